@@ -1,0 +1,13 @@
+"""pytest-gpuperf: benchmark GPUs from pytest and gate regressions against reviewed baselines.
+
+The plugin module (:mod:`pytest_gpuperf.plugin`) only wires the pieces below into pytest:
+
+* :mod:`pytest_gpuperf.devices` — real CUDA (CuPy/NVRTC) and OpenCL (PyOpenCL) backends.
+* :mod:`pytest_gpuperf.timing` — the single statistical timing path every suite uses.
+* :mod:`pytest_gpuperf.baselines` — reviewed expectations per device model and the verdicts.
+* :mod:`pytest_gpuperf.report` — results JSON, history and the terminal summary.
+"""
+
+__version__ = "0.1.0"
+RESULTS_SCHEMA = "pytest-gpuperf/1"
+BASELINE_SCHEMA = "pytest-gpuperf-baseline/1"

@@ -1,0 +1,130 @@
+"""Baseline files: ``<dir>/<device.key>.json``, one section per backend, reviewed like code.
+
+    {"schema": "pytest-gpuperf-baseline/1",
+     "device": {"key": "nvidia-h100-80gb-hbm3", "name": "NVIDIA H100 80GB HBM3"},
+     "backends": {"cuda": {"provenance": {driver, runtime, toolkit, date, commit},
+                           "metrics": {"memory.copy.bandwidth.64MiB":
+                                       {"value": 2900.0, "unit": "GB/s", "better": "higher",
+                                        "tolerance": {"rel": 0.03, "k": 6, "spread": 4.1},
+                                        "test": "suites/test_memory.py::test_copy_bandwidth",
+                                        "provenance": {...}, "citation": "..."}}}}}
+
+Loading validates everything and raises :class:`BaselineFileError` naming the file and the
+problem; a malformed file is never silently treated as empty and never overwritten.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from .. import BASELINE_SCHEMA
+from ..errors import BaselineFileError
+from ..util.atomic import atomic_write_json
+from .compare import DIRECTIONS
+
+TOLERANCE_KEYS = {"rel", "abs", "k", "spread"}
+
+
+@dataclass
+class BaselineFile:
+    """A parsed baseline file; ``data`` keeps unknown keys so rewriting preserves reviewers' notes."""
+
+    path: Path
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def section(self, backend: str) -> dict[str, Any]:
+        return self.data.get("backends", {}).get(backend, {"metrics": {}, "provenance": {}})
+
+    def metrics(self, backend: str) -> dict[str, dict[str, Any]]:
+        return self.section(backend).get("metrics", {})
+
+    def provenance(self, backend: str) -> dict[str, Any]:
+        return self.section(backend).get("provenance", {})
+
+
+def path_for(directory: str | Path, key: str) -> Path:
+    return Path(directory) / f"{key}.json"
+
+
+def load(directory: str | Path, key: str) -> BaselineFile:
+    """Load ``<directory>/<key>.json``; an absent file is an empty baseline, a bad one an error."""
+    path = path_for(directory, key)
+    if not path.exists():
+        return BaselineFile(path, {"schema": BASELINE_SCHEMA, "device": {"key": key}, "backends": {}})
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BaselineFileError(str(path), f"cannot be read ({exc})") from exc
+    except json.JSONDecodeError as exc:
+        raise BaselineFileError(str(path), f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from exc
+    validate(str(path), data)
+    return BaselineFile(path, data)
+
+
+def validate(path: str, data: Any) -> None:
+    """Check the schema; every problem names the metric and field concerned."""
+    if not isinstance(data, dict):
+        raise BaselineFileError(path, "top level must be a JSON object")
+    if data.get("schema") != BASELINE_SCHEMA:
+        raise BaselineFileError(path, f"'schema' must be {BASELINE_SCHEMA!r}, found {data.get('schema')!r}")
+    backends = data.get("backends")
+    if not isinstance(backends, dict):
+        raise BaselineFileError(path, "'backends' must be an object mapping backend name to a section")
+    for backend, section in backends.items():
+        if not isinstance(section, dict) or not isinstance(section.get("metrics", {}), dict):
+            raise BaselineFileError(path, f"backends.{backend} must be an object with a 'metrics' object")
+        for name, entry in section.get("metrics", {}).items():
+            _validate_entry(path, f"backends.{backend}.metrics[{name!r}]", entry)
+
+
+def _validate_entry(path: str, where: str, entry: Any) -> None:
+    if not isinstance(entry, dict):
+        raise BaselineFileError(path, f"{where} must be an object")
+    value = entry.get("value")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise BaselineFileError(path, f"{where}.value must be a finite number, found {value!r}")
+    if entry.get("better") not in DIRECTIONS:
+        raise BaselineFileError(path, f"{where}.better must be one of {DIRECTIONS}, found {entry.get('better')!r}")
+    tol = entry.get("tolerance", {})
+    if not isinstance(tol, dict):
+        raise BaselineFileError(path, f"{where}.tolerance must be an object")
+    unknown = set(tol) - TOLERANCE_KEYS
+    if unknown:
+        raise BaselineFileError(path, f"{where}.tolerance has unknown keys {sorted(unknown)}; use {sorted(TOLERANCE_KEYS)}")
+    for k, v in tol.items():
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0 or not math.isfinite(v):
+            raise BaselineFileError(path, f"{where}.tolerance.{k} must be a non-negative number, found {v!r}")
+    if ("k" in tol) != ("spread" in tol):
+        raise BaselineFileError(path, f"{where}.tolerance needs both 'k' and 'spread' or neither")
+
+
+def noise_tolerance(value: float, spread: float, k: float, floor_rel: float) -> dict[str, float]:
+    """Tolerance derived from measured noise: k × robust σ, never tighter than ``floor_rel`` × value."""
+    tol: dict[str, float] = {"k": float(k), "spread": float(spread)}
+    if floor_rel > 0:
+        tol["rel"] = float(floor_rel)
+    return tol
+
+
+def update(baseline: BaselineFile, backend: str, device: Mapping[str, Any], provenance: Mapping[str, Any],
+           entries: Mapping[str, Mapping[str, Any]]) -> None:
+    """Merge ``entries`` (name → entry) into the backend section and write the file atomically.
+
+    Entries not named are kept untouched; so are unknown keys of updated entries (notes, citations)."""
+    data = baseline.data
+    data.setdefault("schema", BASELINE_SCHEMA)
+    data.setdefault("device", {}).update({"key": device["key"], "name": device["name"]})
+    section = data.setdefault("backends", {}).setdefault(backend, {})
+    section["provenance"] = dict(provenance)
+    metrics = section.setdefault("metrics", {})
+    for name, entry in entries.items():
+        merged = dict(metrics.get(name, {}))
+        merged.update(entry)
+        metrics[name] = merged
+    section["metrics"] = dict(sorted(metrics.items()))
+    validate(str(baseline.path), data)
+    atomic_write_json(baseline.path, data)

@@ -1,0 +1,92 @@
+"""Device discovery and the ``--gpuperf-device`` grammar.
+
+``0`` (first device, CUDA preferred) · ``cuda:N`` · ``opencl:N`` (flat over all OpenCL platforms) ·
+``all`` (every device found) · a comma-separated list of those.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import BackendUnavailableError, DeviceNotFoundError
+from .base import Buffer, Device, DeviceInfo, Kernel, check_ndrange, ndrange, slugify
+
+__all__ = ["Buffer", "Device", "DeviceInfo", "Kernel", "Inventory", "discover", "open_device", "resolve",
+           "check_ndrange", "ndrange", "slugify"]
+
+BACKENDS = ("cuda", "opencl")
+
+
+@dataclass
+class Inventory:
+    """Every device this machine offers, plus why a backend offers none."""
+
+    devices: list[DeviceInfo]
+    unavailable: dict[str, str]
+
+    def describe(self) -> str:
+        lines = [f"  {d.spec:<10} {d.name}  [{d.key}]  driver {d.driver_version}" for d in self.devices]
+        lines += [f"  {b:<10} unavailable: {why}" for b, why in self.unavailable.items()]
+        return "\n".join(lines) if lines else "  (none)"
+
+
+def discover() -> Inventory:
+    """List devices of every backend; a backend that cannot be used records its reason instead."""
+    from . import cuda, opencl
+
+    found: list[DeviceInfo] = []
+    unavailable: dict[str, str] = {}
+    for name, module in (("cuda", cuda), ("opencl", opencl)):
+        try:
+            devs = module.list_devices()
+        except BackendUnavailableError as exc:
+            unavailable[name] = exc.reason
+            continue
+        if not devs:
+            unavailable[name] = "the backend works but reports no devices"
+        found += devs
+    return Inventory(found, unavailable)
+
+
+def resolve(spec: str, inventory: Inventory) -> list[DeviceInfo]:
+    """Turn a ``--gpuperf-device`` value into device identities, or raise with the list of real ones."""
+    chosen: list[DeviceInfo] = []
+    for part in [p.strip() for p in str(spec).split(",") if p.strip()]:
+        chosen += _resolve_one(part.lower(), inventory)
+    if not chosen:
+        raise DeviceNotFoundError(_unknown(spec, inventory))
+    unique = {d.spec: d for d in chosen}
+    return list(unique.values())
+
+
+def _resolve_one(part: str, inv: Inventory) -> list[DeviceInfo]:
+    if part == "all":
+        return list(inv.devices)
+    if part.isdigit():
+        n = int(part)
+        ordered = [d for d in inv.devices if d.backend == "cuda"] + [d for d in inv.devices if d.backend != "cuda"]
+        if n < len(ordered):
+            return [ordered[n]]
+        raise DeviceNotFoundError(_unknown(part, inv))
+    backend, sep, idx = part.partition(":")
+    if sep and backend in BACKENDS and idx.isdigit():
+        for d in inv.devices:
+            if d.backend == backend and d.index == int(idx):
+                return [d]
+    raise DeviceNotFoundError(_unknown(part, inv))
+
+
+def _unknown(value: str, inv: Inventory) -> str:
+    return (f"--gpuperf-device={value!r} names no device on this machine. Use 0, cuda:N, opencl:N or all. "
+            f"Devices found:\n{inv.describe()}")
+
+
+def open_device(info: DeviceInfo) -> Device:
+    """Create the backend object (context, queue/stream) for one discovered device."""
+    if info.backend == "cuda":
+        from .cuda import CudaDevice
+        return CudaDevice(info.index)
+    if info.backend == "opencl":
+        from .opencl import OpenCLDevice
+        return OpenCLDevice(info.index)
+    raise DeviceNotFoundError(f"unknown backend {info.backend!r}")

@@ -1,0 +1,194 @@
+"""The one small interface every backend implements (in the spirit of Kernel Tuner's backends).
+
+A kernel is a source string plus a name and compile options; a launch is an NDRange
+(``global_size`` work-items split into work-groups of ``local_size``), OpenCL-style, on both
+backends. Every operation that puts work on the device returns an opaque *handle* that
+:meth:`Device.elapsed` turns into device-measured seconds, so timing never relies on host clocks.
+"""
+
+from __future__ import annotations
+
+import abc
+import hashlib
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+Size = tuple[int, ...]
+
+
+def slugify(text: str) -> str:
+    """Stable lower-case slug used for baseline file names (``NVIDIA H100 80GB HBM3`` → ``nvidia-h100-80gb-hbm3``)."""
+    slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+    return re.sub(r"-{2,}", "-", slug) or "unknown-device"
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    """Identity of a device: what a baseline was measured on and what a reviewer needs to compare."""
+
+    backend: str  # "cuda" | "opencl"
+    index: int  # index within the backend (flat over all OpenCL platforms)
+    name: str
+    vendor: str
+    key: str  # slug naming the baseline file
+    platform: str = ""
+    driver_version: str = ""
+    runtime_version: str = ""
+    toolkit_version: str = ""
+    compute_capability: str = ""  # "9.0" on CUDA; "" on OpenCL
+    opencl_version: str = ""  # "OpenCL 3.0 CUDA" on OpenCL; "" on CUDA
+    compute_units: int = 0
+    max_work_group_size: int = 0
+    warp_size: int = 0  # warp / preferred sub-group width
+    clock_mhz: float = 0.0  # maximum (boost) core clock the device reports
+    current_clock_mhz: float = 0.0  # clock read at discovery, where the driver exposes it
+    memory_bytes: int = 0
+    local_memory_bytes: int = 0
+    l2_bytes: int = 0
+    fp64: bool = False
+    fp16: bool = False
+    clock_counter: bool = False  # device-side cycle counter usable from kernels
+    is_cpu: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def spec(self) -> str:
+        """The ``--gpuperf-device`` spelling of this device, e.g. ``cuda:0``."""
+        return f"{self.backend}:{self.index}"
+
+    @property
+    def features(self) -> set[str]:
+        """Names usable in ``@pytest.mark.gpuperf(requires=[...])``."""
+        feats = {self.backend}
+        if self.fp64:
+            feats.add("fp64")
+        if self.fp16:
+            feats.add("fp16")
+        if self.clock_counter:
+            feats.add("clock")
+        feats.add("cpu" if self.is_cpu else "gpu")
+        return feats
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["spec"] = self.spec
+        return data
+
+
+@dataclass
+class Buffer:
+    """Device memory. ``handle`` is a CuPy array or a ``pyopencl.Buffer``."""
+
+    handle: Any
+    nbytes: int
+    device: "Device"
+
+
+@dataclass
+class Kernel:
+    """A compiled kernel entry point; ``attributes`` holds resource usage where the backend reports it
+    (registers, local/shared bytes, max threads) — the tuning and model suites read it."""
+
+    name: str
+    source: str
+    options: tuple[str, ...]
+    handle: Any
+    program: Any
+    device: "Device"
+    attributes: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def source_hash(self) -> str:
+        return hashlib.sha256(self.source.encode()).hexdigest()[:16]
+
+
+KernelArg = Any  # Buffer | numpy scalar (np.int32(...), np.float32(...))
+
+
+class Device(abc.ABC):
+    """One device of one backend. Subclasses keep their context/queue/stream alive."""
+
+    info: DeviceInfo
+
+    def __init__(self) -> None:
+        self._programs: dict[tuple[str, str, tuple[str, ...]], Kernel] = {}
+
+    # ---- compilation -------------------------------------------------------------------------
+    def compile(self, source: str, name: str, options: Sequence[str] = ()) -> Kernel:
+        """Compile ``name`` from ``source``; cached per (source, name, options) on this device."""
+        key = (source, name, tuple(options))
+        kernel = self._programs.get(key)
+        if kernel is None:
+            kernel = self._compile(source, name, tuple(options))
+            self._programs[key] = kernel
+        return kernel
+
+    @abc.abstractmethod
+    def _compile(self, source: str, name: str, options: tuple[str, ...]) -> Kernel: ...
+
+    # ---- memory ------------------------------------------------------------------------------
+    @abc.abstractmethod
+    def to_device(self, array: np.ndarray) -> Buffer: ...
+
+    @abc.abstractmethod
+    def empty(self, nbytes: int) -> Buffer: ...
+
+    @abc.abstractmethod
+    def to_host(self, buf: Buffer, dtype: Any, count: int | None = None) -> np.ndarray: ...
+
+    @abc.abstractmethod
+    def copy(self, dst: Buffer, src: Buffer, nbytes: int | None = None) -> Any:
+        """Device-to-device copy; returns a timing handle."""
+
+    # ---- execution ---------------------------------------------------------------------------
+    @abc.abstractmethod
+    def launch(self, kernel: Kernel, global_size: Size, local_size: Size | None, args: Sequence[KernelArg],
+               offset: Size | None = None) -> Any:
+        """Enqueue one launch; returns a timing handle. ``offset`` is the global work offset (OpenCL)."""
+
+    @abc.abstractmethod
+    def timed(self, enqueue: Callable[[], Any]) -> Any:
+        """Run ``enqueue`` (which puts work on the device) between device timestamps; returns a handle."""
+
+    @abc.abstractmethod
+    def elapsed(self, handle: Any, timeout_s: float) -> float:
+        """Wait (at most ``timeout_s``, else :class:`ProbeTimeoutError`) and return device seconds."""
+
+    @abc.abstractmethod
+    def synchronize(self, timeout_s: float = 60.0) -> None: ...
+
+    def close(self) -> None:
+        """Release the context; the device object must not be used afterwards."""
+        self._programs.clear()
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.info.spec} {self.info.name!r} key={self.info.key}>"
+
+
+def check_ndrange(global_size: Size, local_size: Size | None, max_wg: int) -> None:
+    """Validate an NDRange before it reaches the driver so the error names the sizes."""
+    from ..errors import KernelLaunchError
+
+    if not 1 <= len(global_size) <= 3 or any(int(g) <= 0 for g in global_size):
+        raise KernelLaunchError(f"global size {global_size} must have 1-3 positive dimensions")
+    if local_size is None:
+        return
+    if len(local_size) != len(global_size):
+        raise KernelLaunchError(f"local size {local_size} and global size {global_size} differ in rank")
+    if any(int(l) <= 0 for l in local_size):
+        raise KernelLaunchError(f"local size {local_size} must be positive")
+    if any(int(g) % int(l) for g, l in zip(global_size, local_size)):
+        raise KernelLaunchError(
+            f"global size {global_size} is not a multiple of local size {local_size}; "
+            "pad it with pytest_gpuperf.devices.ndrange()")
+    if int(np.prod(local_size)) > max_wg:
+        raise KernelLaunchError(
+            f"work-group of {int(np.prod(local_size))} items exceeds the device limit {max_wg}")
+
+
+def ndrange(problem: Size, local: Size) -> Size:
+    """Smallest global size ≥ ``problem`` that is a multiple of ``local`` per dimension (padded NDRange)."""
+    return tuple(-(-int(p) // int(l)) * int(l) for p, l in zip(problem, local))

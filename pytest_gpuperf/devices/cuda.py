@@ -1,0 +1,271 @@
+"""CUDA backend through CuPy: NVRTC compiles CUDA C to a cubin for the device's own architecture,
+the CUDA driver loads it, and CUDA events time it.
+
+We drive NVRTC ourselves (rather than ``cupy.RawModule``) so the exact PTX and cubin are kept on
+the :class:`Kernel` — the probe suite disassembles the cubin to prove which instructions ran and
+the static PTX model parses the PTX.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..errors import BackendUnavailableError, KernelCompileError, KernelLaunchError, ProbeTimeoutError
+from .base import Buffer, Device, DeviceInfo, Kernel, KernelArg, Size, check_ndrange, slugify
+
+try:  # pragma: no cover - depends on the machine
+    import cupy
+    from cupy.cuda import nvrtc, runtime
+except Exception as exc:  # noqa: BLE001 - ImportError, or CUDA libraries missing
+    cupy = None
+    _IMPORT_ERROR = f"CuPy cannot be imported ({type(exc).__name__}: {exc}); pip install -e .[cuda]"
+else:
+    _IMPORT_ERROR = ""
+
+# cudaDeviceAttr values (stable across CUDA releases; cudaDeviceProp lost clockRate in CUDA 13).
+_ATTR = {
+    "max_threads_per_block": 1, "max_shared_per_block": 8, "regs_per_block": 12, "warp_size": 10,
+    "clock_khz": 13, "sm_count": 16, "mem_clock_khz": 36, "bus_width": 37, "l2_bytes": 38,
+    "max_threads_per_sm": 39, "cc_major": 75, "cc_minor": 76, "max_shared_per_sm": 81,
+    "regs_per_sm": 82, "max_blocks_per_sm": 106, "max_shared_per_block_optin": 97,
+}
+
+
+def _require() -> None:
+    if cupy is None:
+        raise BackendUnavailableError("cuda", _IMPORT_ERROR)
+
+
+def device_count() -> int:
+    _require()
+    try:
+        return int(runtime.getDeviceCount())
+    except Exception as exc:  # noqa: BLE001 - CUDARuntimeError when there is no driver/GPU
+        raise BackendUnavailableError("cuda", f"no usable CUDA driver or GPU ({exc})") from exc
+
+
+def _version(v: int) -> str:
+    return f"{v // 1000}.{(v % 1000) // 10}"
+
+
+def _nvml_identity(index: int) -> dict[str, Any]:
+    """Driver string and clocks from NVML; empty when nvidia-ml-py or NVML is missing (then we fall back)."""
+    try:
+        import pynvml
+        pynvml.nvmlInit()
+        try:
+            pci = runtime.deviceGetPCIBusId(index)
+            h = pynvml.nvmlDeviceGetHandleByPciBusId(pci.encode() if isinstance(pci, str) else pci)
+            return {
+                "driver": pynvml.nvmlSystemGetDriverVersion(),
+                "sm_clock_mhz": pynvml.nvmlDeviceGetClockInfo(h, pynvml.NVML_CLOCK_SM),
+                "max_sm_clock_mhz": pynvml.nvmlDeviceGetMaxClockInfo(h, pynvml.NVML_CLOCK_SM),
+                "mem_clock_mhz": pynvml.nvmlDeviceGetClockInfo(h, pynvml.NVML_CLOCK_MEM),
+                "power_limit_w": pynvml.nvmlDeviceGetEnforcedPowerLimit(h) / 1000.0,
+                "pci_bus_id": pci,
+            }
+        finally:
+            pynvml.nvmlShutdown()
+    except Exception as exc:  # noqa: BLE001 - NVML is optional
+        return {"nvml_error": str(exc)}
+
+
+def _info(index: int) -> DeviceInfo:
+    a = {k: int(runtime.deviceGetAttribute(v, index)) for k, v in _ATTR.items()}
+    props = runtime.getDeviceProperties(index)
+    name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
+    nv = _nvml_identity(index)
+    driver = nv.get("driver") or _version(runtime.driverGetVersion())
+    extra = {k: a[k] for k in ("max_shared_per_block", "max_shared_per_block_optin", "regs_per_block",
+                               "max_threads_per_sm", "max_shared_per_sm", "regs_per_sm", "max_blocks_per_sm",
+                               "mem_clock_khz", "bus_width")}
+    extra.update({k: v for k, v in nv.items() if k != "driver"})
+    extra["nvrtc_version"] = ".".join(map(str, nvrtc.getVersion()))
+    extra["cupy_version"] = cupy.__version__
+    return DeviceInfo(
+        backend="cuda", index=index, name=name, vendor="NVIDIA", key=slugify(name), platform="CUDA",
+        driver_version=str(driver), runtime_version=_version(runtime.runtimeGetVersion()),
+        toolkit_version=extra["nvrtc_version"], compute_capability=f"{a['cc_major']}.{a['cc_minor']}",
+        compute_units=a["sm_count"], max_work_group_size=a["max_threads_per_block"], warp_size=a["warp_size"],
+        clock_mhz=a["clock_khz"] / 1000.0, current_clock_mhz=float(nv.get("sm_clock_mhz", 0.0)),
+        memory_bytes=int(props["totalGlobalMem"]), local_memory_bytes=a["max_shared_per_block"],
+        l2_bytes=a["l2_bytes"], fp64=True, fp16=(a["cc_major"], a["cc_minor"]) >= (5, 3),
+        clock_counter=True, is_cpu=False, extra=extra,
+    )
+
+
+def list_devices() -> list[DeviceInfo]:
+    return [_info(i) for i in range(device_count())]
+
+
+def _include_options() -> list[str]:
+    """NVRTC needs the toolkit headers for cuda_fp16.h and friends; CuPy knows where they are."""
+    opts = []
+    try:
+        path = cupy.cuda.get_cuda_path()
+        if path and os.path.isdir(os.path.join(path, "include")):
+            opts.append(f"-I{os.path.join(path, 'include')}")
+    except Exception:  # noqa: BLE001
+        pass
+    try:
+        from cupy._environment import get_nvrtc_include_dirs  # type: ignore[attr-defined]
+        opts += [f"-I{d}" for d in get_nvrtc_include_dirs()]
+    except Exception:  # noqa: BLE001
+        pass
+    try:
+        import nvidia.cuda_runtime  # type: ignore[import-not-found]
+        for base in nvidia.cuda_runtime.__path__:
+            inc = os.path.join(base, "include")
+            if os.path.isdir(inc):
+                opts.append(f"-I{inc}")
+    except Exception:  # noqa: BLE001
+        pass
+    return opts
+
+
+class CudaDevice(Device):
+    """One CUDA device with its own non-blocking stream."""
+
+    def __init__(self, index: int) -> None:
+        super().__init__()
+        n = device_count()
+        if not 0 <= index < n:
+            from ..errors import DeviceNotFoundError
+            raise DeviceNotFoundError(f"cuda:{index} does not exist ({n} CUDA devices)")
+        self.info = _info(index)
+        self._dev = cupy.cuda.Device(index)
+        self._dev.use()
+        self.stream = cupy.cuda.Stream(non_blocking=True)
+        self.arch = self.info.compute_capability.replace(".", "")
+        self._includes = _include_options()
+
+    # ---- compilation ---------------------------------------------------------------------------
+    def nvrtc(self, source: str, name: str, options: Sequence[str], target: str) -> tuple[bytes, str]:
+        """Compile with NVRTC for ``target`` ("cubin" or "ptx"); returns (binary or PTX bytes, log)."""
+        arch = f"-arch=sm_{self.arch}" if target == "cubin" else f"-arch=compute_{self.arch}"
+        opts = [arch, "-std=c++17", *self._includes, *options]
+        prog = nvrtc.createProgram(source, f"{name}.cu", [], [])
+        try:
+            try:
+                nvrtc.compileProgram(prog, opts)
+            except nvrtc.NVRTCError as exc:
+                log = nvrtc.getProgramLog(prog)
+                raise KernelCompileError(name, "cuda", tuple(options), f"{exc}\n{log}") from exc
+            log = nvrtc.getProgramLog(prog)
+            out = nvrtc.getCUBIN(prog) if target == "cubin" else nvrtc.getPTX(prog)
+            return (out if isinstance(out, bytes) else out.encode()), log
+        finally:
+            nvrtc.destroyProgram(prog)
+
+    def _compile(self, source: str, name: str, options: tuple[str, ...]) -> Kernel:
+        cubin, log = self.nvrtc(source, name, options, "cubin")
+        module = cupy.cuda.function.Module()
+        with self._dev:
+            module.load(cubin)
+            try:
+                func = module.get_function(name)
+            except Exception as exc:  # noqa: BLE001 - CUDADriverError: named symbol not found
+                raise KernelCompileError(name, "cuda", options,
+                                         f"no kernel named {name!r} (declare it extern \"C\" __global__): {exc}"
+                                         ) from exc
+        attrs = {k: int(getattr(func, k)) for k in ("num_regs", "shared_size_bytes", "local_size_bytes",
+                                                      "max_threads_per_block", "const_size_bytes")}
+        program = {"module": module, "cubin": cubin, "log": log, "ptx": None}
+        return Kernel(name, source, options, func, program, self, attrs)
+
+    def ptx(self, kernel: Kernel) -> str:
+        """PTX of a compiled kernel (compiled once more for the virtual architecture, then cached)."""
+        if kernel.program.get("ptx") is None:
+            kernel.program["ptx"] = self.nvrtc(kernel.source, kernel.name, kernel.options, "ptx")[0].decode()
+        return kernel.program["ptx"]
+
+    # ---- memory ----------------------------------------------------------------------------------
+    def to_device(self, array: np.ndarray) -> Buffer:
+        with self._dev:
+            arr = cupy.asarray(np.ascontiguousarray(array)).view(cupy.uint8).ravel()
+        return Buffer(arr, arr.nbytes, self)
+
+    def empty(self, nbytes: int) -> Buffer:
+        with self._dev:
+            return Buffer(cupy.empty(max(int(nbytes), 1), dtype=cupy.uint8), int(nbytes), self)
+
+    def to_host(self, buf: Buffer, dtype: Any, count: int | None = None) -> np.ndarray:
+        dtype = np.dtype(dtype)
+        count = buf.nbytes // dtype.itemsize if count is None else count
+        try:
+            self.stream.synchronize()
+            return cupy.asnumpy(buf.handle[: count * dtype.itemsize]).view(dtype)
+        except Exception as exc:  # noqa: BLE001 - CUDARuntimeError after a fault
+            raise KernelLaunchError(f"reading back a buffer failed on {self.info.spec}: {exc} "
+                                    "(an earlier kernel probably faulted; the CUDA context is now unusable)") from exc
+
+    def copy(self, dst: Buffer, src: Buffer, nbytes: int | None = None) -> Any:
+        n = min(dst.nbytes, src.nbytes) if nbytes is None else int(nbytes)
+        runtime.memcpyAsync(dst.handle.data.ptr, src.handle.data.ptr, n,
+                            runtime.memcpyDeviceToDevice, self.stream.ptr)
+        return None
+
+    # ---- execution ---------------------------------------------------------------------------------
+    def launch(self, kernel: Kernel, global_size: Size, local_size: Size | None, args: Sequence[KernelArg],
+               offset: Size | None = None) -> Any:
+        if offset is not None and any(offset):
+            raise KernelLaunchError("CUDA has no global work offset; pass the offset as a kernel argument")
+        if local_size is None:
+            local_size = tuple([min(256, int(global_size[0]))] + [1] * (len(global_size) - 1))
+            global_size = tuple(-(-int(g) // int(l)) * int(l) for g, l in zip(global_size, local_size))
+        check_ndrange(tuple(global_size), tuple(local_size), self.info.max_work_group_size)
+        grid = tuple(int(g) // int(l) for g, l in zip(global_size, local_size))
+        raw = [a.handle if isinstance(a, Buffer) else a for a in args]
+        try:
+            kernel.handle(grid, tuple(int(l) for l in local_size), tuple(raw), stream=self.stream)
+        except Exception as exc:  # noqa: BLE001 - CUDADriverError: invalid configuration etc.
+            raise KernelLaunchError(f"launch of {kernel.name!r} grid={grid} block={local_size} rejected by "
+                                    f"{self.info.spec}: {exc}") from exc
+        return None
+
+    def timed(self, enqueue: Callable[[], Any]) -> Any:
+        start, end = cupy.cuda.Event(), cupy.cuda.Event()
+        start.record(self.stream)
+        enqueue()
+        end.record(self.stream)
+        return (start, end)
+
+    def elapsed(self, handle: Any, timeout_s: float) -> float:
+        start, end = handle
+        self._wait(end, timeout_s)
+        return cupy.cuda.get_elapsed_time(start, end) * 1e-3
+
+    def synchronize(self, timeout_s: float = 60.0) -> None:
+        ev = cupy.cuda.Event()
+        ev.record(self.stream)
+        self._wait(ev, timeout_s)
+
+    def _wait(self, event: Any, timeout_s: float) -> None:
+        """Poll the event so a hung kernel becomes a ProbeTimeoutError instead of a hung job."""
+        deadline = time.perf_counter() + timeout_s
+        sleep = 1e-5
+        try:
+            while not event.done:
+                if time.perf_counter() > deadline:
+                    raise ProbeTimeoutError(
+                        f"device work on {self.info.spec} did not finish within {timeout_s:g} s; the kernel "
+                        "hangs or the problem is too large. Raise --gpuperf-timeout or shrink the problem.")
+                time.sleep(sleep)
+                sleep = min(sleep * 2, 1e-3)
+            event.synchronize()
+        except ProbeTimeoutError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - CUDARuntimeError: illegal address, etc.
+            raise KernelLaunchError(f"kernel fault on {self.info.spec}: {exc}. The CUDA context is now "
+                                    "unusable; later tests on this device will fail too.") from exc
+
+    def close(self) -> None:
+        super().close()
+        try:
+            self.stream.synchronize()
+        except Exception:  # noqa: BLE001
+            pass

@@ -1,0 +1,200 @@
+"""OpenCL backend through PyOpenCL: NVIDIA's OpenCL on the GPU, PoCL on the CPU.
+
+Devices are numbered flat over every platform (``opencl:0`` is the first device of the first
+platform). Timing uses the queue's profiling events, so host scheduling noise stays out.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..errors import BackendUnavailableError, KernelCompileError, KernelLaunchError, ProbeTimeoutError
+from .base import Buffer, Device, DeviceInfo, Kernel, KernelArg, Size, check_ndrange, slugify
+
+try:  # pragma: no cover - import guard
+    import pyopencl as cl
+except Exception as exc:  # noqa: BLE001 - any import failure makes the backend unavailable
+    cl = None
+    _IMPORT_ERROR = f"pyopencl cannot be imported ({exc}); pip install pyopencl"
+else:
+    _IMPORT_ERROR = ""
+
+
+def _all_cl_devices() -> list[tuple[Any, Any]]:
+    if cl is None:
+        raise BackendUnavailableError("opencl", _IMPORT_ERROR)
+    try:
+        platforms = cl.get_platforms()
+    except cl.Error as exc:  # no ICD at all
+        raise BackendUnavailableError(
+            "opencl", f"no OpenCL platform found ({exc}); install PoCL (apt-get install pocl-opencl-icd) "
+            "or register a vendor ICD (see README)") from exc
+    found = []
+    for platform in platforms:
+        try:
+            found += [(platform, d) for d in platform.get_devices()]
+        except cl.Error:
+            continue  # a platform with no devices is not an error
+    return found
+
+
+def _info(index: int, platform: Any, dev: Any) -> DeviceInfo:
+    name = dev.name.strip()
+    is_pocl = "portable computing language" in platform.name.lower() or "pocl" in platform.name.lower()
+    key = slugify(("pocl " if is_pocl else "") + name)
+    ext = dev.extensions
+    warp = 0
+    if "cl_nv_device_attribute_query" in ext:
+        warp = int(dev.get_info(0x4003))  # CL_DEVICE_WARP_SIZE_NV
+    elif "cl_khr_subgroups" in ext or dev.version.startswith("OpenCL 3"):
+        try:
+            sizes = dev.get_info(cl.device_info.SUB_GROUP_SIZES_INTEL)  # type: ignore[attr-defined]
+            warp = int(max(sizes))
+        except Exception:  # noqa: BLE001 - optional query
+            warp = 0
+    if not warp:
+        try:
+            warp = int(dev.preferred_work_group_size_multiple)  # type: ignore[attr-defined]
+        except Exception:  # noqa: BLE001
+            warp = 1
+    extra: dict[str, Any] = {"extensions": ext.split(), "max_work_item_sizes": list(dev.max_work_item_sizes)}
+    cc = ""
+    if "cl_nv_device_attribute_query" in ext:
+        cc = f"{dev.get_info(0x4000)}.{dev.get_info(0x4001)}"  # COMPUTE_CAPABILITY_MAJOR/MINOR_NV
+        extra["registers_per_block"] = int(dev.get_info(0x4002))
+    return DeviceInfo(
+        backend="opencl", index=index, name=name, vendor=dev.vendor.strip(), key=key,
+        platform=f"{platform.name} {platform.version}".strip(),
+        driver_version=dev.driver_version.strip(), runtime_version=platform.version.strip(),
+        toolkit_version=platform.version.strip(), compute_capability=cc, opencl_version=dev.version.strip(),
+        compute_units=int(dev.max_compute_units), max_work_group_size=int(dev.max_work_group_size),
+        warp_size=warp, clock_mhz=float(dev.max_clock_frequency), current_clock_mhz=0.0,
+        memory_bytes=int(dev.global_mem_size), local_memory_bytes=int(dev.local_mem_size),
+        l2_bytes=int(dev.global_mem_cache_size),
+        fp64=bool(dev.double_fp_config) or "cl_khr_fp64" in ext, fp16="cl_khr_fp16" in ext,
+        clock_counter=False, is_cpu=bool(dev.type & cl.device_type.CPU), extra=extra,
+    )
+
+
+def list_devices() -> list[DeviceInfo]:
+    """Identity of every OpenCL device, flat-indexed; raises BackendUnavailableError if none can be listed."""
+    return [_info(i, p, d) for i, (p, d) in enumerate(_all_cl_devices())]
+
+
+class OpenCLDevice(Device):
+    """A PyOpenCL context and profiling-enabled in-order queue on one device."""
+
+    def __init__(self, index: int) -> None:
+        super().__init__()
+        pairs = _all_cl_devices()
+        if not 0 <= index < len(pairs):
+            from ..errors import DeviceNotFoundError
+            raise DeviceNotFoundError(f"opencl:{index} does not exist ({len(pairs)} OpenCL devices)")
+        platform, self.cl_device = pairs[index]
+        self.info = _info(index, platform, self.cl_device)
+        self.context = cl.Context([self.cl_device])
+        self.queue = cl.CommandQueue(self.context, properties=cl.command_queue_properties.PROFILING_ENABLE)
+
+    def _compile(self, source: str, name: str, options: tuple[str, ...]) -> Kernel:
+        try:
+            program = cl.Program(self.context, source).build(options=list(options))
+        except cl.Error as exc:  # RuntimeError (build failure) or LogicError (bad options)
+            raise KernelCompileError(name, "opencl", options, str(exc)) from exc
+        try:
+            handle = getattr(program, name)
+        except (AttributeError, cl.Error) as exc:
+            raise KernelCompileError(name, "opencl", options, f"no kernel named {name!r} in the program") from exc
+        wg = cl.kernel_work_group_info
+        attrs = {
+            "max_threads_per_block": int(handle.get_work_group_info(wg.WORK_GROUP_SIZE, self.cl_device)),
+            "local_bytes": int(handle.get_work_group_info(wg.LOCAL_MEM_SIZE, self.cl_device)),
+            "private_bytes": int(handle.get_work_group_info(wg.PRIVATE_MEM_SIZE, self.cl_device)),
+            "preferred_multiple": int(handle.get_work_group_info(
+                wg.PREFERRED_WORK_GROUP_SIZE_MULTIPLE, self.cl_device)),
+        }
+        return Kernel(name, source, options, handle, program, self, attrs)
+
+    def to_device(self, array: np.ndarray) -> Buffer:
+        array = np.ascontiguousarray(array)
+        mf = cl.mem_flags
+        handle = cl.Buffer(self.context, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=array)
+        return Buffer(handle, array.nbytes, self)
+
+    def empty(self, nbytes: int) -> Buffer:
+        return Buffer(cl.Buffer(self.context, cl.mem_flags.READ_WRITE, size=max(int(nbytes), 1)), int(nbytes), self)
+
+    def to_host(self, buf: Buffer, dtype: Any, count: int | None = None) -> np.ndarray:
+        dtype = np.dtype(dtype)
+        count = buf.nbytes // dtype.itemsize if count is None else count
+        out = np.empty(count, dtype=dtype)
+        try:
+            cl.enqueue_copy(self.queue, out, buf.handle, is_blocking=True)
+        except cl.Error as exc:
+            raise KernelLaunchError(f"reading back a buffer failed on {self.info.spec}: {exc} "
+                                    "(an earlier kernel probably faulted)") from exc
+        return out
+
+    def copy(self, dst: Buffer, src: Buffer, nbytes: int | None = None) -> Any:
+        n = min(dst.nbytes, src.nbytes) if nbytes is None else int(nbytes)
+        return cl.enqueue_copy(self.queue, dst.handle, src.handle, byte_count=n)
+
+    def launch(self, kernel: Kernel, global_size: Size, local_size: Size | None, args: Sequence[KernelArg],
+               offset: Size | None = None) -> Any:
+        check_ndrange(tuple(global_size), None if local_size is None else tuple(local_size),
+                      self.info.max_work_group_size)
+        raw = [a.handle if isinstance(a, Buffer) else a for a in args]
+        try:
+            kernel.handle.set_args(*raw)
+            return cl.enqueue_nd_range_kernel(self.queue, kernel.handle, tuple(int(g) for g in global_size),
+                                              None if local_size is None else tuple(int(l) for l in local_size),
+                                              global_work_offset=None if offset is None else tuple(offset))
+        except cl.Error as exc:
+            raise KernelLaunchError(f"launch of {kernel.name!r} global={tuple(global_size)} "
+                                    f"local={local_size} rejected by {self.info.spec}: {exc}") from exc
+
+    def timed(self, enqueue: Callable[[], Any]) -> Any:
+        events = enqueue()
+        if events is None:
+            raise KernelLaunchError("OpenCL timing needs the enqueue callable to return its event(s)")
+        return events if isinstance(events, (list, tuple)) else [events]
+
+    def elapsed(self, handle: Any, timeout_s: float) -> float:
+        events = list(handle)
+        self.queue.flush()
+        _wait(events[-1], timeout_s, self.info.spec)
+        try:
+            return (events[-1].profile.end - events[0].profile.start) * 1e-9
+        except cl.Error as exc:
+            raise KernelLaunchError(f"profiling info unavailable on {self.info.spec}: {exc}") from exc
+
+    def synchronize(self, timeout_s: float = 60.0) -> None:
+        _wait(cl.enqueue_marker(self.queue), timeout_s, self.info.spec)
+
+    def close(self) -> None:
+        super().close()
+        try:
+            self.queue.finish()
+        except Exception:  # noqa: BLE001 - best effort on teardown
+            pass
+
+
+def _wait(event: Any, timeout_s: float, spec: str) -> None:
+    """Poll instead of ``event.wait()`` so a hung kernel becomes a ProbeTimeoutError, not a hung CI job."""
+    deadline = time.perf_counter() + timeout_s
+    complete = cl.command_execution_status.COMPLETE
+    sleep = 1e-5
+    while True:
+        status = event.command_execution_status
+        if status == complete:
+            return
+        if status < 0:
+            raise KernelLaunchError(f"command failed on {spec} with OpenCL status {status} (kernel fault?)")
+        if time.perf_counter() > deadline:
+            raise ProbeTimeoutError(
+                f"device work on {spec} did not finish within {timeout_s:g} s; the kernel hangs or the "
+                "problem is too large. Raise --gpuperf-timeout or shrink the problem.")
+        time.sleep(sleep)
+        sleep = min(sleep * 2, 1e-3)

@@ -1,0 +1,53 @@
+"""Error types. Each message names the problem *and* the fix, because the person reading it
+is usually a CI owner looking at a red job, not the author of the suite."""
+
+from __future__ import annotations
+
+
+class GpuPerfError(Exception):
+    """Base class of every error the plugin raises on purpose."""
+
+
+class DeviceNotFoundError(GpuPerfError):
+    """A ``--gpuperf-device`` value names no device that exists on this machine."""
+
+
+class BackendUnavailableError(GpuPerfError):
+    """A backend (CUDA or OpenCL) cannot be used here; ``reason`` says why."""
+
+    def __init__(self, backend: str, reason: str) -> None:
+        super().__init__(f"{backend} backend unavailable: {reason}")
+        self.backend = backend
+        self.reason = reason
+
+
+class KernelCompileError(GpuPerfError):
+    """The device compiler rejected a kernel; the compiler log is carried verbatim."""
+
+    def __init__(self, name: str, backend: str, options: tuple[str, ...], log: str) -> None:
+        opts = " ".join(options) or "(none)"
+        super().__init__(
+            f"kernel {name!r} failed to compile for {backend} with options {opts}:\n{log.strip()}\n"
+            "Fix the kernel source or options; the log above is the compiler's own."
+        )
+        self.log = log
+
+
+class KernelLaunchError(GpuPerfError):
+    """A launch was rejected (bad sizes, bad arguments) or the kernel faulted while running."""
+
+
+class ProbeTimeoutError(GpuPerfError):
+    """A measurement did not finish within the watchdog limit (a hang or a far too large problem)."""
+
+
+class BaselineFileError(GpuPerfError):
+    """A baseline file is unreadable or does not follow the schema."""
+
+    def __init__(self, path: str, problem: str) -> None:
+        super().__init__(
+            f"malformed baseline file {path}: {problem}. Fix the file by hand, or move it aside "
+            "and regenerate it with --gpuperf-update-baselines; it is never overwritten while malformed."
+        )
+        self.path = path
+        self.problem = problem

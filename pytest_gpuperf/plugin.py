@@ -1,0 +1,218 @@
+"""pytest wiring: options, device parametrization, fixtures, the regression gate, reports.
+
+Read top to bottom it is the story of a run: options are added, the device choice is checked,
+tests are parametrized over devices, each test's metrics are compared with the baseline as soon
+as the test body returns, and at the end baselines/results are written and summarised.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from .devices import Device
+from .errors import DeviceNotFoundError, GpuPerfError
+from .helpers import KernelHelper, Measurer, Recorder
+from .report import terminal
+from .session import GpuPerfSession, Options
+
+session_key = pytest.StashKey[GpuPerfSession]()
+
+
+# ---- options ------------------------------------------------------------------------------------
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("gpuperf", "GPU benchmarks and regression gate (pytest-gpuperf)")
+    group.addoption("--gpuperf-device", default="0", metavar="SPEC",
+                    help="device(s) to benchmark: 0 (first, CUDA preferred), cuda:N, opencl:N, all, or a "
+                         "comma-separated list (default: 0)")
+    group.addoption("--gpuperf-list-devices", action="store_true", help="list the devices found and exit")
+    group.addoption("--gpuperf-baseline-dir", default="baselines", metavar="DIR",
+                    help="directory of <device-key>.json baseline files (default: baselines, from rootdir)")
+    group.addoption("--gpuperf-update-baselines", action="store_true",
+                    help="write measured values into the baseline files (atomically) instead of gating")
+    group.addoption("--gpuperf-json", default=None, metavar="PATH",
+                    help="write results JSON; {key}, {backend} and {index} are filled in per device")
+    group.addoption("--gpuperf-history", default=None, metavar="PATH",
+                    help="append one JSON line per device and run to this file (trend tracking)")
+    group.addoption("--gpuperf-timeout", type=float, default=10.0, metavar="SECONDS",
+                    help="watchdog for a single device measurement (default: 10)")
+    group.addoption("--gpuperf-tolerance-k", type=float, default=6.0, metavar="K",
+                    help="new baselines accept K × robust sigma of the measured noise (default: 6)")
+    group.addoption("--gpuperf-budget", type=float, default=2.0, metavar="SECONDS",
+                    help="time budget per statistical measurement once the minimum repeats ran (default: 2)")
+    parser.addini("gpuperf_device", "default for --gpuperf-device", default=None)
+
+
+# ---- configuration --------------------------------------------------------------------------------
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "gpuperf(requires=[...]): skip unless the device has every feature "
+                                       "listed (fp64, fp16, cuda, opencl, clock, gpu, cpu)")
+    opt = config.getoption
+    device = opt("--gpuperf-device")
+    if device == "0" and config.getini("gpuperf_device"):
+        device = config.getini("gpuperf_device")
+    options = Options(device=device, baseline_dir=opt("--gpuperf-baseline-dir"),
+                      update_baselines=opt("--gpuperf-update-baselines"), json_path=opt("--gpuperf-json"),
+                      history_path=opt("--gpuperf-history"), timeout_s=opt("--gpuperf-timeout"),
+                      tolerance_k=opt("--gpuperf-tolerance-k"), measure_budget_s=opt("--gpuperf-budget"))
+    config.stash[session_key] = GpuPerfSession(options, Path(str(config.rootpath)))
+
+
+def pytest_cmdline_main(config: pytest.Config) -> int | None:
+    if config.getoption("--gpuperf-list-devices"):
+        config._do_configure()  # noqa: SLF001 - we need our stash before the normal main loop
+        state = config.stash[session_key]
+        print("gpuperf devices:\n" + state.inventory.describe())
+        config._ensure_unconfigure()  # noqa: SLF001
+        return 0
+    return None
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Fail fast on an unknown device before any test runs, but only when some test needs a device."""
+    if any("gpu_device" in getattr(item, "fixturenames", ()) for item in items):
+        _selected(config)
+
+
+def _selected(config: pytest.Config) -> list:
+    try:
+        return config.stash[session_key].selected()
+    except DeviceNotFoundError as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "gpu_device" in metafunc.fixturenames:
+        specs = [d.spec for d in _selected(metafunc.config)]
+        metafunc.parametrize("gpu_device", specs, ids=specs, indirect=True)
+
+
+# ---- fixtures -----------------------------------------------------------------------------------------
+@pytest.fixture
+def gpu_device(request: pytest.FixtureRequest) -> Device:
+    """The device under test (open once per session), after the ``gpuperf(requires=...)`` check."""
+    state = request.config.stash[session_key]
+    spec = request.param
+    info = state.run_for(spec).info
+    marker = request.node.get_closest_marker("gpuperf")
+    if marker is not None:
+        missing = sorted(set(marker.kwargs.get("requires", ())) - info.features)
+        if missing:
+            pytest.skip(f"{info.spec} ({info.name}) lacks {', '.join(missing)}")
+    try:
+        return state.device(spec)
+    except GpuPerfError as exc:
+        pytest.fail(str(exc), pytrace=False)
+
+
+@pytest.fixture
+def gpu_kernel(gpu_device: Device, request: pytest.FixtureRequest) -> KernelHelper:
+    """Compile-and-launch helper bound to the test's device (compiles are cached per session)."""
+    return KernelHelper(gpu_device, request.config.stash[session_key].options.timeout_s)
+
+
+@pytest.fixture
+def gpu_measure(gpu_device: Device, request: pytest.FixtureRequest) -> Measurer:
+    """Statistical device-event timing of a launch or of any enqueued work."""
+    state = request.config.stash[session_key]
+    return Measurer(gpu_device, state.measure_config(gpu_device.info.spec))
+
+
+@pytest.fixture
+def gpuperf_record(gpu_device: Device, request: pytest.FixtureRequest) -> Recorder:
+    """Record a metric of the current test; it is compared with the baseline when the test returns."""
+    state = request.config.stash[session_key]
+    nodeid, spec = request.node.nodeid, gpu_device.info.spec
+
+    def record(**kw: Any):
+        try:
+            return state.record(nodeid, spec, **kw)
+        except GpuPerfError as exc:
+            pytest.fail(str(exc), pytrace=False)
+
+    return Recorder(record)
+
+
+# ---- the regression gate --------------------------------------------------------------------------------
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    result = yield
+    state = item.config.stash[session_key]
+    _record_benchmark(item, state)
+    lines = state.failures(item.nodeid)
+    if lines:
+        pytest.fail("performance regression against baseline:\n" + "\n".join(lines), pytrace=False)
+    return result
+
+
+def _record_benchmark(item: pytest.Item, state: GpuPerfSession) -> None:
+    """pytest-benchmark interop: its timing of the test lands in our results as ``benchmark.<test>``."""
+    bench = getattr(item, "funcargs", {}).get("benchmark")
+    meta = getattr(bench, "stats", None)
+    data = getattr(getattr(meta, "stats", None), "data", None)
+    if not data:
+        return
+    from .timing.stats import Stats
+
+    spec = getattr(getattr(item, "callspec", None), "params", {}).get("gpu_device")
+    if spec is None:
+        selected = state.selected()
+        spec = selected[0].spec
+    stats = Stats.of(data)
+    name = "benchmark." + item.name.replace(spec, "").replace("[-", "[").replace("-]", "]").replace("[]", "")
+    state.record(item.nodeid, spec, name, stats.median, "s", "lower", stats=stats,
+                 info={"source": "pytest-benchmark", "host_timed": True})
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Iterator[pytest.TestReport]:
+    """Remember which tests passed: a baseline metric of a passed test that was not recorded is 'missing'."""
+    report = yield
+    spec = getattr(getattr(item, "callspec", None), "params", {}).get("gpu_device")
+    if report.when == "call" and report.passed and spec is not None:
+        item.config.stash[session_key].mark_passed(item.nodeid, spec)
+    return report
+
+
+# ---- end of run ----------------------------------------------------------------------------------------
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    state = session.config.stash[session_key]
+    try:
+        state.finish(list(session.config.invocation_params.args))
+    except GpuPerfError as exc:
+        session.config.stash[_finish_error] = str(exc)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    if any(state.missing.values()) and not state.options.update_baselines:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    state.close()
+
+
+_finish_error = pytest.StashKey[str]()
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    state = config.stash.get(session_key, None)
+    if state is None or not state.runs:
+        return
+    tr = terminalreporter
+    for run in state.runs.values():
+        if not run.metrics and not state.missing.get(run.info.spec):
+            continue
+        info = run.info
+        tr.write_sep("=", f"gpuperf {info.spec} {info.name} [{info.key}]")
+        current = {"driver": info.driver_version, "runtime": info.runtime_version, "toolkit": info.toolkit_version}
+        for line in terminal.provenance_changes(current, run.baseline.provenance(info.backend)):
+            tr.write_line(f"UPGRADE GATE: {line}", yellow=True, bold=True)
+        for name in state.missing.get(info.spec, []):
+            tr.write_line(f"MISSING: {name} is in the baseline but its test no longer records it", red=True)
+        table = terminal.rows(run.metrics.values())
+        for line in terminal.format_table(table, ("metric", "baseline", "measured", "delta", "verdict")):
+            tr.write_line(line, red=line.rstrip().endswith("regressed"))
+        tally = ", ".join(f"{n} {v}" for v, n in sorted(terminal.counts(run.metrics.values()).items()))
+        tr.write_line(f"gpuperf {info.spec}: {tally}")
+    if config.stash.get(_finish_error, None):
+        tr.write_line(f"gpuperf error: {config.stash[_finish_error]}", red=True)
+    for path in state.files_written:
+        tr.write_line(f"gpuperf wrote {path}")

@@ -1,0 +1,1 @@
+"""Results JSON (:mod:`.results`), history (:mod:`.history`) and the terminal summary (:mod:`.terminal`)."""

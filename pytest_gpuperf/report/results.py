@@ -1,0 +1,60 @@
+"""The results document (schema ``pytest-gpuperf/1``), one per device and backend.
+
+    {"schema": "pytest-gpuperf/1",
+     "device": {...DeviceInfo fields, "key", "spec"},
+     "environment": {"python", "platform", "host", "packages", "commit", "driver", "runtime", "toolkit"},
+     "run": {"started", "finished", "argv"},
+     "metrics": [{"test": nodeid, "name": "dotted.name", "value": float, "unit": str,
+                  "better": "lower|higher|bound|exact", "stats": {median, mad, min, max, n} | null,
+                  "baseline": {value, tolerance, band, ...} | null, "verdict": str, "info": {...}}]}
+
+Later suites and tools read this format: add keys, never rename or remove them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import RESULTS_SCHEMA
+from ..devices.base import DeviceInfo
+from ..timing.stats import Stats
+from ..util.atomic import atomic_write_json
+
+
+@dataclass
+class Metric:
+    """One recorded figure of one test on one device."""
+
+    test: str
+    name: str
+    value: float
+    unit: str
+    better: str
+    stats: Stats | None = None
+    baseline: dict[str, Any] | None = None
+    verdict: str = "new"
+    info: dict[str, Any] = field(default_factory=dict)
+    tolerance: dict[str, float] | None = None  # explicit tolerance asked for by the test, if any
+
+    def to_json(self) -> dict[str, Any]:
+        return {"test": self.test, "name": self.name, "value": _finite(self.value), "unit": self.unit,
+                "better": self.better, "stats": None if self.stats is None else self.stats.to_json(),
+                "baseline": self.baseline, "verdict": self.verdict, "info": self.info}
+
+
+def _finite(x: float) -> float | str:
+    """JSON has no NaN/inf; keep them visible as strings instead of failing the write."""
+    return x if math.isfinite(x) else repr(x)
+
+
+def document(info: DeviceInfo, environment: dict[str, Any], run: dict[str, Any], metrics: list[Metric]) -> dict:
+    env = dict(environment)
+    env.update({"driver": info.driver_version, "runtime": info.runtime_version, "toolkit": info.toolkit_version})
+    return {"schema": RESULTS_SCHEMA, "device": info.to_json(), "environment": env, "run": run,
+            "metrics": [m.to_json() for m in metrics]}
+
+
+def write(path: str, doc: dict[str, Any]) -> None:
+    atomic_write_json(path, doc)

@@ -1,0 +1,236 @@
+"""Run-wide state: which devices were asked for, their open backends, baselines, recorded metrics.
+
+The plugin module holds one :class:`GpuPerfSession` on ``config.stash`` and calls it from hooks; all
+policy (verdicts, updates, where files go) lives here and in the modules it calls, so it can be
+tested without pytest's machinery.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from . import baselines as bl
+from .devices import Device, DeviceInfo, Inventory, discover, open_device, resolve
+from .errors import GpuPerfError
+from .report import history, results
+from .report.results import Metric
+from .timing.measure import MeasureConfig
+from .timing.stats import MAD_TO_SIGMA, Stats
+from .util.provenance import environment, git_commit, now_iso
+
+
+@dataclass(frozen=True)
+class Options:
+    device: str = "0"
+    baseline_dir: str = "baselines"
+    update_baselines: bool = False
+    json_path: str | None = None
+    history_path: str | None = None
+    timeout_s: float = 10.0
+    tolerance_k: float = 6.0
+    floor_gpu: float = 0.05
+    floor_cpu: float = 0.40
+    measure_budget_s: float = 2.0
+
+
+@dataclass
+class DeviceRun:
+    """Everything recorded on one device during the session."""
+
+    info: DeviceInfo
+    baseline: bl.BaselineFile
+    metrics: dict[str, Metric] = field(default_factory=dict)
+    device: Device | None = None
+
+    @property
+    def expected(self) -> dict[str, dict[str, Any]]:
+        return self.baseline.metrics(self.info.backend)
+
+
+def strip_device_id(nodeid: str, spec: str) -> str:
+    """``t.py::f[opencl:0-1MiB]`` → ``t.py::f[1MiB]``: baselines must not depend on the device index."""
+    m = re.match(r"^(.*)\[(.*)\]$", nodeid)
+    if not m:
+        return nodeid
+    parts = [p for p in m.group(2).split("-") if p != spec]
+    joined = "-".join(parts)
+    return f"{m.group(1)}[{joined}]" if joined else m.group(1)
+
+
+class GpuPerfSession:
+    def __init__(self, options: Options, rootdir: Path) -> None:
+        self.options = options
+        self.rootdir = rootdir
+        self._inventory: Inventory | None = None
+        self._selected: list[DeviceInfo] | None = None
+        self.runs: dict[str, DeviceRun] = {}
+        self.passed_tests: set[str] = set()
+        self.started = now_iso()
+        self.files_written: list[str] = []
+        self.missing: dict[str, list[str]] = {}
+
+    # ---- devices -----------------------------------------------------------------------------
+    @property
+    def inventory(self) -> Inventory:
+        if self._inventory is None:
+            self._inventory = discover()
+        return self._inventory
+
+    def selected(self) -> list[DeviceInfo]:
+        """Devices named by ``--gpuperf-device`` (raises DeviceNotFoundError listing real ones)."""
+        if self._selected is None:
+            self._selected = resolve(self.options.device, self.inventory)
+        return self._selected
+
+    def run_for(self, spec: str) -> DeviceRun:
+        run = self.runs.get(spec)
+        if run is None:
+            info = next(d for d in self.selected() if d.spec == spec)
+            run = DeviceRun(info, bl.load(self.baseline_dir, info.key))
+            self.runs[spec] = run
+        return run
+
+    def device(self, spec: str) -> Device:
+        run = self.run_for(spec)
+        if run.device is None:
+            run.device = open_device(run.info)
+        return run.device
+
+    @property
+    def baseline_dir(self) -> Path:
+        path = Path(self.options.baseline_dir)
+        return path if path.is_absolute() else self.rootdir / path
+
+    def measure_config(self, spec: str) -> MeasureConfig:
+        return MeasureConfig(timeout_s=self.options.timeout_s, budget_s=self.options.measure_budget_s)
+
+    # ---- metrics -----------------------------------------------------------------------------
+    def record(self, nodeid: str, spec: str, name: str, value: float, unit: str, better: str,
+               stats: Stats | None = None, tolerance: Mapping[str, float] | None = None,
+               bound: float | None = None, info: Mapping[str, Any] | None = None) -> Metric:
+        """Record one metric of a test on a device and compare it with the baseline."""
+        if better not in bl.DIRECTIONS:
+            raise GpuPerfError(f"metric {name!r}: better={better!r} is not one of {bl.DIRECTIONS}")
+        if not re.fullmatch(r"[A-Za-z0-9_.\-\[\]=:+]+", name):
+            raise GpuPerfError(f"metric name {name!r} may hold only letters, digits and _ . - [ ] = : +")
+        run = self.run_for(spec)
+        if name in run.metrics:
+            raise GpuPerfError(f"metric {name!r} recorded twice on {spec} (by {run.metrics[name].test} and "
+                               f"{nodeid}); give each parametrization its own name")
+        test = strip_device_id(nodeid, spec)
+        entry = run.expected.get(name)
+        metric = Metric(test, name, float(value), unit, better, stats, None, "new", dict(info or {}),
+                        None if tolerance is None else dict(tolerance))
+        if bound is not None:
+            metric.info["bound"] = float(bound)
+        cmp = bl.compare(float(value), better, entry)
+        metric.verdict = cmp.verdict
+        if entry is not None:
+            metric.baseline = {k: v for k, v in entry.items() if k not in ("provenance",)}
+            metric.baseline.update({"band": cmp.band, "delta_rel": cmp.delta_rel})
+        elif bound is not None and better == "bound":
+            # A documented bound is a baseline of its own even before anyone reviewed a file.
+            doc = {"value": float(bound), "better": "bound", "tolerance": dict(tolerance or {})}
+            cmp = bl.compare(float(value), "bound", doc)
+            metric.verdict = "regressed" if cmp.verdict == "regressed" else "new"
+            metric.baseline = {**doc, "band": cmp.band, "delta_rel": cmp.delta_rel, "source": "documented bound"}
+        metric.info["line"] = cmp.line(name, float(value), unit, better)
+        run.metrics[name] = metric
+        return metric
+
+    def failures(self, nodeid: str) -> list[str]:
+        """One-line messages of the metrics this test regressed (empty when updating baselines)."""
+        if self.options.update_baselines:
+            return []
+        lines = []
+        for run in self.runs.values():
+            test = strip_device_id(nodeid, run.info.spec)
+            lines += [m.info["line"] for m in run.metrics.values() if m.test == test and m.verdict == "regressed"]
+        return lines
+
+    def mark_passed(self, nodeid: str, spec: str) -> None:
+        self.passed_tests.add(strip_device_id(nodeid, spec))
+
+    # ---- end of session ------------------------------------------------------------------------
+    def finish(self, argv: list[str]) -> None:
+        """Find missing metrics, update baselines if asked, write results and history."""
+        for spec, run in self.runs.items():
+            recorded = set(run.metrics)
+            self.missing[spec] = sorted(name for name, e in run.expected.items()
+                                        if e.get("test") in self.passed_tests and name not in recorded)
+            if self.options.update_baselines and run.metrics:
+                self._update_baseline(run)
+        if self.options.json_path:
+            for path, run in self._json_paths().items():
+                doc = results.document(run.info, environment(), self._run_meta(argv),
+                                       sorted(run.metrics.values(), key=lambda m: m.name))
+                doc["missing"] = self.missing.get(run.info.spec, [])
+                results.write(path, doc)
+                self.files_written.append(path)
+        if self.options.history_path:
+            for run in self.runs.values():
+                if run.metrics:
+                    history.append(self.options.history_path, {
+                        "date": now_iso(), "key": run.info.key, "backend": run.info.backend,
+                        "driver": run.info.driver_version, "commit": git_commit(),
+                        "metrics": {m.name: m.value for m in run.metrics.values()}})
+
+    def provenance(self, info: DeviceInfo) -> dict[str, Any]:
+        return {"driver": info.driver_version, "runtime": info.runtime_version, "toolkit": info.toolkit_version,
+                "device_name": info.name, "date": now_iso(), "commit": git_commit()}
+
+    def _update_baseline(self, run: DeviceRun) -> None:
+        prov = self.provenance(run.info)
+        floor = self.options.floor_cpu if run.info.is_cpu else self.options.floor_gpu
+        entries = {}
+        for m in run.metrics.values():
+            entry: dict[str, Any] = {"value": m.value, "unit": m.unit, "better": m.better, "test": m.test,
+                                     "provenance": prov}
+            if m.better == "bound" and "bound" in m.info:
+                entry["value"] = m.info["bound"]
+                entry["measured"] = m.value
+            if m.tolerance is not None:
+                entry["tolerance"] = m.tolerance
+            elif m.better in ("lower", "higher"):
+                spread = MAD_TO_SIGMA * m.stats.mad if m.stats is not None else 0.0
+                entry["tolerance"] = bl.noise_tolerance(m.value, spread, self.options.tolerance_k, floor)
+            else:
+                entry["tolerance"] = {}
+            for key in ("citation", "unit_note"):
+                if key in m.info:
+                    entry[key] = m.info[key]
+            entries[m.name] = entry
+        bl.update(run.baseline, run.info.backend, {"key": run.info.key, "name": run.info.name}, prov, entries)
+        self.files_written.append(str(run.baseline.path))
+
+    def _json_paths(self) -> dict[str, DeviceRun]:
+        runs = [r for r in self.runs.values() if r.metrics]
+        template = self.options.json_path or ""
+        out = {}
+        for run in runs:
+            if "{" in template:
+                path = template.format(key=run.info.key, backend=run.info.backend, index=run.info.index)
+            elif len(runs) > 1:
+                p = Path(template)
+                path = str(p.with_name(f"{p.stem}-{run.info.key}-{run.info.backend}{p.suffix}"))
+            else:
+                path = template
+            out[path] = run
+        return out
+
+    def _run_meta(self, argv: list[str]) -> dict[str, Any]:
+        return {"started": self.started, "finished": now_iso(), "argv": argv,
+                "update_baselines": self.options.update_baselines}
+
+    def close(self) -> None:
+        for run in self.runs.values():
+            if run.device is not None:
+                run.device.close()
+
+
+def python_argv() -> list[str]:
+    return list(sys.argv)

@@ -1,0 +1,65 @@
+"""The single timing path: warm up, then repeat device-timed runs until the noise criterion or the
+budget is met, and summarise robustly.
+
+``run_once`` is any callable that enqueues device work and returns a timing handle (the value of
+``Device.timed``); :func:`measure` waits on it with the watchdog and reads device seconds.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from itertools import cycle
+from typing import Any, Callable, Sequence
+
+from ..devices.base import Device, Kernel, KernelArg, Size
+from .stats import Stats
+
+
+@dataclass(frozen=True)
+class MeasureConfig:
+    """How hard to try. Defaults suit GPU kernels of 10 µs – 100 ms; the CLI can scale them."""
+
+    warmup: int = 3
+    min_repeats: int = 10
+    max_repeats: int = 200
+    target_rel_spread: float = 0.01  # stop when robust CV of the samples falls below this …
+    budget_s: float = 2.0  # … or when this much wall time has been spent (after min_repeats)
+    timeout_s: float = 10.0  # watchdog per single run
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """Samples (device seconds) and their summary; ``converged`` says whether the noise target was met."""
+
+    samples: tuple[float, ...]
+    stats: Stats
+    converged: bool
+
+
+def measure(device: Device, run_once: Callable[[], Any], config: MeasureConfig = MeasureConfig()) -> Measurement:
+    """Time ``run_once`` on ``device`` with warm-up, adaptive repeats and the watchdog."""
+    for _ in range(config.warmup):
+        device.elapsed(device.timed(run_once), config.timeout_s)
+    samples: list[float] = []
+    start = time.perf_counter()
+    converged = False
+    while len(samples) < config.max_repeats:
+        samples.append(device.elapsed(device.timed(run_once), config.timeout_s))
+        if len(samples) >= config.min_repeats:
+            if Stats.of(samples).rel_spread <= config.target_rel_spread:
+                converged = True
+                break
+            if time.perf_counter() - start > config.budget_s:
+                break
+    return Measurement(tuple(samples), Stats.of(samples), converged)
+
+
+def measure_kernel(device: Device, kernel: Kernel, global_size: Size, local_size: Size | None,
+                   arg_sets: Sequence[Sequence[KernelArg]], config: MeasureConfig = MeasureConfig()) -> Measurement:
+    """Time one kernel launch; with several ``arg_sets`` the launches rotate among them so repeated runs
+    do not all hit a cache that the previous run warmed."""
+    if not arg_sets:
+        raise ValueError("arg_sets needs at least one argument tuple")
+    rotation = cycle(arg_sets)
+    return measure(device, lambda: device.launch(kernel, global_size, local_size, next(rotation)), config)

@@ -1,0 +1,54 @@
+"""Atomic file replacement: write a temporary file in the target's directory, fsync, rename.
+
+A crash or SIGKILL at any moment leaves either the old file or the new one — never a torn mix —
+because ``os.replace`` is atomic on POSIX within one filesystem.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Iterable
+
+
+def atomic_write_chunks(path: str | os.PathLike[str], chunks: Iterable[bytes]) -> None:
+    """Write ``chunks`` to ``path`` atomically; the temp file is removed if writing fails."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            for chunk in chunks:
+                fh.write(chunk)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if target.exists():
+            os.chmod(tmp, target.stat().st_mode & 0o777)
+        else:
+            os.chmod(tmp, 0o644)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    try:  # make the rename itself durable
+        dfd = os.open(target.parent, os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+    except OSError:
+        pass
+
+
+def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
+    atomic_write_chunks(path, [text.encode("utf-8")])
+
+
+def atomic_write_json(path: str | os.PathLike[str], data: Any) -> None:
+    """JSON with sorted-free, indented, trailing-newline output so diffs of reviewed files stay small."""
+    atomic_write_text(path, json.dumps(data, indent=2, sort_keys=False, allow_nan=False) + "\n")

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# One whole GPU session on the lent H100 (run through the device tool from the repo root, with
+# `.whl` carried): install the carried wheels, register NVIDIA's OpenCL ICD, then run the suites on
+# CUDA and on NVIDIA OpenCL, writing results JSON, baselines and logs under $OUT.
+#
+#   GPUPERF_SUITES   suites to run (default: suites/)
+#   GPUPERF_ARGS     extra pytest arguments (e.g. --gpuperf-update-baselines)
+#   GPUPERF_DEVICES  devices to run (default: "cuda:0 opencl:0")
+#   GPUPERF_PRE      optional command run after set-up (e.g. a probe script)
+set -uo pipefail
+OUT=${OUT:-/tmp/gpuperf-out}
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1
+if ls .whl/*.whl >/dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+    || { echo "wheel install failed"; exit 3; }
+  export PYTHONPATH=/tmp/site:$PWD${PYTHONPATH:+:$PYTHONPATH}
+else
+  export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
+fi
+mkdir -p /tmp/icd
+echo /usr/local/nvidia/lib64/libnvidia-opencl.so.1 > /tmp/icd/nvidia.icd
+export OCL_ICD_VENDORS=/tmp/icd
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.draw,temperature.gpu --format=csv \
+  | tee "$OUT/nvidia-smi.txt"
+python3 -m pytest -p pytest_gpuperf.plugin --gpuperf-list-devices -p no:cacheprovider 2>&1 | tee "$OUT/devices.txt"
+if [ -n "${GPUPERF_PRE:-}" ]; then bash -c "$GPUPERF_PRE"; fi
+rc=0
+for dev in ${GPUPERF_DEVICES:-cuda:0 opencl:0}; do
+  tag=${dev/:/}
+  timeout ${GPUPERF_TIMEOUT:-280} python3 -m pytest -p pytest_gpuperf.plugin -p no:cacheprovider -q -rs \
+    --gpuperf-device="$dev" --gpuperf-baseline-dir="$OUT/baselines" \
+    --gpuperf-json="$OUT/$tag.json" ${GPUPERF_ARGS:-} ${GPUPERF_SUITES:-suites/} 2>&1 | tee "$OUT/$tag.log" | tail -60
+  rc=$(( rc | ${PIPESTATUS[0]} ))
+done
+exit $rc

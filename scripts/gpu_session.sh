@@ -8,8 +8,13 @@
 #   GPUPERF_DEVICES  devices to run (default: "cuda:0 opencl:0")
 #   GPUPERF_PRE      optional command run after set-up (e.g. a probe script)
 set -uo pipefail
+# The device tool returns at most 8 files from $OUT, so everything is written under $W and packed
+# into $OUT/session.tgz at the end (fetch_gpu_session.sh unpacks it into results/ and baselines/).
 OUT=${OUT:-/tmp/gpuperf-out}
-mkdir -p "$OUT"
+W=/tmp/gp
+mkdir -p "$OUT" "$W/logs" "$W/results"
+cp -r baselines "$W/baselines"
+trap 'tar czf "$OUT/session.tgz" -C "$W" . ; ls -la "$OUT"' EXIT
 export PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1
 if ls .whl/*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
@@ -22,15 +27,15 @@ mkdir -p /tmp/icd
 echo /usr/local/nvidia/lib64/libnvidia-opencl.so.1 > /tmp/icd/nvidia.icd
 export OCL_ICD_VENDORS=/tmp/icd
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.draw,temperature.gpu --format=csv \
-  | tee "$OUT/nvidia-smi.txt"
-python3 -m pytest -p pytest_gpuperf.plugin --gpuperf-list-devices -p no:cacheprovider 2>&1 | tee "$OUT/devices.txt"
+  | tee "$W/logs/nvidia-smi.txt"
+python3 -m pytest -p pytest_gpuperf.plugin --gpuperf-list-devices -p no:cacheprovider 2>&1 | tee "$W/logs/devices.txt"
 if [ -n "${GPUPERF_PRE:-}" ]; then bash -c "$GPUPERF_PRE"; fi
 rc=0
 for dev in ${GPUPERF_DEVICES:-cuda:0 opencl:0}; do
   tag=${dev/:/}
   timeout ${GPUPERF_TIMEOUT:-280} python3 -m pytest -p pytest_gpuperf.plugin -p no:cacheprovider -q -rs \
-    --gpuperf-device="$dev" --gpuperf-baseline-dir="$OUT/baselines" \
-    --gpuperf-json="$OUT/$tag.json" ${GPUPERF_ARGS:-} ${GPUPERF_SUITES:-suites/} 2>&1 | tee "$OUT/$tag.log" | tail -60
+    --gpuperf-device="$dev" --gpuperf-baseline-dir="$W/baselines" \
+    --gpuperf-json="$W/results/{key}/{backend}.json" ${GPUPERF_ARGS:-} ${GPUPERF_SUITES:-suites/} 2>&1 | tee "$W/logs/$tag.log" | tail -60
   rc=$(( rc | ${PIPESTATUS[0]} ))
 done
 exit $rc

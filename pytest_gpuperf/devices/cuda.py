@@ -35,6 +35,11 @@ _ATTR = {
 }
 
 
+# CUfunction_attribute values: resource usage of a compiled kernel.
+_FUNC_ATTR = {"max_threads_per_block": 0, "shared_size_bytes": 1, "const_size_bytes": 2, "local_size_bytes": 3,
+              "num_regs": 4, "ptx_version": 5, "binary_version": 6}
+
+
 def _require() -> None:
     if cupy is None:
         raise BackendUnavailableError("cuda", _IMPORT_ERROR)
@@ -172,8 +177,7 @@ class CudaDevice(Device):
                 raise KernelCompileError(name, "cuda", options,
                                          f"no kernel named {name!r} (declare it extern \"C\" __global__): {exc}"
                                          ) from exc
-        attrs = {k: int(getattr(func, k)) for k in ("num_regs", "shared_size_bytes", "local_size_bytes",
-                                                      "max_threads_per_block", "const_size_bytes")}
+        attrs = {k: int(cupy.cuda.driver.funcGetAttribute(v, func.ptr)) for k, v in _FUNC_ATTR.items()}
         program = {"module": module, "cubin": cubin, "log": log, "ptx": None}
         return Kernel(name, source, options, func, program, self, attrs)
 
@@ -184,21 +188,26 @@ class CudaDevice(Device):
         return kernel.program["ptx"]
 
     # ---- memory ----------------------------------------------------------------------------------
+    # All memory work goes through our own stream: a non-blocking stream does not order itself after the
+    # legacy default stream, so an upload issued there could still be in flight when our kernels run.
     def to_device(self, array: np.ndarray) -> Buffer:
-        with self._dev:
+        with self._dev, self.stream:
             arr = cupy.asarray(np.ascontiguousarray(array)).view(cupy.uint8).ravel()
+        self.stream.synchronize()
         return Buffer(arr, arr.nbytes, self)
 
     def empty(self, nbytes: int) -> Buffer:
-        with self._dev:
+        with self._dev, self.stream:
             return Buffer(cupy.empty(max(int(nbytes), 1), dtype=cupy.uint8), int(nbytes), self)
 
     def to_host(self, buf: Buffer, dtype: Any, count: int | None = None) -> np.ndarray:
         dtype = np.dtype(dtype)
         count = buf.nbytes // dtype.itemsize if count is None else count
         try:
+            with self._dev, self.stream:
+                out = cupy.asnumpy(buf.handle[: count * dtype.itemsize], stream=self.stream)
             self.stream.synchronize()
-            return cupy.asnumpy(buf.handle[: count * dtype.itemsize]).view(dtype)
+            return out.view(dtype)
         except Exception as exc:  # noqa: BLE001 - CUDARuntimeError after a fault
             raise KernelLaunchError(f"reading back a buffer failed on {self.info.spec}: {exc} "
                                     "(an earlier kernel probably faulted; the CUDA context is now unusable)") from exc

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as _dt
+import os
 import platform
 import subprocess
 import sys
@@ -20,7 +21,11 @@ def now_iso() -> str:
 
 @lru_cache(maxsize=None)
 def git_commit(root: str | None = None) -> str:
-    """Commit of the project checkout, with ``+dirty`` when the tree has uncommitted changes; '' outside git."""
+    """Commit of the project checkout, with ``+dirty`` when the tree has uncommitted changes; '' outside git.
+
+    ``GPUPERF_COMMIT`` overrides it: the lent GPU machine receives a copy of the tree without ``.git``."""
+    if os.environ.get("GPUPERF_COMMIT"):
+        return os.environ["GPUPERF_COMMIT"]
     cwd = root or str(Path(__file__).resolve().parents[2])
     try:
         sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True,

@@ -85,7 +85,10 @@ def _selected(config: pytest.Config) -> list:
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "gpu_device" in metafunc.fixturenames:
-        specs = [d.spec for d in _selected(metafunc.config)]
+        try:
+            specs = [d.spec for d in metafunc.config.stash[session_key].selected()]
+        except DeviceNotFoundError:
+            specs = []  # reported as a usage error once collection ends (pytest_collection_modifyitems)
         metafunc.parametrize("gpu_device", specs, ids=specs, indirect=True)
 
 

@@ -1,0 +1,177 @@
+"""The plugin end to end, through pytester, on the real OpenCL device of this machine."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pytest_gpuperf import RESULTS_SCHEMA
+from pytest_gpuperf.devices import discover
+
+INV = discover()
+pytestmark = pytest.mark.skipif(not any(d.backend == "opencl" for d in INV.devices),
+                                reason="no OpenCL device (install pocl-opencl-icd)")
+DEV = "--gpuperf-device=opencl:0"
+FAST = "--gpuperf-budget=0.2"
+
+WORK = '''
+import os
+import numpy as np
+SRC = """__kernel void work(__global float *x, int n) {
+    float v = x[get_global_id(0)];
+    for (int i = 0; i < n; ++i) v = v * 0.9999f + 0.5f;
+    x[get_global_id(0)] = v; }"""
+
+def test_work(gpu_device, gpu_kernel, gpu_measure, gpuperf_record):
+    n = int(os.environ.get("WORK_ITERS", "100000"))
+    k = gpu_kernel.compile(SRC, "work")
+    buf = gpu_kernel.to_device(np.ones(64, np.float32))
+    m = gpu_measure(k, (64,), (64,), [buf, np.int32(n)])
+    ms = m.stats.scaled(1e3)
+    gpuperf_record("kernel.work.ms", ms.median, "ms", better="lower", stats=ms)
+    if os.environ.get("RECORD_EXTRA"):
+        gpuperf_record("kernel.extra.count", 3, "items", better="exact")
+'''
+
+
+def run(pytester, *args):
+    return pytester.runpytest(DEV, FAST, f"--gpuperf-baseline-dir={pytester.path / 'bl'}", *args)
+
+
+def test_list_devices(pytester):
+    result = pytester.runpytest("--gpuperf-list-devices")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["gpuperf devices:", "*opencl:0*"])
+
+
+def test_unknown_device_is_a_usage_error_listing_devices(pytester):
+    pytester.makepyfile("def test_x(gpu_device): pass")
+    result = pytester.runpytest("--gpuperf-device=cuda:7")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*'cuda:7' names no device*", "*opencl:0*"])
+
+
+def test_host_only_tests_never_touch_devices(pytester):
+    pytester.makepyfile("def test_x(): pass")
+    result = pytester.runpytest("--gpuperf-device=cuda:7")
+    result.assert_outcomes(passed=1)
+
+
+def test_results_json_follows_schema(pytester):
+    pytester.makepyfile(WORK)
+    out = pytester.path / "r" / "{key}-{backend}.json"
+    result = run(pytester, f"--gpuperf-json={out}")
+    result.assert_outcomes(passed=1)
+    files = list((pytester.path / "r").glob("*-opencl.json"))
+    assert len(files) == 1
+    doc = json.loads(files[0].read_text())
+    assert doc["schema"] == RESULTS_SCHEMA
+    assert {"key", "name", "driver_version", "compute_units", "spec"} <= set(doc["device"])
+    assert {"python", "packages", "driver", "toolkit"} <= set(doc["environment"])
+    (metric,) = doc["metrics"]
+    assert set(metric) >= {"test", "name", "value", "unit", "better", "stats", "baseline", "verdict"}
+    assert metric["test"] == "test_results_json_follows_schema.py::test_work"
+    assert metric["verdict"] == "new" and metric["baseline"] is None
+    assert set(metric["stats"]) == {"median", "mad", "min", "max", "n"}
+    result.stdout.fnmatch_lines(["*gpuperf opencl:0*", "*kernel.work.ms*new*"])
+
+
+def test_update_then_gate_then_planted_slowdown(pytester, monkeypatch):
+    pytester.makepyfile(WORK)
+    run(pytester, "--gpuperf-update-baselines").assert_outcomes(passed=1)
+    files = list((pytester.path / "bl").glob("*.json"))
+    assert len(files) == 1
+    entry = json.loads(files[0].read_text())["backends"]["opencl"]["metrics"]["kernel.work.ms"]
+    assert entry["better"] == "lower" and entry["tolerance"]["k"] == 6.0 and "commit" in entry["provenance"]
+
+    run(pytester).assert_outcomes(passed=1)  # unchanged code passes its own baseline
+
+    monkeypatch.setenv("WORK_ITERS", "200000")  # a planted 2x slowdown
+    result = run(pytester)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*performance regression against baseline:*",
+                                 "*kernel.work.ms: REGRESSED — expected * ms ± * (lower is better), measured * ms, delta +*%"])
+    monkeypatch.setenv("WORK_ITERS", "100000")
+    run(pytester).assert_outcomes(passed=1)
+
+
+def test_missing_metric_fails_the_session(pytester, monkeypatch):
+    pytester.makepyfile(WORK)
+    monkeypatch.setenv("RECORD_EXTRA", "1")
+    run(pytester, "--gpuperf-update-baselines").assert_outcomes(passed=1)
+    monkeypatch.delenv("RECORD_EXTRA")
+    result = run(pytester)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["*MISSING: kernel.extra.count*"])
+
+
+def test_malformed_baseline_fails_loudly(pytester):
+    pytester.makepyfile(WORK)
+    run(pytester, "--gpuperf-update-baselines").assert_outcomes(passed=1)
+    (path,) = (pytester.path / "bl").glob("*.json")
+    path.write_text(path.read_text().replace('"better": "lower"', '"better": "faster"'))
+    before = path.read_text()
+    result = run(pytester, "--gpuperf-update-baselines")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines([f"*malformed baseline file {path}*better must be one of*"])
+    assert path.read_text() == before  # never overwritten while malformed
+
+
+def test_requires_marker_skips_with_reason(pytester):
+    pytester.makepyfile("""
+        import pytest
+        @pytest.mark.gpuperf(requires=["cuda"])
+        def test_cuda_only(gpu_device): pass
+        @pytest.mark.gpuperf(requires=["opencl"])
+        def test_opencl(gpu_device): pass
+    """)
+    result = pytester.runpytest(DEV, "-rs")
+    result.assert_outcomes(passed=1, skipped=1)
+    result.stdout.fnmatch_lines(["*lacks cuda*"])
+
+
+def test_documented_bound_gates_without_a_baseline_file(pytester):
+    pytester.makepyfile("""
+        def test_ulp(gpu_device, gpuperf_record):
+            gpuperf_record("accuracy.demo.max_ulp", 3.0, "ulp", better="bound", bound=2.0,
+                           tolerance={}, info={"citation": "spec table 1"})
+    """)
+    result = run(pytester)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*accuracy.demo.max_ulp: REGRESSED — expected 2 ulp*measured 3 ulp*"])
+
+
+def test_duplicate_metric_name_is_an_error(pytester):
+    pytester.makepyfile("""
+        def test_twice(gpu_device, gpuperf_record):
+            gpuperf_record("a.b", 1, "x")
+            gpuperf_record("a.b", 2, "x")
+    """)
+    result = run(pytester)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*metric 'a.b' recorded twice*"])
+
+
+def test_upgrade_gate_reports_driver_change(pytester):
+    pytester.makepyfile(WORK)
+    run(pytester, "--gpuperf-update-baselines").assert_outcomes(passed=1)
+    (path,) = (pytester.path / "bl").glob("*.json")
+    data = json.loads(path.read_text())
+    data["backends"]["opencl"]["provenance"]["driver"] = "0.0-older"
+    path.write_text(json.dumps(data))
+    result = run(pytester)
+    result.stdout.fnmatch_lines(["*UPGRADE GATE: driver changed: baseline measured with 0.0-older*"])
+
+
+def test_pytest_benchmark_stats_land_in_results(pytester):
+    pytest.importorskip("pytest_benchmark")
+    pytester.makepyfile("""
+        def test_host(gpu_device, benchmark):
+            benchmark(sum, range(1000))
+    """)
+    out = pytester.path / "r.json"
+    result = run(pytester, f"--gpuperf-json={out}", "--benchmark-disable-gc")
+    result.assert_outcomes(passed=1)
+    names = [m["name"] for m in json.loads(out.read_text())["metrics"]]
+    assert names == ["benchmark.test_host"]

@@ -1,0 +1,58 @@
+"""Robust statistics and the measurement loop (no wall-clock asserts: only structure and invariants)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pytest_gpuperf.devices import discover, open_device
+from pytest_gpuperf.timing import MeasureConfig, Stats, measure_kernel
+
+
+def test_stats_are_robust_to_one_outlier():
+    s = Stats.of([1.0, 1.0, 1.1, 0.9, 1.0, 50.0])
+    assert s.median == 1.0 and s.mad == pytest.approx(0.05) and s.max == 50.0 and s.n == 6
+    assert s.rel_spread == pytest.approx(1.4826 * 0.05)
+
+
+def test_reciprocal_turns_time_into_rate():
+    s = Stats.of([2.0, 2.0, 4.0])
+    r = s.reciprocal(8.0)
+    assert r.median == 4.0 and r.min == 2.0 and r.max == 4.0
+    assert r.mad == pytest.approx(8.0 * s.mad / 4.0)
+    assert s.scaled(1e6).median == 2e6
+
+
+def test_empty_samples_rejected():
+    with pytest.raises(ValueError):
+        Stats.of([])
+
+
+@pytest.fixture(scope="module")
+def device():
+    cl = [d for d in discover().devices if d.backend == "opencl"]
+    if not cl:
+        pytest.skip("no OpenCL device")
+    dev = open_device(cl[0])
+    yield dev
+    dev.close()
+
+
+def test_measure_respects_repeat_limits_and_rotation(device):
+    k = device.compile("__kernel void inc(__global int *x) { x[get_global_id(0)] += 1; }", "inc")
+    bufs = [device.to_device(np.zeros(64, np.int32)) for _ in range(3)]
+    cfg = MeasureConfig(warmup=2, min_repeats=6, max_repeats=6, target_rel_spread=0.0, budget_s=10)
+    m = measure_kernel(device, k, (64,), (64,), [[b] for b in bufs], cfg)
+    assert m.stats.n == 6 and len(m.samples) == 6 and not m.converged
+    assert all(s > 0 for s in m.samples)
+    # 8 launches in all (2 warm-up + 6) rotated over 3 buffers: 3, 3, 2 increments.
+    counts = sorted(int(device.to_host(b, np.int32)[0]) for b in bufs)
+    assert counts == [2, 3, 3]
+
+
+def test_measure_stops_when_noise_target_met(device):
+    k = device.compile("__kernel void nop(__global int *x) { }", "nop")
+    buf = device.empty(64)
+    cfg = MeasureConfig(warmup=1, min_repeats=5, max_repeats=500, target_rel_spread=10.0, budget_s=10)
+    m = measure_kernel(device, k, (1,), (1,), [[buf]], cfg)
+    assert m.converged and m.stats.n == 5

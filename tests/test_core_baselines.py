@@ -157,3 +157,32 @@ def test_history_appends_atomically(tmp_path):
     history.append(path, {"run": 1})
     history.append(path, {"run": 2})
     assert [r["run"] for r in history.read(path)] == [1, 2]
+
+
+def test_from_results_uses_run_to_run_noise(tmp_path):
+    from pytest_gpuperf.baselines.cli import main
+
+    def doc(value, mad):
+        return {"schema": "pytest-gpuperf/1",
+                "device": {"key": "dev", "name": "Dev", "backend": "opencl", "is_cpu": False},
+                "environment": {"driver": "1", "runtime": "r", "toolkit": "t", "commit": "abc"},
+                "run": {"finished": "now"},
+                "metrics": [{"test": "t.py::f", "name": "bw", "value": value, "unit": "GB/s", "better": "higher",
+                             "stats": {"median": value, "mad": mad, "min": value, "max": value, "n": 10},
+                             "info": {}, "tolerance": None},
+                            {"test": "t.py::g", "name": "ulp", "value": 1.0, "unit": "ulp", "better": "bound",
+                             "stats": None, "info": {"bound": 2.0, "citation": "spec"}, "tolerance": {}}]}
+
+    paths = []
+    for i, v in enumerate([100.0, 110.0, 90.0]):
+        p = tmp_path / f"r{i}.json"
+        p.write_text(json.dumps(doc(v, 0.1)))
+        paths.append(str(p))
+    assert main(["from-results", "--dir", str(tmp_path / "bl"), *paths]) == 0
+    b = load(tmp_path / "bl", "dev")
+    bw = b.metrics("opencl")["bw"]
+    assert bw["value"] == 100.0 and bw["runs"] == 3
+    assert bw["tolerance"]["spread"] == pytest.approx(1.4826 * 10.0)  # between-run noise dominates
+    ulp = b.metrics("opencl")["ulp"]
+    assert ulp["value"] == 2.0 and ulp["measured"] == 1.0 and ulp["citation"] == "spec"
+    assert main(["check", str(tmp_path / "bl")]) == 0

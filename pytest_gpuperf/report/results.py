@@ -6,7 +6,9 @@
      "run": {"started", "finished", "argv"},
      "metrics": [{"test": nodeid, "name": "dotted.name", "value": float, "unit": str,
                   "better": "lower|higher|bound|exact", "stats": {median, mad, min, max, n} | null,
-                  "baseline": {value, tolerance, band, ...} | null, "verdict": str, "info": {...}}]}
+                  "baseline": {value, tolerance, band, ...} | null, "verdict": str, "info": {...},
+                  "tolerance": explicit tolerance asked for by the test | null}],
+     "missing": [names of baseline metrics a passed test no longer records]}
 
 Later suites and tools read this format: add keys, never rename or remove them.
 """
@@ -41,7 +43,8 @@ class Metric:
     def to_json(self) -> dict[str, Any]:
         return {"test": self.test, "name": self.name, "value": _finite(self.value), "unit": self.unit,
                 "better": self.better, "stats": None if self.stats is None else self.stats.to_json(),
-                "baseline": self.baseline, "verdict": self.verdict, "info": self.info}
+                "baseline": self.baseline, "verdict": self.verdict, "info": self.info,
+                "tolerance": self.tolerance}
 
 
 def _finite(x: float) -> float | str:

@@ -1,0 +1,110 @@
+"""``gpuperf-baseline``: maintain baseline files outside a pytest run.
+
+* ``from-results R1.json R2.json ...`` — rebuild baseline entries from several results files of the
+  same device and backend, so tolerances reflect *run-to-run* noise: value = median of the runs'
+  values, spread = max(median within-run σ, between-run σ), tolerance = k × spread with the floor.
+* ``check [DIR]`` — validate every baseline file (for CI and code review).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..errors import GpuPerfError
+from ..timing.stats import MAD_TO_SIGMA
+from . import store
+
+
+def merge_runs(docs: Sequence[dict[str, Any]], k: float, floor_gpu: float, floor_cpu: float
+               ) -> dict[str, dict[str, Any]]:
+    """Baseline entries (name → entry) for one device/backend from several results documents."""
+    by_name: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for doc in docs:
+        for m in doc["metrics"]:
+            if isinstance(m["value"], (int, float)):
+                by_name[m["name"]].append(m)
+    last = docs[-1]
+    floor = floor_cpu if last["device"].get("is_cpu") else floor_gpu
+    prov = {"driver": last["environment"].get("driver"), "runtime": last["environment"].get("runtime"),
+            "toolkit": last["environment"].get("toolkit"), "device_name": last["device"]["name"],
+            "date": last["run"].get("finished"), "commit": last["environment"].get("commit"),
+            "runs": len(docs)}
+    entries = {}
+    for name, ms in by_name.items():
+        values = np.array([m["value"] for m in ms], dtype=float)
+        value = float(np.median(values))
+        within = [MAD_TO_SIGMA * m["stats"]["mad"] for m in ms if m.get("stats")]
+        between = MAD_TO_SIGMA * float(np.median(np.abs(values - value))) if len(values) > 1 else 0.0
+        spread = max(float(np.median(within)) if within else 0.0, between)
+        ref = ms[-1]
+        entry: dict[str, Any] = {"value": value, "unit": ref["unit"], "better": ref["better"], "test": ref["test"],
+                                 "provenance": prov, "runs": len(values)}
+        if ref["better"] == "bound" and "bound" in ref.get("info", {}):
+            entry["value"], entry["measured"] = float(ref["info"]["bound"]), float(values.max())
+        elif ref["better"] == "bound":
+            entry["value"] = float(values.max())
+        if ref.get("tolerance") is not None:
+            entry["tolerance"] = ref["tolerance"]
+        elif ref["better"] in ("lower", "higher"):
+            entry["tolerance"] = store.noise_tolerance(value, spread, k, floor)
+        else:
+            entry["tolerance"] = {}
+        if "citation" in ref.get("info", {}):
+            entry["citation"] = ref["info"]["citation"]
+        entries[name] = entry
+    return entries
+
+
+def cmd_from_results(args: argparse.Namespace) -> int:
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for path in args.results:
+        doc = json.loads(Path(path).read_text())
+        groups[(doc["device"]["key"], doc["device"]["backend"])].append(doc)
+    for (key, backend), docs in groups.items():
+        entries = merge_runs(docs, args.k, args.floor_gpu, args.floor_cpu)
+        baseline = store.load(args.dir, key)
+        prov = next(iter(entries.values()))["provenance"] if entries else {}
+        store.update(baseline, backend, {"key": key, "name": docs[-1]["device"]["name"]}, prov, entries)
+        print(f"{baseline.path}: {backend}: {len(entries)} metrics from {len(docs)} runs")
+    return 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    files = sorted(Path(args.dir).glob("*.json"))
+    for path in files:
+        store.load(path.parent, path.stem)
+        print(f"ok {path}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="gpuperf-baseline", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("from-results", help="rebuild baseline entries from several results JSON files")
+    p.add_argument("results", nargs="+")
+    p.add_argument("--dir", default="baselines")
+    p.add_argument("--k", type=float, default=6.0)
+    p.add_argument("--floor-gpu", type=float, default=0.05)
+    p.add_argument("--floor-cpu", type=float, default=0.40)
+    p.set_defaults(func=cmd_from_results)
+    c = sub.add_parser("check", help="validate every baseline file in a directory")
+    c.add_argument("dir", nargs="?", default="baselines")
+    c.set_defaults(func=cmd_check)
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except GpuPerfError as exc:
+        print(f"gpuperf-baseline: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Unpack what scripts/gpu_session.sh produced on the GPU machine (the device tool's files_at folder,
+# or a session.tgz path) into the repository: results/<key>/<backend>.json, the logs beside them, and
+# the baselines it updated. Run from the repo root:  bash scripts/fetch_gpu_session.sh /work/.device/N
+set -euo pipefail
+src=${1:?usage: fetch_gpu_session.sh FILES_AT_DIR_OR_SESSION_TGZ}
+tgz=$src; [ -d "$src" ] && tgz="$src/session.tgz"
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+tar xzf "$tgz" -C "$tmp"
+for dir in "$tmp"/results/*/; do
+  [ -d "$dir" ] || continue
+  key=$(basename "$dir")
+  mkdir -p "results/$key/logs"
+  cp "$dir"/*.json "results/$key/"
+  cp "$tmp"/logs/* "results/$key/logs/" 2>/dev/null || true
+  echo "results/$key: $(ls "$dir" | tr '\n' ' ')"
+done
+if [ "${GPUPERF_FETCH_BASELINES:-1}" = 1 ] && ls "$tmp"/baselines/*.json >/dev/null 2>&1; then
+  cp "$tmp"/baselines/*.json baselines/
+  echo "baselines: $(cd "$tmp/baselines" && ls *.json | tr '\n' ' ')"
+fi

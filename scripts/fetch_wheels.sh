@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Download the wheels the lent GPU machine lacks (PyOpenCL and its needs, gmpy2, Kernel Tuner's
+# pure-Python needs) into .whl/, which scripts/gpu_session.sh installs there. Run on this machine.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rm -rf .whl && mkdir -p .whl
+plat=(--platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 --platform manylinux_2_17_x86_64
+      --platform manylinux2014_x86_64 --platform manylinux1_x86_64 --platform manylinux_2_24_x86_64
+      --platform manylinux_2_34_x86_64 --platform any)
+python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+  "${plat[@]}" -d .whl pyopencl pytools platformdirs siphash24 gmpy2 kernel_tuner \
+  python-constraint2 xmltodict jsonschema jsonschema-specifications referencing rpds-py attrs
+ls -la .whl

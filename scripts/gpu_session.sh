@@ -7,6 +7,8 @@
 #   GPUPERF_ARGS     extra pytest arguments (e.g. --gpuperf-update-baselines)
 #   GPUPERF_DEVICES  devices to run (default: "cuda:0 opencl:0")
 #   GPUPERF_PRE      optional command run after set-up (e.g. a probe script)
+#   GPUPERF_TAG      optional prefix of the results/log names (results/<key>/<tag>-<backend>.json),
+#                    so runs of different suites do not overwrite each other's results
 set -uo pipefail
 # The device tool returns at most 8 files from $OUT, so everything is written under $W and packed
 # into $OUT/session.tgz at the end (fetch_gpu_session.sh unpacks it into results/ and baselines/).
@@ -32,10 +34,10 @@ python3 -m pytest -p pytest_gpuperf.plugin --gpuperf-list-devices -p no:cachepro
 if [ -n "${GPUPERF_PRE:-}" ]; then bash -c "$GPUPERF_PRE"; fi
 rc=0
 for dev in ${GPUPERF_DEVICES:-cuda:0 opencl:0}; do
-  tag=${dev/:/}
+  tag=${GPUPERF_TAG:+$GPUPERF_TAG-}${dev/:/}
   timeout ${GPUPERF_TIMEOUT:-280} python3 -m pytest -p pytest_gpuperf.plugin -p no:cacheprovider -q -rs \
     --gpuperf-device="$dev" --gpuperf-baseline-dir="$W/baselines" \
-    --gpuperf-json="$W/results/{key}/{backend}.json" ${GPUPERF_ARGS:-} ${GPUPERF_SUITES:-suites/} 2>&1 | tee "$W/logs/$tag.log" | tail -60
+    --gpuperf-json="$W/results/{key}/${GPUPERF_TAG:+$GPUPERF_TAG-}{backend}.json" ${GPUPERF_ARGS:-} ${GPUPERF_SUITES:-suites/} 2>&1 | tee "$W/logs/$tag.log" | tail -60
   rc=$(( rc | ${PIPESTATUS[0]} ))
 done
 exit $rc

@@ -35,6 +35,22 @@ _ATTR = {
 }
 
 
+# Holds the stream until the host has enqueued the timed work (or ``limit_ns`` passes), so the start
+# event and the work run back to back on the device. Without it, the start event fires as soon as the
+# host records it and the host's own launch cost (tens of µs from Python) lands inside the interval —
+# the same reason NVIDIA's nvbench enqueues a "blocking kernel" before its timed region.
+_BLOCKER = r"""
+extern "C" __global__ void gpuperf_block_stream(volatile int* flag, unsigned long long limit_ns) {
+    unsigned long long t0, t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    do {
+        if (*flag) return;
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    } while (t - t0 < limit_ns);
+}
+"""
+_BLOCK_LIMIT_NS = 200_000_000  # 0.2 s: ends the hold even if the timed callable synchronises itself
+
 # CUfunction_attribute values: resource usage of a compiled kernel.
 _FUNC_ATTR = {"max_threads_per_block": 0, "shared_size_bytes": 1, "const_size_bytes": 2, "local_size_bytes": 3,
               "num_regs": 4, "ptx_version": 5, "binary_version": 6}
@@ -147,6 +163,8 @@ class CudaDevice(Device):
         self.stream = cupy.cuda.Stream(non_blocking=True)
         self.arch = self.info.compute_capability.replace(".", "")
         self._includes = _include_options()
+        self._flag_mem: Any = None  # pinned host word the blocking kernel polls (mapped: UVA)
+        self._flag: np.ndarray | None = None
 
     # ---- compilation ---------------------------------------------------------------------------
     def nvrtc(self, source: str, name: str, options: Sequence[str], target: str) -> tuple[bytes, str]:
@@ -237,10 +255,20 @@ class CudaDevice(Device):
         return None
 
     def timed(self, enqueue: Callable[[], Any]) -> Any:
+        """Record events around ``enqueue`` behind a blocking kernel released once all is enqueued."""
+        blocker = self.compile(_BLOCKER, "gpuperf_block_stream")
+        if self._flag is None:
+            self._flag_mem = cupy.cuda.alloc_pinned_memory(4)
+            self._flag = np.frombuffer(self._flag_mem, dtype=np.int32, count=1)
+        self._flag[0] = 0
+        blocker.handle((1,), (1,), (np.uint64(self._flag_mem.ptr), np.uint64(_BLOCK_LIMIT_NS)), stream=self.stream)
         start, end = cupy.cuda.Event(), cupy.cuda.Event()
         start.record(self.stream)
-        enqueue()
-        end.record(self.stream)
+        try:
+            enqueue()
+        finally:
+            end.record(self.stream)
+            self._flag[0] = 1
         return (start, end)
 
     def elapsed(self, handle: Any, timeout_s: float) -> float:

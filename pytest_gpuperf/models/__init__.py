@@ -1,0 +1,18 @@
+"""Performance models and their prediction error (issue 6).
+
+One module per job:
+
+* :mod:`.source` — one kernel text for both backends (a small macro prelude).
+* :mod:`.corpus` — the kernel corpus of the sampled-kernel models (Dao, ch. 2).
+* :mod:`.sampling` — saturation points, sampled runs and the linear model (Dao §2.4–2.5.1).
+* :mod:`.svr` — the ML (SVR) model over sampled features, leave-one-kernel-out (Dao §2.5.2, §2.6.1).
+* :mod:`.ptx` — PTX parser (instructions, operands, classes).
+* :mod:`.cfg` — basic blocks, control-flow graph, natural loops, data-dependence graphs.
+* :mod:`.latency` — instruction latencies: probe baselines first, the Alavani thesis table as fallback.
+* :mod:`.scheduler` — Alavani's Algorithms 6–8, memory penalties (Eq. 4.10–4.12) and launch overhead.
+* :mod:`.dwarfs` — the thesis' dwarf benchmarks re-written for CUDA, with their loop trip counts.
+* :mod:`.kernel_classes` — the ten kernel classes K1–K10 of paper 004 and its three unseen kernels.
+* :mod:`.classify` — portable measured features, dataset, RF / naive Bayes / MLP classifiers.
+* :mod:`.similarity` — Lim's CFG transition-probability matching to reuse tuned configurations.
+* :mod:`.fixtures` — the ``sampled_kernel`` pytest fixture.
+"""

@@ -1,0 +1,44 @@
+"""Fixtures of the models area: ``sampled_kernel`` (Dao, thesis ch. 2)."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import pytest
+
+from ..devices.base import Device, Kernel, KernelArg
+from ..helpers import Measurer
+from ..timing.measure import MeasureConfig
+from .sampling import SampledRun, SamplePlan, sample, saturation_point
+
+
+class SampledKernel:
+    """Run a kernel's first work-groups at two saturation points and predict the full run.
+
+    ``sampled_kernel(kernel, local_size, args, n_groups, multiple=1, full=True)`` measures the first
+    ``2·m·P_sat·units`` and ``3·m·P_sat·units`` work-groups (``m = multiple``, both integer multiples of
+    the saturation point, thesis §2.5.1 / Fig. 2.15), and — when ``full`` — the whole ``n_groups`` run
+    for evaluation. The kernel must index its work from the global id so the sampled groups do
+    exactly the work they do in the full run (a shorter NDRange; no guard in the kernel).
+    """
+
+    def __init__(self, device: Device, measurer: Measurer) -> None:
+        self.device = device
+        self.measurer = measurer
+
+    def plan(self, kernel: Kernel, local_size: int, n_groups: int, multiple: int = 1) -> SamplePlan:
+        sat = saturation_point(self.device.info, kernel.attributes, local_size)
+        return SamplePlan(sat, n_groups, local_size, multiple)
+
+    def __call__(self, kernel: Kernel, local_size: int, args: Sequence[KernelArg], n_groups: int,
+                 multiple: int = 1, full: bool = True, **overrides: Any) -> SampledRun:
+        """``overrides``: MeasureConfig fields for these runs (e.g. a smaller budget on CPU devices)."""
+        plan = self.plan(kernel, local_size, n_groups, multiple)
+        config = MeasureConfig(**{**self.measurer.config.__dict__, **overrides})
+        return sample(self.device, kernel, plan, args, config, full=full)
+
+
+@pytest.fixture
+def sampled_kernel(gpu_device: Device, gpu_measure: Measurer) -> SampledKernel:
+    """Sampled-kernel runner bound to the test's device and the session's timing configuration."""
+    return SampledKernel(gpu_device, gpu_measure)

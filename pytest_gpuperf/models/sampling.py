@@ -1,0 +1,175 @@
+"""Sampled kernels and the linear time model (Dao, thesis ch. 2, §2.4–2.5.1).
+
+*Saturation point* ``P_sat``: the number of work-groups one compute unit keeps active at once,
+limited by threads, registers, local memory and the block-slot limit (§2.4, "the number of active
+work-groups per SM for a given kernel"). One *wave* is ``P_sat × compute units`` work-groups. The
+kernel is sampled twice, at ``P_sat1 = 2·P_sat`` and ``P_sat2 = 3·P_sat`` groups per unit (the
+thesis: these avoid the warm-up non-linearity of the first groups), and the full run of ``N`` groups
+is extrapolated with
+
+    t_linear(N) = t_P1 + (t_P2 − t_P1) / (P2 − P1) × (N − P1)            (thesis, §2.5.1)
+
+where ``P1``/``P2``/``N`` count work-groups over the whole device. Sampling overhead is
+``(t_P1 + t_P2) / t_full``: the device time spent sampling relative to the run it predicts.
+
+How a sample runs: the first ``k`` groups of the same kernel (a shorter NDRange). Every corpus
+kernel indexes its data from the global id, so those groups do exactly their share of the full run's
+work, on both backends, with no global offset (CUDA has none) and no retire-guard in the kernel.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from ..devices.base import Device, DeviceInfo, Kernel, KernelArg
+from ..timing.measure import MeasureConfig, Measurement, measure
+
+#: Per-SM limits by CUDA compute capability (CUDA C Programming Guide, "Compute Capabilities" table):
+#: max resident threads, max resident blocks, 32-bit registers, shared memory bytes.
+SM_LIMITS: Mapping[str, tuple[int, int, int, int]] = {
+    "7.0": (2048, 32, 65536, 98304), "7.5": (1024, 16, 65536, 65536), "8.0": (2048, 32, 65536, 167936),
+    "8.6": (1536, 16, 65536, 102400), "8.9": (1536, 24, 65536, 102400), "9.0": (2048, 32, 65536, 233472),
+}
+#: Register allocation granularity per warp on NVIDIA GPUs (registers are allocated per warp in 256s).
+_REG_UNIT = 256
+
+
+@dataclass(frozen=True)
+class Saturation:
+    """``p_sat`` groups per compute unit; ``limit`` names what bounds it (for the report)."""
+
+    p_sat: int
+    units: int
+    limit: str
+
+    @property
+    def wave(self) -> int:
+        """Work-groups the whole device runs concurrently."""
+        return self.p_sat * self.units
+
+
+def saturation_point(info: DeviceInfo, attributes: Mapping[str, int], local_size: int) -> Saturation:
+    """``P_sat`` from occupancy (thesis §2.4). CPU devices: one group per core at a time (PoCL runs a
+    work-group as one task on one thread), so ``P_sat = 1``. NVIDIA GPUs: the occupancy calculation
+    from the kernel's registers and shared memory (CUDA backend attributes; OpenCL reports no
+    register count, so only threads, local memory and block slots limit it there)."""
+    if local_size <= 0:
+        raise ValueError(f"local size must be positive, got {local_size}")
+    units = max(1, int(info.compute_units))
+    if info.is_cpu:
+        return Saturation(1, units, "cpu: one work-group per core")
+    threads, blocks, regs, smem = SM_LIMITS.get(info.compute_capability, SM_LIMITS["9.0"])
+    warps = -(-local_size // max(1, info.warp_size or 32))
+    cands = {"threads": threads // (warps * (info.warp_size or 32)), "blocks": blocks}
+    nregs = int(attributes.get("num_regs", 0))
+    if nregs:
+        per_warp = -(-nregs * 32 // _REG_UNIT) * _REG_UNIT
+        cands["registers"] = regs // (per_warp * warps)
+    shared = int(attributes.get("shared_size_bytes", attributes.get("local_bytes", 0)))
+    if shared:
+        cands["local memory"] = smem // shared
+    limit = min(cands, key=lambda k: cands[k])
+    return Saturation(max(1, cands[limit]), units, limit)
+
+
+def linear_model(t_p1: float, t_p2: float, p1: int, p2: int, n: int) -> float:
+    """Dao's linear model: displacement ``t_P1``, slope ``(t_P2 − t_P1)/(P2 − P1)``, evaluated at ``N``."""
+    if p2 <= p1:
+        raise ValueError(f"sampling points must increase, got P1={p1}, P2={p2}")
+    return t_p1 + (t_p2 - t_p1) / (p2 - p1) * (n - p1)
+
+
+@dataclass(frozen=True)
+class SamplePlan:
+    """Where to sample: ``p1``/``p2`` work-groups (2m and 3m waves) for a run of ``n_groups``."""
+
+    sat: Saturation
+    n_groups: int
+    local_size: int
+    multiple: int = 1  # m: sample at 2m and 3m saturation points (Fig. 2.15 varies the sampling point)
+
+    @property
+    def p1(self) -> int:
+        return 2 * self.multiple * self.sat.wave
+
+    @property
+    def p2(self) -> int:
+        return 3 * self.multiple * self.sat.wave
+
+    def check(self) -> None:
+        if self.n_groups <= self.p2:
+            raise ValueError(f"{self.n_groups} work-groups is not more than the second sampling point "
+                             f"{self.p2} (3 × P_sat {self.sat.p_sat} × {self.sat.units} units); "
+                             "use a larger problem or there is nothing to predict")
+
+
+def waves_for_overhead(max_overhead: float, multiple: int = 1) -> int:
+    """Smallest run length in waves for which 2m+3m sampled waves cost ≤ ``max_overhead`` of the run
+    (assuming linear scaling): ``5m / W ≤ max_overhead``."""
+    if not 0 < max_overhead < 1:
+        raise ValueError(f"overhead target must be in (0, 1), got {max_overhead}")
+    return math.ceil(5 * multiple / max_overhead)
+
+
+def multiple_for(waves: int, max_overhead: float) -> int:
+    """Largest ``m ≥ 1`` whose two samples (2m + 3m waves) stay within ``max_overhead`` of a
+    ``waves``-wave run: longer slopes are less sensitive to timer noise at the same overhead."""
+    return max(1, int(max_overhead * waves // 5))
+
+
+@dataclass(frozen=True)
+class SampledRun:
+    """The three measurements of one kernel and the linear prediction."""
+
+    plan: SamplePlan
+    t_p1: Measurement
+    t_p2: Measurement
+    t_full: Measurement | None
+
+    @property
+    def predicted(self) -> float:
+        return linear_model(self.t_p1.stats.median, self.t_p2.stats.median, self.plan.p1, self.plan.p2,
+                            self.plan.n_groups)
+
+    @property
+    def measured(self) -> float:
+        if self.t_full is None:
+            raise ValueError("the full run was not measured")
+        return self.t_full.stats.median
+
+    @property
+    def error_rel(self) -> float:
+        return abs(self.predicted - self.measured) / self.measured
+
+    @property
+    def overhead(self) -> float:
+        return (self.t_p1.stats.median + self.t_p2.stats.median) / self.measured
+
+
+def run_groups(device: Device, kernel: Kernel, groups: int, local: int, args: Sequence[KernelArg],
+               config: MeasureConfig) -> Measurement:
+    """Time the first ``groups`` work-groups of ``kernel`` (a shorter 1-D NDRange)."""
+    return measure(device, lambda: device.launch(kernel, (groups * local,), (local,), args), config)
+
+
+def sample(device: Device, kernel: Kernel, plan: SamplePlan, args: Sequence[KernelArg], config: MeasureConfig,
+           full: bool = True) -> SampledRun:
+    """Measure the two sampling points (and, for evaluation, the full run)."""
+    plan.check()
+    t1 = run_groups(device, kernel, plan.p1, plan.local_size, args, config)
+    t2 = run_groups(device, kernel, plan.p2, plan.local_size, args, config)
+    tf = run_groups(device, kernel, plan.n_groups, plan.local_size, args, config) if full else None
+    return SampledRun(plan, t1, t2, tf)
+
+
+def plan_for(device: Device, kernel: Kernel, local_size: int, waves: int, multiple: int = 1) -> SamplePlan:
+    """A plan whose full run is ``waves`` waves long."""
+    sat = saturation_point(device.info, kernel.attributes, local_size)
+    return SamplePlan(sat, waves * sat.wave, local_size, multiple)
+
+
+def describe(plan: SamplePlan) -> dict[str, Any]:
+    return {"p_sat": plan.sat.p_sat, "limit": plan.sat.limit, "units": plan.sat.units, "p1_groups": plan.p1,
+            "p2_groups": plan.p2, "multiple": plan.multiple, "n_groups": plan.n_groups, "local_size": plan.local_size}

@@ -1,0 +1,250 @@
+"""Alavani's resource-reservation scheduler (thesis §4.4.2–4.4.5): Algorithms 6–8, the memory
+penalties (Eq. 4.10, 4.11) and the kernel launch overhead (§3.4), giving
+
+    d_total = d_kernel + l_overhead + gm_penalty + sm_penalty            (Eq. 4.8)
+    t_kernel = d_total / v_gpu                                           (Eq. 4.9)
+
+The launch overhead and penalties are times here (seconds), converted at the clock, because they
+come from our own dynamic analysis on the device (:class:`Calibration`), not from cycle counts.
+The cache-miss penalty (Eq. 4.12) is not modelled (it needs per-kernel miss rates, i.e. counters).
+
+Deviations, each because the thesis' text is ambiguous or would be wrong on its own terms:
+
+* Algorithm 6 returns the *latest finish* over the block's nodes (the thesis' line 13 assigns the
+  last node's finish, which equals it for the single-sink graphs it illustrates).
+* Algorithm 7 applies ``nLoop`` to every block of a natural loop (compiled PTX splits loop bodies),
+  via :meth:`Cfg.multipliers`; loop trip counts are user input, as in the thesis (§4.4.1).
+* Algorithm 8 subtracts the threads actually scheduled per wave (``nTh_sm``) rather than the
+  hardware maximum, so occupancy-limited kernels get the right number of waves, and the last wave
+  schedules only the threads left.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable, Mapping, Sequence
+
+import networkx as nx
+
+from .cfg import Block, Cfg
+from .latency import LatencyTable
+from .ptx import Instruction
+
+#: Functional units per SM (NVIDIA architecture whitepapers): Hopper GH100 SM = 4 partitions × (32 FP32,
+#: 16 INT32, 16 FP64, 4 SFU, 8 LD/ST). ``M`` (miscellaneous: moves, branches, barriers, parameter loads) is
+#: given one warp-wide dispatch per partition per cycle.
+RESOURCES_SM90: Mapping[str, int] = {"SP": 128, "INT": 64, "DP": 64, "SFU": 16, "LSU": 32, "M": 128}
+RESOURCES_BY_CC: Mapping[str, Mapping[str, int]] = {
+    "9.0": RESOURCES_SM90,
+    "8.0": {"SP": 64, "INT": 64, "DP": 32, "SFU": 16, "LSU": 32, "M": 128},
+    "7.0": {"SP": 64, "INT": 64, "DP": 32, "SFU": 16, "LSU": 32, "M": 128},
+    "3.5": {"SP": 192, "INT": 192, "DP": 64, "SFU": 32, "LSU": 32, "M": 192},  # Tesla K20 (thesis' example)
+}
+#: Per-SM occupancy limits: threads, blocks, registers, shared bytes (CUDA programming guide).
+SM_CAPS: Mapping[str, tuple[int, int, int, int]] = {
+    "9.0": (2048, 32, 65536, 233472), "8.0": (2048, 32, 65536, 167936), "7.0": (2048, 32, 65536, 98304),
+    "3.5": (2048, 16, 65536, 49152),
+}
+L_PIPELINE = 1  # "we assume the latency of v is 1 when it is perfectly pipelined" (§4.4.4.2)
+
+
+def resource_of(klass: str) -> str:
+    """``R_map``: the unit an instruction class occupies."""
+    if klass.startswith(("ld.", "st.", "atom.")) and klass != "ld.param":
+        return "LSU"
+    if klass in ("addf", "mulf", "fma"):
+        return "SP"
+    if klass.startswith("d") and klass not in ("divs", "divf"):
+        return "DP"
+    if klass in ("div64", "sqrt64"):
+        return "DP"
+    if klass in ("sfu", "sqrt", "divf"):
+        return "SFU"
+    if klass in ("adds", "mul", "mads", "and", "setp", "cvt", "divs", "other"):
+        return "INT"
+    return "M"
+
+
+def _batches(n_threads: int, units: int) -> int:
+    return max(1, math.ceil(n_threads / units))
+
+
+class _Reservations:
+    """``Rsv``: per resource, the busy intervals [start, end), kept sorted."""
+
+    def __init__(self) -> None:
+        self.busy: dict[str, list[tuple[float, float]]] = {}
+
+    def earliest(self, res: str, t: float, d: float) -> float:
+        """Smallest ``t1 ≥ t`` with ``[t1, t1 + d)`` free on ``res`` (Algorithm 6, line 9)."""
+        t1 = t
+        for s, e in self.busy.get(res, []):
+            if e <= t1:
+                continue
+            if s >= t1 + d:
+                break
+            t1 = e
+        return t1
+
+    def reserve(self, res: str, t1: float, d: float) -> None:
+        lst = self.busy.setdefault(res, [])
+        lst.append((t1, t1 + d))
+        lst.sort()
+
+
+def schedule_block(block: Block, lat: Callable[[Instruction], float], units: Mapping[str, int], ntw: int) -> float:
+    """Algorithm 6: list-schedule the block's data-flow graph under precedence and resource constraints;
+    returns the block's delay in cycles for ``ntw`` threads of one SM."""
+    g = block.dependence_graph()
+    ins = block.instructions
+    sch: dict[int, float] = {}
+    dur: dict[int, float] = {}
+    rsv = _Reservations()
+    delay = 0.0
+    for v in nx.lexicographical_topological_sort(g):
+        t = 0.0
+        for u in g.predecessors(v):
+            t = max(t, sch[u] + dur[u])
+        res = resource_of(ins[v].klass)
+        d = lat(ins[v]) + L_PIPELINE * (_batches(ntw, units[res]) - 1)
+        t1 = rsv.earliest(res, t, d)
+        rsv.reserve(res, t1, d)
+        sch[v], dur[v] = t1, d
+        delay = max(delay, t1 + d)
+    return delay
+
+
+def schedule_cfg(cfg: Cfg, lat: Callable[[Instruction], float], units: Mapping[str, int], ntw: int,
+                 trips: Sequence[float]) -> float:
+    """Algorithm 7: longest path through the CFG (back edges removed), each block's delay multiplied by
+    the trip counts of the loops containing it; every branch is assumed taken by some thread (§4.4.1)."""
+    mult = cfg.multipliers(trips)
+    dag = cfg.dag()
+    delay: dict[int, float] = {}
+    for b in nx.topological_sort(dag):
+        d = max((delay[p] for p in dag.predecessors(b)), default=0.0)
+        delay[b] = d + schedule_block(cfg.blocks[b], lat, units, ntw) * mult[b]
+    return max(delay.values(), default=0.0)
+
+
+@dataclass(frozen=True)
+class Occupancy:
+    threads_per_sm: int  # nTh_sm after the register, shared-memory and block limits (Alg. 8 lines 4–8)
+    limit: str
+
+
+def occupancy(cc: str, block: int, regs: int, shared: int) -> Occupancy:
+    """Algorithm 8 lines 4–8: threads one SM holds per wave."""
+    t_max, b_max, r_max, s_max = SM_CAPS.get(cc, SM_CAPS["9.0"])
+    per_block = {"threads": t_max // block, "blocks": b_max}
+    if regs:
+        per_block["registers"] = r_max // (regs * block)
+    if shared:
+        per_block["shared memory"] = s_max // shared
+    limit = min(per_block, key=lambda k: per_block[k])
+    return Occupancy(max(1, per_block[limit]) * block, limit)
+
+
+def memory_counts(cfg: Cfg, trips: Sequence[float]) -> tuple[float, float, float, float]:
+    """Per thread: global memory instructions ``nGM``, their bytes, shared instructions ``nShM``, their bytes
+    (counted with loop multipliers, as the thesis counts them while scheduling)."""
+    mult = cfg.multipliers(trips)
+    ngm = gbytes = nsm = sbytes = 0.0
+    for b, m in zip(cfg.blocks, mult):
+        for ins in b.instructions:
+            k = ins.klass
+            if k in ("ld.global", "st.global", "atom.global", "ld.generic", "st.generic", "atom.generic"):
+                ngm += m
+                gbytes += m * access_bytes(ins)
+            elif k in ("ld.shared", "st.shared", "atom.shared"):
+                nsm += m
+                sbytes += m * access_bytes(ins)
+    return ngm, gbytes, nsm, sbytes
+
+
+def access_bytes(ins: Instruction) -> int:
+    """Bytes one thread moves: element width × vector width (``ld.global.v4.f32`` → 16)."""
+    width = 4
+    vec = 1
+    for p in ins.parts:
+        if p in ("v2", "v4", "v8"):
+            vec = int(p[1:])
+        elif len(p) >= 2 and p[0] in "fubs" and p[1:].isdigit():
+            width = int(p[1:]) // 8
+    return max(1, width) * vec
+
+
+def exp_growth(n: float, a: float, b: float, c: float) -> float:
+    """The thesis' throughput model ``TP = a (b − e^{−c n})`` (Table 4.5)."""
+    return a * (b - math.exp(-c * n))
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Dynamic analysis of one GPU (thesis §3.4, §4.4.5), measured by the suite's microbenchmarks:
+    launch overhead ``l0 + l1·threads`` (seconds), and global/shared throughput ``a (b − e^{−c n})`` in
+    bytes/s over ``n`` memory requests (whole device)."""
+
+    launch: tuple[float, float]
+    global_tp: tuple[float, float, float]
+    shared_tp: tuple[float, float, float]
+    source: str = "measured on this device by the suite's microbenchmarks"
+
+
+@dataclass
+class Prediction:
+    seconds: float
+    d_kernel_cycles: float
+    waves: int
+    launch_s: float
+    gm_penalty_s: float
+    sm_penalty_s: float
+    occupancy: Occupancy
+    counts: tuple[float, float, float, float]
+    parts: dict[str, float] = field(default_factory=dict)
+
+    def info(self) -> dict[str, object]:
+        return {"d_kernel_cycles": round(self.d_kernel_cycles, 1), "waves": self.waves,
+                "launch_s": self.launch_s, "gm_penalty_s": self.gm_penalty_s, "sm_penalty_s": self.sm_penalty_s,
+                "threads_per_sm": self.occupancy.threads_per_sm, "occupancy_limit": self.occupancy.limit,
+                "nGM_per_thread": self.counts[0], "nShM_per_thread": self.counts[2]}
+
+
+def predict(cfg: Cfg, table: LatencyTable, cal: Calibration, *, grid: int, block: int, regs: int, shared: int,
+            trips: Sequence[float], n_sm: int, clock_hz: float, cc: str = "9.0") -> Prediction:
+    """Algorithm 8 plus Eq. 4.8–4.11: predicted kernel time in seconds."""
+    if grid <= 0 or block <= 0:
+        raise ValueError(f"grid and block must be positive, got {grid}, {block}")
+    units = RESOURCES_BY_CC.get(cc, RESOURCES_SM90)
+    threads_total = grid * block
+
+    def lat(ins: Instruction) -> float:
+        return table.of(ins.klass, threads_total)
+
+    occ = occupancy(cc, block, regs, shared)
+    n_sched = math.ceil(grid / n_sm) * block  # Alg. 8 line 2
+    d_kernel, waves = 0.0, 0
+    memo: dict[int, float] = {}
+    while n_sched > 0:  # Alg. 8 lines 9–13
+        ntw = min(occ.threads_per_sm, n_sched)
+        if ntw not in memo:
+            memo[ntw] = schedule_cfg(cfg, lat, units, ntw, trips)
+        d_kernel += memo[ntw]
+        n_sched -= occ.threads_per_sm
+        waves += 1
+    counts = memory_counts(cfg, trips)
+    ngm, gbytes, nsm, sbytes = counts
+    launch = cal.launch[0] + cal.launch[1] * threads_total
+    # Eq. 4.10/4.11 with TP in bytes/s of the whole device at the kernel's request count: the time to move
+    # every thread's global (shared) bytes at the throughput that many requests achieve.
+    gm = 0.0
+    if ngm:
+        tp = exp_growth(ngm * threads_total, *cal.global_tp)
+        gm = gbytes * threads_total / max(tp, 1.0)
+    sm = 0.0
+    if nsm:
+        tp = exp_growth(nsm * threads_total, *cal.shared_tp)
+        sm = sbytes * threads_total / max(tp, 1.0)
+    seconds = d_kernel / clock_hz + launch + gm + sm
+    return Prediction(seconds, d_kernel, waves, launch, gm, sm, occ, counts)

@@ -1,0 +1,203 @@
+"""Prediction error of performance models (issue 6).
+
+* ``model.sampled.<kernel>.error`` / ``.overhead`` — Dao's sampled linear model (thesis ch. 2) on the
+  24-kernel corpus: |t_linear − t_full| / t_full and (t_P1 + t_P2) / t_full; ``model.sampled.mean_*``.
+* ``model.svr.<kernel>.error`` — Dao's ML model (SVR over the sampled runs' features) evaluated
+  leave-one-kernel-out: the kernel's own runs are never in its training set; ``model.svr.mean_error``.
+* ``model.ptx.<kernel>.error``, ``model.ptx.dwarf.<dwarf>.mape`` — Alavani's static PTX model
+  (thesis ch. 4) on the thesis' dwarfs re-written for CUDA (CUDA only: PTX comes from NVRTC).
+
+Errors are ``better="lower"``: a model or measurement regression shows as a larger error.
+Kernel classification (paper 004) and CFG similarity (Lim ch. IV) are in ``test_kernel_classes.py``.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.optimize import curve_fit
+
+from pytest_gpuperf.models import cfg as cfgmod
+from pytest_gpuperf.models import ptx as ptxmod
+from pytest_gpuperf.models import scheduler, svr
+from pytest_gpuperf.models.corpus import CORPUS
+from pytest_gpuperf.models.dwarfs import DWARFS, THESIS_MAPE
+from pytest_gpuperf.models.latency import latencies
+from pytest_gpuperf.models.sampling import describe, multiple_for, saturation_point
+
+ROOT = Path(__file__).resolve().parents[1]
+#: Tolerance of the error metrics: absolute percentage points of error, reflecting run-to-run noise of
+#: the timings behind them (GPU) — a model or timing regression beyond this fails the gate.
+TOL_GPU = {"abs": 0.02, "rel": 0.5}
+#: PoCL on the shared 2-core CI machine: a sampled run is a few launches of ~100 µs host-dominated work,
+#: so per-kernel errors swing by whole multiples run to run; only a gross model break fails there.
+TOL_CPU = {"abs": 5.0, "rel": 1.0}
+TOL_CPU_MEAN = {"abs": 1.5, "rel": 1.0}
+MAX_OVERHEAD = 0.04  # sampled waves 2m + 3m ≤ 4 % of the run (target ≤ 5 % with launch overheads)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
+
+
+def test_sampled_models(gpu_device, gpu_kernel, sampled_kernel, gpuperf_record):
+    info = gpu_device.info
+    cpu = info.is_cpu
+    backend = info.backend
+    local = 64 if cpu else 256
+    waves = (400, 800) if cpu else (100, 200, 400)
+    timing = dict(warmup=1, min_repeats=5, max_repeats=9, budget_s=0.1) if cpu else \
+        dict(warmup=2, min_repeats=10, max_repeats=60, budget_s=0.3)
+    tol = TOL_CPU if cpu else TOL_GPU
+    tol_mean = TOL_CPU_MEAN if cpu else TOL_GPU
+
+    kernels = {k.name: gpu_kernel.compile(k.source(backend), k.name) for k in CORPUS}
+    sats = {n: saturation_point(info, kern.attributes, local) for n, kern in kernels.items()}
+    n_items = max(waves) * max(s.wave for s in sats.values()) * local
+    rng = np.random.default_rng(42)
+    a = gpu_device.to_device(rng.random(n_items, dtype=np.float32) + 0.5)
+    b = gpu_device.to_device(rng.random(n_items, dtype=np.float32) + 0.5)
+    c = gpu_device.empty(4 * n_items)
+
+    instances: list[svr.Instance] = []
+    main: dict[str, object] = {}
+    for name, kern in kernels.items():
+        for w in waves:
+            n_groups = w * sats[name].wave
+            args = [a, b, c, np.int32(n_groups * local)]
+            run = sampled_kernel(kern, local, args, n_groups, multiple=multiple_for(w, MAX_OVERHEAD), **timing)
+            attrs = kern.attributes
+            instances.append(svr.Instance(name, sats[name].p_sat, float(attrs.get("num_regs", 0)),
+                                          float(attrs.get("shared_size_bytes", attrs.get("local_bytes", 0))),
+                                          local, run.plan.p1, run.plan.p2, n_groups, run.t_p1.stats.median,
+                                          run.t_p2.stats.median, run.measured))
+            if w == max(waves):
+                main[name] = run
+
+    errors, overheads = [], []
+    for name, run in main.items():
+        errors.append(run.error_rel)
+        overheads.append(run.overhead)
+        meta = {**describe(run.plan), "predicted_s": run.predicted, "measured_s": run.measured,
+                "model": "Dao thesis §2.5.1 linear model"}
+        gpuperf_record(f"model.sampled.{name}.error", run.error_rel, "ratio", better="lower", tolerance=tol, info=meta)
+        gpuperf_record(f"model.sampled.{name}.overhead", run.overhead, "ratio", better="lower", tolerance=tol,
+                       info={"t_p1_s": run.t_p1.stats.median, "t_p2_s": run.t_p2.stats.median})
+
+    loko = svr.leave_one_kernel_out(instances)
+    split = svr.split_report(instances)
+    svr_errors = []
+    for name, preds in loko.items():
+        inst, t_ml = max(preds, key=lambda p: p[0].n)
+        err = abs(t_ml - inst.t_full) / inst.t_full
+        svr_errors.append(err)
+        gpuperf_record(f"model.svr.{name}.error", err, "ratio", better="lower", tolerance=tol,
+                       info={"predicted_s": t_ml, "measured_s": inst.t_full, "split": "leave-one-kernel-out",
+                             "train_instances": sum(len(v) for k, v in loko.items() if k != name)})
+
+    gpuperf_record("model.sampled.mean_error", float(np.mean(errors)), "ratio", better="lower", tolerance=tol_mean,
+                   info={"kernels": len(errors), "target": "≤ 0.04 on the H100 (thesis: 4.76–7.91 %)"})
+    gpuperf_record("model.sampled.mean_overhead", float(np.mean(overheads)), "ratio", better="lower", tolerance=tol_mean,
+                   info={"target": "≤ 0.05 (thesis: 8–15 %)", "waves": list(waves), "max_sampled_share": MAX_OVERHEAD})
+    gpuperf_record("model.svr.mean_error", float(np.mean(svr_errors)), "ratio", better="lower", tolerance=tol_mean,
+                   info={**split, "features": list(svr.FEATURES)})
+    assert len(errors) >= 20
+    assert all(np.isfinite(errors)) and all(np.isfinite(svr_errors))
+
+
+# ---- static PTX model (Alavani ch. 4) --------------------------------------------------------------------
+
+CAL_SRC = r'''
+extern "C" __global__ void empty_kernel(int x) { }
+extern "C" __global__ void gcopy(const float* __restrict__ a, float* __restrict__ b, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) b[i] = a[i]; }
+extern "C" __global__ void sshared(float* out, int reps) {
+  __shared__ float s[1024]; int l = threadIdx.x; s[l] = (float)l; __syncthreads(); float acc = 0.0f;
+#pragma unroll 1
+  for (int r = 0; r < reps; ++r) { acc += s[(l + r) & 1023]; s[(l + 7 * r) & 1023] = acc; }
+  out[blockIdx.x * blockDim.x + l] = acc; }
+'''
+
+
+def _exp_fit(n: np.ndarray, tp: np.ndarray) -> tuple[float, float, float]:
+    """Fit the thesis' exponential-growth throughput model TP = a (b − e^{−c n}) (Table 4.4/4.5)."""
+    f = lambda x, a, b, c: a * (b - np.exp(-c * x))  # noqa: E731
+    p0 = (float(tp.max()), 1.0, 1.0 / float(np.median(n)))
+    (pa, pb, pc), _ = curve_fit(f, n, tp, p0=p0, maxfev=20000)
+    return float(pa), float(pb), float(pc)
+
+
+def calibrate(dev, gpu_kernel, gpu_measure) -> tuple[scheduler.Calibration, dict]:
+    """Dynamic analysis, once per device: launch overhead regression (§3.4), global and shared memory
+    throughput against request counts with the exponential model (§4.4.5)."""
+    empty = gpu_kernel.compile(CAL_SRC, "empty_kernel")
+    gcopy = gpu_kernel.compile(CAL_SRC, "gcopy")
+    sshared = gpu_kernel.compile(CAL_SRC, "sshared")
+    cfg_t = dict(min_repeats=10, max_repeats=40, budget_s=0.2)
+    threads, times = [], []
+    for blocks in (1, 64, 1024, 16384, 65536):
+        m = gpu_measure(empty, (blocks * 256,), (256,), [np.int32(0)], **cfg_t)
+        threads.append(blocks * 256)
+        times.append(m.stats.median)
+    slope, icpt = np.polyfit(threads, times, 1)
+    n_max = 1 << 26
+    src = gpu_kernel.to_device(np.ones(n_max, dtype=np.float32))
+    dst = gpu_kernel.empty(4 * n_max)
+    reqs, tps = [], []
+    for n in (1 << 14, 1 << 16, 1 << 18, 1 << 20, 1 << 22, 1 << 24, 1 << 26):
+        m = gpu_measure(gcopy, (n,), (256,), [src, dst, np.int32(n)], **cfg_t)
+        reqs.append(2.0 * n)
+        tps.append(8.0 * n / m.stats.median)
+    g = _exp_fit(np.array(reqs), np.array(tps))
+    out = gpu_kernel.empty(4 * 1024 * 4096)
+    sreqs, stps = [], []
+    for blocks in (132, 528, 2112, 4096):
+        m = gpu_measure(sshared, (blocks * 1024,), (1024,), [out, np.int32(64)], **cfg_t)
+        r = blocks * 1024 * 64 * 2.0
+        sreqs.append(r)
+        stps.append(4.0 * r / m.stats.median)
+    s = _exp_fit(np.array(sreqs), np.array(stps))
+    info = {"launch_s": [float(icpt), float(slope)], "global_tp": g, "shared_tp": s,
+            "global_points": list(zip(reqs, tps)), "shared_points": list(zip(sreqs, stps))}
+    return scheduler.Calibration((max(float(icpt), 0.0), max(float(slope), 0.0)), g, s), info
+
+
+@pytest.mark.gpuperf(requires=["cuda"])
+def test_ptx_model(gpu_device, gpu_kernel, gpu_measure, gpuperf_record):
+    info = gpu_device.info
+    cal, cal_info = calibrate(gpu_device, gpu_kernel, gpu_measure)
+    table = latencies(ROOT, info.key, info.backend, info.clock_mhz)
+    sources = sorted(set(table.sources.values()) | {table.global_source})
+    per_dwarf: dict[str, list[float]] = {}
+    errs = []
+    for d in DWARFS:
+        kern = gpu_kernel.compile(d.source, d.name)
+        text = gpu_device.ptx(kern)
+        graph = cfgmod.build(ptxmod.parse(text, d.name))
+        launch = d.setup(gpu_device, 1)
+        attrs = kern.attributes
+        pred = scheduler.predict(graph, table, cal, grid=launch.grid, block=launch.block,
+                                 regs=int(attrs.get("num_regs", 0)), shared=int(attrs.get("shared_size_bytes", 0)),
+                                 trips=launch.trips, n_sm=info.compute_units, clock_hz=info.clock_mhz * 1e6,
+                                 cc=info.compute_capability)
+        m = gpu_measure(kern, (launch.grid * launch.block,), (launch.block,), launch.args, budget_s=0.5)
+        err = abs(pred.seconds - m.stats.median) / m.stats.median
+        errs.append(err)
+        per_dwarf.setdefault(d.dwarf, []).append(err)
+        gpuperf_record(f"model.ptx.{d.name}.error", err, "ratio", better="lower", tolerance={"abs": 0.05, "rel": 0.2},
+                       info={**pred.info(), "predicted_s": pred.seconds, "measured_s": m.stats.median,
+                             "dwarf": d.dwarf, "grid": launch.grid, "block": launch.block, "trips": launch.trips,
+                             "latency_sources": sources})
+    for dwarf, e in per_dwarf.items():
+        gpuperf_record(f"model.ptx.dwarf.{_slug(dwarf)}.mape", float(np.mean(e)), "ratio", better="lower",
+                       tolerance={"abs": 0.05, "rel": 0.2},
+                       info={"kernels": len(e), "thesis_mape_pct": dict(zip(("K20", "K4200", "M60", "GTX1050"),
+                                                                            THESIS_MAPE[dwarf]))})
+    gpuperf_record("model.ptx.mean_error", float(np.mean(errs)), "ratio", better="lower",
+                   tolerance={"abs": 0.05, "rel": 0.2},
+                   info={"kernels": len(errs), "calibration": cal_info, "latency_sources": sources,
+                         "thesis": "Alavani Table 4.9 MAPE per dwarf (K20 … GTX 1050)"})
+    assert all(np.isfinite(errs))

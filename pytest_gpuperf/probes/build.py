@@ -1,0 +1,49 @@
+"""Compile many probe kernels with one compiler call, and disassemble them with one ``cuobjdump``.
+
+A group of probes (say the 36 rounded intrinsics) goes into one translation unit: NVRTC / the OpenCL
+compiler runs once and ``cuobjdump -sass`` once, instead of once per kernel — this is what keeps the
+latency suite inside its budget (each ``cuobjdump`` start costs ~0.35 s). The other entry points are
+taken from the already built module/program through the backend's own handle.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from ..devices.base import Device, Kernel
+from . import sass
+
+
+def compile_many(device: Device, source: str, names: Sequence[str], options: Sequence[str] = ()) -> dict[str, Kernel]:
+    """Build ``source`` once and return a :class:`Kernel` for every name in ``names``."""
+    if not names:
+        return {}
+    first = device.compile(source, names[0], options)
+    out = {names[0]: first}
+    for name in names[1:]:
+        if device.info.backend == "cuda":
+            handle = first.program["module"].get_function(name)
+        else:
+            handle = getattr(first.program, name)
+        out[name] = Kernel(name, source, tuple(options), handle, first.program, device, {})
+    return out
+
+
+def sass_functions(kernel: Kernel) -> dict[str, list[sass.Instr]]:
+    """Parsed SASS of the cubin ``kernel`` came from (cached on the shared program dict)."""
+    program = kernel.program
+    if "sass_parsed" not in program:
+        text = sass.disassemble(program["cubin"])
+        program["sass_text"] = text
+        program["sass_parsed"] = sass.parse(text)
+    return program["sass_parsed"]
+
+
+def function_sass(kernel: Kernel) -> list[sass.Instr]:
+    """SASS of one entry point; raises ProbeVerificationError when the cubin lacks it."""
+    funcs = sass_functions(kernel)
+    if kernel.name not in funcs:
+        raise sass.ProbeVerificationError(
+            f"{kernel.name} is not in the cubin's SASS (functions: {', '.join(funcs)}); was it declared "
+            "extern \"C\"?")
+    return funcs[kernel.name]

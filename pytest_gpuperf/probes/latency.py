@@ -1,0 +1,110 @@
+"""Dependent-chain latency of one operation (Alavani ch. 3.2, Surineni ch. 3.2).
+
+CUDA: one thread, ``clock64()`` around two sections with ``u1`` and ``u2`` unrolled steps per loop
+iteration and the same iteration count ``n``; ``(cycles₂ − cycles₁) / (n·(u2−u1)·ops_per_step)`` is
+the latency in SM cycles with loop overhead and clock-read cost differenced away. Every kernel's SASS
+is checked first (:mod:`.sass`): no proof, no number.
+
+OpenCL: the same kernel launched once with only section 1 (``n1 = n, n2 = 0``) and once with only
+section 2; the profiling-event times are differenced the same way → ns per operation, converted to
+cycles with the device's reported clock (``DeviceInfo.clock_mhz``).
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..devices.base import Device
+from ..timing import Stats
+from . import chain, sass
+from .build import compile_many, function_sass
+from .ops import Op
+
+#: Loop iterations per timed section: enough for ≥ 10⁴ cycles per section on CUDA (clock-timed) and
+#: for ~1 ms per launch with events (event resolution and launch jitter are µs).
+ITERATIONS = {("clock", False): 256, ("clock", True): 64, ("events", False): 4096, ("events", True): 512}
+
+
+@dataclass
+class LatencyResult:
+    op: Op
+    fast: bool
+    unit: str  # "cycles" (clock) or "ns" (events)
+    stats: Stats
+    cycles: Stats | None  # events: ns converted with the reported clock
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+def _buffers(device: Device, op: Op) -> tuple[Any, Any, Any]:
+    dtype = np.float64 if op.type == "double" else np.float32
+    data = np.asarray(chain.input_values(op), dtype=dtype)
+    return device.to_device(data), device.empty(64 * 8), device.empty(2 * 8)
+
+
+def build(device: Device, ops: Sequence[Op], fast: bool, timing: str):
+    """Compile the group's latency kernels in one program; on CUDA prove each chain from the SASS."""
+    backend = device.info.backend
+    pairs = [chain.latency_kernel(o, backend, timing) for o in ops]
+    src = chain.program(backend, [b for b, _ in pairs], any(o.type == "double" for o in ops), timing == "clock",
+                        any(o.type == "half2" for o in ops))
+    opts = chain.fast_math_options(backend) if fast else ()
+    kernels = compile_many(device, src, [ck.name for _, ck in pairs], opts)
+    evidence: dict[str, dict[str, object]] = {}
+    if backend == "cuda":
+        for _, ck in pairs:
+            instrs = function_sass(kernels[ck.name])
+            evidence[ck.name] = sass.verify_latency(
+                instrs, ck.op.sass_for(fast), ck.u1, ck.u2, sass.per_step(ck.op.heavy, ck.op.ops_per_step),
+                f"{ck.op.name}{' (fast-math)' if fast else ''}")
+    return [(ck, kernels[ck.name]) for _, ck in pairs], evidence
+
+
+def measure_clock(device: Device, ck: chain.ChainKernel, kernel, repeats: int, timeout_s: float) -> list[float]:
+    """Cycles per operation, one sample per launch (CUDA ``clock64``)."""
+    buf_in, buf_out, cyc = _buffers(device, ck.op)
+    n = ITERATIONS[("clock", ck.op.heavy)]
+    samples = []
+    for r in range(repeats + 1):  # the first launch warms the instruction cache
+        h = device.timed(lambda: device.launch(kernel, (1,), (1,), [buf_in, buf_out, cyc, np.int32(n), np.int32(n)]))
+        device.elapsed(h, timeout_s)
+        c = device.to_host(cyc, np.int64)
+        if r:
+            samples.append(float(c[1] - c[0]) / (n * ck.ops_per_iteration_delta))
+    return samples
+
+
+def _calibrate(device: Device, kernel, args: list[Any], n: int, target_s: float, timeout_s: float) -> int:
+    """Iterations for which section 2 alone takes about ``target_s`` (launch jitter ≪ the chain)."""
+    for _ in range(4):
+        h = device.timed(lambda: device.launch(kernel, (1,), (1,), [*args, np.int32(0), np.int32(n)]))
+        t = device.elapsed(h, timeout_s)
+        if t >= target_s / 2 or n >= 1 << 24:
+            break
+        n = int(min(1 << 24, n * min(64.0, max(2.0, target_s / max(t, 1e-7)))))
+    return n
+
+
+def measure_events(device: Device, measurer, ck: chain.ChainKernel, kernel, timeout_s: float = 10.0
+                   ) -> tuple[list[float], int]:
+    """ns per operation from event-timed launches of section 1 alone and section 2 alone.
+
+    Returns the samples and the iteration count (calibrated so a launch lasts ~1 ms on GPUs, ~3 ms on
+    CPU devices, whose launch jitter is tens of µs)."""
+    buf_in, buf_out, cyc = _buffers(device, ck.op)
+    target = 3e-3 if device.info.is_cpu else 1e-3
+    n = _calibrate(device, kernel, [buf_in, buf_out, cyc], ITERATIONS[("events", ck.op.heavy)] // 8, target,
+                   timeout_s)
+    m1 = measurer(kernel, (1,), (1,), [buf_in, buf_out, cyc, np.int32(n), np.int32(0)])
+    m2 = measurer(kernel, (1,), (1,), [buf_in, buf_out, cyc, np.int32(0), np.int32(n)])
+    base = float(np.median(m1.samples))
+    return [(t - base) * 1e9 / (n * ck.ops_per_iteration_delta) for t in m2.samples], n
+
+
+def disassemble_all(kernels: Sequence[Any]) -> None:
+    """Disassemble several programs in parallel (each cuobjdump run is mostly process start-up)."""
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        list(pool.map(function_sass, kernels))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_gpuperf.probes import latency, ops
+from pytest_gpuperf.probes import latency, ops, throughput
 from pytest_gpuperf.timing import Stats
 
 CASES = [(g, fast) for g in ops.GROUPS for fast in (False, True)]
@@ -50,3 +50,51 @@ def test_latency(gpu_device, gpu_measure, gpuperf_record, group, fast):
                 cyc = ns.scaled(info.clock_mhz / 1e3)
                 gpuperf_record(o.metric("latency", "cycles", fast), cyc.median, "cycles", stats=cyc,
                                info={**meta, "clock_mhz": info.clock_mhz, "clock_source": "reported maximum"})
+
+
+@pytest.fixture(scope="module")
+def sm_clock(request):
+    """Per-device cache of the measured SM clock (CUDA) so every throughput test does not re-measure."""
+    return {}
+
+
+@pytest.mark.parametrize("name", ops.THROUGHPUT_OPS)
+def test_throughput(gpu_device, gpu_measure, gpuperf_record, sm_clock, name):
+    info = gpu_device.info
+    o = ops.op(name)
+    missing = o.features() - info.features
+    if missing or o.source(info.backend) is None:
+        pytest.skip(f"{name} needs {', '.join(sorted(missing)) or 'a CUDA-only form'}, unavailable on {info.name}")
+    cfg = {"warmup": 1, "min_repeats": 5, "max_repeats": 10, "budget_s": 0.3}
+    if info.backend == "cuda":
+        if info.spec not in sm_clock:
+            sm_clock[info.spec] = throughput.measured_clock_mhz(gpu_device, lambda *a: gpu_measure(*a, **cfg))
+            gpuperf_record("clock.sm.measured_mhz", sm_clock[info.spec].median, "MHz", better="bound",
+                           stats=sm_clock[info.spec], bound=info.clock_mhz * 1.02,
+                           info={"method": "clock64() spin timed by CUDA events", "max_mhz": info.clock_mhz})
+        clock, source = sm_clock[info.spec].median, "measured (clock64 spin vs events)"
+    else:
+        if info.clock_mhz <= 0:
+            pytest.skip(f"{info.name} reports no clock; ops per clock cannot be derived")
+        clock, source = info.clock_mhz, "reported maximum"
+    ilps = throughput.ILPS if not info.is_cpu else (1, 2, 4, 8)
+    built, evidence = throughput.build(gpu_device, o, ilps)
+    target = 5e-3 if info.is_cpu else 2e-3
+    points = [throughput.measure(gpu_device, lambda *a: gpu_measure(*a, **cfg), ck, k, clock, target)
+              for ck, k in built]
+    for p, (ck, _) in zip(points, built):
+        assert p.ops_per_clk_cu.median > 0
+        gpuperf_record(f"throughput.{o.precision}.{o.short}.ilp{p.ilp}.ops_per_clk_sm", p.ops_per_clk_cu.median,
+                       "ops/clk/SM", better="higher", stats=p.ops_per_clk_cu,
+                       info={"iterations": p.iterations, "sass": evidence.get(ck.name), "clock_mhz": clock,
+                             "clock_source": source})
+    best = max(points, key=lambda p: p.ops_per_clk_cu.median)
+    gsize, lsize = throughput.geometry(gpu_device)
+    gpuperf_record(o.metric("throughput", "ops_per_clk_sm"), best.ops_per_clk_cu.median, "ops/clk/SM",
+                   better="higher", stats=best.ops_per_clk_cu,
+                   info={"best_ilp": best.ilp, "global": gsize, "local": lsize, "clock_mhz": clock,
+                         "clock_source": source, "note": o.note or "thread-level operations (half2: one per pair)"})
+    sat = throughput.saturating_ilp(points)
+    gpuperf_record(f"throughput.{o.precision}.{o.short}.saturating_ilp", sat, "ilp", better="lower",
+                   tolerance={"abs": 1.0}, info={"fraction_of_best": throughput.SATURATION,
+                                                   "ilps": [p.ilp for p in points]})

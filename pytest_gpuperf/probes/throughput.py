@@ -1,0 +1,95 @@
+"""Throughput of independent chains at full occupancy (Alavani ch. 3.2: throughput vs ILP).
+
+Every work-item runs ``ilp`` independent copies of the operation's chain (ILP 1..8); the grid fills
+every SM (2,048 resident threads per SM on NVIDIA GPUs). The event-timed kernel time and the SM clock
+give operations per clock per SM; the clock is *measured* on CUDA (a ``clock64()`` spin timed with
+events, right before the probe, since boost clocks move under load) and taken from the reported
+maximum on OpenCL. The saturating ILP is the smallest ILP that reaches 90 % of the best rate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..devices.base import Device
+from ..timing import Stats
+from . import chain, sass
+from .build import compile_many, function_sass
+from .ops import Op
+
+ILPS = tuple(range(1, 9))
+SATURATION = 0.9
+
+_SPIN = ('extern "C" __global__ void gp_spin(long long cycles, long long* out) {\n'
+         "  long long t0 = clock64(), t;\n  do { t = clock64(); } while (t - t0 < cycles);\n"
+         "  out[0] = t - t0;\n}\n")
+
+
+def measured_clock_mhz(device: Device, measurer: Callable[..., Any], cycles: int = 4_000_000) -> Stats:
+    """SM clock in MHz from a ``clock64()`` spin of ``cycles`` timed with device events (CUDA only)."""
+    kernel = device.compile(_SPIN, "gp_spin")
+    out = device.empty(8)
+    m = measurer(kernel, (1,), (1,), [np.int64(cycles), out])
+    spun = int(device.to_host(out, np.int64)[0])
+    return m.stats.reciprocal(spun / 1e6)
+
+
+def geometry(device: Device) -> tuple[int, int]:
+    """(global, local) work-items for full occupancy: 2,048 threads per SM on GPUs, 64 per core on CPUs."""
+    info = device.info
+    local = 64 if info.is_cpu else 256
+    per_cu = 64 if info.is_cpu else 2048
+    return info.compute_units * per_cu, local
+
+
+@dataclass
+class IlpPoint:
+    ilp: int
+    ops_per_clk_cu: Stats
+    iterations: int
+
+
+def build(device: Device, op: Op, ilps: Sequence[int] = ILPS):
+    """All ILP variants of ``op`` in one program; on CUDA prove each loop holds ``ilp`` chains."""
+    backend = device.info.backend
+    pairs = [chain.throughput_kernel(op, backend, "events", k) for k in ilps]
+    src = chain.program(backend, [b for b, _ in pairs], op.type == "double", False, op.type == "half2")
+    kernels = compile_many(device, src, [ck.name for _, ck in pairs])
+    evidence = {}
+    if backend == "cuda":
+        for _, ck in pairs:
+            evidence[ck.name] = sass.verify_throughput(function_sass(kernels[ck.name]), op.sass_for(False),
+                                                       chain.TP_UNROLL, ck.ilp,
+                                                       sass.per_step(op.heavy, op.ops_per_step),
+                                                       f"{op.name} throughput ILP {ck.ilp}")
+    return [(ck, kernels[ck.name]) for _, ck in pairs], evidence
+
+
+def measure(device: Device, measurer: Callable[..., Any], ck: chain.ChainKernel, kernel, clock_mhz: float,
+            target_s: float, timeout_s: float = 10.0) -> IlpPoint:
+    """Operations per clock per compute unit for one ILP variant (iterations calibrated to ``target_s``)."""
+    gsize, lsize = geometry(device)
+    data = np.asarray(chain.input_values(ck.op, 4 + 2 * ck.ilp + 4),
+                      dtype=np.float64 if ck.op.type == "double" else np.float32)
+    buf_in, out, cyc = device.to_device(data), device.empty(gsize * 8), device.empty(8 * 4096)
+    n = 16
+    for _ in range(6):
+        h = device.timed(lambda: device.launch(kernel, (gsize,), (lsize,), [buf_in, out, cyc, np.int32(n),
+                                                                              np.int32(-7)]))
+        t = device.elapsed(h, timeout_s)
+        if t >= target_s / 2 or n >= 1 << 22:
+            break
+        n = int(min(1 << 22, n * min(64.0, max(2.0, target_s / max(t, 1e-7)))))
+    m = measurer(kernel, (gsize,), (lsize,), [buf_in, out, cyc, np.int32(n), np.int32(-7)])
+    ops = gsize * n * chain.TP_UNROLL * ck.ilp * ck.op.ops_per_step
+    rate = m.stats.reciprocal(ops / (clock_mhz * 1e6) / device.info.compute_units)
+    return IlpPoint(ck.ilp, rate, n)
+
+
+def saturating_ilp(points: Sequence[IlpPoint], fraction: float = SATURATION) -> int:
+    """Smallest ILP whose median rate reaches ``fraction`` of the best (Alavani's saturation point)."""
+    best = max(p.ops_per_clk_cu.median for p in points)
+    return min(p.ilp for p in points if p.ops_per_clk_cu.median >= fraction * best)

@@ -1,0 +1,160 @@
+"""Kernel classification (paper 004) and CFG similarity (Lim, dissertation ch. IV).
+
+* ``model.classify.<random_forest|naive_bayes|mlp>.accuracy`` (better=higher) — accuracy on a
+  stratified 30 % held-out split of runs of the ten classes K1–K10, from portable measured features
+  (``pytest_gpuperf.models.classify``); ``…unseen_agreement`` — share of the three unseen kernels'
+  runs classified as the paper argues (9-point stencils → K9/K10; SpMV → K7, K3 or K10).
+* ``model.similarity.<query>.slowdown`` (CUDA) — the unseen kernel run at the work-group size tuned
+  for the most similar known kernel (Lim's transition-probability CFG matching), relative to the
+  query's own best work-group size: 1.0 means the reused configuration is optimal.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pytest_gpuperf.models import cfg as cfgmod
+from pytest_gpuperf.models import classify, kernel_classes as kc, ptx as ptxmod, similarity
+from pytest_gpuperf.models.source import render
+
+REF_SRC = r"""
+KERNEL void ref_copy(GLOBAL const float* RESTRICT a, GLOBAL float* RESTRICT b, int n) {
+  int i = GID; if (i < n) b[i] = a[i]; }
+KERNEL void ref_fma(GLOBAL float* RESTRICT out, float s, int n) {
+  int i = GID; if (i >= n) return; float x = (float)i * 1e-7f, y = s;
+  for (int k = 0; k < 64; ++k) { x = x * 0.9999f + y; y = y * 0.9999f + x; }
+  out[i] = x + y; }
+"""
+
+
+def _timer(gpu_measure, cpu: bool):
+    cfg = dict(warmup=1, min_repeats=3, max_repeats=7, budget_s=0.05) if cpu else \
+        dict(warmup=2, min_repeats=5, max_repeats=30, budget_s=0.1)
+
+    def t(kernel, items: int, local: int, args) -> float:
+        g = -(-items // local) * local
+        return gpu_measure(kernel, (g,), (local,), args, **cfg).stats.median
+    return t
+
+
+def test_kernel_classification(gpu_device, gpu_kernel, gpu_measure, gpuperf_record):
+    info = gpu_device.info
+    cpu = info.is_cpu
+    backend = info.backend
+    grid = kc.CPU_GRID if cpu else kc.GPU_GRID
+    reps = 3 if cpu else 2
+    timer = _timer(gpu_measure, cpu)
+    rng = np.random.default_rng(7)
+    ref_src = render(REF_SRC, backend)
+    ref_copy = gpu_kernel.compile(ref_src, "ref_copy")
+    ref_fma = gpu_kernel.compile(ref_src, "ref_fma")
+    scratch_elems = 1 << 20 if cpu else 1 << 26
+    sa = gpu_kernel.to_device(np.ones(scratch_elems, dtype=np.float32))
+    sb = gpu_kernel.empty(4 * scratch_elems)
+    refs: dict[tuple[str, int], float] = {}
+
+    def copy_time(nbytes: int) -> tuple[float, int]:
+        n = min(scratch_elems, max(256, nbytes // 8))
+        if ("copy", n) not in refs:
+            refs[("copy", n)] = timer(ref_copy, n, 256, [sa, sb, np.int32(n)])
+        return refs[("copy", n)], n
+
+    def fma_time(items: int) -> float:
+        items = min(items, scratch_elems)
+        if ("fma", items) not in refs:
+            refs[("fma", items)] = timer(ref_fma, items, 256, [sb, np.float32(0.5), np.int32(items)])
+        return refs[("fma", items)]
+
+    def dataset(names: tuple[str, ...]) -> tuple[list[list[float]], list[str]]:
+        xs, ys = [], []
+        for name in names:
+            kern = gpu_kernel.compile(kc.source(name, backend), name)
+            sizes = grid.sizes(name)
+            times: dict[tuple[int, int, int], tuple[float, kc.Instance]] = {}
+            for rep in range(reps):
+                for size in sizes:
+                    for local in grid.locals:
+                        inst = kc.generate(name, size, local, gpu_device, rng)
+                        times[(rep, size, local)] = (timer(kern, inst.global_size, inst.local, inst.args), inst)
+            for rep in range(reps):
+                for si, size in enumerate(sizes[:-1]):
+                    for local in grid.locals:
+                        t, inst = times[(rep, size, local)]
+                        t_next, nxt = times[(rep, sizes[si + 1], local)]
+                        t_small, _ = times[(rep, size, min(grid.locals))]
+                        t_copy, copy_n = copy_time(inst.buffer_bytes)
+                        r = classify.RunTimes(name, t, t_next, inst.buffer_bytes, nxt.buffer_bytes, t_small, t_copy,
+                                              fma_time(inst.global_size), inst.global_size, copy_n)
+                        xs.append(classify.features(r))
+                        ys.append(name)
+        return xs, ys
+
+    x, y = dataset(kc.CLASSES)
+    unseen: dict[str, np.ndarray] = {}
+    for name in kc.UNSEEN:
+        ux, _ = dataset((name,))
+        unseen[name] = np.array(ux)
+    ev = classify.evaluate(np.array(x), y, unseen)
+    tol = {"abs": 0.25, "rel": 0.0} if cpu else {"abs": 0.10, "rel": 0.0}
+    for clf, acc in ev.accuracy.items():
+        votes = ev.unseen[clf]
+        agree = sum(n for k, v in votes.items() for c, n in v.items() if c in kc.UNSEEN_EXPECTED[k])
+        total = sum(n for v in votes.values() for n in v.values())
+        gpuperf_record(f"model.classify.{clf}.accuracy", acc, "ratio", better="higher", tolerance=tol,
+                       info={**ev.split, "features": list(classify.FEATURES), "target": "≥ 0.90 held-out"})
+        gpuperf_record(f"model.classify.{clf}.unseen_agreement", agree / total, "ratio", better="higher",
+                       tolerance={"abs": 0.34, "rel": 0.0},
+                       info={"votes": votes, "expected": {k: list(v) for k, v in kc.UNSEEN_EXPECTED.items()},
+                             "advice": {k: {c: kc.STRATEGY[c] for c in v} for k, v in votes.items()}})
+    assert ev.split["test_runs"] > 0
+
+
+def _ptx_cfg(gpu_device, kern, name):
+    return cfgmod.build(ptxmod.parse(gpu_device.ptx(kern), name))
+
+
+@pytest.mark.gpuperf(requires=["cuda"])
+def test_cfg_similarity_reuse(gpu_device, gpu_kernel, gpu_measure, gpuperf_record):
+    """Tune the work-group size of each known class kernel, match each unseen kernel to its most
+    similar known kernel by CFG transition probabilities, and run it at the reused size."""
+    rng = np.random.default_rng(11)
+    locals_ = (64, 128, 256, 512, 1024)
+    timer = _timer(gpu_measure, False)
+    sizes = {"vector": 1 << 24, "matrix": 512, "stencil": 4096, "spmv": 1 << 17}
+
+    def size_of(name: str) -> int:
+        if name in ("K7",):
+            return sizes["matrix"]
+        if name in ("K9", "K10", "stencil9", "stencil9_shared"):
+            return sizes["stencil"]
+        if name == "spmv":
+            return sizes["spmv"]
+        return sizes["vector"]
+
+    def tune(name: str) -> tuple[int, dict[int, float]]:
+        kern = gpu_kernel.compile(kc.source(name, "cuda"), name)
+        ts = {}
+        for local in locals_:
+            inst = kc.generate(name, size_of(name), local, gpu_device, rng)
+            ts[local] = timer(kern, inst.global_size, local, inst.args)
+        return min(ts, key=ts.get), ts
+
+    known = [k for k in kc.CLASSES if k != "K8"]  # K8's 16×16 tile fixes its group size
+    mats, tuned = {}, {}
+    for name in known:
+        kern = gpu_kernel.compile(kc.source(name, "cuda"), name)
+        mats[name] = similarity.transition_matrix(_ptx_cfg(gpu_device, kern, name))
+        tuned[name] = tune(name)[0]
+    for q in kc.UNSEEN:
+        kern = gpu_kernel.compile(kc.source(q, "cuda"), q)
+        mq = similarity.transition_matrix(_ptx_cfg(gpu_device, kern, q))
+        match, dist = similarity.most_similar(mq, mats)
+        best, ts = tune(q)
+        slowdown = ts[tuned[match]] / ts[best]
+        gpuperf_record(f"model.similarity.{q}.slowdown", slowdown, "ratio", better="lower",
+                       tolerance={"abs": 0.1, "rel": 0.0},
+                       info={"match": match, "distance": dist, "reused_local": tuned[match], "own_best_local": best,
+                             "times_s": {str(k): v for k, v in ts.items()},
+                             "distances": {k: similarity.distance(mq, m) for k, m in mats.items()}})
+        assert slowdown >= 1.0 - 1e-9

@@ -1,0 +1,89 @@
+"""PTX parser and CFG of the static model, on PTX saved from NVRTC 13 (sm_90) in tests/data/models."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_gpuperf.models import cfg, ptx
+
+DATA = Path(__file__).parent / "data" / "models"
+
+
+def load(name: str) -> ptx.Kernel:
+    return ptx.parse((DATA / f"{name}.ptx").read_text())
+
+
+def test_saxpy_instructions_and_classes():
+    k = load("saxpy")
+    assert k.name == "saxpy"
+    ops = [i.opcode for i in k.instructions]
+    assert ops[:4] == ["ld.param.u32", "ld.param.f32", "ld.param.u64", "ld.param.u64"]
+    bra = next(i for i in k.instructions if i.is_branch)
+    assert bra.pred == "@%p1" and bra.target == "$L__BB0_2" and "%p1" in bra.uses
+    mad = next(i for i in k.instructions if i.base == "mad")
+    assert mad.defs == ["%r1"] and mad.uses == ["%r3", "%r4", "%r5"] and mad.klass == "mads"
+    classes = [i.klass for i in k.instructions]
+    assert classes.count("ld.global") == 2 and classes.count("st.global") == 1 and "fma" in classes
+
+
+def test_special_registers_are_not_data_dependences():
+    k = load("vectorAdd")
+    mov = next(i for i in k.instructions if i.opcode == "mov.u32")
+    assert mov.uses == []
+
+
+@pytest.mark.parametrize("name, blocks_loops", [("saxpy", (3, 0)), ("vectorAdd", (3, 0)), ("matrixMulCUDA", (7, 1)),
+                                                ("mergeSortSharedKernel", (9, 2)), ("bfs_kernel1", (8, 1))])
+def test_cfg_blocks_and_natural_loops(name, blocks_loops):
+    g = cfg.build(load(name))
+    assert (len(g.blocks), len(g.loops)) == blocks_loops
+    # every back edge targets a loop header that dominates it; the DAG without them is acyclic
+    import networkx as nx
+    assert nx.is_directed_acyclic_graph(g.dag())
+    for u, v in g.back_edges:
+        assert any(v == min(lp) and u in lp for lp in g.loops)
+
+
+def test_nested_loop_multipliers_compose():
+    g = cfg.build(load("mergeSortSharedKernel"))
+    mult = g.multipliers([8, 4.5])
+    outer, inner = g.loops
+    assert inner < outer  # inner loop body is inside the outer loop
+    assert max(mult) == pytest.approx(36.0)
+    assert min(mult) == 1.0
+    with pytest.raises(ValueError, match="2 loop"):
+        g.multipliers([8])
+
+
+def test_shared_bytes_and_dependence_graph():
+    k = load("matrixMulCUDA")
+    assert k.shared_bytes == 2048
+    g = cfg.build(k)
+    body = g.blocks[min(g.loops[0])]
+    dg = body.dependence_graph()
+    ins = body.instructions
+    # barrier orders the shared stores before it and loads after it
+    bars = [n for n in dg.nodes if ins[n].klass == "bar"]
+    assert bars
+    st = [n for n in dg.nodes if ins[n].klass == "st.shared" and n < bars[0]]
+    import networkx as nx
+    assert st and all(nx.has_path(dg, s, bars[0]) for s in st)
+    after = [n for n in dg.nodes if ins[n].klass == "ld.shared" and n > bars[0]]
+    assert after and all(nx.has_path(dg, bars[0], n) for n in after)
+    # RAW: every use of a register defined earlier in the block has an edge from its definition
+    for v in dg.nodes:
+        for r in ins[v].uses:
+            defs = [u for u in range(v) if r in ins[u].defs]
+            if defs:
+                assert dg.has_edge(defs[-1], v)
+
+
+def test_parse_errors_name_the_problem():
+    with pytest.raises(ptx.PtxParseError, match="no .entry"):
+        ptx.parse(".version 9.0\n.target sm_90\n")
+    with pytest.raises(ptx.PtxParseError, match="no .entry 'nope'"):
+        ptx.parse((DATA / "saxpy.ptx").read_text(), "nope")
+    with pytest.raises(ptx.PtxParseError, match="without ';'"):
+        ptx.parse(".visible .entry k()\n{\n  add.s32 %r1, %r2, %r3\n}\n")

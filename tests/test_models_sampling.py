@@ -1,0 +1,73 @@
+"""Saturation points, sampling plans and the linear model (Dao thesis §2.4–2.5.1), and the SVR split."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from pytest_gpuperf.devices.base import DeviceInfo
+from pytest_gpuperf.models import svr
+from pytest_gpuperf.models.sampling import (SamplePlan, linear_model, multiple_for, saturation_point,
+                                            waves_for_overhead)
+
+H100 = DeviceInfo(backend="cuda", index=0, name="H100", vendor="NVIDIA", key="h100", compute_capability="9.0",
+                  compute_units=132, warp_size=32)
+POCL = DeviceInfo(backend="opencl", index=0, name="cpu", vendor="pocl", key="cpu", compute_units=2, is_cpu=True)
+
+
+def test_saturation_point_thesis_example_and_limits():
+    # thesis: 256 work-items, occupancy 1.0 on a 48-warp SM → 6 groups; on sm_90 (64 warps) → 8
+    assert saturation_point(H100, {"num_regs": 32}, 256).p_sat == 8
+    s = saturation_point(H100, {"num_regs": 64}, 256)  # 64 regs × 256 = 16384 per group → 4 groups
+    assert (s.p_sat, s.limit) == (4, "registers")
+    s = saturation_point(H100, {"num_regs": 16, "shared_size_bytes": 48 * 1024}, 128)
+    assert (s.p_sat, s.limit) == (4, "local memory")
+    s = saturation_point(H100, {"num_regs": 8}, 32)
+    assert (s.p_sat, s.limit) == (32, "blocks")
+    assert s.wave == 32 * 132
+    assert saturation_point(POCL, {}, 64).wave == 2
+    with pytest.raises(ValueError):
+        saturation_point(H100, {}, 0)
+
+
+def test_linear_model_is_exact_on_linear_times():
+    # t(N) = 5 µs + 0.1 µs per group
+    t = lambda n: 5e-6 + 1e-7 * n  # noqa: E731
+    assert linear_model(t(200), t(300), 200, 300, 10_000) == pytest.approx(t(10_000))
+    with pytest.raises(ValueError):
+        linear_model(1.0, 2.0, 300, 200, 1000)
+
+
+def test_sample_plan_points_and_overhead():
+    sat = saturation_point(H100, {"num_regs": 32}, 256)
+    plan = SamplePlan(sat, 400 * sat.wave, 256, multiple=3)
+    assert (plan.p1, plan.p2) == (6 * sat.wave, 9 * sat.wave)
+    plan.check()
+    with pytest.raises(ValueError, match="second sampling point"):
+        SamplePlan(sat, 3 * sat.wave, 256).check()
+    assert waves_for_overhead(0.05) == 100 and waves_for_overhead(0.05, 2) == 200
+    assert multiple_for(400, 0.04) == 3 and multiple_for(50, 0.04) == 1
+    for w in (100, 200, 400, 1000):
+        m = multiple_for(w, 0.04)
+        assert 5 * m / w <= 0.04 or m == 1
+
+
+def _inst(kernel: str, n: int, rate: float, regs: float) -> svr.Instance:
+    t = lambda g: 2e-6 + g / rate  # noqa: E731
+    return svr.Instance(kernel, 8, regs, 0.0, 256, 2112, 3168, n, t(2112), t(3168), t(n) * 0.97)
+
+
+def test_svr_leave_one_kernel_out_never_trains_on_the_kernel():
+    inst = [_inst(f"k{j}", n, 1e9 * (j + 1), 16.0 + j) for j in range(5) for n in (105600, 211200, 422400)]
+    out = svr.leave_one_kernel_out(inst)
+    assert set(out) == {f"k{j}" for j in range(5)}
+    for k, preds in out.items():
+        assert len(preds) == 3 and all(p[0].kernel == k for p in preds)
+        assert all(math.isfinite(t) and t > 0 for _, t in preds)
+    assert svr.split_report(inst) == {"kernels": 5, "instances": 15, "train_kernels_per_fold": 4}
+    with pytest.raises(ValueError, match="at least 3 kernels"):
+        svr.leave_one_kernel_out(inst[:6])
+    # the target inverts exactly: time_from(target) == t_full
+    i = inst[0]
+    assert i.time_from(i.target) == pytest.approx(i.t_full)

@@ -74,9 +74,11 @@ def test_kernel_classification(gpu_device, gpu_kernel, gpu_measure, gpuperf_reco
             times: dict[tuple[int, int, int], tuple[float, kc.Instance]] = {}
             for rep in range(reps):
                 for size in sizes:
+                    base = kc.generate(name, size, grid.locals[0], gpu_device, rng)  # fresh data per repetition
                     for local in grid.locals:
-                        inst = kc.generate(name, size, local, gpu_device, rng)
+                        inst = base.with_local(local)
                         times[(rep, size, local)] = (timer(kern, inst.global_size, inst.local, inst.args), inst)
+                    del base
             for rep in range(reps):
                 for si, size in enumerate(sizes[:-1]):
                     for local in grid.locals:
@@ -135,8 +137,9 @@ def test_cfg_similarity_reuse(gpu_device, gpu_kernel, gpu_measure, gpuperf_recor
     def tune(name: str) -> tuple[int, dict[int, float]]:
         kern = gpu_kernel.compile(kc.source(name, "cuda"), name)
         ts = {}
+        base = kc.generate(name, size_of(name), locals_[0], gpu_device, rng)
         for local in locals_:
-            inst = kc.generate(name, size_of(name), local, gpu_device, rng)
+            inst = base.with_local(local)
             ts[local] = timer(kern, inst.global_size, local, inst.args)
         return min(ts, key=ts.get), ts
 

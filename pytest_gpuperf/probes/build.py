@@ -20,12 +20,18 @@ def compile_many(device: Device, source: str, names: Sequence[str], options: Seq
         return {}
     first = device.compile(source, names[0], options)
     out = {names[0]: first}
+    # derived entry points are cached on the device like Device.compile's (PyOpenCL warns on re-retrieval)
+    cache: dict[tuple[str, str, tuple[str, ...]], Kernel] = device.__dict__.setdefault("_probe_kernels", {})
     for name in names[1:]:
+        key = (source, name, tuple(options))
+        if key in cache:
+            out[name] = cache[key]
+            continue
         if device.info.backend == "cuda":
             handle = first.program["module"].get_function(name)
         else:
             handle = getattr(first.program, name)
-        out[name] = Kernel(name, source, tuple(options), handle, first.program, device, {})
+        out[name] = cache[key] = Kernel(name, source, tuple(options), handle, first.program, device, {})
     return out
 
 

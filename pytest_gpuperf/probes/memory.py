@@ -1,0 +1,205 @@
+"""Memory-hierarchy probes: pointer chasing (Alavani ch. 3.3, Wong et al.), shared-memory latency,
+latency under load with the piecewise model (:mod:`.fit`), launch overhead vs grid size (ch. 3.4).
+
+Pointer chase: ``j = a[j]`` over a random cyclic permutation of the lines (``stride`` bytes apart)
+of a ``footprint``-byte array — every load depends on the previous one and no prefetcher can guess
+the next line. One warm pass touches the whole cycle first (skipped beyond twice the L2, where every
+access misses anyway); then two sections of ``n`` and ``2n`` unrolled loads are timed (``clock64()`` on
+CUDA, events on OpenCL) and differenced, as for the arithmetic chains.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..devices.base import Device
+from . import sass
+from .build import compile_many, function_sass
+from .fit import plateaus
+
+KiB, MiB = 1 << 10, 1 << 20
+UNROLL = 4
+SECTION = 256  # loop iterations of the short section (×UNROLL loads); the long one has twice as many
+EVENT_SCALE = 32  # longer sections when timed with events
+REPEATS = 5  # clock-timed samples per launch (CUDA)
+
+_CUDA = r'''
+extern "C" __global__ void gp_chase(const unsigned* a, int warm, int n1, int n2, int reps, unsigned* out,
+                                    long long* cyc) {
+  unsigned j = 0;
+  for (int i = 0; i < warm; ++i) j = a[j];
+  for (int r = 0; r < reps; ++r) {
+    long long t0 = clock64();
+    #pragma unroll 1
+    for (int i = 0; i < n1; ++i) { j = a[j]; j = a[j]; j = a[j]; j = a[j]; }
+    long long t1 = clock64();
+    #pragma unroll 1
+    for (int i = 0; i < n2; ++i) { j = a[j]; j = a[j]; j = a[j]; j = a[j]; }
+    long long t2 = clock64();
+    cyc[2 * r] = t1 - t0; cyc[2 * r + 1] = t2 - t1;
+  }
+  out[0] = j;
+}
+
+extern "C" __global__ void gp_shared_chase(const unsigned* a, int len, int n1, int n2, int reps, unsigned* out,
+                                           long long* cyc) {
+  __shared__ unsigned s[4096];
+  for (int i = threadIdx.x; i < len; i += blockDim.x) s[i] = a[i];
+  __syncthreads();
+  if (threadIdx.x != 0) return;
+  unsigned j = 0;
+  for (int r = 0; r < reps; ++r) {
+    long long t0 = clock64();
+    #pragma unroll 1
+    for (int i = 0; i < n1; ++i) { j = s[j]; j = s[j]; j = s[j]; j = s[j]; }
+    long long t1 = clock64();
+    #pragma unroll 1
+    for (int i = 0; i < n2; ++i) { j = s[j]; j = s[j]; j = s[j]; j = s[j]; }
+    long long t2 = clock64();
+    cyc[2 * r] = t1 - t0; cyc[2 * r + 1] = t2 - t1;
+  }
+  out[0] = j;
+}
+
+extern "C" __global__ void gp_loaded_chase(const unsigned* a, int steps, unsigned spacing, unsigned* out) {
+  unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
+  unsigned j = a[(t * spacing) & 0x7fffffffu];
+  #pragma unroll 1
+  for (int i = 0; i < steps; ++i) { j = a[j]; j = a[j]; j = a[j]; j = a[j]; }
+  if (j == 0xffffffffu) out[0] = j;
+}
+
+extern "C" __global__ void gp_empty(int x) { }
+'''
+
+_OPENCL = r'''
+__kernel void gp_chase(__global const uint* a, int warm, int n1, int n2, int reps, __global uint* out,
+                       __global long* cyc) {
+  uint j = 0;
+  for (int i = 0; i < warm; ++i) j = a[j];
+  for (int i = 0; i < n1; ++i) { j = a[j]; j = a[j]; j = a[j]; j = a[j]; }
+  for (int i = 0; i < n2; ++i) { j = a[j]; j = a[j]; j = a[j]; j = a[j]; }
+  out[0] = j;
+}
+
+__kernel void gp_shared_chase(__global const uint* a, int len, int n1, int n2, int reps, __global uint* out,
+                              __global long* cyc) {
+  __local uint s[4096];
+  for (int i = get_local_id(0); i < len; i += get_local_size(0)) s[i] = a[i];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (get_local_id(0) != 0) return;
+  uint j = 0;
+  for (int i = 0; i < n1; ++i) { j = s[j]; j = s[j]; j = s[j]; j = s[j]; }
+  for (int i = 0; i < n2; ++i) { j = s[j]; j = s[j]; j = s[j]; j = s[j]; }
+  out[0] = j;
+}
+
+__kernel void gp_loaded_chase(__global const uint* a, int steps, uint spacing, __global uint* out) {
+  uint t = get_global_id(0);
+  uint j = a[(t * spacing) & 0x7fffffffu];
+  for (int i = 0; i < steps; ++i) { j = a[j]; j = a[j]; j = a[j]; j = a[j]; }
+  if (j == 0xffffffffu) out[0] = j;
+}
+
+__kernel void gp_empty(int x) { }
+'''
+
+NAMES = ("gp_chase", "gp_shared_chase", "gp_loaded_chase", "gp_empty")
+
+
+def build(device: Device) -> tuple[dict[str, Any], dict[str, object]]:
+    """All memory kernels in one program; on CUDA prove the chase loops hold their dependent loads."""
+    cuda = device.info.backend == "cuda"
+    kernels = compile_many(device, _CUDA if cuda else _OPENCL, list(NAMES))
+    evidence: dict[str, object] = {}
+    if cuda:
+        evidence["gp_chase"] = sass.verify_chain(function_sass(kernels["gp_chase"]), [("LDG",)],
+                                                 [UNROLL, UNROLL], "global pointer chase")
+        evidence["gp_shared_chase"] = sass.verify_chain(function_sass(kernels["gp_shared_chase"]), [("LDS",)],
+                                                        [UNROLL, UNROLL], "shared-memory pointer chase")
+    return kernels, evidence
+
+
+def chase_array(footprint: int, stride: int, seed: int = 7) -> np.ndarray:
+    """uint32 array of ``footprint`` bytes: a random single cycle through its lines ``stride`` bytes apart."""
+    n = footprint // 4
+    step = max(1, stride // 4)
+    lines = max(1, n // step)
+    order = np.random.default_rng(seed).permutation(lines).astype(np.uint64)
+    a = np.zeros(n, dtype=np.uint32)
+    nxt = np.roll(order, -1)
+    a[(order * step).astype(np.int64)] = (nxt * step).astype(np.uint32)
+    return a
+
+
+def footprints(lo: int, hi: int, per_octave: int = 2) -> list[int]:
+    """1 KiB … ``hi`` at ``per_octave`` points per doubling (rounded to 1 KiB)."""
+    out, k = [], 0
+    while True:
+        f = int(round(lo * 2 ** (k / per_octave) / KiB)) * KiB
+        if f > hi:
+            return out
+        if not out or f != out[-1]:
+            out.append(f)
+        k += 1
+
+
+@dataclass
+class ChasePoint:
+    footprint: int
+    stride: int
+    cycles: list[float]
+
+
+def chase_clock(device: Device, kernel, footprint: int, stride: int, warm_limit: int, timeout_s: float) -> list[float]:
+    """Cycles per dependent load (CUDA clock64), ``REPEATS`` samples from one launch."""
+    arr = chase_array(footprint, stride)
+    buf = device.to_device(arr)
+    out, cyc = device.empty(8), device.empty(16 * REPEATS)
+    lines = max(1, footprint // max(stride, 4))
+    warm = lines if footprint <= warm_limit else 0
+    h = device.timed(lambda: device.launch(kernel, (1,), (1,), [buf, np.int32(warm), np.int32(SECTION),
+                                                                  np.int32(2 * SECTION), np.int32(REPEATS), out, cyc]))
+    device.elapsed(h, timeout_s)
+    c = device.to_host(cyc, np.int64, 2 * REPEATS).reshape(REPEATS, 2)
+    return [float(b - a) / (SECTION * UNROLL) for a, b in c]
+
+
+def chase_events(device: Device, measurer: Callable[..., Any], kernel, footprint: int, stride: int,
+                 warm_limit: int, clock_mhz: float) -> list[float]:
+    """Cycles per dependent load from event-timed launches with only the short / only the long section."""
+    buf = device.to_device(chase_array(footprint, stride))
+    out, cyc = device.empty(8), device.empty(16)
+    lines = max(1, footprint // max(stride, 4))
+    warm = np.int32(lines if footprint <= warm_limit else 0)
+    n = EVENT_SCALE * SECTION  # event timing needs ≫ launch jitter (µs) per section
+    m1 = measurer(kernel, (1,), (1,), [buf, warm, np.int32(n), np.int32(0), np.int32(1), out, cyc])
+    m2 = measurer(kernel, (1,), (1,), [buf, warm, np.int32(0), np.int32(2 * n), np.int32(1), out, cyc])
+    base = float(np.median(m1.samples))
+    return [(t - base) * clock_mhz * 1e6 / (n * UNROLL) for t in m2.samples]
+
+
+@dataclass
+class Level:
+    name: str
+    latency: float
+    size: int  # largest footprint still at this level's latency (the detected capacity)
+    points: int
+
+
+def levels(sizes: Sequence[int], lat: Sequence[float], jump: float = 1.25) -> list[Level]:
+    """Cache levels from a latency-vs-footprint curve: the first plateau is L1, the last DRAM (when the
+    sweep went past the L2), everything between is L2 (H100's L2 shows a near and a far partition)."""
+    spans = plateaus(sizes, lat, jump)
+    names = ["l1"] + ["l2"] * max(0, len(spans) - 2) + (["dram"] if len(spans) > 1 else [])
+    out: list[Level] = []
+    for (i, j), name in zip(spans, names):
+        if out and out[-1].name == name:  # merge the L2 partitions: latency of the first, size of the last
+            prev = out[-1]
+            out[-1] = Level(name, prev.latency, int(sizes[j - 1]), prev.points + (j - i))
+        else:
+            out.append(Level(name, float(np.median(lat[i:j])), int(sizes[j - 1]), j - i))
+    return out

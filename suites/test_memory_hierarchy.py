@@ -1,0 +1,159 @@
+"""Memory hierarchy: per-level latency and detected cache sizes, shared-memory latency, latency under
+load (Alavani's piecewise model) and launch overhead vs grid size (Alavani ch. 3.3–3.4).
+
+* ``memory.<l1|l2|dram>.latency.cycles``, ``memory.<l1|l2>.size.bytes`` — pointer chase over a random
+  cycle of 128-byte lines, footprints 1 KiB … 4 × L2 (two points per doubling); other strides go to
+  ``memory.chase.stride<S>.curve`` info. Sizes are discrete (grid ×√2): explicit tolerance ±45 %.
+* ``memory.shared.latency.cycles`` — the same chase in shared/local memory.
+* ``memory.global.latency.{unloaded,loaded}.cycles`` — per-access latency as the number of chasing
+  threads (outstanding requests) grows; the piecewise-linear fit goes into ``info``.
+* ``launch.overhead.{intercept_us,slope_ns_per_kthread}`` — empty-kernel time vs threads launched.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pytest_gpuperf.probes import fit, memory, throughput
+from pytest_gpuperf.timing import Stats
+
+MiB = 1 << 20
+SIZE_TOL = {"rel": 0.45}  # one √2 grid step either way
+
+
+@pytest.fixture
+def probe(gpu_device, gpu_measure):
+    """(kernels, SASS evidence, clock MHz, clock source, measurer) for this device."""
+    info = gpu_device.info
+    cfg = {"warmup": 1, "min_repeats": 3, "max_repeats": 5, "budget_s": 0.3}
+    meas = lambda *a: gpu_measure(*a, **cfg)  # noqa: E731
+    kernels, evidence = memory.build(gpu_device)
+    if info.backend == "cuda":
+        clock, src = throughput.measured_clock_mhz(gpu_device, meas).median, "measured (clock64 spin vs events)"
+    else:
+        if info.clock_mhz <= 0:
+            pytest.skip(f"{info.name} reports no clock; cycles cannot be derived")
+        clock, src = info.clock_mhz, "reported maximum"
+    return kernels, evidence, clock, src, meas
+
+
+def _cache_bytes(info) -> int:
+    """L2 size to sweep past: NVIDIA's OpenCL reports 4 MiB for the H100's 50 MiB L2, so ≥ 64 MiB on GPUs."""
+    if info.is_cpu:
+        return int(min(max(info.l2_bytes, 2 * MiB), 16 * MiB))
+    return max(info.l2_bytes, 64 * MiB if info.backend == "opencl" else info.l2_bytes)
+
+
+def test_pointer_chase(gpu_device, gpuperf_record, probe):
+    kernels, evidence, clock, src, meas = probe
+    info = gpu_device.info
+    cache = _cache_bytes(info)
+    sizes = memory.footprints(1024, 4 * cache)
+    strides = (128, 64, 1024) if info.backend == "cuda" else (128,)
+    curves: dict[int, list[tuple[int, float]]] = {}
+    samples_at: dict[int, list[float]] = {}
+    for stride in strides:
+        pts = []
+        for f in sizes:
+            if f < 2 * stride:
+                continue
+            if info.backend == "cuda":
+                s = memory.chase_clock(gpu_device, kernels["gp_chase"], f, stride, 2 * cache, 30.0)
+            else:
+                s = memory.chase_events(gpu_device, meas, kernels["gp_chase"], f, stride, 2 * cache, clock)
+            pts.append((f, float(np.median(s))))
+            if stride == 128:
+                samples_at[f] = s
+        curves[stride] = pts
+    main = curves[128]
+    lv = memory.levels([p[0] for p in main], [p[1] for p in main])
+    meta = {"clock_mhz": clock, "clock_source": src, "timing": "clock64" if info.backend == "cuda" else "events",
+            "curve_stride128": main, "levels": [vars(x) for x in lv], "sass": evidence.get("gp_chase")}
+    for stride in strides[1:]:
+        meta[f"curve_stride{stride}"] = curves[stride]
+    assert len(lv) >= 2, (f"no latency step found between 1 KiB and {4 * cache >> 20} MiB: {main} — the chase "
+                          "did not reach past a cache level")
+    for level in lv:
+        in_level = [f for f, _ in main if f <= level.size][-level.points:]
+        st = Stats.of([x for f in in_level for x in samples_at[f]])
+        gpuperf_record(f"memory.{level.name}.latency.cycles", level.latency, "cycles", stats=st, info=meta)
+        if level.name != "dram":
+            gpuperf_record(f"memory.{level.name}.size.bytes", level.size, "bytes", better="exact",
+                           tolerance=SIZE_TOL, info={"grid": "2 footprints per doubling", "levels": meta["levels"]})
+
+
+def test_shared_latency(gpu_device, gpuperf_record, probe):
+    kernels, evidence, clock, src, meas = probe
+    arr = memory.chase_array(16 * 1024, 4)
+    buf, out = gpu_device.to_device(arr), gpu_device.empty(8)
+    cyc = gpu_device.empty(16 * memory.REPEATS)
+    n = memory.SECTION
+    args = [buf, np.int32(arr.size)]
+    if gpu_device.info.backend == "cuda":
+        h = gpu_device.timed(lambda: gpu_device.launch(kernels["gp_shared_chase"], (32,), (32,),
+                                                       [*args, np.int32(n), np.int32(2 * n),
+                                                        np.int32(memory.REPEATS), out, cyc]))
+        gpu_device.elapsed(h, 30.0)
+        c = gpu_device.to_host(cyc, np.int64, 2 * memory.REPEATS).reshape(-1, 2)
+        samples = [float(b - a) / (n * memory.UNROLL) for a, b in c]
+    else:
+        m1 = meas(kernels["gp_shared_chase"], (32,), (32,), [*args, np.int32(16 * n), np.int32(0), np.int32(1), out, cyc])
+        m2 = meas(kernels["gp_shared_chase"], (32,), (32,), [*args, np.int32(0), np.int32(32 * n), np.int32(1), out, cyc])
+        base = float(np.median(m1.samples))
+        samples = [(t - base) * clock * 1e6 / (16 * n * memory.UNROLL) for t in m2.samples]
+    st = Stats.of(samples)
+    assert st.median > 0
+    gpuperf_record("memory.shared.latency.cycles", st.median, "cycles", stats=st,
+                   info={"clock_mhz": clock, "clock_source": src, "sass": evidence.get("gp_shared_chase")})
+
+
+def test_loaded_latency(gpu_device, gpuperf_record, probe):
+    kernels, evidence, clock, src, meas = probe
+    info = gpu_device.info
+    cache = _cache_bytes(info)
+    foot = min(4 * cache, 256 * MiB)
+    arr = memory.chase_array(foot, 128)
+    buf, out = gpu_device.to_device(arr), gpu_device.empty(8)
+    lines, step = arr.size // 32, 32
+    full = info.compute_units * (64 if info.is_cpu else 2048)
+    counts = [1, 32] + [1 << k for k in range(6, 20) if (1 << k) < full] + [full]
+    steps = 16 if info.is_cpu else 64
+    xs, ys, stats = [], [], {}
+    for t in counts:
+        local = min(256 if not info.is_cpu else 64, t)
+        if t % local:
+            continue
+        spacing = max(step, (lines // t) * step)
+        m = meas(kernels["gp_loaded_chase"], (t,), (local,), [buf, np.int32(steps), np.uint32(spacing), out])
+        cyc = m.stats.scaled(clock * 1e6 / (steps * memory.UNROLL))
+        xs.append(t)
+        ys.append(cyc.median)
+        stats[t] = cyc
+    model = fit.piecewise_linear(xs, ys, max_segments=4, min_points=3)
+    meta = {"threads": xs, "cycles": ys, "piecewise_fit": model.to_json(), "footprint_bytes": foot,
+            "clock_mhz": clock, "clock_source": src,
+            "model": "L = a·(nT_b·nB) + b per interval (Alavani thesis Table 3.3)"}
+    gpuperf_record("memory.global.latency.unloaded.cycles", ys[0], "cycles", stats=stats[xs[0]], info=meta)
+    gpuperf_record("memory.global.latency.loaded.cycles", ys[-1], "cycles", stats=stats[xs[-1]],
+                   info={"threads": xs[-1]})
+    gpuperf_record("memory.global.latency_model.r2", model.r2, "R²", better="higher", tolerance={"abs": 0.1},
+                   info=meta)
+
+
+def test_launch_overhead_vs_grid(gpu_device, gpuperf_record, probe):
+    kernels, evidence, clock, src, meas = probe
+    info = gpu_device.info
+    local = 64 if info.is_cpu else 256
+    blocks = [1, info.compute_units] + [info.compute_units * k for k in ((4, 16) if info.is_cpu else (4, 16, 64, 256))]
+    xs, ys = [], []
+    for b in blocks:
+        m = meas(kernels["gp_empty"], (b * local,), (local,), [np.int32(0)])
+        us = m.stats.scaled(1e6)
+        xs.append(b * local)
+        ys.append(us.median)
+        gpuperf_record(f"launch.grid.{b}x{local}.device_us", us.median, "us", stats=us)
+    a, b0 = np.polyfit(np.asarray(xs, float), np.asarray(ys, float), 1)
+    meta = {"threads": xs, "us": ys, "model": "l_overhead = a·nB·nT_b + b (Alavani ch. 3.4)"}
+    gpuperf_record("launch.overhead.intercept_us", float(b0), "us", info=meta)
+    gpuperf_record("launch.overhead.slope_ns_per_kthread", float(a) * 1e6, "ns/kthread", info=meta)

@@ -37,6 +37,9 @@ TOL_GPU = {"abs": 0.02, "rel": 0.5}
 TOL_CPU = {"abs": 5.0, "rel": 1.0}
 TOL_CPU_MEAN = {"abs": 1.5, "rel": 1.0}
 MAX_OVERHEAD = 0.04  # sampled waves 2m + 3m ≤ 4 % of the run (target ≤ 5 % with launch overheads)
+#: PoCL: a wave is 2 groups of ~1 µs work against ~100 µs of launch jitter, so a slope over a few waves is
+#: noise; CPU devices sample longer (30 % of the run) to exercise the model rather than the jitter.
+MAX_OVERHEAD_CPU = 0.30
 
 
 def _slug(text: str) -> str:
@@ -68,7 +71,8 @@ def test_sampled_models(gpu_device, gpu_kernel, sampled_kernel, gpuperf_record):
         for w in waves:
             n_groups = w * sats[name].wave
             args = [a, b, c, np.int32(n_groups * local)]
-            run = sampled_kernel(kern, local, args, n_groups, multiple=multiple_for(w, MAX_OVERHEAD), **timing)
+            run = sampled_kernel(kern, local, args, n_groups, multiple=multiple_for(w, MAX_OVERHEAD_CPU if cpu else MAX_OVERHEAD),
+                                 **timing)
             attrs = kern.attributes
             instances.append(svr.Instance(name, sats[name].p_sat, float(attrs.get("num_regs", 0)),
                                           float(attrs.get("shared_size_bytes", attrs.get("local_bytes", 0))),
@@ -101,7 +105,9 @@ def test_sampled_models(gpu_device, gpu_kernel, sampled_kernel, gpuperf_record):
     gpuperf_record("model.sampled.mean_error", float(np.mean(errors)), "ratio", better="lower", tolerance=tol_mean,
                    info={"kernels": len(errors), "target": "≤ 0.04 on the H100 (thesis: 4.76–7.91 %)"})
     gpuperf_record("model.sampled.mean_overhead", float(np.mean(overheads)), "ratio", better="lower", tolerance=tol_mean,
-                   info={"target": "≤ 0.05 (thesis: 8–15 %)", "waves": list(waves), "max_sampled_share": MAX_OVERHEAD})
+                   info={"target": "≤ 0.05 (thesis: 8–15 %)", "waves": list(waves),
+                         "max_sampled_share": MAX_OVERHEAD_CPU if cpu else MAX_OVERHEAD,
+                         "cold_cache": True})
     gpuperf_record("model.svr.mean_error", float(np.mean(svr_errors)), "ratio", better="lower", tolerance=tol_mean,
                    info={**split, "features": list(svr.FEATURES)})
     assert len(errors) >= 20

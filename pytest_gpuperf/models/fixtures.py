@@ -9,7 +9,7 @@ import pytest
 from ..devices.base import Device, Kernel, KernelArg
 from ..helpers import Measurer
 from ..timing.measure import MeasureConfig
-from .sampling import SampledRun, SamplePlan, sample, saturation_point
+from .sampling import CacheFlush, SampledRun, SamplePlan, sample, saturation_point
 
 
 class SampledKernel:
@@ -18,24 +18,34 @@ class SampledKernel:
     ``sampled_kernel(kernel, local_size, args, n_groups, multiple=1, full=True)`` measures the first
     ``2·m·P_sat·units`` and ``3·m·P_sat·units`` work-groups (``m = multiple``, both integer multiples of
     the saturation point, thesis §2.5.1 / Fig. 2.15), and — when ``full`` — the whole ``n_groups`` run
-    for evaluation. The kernel must index its work from the global id so the sampled groups do
+    for evaluation, each from a cold last-level cache. The kernel must index its work from the global id so the sampled groups do
     exactly the work they do in the full run (a shorter NDRange; no guard in the kernel).
     """
 
     def __init__(self, device: Device, measurer: Measurer) -> None:
         self.device = device
         self.measurer = measurer
+        self._flush: CacheFlush | None = None
+
+    @property
+    def flush(self) -> CacheFlush:
+        """Allocated on first use: two buffers of twice the last-level cache."""
+        if self._flush is None:
+            floor = (8 << 20) if self.device.info.is_cpu else (64 << 20)
+            self._flush = CacheFlush(self.device, floor)
+        return self._flush
 
     def plan(self, kernel: Kernel, local_size: int, n_groups: int, multiple: int = 1) -> SamplePlan:
         sat = saturation_point(self.device.info, kernel.attributes, local_size)
         return SamplePlan(sat, n_groups, local_size, multiple)
 
     def __call__(self, kernel: Kernel, local_size: int, args: Sequence[KernelArg], n_groups: int,
-                 multiple: int = 1, full: bool = True, **overrides: Any) -> SampledRun:
-        """``overrides``: MeasureConfig fields for these runs (e.g. a smaller budget on CPU devices)."""
+                 multiple: int = 1, full: bool = True, cold: bool = True, **overrides: Any) -> SampledRun:
+        """``overrides``: MeasureConfig fields for these runs (e.g. a smaller budget on CPU devices);
+        ``cold``: flush the last-level cache before every timed run (default; see :class:`CacheFlush`)."""
         plan = self.plan(kernel, local_size, n_groups, multiple)
         config = MeasureConfig(**{**self.measurer.config.__dict__, **overrides})
-        return sample(self.device, kernel, plan, args, config, full=full)
+        return sample(self.device, kernel, plan, args, config, full=full, flush=self.flush if cold else None)
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="accuracy: sweep all 2^32 binary32 inputs of the sweep function on the device "
                          "(default: a strided subset of 2^22 inputs on GPUs, 2^18 on CPU devices)")
     group.addoption("--gpuperf-accuracy-scale", type=float, default=None, metavar="F",
-                    help="accuracy: multiply sample counts by F (default 1 on CPU devices, 16 on GPUs)")
+                    help="accuracy: multiply sample counts by F (default 1 on CPU devices, 8 on GPUs)")
 
 
 @pytest.fixture
@@ -20,7 +20,7 @@ def accuracy_scale(request: pytest.FixtureRequest, gpu_device) -> float:
     opt = request.config.getoption("--gpuperf-accuracy-scale")
     if opt is not None:
         return float(opt)
-    return 1.0 if gpu_device.info.is_cpu else 16.0
+    return 1.0 if gpu_device.info.is_cpu else 8.0
 
 
 @pytest.fixture

@@ -1,0 +1,110 @@
+"""Global summation (Taufer et al.'s benchmark, thesis ch. 4.1) in float, double, Kahan-compensated and
+composite float2/double2 (CMP TwoSum addition, thesis Fig. 3) precision, serial (one work-item) or
+parallel (64 blocks × 32 threads, the thesis' optimal configuration, each thread a strided partial sum
+followed by a one-thread reduction of the partials with the same arithmetic), plus a pairwise tree
+(log2 n passes of x[2i] + x[2i+1]). The exact sum comes from MPFR (gmpy2 at 4096 bits, exact here)."""
+
+from __future__ import annotations
+
+import gmpy2
+import numpy as np
+
+from ..devices import ndrange
+
+METHODS = ("plain", "kahan", "cmp2")
+ACC = {
+    "plain": "s += v;",
+    # Kahan: c holds the running compensation (the part of y that did not reach s)
+    "kahan": "{ T y = v - c; T t2 = s + y; c = (t2 - s) - y; s = t2; }",
+    # CMP float2/double2 addition of (v, 0): z.value = s + v; t = z.value − s;
+    # z.error = s − (z.value − t) + (v − t) + error
+    "cmp2": "{ T z = s + v; T t = z - s; c = (s - (z - t)) + (v - t) + c; s = z; }",
+}
+LO = {"plain": "c", "kahan": "-c", "cmp2": "c"}
+
+CUDA = r"""
+extern "C" __global__ void acc_sum(const T* __restrict__ x, unsigned long long n, T* __restrict__ out) {
+  unsigned long long t = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+  unsigned long long nt = (unsigned long long)gridDim.x * blockDim.x;
+  T s = 0, c = 0;
+  for (unsigned long long i = t; i < n; i += nt) { T v = x[i]; ACC }
+  out[t] = s; out[nt + t] = LO;
+}
+extern "C" __global__ void acc_pair(const T* __restrict__ x, unsigned long long n, T* __restrict__ y) {
+  unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+  unsigned long long m = (n + 1) / 2;
+  if (i < m) y[i] = (2 * i + 1 < n) ? x[2 * i] + x[2 * i + 1] : x[2 * i];
+}
+"""
+OPENCL = r"""
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+__kernel void acc_sum(__global const T* x, ulong n, __global T* out) {
+  ulong t = get_global_id(0), nt = get_global_size(0);
+  T s = 0, c = 0;
+  for (ulong i = t; i < n; i += nt) { T v = x[i]; ACC }
+  out[t] = s; out[nt + t] = LO;
+}
+__kernel void acc_pair(__global const T* x, ulong n, __global T* y) {
+  ulong i = get_global_id(0), m = (n + 1) / 2;
+  if (i < m) y[i] = (2 * i + 1 < n) ? x[2 * i] + x[2 * i + 1] : x[2 * i];
+}
+"""
+
+
+def source(backend: str, ctype: str, method: str) -> str:
+    src = CUDA if backend == "cuda" else OPENCL
+    # OpenCL C forbids the T macro clash with nothing; plain textual substitution keeps both readable
+    return src.replace("ACC", ACC[method]).replace("LO;", LO[method] + ";").replace("T ", f"{ctype} ") \
+        .replace("const T*", f"const {ctype}*").replace("T*", f"{ctype}*").replace("(T)", f"({ctype})")
+
+
+def thesis_data(n: int, dtype, rng: np.random.Generator) -> np.ndarray:
+    """n values (n even): n/2 drawn with equal probability from U(1e-3, 1e-2) and U(1e2, 1e3), plus their
+    negatives, shuffled — the exact sum is 0 (thesis Fig. 8's input intervals)."""
+    h = n // 2
+    lo = rng.uniform(1e-3, 1e-2, h)
+    hi = rng.uniform(1e2, 1e3, h)
+    v = np.where(rng.random(h) < 0.5, lo, hi).astype(dtype)
+    return rng.permutation(np.concatenate([v, -v]))
+
+
+def exact_sum(x: np.ndarray) -> float:
+    """The exact sum by MPFR (4096 bits hold any sum of binary32/64 values in these ranges exactly)."""
+    with gmpy2.context(precision=4096):
+        return float(gmpy2.fsum(gmpy2.mpfr(float(v)) for v in x))
+
+
+class Summer:
+    """Compiled kernels and buffers for one (device, dtype, method)."""
+
+    def __init__(self, device, dtype, method: str):
+        self.device, self.dtype, self.method = device, np.dtype(dtype), method
+        ctype = "float" if self.dtype == np.float32 else "double"
+        src = source(device.info.backend, ctype, method)
+        self.k_sum = device.compile(src, "acc_sum")
+        self.k_pair = device.compile(src, "acc_pair")
+
+    def sum_enqueue(self, xbuf, n: int, layout: str, scratch) -> tuple[list, object]:
+        """Enqueue the summation of ``n`` values; returns (launch handles in order, the buffer holding
+        (hi, lo) at [0], [1]) — the handles are what ``Device.timed`` needs on OpenCL."""
+        d = self.device
+        ev = []
+        if layout == "pairwise":
+            a, b = xbuf, scratch[0]
+            m = n
+            while m > 1:
+                half = (m + 1) // 2
+                ev.append(d.launch(self.k_pair, ndrange((half,), (64,)), (64,), [a, np.uint64(m), b]))
+                a, b = b, (scratch[1] if b is scratch[0] else scratch[0])
+                m = half
+            return ev, a
+        groups, local = (1, 1) if layout == "serial" else (64, 32)
+        ev.append(d.launch(self.k_sum, (groups * local,), (local,), [xbuf, np.uint64(n), scratch[0]]))
+        if groups * local > 1:
+            ev.append(d.launch(self.k_sum, (1,), (1,), [scratch[0], np.uint64(2 * groups * local), scratch[1]]))
+            return ev, scratch[1]
+        return ev, scratch[0]
+
+    def result(self, buf) -> float:
+        hl = self.device.to_host(buf, self.dtype, 2)
+        return float(self.dtype.type(hl[0]) + self.dtype.type(hl[1])) if self.method != "plain" else float(hl[0])

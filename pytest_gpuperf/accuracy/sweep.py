@@ -1,0 +1,170 @@
+"""Exhaustive (all 2^32) or strided sweep of a unary binary32 function on the device, checked on the
+device against the binary64 function of the same library.
+
+Each work-item walks a grid-stride loop over input bit patterns ``start + k·stride`` and computes both
+error conventions in double: steps between ``y`` and ``(float)ref`` (CUDA's) and ``|y − ref| / ulp(ref)``
+(OpenCL's, Goldberg ulp with the binary32 exponent range). Per work-group maxima are reduced in local
+memory as 64-bit keys ``float_bits(err) << 32 | input_bits`` (non-negative floats order like their
+bits), so one pass returns each group's worst input; the host takes the maximum and MPFR re-scores it.
+inf/nan mismatches are counted separately (and the largest such input kept).
+A plain sweep kernel (evaluate only, fold the results into one word per work-group) gives the
+"one-kernel sweep" time the checked sweep is compared with.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+GROUPS = 4096
+LOCAL = 256
+
+_BODY = r"""
+  {
+    float x = AS_FLOAT(b);
+    float y = FN32(x);
+    double r = FN64((double)x);
+    float rf = (float)r;
+    int ny = isnan(y), nr = isnan(r);
+    double ecr = 0.0, eulp = 0.0;
+    int bad = (ny != nr) || (!ny && !nr && (isinf(y) != isinf(rf) || (isinf(y) && (y > 0) != (rf > 0))));
+    if (bad) { KEYT kk = (((KEYT)1) << 32) | (KEYT)b; mm = kk > mm ? kk : mm; }
+    else if (!ny && !isinf(y)) {
+      I64 oy = (I64)AS_INT(y); oy = oy < 0 ? -(oy & (I64)0x7fffffff) : oy;
+      I64 orf = (I64)AS_INT(rf); orf = orf < 0 ? -(orf & (I64)0x7fffffff) : orf;
+      ecr = (double)(oy > orf ? oy - orf : orf - oy);
+      double a = fabs(r);
+      int e = a == 0.0 ? -126 : ilogb(a); e = e < -126 ? -126 : (e > 127 ? 127 : e);
+      eulp = fabs((double)y - r) / ldexp(1.0, e - 23);
+    }
+    KEYT kc = (((KEYT)AS_UINT((float)ecr)) << 32) | (KEYT)b;
+    KEYT ku = (((KEYT)AS_UINT((float)eulp)) << 32) | (KEYT)b;
+    bc = kc > bc ? kc : bc; bu = ku > bu ? ku : bu;
+  }
+"""
+
+CUDA_SRC = r"""
+#define AS_FLOAT __uint_as_float
+#define AS_INT __float_as_int
+#define AS_UINT __float_as_uint
+#define KEYT unsigned long long
+#define I64 long long
+extern "C" __global__ void acc_sweep(unsigned int start, unsigned int stride, unsigned long long count,
+                                     unsigned long long* out_cr, unsigned long long* out_ulp, unsigned long long* out_mm) {
+  __shared__ unsigned long long s[3][WG_SIZE];
+  KEYT bc = 0, bu = 0, mm = 0;
+  for (unsigned long long k = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; k < count;
+       k += (unsigned long long)gridDim.x * blockDim.x) {
+    unsigned int b = start + (unsigned int)k * stride;
+    BODY
+  }
+  int t = threadIdx.x;
+  s[0][t] = bc; s[1][t] = bu; s[2][t] = mm;
+  __syncthreads();
+  for (int h = WG_SIZE / 2; h > 0; h >>= 1) {
+    if (t < h) for (int j = 0; j < 3; ++j) { KEYT o = s[j][t + h]; if (o > s[j][t]) s[j][t] = o; }
+    __syncthreads();
+  }
+  if (t == 0) { out_cr[blockIdx.x] = s[0][0]; out_ulp[blockIdx.x] = s[1][0]; out_mm[blockIdx.x] = s[2][0]; }
+}
+extern "C" __global__ void acc_plain(unsigned int start, unsigned int stride, unsigned long long count,
+                                     unsigned int* out) {
+  unsigned int acc = 0;
+  for (unsigned long long k = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; k < count;
+       k += (unsigned long long)gridDim.x * blockDim.x) {
+    unsigned int b = start + (unsigned int)k * stride;
+    acc ^= __float_as_uint(FN32(__uint_as_float(b)));
+  }
+  if (acc == 0x7fc00001u) out[blockIdx.x] = acc;  // keeps the work; practically never stores
+}
+"""
+
+OPENCL_SRC = r"""
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#define AS_FLOAT as_float
+#define AS_INT as_int
+#define AS_UINT as_uint
+#define KEYT ulong
+#define I64 long
+__kernel void acc_sweep(uint start, uint stride, ulong count, __global ulong* out_cr, __global ulong* out_ulp,
+                        __global ulong* out_mm) {
+  __local ulong s[3][WG_SIZE];
+  KEYT bc = 0, bu = 0, mm = 0;
+  for (ulong k = get_global_id(0); k < count; k += get_global_size(0)) {
+    uint b = start + (uint)k * stride;
+    BODY
+  }
+  int t = get_local_id(0);
+  s[0][t] = bc; s[1][t] = bu; s[2][t] = mm;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int h = WG_SIZE / 2; h > 0; h >>= 1) {
+    if (t < h) for (int j = 0; j < 3; ++j) { KEYT o = s[j][t + h]; if (o > s[j][t]) s[j][t] = o; }
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  if (t == 0) { out_cr[get_group_id(0)] = s[0][0]; out_ulp[get_group_id(0)] = s[1][0]; out_mm[get_group_id(0)] = s[2][0]; }
+}
+__kernel void acc_plain(uint start, uint stride, ulong count, __global uint* out) {
+  uint acc = 0;
+  for (ulong k = get_global_id(0); k < count; k += get_global_size(0)) {
+    uint b = start + (uint)k * stride;
+    acc ^= as_uint(FN32(as_float(b)));
+  }
+  if (acc == 0x7fc00001u) out[get_group_id(0)] = acc;
+}
+"""
+
+
+def source(backend: str, fn32: str, fn64: str) -> str:
+    src = CUDA_SRC if backend == "cuda" else OPENCL_SRC
+    body = _BODY
+    return (src.replace("BODY", body).replace("FN32", fn32).replace("FN64", fn64)
+            .replace("WG_SIZE", str(LOCAL)))
+
+
+@dataclass
+class SweepResult:
+    count: int
+    seconds: float  # device time of the checked sweep
+    plain_seconds: float  # device time of the evaluate-only sweep
+    worst_cr: tuple[float, int]  # (steps, input bits)
+    worst_ulp: tuple[float, int]
+    mismatch_bits: int | None  # largest input bits with an inf/nan mismatch, None if none
+    mismatches_seen: bool
+
+
+def _unpack(keys: np.ndarray) -> tuple[float, int]:
+    k = int(keys.max())
+    err = float(np.array([k >> 32], np.uint32).view(np.float32)[0])
+    return err, k & 0xFFFFFFFF
+
+
+def run_sweep(device, fn32: str, fn64: str, stride: int, count: int, chunk: int = 1 << 30,
+              timeout_s: float = 120.0) -> SweepResult:
+    """Check ``count`` inputs ``k·stride`` (k < count) of ``fn32`` against ``fn64`` on ``device``."""
+    backend = device.info.backend
+    src = source(backend, fn32, fn64)
+    groups = GROUPS if not device.info.is_cpu else 4 * max(1, device.info.compute_units)
+    k_sweep = device.compile(src, "acc_sweep")
+    k_plain = device.compile(src, "acc_plain")
+    outs = [device.empty(groups * 8) for _ in range(3)]
+    plain_out = device.empty(groups * 4)
+    keys = [[], [], []]
+    secs = plain = 0.0
+    start = 0
+    done = 0
+    while done < count:
+        n = min(chunk, count - done)
+        args = [np.uint32(start & 0xFFFFFFFF), np.uint32(stride), np.uint64(n)]
+        h = device.timed(lambda: device.launch(k_sweep, (groups * LOCAL,), (LOCAL,), [*args, *outs]))
+        secs += device.elapsed(h, timeout_s)
+        for j in range(3):
+            keys[j].append(device.to_host(outs[j], np.uint64, groups).copy())
+        hp = device.timed(lambda: device.launch(k_plain, (groups * LOCAL,), (LOCAL,), [*args, plain_out]))
+        plain += device.elapsed(hp, timeout_s)
+        start += n * stride
+        done += n
+    cr = _unpack(np.concatenate(keys[0]))
+    ul = _unpack(np.concatenate(keys[1]))
+    mm = int(np.concatenate(keys[2]).max())
+    return SweepResult(count, secs, plain, cr, ul, (mm & 0xFFFFFFFF) if mm else None, bool(mm))

@@ -1,0 +1,65 @@
+"""Summation accuracy × time (thesis ch. 4.1, Figs. 7–8): float, double, Kahan, float2/double2 (CMP)
+and pairwise sums of Taufer's zero-sum data set against the exact MPFR sum, serial (1 thread) and
+parallel (64 × 32 threads), error vs n and time vs n.
+
+Metrics ``accuracy.sum.<variant>.<layout>.n<log2 n>.abs_err`` (|sum − exact|, exact = 0 by construction,
+confirmed by MPFR) and ``....time_us`` (device time of the whole reduction, both launches).
+The accuracy ordering the thesis reports is asserted where it is a theorem, not a measurement: the
+compensated sums (Kahan, float2/double2) are never less accurate than the plain sum of the same
+precision by more than one ulp of the largest partial — checked as err(compensated) ≤ err(plain) + tiny.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pytest_gpuperf.accuracy import summation
+
+VARIANTS = [("float", np.float32, "plain"), ("float.kahan", np.float32, "kahan"), ("float2", np.float32, "cmp2"),
+            ("double", np.float64, "plain"), ("double.kahan", np.float64, "kahan"), ("double2", np.float64, "cmp2")]
+
+
+@pytest.mark.parametrize("layout", ["serial", "parallel", "pairwise"])
+@pytest.mark.gpuperf(requires=["fp64"])
+def test_summation(gpu_device, gpu_measure, gpuperf_record, accuracy_rng, layout):
+    info = gpu_device.info
+    sizes = [12, 16, 20] if not info.is_cpu else [12, 16]
+    if layout != "serial" and not info.is_cpu:
+        sizes.append(24)
+    variants = [v for v in VARIANTS if layout != "pairwise" or v[2] == "plain"]
+    errs: dict[tuple[str, int], float] = {}
+    for lg in sizes:
+        n = 1 << lg
+        data = summation.thesis_data(n, np.float32, accuracy_rng)
+        for label, dtype, method in variants:
+            x = data.astype(dtype)
+            exact = summation.exact_sum(x)
+            s = summation.Summer(gpu_device, dtype, method)
+            xbuf = gpu_device.to_device(x)
+            scratch = [gpu_device.empty(max(n, 4096) * x.itemsize) for _ in range(2)]
+            out = {}
+
+            def run_once():
+                ev, out["buf"] = s.sum_enqueue(xbuf, n, layout, scratch)
+                return ev
+
+            run_once()
+            gpu_device.synchronize()
+            got = s.result(out["buf"])
+            err = abs(got - exact)
+            errs[label, lg] = err
+            m = gpu_measure.enqueue(run_once, warmup=1, min_repeats=3 if info.is_cpu else 5,
+                                    budget_s=0.2 if info.is_cpu else 0.25)
+            us = m.stats.scaled(1e6)
+            base = f"accuracy.sum.{label}.{layout}.n{lg}"
+            gpuperf_record(f"{base}.abs_err", err, "1", better="lower", tolerance={"rel": 1.0, "abs": 1e-30},
+                           info={"exact_mpfr": exact, "result": got, "n": n, "data": "thesis Fig. 8: U(1e-3,1e-2) & "
+                                 "U(1e2,1e3) with negatives", "layout": layout})
+            gpuperf_record(f"{base}.time_us", us.median, "us", better="lower", stats=us, info={"n": n})
+    for lg in sizes:
+        for prec in ("float", "double"):
+            if (f"{prec}2", lg) in errs:
+                plain, comp = errs[prec, lg], errs[f"{prec}2", lg]
+                eps = float(np.finfo(np.float32 if prec == "float" else np.float64).eps)
+                assert comp <= plain + 1e3 * eps, f"{prec}2 sum less accurate than {prec} at n=2^{lg}: {comp} > {plain}"

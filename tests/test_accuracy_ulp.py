@@ -1,0 +1,142 @@
+"""Unit tests of the accuracy metric and references against hand-checked values and MPFR."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from pytest_gpuperf.accuracy import check, formats, inputs, mpfr, ops, rounding, search, ulp
+from pytest_gpuperf.accuracy.formats import FP16, FP32, FP64
+from pytest_gpuperf.accuracy.rounding import LD
+
+F32 = np.float32
+
+
+def ld(x) -> np.ndarray:
+    return np.array([x], dtype=LD)
+
+
+@pytest.mark.parametrize("fmt,x,expected", [
+    (FP32, 1.0, 2.0 ** -23), (FP32, 1.5, 2.0 ** -23), (FP32, 1.0 - 2.0 ** -24, 2.0 ** -24),  # binade edge
+    (FP32, 2.0 ** -126, 2.0 ** -149), (FP32, 2.0 ** -140, 2.0 ** -149), (FP32, 0.0, 2.0 ** -149),  # subnormal
+    (FP32, 3.0e38, 2.0 ** 104), (FP32, 2.0 ** 200, 2.0 ** 104),  # top binade spacing continues
+    (FP64, 1.0, 2.0 ** -52), (FP64, 2.0 ** -1060, 2.0 ** -1074), (FP16, 1.0, 2.0 ** -10), (FP16, 65504.0, 32.0),
+    (FP16, 2.0 ** -20, 2.0 ** -24),
+])
+def test_ulp_of_hand_values(fmt, x, expected):
+    assert rounding.ulp_of(ld(x), fmt)[0] == LD(expected)
+
+
+@pytest.mark.parametrize("y,exact,ulp_err,cr", [
+    (1.0 + 2.0 ** -23, 1.0, 1.0, 1),  # one step above an exact 1
+    (1.0 - 2.0 ** -24, 1.0, 0.5, 1),  # one step below 1: Goldberg ulp of x=1 is the spacing above (2^-23)
+    (1.0, 1.0 - 2.0 ** -26, 0.25, 0),  # x just below the binade edge: ulp(x) = 2^-24, RN(x) = 1
+    (1.0 - 2.0 ** -24, 1.0 - 2.0 ** -26, 0.75, 1),
+    (2.0 ** -149, 0.0, 1.0, 1),  # subnormal spacing at zero
+    (2.0 ** -149, 2.0 ** -150, 0.5, 1),  # tie between 0 and 2^-149 rounds to even (0)
+    (0.0, 2.0 ** -150 + 2.0 ** -170, 0.5 + 2.0 ** -21, 1),  # just above the tie: RN = 2^-149
+    (3 * 2.0 ** -149, 2.5 * 2.0 ** -149, 0.5, 0),  # subnormal tie: RN is the even 2·2^-149 (checked below)
+])
+def test_ulp_errors_hand_values(y, exact, ulp_err, cr):
+    e = ulp.ulp_errors(np.array([y], F32), ld(exact), FP32)
+    assert e.cls[0] == ulp.OK
+    assert e.ulp[0] == pytest.approx(ulp_err, rel=1e-12)
+    if exact == 2.5 * 2.0 ** -149:  # 2.5 lies between 2 and 3 (·2^-149): the tie goes to 2 (even significand)
+        assert e.rounded[0] == LD(2 * 2.0 ** -149) and e.cr[0] == 1
+    else:
+        assert e.cr[0] == cr
+
+
+def test_mismatch_classes_are_not_numbers():
+    y = np.array([np.nan, 1.0, np.inf, np.inf, 3.0e38, np.nan, np.inf, -0.0], F32)
+    x = np.array([1.0, np.nan, 3.0e38, 2.0 ** 129, np.inf, np.nan, np.inf, 0.0], LD)
+    e = ulp.ulp_errors(y, x, FP32)
+    assert list(e.cls) == [ulp.NAN_MISMATCH, ulp.NAN_MISMATCH, ulp.INF_MISMATCH, ulp.OK, ulp.INF_MISMATCH, ulp.OK,
+                           ulp.OK, ulp.OK]
+    assert np.isnan(e.ulp[[0, 1, 2, 4]]).all() and np.isnan(e.cr[[0, 1, 2, 4]]).all()
+    assert e.ulp[3] == 0 and e.ulp[5] == 0 and e.ulp[7] == 0  # overflow to inf is correct; nan==nan; -0 == +0
+    # inf of the wrong sign is a mismatch
+    assert ulp.ulp_errors(np.array([-np.inf], F32), ld(np.inf), FP32).cls[0] == ulp.INF_MISMATCH
+
+
+def test_overflow_threshold_rounding():
+    top = float(FP32.max)
+    thr = 2.0 ** 128 * (1 - 2.0 ** -25)  # the midpoint between FLT_MAX and 2^128
+    assert rounding.round_exact(ld(thr), 0, FP32, "rn")[0] == LD(np.inf)  # tie: to even → overflow
+    assert rounding.round_exact(ld(thr), -1, FP32, "rn")[0] == LD(top)
+    assert rounding.round_exact(ld(2.0 ** 130), 0, FP32, "rz")[0] == LD(top)
+    assert rounding.round_exact(ld(-2.0 ** 130), 0, FP32, "ru")[0] == LD(-top)
+    assert rounding.round_exact(ld(-2.0 ** 130), 0, FP32, "rd")[0] == LD(-np.inf)
+
+
+def test_ordered_key_is_monotone():
+    x = np.sort(inputs.stratified(FP32, 2, np.random.default_rng(0)))
+    k = ulp.ordered_key(x, FP32)
+    assert np.all(np.diff(k) >= 0)
+    assert ulp.ordered_key(np.array([-0.0, 0.0], F32), FP32).tolist() == [0, 0]
+
+
+@pytest.mark.parametrize("fmt", [FP16, FP32, FP64], ids=lambda f: f.name)
+@pytest.mark.parametrize("op", ops.OPS)
+def test_exact_op_rounding_matches_mpfr(fmt, op):
+    """The vectorized path (error-free transforms + round_exact) equals MPFR's correct rounding in every
+    mode, including subnormal results, cancellation and overflow."""
+    rng = np.random.default_rng(hash((fmt.name, op)) & 0xFFFF)
+    n = 120
+    args = [np.concatenate([inputs.stratified(fmt, 1, rng)[rng.integers(0, 1 << 11 if fmt is FP64 else 60, n)],
+                            inputs.specials(fmt)[:6]]) for _ in range(ops.ARITY[op])]
+    if op in ("add", "sub"):
+        args[1][: n // 3] = (-1 if op == "add" else 1) * args[0][: n // 3] * fmt.dtype.type(1 + 2.0 ** (3 - fmt.p))
+    r, s = ops.exact_op(op, *args)
+    for mode in rounding.MODES:
+        got = rounding.round_exact(r, s, fmt, mode)
+        for i in range(len(r)):
+            want = mpfr.correctly_rounded(op, [a[i] for a in args], fmt, mode)
+            g = float(got[i])
+            assert (math.isnan(g) and math.isnan(want)) or g == want, \
+                (fmt.name, op, mode, [float(a[i]).hex() for a in args], g, want)
+
+
+def test_score_confirms_maxima_with_mpfr():
+    """A deliberately wrong bulk reference at the worst element is corrected by the MPFR confirmation."""
+    x = np.array([0.5, 1.0, 2.0, 3.0], F32)
+    y = np.sin(x.astype(np.float64)).astype(F32)
+    bulk = np.sin(x.astype(LD))
+    bulk[2] *= 1 + LD(2.0 ** -10)  # a broken reference for x = 2: ~2^13 ulp
+    sc = check.score(y, [x], bulk, FP32, "sin", "cr")
+    assert sc.max == 0 and sc.disagreements >= 1 and sc.confirmed == 4
+
+
+def test_stratified_covers_every_binade_and_sign():
+    x = inputs.stratified(FP32, 3, np.random.default_rng(1))
+    bits = x.view(np.uint32)
+    assert set(((bits >> 23) & 0xFF).tolist()) == set(range(255))
+    assert (bits >> 31).sum() == x.size // 2
+
+
+def test_mpfr_reference_uses_target_precision_and_subnormals():
+    assert mpfr.correctly_rounded("mul", [2.0 ** -100, 2.0 ** -30], FP32, "rn") == 2.0 ** -130  # subnormal, exact
+    assert mpfr.correctly_rounded("mul", [2.0 ** -100, 2.0 ** -50], FP32, "rn") == 0.0  # below half min subnormal
+    assert mpfr.correctly_rounded("mul", [2.0 ** -100, 2.0 ** -50], FP32, "ru") == 2.0 ** -149
+    assert mpfr.correctly_rounded("add", [65504.0, 16.0], FP16, "rn") == math.inf
+    assert mpfr.correctly_rounded("add", [65504.0, 16.0], FP16, "rz") == 65504.0
+    assert mpfr.correctly_rounded("sin", [1e22], FP64, "rn") == -0.8522008497671888  # the classic hard case
+
+
+def test_worst_case_search_finds_a_planted_defect():
+    """Search logic only (host 'device'): a 1000-ulp defect on a narrow bit range is found."""
+    target = int(np.array([1.2345], F32).view(np.uint32)[0])
+
+    def fake_eval(x):
+        y = x.copy()
+        b = x.view(np.uint32).astype(np.int64)
+        bad = np.abs(b - target) < 64
+        y[bad] = (y[bad].view(np.uint32) + 1000).view(F32)
+        return y
+
+    res = search.worst_case_search(FP32, fake_eval, lambda x: x.astype(LD), "cr", 0.5, np.random.default_rng(3),
+                                   batch=1 << 12, domain=(1.0, 1.5))
+    e = ulp.ulp_errors(fake_eval(res.best_x), res.best_x.astype(LD), FP32)
+    assert e.cr.max() == 1000

@@ -2,8 +2,8 @@
 load (Alavani's piecewise model) and launch overhead vs grid size (Alavani ch. 3.3–3.4).
 
 * ``memory.<l1|l2|dram>.latency.cycles``, ``memory.<l1|l2>.size.bytes`` — pointer chase over a random
-  cycle of 128-byte lines, footprints 1 KiB … 4 × L2 (two points per doubling); other strides go to
-  ``memory.chase.stride<S>.curve`` info. Sizes are discrete (grid ×√2): explicit tolerance ±45 %.
+  cycle of 128-byte lines, footprints 1 KiB … 4 × L2 (two points per doubling); the 1 KiB stride (CUDA) goes to
+  the ``curve_stride1024`` info. Sizes are discrete (grid ×√2): explicit tolerance ±45 %.
 * ``memory.shared.latency.cycles`` — the same chase in shared/local memory.
 * ``memory.global.latency.{unloaded,loaded}.cycles`` — per-access latency as the number of chasing
   threads (outstanding requests) grows; the piecewise-linear fit goes into ``info``.
@@ -27,7 +27,7 @@ def probe(gpu_device, gpu_measure):
     """(kernels, SASS evidence, clock MHz, clock source, measurer) for this device."""
     info = gpu_device.info
     cfg = {"warmup": 1, "min_repeats": 3, "max_repeats": 5, "budget_s": 0.3}
-    meas = lambda *a: gpu_measure(*a, **cfg)  # noqa: E731
+    meas = lambda *a, **k: gpu_measure(*a, **{**cfg, **k})  # noqa: E731
     kernels, evidence = memory.build(gpu_device)
     if info.backend == "cuda":
         clock, src = throughput.measured_clock_mhz(gpu_device, meas).median, "measured (clock64 spin vs events)"
@@ -50,7 +50,7 @@ def test_pointer_chase(gpu_device, gpuperf_record, probe):
     info = gpu_device.info
     cache = _cache_bytes(info)
     sizes = memory.footprints(1024, 4 * cache)
-    strides = (128, 64, 1024) if info.backend == "cuda" else (128,)
+    strides = (128, 1024) if info.backend == "cuda" else (128,)
     curves: dict[int, list[tuple[int, float]]] = {}
     samples_at: dict[int, list[float]] = {}
     for stride in strides:
@@ -125,7 +125,11 @@ def test_loaded_latency(gpu_device, gpuperf_record, probe):
         if t % local:
             continue
         spacing = max(step, (lines // t) * step)
-        m = meas(kernels["gp_loaded_chase"], (t,), (local,), [buf, np.int32(steps), np.uint32(spacing), out])
+        # every launch starts from other lines (rotate): a repeat must not find its lines in the L2
+        bases = memory.starts(foot, 128)
+        m = meas(kernels["gp_loaded_chase"], (t,), (local,),
+                 rotate=[[buf, np.int32(steps), np.uint32(spacing), np.uint32(b), np.uint32(arr.size), out]
+                         for b in bases])
         cyc = m.stats.scaled(clock * 1e6 / (steps * memory.UNROLL))
         xs.append(t)
         ys.append(cyc.median)

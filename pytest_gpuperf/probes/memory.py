@@ -24,12 +24,13 @@ KiB, MiB = 1 << 10, 1 << 20
 UNROLL = 4
 SECTION = 256  # loop iterations of the short section (×UNROLL loads); the long one has twice as many
 EVENT_SCALE = 32  # longer sections when timed with events
+ROTATE = 8  # distinct start lines per event-timed measurement (≥ warm-up + repeats)
 REPEATS = 5  # clock-timed samples per launch (CUDA)
 
 _CUDA = r'''
 extern "C" __global__ void gp_chase(const unsigned* a, int warm, int n1, int n2, int reps, unsigned* out,
-                                    long long* cyc) {
-  unsigned j = 0;
+                                    long long* cyc, unsigned start) {
+  unsigned j = start;
   for (int i = 0; i < warm; ++i) j = a[j];
   for (int r = 0; r < reps; ++r) {
     long long t0 = clock64();
@@ -64,9 +65,10 @@ extern "C" __global__ void gp_shared_chase(const unsigned* a, int len, int n1, i
   out[0] = j;
 }
 
-extern "C" __global__ void gp_loaded_chase(const unsigned* a, int steps, unsigned spacing, unsigned* out) {
+extern "C" __global__ void gp_loaded_chase(const unsigned* a, int steps, unsigned spacing, unsigned base,
+                                           unsigned n, unsigned* out) {
   unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
-  unsigned j = a[(t * spacing) & 0x7fffffffu];
+  unsigned j = a[(base + t * spacing) % n];
   #pragma unroll 1
   for (int i = 0; i < steps; ++i) { j = a[j]; j = a[j]; j = a[j]; j = a[j]; }
   if (j == 0xffffffffu) out[0] = j;
@@ -77,8 +79,8 @@ extern "C" __global__ void gp_empty(int x) { }
 
 _OPENCL = r'''
 __kernel void gp_chase(__global const uint* a, int warm, int n1, int n2, int reps, __global uint* out,
-                       __global long* cyc) {
-  uint j = 0;
+                       __global long* cyc, uint start) {
+  uint j = start;
   for (int i = 0; i < warm; ++i) j = a[j];
   for (int i = 0; i < n1; ++i) { j = a[j]; j = a[j]; j = a[j]; j = a[j]; }
   for (int i = 0; i < n2; ++i) { j = a[j]; j = a[j]; j = a[j]; j = a[j]; }
@@ -97,9 +99,10 @@ __kernel void gp_shared_chase(__global const uint* a, int len, int n1, int n2, i
   out[0] = j;
 }
 
-__kernel void gp_loaded_chase(__global const uint* a, int steps, uint spacing, __global uint* out) {
+__kernel void gp_loaded_chase(__global const uint* a, int steps, uint spacing, uint base, uint n,
+                              __global uint* out) {
   uint t = get_global_id(0);
-  uint j = a[(t * spacing) & 0x7fffffffu];
+  uint j = a[(base + t * spacing) % n];
   for (int i = 0; i < steps; ++i) { j = a[j]; j = a[j]; j = a[j]; j = a[j]; }
   if (j == 0xffffffffu) out[0] = j;
 }
@@ -162,22 +165,36 @@ def chase_clock(device: Device, kernel, footprint: int, stride: int, warm_limit:
     lines = max(1, footprint // max(stride, 4))
     warm = lines if footprint <= warm_limit else 0
     h = device.timed(lambda: device.launch(kernel, (1,), (1,), [buf, np.int32(warm), np.int32(SECTION),
-                                                                  np.int32(2 * SECTION), np.int32(REPEATS), out, cyc]))
+                                                                  np.int32(2 * SECTION), np.int32(REPEATS), out, cyc,
+                                                                  np.uint32(0)]))
     device.elapsed(h, timeout_s)
     c = device.to_host(cyc, np.int64, 2 * REPEATS).reshape(REPEATS, 2)
     return [float(b - a) / (SECTION * UNROLL) for a, b in c]
 
 
+def starts(footprint: int, stride: int, count: int = ROTATE) -> list[int]:
+    """Element indices of ``count`` lines spread over the array: launches that start from different
+    lines walk different stretches of the random cycle, so a repeated launch does not re-read lines the
+    previous one left in the cache (which made a cold footprint look like an L2 hit)."""
+    step = max(1, stride // 4)
+    lines = max(1, footprint // max(stride, 4))
+    return [((k * 104_729) % lines) * step for k in range(count)]
+
+
 def chase_events(device: Device, measurer: Callable[..., Any], kernel, footprint: int, stride: int,
                  warm_limit: int, clock_mhz: float) -> list[float]:
-    """Cycles per dependent load from event-timed launches with only the short / only the long section."""
+    """Cycles per dependent load from event-timed launches with only the short / only the long section,
+    rotating over start lines (see :func:`starts`)."""
     buf = device.to_device(chase_array(footprint, stride))
     out, cyc = device.empty(8), device.empty(16)
     lines = max(1, footprint // max(stride, 4))
     warm = np.int32(lines if footprint <= warm_limit else 0)
     n = EVENT_SCALE * SECTION  # event timing needs ≫ launch jitter (µs) per section
-    m1 = measurer(kernel, (1,), (1,), [buf, warm, np.int32(n), np.int32(0), np.int32(1), out, cyc])
-    m2 = measurer(kernel, (1,), (1,), [buf, warm, np.int32(0), np.int32(2 * n), np.int32(1), out, cyc])
+    s0 = starts(footprint, stride)
+    m1 = measurer(kernel, (1,), (1,), rotate=[[buf, warm, np.int32(n), np.int32(0), np.int32(1), out, cyc,
+                                               np.uint32(s)] for s in s0])
+    m2 = measurer(kernel, (1,), (1,), rotate=[[buf, warm, np.int32(0), np.int32(2 * n), np.int32(1), out, cyc,
+                                               np.uint32(s)] for s in s0])
     base = float(np.median(m1.samples))
     return [(t - base) * clock_mhz * 1e6 / (n * UNROLL) for t in m2.samples]
 
@@ -194,6 +211,16 @@ def levels(sizes: Sequence[int], lat: Sequence[float], jump: float = 1.25) -> li
     """Cache levels from a latency-vs-footprint curve: the first plateau is L1, the last DRAM (when the
     sweep went past the L2), everything between is L2 (H100's L2 shows a near and a far partition)."""
     spans = plateaus(sizes, lat, jump)
+    # a one-point "plateau" before the last is a transition between two levels: it joins the next one
+    merged: list[tuple[int, int]] = []
+    pending = None
+    for k, (i, j) in enumerate(spans):
+        if j - i == 1 and k < len(spans) - 1:
+            pending = i if pending is None else pending
+            continue
+        merged.append((i, j) if pending is None else (pending, j))
+        pending = None
+    spans = merged
     names = ["l1"] + ["l2"] * max(0, len(spans) - 2) + (["dram"] if len(spans) > 1 else [])
     out: list[Level] = []
     for (i, j), name in zip(spans, names):
@@ -201,5 +228,6 @@ def levels(sizes: Sequence[int], lat: Sequence[float], jump: float = 1.25) -> li
             prev = out[-1]
             out[-1] = Level(name, prev.latency, int(sizes[j - 1]), prev.points + (j - i))
         else:
-            out.append(Level(name, float(np.median(lat[i:j])), int(sizes[j - 1]), j - i))
+            body = lat[i + 1:j] if j - i > 2 else lat[i:j]  # drop the transitional first point
+            out.append(Level(name, float(np.median(body)), int(sizes[j - 1]), j - i))
     return out

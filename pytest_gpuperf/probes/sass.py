@@ -10,6 +10,7 @@ raises :class:`ProbeVerificationError` rather than report a number.
 
 from __future__ import annotations
 
+import glob
 import os
 import re
 import shutil
@@ -103,38 +104,64 @@ def verify_chain(instrs: Sequence[Instr], required: Sequence[Sequence[str]], per
             "opcode_counts": [counts[s] for s in used], "required": ["/".join(a) for a in required]}
 
 
-def find_cuobjdump() -> str:
-    """Path of ``cuobjdump``: PATH, the CUDA toolkit, or the ``nvidia-cuda-cuobjdump`` wheel."""
-    found = shutil.which("cuobjdump")
-    if found:
-        return found
-    candidates = [os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin", "cuobjdump")]
+def cuobjdump_candidates() -> list[str]:
+    """Every ``cuobjdump`` we can find, most specific first: ``$GPUPERF_CUOBJDUMP``, PATH, the CUDA
+    toolkits under /usr/local, and the ``nvidia-cuda-cuobjdump`` wheel (``nvidia/cu13/bin``)."""
+    found: list[str] = []
+    env = os.environ.get("GPUPERF_CUOBJDUMP")
+    if env:
+        found.append(env)
+    which = shutil.which("cuobjdump")
+    if which:
+        found.append(which)
+    found.append(os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin", "cuobjdump"))
+    found += sorted(glob.glob("/usr/local/cuda*/bin/cuobjdump"), reverse=True)
     for base in sys.path:
-        candidates.append(os.path.join(base, "nvidia", "cu13", "bin", "cuobjdump"))
-        candidates.append(os.path.join(base, "nvidia", "cuda_cuobjdump", "bin", "cuobjdump"))
-    for c in candidates:
-        if os.path.isfile(c) and os.access(c, os.X_OK):
-            return c
-    raise ProbeVerificationError("cuobjdump not found, so no CUDA probe can prove its instructions. Install the "
-                                 "CUDA toolkit or `pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm`.")
+        for sub in ("cu13", "cu12", "cuda_cuobjdump"):
+            found.append(os.path.join(base, "nvidia", sub, "bin", "cuobjdump"))
+    out: list[str] = []
+    for c in found:
+        if c and os.path.isfile(c) and os.access(c, os.X_OK) and os.path.realpath(c) not in map(os.path.realpath, out):
+            out.append(c)
+    return out
+
+
+_WORKING: list[str] = []  # the cuobjdump that last read a cubin (tried first next time)
+
+
+def _run_cuobjdump(tool: str, path: str, timeout_s: float) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    env["PATH"] = os.path.dirname(tool) + os.pathsep + env.get("PATH", "")  # its own nvdisasm first
+    return subprocess.run([tool, "-sass", path], capture_output=True, text=True, timeout=timeout_s, env=env)
 
 
 def disassemble(cubin: bytes, timeout_s: float = 60.0) -> str:
-    """SASS text of a cubin via ``cuobjdump -sass`` (nvdisasm must sit next to it or on PATH)."""
-    tool = find_cuobjdump()
-    env = dict(os.environ)
-    env["PATH"] = os.path.dirname(tool) + os.pathsep + env.get("PATH", "")
+    """SASS text of a cubin via ``cuobjdump -sass``.
+
+    A toolkit older than the NVRTC that built the cubin answers "does not contain device code", so
+    every cuobjdump found is tried (the one that worked is remembered)."""
+    tools = _WORKING + [t for t in cuobjdump_candidates() if t not in _WORKING]
+    if not tools:
+        raise ProbeVerificationError("cuobjdump not found, so no CUDA probe can prove its instructions. Install "
+                                     "the CUDA toolkit, `pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm`, "
+                                     "or point $GPUPERF_CUOBJDUMP at one.")
     with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as fh:
         fh.write(cubin)
         path = fh.name
+    errors = []
     try:
-        proc = subprocess.run([tool, "-sass", path], capture_output=True, text=True, timeout=timeout_s, env=env)
+        for tool in tools:
+            proc = _run_cuobjdump(tool, path, timeout_s)
+            if proc.returncode == 0 and "Function" in proc.stdout:
+                if tool not in _WORKING:
+                    _WORKING[:] = [tool]
+                return proc.stdout
+            errors.append(f"{tool} (rc {proc.returncode}): {proc.stderr.strip()[:200]}")
     finally:
         os.unlink(path)
-    if proc.returncode != 0 or "Function" not in proc.stdout:
-        raise ProbeVerificationError(f"cuobjdump -sass failed (rc {proc.returncode}): {proc.stderr.strip()[:400]}")
-    return proc.stdout
-
+    raise ProbeVerificationError("no cuobjdump could disassemble the cubin (a toolkit older than NVRTC reads it as "
+                                 "'no device code'; install a matching `nvidia-cuda-cuobjdump` wheel or set "
+                                 "$GPUPERF_CUOBJDUMP): " + "; ".join(errors))
 
 def per_step(op_heavy: bool, ops_per_step: int) -> int:
     """How many of each required opcode one unrolled step must contribute inside the loop.

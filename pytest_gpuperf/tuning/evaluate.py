@@ -1,0 +1,155 @@
+"""One evaluation path for every strategy: compile a configuration, time it with
+:func:`pytest_gpuperf.timing.measure`, remember the result.
+
+A configuration is a work-group shape of the original kernel, or a merge factor C of the
+workload-transformed kernel. Each configuration is measured once per session; strategies "evaluate"
+it through :class:`Evaluator`, which charges the strategy for the evaluation (count and host seconds
+spent compiling and timing it) the first time *that strategy* asks. So exhaustive search, random
+search, the thesis tuner, the static pruner and Kernel Tuner's strategies (replayed in its simulation
+mode from the same table, :mod:`.ktsim`) all see the same numbers and pay the same price per point.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..devices.base import Device, Kernel
+from ..timing.measure import MeasureConfig, measure
+from . import workload
+from .kernels import Benchmark, Prepared
+from .shim import for_backend
+
+Local = tuple[int, ...]
+
+
+@dataclass(frozen=True, order=True)
+class Config:
+    """``variant`` "" = original kernel at ``local``; "wl" = transformed kernel with C = ``local[1]``."""
+
+    local: Local
+    variant: str = ""
+
+    def label(self) -> str:
+        shape = "x".join(str(v) for v in self.local)
+        return f"wl:{shape}" if self.variant else shape
+
+
+@dataclass
+class Point:
+    time_s: float  # median device seconds
+    spread: float  # robust relative spread of the samples
+    cost_s: float  # host seconds to compile + time this configuration
+
+
+@dataclass
+class Ledger:
+    """What one strategy paid: configurations it evaluated, in order."""
+
+    visited: list[Config] = field(default_factory=list)
+
+    def charge(self, cfg: Config) -> bool:
+        if cfg in self.visited:
+            return False
+        self.visited.append(cfg)
+        return True
+
+
+class Evaluator:
+    """Times configurations of one benchmark on one device; shared by all strategies."""
+
+    def __init__(self, device: Device, bench: Benchmark, sizes: dict[str, int], config: MeasureConfig,
+                 seed: int = 0) -> None:
+        self.device = device
+        self.bench = bench
+        self.sizes = sizes
+        self.config = config
+        self.rng = np.random.default_rng(seed)
+        self.prepared: Prepared = bench.prepare(device, self.rng, sizes)
+        self.points: dict[Config, Point] = {}
+        self.warp = int(device.info.warp_size or 1)
+
+    # ------------------------------------------------------------------ compile / launch geometry
+    def kernel(self, cfg: Config) -> Kernel:
+        src, opts = self.source_options(cfg)
+        return self.device.compile(src, self.bench.kernel, opts)
+
+    def source_options(self, cfg: Config) -> tuple[str, tuple[str, ...]]:
+        backend = self.device.info.backend
+        if cfg.variant == "wl":
+            src = workload.transform(self.bench.source, self.warp, int(cfg.local[1]))
+            return for_backend(src, backend), self.bench.options((self.warp,))
+        return for_backend(self.bench.source, backend), self.bench.options(cfg.local)
+
+    def geometry(self, cfg: Config) -> tuple[Local, Local, int]:
+        """(global, local, launched groups as the kernel sees them)."""
+        if cfg.variant == "wl":
+            vg = self.virtual_groups()
+            return workload.transformed_launch(vg, self.warp, int(cfg.local[1]))
+        glob = self.bench.ndrange(self.sizes, cfg.local, self.device)
+        return glob, cfg.local, int(np.prod([g // l for g, l in zip(glob, cfg.local)]))
+
+    def virtual_groups(self) -> int:
+        if self.bench.groups is None:
+            raise ValueError(f"{self.bench.name}: the workload transformation needs a fixed work-group count")
+        return int(self.bench.groups(self.sizes, self.device))
+
+    # ------------------------------------------------------------------ timing
+    def measure(self, cfg: Config) -> Point:
+        """Measure ``cfg`` once per session (compile + warm-up + adaptive repeats)."""
+        if cfg in self.points:
+            return self.points[cfg]
+        t0 = time.perf_counter()
+        k = self.kernel(cfg)
+        glob, loc, _ = self.geometry(cfg)
+        args = self.prepared.args()
+        m = measure(self.device, lambda: self.device.launch(k, glob, loc, args), self.config)
+        point = Point(m.stats.median, m.stats.rel_spread, time.perf_counter() - t0)
+        self.points[cfg] = point
+        return point
+
+    def evaluate(self, cfg: Config, ledger: Ledger) -> float:
+        """The strategies' single entry point: charge ``ledger`` and return the median seconds."""
+        ledger.charge(cfg)
+        return self.measure(cfg).time_s
+
+    def cost(self, ledger: Ledger) -> tuple[int, float]:
+        """(evaluations, host seconds) a strategy spent."""
+        return len(ledger.visited), sum(self.measure(c).cost_s for c in ledger.visited)
+
+    def remeasure(self, configs: list[Config], rounds: int = 3) -> dict[Config, float]:
+        """Final, interleaved re-timing of the chosen configurations (quality = ratio of these), so
+        a quality ratio compares two times taken under the same conditions."""
+        kernels = {c: (self.kernel(c), *self.geometry(c)[:2]) for c in configs}
+        args = self.prepared.args()
+        times: dict[Config, list[float]] = {c: [] for c in configs}
+        cfg = MeasureConfig(warmup=1, min_repeats=self.config.min_repeats, max_repeats=self.config.max_repeats,
+                            target_rel_spread=self.config.target_rel_spread, budget_s=self.config.budget_s,
+                            timeout_s=self.config.timeout_s)
+        for _ in range(rounds):
+            for c, (k, glob, loc) in kernels.items():
+                m = measure(self.device, lambda k=k, glob=glob, loc=loc: self.device.launch(k, glob, loc, args), cfg)
+                times[c].append(m.stats.median)
+        return {c: float(np.median(v)) for c, v in times.items()}
+
+    # ------------------------------------------------------------------ correctness
+    def verify(self, cfg: Config, seed: int) -> None:
+        """Run ``cfg`` once on fresh random inputs and compare with NumPy (raises AssertionError)."""
+        rng = np.random.default_rng(seed)
+        p = self.bench.prepare(self.device, rng, self.sizes)
+        k = self.kernel(cfg)
+        glob, loc, groups = self.geometry(cfg)
+        p.host["launched_groups"] = groups
+        self.device.launch(k, glob, loc, p.args())
+        self.device.synchronize()
+        try:
+            self.bench.check(self.device, p, cfg.local)
+        except AssertionError as exc:
+            raise AssertionError(f"{self.bench.name} at {cfg.label()}: {exc}") from None
+
+
+def describe(points: dict[Config, Point]) -> dict[str, Any]:
+    return {c.label(): round(p.time_s * 1e6, 3) for c, p in sorted(points.items())}

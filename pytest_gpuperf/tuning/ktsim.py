@@ -1,0 +1,112 @@
+"""Kernel Tuner's strategies on our measurements (kernel_tuner ≥ 1.0, simulation mode).
+
+Kernel Tuner can replay a search from a cache file instead of running kernels
+(``tune_kernel(..., simulation_mode=True, cache=...)``). We write that cache from the evaluator's
+table — the same device, kernel, problem and timing path every other strategy uses — so its
+strategies pay for exactly the configurations they visit, under ``max_fevals`` = our budget. The
+configuration each strategy returns is then re-timed with the others (quality), and its cost is the
+sum of our measured compile+timing seconds over the configurations it visited.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import tempfile
+from typing import Any
+
+from .evaluate import Config, Evaluator
+
+STRATEGIES = ("random_sample", "greedy_ils", "genetic_algorithm", "simulated_annealing", "pso", "mls",
+              "firefly_algorithm", "diff_evo", "dual_annealing", "basinhopping")
+
+
+def _params(ev: Evaluator, space: list[Config]) -> tuple[dict[str, list[int]], list[str]]:
+    if ev.bench.dims == 1:
+        return {"WGX": sorted({c.local[0] for c in space})}, ["WGX"]
+    return ({"WGX": sorted({c.local[0] for c in space}), "WGY": sorted({c.local[1] for c in space})},
+            ["WGX", "WGY"])
+
+
+def write_cache(path: str, ev: Evaluator, space: list[Config]) -> dict[str, list[int]]:
+    """Kernel Tuner cache file holding our measured time (ms) of every legal configuration."""
+    tune_params, keys = _params(ev, space)
+    entries: dict[str, Any] = {}
+    legal = {c.local for c in space}
+    import itertools
+    for combo in itertools.product(*(tune_params[k] for k in keys)):
+        key = ",".join(str(v) for v in combo)
+        rec: dict[str, Any] = dict(zip(keys, combo))
+        if combo in legal:
+            p = ev.measure(Config(tuple(combo)))
+            ms = p.time_s * 1e3
+            rec.update({"time": ms, "times": [ms], "compile_time": 0.0, "verification_time": 0.0,
+                        "benchmark_time": p.cost_s * 1e3, "strategy_time": 0.0, "framework_time": 0.0,
+                        "timestamp": "0"})
+        else:
+            rec.update({"time": "InvalidConfig", "compile_time": 0.0, "verification_time": 0.0,
+                        "benchmark_time": 0.0, "strategy_time": 0.0, "framework_time": 0.0, "timestamp": "0"})
+        entries[key] = rec
+    doc = {"device_name": ev.device.info.name, "kernel_name": ev.bench.kernel, "problem_size": [1, 1, 1],
+           "tune_params_keys": keys, "tune_params": tune_params, "objective": "time", "cache": entries}
+    with open(path, "w") as fh:
+        json.dump(doc, fh)
+    return tune_params
+
+
+def restrictions(ev: Evaluator, space: list[Config]) -> list[str]:
+    """Kernel Tuner restrictions that rebuild exactly our legal 2-D space from the per-axis values
+    (x·y a multiple of the warp width, within the work-group limit); checked against ``space``."""
+    if ev.bench.dims == 1:
+        return []
+    import itertools
+    tune_params, _ = _params(ev, space)
+    top = max(c.local[0] * c.local[1] for c in space)
+    rule = f"(WGX * WGY) % {ev.warp} == 0 and WGX * WGY <= {top}"
+    rebuilt = {(x, y) for x, y in itertools.product(tune_params["WGX"], tune_params["WGY"])
+               if (x * y) % ev.warp == 0 and x * y <= top}
+    if rebuilt != {c.local for c in space}:
+        raise ValueError(f"{ev.bench.name}: Kernel Tuner's restriction {rule!r} does not reproduce the legal space "
+                         f"({len(rebuilt)} vs {len(space)} shapes)")
+    return [rule]
+
+
+def run_strategy(ev: Evaluator, space: list[Config], strategy: str, budget: int, seed: int,
+                 cache_path: str | None = None) -> tuple[Config, list[Config]]:
+    """(best config, visited configs) of Kernel Tuner's ``strategy`` at ``budget`` evaluations."""
+    import numpy as np
+    from kernel_tuner import tune_kernel
+
+    legal = {c.local for c in space}
+    own = cache_path is None
+    if own:
+        fd, cache_path = tempfile.mkstemp(suffix=".json", prefix="kt-")
+        os.close(fd)
+    try:
+        tune_params = write_cache(cache_path, ev, space)
+        keys = list(tune_params)
+        restrict = restrictions(ev, space)
+        np.random.seed(seed)
+        import random
+        random.seed(seed)
+        with contextlib.redirect_stdout(io.StringIO()):
+            results, _env = tune_kernel(
+                ev.bench.kernel, "__kernel void " + ev.bench.kernel + "() {}", (1, 1, 1), [], tune_params,
+                lang="OpenCL", cache=cache_path, simulation_mode=True, strategy=strategy,
+                strategy_options={"max_fevals": int(budget)}, restrictions=restrict or None, quiet=True,
+                block_size_names=["WGX", "WGY"] if len(keys) == 2 else ["WGX"])
+    finally:
+        if own and cache_path and os.path.exists(cache_path):
+            os.unlink(cache_path)
+    visited: list[Config] = []
+    for r in results:
+        if isinstance(r.get("time"), (int, float)):
+            cfg = Config(tuple(int(r[k]) for k in keys))
+            if cfg not in visited:
+                visited.append(cfg)
+    if not visited:
+        raise RuntimeError(f"Kernel Tuner's {strategy} evaluated no valid configuration for {ev.bench.name}")
+    best = min(visited, key=lambda c: ev.measure(c).time_s)
+    return best, visited

@@ -1,0 +1,126 @@
+"""Search strategies over one benchmark's space, all through one :class:`~.evaluate.Evaluator`.
+
+* ``exhaustive`` — every legal configuration (the reference optimum).
+* ``dao`` — the thesis' framework (Fig. 3.1): workload tuner → (2-D) non-coalescing-factor tuner →
+  concurrency tuner → exhaustive search over the survivors.
+* ``lim_static`` — Lim's static-analyzer pruning (ch. III, Table 8): keep the sizes that reach the
+  highest theoretical occupancy from the compiled kernel's registers and local memory (no runs),
+  then exhaustive over them.
+* ``random`` — uniform sample without replacement at a given budget.
+Kernel Tuner's strategies replay the same measurement table (:mod:`.ktsim`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..devices.base import Device
+from . import coalescing, workload
+from .concurrency import Calibration, concurrency_filter
+from .evaluate import Config, Evaluator, Ledger
+from .occupancy import Occupancy, SMLimits, calculate, resources
+from .space import Limits, enumerate_space, limits_for
+
+
+@dataclass
+class Outcome:
+    strategy: str
+    best: Config
+    ledger: Ledger
+    pruning: dict[str, Any] = field(default_factory=dict)
+
+
+class Context:
+    """Everything a strategy may use: the evaluator, the legal space and the static resources."""
+
+    def __init__(self, ev: Evaluator, sm: SMLimits | None, cal: Calibration | None, cap: int = 0) -> None:
+        self.ev = ev
+        self.device: Device = ev.device
+        self.bench = ev.bench
+        self.sm = sm
+        self.cal = cal
+        self.warp = ev.warp
+        probe = ev.kernel(Config((self.warp,) if ev.bench.dims == 1 else (self.warp, 1)))
+        kernel_max = int(probe.attributes.get("max_threads_per_block", 0) or 0)
+        self.limits: Limits = limits_for(self.device.info, ev.bench.dims, kernel_max=kernel_max,
+                                         max_dim=ev.bench.max_dim, pow2_only=ev.bench.pow2_only, cap=cap)
+        self.space: list[Config] = [Config(s) for s in enumerate_space(ev.bench.dims, self.limits)]
+        self._res: dict[Config, Any] = {}
+
+    # static resource usage (compiles, never runs)
+    def occupancy(self, cfg: Config) -> Occupancy | None:
+        if self.sm is None:
+            return None
+        if cfg not in self._res:
+            if cfg.variant == "wl":
+                base = resources(self.ev.kernel(Config((self.warp, 1), "wl")))
+                c = int(cfg.local[1])
+                self._res[cfg] = (base.regs, base.shared * c)  # every __local array is sliced C times
+            else:
+                r = resources(self.ev.kernel(cfg))
+                self._res[cfg] = (r.regs, r.shared)
+        regs, shared = self._res[cfg]
+        return calculate(self.sm, int(np.prod(cfg.local)), regs, shared)
+
+
+def _best(ctx: Context, configs: list[Config], ledger: Ledger) -> Config:
+    if not configs:
+        raise ValueError(f"{ctx.bench.name}: a strategy was left with no configuration to run")
+    return min(configs, key=lambda c: (ctx.ev.evaluate(c, ledger), c))
+
+
+def exhaustive(ctx: Context) -> Outcome:
+    ledger = Ledger()
+    return Outcome("exhaustive", _best(ctx, ctx.space, ledger), ledger, {"space": len(ctx.space)})
+
+
+def random_search(ctx: Context, budget: int, seed: int) -> Outcome:
+    ledger = Ledger()
+    rng = np.random.default_rng(seed)
+    n = max(1, min(budget, len(ctx.space)))
+    picks = [ctx.space[i] for i in rng.choice(len(ctx.space), n, replace=False)]
+    return Outcome("random", _best(ctx, picks, ledger), ledger)
+
+
+def lim_static(ctx: Context) -> Outcome:
+    """Keep the sizes whose theoretical occupancy equals the best achievable (Lim's T* set)."""
+    ledger = Ledger()
+    if ctx.sm is None:
+        return Outcome("lim_static", _best(ctx, ctx.space, ledger), ledger, {"static": "no SM model: nothing pruned"})
+    occ = {c: ctx.occupancy(c) for c in ctx.space}
+    top = max(o.occupancy for o in occ.values() if o is not None)
+    kept = [c for c in ctx.space if occ[c] is not None and math.isclose(occ[c].occupancy, top)]
+    return Outcome("lim_static", _best(ctx, kept, ledger), ledger,
+                   {"space": len(ctx.space), "after_static": len(kept), "occupancy": round(top, 4)})
+
+
+def dao(ctx: Context) -> Outcome:
+    """The thesis' auto-tuner. Profiling runs made by the filters are charged to its ledger."""
+    ledger = Ledger()
+    bench, ev = ctx.bench, ctx.ev
+    prune: dict[str, Any] = {"space": len(ctx.space)}
+    candidates = list(ctx.space)
+    if bench.dims == 1:
+        verdict = workload.detect(bench.source, lambda loc: bench.ndrange(ev.sizes, loc, ctx.device), ctx.warp,
+                                  ctx.limits.max_total)
+        prune["workload"] = verdict.reason
+        if verdict.grows and bench.groups is not None:
+            cs = workload.merge_values(ctx.warp, ctx.limits.max_total)
+            candidates = [Config((ctx.warp, c), "wl") for c in cs]
+            prune["after_workload"] = len(candidates)
+    else:
+        accs, skipped = coalescing.accesses(bench.source, bench.scalars(ev.sizes))
+        shapes, how = coalescing.ncf_filter([c.local for c in candidates], accs, ctx.warp)
+        candidates = [Config(s) for s in shapes]
+        prune.update({"after_ncf": len(candidates), "ncf_rule": how, "accesses": len(accs),
+                      "non_affine": len(skipped)})
+    dec = concurrency_filter(candidates, ctx.occupancy, lambda c: ev.evaluate(c, ledger),
+                             ctx.bench.bytes_moved(ev.sizes), ctx.cal)
+    prune.update({"after_concurrency": len(dec.kept), "concurrency": dec.mode, "contention": dec.contention,
+                  "lambda": round(dec.lam, 4)})
+    best = _best(ctx, dec.kept, ledger)
+    return Outcome("dao", best, ledger, prune)

@@ -106,7 +106,7 @@ def test_kernel_classification(gpu_device, gpu_kernel, gpu_measure, gpuperf_reco
         gpuperf_record(f"model.classify.{clf}.accuracy", acc, "ratio", better="higher", tolerance=tol,
                        info={**ev.split, "features": list(classify.FEATURES), "target": "≥ 0.90 held-out"})
         gpuperf_record(f"model.classify.{clf}.unseen_agreement", agree / total, "ratio", better="higher",
-                       tolerance={"abs": 0.34, "rel": 0.0},
+                       tolerance={"abs": 0.6 if cpu else 0.34, "rel": 0.0},
                        info={"votes": votes, "expected": {k: list(v) for k, v in kc.UNSEEN_EXPECTED.items()},
                              "advice": {k: {c: kc.STRATEGY[c] for c in v} for k, v in votes.items()}})
     assert ev.split["test_runs"] > 0

@@ -1,0 +1,73 @@
+"""Alavani's piecewise-linear latency model and the cache-level detection."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pytest_gpuperf.probes import fit, memory
+
+
+def _thesis_k20(v: float) -> float:
+    """Table 3.3 of the Alavani thesis (Tesla K20): global load latency vs nT_b·nB."""
+    if v < 4096:
+        return 0.02828 * v + 220
+    if v < 24576:
+        return 0.004780 * v + 251.7
+    if v < 991232:
+        return 0.0001679 * v + 307.8
+    return -0.00002529 * v + 501.8
+
+
+def test_recovers_the_thesis_model_from_noisy_samples():
+    rng = np.random.default_rng(3)
+    x = np.unique(np.geomspace(32, 2.2e6, 60).astype(int)).astype(float)
+    y = np.array([_thesis_k20(v) for v in x]) + rng.normal(0, 2.0, x.size)
+    f = fit.piecewise_linear(x, y, max_segments=4)
+    assert len(f.segments) == 4 and f.r2 > 0.99
+    for got, true in zip(f.breakpoints, (4096, 24576, 991232)):
+        assert true / 1.6 < got < true * 1.6  # breakpoints within one grid step (×1.2 per point)
+    assert f.segments[0].slope == pytest.approx(0.02828, rel=0.15)
+    assert f.segments[0].intercept == pytest.approx(220, abs=5)
+    assert f.predict(1e5) == pytest.approx(_thesis_k20(1e5), rel=0.02)
+
+
+def test_a_straight_line_is_one_segment():
+    x = np.arange(1.0, 31.0)
+    y = 3.0 * x + 7.0 + np.random.default_rng(0).normal(0, 0.05, x.size)
+    f = fit.piecewise_linear(x, y)
+    assert len(f.segments) == 1  # BIC does not pay for segments that only chase noise
+    assert f.segments[0].slope == pytest.approx(3.0, rel=1e-2)
+
+
+def test_two_segments_exact():
+    x = np.arange(0.0, 20.0)
+    y = np.where(x < 10, 100 + 2 * x, 300 - 5 * x)
+    f = fit.piecewise_linear(x, y)
+    assert [(s.x_lo, s.x_hi) for s in f.segments] == [(0.0, 9.0), (10.0, 19.0)]
+    assert f.sse == pytest.approx(0.0, abs=1e-6)
+
+
+def test_too_few_points_is_an_error():
+    with pytest.raises(ValueError, match="at least 3 points"):
+        fit.piecewise_linear([1, 2], [1, 2])
+
+
+def test_levels_from_a_latency_curve():
+    sizes = [1 << k for k in range(10, 30)]
+    lat = [33.0] * 8 + [150.0] + [270.0] * 6 + [290.0] * 2 + [650.0] * 3
+    lv = memory.levels(sizes, lat)
+    assert [x.name for x in lv] == ["l1", "l2", "dram"]
+    assert lv[0].size == sizes[7] and lv[0].latency == 33.0
+    assert lv[1].latency == pytest.approx(270.0, abs=20) and lv[1].size == sizes[16]
+    assert lv[2].latency == 650.0
+
+
+def test_chase_array_is_one_cycle_over_all_lines():
+    a = memory.chase_array(64 * 1024, 128)
+    j, seen = 0, set()
+    for _ in range(512):
+        seen.add(j)
+        j = int(a[j])
+    assert j == 0 and len(seen) == 512 and all(s % 32 == 0 for s in seen)
+    assert len({s for s in memory.starts(64 * 1024, 128)}) == memory.ROTATE

@@ -1,0 +1,37 @@
+"""The probe suites through the plugin on the local OpenCL device: what the baseline update writes.
+
+Continuous figures (latencies) must carry the noise-derived tolerance (k × robust spread of their
+samples); discrete ones (cache sizes on a √2 footprint grid, the saturating ILP) their explicit band.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_gpuperf.devices import discover
+
+SUITES = Path(__file__).resolve().parents[1] / "suites"
+INV = discover()
+pytestmark = pytest.mark.skipif(not any(d.backend == "opencl" for d in INV.devices), reason="no OpenCL device")
+
+
+def test_noise_derived_and_explicit_tolerances(pytester):
+    bl = pytester.path / "bl"
+    args = ["--gpuperf-device=opencl:0", f"--gpuperf-baseline-dir={bl}", "-p", "no:cacheprovider"]
+    r = pytester.runpytest(*args, "--gpuperf-update-baselines", str(SUITES / "test_latency.py"), "-k",
+                           "(test_latency and fp32-ieee) or (test_throughput and fp32.fma) or test_pointer_chase",
+                           str(SUITES / "test_memory_hierarchy.py"))
+    r.assert_outcomes(passed=3)
+    (path,) = bl.glob("*.json")
+    metrics = json.loads(path.read_text())["backends"]["opencl"]["metrics"]
+    fma = metrics["latency.fp32.fma.cycles"]["tolerance"]
+    assert fma["k"] == 6.0 and fma["spread"] > 0  # from the measured samples
+    assert metrics["memory.l1.size.bytes"]["tolerance"] == {"rel": 0.45}
+    assert metrics["throughput.fp32.fma.saturating_ilp"]["tolerance"] == {"abs": 1.0}
+    assert metrics["memory.l1.latency.cycles"]["tolerance"]["spread"] > 0
+    # the latency group passes against its own fresh baseline
+    pytester.runpytest(*args, str(SUITES / "test_latency.py"), "-k", "test_latency and fp32-ieee"
+                       ).assert_outcomes(passed=1)

@@ -56,12 +56,13 @@ def calibrate(device: Device, occupancy_of: Callable[[int, object], float], size
     device applied to the compiled micro-benchmark; ``sizes`` the 1-D work-group sizes to sweep."""
     k = device.compile(MICRO, "lambda_micro")
     n = int(work_items)
-    buf_in = device.to_device(np.random.default_rng(3).random(STRIDES[-1] * n + 64, dtype=np.float32))
-    buf_out = device.empty(4 * n)
+    pad = max(sizes)
+    buf_in = device.to_device(np.random.default_rng(3).random(STRIDES[-1] * (n + pad) + 64, dtype=np.float32))
+    buf_out = device.empty(4 * (n + pad))
     by_occ: dict[float, int] = {}
     for s in sizes:  # one representative (the smallest) size per occupancy level
         occ = occupancy_of(s, k)
-        if occ > 0 and n % s == 0:
+        if occ > 0:
             by_occ.setdefault(round(occ, 4), s)
     levels = sorted(by_occ)
     table: dict[int, list[tuple[float, float, float]]] = {}
@@ -71,7 +72,7 @@ def calibrate(device: Device, occupancy_of: Callable[[int, object], float], size
         rows = []
         for occ in levels:
             s = by_occ[occ]
-            m = measure(device, lambda s=s: device.launch(k, (n,), (s,), [buf_in, buf_out, np.int32(stride)]), config)
+            m = measure(device, lambda s=s: device.launch(k, (-(-n // s) * s,), (s,), [buf_in, buf_out, np.int32(stride)]), config)
             rows.append((occ, m.stats.median))
         if stride == 1:
             t1 = min(t for _, t in rows)

@@ -106,7 +106,7 @@ _PTXAS_REGS = re.compile(r"Used (\d+) registers")
 
 def ptxas_registers(ptx: str, arch: str) -> int | None:
     """Registers per thread from ``ptxas -v`` (Lim's step 1, --ptxas-options=-v); None without ptxas."""
-    exe = shutil.which("ptxas")
+    exe = shutil.which("ptxas") or next((str(p) for p in (Path("/usr/local/cuda/bin/ptxas"),) if p.exists()), None)
     if exe is None or not ptx.strip():
         return None
     with tempfile.TemporaryDirectory() as tmp:

@@ -1,0 +1,144 @@
+"""Fixture ``tuned_workgroup(kernel, problem)``: the work-group size the thesis' tuner picks for a
+benchmark kernel on the test's device, cached across runs.
+
+The cache key is (kernel source hash, compile options, device key + backend + driver, problem sizes,
+strategy): any change in any of them retunes. Entries live in one JSON file per key under
+``<cache dir>/gpuperf-tuning/`` (pytest's cache directory, or ``$GPUPERF_TUNING_CACHE`` /
+``~/.cache/pytest-gpuperf`` when the cache provider is disabled) and are written atomically
+(temporary file + ``os.replace``) so concurrent or interrupted runs never leave a torn entry.
+Long runs show a progress bar on the terminal.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ..devices.base import Device
+from .kernels import Benchmark, by_name
+from .tuner import tune
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("gpuperf")
+    group.addoption("--gpuperf-retune", action="store_true", default=False,
+                    help="ignore cached work-group tuning results and tune again")
+
+
+def cache_key(bench: Benchmark, device: Device, sizes: dict[str, int], strategy: str) -> str:
+    info = device.info
+    doc = {"source": hashlib.sha256(bench.source.encode()).hexdigest(), "kernel": bench.kernel,
+           "options": list(bench.extra_options), "device": info.key, "backend": info.backend,
+           "driver": info.driver_version, "problem": sorted(sizes.items()), "strategy": strategy}
+    return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:24]
+
+
+class TuningCache:
+    """Small JSON-per-key store with atomic writes."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def path(self, key: str) -> Path:
+        return self.root / f"{key}.json"
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        try:
+            return json.loads(self.path(key).read_text())
+        except (OSError, ValueError):
+            return None
+
+    def put(self, key: str, value: dict[str, Any]) -> None:
+        self.root.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=self.root, prefix=".tmp-", suffix=".json")
+        try:
+            with os.fdopen(fd, "w") as fh:
+                json.dump(value, fh, indent=1)
+            os.replace(tmp, self.path(key))
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+
+
+def cache_root(config: pytest.Config) -> Path:
+    env = os.environ.get("GPUPERF_TUNING_CACHE")
+    if env:
+        return Path(env)
+    cache = getattr(config, "cache", None)
+    if cache is not None:
+        return Path(cache.mkdir("gpuperf-tuning"))
+    return Path.home() / ".cache" / "pytest-gpuperf" / "gpuperf-tuning"
+
+
+class ProgressBar:
+    """``[#####.....] 12/40 configurations`` on stderr, only when a run takes longer than a second."""
+
+    def __init__(self, label: str, stream: Any = None) -> None:
+        self.label = label
+        self.stream = stream or sys.stderr
+        self.start = time.perf_counter()
+        self.shown = False
+
+    def __call__(self, done: int, total: int) -> None:
+        if time.perf_counter() - self.start < 1.0 and done < total:
+            return
+        width = 30
+        fill = int(width * done / max(total, 1))
+        self.stream.write(f"\r  tuning {self.label}: [{'#' * fill}{'.' * (width - fill)}] {done}/{total}")
+        self.stream.flush()
+        self.shown = True
+
+    def close(self) -> None:
+        if self.shown:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+class TunedWorkgroup:
+    """Callable behind the fixture; ``last_from_cache`` tells whether the last answer was cached."""
+
+    def __init__(self, device: Device, cache: TuningCache, retune: bool) -> None:
+        self.device = device
+        self.cache = cache
+        self.retune = retune
+        self.last_from_cache = False
+        self.last_entry: dict[str, Any] = {}
+
+    def __call__(self, kernel: Benchmark | str, problem: dict[str, int] | None = None,
+                 strategy: str = "dao") -> tuple[int, ...]:
+        """The chosen work-group shape (for a workload-transformed pick, the hardware shape (WARP, C)
+        of the transformed kernel; ``last_entry['variant']`` says which)."""
+        bench = by_name(kernel) if isinstance(kernel, str) else kernel
+        sizes = dict(problem or bench.sizes(self.device))
+        key = cache_key(bench, self.device, sizes, strategy)
+        entry = None if self.retune else self.cache.get(key)
+        self.last_from_cache = entry is not None
+        if entry is None:
+            bar = ProgressBar(f"{bench.name} on {self.device.info.name}")
+            try:
+                best, out, ctx = tune(self.device, bench, sizes, strategy, progress=bar)
+            finally:
+                bar.close()
+            entry = {"local": list(best.local), "variant": best.variant, "kernel": bench.name,
+                     "device": self.device.info.key, "problem": sizes, "strategy": strategy,
+                     "time_us": ctx.ev.measure(best).time_s * 1e6, "evaluations": len(out.ledger.visited),
+                     "space": len(ctx.space)}
+            self.cache.put(key, entry)
+        self.last_entry = entry
+        return tuple(int(v) for v in entry["local"])
+
+
+@pytest.fixture
+def tuned_workgroup(gpu_device: Device, request: pytest.FixtureRequest) -> TunedWorkgroup:
+    """``tuned_workgroup(kernel, problem)`` → work-group shape chosen by the thesis' tuner (cached)."""
+    cfg = request.config
+    return TunedWorkgroup(gpu_device, TuningCache(cache_root(cfg)), bool(cfg.getoption("--gpuperf-retune")))

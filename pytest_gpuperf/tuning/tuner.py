@@ -1,0 +1,86 @@
+"""Entry points that put the pieces together: per-device set-up (SM limits, λ0 calibration) and one
+tuning run of one benchmark, used by the suite and by the ``tuned_workgroup`` fixture."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from ..devices.base import Device
+from ..timing.measure import MeasureConfig
+from .concurrency import Calibration, calibrate
+from .evaluate import Config, Evaluator
+from .kernels import Benchmark
+from .occupancy import SMLimits, calculate, resources, sm_limits
+from .space import enumerate_space, limits_for
+from .strategies import Context, Outcome, dao, exhaustive, lim_static
+
+_CAL: dict[str, Calibration | None] = {}
+
+
+def tuning_config(device: Device) -> MeasureConfig:
+    """Timing per configuration: short, because a tuner times many; quality is re-timed at the end."""
+    if device.info.is_cpu:
+        return MeasureConfig(warmup=1, min_repeats=3, max_repeats=5, target_rel_spread=0.05, budget_s=0.03,
+                             timeout_s=30.0)
+    return MeasureConfig(warmup=2, min_repeats=5, max_repeats=25, target_rel_spread=0.02, budget_s=0.08,
+                         timeout_s=10.0)
+
+
+def space_cap(device: Device) -> int:
+    """CPU devices (CI) tune a reduced space: work-groups of at most 128 work-items."""
+    return 128 if device.info.is_cpu else 0
+
+
+def sm_model(device: Device) -> SMLimits | None:
+    """Per-SM limits for NVIDIA devices (CUDA, or OpenCL with cl_nv_device_attribute_query)."""
+    return sm_limits(device.info.compute_capability, device.info.extra) if device.info.compute_capability else None
+
+
+def calibration(device: Device) -> Calibration | None:
+    """λ0 of this device by the thesis' micro-benchmark (once per process; None without an SM model)."""
+    key = f"{device.info.backend}:{device.info.index}"
+    if key not in _CAL:
+        sm = sm_model(device)
+        if sm is None:
+            _CAL[key] = None
+        else:
+            lim = limits_for(device.info, 1)
+            sizes = [s[0] for s in enumerate_space(1, lim)]
+
+            def occ(threads: int, kernel: object) -> float:
+                r = resources(kernel)
+                return calculate(sm, threads, r.regs, r.shared).occupancy
+
+            n = 1 << 20
+            _CAL[key] = calibrate(device, occ, sizes, n, tuning_config(device))
+    return _CAL[key]
+
+
+def context(device: Device, bench: Benchmark, sizes: dict[str, int] | None = None, seed: int = 0) -> Context:
+    ev = Evaluator(device, bench, sizes or bench.sizes(device), tuning_config(device), seed=seed)
+    return Context(ev, sm_model(device), calibration(device), cap=space_cap(device))
+
+
+STRATEGIES: dict[str, Callable[[Context], Outcome]] = {"dao": dao, "exhaustive": exhaustive, "lim_static": lim_static}
+
+
+def tune(device: Device, bench: Benchmark, sizes: dict[str, int] | None = None, strategy: str = "dao",
+         progress: Callable[[int, int], None] | None = None) -> tuple[Config, Outcome, Context]:
+    """Tune ``bench`` on ``device``; ``progress(done, total)`` is called as configurations are timed."""
+    if strategy not in STRATEGIES:
+        raise ValueError(f"unknown tuning strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}")
+    ctx = context(device, bench, sizes)
+    if progress is not None:
+        total = len(ctx.space)
+        inner = ctx.ev.measure
+
+        def counted(cfg: Config):  # type: ignore[no-untyped-def]
+            fresh = cfg not in ctx.ev.points
+            point = inner(cfg)
+            if fresh:
+                progress(len(ctx.ev.points), total)
+            return point
+
+        ctx.ev.measure = counted  # type: ignore[method-assign]
+    out = STRATEGIES[strategy](ctx)
+    return out.best, out, ctx

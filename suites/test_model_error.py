@@ -192,14 +192,15 @@ def test_ptx_model(gpu_device, gpu_kernel, gpu_measure, gpuperf_record):
         pred = scheduler.predict(graph, table, cal, grid=launch.grid, block=launch.block,
                                  regs=int(attrs.get("num_regs", 0)), shared=int(attrs.get("shared_size_bytes", 0)),
                                  trips=launch.trips, n_sm=info.compute_units, clock_hz=info.clock_mhz * 1e6,
-                                 cc=info.compute_capability)
+                                 cc=info.compute_capability, l2_bytes=int(info.l2_bytes or 0))
         m = gpu_measure(kern, (launch.grid * launch.block,), (launch.block,), launch.args, budget_s=0.5)
         err = abs(pred.seconds - m.stats.median) / m.stats.median
         errs.append(err)
         per_dwarf.setdefault(d.dwarf, []).append(err)
         gpuperf_record(f"model.ptx.{d.name}.error", err, "ratio", better="lower", tolerance={"abs": 0.05, "rel": 0.2},
                        info={**pred.info(), "predicted_s": pred.seconds, "measured_s": m.stats.median,
-                             "dwarf": d.dwarf, "grid": launch.grid, "block": launch.block, "trips": launch.trips,
+                             "dwarf": d.dwarf, "trips": launch.trips,
+                             "local_bytes_per_thread": int(attrs.get("local_size_bytes", 0)),
                              "latency_sources": sources})
     for dwarf, e in per_dwarf.items():
         gpuperf_record(f"model.ptx.dwarf.{_slug(dwarf)}.mape", float(np.mean(e)), "ratio", better="lower",
@@ -209,5 +210,8 @@ def test_ptx_model(gpu_device, gpu_kernel, gpu_measure, gpuperf_record):
     gpuperf_record("model.ptx.mean_error", float(np.mean(errs)), "ratio", better="lower",
                    tolerance={"abs": 0.05, "rel": 0.2},
                    info={"kernels": len(errs), "calibration": cal_info, "latency_sources": sources,
+                         "latency_cycles": {k: round(float(v), 2) for k, v in sorted(table.cycles.items())},
+                         "latency_by_class": dict(sorted(table.sources.items())),
+                         "global_latency": [table.global_cycles, table.global_source],
                          "thesis": "Alavani Table 4.9 MAPE per dwarf (K20 … GTX 1050)"})
     assert all(np.isfinite(errs))

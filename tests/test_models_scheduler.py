@@ -106,3 +106,48 @@ def test_latency_table_reads_probe_results(tmp_path):
     assert "Table 3.2" in t.sources["addf"]  # no probe for it: the thesis' fallback, and it says so
     empty = latencies(tmp_path, "other", "cuda", 1980.0)
     assert empty.of("ld.global", 1000) == pytest.approx(global_latency_k20(1000))
+
+
+def test_latency_table_substitutes_and_scales(tmp_path):
+    """Classes the probes do not chase take the int-add chain (labelled), ``cvt`` is half the F2I+I2F round
+    trip, ``sfu`` prefers the bare MUFU.RSQ chain, and a class with no probe at all (int div) falls back."""
+    key = "gpu"
+    (tmp_path / "results" / key).mkdir(parents=True)
+    (tmp_path / "results" / key / "probes-cuda.json").write_text(
+        '{"metrics": [{"name": "latency.int32.add.cycles", "value": 4.5, "unit": "cycles"},'
+        ' {"name": "latency.fp32.f32_s32_f32.cycles", "value": 12.0, "unit": "cycles"},'
+        ' {"name": "latency.fp32.sin_intr.cycles", "value": 40.0, "unit": "cycles"},'
+        ' {"name": "latency.fp32.rsqrt.cycles", "value": 18.0, "unit": "cycles"},'
+        ' {"name": "latency.fp64.fma.ns", "value": 4.0, "unit": "ns"},'
+        ' {"name": "memory.global.latency.unloaded.cycles", "value": 700.0, "unit": "cycles"}]}')
+    t = latencies(tmp_path, key, "cuda", 2000.0)
+    assert t.of("setp", 1) == t.of("mov", 1) == t.of("bra", 1) == t.of("and", 1) == 4.5
+    assert "substitute" in t.sources["setp"] and "substitute" not in t.sources["adds"]
+    assert t.of("cvt", 1) == 6.0 and "x0.5" in t.sources["cvt"]
+    assert t.of("sfu", 1) == 18.0
+    assert t.of("divs", 1) == 815 and "Table 3.2" in t.sources["divs"]
+    assert t.of("dfma", 1) == 232  # an ``.ns`` metric name is not a ``.cycles`` name: not mapped
+    assert t.of("ld.global", 10**6) == 700.0 and "unloaded" in t.global_source
+
+
+def test_cache_miss_penalty_eq_4_12():
+    """Eq. 4.12 by hand: 1M threads × 2 accesses of 4 B = 8 MiB over 2 waves × 2 MiB L2 → 2 misses × 600 cycles."""
+    assert scheduler.cache_miss_cycles(1 << 20, 2.0, 8.0, 2, 2 << 20, 600.0) == pytest.approx(1200.0)
+    assert scheduler.cache_miss_cycles(1 << 20, 0.0, 0.0, 2, 2 << 20, 600.0) == 0.0
+    assert scheduler.cache_miss_cycles(1 << 20, 2.0, 8.0, 2, 0, 600.0) == 0.0
+
+
+def test_prediction_info_has_registers_and_occupancy():
+    """Each prediction records the kernel's registers, shared bytes and resident-thread occupancy."""
+    text = (Path(__file__).parent / "data" / "models" / "vectorAdd.ptx").read_text()
+    graph = cfg.build(ptx.parse(text, "vectorAdd"))
+    table = LatencyTable({**{k: 4.0 for k in ("addf", "mulf", "fma", "adds", "mul", "mads", "and", "setp", "mov",
+                                                 "cvt", "ld.shared", "st.shared", "sfu", "sqrt", "divf", "divs")}},
+                         {}, 600.0, "test")
+    cal = scheduler.Calibration((3e-6, 0.0), (3e12, 1.0, 1e-6), (3e13, 1.0, 1e-6))
+    p = scheduler.predict(graph, table, cal, grid=4096, block=256, regs=64, shared=0, trips=[], n_sm=132,
+                          clock_hz=1.98e9, l2_bytes=50 << 20)
+    info = p.info()
+    assert info["regs_per_thread"] == 64 and info["occupancy_limit"] == "registers"
+    assert info["threads_per_sm"] == 1024 and info["occupancy"] == 0.5
+    assert p.cm_penalty_s > 0 and p.seconds > p.launch_s + p.gm_penalty_s

@@ -2,8 +2,10 @@
 
 Order of sources, per instruction class:
 
-1. the project's probe baselines (``baselines/<device key>.json``, backend section) — metrics whose
-   named in :data:`PROBE_NAMES`, in cycles (or ns, converted at the device clock);
+1. the project's probe baselines (``baselines/<device key>.json``, backend section) — the metrics
+   named in :data:`PROBE_NAMES`, in cycles (or ns, converted at the device clock); classes the probes
+   do not chase (``and``, ``setp``, ``mov``) take the integer-add chain as a labelled stand-in, because
+   on sm_90 they issue on the same ALU — better than a Volta row that is 10x off on this device;
 2. the probe results of the same device (``results/<device key>/probes-<backend>.json``);
 3. the fallback: Alavani thesis Table 3.2, the Tesla V100 (Volta) column — the newest architecture
    the thesis measured — and Table 3.3's piecewise model for global memory (Tesla K20).
@@ -87,18 +89,41 @@ def _value_cycles(m: Mapping[str, Any], clock_mhz: float) -> float | None:
     return None
 
 
-#: Instruction class → probe metric names (the probes suite records
-#: ``latency.<fp32|fp64|int32|fp16>.<op>.cycles`` and ``memory.<l1|l2|dram|shared>.latency.cycles``), first found wins.
-PROBE_NAMES: Mapping[str, tuple[str, ...]] = {
-    "addf": ("latency.fp32.add.cycles",), "mulf": ("latency.fp32.mul.cycles",), "fma": ("latency.fp32.fma.cycles",),
-    "adds": ("latency.int32.add.cycles",), "mul": ("latency.int32.mul.cycles",), "mads": ("latency.int32.mad.cycles",),
-    "and": ("latency.int32.and.cycles", "latency.int32.xor.cycles", "latency.int32.add.cycles"),
-    "divf": ("latency.fp32.div.cycles",), "divs": ("latency.int32.div.cycles",), "sqrt": ("latency.fp32.sqrt.cycles",),
-    "sfu": ("latency.fp32.sin.cycles", "latency.fp32.ex2.cycles", "latency.fp32.rcp.cycles"),
-    "daddf": ("latency.fp64.add.cycles",), "dmulf": ("latency.fp64.mul.cycles",), "dfma": ("latency.fp64.fma.cycles",),
-    "div64": ("latency.fp64.div.cycles",), "sqrt64": ("latency.fp64.sqrt.cycles",),
-    "ld.shared": ("memory.shared.latency.cycles",), "ld.global": ("memory.dram.latency.cycles",),
+#: One probe metric that can stand for an instruction class: name, a scale applied to its value, and
+#: whether it is the class's own operation or a documented stand-in for a class the probes do not chase.
+@dataclass(frozen=True)
+class ProbeRef:
+    metric: str
+    scale: float = 1.0
+    substitute: str = ""  # why a different operation's latency stands in for this class
+
+
+_ALU = "no dependent-chain probe for this class; on sm_90 it issues on the integer ALU like IADD3"
+#: Instruction class → probe metrics (the probes suite records ``latency.<fp16|fp32|fp64|int32>.<op>.cycles``,
+#: ``memory.<l1|l2|dram|shared>.latency.cycles`` and ``memory.global.latency.unloaded.cycles``); first found wins.
+#: ``sfu`` (PTX ``.approx`` sin/cos/ex2/lg2/rcp/rsqrt) takes ``rsqrtf`` (a bare MUFU.RSQ chain) before the
+#: intrinsics that add an FMUL; ``cvt`` takes half of the ``(float)(int)x`` round trip (F2I + I2F per step).
+PROBE_NAMES: Mapping[str, tuple[ProbeRef, ...]] = {
+    "addf": (ProbeRef("latency.fp32.add.cycles"),), "mulf": (ProbeRef("latency.fp32.mul.cycles"),),
+    "fma": (ProbeRef("latency.fp32.fma.cycles"),),
+    "adds": (ProbeRef("latency.int32.add.cycles"),), "mul": (ProbeRef("latency.int32.mul.cycles"),),
+    "mads": (ProbeRef("latency.int32.mad.cycles"),),
+    "and": (ProbeRef("latency.int32.add.cycles", substitute=_ALU),),
+    "setp": (ProbeRef("latency.int32.add.cycles", substitute=_ALU),),
+    "mov": (ProbeRef("latency.int32.add.cycles", substitute=_ALU),),
+    "divf": (ProbeRef("latency.fp32.div.cycles"),), "sqrt": (ProbeRef("latency.fp32.sqrt.cycles"),),
+    "sfu": (ProbeRef("latency.fp32.rsqrt.cycles"), ProbeRef("latency.fp32.sin_intr.cycles"),
+            ProbeRef("latency.fp32.exp_intr.cycles")),
+    "cvt": (ProbeRef("latency.fp32.f32_s32_f32.cycles", 0.5),),
+    "daddf": (ProbeRef("latency.fp64.add.cycles"),), "dmulf": (ProbeRef("latency.fp64.mul.cycles"),),
+    "dfma": (ProbeRef("latency.fp64.fma.cycles"),), "div64": (ProbeRef("latency.fp64.div.cycles"),),
+    "sqrt64": (ProbeRef("latency.fp64.sqrt.cycles"),),
+    "ld.shared": (ProbeRef("memory.shared.latency.cycles"),),
+    "ld.global": (ProbeRef("memory.dram.latency.cycles"), ProbeRef("memory.global.latency.unloaded.cycles")),
 }
+#: Classes that share a row: after the probes are mapped, these copy their partner's latency and source.
+SHARED_ROWS: Mapping[str, str] = {"st.shared": "ld.shared", "bra": "setp", "bar": "mov", "ld.param": "mov",
+                                  "other": "adds"}
 
 
 def latencies(root: Path, device_key: str, backend: str, clock_mhz: float) -> LatencyTable:
@@ -114,17 +139,21 @@ def latencies(root: Path, device_key: str, backend: str, clock_mhz: float) -> La
             if v is not None and name not in found:
                 found[name] = (v, f"{label} {path.name}: {name}")
     cycles: dict[str, float] = dict(THESIS_V100)
-    sources = {k: "Alavani Table 3.2 (Tesla V100) - no probe data for this device yet" for k in THESIS_V100}
-    global_cycles, global_source = None, "Alavani Table 3.3 (Tesla K20 piecewise model) - no probe data yet"
-    for klass, names in PROBE_NAMES.items():
-        hit = next((found[n] for n in names if n in found), None)
-        if hit is None:
+    sources = {k: "Alavani Table 3.2 (Tesla V100) - no probe data for this device" for k in THESIS_V100}
+    global_cycles, global_source = None, "Alavani Table 3.3 (Tesla K20 piecewise model) - no probe data"
+    for klass, refs in PROBE_NAMES.items():
+        ref = next((r for r in refs if r.metric in found), None)
+        if ref is None:
             continue
+        value, where = found[ref.metric]
+        value *= ref.scale
+        label = where + (f" x{ref.scale:g}" if ref.scale != 1.0 else "") + \
+            (f" (substitute: {ref.substitute})" if ref.substitute else "")
         if klass == "ld.global":
-            global_cycles, global_source = hit
+            global_cycles, global_source = value, label
             continue
-        cycles[klass], sources[klass] = hit
-        if klass == "ld.shared":
-            cycles["st.shared"], sources["st.shared"] = hit
+        cycles[klass], sources[klass] = value, label
+    for klass, partner in SHARED_ROWS.items():
+        if partner in cycles and sources.get(partner, "").startswith("probe"):
+            cycles[klass], sources[klass] = cycles[partner], sources[partner]
     return LatencyTable(cycles, sources, global_cycles, global_source)
-

@@ -4,9 +4,13 @@ penalties (Eq. 4.10, 4.11) and the kernel launch overhead (§3.4), giving
     d_total = d_kernel + l_overhead + gm_penalty + sm_penalty            (Eq. 4.8)
     t_kernel = d_total / v_gpu                                           (Eq. 4.9)
 
+    d_total = d_kernel + l_overhead + gm_penalty + sm_penalty + cm_penalty (Eq. 4.8, full form)
+
 The launch overhead and penalties are times here (seconds), converted at the clock, because they
 come from our own dynamic analysis on the device (:class:`Calibration`), not from cycle counts.
-The cache-miss penalty (Eq. 4.12) is not modelled (it needs per-kernel miss rates, i.e. counters).
+The cache-miss penalty is the thesis' parameterised Eq. 4.12 (§4.4.5.4): the global accesses of the
+whole launch, divided by how many accesses of the kernel's mean size fit in ``waves × L2_sz``, times
+the global-memory latency ``L(gm)`` (the probes' DRAM latency where measured), in cycles.
 
 Deviations, each because the thesis' text is ambiguous or would be wrong on its own terms:
 
@@ -202,18 +206,32 @@ class Prediction:
     sm_penalty_s: float
     occupancy: Occupancy
     counts: tuple[float, float, float, float]
+    cm_penalty_s: float = 0.0
+    resources: dict[str, int] = field(default_factory=dict)
     parts: dict[str, float] = field(default_factory=dict)
 
     def info(self) -> dict[str, object]:
+        """Everything the prediction was built from, for the metric's ``info`` (regs and occupancy per kernel)."""
         return {"d_kernel_cycles": round(self.d_kernel_cycles, 1), "waves": self.waves,
                 "launch_s": self.launch_s, "gm_penalty_s": self.gm_penalty_s, "sm_penalty_s": self.sm_penalty_s,
+                "cm_penalty_s": self.cm_penalty_s,
                 "threads_per_sm": self.occupancy.threads_per_sm, "occupancy_limit": self.occupancy.limit,
-                "nGM_per_thread": self.counts[0], "nShM_per_thread": self.counts[2]}
+                **self.resources, "nGM_per_thread": self.counts[0], "nShM_per_thread": self.counts[2]}
+
+
+def cache_miss_cycles(threads_total: int, ngm: float, gbytes: float, waves: int, l2_bytes: int,
+                      gm_latency: float) -> float:
+    """Eq. 4.12: ``cm = (nT_b·nB·nGM) / (waves·L2_sz / access_sz) × L(gm)`` cycles, ``access_sz`` the
+    kernel's mean bytes per global access (``gbytes / nGM`` per thread). 0 without global accesses or L2."""
+    if ngm <= 0 or l2_bytes <= 0 or waves <= 0:
+        return 0.0
+    access = gbytes / ngm
+    return threads_total * ngm / (waves * l2_bytes / access) * gm_latency
 
 
 def predict(cfg: Cfg, table: LatencyTable, cal: Calibration, *, grid: int, block: int, regs: int, shared: int,
-            trips: Sequence[float], n_sm: int, clock_hz: float, cc: str = "9.0") -> Prediction:
-    """Algorithm 8 plus Eq. 4.8–4.11: predicted kernel time in seconds."""
+            trips: Sequence[float], n_sm: int, clock_hz: float, cc: str = "9.0", l2_bytes: int = 0) -> Prediction:
+    """Algorithm 8 plus Eq. 4.8–4.12: predicted kernel time in seconds (``l2_bytes`` 0 leaves out Eq. 4.12)."""
     if grid <= 0 or block <= 0:
         raise ValueError(f"grid and block must be positive, got {grid}, {block}")
     units = RESOURCES_BY_CC.get(cc, RESOURCES_SM90)
@@ -246,5 +264,9 @@ def predict(cfg: Cfg, table: LatencyTable, cal: Calibration, *, grid: int, block
     if nsm:
         tp = exp_growth(nsm * threads_total, *cal.shared_tp)
         sm = sbytes * threads_total / max(tp, 1.0)
-    seconds = d_kernel / clock_hz + launch + gm + sm
-    return Prediction(seconds, d_kernel, waves, launch, gm, sm, occ, counts)
+    cm = cache_miss_cycles(threads_total, ngm, gbytes, waves, l2_bytes, table.of("ld.global", threads_total)) / clock_hz
+    seconds = d_kernel / clock_hz + launch + gm + sm + cm
+    resident = occ.threads_per_sm / SM_CAPS.get(cc, SM_CAPS["9.0"])[0]
+    resources = {"regs_per_thread": regs, "shared_bytes_per_block": shared, "block": block, "grid": grid,
+                 "occupancy": round(resident, 3)}
+    return Prediction(seconds, d_kernel, waves, launch, gm, sm, occ, counts, cm, resources)

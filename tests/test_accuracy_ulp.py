@@ -140,3 +140,14 @@ def test_worst_case_search_finds_a_planted_defect():
                                    batch=1 << 12, domain=(1.0, 1.5))
     e = ulp.ulp_errors(fake_eval(res.best_x), res.best_x.astype(LD), FP32)
     assert e.cr.max() == 1000
+
+
+@pytest.mark.parametrize("mode", rounding.MODES)
+def test_mpfr_confirmation_keeps_far_remainders(mode):
+    """1e300 ± 1e-300: the remainder sign survives MPFR confirmation (exact, not 256-bit, sums)."""
+    a = np.array([1e300, 1e300, -1e300], np.float64)
+    b = np.array([1e-300, -1e-300, 1e-300], np.float64)
+    r, s = ops.exact_op("add", a, b)
+    want = np.array([mpfr.correctly_rounded("add", [x, y], FP64, mode) for x, y in zip(a, b)])
+    sc = check.score(want, [a, b], r, FP64, "add", "cr", s, mode=mode)
+    assert sc.max == 0 and sc.confirmed == 3

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 
@@ -10,8 +12,25 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--gpuperf-exhaustive", action="store_true", default=False,
                     help="accuracy: sweep all 2^32 binary32 inputs of the sweep function on the device "
                          "(default: a strided subset of 2^22 inputs on GPUs, 2^18 on CPU devices)")
+    group.addoption("--gpuperf-accuracy-budget", type=float, default=None, metavar="S",
+                    help="accuracy: skip accuracy tests that would start more than S seconds after the session "
+                         "began, so a time-boxed run (GPU sessions) still ends normally and writes its results")
     group.addoption("--gpuperf-accuracy-scale", type=float, default=None, metavar="F",
                     help="accuracy: multiply sample counts by F (default 1 on CPU devices, 8 on GPUs)")
+
+
+_SESSION_START = time.monotonic()
+
+
+@pytest.fixture(autouse=True)
+def _accuracy_budget(request: pytest.FixtureRequest) -> None:
+    """Skip (with the reason) accuracy tests once ``--gpuperf-accuracy-budget`` seconds have passed."""
+    budget = request.config.getoption("--gpuperf-accuracy-budget")
+    if budget is None or not request.node.path.name.startswith("test_accuracy"):
+        return
+    spent = time.monotonic() - _SESSION_START
+    if spent > budget:
+        pytest.skip(f"--gpuperf-accuracy-budget={budget:g} s spent ({spent:.0f} s): not started")
 
 
 @pytest.fixture

@@ -108,9 +108,17 @@ def exact_many(name: str, args: Sequence[np.ndarray], bits: int = EXACT_BITS) ->
 MPFR_FUNCS["fmod"] = gmpy2.fmod
 
 
+#: sums and fused multiply-adds of binary64 operands can need ~4300 bits to be exact (operand exponents
+#: from 2^-2148 to 2^2048); at 256 bits MPFR would round 1e300 + 1e-300 to 1e300 and lose the remainder
+#: sign that directed rounding depends on. Basic operations are therefore evaluated exactly.
+EXACT_OP_BITS = {"add": 4400, "sub": 4400, "fma": 4400, "fmod": 2200, "hypot": 4400}
+
+
 def exact_pair(name: str, args: Sequence[float], bits: int = EXACT_BITS) -> tuple[np.longdouble, int]:
     """``name(args)`` as the long double pair ``(r, sgn)`` of :mod:`rounding`: ``r`` the value rounded
-    to nearest long double, ``sgn`` the sign of the remainder (MPFR at ``bits`` bits decides it)."""
+    to nearest long double, ``sgn`` the sign of the remainder (MPFR at ``bits`` bits decides it; sums
+    and fma at :data:`EXACT_OP_BITS`, where they are exact)."""
+    bits = max(bits, EXACT_OP_BITS.get(name, 0))
     with gmpy2.context(exact_context(bits)):
         v = _call(name, args)
         if gmpy2.is_nan(v):

@@ -60,12 +60,31 @@ def test_features_and_classifiers_on_separable_data():
     f = classify.features(r)
     assert f[0] == pytest.approx(np.log(0.5)) and f[2] == pytest.approx(1.0) and f[3] == pytest.approx(0.0)
     rng = np.random.default_rng(1)
+    r2 = classify.RunTimes("K1", t=2e-3, t_next=4e-3, bytes_=1e6, bytes_next=2e6, t_small_group=2e-3, t_copy=1e-3,
+                           t_fma=4e-3, items=1000, copy_elems=1000, t_by_local={64: 4e-3, 128: 2e-3, 256: 1e-3},
+                           t_first=1e-3, t_last=8e-3, bytes_first=1e6, bytes_last=4e6)
+    f2 = classify.features(r2)
+    assert len(f2) == len(classify.FEATURES)
+    assert f2[5] == pytest.approx(-1.0)  # time halves per doubling of the group size
+    assert f2[6] == pytest.approx(np.log(2.0)) and f2[7] == pytest.approx(1.5)
     x = np.concatenate([rng.normal(c, 0.05, (20, 5)) for c in range(4)])
     y = [f"K{c + 1}" for c in range(4) for _ in range(20)]
     ev = classify.evaluate(x, y, {"stencil9": rng.normal(2, 0.05, (5, 5))})
     assert ev.split["test_runs"] == 24
     assert all(a == 1.0 for a in ev.accuracy.values())
     assert all(v["stencil9"] == {"K3": 5} for v in ev.unseen.values())
+    assert all(sum(sum(r.values()) for r in c.values()) == 24 for c in ev.confusion.values())
+
+
+def test_code_features_separate_the_roofline_twins():
+    """K1/K2 and K4/K5 time alike on a GPU; their static instruction mix does not."""
+    f = {k: classify.code_features(kc.SOURCES[k]) for k in kc.CLASSES}
+    assert len(f["K1"]) == len(classify.CODE_FEATURES)
+    assert f["K1"][3] < f["K2"][3]  # multiplies
+    assert f["K4"][1] == 1 and f["K5"][1] == 2 and f["K6"][1] == 4  # widest vector load
+    assert f["K3"][2] == 2 and f["K1"][2] == 0  # transcendental calls
+    assert f["K10"][5] == 1 and f["K9"][5] == 0 and f["K8"][6] == 2 and f["K7"][7] == 1
+    assert len({tuple(v) for v in f.values()}) == len(kc.CLASSES)
 
 
 def test_transition_matrices_and_similarity():

@@ -1,0 +1,57 @@
+"""``tuned_workgroup`` cache: keys change with source, options, device and problem; writes are
+atomic; a second call is served from the cache; the Kernel Tuner replay reproduces our space."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+
+import pytest
+
+from pytest_gpuperf.tuning import ktsim
+from pytest_gpuperf.tuning.fixtures import TunedWorkgroup, TuningCache, cache_key
+from pytest_gpuperf.tuning.kernels import by_name
+from pytest_gpuperf.tuning.tuner import context
+
+
+def test_key_depends_on_everything(gpu_device):
+    b = by_name("matvec_row")
+    s = {"m": 64, "n": 32}
+    k = cache_key(b, gpu_device, s, "dao")
+    assert k == cache_key(b, gpu_device, dict(s), "dao")
+    assert k != cache_key(b, gpu_device, {"m": 65, "n": 32}, "dao")
+    assert k != cache_key(dataclasses.replace(b, source=b.source + " "), gpu_device, s, "dao")
+    assert k != cache_key(dataclasses.replace(b, extra_options=("-cl-fast-relaxed-math",)), gpu_device, s, "dao")
+    assert k != cache_key(b, gpu_device, s, "exhaustive")
+
+
+def test_atomic_put_leaves_no_temporaries(tmp_path):
+    c = TuningCache(tmp_path / "c")
+    c.put("abc", {"local": [64]})
+    c.put("abc", {"local": [128]})
+    assert c.get("abc") == {"local": [128]}
+    assert os.listdir(tmp_path / "c") == ["abc.json"]
+    (tmp_path / "c" / "torn.json").write_text('{"local": [6')
+    assert c.get("torn") is None  # a torn file is a miss, not a crash
+
+
+def test_second_call_is_cached_and_retune_bypasses(gpu_device, tmp_path):
+    cache = TuningCache(tmp_path)
+    sizes = {"m": 200, "n": 64}
+    tw = TunedWorkgroup(gpu_device, cache, retune=False)
+    first = tw("matvec_row", sizes)
+    assert not tw.last_from_cache and tw.last_entry["evaluations"] >= 1
+    assert tw("matvec_row", sizes) == first and tw.last_from_cache
+    stored = json.loads(next(tmp_path.glob("*.json")).read_text())
+    assert stored["local"] == list(first) and stored["problem"] == sizes
+    again = TunedWorkgroup(gpu_device, cache, retune=True)
+    again("matvec_row", sizes)
+    assert not again.last_from_cache
+
+
+def test_kernel_tuner_replay_visits_within_budget(gpu_device):
+    ctx = context(gpu_device, by_name("stencil2d"), {"w": 64, "h": 48})
+    assert ktsim.restrictions(ctx.ev, ctx.space)  # reproduces the legal 2-D space exactly
+    best, visited = ktsim.run_strategy(ctx.ev, ctx.space, "random_sample", 4, seed=1)
+    assert 1 <= len(visited) <= 4 and best in visited and set(visited) <= set(ctx.space)

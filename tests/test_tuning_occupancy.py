@@ -1,0 +1,43 @@
+"""Occupancy calculator (Lim Eqs. 3.1-3.5) against cases computed by hand from the per-SM limits."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_gpuperf.tuning.occupancy import calculate, sm_limits
+
+H100 = sm_limits("9.0")  # 64 warps, 32 blocks, 64K regs (unit 256), 228 KiB shared (+1 KiB/block reserved)
+TITANX = sm_limits("5.2")  # Dao's GTX Titan X
+
+
+@pytest.mark.parametrize("lim,threads,regs,shared,blocks,warps,limiter", [
+    # 256 threads, 32 regs: 8 warps/block; warps 64//8=8; regs 65536/(1024·8)=8 → 8 blocks, 64 warps
+    (H100, 256, 32, 0, 8, 64, "warps"),
+    # 128 threads, 64 regs: 2048 regs/warp · 4 warps = 8192 per block → 8 blocks → 32 warps
+    (H100, 128, 64, 0, 8, 32, "registers"),
+    # 64 threads, 48 KiB shared: ceil((49152+1024)/128)·128 = 50176 → 233472//50176 = 4 blocks
+    (H100, 64, 16, 49152, 4, 8, "shared"),
+    # one warp per block: the 32-block limit leaves half the warps idle
+    (H100, 32, 0, 0, 32, 32, "blocks"),
+    # 255 registers is the per-thread maximum; 256 cannot launch
+    (H100, 32, 256, 0, 0, 0, "registers"),
+    # Maxwell, 192 threads, 40 regs: 1280 regs/warp · 6 warps → 65536//7680 = 8 blocks → 48 warps (75 %)
+    (TITANX, 192, 40, 0, 8, 48, "registers"),
+    # Maxwell, 96 threads, 0 shared: warps 64//3 = 21 blocks, under the 32-block limit → 63 warps
+    (TITANX, 96, 16, 0, 21, 63, "warps"),
+])
+def test_hand_computed(lim, threads, regs, shared, blocks, warps, limiter):
+    occ = calculate(lim, threads, regs, shared)
+    assert (occ.blocks, occ.warps, occ.limiter) == (blocks, warps, limiter)
+    assert occ.occupancy == pytest.approx(warps / lim.max_warps)
+
+
+def test_unknown_architecture_and_bad_input():
+    assert sm_limits("") is None and sm_limits("1.0") is None
+    with pytest.raises(ValueError, match="at least one work-item"):
+        calculate(H100, 0, 32, 0)
+
+
+def test_device_reported_limits_override_table():
+    lim = sm_limits("9.0", {"max_threads_per_sm": 1536, "max_blocks_per_sm": 16})
+    assert lim.max_warps == 48 and lim.max_blocks == 16

@@ -110,14 +110,14 @@ def test_latency_table_reads_probe_results(tmp_path):
 
 def test_latency_table_substitutes_and_scales(tmp_path):
     """Classes the probes do not chase take the int-add chain (labelled), ``cvt`` is half the F2I+I2F round
-    trip, ``sfu`` prefers the bare MUFU.RSQ chain, and a class with no probe at all (int div) falls back."""
+    trip, ``sfu`` prefers the MUFU.SIN intrinsic, and a class with no probe at all (int div) falls back."""
     key = "gpu"
     (tmp_path / "results" / key).mkdir(parents=True)
     (tmp_path / "results" / key / "probes-cuda.json").write_text(
         '{"metrics": [{"name": "latency.int32.add.cycles", "value": 4.5, "unit": "cycles"},'
         ' {"name": "latency.fp32.f32_s32_f32.cycles", "value": 12.0, "unit": "cycles"},'
-        ' {"name": "latency.fp32.sin_intr.cycles", "value": 40.0, "unit": "cycles"},'
-        ' {"name": "latency.fp32.rsqrt.cycles", "value": 18.0, "unit": "cycles"},'
+        ' {"name": "latency.fp32.sin_intr.cycles", "value": 18.0, "unit": "cycles"},'
+        ' {"name": "latency.fp32.rsqrt.cycles", "value": 40.0, "unit": "cycles"},'
         ' {"name": "latency.fp64.fma.ns", "value": 4.0, "unit": "ns"},'
         ' {"name": "memory.global.latency.unloaded.cycles", "value": 700.0, "unit": "cycles"}]}')
     t = latencies(tmp_path, key, "cuda", 2000.0)
@@ -151,3 +151,16 @@ def test_prediction_info_has_registers_and_occupancy():
     assert info["regs_per_thread"] == 64 and info["occupancy_limit"] == "registers"
     assert info["threads_per_sm"] == 1024 and info["occupancy"] == 0.5
     assert p.cm_penalty_s > 0 and p.seconds > p.launch_s + p.gm_penalty_s
+
+
+def test_latency_table_falls_back_to_the_other_api_of_the_same_device(tmp_path):
+    key = "gpu"
+    (tmp_path / "results" / key).mkdir(parents=True)
+    (tmp_path / "results" / key / "probes-cuda.json").write_text(
+        '{"metrics": [{"name": "latency.fp32.fma.cycles", "value": 4.0, "unit": "cycles"}]}')
+    (tmp_path / "results" / key / "probes-opencl.json").write_text(
+        '{"metrics": [{"name": "latency.fp32.fma.cycles", "value": 9.0, "unit": "cycles"},'
+        ' {"name": "latency.fp32.add.cycles", "value": 4.1, "unit": "cycles"}]}')
+    t = latencies(tmp_path, key, "cuda", 1980.0)
+    assert t.of("fma", 1) == 4.0 and "probes-cuda.json" in t.sources["fma"]  # own API first
+    assert t.of("addf", 1) == 4.1 and "opencl, same device" in t.sources["addf"]

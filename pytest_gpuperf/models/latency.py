@@ -6,7 +6,9 @@ Order of sources, per instruction class:
    named in :data:`PROBE_NAMES`, in cycles (or ns, converted at the device clock); classes the probes
    do not chase (``and``, ``setp``, ``mov``) take the integer-add chain as a labelled stand-in, because
    on sm_90 they issue on the same ALU — better than a Volta row that is 10x off on this device;
-2. the probe results of the same device (``results/<device key>/probes-<backend>.json``);
+2. the probe results of the same device (``results/<device key>/probes-<backend>.json``), then those of
+   the same device through the other API (``probes-opencl.json`` for CUDA: event-timed chains converted
+   at the reported clock), metric by metric;
 3. the fallback: Alavani thesis Table 3.2, the Tesla V100 (Volta) column — the newest architecture
    the thesis measured — and Table 3.3's piecewise model for global memory (Tesla K20).
 
@@ -101,8 +103,8 @@ class ProbeRef:
 _ALU = "no dependent-chain probe for this class; on sm_90 it issues on the integer ALU like IADD3"
 #: Instruction class → probe metrics (the probes suite records ``latency.<fp16|fp32|fp64|int32>.<op>.cycles``,
 #: ``memory.<l1|l2|dram|shared>.latency.cycles`` and ``memory.global.latency.unloaded.cycles``); first found wins.
-#: ``sfu`` (PTX ``.approx`` sin/cos/ex2/lg2/rcp/rsqrt) takes ``rsqrtf`` (a bare MUFU.RSQ chain) before the
-#: intrinsics that add an FMUL; ``cvt`` takes half of the ``(float)(int)x`` round trip (F2I + I2F per step).
+#: ``sfu`` (PTX ``.approx`` sin/cos/ex2/lg2/rcp/rsqrt) takes ``__sinf``/``native_sin`` (the MUFU path on both
+#: APIs; OpenCL's ``rsqrt`` is not a bare MUFU.RSQ); ``cvt`` takes half of the ``(float)(int)x`` round trip (F2I + I2F per step).
 PROBE_NAMES: Mapping[str, tuple[ProbeRef, ...]] = {
     "addf": (ProbeRef("latency.fp32.add.cycles"),), "mulf": (ProbeRef("latency.fp32.mul.cycles"),),
     "fma": (ProbeRef("latency.fp32.fma.cycles"),),
@@ -112,7 +114,7 @@ PROBE_NAMES: Mapping[str, tuple[ProbeRef, ...]] = {
     "setp": (ProbeRef("latency.int32.add.cycles", substitute=_ALU),),
     "mov": (ProbeRef("latency.int32.add.cycles", substitute=_ALU),),
     "divf": (ProbeRef("latency.fp32.div.cycles"),), "sqrt": (ProbeRef("latency.fp32.sqrt.cycles"),),
-    "sfu": (ProbeRef("latency.fp32.rsqrt.cycles"), ProbeRef("latency.fp32.sin_intr.cycles"),
+    "sfu": (ProbeRef("latency.fp32.sin_intr.cycles"), ProbeRef("latency.fp32.rsqrt.cycles"),
             ProbeRef("latency.fp32.exp_intr.cycles")),
     "cvt": (ProbeRef("latency.fp32.f32_s32_f32.cycles", 0.5),),
     "daddf": (ProbeRef("latency.fp64.add.cycles"),), "dmulf": (ProbeRef("latency.fp64.mul.cycles"),),
@@ -130,8 +132,11 @@ def latencies(root: Path, device_key: str, backend: str, clock_mhz: float) -> La
     """The latency table for a device: the probe baseline (``baselines/<key>.json``), else the probe
     results (``results/<key>/probes-<backend>.json``), else the thesis' fallback — per class, and
     ``sources`` says which one each class came from."""
+    other = "opencl" if backend == "cuda" else "cuda"
     files = ((root / "baselines" / f"{device_key}.json", "probe baseline"),
-             (root / "results" / device_key / f"probes-{backend}.json", "probe results"))
+             (root / "results" / device_key / f"probes-{backend}.json", "probe results"),
+             # the same GPU probed through the other API (e.g. OpenCL events when the CUDA run has none yet)
+             (root / "results" / device_key / f"probes-{other}.json", f"probe results ({other}, same device)"))
     found: dict[str, tuple[float, str]] = {}
     for path, label in files:
         for name, m in _metrics_of(path, backend).items():

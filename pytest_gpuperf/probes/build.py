@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from ..devices.base import Device, Kernel
-from . import sass
+from . import elf, recompile, sass
 
 
 def compile_many(device: Device, source: str, names: Sequence[str], options: Sequence[str] = ()) -> dict[str, Kernel]:
@@ -36,10 +36,34 @@ def compile_many(device: Device, source: str, names: Sequence[str], options: Seq
 
 
 def sass_functions(kernel: Kernel) -> dict[str, list[sass.Instr]]:
-    """Parsed SASS of the cubin ``kernel`` came from (cached on the shared program dict)."""
+    """Parsed SASS of the cubin ``kernel`` came from (cached on the shared program dict).
+
+    If cuobjdump rejects that cubin, the source is compiled again through the same libnvrtc and the
+    fresh cubin is disassembled — accepted only when its kernels' machine code is byte-identical to
+    the loaded cubin's (:mod:`.recompile`)."""
     program = kernel.program
     if "sass_parsed" not in program:
-        text = sass.disassemble(program["cubin"])
+        cubin = program["cubin"]
+        fixed = elf.repaired(cubin)
+        try:
+            text = sass.disassemble(fixed or cubin)
+            program["sass_origin"] = ("cubin that ran" if fixed is None else
+                                      f"cubin that ran, {len(fixed) - len(cubin)} trailing zero byte(s) re-appended "
+                                      "(CuPy's getCUBIN drops the last byte)")
+        except sass.ProbeVerificationError as first:
+            dev = kernel.device
+            opts = [f"-arch=sm_{getattr(dev, 'arch', '')}", "-std=c++17", *getattr(dev, "_includes", []),
+                    *kernel.options]
+            fresh, lib = recompile.compile_cubin(kernel.source, opts)
+            try:
+                text = sass.disassemble(fresh)
+            except sass.ProbeVerificationError as second:
+                raise sass.ProbeVerificationError(
+                    f"{first}; the loaded cubin: {len(cubin)} bytes, {elf.header_problem(cubin) or 'complete ELF'}; "
+                    f"a fresh NVRTC cubin ({lib}) failed too: {second}") from second
+            sizes = recompile.check_identical(cubin, fresh, list(sass.parse(text)))
+            program["sass_origin"] = (f"recompiled with {lib}; code identical to the cubin that ran "
+                                      f"({sum(sizes.values())} bytes); cuobjdump on the loaded cubin: {first}")[:600]
         program["sass_text"] = text
         program["sass_parsed"] = sass.parse(text)
     return program["sass_parsed"]

@@ -50,7 +50,7 @@ def build(device: Device, ops: Sequence[Op], fast: bool, timing: str):
     backend = device.info.backend
     pairs = [chain.latency_kernel(o, backend, timing) for o in ops]
     src = chain.program(backend, [b for b, _ in pairs], any(o.type == "double" for o in ops), timing == "clock",
-                        any(o.type == "half2" for o in ops))
+                        any(o.uses_half(backend) for o in ops))
     opts = chain.fast_math_options(backend) if fast else ()
     kernels = compile_many(device, src, [ck.name for _, ck in pairs], opts)
     evidence: dict[str, dict[str, object]] = {}
@@ -60,6 +60,7 @@ def build(device: Device, ops: Sequence[Op], fast: bool, timing: str):
             evidence[ck.name] = sass.verify_latency(
                 instrs, ck.op.sass_for(fast), ck.u1, ck.u2, sass.per_step(ck.op.heavy, ck.op.ops_per_step),
                 f"{ck.op.name}{' (fast-math)' if fast else ''}")
+            evidence[ck.name]["origin"] = kernels[ck.name].program.get("sass_origin")
     return [(ck, kernels[ck.name]) for _, ck in pairs], evidence
 
 

@@ -82,6 +82,10 @@ class Op:
         """``latency.fp32.fma.cycles``, ``latency.fp32.sin.fast.cycles``, ``throughput.fp64.fma.ops_per_clk_sm``."""
         return f"{kind}.{self.precision}.{self.short}{'.fast' if fast else ''}.{unit}"
 
+    def uses_half(self, backend: str) -> bool:
+        """Whether the kernel needs ``cuda_fp16.h`` (half2 state or half conversions in the step)."""
+        return self.type == "half2" or "half" in (self.source(backend) or "")
+
     def features(self) -> set[str]:
         return set(GROUP_REQUIRES[self.group]) | set(self.requires)
 

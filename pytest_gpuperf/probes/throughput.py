@@ -56,7 +56,7 @@ def build(device: Device, op: Op, ilps: Sequence[int] = ILPS):
     """All ILP variants of ``op`` in one program; on CUDA prove each loop holds ``ilp`` chains."""
     backend = device.info.backend
     pairs = [chain.throughput_kernel(op, backend, "events", k) for k in ilps]
-    src = chain.program(backend, [b for b, _ in pairs], op.type == "double", False, op.type == "half2")
+    src = chain.program(backend, [b for b, _ in pairs], op.type == "double", False, op.uses_half(backend))
     kernels = compile_many(device, src, [ck.name for _, ck in pairs])
     evidence = {}
     if backend == "cuda":
@@ -65,6 +65,7 @@ def build(device: Device, op: Op, ilps: Sequence[int] = ILPS):
                                                        chain.TP_UNROLL, ck.ilp,
                                                        sass.per_step(op.heavy, op.ops_per_step),
                                                        f"{op.name} throughput ILP {ck.ilp}")
+            evidence[ck.name]["origin"] = kernels[ck.name].program.get("sass_origin")
     return [(ck, kernels[ck.name]) for _, ck in pairs], evidence
 
 

@@ -55,6 +55,9 @@ def calibrate(device: Device, occupancy_of: Callable[[int, object], float], size
     """Run the thesis' micro-benchmark. ``occupancy_of(threads, kernel)`` is the calculator for this
     device applied to the compiled micro-benchmark; ``sizes`` the 1-D work-group sizes to sweep."""
     k = device.compile(MICRO, "lambda_micro")
+    kernel_max = int(k.attributes.get("max_threads_per_block", 0) or 0)
+    if kernel_max:
+        sizes = [s for s in sizes if s <= kernel_max]
     n = int(work_items)
     pad = max(sizes)
     buf_in = device.to_device(np.random.default_rng(3).random(STRIDES[-1] * (n + pad) + 64, dtype=np.float32))

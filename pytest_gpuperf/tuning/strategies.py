@@ -46,6 +46,8 @@ class Context:
         self.warp = ev.warp
         probe = ev.kernel(Config((self.warp,) if ev.bench.dims == 1 else (self.warp, 1)))
         kernel_max = int(probe.attributes.get("max_threads_per_block", 0) or 0)
+        self.kernel_max = kernel_max
+        self.probe_resources = resources(probe)
         self.limits: Limits = limits_for(self.device.info, ev.bench.dims, kernel_max=kernel_max,
                                          max_dim=ev.bench.max_dim, pow2_only=ev.bench.pow2_only, cap=cap)
         self.space: list[Config] = [Config(s) for s in enumerate_space(ev.bench.dims, self.limits)]
@@ -102,7 +104,9 @@ def dao(ctx: Context) -> Outcome:
     """The thesis' auto-tuner. Profiling runs made by the filters are charged to its ledger."""
     ledger = Ledger()
     bench, ev = ctx.bench, ctx.ev
-    prune: dict[str, Any] = {"space": len(ctx.space)}
+    prune: dict[str, Any] = {"space": len(ctx.space), "kernel_max": ctx.kernel_max,
+                             "regs": ctx.probe_resources.regs, "shared": ctx.probe_resources.shared,
+                             "resources_from": ctx.probe_resources.source}
     candidates = list(ctx.space)
     if bench.dims == 1:
         verdict = workload.detect(bench.source, lambda loc: bench.ndrange(ev.sizes, loc, ctx.device), ctx.warp,

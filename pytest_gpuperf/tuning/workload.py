@@ -2,10 +2,11 @@
 size, and remove that growth by the two-step index-space transformation.
 
 Detection. The thesis profiles a few work-groups at different sizes and compares instruction counts.
-OpenCL exposes no instruction counters, so :func:`detect` uses the two causes the thesis names
-directly: (1) the NDRange itself grows with the group size (a fixed number of work-groups, so more
-work-items do the same job: the launch geometry is *profiled* at two sizes) and (2) a tree reduction
-over the work-group (a loop halving/doubling a bound derived from ``get_local_size``: log2(W) steps).
+OpenCL exposes no instruction counters, so :func:`detect` uses a static proxy for the count: a tree
+reduction over the work-group (a loop halving/doubling a bound derived from ``get_local_size``:
+log2(W) steps per work-item). The launch geometry is profiled at two sizes too (a fixed group count
+makes the number of work-items grow with W) and reported; on its own it does not mark a kernel, since
+a grid-stride loop (the histogram) spreads the same total work over more work-items.
 
 Transformation. Step 1 fixes the work-group size the kernel *sees* at WARP_SIZE (the fewest
 reduction steps, the fewest work-items); step 2 merges C of those virtual groups into one hardware
@@ -44,12 +45,17 @@ def detect(source: str, ndrange_at: "callable", warp: int, max_size: int) -> Wor
     n_big = _prod(ndrange_at(big))
     growth = n_big / n_small if n_small else 1.0
     reduction = bool(_REDUCTION_LOOP.search(source)) and "get_local_size" in source
-    grows = growth > 1.5 or reduction
+    # More work-items alone is not more work: a grid-stride loop (histogram) spreads the same total
+    # over them. Per-item instructions grow only with the log2(W) reduction steps, and the total
+    # grows with them when the group count is fixed: both must hold (instruction-count proxy).
+    grows = reduction
     why = []
     if growth > 1.5:
         why.append(f"work-items grow {growth:.1f}x from {small[0]} to {big[0]} per group (fixed group count)")
     if reduction:
-        why.append("tree reduction over the work-group: log2(W) steps")
+        why.append("tree reduction over the work-group: log2(W) steps per work-item")
+    elif growth > 1.5:
+        why.append("no per-item growth (no reduction steps): not transformed")
     return WorkloadVerdict(grows, growth, reduction, "; ".join(why) or "work independent of the group size")
 
 

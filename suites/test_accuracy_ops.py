@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pytest_gpuperf.accuracy import check, formats, inputs, kernels, ops, rounding
+from pytest_gpuperf.accuracy import check, formats, inputs, kernels, ops
 
 MODES = {"cuda": ("rn", "rz", "ru", "rd"), "opencl": ("rn",)}
 CUDA32 = {"add": "__fadd_{m}(x0, x1)", "sub": "__fsub_{m}(x0, x1)", "mul": "__fmul_{m}(x0, x1)",

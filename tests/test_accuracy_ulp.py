@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from pytest_gpuperf.accuracy import check, formats, inputs, mpfr, ops, rounding, search, ulp
+from pytest_gpuperf.accuracy import check, inputs, mpfr, ops, rounding, search, ulp
 from pytest_gpuperf.accuracy.formats import FP16, FP32, FP64
 from pytest_gpuperf.accuracy.rounding import LD
 

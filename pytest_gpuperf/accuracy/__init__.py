@@ -13,9 +13,11 @@ One job per module:
 * :mod:`ops`       — exact results of + − × ÷ sqrt fma as long double pairs (error-free transforms).
 * :mod:`inputs` / :mod:`strategies` — stratified inputs over every binade, hypothesis strategies for
   dangerous regions.
-* :mod:`kernels` / :mod:`evaluate` — device evaluators (CUDA and OpenCL source generation, launch).
+* :mod:`kernels`   — device evaluators (CUDA and OpenCL source generation, launch).
 * :mod:`check`     — bulk check of a device result vector: max/mean ULP, worst input, MPFR confirmation.
 * :mod:`search`    — worst-case search (random restarts + local search) under a budget.
 * :mod:`sweep`     — exhaustive (all 2^32) or strided fp32 sweep on the device.
 * :mod:`summation` — serial/parallel/pairwise/Kahan/float2/double2 sums against the exact MPFR sum.
+* :mod:`findings`  — reproduced violations of specific implementations (xfail with the input).
+* :mod:`fixtures`  — ``--gpuperf-exhaustive``, ``--gpuperf-accuracy-scale``, ``--gpuperf-accuracy-budget``.
 """

@@ -26,7 +26,7 @@ from pytest_gpuperf.models import scheduler, svr
 from pytest_gpuperf.models.corpus import CORPUS
 from pytest_gpuperf.models.dwarfs import DWARFS, THESIS_MAPE
 from pytest_gpuperf.models.latency import latencies
-from pytest_gpuperf.models.sampling import describe, multiple_for, saturation_point
+from pytest_gpuperf.models.sampling import describe, multiple_for, saturation_point, steady_state_flush
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Tolerance of the error metrics: absolute percentage points of error, reflecting run-to-run noise of
@@ -36,7 +36,7 @@ TOL_GPU = {"abs": 0.02, "rel": 0.5}
 #: so per-kernel errors swing by whole multiples run to run; only a gross model break fails there.
 TOL_CPU = {"abs": 5.0, "rel": 1.0}
 TOL_CPU_MEAN = {"abs": 1.5, "rel": 1.0}
-MAX_OVERHEAD = 0.04  # sampled waves 2m + 3m ≤ 4 % of the run (target ≤ 5 % with launch overheads)
+MAX_OVERHEAD = 0.035  # sampled waves 2m + 3m ≤ 3.5 % of the run (target ≤ 5 % with the two launch intercepts)
 #: PoCL: a wave is 2 groups of ~1 µs work against ~100 µs of launch jitter, so a slope over a few waves is
 #: noise; CPU devices sample longer (30 % of the run) to exercise the model rather than the jitter.
 MAX_OVERHEAD_CPU = 0.30
@@ -51,7 +51,7 @@ def test_sampled_models(gpu_device, gpu_kernel, sampled_kernel, gpuperf_record):
     cpu = info.is_cpu
     backend = info.backend
     local = 64 if cpu else 256
-    waves = (400, 800) if cpu else (100, 200, 400)
+    waves = (400, 800) if cpu else (200, 400, 800)
     timing = dict(warmup=1, min_repeats=5, max_repeats=9, budget_s=0.1) if cpu else \
         dict(warmup=2, min_repeats=10, max_repeats=40, budget_s=0.15)
     tol = TOL_CPU if cpu else TOL_GPU
@@ -64,15 +64,25 @@ def test_sampled_models(gpu_device, gpu_kernel, sampled_kernel, gpuperf_record):
     a = gpu_device.to_device(rng.random(n_items, dtype=np.float32) + 0.5)
     b = gpu_device.to_device(rng.random(n_items, dtype=np.float32) + 0.5)
     c = gpu_device.empty(4 * n_items)
+    # GPUs: scratch buffers for the untimed pre-run of each kernel (sampling.steady_state_flush), 2× the L2
+    # each. CPU devices keep the fixture's copy flush: a 2×-cache pre-run of the compute-heavy corpus
+    # kernels would cost seconds per kernel on PoCL, and the CPU's cache is not what this measures.
+    flush_items = max(2 * int(info.l2_bytes or 0), 64 << 20) // 4 // local * local
+    fa = fb = fc = None
+    if not cpu:
+        fa = gpu_device.to_device(rng.random(flush_items, dtype=np.float32) + 0.5)
+        fb = gpu_device.to_device(rng.random(flush_items, dtype=np.float32) + 0.5)
+        fc = gpu_device.empty(4 * flush_items)
 
     instances: list[svr.Instance] = []
     main: dict[str, object] = {}
     for name, kern in kernels.items():
+        pre = None if cpu else steady_state_flush(gpu_device, kern, local, [fa, fb, fc, np.int32(flush_items)])
         for w in waves:
             n_groups = w * sats[name].wave
             args = [a, b, c, np.int32(n_groups * local)]
             run = sampled_kernel(kern, local, args, n_groups, multiple=multiple_for(w, MAX_OVERHEAD_CPU if cpu else MAX_OVERHEAD),
-                                 **timing)
+                                 flush=pre, **timing)
             attrs = kern.attributes
             instances.append(svr.Instance(name, sats[name].p_sat, float(attrs.get("num_regs", 0)),
                                           float(attrs.get("shared_size_bytes", attrs.get("local_bytes", 0))),
@@ -107,7 +117,7 @@ def test_sampled_models(gpu_device, gpu_kernel, sampled_kernel, gpuperf_record):
     gpuperf_record("model.sampled.mean_overhead", float(np.mean(overheads)), "ratio", better="lower", tolerance=tol_mean,
                    info={"target": "≤ 0.05 (thesis: 8–15 %)", "waves": list(waves),
                          "max_sampled_share": MAX_OVERHEAD_CPU if cpu else MAX_OVERHEAD,
-                         "cold_cache": True})
+                         "cold_cache": "steady-state pre-run of the same kernel over 2xL2 scratch buffers"})
     gpuperf_record("model.svr.mean_error", float(np.mean(svr_errors)), "ratio", better="lower", tolerance=tol_mean,
                    info={**split, "features": list(svr.FEATURES)})
     assert len(errors) >= 20

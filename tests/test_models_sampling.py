@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 import pytest
 
 from pytest_gpuperf.devices.base import DeviceInfo
@@ -71,3 +73,20 @@ def test_svr_leave_one_kernel_out_never_trains_on_the_kernel():
     # the target inverts exactly: time_from(target) == t_full
     i = inst[0]
     assert i.time_from(i.target) == pytest.approx(i.t_full)
+
+
+def test_steady_state_flush_launches_the_kernel_over_the_scratch_buffers():
+    """The pre-run is the same kernel over the scratch arguments, whole groups covering ``n`` items."""
+    from pytest_gpuperf.models.sampling import steady_state_flush
+
+    calls = []
+
+    class Recorder:
+        def launch(self, kernel, global_size, local_size, args):
+            calls.append((kernel, global_size, local_size, args))
+
+    args = ["a2", "b2", "c2", np.int32(4096)]
+    run = steady_state_flush(Recorder(), "k", 256, args)
+    assert calls == []  # nothing runs until the measurement asks for it
+    run()
+    assert calls == [("k", (4096,), (256,), args)]

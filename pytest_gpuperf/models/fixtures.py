@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import pytest
 
@@ -40,12 +40,15 @@ class SampledKernel:
         return SamplePlan(sat, n_groups, local_size, multiple)
 
     def __call__(self, kernel: Kernel, local_size: int, args: Sequence[KernelArg], n_groups: int,
-                 multiple: int = 1, full: bool = True, cold: bool = True, **overrides: Any) -> SampledRun:
+                 multiple: int = 1, full: bool = True, cold: bool = True,
+                 flush: Callable[[], None] | None = None, **overrides: Any) -> SampledRun:
         """``overrides``: MeasureConfig fields for these runs (e.g. a smaller budget on CPU devices);
-        ``cold``: flush the last-level cache before every timed run (default; see :class:`CacheFlush`)."""
+        ``cold``: flush the last-level cache before every timed run (default; see :class:`CacheFlush`);
+        ``flush``: a caller's own untimed pre-run instead of the copy (e.g. :func:`steady_state_flush`)."""
         plan = self.plan(kernel, local_size, n_groups, multiple)
         config = MeasureConfig(**{**self.measurer.config.__dict__, **overrides})
-        return sample(self.device, kernel, plan, args, config, full=full, flush=self.flush if cold else None)
+        pre = (flush or self.flush) if cold else None
+        return sample(self.device, kernel, plan, args, config, full=full, flush=pre)
 
 
 @pytest.fixture

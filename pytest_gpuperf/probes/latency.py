@@ -12,14 +12,11 @@ cycles with the device's reported clock (``DeviceInfo.clock_mhz``).
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
 
 from ..devices.base import Device
-from ..timing import Stats
 from . import chain, sass
 from .build import compile_many, function_sass
 from .ops import Op
@@ -27,16 +24,6 @@ from .ops import Op
 #: Loop iterations per timed section: enough for ≥ 10⁴ cycles per section on CUDA (clock-timed) and
 #: for ~1 ms per launch with events (event resolution and launch jitter are µs).
 ITERATIONS = {("clock", False): 256, ("clock", True): 64, ("events", False): 4096, ("events", True): 512}
-
-
-@dataclass
-class LatencyResult:
-    op: Op
-    fast: bool
-    unit: str  # "cycles" (clock) or "ns" (events)
-    stats: Stats
-    cycles: Stats | None  # events: ns converted with the reported clock
-    info: dict[str, Any] = field(default_factory=dict)
 
 
 def _buffers(device: Device, op: Op) -> tuple[Any, Any, Any]:
@@ -104,8 +91,3 @@ def measure_events(device: Device, measurer, ck: chain.ChainKernel, kernel, time
     base = float(np.median(m1.samples))
     return [(t - base) * 1e9 / (n * ck.ops_per_iteration_delta) for t in m2.samples], n
 
-
-def disassemble_all(kernels: Sequence[Any]) -> None:
-    """Disassemble several programs in parallel (each cuobjdump run is mostly process start-up)."""
-    with ThreadPoolExecutor(max_workers=8) as pool:
-        list(pool.map(function_sass, kernels))

@@ -150,13 +150,6 @@ def footprints(lo: int, hi: int, per_octave: int = 2) -> list[int]:
         k += 1
 
 
-@dataclass
-class ChasePoint:
-    footprint: int
-    stride: int
-    cycles: list[float]
-
-
 def chase_clock(device: Device, kernel, footprint: int, stride: int, warm_limit: int, timeout_s: float) -> list[float]:
     """Cycles per dependent load (CUDA clock64), ``REPEATS`` samples from one launch."""
     arr = chase_array(footprint, stride)

@@ -56,7 +56,9 @@ def test_summation(gpu_device, gpu_measure, gpuperf_record, accuracy_rng, layout
             gpuperf_record(f"{base}.abs_err", err, "1", better="lower", tolerance={"rel": 1.0, "abs": 1e-30},
                            info={"exact_mpfr": exact, "result": got, "n": n, "data": "thesis Fig. 8: U(1e-3,1e-2) & "
                                  "U(1e2,1e3) with negatives", "layout": layout})
-            gpuperf_record(f"{base}.time_us", us.median, "us", better="lower", stats=us, info={"n": n})
+            # µs-scale kernels on a shared 2-core CPU swing by ~2× run to run: widen the band there only
+            gpuperf_record(f"{base}.time_us", us.median, "us", better="lower", stats=us, info={"n": n},
+                           tolerance={"rel": 1.5} if info.is_cpu else None)
     for lg in sizes:
         for prec in ("float", "double"):
             if (f"{prec}2", lg) in errs:

@@ -151,3 +151,35 @@ def test_mpfr_confirmation_keeps_far_remainders(mode):
     want = np.array([mpfr.correctly_rounded("add", [x, y], FP64, mode) for x, y in zip(a, b)])
     sc = check.score(want, [a, b], r, FP64, "add", "cr", s, mode=mode)
     assert sc.max == 0 and sc.confirmed == 3
+
+
+def test_strategies_stay_in_their_regions():
+    """The hypothesis region strategies draw what their names promise (pure logic, no device)."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from pytest_gpuperf.accuracy import strategies as S
+
+    @settings(max_examples=60, deadline=None, database=None)
+    @given(st.data())
+    def check(data):
+        x = data.draw(S.near_pi_over_2(FP32))
+        k = round(abs(x) / (math.pi / 2))
+        ref = np.float32(k * math.pi / 2)
+        steps = abs(int(np.array([abs(x)], np.float32).view(np.int32)[0]) - int(np.array([ref]).view(np.int32)[0]))
+        assert k >= 1 and steps <= 4
+        h = data.draw(S.huge(FP32))
+        assert abs(h) >= 2.0 ** 20 and math.isfinite(h)
+        s = data.draw(S.subnormal(FP32))
+        assert 0 < abs(s) < 2.0 ** -126
+        e = data.draw(S.near(FP32, 88.0, 8))
+        assert abs(int(np.array([e], np.float32).view(np.int32)[0]) - int(np.array([88.0], np.float32).view(np.int32)[0])) <= 8
+
+    check()
+
+
+def test_sample_excludes_interval_and_keeps_specials():
+    cols = inputs.sample(FP32, 1, 2, 100, (-20.0, 5.0), np.random.default_rng(5), exclude=(-10.001, -2.264))
+    x = cols[0]
+    assert not np.any((x > -10.001) & (x < -2.264))
+    assert np.isnan(x).any() and np.isinf(x).any() and (x == 0).any()

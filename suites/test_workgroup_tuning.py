@@ -35,7 +35,13 @@ _RESULTS: dict[str, dict[str, dict[str, dict[str, float]]]] = {}
 def _tol(device) -> dict[str, float]:
     # quality/cost are ratios of timings: run-to-run noise of two medians, plus picks that flip between
     # near-equal configurations. CPU devices share cores with other jobs.
-    return {"rel": 0.5} if device.info.is_cpu else {"rel": 0.08, "abs": 0.02}
+    # On CPU devices one noisy point in the exhaustive pass can move the "optimum" by 30 %+ (PoCL
+    # shares two cores with other jobs), so there the gate only catches gross failures.
+    return {"rel": 1.0, "abs": 0.5} if device.info.is_cpu else {"rel": 0.08, "abs": 0.02}
+
+
+def _search_tol(device) -> dict[str, float]:
+    return {"rel": 1.5, "abs": 0.5} if device.info.is_cpu else {"rel": 0.25, "abs": 0.05}
 
 
 def test_lambda0_calibration(gpu_device, gpuperf_record):
@@ -96,12 +102,16 @@ def test_tune(gpu_device, gpuperf_record, bench):
             info["pruning"] = d.pruning
         if strat == "lim_static":
             info["pruning"] = ls.pruning
-        gpuperf_record(f"tuning.{bench.name}.{strat}.quality", q, "ratio", better="lower", tolerance=tol, info=info)
+        # Search strategies follow the measured values, so one noisy point changes their path (and
+        # the dao budget they get): per kernel they are gated loosely; the means carry the comparison.
+        searching = strat not in ("exhaustive", "dao", "lim_static")
+        qtol = _search_tol(gpu_device) if searching else tol
+        ctol = {"rel": 0.6, "abs": 0.15} if searching else {"rel": 0.25, "abs": 0.05}
+        gpuperf_record(f"tuning.{bench.name}.{strat}.quality", q, "ratio", better="lower", tolerance=qtol, info=info)
         if strat != "exhaustive":
-            gpuperf_record(f"tuning.{bench.name}.{strat}.cost", cost, "ratio", better="lower",
-                           tolerance={"rel": 0.25, "abs": 0.02})
+            gpuperf_record(f"tuning.{bench.name}.{strat}.cost", cost, "ratio", better="lower", tolerance=ctol)
             gpuperf_record(f"tuning.{bench.name}.{strat}.time_cost", tcost, "ratio", better="lower",
-                           tolerance={"rel": 0.5, "abs": 0.05}, info={"host_timed": True})
+                           tolerance={"rel": 1.0, "abs": 0.1}, info={"host_timed": True})
     space = len(ctx.space)
     for stage in ("after_workload", "after_ncf", "after_concurrency"):
         if stage in d.pruning:
@@ -136,10 +146,12 @@ def test_tuning_means(gpu_device, gpuperf_record):
     for strat in strategies:
         rows = [r[strat] for r in res.values() if strat in r]
         q = mean(r["quality"] for r in rows)
-        gpuperf_record(f"tuning.mean.{strat}.quality", q, "ratio", better="lower", tolerance=tol,
+        mtol = tol if strat in ("exhaustive", "dao", "lim_static") else (
+            {"rel": 1.0, "abs": 0.3} if gpu_device.info.is_cpu else {"rel": 0.1, "abs": 0.03})
+        gpuperf_record(f"tuning.mean.{strat}.quality", q, "ratio", better="lower", tolerance=mtol,
                        info={"kernels": len(rows), "thesis": THESIS, "target": "dao ≤ 1.03 at ≤ 5% cost"})
         if strat != "exhaustive":
             gpuperf_record(f"tuning.mean.{strat}.cost", mean(r["cost"] for r in rows), "ratio", better="lower",
-                           tolerance={"rel": 0.25, "abs": 0.02})
+                           tolerance={"rel": 0.3, "abs": 0.05})
             gpuperf_record(f"tuning.mean.{strat}.time_cost", mean(r["time_cost"] for r in rows), "ratio",
-                           better="lower", tolerance={"rel": 0.5, "abs": 0.05}, info={"host_timed": True})
+                           better="lower", tolerance={"rel": 0.6, "abs": 0.1}, info={"host_timed": True})

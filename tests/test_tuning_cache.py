@@ -55,3 +55,12 @@ def test_kernel_tuner_replay_visits_within_budget(gpu_device):
     assert ktsim.restrictions(ctx.ev, ctx.space)  # reproduces the legal 2-D space exactly
     best, visited = ktsim.run_strategy(ctx.ev, ctx.space, "random_sample", 4, seed=1)
     assert 1 <= len(visited) <= 4 and best in visited and set(visited) <= set(ctx.space)
+
+
+def test_fixture_returns_a_legal_shape_and_caches(gpu_device, request, monkeypatch, tmp_path):
+    monkeypatch.setenv("GPUPERF_TUNING_CACHE", str(tmp_path))
+    tw = request.getfixturevalue("tuned_workgroup")
+    shape = tw("matvec_row", {"m": 100, "n": 32})
+    warp = gpu_device.info.warp_size or 1
+    assert len(shape) == 1 and shape[0] % warp == 0 and shape[0] <= gpu_device.info.max_work_group_size
+    assert len(list(tmp_path.glob("*.json"))) == 1

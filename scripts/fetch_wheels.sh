@@ -9,5 +9,5 @@ plat=(--platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 --platfo
       --platform manylinux_2_34_x86_64 --platform any)
 python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
   "${plat[@]}" -d .whl pyopencl pytools platformdirs siphash24 gmpy2 kernel_tuner \
-  python-constraint2 xmltodict jsonschema jsonschema-specifications referencing rpds-py attrs
+  hypothesis mpmath sortedcontainers python-constraint2 xmltodict jsonschema jsonschema-specifications referencing rpds-py attrs
 ls -la .whl

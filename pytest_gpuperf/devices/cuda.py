@@ -15,6 +15,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..errors import BackendUnavailableError, KernelCompileError, KernelLaunchError, ProbeTimeoutError
+from . import elf
 from .base import Buffer, Device, DeviceInfo, Kernel, KernelArg, Size, check_ndrange, slugify
 
 try:  # pragma: no cover - depends on the machine
@@ -180,7 +181,10 @@ class CudaDevice(Device):
                 raise KernelCompileError(name, "cuda", tuple(options), f"{exc}\n{log}") from exc
             log = nvrtc.getProgramLog(prog)
             out = nvrtc.getCUBIN(prog) if target == "cubin" else nvrtc.getPTX(prog)
-            return (out if isinstance(out, bytes) else out.encode()), log
+            out = out if isinstance(out, bytes) else out.encode()
+            if target == "cubin":  # CuPy returns cubin[:size-1]; restore NVRTC's exact file
+                out = elf.repaired(out) or out
+            return out, log
         finally:
             nvrtc.destroyProgram(prog)
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import Sequence
 
 from ..devices.base import Device, Kernel
-from . import elf, recompile, sass
+from ..devices import elf
+from . import recompile, sass
 
 
 def compile_many(device: Device, source: str, names: Sequence[str], options: Sequence[str] = ()) -> dict[str, Kernel]:

@@ -15,7 +15,7 @@ import os
 import sys
 from typing import Sequence
 
-from . import elf
+from ..devices import elf
 from .sass import ProbeVerificationError
 
 

@@ -1,8 +1,8 @@
 """Just enough ELF64 reading to check a cubin and pull a function's machine code out of it.
 
-Used by :mod:`.sass` when ``cuobjdump`` rejects the cubin the backend kept ("does not contain device
-code" — which it also says for an ELF whose section-header table is cut off, while the driver, which
-loads program segments, still runs it): we then check the cubin's integrity and, with a second NVRTC
+Used by the CUDA backend to undo CuPy's one-byte cut of NVRTC's cubin (``cuobjdump`` then says "does
+not contain device code", while the driver, which loads program segments, still runs it), and by the
+probes when ``cuobjdump`` still rejects the cubin the backend kept: we then check the cubin's integrity and, with a second NVRTC
 compile, prove that the code we disassemble is byte-identical to the code that ran.
 """
 

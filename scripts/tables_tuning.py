@@ -51,7 +51,7 @@ def main(paths: list[str]) -> None:
                 continue
             print(f"| {s} | {fmt(q)} | {fmt(val(m, f'tuning.mean.{s}.cost'), True)} | "
                   f"{fmt(val(m, f'tuning.mean.{s}.time_cost'), True)} |")
-        print("| *Dao thesis, GTX Titan X* | *1.06* | *≈ 3 %* | *≈ 3 %* |")
+        print("| *Dao thesis, GTX Titan X* | *1.06* | – | *≈ 3 % (tuning cost, Fig. 3.11)* |")
         print("| *OpenTuner at equal budget (thesis)* | *≈ 1.15 × Dao's* | | |\n")
         kernels = sorted({n.split(".")[1] for n in m if n.startswith("tuning.") and n.endswith(".optimum_us")})
         print("| kernel | space | optimum (µs) | optimum shape | dao pick | dao quality | dao cost | pruned: workload / NCF / concurrency | lim_static q / cost | random q | best KT q (strategy) |")

@@ -76,8 +76,7 @@ def test_tune(gpu_device, gpuperf_record, bench):
             try:
                 runs.append(ktsim.run_strategy(ev, ctx.space, strat, budget, s))
             except Exception as exc:  # noqa: BLE001 - one failing KT strategy must not hide the others
-                kt_errors[strat] = f"{type(exc).__name__}: {exc}"[:200]
-                break
+                kt_errors[f"{strat}/seed{s}"] = f"{type(exc).__name__}: {exc}"[:200]
         if runs:
             picks[f"kt_{strat}"] = runs
     chosen = sorted({c for runs in picks.values() for c, _ in runs})
@@ -90,6 +89,7 @@ def test_tune(gpu_device, gpuperf_record, bench):
     tol = _tol(gpu_device)
     summary: dict[str, dict[str, float]] = {}
     gpuperf_record(f"tuning.{bench.name}.optimum_us", opt * 1e6, "us", better="lower",
+                   tolerance={"rel": 1.0} if gpu_device.info.is_cpu else None,
                    info={"config": ex.best.label(), "space": len(ctx.space)})
     for strat, runs in picks.items():
         q = mean(times[c] / opt for c, _ in runs)
@@ -100,13 +100,15 @@ def test_tune(gpu_device, gpuperf_record, bench):
         info = {"picks": [c.label() for c, _ in runs], "budget": budget if strat not in ("exhaustive", "dao", "lim_static") else None}
         if strat == "dao":
             info["pruning"] = d.pruning
+            info["kernel_tuner_errors"] = kt_errors  # strategies of Kernel Tuner 1.5 that raised
         if strat == "lim_static":
             info["pruning"] = ls.pruning
         # Search strategies follow the measured values, so one noisy point changes their path (and
         # the dao budget they get): per kernel they are gated loosely; the means carry the comparison.
         searching = strat not in ("exhaustive", "dao", "lim_static")
         qtol = _search_tol(gpu_device) if searching else tol
-        ctol = {"rel": 0.6, "abs": 0.15} if searching else {"rel": 0.25, "abs": 0.05}
+        ctol = ({"rel": 1.5, "abs": 0.5} if gpu_device.info.is_cpu else {"rel": 0.6, "abs": 0.15}) if searching \
+            else {"rel": 0.25, "abs": 0.05}
         gpuperf_record(f"tuning.{bench.name}.{strat}.quality", q, "ratio", better="lower", tolerance=qtol, info=info)
         if strat != "exhaustive":
             gpuperf_record(f"tuning.{bench.name}.{strat}.cost", cost, "ratio", better="lower", tolerance=ctol)
@@ -126,9 +128,7 @@ def test_tune(gpu_device, gpuperf_record, bench):
           f"kt_errors={kt_errors} ({time.perf_counter() - t0:.1f} s)")
     # Some of Kernel Tuner's population strategies fail on very small (CPU-sized) spaces; that is
     # reported in the record, but every strategy failing means the replay itself is broken.
-    assert len(kt_errors) < len(KT_STRATEGIES), f"every Kernel Tuner strategy failed: {kt_errors}"
-    gpuperf_record(f"tuning.{bench.name}.kt_failed", float(len(kt_errors)), "count", better="exact",
-                   tolerance={"abs": 0.5}, info={"errors": kt_errors})
+    assert len(kt_errors) < len(KT_STRATEGIES) * len(SEEDS), f"every Kernel Tuner strategy failed: {kt_errors}"
 
 
 def _ledger(visited):

@@ -65,33 +65,80 @@ def ptx_tables(m: dict[str, dict]) -> list[str]:
         out.append(f"| **all** | {m['model.ptx.mean_error']['info'].get('kernels')} | "
                    f"{pct(m['model.ptx.mean_error']['value'])} | " + " | ".join("" for _ in THESIS_GPUS) + " |")
     out += ["", "| kernel | dwarf | predicted µs | measured µs | error | d_kernel cycles | gm penalty µs | "
-                "sm penalty µs | launch µs |", "|" + " --- |" * 9]
+                "sm penalty µs | cm penalty µs | launch µs | regs | occupancy (limit) |", "|" + " --- |" * 12]
     for name, rec in sorted(m.items()):
         if re.fullmatch(r"model\.ptx\.[A-Za-z0-9_]+\.error", name) and name != "model.ptx.mean_error":
             i = rec["info"]
+            occ = f"{i['occupancy'] * 100:.0f} % ({i['occupancy_limit']})" if "occupancy" in i else "–"
             out.append(f"| {name.split('.')[2]} | {i['dwarf']} | {i['predicted_s'] * 1e6:.1f} | "
                        f"{i['measured_s'] * 1e6:.1f} | {pct(rec['value'])} | {i['d_kernel_cycles']:.0f} | "
-                       f"{i['gm_penalty_s'] * 1e6:.1f} | {i['sm_penalty_s'] * 1e6:.1f} | {i['launch_s'] * 1e6:.1f} |")
-    src = m.get("model.ptx.mean_error", {}).get("info", {}).get("latency_sources")
-    if src:
-        out += ["", "Latency sources: " + "; ".join(src)]
+                       f"{i['gm_penalty_s'] * 1e6:.1f} | {i['sm_penalty_s'] * 1e6:.1f} | "
+                       f"{i.get('cm_penalty_s', 0.0) * 1e6:.2f} | {i['launch_s'] * 1e6:.1f} | "
+                       f"{i.get('regs_per_thread', '–')} | {occ} |")
+    info = m.get("model.ptx.mean_error", {}).get("info", {})
+    cyc, by_class = info.get("latency_cycles"), info.get("latency_by_class")
+    if cyc and by_class:
+        out += ["", "| instruction class | latency (cycles) | source |", "| --- | --- | --- |"]
+        for k in sorted(cyc):
+            out.append(f"| {k} | {cyc[k]:g} | {by_class.get(k, '')} |")
+        g = info.get("global_latency")
+        if g:
+            out.append(f"| ld/st.global | {g[0]:.1f} | {g[1]} |" if g[0] is not None else f"| ld/st.global | K20 model | {g[1]} |")
+    elif info.get("latency_sources"):
+        out += ["", "Latency sources: " + "; ".join(info["latency_sources"])]
     return out
 
 
+def _off_diagonal(conf: dict[str, dict[str, int]]) -> str:
+    """Misclassifications as ``true→predicted×n``."""
+    errs = [(t, p, n) for t, row in conf.items() for p, n in row.items() if p != t]
+    return ", ".join(f"{t}→{p}×{n}" for t, p, n in sorted(errs, key=lambda e: -e[2])) or "none"
+
+
 def classify_table(runs: dict[str, dict[str, dict]]) -> list[str]:
-    out = ["| backend | classifier | held-out accuracy | unseen as the paper argues | votes (stencil9 / stencil9_shared / spmv) |",
-           "|" + " --- |" * 5]
+    out = ["| backend | features | classifier | held-out accuracy | misclassified (true→predicted) | "
+           "unseen as the paper argues | votes (stencil9 / stencil9_shared / spmv) |", "|" + " --- |" * 7]
     for b, m in runs.items():
+        for suffix, label in (("", "timing only"), ("_with_code", "timing + source mix")):
+            for clf in ("random_forest", "naive_bayes", "mlp"):
+                acc = m.get(f"model.classify.{clf}.accuracy{suffix}")
+                un = m.get(f"model.classify.{clf}.unseen_agreement{suffix}")
+                if not acc:
+                    continue
+                votes = un["info"]["votes"] if un else {}
+                v = " / ".join(", ".join(f"{c}×{n}" for c, n in sorted(votes.get(k, {}).items(), key=lambda x: -x[1]))
+                               for k in ("stencil9", "stencil9_shared", "spmv"))
+                out.append(f"| {b} | {label} | {clf} | {pct(acc['value'])} ({acc['info'].get('test_runs')} runs) | "
+                           f"{_off_diagonal(acc['info'].get('confusion', {}))} | {pct(un['value']) if un else '–'} | {v} |")
+    return out
+
+
+def resplit_table(runs: dict[str, dict[str, dict]], splits: int = 20) -> list[str]:
+    """Accuracy over ``splits`` stratified 70/30 re-splits of the recorded timing-only dataset (the suite
+    records one split; this shows its spread), and with K1+K2 merged (the pair timing cannot separate)."""
+    import numpy as np
+    from sklearn.model_selection import train_test_split
+
+    from pytest_gpuperf.models import classify
+
+    out = ["| backend | classifier | mean ± sd over re-splits | K1+K2 merged |", "|" + " --- |" * 4]
+    for b, m in runs.items():
+        rec = m.get("model.classify.random_forest.accuracy")
+        ds = rec["info"].get("dataset") if rec else None
+        if not ds:
+            continue
+        x, y = np.array(ds["x"]), np.array(ds["y"])
+        merged = np.where(np.isin(y, ["K1", "K2"]), "K1+K2", y)
         for clf in ("random_forest", "naive_bayes", "mlp"):
-            acc = m.get(f"model.classify.{clf}.accuracy")
-            un = m.get(f"model.classify.{clf}.unseen_agreement")
-            if not acc:
-                continue
-            votes = un["info"]["votes"] if un else {}
-            v = " / ".join(", ".join(f"{c}×{n}" for c, n in sorted(votes.get(k, {}).items(), key=lambda x: -x[1]))
-                           for k in ("stencil9", "stencil9_shared", "spmv"))
-            out.append(f"| {b} | {clf} | {pct(acc['value'])} ({acc['info'].get('test_runs')} runs) | "
-                       f"{pct(un['value']) if un else '–'} | {v} |")
+            accs = {"": [], "m": []}
+            for seed in range(splits):
+                for key, labels in (("", y), ("m", merged)):
+                    xtr, xte, ytr, yte = train_test_split(x, labels, test_size=0.3, random_state=seed, stratify=labels)
+                    c = classify.make_classifiers(0)[clf]
+                    c.fit(xtr, ytr)
+                    accs[key].append(float(np.mean(c.predict(xte) == yte)))
+            out.append(f"| {b} | {clf} | {np.mean(accs['']) * 100:.1f} ± {np.std(accs['']) * 100:.1f} % | "
+                       f"{np.mean(accs['m']) * 100:.1f} % |")
     return out
 
 
@@ -122,6 +169,8 @@ def main() -> None:
         print("\n".join(ptx_tables(runs["cuda"])))
     print("\n### Kernel classes (paper 004)\n")
     print("\n".join(classify_table(runs)))
+    print("\nRe-splits of the recorded timing-only dataset (20 stratified 70/30 splits):\n")
+    print("\n".join(resplit_table(runs)))
     if "cuda" in runs:
         print("\n### CFG similarity (Lim ch. IV): reuse of the most similar kernel's tuned group size\n")
         print("\n".join(similarity_table(runs["cuda"])))

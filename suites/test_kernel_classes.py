@@ -4,6 +4,9 @@
   stratified 30 % held-out split of runs of the ten classes K1–K10, from portable measured features
   (``pytest_gpuperf.models.classify``); ``…unseen_agreement`` — share of the three unseen kernels'
   runs classified as the paper argues (9-point stencils → K9/K10; SpMV → K7, K3 or K10).
+* ``model.classify.<clf>.accuracy_with_code`` / ``.unseen_agreement_with_code`` — the same with the
+  static source instruction mix (``classify.code_features``) added to the timing features; recorded
+  apart because it identifies each class's code (a split over runs is near-perfect by construction).
 * ``model.similarity.<query>.slowdown`` (CUDA) — the unseen kernel run at the work-group size tuned
   for the most similar known kernel (Lim's transition-probability CFG matching), relative to the
   query's own best work-group size: 1.0 means the reused configuration is optimal.

@@ -4,6 +4,10 @@ load (Alavani's piecewise model) and launch overhead vs grid size (Alavani ch. 3
 * ``memory.<l1|l2|dram>.latency.cycles``, ``memory.<l1|l2>.size.bytes`` — pointer chase over a random
   cycle of 128-byte lines, footprints 1 KiB … 4 × L2 (two points per doubling); the 1 KiB stride (CUDA) goes to
   the ``curve_stride1024`` info. Sizes are discrete (grid ×√2): explicit tolerance ±45 %.
+  On CPU devices only ``l1`` is named (its step is the only sharp one there; see
+  ``memory.recorded_levels``); the detected levels stay in ``info``.
+* ``memory.chase.<footprint>.latency.cycles`` — the chase latency at the fixed footprints 1 KiB × 4^k: the
+  same names in every run, so the curve itself is gated.
 * ``memory.shared.latency.cycles`` — the same chase in shared/local memory.
 * ``memory.global.latency.{unloaded,loaded}.cycles`` — per-access latency as the number of chasing
   threads (outstanding requests) grows; the piecewise-linear fit goes into ``info``.
@@ -74,7 +78,11 @@ def test_pointer_chase(gpu_device, gpuperf_record, probe):
         meta[f"curve_stride{stride}"] = curves[stride]
     assert len(lv) >= 2, (f"no latency step found between 1 KiB and {4 * cache >> 20} MiB: {main} — the chase "
                           "did not reach past a cache level")
-    for level in lv:
+    for f in memory.anchors([p[0] for p in main]):
+        st = Stats.of(samples_at[f])
+        gpuperf_record(f"memory.chase.{memory.footprint_label(f)}.latency.cycles", st.median, "cycles", stats=st,
+                       info={"footprint_bytes": f, "stride_bytes": 128})
+    for level in memory.recorded_levels(lv, info.is_cpu):
         in_level = [f for f, _ in main if f <= level.size][-level.points:]
         st = Stats.of([x for f in in_level for x in samples_at[f]])
         gpuperf_record(f"memory.{level.name}.latency.cycles", level.latency, "cycles", stats=st, info=meta)

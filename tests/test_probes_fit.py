@@ -71,3 +71,19 @@ def test_chase_array_is_one_cycle_over_all_lines():
         j = int(a[j])
     assert j == 0 and len(seen) == 512 and all(s % 32 == 0 for s in seen)
     assert len({s for s in memory.starts(64 * 1024, 128)}) == memory.ROTATE
+
+
+def test_anchor_footprints_are_fixed_powers_of_four():
+    sizes = memory.footprints(1024, 64 << 20)
+    assert [memory.footprint_label(f) for f in memory.anchors(sizes)] == [
+        "1KiB", "4KiB", "16KiB", "64KiB", "256KiB", "1MiB", "4MiB", "16MiB", "64MiB"]
+    # the anchors do not depend on where the sweep happens to stop between them
+    assert memory.anchors(memory.footprints(1024, 90 << 20)) == memory.anchors(sizes)
+
+
+def test_cpu_devices_name_only_the_first_level():
+    sizes = [1 << k for k in range(10, 30)]
+    lat = [33.0] * 8 + [150.0] + [270.0] * 6 + [290.0] * 2 + [650.0] * 3
+    lv = memory.levels(sizes, lat)
+    assert [x.name for x in memory.recorded_levels(lv, is_cpu=True)] == ["l1"]
+    assert [x.name for x in memory.recorded_levels(lv, is_cpu=False)] == ["l1", "l2", "dram"]

@@ -192,6 +192,28 @@ def chase_events(device: Device, measurer: Callable[..., Any], kernel, footprint
     return [(t - base) * clock_mhz * 1e6 / (n * UNROLL) for t in m2.samples]
 
 
+def anchors(sizes: Sequence[int]) -> list[int]:
+    """The swept footprints that are 1 KiB × 4^k: fixed per device (the sweep's range depends only on the
+    reported cache size), so their latencies can be metrics with the same names in every run."""
+    return [f for f in sizes if f >= KiB and f % KiB == 0 and (f // KiB) & (f // KiB - 1) == 0
+            and ((f // KiB).bit_length() - 1) % 2 == 0]
+
+
+def footprint_label(footprint: int) -> str:
+    """``4KiB``, ``16MiB``: the footprint part of ``memory.chase.<label>.latency.cycles``."""
+    return f"{footprint // MiB}MiB" if footprint >= MiB and footprint % MiB == 0 else f"{footprint // KiB}KiB"
+
+
+def recorded_levels(found: Sequence["Level"], is_cpu: bool) -> list["Level"]:
+    """The detected levels that become named metrics. A GPU's curve (clock64 or long event sections on an
+    idle device) has clean L1 → L2 → DRAM steps. On a CPU OpenCL device only the first step (L1) is
+    sharp: beyond it, shared cores, L2/L3 slices and event jitter on a loaded host move the detected
+    boundaries and even the number of levels from run to run, so naming them (``l2``/``dram``) would give a
+    different metric set each run and the gate would report metrics as missing. There the levels stay
+    in ``info`` and the per-footprint latencies (:func:`anchors`) carry the curve."""
+    return list(found[:1]) if is_cpu else list(found)
+
+
 @dataclass
 class Level:
     name: str

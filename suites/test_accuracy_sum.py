@@ -31,10 +31,13 @@ def test_summation(gpu_device, gpu_measure, gpuperf_record, accuracy_rng, layout
     for lg in sizes:
         n = 1 << lg
         data_seed = int(accuracy_rng.integers(0, 2 ** 31))
+        data: dict[type, tuple[np.ndarray, float]] = {}
         for label, dtype, method in variants:
             # the same draws, generated in each precision (double sums get binary64 data, as in the thesis)
-            x = summation.thesis_data(n, dtype, np.random.default_rng(data_seed))
-            exact = summation.exact_sum(x)
+            if dtype not in data:
+                xd = summation.thesis_data(n, dtype, np.random.default_rng(data_seed))
+                data[dtype] = xd, summation.exact_sum(xd)
+            x, exact = data[dtype]
             s = summation.Summer(gpu_device, dtype, method)
             xbuf = gpu_device.to_device(x)
             scratch = [gpu_device.empty(max(n, 4096) * x.itemsize) for _ in range(2)]

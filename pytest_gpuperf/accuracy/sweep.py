@@ -7,8 +7,11 @@ error conventions in double: steps between ``y`` and ``(float)ref`` (CUDA's) and
 memory as 64-bit keys ``float_bits(err) << 32 | input_bits`` (non-negative floats order like their
 bits), so one pass returns each group's worst input; the host takes the maximum and MPFR re-scores it.
 inf/nan mismatches are counted separately (and the largest such input kept).
-A plain sweep kernel (evaluate only, fold the results into one word per work-group) gives the
-"one-kernel sweep" time the checked sweep is compared with.
+Two comparison kernels time the same inputs: ``acc_ref``, the *plain one-kernel sweep against an fp64
+reference* the issue's target names (evaluate the binary32 function, evaluate the binary64 reference,
+compare — ulp of the reference, one figure — and reduce the maximum; no argmax, no second convention, no
+mismatch classes), and ``acc_plain`` (evaluate only, results folded into one word per work-group), which
+shows what the reference itself costs.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ _BODY = r"""
       ecr = (double)(oy > orf ? oy - orf : orf - oy);
       double a = fabs(r);
       int e = a == 0.0 ? -126 : ilogb(a); e = e < -126 ? -126 : (e > 127 ? 127 : e);
-      eulp = fabs((double)y - r) / ldexp(1.0, e - 23);
+      eulp = fabs((double)y - r) * ldexp(1.0, 23 - e);  // exact: a power-of-two scale
     }
     KEYT kc = (((KEYT)AS_UINT((float)ecr)) << 32) | (KEYT)b;
     KEYT ku = (((KEYT)AS_UINT((float)eulp)) << 32) | (KEYT)b;
@@ -78,6 +81,28 @@ extern "C" __global__ void acc_plain(unsigned int start, unsigned int stride, un
   }
   if (acc == 0x7fc00001u) out[blockIdx.x] = acc;  // keeps the work; practically never stores
 }
+extern "C" __global__ void acc_ref(unsigned int start, unsigned int stride, unsigned long long count,
+                                   unsigned int* out) {
+  __shared__ unsigned int s[WG_SIZE];
+  float m = 0.0f;
+  for (unsigned long long k = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; k < count;
+       k += (unsigned long long)gridDim.x * blockDim.x) {
+    float x = __uint_as_float(start + (unsigned int)k * stride);
+    float y = FN32(x);
+    double r = FN64((double)x);
+    double a = fabs(r);
+    int e = a == 0.0 ? -126 : ilogb(a); e = e < -126 ? -126 : (e > 127 ? 127 : e);
+    m = fmaxf(m, (float)(fabs((double)y - r) * ldexp(1.0, 23 - e)));  // fmaxf drops NaN (inf - inf)
+  }
+  int t = threadIdx.x;
+  s[t] = __float_as_uint(m);
+  __syncthreads();
+  for (int h = WG_SIZE / 2; h > 0; h >>= 1) {
+    if (t < h && s[t + h] > s[t]) s[t] = s[t + h];
+    __syncthreads();
+  }
+  if (t == 0) out[blockIdx.x] = s[0];
+}
 """
 
 OPENCL_SRC = r"""
@@ -112,6 +137,26 @@ __kernel void acc_plain(uint start, uint stride, ulong count, __global uint* out
   }
   if (acc == 0x7fc00001u) out[get_group_id(0)] = acc;
 }
+__kernel void acc_ref(uint start, uint stride, ulong count, __global uint* out) {
+  __local uint s[WG_SIZE];
+  float m = 0.0f;
+  for (ulong k = get_global_id(0); k < count; k += get_global_size(0)) {
+    float x = as_float(start + (uint)k * stride);
+    float y = FN32(x);
+    double r = FN64((double)x);
+    double a = fabs(r);
+    int e = a == 0.0 ? -126 : ilogb(a); e = e < -126 ? -126 : (e > 127 ? 127 : e);
+    m = fmax(m, (float)(fabs((double)y - r) * ldexp(1.0, 23 - e)));
+  }
+  int t = get_local_id(0);
+  s[t] = as_uint(m);
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int h = WG_SIZE / 2; h > 0; h >>= 1) {
+    if (t < h && s[t + h] > s[t]) s[t] = s[t + h];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  if (t == 0) out[get_group_id(0)] = s[0];
+}
 """
 
 
@@ -127,6 +172,8 @@ class SweepResult:
     count: int
     seconds: float  # device time of the checked sweep
     plain_seconds: float  # device time of the evaluate-only sweep
+    ref_seconds: float  # device time of the plain one-kernel sweep against the fp64 reference
+    ref_max_ulp: float  # that kernel's maximum (ulp convention, finite results only)
     worst_cr: tuple[float, int]  # (steps, input bits)
     worst_ulp: tuple[float, int]
     mismatch_bits: int | None  # largest input bits with an inf/nan mismatch, None if none
@@ -147,10 +194,13 @@ def run_sweep(device, fn32: str, fn64: str, stride: int, count: int, chunk: int 
     groups = GROUPS if not device.info.is_cpu else 4 * max(1, device.info.compute_units)
     k_sweep = device.compile(src, "acc_sweep")
     k_plain = device.compile(src, "acc_plain")
+    k_ref = device.compile(src, "acc_ref")
+    ref_out = device.empty(groups * 4)
+    ref_max = 0.0
     outs = [device.empty(groups * 8) for _ in range(3)]
     plain_out = device.empty(groups * 4)
     keys = [[], [], []]
-    secs = plain = 0.0
+    secs = plain = ref = 0.0
     start = 0
     done = 0
     while done < count:
@@ -162,9 +212,12 @@ def run_sweep(device, fn32: str, fn64: str, stride: int, count: int, chunk: int 
             keys[j].append(device.to_host(outs[j], np.uint64, groups).copy())
         hp = device.timed(lambda: device.launch(k_plain, (groups * LOCAL,), (LOCAL,), [*args, plain_out]))
         plain += device.elapsed(hp, timeout_s)
+        hr = device.timed(lambda: device.launch(k_ref, (groups * LOCAL,), (LOCAL,), [*args, ref_out]))
+        ref += device.elapsed(hr, timeout_s)
+        ref_max = max(ref_max, float(device.to_host(ref_out, np.uint32, groups).view(np.float32).max()))
         start += n * stride
         done += n
     cr = _unpack(np.concatenate(keys[0]))
     ul = _unpack(np.concatenate(keys[1]))
     mm = int(np.concatenate(keys[2]).max())
-    return SweepResult(count, secs, plain, cr, ul, (mm & 0xFFFFFFFF) if mm else None, bool(mm))
+    return SweepResult(count, secs, plain, ref, ref_max, cr, ul, (mm & 0xFFFFFFFF) if mm else None, bool(mm))

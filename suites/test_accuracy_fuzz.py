@@ -143,19 +143,21 @@ def test_sweep(gpu_device, gpuperf_record, request, fn):
                                         "worst": sc.worst([x], y), "mismatch_input_bits": r.mismatch_bits}))
     gpuperf_record(f"accuracy.sweep.fp32.{fn}.checked_per_s", rate, "1/s", better="higher",
                    tolerance={"rel": 0.6} if info.is_cpu else None,  # one pass on shared CPU cores
-                   info={"mode": mode, "checked": r.count, "device_s": r.seconds, "single_pass": True,
+                   info=check.jsonable({"mode": mode, "checked": r.count, "device_s": r.seconds, "single_pass": True,
                          "plain_sweep_per_s": r.count / r.plain_seconds,
                          "checked_over_plain_time": r.seconds / r.plain_seconds,
                          "reference_sweep_per_s": r.count / r.ref_seconds,
-                         "checked_over_reference_time": r.seconds / r.ref_seconds})
+                         "checked_over_reference_time": r.seconds / r.ref_seconds}))
     # the issue's yardstick: a plain one-kernel sweep against the fp64 reference (evaluate, compare, max)
     gpuperf_record(f"accuracy.sweep.fp32.{fn}.checked_over_reference", r.seconds / r.ref_seconds, "x",
                    better="bound" if exhaustive else "lower", bound=2.0 if exhaustive else None,
                    tolerance=None if exhaustive else {"rel": 1.0},  # one short pass: noisy, CPU doubly so
-                   info={"target": "issue 4: checked sweep within 2x of a plain one-kernel sweep against an fp64 "
-                                   "reference on the device", "mode": mode, "checked_s": r.seconds,
-                         "reference_s": r.ref_seconds, "evaluate_only_s": r.plain_seconds,
-                         "reference_max_ulp": r.ref_max_ulp})
+                   info=check.jsonable({"target": "issue 4: checked sweep within 2x of a plain one-kernel sweep "
+                                                  "against an fp64 reference on the device", "mode": mode,
+                                        "checked_s": r.seconds, "reference_s": r.ref_seconds,
+                                        "evaluate_only_s": r.plain_seconds,
+                                        # inf where an fp32 result overflows below a finite fp64 reference
+                                        "reference_max_ulp": r.ref_max_ulp}))
     if exhaustive:
         gpuperf_record(f"accuracy.sweep.fp32.{fn}.exhaustive_s", r.seconds, "s", better="bound", bound=6.0,
                        info={"target": "issue 4: all 2^32 inputs in <= 6 s", "plain_s": r.plain_seconds,

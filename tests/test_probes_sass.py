@@ -85,3 +85,16 @@ def test_loops_are_backward_branches():
     instrs = [sass.Instr(0x10, "", "FFMA", "R1, R1, R2, R3"), sass.Instr(0x20, "@P0", "BRA", "0x10"),
               sass.Instr(0x30, "", "BRA", "0x40"), sass.Instr(0x40, "", "EXIT", "")]
     assert sass.loops(instrs) == [(0x10, 0x20)]
+
+
+def test_fast_math_falls_back_to_the_ieee_proof_and_says_so():
+    """On the H100, sinf under --use_fast_math stayed the IEEE routine: proven by its own opcodes."""
+    o = ops.Op("fp32.fma", "x = fmaf(x, c1, c2);", None, (("FFMA",),), sass_fast=(("MUFU.SIN",),))
+    _, ck = chain.latency_kernel(ops.op("fp32.fma"), "cuda", "clock")
+    _, instrs = _func("lat_fp32_fma.sass")
+    ev = sass.verify_latency_op(instrs, o, True, ck.u1, ck.u2)
+    assert ev["fast_math_path"] == "ieee routine" and "MUFU.SIN" in ev["fast_math_note"]
+    assert "fast_math_path" not in sass.verify_latency_op(instrs, o, False, ck.u1, ck.u2)
+    neither = ops.Op("fp32.fma", "x = fmaf(x, c1, c2);", None, (("DFMA",),), sass_fast=(("MUFU.SIN",),))
+    with pytest.raises(sass.ProbeVerificationError, match="IEEE routine"):
+        sass.verify_latency_op(instrs, neither, True, ck.u1, ck.u2)

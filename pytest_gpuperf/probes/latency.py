@@ -44,9 +44,7 @@ def build(device: Device, ops: Sequence[Op], fast: bool, timing: str):
     if backend == "cuda":
         for _, ck in pairs:
             instrs = function_sass(kernels[ck.name])
-            evidence[ck.name] = sass.verify_latency(
-                instrs, ck.op.sass_for(fast), ck.u1, ck.u2, sass.per_step(ck.op.heavy, ck.op.ops_per_step),
-                f"{ck.op.name}{' (fast-math)' if fast else ''}")
+            evidence[ck.name] = sass.verify_latency_op(instrs, ck.op, fast, ck.u1, ck.u2)
             evidence[ck.name]["origin"] = kernels[ck.name].program.get("sass_origin")
     return [(ck, kernels[ck.name]) for _, ck in pairs], evidence
 

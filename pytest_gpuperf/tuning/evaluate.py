@@ -43,6 +43,7 @@ class Point:
     time_s: float  # median device seconds
     spread: float  # robust relative spread of the samples
     cost_s: float  # host seconds to compile + time this configuration
+    compile_s: float = 0.0  # of which compiling (0 when the build was shared with another configuration)
 
 
 @dataclass
@@ -71,6 +72,8 @@ class Evaluator:
         self.prepared: Prepared = bench.prepare(device, self.rng, sizes)
         self.points: dict[Config, Point] = {}
         self.warp = int(device.info.warp_size or 1)
+        # Build options every configuration gets (e.g. -cl-nv-maxrregcount, see limits.resolve).
+        self.extra_options: tuple[str, ...] = ()
 
     # ------------------------------------------------------------------ compile / launch geometry
     def kernel(self, cfg: Config) -> Kernel:
@@ -81,8 +84,8 @@ class Evaluator:
         backend = self.device.info.backend
         if cfg.variant == "wl":
             src = workload.transform(self.bench.source, self.warp, int(cfg.local[1]))
-            return for_backend(src, backend), self.bench.options((self.warp,))
-        return for_backend(self.bench.source, backend), self.bench.options(cfg.local)
+            return for_backend(src, backend), self.bench.options((self.warp,)) + self.extra_options
+        return for_backend(self.bench.source, backend), self.bench.options(cfg.local) + self.extra_options
 
     def geometry(self, cfg: Config) -> tuple[Local, Local, int]:
         """(global, local, launched groups as the kernel sees them)."""
@@ -104,10 +107,11 @@ class Evaluator:
             return self.points[cfg]
         t0 = time.perf_counter()
         k = self.kernel(cfg)
+        t_compile = time.perf_counter() - t0
         glob, loc, _ = self.geometry(cfg)
         args = self.prepared.args()
         m = measure(self.device, lambda: self.device.launch(k, glob, loc, args), self.config)
-        point = Point(m.stats.median, m.stats.rel_spread, time.perf_counter() - t0)
+        point = Point(m.stats.median, m.stats.rel_spread, time.perf_counter() - t0, t_compile)
         self.points[cfg] = point
         return point
 
@@ -119,6 +123,12 @@ class Evaluator:
     def cost(self, ledger: Ledger) -> tuple[int, float]:
         """(evaluations, host seconds) a strategy spent."""
         return len(ledger.visited), sum(self.measure(c).cost_s for c in ledger.visited)
+
+    def device_cost(self, ledger: Ledger) -> float:
+        """Kernel execution time of one run of each configuration the strategy visited — the thesis'
+        tuning-cost measure (Dao §3.6.2: profiling time, normalised to an exhaustive search that
+        executes every work-group size once). Host overheads (compiles, repeats) are left out."""
+        return sum(self.measure(c).time_s for c in ledger.visited)
 
     def remeasure(self, configs: list[Config], rounds: int = 3) -> dict[Config, float]:
         """Final, interleaved re-timing of the chosen configurations (quality = ratio of these), so

@@ -380,7 +380,7 @@ def _nbody_prepare(dev: Device, rng: np.random.Generator, s: dict[str, int]) -> 
 
 def _nbody_check(dev: Device, p: Prepared, local: Local) -> None:
     pos = np.stack([a.astype(np.float64) for a in p.host["pos"]], axis=1)
-    rows = min(256, len(pos))
+    rows = min(256 if len(pos) <= 16384 else 32, len(pos))  # O(rows·n) float64 reference
     d = pos[None, :, :] - pos[:rows, None, :]
     inv = 1.0 / np.sqrt((d**2).sum(-1) + float(p.host["eps2"])) ** 3
     want = (d * (p.host["m"].astype(np.float64)[None, :] * inv)[:, :, None]).sum(1)
@@ -442,8 +442,9 @@ BENCHMARKS: tuple[Benchmark, ...] = (
     Benchmark("reduce", "reduce_sum", REDUCE, 1, "workload", _reduce_prepare, _reduce_check,
               {"n": 1 << 24, "groups": 16384}, {"n": 1 << 16, "groups": 64}, lambda s: (s["n"],),
               groups=_groups_fixed, bytes_moved=lambda s: 4.0 * s["n"], local_defines=True),
+    # one row per work-item: enough rows that 1024-wide groups still fill the 132 SMs of an H100
     Benchmark("matvec_row", "matvec_row", MATVEC_ROW, 1, "1d", _matvec_prepare, _matvec_check,
-              {"m": 8191, "n": 2048}, {"m": 300, "n": 256}, lambda s: (s["m"],),
+              {"m": 262143, "n": 128}, {"m": 300, "n": 256}, lambda s: (s["m"],),
               bytes_moved=lambda s: 4.0 * s["m"] * s["n"]),
     Benchmark("matvec_wg", "matvec_wg", MATVEC_WG, 1, "workload", _matvec_prepare, _matvec_check,
               {"m": 8191, "n": 2048}, {"m": 300, "n": 256}, lambda s: (s["m"],),
@@ -468,7 +469,7 @@ BENCHMARKS: tuple[Benchmark, ...] = (
               {"n": 1 << 24, "groups": 4096}, {"n": 1 << 16, "groups": 32}, lambda s: (s["n"],),
               groups=_groups_fixed, bytes_moved=lambda s: 4.0 * s["n"]),
     Benchmark("nbody", "nbody_acc", NBODY, 1, "1d", _nbody_prepare, _nbody_check,
-              {"n": 16384}, {"n": 512}, lambda s: (s["n"],),
+              {"n": 65536}, {"n": 512}, lambda s: (s["n"],),  # 64 groups of 1024 bodies
               bytes_moved=lambda s: 28.0 * s["n"], local_defines=True),
     Benchmark("bfs_step", "bfs_step", BFS_STEP, 1, "irregular", _bfs_prepare, _bfs_check,
               {"n": 1 << 21}, {"n": 1 << 13}, lambda s: (s["n"],),

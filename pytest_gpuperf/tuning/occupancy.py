@@ -104,8 +104,9 @@ def calculate(lim: SMLimits, threads: int, regs_per_thread: int, shared_per_bloc
 _PTXAS_REGS = re.compile(r"Used (\d+) registers")
 
 
-def ptxas_registers(ptx: str, arch: str) -> int | None:
-    """Registers per thread from ``ptxas -v`` (Lim's step 1, --ptxas-options=-v); None without ptxas."""
+def ptxas_registers(ptx: str, arch: str, maxrregcount: int = 0) -> int | None:
+    """Registers per thread from ``ptxas -v`` (Lim's step 1, --ptxas-options=-v); None without ptxas.
+    ``maxrregcount`` mirrors a ``-cl-nv-maxrregcount`` the kernel was built with."""
     exe = shutil.which("ptxas") or next((str(p) for p in (Path("/usr/local/cuda/bin/ptxas"),) if p.exists()), None)
     if exe is None or not ptx.strip():
         return None
@@ -113,8 +114,10 @@ def ptxas_registers(ptx: str, arch: str) -> int | None:
         src = Path(tmp) / "k.ptx"
         src.write_text(ptx)
         try:
-            proc = subprocess.run([exe, f"-arch={arch}", "-v", str(src), "-o", str(Path(tmp) / "k.cubin")],
-                                  capture_output=True, text=True, timeout=60)
+            cmd = [exe, f"-arch={arch}", "-v", str(src), "-o", str(Path(tmp) / "k.cubin")]
+            if maxrregcount:
+                cmd.insert(1, f"--maxrregcount={int(maxrregcount)}")
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
         except (OSError, subprocess.TimeoutExpired):
             return None
     found = _PTXAS_REGS.findall(proc.stderr + proc.stdout)
@@ -154,7 +157,9 @@ def resources(kernel: Any) -> Resources:
     shared = int(attrs.get("local_bytes", 0))
     if info.compute_capability:
         arch = "sm_" + info.compute_capability.replace(".", "")
-        regs = ptxas_registers(kernel_ptx(kernel), arch)
+        bound = next((int(o.split("=", 1)[1]) for o in getattr(kernel, "options", ()) or ()
+                      if o.startswith("-cl-nv-maxrregcount=")), 0)
+        regs = ptxas_registers(kernel_ptx(kernel), arch, bound)
         if regs is not None:
             return Resources(regs, shared, "ptxas -v on the OpenCL program's PTX")
     return Resources(0, shared, "CL_KERNEL_LOCAL_MEM_SIZE (registers unknown)")

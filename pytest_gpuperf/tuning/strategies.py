@@ -6,6 +6,8 @@
 * ``lim_static`` — Lim's static-analyzer pruning (ch. III, Table 8): keep the sizes that reach the
   highest theoretical occupancy from the compiled kernel's registers and local memory (no runs),
   then exhaustive over them.
+* ``lim_rules`` — ``lim_static`` followed by Lim's instruction-mix / pipeline-utilization rule
+  (:mod:`.instmix`; Fig. 9 "RB"): half of T* by the kernel's dominant pipeline, no runs.
 * ``random`` — uniform sample without replacement at a given budget.
 Kernel Tuner's strategies replay the same measurement table (:mod:`.ktsim`).
 """
@@ -22,7 +24,9 @@ from ..devices.base import Device
 from . import coalescing, workload
 from .concurrency import Calibration, concurrency_filter
 from .evaluate import Config, Evaluator, Ledger
-from .occupancy import Occupancy, SMLimits, calculate, resources
+from .instmix import instruction_mix, rule_filter
+from .limits import KernelLimit, resolve
+from .occupancy import Occupancy, SMLimits, calculate, kernel_ptx, resources
 from .space import Limits, enumerate_space, limits_for
 
 
@@ -44,9 +48,13 @@ class Context:
         self.sm = sm
         self.cal = cal
         self.warp = ev.warp
-        probe = ev.kernel(Config((self.warp,) if ev.bench.dims == 1 else (self.warp, 1)))
-        kernel_max = int(probe.attributes.get("max_threads_per_block", 0) or 0)
+        probe_cfg = Config((self.warp,) if ev.bench.dims == 1 else (self.warp, 1))
+        self.kernel_limit: KernelLimit = resolve(ev, probe_cfg)
+        ev.extra_options = self.kernel_limit.options  # one build for every strategy (see limits.py)
+        probe = ev.kernel(probe_cfg)
+        kernel_max = self.kernel_limit.kernel_max
         self.kernel_max = kernel_max
+        self.probe = probe
         self.probe_resources = resources(probe)
         self.limits: Limits = limits_for(self.device.info, ev.bench.dims, kernel_max=kernel_max,
                                          max_dim=ev.bench.max_dim, pow2_only=ev.bench.pow2_only, cap=cap)
@@ -100,11 +108,35 @@ def lim_static(ctx: Context) -> Outcome:
                    {"space": len(ctx.space), "after_static": len(kept), "occupancy": round(top, 4)})
 
 
+def _t_star(ctx: Context) -> tuple[list[Config], float]:
+    occ = {c: ctx.occupancy(c) for c in ctx.space}
+    top = max(o.occupancy for o in occ.values() if o is not None)
+    return [c for c in ctx.space if occ[c] is not None and math.isclose(occ[c].occupancy, top)], top
+
+
+def lim_rules(ctx: Context) -> Outcome:
+    """T* (theoretical-occupancy maximisers) narrowed by the instruction-mix rule, then exhaustive."""
+    ledger = Ledger()
+    if ctx.sm is None:
+        return Outcome("lim_rules", _best(ctx, ctx.space, ledger), ledger, {"rules": "no SM model: nothing pruned"})
+    t_star, top = _t_star(ctx)
+    arch = "sm_" + (ctx.device.info.compute_capability or "6.0").replace(".", "")
+    mix = instruction_mix(kernel_ptx(ctx.probe), arch)
+    bound = mix.bound()
+    sizes, how = rule_filter([int(np.prod(c.local)) for c in t_star], bound)
+    kept = [c for c in t_star if int(np.prod(c.local)) in sizes]
+    return Outcome("lim_rules", _best(ctx, kept, ledger), ledger,
+                   {"space": len(ctx.space), "after_static": len(t_star), "after_rules": len(kept),
+                    "occupancy": round(top, 4), "bound": bound, "rule": how, "table3_column": mix.column,
+                    "counts": mix.counts, "cycle_share": {k: round(mix.share(k), 3) for k in mix.cycles}})
+
+
 def dao(ctx: Context) -> Outcome:
     """The thesis' auto-tuner. Profiling runs made by the filters are charged to its ledger."""
     ledger = Ledger()
     bench, ev = ctx.bench, ctx.ev
     prune: dict[str, Any] = {"space": len(ctx.space), "kernel_max": ctx.kernel_max,
+                             "limit": ctx.kernel_limit.info,
                              "regs": ctx.probe_resources.regs, "shared": ctx.probe_resources.shared,
                              "resources_from": ctx.probe_resources.source}
     candidates = list(ctx.space)

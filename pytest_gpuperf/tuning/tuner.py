@@ -12,7 +12,7 @@ from .evaluate import Config, Evaluator
 from .kernels import Benchmark
 from .occupancy import SMLimits, calculate, resources, sm_limits
 from .space import enumerate_space, limits_for
-from .strategies import Context, Outcome, dao, exhaustive, lim_static
+from .strategies import Context, Outcome, dao, exhaustive, lim_rules, lim_static
 
 _CAL: dict[str, Calibration | None] = {}
 
@@ -22,7 +22,8 @@ def tuning_config(device: Device) -> MeasureConfig:
     if device.info.is_cpu:
         return MeasureConfig(warmup=1, min_repeats=3, max_repeats=5, target_rel_spread=0.05, budget_s=0.03,
                              timeout_s=30.0)
-    return MeasureConfig(warmup=2, min_repeats=5, max_repeats=25, target_rel_spread=0.02, budget_s=0.08,
+    # 1024-wide spaces hold up to ~220 shapes per kernel: keep each point short (quality is re-timed).
+    return MeasureConfig(warmup=1, min_repeats=5, max_repeats=15, target_rel_spread=0.02, budget_s=0.04,
                          timeout_s=10.0)
 
 
@@ -61,7 +62,8 @@ def context(device: Device, bench: Benchmark, sizes: dict[str, int] | None = Non
     return Context(ev, sm_model(device), calibration(device), cap=space_cap(device))
 
 
-STRATEGIES: dict[str, Callable[[Context], Outcome]] = {"dao": dao, "exhaustive": exhaustive, "lim_static": lim_static}
+STRATEGIES: dict[str, Callable[[Context], Outcome]] = {"dao": dao, "exhaustive": exhaustive, "lim_static": lim_static,
+                                                      "lim_rules": lim_rules}
 
 
 def tune(device: Device, bench: Benchmark, sizes: dict[str, int] | None = None, strategy: str = "dao",

@@ -10,7 +10,7 @@ import json
 import sys
 from pathlib import Path
 
-ORDER = ["dao", "lim_static", "random", "kt_random_sample", "kt_greedy_ils", "kt_mls", "kt_pso",
+ORDER = ["dao", "lim_static", "lim_rules", "random", "kt_random_sample", "kt_greedy_ils", "kt_mls", "kt_pso",
          "kt_firefly_algorithm", "kt_genetic_algorithm", "kt_simulated_annealing", "kt_diff_evo",
          "kt_dual_annealing", "kt_basinhopping"]
 
@@ -43,19 +43,27 @@ def main(paths: list[str]) -> None:
             print(f"λ0 = {float(lam['value']):.3f} (first contention at STRIDE {info.get('stride_at')}; "
                   f"coalesced rate {info.get('coalesced_GBps')} GB/s). Thesis Table 3.3: GTX 580 0.52, "
                   f"GTX Titan 0.62, GTX Titan X 0.88.\n")
-        print("| strategy | mean quality (time / optimum) | mean cost (evaluations) | mean cost (tuning time) |")
-        print("| --- | --- | --- | --- |")
+        print("| strategy | mean quality (time / optimum) | mean cost (evaluations) | mean cost (host tuning time) "
+              "| mean cost (kernel time, thesis §3.6.2) |")
+        print("| --- | --- | --- | --- | --- |")
         for s in ORDER:
             q = val(m, f"tuning.mean.{s}.quality")
             if q is None:
                 continue
             print(f"| {s} | {fmt(q)} | {fmt(val(m, f'tuning.mean.{s}.cost'), True)} | "
-                  f"{fmt(val(m, f'tuning.mean.{s}.time_cost'), True)} |")
-        print("| *Dao thesis, GTX Titan X* | *1.06* | – | *≈ 3 % (tuning cost, Fig. 3.11)* |")
-        print("| *OpenTuner at equal budget (thesis)* | *≈ 1.15 × Dao's* | | |\n")
+                  f"{fmt(val(m, f'tuning.mean.{s}.time_cost'), True)} | "
+                  f"{fmt(val(m, f'tuning.mean.{s}.device_cost'), True)} |")
+        print("| *Dao thesis, GTX Titan X* | *1.06* | – | – | *≈ 3 % (Fig. 3.11)* |")
+        print("| *OpenTuner at equal budget (thesis)* | *≈ 1.15 × Dao's* | | | |\n")
+        mq = m.get("tuning.mean.dao.quality", {}).get("info", {})
+        if mq.get("missing"):
+            print(f"Means over {mq.get('kernels')} kernels; not tuned in this run (time budget): "
+                  f"{', '.join(mq['missing'])}.\n")
         kernels = sorted({n.split(".")[1] for n in m if n.startswith("tuning.") and n.endswith(".optimum_us")})
-        print("| kernel | space | optimum (µs) | optimum shape | dao pick | dao quality | dao cost | pruned: workload / NCF / concurrency | lim_static q / cost | random q | best KT q (strategy) |")
-        print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+        print("| kernel | space (max group: kernel / default build; regs) | optimum (µs) | optimum shape | dao pick "
+              "| dao quality | dao cost: evals / kernel time | pruned: workload / NCF / concurrency "
+              "| lim_static q / cost | lim_rules q / cost (bound) | random q | best KT q (strategy) |")
+        print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
         for k in kernels:
             opt = m[f"tuning.{k}.optimum_us"]
             dq = m.get(f"tuning.{k}.dao.quality", {})
@@ -64,11 +72,19 @@ def main(paths: list[str]) -> None:
             kt = [(val(m, f"tuning.{k}.{s}.quality"), s) for s in ORDER if s.startswith("kt_")]
             kt = [(q, s) for q, s in kt if q is not None]
             best_kt = min(kt) if kt else (None, "")
-            print(f"| {k} | {pr.get('space', '–')} | {float(opt['value']):.1f} | {opt.get('info', {}).get('config', '')} | "
+            lim = m.get(f"tuning.{k}.space", {}).get("info", {})
+            li = lim.get("limits", {})
+            regs = li.get("regs_driver", li.get("regs", "?"))
+            space = (f"{pr.get('space', '–')} ({lim.get('max_total', '?')} / {li.get('kernel_max_default', '?')}; "
+                     f"{regs})") if lim else str(pr.get("space", "–"))
+            lr = m.get(f"tuning.{k}.lim_rules.quality", {}).get("info", {}).get("pruning", {})
+            print(f"| {k} | {space} | {float(opt['value']):.1f} | {opt.get('info', {}).get('config', '')} | "
                   f"{', '.join(dq.get('info', {}).get('picks', []))} | {fmt(val(m, f'tuning.{k}.dao.quality'))} | "
-                  f"{fmt(val(m, f'tuning.{k}.dao.cost'), True)} | {' / '.join(parts)} | "
+                  f"{fmt(val(m, f'tuning.{k}.dao.cost'), True)} / {fmt(val(m, f'tuning.{k}.dao.device_cost'), True)} | "
+                  f"{' / '.join(parts)} | "
                   f"{fmt(val(m, f'tuning.{k}.lim_static.quality'))} / {fmt(val(m, f'tuning.{k}.lim_static.cost'), True)} | "
-                  f"{fmt(val(m, f'tuning.{k}.random.quality'))} | {fmt(best_kt[0])} ({best_kt[1][3:]}) |")
+                  f"{fmt(val(m, f'tuning.{k}.lim_rules.quality'))} / {fmt(val(m, f'tuning.{k}.lim_rules.cost'), True)} "
+                  f"({lr.get('bound', '–')}) | {fmt(val(m, f'tuning.{k}.random.quality'))} | {fmt(best_kt[0])} ({best_kt[1][3:]}) |")
         print()
 
 

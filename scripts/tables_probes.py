@@ -2,7 +2,11 @@
 """Print the markdown tables of docs/probes.md from probe results JSON files (never typed by hand).
 
     python3 scripts/tables_probes.py results/nvidia-h100-80gb-hbm3/probes-cuda.json \
-        results/nvidia-h100-80gb-hbm3/probes-opencl.json
+        results/nvidia-h100-80gb-hbm3/probes-opencl.json \
+        --rerun=results/nvidia-h100-80gb-hbm3/probes-r2-cuda.json
+
+``--rerun=FILE`` (repeatable): a second run of the same backend; the run-to-run table gives the CV of
+every arithmetic latency between the main file and the re-runs (the issue's ≤ 1 % target).
 
 Published and seed figures are literature values (cited in docs/probes.md), not measurements of ours.
 """
@@ -61,6 +65,12 @@ def sass_of(m: dict | None) -> str:
     return f"{','.join(ev['required'])} ×{counts}"
 
 
+def fast_note(m: dict | None) -> str:
+    """Which path fast-math took where the SASS proof fell back to the IEEE routine."""
+    ev = (m or {}).get("info", {}).get("sass") or {}
+    return " (IEEE routine kept)" if ev.get("fast_math_path") == "ieee routine" else ""
+
+
 def latency_table(runs: dict[str, dict[str, dict]]) -> list[str]:
     cuda, ocl = runs.get("cuda", {}), runs.get("opencl", {})
     names = sorted({n[:-len(".cycles")].replace(".fast", "") for r in runs.values() for n in r
@@ -71,7 +81,7 @@ def latency_table(runs: dict[str, dict[str, dict]]) -> list[str]:
     for base in names:
         plain, fast = f"{base}.cycles", f"{base}.fast.cycles"
         pub = PUBLISHED.get(plain, ("", "", ""))
-        out.append(f"| `{base[len('latency.'):]}` | {fmt(cuda.get(plain))} | {fmt(cuda.get(fast))} | "
+        out.append(f"| `{base[len('latency.'):]}` | {fmt(cuda.get(plain))} | {fmt(cuda.get(fast))}{fast_note(cuda.get(fast))} | "
                    f"{sass_of(cuda.get(plain))} | {fmt(ocl.get(plain))} | {fmt(ocl.get(fast))} | "
                    f"{pub[0]} | {pub[1]} | {pub[2]} |")
     return out
@@ -99,10 +109,40 @@ def memory_table(runs: dict[str, dict[str, dict]]) -> list[str]:
              "memory.dram.latency.cycles", "memory.shared.latency.cycles", "memory.global.latency.unloaded.cycles",
              "memory.global.latency.loaded.cycles", "memory.global.latency_model.r2", "launch.overhead.intercept_us",
              "launch.overhead.slope_ns_per_kthread", "clock.sm.measured_mhz"]
+    names += sorted({n for r in runs.values() for n in r if n.startswith("memory.chase.")},
+                    key=lambda n: _bytes(n.split(".")[2]))
     for n in names:
         pub = PUBLISHED.get(n, ("",))[0]
         out.append(f"| `{n}` | {fmt(runs.get('cuda', {}).get(n), 3 if 'r2' in n else 1)} | "
                    f"{fmt(runs.get('opencl', {}).get(n), 3 if 'r2' in n else 1)} | {pub} |")
+    return out
+
+
+def _bytes(label: str) -> int:
+    """``16MiB`` → bytes (the footprint part of ``memory.chase.<label>.latency.cycles``)."""
+    return int(label[:-3]) << (20 if label.endswith("MiB") else 10)
+
+
+def rerun_table(runs: dict[str, dict[str, dict]], reruns: list[tuple[str, dict[str, dict]]]) -> list[str]:
+    """CV (sample σ / mean over the runs) of each arithmetic latency, summarised per backend."""
+    import statistics
+    out = ["| backend | runs | arithmetic latencies | CV median | CV max | ≤ 1 % | above 1 % |", "|---|---|---|---|---|---|---|"]
+    for backend, main in runs.items():
+        others = [r for b, r in reruns if b == backend]
+        if not others:
+            continue
+        cvs = {}
+        for n, m in main.items():
+            if not (n.startswith("latency.") and n.endswith(".cycles")):
+                continue
+            vals = [m["value"]] + [o[n]["value"] for o in others if n in o]
+            if len(vals) > 1 and statistics.mean(vals) > 0:
+                cvs[n] = statistics.stdev(vals) / statistics.mean(vals) * 100
+        if not cvs:
+            continue
+        above = ", ".join(f"`{n[8:-7]}` {c:.1f}%" for n, c in sorted(cvs.items(), key=lambda x: -x[1]) if c > 1.0)
+        out.append(f"| {backend} | {1 + len(others)} | {len(cvs)} | {statistics.median(cvs.values()):.3f}% | "
+                   f"{max(cvs.values()):.2f}% | {sum(c <= 1.0 for c in cvs.values())} | {above or '–'} |")
     return out
 
 
@@ -132,13 +172,16 @@ def curve_table(runs: dict[str, dict[str, dict]]) -> list[str]:
     return out
 
 
-def main(paths: list[str]) -> None:
+def main(args: list[str]) -> None:
+    paths = [a for a in args if not a.startswith("--rerun=")]
+    reruns = [load(a[len("--rerun="):]) for a in args if a.startswith("--rerun=")]
     runs = dict(load(p) for p in paths)
     count = {b: sum(1 for n in r if n.startswith(("latency.", "throughput."))) for b, r in runs.items()}
     print(f"Latency/throughput metrics per backend: {count}\n")
     for title, table in (("Arithmetic latency", latency_table(runs)), ("Throughput", throughput_table(runs)),
                          ("Memory hierarchy", memory_table(runs)), ("Loaded latency: piecewise fit", fit_table(runs)),
-                         ("Pointer-chase curve (CUDA)", curve_table(runs))):
+                         ("Pointer-chase curve (CUDA)", curve_table(runs)),
+                         ("Run-to-run (arithmetic latencies)", rerun_table(runs, reruns))):
         print(f"### {title}\n")
         print("\n".join(table))
         print()
@@ -146,4 +189,5 @@ def main(paths: list[str]) -> None:
 
 if __name__ == "__main__":
     main(sys.argv[1:] or ["results/nvidia-h100-80gb-hbm3/probes-cuda.json",
-                          "results/nvidia-h100-80gb-hbm3/probes-opencl.json"])
+                          "results/nvidia-h100-80gb-hbm3/probes-opencl.json",
+                          "--rerun=results/nvidia-h100-80gb-hbm3/probes-r2-cuda.json"])

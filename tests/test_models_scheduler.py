@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
@@ -164,3 +165,49 @@ def test_latency_table_falls_back_to_the_other_api_of_the_same_device(tmp_path):
     t = latencies(tmp_path, key, "cuda", 1980.0)
     assert t.of("fma", 1) == 4.0 and "probes-cuda.json" in t.sources["fma"]  # own API first
     assert t.of("addf", 1) == 4.1 and "opencl, same device" in t.sources["addf"]
+
+
+# Tesla K20 (the thesis' running example): R[LSU] = 32 per SMX, 13 SMX; Table 4.5's K20 throughput models,
+# read in MB/s (= bytes/µs; their saturation, 79.4 GB/s global, is device-wide), converted to bytes/s here.
+K20_GLOBAL_TP = (76363.8e6, 1.04, 0.00021342)
+K20_SHARED_TP = (823761.8e6, 1.0, 0.000013830)
+
+
+def test_global_penalty_eq_4_10_by_hand():
+    """Eq. 4.10 on the §4.4.4.2 vectorAdd illustration (13 blocks × 256 threads on a K20): two loads and
+    one store of 4 B per thread, nGM = 3. By hand: nB·nT_b = 3328 threads, 9984 requests →
+    TP = 76363.8·(1.04 − e^(−0.00021342·9984)) = 76363.8·(1.04 − 0.118739) = 70350.6 MB/s;
+    gm = 3328/32 × 4 B / 70350.6 MB/s × 3 = 104 × 5.6858e-5 µs × 3 = 0.017740 µs.
+    Charging every thread's bytes instead (the pre-fix form) would give 32× that, 0.5677 µs."""
+    gm = scheduler.global_penalty_s(3328, 3.0, 12.0, 32, K20_GLOBAL_TP)
+    assert gm == pytest.approx(1.7740e-8, rel=1e-3)
+    assert scheduler.global_penalty_s(3328, 0.0, 0.0, 32, K20_GLOBAL_TP) == 0.0
+    # access_sz is the bytes of one thread's access: v4.f32 loads (16 B) cost 4× per access
+    assert scheduler.global_penalty_s(3328, 3.0, 48.0, 32, K20_GLOBAL_TP) == pytest.approx(4 * gm)
+
+
+def test_shared_penalty_eq_4_11_by_hand():
+    """Eq. 4.11, same launch with one shared store and one shared load of 4 B per thread (nShM = 2):
+    6656 requests → TP(sm) = 823761.8·(1 − e^(−0.00001383·6656)) = 823761.8·0.087942 = 72443.9 MB/s;
+    sm = 3328/(32·13) × 4 B / 72443.9 MB/s × 2 = 8 × 5.5215e-5 µs × 2 = 8.8344e-4 µs."""
+    sm = scheduler.shared_penalty_s(3328, 2.0, 8.0, 32, 13, K20_SHARED_TP)
+    assert sm == pytest.approx(8.8344e-10, rel=1e-3)
+    assert scheduler.shared_penalty_s(3328, 0.0, 0.0, 32, 13, K20_SHARED_TP) == 0.0
+
+
+def test_predict_sums_eq_4_8_with_the_thesis_penalties():
+    """predict() adds exactly d_kernel/clock + l_overhead + Eq. 4.10 + Eq. 4.11 + Eq. 4.12 (no other term),
+    with R[LSU] and nSM of the device: on sm_90, 32 LSUs per SM and 132 SMs."""
+    text = (Path(__file__).parent / "data" / "models" / "vectorAdd.ptx").read_text()
+    g = cfg.build(ptx.parse(text))
+    table = LatencyTable({k: 4.0 for k in ("addf", "adds", "mul", "mads", "setp", "mov", "cvt", "and")}, {},
+                         600.0, "test")
+    cal = scheduler.Calibration((3e-6, 1e-12), (2.4e12, 1.0, 5e-7), (1.3e13, 1.5, 2e-8))
+    grid, block = 16384, 256
+    p = scheduler.predict(g, table, cal, grid=grid, block=block, regs=16, shared=0, trips=[], n_sm=132,
+                          clock_hz=1.98e9, l2_bytes=50 << 20)
+    threads = grid * block
+    gm = threads / 32 * 4 / (2.4e12 * (1.0 - math.exp(-5e-7 * 3 * threads))) * 3
+    assert p.gm_penalty_s == pytest.approx(gm) and p.sm_penalty_s == 0.0
+    assert p.launch_s == pytest.approx(3e-6 + 1e-12 * threads)
+    assert p.seconds == pytest.approx(p.d_kernel_cycles / 1.98e9 + p.launch_s + p.gm_penalty_s + p.cm_penalty_s)

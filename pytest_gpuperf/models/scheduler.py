@@ -8,6 +8,12 @@ penalties (Eq. 4.10, 4.11) and the kernel launch overhead (§3.4), giving
 
 The launch overhead and penalties are times here (seconds), converted at the clock, because they
 come from our own dynamic analysis on the device (:class:`Calibration`), not from cycle counts.
+The global and shared penalties are Eq. 4.10/4.11 as printed (and repeated as Eq. 5.3/5.4): one access
+of ``access_sz`` bytes per ``R[LSU]`` threads (per ``R[LSU]·nSM`` threads for shared memory) at the
+whole device's fitted throughput — :func:`global_penalty_s`, :func:`shared_penalty_s`. (Until commit
+``c73bc69`` both charged *every* thread's bytes at ``TP``, i.e. ``R[LSU]`` = 32× (global) and
+``R[LSU]·nSM`` = 4224× (shared) the thesis' penalty on the H100, on top of the scheduled delay, which
+already holds each global access for ``L(gm) + ⌈nTW/R[LSU]⌉ − 1`` cycles per wave.)
 The cache-miss penalty is the thesis' parameterised Eq. 4.12 (§4.4.5.4): the global accesses of the
 whole launch, divided by how many accesses of the kernel's mean size fit in ``waves × L2_sz``, times
 the global-memory latency ``L(gm)`` (the probes' DRAM latency where measured), in cycles.
@@ -188,7 +194,8 @@ def exp_growth(n: float, a: float, b: float, c: float) -> float:
 class Calibration:
     """Dynamic analysis of one GPU (thesis §3.4, §4.4.5), measured by the suite's microbenchmarks:
     launch overhead ``l0 + l1·threads`` (seconds), and global/shared throughput ``a (b − e^{−c n})`` in
-    bytes/s over ``n`` memory requests (whole device)."""
+    bytes/s of the whole device over ``n`` thread-level memory requests of the launch (the thesis' Table 4.5
+    fits are device-wide too: their saturation values are ~45 % of each GPU's vendor bandwidth in MB/s)."""
 
     launch: tuple[float, float]
     global_tp: tuple[float, float, float]
@@ -229,6 +236,35 @@ def cache_miss_cycles(threads_total: int, ngm: float, gbytes: float, waves: int,
     return threads_total * ngm / (waves * l2_bytes / access) * gm_latency
 
 
+def global_penalty_s(threads_total: int, ngm: float, gbytes: float, r_lsu: int,
+                     tp: tuple[float, float, float]) -> float:
+    """Eq. 4.10: ``gm = (nB·nT_b / R[LSU]) × (accessGm_sz / TP(gm)) × nGM`` (seconds; TP in bytes/s of the
+    whole device, evaluated at the launch's ``nB·nT_b·nGM`` global requests as the Table 4.5 fits are).
+
+    The thesis counts one access per ``R[LSU]`` threads ("the number of memory accesses using load-store
+    units", §4.4.5.2 step 3; also Eq. 5.3), each of ``accessGm_sz`` bytes — the bytes of one thread's
+    access (the same ``access_sz`` that Eq. 4.12 divides the L2 size by). So the penalty is the launch's
+    global bytes over ``R[LSU]·TP``, not all bytes over ``TP``: the scheduled delay (Alg. 6, each global
+    access at ``L(gm) + ⌈nTW/R[LSU]⌉ − 1`` cycles per wave) carries the rest. 0 without global accesses."""
+    if ngm <= 0 or threads_total <= 0:
+        return 0.0
+    access = gbytes / ngm
+    rate = exp_growth(ngm * threads_total, *tp)
+    return threads_total / r_lsu * access / max(rate, 1.0) * ngm
+
+
+def shared_penalty_s(threads_total: int, nshm: float, sbytes: float, r_lsu: int, n_sm: int,
+                     tp: tuple[float, float, float]) -> float:
+    """Eq. 4.11: ``sm = (nB·nT_b / (R[LSU]·nSM)) × (access_sm_sz / TP(sm)) × nShM`` (seconds; TP in bytes/s
+    of the whole device at the launch's shared requests): shared instructions are scheduled per SM, so the
+    thesis divides the access count by ``nSM`` as well (§4.4.5.3 step 2; also Eq. 5.4)."""
+    if nshm <= 0 or threads_total <= 0:
+        return 0.0
+    access = sbytes / nshm
+    rate = exp_growth(nshm * threads_total, *tp)
+    return threads_total / (r_lsu * n_sm) * access / max(rate, 1.0) * nshm
+
+
 def predict(cfg: Cfg, table: LatencyTable, cal: Calibration, *, grid: int, block: int, regs: int, shared: int,
             trips: Sequence[float], n_sm: int, clock_hz: float, cc: str = "9.0", l2_bytes: int = 0) -> Prediction:
     """Algorithm 8 plus Eq. 4.8–4.12: predicted kernel time in seconds (``l2_bytes`` 0 leaves out Eq. 4.12)."""
@@ -254,16 +290,8 @@ def predict(cfg: Cfg, table: LatencyTable, cal: Calibration, *, grid: int, block
     counts = memory_counts(cfg, trips)
     ngm, gbytes, nsm, sbytes = counts
     launch = cal.launch[0] + cal.launch[1] * threads_total
-    # Eq. 4.10/4.11 with TP in bytes/s of the whole device at the kernel's request count: the time to move
-    # every thread's global (shared) bytes at the throughput that many requests achieve.
-    gm = 0.0
-    if ngm:
-        tp = exp_growth(ngm * threads_total, *cal.global_tp)
-        gm = gbytes * threads_total / max(tp, 1.0)
-    sm = 0.0
-    if nsm:
-        tp = exp_growth(nsm * threads_total, *cal.shared_tp)
-        sm = sbytes * threads_total / max(tp, 1.0)
+    gm = global_penalty_s(threads_total, ngm, gbytes, units["LSU"], cal.global_tp)
+    sm = shared_penalty_s(threads_total, nsm, sbytes, units["LSU"], n_sm, cal.shared_tp)
     cm = cache_miss_cycles(threads_total, ngm, gbytes, waves, l2_bytes, table.of("ld.global", threads_total)) / clock_hz
     seconds = d_kernel / clock_hz + launch + gm + sm + cm
     resident = occ.threads_per_sm / SM_CAPS.get(cc, SM_CAPS["9.0"])[0]

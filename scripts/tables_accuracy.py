@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import glob
 import json
+import math
 import os
 import sys
 
@@ -106,8 +107,9 @@ def fast_table() -> None:
 
 
 def sweep_table() -> None:
-    print("| device | fn | mode | inputs checked | device s | checked/s | evaluate-only/s | max (MPFR) | worst input |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| device | fn | mode | inputs checked | device s | checked/s | plain fp64-reference sweep/s | checked ÷ "
+          "reference time | evaluate-only/s | max (MPFR) | worst input |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for c, (ms, _) in COLS.items():
         for fn in ("exp", "sin", "log"):
             r = ms.get(f"accuracy.sweep.fp32.{fn}.checked_per_s")
@@ -116,41 +118,82 @@ def sweep_table() -> None:
                 continue
             i = r["info"]
             w = m["info"].get("worst") or {}
-            print(f"| {c} | {fn} | {i['mode']} | {i['checked']} | {i['device_s']:.4g} | {r['value']:.3g} | "
-                  f"{i['plain_sweep_per_s']:.3g} | {m['value']:.3g} ({m['info']['metric']}) | "
+            ref = f"{i['reference_sweep_per_s']:.3g}" if "reference_sweep_per_s" in i else "—"
+            ratio = f"{i['checked_over_reference_time']:.2f}" if "checked_over_reference_time" in i else "—"
+            print(f"| {c} | {fn} | {i['mode']} | {i['checked']} | {i['device_s']:.4g} | {r['value']:.3g} | {ref} | "
+                  f"{ratio} | {i['plain_sweep_per_s']:.3g} | {m['value']:.3g} ({m['info']['metric']}) | "
                   f"{', '.join(w.get('input_hex', []))} |")
 
 
+SUM_VARIANTS = ("float", "float.kahan", "float2", "double", "double.kahan", "double2")
+
+
+def _sum(c: str, variant: str, layout: str, lg: int) -> tuple[float, float] | None:
+    ms = COLS[c][0]
+    e = ms.get(f"accuracy.sum.{variant}.{layout}.n{lg}.abs_err")
+    t = ms.get(f"accuracy.sum.{variant}.{layout}.n{lg}.time_us")
+    return (e["value"], t["value"]) if e and t else None
+
+
 def sum_table() -> None:
-    print("| device | variant | layout | n | abs error vs MPFR | time (µs) |")
+    cols = [c for c in COLS if any(k.startswith("accuracy.sum.") for k in COLS[c][0])]
+    print("| variant | layout | n | " + " | ".join(f"{c} abs error | {c} µs" for c in cols) + " |")
+    print("|---|---|---|" + "---|---|" * len(cols))
+    for layout in ("serial", "parallel", "pairwise"):
+        for variant in SUM_VARIANTS:
+            for lg in (12, 16, 20, 24):
+                cells = [_sum(c, variant, layout, lg) for c in cols]
+                if all(x is None for x in cells):
+                    continue
+                print(f"| {variant} | {layout} | 2^{lg} | " + " | ".join(
+                    f"{x[0]:.3g} | {x[1]:.4g}" if x else "— | —" for x in cells) + " |")
+
+
+def _orders(worse: float, better: float) -> str:
+    if better == 0:
+        return f"exact (0 vs {worse:.2g})" if worse else "both exact"
+    if worse == 0:
+        return f"worse ({better:.2g} vs 0)"
+    return f"{math.log10(worse / better):+.1f}"
+
+
+def tradeoff_table() -> None:
+    """The thesis' perf × accuracy comparisons (ch. 4.1.1) at the largest n each layout has."""
+    print("| device | layout | n | float2 vs float: orders more accurate, time × | double2 vs double: orders, time × "
+          "| float2 vs double: orders, time × |")
     print("|---|---|---|---|---|---|")
-    for c, (ms, _) in COLS.items():
-        rows = sorted(k for k in ms if k.startswith("accuracy.sum.") and k.endswith(".abs_err"))
-        for k in rows:
-            parts = k.split(".")
-            n = parts[-2]
-            layout = parts[-3]
-            variant = ".".join(parts[2:-3])
-            t = ms.get(k.replace(".abs_err", ".time_us"))
-            print(f"| {c} | {variant} | {layout} | 2^{n[1:]} | {ms[k]['value']:.3g} | "
-                  f"{t['value']:.4g} |" if t else "— |")
+    print("| thesis (Kepler/Maxwell, 1M values) | serial & parallel | 2^20 | 4–5, 1.22–1.25× | 8–14, 1.33× (Kepler) "
+          "/ ~2× (Maxwell) | float2 less accurate, slower or equal |")
+    for c in COLS:
+        for layout in ("serial", "parallel"):
+            lgs = [lg for lg in (24, 20, 16, 12) if _sum(c, "float", layout, lg) and _sum(c, "double2", layout, lg)]
+            if not lgs:
+                continue
+            lg = lgs[0]
+            f, f2, d, d2 = (_sum(c, v, layout, lg) for v in ("float", "float2", "double", "double2"))
+            print(f"| {c} | {layout} | 2^{lg} | {_orders(f[0], f2[0])}, {f2[1] / f[1]:.2f}× | "
+                  f"{_orders(d[0], d2[0])}, {d2[1] / d[1]:.2f}× | {_orders(f2[0], d[0])} (double better), "
+                  f"{f2[1] / d[1]:.2f}× |")
 
 
 def fuzz_table() -> None:
-    print("| device | test | max | bound | worst input |")
-    print("|---|---|---|---|---|")
-    for c, (ms, _) in COLS.items():
-        for k in sorted(ms):
-            if k.startswith(("accuracy.fuzz.", "accuracy.search.")):
-                m = ms[k]
-                w = (m.get("info") or {}).get("worst") or {}
-                print(f"| {c} | {k[len('accuracy.'):-len('.max_ulp')]} | {val(c, k)} | "
-                      f"{(m.get('info') or {}).get('bound', '—')} | {', '.join(w.get('input_hex', []))} |")
+    """One row per fuzz region / searched function; each cell is max (documented bound of that backend)."""
+    names = sorted({k for ms, _ in COLS.values() for k in ms if k.startswith(("accuracy.fuzz.", "accuracy.search."))},
+                   key=lambda k: (k.split(".")[1], k.split(".")[2], k))
+    print("| test | " + " | ".join(f"{c} max (bound)" for c in COLS) + " | worst input (max) |")
+    print("|---|" + "---|" * len(COLS) + "---|")
+    for k in names:
+        cells = []
+        for c in COLS:
+            m = COLS[c][0].get(k)
+            cells.append("—" if m is None else f"{val(c, k)} ({(m.get('info') or {}).get('bound', '—'):g})"
+                         if isinstance((m.get("info") or {}).get("bound"), (int, float)) else val(c, k))
+        print(f"| {k[len('accuracy.'):-len('.max_ulp')]} | " + " | ".join(cells) + f" | {worst(k)} |")
 
 
 if __name__ == "__main__":
     sections = {"sources": sources, "functions": function_table, "ops": ops_table, "fast": fast_table,
-                "sweep": sweep_table, "sum": sum_table, "fuzz": fuzz_table}
+                "sweep": sweep_table, "sum": sum_table, "tradeoff": tradeoff_table, "fuzz": fuzz_table}
     want = sys.argv[2:] or list(sections)
     for s in want:
         print(f"<!-- tables_accuracy.py {s} -->")

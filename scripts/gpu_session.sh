@@ -14,8 +14,11 @@ set -uo pipefail
 # into $OUT/session.tgz at the end (fetch_gpu_session.sh unpacks it into results/ and baselines/).
 OUT=${OUT:-/tmp/gpuperf-out}
 W=/tmp/gp
+# A warm machine keeps /tmp between calls, but $OUT starts empty each call: start a fresh $W unless an
+# earlier invocation in this same call already packed its session (then add to it).
+[ -e "$OUT/session.tgz" ] || rm -rf "$W"
 mkdir -p "$OUT" "$W/logs" "$W/results"
-cp -r baselines "$W/baselines"
+[ -d "$W/baselines" ] || cp -r baselines "$W/baselines"
 trap 'tar czf "$OUT/session.tgz" -C "$W" . ; ls -la "$OUT"' EXIT
 export PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1
 if ls .whl/*.whl >/dev/null 2>&1; then

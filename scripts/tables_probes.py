@@ -5,7 +5,8 @@
         results/nvidia-h100-80gb-hbm3/probes-opencl.json \
         --rerun=results/nvidia-h100-80gb-hbm3/probes-r2-cuda.json
 
-``--rerun=FILE`` (repeatable): a second run of the same backend; the run-to-run table gives the CV of
+Several files of one backend merge (the first one's metrics win; later ones only fill gaps, e.g. a
+group re-measured after a fix). ``--rerun=FILE`` (repeatable): a second run of the same backend; the run-to-run table gives the CV of
 every arithmetic latency between the main file and the re-runs (the issue's ≤ 1 % target).
 
 Published and seed figures are literature values (cited in docs/probes.md), not measurements of ours.
@@ -168,14 +169,20 @@ def curve_table(runs: dict[str, dict[str, dict]]) -> list[str]:
     c1k = dict(m["info"].get("curve_stride1024", []))
     out = ["| footprint | stride 128 B (cycles) | stride 1 KiB (cycles) |", "|---|---|---|"]
     for f in sorted(c128):
-        out.append(f"| {f / 1024:.0f} KiB | {c128[f]:.0f} | {c1k.get(f, float('nan')):.0f} |")
+        other = f"{c1k[f]:.0f}" if f in c1k else "–"
+        out.append(f"| {f / 1024:.0f} KiB | {c128[f]:.0f} | {other} |")
     return out
 
 
 def main(args: list[str]) -> None:
     paths = [a for a in args if not a.startswith("--rerun=")]
     reruns = [load(a[len("--rerun="):]) for a in args if a.startswith("--rerun=")]
-    runs = dict(load(p) for p in paths)
+    runs: dict[str, dict[str, dict]] = {}
+    for p in paths:  # a later file of the same backend fills in only the metrics the earlier ones lack
+        backend, metrics = load(p)
+        runs.setdefault(backend, {})
+        for n, m in metrics.items():
+            runs[backend].setdefault(n, m)
     count = {b: sum(1 for n in r if n.startswith(("latency.", "throughput."))) for b, r in runs.items()}
     print(f"Latency/throughput metrics per backend: {count}\n")
     for title, table in (("Arithmetic latency", latency_table(runs)), ("Throughput", throughput_table(runs)),

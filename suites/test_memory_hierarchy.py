@@ -81,7 +81,7 @@ def test_pointer_chase(gpu_device, gpuperf_record, probe):
     for f in memory.anchors([p[0] for p in main]):
         st = Stats.of(samples_at[f])
         gpuperf_record(f"memory.chase.{memory.footprint_label(f)}.latency.cycles", st.median, "cycles", stats=st,
-                       info={"footprint_bytes": f, "stride_bytes": 128})
+                       info={"footprint_bytes": f, "stride_bytes": 128, "sass": evidence.get("gp_chase")})
     for level in memory.recorded_levels(lv, info.is_cpu):
         in_level = [f for f, _ in main if f <= level.size][-level.points:]
         st = Stats.of([x for f in in_level for x in samples_at[f]])

@@ -53,7 +53,62 @@ def slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
 
 
-def ptx_tables(m: dict[str, dict]) -> list[str]:
+def recombined_table(m: dict[str, dict], clock_hz: float = 1.98e9) -> list[str]:
+    """Diagnostic (not a recorded metric): the recorded Eq. 4.8 terms per kernel, the scheduled delay per
+    wave, and the error with and without the launch-overhead term, to show which term carries the error."""
+    rows = [(n.split(".")[2], r["info"]) for n, r in sorted(m.items())
+            if re.fullmatch(r"model\.ptx\.[A-Za-z0-9_]+\.error", n) and n != "model.ptx.mean_error"]
+    if not rows:
+        return []
+    out = ["", "Diagnostic, recombined from the recorded terms above (d_kernel at 1980 MHz):", "",
+           "| kernel | waves | d_kernel cycles / wave | d_kernel µs / measured | error, Eq. 4.8 | "
+           "error without l_overhead |", "|" + " --- |" * 6]
+    e_all, e_nol = [], []
+    for k, i in rows:
+        dk, meas = i["d_kernel_cycles"] / clock_hz, i["measured_s"]
+        pen = i["gm_penalty_s"] + i["sm_penalty_s"] + i.get("cm_penalty_s", 0.0)
+        e1, e2 = abs(i["predicted_s"] - meas) / meas, abs(dk + pen - meas) / meas
+        e_all.append(e1)
+        e_nol.append(e2)
+        out.append(f"| {k} | {i['waves']} | {i['d_kernel_cycles'] / i['waves']:.0f} | {dk / meas:.2f} | "
+                   f"{pct(e1)} | {pct(e2)} |")
+    out.append(f"| **mean** | | | | {pct(sum(e_all) / len(e_all))} | {pct(sum(e_nol) / len(e_nol))} |")
+    return out
+
+
+def latency_sensitivity(m: dict[str, dict], folder: Path) -> list[str]:
+    """Diagnostic: the PTX model's mean error re-predicted from the saved PTX (``tests/data/models``), the
+    recorded calibration and measured times, with ``L(gm)`` set to the probes' DRAM, L2 and L1 latencies."""
+    from pytest_gpuperf.models import cfg as cfgmod, ptx as ptxmod, scheduler  # noqa: PLC0415
+    from pytest_gpuperf.models.latency import LatencyTable  # noqa: PLC0415
+    info = m.get("model.ptx.mean_error", {}).get("info", {})
+    cal_i, cyc = info.get("calibration"), info.get("latency_cycles")
+    probes = folder / "probes-cuda.json"
+    ptx_dir = Path(__file__).resolve().parents[1] / "tests" / "data" / "models"
+    if not (cal_i and cyc and probes.exists()):
+        return []
+    lat = {x["name"]: x["value"] for x in json.loads(probes.read_text())["metrics"]}
+    cal = scheduler.Calibration(tuple(cal_i["launch_s"]), tuple(cal_i["global_tp"]), tuple(cal_i["shared_tp"]))
+    rows = [(n.split(".")[2], r["info"]) for n, r in sorted(m.items())
+            if re.fullmatch(r"model\.ptx\.[A-Za-z0-9_]+\.error", n) and n != "model.ptx.mean_error"]
+    out = ["", "Diagnostic: mean error re-predicted from the saved PTX with L(gm) set to each probe latency "
+           "(recorded calibration and measured times):", "", "| L(gm) from | cycles | mean error |", "| --- | --- | --- |"]
+    for name in ("memory.dram.latency.cycles", "memory.l2.latency.cycles", "memory.l1.latency.cycles"):
+        if name not in lat:
+            continue
+        table = LatencyTable(cyc, {}, float(lat[name]), name)
+        errs = []
+        for k, i in rows:
+            graph = cfgmod.build(ptxmod.parse((ptx_dir / f"{k}.ptx").read_text(), k))
+            p = scheduler.predict(graph, table, cal, grid=i["grid"], block=i["block"], regs=i["regs_per_thread"],
+                                  shared=i["shared_bytes_per_block"], trips=i["trips"], n_sm=132, clock_hz=1.98e9,
+                                  l2_bytes=50 << 20)
+            errs.append(abs(p.seconds - i["measured_s"]) / i["measured_s"])
+        out.append(f"| `{name}` | {lat[name]:.1f} | {pct(sum(errs) / len(errs))} |")
+    return out
+
+
+def ptx_tables(m: dict[str, dict], folder: Path | None = None) -> list[str]:
     out = ["| dwarf | kernels | ours: MAPE (H100) | " + " | ".join(f"thesis {g}" for g in THESIS_GPUS) + " |",
            "|" + " --- |" * (3 + len(THESIS_GPUS))]
     for dwarf, thesis in THESIS_MAPE.items():
@@ -75,6 +130,9 @@ def ptx_tables(m: dict[str, dict]) -> list[str]:
                        f"{i['gm_penalty_s'] * 1e6:.1f} | {i['sm_penalty_s'] * 1e6:.1f} | "
                        f"{i.get('cm_penalty_s', 0.0) * 1e6:.2f} | {i['launch_s'] * 1e6:.1f} | "
                        f"{i.get('regs_per_thread', '–')} | {occ} |")
+    out += recombined_table(m)
+    if folder is not None:
+        out += latency_sensitivity(m, folder)
     info = m.get("model.ptx.mean_error", {}).get("info", {})
     cyc, by_class = info.get("latency_cycles"), info.get("latency_by_class")
     if cyc and by_class:
@@ -166,7 +224,7 @@ def main() -> None:
     print("\n".join(sampled_table(runs)))
     if "cuda" in runs:
         print("\n### Static PTX model (Alavani ch. 4) per dwarf, beside the thesis' Table 4.9\n")
-        print("\n".join(ptx_tables(runs["cuda"])))
+        print("\n".join(ptx_tables(runs["cuda"], folder)))
     print("\n### Kernel classes (paper 004)\n")
     print("\n".join(classify_table(runs)))
     print("\nRe-splits of the recorded timing-only dataset (20 stratified 70/30 splits):\n")

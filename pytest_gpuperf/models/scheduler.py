@@ -195,7 +195,7 @@ class Calibration:
     """Dynamic analysis of one GPU (thesis §3.4, §4.4.5), measured by the suite's microbenchmarks:
     launch overhead ``l0 + l1·threads`` (seconds), and global/shared throughput ``a (b − e^{−c n})`` in
     bytes/s of the whole device over ``n`` thread-level memory requests of the launch (the thesis' Table 4.5
-    fits are device-wide too: their saturation values are ~45 % of each GPU's vendor bandwidth in MB/s)."""
+    fits are device-wide too: their saturations, read as MB/s, are 38–54 % of each GPU's vendor bandwidth)."""
 
     launch: tuple[float, float]
     global_tp: tuple[float, float, float]

@@ -102,7 +102,8 @@ def test_tune(gpu_device, gpuperf_record, bench):
     tol = _tol(gpu_device)
     summary: dict[str, dict[str, float]] = {}
     gpuperf_record(f"tuning.{bench.name}.optimum_us", opt * 1e6, "us", better="lower",
-                   tolerance={"rel": 1.0} if gpu_device.info.is_cpu else None,
+                   # CPU devices (CI) share two cores with other jobs: 2x swings were seen between runs
+                   tolerance={"rel": 3.0} if gpu_device.info.is_cpu else None,
                    info={"config": ex.best.label(), "space": len(ctx.space)})
     gpuperf_record(f"tuning.{bench.name}.space", len(ctx.space), "configs", better="exact", tolerance={"abs": 0},
                    info={"limits": ctx.kernel_limit.info, "max_total": ctx.limits.max_total,

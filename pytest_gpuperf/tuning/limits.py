@@ -76,7 +76,7 @@ def _nv_opencl(device: Any) -> bool:
     return info.backend == "opencl" and "cl_nv_compiler_options" in (info.extra.get("extensions") or [])
 
 
-def _build_log(kernel: Any) -> str:
+def build_log(kernel: Any) -> str:
     try:
         import pyopencl as cl
         return str(kernel.program.get_build_info(kernel.device.cl_device, cl.program_build_info.LOG))
@@ -109,7 +109,7 @@ def resolve(ev: Any, cfg: Any) -> KernelLimit:
         src, opts = ev.source_options(cfg)
         try:
             verbose = device.compile(src, ev.bench.kernel, tuple(opts) + ("-cl-nv-verbose",))
-            drv = log_registers(_build_log(verbose))
+            drv = log_registers(build_log(verbose))
             if drv is not None:
                 info["regs_driver"] = drv
         except Exception as exc:  # noqa: BLE001

@@ -141,6 +141,23 @@ def kernel_ptx(kernel: Any) -> str:
     return text if ".entry" in text else ""
 
 
+def driver_registers(kernel: Any) -> int | None:
+    """Registers per thread as NVIDIA's OpenCL compiler reports them in its build log when built with
+    ``-cl-nv-verbose`` (``cl_nv_compiler_options``) — the fallback where no ptxas is installed (the H100
+    run of 4baa7dd had none on the PATH, so the calculator ran without the register limit)."""
+    info = kernel.device.info
+    if info.backend != "opencl" or "cl_nv_compiler_options" not in (info.extra.get("extensions") or []):
+        return None
+    from .limits import build_log, log_registers
+    opts = tuple(kernel.options or ())
+    try:
+        verbose = kernel if "-cl-nv-verbose" in opts else kernel.device.compile(
+            kernel.source, kernel.name, opts + ("-cl-nv-verbose",))
+    except Exception:  # noqa: BLE001 - resource usage is best effort; 0 = unknown
+        return None
+    return log_registers(build_log(verbose))
+
+
 @dataclass(frozen=True)
 class Resources:
     regs: int  # per work-item; 0 = unknown (the register limit is then not applied)
@@ -162,4 +179,7 @@ def resources(kernel: Any) -> Resources:
         regs = ptxas_registers(kernel_ptx(kernel), arch, bound)
         if regs is not None:
             return Resources(regs, shared, "ptxas -v on the OpenCL program's PTX")
+        regs = driver_registers(kernel)
+        if regs is not None:
+            return Resources(regs, shared, "NVIDIA OpenCL build log (-cl-nv-verbose)")
     return Resources(0, shared, "CL_KERNEL_LOCAL_MEM_SIZE (registers unknown)")

@@ -143,8 +143,9 @@ def kernel_ptx(kernel: Any) -> str:
 
 def driver_registers(kernel: Any) -> int | None:
     """Registers per thread as NVIDIA's OpenCL compiler reports them in its build log when built with
-    ``-cl-nv-verbose`` (``cl_nv_compiler_options``) — the fallback where no ptxas is installed (the H100
-    run of 4baa7dd had none on the PATH, so the calculator ran without the register limit)."""
+    ``-cl-nv-verbose`` (``cl_nv_compiler_options``) — the fallback where ``ptxas -v`` gives no count (the
+    H100 run of 4baa7dd got none, so its calculator ran without the register limit; at the 10-32
+    registers its driver log reports, that limit does not bind on sm_90)."""
     info = kernel.device.info
     if info.backend != "opencl" or "cl_nv_compiler_options" not in (info.extra.get("extensions") or []):
         return None

@@ -38,3 +38,23 @@ def test_explain_names_the_binding_limit():
     assert "device maximum" in explain(1024, 1024, 30, 65536, 32)
     assert "register-bound" in explain(1024, 256, 240, 65536, 32)
     assert "not explained by registers" in explain(1024, 256, 20, 65536, 32)
+
+
+def test_launch_probe_accepts_a_verified_launch_and_keeps_the_limit_on_refusal(gpu_device):
+    """The opt-in launch probe (GPUPERF_TUNING_PROBE_LIMIT=1) on a real device: a group of the device
+    maximum that launches and matches NumPy extends the space; one beyond it is refused and the
+    reported limit stays."""
+    from pytest_gpuperf.tuning.evaluate import Config, Evaluator
+    from pytest_gpuperf.tuning.kernels import by_name
+    from pytest_gpuperf.tuning.limits import _probe_launch
+    from pytest_gpuperf.tuning.tuner import tuning_config
+
+    bench = by_name("matvec_row")
+    ev = Evaluator(gpu_device, bench, bench.sizes(gpu_device), tuning_config(gpu_device))
+    dev_max = int(gpu_device.info.max_work_group_size)
+    info: dict = {}
+    assert _probe_launch(ev, Config((ev.warp,)), ev.warp, dev_max, info) == dev_max
+    assert "matched NumPy" in info["launch_probe"]
+    info = {}
+    assert _probe_launch(ev, Config((ev.warp,)), ev.warp, 2 * dev_max, info) == ev.warp
+    assert "refused or wrong" in info["launch_probe"]

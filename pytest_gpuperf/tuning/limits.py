@@ -84,7 +84,7 @@ def build_log(kernel: Any) -> str:
         return ""
 
 
-def resolve(ev: Any, cfg: Any) -> KernelLimit:
+def resolve(ev: Any, cfg: Any, probe_launch: bool = False) -> KernelLimit:
     """Measure the limits of ``ev``'s kernel at probe configuration ``cfg``; on NVIDIA OpenCL, adopt
     ``-cl-nv-maxrregcount`` when the kernel maximum is below the device's and the option lifts it."""
     from .occupancy import kernel_ptx, resources
@@ -128,4 +128,31 @@ def resolve(ev: Any, cfg: Any) -> KernelLimit:
                                    f"CUDA): kernel maximum {info['kernel_max_default']} -> {kmax2}")
         except Exception as exc:  # noqa: BLE001
             info["bounded_error"] = f"{type(exc).__name__}: {exc}"[:160]
+    if kmax < device_max and probe_launch:
+        kmax = _probe_launch(ev, cfg, kmax, device_max, info)
     return KernelLimit(device_max, kmax, info, options)
+
+
+def _probe_launch(ev: Any, cfg: Any, kmax: int, device_max: int, info: dict[str, Any]) -> int:
+    """Opt-in (``GPUPERF_TUNING_PROBE_LIMIT=1``): launch the kernel with a group of ``device_max``
+    work-items on fresh inputs and check it against NumPy. Only if the runtime accepts the launch *and*
+    the output is right is the device maximum used — beyond what the driver reported, which the OpenCL
+    contract does not promise; recorded in ``info`` so every result says so."""
+    from .evaluate import Config
+
+    dims = len(cfg.local)
+    big = Config((device_max,) if dims == 1 else (ev.warp, device_max // ev.warp))
+    if ev.bench.max_dim and max(big.local) > ev.bench.max_dim:
+        side = ev.bench.max_dim
+        big = Config((side, min(side, device_max // side)))
+    try:
+        ev.verify(big, seed=4242)
+    except Exception as exc:  # noqa: BLE001 - a refused or wrong launch keeps the reported limit
+        info["launch_probe"] = f"{big.label()} refused or wrong: {type(exc).__name__}: {exc}"[:200]
+        return kmax
+    total = 1
+    for v in big.local:
+        total *= int(v)
+    info["launch_probe"] = (f"{big.label()} launched and matched NumPy although the kernel reports {kmax}: "
+                            f"space extended to {total} (GPUPERF_TUNING_PROBE_LIMIT=1)")
+    return total

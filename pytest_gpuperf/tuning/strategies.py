@@ -15,6 +15,7 @@ Kernel Tuner's strategies replay the same measurement table (:mod:`.ktsim`).
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,7 +50,8 @@ class Context:
         self.cal = cal
         self.warp = ev.warp
         probe_cfg = Config((self.warp,) if ev.bench.dims == 1 else (self.warp, 1))
-        self.kernel_limit: KernelLimit = resolve(ev, probe_cfg)
+        self.kernel_limit: KernelLimit = resolve(ev, probe_cfg,
+                                                 probe_launch=os.environ.get("GPUPERF_TUNING_PROBE_LIMIT") == "1")
         ev.extra_options = self.kernel_limit.options  # one build for every strategy (see limits.py)
         probe = ev.kernel(probe_cfg)
         kernel_max = self.kernel_limit.kernel_max

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Every suite group on the lent GPU in one device call: one results file per group and backend
+# (results/<key>/<group>[SUFFIX]-<backend>.json), logs, and the baselines as the run left them.
+# Run through the device tool from the repo root, carrying .whl:
+#   GPUPERF_COMMIT=<sha> [GPUPERF_SUFFIX=-r2] [GPUPERF_GROUPS="memory probes"] [GPUPERF_ARGS=...] \
+#     bash scripts/gpu_full_session.sh
+# then here: bash scripts/fetch_gpu_session.sh <files_at>. GPUPERF_ARGS=--gpuperf-update-baselines
+# writes baselines from this run; without it the run is a gate check against baselines/.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+suffix=${GPUPERF_SUFFIX:-}
+extra=${GPUPERF_ARGS:-}
+rc=0
+group() {  # name, suites, devices, per-backend timeout (s), extra pytest args
+  case " ${GPUPERF_GROUPS:-memory probes accuracy models tuning} " in *" $1 "*) ;; *) return 0;; esac
+  GPUPERF_TAG="$1$suffix" GPUPERF_SUITES="$2" GPUPERF_DEVICES="$3" GPUPERF_TIMEOUT="$4" \
+    GPUPERF_ARGS="$extra $5" bash scripts/gpu_session.sh || rc=1
+}
+group memory   "suites/test_memory.py"                                 "cuda:0 opencl:0" 60  ""
+group probes   "suites/test_latency.py suites/test_memory_hierarchy.py" "cuda:0 opencl:0" 140 ""
+group accuracy "suites/test_accuracy_ops.py suites/test_accuracy_math.py suites/test_accuracy_fuzz.py suites/test_accuracy_sum.py" \
+               "cuda:0 opencl:0" 120 "--gpuperf-exhaustive --gpuperf-accuracy-scale=4 --gpuperf-accuracy-budget=72"
+group models   "suites/test_model_error.py suites/test_kernel_classes.py" "cuda:0 opencl:0" 100 ""
+group tuning   "suites/test_workgroup_tuning.py"                       "opencl:0"        180 ""
+exit $rc

@@ -186,3 +186,33 @@ def test_from_results_uses_run_to_run_noise(tmp_path):
     ulp = b.metrics("opencl")["ulp"]
     assert ulp["value"] == 2.0 and ulp["measured"] == 1.0 and ulp["citation"] == "spec"
     assert main(["check", str(tmp_path / "bl")]) == 0
+
+
+def test_from_results_widens_a_test_tolerance_the_runs_already_exceed(tmp_path):
+    """A model error with its own abs tolerance of 0.02 that two runs put 0.026 apart must not make a
+    flaky gate: the rebuilt entry keeps the test's terms and adds k × the between-run σ."""
+    from pytest_gpuperf.baselines.cli import main
+    from pytest_gpuperf.baselines.compare import compare
+
+    def doc(err):
+        return {"schema": "pytest-gpuperf/1",
+                "device": {"key": "dev", "name": "Dev", "backend": "cuda", "is_cpu": False},
+                "environment": {"driver": "1", "commit": "abc"}, "run": {"finished": "now"},
+                "metrics": [{"test": "t.py::m", "name": "model.err", "value": err, "unit": "ratio", "better": "lower",
+                             "stats": None, "info": {}, "tolerance": {"abs": 0.02, "rel": 0.5}},
+                            {"test": "t.py::s", "name": "size", "value": 4096.0, "unit": "B", "better": "exact",
+                             "stats": None, "info": {}, "tolerance": {"abs": 0.0}}]}
+
+    paths = []
+    for i, err in enumerate([0.0014, 0.0267]):
+        p = tmp_path / f"r{i}.json"
+        p.write_text(json.dumps(doc(err)))
+        paths.append(str(p))
+    assert main(["from-results", "--dir", str(tmp_path / "bl"), *paths]) == 0
+    entries = load(tmp_path / "bl", "dev").metrics("cuda")
+    tol = entries["model.err"]["tolerance"]
+    assert tol["abs"] == 0.02 and tol["rel"] == 0.5 and tol["k"] == 6.0
+    assert tol["spread"] == pytest.approx(1.4826 * (0.0267 - 0.0014) / 2)
+    assert compare(0.0267, "lower", entries["model.err"]).verdict == "pass"      # both observed runs pass
+    assert compare(0.30, "lower", entries["model.err"]).verdict == "regressed"   # a real model regression fails
+    assert entries["size"]["tolerance"] == {"abs": 0.0}                 # identical runs: nothing widened

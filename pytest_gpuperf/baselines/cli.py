@@ -3,6 +3,7 @@
 * ``from-results R1.json R2.json ...`` — rebuild baseline entries from several results files of the
   same device and backend, so tolerances reflect *run-to-run* noise: value = median of the runs'
   values, spread = max(median within-run σ, between-run σ), tolerance = k × spread with the floor.
+  A tolerance the test set itself is kept, widened to k × the between-run σ where the runs disagree.
 * ``check [DIR]`` — validate every baseline file (for CI and code review).
 """
 
@@ -35,7 +36,7 @@ def merge_runs(docs: Sequence[dict[str, Any]], k: float, floor_gpu: float, floor
     prov = {"driver": last["environment"].get("driver"), "runtime": last["environment"].get("runtime"),
             "toolkit": last["environment"].get("toolkit"), "device_name": last["device"]["name"],
             "date": last["run"].get("finished"), "commit": last["environment"].get("commit"),
-            "runs": len(docs)}
+            "runs": max((len(ms) for ms in by_name.values()), default=0)}
     entries = {}
     for name, ms in by_name.items():
         values = np.array([m["value"] for m in ms], dtype=float)
@@ -51,7 +52,12 @@ def merge_runs(docs: Sequence[dict[str, Any]], k: float, floor_gpu: float, floor
         elif ref["better"] == "bound":
             entry["value"] = float(values.max())
         if ref.get("tolerance") is not None:
-            entry["tolerance"] = ref["tolerance"]
+            # The test's own tolerance (ULP figures, sizes, model errors) stays, but never narrower
+            # than the noise these runs showed between them: a band two runs already disagree by is
+            # a flaky gate, not a strict one.
+            entry["tolerance"] = dict(ref["tolerance"])
+            if ref["better"] in ("lower", "higher") and between > 0:
+                entry["tolerance"].update(k=k, spread=max(between, entry["tolerance"].get("spread", 0.0)))
         elif ref["better"] in ("lower", "higher"):
             entry["tolerance"] = store.noise_tolerance(value, spread, k, floor)
         else:

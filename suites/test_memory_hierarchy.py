@@ -1,7 +1,7 @@
 """Memory hierarchy: per-level latency and detected cache sizes, shared-memory latency, latency under
 load (Alavani's piecewise model) and launch overhead vs grid size (Alavani ch. 3.3–3.4).
 
-* ``memory.<l1|l2|dram>.latency.cycles``, ``memory.<l1|l2>.size.bytes`` — pointer chase over a random
+* ``memory.<l1|l2|dram>.latency.cycles``, ``memory.<l1|l2>.size.bytes`` (GPUs) — pointer chase over a random
   cycle of 128-byte lines, footprints 1 KiB … 4 × L2 (two points per doubling); the 1 KiB stride (CUDA) goes to
   the ``curve_stride1024`` info. Sizes are discrete (grid ×√2): explicit tolerance ±45 %.
   On CPU devices only ``l1`` is named (its step is the only sharp one there; see
@@ -86,7 +86,9 @@ def test_pointer_chase(gpu_device, gpuperf_record, probe):
         in_level = [f for f, _ in main if f <= level.size][-level.points:]
         st = Stats.of([x for f in in_level for x in samples_at[f]])
         gpuperf_record(f"memory.{level.name}.latency.cycles", level.latency, "cycles", stats=st, info=meta)
-        if level.name != "dram":
+        # A CPU's L1 boundary moves between runs on a loaded host (4 KiB to 32 KiB seen on PoCL), so its
+        # size is reported in ``info`` there; GPUs detect it reproducibly and gate it.
+        if level.name != "dram" and not info.is_cpu:
             gpuperf_record(f"memory.{level.name}.size.bytes", level.size, "bytes", better="exact",
                            tolerance=SIZE_TOL, info={"grid": "2 footprints per doubling", "levels": meta["levels"]})
 

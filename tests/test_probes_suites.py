@@ -29,7 +29,7 @@ def test_noise_derived_and_explicit_tolerances(pytester):
     metrics = json.loads(path.read_text())["backends"]["opencl"]["metrics"]
     fma = metrics["latency.fp32.fma.cycles"]["tolerance"]
     assert fma["k"] == 6.0 and fma["spread"] > 0  # from the measured samples
-    assert metrics["memory.l1.size.bytes"]["tolerance"] == {"rel": 0.45}
+    assert "memory.l1.size.bytes" not in metrics  # a CPU's L1 boundary moves run to run: info only
     assert metrics["throughput.fp32.fma.saturating_ilp"]["tolerance"] == {"abs": 1.0}
     assert metrics["memory.l1.latency.cycles"]["tolerance"]["spread"] > 0
     # a CPU device names only L1; the rest of the curve is gated at fixed footprints (stable metric set)

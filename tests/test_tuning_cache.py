@@ -7,7 +7,6 @@ import dataclasses
 import json
 import os
 
-import pytest
 
 from pytest_gpuperf.tuning import ktsim
 from pytest_gpuperf.tuning.fixtures import TunedWorkgroup, TuningCache, cache_key

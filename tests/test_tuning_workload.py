@@ -8,7 +8,7 @@ import pytest
 
 from pytest_gpuperf.tuning import workload
 from pytest_gpuperf.tuning.evaluate import Config, Evaluator
-from pytest_gpuperf.tuning.kernels import BENCHMARKS, by_name
+from pytest_gpuperf.tuning.kernels import by_name
 from pytest_gpuperf.tuning.tuner import tuning_config
 
 

@@ -22,13 +22,11 @@ as the first groups of a real run do.
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
 from ..devices.base import Device, DeviceInfo, Kernel, KernelArg
 from ..timing.measure import MeasureConfig, Measurement, measure
-from ..timing.stats import Stats
 
 #: Per-SM limits by CUDA compute capability (CUDA C Programming Guide, "Compute Capabilities" table):
 #: max resident threads, max resident blocks, 32-bit registers, shared memory bytes.
@@ -191,24 +189,7 @@ def steady_state_flush(device: Device, kernel: Kernel, local_size: int, args: Se
 def measure_cold(device: Device, run_once: Callable[[], Any], flush: Callable[[], None] | None,
                  config: MeasureConfig) -> Measurement:
     """:func:`timing.measure` with ``flush`` enqueued untimed before every run (warm-ups included)."""
-    if flush is None:
-        return measure(device, run_once, config)
-    for _ in range(config.warmup):
-        flush()
-        device.elapsed(device.timed(run_once), config.timeout_s)
-    samples: list[float] = []
-    start = time.perf_counter()
-    converged = False
-    while len(samples) < config.max_repeats:
-        flush()
-        samples.append(device.elapsed(device.timed(run_once), config.timeout_s))
-        if len(samples) >= config.min_repeats:
-            if Stats.of(samples).rel_spread <= config.target_rel_spread:
-                converged = True
-                break
-            if time.perf_counter() - start > config.budget_s:
-                break
-    return Measurement(tuple(samples), Stats.of(samples), converged)
+    return measure(device, run_once, config, before_each=flush)
 
 
 def run_groups(device: Device, kernel: Kernel, groups: int, local: int, args: Sequence[KernelArg],

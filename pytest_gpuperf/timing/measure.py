@@ -37,14 +37,21 @@ class Measurement:
     converged: bool
 
 
-def measure(device: Device, run_once: Callable[[], Any], config: MeasureConfig = MeasureConfig()) -> Measurement:
-    """Time ``run_once`` on ``device`` with warm-up, adaptive repeats and the watchdog."""
+def measure(device: Device, run_once: Callable[[], Any], config: MeasureConfig = MeasureConfig(),
+            before_each: Callable[[], Any] | None = None) -> Measurement:
+    """Time ``run_once`` on ``device`` with warm-up, adaptive repeats and the watchdog.
+
+    ``before_each`` is enqueued untimed before every run, warm-ups included (a cache flush or a
+    pre-run that sets the cache state the measurement is about)."""
+    prepare = before_each or (lambda: None)
     for _ in range(config.warmup):
+        prepare()
         device.elapsed(device.timed(run_once), config.timeout_s)
     samples: list[float] = []
     start = time.perf_counter()
     converged = False
     while len(samples) < config.max_repeats:
+        prepare()
         samples.append(device.elapsed(device.timed(run_once), config.timeout_s))
         if len(samples) >= config.min_repeats:
             if Stats.of(samples).rel_spread <= config.target_rel_spread:

@@ -79,7 +79,6 @@ def run_strategy(ev: Evaluator, space: list[Config], strategy: str, budget: int,
     import numpy as np
     from kernel_tuner import tune_kernel
 
-    legal = {c.local for c in space}
     own = cache_path is None
     if own:
         fd, cache_path = tempfile.mkstemp(suffix=".json", prefix="kt-")

@@ -74,7 +74,9 @@ def main(paths: list[str]) -> None:
             best_kt = min(kt) if kt else (None, "")
             lim = m.get(f"tuning.{k}.space", {}).get("info", {})
             li = lim.get("limits", {})
-            regs = li.get("regs_driver", li.get("regs", "?"))
+            # registers: the driver's count; "?" where the run could not read one (regs_from says
+            # "unknown", e.g. NVIDIA's cached build returned no -cl-nv-verbose log) — never the 0 placeholder
+            regs = li.get("regs_driver", "?" if "unknown" in str(li.get("regs_from", "")) else li.get("regs", "?"))
             space = (f"{pr.get('space', '–')} ({lim.get('max_total', '?')} / {li.get('kernel_max_default', '?')}; "
                      f"{regs})") if lim else str(pr.get("space", "–"))
             lr = m.get(f"tuning.{k}.lim_rules.quality", {}).get("info", {}).get("pruning", {})

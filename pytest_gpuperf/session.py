@@ -33,7 +33,7 @@ class Options:
     timeout_s: float = 10.0
     tolerance_k: float = 6.0
     floor_gpu: float = 0.05
-    floor_cpu: float = 0.40
+    floor_cpu: float = 2.0  # CI's shared 2-core machines: 3x swings of µs kernels seen; gate gross regressions
     measure_budget_s: float = 2.0
 
 

@@ -78,7 +78,7 @@ def test_pointer_chase(gpu_device, gpuperf_record, probe):
         meta[f"curve_stride{stride}"] = curves[stride]
     assert len(lv) >= 2, (f"no latency step found between 1 KiB and {4 * cache >> 20} MiB: {main} — the chase "
                           "did not reach past a cache level")
-    for f in memory.anchors([p[0] for p in main]):
+    for f in memory.anchors([p[0] for p in main], info.is_cpu):
         st = Stats.of(samples_at[f])
         gpuperf_record(f"memory.chase.{memory.footprint_label(f)}.latency.cycles", st.median, "cycles", stats=st,
                        info={"footprint_bytes": f, "stride_bytes": 128, "sass": evidence.get("gp_chase")})
@@ -155,6 +155,13 @@ def test_loaded_latency(gpu_device, gpuperf_record, probe):
                    info=meta)
 
 
+def _cpu_launch_tol(info) -> dict[str, float] | None:
+    """Sub-µs launch times on CPU devices are bimodal (PoCL wakes its worker threads per launch: 0.2 or
+    1.0 µs across runs on a 2-core host), so there they get an absolute 2 µs band; GPUs keep the
+    noise-derived one."""
+    return {"abs": 2.0, "rel": 2.0} if info.is_cpu else None
+
+
 def test_launch_overhead_vs_grid(gpu_device, gpuperf_record, probe):
     kernels, evidence, clock, src, meas = probe
     info = gpu_device.info
@@ -166,8 +173,8 @@ def test_launch_overhead_vs_grid(gpu_device, gpuperf_record, probe):
         us = m.stats.scaled(1e6)
         xs.append(b * local)
         ys.append(us.median)
-        gpuperf_record(f"launch.grid.{b}x{local}.device_us", us.median, "us", stats=us)
+        gpuperf_record(f"launch.grid.{b}x{local}.device_us", us.median, "us", stats=us, tolerance=_cpu_launch_tol(info))
     a, b0 = np.polyfit(np.asarray(xs, float), np.asarray(ys, float), 1)
     meta = {"threads": xs, "us": ys, "model": "l_overhead = a·nB·nT_b + b (Alavani ch. 3.4)"}
-    gpuperf_record("launch.overhead.intercept_us", float(b0), "us", info=meta)
+    gpuperf_record("launch.overhead.intercept_us", float(b0), "us", info=meta, tolerance=_cpu_launch_tol(info))
     gpuperf_record("launch.overhead.slope_ns_per_kthread", float(a) * 1e6, "ns/kthread", info=meta)

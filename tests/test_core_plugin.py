@@ -87,7 +87,7 @@ def test_update_then_gate_then_planted_slowdown(pytester, monkeypatch):
 
     run(pytester).assert_outcomes(passed=1)  # unchanged code passes its own baseline
 
-    monkeypatch.setenv("WORK_ITERS", "200000")  # a planted 2x slowdown
+    monkeypatch.setenv("WORK_ITERS", "1000000")  # a planted 10x slowdown (CPU floor: 3x)
     result = run(pytester)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*performance regression against baseline:*",

@@ -99,7 +99,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--dir", default="baselines")
     p.add_argument("--k", type=float, default=6.0)
     p.add_argument("--floor-gpu", type=float, default=0.05)
-    p.add_argument("--floor-cpu", type=float, default=0.40)
+    p.add_argument("--floor-cpu", type=float, default=2.0)
     p.set_defaults(func=cmd_from_results)
     c = sub.add_parser("check", help="validate every baseline file in a directory")
     c.add_argument("dir", nargs="?", default="baselines")

@@ -138,8 +138,11 @@ def test_tune(gpu_device, gpuperf_record, bench):
         gpuperf_record(f"tuning.{bench.name}.{strat}.quality", q, "ratio", better="lower", tolerance=qtol, info=info)
         if strat != "exhaustive":
             gpuperf_record(f"tuning.{bench.name}.{strat}.cost", cost, "ratio", better="lower", tolerance=ctol)
+            # host seconds (compile + launch + Kernel Tuner's own bookkeeping): on a shared CPU a 2x
+            # swing between runs was seen, so there only gross regressions are flagged
             gpuperf_record(f"tuning.{bench.name}.{strat}.time_cost", tcost, "ratio", better="lower",
-                           tolerance={"rel": 1.0, "abs": 0.1}, info={"host_timed": True})
+                           tolerance={"rel": 3.0, "abs": 0.5} if gpu_device.info.is_cpu else {"rel": 1.0, "abs": 0.1},
+                           info={"host_timed": True})
             gpuperf_record(f"tuning.{bench.name}.{strat}.device_cost", dcost, "ratio", better="lower",
                            tolerance=ctol, info={"definition": "Dao §3.6.2: Σ kernel time of the visited "
                                                  "configurations / Σ over the whole space"})
@@ -188,7 +191,8 @@ def test_tuning_means(gpu_device, gpuperf_record):
             gpuperf_record(f"tuning.mean.{strat}.cost", mean(r["cost"] for r in rows), "ratio", better="lower",
                            tolerance={"rel": 0.3, "abs": 0.05})
             gpuperf_record(f"tuning.mean.{strat}.time_cost", mean(r["time_cost"] for r in rows), "ratio",
-                           better="lower", tolerance={"rel": 0.6, "abs": 0.1}, info={"host_timed": True})
+                           better="lower", tolerance={"rel": 2.0, "abs": 0.3} if gpu_device.info.is_cpu
+                           else {"rel": 0.6, "abs": 0.1}, info={"host_timed": True})
             gpuperf_record(f"tuning.mean.{strat}.device_cost", mean(r["device_cost"] for r in rows), "ratio",
                            better="lower", tolerance={"rel": 0.3, "abs": 0.05},
                            info={"definition": "Dao §3.6.2 (kernel time of the profiled runs / exhaustive's)"})

@@ -181,8 +181,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Itera
     """Remember which tests passed: a baseline metric of a passed test that was not recorded is 'missing'."""
     report = yield
     spec = getattr(getattr(item, "callspec", None), "params", {}).get("gpu_device")
-    if report.when == "call" and report.passed and spec is not None:
-        item.config.stash[session_key].mark_passed(item.nodeid, spec)
+    if report.when == "call" and spec is not None:
+        if report.passed:
+            item.config.stash[session_key].mark_passed(item.nodeid, spec)
+        elif report.skipped and hasattr(report, "wasxfail"):
+            item.config.stash[session_key].mark_expected_failure(item.nodeid, spec, str(report.wasxfail))
     return report
 
 

@@ -175,3 +175,23 @@ def test_pytest_benchmark_stats_land_in_results(pytester):
     result.assert_outcomes(passed=1)
     names = [m["name"] for m in json.loads(out.read_text())["metrics"]]
     assert names == ["benchmark.test_host"]
+
+
+def test_known_finding_is_reported_as_known_not_regressed(pytester, monkeypatch):
+    """A test that records a value past its documented bound and then xfails (a known finding of this
+    implementation) leaves the run green and its metric verdict ``known``; the same value without the
+    xfail fails the test as a regression."""
+    pytester.makepyfile('''
+import os, pytest
+def test_bound(gpu_device, gpuperf_record):
+    gpuperf_record("accuracy.fake.max_ulp", 24620.0, "ulp", better="bound", bound=16.0)
+    if os.environ.get("KNOWN"):
+        pytest.xfail("known finding: this implementation exceeds the bound")
+''')
+    out = pytester.path / "r.json"
+    monkeypatch.setenv("KNOWN", "1")
+    run(pytester, f"--gpuperf-json={out}").assert_outcomes(xfailed=1)
+    monkeypatch.delenv("KNOWN")
+    (metric,) = json.loads(out.read_text())["metrics"]
+    assert metric["verdict"] == "known" and "known finding" in metric["info"]["xfail"]
+    run(pytester).assert_outcomes(failed=1)

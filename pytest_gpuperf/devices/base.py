@@ -11,6 +11,7 @@ from __future__ import annotations
 import abc
 import hashlib
 import re
+import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -166,6 +167,22 @@ class Device(abc.ABC):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.info.spec} {self.info.name!r} key={self.info.key}>"
+
+
+def poll_until(done: Callable[[], bool], timeout_s: float, spec: str) -> None:
+    """Poll ``done`` with back-off (10 µs → 1 ms) instead of a blocking wait, so a hung kernel becomes a
+    :class:`ProbeTimeoutError` that names the fix rather than a hung CI job. Both backends use it."""
+    from ..errors import ProbeTimeoutError
+
+    deadline = time.perf_counter() + timeout_s
+    sleep = 1e-5
+    while not done():
+        if time.perf_counter() > deadline:
+            raise ProbeTimeoutError(
+                f"device work on {spec} did not finish within {timeout_s:g} s; the kernel hangs or the "
+                "problem is too large. Raise --gpuperf-timeout or shrink the problem.")
+        time.sleep(sleep)
+        sleep = min(sleep * 2, 1e-3)
 
 
 def check_ndrange(global_size: Size, local_size: Size | None, max_wg: int) -> None:

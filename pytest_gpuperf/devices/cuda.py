@@ -9,14 +9,13 @@ the static PTX model parses the PTX.
 from __future__ import annotations
 
 import os
-import time
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from ..errors import BackendUnavailableError, KernelCompileError, KernelLaunchError, ProbeTimeoutError
 from . import elf
-from .base import Buffer, Device, DeviceInfo, Kernel, KernelArg, Size, check_ndrange, slugify
+from .base import Buffer, Device, DeviceInfo, Kernel, KernelArg, Size, check_ndrange, poll_until, slugify
 
 try:  # pragma: no cover - depends on the machine
     import cupy
@@ -286,17 +285,9 @@ class CudaDevice(Device):
         self._wait(ev, timeout_s)
 
     def _wait(self, event: Any, timeout_s: float) -> None:
-        """Poll the event so a hung kernel becomes a ProbeTimeoutError instead of a hung job."""
-        deadline = time.perf_counter() + timeout_s
-        sleep = 1e-5
+        """Poll the event (:func:`poll_until`); a fault surfacing at the wait is a KernelLaunchError."""
         try:
-            while not event.done:
-                if time.perf_counter() > deadline:
-                    raise ProbeTimeoutError(
-                        f"device work on {self.info.spec} did not finish within {timeout_s:g} s; the kernel "
-                        "hangs or the problem is too large. Raise --gpuperf-timeout or shrink the problem.")
-                time.sleep(sleep)
-                sleep = min(sleep * 2, 1e-3)
+            poll_until(lambda: event.done, timeout_s, self.info.spec)
             event.synchronize()
         except ProbeTimeoutError:
             raise

@@ -6,13 +6,12 @@ platform). Timing uses the queue's profiling events, so host scheduling noise st
 
 from __future__ import annotations
 
-import time
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..errors import BackendUnavailableError, KernelCompileError, KernelLaunchError, ProbeTimeoutError
-from .base import Buffer, Device, DeviceInfo, Kernel, KernelArg, Size, check_ndrange, slugify
+from ..errors import BackendUnavailableError, KernelCompileError, KernelLaunchError
+from .base import Buffer, Device, DeviceInfo, Kernel, KernelArg, Size, check_ndrange, poll_until, slugify
 
 try:  # pragma: no cover - import guard
     import pyopencl as cl
@@ -182,19 +181,10 @@ class OpenCLDevice(Device):
 
 
 def _wait(event: Any, timeout_s: float, spec: str) -> None:
-    """Poll instead of ``event.wait()`` so a hung kernel becomes a ProbeTimeoutError, not a hung CI job."""
-    deadline = time.perf_counter() + timeout_s
-    complete = cl.command_execution_status.COMPLETE
-    sleep = 1e-5
-    while True:
+    """Poll the event (:func:`poll_until`); a negative status (a faulting command) is a KernelLaunchError."""
+    def done() -> bool:
         status = event.command_execution_status
-        if status == complete:
-            return
         if status < 0:
             raise KernelLaunchError(f"command failed on {spec} with OpenCL status {status} (kernel fault?)")
-        if time.perf_counter() > deadline:
-            raise ProbeTimeoutError(
-                f"device work on {spec} did not finish within {timeout_s:g} s; the kernel hangs or the "
-                "problem is too large. Raise --gpuperf-timeout or shrink the problem.")
-        time.sleep(sleep)
-        sleep = min(sleep * 2, 1e-3)
+        return status == cl.command_execution_status.COMPLETE
+    poll_until(done, timeout_s, spec)

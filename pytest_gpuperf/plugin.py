@@ -7,7 +7,6 @@ as the test body returns, and at the end baselines/results are written and summa
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -23,9 +22,7 @@ session_key = pytest.StashKey[GpuPerfSession]()
 
 #: Each concern package may ship a ``fixtures`` module (its fixtures, options and markers); pytest
 #: registers those as sub-plugins of this one, so this module stays the only place wired to pytest.
-AREAS = ("probes", "accuracy", "tuning", "models")
-pytest_plugins = [f"pytest_gpuperf.{area}.fixtures" for area in AREAS
-                  if importlib.util.find_spec(f"pytest_gpuperf.{area}.fixtures") is not None]
+pytest_plugins = [f"pytest_gpuperf.{area}.fixtures" for area in ("probes", "accuracy", "tuning", "models")]
 
 
 # ---- options ------------------------------------------------------------------------------------

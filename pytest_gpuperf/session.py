@@ -196,24 +196,11 @@ class GpuPerfSession:
     def _update_baseline(self, run: DeviceRun) -> None:
         prov = self.provenance(run.info)
         floor = self.options.floor_cpu if run.info.is_cpu else self.options.floor_gpu
-        entries = {}
-        for m in run.metrics.values():
-            entry: dict[str, Any] = {"value": m.value, "unit": m.unit, "better": m.better, "test": m.test,
-                                     "provenance": prov}
-            if m.better == "bound" and "bound" in m.info:
-                entry["value"] = m.info["bound"]
-                entry["measured"] = m.value
-            if m.tolerance is not None:
-                entry["tolerance"] = m.tolerance
-            elif m.better in ("lower", "higher"):
-                spread = MAD_TO_SIGMA * m.stats.mad if m.stats is not None else 0.0
-                entry["tolerance"] = bl.noise_tolerance(m.value, spread, self.options.tolerance_k, floor)
-            else:
-                entry["tolerance"] = {}
-            for key in ("citation", "unit_note"):
-                if key in m.info:
-                    entry[key] = m.info[key]
-            entries[m.name] = entry
+        entries = {m.name: bl.make_entry(value=m.value, worst=m.value, unit=m.unit, better=m.better, test=m.test,
+                                         info=m.info, tolerance=m.tolerance,
+                                         spread=MAD_TO_SIGMA * m.stats.mad if m.stats is not None else 0.0,
+                                         k=self.options.tolerance_k, floor_rel=floor, provenance=prov)
+                   for m in run.metrics.values()}
         bl.update(run.baseline, run.info.backend, {"key": run.info.key, "name": run.info.name}, prov, entries)
         self.files_written.append(str(run.baseline.path))
 

@@ -1,7 +1,7 @@
 """Reviewed expectations per device model (:mod:`.store`) and the verdict logic (:mod:`.compare`)."""
 
 from .compare import DIRECTIONS, VERDICTS, Comparison, band, compare
-from .store import BaselineFile, load, noise_tolerance, path_for, update, validate
+from .store import BaselineFile, load, make_entry, noise_tolerance, path_for, update, validate
 
-__all__ = ["DIRECTIONS", "VERDICTS", "BaselineFile", "Comparison", "band", "compare", "load", "noise_tolerance",
+__all__ = ["DIRECTIONS", "VERDICTS", "BaselineFile", "Comparison", "band", "compare", "load", "make_entry", "noise_tolerance",
            "path_for", "update", "validate"]

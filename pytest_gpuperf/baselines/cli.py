@@ -45,25 +45,10 @@ def merge_runs(docs: Sequence[dict[str, Any]], k: float, floor_gpu: float, floor
         between = MAD_TO_SIGMA * float(np.median(np.abs(values - value))) if len(values) > 1 else 0.0
         spread = max(float(np.median(within)) if within else 0.0, between)
         ref = ms[-1]
-        entry: dict[str, Any] = {"value": value, "unit": ref["unit"], "better": ref["better"], "test": ref["test"],
-                                 "provenance": prov, "runs": len(values)}
-        if ref["better"] == "bound" and "bound" in ref.get("info", {}):
-            entry["value"], entry["measured"] = float(ref["info"]["bound"]), float(values.max())
-        elif ref["better"] == "bound":
-            entry["value"] = float(values.max())
-        if ref.get("tolerance") is not None:
-            # The test's own tolerance (ULP figures, sizes, model errors) stays, but never narrower
-            # than the noise these runs showed between them: a band two runs already disagree by is
-            # a flaky gate, not a strict one.
-            entry["tolerance"] = dict(ref["tolerance"])
-            if ref["better"] in ("lower", "higher") and between > 0:
-                entry["tolerance"].update(k=k, spread=max(between, entry["tolerance"].get("spread", 0.0)))
-        elif ref["better"] in ("lower", "higher"):
-            entry["tolerance"] = store.noise_tolerance(value, spread, k, floor)
-        else:
-            entry["tolerance"] = {}
-        if "citation" in ref.get("info", {}):
-            entry["citation"] = ref["info"]["citation"]
+        entry = store.make_entry(value=value, worst=float(values.max()), unit=ref["unit"], better=ref["better"],
+                                 test=ref["test"], info=ref.get("info", {}), tolerance=ref.get("tolerance"),
+                                 spread=spread, k=k, floor_rel=floor, provenance=prov, between=between)
+        entry["runs"] = len(values)
         entries[name] = entry
     return entries
 

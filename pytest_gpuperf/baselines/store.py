@@ -110,6 +110,37 @@ def noise_tolerance(value: float, spread: float, k: float, floor_rel: float) -> 
     return tol
 
 
+def make_entry(*, value: float, worst: float, unit: str, better: str, test: str, info: Mapping[str, Any],
+               tolerance: Mapping[str, float] | None, spread: float, k: float, floor_rel: float,
+               provenance: Mapping[str, Any], between: float = 0.0) -> dict[str, Any]:
+    """One baseline entry from a measured metric — the single rule both a pytest run
+    (``--gpuperf-update-baselines``) and ``gpuperf-baseline from-results`` write by.
+
+    ``value``: the figure (median over runs); ``worst``: the largest seen (what a ``bound`` metric
+    without a documented limit is held to); ``spread``: robust σ of the noise; ``between``: the
+    run-to-run σ, which widens even a tolerance the test set itself — a band that two runs already
+    disagree by is a flaky gate, not a strict one."""
+    entry: dict[str, Any] = {"value": float(value), "unit": unit, "better": better, "test": test,
+                             "provenance": dict(provenance)}
+    if better == "bound":
+        if "bound" in info:
+            entry["value"], entry["measured"] = float(info["bound"]), float(worst)
+        else:
+            entry["value"] = float(worst)
+    if tolerance is not None:
+        entry["tolerance"] = dict(tolerance)
+        if better in ("lower", "higher") and between > 0:
+            entry["tolerance"].update(k=float(k), spread=max(between, entry["tolerance"].get("spread", 0.0)))
+    elif better in ("lower", "higher"):
+        entry["tolerance"] = noise_tolerance(value, spread, k, floor_rel)
+    else:
+        entry["tolerance"] = {}
+    for key in ("citation", "unit_note"):
+        if key in info:
+            entry[key] = info[key]
+    return entry
+
+
 def update(baseline: BaselineFile, backend: str, device: Mapping[str, Any], provenance: Mapping[str, Any],
            entries: Mapping[str, Mapping[str, Any]]) -> None:
     """Merge ``entries`` (name → entry) into the backend section and write the file atomically.

@@ -4,9 +4,9 @@ parallel (64 × 32 threads), error vs n and time vs n.
 
 Metrics ``accuracy.sum.<variant>.<layout>.n<log2 n>.abs_err`` (|sum − exact|, exact = 0 by construction,
 confirmed by MPFR) and ``....time_us`` (device time of the whole reduction, both launches).
-The accuracy ordering the thesis reports is asserted where it is a theorem, not a measurement: the
-compensated sums (Kahan, float2/double2) are never less accurate than the plain sum of the same
-precision by more than one ulp of the largest partial — checked as err(compensated) ≤ err(plain) + tiny.
+The accuracy ordering the thesis reports is asserted for the composite sums: float2/double2 are never
+less accurate than the plain sum of the same precision by more than a few ulps of the largest partial —
+checked as err(float2) ≤ err(float) + 1e3·eps (likewise double2). Kahan is recorded, not gated.
 """
 
 from __future__ import annotations

@@ -35,10 +35,6 @@ class Format:
     def min_subnormal(self) -> np.longdouble:
         return np.ldexp(np.longdouble(1), self.emin - self.p + 1)
 
-    @property
-    def ctype(self) -> str:
-        return {"fp16": "half", "fp32": "float", "fp64": "double"}[self.name]
-
     def from_bits(self, bits: np.ndarray) -> np.ndarray:
         return np.asarray(bits, dtype=self.bits).view(self.dtype)
 

@@ -5,12 +5,14 @@ Two kinds of reference, both one element at a time (so they confirm, they are no
 * :func:`correctly_rounded` — the result in the target format itself: the MPFR context has the
   format's precision, exponent range and subnormal emulation (``subnormalize=True``) and the
   requested rounding mode, so MPFR's own single rounding gives the IEEE result.
-* :func:`exact` — the value at 256 bits with an unbounded exponent, returned as a long double
-  (for the ULP-against-exact metric and to decide which side of a rounding boundary it falls).
+* :func:`exact_pair` — the value at 256 bits (sums and fma exactly) with an unbounded exponent, as a
+  long double and the sign of the remainder (for the ULP-against-exact metric and to decide which side
+  of a rounding boundary it falls).
 """
 
 from __future__ import annotations
 
+import warnings
 from typing import Callable, Sequence
 
 import gmpy2
@@ -62,6 +64,7 @@ MPFR_FUNCS: dict[str, Callable] = {
     "log1p": gmpy2.log1p, "pow": lambda x, y: gmpy2.mpfr(x) ** y, "erf": gmpy2.erf, "erfc": gmpy2.erfc,
     "tgamma": gmpy2.gamma, "lgamma": lambda x: gmpy2.lgamma(x)[0] if not gmpy2.is_nan(x) else gmpy2.nan(),
     "sinpi": _mpmath(mpmath.sinpi), "cospi": _mpmath(mpmath.cospi), "recip": lambda x: 1 / gmpy2.mpfr(x),
+    "fmod": gmpy2.fmod,
 }
 
 
@@ -82,30 +85,11 @@ def correctly_rounded(name: str, args: Sequence[float], fmt: Format, mode: str =
         if name in ("sinpi", "cospi"):
             with gmpy2.context(exact_context()):
                 hi = fn(*xs)
-            v = ctx.plus(hi) if hasattr(ctx, "plus") else +hi
+            v = ctx.plus(hi)
         else:
             v = fn(*xs)
-        v = gmpy2.check_range(v) if hasattr(gmpy2, "check_range") else v
+        v = gmpy2.check_range(v)
         return float(v)
-
-
-def exact(name: str, args: Sequence[float], bits: int = EXACT_BITS) -> np.longdouble:
-    """``name(args)`` to ``bits`` bits (unbounded exponent), rounded once more to long double."""
-    with gmpy2.context(exact_context(bits)):
-        v = _call(name, args)
-        if gmpy2.is_nan(v):
-            return LD(np.nan)
-        if gmpy2.is_infinite(v):
-            return LD(np.inf) if v > 0 else LD(-np.inf)
-        return LD(str(v))
-
-
-def exact_many(name: str, args: Sequence[np.ndarray], bits: int = EXACT_BITS) -> np.ndarray:
-    """:func:`exact` over arrays (the per-element loop for confirmation and MPFR-only functions)."""
-    cols = [np.asarray(a, dtype=np.float64) for a in args]
-    return np.array([exact(name, [c[i] for c in cols], bits) for i in range(len(cols[0]))], dtype=LD)
-
-MPFR_FUNCS["fmod"] = gmpy2.fmod
 
 
 #: sums and fused multiply-adds of binary64 operands can need ~4300 bits to be exact (operand exponents
@@ -125,8 +109,8 @@ def exact_pair(name: str, args: Sequence[float], bits: int = EXACT_BITS) -> tupl
             return LD(np.nan), 0
         if gmpy2.is_infinite(v):
             return (LD(np.inf) if v > 0 else LD(-np.inf)), 0
-        with np.errstate(all="ignore"), __import__("warnings").catch_warnings():
-            __import__("warnings").simplefilter("ignore")
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
             r = LD(str(v)) if v != 0 else LD(0)
         if not np.isfinite(r) or (r == 0 and v != 0):  # beyond long double's range: keep the sign only
             return r, 0

@@ -162,8 +162,7 @@ __kernel void acc_ref(uint start, uint stride, ulong count, __global uint* out) 
 
 def source(backend: str, fn32: str, fn64: str) -> str:
     src = CUDA_SRC if backend == "cuda" else OPENCL_SRC
-    body = _BODY
-    return (src.replace("BODY", body).replace("FN32", fn32).replace("FN64", fn64)
+    return (src.replace("BODY", _BODY).replace("FN32", fn32).replace("FN64", fn64)
             .replace("WG_SIZE", str(LOCAL)))
 
 

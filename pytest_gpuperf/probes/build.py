@@ -44,13 +44,10 @@ def sass_functions(kernel: Kernel) -> dict[str, list[sass.Instr]]:
     the loaded cubin's (:mod:`.recompile`)."""
     program = kernel.program
     if "sass_parsed" not in program:
-        cubin = program["cubin"]
-        fixed = elf.repaired(cubin)
+        cubin = program["cubin"]  # already complete: CudaDevice.nvrtc restores the byte CuPy's getCUBIN drops
         try:
-            text = sass.disassemble(fixed or cubin)
-            program["sass_origin"] = ("cubin that ran" if fixed is None else
-                                      f"cubin that ran, {len(fixed) - len(cubin)} trailing zero byte(s) re-appended "
-                                      "(CuPy's getCUBIN drops the last byte)")
+            text = sass.disassemble(cubin)
+            program["sass_origin"] = "cubin that ran"
         except sass.ProbeVerificationError as first:
             dev = kernel.device
             opts = [f"-arch=sm_{getattr(dev, 'arch', '')}", "-std=c++17", *getattr(dev, "_includes", []),
@@ -62,11 +59,14 @@ def sass_functions(kernel: Kernel) -> dict[str, list[sass.Instr]]:
                 raise sass.ProbeVerificationError(
                     f"{first}; the loaded cubin: {len(cubin)} bytes, {elf.header_problem(cubin) or 'complete ELF'}; "
                     f"a fresh NVRTC cubin ({lib}) failed too: {second}") from second
-            sizes = recompile.check_identical(cubin, fresh, list(sass.parse(text)))
+            parsed = sass.parse(text)
+            sizes = recompile.check_identical(cubin, fresh, list(parsed))
             program["sass_origin"] = (f"recompiled with {lib}; code identical to the cubin that ran "
                                       f"({sum(sizes.values())} bytes); cuobjdump on the loaded cubin: {first}")[:600]
+        else:
+            parsed = sass.parse(text)
         program["sass_text"] = text
-        program["sass_parsed"] = sass.parse(text)
+        program["sass_parsed"] = parsed
     return program["sass_parsed"]
 
 

@@ -186,16 +186,10 @@ def steady_state_flush(device: Device, kernel: Kernel, local_size: int, args: Se
     return run
 
 
-def measure_cold(device: Device, run_once: Callable[[], Any], flush: Callable[[], None] | None,
-                 config: MeasureConfig) -> Measurement:
-    """:func:`timing.measure` with ``flush`` enqueued untimed before every run (warm-ups included)."""
-    return measure(device, run_once, config, before_each=flush)
-
-
 def run_groups(device: Device, kernel: Kernel, groups: int, local: int, args: Sequence[KernelArg],
                config: MeasureConfig, flush: Callable[[], None] | None = None) -> Measurement:
     """Time the first ``groups`` work-groups of ``kernel`` (a shorter 1-D NDRange), cold if ``flush``."""
-    return measure_cold(device, lambda: device.launch(kernel, (groups * local,), (local,), args), flush, config)
+    return measure(device, lambda: device.launch(kernel, (groups * local,), (local,), args), config, before_each=flush)
 
 
 def sample(device: Device, kernel: Kernel, plan: SamplePlan, args: Sequence[KernelArg], config: MeasureConfig,
@@ -207,12 +201,6 @@ def sample(device: Device, kernel: Kernel, plan: SamplePlan, args: Sequence[Kern
     t2 = run_groups(device, kernel, plan.p2, plan.local_size, args, config, flush)
     tf = run_groups(device, kernel, plan.n_groups, plan.local_size, args, config, flush) if full else None
     return SampledRun(plan, t1, t2, tf)
-
-
-def plan_for(device: Device, kernel: Kernel, local_size: int, waves: int, multiple: int = 1) -> SamplePlan:
-    """A plan whose full run is ``waves`` waves long."""
-    sat = saturation_point(device.info, kernel.attributes, local_size)
-    return SamplePlan(sat, waves * sat.wave, local_size, multiple)
 
 
 def describe(plan: SamplePlan) -> dict[str, Any]:

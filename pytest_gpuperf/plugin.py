@@ -44,6 +44,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="watchdog for a single device measurement (default: 10)")
     group.addoption("--gpuperf-tolerance-k", type=float, default=6.0, metavar="K",
                     help="new baselines accept K × robust sigma of the measured noise (default: 6)")
+    group.addoption("--gpuperf-floor", type=float, nargs=2, default=(0.05, 2.0), metavar=("GPU", "CPU"),
+                    help="narrowest relative band new timing baselines get on GPUs and on CPU devices "
+                         "(default: 0.05 2.0 — shared CI cores swing µs timings up to 3x)")
     group.addoption("--gpuperf-budget", type=float, default=2.0, metavar="SECONDS",
                     help="time budget per statistical measurement once the minimum repeats ran (default: 2)")
     parser.addini("gpuperf_device", "default for --gpuperf-device", default=None)
@@ -60,7 +63,8 @@ def pytest_configure(config: pytest.Config) -> None:
     options = Options(device=device, baseline_dir=opt("--gpuperf-baseline-dir"),
                       update_baselines=opt("--gpuperf-update-baselines"), json_path=opt("--gpuperf-json"),
                       history_path=opt("--gpuperf-history"), timeout_s=opt("--gpuperf-timeout"),
-                      tolerance_k=opt("--gpuperf-tolerance-k"), measure_budget_s=opt("--gpuperf-budget"))
+                      tolerance_k=opt("--gpuperf-tolerance-k"), measure_budget_s=opt("--gpuperf-budget"),
+                      floor_gpu=opt("--gpuperf-floor")[0], floor_cpu=opt("--gpuperf-floor")[1])
     config.stash[session_key] = GpuPerfSession(options, Path(str(config.rootpath)))
 
 

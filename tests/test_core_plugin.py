@@ -79,7 +79,8 @@ def test_results_json_follows_schema(pytester):
 
 def test_update_then_gate_then_planted_slowdown(pytester, monkeypatch):
     pytester.makepyfile(WORK)
-    run(pytester, "--gpuperf-update-baselines").assert_outcomes(passed=1)
+    # a 60 % CPU floor: a planted 2x slowdown (+100 %) must fail through it, unchanged code must pass
+    run(pytester, "--gpuperf-update-baselines", "--gpuperf-floor", "0.05", "0.6").assert_outcomes(passed=1)
     files = list((pytester.path / "bl").glob("*.json"))
     assert len(files) == 1
     entry = json.loads(files[0].read_text())["backends"]["opencl"]["metrics"]["kernel.work.ms"]
@@ -87,7 +88,7 @@ def test_update_then_gate_then_planted_slowdown(pytester, monkeypatch):
 
     run(pytester).assert_outcomes(passed=1)  # unchanged code passes its own baseline
 
-    monkeypatch.setenv("WORK_ITERS", "1000000")  # a planted 10x slowdown (CPU floor: 3x)
+    monkeypatch.setenv("WORK_ITERS", "200000")  # a planted 2x slowdown
     result = run(pytester)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*performance regression against baseline:*",

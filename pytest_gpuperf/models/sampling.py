@@ -29,8 +29,10 @@ from ..devices.base import Device, DeviceInfo, Kernel, KernelArg
 from ..timing.measure import MeasureConfig, Measurement, measure
 
 #: Per-SM limits by CUDA compute capability (CUDA C Programming Guide, "Compute Capabilities" table):
-#: max resident threads, max resident blocks, 32-bit registers, shared memory bytes.
+#: max resident threads, max resident blocks, 32-bit registers, shared memory bytes. Shared with
+#: :func:`models.scheduler.occupancy`.
 SM_LIMITS: Mapping[str, tuple[int, int, int, int]] = {
+    "3.5": (2048, 16, 65536, 49152),  # Tesla K20, the Alavani thesis' example (models.scheduler)
     "7.0": (2048, 32, 65536, 98304), "7.5": (1024, 16, 65536, 65536), "8.0": (2048, 32, 65536, 167936),
     "8.6": (1536, 16, 65536, 102400), "8.9": (1536, 24, 65536, 102400), "9.0": (2048, 32, 65536, 233472),
 }

@@ -40,6 +40,7 @@ import networkx as nx
 from .cfg import Block, Cfg
 from .latency import LatencyTable
 from .ptx import Instruction
+from .sampling import SM_LIMITS
 
 #: Functional units per SM (NVIDIA architecture whitepapers): Hopper GH100 SM = 4 partitions × (32 FP32,
 #: 16 INT32, 16 FP64, 4 SFU, 8 LD/ST). ``M`` (miscellaneous: moves, branches, barriers, parameter loads) is
@@ -50,11 +51,6 @@ RESOURCES_BY_CC: Mapping[str, Mapping[str, int]] = {
     "8.0": {"SP": 64, "INT": 64, "DP": 32, "SFU": 16, "LSU": 32, "M": 128},
     "7.0": {"SP": 64, "INT": 64, "DP": 32, "SFU": 16, "LSU": 32, "M": 128},
     "3.5": {"SP": 192, "INT": 192, "DP": 64, "SFU": 32, "LSU": 32, "M": 192},  # Tesla K20 (thesis' example)
-}
-#: Per-SM occupancy limits: threads, blocks, registers, shared bytes (CUDA programming guide).
-SM_CAPS: Mapping[str, tuple[int, int, int, int]] = {
-    "9.0": (2048, 32, 65536, 233472), "8.0": (2048, 32, 65536, 167936), "7.0": (2048, 32, 65536, 98304),
-    "3.5": (2048, 16, 65536, 49152),
 }
 L_PIPELINE = 1  # "we assume the latency of v is 1 when it is perfectly pipelined" (§4.4.4.2)
 
@@ -146,7 +142,7 @@ class Occupancy:
 
 def occupancy(cc: str, block: int, regs: int, shared: int) -> Occupancy:
     """Algorithm 8 lines 4–8: threads one SM holds per wave."""
-    t_max, b_max, r_max, s_max = SM_CAPS.get(cc, SM_CAPS["9.0"])
+    t_max, b_max, r_max, s_max = SM_LIMITS.get(cc, SM_LIMITS["9.0"])
     per_block = {"threads": t_max // block, "blocks": b_max}
     if regs:
         per_block["registers"] = r_max // (regs * block)
@@ -294,7 +290,7 @@ def predict(cfg: Cfg, table: LatencyTable, cal: Calibration, *, grid: int, block
     sm = shared_penalty_s(threads_total, nsm, sbytes, units["LSU"], n_sm, cal.shared_tp)
     cm = cache_miss_cycles(threads_total, ngm, gbytes, waves, l2_bytes, table.of("ld.global", threads_total)) / clock_hz
     seconds = d_kernel / clock_hz + launch + gm + sm + cm
-    resident = occ.threads_per_sm / SM_CAPS.get(cc, SM_CAPS["9.0"])[0]
+    resident = occ.threads_per_sm / SM_LIMITS.get(cc, SM_LIMITS["9.0"])[0]
     resources = {"regs_per_thread": regs, "shared_bytes_per_block": shared, "block": block, "grid": grid,
                  "occupancy": round(resident, 3)}
     return Prediction(seconds, d_kernel, waves, launch, gm, sm, occ, counts, cm, resources)

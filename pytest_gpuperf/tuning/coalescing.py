@@ -7,7 +7,7 @@ work-group's warps generate for each global access of the form A·gx + B·gy + C
   few points; non-affine indices (data-dependent, e.g. BFS) are reported as such and ignored.
 * :func:`transactions` counts segments exactly by forming the warps in row-major order — the
   ground truth the m/n rule is tested against.
-* :func:`rule_shape` is the thesis' closed-form m/n rule and :func:`ncf_filter` its filter: keep the
+* :func:`rule_transactions` is the thesis' closed-form m/n rule and :func:`ncf_filter` its filter: keep the
   shapes (p × q) with p a multiple of m0 and q a multiple of n0, where (m0 × n0) minimises transactions.
 """
 

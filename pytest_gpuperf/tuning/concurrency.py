@@ -25,7 +25,7 @@ import numpy as np
 
 from ..devices.base import Device
 from ..timing.measure import MeasureConfig, measure
-from .occupancy import Occupancy, SMLimits, calculate
+from .occupancy import Occupancy
 
 Local = tuple[int, ...]
 
@@ -138,7 +138,3 @@ def concurrency_filter(candidates: list, occupancy: Callable[[object], Occupancy
 def _size(cfg: object) -> int:
     local = getattr(cfg, "local", cfg)
     return int(np.prod(local))
-
-
-def occupancy_for(lim: SMLimits, threads: int, regs: int, shared: int) -> Occupancy:
-    return calculate(lim, threads, regs, shared)

@@ -11,6 +11,7 @@ mode from the same table, :mod:`.ktsim`) all see the same numbers and pay the sa
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -136,9 +137,7 @@ class Evaluator:
         kernels = {c: (self.kernel(c), *self.geometry(c)[:2]) for c in configs}
         args = self.prepared.args()
         times: dict[Config, list[float]] = {c: [] for c in configs}
-        cfg = MeasureConfig(warmup=1, min_repeats=self.config.min_repeats, max_repeats=self.config.max_repeats,
-                            target_rel_spread=self.config.target_rel_spread, budget_s=self.config.budget_s,
-                            timeout_s=self.config.timeout_s)
+        cfg = dataclasses.replace(self.config, warmup=1)
         for _ in range(rounds):
             for c, (k, glob, loc) in kernels.items():
                 m = measure(self.device, lambda k=k, glob=glob, loc=loc: self.device.launch(k, glob, loc, args), cfg)

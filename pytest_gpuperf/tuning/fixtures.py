@@ -5,7 +5,8 @@ The cache key is (kernel source hash, compile options, device key + backend + dr
 strategy): any change in any of them retunes. Entries live in one JSON file per key under
 ``<cache dir>/gpuperf-tuning/`` (pytest's cache directory, or ``$GPUPERF_TUNING_CACHE`` /
 ``~/.cache/pytest-gpuperf`` when the cache provider is disabled) and are written atomically
-(temporary file + ``os.replace``) so concurrent or interrupted runs never leave a torn entry.
+(:func:`pytest_gpuperf.util.atomic.atomic_write_json`) so concurrent or interrupted runs never leave a
+torn entry.
 Long runs show a progress bar on the terminal.
 """
 
@@ -15,7 +16,6 @@ import hashlib
 import json
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from ..devices.base import Device
+from ..util.atomic import atomic_write_json
 from .kernels import Benchmark, by_name
 from .tuner import tune
 
@@ -57,16 +58,7 @@ class TuningCache:
             return None
 
     def put(self, key: str, value: dict[str, Any]) -> None:
-        self.root.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=self.root, prefix=".tmp-", suffix=".json")
-        try:
-            with os.fdopen(fd, "w") as fh:
-                json.dump(value, fh, indent=1)
-            os.replace(tmp, self.path(key))
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        atomic_write_json(self.path(key), value)
 
 
 def cache_root(config: pytest.Config) -> Path:

@@ -119,8 +119,10 @@ def test_tune(gpu_device, gpuperf_record, bench):
         ev_costs = [ev.cost(_ledger(v)) for _, v in runs]
         cost = mean(n for n, _ in ev_costs) / n_ex
         tcost = mean(t for _, t in ev_costs) / t_ex
-        dcost = mean(ev.device_cost(_ledger(v)) for _, v in runs) / d_ex
-        summary[strat] = {"quality": q, "cost": cost, "time_cost": tcost, "device_cost": dcost}
+        d_s = mean(ev.device_cost(_ledger(v)) for _, v in runs)
+        dcost = d_s / d_ex
+        summary[strat] = {"quality": q, "cost": cost, "time_cost": tcost, "device_cost": dcost,
+                          "device_s": d_s, "device_ex_s": d_ex}
         info = {"picks": [c.label() for c, _ in runs], "budget": budget if strat not in OWN else None}
         if strat == "dao":
             info["pruning"] = d.pruning
@@ -196,3 +198,11 @@ def test_tuning_means(gpu_device, gpuperf_record):
             gpuperf_record(f"tuning.mean.{strat}.device_cost", mean(r["device_cost"] for r in rows), "ratio",
                            better="lower", tolerance={"rel": 0.3, "abs": 0.05},
                            info={"definition": "Dao §3.6.2 (kernel time of the profiled runs / exhaustive's)"})
+            # The thesis' sentence "our tuner spends 3% ... of the time taken for the exhaustive search"
+            # also reads as one ratio over the whole benchmark set: Σ profiled kernel time / Σ exhaustive
+            # kernel time, which long-running kernels dominate. Recorded beside the per-kernel mean.
+            gpuperf_record(f"tuning.total.{strat}.device_cost",
+                           sum(r["device_s"] for r in rows) / sum(r["device_ex_s"] for r in rows), "ratio",
+                           better="lower", tolerance={"rel": 0.3, "abs": 0.05},
+                           info={"definition": "Σ over kernels of profiled kernel time / Σ of exhaustive's",
+                                 "kernels": len(rows)})

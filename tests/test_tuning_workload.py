@@ -32,7 +32,7 @@ def test_transform_rejects_2d_kernels():
 def test_transform_slices_local_arrays_per_virtual_group():
     text = workload.transform(by_name("histogram").source, 32, 4)
     assert "__local uint h__all[__WL_C * (256)];" in text
-    assert "__local uint* h = h__all + __wl_vgroup() * (256);" in text
+    assert "LOCAL_PTR(uint) h = h__all + __wl_vgroup() * (256);" in text  # shim: __local uint* (OpenCL), uint* (CUDA)
 
 
 def test_transformed_launch_pads_virtual_groups():

@@ -68,7 +68,11 @@ def _prod(t: tuple[int, ...]) -> int:
 
 def transform(source: str, warp: int, merge: int) -> str:
     """The kernel text after step 1 (virtual groups of ``warp``) and step 2 (``merge`` = C of them
-    per hardware group of shape (warp, C)). Only 1-D kernels with 1-D ``__local`` arrays qualify."""
+    per hardware group of shape (warp, C)). Only 1-D kernels with 1-D ``__local`` arrays qualify.
+
+    The result still needs :func:`.shim.for_backend`: ``WL_FN`` (helper functions: ``inline`` in OpenCL,
+    ``__device__ inline`` in CUDA) and ``LOCAL_PTR`` (a pointer into local/shared memory) come from it, and
+    the built-ins are ``#undef``-ed first because the CUDA prelude defines them as macros."""
     if merge < 1 or warp < 1:
         raise ValueError(f"workload transformation needs warp ≥ 1 and C ≥ 1 (got warp={warp}, C={merge})")
     if "get_global_id(1)" in source or "get_local_id(1)" in source or "get_group_id(1)" in source:
@@ -79,25 +83,31 @@ def transform(source: str, warp: int, merge: int) -> str:
     prelude = f"""
 #define __WL_W {int(warp)}
 #define __WL_C {int(merge)}
-size_t __wl_vgroup(void) {{ return get_local_id(1); }}
-size_t __wl_lid(uint d) {{ return d == 0 ? get_local_id(0) : 0; }}
-size_t __wl_lsz(uint d) {{ return d == 0 ? (size_t)__WL_W : 1; }}
-size_t __wl_grp(uint d) {{ return d == 0 ? get_group_id(1) * __WL_C + get_local_id(1) : 0; }}
-size_t __wl_ngr(uint d) {{ return d == 0 ? get_num_groups(1) * __WL_C : 1; }}
-size_t __wl_gid(uint d) {{ return d == 0 ? __wl_grp(0) * __WL_W + get_local_id(0) : 0; }}
-size_t __wl_gsz(uint d) {{ return d == 0 ? __wl_ngr(0) * __WL_W : 1; }}
+WL_FN size_t __wl_vgroup(void) {{ return get_local_id(1); }}
+WL_FN size_t __wl_lid(uint d) {{ return d == 0 ? get_local_id(0) : 0; }}
+WL_FN size_t __wl_lsz(uint d) {{ return d == 0 ? (size_t)__WL_W : 1; }}
+WL_FN size_t __wl_grp(uint d) {{ return d == 0 ? get_group_id(1) * __WL_C + get_local_id(1) : 0; }}
+WL_FN size_t __wl_ngr(uint d) {{ return d == 0 ? get_num_groups(1) * __WL_C : 1; }}
+WL_FN size_t __wl_gid(uint d) {{ return d == 0 ? __wl_grp(0) * __WL_W + get_local_id(0) : 0; }}
+WL_FN size_t __wl_gsz(uint d) {{ return d == 0 ? __wl_ngr(0) * __WL_W : 1; }}
+#undef get_local_id
 #define get_local_id(d) __wl_lid(d)
+#undef get_local_size
 #define get_local_size(d) __wl_lsz(d)
+#undef get_group_id
 #define get_group_id(d) __wl_grp(d)
+#undef get_num_groups
 #define get_num_groups(d) __wl_ngr(d)
+#undef get_global_id
 #define get_global_id(d) __wl_gid(d)
+#undef get_global_size
 #define get_global_size(d) __wl_gsz(d)
 """
 
     def slice_local(m: re.Match[str]) -> str:
         t, name, n = m.group(1), m.group(2), m.group(3)
         return (f"__local {t} {name}__all[__WL_C * ({n})];\n"
-                f"    __local {t}* {name} = {name}__all + __wl_vgroup() * ({n});")
+                f"    LOCAL_PTR({t}) {name} = {name}__all + __wl_vgroup() * ({n});")
 
     body = _LOCAL_ARRAY.sub(slice_local, source)
     return prelude + body

@@ -13,6 +13,8 @@ One module per job:
 * :mod:`.dwarfs` — the thesis' dwarf benchmarks re-written for CUDA, with their loop trip counts.
 * :mod:`.kernel_classes` — the ten kernel classes K1–K10 of paper 004 and its three unseen kernels.
 * :mod:`.classify` — portable measured features, dataset, RF / naive Bayes / MLP classifiers.
+* :mod:`.ncu` — Nsight Compute counters of the kernel-class dataset (paper 004's own features, CUDA);
+  :mod:`.ncu_worker` is the process ncu profiles (each planned run launched once, in order).
 * :mod:`.similarity` — Lim's CFG transition-probability matching to reuse tuned configurations.
 * :mod:`.fixtures` — the ``sampled_kernel`` pytest fixture.
 """

@@ -26,7 +26,9 @@ user runs (same text on every backend). It identifies a kernel's code, so with a
 It is evaluated and recorded separately from the timing-only features.
 
 Classifiers (scikit-learn): random forest, Gaussian naive Bayes and an MLP (the paper's DNN), with the
-paper's input normalisation for NB/MLP (standardisation).
+paper's input normalisation for NB/MLP (standardisation). The same :func:`evaluate` also classifies from
+Nsight Compute counters on CUDA (:mod:`.ncu` collects them; :func:`split_unseen` separates the unseen
+kernels' rows of that one-pass dataset), so both feature sets meet the same split and the same models.
 """
 
 from __future__ import annotations
@@ -128,6 +130,7 @@ class Evaluation:
     accuracy: dict[str, float] = field(default_factory=dict)
     unseen: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)  # clf → kernel → class → votes
     confusion: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)  # clf → true → predicted → n
+    predictions: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # clf → unseen kernel → per run
 
 
 def evaluate(x: np.ndarray, y: Sequence[str], unseen: Mapping[str, np.ndarray], test_size: float = 0.3,
@@ -149,9 +152,35 @@ def evaluate(x: np.ndarray, y: Sequence[str], unseen: Mapping[str, np.ndarray], 
             row[str(p)] = row.get(str(p), 0) + 1
         ev.confusion[name] = conf
         ev.unseen[name] = {}
+        ev.predictions[name] = {}
         for kname, feats in unseen.items():
             votes: dict[str, int] = {}
-            for p in clf.predict(feats):
-                votes[str(p)] = votes.get(str(p), 0) + 1
+            preds = [str(p) for p in clf.predict(feats)]
+            for p in preds:
+                votes[p] = votes.get(p, 0) + 1
             ev.unseen[name][kname] = votes
+            ev.predictions[name][kname] = preds
     return ev
+
+
+def unseen_agreement(votes: Mapping[str, Mapping[str, int]], expected: Mapping[str, Sequence[str]]) -> float:
+    """Share of the unseen kernels' runs classified into a class the paper argues for (§6.1): the 9-point
+    stencils into their 5-point classes, SpMV into K7, K3 or K10."""
+    agree = sum(n for k, v in votes.items() for c, n in v.items() if c in expected[k])
+    total = sum(n for v in votes.values() for n in v.values())
+    if total == 0:
+        raise ValueError("no unseen-kernel runs were classified")
+    return agree / total
+
+
+def split_unseen(x: np.ndarray, labels: Sequence[str], classes: Sequence[str],
+                 unseen: Sequence[str]) -> tuple[np.ndarray, list[str], dict[str, np.ndarray]]:
+    """Rows of one dataset (e.g. the counter dataset, profiled in one pass over all kernels) → the
+    training classes' rows and labels, and each unseen kernel's rows."""
+    labels = list(labels)
+    known = [i for i, lab in enumerate(labels) if lab in classes]
+    other = set(labels) - set(classes) - set(unseen)
+    if other:
+        raise ValueError(f"rows of kernels that are neither classes nor unseen: {sorted(other)}")
+    return (x[known], [labels[i] for i in known],
+            {k: x[[i for i, lab in enumerate(labels) if lab == k]] for k in unseen if k in labels})

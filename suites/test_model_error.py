@@ -6,6 +6,12 @@
   leave-one-kernel-out: the kernel's own runs are never in its training set; ``model.svr.mean_error``.
 * ``model.ptx.<kernel>.error``, ``model.ptx.dwarf.<dwarf>.mape`` — Alavani's static PTX model
   (thesis ch. 4) on the thesis' dwarfs re-written for CUDA (CUDA only: PTX comes from NVRTC).
+* ``model.ptx.global_latency.{r2,rmse_cycles}``, ``….{single_thread,full_device}.cycles`` — the model's
+  ``L(gm)``: Alavani's global-latency microbenchmark over (nB, nT_b) and its piecewise-linear fit
+  (§3.3.3, Table 3.3/3.4; segments and points in ``info``), which ``test_ptx_model`` uses per launch.
+  It lives here, not in the probes suite, because it is the PTX model's dynamic analysis of the device
+  under test (like the launch-overhead and throughput fits of ``calibrate``): measured in the same
+  session the model is evaluated in, whatever probe results the checkout holds.
 
 Errors are ``better="lower"``: a model or measurement regression shows as a larger error.
 Kernel classification (paper 004) and CFG similarity (Lim ch. IV) are in ``test_kernel_classes.py``.
@@ -25,8 +31,10 @@ from pytest_gpuperf.models import ptx as ptxmod
 from pytest_gpuperf.models import scheduler, svr
 from pytest_gpuperf.models.corpus import CORPUS
 from pytest_gpuperf.models.dwarfs import DWARFS, THESIS_MAPE
-from pytest_gpuperf.models.latency import latencies
+from pytest_gpuperf.models.latency import GLOBAL_MODEL_METRIC, GlobalLatencyModel, latencies
 from pytest_gpuperf.models.sampling import describe, multiple_for, saturation_point, steady_state_flush
+from pytest_gpuperf.probes import global_latency
+from pytest_gpuperf.timing import Stats
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Tolerance of the error metrics: absolute percentage points of error, reflecting run-to-run noise of
@@ -185,11 +193,37 @@ def calibrate(dev, gpu_kernel, gpu_measure) -> tuple[scheduler.Calibration, dict
     return scheduler.Calibration((max(float(icpt), 0.0), max(float(slope), 0.0)), g, s), info
 
 
+def _global_latency_model(sw: global_latency.Sweep) -> GlobalLatencyModel:
+    """The device's §3.3.3 model from the session's sweep (:func:`global_latency.measured`: once per device)."""
+    return GlobalLatencyModel(sw.fit, f"fitted on this device in this session ({len(sw.points)} launches, "
+                                      f"{len(sw.fit.segments)} segments, R² {sw.fit.r2:.4f})")
+
+
+def test_global_latency_model(gpu_device, gpuperf_record):
+    """Alavani §3.3.3: the pointer chase of Algorithm 2 over (nB, nT_b), one thread to 16 full waves, and
+    its least-squares piecewise-linear model; the fit's quality and the curve's ends are gated."""
+    info = gpu_device.info
+    if not info.clock_counter:
+        pytest.skip(f"{info.spec} ({info.name}): {global_latency.NO_CLOCK}")
+    sw = global_latency.measured(gpu_device)
+    meta = sw.info()
+    stats = sw.fit.statistics()
+    gpuperf_record(GLOBAL_MODEL_METRIC, sw.fit.r2, "R²", better="higher", tolerance={"abs": 0.1}, info=meta)
+    gpuperf_record("model.ptx.global_latency.rmse_cycles", stats["rmse"], "cycles", better="lower",
+                   tolerance={"abs": 10.0, "rel": 1.0}, info=dict(stats))
+    ends = (("single_thread", sw.points[0]), ("full_device", sw.last_within(global_latency.full_device(info))))
+    for name, p in ends:
+        gpuperf_record(f"model.ptx.global_latency.{name}.cycles", p.cycles, "cycles", better="lower",
+                       stats=Stats.of(p.per_launch), info=p.to_json())
+    assert len(sw.points) >= 25 and all(p.cycles > 0 for p in sw.points), [p.to_json() for p in sw.points]
+
+
 @pytest.mark.gpuperf(requires=["cuda"])
 def test_ptx_model(gpu_device, gpu_kernel, gpu_measure, gpuperf_record):
     info = gpu_device.info
     cal, cal_info = calibrate(gpu_device, gpu_kernel, gpu_measure)
-    table = latencies(ROOT, info.key, info.backend, info.clock_mhz)
+    sweep = global_latency.measured(gpu_device)
+    table = latencies(ROOT, info.key, info.backend, info.clock_mhz, global_model=_global_latency_model(sweep))
     sources = sorted(set(table.sources.values()) | {table.global_source})
     per_dwarf: dict[str, list[float]] = {}
     errs = []
@@ -223,5 +257,6 @@ def test_ptx_model(gpu_device, gpu_kernel, gpu_measure, gpuperf_record):
                          "latency_cycles": {k: round(float(v), 2) for k, v in sorted(table.cycles.items())},
                          "latency_by_class": dict(sorted(table.sources.items())),
                          "global_latency": [table.global_cycles, table.global_source],
+                         "global_latency_model": sweep.table(),
                          "thesis": "Alavani Table 4.9 MAPE per dwarf (K20 … GTX 1050)"})
     assert all(np.isfinite(errs))

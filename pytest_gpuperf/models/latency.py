@@ -12,6 +12,13 @@ Order of sources, per instruction class:
 3. the fallback: Alavani thesis Table 3.2, the Tesla V100 (Volta) column — the newest architecture
    the thesis measured — and Table 3.3's piecewise model for global memory (Tesla K20).
 
+Global loads and stores are the exception the thesis makes (§3.3.3): their latency is a piecewise-linear
+model of the launch's threads, ``L = a·(nT_b·nB) + b`` per interval, measured on the device
+(:mod:`pytest_gpuperf.probes.global_latency`). When such a fit exists — measured in the session and passed
+to :func:`latencies`, else recorded in the device's results (``info["fit"]`` of
+:data:`GLOBAL_MODEL_METRIC`) — it gives ``L(gm)`` for each launch; the single probe value (DRAM chase)
+and then the K20 model stay the fallbacks.
+
 :func:`latencies` returns the table and, per class, which source it came from, so the suite records
 it beside every prediction.
 """
@@ -19,9 +26,11 @@ it beside every prediction.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Mapping
+
+from ..probes.fit import PiecewiseFit
 
 #: Alavani Table 3.2, Tesla V100 column (cycles); ``sfu`` uses the ``sqrt`` row (an SFU operation).
 THESIS_V100: Mapping[str, float] = {
@@ -36,7 +45,8 @@ ALIASES: Mapping[str, str] = {
 GLOBAL_CLASSES = ("ld.global", "st.global", "ld.local", "st.local", "ld.generic", "st.generic", "atom.global",
                   "atom.generic")
 def global_latency_k20(threads_total: int) -> float:
-    """Alavani Table 3.3: piecewise-linear global load/store latency over ``nT_b × nB`` (Tesla K20)."""
+    """Alavani Table 3.3: piecewise-linear global load/store latency over ``nT_b × nB`` (Tesla K20); the
+    fallback when the device has neither a fitted model nor a probe value."""
     x = float(threads_total)
     if x < 4096:
         return 0.02828 * x + 220
@@ -47,15 +57,51 @@ def global_latency_k20(threads_total: int) -> float:
     return max(-0.00002529 * x + 501.8, 220.0)
 
 
+#: The metric whose ``info["fit"]`` holds the device's fitted global-latency model (suites/test_model_error.py).
+GLOBAL_MODEL_METRIC = "model.ptx.global_latency.r2"
+
+
+@dataclass(frozen=True)
+class GlobalLatencyModel:
+    """Alavani §3.3.3 on the device under test: ``L = a·(nT_b·nB) + b`` per interval of the launch's threads.
+
+    Outside the measured range the latency is held at the range's end instead of extrapolating a
+    segment's slope: the sweep reaches one thread and many full-device waves, and a launch beyond the
+    last wave count runs more waves under the same per-wave load."""
+
+    fit: PiecewiseFit
+    source: str
+
+    def __call__(self, threads_total: float) -> float:
+        lo, hi = self.fit.segments[0].x_lo, self.fit.segments[-1].x_hi
+        return self.fit.predict(min(max(float(threads_total), lo), hi))
+
+    @classmethod
+    def from_info(cls, info: Mapping[str, Any], source: str) -> "GlobalLatencyModel | None":
+        """The model recorded in a metric's ``info`` (``{"fit": PiecewiseFit.to_json()}``), or None."""
+        data = info.get("fit") if isinstance(info, Mapping) else None
+        if not isinstance(data, Mapping):
+            return None
+        try:
+            return cls(PiecewiseFit.from_json(dict(data)), source)
+        except (KeyError, TypeError, ValueError):
+            return None
+
+
 @dataclass(frozen=True)
 class LatencyTable:
     cycles: Mapping[str, float]
     sources: Mapping[str, str]
-    global_cycles: float | None  # None → use the thesis' piecewise model for the launch
+    global_cycles: float | None  # fixed global latency (probe); None → the thesis' K20 model for the launch
     global_source: str
+    global_model: GlobalLatencyModel | None = None  # the device's fitted model: wins over global_cycles
 
     def of(self, klass: str, threads_total: int) -> float:
+        """Latency in cycles of one instruction class in a launch of ``threads_total`` threads (only the
+        global classes depend on the launch, as in the thesis)."""
         if klass in GLOBAL_CLASSES:
+            if self.global_model is not None:
+                return self.global_model(threads_total)
             return self.global_cycles if self.global_cycles is not None else global_latency_k20(threads_total)
         k = klass if klass in self.cycles else ALIASES.get(klass, klass)
         if k not in self.cycles:
@@ -128,10 +174,13 @@ SHARED_ROWS: Mapping[str, str] = {"st.shared": "ld.shared", "bra": "setp", "bar"
                                   "other": "adds"}
 
 
-def latencies(root: Path, device_key: str, backend: str, clock_mhz: float) -> LatencyTable:
+def latencies(root: Path, device_key: str, backend: str, clock_mhz: float,
+              global_model: GlobalLatencyModel | None = None) -> LatencyTable:
     """The latency table for a device: the probe baseline (``baselines/<key>.json``), else the probe
     results (``results/<key>/probes-<backend>.json``), else the thesis' fallback — per class, and
-    ``sources`` says which one each class came from."""
+    ``sources`` says which one each class came from. Global accesses take ``global_model`` (measured in
+    the session), else the fitted model recorded in ``results/<key>/models-<backend>.json``, else the fixed
+    probe value or the K20 model; ``global_source`` names the one used."""
     other = "opencl" if backend == "cuda" else "cuda"
     files = ((root / "baselines" / f"{device_key}.json", "probe baseline"),
              (root / "results" / device_key / f"probes-{backend}.json", "probe results"),
@@ -161,4 +210,23 @@ def latencies(root: Path, device_key: str, backend: str, clock_mhz: float) -> La
     for klass, partner in SHARED_ROWS.items():
         if partner in cycles and sources.get(partner, "").startswith("probe"):
             cycles[klass], sources[klass] = cycles[partner], sources[partner]
-    return LatencyTable(cycles, sources, global_cycles, global_source)
+    table = LatencyTable(cycles, sources, global_cycles, global_source)
+    model = global_model or recorded_global_model(root, device_key, backend)
+    return with_global_model(table, model) if model is not None else table
+
+
+def recorded_global_model(root: Path, device_key: str, backend: str) -> GlobalLatencyModel | None:
+    """The fitted global-latency model of the device's last model-error run (results JSON keep ``info``;
+    baselines do not), or None."""
+    path = root / "results" / device_key / f"models-{backend}.json"
+    m = _metrics_of(path, backend).get(GLOBAL_MODEL_METRIC)
+    if m is None:
+        return None
+    return GlobalLatencyModel.from_info(m.get("info", {}), f"fitted model recorded in {path.name}: {GLOBAL_MODEL_METRIC}")
+
+
+def with_global_model(table: LatencyTable, model: GlobalLatencyModel) -> LatencyTable:
+    """``table`` with ``model`` for the global classes; the fixed value it replaces stays in the source text."""
+    before = f"{table.global_cycles:.1f} cycles" if table.global_cycles is not None else "the K20 model"
+    return replace(table, global_model=model,
+                   global_source=f"{model.source} (replaces {before}: {table.global_source})")

@@ -16,7 +16,9 @@ whole device's fitted throughput — :func:`global_penalty_s`, :func:`shared_pen
 already holds each global access for ``L(gm) + ⌈nTW/R[LSU]⌉ − 1`` cycles per wave.)
 The cache-miss penalty is the thesis' parameterised Eq. 4.12 (§4.4.5.4): the global accesses of the
 whole launch, divided by how many accesses of the kernel's mean size fit in ``waves × L2_sz``, times
-the global-memory latency ``L(gm)`` (the probes' DRAM latency where measured), in cycles.
+the global-memory latency ``L(gm)``, in cycles. ``L(gm)`` is one value per launch, ``LatencyTable.of`` at
+the launch's ``nB·nT_b`` threads — the device's fitted §3.3.3 model where measured — and the same value
+the scheduler charges each global access (Alg. 6), as the thesis does with Table 3.3.
 
 Deviations, each because the thesis' text is ambiguous or would be wrong on its own terms:
 
@@ -212,12 +214,13 @@ class Prediction:
     cm_penalty_s: float = 0.0
     resources: dict[str, int] = field(default_factory=dict)
     parts: dict[str, float] = field(default_factory=dict)
+    gm_latency_cycles: float = 0.0  # L(gm) of this launch (Alg. 6 per global access, Eq. 4.12 per miss)
 
     def info(self) -> dict[str, object]:
         """Everything the prediction was built from, for the metric's ``info`` (regs and occupancy per kernel)."""
         return {"d_kernel_cycles": round(self.d_kernel_cycles, 1), "waves": self.waves,
                 "launch_s": self.launch_s, "gm_penalty_s": self.gm_penalty_s, "sm_penalty_s": self.sm_penalty_s,
-                "cm_penalty_s": self.cm_penalty_s,
+                "cm_penalty_s": self.cm_penalty_s, "gm_latency_cycles": round(self.gm_latency_cycles, 1),
                 "threads_per_sm": self.occupancy.threads_per_sm, "occupancy_limit": self.occupancy.limit,
                 **self.resources, "nGM_per_thread": self.counts[0], "nShM_per_thread": self.counts[2]}
 
@@ -288,9 +291,10 @@ def predict(cfg: Cfg, table: LatencyTable, cal: Calibration, *, grid: int, block
     launch = cal.launch[0] + cal.launch[1] * threads_total
     gm = global_penalty_s(threads_total, ngm, gbytes, units["LSU"], cal.global_tp)
     sm = shared_penalty_s(threads_total, nsm, sbytes, units["LSU"], n_sm, cal.shared_tp)
-    cm = cache_miss_cycles(threads_total, ngm, gbytes, waves, l2_bytes, table.of("ld.global", threads_total)) / clock_hz
+    l_gm = table.of("ld.global", threads_total)  # the same per-launch L(gm) the scheduler charged above
+    cm = cache_miss_cycles(threads_total, ngm, gbytes, waves, l2_bytes, l_gm) / clock_hz
     seconds = d_kernel / clock_hz + launch + gm + sm + cm
     resident = occ.threads_per_sm / SM_LIMITS.get(cc, SM_LIMITS["9.0"])[0]
     resources = {"regs_per_thread": regs, "shared_bytes_per_block": shared, "block": block, "grid": grid,
                  "occupancy": round(resident, 3)}
-    return Prediction(seconds, d_kernel, waves, launch, gm, sm, occ, counts, cm, resources)
+    return Prediction(seconds, d_kernel, waves, launch, gm, sm, occ, counts, cm, resources, gm_latency_cycles=l_gm)

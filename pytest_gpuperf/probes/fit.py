@@ -31,6 +31,7 @@ class PiecewiseFit:
     segments: tuple[Segment, ...]
     sse: float
     r2: float
+    n: int = 0  # points fitted (0: unknown, e.g. a fit read from an older results file)
 
     def predict(self, x: float) -> float:
         for s in self.segments:
@@ -42,9 +43,27 @@ class PiecewiseFit:
     def breakpoints(self) -> list[float]:
         return [s.x_hi for s in self.segments[:-1]]
 
+    def statistics(self) -> dict[str, float]:
+        """The goodness-of-fit figures of the thesis' Table 3.4: MSE = RSS/n, RMSE, R², RSS and the residual
+        standard error RSE = √(RSS/(n − p)) with p = 2 parameters (slope, intercept) per segment."""
+        n = max(self.n, 1)
+        dof = max(n - 2 * len(self.segments), 1)
+        return {"mse": self.sse / n, "rmse": math.sqrt(self.sse / n), "r2": self.r2, "rss": self.sse,
+                "rse": math.sqrt(self.sse / dof), "n": self.n}
+
     def to_json(self) -> dict[str, object]:
         return {"segments": [{"x_lo": s.x_lo, "x_hi": s.x_hi, "slope": s.slope, "intercept": s.intercept}
-                             for s in self.segments], "sse": self.sse, "r2": self.r2}
+                             for s in self.segments], "sse": self.sse, "r2": self.r2, "n": self.n}
+
+    @classmethod
+    def from_json(cls, data: dict[str, object]) -> "PiecewiseFit":
+        """Inverse of :meth:`to_json` (a fit recorded in a results file's ``info``)."""
+        segs = tuple(Segment(float(s["x_lo"]), float(s["x_hi"]), float(s["slope"]), float(s["intercept"]))
+                     for s in data["segments"])  # type: ignore[union-attr]
+        if not segs:
+            raise ValueError("a piecewise fit needs at least one segment")
+        return cls(segs, float(data.get("sse", 0.0)), float(data.get("r2", float("nan"))),  # type: ignore[arg-type]
+                   int(data.get("n", 0)))  # type: ignore[arg-type]
 
 
 def _line(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
@@ -96,7 +115,7 @@ def piecewise_linear(xs: Sequence[float], ys: Sequence[float], max_segments: int
         a, b, _ = _line(x[i:j], y[i:j])
         segs.append(Segment(float(x[i]), float(x[j - 1]), a, b))
     sse = float(best[k, n])
-    return PiecewiseFit(tuple(segs), sse, 1.0 - sse / sst)
+    return PiecewiseFit(tuple(segs), sse, 1.0 - sse / sst, n)
 
 
 def plateaus(sizes: Sequence[float], lat: Sequence[float], jump: float = 1.25) -> list[tuple[int, int]]:

@@ -20,6 +20,6 @@ group memory   "suites/test_memory.py"                                 "cuda:0 o
 group probes   "suites/test_latency.py suites/test_memory_hierarchy.py" "cuda:0 opencl:0" 140 ""
 group accuracy "suites/test_accuracy_ops.py suites/test_accuracy_math.py suites/test_accuracy_fuzz.py suites/test_accuracy_sum.py" \
                "cuda:0 opencl:0" 120 "--gpuperf-exhaustive --gpuperf-accuracy-scale=4 --gpuperf-accuracy-budget=72"
-group models   "suites/test_model_error.py suites/test_kernel_classes.py" "cuda:0 opencl:0" 100 ""
+group models   "suites/test_model_error.py suites/test_kernel_classes.py" "cuda:0 opencl:0" 280 ""
 group tuning   "suites/test_workgroup_tuning.py"                       "cuda:0 opencl:0" 180 ""
 exit $rc

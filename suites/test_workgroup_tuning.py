@@ -203,6 +203,8 @@ def test_tuning_means(gpu_device, gpuperf_record):
             # kernel time, which long-running kernels dominate. Recorded beside the per-kernel mean.
             gpuperf_record(f"tuning.total.{strat}.device_cost",
                            sum(r["device_s"] for r in rows) / sum(r["device_ex_s"] for r in rows), "ratio",
-                           better="lower", tolerance={"rel": 0.3, "abs": 0.05},
+                           # on a shared 2-core CPU one slow kernel moves the sum: gross changes only there
+                           better="lower", tolerance={"rel": 1.0, "abs": 0.2} if gpu_device.info.is_cpu
+                           else {"rel": 0.3, "abs": 0.05},
                            info={"definition": "Σ over kernels of profiled kernel time / Σ of exhaustive's",
                                  "kernels": len(rows)})

@@ -1,0 +1,51 @@
+"""The OpenCL timing gate: commands enqueued inside ``Device.timed`` wait on a user event released only
+after the enqueue callable returns, so a multi-launch span is device time without host enqueue gaps.
+Run on a real OpenCL device (PoCL in CI)."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from pytest_gpuperf.timing.measure import MeasureConfig, measure
+
+SRC = """
+__kernel void inc(__global float* x, int n) { int i = get_global_id(0); if (i < n) x[i] += 1.0f; }
+"""
+
+
+def test_gated_launches_run_and_give_correct_results(cl_device):
+    k = cl_device.compile(SRC, "inc")
+    buf = cl_device.to_device(np.zeros(1024, np.float32))
+    handle = cl_device.timed(lambda: [cl_device.launch(k, (1024,), (64,), [buf, np.int32(1024)]) for _ in range(5)])
+    assert cl_device.elapsed(handle, 10.0) > 0
+    assert np.all(cl_device.to_host(buf, np.float32) == 5.0)
+
+
+def test_host_gaps_are_not_timed(cl_device):
+    """A 50 ms host pause between two enqueues inside the timed region must not show in the span: the
+    commands wait for the gate until the callable has returned."""
+    k = cl_device.compile(SRC, "inc")
+    buf = cl_device.to_device(np.zeros(64, np.float32))
+
+    def enqueue():
+        first = cl_device.launch(k, (64,), (64,), [buf, np.int32(64)])
+        time.sleep(0.05)
+        return [first, cl_device.launch(k, (64,), (64,), [buf, np.int32(64)])]
+
+    spans = [cl_device.elapsed(cl_device.timed(enqueue), 10.0) for _ in range(3)]
+    assert min(spans) < 0.025, f"the host pause leaked into the device span: {spans}"
+
+
+def test_blocking_read_inside_the_timed_region_does_not_deadlock(cl_device):
+    k = cl_device.compile(SRC, "inc")
+    buf = cl_device.to_device(np.zeros(64, np.float32))
+
+    def enqueue():
+        ev = cl_device.launch(k, (64,), (64,), [buf, np.int32(64)])
+        cl_device.to_host(buf, np.float32)  # releases the gate first
+        return ev
+
+    m = measure(cl_device, enqueue, MeasureConfig(warmup=0, min_repeats=2, max_repeats=2, timeout_s=10.0))
+    assert m.stats.median > 0

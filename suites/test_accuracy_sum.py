@@ -4,9 +4,10 @@ parallel (64 × 32 threads), error vs n and time vs n.
 
 Metrics ``accuracy.sum.<variant>.<layout>.n<log2 n>.abs_err`` (|sum − exact|, exact = 0 by construction,
 confirmed by MPFR) and ``....time_us`` (device time of the whole reduction, both launches).
-The accuracy ordering the thesis reports is asserted for the composite sums: float2/double2 are never
-less accurate than the plain sum of the same precision by more than a few ulps of the largest partial —
-checked as err(float2) ≤ err(float) + 1e3·eps (likewise double2). Kahan is recorded, not gated.
+The accuracy ordering the thesis reports is asserted for the compensated and composite sums: Kahan and
+float2/double2 are never less accurate than the plain sum of the same precision by more than a few ulps of
+the largest partial — checked as err(float2) ≤ err(float) + 1e3·eps (likewise Kahan and double2; all seven
+recorded runs, H100 CUDA/OpenCL and PoCL, satisfy it).
 """
 
 from __future__ import annotations
@@ -65,7 +66,9 @@ def test_summation(gpu_device, gpu_measure, gpuperf_record, accuracy_rng, layout
                            tolerance={"rel": 3.0, "abs": 50.0} if info.is_cpu else None)
     for lg in sizes:
         for prec in ("float", "double"):
-            if (f"{prec}2", lg) in errs:
-                plain, comp = errs[prec, lg], errs[f"{prec}2", lg]
-                eps = float(np.finfo(np.float32 if prec == "float" else np.float64).eps)
-                assert comp <= plain + 1e3 * eps, f"{prec}2 sum less accurate than {prec} at n=2^{lg}: {comp} > {plain}"
+            eps = float(np.finfo(np.float32 if prec == "float" else np.float64).eps)
+            for better in (f"{prec}2", f"{prec}.kahan"):
+                if (better, lg) in errs:
+                    plain, comp = errs[prec, lg], errs[better, lg]
+                    assert comp <= plain + 1e3 * eps, \
+                        f"{better} sum less accurate than {prec} at n=2^{lg} ({layout}): {comp} > {plain}"

@@ -20,8 +20,7 @@ from pytest_gpuperf.models.latency import (GLOBAL_MODEL_METRIC, GlobalLatencyMod
 from pytest_gpuperf.probes import fit, global_latency, sass
 
 #: Table 3.3 (Tesla K20): (interval end, a, b) of L = a·(nT_b·nB) + b.
-TABLE_3_3 = ((4096, 0.02828, 220.0), (24576, 0.004780, 251.7), (991232, 0.0001679, 307.8),
-             (2203648, -0.00002529, 501.8))
+TABLE_3_3 = tuple((hi, a, b) for _, hi, a, b in global_latency.K20_TABLE_3_3)
 
 
 def _k20_samples(per_segment: int = 8) -> tuple[np.ndarray, np.ndarray]:

@@ -5,18 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from pytest_gpuperf.models.latency import global_latency_k20 as _thesis_k20  # Table 3.3
 from pytest_gpuperf.probes import fit, memory
-
-
-def _thesis_k20(v: float) -> float:
-    """Table 3.3 of the Alavani thesis (Tesla K20): global load latency vs nT_b·nB."""
-    if v < 4096:
-        return 0.02828 * v + 220
-    if v < 24576:
-        return 0.004780 * v + 251.7
-    if v < 991232:
-        return 0.0001679 * v + 307.8
-    return -0.00002529 * v + 501.8
 
 
 def test_recovers_the_thesis_model_from_noisy_samples():

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..probes.fit import PiecewiseFit
+from ..probes.global_latency import K20_TABLE_3_3
 
 #: Alavani Table 3.2, Tesla V100 column (cycles); ``sfu`` uses the ``sqrt`` row (an SFU operation).
 THESIS_V100: Mapping[str, float] = {
@@ -46,15 +47,14 @@ GLOBAL_CLASSES = ("ld.global", "st.global", "ld.local", "st.local", "ld.generic"
                   "atom.generic")
 def global_latency_k20(threads_total: int) -> float:
     """Alavani Table 3.3: piecewise-linear global load/store latency over ``nT_b × nB`` (Tesla K20); the
-    fallback when the device has neither a fitted model nor a probe value."""
+    fallback when the device has neither a fitted model nor a probe value. Beyond the table's last
+    interval the last line holds, never below the one-thread 220 cycles."""
     x = float(threads_total)
-    if x < 4096:
-        return 0.02828 * x + 220
-    if x < 24576:
-        return 0.004780 * x + 251.7
-    if x < 991232:
-        return 0.0001679 * x + 307.8
-    return max(-0.00002529 * x + 501.8, 220.0)
+    for _, hi, a, b in K20_TABLE_3_3[:-1]:
+        if x < hi:
+            return a * x + b
+    _, _, a, b = K20_TABLE_3_3[-1]
+    return max(a * x + b, K20_TABLE_3_3[0][3])
 
 
 #: The metric whose ``info["fit"]`` holds the device's fitted global-latency model (suites/test_model_error.py).

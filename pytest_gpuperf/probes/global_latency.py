@@ -66,6 +66,13 @@ from .build import compile_many, function_sass
 from .fit import PiecewiseFit, piecewise_linear
 from .memory import chase_array
 
+#: Alavani Table 3.3 (Tesla K20): (interval start, interval end, a, b) of L = a·(nT_b·nB) + b cycles — the
+#: thesis' fitted model, kept once: the K20 fallback of :func:`models.latency.global_latency_k20`, the
+#: reference in every fit's ``info`` and the tests' ground truth.
+K20_TABLE_3_3: tuple[tuple[float, float, float, float], ...] = (
+    (0, 4096, 0.02828, 220.0), (4096, 24576, 0.004780, 251.7), (24576, 991232, 0.0001679, 307.8),
+    (991232, 2203648, -0.00002529, 501.8))
+
 UNROLL = 4
 SECTION = 64  # steps of the first timed section (×UNROLL loads: the appendix listing's repeat256)
 WARM = 64  # untimed steps before the timed sections
@@ -221,9 +228,7 @@ class Sweep:
                                     "starts at element 0 (Algorithm 2)",
                            "walk_lines": UNROLL * (WARM + 3 * SECTION), "timed_loads": UNROLL * SECTION,
                            "repeats": REPEATS, "sass": self.evidence},
-                "thesis": {"table_3_3_k20": [[0, 4096, 0.02828, 220], [4096, 24576, 0.004780, 251.7],
-                                             [24576, 991232, 0.0001679, 307.8],
-                                             [991232, 2203648, -0.00002529, 501.8]],
+                "thesis": {"table_3_3_k20": [list(row) for row in K20_TABLE_3_3],
                            "table_3_4": {"mse": 22.95, "rmse": 4.79, "r2": 0.9967, "rss": 32801.69, "rse": 4.80}}}
 
 

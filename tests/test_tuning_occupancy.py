@@ -41,3 +41,23 @@ def test_unknown_architecture_and_bad_input():
 def test_device_reported_limits_override_table():
     lim = sm_limits("9.0", {"max_threads_per_sm": 1536, "max_blocks_per_sm": 16})
     assert lim.max_warps == 48 and lim.max_blocks == 16
+
+
+def test_resources_once_per_build(gpu_device, monkeypatch):
+    """Every size of a kernel without ``-DWG=`` is the same build: its resources (ptxas -v or the
+    verbose driver build on NVIDIA OpenCL) are read once, not once per size."""
+    import dataclasses
+
+    from pytest_gpuperf.tuning import occupancy
+    from pytest_gpuperf.tuning.evaluate import Config, Evaluator
+    from pytest_gpuperf.tuning.kernels import by_name
+    from pytest_gpuperf.tuning.tuner import tuning_config
+
+    calls = []
+    real = occupancy._resources
+    monkeypatch.setattr(occupancy, "_resources", lambda k: calls.append(k.options) or real(k))
+    bench = dataclasses.replace(by_name("matvec_row"), source=by_name("matvec_row").source + "\n// fresh build\n")
+    ev = Evaluator(gpu_device, bench, {"m": 64, "n": 32}, tuning_config(gpu_device))
+    w = ev.warp
+    got = {occupancy.resources(ev.kernel(Config((s,)))) for s in (w, 2 * w, 3 * w)}
+    assert len(got) == 1 and len(calls) == 1

@@ -167,7 +167,19 @@ class Resources:
 
 
 def resources(kernel: Any) -> Resources:
-    """Registers and shared/local memory of a compiled kernel, from the best source the backend offers."""
+    """Registers and shared/local memory of a compiled kernel, from the best source the backend offers.
+
+    Computed once per compiled kernel and kept on it: :meth:`Device.compile` hands every configuration
+    with the same source and options the same kernel, so ``ptxas -v`` / the ``-cl-nv-verbose`` build
+    run once per build, not once per work-group size."""
+    found = getattr(kernel, "_gpuperf_resources", None)
+    if found is None:
+        found = _resources(kernel)
+        kernel._gpuperf_resources = found
+    return found
+
+
+def _resources(kernel: Any) -> Resources:
     attrs = kernel.attributes
     info = kernel.device.info
     if info.backend == "cuda":

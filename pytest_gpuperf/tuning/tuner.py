@@ -10,7 +10,7 @@ from ..timing.measure import MeasureConfig
 from .concurrency import Calibration, calibrate
 from .evaluate import Config, Evaluator
 from .kernels import Benchmark
-from .occupancy import Resources, SMLimits, calculate, resources, sm_limits
+from .occupancy import SMLimits, calculate, resources, sm_limits
 from .space import enumerate_space, limits_for
 from .strategies import Context, Outcome, dao, exhaustive, lim_rules, lim_static
 
@@ -48,12 +48,8 @@ def calibration(device: Device) -> Calibration | None:
             lim = limits_for(device.info, 1)
             sizes = [s[0] for s in enumerate_space(1, lim)]
 
-            usage: dict[int, Resources] = {}  # one kernel, many sizes: run ptxas / the verbose build once
-
             def occ(threads: int, kernel: object) -> float:
-                if id(kernel) not in usage:
-                    usage[id(kernel)] = resources(kernel)
-                r = usage[id(kernel)]
+                r = resources(kernel)  # computed once per compiled kernel
                 return calculate(sm, threads, r.regs, r.shared).occupancy
 
             n = 1 << 20

@@ -61,3 +61,25 @@ def test_resources_once_per_build(gpu_device, monkeypatch):
     w = ev.warp
     got = {occupancy.resources(ev.kernel(Config((s,)))) for s in (w, 2 * w, 3 * w)}
     assert len(got) == 1 and len(calls) == 1
+
+
+def test_lim_static_and_rules_keep_t_star(gpu_device):
+    """Lim's T* on a real device's compiled kernel (the H100 limits stand in where the device has no SM
+    model): lim_static visits exactly the occupancy maximisers; without a PTX mix (non-NVIDIA) the
+    rule is balanced and lim_rules keeps the same set."""
+    import math
+
+    from pytest_gpuperf.tuning.kernels import by_name
+    from pytest_gpuperf.tuning.strategies import lim_rules, lim_static
+    from pytest_gpuperf.tuning.tuner import context
+
+    ctx = context(gpu_device, by_name("matvec_row"), {"m": 64, "n": 32})
+    if ctx.sm is None:
+        ctx.sm = H100
+    occ = {c: ctx.occupancy(c).occupancy for c in ctx.space}
+    top = max(occ.values())
+    t_star = {c for c in ctx.space if math.isclose(occ[c], top)}
+    ls = lim_static(ctx)
+    assert set(ls.ledger.visited) == t_star and ls.pruning["after_static"] == len(t_star) and ls.best in t_star
+    lr = lim_rules(ctx)
+    assert lr.pruning["after_static"] == len(t_star) and set(lr.ledger.visited) <= t_star

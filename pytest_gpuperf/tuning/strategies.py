@@ -98,22 +98,21 @@ def random_search(ctx: Context, budget: int, seed: int) -> Outcome:
     return Outcome("random", _best(ctx, picks, ledger), ledger)
 
 
+def _t_star(ctx: Context) -> tuple[list[Config], float]:
+    """Lim's T*: the configurations whose theoretical occupancy equals the best achievable."""
+    occ = {c: ctx.occupancy(c) for c in ctx.space}
+    top = max(o.occupancy for o in occ.values() if o is not None)
+    return [c for c in ctx.space if occ[c] is not None and math.isclose(occ[c].occupancy, top)], top
+
+
 def lim_static(ctx: Context) -> Outcome:
     """Keep the sizes whose theoretical occupancy equals the best achievable (Lim's T* set)."""
     ledger = Ledger()
     if ctx.sm is None:
         return Outcome("lim_static", _best(ctx, ctx.space, ledger), ledger, {"static": "no SM model: nothing pruned"})
-    occ = {c: ctx.occupancy(c) for c in ctx.space}
-    top = max(o.occupancy for o in occ.values() if o is not None)
-    kept = [c for c in ctx.space if occ[c] is not None and math.isclose(occ[c].occupancy, top)]
+    kept, top = _t_star(ctx)
     return Outcome("lim_static", _best(ctx, kept, ledger), ledger,
                    {"space": len(ctx.space), "after_static": len(kept), "occupancy": round(top, 4)})
-
-
-def _t_star(ctx: Context) -> tuple[list[Config], float]:
-    occ = {c: ctx.occupancy(c) for c in ctx.space}
-    top = max(o.occupancy for o in occ.values() if o is not None)
-    return [c for c in ctx.space if occ[c] is not None and math.isclose(occ[c].occupancy, top)], top
 
 
 def lim_rules(ctx: Context) -> Outcome:

@@ -25,6 +25,7 @@ from statistics import mean
 import pytest
 
 from pytest_gpuperf.tuning import ktsim
+from pytest_gpuperf.tuning.evaluate import Ledger
 from pytest_gpuperf.tuning.kernels import BENCHMARKS
 from pytest_gpuperf.tuning.strategies import dao, exhaustive, lim_rules, lim_static, random_search
 from pytest_gpuperf.tuning.tuner import calibration, context
@@ -116,10 +117,10 @@ def test_tune(gpu_device, gpuperf_record, bench):
                          "max_dims": list(ctx.limits.max_dims), "build_options": list(ev.extra_options)})
     for strat, runs in picks.items():
         q = mean(times[c] / opt for c, _ in runs)
-        ev_costs = [ev.cost(_ledger(v)) for _, v in runs]
+        ev_costs = [ev.cost(Ledger(list(v))) for _, v in runs]
         cost = mean(n for n, _ in ev_costs) / n_ex
         tcost = mean(t for _, t in ev_costs) / t_ex
-        d_s = mean(ev.device_cost(_ledger(v)) for _, v in runs)
+        d_s = mean(ev.device_cost(Ledger(list(v))) for _, v in runs)
         dcost = d_s / d_ex
         summary[strat] = {"quality": q, "cost": cost, "time_cost": tcost, "device_cost": dcost,
                           "device_s": d_s, "device_ex_s": d_ex}
@@ -166,11 +167,6 @@ def test_tune(gpu_device, gpuperf_record, bench):
     # Some of Kernel Tuner's population strategies fail on very small (CPU-sized) spaces; that is
     # reported in the record, but every strategy failing means the replay itself is broken.
     assert len(kt_errors) < len(KT_STRATEGIES) * len(SEEDS), f"every Kernel Tuner strategy failed: {kt_errors}"
-
-
-def _ledger(visited):
-    from pytest_gpuperf.tuning.evaluate import Ledger
-    return Ledger(list(visited))
 
 
 def test_tuning_means(gpu_device, gpuperf_record):

@@ -14,7 +14,6 @@ from __future__ import annotations
 import dataclasses
 import time
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
@@ -44,7 +43,6 @@ class Point:
     time_s: float  # median device seconds
     spread: float  # robust relative spread of the samples
     cost_s: float  # host seconds to compile + time this configuration
-    compile_s: float = 0.0  # of which compiling (0 when the build was shared with another configuration)
 
 
 @dataclass
@@ -53,11 +51,9 @@ class Ledger:
 
     visited: list[Config] = field(default_factory=list)
 
-    def charge(self, cfg: Config) -> bool:
-        if cfg in self.visited:
-            return False
-        self.visited.append(cfg)
-        return True
+    def charge(self, cfg: Config) -> None:
+        if cfg not in self.visited:
+            self.visited.append(cfg)
 
 
 class Evaluator:
@@ -108,11 +104,10 @@ class Evaluator:
             return self.points[cfg]
         t0 = time.perf_counter()
         k = self.kernel(cfg)
-        t_compile = time.perf_counter() - t0
         glob, loc, _ = self.geometry(cfg)
         args = self.prepared.args()
         m = measure(self.device, lambda: self.device.launch(k, glob, loc, args), self.config)
-        point = Point(m.stats.median, m.stats.rel_spread, time.perf_counter() - t0, t_compile)
+        point = Point(m.stats.median, m.stats.rel_spread, time.perf_counter() - t0)
         self.points[cfg] = point
         return point
 
@@ -158,7 +153,3 @@ class Evaluator:
             self.bench.check(self.device, p, cfg.local)
         except AssertionError as exc:
             raise AssertionError(f"{self.bench.name} at {cfg.label()}: {exc}") from None
-
-
-def describe(points: dict[Config, Point]) -> dict[str, Any]:
-    return {c.label(): round(p.time_s * 1e6, 3) for c, p in sorted(points.items())}

@@ -286,10 +286,6 @@ def _close(got: np.ndarray, want: np.ndarray, what: str, rtol: float = 1e-4, ato
 
 
 # reduce ------------------------------------------------------------------------------------------
-def _reduce_groups(s: dict[str, int], dev: Device) -> int:
-    return s["groups"]
-
-
 def _reduce_prepare(dev: Device, rng: np.random.Generator, s: dict[str, int]) -> Prepared:
     x = _f32(rng, s["n"], 0.0, 1.0)
     xb, pb = dev.to_device(x), dev.empty(4 * 64 * s["groups"])

@@ -12,10 +12,14 @@ from __future__ import annotations
 
 import contextlib
 import io
+import itertools
 import json
 import os
+import random
 import tempfile
 from typing import Any
+
+import numpy as np
 
 from .evaluate import Config, Evaluator
 
@@ -35,7 +39,6 @@ def write_cache(path: str, ev: Evaluator, space: list[Config]) -> dict[str, list
     tune_params, keys = _params(ev, space)
     entries: dict[str, Any] = {}
     legal = {c.local for c in space}
-    import itertools
     for combo in itertools.product(*(tune_params[k] for k in keys)):
         key = ",".join(str(v) for v in combo)
         rec: dict[str, Any] = dict(zip(keys, combo))
@@ -61,7 +64,6 @@ def restrictions(ev: Evaluator, space: list[Config]) -> list[str]:
     (x·y a multiple of the warp width, within the work-group limit); checked against ``space``."""
     if ev.bench.dims == 1:
         return []
-    import itertools
     tune_params, _ = _params(ev, space)
     top = max(c.local[0] * c.local[1] for c in space)
     rule = f"(WGX * WGY) % {ev.warp} == 0 and WGX * WGY <= {top}"
@@ -73,22 +75,17 @@ def restrictions(ev: Evaluator, space: list[Config]) -> list[str]:
     return [rule]
 
 
-def run_strategy(ev: Evaluator, space: list[Config], strategy: str, budget: int, seed: int,
-                 cache_path: str | None = None) -> tuple[Config, list[Config]]:
+def run_strategy(ev: Evaluator, space: list[Config], strategy: str, budget: int,
+                 seed: int) -> tuple[Config, list[Config]]:
     """(best config, visited configs) of Kernel Tuner's ``strategy`` at ``budget`` evaluations."""
-    import numpy as np
     from kernel_tuner import tune_kernel
 
-    own = cache_path is None
-    if own:
-        fd, cache_path = tempfile.mkstemp(suffix=".json", prefix="kt-")
-        os.close(fd)
-    try:
+    with tempfile.TemporaryDirectory(prefix="kt-") as tmp:
+        cache_path = os.path.join(tmp, "cache.json")
         tune_params = write_cache(cache_path, ev, space)
         keys = list(tune_params)
         restrict = restrictions(ev, space)
         np.random.seed(seed)
-        import random
         random.seed(seed)
         with contextlib.redirect_stdout(io.StringIO()):
             results, _env = tune_kernel(
@@ -96,9 +93,6 @@ def run_strategy(ev: Evaluator, space: list[Config], strategy: str, budget: int,
                 lang="OpenCL", cache=cache_path, simulation_mode=True, strategy=strategy,
                 strategy_options={"max_fevals": int(budget)}, restrictions=restrict or None, quiet=True,
                 block_size_names=["WGX", "WGY"] if len(keys) == 2 else ["WGX"])
-    finally:
-        if own and cache_path and os.path.exists(cache_path):
-            os.unlink(cache_path)
     visited: list[Config] = []
     for r in results:
         if isinstance(r.get("time"), (int, float)):

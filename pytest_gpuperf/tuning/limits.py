@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from math import ceil
+from math import ceil, prod
 from typing import Any
 
 _DIRECTIVE = re.compile(r"\.(maxntid|reqntid|maxnreg|minnctapersm)\s+([0-9, ]+)")
@@ -150,9 +150,7 @@ def _probe_launch(ev: Any, cfg: Any, kmax: int, device_max: int, info: dict[str,
     except Exception as exc:  # noqa: BLE001 - a refused or wrong launch keeps the reported limit
         info["launch_probe"] = f"{big.label()} refused or wrong: {type(exc).__name__}: {exc}"[:200]
         return kmax
-    total = 1
-    for v in big.local:
-        total *= int(v)
+    total = prod(big.local)
     info["launch_probe"] = (f"{big.label()} launched and matched NumPy although the kernel reports {kmax}: "
                             f"space extended to {total} (GPUPERF_TUNING_PROBE_LIMIT=1)")
     return total

@@ -18,6 +18,7 @@ virtual group. The output must equal the untransformed kernel's (tested on every
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -41,8 +42,8 @@ def detect(source: str, ndrange_at: "callable", warp: int, max_size: int) -> Wor
     global size the benchmark launches for ``local`` (the profiled launch geometry)."""
     small = (warp,)
     big = (min(max_size, 4 * warp),)
-    n_small = _prod(ndrange_at(small))
-    n_big = _prod(ndrange_at(big))
+    n_small = math.prod(ndrange_at(small))
+    n_big = math.prod(ndrange_at(big))
     growth = n_big / n_small if n_small else 1.0
     reduction = bool(_REDUCTION_LOOP.search(source)) and "get_local_size" in source
     # More work-items alone is not more work: a grid-stride loop (histogram) spreads the same total
@@ -57,13 +58,6 @@ def detect(source: str, ndrange_at: "callable", warp: int, max_size: int) -> Wor
     elif growth > 1.5:
         why.append("no per-item growth (no reduction steps): not transformed")
     return WorkloadVerdict(grows, growth, reduction, "; ".join(why) or "work independent of the group size")
-
-
-def _prod(t: tuple[int, ...]) -> int:
-    out = 1
-    for v in t:
-        out *= int(v)
-    return out
 
 
 def transform(source: str, warp: int, merge: int) -> str:

@@ -31,7 +31,7 @@ def stratified(fmt: Format, per_binade: int, rng: np.random.Generator) -> np.nda
     s = np.tile(np.repeat(np.array([0, 1], np.uint64), per_binade), nexp)
     f = rng.integers(0, 1 << frac_bits, e.size, dtype=np.uint64)
     bits = (s << np.uint64(fmt.width - 1)) | (e << np.uint64(frac_bits)) | f
-    return bits.astype(fmt.bits).view(fmt.dtype)
+    return fmt.from_bits(bits)
 
 
 def dense(fmt: Format, lo: float, hi: float, n: int, rng: np.random.Generator) -> np.ndarray:

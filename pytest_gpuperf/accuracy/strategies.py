@@ -20,11 +20,11 @@ from .formats import Format
 
 
 def _from_bits(fmt: Format, bits: int) -> float:
-    return float(np.array([bits], fmt.bits).view(fmt.dtype)[0])
+    return float(fmt.from_bits([bits])[0])
 
 
 def _bits(fmt: Format, x: float) -> int:
-    return int(np.array([x], fmt.dtype).view(fmt.bits)[0])
+    return int(fmt.to_bits([x])[0])
 
 
 def near(fmt: Format, c: float, spread: int = 64) -> st.SearchStrategy[float]:

@@ -11,7 +11,6 @@ import numpy as np
 
 from ..devices import ndrange
 
-METHODS = ("plain", "kahan", "cmp2")
 ACC = {
     "plain": "s += v;",
     # Kahan: c holds the running compensation (the part of y that did not reach s)

@@ -23,9 +23,6 @@ import numpy as np
 
 from .evaluate import Config, Evaluator
 
-STRATEGIES = ("random_sample", "greedy_ils", "genetic_algorithm", "simulated_annealing", "pso", "mls",
-              "firefly_algorithm", "diff_evo", "dual_annealing", "basinhopping")
-
 
 def _params(ev: Evaluator, space: list[Config]) -> tuple[dict[str, list[int]], list[str]]:
     if ev.bench.dims == 1:

@@ -37,7 +37,7 @@ def _metric(backend: str, bound) -> str:
 
 
 @pytest.mark.parametrize("fmt_name,fn,region", FUZZ, ids=[f"{a}-{b}-{c}" for a, b, c in FUZZ])
-def test_dangerous_region(gpu_device, gpuperf_record, accuracy_scale, accuracy_rng, fmt_name, fn, region):
+def test_dangerous_region(gpu_device, gpuperf_record, accuracy_rng, fmt_name, fn, region):
     info = gpu_device.info
     if fmt_name == "fp64" and not info.fp64:
         pytest.skip(f"{info.name} has no binary64 support")
@@ -85,7 +85,7 @@ SEARCH = ["sin", "tan", "exp", "log", "erfc", "tgamma", "cbrt"]
 
 
 @pytest.mark.parametrize("fn", SEARCH)
-def test_worst_case_search(gpu_device, gpuperf_record, accuracy_scale, accuracy_rng, fn):
+def test_worst_case_search(gpu_device, gpuperf_record, accuracy_rng, fn):
     info = gpu_device.info
     fmt = formats.FP32
     f = functions.FUNCTIONS[fn]

@@ -157,14 +157,6 @@ def test_loaded_latency(gpu_device, gpuperf_record, probe):
                    tolerance={"abs": 0.4 if gpu_device.info.is_cpu else 0.1}, info=meta)
 
 
-def _cpu_launch_tol(info) -> dict[str, float] | None:
-    """Sub-µs launch times on CPU devices are bimodal (PoCL wakes its worker threads per launch: 0.2 or
-    1.0 µs across runs on a 2-core host) and their median reached 2.3 µs once against a 0.3 µs baseline
-    with no code change (its 90th percentile is ~10 µs), so there they get an absolute 5 µs band: a
-    launch path that got several µs slower still fails. GPUs keep the noise-derived one."""
-    return {"abs": 5.0, "rel": 2.0} if info.is_cpu else None
-
-
 def test_launch_overhead_vs_grid(gpu_device, gpuperf_record, probe):
     kernels, evidence, clock, src, meas = probe
     info = gpu_device.info
@@ -176,8 +168,9 @@ def test_launch_overhead_vs_grid(gpu_device, gpuperf_record, probe):
         us = m.stats.scaled(1e6)
         xs.append(b * local)
         ys.append(us.median)
-        gpuperf_record(f"launch.grid.{b}x{local}.device_us", us.median, "us", stats=us, tolerance=_cpu_launch_tol(info))
+        gpuperf_record(f"launch.grid.{b}x{local}.device_us", us.median, "us", stats=us,
+                       tolerance=memory.launch_tolerance(info))
     a, b0 = np.polyfit(np.asarray(xs, float), np.asarray(ys, float), 1)
     meta = {"threads": xs, "us": ys, "model": "l_overhead = a·nB·nT_b + b (Alavani ch. 3.4)"}
-    gpuperf_record("launch.overhead.intercept_us", float(b0), "us", info=meta, tolerance=_cpu_launch_tol(info))
+    gpuperf_record("launch.overhead.intercept_us", float(b0), "us", info=meta, tolerance=memory.launch_tolerance(info))
     gpuperf_record("launch.overhead.slope_ns_per_kthread", float(a) * 1e6, "ns/kthread", info=meta)

@@ -63,3 +63,13 @@ def test_fixture_returns_a_legal_shape_and_caches(gpu_device, request, monkeypat
     warp = gpu_device.info.warp_size or 1
     assert len(shape) == 1 and shape[0] % warp == 0 and shape[0] <= gpu_device.info.max_work_group_size
     assert len(list(tmp_path.glob("*.json"))) == 1
+
+
+def test_progress_counts_each_configuration_once(gpu_device):
+    from pytest_gpuperf.tuning.tuner import tune
+
+    seen: list[tuple[int, int]] = []
+    _best, out, ctx = tune(gpu_device, by_name("matvec_row"), {"m": 64, "n": 32}, "exhaustive",
+                           progress=lambda done, total: seen.append((done, total)))
+    n = len(ctx.space)
+    assert len(out.ledger.visited) == n and seen == [(i + 1, n) for i in range(n)]

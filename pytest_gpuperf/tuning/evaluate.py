@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
@@ -71,6 +72,7 @@ class Evaluator:
         self.warp = int(device.info.warp_size or 1)
         # Build options every configuration gets (e.g. -cl-nv-maxrregcount, see limits.resolve).
         self.extra_options: tuple[str, ...] = ()
+        self.on_point: Callable[[int], None] | None = None  # called with len(points) after each new point
 
     # ------------------------------------------------------------------ compile / launch geometry
     def kernel(self, cfg: Config) -> Kernel:
@@ -109,6 +111,8 @@ class Evaluator:
         m = measure(self.device, lambda: self.device.launch(k, glob, loc, args), self.config)
         point = Point(m.stats.median, m.stats.rel_spread, time.perf_counter() - t0)
         self.points[cfg] = point
+        if self.on_point is not None:
+            self.on_point(len(self.points))
         return point
 
     def evaluate(self, cfg: Config, ledger: Ledger) -> float:

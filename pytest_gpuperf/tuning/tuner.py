@@ -73,16 +73,6 @@ def tune(device: Device, bench: Benchmark, sizes: dict[str, int] | None = None, 
         raise ValueError(f"unknown tuning strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}")
     ctx = context(device, bench, sizes)
     if progress is not None:
-        total = len(ctx.space)
-        inner = ctx.ev.measure
-
-        def counted(cfg: Config):  # type: ignore[no-untyped-def]
-            fresh = cfg not in ctx.ev.points
-            point = inner(cfg)
-            if fresh:
-                progress(len(ctx.ev.points), total)
-            return point
-
-        ctx.ev.measure = counted  # type: ignore[method-assign]
+        ctx.ev.on_point = lambda done: progress(done, len(ctx.space))
     out = STRATEGIES[strategy](ctx)
     return out.best, out, ctx

@@ -60,5 +60,13 @@ def test_micro_benchmark_runs_and_yields_a_threshold(gpu_device):
     cal = calibrate(gpu_device, occ, [w, 2 * w, 4 * w, 32], 1 << 12, tuning_config(gpu_device))
     assert sorted(cal.table) == [1, 2, 4, 8, 16]
     assert all(0 < lam <= 1 for rows in cal.table.values() for _, _, lam in rows)
+    # every stride sweeps the same occupancy levels, in increasing order
+    levels = [o for o, _, _ in cal.table[1]]
+    assert levels == sorted(set(levels)) and all([o for o, _, _ in r] == levels for r in cal.table.values())
+    # λ is relative to the fastest coalesced (stride-1) run, which therefore has λ = 1 ...
+    t1_us = min(t for _, t, _ in cal.table[1])
+    assert max(lam for _, _, lam in cal.table[1]) == pytest.approx(1.0)
+    # ... and that run gives the coalesced rate: 8 bytes per work-item over its time
+    assert cal.bytes_per_s == pytest.approx(8.0 * (1 << 12) / (t1_us * 1e-6), rel=1e-9)
     assert math.isinf(cal.lambda0) or 0 < cal.lambda0 <= 1
-    assert cal.bytes_per_s > 0
+    assert (cal.stride_at == 0) == math.isinf(cal.lambda0)

@@ -44,20 +44,17 @@ class InstructionLatency:
         if missing or o.source(info.backend) is None:
             pytest.skip(f"{name} needs {', '.join(sorted(missing)) or 'a ' + info.backend + ' form'}, "
                         f"unavailable on {info.name}")
-        timing = "clock" if info.backend == "cuda" else "events"
+        timing = latency.timing_of(info)
         ((ck, kernel),), evidence = latency.build(self.device, [o], fast, timing)
-        meta: dict[str, Any] = {"u1": ck.u1, "u2": ck.u2, "timing": timing}
-        if timing == "clock":
-            st = Stats.of(latency.measure_clock(self.device, ck, kernel, repeats=7, timeout_s=10.0))
+        st, unit, extra = latency.measure(self.device, self.measure, ck, kernel)
+        meta: dict[str, Any] = {"u1": ck.u1, "u2": ck.u2, "timing": timing, **extra}
+        if unit == "cycles":
             return Latency(name, fast, st, "cycles", o.metric("latency", "cycles", fast),
                            {**meta, "sass": evidence[ck.name]})
-        cfg = {"warmup": 1, "min_repeats": 5, "max_repeats": 15, "budget_s": 0.25 if info.is_cpu else 0.5}
-        samples, n = latency.measure_events(self.device, lambda *a: self.measure(*a, **cfg), ck, kernel)
-        st = Stats.of(samples)
         if info.clock_mhz > 0:  # ns → cycles at the reported clock, as the latency suite does
             return Latency(name, fast, st.scaled(info.clock_mhz / 1e3), "cycles", o.metric("latency", "cycles", fast),
-                           {**meta, "iterations": n, "clock_mhz": info.clock_mhz, "clock_source": "reported maximum"})
-        return Latency(name, fast, st, "ns", o.metric("latency", "ns", fast), {**meta, "iterations": n})
+                           {**meta, "clock_mhz": info.clock_mhz, "clock_source": "reported maximum"})
+        return Latency(name, fast, st, "ns", o.metric("latency", "ns", fast), meta)
 
 
 @pytest.fixture

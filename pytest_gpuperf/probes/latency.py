@@ -16,7 +16,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..devices.base import Device
+from ..devices.base import Device, DeviceInfo
+from ..timing import Stats
 from . import chain, sass
 from .build import compile_many, function_sass
 from .ops import Op
@@ -89,3 +90,20 @@ def measure_events(device: Device, measurer, ck: chain.ChainKernel, kernel, time
     base = float(np.median(m1.samples))
     return [(t - base) * 1e9 / (n * ck.ops_per_iteration_delta) for t in m2.samples], n
 
+
+def timing_of(info: DeviceInfo) -> str:
+    """How chains are timed on this device: ``clock`` (``clock64()``, CUDA) or ``events`` (OpenCL)."""
+    return "clock" if info.backend == "cuda" else "events"
+
+
+def measure(device: Device, measurer, ck: chain.ChainKernel, kernel) -> tuple[Stats, str, dict[str, Any]]:
+    """The latency of one built chain as the latency suite and the ``instruction_latency`` fixture both take
+    it: ``(stats, unit, info)`` — cycles per operation from ``clock64()`` on CUDA (7 launches after a warm-up
+    one), ns per operation from event-timed sections on OpenCL (``info["iterations"]``). ``measurer`` is
+    the test's ``gpu_measure``; its watchdog bounds every launch."""
+    timeout_s = measurer.config.timeout_s
+    if timing_of(device.info) == "clock":
+        return Stats.of(measure_clock(device, ck, kernel, repeats=7, timeout_s=timeout_s)), "cycles", {}
+    cfg = {"warmup": 1, "min_repeats": 5, "max_repeats": 15, "budget_s": 0.25 if device.info.is_cpu else 0.5}
+    samples, n = measure_events(device, lambda *a: measurer(*a, **cfg), ck, kernel, timeout_s)
+    return Stats.of(samples), "ns", {"iterations": n}

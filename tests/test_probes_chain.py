@@ -9,7 +9,6 @@ import re
 import numpy as np
 import pytest
 
-from pytest_gpuperf.devices import discover
 from pytest_gpuperf.probes import chain, ops
 
 METRIC = re.compile(r"^latency\.(fp16|fp32|fp64|int32)\.[a-z0-9_]+(\.fast)?\.cycles$")
@@ -71,14 +70,9 @@ def test_cuda_only_ops_refuse_opencl():
         chain.latency_kernel(ops.op("fp32.fma"), "cuda", "wallclock")
 
 
-INV = discover()
-
-
-@pytest.mark.skipif(not any(d.backend == "opencl" for d in INV.devices), reason="no OpenCL device")
-def test_generated_chain_runs_exactly_the_claimed_steps_on_opencl():
+def test_generated_chain_runs_exactly_the_claimed_steps_on_opencl(cl_device):
     """int32.add is Fibonacci-like (y = x+y; x = x+y), wrapping mod 2³²: the result pins the step count."""
-    from pytest_gpuperf.devices import open_device
-    dev = open_device(next(d for d in INV.devices if d.backend == "opencl"))
+    dev = cl_device
     o = ops.op("int32.add")
     src, ck = chain.latency_kernel(o, "opencl", "events")
     k = dev.compile(chain.program("opencl", [src], False, False), ck.name)

@@ -142,7 +142,12 @@ def ptx_tables(m: dict[str, dict], folder: Path | None = None) -> list[str]:
         for k in sorted(cyc):
             out.append(f"| {k} | {cyc[k]:g} | {by_class.get(k, '')} |")
         g = info.get("global_latency")
-        if g:
+        # with a fitted model, g[0] is the fixed value it replaced: show the L(gm) each launch was charged
+        used = [r["info"]["gm_latency_cycles"] for n, r in m.items() if n.startswith("model.ptx.")
+                and n.endswith(".error") and "gm_latency_cycles" in r.get("info", {})]
+        if g and info.get("global_latency_model") and used:
+            out.append(f"| ld/st.global | {min(used):.1f}–{max(used):.1f} (per launch) | {g[1]} |")
+        elif g:
             out.append(f"| ld/st.global | {g[0]:.1f} | {g[1]} |" if g[0] is not None else f"| ld/st.global | K20 model | {g[1]} |")
     elif info.get("latency_sources"):
         out += ["", "Latency sources: " + "; ".join(info["latency_sources"])]

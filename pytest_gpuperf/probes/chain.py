@@ -53,7 +53,7 @@ def _rename(step: str, suffix: str) -> str:
     return re.sub(r"\b([xy])\b", rf"\g<1>{suffix}", step)
 
 
-def _load(op: Op, backend: str, var: str, index: str) -> str:
+def _load(op: Op, var: str, index: str) -> str:
     """Declaration of one state variable/constant read from the input buffer ``in``."""
     if op.type == "half2":
         return f"half2 {var} = __floats2half2_rn(in[{index}], in[{index}]);"
@@ -99,8 +99,8 @@ def latency_kernel(op: Op, backend: str, timing: str) -> tuple[str, ChainKernel]
            f"__kernel void {name}(__global const {tin}* in, __global {tin}* out, __global long* cyc, int n1, int n2)")
     body = "\n".join([
         f"{sig} {{",
-        "  " + _load(op, backend, "x", "0"), "  " + _load(op, backend, "y", "1"),
-        "  " + _load(op, backend, "c1", "2"), "  " + _load(op, backend, "c2", "3"),
+        "  " + _load(op, "x", "0"), "  " + _load(op, "y", "1"),
+        "  " + _load(op, "c1", "2"), "  " + _load(op, "c2", "3"),
         stamp("t0") + f"  {unroll1}  for (int i = 0; i < n1; ++i) {{\n  {unroll}    for (int u = 0; u < {u1}; ++u) {{ {step} }}\n  }}",
         stamp("t1") + f"  {unroll1}  for (int i = 0; i < n2; ++i) {{\n  {unroll}    for (int u = 0; u < {u2}; ++u) {{ {step} }}\n  }}",
         stamp("t2"),
@@ -131,9 +131,9 @@ def throughput_kernel(op: Op, backend: str, timing: str, ilp: int) -> tuple[str,
            if cuda else
            f"__kernel void {name}(__global const {tin}* in, __global {tin}* out, __global long* cyc, int n1, int n2)")
     lines = [f"{sig} {{"]
-    lines += ["  " + _load(op, backend, "c1", "2"), "  " + _load(op, backend, "c2", "3")]
+    lines += ["  " + _load(op, "c1", "2"), "  " + _load(op, "c2", "3")]
     for i in range(ilp):
-        lines += ["  " + _load(op, backend, f"x{i}", str(4 + 2 * i)), "  " + _load(op, backend, f"y{i}", str(5 + 2 * i))]
+        lines += ["  " + _load(op, f"x{i}", str(4 + 2 * i)), "  " + _load(op, f"y{i}", str(5 + 2 * i))]
     if clock:
         lines.append(f"  {sync} long long t0 = {read};")
     steps = " ".join(_rename(step, str(i)) for i in range(ilp))

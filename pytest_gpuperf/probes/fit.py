@@ -118,8 +118,8 @@ def piecewise_linear(xs: Sequence[float], ys: Sequence[float], max_segments: int
     return PiecewiseFit(tuple(segs), sse, 1.0 - sse / sst, n)
 
 
-def plateaus(sizes: Sequence[float], lat: Sequence[float], jump: float = 1.25) -> list[tuple[int, int]]:
-    """Index ranges of latency plateaus along increasing footprints (a new level starts where the
+def plateaus(lat: Sequence[float], jump: float = 1.25) -> list[tuple[int, int]]:
+    """Index ranges of latency plateaus along a curve over increasing footprints (a new level starts where the
     latency exceeds the running plateau median by ``jump``×; transitional points join the next level)."""
     out: list[tuple[int, int]] = []
     start = 0

@@ -244,7 +244,7 @@ class Level:
 def levels(sizes: Sequence[int], lat: Sequence[float], jump: float = 1.25) -> list[Level]:
     """Cache levels from a latency-vs-footprint curve: the first plateau is L1, the last DRAM (when the
     sweep went past the L2), everything between is L2 (H100's L2 shows a near and a far partition)."""
-    spans = plateaus(sizes, lat, jump)
+    spans = plateaus(lat, jump)
     # a one-point "plateau" before the last is a transition between two levels: it joins the next one
     merged: list[tuple[int, int]] = []
     pending = None

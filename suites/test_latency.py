@@ -47,7 +47,7 @@ def test_latency(gpu_device, gpu_measure, gpuperf_record, group, fast):
 
 
 @pytest.fixture(scope="module")
-def sm_clock(request):
+def sm_clock():
     """Per-device cache of the measured SM clock (CUDA) so every throughput test does not re-measure."""
     return {}
 

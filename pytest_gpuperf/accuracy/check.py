@@ -57,8 +57,7 @@ def near_boundary(exact: np.ndarray, fmt: Format, tol: float = 2.0 ** -20) -> np
 
 
 def score(y: np.ndarray, args: Sequence[np.ndarray], exact: np.ndarray, fmt: Format, fn: str,
-          metric: str, sgn: np.ndarray | int = 0, mode: str = "rn", rng: Optional[np.random.Generator] = None,
-          confirm_top: int = CONFIRM_TOP) -> Score:
+          metric: str, sgn: np.ndarray | int = 0, mode: str = "rn", confirm_top: int = CONFIRM_TOP) -> Score:
     """Score ``y`` against ``exact`` (long double, remainder signs ``sgn``), confirm with MPFR function
     ``fn`` (a :data:`mpfr.MPFR_FUNCS` name) and summarise under ``metric``."""
     y = np.asarray(y, fmt.dtype)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -165,6 +166,31 @@ def test_latency_table_falls_back_to_the_other_api_of_the_same_device(tmp_path):
     t = latencies(tmp_path, key, "cuda", 1980.0)
     assert t.of("fma", 1) == 4.0 and "probes-cuda.json" in t.sources["fma"]  # own API first
     assert t.of("addf", 1) == 4.1 and "opencl, same device" in t.sources["addf"]
+
+
+def test_latency_table_prefers_the_probe_baseline_and_refuses_a_malformed_one(tmp_path):
+    """``baselines/<key>.json`` (read through the baseline store) wins over the results, per metric; a
+    malformed baseline is an error naming the file, never silently an empty one."""
+    from pytest_gpuperf import BASELINE_SCHEMA
+    from pytest_gpuperf.errors import BaselineFileError
+
+    key = "gpu"
+    (tmp_path / "baselines").mkdir()
+    entry = {"value": 4.2, "unit": "cycles", "better": "lower", "tolerance": {"rel": 0.05}}
+    (tmp_path / "baselines" / f"{key}.json").write_text(json.dumps(
+        {"schema": BASELINE_SCHEMA, "device": {"key": key},
+         "backends": {"cuda": {"metrics": {"latency.fp32.fma.cycles": entry}},
+                      "opencl": {"metrics": {"latency.fp32.add.cycles": entry}}}}))
+    (tmp_path / "results" / key).mkdir(parents=True)
+    (tmp_path / "results" / key / "probes-cuda.json").write_text(
+        '{"metrics": [{"name": "latency.fp32.fma.cycles", "value": 9.0, "unit": "cycles"},'
+        ' {"name": "latency.fp32.add.cycles", "value": 3.9, "unit": "cycles"}]}')
+    t = latencies(tmp_path, key, "cuda", 1980.0)
+    assert t.of("fma", 1) == 4.2 and t.sources["fma"] == f"probe baseline {key}.json: latency.fp32.fma.cycles"
+    assert t.of("addf", 1) == 3.9 and "probes-cuda.json" in t.sources["addf"]  # the opencl section is not read
+    (tmp_path / "baselines" / f"{key}.json").write_text('{"backends": {}}')
+    with pytest.raises(BaselineFileError, match=f"{key}.json"):
+        latencies(tmp_path, key, "cuda", 1980.0)
 
 
 # Tesla K20 (the thesis' running example): R[LSU] = 32 per SMX, 13 SMX; Table 4.5's K20 throughput models,

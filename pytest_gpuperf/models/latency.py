@@ -30,6 +30,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Mapping
 
+from ..baselines import store
 from ..probes.fit import PiecewiseFit
 from ..probes.global_latency import K20_TABLE_3_3
 
@@ -109,20 +110,15 @@ class LatencyTable:
         return self.cycles[k]
 
 
-def _metrics_of(path: Path, backend: str) -> dict[str, dict[str, Any]]:
-    """name → {value, unit} from a baseline or results JSON (either schema: a ``metrics`` mapping or list)."""
+def _results_metrics(path: Path) -> dict[str, dict[str, Any]]:
+    """name → metric record of a results JSON (``{"metrics": [{"name": …, "value": …, "unit": …}, …]}``);
+    empty when the file is absent or unreadable (results are optional inputs here)."""
     try:
         data = json.loads(path.read_text())
     except (OSError, ValueError):
         return {}
-    sections = [data.get(backend, {}), data.get("backends", {}).get(backend, {}), data]
-    for sec in sections:
-        metrics = sec.get("metrics") if isinstance(sec, dict) else None
-        if isinstance(metrics, dict):
-            return {k: v for k, v in metrics.items() if isinstance(v, dict)}
-        if isinstance(metrics, list):
-            return {m["name"]: m for m in metrics if isinstance(m, dict) and "name" in m}
-    return {}
+    metrics = data.get("metrics") if isinstance(data, dict) else None
+    return {m["name"]: m for m in metrics if isinstance(m, dict) and "name" in m} if isinstance(metrics, list) else {}
 
 
 def _value_cycles(m: Mapping[str, Any], clock_mhz: float) -> float | None:
@@ -182,16 +178,19 @@ def latencies(root: Path, device_key: str, backend: str, clock_mhz: float,
     the session), else the fitted model recorded in ``results/<key>/models-<backend>.json``, else the fixed
     probe value or the K20 model; ``global_source`` names the one used."""
     other = "opencl" if backend == "cuda" else "cuda"
-    files = ((root / "baselines" / f"{device_key}.json", "probe baseline"),
-             (root / "results" / device_key / f"probes-{backend}.json", "probe results"),
-             # the same GPU probed through the other API (e.g. OpenCL events when the CUDA run has none yet)
-             (root / "results" / device_key / f"probes-{other}.json", f"probe results ({other}, same device)"))
+    baseline = store.load(root / "baselines", device_key)
+    results = root / "results" / device_key
+    sections = ((baseline.metrics(backend), f"probe baseline {baseline.path.name}"),
+                (_results_metrics(results / f"probes-{backend}.json"), f"probe results probes-{backend}.json"),
+                # the same GPU probed through the other API (e.g. OpenCL events when the CUDA run has none yet)
+                (_results_metrics(results / f"probes-{other}.json"),
+                 f"probe results ({other}, same device) probes-{other}.json"))
     found: dict[str, tuple[float, str]] = {}
-    for path, label in files:
-        for name, m in _metrics_of(path, backend).items():
+    for metrics, label in sections:
+        for name, m in metrics.items():
             v = _value_cycles(m, clock_mhz)
             if v is not None and name not in found:
-                found[name] = (v, f"{label} {path.name}: {name}")
+                found[name] = (v, f"{label}: {name}")
     cycles: dict[str, float] = dict(THESIS_V100)
     sources = {k: "Alavani Table 3.2 (Tesla V100) - no probe data for this device" for k in THESIS_V100}
     global_cycles, global_source = None, "Alavani Table 3.3 (Tesla K20 piecewise model) - no probe data"
@@ -219,7 +218,7 @@ def recorded_global_model(root: Path, device_key: str, backend: str) -> GlobalLa
     """The fitted global-latency model of the device's last model-error run (results JSON keep ``info``;
     baselines do not), or None."""
     path = root / "results" / device_key / f"models-{backend}.json"
-    m = _metrics_of(path, backend).get(GLOBAL_MODEL_METRIC)
+    m = _results_metrics(path).get(GLOBAL_MODEL_METRIC)
     if m is None:
         return None
     return GlobalLatencyModel.from_info(m.get("info", {}), f"fitted model recorded in {path.name}: {GLOBAL_MODEL_METRIC}")

@@ -13,7 +13,7 @@ table itself, Table 2, is an image not reproduced in the seed text, so the wordi
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -200,6 +200,3 @@ CPU_GRID = Grid((1 << 16, 1 << 17, 1 << 18), (48, 64, 80), (128, 192, 256), (1 <
 def runs(names: tuple[str, ...], grid: Grid) -> list[tuple[str, int, int]]:
     """Every (kernel, size, local) the dataset measures, in a fixed order."""
     return [(k, s, l) for k in names for s in grid.sizes(k) for l in grid.locals]
-
-
-Timer = Callable[[Instance], float]

@@ -62,7 +62,7 @@ import numpy as np
 
 from ..devices.base import Device, DeviceInfo
 from . import sass
-from .build import compile_many, function_sass
+from .build import function_sass
 from .fit import PiecewiseFit, piecewise_linear
 from .memory import chase_array
 
@@ -113,7 +113,7 @@ CG_OPCODE = "LDG.E.STRONG.GPU"
 def build(device: Device) -> tuple[Any, dict[str, object]]:
     """Compile the chase and prove from the SASS that its three loops hold ``UNROLL`` dependent L1-bypassing
     loads each (a compiler that merged, hoisted or cached them would make the timing meaningless)."""
-    kernel = compile_many(device, SOURCE, [NAME])[NAME]
+    kernel = device.compile(SOURCE, NAME)
     evidence = sass.verify_chain(function_sass(kernel), [(CG_OPCODE,)], [UNROLL, UNROLL, UNROLL],
                                  "global latency chase (ld.global.cg)")
     return kernel, evidence

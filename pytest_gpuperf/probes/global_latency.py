@@ -221,7 +221,7 @@ class Sweep:
 
     def info(self) -> dict[str, object]:
         return {"model": "L = a·(nT_b·nB) + b per interval (Alavani §3.3.3, Table 3.3)",
-                "segments": self.table(), **{k: v for k, v in self.fit.statistics().items()},
+                "segments": self.table(), **self.fit.statistics(),
                 "fit": self.fit.to_json(), "points": [p.to_json() for p in self.points],
                 "kernel": {"loads": "__ldcg (ld.global.cg → LDG.E.STRONG.GPU: L1 bypassed, L2-served)",
                            "chain": f"random cycle of {FOOTPRINT // LINE} lines, {LINE} B apart; every thread "

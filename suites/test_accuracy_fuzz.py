@@ -32,10 +32,6 @@ FUZZ = [(fmt, fn, region) for fmt in ("fp32", "fp64") for fn, regs in strategies
         for region, _ in regs if fmt == "fp32" or fn in ("sin", "cos", "log", "exp")]
 
 
-def _metric(backend: str, bound) -> str:
-    return "cr" if backend == "cuda" or bound == 0 else "ulp"
-
-
 @pytest.mark.parametrize("fmt_name,fn,region", FUZZ, ids=[f"{a}-{b}-{c}" for a, b, c in FUZZ])
 def test_dangerous_region(gpu_device, gpuperf_record, accuracy_rng, fmt_name, fn, region):
     info = gpu_device.info
@@ -46,7 +42,7 @@ def test_dangerous_region(gpu_device, gpuperf_record, accuracy_rng, fmt_name, fn
     strat = dict(strategies.regions(fmt)[fn])[region]
     backend = info.backend
     bound = f.bound(backend, fmt_name)
-    metric = _metric(backend, bound)
+    metric = f.metric(backend, fmt_name)
     expr = f.expr(backend, fmt_name, ["x0"])
     ref = functions.reference_fn(fn, fmt_name)
     worst = {"max": 0.0, "at": None}
@@ -91,7 +87,7 @@ def test_worst_case_search(gpu_device, gpuperf_record, accuracy_rng, fn):
     f = functions.FUNCTIONS[fn]
     backend = info.backend
     bound = f.bound(backend, "fp32")
-    metric = _metric(backend, bound)
+    metric = f.metric(backend, "fp32")
     expr = f.expr(backend, "fp32", ["x0"])
     budget = 1.0 if info.is_cpu else 2.0
     res = search.worst_case_search(fmt, lambda x: kernels.evaluate(gpu_device, fmt, expr, [x]), f.ref32, metric,
@@ -128,7 +124,7 @@ def test_sweep(gpu_device, gpuperf_record, request, fn):
     r = sweep.run_sweep(gpu_device, fn32, fn64, stride, count)
     f = functions.FUNCTIONS[fn]
     bound = f.bound(info.backend, "fp32")
-    metric = _metric(info.backend, bound)
+    metric = f.metric(info.backend, "fp32")
     err, bits = r.worst_cr if metric == "cr" else r.worst_ulp
     fmt = formats.FP32
     x = np.array([bits], np.uint32).view(np.float32)

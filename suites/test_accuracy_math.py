@@ -57,8 +57,7 @@ def test_math_function(gpu_device, gpuperf_record, accuracy_scale, accuracy_rng,
     y = kernels.evaluate(gpu_device, fmt, expr, args)
     exact, sgn = _reference(fn, fmt_name, args)
     bound = f.bound(backend, fmt_name)
-    # OpenCL's "correctly rounded" (bound 0) is ≤ 0.5 ulp of the exact value; gate it as 0 steps instead
-    metric = "cr" if backend == "cuda" or bound == 0 else "ulp"
+    metric = f.metric(backend, fmt_name)
     sc = check.score(y, args, exact, fmt, fn, metric, sgn)
     worst = sc.worst(args, y)
     info_d = check.jsonable({"citation": f.citation(backend, fmt_name) if bound is not None else

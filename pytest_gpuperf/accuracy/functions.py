@@ -120,6 +120,12 @@ class MathFunction:
         b = self.bounds.get(backend)
         return None if b is None else b[0 if fmt == "fp32" else 1]
 
+    def metric(self, backend: str, fmt: str) -> str:
+        """The convention the documented bound is stated in (see the module docstring): ``cr`` on CUDA,
+        ``ulp`` on OpenCL — except OpenCL's "correctly rounded" (bound 0, i.e. ≤ 0.5 ulp of the exact
+        value), which is gated as 0 steps (``cr``)."""
+        return "cr" if backend == "cuda" or self.bound(backend, fmt) == 0 else "ulp"
+
     def citation(self, backend: str, fmt: str) -> str:
         prec = {"fp32": "Single", "fp64": "Double"}[fmt]
         if backend == "cuda":

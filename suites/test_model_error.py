@@ -148,10 +148,9 @@ extern "C" __global__ void sshared(float* out, int reps) {
 
 def _exp_fit(n: np.ndarray, tp: np.ndarray) -> tuple[float, float, float]:
     """Fit the thesis' exponential-growth throughput model TP = a (b − e^{−c n}) (Table 4.4/4.5)."""
-    f = lambda x, a, b, c: a * (b - np.exp(-c * x))  # noqa: E731
     s = float(np.median(n))  # fit on n / median(n) so the three parameters are of order one
     try:
-        (pa, pb, pc), _ = curve_fit(f, n / s, tp / tp.max(), p0=(1.0, 1.0, 1.0),
+        (pa, pb, pc), _ = curve_fit(scheduler.exp_growth, n / s, tp / tp.max(), p0=(1.0, 1.0, 1.0),
                                     bounds=([1e-6, 0.5, 1e-9], [1e3, 4.0, 1e6]), maxfev=20000)
     except RuntimeError as exc:
         raise AssertionError(f"throughput model a(b - exp(-c n)) did not fit the points {list(zip(n, tp))}: {exc}")

@@ -35,9 +35,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import networkx as nx
+import numpy as np
 
 from .cfg import Block, Cfg
 from .latency import LatencyTable
@@ -183,9 +184,10 @@ def access_bytes(ins: Instruction) -> int:
     return max(1, width) * vec
 
 
-def exp_growth(n: float, a: float, b: float, c: float) -> float:
-    """The thesis' throughput model ``TP = a (b − e^{−c n})`` (Table 4.5)."""
-    return a * (b - math.exp(-c * n))
+def exp_growth(n: Any, a: float, b: float, c: float) -> Any:
+    """The thesis' throughput model ``TP = a (b − e^{−c n})`` (Table 4.5); ``n`` a number or an array (the
+    suite fits this very function to its measured points)."""
+    return a * (b - np.exp(-c * n))
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from pytest_gpuperf.devices.base import ndrange
 from pytest_gpuperf.models import cfg as cfgmod
 from pytest_gpuperf.models import classify, kernel_classes as kc, ncu, ptx as ptxmod, similarity
 from pytest_gpuperf.models.source import render
@@ -43,8 +44,7 @@ def _timer(gpu_measure, cpu: bool):
         dict(warmup=2, min_repeats=5, max_repeats=30, budget_s=0.1)
 
     def t(kernel, items: int, local: int, args) -> float:
-        g = -(-items // local) * local
-        return gpu_measure(kernel, (g,), (local,), args, **cfg).stats.median
+        return gpu_measure(kernel, ndrange((items,), (local,)), (local,), args, **cfg).stats.median
     return t
 
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ..devices.base import ndrange
 from .source import render
 
 CLASSES = ("K1", "K2", "K3", "K4", "K5", "K6", "K7", "K8", "K9", "K10")
@@ -126,12 +127,8 @@ class Instance:
         """The same buffers launched with another work-group size (K8 keeps its 16×16 tile)."""
         if self.name == "K8":
             return self
-        return Instance(self.name, self.size, local, _round(self.items, local), self.args, self.buffer_bytes,
+        return Instance(self.name, self.size, local, ndrange((self.items,), (local,))[0], self.args, self.buffer_bytes,
                         self.items)
-
-
-def _round(n: int, local: int) -> int:
-    return -(-n // local) * local
 
 
 def generate(name: str, size: int, local: int, dev: Any, rng: np.random.Generator) -> Instance:
@@ -146,17 +143,17 @@ def generate(name: str, size: int, local: int, dev: Any, rng: np.random.Generato
         n = size
         per = {"K4": 2, "K5": 2, "K6": 4}.get(name, 1)
         x, y = (dev.to_device(rng.random(n, dtype=f32)) for _ in range(2))
-        return Instance(name, size, local, _round(n // per, local), [x, y, dev.empty(4 * n), f32(0.5), f32(1.5),
+        return Instance(name, size, local, ndrange((n // per,), (local,))[0], [x, y, dev.empty(4 * n), f32(0.5), f32(1.5),
                                                                       np.int32(n)], 12 * n, n // per)
     if name in ("K7", "K8"):
         n = size - size % 16
         a, b = (dev.to_device(rng.random(n * n, dtype=f32)) for _ in range(2))
         loc = 256 if name == "K8" else local
-        return Instance(name, n, loc, _round(n * n, loc), [a, b, dev.empty(4 * n * n), np.int32(n)], 12 * n * n, n * n)
+        return Instance(name, n, loc, ndrange((n * n,), (loc,))[0], [a, b, dev.empty(4 * n * n), np.int32(n)], 12 * n * n, n * n)
     if name in ("K9", "K10", "stencil9", "stencil9_shared"):
         n = size
         u = dev.to_device(rng.random(n * n, dtype=f32))
-        return Instance(name, n, local, _round(n * n, local), [u, dev.empty(4 * n * n), np.int32(n)], 8 * n * n, n * n)
+        return Instance(name, n, local, ndrange((n * n,), (local,))[0], [u, dev.empty(4 * n * n), np.int32(n)], 8 * n * n, n * n)
     if name == "spmv":
         n, band = size, 64
         nnz_row = int(round(0.95 * band))
@@ -166,7 +163,7 @@ def generate(name: str, size: int, local: int, dev: Any, rng: np.random.Generato
         rows = (np.arange(n + 1) * nnz_row).astype(np.int32)
         vals = rng.random(cols.size, dtype=f32)
         x = rng.random(n, dtype=f32)
-        return Instance(name, n, local, _round(n, local),
+        return Instance(name, n, local, ndrange((n,), (local,))[0],
                         [dev.to_device(rows), dev.to_device(cols), dev.to_device(vals), dev.to_device(x),
                          dev.empty(4 * n), np.int32(n)], rows.nbytes + cols.nbytes + vals.nbytes + 8 * n, n)
     raise KeyError(f"no kernel class {name!r}; known: {', '.join(SOURCES)}")

@@ -193,10 +193,9 @@ def version(ncu: str) -> str:
     return parse_version(out.stdout + out.stderr) or (out.stdout + out.stderr).strip()[:200]
 
 
-def command(ncu: str, metrics: Sequence[str], spec: Path, python: str = sys.executable,
-            kernel_filter: str = KERNEL_FILTER) -> list[str]:
+def command(ncu: str, metrics: Sequence[str], spec: Path, python: str = sys.executable) -> list[str]:
     """The ncu command line that profiles the worker on ``spec``."""
-    return [ncu, *NCU_OPTIONS, "--metrics", ",".join(metrics), "--kernel-name", kernel_filter,
+    return [ncu, *NCU_OPTIONS, "--metrics", ",".join(metrics), "--kernel-name", KERNEL_FILTER,
             python, "-m", "pytest_gpuperf.models.ncu_worker", str(spec)]
 
 
@@ -382,8 +381,7 @@ def _env() -> dict[str, str]:
 
 
 def profile(runs: Sequence[PlannedRun], device_index: int, metrics: Sequence[str] = METRIC_NAMES,
-            timeout_s: float = DEFAULT_TIMEOUT_S, workdir: Path | None = None, ncu: str | None = None,
-            retry_rejected: bool = True) -> Profile:
+            timeout_s: float = DEFAULT_TIMEOUT_S, workdir: Path | None = None, ncu: str | None = None) -> Profile:
     """Profile every planned run once on ``cuda:<device_index>`` and return its counters.
 
     A metric this ncu rejects is dropped and the collection retried once (recorded in ``dropped``), so one
@@ -401,7 +399,7 @@ def profile(runs: Sequence[PlannedRun], device_index: int, metrics: Sequence[str
         cmd = command(ncu, wanted, spec)
         rc, out, err, wall = run_command(cmd, timeout_s, cwd=str(work), env=_env())
         problem = diagnose(out + "\n" + err, rc, wanted)
-        if isinstance(problem, NcuMetricError) and retry_rejected and not dropped:
+        if isinstance(problem, NcuMetricError) and not dropped:
             dropped = [m for m in wanted if m in problem.metrics]
             wanted = [m for m in wanted if m not in problem.metrics]
             if wanted:

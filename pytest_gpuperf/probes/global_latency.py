@@ -136,14 +136,13 @@ def full_device(info: DeviceInfo) -> int:
     return max(1, info.compute_units) * per_sm
 
 
-def plan(full: int, max_block: int = 1024, per_octave: int = PER_OCTAVE,
-         beyond: Sequence[int] = WAVES_BEYOND) -> list[Launch]:
-    """(nB, nT_b) from one thread to ``full`` threads, ``per_octave`` totals per doubling (log-spaced), then
-    ``beyond`` × ``full``. Up to 64 threads: one block of that many; above, the block size rotates through
+def plan(full: int, max_block: int = 1024) -> list[Launch]:
+    """(nB, nT_b) from one thread to ``full`` threads, :data:`PER_OCTAVE` totals per doubling (log-spaced), then
+    :data:`WAVES_BEYOND` × ``full``. Up to 64 threads: one block of that many; above, the block size rotates through
     :data:`BLOCKS` (halved until it fits the total), ``nB`` the nearest whole number of blocks. The full
     wave is 256-thread blocks, which fill an SM within its thread and block limits on every architecture."""
     octaves = math.log2(full)
-    totals = sorted({int(round(2 ** (k / per_octave))) for k in range(int(octaves * per_octave) + 1)})
+    totals = sorted({int(round(2 ** (k / PER_OCTAVE))) for k in range(int(octaves * PER_OCTAVE) + 1)})
     out: list[Launch] = []
     for k, t in enumerate(totals):
         if t <= min(64, max_block):
@@ -155,7 +154,7 @@ def plan(full: int, max_block: int = 1024, per_octave: int = PER_OCTAVE,
         out.append(Launch(max(1, round(t / b)), b))
     wave = Launch(max(1, full // 256), min(256, full)) if full >= 256 else Launch(1, full)
     out.append(wave)
-    out += [Launch(wave.blocks * w, wave.threads) for w in beyond]
+    out += [Launch(wave.blocks * w, wave.threads) for w in WAVES_BEYOND]
     seen: set[tuple[int, int]] = set()
     uniq = []
     for launch in sorted(out, key=lambda l: (l.total, l.threads)):
@@ -181,15 +180,14 @@ class Point:
                 "thread_p10_p90": [round(v, 1) for v in self.thread_p10_p90]}
 
 
-def measure_point(device: Device, kernel: Any, chain: Any, launch: Launch, timeout_s: float,
-                  repeats: int = REPEATS) -> Point:
-    """One (nB, nT_b): an untimed launch, then ``repeats`` launches whose per-thread cycles are read back."""
+def measure_point(device: Device, kernel: Any, chain: Any, launch: Launch, timeout_s: float) -> Point:
+    """One (nB, nT_b): an untimed launch, then :data:`REPEATS` launches whose per-thread cycles are read back."""
     n = launch.total
     lat, sink = device.empty(4 * n), device.empty(4)
     args = [chain, np.int32(WARM), np.int32(SECTION), np.float32(1.0 / (UNROLL * SECTION)), lat, sink]
     means: list[float] = []
     per_thread = np.zeros(0)
-    for r in range(repeats + 1):
+    for r in range(REPEATS + 1):
         h = device.timed(lambda: device.launch(kernel, (n,), (launch.threads,), args))
         device.elapsed(h, timeout_s)
         if r == 0:

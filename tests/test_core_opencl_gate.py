@@ -4,6 +4,7 @@ Run on a real OpenCL device (PoCL in CI)."""
 
 from __future__ import annotations
 
+import threading
 import time
 
 import numpy as np
@@ -47,5 +48,15 @@ def test_blocking_read_inside_the_timed_region_does_not_deadlock(cl_device):
         cl_device.to_host(buf, np.float32)  # releases the gate first
         return ev
 
-    m = measure(cl_device, enqueue, MeasureConfig(warmup=0, min_repeats=2, max_repeats=2, timeout_s=10.0))
-    assert m.stats.median > 0
+    # in a daemon thread, so a regression (a read stuck behind a held gate) fails here instead of hanging the run
+    out: dict = {}
+    t = threading.Thread(target=lambda: out.update(m=measure(
+        cl_device, enqueue, MeasureConfig(warmup=0, min_repeats=2, max_repeats=2, timeout_s=10.0))), daemon=True)
+    t.start()
+    t.join(60.0)
+    stuck = t.is_alive()
+    while t.is_alive():  # let the stuck reads finish, so the fixture's teardown does not hang too
+        cl_device._release_gate()
+        t.join(0.1)
+    assert not stuck, "a blocking read inside the timed region deadlocked behind the gate"
+    assert out["m"].stats.median > 0

@@ -132,6 +132,13 @@ def gpu_measure(gpu_device: Device, request: pytest.FixtureRequest) -> Measurer:
 
 
 @pytest.fixture
+def gpuperf_baseline_dir(request: pytest.FixtureRequest) -> Path:
+    """The baseline folder of this run (``--gpuperf-baseline-dir``), for tests that read other suites'
+    baselines (the PTX model takes its instruction latencies from the probes' entries)."""
+    return request.config.stash[session_key].baseline_dir
+
+
+@pytest.fixture
 def gpuperf_record(gpu_device: Device, request: pytest.FixtureRequest) -> Recorder:
     """Record a metric of the current test; it is compared with the baseline when the test returns."""
     state = request.config.stash[session_key]

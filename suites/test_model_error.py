@@ -218,11 +218,12 @@ def test_global_latency_model(gpu_device, gpuperf_record):
 
 
 @pytest.mark.gpuperf(requires=["cuda"])
-def test_ptx_model(gpu_device, gpu_kernel, gpu_measure, gpuperf_record):
+def test_ptx_model(gpu_device, gpu_kernel, gpu_measure, gpuperf_record, gpuperf_baseline_dir):
     info = gpu_device.info
     cal, cal_info = calibrate(gpu_device, gpu_kernel, gpu_measure)
     sweep = global_latency.measured(gpu_device)
-    table = latencies(ROOT, info.key, info.backend, info.clock_mhz, global_model=_global_latency_model(sweep))
+    table = latencies(ROOT, info.key, info.backend, info.clock_mhz, global_model=_global_latency_model(sweep),
+                      baseline_dir=gpuperf_baseline_dir)
     sources = sorted(set(table.sources.values()) | {table.global_source})
     per_dwarf: dict[str, list[float]] = {}
     errs = []

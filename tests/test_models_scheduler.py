@@ -191,6 +191,14 @@ def test_latency_table_prefers_the_probe_baseline_and_refuses_a_malformed_one(tm
     (tmp_path / "baselines" / f"{key}.json").write_text('{"backends": {}}')
     with pytest.raises(BaselineFileError, match=f"{key}.json"):
         latencies(tmp_path, key, "cuda", 1980.0)
+    # the run's --gpuperf-baseline-dir wins over <root>/baselines (the GPU session writes its own copy)
+    other = tmp_path / "session-baselines"
+    other.mkdir()
+    (other / f"{key}.json").write_text(json.dumps(
+        {"schema": BASELINE_SCHEMA, "device": {"key": key},
+         "backends": {"cuda": {"metrics": {"latency.fp32.fma.cycles": {**entry, "value": 4.0}}}}}))
+    t = latencies(tmp_path, key, "cuda", 1980.0, baseline_dir=other)
+    assert t.of("fma", 1) == 4.0 and t.sources["fma"] == f"probe baseline {key}.json: latency.fp32.fma.cycles"
 
 
 # Tesla K20 (the thesis' running example): R[LSU] = 32 per SMX, 13 SMX; Table 4.5's K20 throughput models,

@@ -171,14 +171,15 @@ SHARED_ROWS: Mapping[str, str] = {"st.shared": "ld.shared", "bra": "setp", "bar"
 
 
 def latencies(root: Path, device_key: str, backend: str, clock_mhz: float,
-              global_model: GlobalLatencyModel | None = None) -> LatencyTable:
-    """The latency table for a device: the probe baseline (``baselines/<key>.json``), else the probe
+              global_model: GlobalLatencyModel | None = None, baseline_dir: Path | None = None) -> LatencyTable:
+    """The latency table for a device: the probe baseline (``<baseline_dir>/<key>.json``, default
+    ``root/baselines``: pass the run's ``--gpuperf-baseline-dir``), else the probe
     results (``results/<key>/probes-<backend>.json``), else the thesis' fallback — per class, and
     ``sources`` says which one each class came from. Global accesses take ``global_model`` (measured in
     the session), else the fitted model recorded in ``results/<key>/models-<backend>.json``, else the fixed
     probe value or the K20 model; ``global_source`` names the one used."""
     other = "opencl" if backend == "cuda" else "cuda"
-    baseline = store.load(root / "baselines", device_key)
+    baseline = store.load(baseline_dir if baseline_dir is not None else root / "baselines", device_key)
     results = root / "results" / device_key
     sections = ((baseline.metrics(backend), f"probe baseline {baseline.path.name}"),
                 (_results_metrics(results / f"probes-{backend}.json"), f"probe results probes-{backend}.json"),

@@ -41,9 +41,10 @@ ROOT = Path(__file__).resolve().parents[1]
 #: the timings behind them (GPU) — a model or timing regression beyond this fails the gate.
 TOL_GPU = {"abs": 0.02, "rel": 0.5}
 #: PoCL on the shared 2-core CI machine: a sampled run is a few launches of ~100 µs host-dominated work,
-#: so per-kernel errors swing by whole multiples run to run; only a gross model break fails there.
-TOL_CPU = {"abs": 5.0, "rel": 1.0}
-TOL_CPU_MEAN = {"abs": 1.5, "rel": 1.0}
+#: so a kernel's error is noise there (one commit, repeated local runs: errors from 0.05 to 5.9 for the same
+#: kernel). On CPU devices the per-kernel errors therefore go into the means' ``info`` instead of being
+#: metrics; the means (sampled 0.17–0.57, SVR 0.09–0.30 over those runs) are gated at ±0.8.
+TOL_CPU_MEAN = {"abs": 0.8, "rel": 1.0}
 MAX_OVERHEAD = 0.035  # sampled waves 2m + 3m ≤ 3.5 % of the run (target ≤ 5 % with the two launch intercepts)
 #: PoCL: a wave is 2 groups of ~1 µs work against ~100 µs of launch jitter, so a slope over a few waves is
 #: noise; CPU devices sample longer (30 % of the run) to exercise the model rather than the jitter.
@@ -62,8 +63,16 @@ def test_sampled_models(gpu_device, gpu_kernel, sampled_kernel, gpuperf_record):
     waves = (400, 800) if cpu else (200, 400, 800)
     timing = dict(warmup=1, min_repeats=5, max_repeats=9, budget_s=0.1) if cpu else \
         dict(warmup=2, min_repeats=10, max_repeats=40, budget_s=0.15)
-    tol = TOL_CPU if cpu else TOL_GPU
     tol_mean = TOL_CPU_MEAN if cpu else TOL_GPU
+    per_kernel: dict[str, dict[str, float]] = {}
+
+    def record_kernel(name: str, value: float, **kw) -> None:
+        """A per-kernel metric on GPUs; on CPU devices only an entry in the means' info (see TOL_CPU_MEAN)."""
+        if cpu:
+            _, model, kernel, what = name.split(".")
+            per_kernel.setdefault(kernel, {})[f"{model}.{what}"] = round(value, 4)
+        else:
+            gpuperf_record(name, value, "ratio", better="lower", tolerance=TOL_GPU, **kw)
 
     kernels = {k.name: gpu_kernel.compile(k.source(backend), k.name) for k in CORPUS}
     sats = {n: saturation_point(info, kern.attributes, local) for n, kern in kernels.items()}
@@ -105,9 +114,9 @@ def test_sampled_models(gpu_device, gpu_kernel, sampled_kernel, gpuperf_record):
         overheads.append(run.overhead)
         meta = {**describe(run.plan), "predicted_s": run.predicted, "measured_s": run.measured,
                 "model": "Dao thesis §2.5.1 linear model"}
-        gpuperf_record(f"model.sampled.{name}.error", run.error_rel, "ratio", better="lower", tolerance=tol, info=meta)
-        gpuperf_record(f"model.sampled.{name}.overhead", run.overhead, "ratio", better="lower", tolerance=tol,
-                       info={"t_p1_s": run.t_p1.stats.median, "t_p2_s": run.t_p2.stats.median})
+        record_kernel(f"model.sampled.{name}.error", run.error_rel, info=meta)
+        record_kernel(f"model.sampled.{name}.overhead", run.overhead,
+                      info={"t_p1_s": run.t_p1.stats.median, "t_p2_s": run.t_p2.stats.median})
 
     loko = svr.leave_one_kernel_out(instances)
     split = svr.split_report(instances)
@@ -116,12 +125,13 @@ def test_sampled_models(gpu_device, gpu_kernel, sampled_kernel, gpuperf_record):
         inst, t_ml = max(preds, key=lambda p: p[0].n)
         err = abs(t_ml - inst.t_full) / inst.t_full
         svr_errors.append(err)
-        gpuperf_record(f"model.svr.{name}.error", err, "ratio", better="lower", tolerance=tol,
-                       info={"predicted_s": t_ml, "measured_s": inst.t_full, "split": "leave-one-kernel-out",
-                             "train_instances": sum(len(v) for k, v in loko.items() if k != name)})
+        record_kernel(f"model.svr.{name}.error", err,
+                      info={"predicted_s": t_ml, "measured_s": inst.t_full, "split": "leave-one-kernel-out",
+                            "train_instances": sum(len(v) for k, v in loko.items() if k != name)})
 
     gpuperf_record("model.sampled.mean_error", float(np.mean(errors)), "ratio", better="lower", tolerance=tol_mean,
-                   info={"kernels": len(errors), "target": "≤ 0.04 on the H100 (thesis: 4.76–7.91 %)"})
+                   info={"kernels": len(errors), "target": "≤ 0.04 on the H100 (thesis: 4.76–7.91 %)",
+                         **({"per_kernel": per_kernel} if cpu else {})})
     gpuperf_record("model.sampled.mean_overhead", float(np.mean(overheads)), "ratio", better="lower", tolerance=tol_mean,
                    info={"target": "≤ 0.05 (thesis: 8–15 %)", "waves": list(waves),
                          "max_sampled_share": MAX_OVERHEAD_CPU if cpu else MAX_OVERHEAD,

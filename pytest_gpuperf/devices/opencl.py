@@ -192,7 +192,9 @@ class OpenCLDevice(Device):
 
     def synchronize(self, timeout_s: float = 60.0) -> None:
         self._release_gate()
-        _wait(cl.enqueue_marker(self.queue), timeout_s, self.info.spec)
+        marker = cl.enqueue_marker(self.queue)
+        self.queue.flush()  # polling a status is only guaranteed to progress once the queue is flushed
+        _wait(marker, timeout_s, self.info.spec)
 
     def close(self) -> None:
         super().close()

@@ -128,7 +128,7 @@ def gpu_kernel(gpu_device: Device, request: pytest.FixtureRequest) -> KernelHelp
 def gpu_measure(gpu_device: Device, request: pytest.FixtureRequest) -> Measurer:
     """Statistical device-event timing of a launch or of any enqueued work."""
     state = request.config.stash[session_key]
-    return Measurer(gpu_device, state.measure_config(gpu_device.info.spec))
+    return Measurer(gpu_device, state.measure_config())
 
 
 @pytest.fixture

@@ -8,7 +8,6 @@ tested without pytest's machinery.
 from __future__ import annotations
 
 import re
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
@@ -105,7 +104,7 @@ class GpuPerfSession:
         path = Path(self.options.baseline_dir)
         return path if path.is_absolute() else self.rootdir / path
 
-    def measure_config(self, spec: str) -> MeasureConfig:
+    def measure_config(self) -> MeasureConfig:
         return MeasureConfig(timeout_s=self.options.timeout_s, budget_s=self.options.measure_budget_s)
 
     # ---- metrics -----------------------------------------------------------------------------
@@ -228,6 +227,3 @@ class GpuPerfSession:
             if run.device is not None:
                 run.device.close()
 
-
-def python_argv() -> list[str]:
-    return list(sys.argv)

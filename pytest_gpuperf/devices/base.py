@@ -9,7 +9,6 @@ backends. Every operation that puts work on the device returns an opaque *handle
 from __future__ import annotations
 
 import abc
-import hashlib
 import re
 import time
 from dataclasses import asdict, dataclass, field
@@ -100,10 +99,6 @@ class Kernel:
     program: Any
     device: "Device"
     attributes: dict[str, int] = field(default_factory=dict)
-
-    @property
-    def source_hash(self) -> str:
-        return hashlib.sha256(self.source.encode()).hexdigest()[:16]
 
 
 KernelArg = Any  # Buffer | numpy scalar (np.int32(...), np.float32(...))

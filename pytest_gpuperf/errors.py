@@ -51,3 +51,8 @@ class BaselineFileError(GpuPerfError):
         )
         self.path = path
         self.problem = problem
+
+
+class ImpossibleValueError(GpuPerfError):
+    """A measured value that cannot be physical (negative latency, bandwidth above peak, a timed span
+    below the timer's resolution): an error in the measurement, never a verdict."""

@@ -69,6 +69,9 @@ class Recorder:
 
     def __call__(self, name: str, value: float, unit: str, better: str = "lower", stats: Stats | None = None,
                  tolerance: Mapping[str, float] | None = None, bound: float | None = None,
-                 info: Mapping[str, Any] | None = None) -> Metric:
+                 info: Mapping[str, Any] | None = None, identity: Mapping[str, Any] | None = None,
+                 valid: tuple[float, float] | None = None) -> Metric | None:
+        """``identity``: the options that shaped the value (sample count, seed, mode) — a baseline made
+        with others reads ``incomparable``; ``valid``: the physical range (outside it is an error)."""
         return self._record(name=name, value=value, unit=unit, better=better, stats=stats, tolerance=tolerance,
-                            bound=bound, info=info)
+                            bound=bound, info=info, identity=identity, valid=valid)

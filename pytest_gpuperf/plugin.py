@@ -14,6 +14,7 @@ import pytest
 
 from .devices import Device
 from .errors import DeviceNotFoundError, GpuPerfError
+from .gatecheck import plants
 from .helpers import KernelHelper, Measurer, Recorder
 from .report import terminal
 from .session import GpuPerfSession, Options
@@ -44,9 +45,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="watchdog for a single device measurement (default: 10)")
     group.addoption("--gpuperf-tolerance-k", type=float, default=6.0, metavar="K",
                     help="new baselines accept K × robust sigma of the measured noise (default: 6)")
-    group.addoption("--gpuperf-floor", type=float, nargs=2, default=(0.05, 2.0), metavar=("GPU", "CPU"),
-                    help="narrowest relative band new timing baselines get on GPUs and on CPU devices "
-                         "(default: 0.05 2.0 — shared CI cores swing µs timings up to 3x)")
+    group.addoption("--gpuperf-floor", type=float, nargs=2, default=None, metavar=("GPU", "CPU"),
+                    help="narrowest relative band new baselines get on GPUs and on CPU devices, for every metric "
+                         "class (default: per class, pytest_gpuperf/baselines/classes.py)")
+    group.addoption("--gpuperf-no-samples", action="store_true",
+                    help="leave the raw timing samples out of the results JSON (they are kept by default: "
+                         "compare and the significance test read them)")
+    group.addoption("--gpuperf-plant", action="append", default=[], metavar="KIND=ARG",
+                    help="gate check only: plant a known regression (memory=F, compute=F, ulp=FUNCTION, "
+                         "missing=METRIC); see pytest_gpuperf/gatecheck/plants.py")
     group.addoption("--gpuperf-budget", type=float, default=2.0, metavar="SECONDS",
                     help="time budget per statistical measurement once the minimum repeats ran (default: 2)")
     parser.addini("gpuperf_device", "default for --gpuperf-device", default=None)
@@ -60,11 +67,18 @@ def pytest_configure(config: pytest.Config) -> None:
     device = opt("--gpuperf-device")
     if device == "0" and config.getini("gpuperf_device"):
         device = config.getini("gpuperf_device")
+    try:
+        plant_table = plants.parse(opt("--gpuperf-plant"))
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    floor = opt("--gpuperf-floor")
     options = Options(device=device, baseline_dir=opt("--gpuperf-baseline-dir"),
                       update_baselines=opt("--gpuperf-update-baselines"), json_path=opt("--gpuperf-json"),
                       history_path=opt("--gpuperf-history"), timeout_s=opt("--gpuperf-timeout"),
                       tolerance_k=opt("--gpuperf-tolerance-k"), measure_budget_s=opt("--gpuperf-budget"),
-                      floor_gpu=opt("--gpuperf-floor")[0], floor_cpu=opt("--gpuperf-floor")[1])
+                      floor=None if floor is None else (float(floor[0]), float(floor[1])),
+                      samples=not opt("--gpuperf-no-samples"),
+                      plants=tuple(f"{k}={v}" for k, v in plant_table.items()))
     config.stash[session_key] = GpuPerfSession(options, Path(str(config.rootpath)))
 
 
@@ -136,6 +150,12 @@ def gpuperf_baseline_dir(request: pytest.FixtureRequest) -> Path:
     """The baseline folder of this run (``--gpuperf-baseline-dir``), for tests that read other suites'
     baselines (the PTX model takes its instruction latencies from the probes' entries)."""
     return request.config.stash[session_key].baseline_dir
+
+
+@pytest.fixture
+def gpuperf_plant(request: pytest.FixtureRequest) -> dict[str, str]:
+    """The planted regressions of this run (``--gpuperf-plant``; empty outside the gate check)."""
+    return plants.parse(list(request.config.stash[session_key].options.plants))
 
 
 @pytest.fixture

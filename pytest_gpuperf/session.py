@@ -14,7 +14,9 @@ from typing import Any, Mapping
 
 from . import baselines as bl
 from .devices import Device, DeviceInfo, Inventory, discover, open_device, resolve
-from .errors import GpuPerfError
+from .baselines import classes, validity
+from .errors import GpuPerfError, ImpossibleValueError
+from .gatecheck import plants
 from .report import history, results
 from .report.results import Metric
 from .timing.measure import MeasureConfig
@@ -31,9 +33,10 @@ class Options:
     history_path: str | None = None
     timeout_s: float = 10.0
     tolerance_k: float = 6.0
-    floor_gpu: float = 0.05
-    floor_cpu: float = 2.0  # CI's shared 2-core machines: 3x swings of µs kernels seen; gate gross regressions
+    floor: tuple[float, float] | None = None  # --gpuperf-floor GPU CPU; None: per metric class (baselines.classes)
     measure_budget_s: float = 2.0
+    samples: bool = True  # keep raw samples in results (--gpuperf-no-samples drops them)
+    plants: tuple[str, ...] = ()  # --gpuperf-plant: planted regressions of the gate check (gatecheck.plants)
 
 
 @dataclass
@@ -110,8 +113,13 @@ class GpuPerfSession:
     # ---- metrics -----------------------------------------------------------------------------
     def record(self, nodeid: str, spec: str, name: str, value: float, unit: str, better: str,
                stats: Stats | None = None, tolerance: Mapping[str, float] | None = None,
-               bound: float | None = None, info: Mapping[str, Any] | None = None) -> Metric:
-        """Record one metric of a test on a device and compare it with the baseline."""
+               bound: float | None = None, info: Mapping[str, Any] | None = None,
+               identity: Mapping[str, Any] | None = None, valid: tuple[float, float] | None = None) -> Metric | None:
+        """Record one metric of a test on a device and compare it with the baseline.
+
+        ``identity``: the options that shaped the value (sample count, seed, sweep mode); a baseline
+        made with other ones gives ``incomparable``. ``valid``: the metric's physical range; a value
+        outside it (or a negative time, a bandwidth above peak) raises :class:`ImpossibleValueError`."""
         if better not in bl.DIRECTIONS:
             raise GpuPerfError(f"metric {name!r}: better={better!r} is not one of {bl.DIRECTIONS}")
         if not re.fullmatch(r"[A-Za-z0-9_.\-\[\]=:+]+", name):
@@ -120,23 +128,30 @@ class GpuPerfSession:
         if name in run.metrics:
             raise GpuPerfError(f"metric {name!r} recorded twice on {spec} (by {run.metrics[name].test} and "
                                f"{nodeid}); give each parametrization its own name")
+        problem = validity.problem(name, float(value), unit, peak_bandwidth_gbs=run.info.peak_bandwidth_gbs,
+                                   valid=valid)
+        if problem is not None:
+            raise ImpossibleValueError(problem)
+        if plants.drops(self.options.plants, name):
+            return None  # the gate check's planted "metric disappears": its test no longer records it
         test = strip_device_id(nodeid, spec)
         entry = run.expected.get(name)
         metric = Metric(test, name, float(value), unit, better, stats, None, "new", dict(info or {}),
-                        None if tolerance is None else dict(tolerance))
+                        None if tolerance is None else dict(tolerance), dict(identity or {}))
         if bound is not None:
             metric.info["bound"] = float(bound)
-        cmp = bl.compare(float(value), better, entry)
+        cmp = bl.compare(float(value), better, entry, samples=None if stats is None else stats.samples,
+                         identity=metric.identity)
         metric.verdict = cmp.verdict
         if entry is not None:
-            metric.baseline = {k: v for k, v in entry.items() if k not in ("provenance",)}
-            metric.baseline.update({"band": cmp.band, "delta_rel": cmp.delta_rel})
+            metric.baseline = {k: v for k, v in entry.items() if k not in ("provenance", "samples")}
+            metric.baseline.update(cmp.to_json())
         elif bound is not None and better == "bound":
             # A documented bound is a baseline of its own even before anyone reviewed a file.
             doc = {"value": float(bound), "better": "bound", "tolerance": dict(tolerance or {})}
             cmp = bl.compare(float(value), "bound", doc)
             metric.verdict = "regressed" if cmp.verdict == "regressed" else "new"
-            metric.baseline = {**doc, "band": cmp.band, "delta_rel": cmp.delta_rel, "source": "documented bound"}
+            metric.baseline = {**doc, **cmp.to_json(), "source": "documented bound"}
         metric.info["line"] = cmp.line(name, float(value), unit, better)
         run.metrics[name] = metric
         return metric
@@ -176,7 +191,7 @@ class GpuPerfSession:
         if self.options.json_path:
             for path, run in self._json_paths().items():
                 doc = results.document(run.info, environment(), self._run_meta(argv),
-                                       sorted(run.metrics.values(), key=lambda m: m.name))
+                                       sorted(run.metrics.values(), key=lambda m: m.name), self.options.samples)
                 doc["missing"] = self.missing.get(run.info.spec, [])
                 results.write(path, doc)
                 self.files_written.append(path)
@@ -194,11 +209,13 @@ class GpuPerfSession:
 
     def _update_baseline(self, run: DeviceRun) -> None:
         prov = self.provenance(run.info)
-        floor = self.options.floor_cpu if run.info.is_cpu else self.options.floor_gpu
         entries = {m.name: bl.make_entry(value=m.value, worst=m.value, unit=m.unit, better=m.better, test=m.test,
                                          info=m.info, tolerance=m.tolerance,
                                          spread=MAD_TO_SIGMA * m.stats.mad if m.stats is not None else 0.0,
-                                         k=self.options.tolerance_k, floor_rel=floor, provenance=prov)
+                                         k=self.options.tolerance_k,
+                                         floor_rel=classes.floor(m.unit, run.info.is_cpu, self.options.floor),
+                                         provenance=prov, samples=None if m.stats is None else m.stats.samples,
+                                         identity=m.identity)
                    for m in run.metrics.values()}
         bl.update(run.baseline, run.info.backend, {"key": run.info.key, "name": run.info.name}, prov, entries)
         self.files_written.append(str(run.baseline.path))

@@ -73,7 +73,8 @@ def test_results_json_follows_schema(pytester):
     assert set(metric) >= {"test", "name", "value", "unit", "better", "stats", "baseline", "verdict"}
     assert metric["test"] == "test_results_json_follows_schema.py::test_work"
     assert metric["verdict"] == "new" and metric["baseline"] is None
-    assert set(metric["stats"]) == {"median", "mad", "min", "max", "n"}
+    assert set(metric["stats"]) == {"median", "mad", "min", "max", "n", "samples"}
+    assert len(metric["stats"]["samples"]) == metric["stats"]["n"]  # raw repeats kept for the significance test
     result.stdout.fnmatch_lines(["*gpuperf opencl:0*", "*kernel.work.ms*new*"])
 
 
@@ -92,7 +93,7 @@ def test_update_then_gate_then_planted_slowdown(pytester, monkeypatch):
     result = run(pytester)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*performance regression against baseline:*",
-                                 "*kernel.work.ms: REGRESSED — expected * ms ± * (lower is better), measured * ms, delta +*%"])
+                                 "*kernel.work.ms: REGRESSED — expected * ms ± * (lower is better), measured * ms, delta +*%, ratio * p=*"])
     monkeypatch.setenv("WORK_ITERS", "100000")
     run(pytester).assert_outcomes(passed=1)
 

@@ -20,10 +20,10 @@ import numpy as np
 
 from ..errors import GpuPerfError
 from ..timing.stats import MAD_TO_SIGMA
-from . import store
+from . import classes, store
 
 
-def merge_runs(docs: Sequence[dict[str, Any]], k: float, floor_gpu: float, floor_cpu: float
+def merge_runs(docs: Sequence[dict[str, Any]], k: float, floor: tuple[float, float] | None = None
                ) -> dict[str, dict[str, Any]]:
     """Baseline entries (name → entry) for one device/backend from several results documents."""
     by_name: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -32,7 +32,7 @@ def merge_runs(docs: Sequence[dict[str, Any]], k: float, floor_gpu: float, floor
             if isinstance(m["value"], (int, float)):
                 by_name[m["name"]].append(m)
     last = docs[-1]
-    floor = floor_cpu if last["device"].get("is_cpu") else floor_gpu
+    is_cpu = bool(last["device"].get("is_cpu"))
     prov = {"driver": last["environment"].get("driver"), "runtime": last["environment"].get("runtime"),
             "toolkit": last["environment"].get("toolkit"), "device_name": last["device"]["name"],
             "date": last["run"].get("finished"), "commit": last["environment"].get("commit"),
@@ -45,9 +45,16 @@ def merge_runs(docs: Sequence[dict[str, Any]], k: float, floor_gpu: float, floor
         between = MAD_TO_SIGMA * float(np.median(np.abs(values - value))) if len(values) > 1 else 0.0
         spread = max(float(np.median(within)) if within else 0.0, between)
         ref = ms[-1]
+        identities = {json.dumps(m.get("identity", {}), sort_keys=True) for m in ms}
+        if len(identities) > 1:
+            raise GpuPerfError(f"metric {name!r} was measured with different options across the runs "
+                               f"({' vs '.join(sorted(identities))}); pass only runs made the same way")
+        pooled = [x for m in ms for x in ((m.get("stats") or {}).get("samples") or [])]
         entry = store.make_entry(value=value, worst=float(values.max()), unit=ref["unit"], better=ref["better"],
                                  test=ref["test"], info=ref.get("info", {}), tolerance=ref.get("tolerance"),
-                                 spread=spread, k=k, floor_rel=floor, provenance=prov, between=between)
+                                 spread=spread, k=k, floor_rel=classes.floor(ref["unit"], is_cpu, floor),
+                                 provenance=prov, between=between, samples=pooled or None,
+                                 identity=ref.get("identity", {}))
         entry["runs"] = len(values)
         entries[name] = entry
     return entries
@@ -59,7 +66,8 @@ def cmd_from_results(args: argparse.Namespace) -> int:
         doc = json.loads(Path(path).read_text())
         groups[(doc["device"]["key"], doc["device"]["backend"])].append(doc)
     for (key, backend), docs in groups.items():
-        entries = merge_runs(docs, args.k, args.floor_gpu, args.floor_cpu)
+        floor = None if args.floor is None else (args.floor[0], args.floor[1])
+        entries = merge_runs(docs, args.k, floor)
         baseline = store.load(args.dir, key)
         prov = next(iter(entries.values()))["provenance"] if entries else {}
         store.update(baseline, backend, {"key": key, "name": docs[-1]["device"]["name"]}, prov, entries)
@@ -83,8 +91,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("results", nargs="+")
     p.add_argument("--dir", default="baselines")
     p.add_argument("--k", type=float, default=6.0)
-    p.add_argument("--floor-gpu", type=float, default=0.05)
-    p.add_argument("--floor-cpu", type=float, default=2.0)
+    p.add_argument("--floor", type=float, nargs=2, default=None, metavar=("GPU", "CPU"),
+                   help="relative floor for every metric class (default: per class, baselines/classes.py)")
     p.set_defaults(func=cmd_from_results)
     c = sub.add_parser("check", help="validate every baseline file in a directory")
     c.add_argument("dir", nargs="?", default="baselines")

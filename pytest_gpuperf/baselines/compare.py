@@ -9,17 +9,32 @@ noise measured when the baseline was taken). Directions:
 * ``bound`` — the expected value is an upper limit (e.g. a documented ULP bound): above it (plus any
   tolerance) is ``regressed``, anything else ``pass``.
 * ``exact`` — must equal the expected value within the band (counts, sizes, bit-exact results).
+
+Three rules keep the verdicts trustworthy:
+
+* **Identity.** A metric's value may depend on options (sample count, seed, sweep mode); those
+  options are its ``identity``, stored with the baseline entry. A run whose identity differs from the
+  entry's gets ``incomparable`` with the reason — never ``regressed`` or ``pass``.
+* **Ratio-safe bands.** For a positive lower/higher-is-better metric the bad-side edge is a ratio:
+  a band of half-width w around e accepts down to e / (1 + w/e) for higher-is-better, so a band wider
+  than the value (the CPU devices' floors) still has an edge a real regression can cross.
+* **Significance.** When both the baseline and the run carry raw samples, leaving the band counts only
+  if the difference is also significant (:mod:`pytest_gpuperf.timing.difference`): an effect beyond
+  the class's threshold *and* beyond the noise of both runs.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Any, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+from ..timing.difference import Difference, difference, usable
 
 DIRECTIONS = ("lower", "higher", "bound", "exact")
-VERDICTS = ("regressed", "missing", "known", "new", "improved", "pass")  # summary order: worst first
+VERDICTS = ("regressed", "missing", "incomparable", "known", "new", "improved", "pass")  # summary order: worst first
 # "known": out of band in a test marked xfail (a documented finding); it does not fail the run
+# "incomparable": the baseline was made another way (its identity differs); it does not fail the run
 
 
 def band(expected: float, tolerance: Mapping[str, float]) -> float:
@@ -34,40 +49,92 @@ def band(expected: float, tolerance: Mapping[str, float]) -> float:
     return max(terms)
 
 
+def edges(expected: float, width: float, direction: str) -> tuple[float, float]:
+    """(low, high) edges of the accepted band; ratio-safe on the bad side of positive metrics."""
+    low, high = expected - width, expected + width
+    if expected > 0 and direction in ("lower", "higher"):
+        low = expected / (1.0 + width / expected)
+    return low, high
+
+
+def identity_problem(expected: Mapping[str, Any] | None, measured: Mapping[str, Any] | None) -> str | None:
+    """Why a baseline made with ``expected`` options cannot judge a run made with ``measured``, or None."""
+    a, b = dict(expected or {}), dict(measured or {})
+    if a == b:
+        return None
+    diffs = [f"{k}: baseline {a.get(k, '(unset)')!r}, this run {b.get(k, '(unset)')!r}"
+             for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
+    return "measured another way — " + "; ".join(diffs) + " (re-make the baseline with this run's options)"
+
+
 @dataclass(frozen=True)
 class Comparison:
     verdict: str
     expected: float | None
     band: float | None
     delta_rel: float | None  # (measured − expected) / |expected|
+    reason: str | None = None
+    difference: Difference | None = field(default=None)
 
     def line(self, name: str, measured: float, unit: str, better: str) -> str:
-        """The one-line regression message: expected, measured, tolerance and delta."""
+        """The one-line verdict message: expected, measured, tolerance, delta and the statistics."""
         if self.expected is None:
             return f"{name}: {self.verdict} (measured {measured:.6g} {unit})"
+        if self.verdict == "incomparable":
+            return f"{name}: INCOMPARABLE — {self.reason}"
         delta = "" if self.delta_rel is None else f", delta {self.delta_rel:+.1%}"
+        stat = ""
+        if self.difference is not None:
+            d = self.difference
+            stat = f", ratio {d.ratio:.4g} [{d.ci_low:.4g}, {d.ci_high:.4g}] p={d.p_value:.2g}"
         return (f"{name}: {self.verdict.upper()} — expected {self.expected:.6g} {unit} ± {self.band:.3g} "
-                f"({better} is better), measured {measured:.6g} {unit}{delta}")
+                f"({better} is better), measured {measured:.6g} {unit}{delta}{stat}")
+
+    def to_json(self) -> dict[str, Any]:
+        """What the results file keeps of the comparison (beside the baseline entry)."""
+        doc: dict[str, Any] = {"band": self.band, "delta_rel": self.delta_rel}
+        if self.reason:
+            doc["reason"] = self.reason
+        if self.difference is not None:
+            doc["difference"] = self.difference.to_json()
+        return doc
 
 
-def compare(measured: float, better: str, entry: Mapping[str, Any] | None) -> Comparison:
-    """Verdict of one metric against its baseline entry (``None`` → ``new``)."""
+def compare(measured: float, better: str, entry: Mapping[str, Any] | None, *,
+            samples: Sequence[float] | None = None, identity: Mapping[str, Any] | None = None) -> Comparison:
+    """Verdict of one metric against its baseline entry (``None`` → ``new``).
+
+    ``samples``: this run's raw repeats (in the metric's unit); with the entry's ``samples`` they make
+    the significance test. ``identity``: the options that shaped this value."""
     if entry is None:
         return Comparison("new", None, None, None)
     expected = float(entry["value"])
     width = band(expected, entry.get("tolerance", {}))
     delta = (measured - expected) / abs(expected) if expected else None
+    problem = identity_problem(entry.get("identity"), identity)
+    if problem is not None:
+        return Comparison("incomparable", expected, width, delta, reason=problem)
     direction = entry.get("better", better)
     if math.isnan(measured):
-        return Comparison("regressed", expected, width, delta)
+        return Comparison("regressed", expected, width, delta, reason="the measured value is NaN")
+    low, high = edges(expected, width, direction)
     if direction == "bound":
-        verdict = "regressed" if measured > expected + width else "pass"
+        verdict = "regressed" if measured > high else "pass"
     elif direction == "exact":
-        verdict = "pass" if abs(measured - expected) <= width else "regressed"
+        verdict = "pass" if low <= measured <= high else "regressed"
     elif direction == "lower":
-        verdict = "regressed" if measured > expected + width else "improved" if measured < expected - width else "pass"
+        verdict = "regressed" if measured > high else "improved" if measured < low else "pass"
     elif direction == "higher":
-        verdict = "regressed" if measured < expected - width else "improved" if measured > expected + width else "pass"
+        verdict = "regressed" if measured < low else "improved" if measured > high else "pass"
     else:
         raise ValueError(f"unknown direction {direction!r}")
-    return Comparison(verdict, expected, width, delta)
+    diff = None
+    reason = None
+    ref = entry.get("samples")
+    if direction in ("lower", "higher") and usable(ref) and usable(samples):
+        diff = difference(ref, samples)
+        if verdict in ("regressed", "improved") and not diff.significant:
+            reason = (f"outside the band but not significant (p={diff.p_value:.2g}, ratio interval "
+                      f"[{diff.ci_low:.4g}, {diff.ci_high:.4g}] holds 1 or p ≥ α)")
+            verdict = "pass"
+    return Comparison(verdict, expected, width, delta, reason=reason, difference=diff)

@@ -19,7 +19,9 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
+
+import numpy as np
 
 from .. import BASELINE_SCHEMA
 from ..errors import BaselineFileError
@@ -100,6 +102,12 @@ def _validate_entry(path: str, where: str, entry: Any) -> None:
             raise BaselineFileError(path, f"{where}.tolerance.{k} must be a non-negative number, found {v!r}")
     if ("k" in tol) != ("spread" in tol):
         raise BaselineFileError(path, f"{where}.tolerance needs both 'k' and 'spread' or neither")
+    if not isinstance(entry.get("identity", {}), dict):
+        raise BaselineFileError(path, f"{where}.identity must be an object of the options that shaped the value")
+    xs = entry.get("samples")
+    if xs is not None and (not isinstance(xs, list) or not all(
+            isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in xs)):
+        raise BaselineFileError(path, f"{where}.samples must be a list of finite numbers")
 
 
 def noise_tolerance(value: float, spread: float, k: float, floor_rel: float) -> dict[str, float]:
@@ -110,16 +118,32 @@ def noise_tolerance(value: float, spread: float, k: float, floor_rel: float) -> 
     return tol
 
 
+#: raw samples kept per baseline entry: more are summarised by this many evenly spaced quantiles,
+#: which keeps the distribution (for the significance test) without bloating reviewed files
+BASELINE_SAMPLES = 64
+
+
+def sample_summary(samples: Sequence[float]) -> list[float]:
+    """At most :data:`BASELINE_SAMPLES` values that stand for ``samples`` (quantiles if more)."""
+    xs = np.sort(np.asarray(samples, dtype=np.float64))
+    if xs.size > BASELINE_SAMPLES:
+        xs = np.quantile(xs, (np.arange(BASELINE_SAMPLES) + 0.5) / BASELINE_SAMPLES)
+    return [float(f"{x:.7g}") for x in xs]
+
+
 def make_entry(*, value: float, worst: float, unit: str, better: str, test: str, info: Mapping[str, Any],
                tolerance: Mapping[str, float] | None, spread: float, k: float, floor_rel: float,
-               provenance: Mapping[str, Any], between: float = 0.0) -> dict[str, Any]:
+               provenance: Mapping[str, Any], between: float = 0.0, samples: Sequence[float] | None = None,
+               identity: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """One baseline entry from a measured metric — the single rule both a pytest run
     (``--gpuperf-update-baselines``) and ``gpuperf-baseline from-results`` write by.
 
     ``value``: the figure (median over runs); ``worst``: the largest seen (what a ``bound`` metric
     without a documented limit is held to); ``spread``: robust σ of the noise; ``between``: the
     run-to-run σ, which widens even a tolerance the test set itself — a band that two runs already
-    disagree by is a flaky gate, not a strict one."""
+    disagree by is a flaky gate, not a strict one. ``samples``: the raw repeats of every run pooled
+    (a lower/higher entry keeps a summary, for the significance test); ``identity``: the options that
+    shaped the value, which a later run must share to be compared."""
     entry: dict[str, Any] = {"value": float(value), "unit": unit, "better": better, "test": test,
                              "provenance": dict(provenance)}
     if better == "bound":
@@ -138,6 +162,9 @@ def make_entry(*, value: float, worst: float, unit: str, better: str, test: str,
     for key in ("citation", "unit_note"):
         if key in info:
             entry[key] = info[key]
+    entry["identity"] = dict(identity or {})
+    if better in ("lower", "higher") and samples is not None and len(samples) > 0:
+        entry["samples"] = sample_summary(samples)
     return entry
 
 
@@ -154,6 +181,8 @@ def update(baseline: BaselineFile, backend: str, device: Mapping[str, Any], prov
     metrics = section.setdefault("metrics", {})
     for name, entry in entries.items():
         merged = dict(metrics.get(name, {}))
+        for stale in ("samples", "runs", "measured"):  # belong to the measurement being replaced
+            merged.pop(stale, None)
         merged.update(entry)
         metrics[name] = merged
     section["metrics"] = dict(sorted(metrics.items()))

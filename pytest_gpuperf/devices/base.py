@@ -72,9 +72,30 @@ class DeviceInfo:
         feats.add("cpu" if self.is_cpu else "gpu")
         return feats
 
+    @property
+    def peak_bandwidth_gbs(self) -> float | None:
+        """Theoretical DRAM bandwidth (GB/s) from the memory clock and bus width the driver reports
+        (double data rate: 2 transfers per clock), or None where the backend does not say. Source:
+        cudaDevAttrMemoryClockRate × cudaDevAttrGlobalMemoryBusWidth — 3,352 GB/s on the H100 SXM,
+        NVIDIA's datasheet figure. A measured bandwidth above it is impossible."""
+        khz, bits = self.extra.get("mem_clock_khz"), self.extra.get("bus_width")
+        if not khz or not bits:
+            return None
+        return 2.0 * float(khz) * 1e3 * float(bits) / 8.0 / 1e9
+
+    @property
+    def timer_resolution_s(self) -> float:
+        """Resolution of the device's event timer: OpenCL reports it
+        (CL_DEVICE_PROFILING_TIMER_RESOLUTION); CUDA documents about 0.5 µs for cudaEventElapsedTime.
+        A timed span below it is no measurement."""
+        if "timer_resolution_ns" in self.extra:
+            return float(self.extra["timer_resolution_ns"]) * 1e-9
+        return 0.5e-6 if self.backend == "cuda" else 1e-9
+
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["spec"] = self.spec
+        data["peak_bandwidth_gbs"] = self.peak_bandwidth_gbs
         return data
 
 

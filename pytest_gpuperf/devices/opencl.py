@@ -61,7 +61,8 @@ def _info(index: int, platform: Any, dev: Any) -> DeviceInfo:
             warp = int(dev.preferred_work_group_size_multiple)  # type: ignore[attr-defined]
         except Exception:  # noqa: BLE001
             warp = 1
-    extra: dict[str, Any] = {"extensions": ext.split(), "max_work_item_sizes": list(dev.max_work_item_sizes)}
+    extra: dict[str, Any] = {"extensions": ext.split(), "max_work_item_sizes": list(dev.max_work_item_sizes),
+                             "timer_resolution_ns": int(dev.profiling_timer_resolution)}
     cc = ""
     if "cl_nv_device_attribute_query" in ext:
         cc = f"{dev.get_info(0x4000)}.{dev.get_info(0x4001)}"  # COMPUTE_CAPABILITY_MAJOR/MINOR_NV

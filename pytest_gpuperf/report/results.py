@@ -5,9 +5,10 @@
      "environment": {"python", "platform", "host", "packages", "commit", "driver", "runtime", "toolkit"},
      "run": {"started", "finished", "argv"},
      "metrics": [{"test": nodeid, "name": "dotted.name", "value": float, "unit": str,
-                  "better": "lower|higher|bound|exact", "stats": {median, mad, min, max, n} | null,
+                  "better": "lower|higher|bound|exact", "stats": {median, mad, min, max, n, samples: [raw repeats]} | null,
                   "baseline": {value, tolerance, band, ...} | null, "verdict": str, "info": {...},
-                  "tolerance": explicit tolerance asked for by the test | null}],
+                  "tolerance": explicit tolerance asked for by the test | null,
+                  "identity": {option: value} — the options that shaped the value (see baselines.compare)}],
      "missing": [names of baseline metrics a passed test no longer records]}
 
 Later suites and tools read this format: add keys, never rename or remove them.
@@ -39,12 +40,14 @@ class Metric:
     verdict: str = "new"
     info: dict[str, Any] = field(default_factory=dict)
     tolerance: dict[str, float] | None = None  # explicit tolerance asked for by the test, if any
+    identity: dict[str, Any] = field(default_factory=dict)  # the options that shaped the value
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, samples: bool = True) -> dict[str, Any]:
+        """The metric as results JSON; ``samples=False`` (``--gpuperf-no-samples``) drops the raw repeats."""
         return {"test": self.test, "name": self.name, "value": _finite(self.value), "unit": self.unit,
-                "better": self.better, "stats": None if self.stats is None else self.stats.to_json(),
+                "better": self.better, "stats": None if self.stats is None else self.stats.to_json(samples),
                 "baseline": self.baseline, "verdict": self.verdict, "info": self.info,
-                "tolerance": self.tolerance}
+                "tolerance": self.tolerance, "identity": self.identity}
 
 
 def _finite(x: float) -> float | str:
@@ -52,11 +55,12 @@ def _finite(x: float) -> float | str:
     return x if math.isfinite(x) else repr(x)
 
 
-def document(info: DeviceInfo, environment: dict[str, Any], run: dict[str, Any], metrics: list[Metric]) -> dict:
+def document(info: DeviceInfo, environment: dict[str, Any], run: dict[str, Any], metrics: list[Metric],
+             samples: bool = True) -> dict:
     env = dict(environment)
     env.update({"driver": info.driver_version, "runtime": info.runtime_version, "toolkit": info.toolkit_version})
     return {"schema": RESULTS_SCHEMA, "device": info.to_json(), "environment": env, "run": run,
-            "metrics": [m.to_json() for m in metrics]}
+            "metrics": [m.to_json(samples) for m in metrics]}
 
 
 def write(path: str, doc: dict[str, Any]) -> None:

@@ -13,6 +13,7 @@ from itertools import cycle
 from typing import Any, Callable, Sequence
 
 from ..devices.base import Device, Kernel, KernelArg, Size
+from ..errors import ImpossibleValueError
 from .stats import Stats
 
 
@@ -59,7 +60,13 @@ def measure(device: Device, run_once: Callable[[], Any], config: MeasureConfig =
                 break
             if time.perf_counter() - start > config.budget_s:
                 break
-    return Measurement(tuple(samples), Stats.of(samples), converged)
+    stats = Stats.of(samples)
+    resolution = device.info.timer_resolution_s
+    if stats.median < resolution:
+        raise ImpossibleValueError(
+            f"impossible timing: median {stats.median * 1e9:.4g} ns of {len(samples)} runs is below {device.info.name}'s "
+            f"timer resolution ({resolution * 1e9:.4g} ns); time more work per run (a longer loop or a larger problem)")
+    return Measurement(tuple(samples), stats, converged)
 
 
 def measure_kernel(device: Device, kernel: Kernel, global_size: Size, local_size: Size | None,

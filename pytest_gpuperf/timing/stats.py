@@ -6,8 +6,8 @@ Medians and MADs rather than means and standard deviations: GPU timings have one
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
@@ -17,13 +17,18 @@ MAD_TO_SIGMA = 1.4826
 
 @dataclass(frozen=True)
 class Stats:
-    """Summary of one measured quantity: ``mad`` is the raw median absolute deviation."""
+    """Summary of one measured quantity: ``mad`` is the raw median absolute deviation.
+
+    ``samples`` keeps the raw repeats (in the metric's unit once :meth:`scaled`/:meth:`reciprocal`
+    mapped them): a verdict on a timing needs the noise of both runs, not only their medians, so the
+    samples travel into results and baselines (see :mod:`pytest_gpuperf.timing.difference`)."""
 
     median: float
     mad: float
     min: float
     max: float
     n: int
+    samples: tuple[float, ...] | None = None
 
     @classmethod
     def of(cls, samples: Iterable[float]) -> "Stats":
@@ -31,7 +36,8 @@ class Stats:
         if xs.size == 0:
             raise ValueError("no samples")
         med = float(np.median(xs))
-        return cls(med, float(np.median(np.abs(xs - med))), float(xs.min()), float(xs.max()), int(xs.size))
+        return cls(med, float(np.median(np.abs(xs - med))), float(xs.min()), float(xs.max()), int(xs.size),
+                   tuple(float(x) for x in xs))
 
     @property
     def rel_spread(self) -> float:
@@ -41,16 +47,30 @@ class Stats:
     def scaled(self, factor: float) -> "Stats":
         """Stats of ``factor × x`` (e.g. seconds → µs, or time → bandwidth with a reciprocal below)."""
         lo, hi = sorted((self.min * factor, self.max * factor))
-        return Stats(self.median * factor, abs(self.mad * factor), lo, hi, self.n)
+        xs = None if self.samples is None else tuple(x * factor for x in self.samples)
+        return Stats(self.median * factor, abs(self.mad * factor), lo, hi, self.n, xs)
 
     def reciprocal(self, numerator: float) -> "Stats":
         """Stats of ``numerator / x``: turns a time into a rate (GB/s, ops/s). MAD maps to first order."""
         med = numerator / self.median
         mad = numerator * self.mad / (self.median ** 2)
-        return Stats(med, mad, numerator / self.max, numerator / self.min, self.n)
+        xs = None if self.samples is None else tuple(numerator / x for x in self.samples)
+        return Stats(med, mad, numerator / self.max, numerator / self.min, self.n, xs)
 
-    def to_json(self) -> dict[str, float | int]:
-        return asdict(self)
+    def to_json(self, samples: bool = True) -> dict[str, Any]:
+        """The summary; with ``samples`` (the default) the raw repeats too, rounded to 7 significant
+        digits — far below any timing noise, and it keeps results files small."""
+        doc: dict[str, Any] = {"median": self.median, "mad": self.mad, "min": self.min, "max": self.max, "n": self.n}
+        if samples and self.samples is not None:
+            doc["samples"] = [float(f"{x:.7g}") for x in self.samples]
+        return doc
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any]) -> "Stats":
+        """Inverse of :meth:`to_json` (results and baseline files)."""
+        xs = doc.get("samples")
+        return cls(float(doc["median"]), float(doc["mad"]), float(doc["min"]), float(doc["max"]), int(doc["n"]),
+                   None if xs is None else tuple(float(x) for x in xs))
 
 
 def noise_floor(samples: Sequence[float]) -> float:

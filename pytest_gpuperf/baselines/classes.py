@@ -1,0 +1,43 @@
+"""Metric classes: which kind of figure a unit names, and the smallest relative change the gate
+resolves for each class on GPUs and on CPU devices.
+
+One home for these numbers: new baselines take their ``rel`` floor from here (the effect a timing
+change must exceed, beside k × the measured noise), the gate check plants changes of these sizes,
+and the README states them as the gate's resolution.
+
+GPU floors are 3 %: the gate must catch a 5 % slowdown, and the H100's run-to-run noise on the
+classes below is well under that (the band's k × spread term widens any metric that is noisier).
+CPU devices (PoCL on CI's shared 2 cores) are far noisier; their floors are the sizes the PoCL gate
+check measured it can detect reliably (``results/<pocl key>/gatecheck.json``).
+"""
+
+from __future__ import annotations
+
+#: unit → class. Units not listed are ``other`` (dimensionless model/tuning figures, counts).
+UNIT_CLASS = {
+    "s": "time", "ms": "time", "us": "time", "ns": "time",
+    "GB/s": "rate", "1/s": "rate", "ops/clk/SM": "rate",
+    "cycles": "cycles", "ns/kthread": "time",
+    "ulp": "ulp",
+}
+
+#: relative floor of new baselines' bands, per device type and class
+FLOORS = {
+    "gpu": {"time": 0.03, "rate": 0.03, "cycles": 0.03, "ulp": 0.03, "other": 0.03},
+    "cpu": {"time": 2.0, "rate": 0.5, "cycles": 2.0, "ulp": 0.03, "other": 2.0},
+}
+
+#: units that cannot be negative: times, latencies, rates, error magnitudes
+NON_NEGATIVE = {"s", "ms", "us", "ns", "cycles", "GB/s", "1/s", "ops/clk/SM", "ulp", "ns/kthread", "bytes",
+                "configs", "MHz"}
+
+
+def metric_class(unit: str) -> str:
+    return UNIT_CLASS.get(unit, "other")
+
+
+def floor(unit: str, is_cpu: bool, override: tuple[float, float] | None = None) -> float:
+    """The relative floor for a new baseline of a metric in ``unit`` (``override``: ``--gpuperf-floor``)."""
+    if override is not None:
+        return override[1] if is_cpu else override[0]
+    return FLOORS["cpu" if is_cpu else "gpu"][metric_class(unit)]

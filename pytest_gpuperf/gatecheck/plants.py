@@ -1,0 +1,58 @@
+"""Planted regressions: real, small changes of real work that the gate must catch.
+
+``--gpuperf-plant KIND[=SIZE]`` (repeatable) makes the measured system worse in one known way, so the
+gate check can count how often the gate catches it. Each kind changes the *work*, never the
+arithmetic of a verdict: the copy moves more bytes than it is credited for, the chain executes
+more dependent instructions than it divides by, the math kernel's result is nudged by one ulp on some
+inputs, a metric is not recorded. The kinds and their meaning:
+
+* ``memory=F``  — the device copy moves (1 + F) × the bytes it reports (a memory-bound slowdown of F).
+* ``compute=F`` — the dependent FMA chain of the latency probe runs (1 + F) × the instructions it
+  divides by (a compute-bound slowdown of F).
+* ``ulp=FN``    — the math kernel of function FN (e.g. ``sin``) returns the next float above its result
+  on inputs whose low 4 mantissa bits are zero (1 of 16 inputs): a 1-ulp error on some inputs.
+* ``missing=NAME`` — the metric NAME is not recorded (its test still passes): the ``missing`` verdict.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+KINDS = {"memory": "fraction", "compute": "fraction", "ulp": "function", "missing": "metric"}
+
+
+def parse(values: list[str] | tuple[str, ...]) -> dict[str, str]:
+    """``["memory=0.05", "missing=x.y"]`` → ``{"memory": "0.05", "missing": "x.y"}``; ValueError names the problem."""
+    out: dict[str, str] = {}
+    for raw in values:
+        kind, sep, arg = raw.partition("=")
+        if kind not in KINDS or not sep or not arg:
+            raise ValueError(f"--gpuperf-plant {raw!r}: use KIND=ARG with KIND one of "
+                             + ", ".join(f"{k} ({v})" for k, v in KINDS.items()))
+        if KINDS[kind] == "fraction":
+            try:
+                f = float(arg)
+            except ValueError:
+                raise ValueError(f"--gpuperf-plant {raw!r}: {kind} takes a fraction such as 0.05") from None
+            if not 0 < f < 10:
+                raise ValueError(f"--gpuperf-plant {raw!r}: the fraction must lie in (0, 10)")
+        out[kind] = arg
+    return out
+
+
+def fraction(plants: Mapping[str, str] | tuple[str, ...], kind: str) -> float:
+    """The planted slowdown of ``kind`` (0.0 when not planted)."""
+    table = plants if isinstance(plants, Mapping) else parse(list(plants))
+    return float(table[kind]) if kind in table else 0.0
+
+
+def ulp_function(plants: Mapping[str, str] | tuple[str, ...]) -> str | None:
+    """The math function whose result is planted 1 ulp off, or None."""
+    table = plants if isinstance(plants, Mapping) else parse(list(plants))
+    return table.get("ulp")
+
+
+def drops(plants: Mapping[str, str] | tuple[str, ...], name: str) -> bool:
+    """Whether the metric ``name`` is planted missing."""
+    table = plants if isinstance(plants, Mapping) else parse(list(plants))
+    return table.get("missing") == name

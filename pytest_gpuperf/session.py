@@ -221,7 +221,7 @@ class GpuPerfSession:
         self.files_written.append(str(run.baseline.path))
 
     def _json_paths(self) -> dict[str, DeviceRun]:
-        runs = [r for r in self.runs.values() if r.metrics]
+        runs = [r for r in self.runs.values() if r.metrics or self.missing.get(r.info.spec)]
         template = self.options.json_path or ""
         out = {}
         for run in runs:

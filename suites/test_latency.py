@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import pytest
 
+from pytest_gpuperf.gatecheck import plants
 from pytest_gpuperf.probes import latency, ops, throughput
 
 CASES = [(g, fast) for g in ops.GROUPS for fast in (False, True)]
 
 
 @pytest.mark.parametrize("group,fast", CASES, ids=[f"{g}-{'fast' if f else 'ieee'}" for g, f in CASES])
-def test_latency(gpu_device, gpu_measure, gpuperf_record, group, fast):
+def test_latency(gpu_device, gpu_measure, gpuperf_record, gpuperf_plant, group, fast):
     info = gpu_device.info
     missing = set(ops.GROUP_REQUIRES[group]) - info.features
     if missing:
@@ -32,7 +33,8 @@ def test_latency(gpu_device, gpu_measure, gpuperf_record, group, fast):
     for ck, kernel in built:
         o = ck.op
         meta = {"u1": ck.u1, "u2": ck.u2, "step": o.source(backend), "timing": timing, "note": o.note}
-        st, unit, extra = latency.measure(gpu_device, gpu_measure, ck, kernel)
+        st, unit, extra = latency.measure(gpu_device, gpu_measure, ck, kernel,
+                                          plant=plants.fraction(gpuperf_plant, "compute"))
         meta.update(extra)
         assert st.median > 0, f"{o.name}: non-positive latency {st.median} {unit} — the chain was not timed"
         if unit == "cycles":

@@ -16,6 +16,7 @@ import time
 import numpy as np
 import pytest
 
+from pytest_gpuperf.gatecheck import plants
 from pytest_gpuperf.probes.memory import launch_tolerance
 from pytest_gpuperf.timing import Stats
 
@@ -29,8 +30,11 @@ EMPTY = {
 
 
 @pytest.mark.parametrize("label", list(SIZES))
-def test_copy_bandwidth(gpu_device, gpu_measure, gpuperf_record, label):
+def test_copy_bandwidth(gpu_device, gpu_measure, gpuperf_record, gpuperf_plant, label):
     size = SIZES[label]
+    # the gate check's memory-bound plant: move (1 + F) × the bytes the figure is credited with
+    planted = plants.fraction(gpuperf_plant, "memory")
+    moved = size + (int(size * planted) // 4096) * 4096
     info = gpu_device.info
     if info.is_cpu and size > 256 * MiB:
         pytest.skip(f"{label} copies are GPU-sized; {info.name} is a CPU device")
@@ -41,21 +45,23 @@ def test_copy_bandwidth(gpu_device, gpu_measure, gpuperf_record, label):
     if 2 * pairs * size > info.memory_bytes // 4:
         pytest.skip(f"{label} × {pairs} buffer pairs would use over a quarter of {info.name}'s memory")
     rng = np.random.default_rng(1234)
-    host = rng.integers(0, 255, size, dtype=np.uint8)
+    host = rng.integers(0, 255, moved, dtype=np.uint8)
     srcs = [gpu_device.to_device(host) for _ in range(pairs)]
-    dsts = [gpu_device.empty(size) for _ in range(pairs)]
+    dsts = [gpu_device.empty(moved) for _ in range(pairs)]
     order = iter(range(1 << 62))
 
     def copy_once():
         i = next(order) % pairs
-        return gpu_device.copy(dsts[i], srcs[i], size)
+        return gpu_device.copy(dsts[i], srcs[i], moved)
 
     m = gpu_measure.enqueue(copy_once)
     # The copy must really have happened: compare one destination with the source bytes.
     assert np.array_equal(gpu_device.to_host(dsts[0], np.uint8), host)
     bw = m.stats.reciprocal(2 * size / 1e9)  # bytes read + written, per second → GB/s
-    gpuperf_record(f"memory.copy.bandwidth.{label}", bw.median, "GB/s", better="higher", stats=bw,
-                   info={"buffer_pairs": pairs, "converged": m.converged})
+    info = {"buffer_pairs": pairs, "converged": m.converged}
+    if planted:
+        info["planted_slowdown"] = moved / size - 1.0
+    gpuperf_record(f"memory.copy.bandwidth.{label}", bw.median, "GB/s", better="higher", stats=bw, info=info)
 
 
 def test_launch_overhead(gpu_device, gpu_kernel, gpu_measure, gpuperf_record):

@@ -24,7 +24,12 @@ UNIT_CLASS = {
 #: relative floor of new baselines' bands, per device type and class
 FLOORS = {
     "gpu": {"time": 0.03, "rate": 0.03, "cycles": 0.03, "ulp": 0.03, "other": 0.03},
-    "cpu": {"time": 2.0, "rate": 0.5, "cycles": 2.0, "ulp": 0.03, "other": 2.0},
+    # PoCL on 2 shared cores, five unchanged runs of the memory and latency suites (this machine,
+    # nothing else running): copy bandwidth moved 11–13 % (max/min − 1), dependent-chain latencies
+    # 8–35 % (fp32 add 2.30 → 3.12 cycles in one run of five). Bands of 30 % (rates) and 100 % (times,
+    # cycles) hold those with room for CI's busier neighbours; the µs launch figures carry their own
+    # absolute band (probes.memory.launch_tolerance).
+    "cpu": {"time": 1.0, "rate": 0.3, "cycles": 1.0, "ulp": 0.03, "other": 2.0},
 }
 
 #: units that cannot be negative: times, latencies, rates, error magnitudes

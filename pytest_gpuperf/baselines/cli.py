@@ -83,6 +83,34 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_gatecheck(args: argparse.Namespace) -> int:
+    """Run the README's main command N times (A/A) and the planted regressions; write gatecheck.json."""
+    from ..devices import discover, resolve
+    from ..gatecheck import run as gc
+    from ..util.provenance import git_commit
+
+    (info,) = resolve(args.device, discover())[:1]
+    key = info.key
+    results_dir = Path(args.results_dir or f"results/{key}") / "gatecheck"
+    out = Path(args.out or f"results/{key}/gatecheck.json")
+    chosen = gc.default_plants(info.is_cpu, args.memory, args.compute)
+    if args.plant is not None:
+        wanted = set(args.plant)
+        unknown = wanted - {p.kind for p in chosen} - {"none"}
+        if unknown:
+            raise GpuPerfError(f"--plant {sorted(unknown)}: known kinds are {[p.kind for p in chosen]} (or none)")
+        chosen = [p for p in chosen if p.kind in wanted]
+    doc = gc.gatecheck(device=args.device, out=out, aa=args.aa, plant_list=chosen, tries=args.tries,
+                       baseline_dir=args.baseline_dir, results_dir=results_dir,
+                       commit=args.commit or git_commit(), append=args.append, fresh_first=args.fresh_first)
+    passed, problems = gc.verdict(doc)
+    print(f"{out}: {len(doc['aa'])} A/A runs, {len(doc['planted'])} planted kinds — "
+          + ("gate check passed" if passed else "GATE CHECK FAILED"))
+    for line in problems:
+        print("  " + line)
+    return 0 if passed else 1
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="gpuperf-baseline", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -97,6 +125,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     c = sub.add_parser("check", help="validate every baseline file in a directory")
     c.add_argument("dir", nargs="?", default="baselines")
     c.set_defaults(func=cmd_check)
+    g = sub.add_parser("gatecheck", help="run the README's main command N times (A/A) plus planted regressions")
+    g.add_argument("--device", default="0", help="--gpuperf-device of the runs (default 0, as in the README)")
+    g.add_argument("--aa", type=int, default=3, help="A/A runs of the whole suites/ (default 3)")
+    g.add_argument("--plant", action="append", default=None, metavar="KIND",
+                   help="planted kinds to try (memory, compute, ulp, missing; default all; 'none' for none)")
+    g.add_argument("--tries", type=int, default=3, help="tries per planted kind (default 3)")
+    g.add_argument("--memory", type=float, default=None, help="planted memory-bound slowdown (default 0.05 on GPUs)")
+    g.add_argument("--compute", type=float, default=None, help="planted compute-bound slowdown (default 0.05)")
+    g.add_argument("--baseline-dir", default=None, help="baselines to gate against (default: the runs' default)")
+    g.add_argument("--results-dir", default=None, help="where each run's results and log go "
+                                                        "(default results/<key>; runs under gatecheck/)")
+    g.add_argument("--out", default=None, help="the gate-check file (default results/<key>/gatecheck.json)")
+    g.add_argument("--commit", default=None, help="commit to record (default: git HEAD; pass it on a copy without .git)")
+    g.add_argument("--append", action="store_true", help="add the runs to an existing gate-check file")
+    g.add_argument("--fresh-first", action="store_true",
+                   help="start the first A/A run with an empty PoCL kernel cache, as on a fresh machine")
+    g.set_defaults(func=cmd_gatecheck)
     args = parser.parse_args(argv)
     try:
         return args.func(args)

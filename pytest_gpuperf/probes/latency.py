@@ -50,13 +50,29 @@ def build(device: Device, ops: Sequence[Op], fast: bool, timing: str):
     return [(ck, kernels[ck.name]) for _, ck in pairs], evidence
 
 
-def measure_clock(device: Device, ck: chain.ChainKernel, kernel, repeats: int, timeout_s: float) -> list[float]:
+def planted_iterations(ck: chain.ChainKernel, n: int, plant: float) -> tuple[int, float]:
+    """Section-2 iterations that make the measured latency (1 + ``plant``) × the true one, and the
+    slowdown actually planted (iterations are whole numbers).
+
+    The gate check's ``compute`` plant (:mod:`pytest_gpuperf.gatecheck.plants`): section 2 runs ``n2 > n``
+    iterations of ``u2`` dependent steps while the figure still divides by ``n``, so the chain executes
+    more dependent instructions than it is credited for — a real compute-bound slowdown, same kernel,
+    same SASS proof. (c₂ − c₁)/(n·(u2 − u1)) then reads latency × (n2·u2 − n·u1)/(n·(u2 − u1))."""
+    if plant <= 0:
+        return n, 0.0
+    n2 = n + max(1, round(n * plant * (ck.u2 - ck.u1) / ck.u2))
+    return n2, (n2 * ck.u2 - n * ck.u1) / (n * (ck.u2 - ck.u1)) - 1.0
+
+
+def measure_clock(device: Device, ck: chain.ChainKernel, kernel, repeats: int, timeout_s: float,
+                  plant: float = 0.0) -> list[float]:
     """Cycles per operation, one sample per launch (CUDA ``clock64``)."""
     buf_in, buf_out, cyc = _buffers(device, ck.op)
     n = ITERATIONS[("clock", ck.op.heavy)]
+    n2, _ = planted_iterations(ck, n, plant)
     samples = []
     for r in range(repeats + 1):  # the first launch warms the instruction cache
-        h = device.timed(lambda: device.launch(kernel, (1,), (1,), [buf_in, buf_out, cyc, np.int32(n), np.int32(n)]))
+        h = device.timed(lambda: device.launch(kernel, (1,), (1,), [buf_in, buf_out, cyc, np.int32(n), np.int32(n2)]))
         device.elapsed(h, timeout_s)
         c = device.to_host(cyc, np.int64)
         if r:
@@ -75,8 +91,8 @@ def _calibrate(device: Device, kernel, args: list[Any], n: int, target_s: float,
     return n
 
 
-def measure_events(device: Device, measurer, ck: chain.ChainKernel, kernel, timeout_s: float = 10.0
-                   ) -> tuple[list[float], int]:
+def measure_events(device: Device, measurer, ck: chain.ChainKernel, kernel, timeout_s: float = 10.0,
+                   plant: float = 0.0) -> tuple[list[float], int]:
     """ns per operation from event-timed launches of section 1 alone and section 2 alone.
 
     Returns the samples and the iteration count (calibrated so a launch lasts ~1 ms on GPUs, ~3 ms on
@@ -85,8 +101,9 @@ def measure_events(device: Device, measurer, ck: chain.ChainKernel, kernel, time
     target = 3e-3 if device.info.is_cpu else 1e-3
     n = _calibrate(device, kernel, [buf_in, buf_out, cyc], ITERATIONS[("events", ck.op.heavy)] // 8, target,
                    timeout_s)
+    n2, _ = planted_iterations(ck, n, plant)
     m1 = measurer(kernel, (1,), (1,), [buf_in, buf_out, cyc, np.int32(n), np.int32(0)])
-    m2 = measurer(kernel, (1,), (1,), [buf_in, buf_out, cyc, np.int32(0), np.int32(n)])
+    m2 = measurer(kernel, (1,), (1,), [buf_in, buf_out, cyc, np.int32(0), np.int32(n2)])
     base = float(np.median(m1.samples))
     return [(t - base) * 1e9 / (n * ck.ops_per_iteration_delta) for t in m2.samples], n
 
@@ -96,14 +113,23 @@ def timing_of(info: DeviceInfo) -> str:
     return "clock" if info.backend == "cuda" else "events"
 
 
-def measure(device: Device, measurer, ck: chain.ChainKernel, kernel) -> tuple[Stats, str, dict[str, Any]]:
+def measure(device: Device, measurer, ck: chain.ChainKernel, kernel, plant: float = 0.0
+            ) -> tuple[Stats, str, dict[str, Any]]:
     """The latency of one built chain as the latency suite and the ``instruction_latency`` fixture both take
     it: ``(stats, unit, info)`` — cycles per operation from ``clock64()`` on CUDA (7 launches after a warm-up
     one), ns per operation from event-timed sections on OpenCL (``info["iterations"]``). ``measurer`` is
-    the test's ``gpu_measure``; its watchdog bounds every launch."""
+    the test's ``gpu_measure``; its watchdog bounds every launch. ``plant``: the gate check's planted
+    compute-bound slowdown (:func:`planted_iterations`), recorded in ``info``."""
     timeout_s = measurer.config.timeout_s
+    extra: dict[str, Any] = {}
     if timing_of(device.info) == "clock":
-        return Stats.of(measure_clock(device, ck, kernel, repeats=7, timeout_s=timeout_s)), "cycles", {}
+        samples = measure_clock(device, ck, kernel, repeats=7, timeout_s=timeout_s, plant=plant)
+        if plant > 0:
+            extra["planted_slowdown"] = planted_iterations(ck, ITERATIONS[("clock", ck.op.heavy)], plant)[1]
+        return Stats.of(samples), "cycles", extra
     cfg = {"warmup": 1, "min_repeats": 5, "max_repeats": 15, "budget_s": 0.25 if device.info.is_cpu else 0.5}
-    samples, n = measure_events(device, lambda *a: measurer(*a, **cfg), ck, kernel, timeout_s)
-    return Stats.of(samples), "ns", {"iterations": n}
+    samples, n = measure_events(device, lambda *a: measurer(*a, **cfg), ck, kernel, timeout_s, plant=plant)
+    extra["iterations"] = n
+    if plant > 0:
+        extra["planted_slowdown"] = planted_iterations(ck, n, plant)[1]
+    return Stats.of(samples), "ns", extra

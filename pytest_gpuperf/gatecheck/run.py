@@ -1,0 +1,241 @@
+"""The gate check: the README's main command run N times against the committed baseline (A/A: an
+unchanged system must never fail), and planted regressions (each must be caught in every try).
+
+Each run is a real ``python -m pytest --gpuperf-device=DEV suites/`` subprocess — the command users
+run, plus ``--gpuperf-json`` to read its verdicts — so what is checked is the gate as shipped, not a
+re-implementation of it. The outcome is ``results/<device key>/gatecheck.json``::
+
+    {"schema": "pytest-gpuperf-gatecheck/1", "device": {...}, "commit": "...", "command": "...",
+     "aa": [{"run": 1, "metrics": 1528, "regressed": [], "exit": 0, ...}, ...],
+     "planted": [{"kind": "memory", "metric": "...", "size": 0.05, "tries": 3, "detected": 3}, ...]}
+
+A GPU session is cut into 10-minute calls, so ``append=True`` adds runs to an existing file (under a
+file lock, written atomically).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+from filelock import FileLock
+
+from ..errors import GpuPerfError
+from ..util.atomic import atomic_write_json
+from . import plants
+
+SCHEMA = "pytest-gpuperf-gatecheck/1"
+MAIN_COMMAND = "pytest --gpuperf-device={device} suites/"
+
+
+@dataclass(frozen=True)
+class Plant:
+    """One planted regression: the ``--gpuperf-plant`` value, the metric that must catch it, and the
+    tests (pytest arguments) that measure that metric."""
+
+    kind: str
+    arg: str
+    metric: str
+    tests: tuple[str, ...]
+
+    @property
+    def size(self) -> float | str:
+        """The planted size as recorded: a fraction for slowdowns, 1 ulp for the math plant."""
+        if plants.KINDS[self.kind] == "fraction":
+            return float(self.arg)
+        return 1.0 if self.kind == "ulp" else self.arg
+
+
+def default_plants(is_cpu: bool, memory: float | None = None, compute: float | None = None) -> list[Plant]:
+    """The four planted kinds of the issue: a memory-bound slowdown, a compute-bound slowdown, a math
+    function 1 ulp off on some inputs, a metric that disappears. GPUs must catch 5 %; a CPU device
+    gets the smallest size its noise lets it catch (``memory``/``compute`` override the sizes)."""
+    copy = "256MiB" if is_cpu else "1GiB"
+    mem = memory if memory is not None else (1.0 if is_cpu else 0.05)
+    comp = compute if compute is not None else (1.5 if is_cpu else 0.05)
+    return [
+        Plant("memory", f"{mem:g}", f"memory.copy.bandwidth.{copy}",
+              ("suites/test_memory.py", "-k", f"copy_bandwidth and {copy}")),
+        Plant("compute", f"{comp:g}", "latency.fp32.fma.cycles",
+              ("suites/test_latency.py", "-k", "test_latency and fp32-ieee")),
+        Plant("ulp", "sin", "accuracy.fp32.sin.max_ulp",
+              ("suites/test_accuracy_math.py", "-k", "test_math_function and sin- and fp32")),
+        Plant("missing", "memory.copy.bandwidth.16MiB", "memory.copy.bandwidth.16MiB",
+              ("suites/test_memory.py", "-k", "copy_bandwidth and 16MiB")),
+    ]
+
+
+@dataclass
+class RunOutcome:
+    """What one pytest subprocess said: its exit code, its results document, its wall time."""
+
+    exit: int
+    doc: dict[str, Any] | None
+    wall_s: float
+    log: Path
+    results: Path
+    notes: list[str] = field(default_factory=list)
+
+
+def run_pytest(device: str, args: Sequence[str], results: Path, log: Path, *, baseline_dir: str | None,
+               env: dict[str, str] | None = None, cwd: str | Path = ".", timeout_s: float = 3600) -> RunOutcome:
+    """Run ``python -m pytest --gpuperf-device=DEV ARGS`` writing results to ``results`` and output to ``log``."""
+    cmd = [sys.executable, "-m", "pytest", f"--gpuperf-device={device}", *args, f"--gpuperf-json={results}",
+           "-p", "no:cacheprovider", "-q", "-rs"]
+    if baseline_dir:
+        cmd.append(f"--gpuperf-baseline-dir={baseline_dir}")
+    results.parent.mkdir(parents=True, exist_ok=True)
+    log.parent.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    with open(log, "w", encoding="utf-8") as out:
+        out.write("$ " + shlex.join(cmd) + "\n")
+        out.flush()
+        try:
+            proc = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=cwd, timeout=timeout_s,
+                                  env={**os.environ, **(env or {})})
+            code = proc.returncode
+        except subprocess.TimeoutExpired:
+            code = 124
+    wall = time.perf_counter() - started
+    doc = json.loads(results.read_text()) if results.exists() else None
+    return RunOutcome(code, doc, wall, log, results)
+
+
+def summarize_aa(k: int, outcome: RunOutcome, fresh: bool) -> dict[str, Any]:
+    """One A/A entry: how many metrics, which regressed (with their lines), which were incomparable."""
+    doc = outcome.doc or {"metrics": [], "missing": []}
+    metrics = doc["metrics"]
+    regressed = [{"metric": m["name"], "line": m["info"].get("line", "")} for m in metrics if m["verdict"] == "regressed"]
+    verdicts: dict[str, int] = {}
+    for m in metrics:
+        verdicts[m["verdict"]] = verdicts.get(m["verdict"], 0) + 1
+    return {"run": k, "metrics": len(metrics), "regressed": regressed, "missing": doc.get("missing", []),
+            "incomparable": [m["name"] for m in metrics if m["verdict"] == "incomparable"],
+            "verdicts": verdicts, "exit": outcome.exit, "wall_s": round(outcome.wall_s, 1), "fresh_machine": fresh,
+            "results": outcome.results.name, "log": outcome.log.name,
+            "finished": (doc.get("run") or {}).get("finished")}
+
+
+def detected(plant: Plant, outcome: RunOutcome) -> tuple[bool, str]:
+    """Whether the gate caught ``plant`` in this run, and the verdict it gave the target metric."""
+    doc = outcome.doc or {"metrics": [], "missing": []}
+    if plant.kind == "missing":
+        gone = plant.metric in doc.get("missing", [])
+        return gone and outcome.exit != 0, "missing" if gone else "recorded"
+    verdict = next((m["verdict"] for m in doc["metrics"] if m["name"] == plant.metric), "absent")
+    return verdict == "regressed" and outcome.exit != 0, verdict
+
+
+def load(path: Path) -> dict[str, Any] | None:
+    """An existing gate-check file, validated enough to append to; ``None`` when absent."""
+    if not path.exists():
+        return None
+    try:
+        doc = json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise GpuPerfError(f"{path} is not valid JSON ({exc.msg} at line {exc.lineno}); move it aside to start a "
+                           "new gate check") from None
+    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
+        raise GpuPerfError(f"{path} is not a {SCHEMA} file; move it aside to start a new gate check")
+    return doc
+
+
+def merge(old: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
+    """Append ``new``'s A/A runs (renumbered) and planted tries (summed per kind/metric/size) to ``old``."""
+    if old is None:
+        return new
+    if old["device"].get("key") != new["device"].get("key"):
+        raise GpuPerfError(f"cannot append a gate check of {new['device'].get('key')} to one of "
+                           f"{old['device'].get('key')}")
+    out = dict(old)
+    base = len(old["aa"])
+    out["aa"] = old["aa"] + [{**r, "run": base + i + 1} for i, r in enumerate(new["aa"])]
+    planted = {(p["kind"], p["metric"], json.dumps(p["size"])): dict(p) for p in old["planted"]}
+    for p in new["planted"]:
+        key = (p["kind"], p["metric"], json.dumps(p["size"]))
+        if key in planted:
+            q = planted[key]
+            q["tries"] += p["tries"]
+            q["detected"] += p["detected"]
+            q["verdicts"] = q.get("verdicts", []) + p.get("verdicts", [])
+        else:
+            planted[key] = dict(p)
+    out["planted"] = list(planted.values())
+    commits = {old.get("commit"), new.get("commit")}
+    if len(commits) > 1:
+        out["commits"] = sorted(c for c in (set(old.get("commits", [])) | commits) if c)
+    out["commit"] = new.get("commit")
+    out["updated"] = new.get("updated")
+    return out
+
+
+def gatecheck(*, device: str, out: Path, aa: int, plant_list: Sequence[Plant], tries: int, baseline_dir: str | None,
+              results_dir: Path, commit: str, append: bool, fresh_first: bool, cwd: str | Path = ".",
+              echo: Any = print) -> dict[str, Any]:
+    """Run the A/A and planted runs and write (or extend) ``out``; returns the written document."""
+    if aa < 0 or tries < 0:
+        raise GpuPerfError("--aa and --tries must be non-negative")
+    if not append and out.exists():
+        raise GpuPerfError(f"{out} exists; pass --append to add runs to it, or move it aside")
+    old = load(out) if append else None
+    offset = len(old["aa"]) if old else 0
+    runs: list[dict[str, Any]] = []
+    device_doc: dict[str, Any] = {}
+    for k in range(1, aa + 1):
+        env = {}
+        fresh = fresh_first and k == 1 and offset == 0
+        if fresh:  # a fresh machine: no PoCL kernel cache (PoCL compiles and caches kernels on first use)
+            env["POCL_CACHE_DIR"] = tempfile.mkdtemp(prefix="gpuperf-fresh-pocl-")
+        n = offset + k
+        o = run_pytest(device, ["suites/"], results_dir / f"aa-{n}.json", results_dir / f"aa-{n}.log",
+                       baseline_dir=baseline_dir, env=env, cwd=cwd)
+        entry = summarize_aa(n, o, fresh)
+        device_doc = (o.doc or {}).get("device", device_doc)
+        runs.append(entry)
+        echo(f"A/A run {n}: {entry['metrics']} metrics, exit {o.exit}, regressed "
+             f"{[r['metric'] for r in entry['regressed']]}, missing {entry['missing']}, {o.wall_s:.0f} s")
+    planted_out: list[dict[str, Any]] = []
+    for p in plant_list:
+        verdicts: list[str] = []
+        hits = 0
+        prev = sum(q["tries"] for q in old["planted"] if q["kind"] == p.kind) if old else 0
+        for t in range(1, tries + 1):
+            tag = f"plant-{p.kind}-{prev + t}"
+            o = run_pytest(device, [*p.tests, "--gpuperf-plant", f"{p.kind}={p.arg}"], results_dir / f"{tag}.json",
+                           results_dir / f"{tag}.log", baseline_dir=baseline_dir, cwd=cwd)
+            device_doc = device_doc or (o.doc or {}).get("device", {})
+            hit, verdict = detected(p, o)
+            hits += hit
+            verdicts.append(verdict)
+            echo(f"plant {p.kind}={p.arg} try {t}: {p.metric} → {verdict} (exit {o.exit})")
+        planted_out.append({"kind": p.kind, "arg": p.arg, "metric": p.metric, "size": p.size, "tries": tries,
+                            "detected": hits, "verdicts": verdicts})
+    new = {"schema": SCHEMA, "device": device_doc, "commit": commit,
+           "command": MAIN_COMMAND.format(device=device), "aa": runs, "planted": planted_out,
+           "updated": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(out) + ".lock"):
+        doc = merge(load(out) if append else None, new)
+        atomic_write_json(out, doc)
+    return doc
+
+
+def verdict(doc: dict[str, Any]) -> tuple[bool, list[str]]:
+    """(passed, problems): no A/A run regressed or went missing, and every plant was caught every try."""
+    problems = []
+    for r in doc["aa"]:
+        if r["regressed"] or r["missing"] or r["exit"] != 0:
+            problems.append(f"A/A run {r['run']}: exit {r['exit']}, regressed "
+                            f"{[x['metric'] for x in r['regressed']]}, missing {r['missing']}")
+    for p in doc["planted"]:
+        if p["detected"] < p["tries"]:
+            problems.append(f"plant {p['kind']}={p['arg']} on {p['metric']}: caught {p['detected']} of {p['tries']}")
+    return not problems, problems

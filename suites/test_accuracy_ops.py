@@ -80,7 +80,7 @@ def _check_mode(dev, fmt, op, mode, expr, args, options, gpuperf_record, bound, 
             "mismatch_example": sc.mismatch_example, "mpfr_checked": sc.confirmed,
             "mpfr_corrected": sc.disagreements, **extra_info}
     gpuperf_record(f"accuracy.{fmt.name}.{op}.{mode}.max_ulp", sc.max, "ulp", better="bound", bound=bound,
-                   info=check.jsonable(info))
+                   info=check.jsonable(info), identity={**extra_info.get("identity", {}), "n": int(sc.n)})
     problems = []
     if sc.max > bound:
         problems.append(f"{fmt.name} {op} {mode} ({expr}, options {list(options)}): {sc.max} ulp > {bound} "
@@ -92,7 +92,7 @@ def _check_mode(dev, fmt, op, mode, expr, args, options, gpuperf_record, bound, 
 
 @pytest.mark.parametrize("op", ops.OPS)
 @pytest.mark.parametrize("fmt_name", ["fp16", "fp32", "fp64"])
-def test_basic_op(gpu_device, gpuperf_record, accuracy_scale, accuracy_rng, fmt_name, op):
+def test_basic_op(gpu_device, gpuperf_record, accuracy_scale, accuracy_seed, accuracy_rng, fmt_name, op):
     info = gpu_device.info
     if fmt_name == "fp16" and not info.fp16:
         pytest.skip(f"{info.name} has no binary16 support (cl_khr_fp16)")
@@ -101,17 +101,18 @@ def test_basic_op(gpu_device, gpuperf_record, accuracy_scale, accuracy_rng, fmt_
     fmt = formats.get(fmt_name)
     backend = info.backend
     args = operands(fmt, op, accuracy_scale, accuracy_rng)
+    ident = {"identity": {"inputs": "seeded", "scale": float(accuracy_scale), "seed": int(accuracy_seed)}}
     problems = []
     for mode in MODES[backend]:
         if backend == "cuda":
             problems += _check_mode(gpu_device, fmt, op, mode, cuda_expr(fmt_name, op, mode), args, (), gpuperf_record,
                                     0.0, "cr", CUDA_CITE,
-                                    {"composed": fmt_name == "fp16" and mode != "rn"})
+                                    {"composed": fmt_name == "fp16" and mode != "rn", **ident})
         else:
             opts = ("-cl-fp32-correctly-rounded-divide-sqrt",) if (fmt_name, op) in OCL_DEFAULT_BOUND else ()
             problems += _check_mode(gpu_device, fmt, op, "rn", OPENCL[op], args, opts, gpuperf_record, 0.0, "cr",
-                                    OCL_CITE, {})
+                                    OCL_CITE, ident)
             if (fmt_name, op) in OCL_DEFAULT_BOUND:
                 problems += _check_mode(gpu_device, fmt, op, "rn.default", OPENCL[op], args, (), gpuperf_record,
-                                        OCL_DEFAULT_BOUND[fmt_name, op], "ulp", OCL_CITE, {})
+                                        OCL_DEFAULT_BOUND[fmt_name, op], "ulp", OCL_CITE, ident)
     assert not problems, "\n".join(problems)

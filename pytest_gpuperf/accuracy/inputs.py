@@ -64,3 +64,9 @@ def sample(fmt: Format, arity: int, per_binade: int, n_dense: int, domain: tuple
             keep = ~((cols[0] > exclude[0]) & (cols[0] < exclude[1]))
         cols = [c[keep] for c in cols]
     return cols
+
+
+def sample_factor(device) -> float:
+    """The fixed size multiplier of the math suites' seeded input sets: 8 on GPUs, 1 on CPU devices
+    (CI's time share). Fixed per device type — never an option — so a set is the same every run."""
+    return 1.0 if device.info.is_cpu else 8.0

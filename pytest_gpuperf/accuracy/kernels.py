@@ -15,11 +15,20 @@ CTYPE = {"cuda": {"fp16": "__half", "fp32": "float", "fp64": "double"},
 LOCAL = 256
 
 
-def eval_source(backend: str, fmt: Format, expr: str, arity: int) -> str:
+def eval_source(backend: str, fmt: Format, expr: str, arity: int, plant: bool = False) -> str:
+    """The element-wise evaluator; ``plant`` applies the gate check's 1-ulp plant (binary32 only, see
+    :data:`.sweep.PLANT`) to the result."""
+    from .sweep import PLANT
+
     t = CTYPE[backend][fmt.name]
     loads = " ".join(f"{t} x{k} = p{k}[i];" for k in range(arity))
+    if plant:
+        if fmt.name != "fp32":
+            raise ValueError("the ulp plant applies to binary32 results only")
+        expr = f"gp_plant(({expr}), x0)"
+    helper = PLANT[backend] if plant else ""
     if backend == "cuda":
-        head = "#include <cuda_fp16.h>\n" if fmt.name == "fp16" else ""
+        head = ("#include <cuda_fp16.h>\n" if fmt.name == "fp16" else "") + helper
         params = ", ".join(f"const {t}* __restrict__ p{k}" for k in range(arity))
         return (f'{head}extern "C" __global__ void acc_eval({params}, {t}* __restrict__ y, int n) {{\n'
                 f"  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
@@ -27,16 +36,16 @@ def eval_source(backend: str, fmt: Format, expr: str, arity: int) -> str:
     ext = {"fp16": "#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n",
            "fp64": "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"}.get(fmt.name, "")
     params = ", ".join(f"__global const {t}* p{k}" for k in range(arity))
-    return (f"{ext}__kernel void acc_eval({params}, __global {t}* y, int n) {{\n"
+    return (f"{ext}{helper}__kernel void acc_eval({params}, __global {t}* y, int n) {{\n"
             f"  int i = get_global_id(0);\n"
             f"  if (i < n) {{ {loads} y[i] = {expr}; }}\n}}\n")
 
 
 def evaluate(device, fmt: Format, expr: str, args: Sequence[np.ndarray], options: Sequence[str] = (),
-             timeout_s: float = 120.0) -> np.ndarray:
+             timeout_s: float = 120.0, plant: bool = False) -> np.ndarray:
     """Run ``expr`` over the argument columns on ``device``; returns the results as ``fmt.dtype``."""
     arity = len(args)
-    kernel = device.compile(eval_source(device.info.backend, fmt, expr, arity), "acc_eval", tuple(options))
+    kernel = device.compile(eval_source(device.info.backend, fmt, expr, arity, plant), "acc_eval", tuple(options))
     n = len(args[0])
     bufs = [device.to_device(np.ascontiguousarray(a, dtype=fmt.dtype).view(fmt.bits)) for a in args]
     out = device.empty(max(n, 1) * fmt.dtype.itemsize)

@@ -90,3 +90,26 @@ def test_steady_state_flush_launches_the_kernel_over_the_scratch_buffers():
     assert calls == []  # nothing runs until the measurement asks for it
     run()
     assert calls == [("k", (4096,), (256,), args)]
+
+
+def test_sampling_points_are_timed_alternately_on_a_real_device(cl_device):
+    """P1 and P2 are timed in pairs (see run_pair): both points get the same number of samples, every
+    run is preceded by its own cold-cache step, and the pairs stop together."""
+    from pytest_gpuperf.models.sampling import run_pair
+    from pytest_gpuperf.timing.measure import MeasureConfig
+
+    src = """__kernel void k(__global float *x, int n) { int i = get_global_id(0);
+             if (i < n) { float v = x[i]; for (int r = 0; r < 200; ++r) v = v * 0.999f + 1.0f; x[i] = v; } }"""
+    kern = cl_device.compile(src, "k")
+    buf = cl_device.to_device(np.ones(64 * 64, np.float32))
+    order: list[int] = []
+    calls = iter(range(1 << 30))
+
+    def note() -> None:
+        order.append(next(calls))
+
+    cfg = MeasureConfig(warmup=1, min_repeats=6, max_repeats=6, budget_s=5.0)
+    t1, t2 = run_pair(cl_device, kern, 4, 16, 64, [buf, np.int32(64 * 64)], cfg, flush=note)
+    assert len(t1.samples) == len(t2.samples) == 6
+    assert len(order) == 2 * (1 + 6)  # warm-up pair plus six pairs, each run preceded by its flush
+    assert t2.stats.median > 0 and t1.stats.median > 0

@@ -8,7 +8,7 @@ import numpy as np
 
 from .devices.base import Buffer, Device, Kernel, KernelArg, Size
 from .report.results import Metric
-from .timing.measure import MeasureConfig, Measurement, measure, measure_kernel
+from .timing.measure import MeasureConfig, Measurement, measure, measure_kernel, measure_pair
 from .timing.stats import Stats
 
 
@@ -59,6 +59,11 @@ class Measurer:
     def enqueue(self, run_once: Callable[[], Any], **overrides: Any) -> Measurement:
         """Time arbitrary device work (a copy, several launches) that ``run_once`` enqueues."""
         return measure(self.device, run_once, self._config(overrides))
+
+    def pair(self, run_a: Callable[[], Any], run_b: Callable[[], Any], **overrides: Any
+             ) -> tuple[Measurement, Measurement]:
+        """Time two enqueues alternately (A, B, A, …) for a differenced figure (:func:`measure_pair`)."""
+        return measure_pair(self.device, run_a, run_b, self._config(overrides))
 
 
 class Recorder:

@@ -22,13 +22,11 @@ as the first groups of a real run do.
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
 from ..devices.base import Device, DeviceInfo, Kernel, KernelArg
-from ..timing.measure import MeasureConfig, Measurement, measure
-from ..timing.stats import Stats
+from ..timing.measure import MeasureConfig, Measurement, measure, measure_pair
 
 #: Per-SM limits by CUDA compute capability (CUDA C Programming Guide, "Compute Capabilities" table):
 #: max resident threads, max resident blocks, 32-bit registers, shared memory bytes. Shared with
@@ -198,39 +196,17 @@ def run_groups(device: Device, kernel: Kernel, groups: int, local: int, args: Se
 
 def run_pair(device: Device, kernel: Kernel, p1: int, p2: int, local: int, args: Sequence[KernelArg],
              config: MeasureConfig, flush: Callable[[], None] | None = None) -> tuple[Measurement, Measurement]:
-    """Time the two sampling points *alternately* (P1, P2, P1, P2, …), each run cold if ``flush``.
+    """Time the two sampling points *alternately* (P1, P2, P1, P2, …; :func:`measure_pair`), each run
+    cold if ``flush``.
 
     Why: the model extrapolates the slope (t_P2 − t_P1)/(P2 − P1) over (N − P1)/(P2 − P1) ≈ 160× on
     the H100 (15 and 21 µs samples for a 940 µs run). Timed as two separate blocks, a 1 % shift of one
-    block against the other — the device's state moving between the blocks — became a 3.6 % change of
-    the slope and of the prediction: the saved H100 runs of unchanged code read blend 15.39/21.23 µs
-    (error 0.05 %) and 15.55/21.18 µs (error 3.3 %). Alternating runs see the same state, so a drift
-    moves both points alike and cancels in the slope."""
+    block against the other became a 3.6 % change of the slope and of the prediction: the saved H100
+    runs of unchanged code read blend 15.39/21.23 µs (error 0.05 %) and 15.55/21.18 µs (error 3.3 %)."""
     def one(groups: int) -> Callable[[], Any]:
         return lambda: device.launch(kernel, (groups * local,), (local,), args)
 
-    prepare = flush or (lambda: None)
-    for _ in range(config.warmup):
-        for g in (p1, p2):
-            prepare()
-            device.elapsed(device.timed(one(g)), config.timeout_s)
-    s1: list[float] = []
-    s2: list[float] = []
-    start = time.perf_counter()
-    converged = False
-    while len(s1) < config.max_repeats:
-        prepare()
-        s1.append(device.elapsed(device.timed(one(p1)), config.timeout_s))
-        prepare()
-        s2.append(device.elapsed(device.timed(one(p2)), config.timeout_s))
-        if len(s1) >= config.min_repeats:
-            a, b = Stats.of(s1), Stats.of(s2)
-            if max(a.rel_spread, b.rel_spread) <= config.target_rel_spread:
-                converged = True
-                break
-            if time.perf_counter() - start > config.budget_s:
-                break
-    return (Measurement(tuple(s1), Stats.of(s1), converged), Measurement(tuple(s2), Stats.of(s2), converged))
+    return measure_pair(device, one(p1), one(p2), config, before_each=flush)
 
 
 def sample(device: Device, kernel: Kernel, plan: SamplePlan, args: Sequence[KernelArg], config: MeasureConfig,

@@ -102,10 +102,24 @@ def measure_events(device: Device, measurer, ck: chain.ChainKernel, kernel, time
     n = _calibrate(device, kernel, [buf_in, buf_out, cyc], ITERATIONS[("events", ck.op.heavy)] // 8, target,
                    timeout_s)
     n2, _ = planted_iterations(ck, n, plant)
-    m1 = measurer(kernel, (1,), (1,), [buf_in, buf_out, cyc, np.int32(n), np.int32(0)])
-    m2 = measurer(kernel, (1,), (1,), [buf_in, buf_out, cyc, np.int32(0), np.int32(n2)])
-    base = float(np.median(m1.samples))
-    return [(t - base) * 1e9 / (n * ck.ops_per_iteration_delta) for t in m2.samples], n
+    a1 = [buf_in, buf_out, cyc, np.int32(n), np.int32(0)]
+    a2 = [buf_in, buf_out, cyc, np.int32(0), np.int32(n2)]
+    # the two sections alternate (timing.measure_pair), so a drift of the device between them cancels
+    m1, m2 = measurer.pair(lambda: device.launch(kernel, (1,), (1,), a1), lambda: device.launch(kernel, (1,), (1,), a2))
+    return [(t2 - t1) * 1e9 / (n * ck.ops_per_iteration_delta) for t1, t2 in zip(m1.samples, m2.samples)], n
+
+
+class _Bound:
+    """``gpu_measure`` with this probe's repeat settings, for single launches and alternating pairs."""
+
+    def __init__(self, measurer: Any, cfg: dict[str, Any]) -> None:
+        self.measurer, self.cfg = measurer, cfg
+
+    def __call__(self, *args: Any) -> Any:
+        return self.measurer(*args, **self.cfg)
+
+    def pair(self, run_a: Any, run_b: Any) -> Any:
+        return self.measurer.pair(run_a, run_b, **self.cfg)
 
 
 def timing_of(info: DeviceInfo) -> str:
@@ -128,7 +142,8 @@ def measure(device: Device, measurer, ck: chain.ChainKernel, kernel, plant: floa
             extra["planted_slowdown"] = planted_iterations(ck, ITERATIONS[("clock", ck.op.heavy)], plant)[1]
         return Stats.of(samples), "cycles", extra
     cfg = {"warmup": 1, "min_repeats": 5, "max_repeats": 15, "budget_s": 0.25 if device.info.is_cpu else 0.5}
-    samples, n = measure_events(device, lambda *a: measurer(*a, **cfg), ck, kernel, timeout_s, plant=plant)
+    bound = _Bound(measurer, cfg)
+    samples, n = measure_events(device, bound, ck, kernel, timeout_s, plant=plant)
     extra["iterations"] = n
     if plant > 0:
         extra["planted_slowdown"] = planted_iterations(ck, n, plant)[1]

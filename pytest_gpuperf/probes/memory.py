@@ -10,6 +10,8 @@ CUDA, events on OpenCL) and differenced, as for the arithmetic chains.
 
 from __future__ import annotations
 
+import itertools
+
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -184,12 +186,14 @@ def chase_events(device: Device, measurer: Callable[..., Any], kernel, footprint
     warm = np.int32(lines if footprint <= warm_limit else 0)
     n = EVENT_SCALE * SECTION  # event timing needs ≫ launch jitter (µs) per section
     s0 = starts(footprint, stride)
-    m1 = measurer(kernel, (1,), (1,), rotate=[[buf, warm, np.int32(n), np.int32(0), np.int32(1), out, cyc,
-                                               np.uint32(s)] for s in s0])
-    m2 = measurer(kernel, (1,), (1,), rotate=[[buf, warm, np.int32(0), np.int32(2 * n), np.int32(1), out, cyc,
-                                               np.uint32(s)] for s in s0])
-    base = float(np.median(m1.samples))
-    return [(t - base) * clock_mhz * 1e6 / (n * UNROLL) for t in m2.samples]
+    short = itertools.cycle([[buf, warm, np.int32(n), np.int32(0), np.int32(1), out, cyc, np.uint32(s)] for s in s0])
+    long = itertools.cycle([[buf, warm, np.int32(0), np.int32(2 * n), np.int32(1), out, cyc, np.uint32(s)]
+                            for s in s0])
+    # the short and long runs alternate (timing.measure_pair): timed as two blocks, the host's drift
+    # between them once made a 1 MiB difference negative on PoCL; each pair differences the same state
+    m1, m2 = measurer.pair(lambda: device.launch(kernel, (1,), (1,), next(short)),
+                           lambda: device.launch(kernel, (1,), (1,), next(long)))
+    return [(t2 - t1) * clock_mhz * 1e6 / (n * UNROLL) for t1, t2 in zip(m1.samples, m2.samples)]
 
 
 #: On CPU devices, footprints in this range land in the host's shared last-level cache, whose share
@@ -211,11 +215,17 @@ def anchors(sizes: Sequence[int], is_cpu: bool = False) -> list[int]:
 
 def launch_tolerance(info: Any) -> dict[str, float] | None:
     """The band of a launch time (``launch.*`` in µs) on ``info``'s device, one rule for both suites that
-    record them. Sub-µs launch times on CPU devices are bimodal (PoCL wakes its worker threads per launch:
-    0.2 or 1.0 µs across runs on a 2-core host) and their median reached 2.3 µs once against a 0.3 µs
-    baseline with no code change (its 90th percentile is ~10 µs), so there they get an absolute 5 µs band:
-    a launch path that got several µs slower still fails. GPUs keep the noise-derived one (``None``)."""
-    return {"abs": 5.0, "rel": 2.0} if info.is_cpu else None
+    record them. GPUs keep the noise-derived one (``None``).
+
+    On CPU devices every launch time is bimodal, and the cause is measured: a kernel whose work-groups
+    reach a PoCL worker thread that went to sleep pays that thread's wake-up. Empty kernels of 1–128
+    groups on the 2-core host read either 1.2–1.7 µs or 11–20 µs per launch (10th/90th percentiles of
+    one measurement: 1.3 and 17 µs), and whether the median lands in the fast or the slow mode depends
+    on how long the host paused between launches — it flipped between consecutive measurements of the
+    same grid, and a whole first run on a fresh machine read 11–13 µs against 0.3 µs baselines. The band
+    is therefore the slow mode's reach, 25 µs absolute: a launch path that got tens of µs slower still
+    fails, a sleeping worker does not."""
+    return {"abs": 25.0, "rel": 2.0} if info.is_cpu else None
 
 
 def footprint_label(footprint: int) -> str:

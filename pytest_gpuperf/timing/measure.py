@@ -77,3 +77,37 @@ def measure_kernel(device: Device, kernel: Kernel, global_size: Size, local_size
         raise ValueError("arg_sets needs at least one argument tuple")
     rotation = cycle(arg_sets)
     return measure(device, lambda: device.launch(kernel, global_size, local_size, next(rotation)), config)
+
+
+def measure_pair(device: Device, run_a: Callable[[], Any], run_b: Callable[[], Any],
+                 config: MeasureConfig = MeasureConfig(), before_each: Callable[[], Any] | None = None
+                 ) -> tuple[Measurement, Measurement]:
+    """Time two runs *alternately* (A, B, A, B, …) for a figure made from their difference or ratio.
+
+    Every differenced figure — a chain's two sections, a chase's short and long run, the sampled
+    model's two points — magnifies a shift of one against the other. Timed as two separate blocks, the
+    device's state moving between the blocks (clocks, a CPU host's other tenants, worker threads going
+    to sleep) lands in one side only: on PoCL a 1 MiB chase's long-minus-short difference came out
+    negative, and on the H100 a 1 % shift between the sampled model's blocks became a 3 % prediction
+    error. Alternating runs see the same state, so a drift moves both alike and cancels."""
+    prepare = before_each or (lambda: None)
+    for _ in range(config.warmup):
+        for run in (run_a, run_b):
+            prepare()
+            device.elapsed(device.timed(run), config.timeout_s)
+    a: list[float] = []
+    b: list[float] = []
+    start = time.perf_counter()
+    converged = False
+    while len(a) < config.max_repeats:
+        prepare()
+        a.append(device.elapsed(device.timed(run_a), config.timeout_s))
+        prepare()
+        b.append(device.elapsed(device.timed(run_b), config.timeout_s))
+        if len(a) >= config.min_repeats:
+            if max(Stats.of(a).rel_spread, Stats.of(b).rel_spread) <= config.target_rel_spread:
+                converged = True
+                break
+            if time.perf_counter() - start > config.budget_s:
+                break
+    return Measurement(tuple(a), Stats.of(a), converged), Measurement(tuple(b), Stats.of(b), converged)

@@ -12,6 +12,7 @@ for dir in "$tmp"/results/*/; do
   key=$(basename "$dir")
   mkdir -p "results/$key/logs"
   cp "$dir"/*.json "results/$key/"
+  if [ -d "$dir/gatecheck" ]; then mkdir -p "results/$key/gatecheck"; cp "$dir"/gatecheck/* "results/$key/gatecheck/"; fi
   cp "$dir"/*.csv "results/$key/" 2>/dev/null || true  # raw ncu output of the counter classification
   cp "$tmp"/logs/* "results/$key/logs/" 2>/dev/null || true
   echo "results/$key: $(ls "$dir" | tr '\n' ' ')"

@@ -20,17 +20,7 @@ W=/tmp/gp
 mkdir -p "$OUT" "$W/logs" "$W/results"
 [ -d "$W/baselines" ] || cp -r baselines "$W/baselines"
 trap 'tar czf "$OUT/session.tgz" -C "$W" . ; ls -la "$OUT"' EXIT
-export PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1
-if ls .whl/*.whl >/dev/null 2>&1; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-    || { echo "wheel install failed"; exit 3; }
-  export PYTHONPATH=/tmp/site:$PWD${PYTHONPATH:+:$PYTHONPATH}
-else
-  export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
-fi
-mkdir -p /tmp/icd
-echo /usr/local/nvidia/lib64/libnvidia-opencl.so.1 > /tmp/icd/nvidia.icd
-export OCL_ICD_VENDORS=/tmp/icd
+source scripts/gpu_env.sh
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.draw,temperature.gpu --format=csv \
   | tee "$W/logs/nvidia-smi.txt"
 python3 -m pytest -p pytest_gpuperf.plugin --gpuperf-list-devices -p no:cacheprovider 2>&1 | tee "$W/logs/devices.txt"

@@ -85,11 +85,20 @@ class RunOutcome:
     notes: list[str] = field(default_factory=list)
 
 
+def _plugin_args() -> list[str]:
+    """``-p pytest_gpuperf.plugin`` where the package is not installed (a GPU machine that runs the
+    checkout through PYTHONPATH); nothing where pytest finds the plugin through its entry point."""
+    from importlib.metadata import entry_points
+
+    installed = any(e.value == "pytest_gpuperf.plugin" for e in entry_points(group="pytest11"))
+    return [] if installed else ["-p", "pytest_gpuperf.plugin"]
+
+
 def run_pytest(device: str, args: Sequence[str], results: Path, log: Path, *, baseline_dir: str | None,
                env: dict[str, str] | None = None, cwd: str | Path = ".", timeout_s: float = 3600) -> RunOutcome:
     """Run ``python -m pytest --gpuperf-device=DEV ARGS`` writing results to ``results`` and output to ``log``."""
-    cmd = [sys.executable, "-m", "pytest", f"--gpuperf-device={device}", *args, f"--gpuperf-json={results}",
-           "-p", "no:cacheprovider", "-q", "-rs"]
+    cmd = [sys.executable, "-m", "pytest", *_plugin_args(), f"--gpuperf-device={device}", *args,
+           f"--gpuperf-json={results}", "-p", "no:cacheprovider", "-q", "-rs"]
     if baseline_dir:
         cmd.append(f"--gpuperf-baseline-dir={baseline_dir}")
     results.parent.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The README's main command on a lent GPU: the runs a baseline is made from, and the gate check
+# against it — one device call each (a run of suites/ takes ~5.5 minutes on an H100, a call at most 10).
+# Run through the device tool from the repo root, carrying .whl; pass the sha read here (the device
+# copy's .git may be stale):
+#   GPUPERF_COMMIT=<sha> GPUPERF_TAG=default-1 bash scripts/gpu_default_session.sh            # one run
+#   GPUPERF_COMMIT=<sha> GPUPERF_GATECHECK="--aa 1" bash scripts/gpu_default_session.sh       # gate check
+#     (GPUPERF_GATECHECK: arguments of `gpuperf-baseline gatecheck`; the runs are appended to the
+#      checkout's results/<key>/gatecheck.json, so several calls accumulate)
+# Back here: bash scripts/fetch_gpu_session.sh <files_at>   (results/<key>/, logs, gatecheck runs)
+# then, after two runs:  gpuperf-baseline from-results results/<key>/default-{1,2}-cuda.json
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/gpuperf-out}
+W=/tmp/gp
+rm -rf "$W"; mkdir -p "$OUT" "$W/logs" "$W/results"
+trap 'tar czf "$OUT/session.tgz" -C "$W" . ; ls -la "$OUT"' EXIT
+source scripts/gpu_env.sh
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.draw,temperature.gpu --format=csv \
+  | tee "$W/logs/nvidia-smi.txt"
+key=$(python3 -c "from pytest_gpuperf.devices import discover, resolve; print(resolve('0', discover())[0].key)")
+mkdir -p "$W/results/$key"
+if [ -n "${GPUPERF_GATECHECK:-}" ]; then
+  [ -f "results/$key/gatecheck.json" ] && cp "results/$key/gatecheck.json" "$W/results/$key/"
+  mkdir -p "$W/results/$key/gatecheck"
+  cp results/"$key"/gatecheck/*.json results/"$key"/gatecheck/*.log "$W/results/$key/gatecheck/" 2>/dev/null
+  python3 -m pytest_gpuperf.baselines.cli gatecheck --append --commit "${GPUPERF_COMMIT:?}" \
+    --results-dir "$W/results/$key" --out "$W/results/$key/gatecheck.json" ${GPUPERF_GATECHECK} 2>&1 \
+    | tee "$W/logs/gatecheck-$(date +%H%M%S).log"
+  exit "${PIPESTATUS[0]}"
+fi
+tag=${GPUPERF_TAG:?set GPUPERF_TAG (e.g. default-1) or GPUPERF_GATECHECK}
+# the README's main command, plus --gpuperf-json to keep its results
+timeout "${GPUPERF_TIMEOUT:-570}" python3 -m pytest -p pytest_gpuperf.plugin -p no:cacheprovider -q -rs \
+  --gpuperf-device=0 suites/ --gpuperf-json="$W/results/$key/$tag-{backend}.json" ${GPUPERF_ARGS:-} 2>&1 \
+  | tee "$W/logs/$tag.log" | tail -40
+exit "${PIPESTATUS[0]}"

@@ -87,7 +87,7 @@ def test_math_function(gpu_device, gpuperf_record, gpuperf_plant, accuracy_seed,
         cert = certificate.certify(gpu_device, fn, expr, f.expr(backend, "fp64", ["x0"]), metric, plant=planted)
         top, worst = cert.max, cert.worst
         max_identity = {"inputs": "exhaustive", "range": "all 2^32"}
-        info_d.update({"certificate": cert.info(), "worst": cert.worst, "seeded_max": sc.max})
+        info_d.update(check.jsonable({"certificate": cert.info(), "worst": cert.worst, "seeded_max": sc.max}))
         assert cert.confirmed, (f"{fn}: the device's fp64 comparison says {cert.device_fp64_error} ulp at "
                                 f"{cert.worst} but MPFR says {cert.max}: the certificate is not proven")
         # an inf/nan class difference the sweep saw against the device's fp64 stays in the certificate's

@@ -184,3 +184,15 @@ def test_impossible_value_fails_the_test_naming_metric_and_value(pytester, monke
                                 f"--gpuperf-baseline-dir={pytester.path / 'bl'}")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*impossible value: kernel.fit.slope = -5572 ns/kthread is negative*"])
+
+
+def test_results_file_survives_non_finite_values_anywhere(tmp_path):
+    """A NaN deep in some test's info once cost an H100 run its whole results file."""
+    import json
+
+    from pytest_gpuperf.report import results
+
+    doc = {"metrics": [{"value": float("nan"), "info": {"worst": {"y": [float("inf"), 1.0]}}}]}
+    results.write(str(tmp_path / "r.json"), doc)
+    back = json.loads((tmp_path / "r.json").read_text())
+    assert back["metrics"][0]["value"] == "nan" and back["metrics"][0]["info"]["worst"]["y"] == ["inf", 1.0]

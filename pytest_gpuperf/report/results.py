@@ -55,6 +55,27 @@ def _finite(x: float) -> float | str:
     return x if math.isfinite(x) else repr(x)
 
 
+def jsonable(value: Any) -> Any:
+    """``value`` with every non-finite float (anywhere in nested dicts, lists, numpy scalars) turned
+    into its string: a NaN in some test's ``info`` must never cost a run its results file."""
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, bool) or value is None or isinstance(value, (str, int)):
+        return value
+    if isinstance(value, float):
+        return _finite(value)
+    try:  # numpy scalars and the like
+        import numpy as np
+
+        if isinstance(value, np.generic):
+            return jsonable(value.item())
+    except ImportError:  # pragma: no cover
+        pass
+    return value
+
+
 def document(info: DeviceInfo, environment: dict[str, Any], run: dict[str, Any], metrics: list[Metric],
              samples: bool = True) -> dict:
     env = dict(environment)
@@ -64,4 +85,4 @@ def document(info: DeviceInfo, environment: dict[str, Any], run: dict[str, Any],
 
 
 def write(path: str, doc: dict[str, Any]) -> None:
-    atomic_write_json(path, doc)
+    atomic_write_json(path, jsonable(doc))

@@ -141,7 +141,7 @@ class GpuPerfSession:
         if bound is not None:
             metric.info["bound"] = float(bound)
         cmp = bl.compare(float(value), better, entry, samples=None if stats is None else stats.samples,
-                         identity=metric.identity)
+                         identity=metric.identity, gate_if_stable=metric.info.get("gate") == "if-stable")
         metric.verdict = cmp.verdict
         if entry is not None:
             metric.baseline = {k: v for k, v in entry.items() if k not in ("provenance", "samples")}

@@ -72,7 +72,10 @@ def test_sampled_models(gpu_device, gpu_kernel, sampled_kernel, gpuperf_record):
             _, model, kernel, what = name.split(".")
             per_kernel.setdefault(kernel, {})[f"{model}.{what}"] = round(value, 4)
         else:
-            gpuperf_record(name, value, "ratio", better="lower", tolerance=TOL_GPU, **kw)
+            # one kernel's error swings between unchanged runs (H100: axpby 0.014, 0.014, 0.043): the
+            # means gate; a kernel's own error gates only once three baseline runs agree (store.stability)
+            info = {**kw.pop("info", {}), "gate": "if-stable"}
+            gpuperf_record(name, value, "ratio", better="lower", tolerance=TOL_GPU, info=info, **kw)
 
     kernels = {k.name: gpu_kernel.compile(k.source(backend), k.name) for k in CORPUS}
     sats = {n: saturation_point(info, kern.attributes, local) for n, kern in kernels.items()}

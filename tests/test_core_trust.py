@@ -196,3 +196,23 @@ def test_results_file_survives_non_finite_values_anywhere(tmp_path):
     results.write(str(tmp_path / "r.json"), doc)
     back = json.loads((tmp_path / "r.json").read_text())
     assert back["metrics"][0]["value"] == "nan" and back["metrics"][0]["info"]["worst"]["y"] == ["inf", 1.0]
+
+
+def test_per_kernel_errors_gate_only_where_baseline_runs_agree():
+    """H100, three unchanged runs: axpby's sampled error 0.014, 0.014, 0.043 — not gated; matvec64's
+    0.0012, 0.0002, 0.0003 — gated; two runs are not enough to know."""
+    tol = {"abs": 0.02, "rel": 0.5}
+
+    def entry(values):
+        return make_entry(value=float(np.median(values)), worst=max(values), unit="ratio", better="lower", test="t",
+                          info={}, tolerance=tol, spread=0.0, k=6.0, floor_rel=0.03, provenance={},
+                          run_values=values)
+
+    unstable = entry([0.0135, 0.0139, 0.0428])
+    c = compare(0.09, "lower", unstable, gate_if_stable=True)
+    assert c.verdict == "ungated" and "runs disagree" in c.reason
+    assert compare(0.09, "lower", unstable).verdict == "regressed"  # a metric not marked if-stable still gates
+    stable = entry([0.0012, 0.0002, 0.0003])
+    assert compare(0.09, "lower", stable, gate_if_stable=True).verdict == "regressed"
+    assert compare(0.001, "lower", stable, gate_if_stable=True).verdict == "pass"
+    assert compare(0.09, "lower", entry([0.0012, 0.0002]), gate_if_stable=True).verdict == "ungated"

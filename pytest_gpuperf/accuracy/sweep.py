@@ -164,7 +164,7 @@ __kernel void acc_ref(uint start, uint stride, ulong count, __global uint* out) 
 #: result on inputs whose low 4 mantissa bits are zero (1 input in 16) — a 1-ulp error on some inputs
 PLANT = {
     "cuda": ("__device__ __forceinline__ float gp_plant(float r, float x) {\n"
-             "  return ((__float_as_uint(x) & 15u) == 0u && isfinite(r)) ? nextafterf(r, INFINITY) : r; }\n"),
+             "  return ((__float_as_uint(x) & 15u) == 0u && isfinite(r)) ? nextafterf(r, __int_as_float(0x7f800000)) : r; }\n"),
     "opencl": ("inline float gp_plant(float r, float x) {\n"
                "  return ((as_uint(x) & 15u) == 0u && isfinite(r)) ? nextafter(r, INFINITY) : r; }\n"),
 }

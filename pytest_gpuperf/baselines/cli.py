@@ -54,7 +54,7 @@ def merge_runs(docs: Sequence[dict[str, Any]], k: float, floor: tuple[float, flo
                                  test=ref["test"], info=ref.get("info", {}), tolerance=ref.get("tolerance"),
                                  spread=spread, k=k, floor_rel=classes.floor(ref["unit"], is_cpu, floor),
                                  provenance=prov, between=between, samples=pooled or None,
-                                 identity=ref.get("identity", {}))
+                                 identity=ref.get("identity", {}), run_values=[float(v) for v in values])
         entry["runs"] = len(values)
         entries[name] = entry
     return entries

@@ -32,9 +32,10 @@ from typing import Any, Mapping, Sequence
 from ..timing.difference import Difference, difference, usable
 
 DIRECTIONS = ("lower", "higher", "bound", "exact")
-VERDICTS = ("regressed", "missing", "incomparable", "known", "new", "improved", "pass")  # summary order: worst first
+VERDICTS = ("regressed", "missing", "incomparable", "known", "ungated", "new", "improved", "pass")  # worst first
 # "known": out of band in a test marked xfail (a documented finding); it does not fail the run
 # "incomparable": the baseline was made another way (its identity differs); it does not fail the run
+# "ungated": recorded, not gated: the test gates it only where the baseline's runs agree, and they do not
 
 
 def band(expected: float, tolerance: Mapping[str, float]) -> float:
@@ -101,11 +102,13 @@ class Comparison:
 
 
 def compare(measured: float, better: str, entry: Mapping[str, Any] | None, *,
-            samples: Sequence[float] | None = None, identity: Mapping[str, Any] | None = None) -> Comparison:
+            samples: Sequence[float] | None = None, identity: Mapping[str, Any] | None = None,
+            gate_if_stable: bool = False) -> Comparison:
     """Verdict of one metric against its baseline entry (``None`` → ``new``).
 
     ``samples``: this run's raw repeats (in the metric's unit); with the entry's ``samples`` they make
-    the significance test. ``identity``: the options that shaped this value."""
+    the significance test. ``identity``: the options that shaped this value. ``gate_if_stable``: the test
+    marked the metric as gated only where the baseline's runs agree (:func:`.store.stability`)."""
     if entry is None:
         return Comparison("new", None, None, None)
     expected = float(entry["value"])
@@ -115,6 +118,12 @@ def compare(measured: float, better: str, entry: Mapping[str, Any] | None, *,
     if problem is not None:
         return Comparison("incomparable", expected, width, delta, reason=problem)
     direction = entry.get("better", better)
+    if gate_if_stable:
+        from .store import stability
+
+        stable, why = stability(entry)
+        if not stable:
+            return Comparison("ungated", expected, width, delta, reason="not gated: " + why)
     if math.isnan(measured):
         return Comparison("regressed", expected, width, delta, reason="the measured value is NaN")
     low, high = edges(expected, width, direction)

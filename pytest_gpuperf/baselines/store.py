@@ -104,6 +104,9 @@ def _validate_entry(path: str, where: str, entry: Any) -> None:
         raise BaselineFileError(path, f"{where}.tolerance needs both 'k' and 'spread' or neither")
     if not isinstance(entry.get("identity", {}), dict):
         raise BaselineFileError(path, f"{where}.identity must be an object of the options that shaped the value")
+    rv = entry.get("run_values", [])
+    if not isinstance(rv, list) or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in rv):
+        raise BaselineFileError(path, f"{where}.run_values must be a list of numbers (one per baseline run)")
     xs = entry.get("samples")
     if xs is not None and (not isinstance(xs, list) or not all(
             isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in xs)):
@@ -134,7 +137,8 @@ def sample_summary(samples: Sequence[float]) -> list[float]:
 def make_entry(*, value: float, worst: float, unit: str, better: str, test: str, info: Mapping[str, Any],
                tolerance: Mapping[str, float] | None, spread: float, k: float, floor_rel: float,
                provenance: Mapping[str, Any], between: float = 0.0, samples: Sequence[float] | None = None,
-               identity: Mapping[str, Any] | None = None) -> dict[str, Any]:
+               identity: Mapping[str, Any] | None = None, run_values: Sequence[float] | None = None
+               ) -> dict[str, Any]:
     """One baseline entry from a measured metric — the single rule both a pytest run
     (``--gpuperf-update-baselines``) and ``gpuperf-baseline from-results`` write by.
 
@@ -165,7 +169,31 @@ def make_entry(*, value: float, worst: float, unit: str, better: str, test: str,
     entry["identity"] = dict(identity or {})
     if better in ("lower", "higher") and samples is not None and len(samples) > 0:
         entry["samples"] = sample_summary(samples)
+    if run_values is not None and len(run_values) > 1:
+        entry["run_values"] = [float(f"{v:.7g}") for v in run_values]  # what stability() judges
     return entry
+
+
+#: runs that must agree before a metric marked ``gate: if-stable`` is gated
+STABLE_RUNS = 3
+
+
+def stability(entry: Mapping[str, Any]) -> tuple[bool, str]:
+    """Whether a metric whose test marked it ``gate: if-stable`` (a per-kernel model error: the mean
+    over kernels is the figure, one kernel's error can swing between unchanged runs) is stable
+    enough to gate: its baseline came from at least :data:`STABLE_RUNS` runs (``run_values``) whose
+    values span at most half its band."""
+    from .compare import band
+
+    values = [float(v) for v in entry.get("run_values", [entry["value"]])]
+    width = band(float(entry["value"]), entry.get("tolerance", {}))
+    spread = max(values) - min(values)
+    if len(values) < STABLE_RUNS:
+        return False, f"{len(values)} run(s): stability across runs unknown (gated from {STABLE_RUNS} agreeing runs)"
+    if spread > width / 2:
+        return False, (f"runs disagree: {', '.join(f'{v:.4g}' for v in values)} span {spread:.3g} > half the "
+                       f"band ({width / 2:.3g})")
+    return True, ""
 
 
 def update(baseline: BaselineFile, backend: str, device: Mapping[str, Any], provenance: Mapping[str, Any],
@@ -181,7 +209,7 @@ def update(baseline: BaselineFile, backend: str, device: Mapping[str, Any], prov
     metrics = section.setdefault("metrics", {})
     for name, entry in entries.items():
         merged = dict(metrics.get(name, {}))
-        for stale in ("samples", "runs", "measured"):  # belong to the measurement being replaced
+        for stale in ("samples", "runs", "measured", "run_values"):  # belong to the measurement being replaced
             merged.pop(stale, None)
         merged.update(entry)
         metrics[name] = merged

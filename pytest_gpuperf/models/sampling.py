@@ -200,9 +200,10 @@ def run_pair(device: Device, kernel: Kernel, p1: int, p2: int, local: int, args:
     cold if ``flush``.
 
     Why: the model extrapolates the slope (t_P2 − t_P1)/(P2 − P1) over (N − P1)/(P2 − P1) ≈ 160× on
-    the H100 (15 and 21 µs samples for a 940 µs run). Timed as two separate blocks, a 1 % shift of one
-    block against the other became a 3.6 % change of the slope and of the prediction: the saved H100
-    runs of unchanged code read blend 15.39/21.23 µs (error 0.05 %) and 15.55/21.18 µs (error 3.3 %)."""
+    the H100 (15 and 21 µs samples for a 940 µs run), so any shift of one point against the other is
+    magnified; alternating runs see the same device state. This alone did not make one kernel's error
+    stable across runs on the H100 (three runs after the change: axpby 0.014, 0.014, 0.043) — the
+    per-kernel errors are therefore gated only once baseline runs agree (``store.stability``)."""
     def one(groups: int) -> Callable[[], Any]:
         return lambda: device.launch(kernel, (groups * local,), (local,), args)
 

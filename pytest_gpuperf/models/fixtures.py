@@ -17,7 +17,7 @@ class SampledKernel:
 
     ``sampled_kernel(kernel, local_size, args, n_groups, multiple=1, full=True)`` measures the first
     ``2·m·P_sat·units`` and ``3·m·P_sat·units`` work-groups (``m = multiple``, both integer multiples of
-    the saturation point, thesis §2.5.1 / Fig. 2.15), and — when ``full`` — the whole ``n_groups`` run
+    the saturation point, thesis §2.5.1 / Fig. 2.15; ``geometry="wide"``: 2 and 5m − 2 waves), and — when ``full`` — the whole ``n_groups`` run
     for evaluation, each from a cold last-level cache. The kernel must index its work from the global id so the sampled groups do
     exactly the work they do in the full run (a shorter NDRange; no guard in the kernel).
     """
@@ -35,17 +35,19 @@ class SampledKernel:
             self._flush = CacheFlush(self.device, floor)
         return self._flush
 
-    def plan(self, kernel: Kernel, local_size: int, n_groups: int, multiple: int = 1) -> SamplePlan:
+    def plan(self, kernel: Kernel, local_size: int, n_groups: int, multiple: int = 1,
+             geometry: str = "thesis") -> SamplePlan:
         sat = saturation_point(self.device.info, kernel.attributes, local_size)
-        return SamplePlan(sat, n_groups, local_size, multiple)
+        return SamplePlan(sat, n_groups, local_size, multiple, geometry)
 
     def __call__(self, kernel: Kernel, local_size: int, args: Sequence[KernelArg], n_groups: int,
                  multiple: int = 1, full: bool = True, cold: bool = True,
-                 flush: Callable[[], None] | None = None, **overrides: Any) -> SampledRun:
+                 flush: Callable[[], None] | None = None, geometry: str = "thesis", **overrides: Any) -> SampledRun:
         """``overrides``: MeasureConfig fields for these runs (e.g. a smaller budget on CPU devices);
         ``cold``: flush the last-level cache before every timed run (default; see :class:`CacheFlush`);
-        ``flush``: a caller's own untimed pre-run instead of the copy (e.g. :func:`steady_state_flush`)."""
-        plan = self.plan(kernel, local_size, n_groups, multiple)
+        ``flush``: a caller's own untimed pre-run instead of the copy (e.g. :func:`steady_state_flush`);
+        ``geometry``: where the two samples sit (:data:`.sampling.GEOMETRIES`)."""
+        plan = self.plan(kernel, local_size, n_groups, multiple, geometry)
         config = MeasureConfig(**{**self.measurer.config.__dict__, **overrides})
         pre = (flush or self.flush) if cold else None
         return sample(self.device, kernel, plan, args, config, full=full, flush=pre)

@@ -27,6 +27,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from ..devices.base import Device, DeviceInfo, Kernel, KernelArg
 from ..timing.measure import MeasureConfig, Measurement, measure, measure_pair
+from ..timing.stats import MAD_TO_SIGMA, Stats
 
 #: Per-SM limits by CUDA compute capability (CUDA C Programming Guide, "Compute Capabilities" table):
 #: max resident threads, max resident blocks, 32-bit registers, shared memory bytes. Shared with
@@ -85,28 +86,64 @@ def linear_model(t_p1: float, t_p2: float, p1: int, p2: int, n: int) -> float:
     return t_p1 + (t_p2 - t_p1) / (p2 - p1) * (n - p1)
 
 
+#: Where the two samples sit, for ``m`` = the plan's ``multiple`` (both spend the same 5m sampled waves,
+#: so the same overhead): ``"thesis"`` samples 2m and 3m waves (Dao §2.5.1's 2·P_sat and 3·P_sat, scaled
+#: by m); ``"wide"`` keeps the first sample at the thesis' 2 waves and puts the second at 5m − 2 waves.
+GEOMETRIES = ("thesis", "wide")
+#: The geometry the model suite uses. Why "wide": the prediction extrapolates the slope over
+#: A = (N − P1)/(P2 − P1) — for an 800-wave run and m = 5 that is 158× with "thesis" and 38× with
+#: "wide". Seven saved H100 runs of unchanged code (results/nvidia-h100-80gb-hbm3/models*-cuda.json,
+#: default-*-cuda.json, gatecheck/aa-1.json) show the full run stable to 0.2–0.5 % per kernel while the
+#: sampled difference t_P2 − t_P1 (≈ 5.8 µs for the 15 µs kernels) moves by 0.06–0.17 µs (std), part of
+#: it shared by all kernels of a run: × 158 that is a 1–3 % swing of one kernel's error (blend
+#: 0.001–0.044), × 38 it is a quarter of that for the same absolute noise. scripts/diag_model_error.py
+#: measures both geometries side by side on a GPU.
+GEOMETRY = "wide"
+
+
+def sample_waves(multiple: int, geometry: str = "thesis") -> tuple[int, int]:
+    """(P1, P2) in waves for ``multiple`` = m and a geometry of :data:`GEOMETRIES`."""
+    if multiple < 1:
+        raise ValueError(f"the sampling multiple must be at least 1, got {multiple}")
+    if geometry == "thesis":
+        return 2 * multiple, 3 * multiple
+    if geometry == "wide":
+        return 2, max(3, 5 * multiple - 2)
+    raise ValueError(f"unknown sampling geometry {geometry!r}; known: {', '.join(GEOMETRIES)}")
+
+
 @dataclass(frozen=True)
 class SamplePlan:
-    """Where to sample: ``p1``/``p2`` work-groups (2m and 3m waves) for a run of ``n_groups``."""
+    """Where to sample: ``p1``/``p2`` work-groups (:func:`sample_waves` waves) for a run of ``n_groups``."""
 
     sat: Saturation
     n_groups: int
     local_size: int
-    multiple: int = 1  # m: sample at 2m and 3m saturation points (Fig. 2.15 varies the sampling point)
+    multiple: int = 1  # m: 5m sampled waves in all (Fig. 2.15 varies the sampling point)
+    geometry: str = "thesis"
+
+    @property
+    def waves(self) -> tuple[int, int]:
+        return sample_waves(self.multiple, self.geometry)
 
     @property
     def p1(self) -> int:
-        return 2 * self.multiple * self.sat.wave
+        return self.waves[0] * self.sat.wave
 
     @property
     def p2(self) -> int:
-        return 3 * self.multiple * self.sat.wave
+        return self.waves[1] * self.sat.wave
+
+    @property
+    def amplification(self) -> float:
+        """(N − P1)/(P2 − P1): how much a shift of t_P2 − t_P1 is magnified in the prediction."""
+        return (self.n_groups - self.p1) / (self.p2 - self.p1)
 
     def check(self) -> None:
         if self.n_groups <= self.p2:
             raise ValueError(f"{self.n_groups} work-groups is not more than the second sampling point "
-                             f"{self.p2} (3 × P_sat {self.sat.p_sat} × {self.sat.units} units); "
-                             "use a larger problem or there is nothing to predict")
+                             f"{self.p2} ({self.waves[1]} waves of P_sat {self.sat.p_sat} × {self.sat.units} "
+                             "units); use a larger problem or there is nothing to predict")
 
 
 def waves_for_overhead(max_overhead: float, multiple: int = 1) -> int:
@@ -150,6 +187,24 @@ class SampledRun:
     @property
     def overhead(self) -> float:
         return (self.t_p1.stats.median + self.t_p2.stats.median) / self.measured
+
+    def noise(self) -> dict[str, float]:
+        """What the next run's reader needs to tell a model change from timing noise: each point's
+        robust spread and repeats, the sampled difference t_P2 − t_P1 (medians, and the median of the
+        alternating pairs' differences), the plan's amplification and the error's standard error
+        implied by the pairs' scatter (A · σ(t_P2,i − t_P1,i)/√n / t_full)."""
+        d = [b - a for a, b in zip(self.t_p1.samples, self.t_p2.samples)]
+        ds = Stats.of(d)
+        out = {"t_p1_s": self.t_p1.stats.median, "t_p2_s": self.t_p2.stats.median,
+               "t_p1_rel_spread": round(self.t_p1.stats.rel_spread, 5),
+               "t_p2_rel_spread": round(self.t_p2.stats.rel_spread, 5), "n_pairs": len(d),
+               "diff_s": self.t_p2.stats.median - self.t_p1.stats.median, "paired_diff_s": ds.median,
+               "amplification": round(self.plan.amplification, 2)}
+        if self.t_full is not None:
+            out["full_rel_spread"] = round(self.t_full.stats.rel_spread, 5)
+            out["error_se"] = (self.plan.amplification * MAD_TO_SIGMA * ds.mad / math.sqrt(len(d))
+                               / self.t_full.stats.median)
+        return out
 
 
 class CacheFlush:
@@ -222,4 +277,5 @@ def sample(device: Device, kernel: Kernel, plan: SamplePlan, args: Sequence[Kern
 
 def describe(plan: SamplePlan) -> dict[str, Any]:
     return {"p_sat": plan.sat.p_sat, "limit": plan.sat.limit, "units": plan.sat.units, "p1_groups": plan.p1,
-            "p2_groups": plan.p2, "multiple": plan.multiple, "n_groups": plan.n_groups, "local_size": plan.local_size}
+            "p2_groups": plan.p2, "multiple": plan.multiple, "geometry": plan.geometry,
+            "amplification": round(plan.amplification, 2), "n_groups": plan.n_groups, "local_size": plan.local_size}

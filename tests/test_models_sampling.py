@@ -10,8 +10,10 @@ import pytest
 
 from pytest_gpuperf.devices.base import DeviceInfo
 from pytest_gpuperf.models import svr
-from pytest_gpuperf.models.sampling import (SamplePlan, linear_model, multiple_for, saturation_point,
-                                            waves_for_overhead)
+from pytest_gpuperf.models.sampling import (GEOMETRY, SampledRun, SamplePlan, linear_model, multiple_for,
+                                            sample_waves, saturation_point, waves_for_overhead)
+from pytest_gpuperf.timing.measure import Measurement
+from pytest_gpuperf.timing.stats import Stats
 
 H100 = DeviceInfo(backend="cuda", index=0, name="H100", vendor="NVIDIA", key="h100", compute_capability="9.0",
                   compute_units=132, warp_size=32)
@@ -53,6 +55,43 @@ def test_sample_plan_points_and_overhead():
     for w in (100, 200, 400, 1000):
         m = multiple_for(w, 0.04)
         assert 5 * m / w <= 0.04 or m == 1
+
+
+def test_wide_geometry_spends_the_same_waves_with_a_quarter_of_the_amplification():
+    """The suite's 800-wave run, m = 5: the thesis points (10, 15 waves) magnify a shift of t_P2 − t_P1
+    158×; the wide points (2, 23 waves) cost the same 25 sampled waves and magnify it 38×."""
+    sat = saturation_point(H100, {"num_regs": 16}, 256)
+    m = multiple_for(800, 0.035)
+    thesis = SamplePlan(sat, 800 * sat.wave, 256, m, "thesis")
+    wide = SamplePlan(sat, 800 * sat.wave, 256, m, "wide")
+    assert m == 5 and thesis.waves == (10, 15) and wide.waves == (2, 23)
+    assert sum(thesis.waves) == sum(wide.waves)  # same sampling overhead
+    assert thesis.amplification == pytest.approx(158.0) and wide.amplification == pytest.approx(798 / 21)
+    assert sample_waves(1, "wide") == (2, 3) == sample_waves(1, "thesis")  # m = 1: the thesis' 2·P_sat, 3·P_sat
+    assert GEOMETRY in ("thesis", "wide")
+    with pytest.raises(ValueError, match="unknown sampling geometry"):
+        sample_waves(2, "narrow")
+    with pytest.raises(ValueError):
+        sample_waves(0, "wide")
+
+
+def _measurement(xs):
+    return Measurement(tuple(xs), Stats.of(xs), True)
+
+
+def test_noise_reports_the_difference_and_the_error_it_implies():
+    """A 0.1 µs scatter of the paired differences, amplified 158× over a 940 µs run of 10 pairs, is a
+    standard error of ≈ 0.5 percentage points of the prediction error."""
+    sat = saturation_point(H100, {"num_regs": 16}, 256)
+    plan = SamplePlan(sat, 800 * sat.wave, 256, 5, "thesis")
+    t1 = [15.4e-6 + (0.1e-6 if i % 2 else -0.1e-6) for i in range(10)]
+    t2 = [21.2e-6] * 10
+    run = SampledRun(plan, _measurement(t1), _measurement(t2), _measurement([940e-6] * 10))
+    n = run.noise()
+    assert n["n_pairs"] == 10 and n["amplification"] == pytest.approx(158.0)
+    assert n["diff_s"] == pytest.approx(5.8e-6) and n["paired_diff_s"] == pytest.approx(5.8e-6)
+    assert n["error_se"] == pytest.approx(158.0 * 1.4826 * 0.1e-6 / math.sqrt(10) / 940e-6, rel=1e-6)
+    assert n["t_p2_rel_spread"] == 0.0 and n["t_p1_rel_spread"] > 0.0
 
 
 def _inst(kernel: str, n: int, rate: float, regs: float) -> svr.Instance:

@@ -1,0 +1,66 @@
+"""Per-kernel model errors: recorded on every device, gated only where the baseline's runs agree.
+
+End to end on the real OpenCL device: three runs → ``gpuperf-baseline from-results`` (which keeps each
+run's value as ``run_values``) → a later run. The H100's three unchanged runs read axpby 0.014, 0.014,
+0.043: a later 0.09 is ``ungated`` (the session passes); had the runs agreed, the same 0.09 regresses.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pytest_gpuperf.baselines.cli import main as baseline_cli
+from pytest_gpuperf.devices import discover
+
+pytestmark = pytest.mark.skipif(not any(d.backend == "opencl" for d in discover().devices),
+                                reason="no OpenCL device (install pocl-opencl-icd)")
+
+SUITE = '''
+import os
+
+def test_model(gpu_device, gpuperf_record):
+    gpuperf_record("model.sampled.k.error", float(os.environ["ERR"]), "ratio", better="lower",
+                   tolerance={"abs": 0.02, "rel": 0.5}, info={"gate": "if-stable"})
+    gpuperf_record("model.sampled.mean_error", float(os.environ["ERR"]), "ratio", better="lower",
+                   tolerance={"abs": 0.02, "rel": 0.5})
+'''
+
+
+def _run(pytester, monkeypatch, err: float, out: str | None = None):
+    monkeypatch.setenv("ERR", str(err))
+    args = ["--gpuperf-device=opencl:0", f"--gpuperf-baseline-dir={pytester.path / 'bl'}"]
+    if out:
+        args.append(f"--gpuperf-json={pytester.path / out}")
+    return pytester.runpytest(*args)
+
+
+def _baseline(pytester, monkeypatch, values: list[float], tag: str) -> None:
+    files = []
+    for i, v in enumerate(values):
+        _run(pytester, monkeypatch, v, f"{tag}{i}.json")
+        files.append(str(pytester.path / f"{tag}{i}.json"))
+    assert baseline_cli(["from-results", *files, "--dir", str(pytester.path / "bl")]) == 0
+
+
+def _verdicts(path) -> dict[str, str]:
+    return {m["name"]: m["verdict"] for m in json.loads(path.read_text())["metrics"]}
+
+
+def test_unstable_per_kernel_error_is_recorded_not_gated_stable_one_gates(pytester, monkeypatch):
+    pytester.makepyfile(SUITE)
+    _baseline(pytester, monkeypatch, [0.014, 0.014, 0.043], "u")
+    doc = json.loads(next((pytester.path / "bl").glob("*.json")).read_text())
+    assert doc["backends"]["opencl"]["metrics"]["model.sampled.k.error"]["run_values"] == [0.014, 0.014, 0.043]
+    result = _run(pytester, monkeypatch, 0.09, "after.json")
+    assert result.ret == 1  # the mean over kernels is always gated
+    v = _verdicts(pytester.path / "after.json")
+    assert v == {"model.sampled.k.error": "ungated", "model.sampled.mean_error": "regressed"}
+
+    _baseline(pytester, monkeypatch, [0.010, 0.011, 0.012], "s")
+    result = _run(pytester, monkeypatch, 0.09, "after2.json")
+    assert result.ret == 1
+    assert _verdicts(pytester.path / "after2.json")["model.sampled.k.error"] == "regressed"
+    result = _run(pytester, monkeypatch, 0.011, "after3.json")
+    assert result.ret == 0 and set(_verdicts(pytester.path / "after3.json").values()) == {"pass"}

@@ -98,7 +98,7 @@ GEOMETRIES = ("thesis", "wide")
 #: it shared by all kernels of a run: × 158 that is a 1–3 % swing of one kernel's error (blend
 #: 0.001–0.044), × 38 it is a quarter of that for the same absolute noise. scripts/diag_model_error.py
 #: measures both geometries side by side on a GPU.
-GEOMETRY = "wide"
+GEOMETRY = "thesis"
 
 
 def sample_waves(multiple: int, geometry: str = "thesis") -> tuple[int, int]:

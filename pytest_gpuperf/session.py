@@ -215,7 +215,8 @@ class GpuPerfSession:
                                          k=self.options.tolerance_k,
                                          floor_rel=classes.floor(m.unit, run.info.is_cpu, self.options.floor),
                                          provenance=prov, samples=None if m.stats is None else m.stats.samples,
-                                         identity=m.identity)
+                                         identity=m.identity,
+                                         resolution=classes.resolution_floor(m.unit, run.info.timer_resolution_s))
                    for m in run.metrics.values()}
         bl.update(run.baseline, run.info.backend, {"key": run.info.key, "name": run.info.name}, prov, entries)
         self.files_written.append(str(run.baseline.path))

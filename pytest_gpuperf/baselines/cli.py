@@ -20,6 +20,7 @@ import numpy as np
 
 from ..errors import GpuPerfError
 from ..timing.stats import MAD_TO_SIGMA
+from ..devices.base import timer_resolution
 from . import classes, store
 
 
@@ -54,7 +55,8 @@ def merge_runs(docs: Sequence[dict[str, Any]], k: float, floor: tuple[float, flo
                                  test=ref["test"], info=ref.get("info", {}), tolerance=ref.get("tolerance"),
                                  spread=spread, k=k, floor_rel=classes.floor(ref["unit"], is_cpu, floor),
                                  provenance=prov, between=between, samples=pooled or None,
-                                 identity=ref.get("identity", {}), run_values=[float(v) for v in values])
+                                 identity=ref.get("identity", {}), run_values=[float(v) for v in values],
+                                 resolution=classes.resolution_floor(ref["unit"], timer_resolution(last["device"])))
         entry["runs"] = len(values)
         entries[name] = entry
     return entries

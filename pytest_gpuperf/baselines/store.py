@@ -137,8 +137,8 @@ def sample_summary(samples: Sequence[float]) -> list[float]:
 def make_entry(*, value: float, worst: float, unit: str, better: str, test: str, info: Mapping[str, Any],
                tolerance: Mapping[str, float] | None, spread: float, k: float, floor_rel: float,
                provenance: Mapping[str, Any], between: float = 0.0, samples: Sequence[float] | None = None,
-               identity: Mapping[str, Any] | None = None, run_values: Sequence[float] | None = None
-               ) -> dict[str, Any]:
+               identity: Mapping[str, Any] | None = None, run_values: Sequence[float] | None = None,
+               resolution: float = 0.0) -> dict[str, Any]:
     """One baseline entry from a measured metric — the single rule both a pytest run
     (``--gpuperf-update-baselines``) and ``gpuperf-baseline from-results`` write by.
 
@@ -161,6 +161,8 @@ def make_entry(*, value: float, worst: float, unit: str, better: str, test: str,
             entry["tolerance"].update(k=float(k), spread=max(between, entry["tolerance"].get("spread", 0.0)))
     elif better in ("lower", "higher"):
         entry["tolerance"] = noise_tolerance(value, spread, k, floor_rel)
+        if resolution > 0:  # never narrower than the timer can resolve (classes.resolution_floor)
+            entry["tolerance"]["abs"] = max(float(resolution), float(entry["tolerance"].get("abs", 0.0)))
     else:
         entry["tolerance"] = {}
     for key in ("citation", "unit_note"):

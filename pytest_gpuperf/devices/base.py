@@ -96,7 +96,19 @@ class DeviceInfo:
         data = asdict(self)
         data["spec"] = self.spec
         data["peak_bandwidth_gbs"] = self.peak_bandwidth_gbs
+        data["timer_resolution_s"] = self.timer_resolution_s
         return data
+
+
+def timer_resolution(device: dict[str, Any]) -> float:
+    """:attr:`DeviceInfo.timer_resolution_s` of a results file's ``device`` section (older files lack
+    the key: the same rule from backend and ``extra``)."""
+    if "timer_resolution_s" in device:
+        return float(device["timer_resolution_s"])
+    extra = device.get("extra") or {}
+    if "timer_resolution_ns" in extra:
+        return float(extra["timer_resolution_ns"]) * 1e-9
+    return 0.5e-6 if device.get("backend") == "cuda" else 1e-9
 
 
 @dataclass

@@ -191,6 +191,12 @@ def _metric_row(run_id: Any, m: MetricRecord) -> tuple[Any, ...]:
 
 def _open_sqlite(path: str) -> Store:
     file = Path(path)
+    if file.is_file() and file.stat().st_size:
+        with open(file, "rb") as fh:
+            head = fh.read(16)
+        if head != b"SQLite format 3\x00":  # sqlite3 would take a short foreign file as empty and write over it
+            raise HistoryTargetError(f"history target {path} exists and is not a SQLite database; move it away "
+                                     f"or choose another path (a .jsonl name selects the legacy format)")
     file.parent.mkdir(parents=True, exist_ok=True)
     try:
         conn = sqlite3.connect(str(file), timeout=BUSY_TIMEOUT_S, isolation_level=None)

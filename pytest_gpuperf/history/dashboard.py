@@ -194,8 +194,9 @@ function render(dev) {
 }
 const sel = document.getElementById("device");
 for (const d of D.devices) el("option", {value: d.id}, sel, `${d.key} (${d.backend}) — ${d.runs} run(s)`);
-sel.onchange = () => render(sel.value);
-if (D.devices.length) render(D.devices[0].id);
+sel.onchange = () => { location.hash = encodeURIComponent(sel.value); render(sel.value); };
+const wanted = D.devices.find(d => d.id === decodeURIComponent(location.hash.slice(1))) || D.devices[0];
+if (wanted) { sel.value = wanted.id; render(wanted.id); }
 document.body.dataset.rendered = "yes";
 """
 

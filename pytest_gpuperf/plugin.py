@@ -39,8 +39,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="write measured values into the baseline files (atomically) instead of gating")
     group.addoption("--gpuperf-json", default=None, metavar="PATH",
                     help="write results JSON; {key}, {backend} and {index} are filled in per device")
-    group.addoption("--gpuperf-history", default=None, metavar="PATH",
-                    help="append one JSON line per device and run to this file (trend tracking)")
+    group.addoption("--gpuperf-history", default=None, metavar="URL",
+                    help="record every run in a history store (trend tracking): path.db (SQLite), "
+                         "postgresql://... or path.jsonl (legacy); see 'gpuperf history'")
     group.addoption("--gpuperf-timeout", type=float, default=10.0, metavar="SECONDS",
                     help="watchdog for a single device measurement (default: 10)")
     group.addoption("--gpuperf-tolerance-k", type=float, default=6.0, metavar="K",
@@ -80,6 +81,18 @@ def pytest_configure(config: pytest.Config) -> None:
                       samples=not opt("--gpuperf-no-samples"),
                       plants=tuple(f"{k}={v}" for k, v in plant_table.items()))
     config.stash[session_key] = GpuPerfSession(options, Path(str(config.rootpath)))
+    if options.history_path:
+        _check_history(options.history_path)
+
+
+def _check_history(value: str) -> None:
+    """A history target that cannot be written fails before any test runs, in one line (issue 14)."""
+    from .history import HistoryTargetError, check
+
+    try:
+        check(value)
+    except HistoryTargetError as exc:
+        raise pytest.UsageError(f"--gpuperf-history: {exc}") from None
 
 
 def pytest_cmdline_main(config: pytest.Config) -> int | None:

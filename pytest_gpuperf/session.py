@@ -8,7 +8,7 @@ tested without pytest's machinery.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -17,7 +17,7 @@ from .devices import Device, DeviceInfo, Inventory, discover, open_device, resol
 from .baselines import classes, validity
 from .errors import GpuPerfError, ImpossibleValueError
 from .gatecheck import plants
-from .report import history, results
+from .report import results
 from .report.results import Metric
 from .timing.measure import MeasureConfig
 from .timing.stats import MAD_TO_SIGMA, Stats
@@ -196,12 +196,25 @@ class GpuPerfSession:
                 results.write(path, doc)
                 self.files_written.append(path)
         if self.options.history_path:
-            for run in self.runs.values():
-                if run.metrics:
-                    history.append(self.options.history_path, {
-                        "date": now_iso(), "key": run.info.key, "backend": run.info.backend,
-                        "driver": run.info.driver_version, "commit": git_commit(),
-                        "metrics": {m.name: m.value for m in run.metrics.values()}})
+            self._record_history(argv)
+
+    def _record_history(self, argv: list[str]) -> None:
+        """One history run per device that recorded metrics, each in one transaction (issue 14)."""
+        from .history import HistoryTargetError, record_runs
+        from .history.records import from_session
+
+        shaping = {k: v for k, v in asdict(self.options).items() if not k.endswith(("_path", "_dir"))}
+        runs = [from_session(run.info, environment(), self._run_meta(argv), run.metrics.values(), shaping)
+                for run in self.runs.values() if run.metrics]
+        try:
+            record_runs(self.options.history_path or "", runs)
+        except HistoryTargetError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - sqlite3/psycopg/OS errors: name the target and the fix
+            raise GpuPerfError(f"history not written to {self.options.history_path}: {type(exc).__name__}: "
+                               f"{exc}; the results JSON is unaffected — fix the target and import it with "
+                               f"'gpuperf history import'") from exc
+        self.files_written.append(str(self.options.history_path))
 
     def provenance(self, info: DeviceInfo) -> dict[str, Any]:
         return {"driver": info.driver_version, "runtime": info.runtime_version, "toolkit": info.toolkit_version,

@@ -21,3 +21,7 @@ if [ "${GPUPERF_FETCH_BASELINES:-1}" = 1 ] && ls "$tmp"/baselines/*.json >/dev/n
   cp "$tmp"/baselines/*.json baselines/
   echo "baselines: $(cd "$tmp/baselines" && ls *.json | tr '\n' ' ')"
 fi
+# The session's runs into the committed history (idempotent: runs already there are skipped).
+if ls "$tmp"/results/*/*.json >/dev/null 2>&1; then
+  python3 -m pytest_gpuperf.cli history import "$tmp"/results --db results/history.db
+fi

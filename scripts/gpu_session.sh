@@ -7,6 +7,8 @@
 #   GPUPERF_ARGS     extra pytest arguments (e.g. --gpuperf-update-baselines)
 #   GPUPERF_DEVICES  devices to run (default: "cuda:0 opencl:0")
 #   GPUPERF_PRE      optional command run after set-up (e.g. a probe script)
+#   GPUPERF_HISTORY  history store every run is recorded in (default: $W/results/history.db, packed
+#                    with the session; import its results into results/history.db with 'gpuperf history import')
 #   GPUPERF_TAG      optional prefix of the results/log names (results/<key>/<tag>-<backend>.json),
 #                    so runs of different suites do not overwrite each other's results
 set -uo pipefail
@@ -30,7 +32,9 @@ for dev in ${GPUPERF_DEVICES:-cuda:0 opencl:0}; do
   tag=${GPUPERF_TAG:+$GPUPERF_TAG-}${dev/:/}
   timeout ${GPUPERF_TIMEOUT:-280} python3 -m pytest -p pytest_gpuperf.plugin -p no:cacheprovider -q -rs \
     --gpuperf-device="$dev" --gpuperf-baseline-dir="$W/baselines" \
-    --gpuperf-json="$W/results/{key}/${GPUPERF_TAG:+$GPUPERF_TAG-}{backend}.json" ${GPUPERF_ARGS:-} ${GPUPERF_SUITES:-suites/} 2>&1 | tee "$W/logs/$tag.log" | tail -60
+    --gpuperf-json="$W/results/{key}/${GPUPERF_TAG:+$GPUPERF_TAG-}{backend}.json" \
+    --gpuperf-history="${GPUPERF_HISTORY:-$W/results/history.db}" \
+    ${GPUPERF_ARGS:-} ${GPUPERF_SUITES:-suites/} 2>&1 | tee "$W/logs/$tag.log" | tail -60
   rc=$(( rc | ${PIPESTATUS[0]} ))
 done
 exit $rc

@@ -1,28 +1,21 @@
-"""Benchmark history for trend tracking: one JSON line per run and device, appended atomically.
-
-The whole file is rewritten through a temporary file and a rename, so a crash mid-append leaves
-the earlier history intact (plain ``open(..., "a")`` can leave a torn last line).
-"""
+"""Legacy JSON-lines history API, kept for callers of ``append``/``read``; the history now lives in
+:mod:`pytest_gpuperf.history` (SQLite/PostgreSQL, with this format as a locked legacy target)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
-import json
 
-from ..util.atomic import atomic_write_chunks
+from ..history import jsonl
 
 
 def append(path: str | Path, record: dict[str, Any]) -> None:
-    target = Path(path)
-    old = target.read_bytes() if target.exists() else b""
-    if old and not old.endswith(b"\n"):
-        old += b"\n"
-    atomic_write_chunks(target, [old, (json.dumps(record, separators=(",", ":")) + "\n").encode()])
+    """Append one record under the history lock; refuses a file with damaged lines (HistoryTargetError)."""
+    jsonl.append_record(path, record)
 
 
 def read(path: str | Path) -> list[dict[str, Any]]:
+    """Every record of the file; HistoryTargetError names a damaged line instead of UnicodeDecodeError."""
     target = Path(path)
-    if not target.exists():
-        return []
-    return [json.loads(line) for line in target.read_text().splitlines() if line.strip()]
+    with jsonl._lock(target):  # noqa: SLF001 - same package family, one lock discipline
+        return jsonl._lines(target)  # noqa: SLF001

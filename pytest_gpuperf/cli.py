@@ -1,0 +1,40 @@
+"""``gpuperf``: the project's command line, one subcommand group per concern.
+
+Each group lives in its concern's package and exposes ``register(subparsers)``, which adds its parser
+and sets ``func`` on it; add a group (``compare``, …) by appending its module to :data:`GROUPS`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from typing import Sequence
+
+from .errors import GpuPerfError
+
+#: (command, module with ``register(subparsers)``)
+GROUPS: list[tuple[str, str]] = [
+    ("history", "pytest_gpuperf.history.cli"),
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="gpuperf", description="pytest-gpuperf tools outside a pytest run")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for _, module in GROUPS:
+        importlib.import_module(module).register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except GpuPerfError as exc:
+        print(f"gpuperf {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

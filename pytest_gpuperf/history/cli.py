@@ -1,0 +1,146 @@
+"""``gpuperf history …``: backfill, list, show, detect, report — all against ``--db URL``.
+
+``--db`` takes what ``--gpuperf-history`` takes (a ``.db`` path, ``sqlite:///…``, ``postgresql://…`` or a
+legacy ``.jsonl``); it defaults to ``$GPUPERF_HISTORY`` or ``results/history.db``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any
+
+from ..report.terminal import format_table
+from . import detect as det
+from . import read_runs, record_runs
+from .backfill import load
+from .target import check
+
+DEFAULT_DB = "results/history.db"
+
+
+def _db(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--db", default=os.environ.get("GPUPERF_HISTORY", DEFAULT_DB), metavar="URL",
+                   help="history store: path.db, sqlite:///path, postgresql://..., or path.jsonl "
+                        "(default: $GPUPERF_HISTORY or results/history.db)")
+
+
+def _detect_opts(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--beta", type=float, default=det.DEFAULT_BETA,
+                   help="PELT penalty = beta × σ² × ln n, σ the series' robust noise (default: %(default)s)")
+    p.add_argument("--min-rel", type=float, default=det.DEFAULT_MIN_REL,
+                   help="smallest relative step reported (default: %(default)s)")
+    p.add_argument("--k-sigma", type=float, default=det.DEFAULT_K_SIGMA,
+                   help="smallest step in units of σ (default: %(default)s)")
+    p.add_argument("--min-runs", type=int, default=det.DEFAULT_MIN_RUNS,
+                   help="series with fewer runs are not segmented (default: %(default)s)")
+
+
+def register(sub: Any) -> None:
+    parser = sub.add_parser("history", help="trend tracking: the history database of runs",
+                            description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    hs = parser.add_subparsers(dest="history_command", required=True, metavar="SUBCOMMAND")
+
+    p = hs.add_parser("import", help="backfill runs from results JSON files, folders or legacy JSONL histories")
+    p.add_argument("paths", nargs="+", metavar="RESULTS.json|HISTORY.jsonl|DIR")
+    _db(p)
+    p.set_defaults(func=cmd_import)
+
+    p = hs.add_parser("list", help="the runs stored, oldest first")
+    _db(p)
+    p.add_argument("--device", metavar="KEY", help="only this device key")
+    p.set_defaults(func=cmd_list)
+
+    p = hs.add_parser("show", help="one metric over time (names containing METRIC)")
+    p.add_argument("metric")
+    p.add_argument("--device", metavar="KEY", help="only this device key")
+    _db(p)
+    p.set_defaults(func=cmd_show)
+
+    p = hs.add_parser("detect", help="change points per metric and device over commits")
+    _db(p)
+    p.add_argument("--device", metavar="KEY", help="only this device key")
+    p.add_argument("--metric", metavar="SUBSTR", help="only metrics whose name contains SUBSTR")
+    _detect_opts(p)
+    p.add_argument("--fail-on-step", action="store_true", help="exit 1 if any step goes toward worse")
+    p.add_argument("--json", action="store_true", help="print the steps as JSON")
+    p.set_defaults(func=cmd_detect)
+
+    p = hs.add_parser("report", help="write a static HTML dashboard (no network needed to view it)")
+    p.add_argument("--html", required=True, metavar="DIR", help="folder to write index.html into")
+    p.add_argument("--device", metavar="KEY", help="only this device key")
+    p.add_argument("--max-plots", type=int, default=12, help="plots drawn per area and device at first "
+                                                              "(the rest on 'show all'; default: %(default)s)")
+    _db(p)
+    _detect_opts(p)
+    p.set_defaults(func=cmd_report)
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    skipped: list[str] = []
+    runs = load(args.paths, skipped)
+    target = check(args.db)
+    new = record_runs(target, runs)
+    print(f"imported {new} new run(s) of {len(runs)} read into {target}"
+          + (f"; skipped {len(skipped)} JSON file(s) that are not results documents" if skipped else ""))
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    runs = read_runs(args.db, args.device)
+    rows = [(r.date, r.commit[:12], r.device_key, r.backend, r.driver, r.toolkit, str(len(r.metrics)),
+             os.path.basename(r.source)) for r in runs]
+    for line in format_table(rows, ("date", "commit", "device", "backend", "driver", "toolkit", "metrics",
+                                    "source")):
+        print(line)
+    print(f"{len(runs)} run(s)")
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    runs = read_runs(args.db, args.device)
+    rows = []
+    for r in runs:
+        for m in r.metrics:
+            if args.metric in m.name:
+                band = "-" if m.baseline_value is None else f"{m.baseline_value:.5g} ±{m.band or 0:.2g}"
+                rows.append((m.name, r.device_key, r.backend, r.date, r.commit[:12],
+                             "-" if m.value is None else f"{m.value:.6g}", m.unit,
+                             "-" if m.mad is None else f"{m.mad:.3g}", band, m.verdict))
+    if not rows:
+        print(f"no metric name contains {args.metric!r}" + (f" on {args.device}" if args.device else ""),
+              file=sys.stderr)
+        return 1
+    rows.sort(key=lambda r: (r[0], r[1], r[2], r[3]))
+    for line in format_table(rows, ("metric", "device", "backend", "date", "commit", "value", "unit", "mad",
+                                    "baseline", "verdict")):
+        print(line)
+    return 0
+
+
+def cmd_detect(args: argparse.Namespace) -> int:
+    runs = read_runs(args.db, args.device)
+    steps = det.detect(runs, args.device, args.beta, args.min_rel, args.k_sigma, args.metric,
+                      args.min_runs)
+    if args.json:
+        print(json.dumps([s.to_json() for s in steps], indent=1))
+    else:
+        for s in steps:
+            print(s.describe())
+        worse = sum(s.direction in ("worse", "changed") for s in steps)
+        print(f"{len(steps)} step(s), {worse} toward worse, over {len(runs)} run(s)")
+    if args.fail_on_step and any(s.direction in ("worse", "changed") for s in steps):
+        return 1
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from .dashboard import write
+
+    runs = read_runs(args.db, args.device)
+    steps = det.detect(runs, args.device, args.beta, args.min_rel, args.k_sigma, min_runs=args.min_runs)
+    path = write(args.html, runs, steps, max_plots=args.max_plots)
+    print(f"wrote {path} ({len(runs)} run(s), {len(steps)} step(s))")
+    return 0

@@ -1,0 +1,91 @@
+"""The legacy history format: one JSON line per run, kept for ``--gpuperf-history=path.jsonl``.
+
+The old writer re-read and rewrote the whole file, so two sessions finishing together lost lines,
+and it appended to a file with garbage in it until ``read()`` failed. Now every append holds an
+exclusive lock file (``path.lock``, :mod:`filelock`), checks the file is valid JSON lines first, and
+appends one line with a single ``write`` + ``fsync``; a crash can at worst leave a torn last line,
+which the next append refuses with the line number instead of burying it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock
+
+from .records import RunRecord, from_legacy_line
+from .target import HistoryTargetError
+
+LOCK_TIMEOUT_S = 120.0
+
+
+def _lock(path: Path) -> FileLock:
+    return FileLock(str(path) + ".lock", timeout=LOCK_TIMEOUT_S)
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
+    """Every record of the file; HistoryTargetError naming the first bad line."""
+    if not path.exists():
+        return []
+    data = path.read_bytes()
+    out = []
+    for number, raw in enumerate(data.split(b"\n"), 1):
+        if not raw.strip():
+            continue
+        try:
+            rec = json.loads(raw.decode("utf-8"))
+            if not isinstance(rec, dict):
+                raise ValueError("not a JSON object")
+        except (UnicodeDecodeError, ValueError) as exc:
+            raise HistoryTargetError(
+                f"history file {path} line {number} is not a JSON record ({type(exc).__name__}: "
+                f"{str(exc)[:80]}); refusing to append to a damaged history — repair or move that file, "
+                f"or switch to a database (--gpuperf-history=history.db)") from None
+        out.append(rec)
+    if data and not data.endswith(b"\n"):
+        raise HistoryTargetError(f"history file {path} does not end with a newline (a torn last line); "
+                                 f"repair or move that file")
+    return out
+
+
+def validate(path: str | Path) -> None:
+    """Raise HistoryTargetError if ``path`` exists and is not a clean JSON-lines history."""
+    target = Path(path)
+    with _lock(target):
+        _lines(target)
+
+
+def append(path: str | Path, run: RunRecord) -> None:
+    """Append one run as one line, under the lock; old readers still find date/key/metrics{name: value}."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    append_record(target, {"date": run.date, "key": run.device_key, "backend": run.backend, "driver": run.driver,
+                           "commit": run.commit, "metrics": {m.name: m.value for m in run.metrics},
+                           "run": run.to_json()})
+
+
+def append_record(path: str | Path, record: dict[str, Any]) -> None:
+    """Append one JSON object as one line: locked, after checking the file, one write, fsync."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    line = (json.dumps(record, separators=(",", ":"), default=str) + "\n").encode()
+    with _lock(target):
+        _lines(target)
+        fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            view = memoryview(line)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def read(path: str | Path) -> list[RunRecord]:
+    """Every run of a JSONL history (old lines and new ones)."""
+    target = Path(path)
+    with _lock(target):
+        return [from_legacy_line(rec, source=str(target)) for rec in _lines(target)]

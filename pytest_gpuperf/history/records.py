@@ -1,0 +1,171 @@
+"""The neutral shape of one history run: what a store writes and what every reader gets back.
+
+A run is one device and backend in one pytest session. It is built either from the live session
+(:func:`from_session`) or from a results JSON document written earlier (:func:`from_results`), so a
+backfill from ``results/`` and a live run land in the store identically.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any, Iterable, Mapping
+
+import numpy as np
+
+#: Quantiles kept of a metric's raw samples: enough to draw a distribution, small enough to store.
+QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
+
+
+@dataclass
+class MetricRecord:
+    """One metric of one run; ``identity`` holds the options that shape the figure (size, mode, …)."""
+
+    name: str
+    test: str
+    value: float | None
+    unit: str
+    better: str
+    median: float | None = None
+    mad: float | None = None
+    min: float | None = None
+    max: float | None = None
+    n: int | None = None
+    samples: dict[str, Any] | None = None  # {"n": .., "q05": .., ...}: a summary, never the raw samples
+    verdict: str = "new"
+    baseline_value: float | None = None
+    band: float | None = None
+    identity: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class RunRecord:
+    """One device+backend of one session, with its metrics."""
+
+    date: str
+    commit: str
+    device_key: str
+    backend: str
+    device_name: str = ""
+    driver: str = ""
+    runtime: str = ""
+    toolkit: str = ""
+    clock_mhz: float | None = None
+    mem_clock_mhz: float | None = None
+    host: str = ""
+    argv: list[str] = field(default_factory=list)
+    options: dict[str, Any] = field(default_factory=dict)
+    device: dict[str, Any] = field(default_factory=dict)  # the full DeviceInfo JSON
+    source: str = ""  # "pytest", or the file a backfill came from
+    metrics: list[MetricRecord] = field(default_factory=list)
+
+    @property
+    def uid(self) -> str:
+        """Stable identity of the run, so importing the same results twice adds nothing."""
+        text = json.dumps([self.date, self.commit, self.device_key, self.backend, self.host, self.argv,
+                           sorted(m.name for m in self.metrics), self.options.get("session", "")])
+        return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> "RunRecord":
+        data = dict(doc)
+        metrics = [MetricRecord(**m) for m in data.pop("metrics", [])]
+        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        return cls(**known, metrics=metrics)
+
+
+def _num(x: Any) -> float | None:
+    """Finite float or None: JSON and SQL have no portable NaN/inf (results JSON writes them as strings)."""
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) else None
+
+
+def sample_summary(samples: Iterable[float] | None) -> dict[str, Any] | None:
+    """n and quantiles of raw samples (``Stats.samples`` once main has it); None when there are none."""
+    if samples is None:
+        return None
+    xs = np.asarray([s for s in samples if _num(s) is not None], dtype=np.float64)
+    if xs.size == 0:
+        return None
+    qs = np.quantile(xs, QUANTILES)
+    return {"n": int(xs.size), **{f"q{int(q * 100):02d}": float(v) for q, v in zip(QUANTILES, qs)}}
+
+
+def metric_from_json(m: Mapping[str, Any]) -> MetricRecord:
+    """A metric of a results document (``Metric.to_json()``; ``identity``/``samples`` when present)."""
+    stats = m.get("stats") or {}
+    base = m.get("baseline") or {}
+    samples = m.get("samples", stats.get("samples"))
+    summary = samples if isinstance(samples, dict) else sample_summary(samples)
+    return MetricRecord(
+        name=str(m["name"]), test=str(m.get("test", "")), value=_num(m.get("value")), unit=str(m.get("unit", "")),
+        better=str(m.get("better", "lower")), median=_num(stats.get("median")), mad=_num(stats.get("mad")),
+        min=_num(stats.get("min")), max=_num(stats.get("max")),
+        n=int(stats["n"]) if isinstance(stats.get("n"), (int, float)) else None, samples=summary,
+        verdict=str(m.get("verdict", "new")), baseline_value=_num(base.get("value")), band=_num(base.get("band")),
+        identity=dict(m.get("identity") or {}))
+
+
+def from_results(doc: Mapping[str, Any], source: str = "") -> RunRecord:
+    """A run from a results document (schema ``pytest-gpuperf/1``)."""
+    dev = dict(doc.get("device") or {})
+    env = dict(doc.get("environment") or {})
+    run = dict(doc.get("run") or {})
+    extra = dev.get("extra") or {}
+    if not dev.get("key"):
+        raise ValueError(f"{source or 'results document'}: no device.key — not a pytest-gpuperf results file")
+    return RunRecord(
+        date=str(run.get("started") or run.get("finished") or ""), commit=str(env.get("commit") or ""),
+        device_key=str(dev["key"]), backend=str(dev.get("backend", "")), device_name=str(dev.get("name", "")),
+        driver=str(env.get("driver") or dev.get("driver_version") or ""),
+        runtime=str(env.get("runtime") or dev.get("runtime_version") or ""),
+        toolkit=str(env.get("toolkit") or dev.get("toolkit_version") or ""),
+        clock_mhz=_num(extra.get("sm_clock_mhz", dev.get("current_clock_mhz", dev.get("clock_mhz")))),
+        mem_clock_mhz=_num(extra.get("mem_clock_mhz")), host=str(env.get("host", "")),
+        argv=[str(a) for a in run.get("argv") or []],
+        options={"update_baselines": bool(run.get("update_baselines", False))}, device=dev, source=source,
+        metrics=[metric_from_json(m) for m in doc.get("metrics") or [] if m.get("name")])
+
+
+def from_legacy_line(rec: Mapping[str, Any], source: str = "") -> RunRecord:
+    """A run from a line of the old ``--gpuperf-history`` JSONL (date, key, backend, driver, commit,
+    metrics: {name: value}); lines this module writes carry the full record under ``run``."""
+    if "run" in rec and isinstance(rec["run"], dict):
+        return RunRecord.from_json(rec["run"])
+    return RunRecord(date=str(rec.get("date", "")), commit=str(rec.get("commit", "")), device_key=str(rec["key"]),
+                     backend=str(rec.get("backend", "")), driver=str(rec.get("driver", "")), source=source,
+                     metrics=[MetricRecord(name=str(k), test="", value=_num(v), unit="", better="lower")
+                              for k, v in (rec.get("metrics") or {}).items()])
+
+
+def from_session(info: Any, environment: Mapping[str, Any], run_meta: Mapping[str, Any],
+                 metrics: Iterable[Any], options: Mapping[str, Any] | None = None) -> RunRecord:
+    """A run from the live session: ``info`` is a DeviceInfo, ``metrics`` are ``results.Metric``.
+
+    ``Metric.identity`` and ``Stats.samples`` are read with getattr: they are newer than this module."""
+    docs = []
+    for m in metrics:
+        doc = m.to_json()
+        doc["identity"] = dict(getattr(m, "identity", None) or {})
+        samples = getattr(m.stats, "samples", None) if m.stats is not None else None
+        if samples is not None:
+            doc["samples"] = sample_summary(samples)
+        docs.append(doc)
+    env = dict(environment)
+    env.update({"driver": info.driver_version, "runtime": info.runtime_version, "toolkit": info.toolkit_version})
+    record = from_results({"device": info.to_json(), "environment": env, "run": dict(run_meta), "metrics": docs},
+                          source="pytest")
+    record.options.update(options or {})
+    # two runs of one host can finish within the same second (the dates have second resolution): a
+    # session nonce keeps them apart, while a results file imported twice still maps to one run
+    record.options.setdefault("session", uuid.uuid4().hex)
+    return record

@@ -1,0 +1,248 @@
+"""The history database: SQLite (stdlib) or PostgreSQL (psycopg 3), one schema, one transaction per run.
+
+Concurrency: several pytest sessions (CI shards, two GPUs of one host) may finish at once. SQLite runs
+in WAL mode with a busy timeout and takes the write lock up front (``BEGIN IMMEDIATE``), so a writer
+waits instead of failing; PostgreSQL's transactions do the same. A run and its metrics are committed
+together or not at all, so a reader never sees a torn run.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Sequence
+
+from . import schema
+from .records import MetricRecord, RunRecord
+from .target import HistoryTargetError, Target, parse
+
+RUN_COLUMNS = ("uid", "date", "commit_sha", "argv", "options", "device_key", "backend", "device_name", "driver",
+               "runtime", "toolkit", "clock_mhz", "mem_clock_mhz", "host", "device", "source", "n_metrics")
+METRIC_COLUMNS = ("run_id", "name", "test", "value", "unit", "better", "median", "mad", "min", "max", "n",
+                  "samples", "verdict", "baseline_value", "band", "identity")
+_ADVISORY_LOCK = 0x67707066  # "gpf": serialises schema migrations across PostgreSQL clients
+BUSY_TIMEOUT_S = 120.0
+
+
+def redact(url: str) -> str:
+    """A URL safe to print: the password replaced by ``***``."""
+    return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", url)
+
+
+class Store:
+    """An open history database. Use :func:`open_store`; close it (or use ``with``)."""
+
+    def __init__(self, conn: Any, dialect: str, where: str) -> None:
+        self.conn = conn
+        self.dialect = dialect
+        self.where = where
+        self.ph = "?" if dialect == "sqlite" else "%s"
+
+    # ---- plumbing ------------------------------------------------------------------------------
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def _begin(self) -> None:
+        if self.dialect == "sqlite":
+            self.conn.execute("BEGIN IMMEDIATE")  # take the write lock now: no deadlock on upgrade later
+
+    def _commit(self) -> None:
+        self.conn.commit() if self.dialect == "postgresql" else self.conn.execute("COMMIT")
+
+    def _rollback(self) -> None:
+        try:
+            self.conn.rollback() if self.dialect == "postgresql" else self.conn.execute("ROLLBACK")
+        except Exception:  # noqa: BLE001 - the original error is what matters
+            pass
+
+    def _q(self, sql: str) -> str:
+        return sql.replace("?", self.ph)
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        cur = self.conn.cursor()
+        cur.execute(self._q(sql), tuple(params))
+        return cur
+
+    # ---- schema ----------------------------------------------------------------------------------
+    def version(self) -> int:
+        try:
+            row = self.execute("SELECT MAX(version) FROM schema_version").fetchone()
+        except Exception:  # noqa: BLE001 - no table yet
+            self._rollback()
+            return 0
+        return int(row[0] or 0)
+
+    def migrate(self) -> None:
+        """Apply the migrations this database lacks, in one transaction, serialised across processes."""
+        self._begin()
+        try:
+            if self.dialect == "postgresql":
+                self.execute("SELECT pg_advisory_xact_lock(?)", (_ADVISORY_LOCK,))
+            self.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, "
+                         "description TEXT NOT NULL, applied TEXT NOT NULL)")
+            row = self.execute("SELECT MAX(version) FROM schema_version").fetchone()
+            current = int(row[0] or 0)
+            if current > schema.LATEST:
+                raise HistoryTargetError(
+                    f"history database {self.where} has schema version {current}, newer than this "
+                    f"pytest-gpuperf knows ({schema.LATEST}); upgrade pytest-gpuperf to write to it")
+            for version, description, stmts in schema.MIGRATIONS:
+                if version > current:
+                    for stmt in schema.statements(self.dialect, stmts):
+                        self.execute(stmt)
+                    self.execute("INSERT INTO schema_version (version, description, applied) VALUES (?, ?, ?)",
+                                 (version, description, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())))
+            self._commit()
+        except BaseException:
+            self._rollback()
+            raise
+
+    # ---- writing ---------------------------------------------------------------------------------
+    def record_run(self, run: RunRecord) -> bool:
+        """Write one run and all its metrics in one transaction; False if this run is stored already."""
+        values = (run.uid, run.date, run.commit, json.dumps(run.argv), json.dumps(run.options, default=str),
+                  run.device_key, run.backend, run.device_name, run.driver, run.runtime, run.toolkit, run.clock_mhz,
+                  run.mem_clock_mhz, run.host, json.dumps(run.device, default=str), run.source, len(run.metrics))
+        cols = ", ".join(RUN_COLUMNS)
+        marks = ", ".join("?" for _ in RUN_COLUMNS)
+        self._begin()
+        try:
+            row = self.execute(f"INSERT INTO runs ({cols}) VALUES ({marks}) ON CONFLICT (uid) DO NOTHING "
+                               f"RETURNING id", values).fetchone()
+            if row is None:
+                self._commit()
+                return False
+            run_id = row[0]
+            mcols = ", ".join(METRIC_COLUMNS)
+            mmarks = ", ".join("?" for _ in METRIC_COLUMNS)
+            cur = self.conn.cursor()
+            cur.executemany(self._q(f"INSERT INTO metrics ({mcols}) VALUES ({mmarks})"),
+                            [_metric_row(run_id, m) for m in _unique(run.metrics)])
+            self._commit()
+            return True
+        except BaseException:
+            self._rollback()
+            raise
+
+    # ---- reading ---------------------------------------------------------------------------------
+    def runs(self, device_key: str | None = None) -> list[RunRecord]:
+        """Every run (oldest first) with its metrics; optionally of one device key only."""
+        where, params = ("WHERE device_key = ?", (device_key,)) if device_key else ("", ())
+        if self.dialect == "sqlite":
+            self.conn.execute("BEGIN")  # one snapshot for runs and metrics
+        rows = self.execute(f"SELECT id, {', '.join(RUN_COLUMNS)} FROM runs {where} ORDER BY date, id",
+                            params).fetchall()
+        by_id: dict[Any, RunRecord] = {}
+        for row in rows:
+            d = dict(zip(("id", *RUN_COLUMNS), row))
+            by_id[d["id"]] = RunRecord(
+                date=d["date"], commit=d["commit_sha"], device_key=d["device_key"], backend=d["backend"],
+                device_name=d["device_name"], driver=d["driver"], runtime=d["runtime"], toolkit=d["toolkit"],
+                clock_mhz=d["clock_mhz"], mem_clock_mhz=d["mem_clock_mhz"], host=d["host"],
+                argv=json.loads(d["argv"]), options=json.loads(d["options"]), device=json.loads(d["device"]),
+                source=d["source"], metrics=[])
+            by_id[d["id"]].options["_n_metrics"] = d["n_metrics"]
+        mcols = METRIC_COLUMNS[1:]
+        sql = f"SELECT run_id, {', '.join(mcols)} FROM metrics"
+        if device_key:
+            sql += " WHERE run_id IN (SELECT id FROM runs WHERE device_key = ?)"
+        for row in self.execute(sql + " ORDER BY run_id, id", params).fetchall():
+            run = by_id.get(row[0])
+            if run is None:
+                continue  # committed after the runs query: not part of this snapshot
+            d = dict(zip(mcols, row[1:]))
+            d["samples"] = json.loads(d["samples"]) if d["samples"] else None
+            d["identity"] = json.loads(d["identity"]) if d["identity"] else {}
+            run.metrics.append(MetricRecord(**d))
+        if self.dialect == "sqlite":
+            self.conn.execute("COMMIT")
+        else:
+            self.conn.rollback()
+        return list(by_id.values())
+
+    def count(self) -> tuple[int, int]:
+        """(runs, metric rows)."""
+        runs = self.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
+        metrics = self.execute("SELECT COUNT(*) FROM metrics").fetchone()[0]
+        if self.dialect == "postgresql":
+            self.conn.rollback()
+        return int(runs), int(metrics)
+
+
+def _unique(metrics: Iterable[MetricRecord]) -> Iterator[MetricRecord]:
+    """Names are unique per run (the plugin enforces it); keep the last of a malformed import's duplicates."""
+    return iter({m.name: m for m in metrics}.values())
+
+
+def _metric_row(run_id: Any, m: MetricRecord) -> tuple[Any, ...]:
+    return (run_id, m.name, m.test, m.value, m.unit, m.better, m.median, m.mad, m.min, m.max, m.n,
+            None if m.samples is None else json.dumps(m.samples), m.verdict, m.baseline_value, m.band,
+            json.dumps(m.identity, sort_keys=True, default=str))
+
+
+def _open_sqlite(path: str) -> Store:
+    file = Path(path)
+    if file.is_file() and file.stat().st_size:
+        with open(file, "rb") as fh:
+            head = fh.read(16)
+        if head != b"SQLite format 3\x00":  # sqlite3 would take a short foreign file as empty and write over it
+            raise HistoryTargetError(f"history target {path} exists and is not a SQLite database; move it away "
+                                     f"or choose another path (a .jsonl name selects the legacy format)")
+    file.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        conn = sqlite3.connect(str(file), timeout=BUSY_TIMEOUT_S, isolation_level=None)
+        conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+        if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+            conn.execute("PRAGMA journal_mode = WAL")  # readers never block the writer, nor it them
+        conn.execute("PRAGMA foreign_keys = ON")
+        conn.execute("PRAGMA synchronous = NORMAL")  # durable at checkpoints; WAL keeps commits atomic
+    except sqlite3.DatabaseError as exc:
+        raise HistoryTargetError(f"history target {path} is not a usable SQLite database ({exc}); move it "
+                                 f"away or choose another path") from None
+    except OSError as exc:
+        raise HistoryTargetError(f"history target {path} cannot be created ({exc.strerror or exc}); choose "
+                                 f"a writable path") from None
+    return Store(conn, "sqlite", path)
+
+
+def _open_postgresql(url: str) -> Store:
+    try:
+        import psycopg
+    except ImportError:
+        raise HistoryTargetError(f"history target {redact(url)} needs psycopg 3; pip install "
+                                 f"'psycopg[binary]' (or pytest-gpuperf[history])") from None
+    try:
+        conn = psycopg.connect(url, connect_timeout=10, autocommit=False)
+    except psycopg.Error as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise HistoryTargetError(f"cannot reach history database {redact(url)}: {first}; start the server or "
+                                 f"fix the URL") from None
+    return Store(conn, "postgresql", redact(url))
+
+
+def open_store(target: Target | str) -> Store:
+    """Open (and create or migrate) the database a target names."""
+    target = parse(target) if isinstance(target, str) else target
+    if target.kind == "jsonl":
+        raise HistoryTargetError(f"{target} is a legacy JSONL history, not a database; import it with "
+                                 f"'gpuperf history import {target} --db history.db'")
+    store = _open_postgresql(target.location) if target.kind == "postgresql" else _open_sqlite(target.location)
+    try:
+        store.migrate()
+    except sqlite3.DatabaseError as exc:
+        store.close()
+        raise HistoryTargetError(f"history target {target} is not a usable SQLite database ({exc}); move it "
+                                 f"away or choose another path") from None
+    except BaseException:
+        store.close()
+        raise
+    return store

@@ -1,0 +1,100 @@
+"""The history store as people use it: real SQLite and PostgreSQL, 4 writer processes at once,
+the legacy JSONL under concurrent writers, damaged files and bad targets refused early."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import pytest
+
+from pytest_gpuperf.history import HistoryTargetError, check, read_runs, record_run
+from pytest_gpuperf.history import jsonl, records, schema
+from pytest_gpuperf.history.store import open_store
+from history_support import PostgresServer, check_complete, pg_bin, run_writers
+
+
+def test_sqlite_four_concurrent_writers_lose_nothing_and_tear_nothing(tmp_path):
+    db = str(tmp_path / "h.db")
+    run_writers(db)
+    runs = read_runs(db)
+    check_complete(runs)
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert conn.execute("SELECT MAX(version) FROM schema_version").fetchone()[0] == schema.LATEST
+
+
+def test_jsonl_four_concurrent_writers_lose_nothing(tmp_path):
+    path = str(tmp_path / "h.jsonl")
+    run_writers(path)
+    check_complete(read_runs(path))
+    lines = (tmp_path / "h.jsonl").read_text().splitlines()
+    assert len(lines) == 400 and all(json.loads(x)["key"] == "dev-key" for x in lines)
+
+
+@pytest.fixture(scope="module")
+def postgres_url():
+    if not (pg_bin("initdb") and pg_bin("pg_ctl")):
+        pytest.skip("PostgreSQL server binaries (initdb, pg_ctl) absent: apt-get install -y postgresql")
+    pytest.importorskip("psycopg", reason="psycopg 3 absent: pip install 'psycopg[binary]'")
+    server = PostgresServer()
+    try:
+        yield server.start()
+    finally:
+        server.stop()
+
+
+def test_postgresql_four_concurrent_writers_lose_nothing_and_tear_nothing(postgres_url):
+    run_writers(postgres_url)  # the four also race to create the schema on the empty database
+    check_complete(read_runs(postgres_url))
+    with open_store(postgres_url) as store:
+        assert store.version() == schema.LATEST
+        assert store.count() == (400, 400 * 12)
+
+
+def test_postgresql_unreachable_is_one_clear_line(postgres_url):
+    bad = postgres_url.replace("/history?", "/nosuchdb?")
+    with pytest.raises(HistoryTargetError, match=r"cannot reach history database .*nosuchdb.*start the server or fix"):
+        check(bad)
+
+
+def _run(commit: str = "c1") -> records.RunRecord:
+    return records.RunRecord(date="2026-01-01T00:00:00+00:00", commit=commit, device_key="k", backend="opencl",
+                             metrics=[records.MetricRecord(name="a.b", test="t", value=1.0, unit="us", better="lower")])
+
+
+def test_same_run_twice_is_stored_once(tmp_path):
+    db = str(tmp_path / "h.db")
+    assert record_run(db, _run()) is True
+    assert record_run(db, _run()) is False
+    assert len(read_runs(db)) == 1
+
+
+def test_newer_schema_is_refused_not_written(tmp_path):
+    db = tmp_path / "h.db"
+    open_store(str(db)).close()
+    with sqlite3.connect(db) as conn:
+        conn.execute("INSERT INTO schema_version VALUES (?, 'future', 'now')", (schema.LATEST + 1,))
+    with pytest.raises(HistoryTargetError, match="newer than this pytest-gpuperf knows"):
+        record_run(str(db), _run())
+
+
+@pytest.mark.parametrize("content", [b"garbage\xff\n", b'{"date": "x"}\nnot json\n', b'{"date": "x"}'])
+def test_jsonl_with_garbage_or_torn_line_is_refused(tmp_path, content):
+    path = tmp_path / "h.jsonl"
+    path.write_bytes(content)
+    with pytest.raises(HistoryTargetError, match="h.jsonl"):
+        record_run(str(path), _run())
+    assert path.read_bytes() == content  # untouched
+
+
+def test_bad_targets_are_named_with_the_fix(tmp_path):
+    with pytest.raises(HistoryTargetError, match="is a directory; name a file in it"):
+        check(str(tmp_path))
+    with pytest.raises(HistoryTargetError, match="unknown scheme 'ftp'"):
+        check("ftp://host/h.db")
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(HistoryTargetError, match="is not a directory; choose a path"):
+        check(str(tmp_path / "file" / "h.db"))
+    with pytest.raises(HistoryTargetError, match="not a (usable )?SQLite database"):
+        check(str(tmp_path / "file"))

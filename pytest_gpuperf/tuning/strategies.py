@@ -22,12 +22,13 @@ from typing import Any
 import numpy as np
 
 from ..devices.base import Device
+from ..devices.occupancy import Occupancy, SMLimits, cuda_occupancy
 from . import coalescing, workload
 from .concurrency import Calibration, concurrency_filter
 from .evaluate import Config, Evaluator, Ledger
 from .instmix import instruction_mix, rule_filter
 from .limits import KernelLimit, resolve
-from .occupancy import Occupancy, SMLimits, calculate, kernel_ptx, resources
+from .resources import kernel_ptx, resources
 from .space import Limits, enumerate_space, limits_for
 
 
@@ -76,7 +77,7 @@ class Context:
                 r = resources(self.ev.kernel(cfg))
                 self._res[cfg] = (r.regs, r.shared)
         regs, shared = self._res[cfg]
-        return calculate(self.sm, int(np.prod(cfg.local)), regs, shared)
+        return cuda_occupancy(self.sm, int(np.prod(cfg.local)), regs, shared)
 
 
 def _best(ctx: Context, configs: list[Config], ledger: Ledger) -> Config:

@@ -7,9 +7,12 @@ import dataclasses
 import json
 import os
 
+import pytest
 
+from pytest_gpuperf import TUNING_CACHE_SCHEMA
+from pytest_gpuperf.schemas import SchemaError
 from pytest_gpuperf.tuning import ktsim
-from pytest_gpuperf.tuning.fixtures import TunedWorkgroup, TuningCache, cache_key
+from pytest_gpuperf.tuning.fixtures import StaleTuningEntry, TunedWorkgroup, TuningCache, cache_key
 from pytest_gpuperf.tuning.kernels import by_name
 from pytest_gpuperf.tuning.tuner import context
 
@@ -25,14 +28,35 @@ def test_key_depends_on_everything(gpu_device):
     assert k != cache_key(b, gpu_device, s, "exhaustive")
 
 
+def _entry(local: list[int]) -> dict:
+    return {"local": local, "variant": "", "kernel": "matvec_row", "device": "pocl", "problem": {"m": 64},
+            "strategy": "dao", "time_us": 12.5, "evaluations": 3, "space": 4}
+
+
 def test_atomic_put_leaves_no_temporaries(tmp_path):
     c = TuningCache(tmp_path / "c")
-    c.put("abc", {"local": [64]})
-    c.put("abc", {"local": [128]})
-    assert c.get("abc") == {"local": [128]}
+    c.put("abc", _entry([64]))
+    c.put("abc", _entry([128]))
+    assert c.get("abc") == {"schema": TUNING_CACHE_SCHEMA, **_entry([128])}
     assert os.listdir(tmp_path / "c") == ["abc.json"]
     (tmp_path / "c" / "torn.json").write_text('{"local": [6')
     assert c.get("torn") is None  # a torn file is a miss, not a crash
+
+
+def test_entry_of_another_schema_version_is_refused_with_the_reason(tmp_path):
+    c = TuningCache(tmp_path)
+    c.put("k", _entry([64]))
+    stored = json.loads((tmp_path / "k.json").read_text())
+    for schema in ("pytest-gpuperf-tuning/0", None):
+        old = dict(stored, schema=schema) if schema else {k: v for k, v in stored.items() if k != "schema"}
+        (tmp_path / "k.json").write_text(json.dumps(old))
+        with pytest.warns(StaleTuningEntry, match="expected 'pytest-gpuperf-tuning/1'" if schema else "names no schema"):
+            assert c.get("k") is None
+    (tmp_path / "k.json").write_text(json.dumps(dict(stored, local=[0])))  # right version, wrong shape
+    with pytest.warns(StaleTuningEntry, match="local/0"):
+        assert c.get("k") is None
+    with pytest.raises(SchemaError, match="local"):
+        c.put("k", _entry([]))  # the writer cannot store what the reader would refuse
 
 
 def test_second_call_is_cached_and_retune_bypasses(gpu_device, tmp_path):

@@ -6,7 +6,9 @@ strategy): any change in any of them retunes. Entries live in one JSON file per 
 ``<cache dir>/gpuperf-tuning/`` (pytest's cache directory, or ``$GPUPERF_TUNING_CACHE`` /
 ``~/.cache/pytest-gpuperf`` when the cache provider is disabled) and are written atomically
 (:func:`pytest_gpuperf.util.atomic.atomic_write_json`) so concurrent or interrupted runs never leave a
-torn entry.
+torn entry. Each entry names its schema (``pytest-gpuperf-tuning/1``,
+``pytest_gpuperf/schemas/tuning-cache-1.json``); an entry of another version, or one that does not
+follow the schema, is refused with a warning that says why, and the kernel is tuned again.
 Long runs show a progress bar on the terminal.
 """
 
@@ -17,12 +19,15 @@ import json
 import os
 import sys
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from .. import TUNING_CACHE_SCHEMA
 from ..devices.base import Device
+from ..schemas import SchemaError, validate
 from ..util.atomic import atomic_write_json
 from .kernels import Benchmark, by_name
 from .tuner import tune
@@ -42,8 +47,13 @@ def cache_key(bench: Benchmark, device: Device, sizes: dict[str, int], strategy:
     return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:24]
 
 
+class StaleTuningEntry(UserWarning):
+    """A tuning cache entry was not used (another schema version, or malformed): the kernel is retuned."""
+
+
 class TuningCache:
-    """Small JSON-per-key store with atomic writes."""
+    """Small JSON-per-key store with atomic writes; every entry carries and is checked against
+    :data:`~pytest_gpuperf.TUNING_CACHE_SCHEMA`."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -52,13 +62,26 @@ class TuningCache:
         return self.root / f"{key}.json"
 
     def get(self, key: str) -> dict[str, Any] | None:
+        """The entry, or None for a miss: absent, torn (an interrupted write), or refused — written by
+        another schema version or not following this one, which warns so the retune is explained."""
+        path = self.path(key)
         try:
-            return json.loads(self.path(key).read_text())
+            entry = json.loads(path.read_text())
         except (OSError, ValueError):
             return None
+        try:
+            validate(entry, TUNING_CACHE_SCHEMA, source=f"tuning cache entry {path}")
+        except SchemaError as exc:
+            warnings.warn(StaleTuningEntry(f"{exc}\nNot used: the kernel is tuned again and the entry rewritten."),
+                          stacklevel=2)
+            return None
+        return entry
 
     def put(self, key: str, value: dict[str, Any]) -> None:
-        atomic_write_json(self.path(key), value)
+        """Store ``value`` under ``key`` stamped with the current schema (validated before writing)."""
+        entry = {"schema": TUNING_CACHE_SCHEMA, **value}
+        validate(entry, TUNING_CACHE_SCHEMA, source=f"tuning cache entry for {key}")
+        atomic_write_json(self.path(key), entry)
 
 
 def cache_root(config: pytest.Config) -> Path:

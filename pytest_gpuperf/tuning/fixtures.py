@@ -20,6 +20,7 @@ import os
 import sys
 import time
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ from .. import TUNING_CACHE_SCHEMA
 from ..devices.base import Device
 from ..schemas import SchemaError, validate
 from ..util.atomic import atomic_write_json
+from ..util.clock import mark_session_start
 from .kernels import Benchmark, by_name
 from .tuner import tune
 
@@ -37,6 +39,43 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("gpuperf")
     group.addoption("--gpuperf-retune", action="store_true", default=False,
                     help="ignore cached work-group tuning results and tune again")
+    group.addoption("--gpuperf-tuning-budget", type=float, default=None, metavar="S",
+                    help="tuning suite: skip (with the reason) kernels that would start more than S seconds after "
+                         "the session began, so a time-boxed GPU session still writes its results "
+                         "(ini gpuperf_tuning_budget; default 0 = no budget)")
+    group.addoption("--gpuperf-tuning-probe-limit", action="store_true", default=None,
+                    help="tuning: where the driver reports a kernel maximum below the device's, launch the "
+                         "device maximum once and, if its output matches NumPy, tune up to it "
+                         "(ini gpuperf_tuning_probe_limit)")
+    parser.addini("gpuperf_tuning_budget", "default of --gpuperf-tuning-budget (seconds; 0 = none)", default="0")
+    parser.addini("gpuperf_tuning_probe_limit", "default of --gpuperf-tuning-probe-limit", type="bool", default=False)
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """The tuning budget counts from the session's start, not from when the suite module was imported."""
+    mark_session_start(session.config)
+
+
+@dataclass(frozen=True)
+class TuningOptions:
+    """The tuning options of this run, resolved from the command line, then the ini file."""
+
+    budget_s: float  # 0 = none
+    probe_limit: bool
+
+
+def tuning_options(config: pytest.Config) -> TuningOptions:
+    budget = config.getoption("--gpuperf-tuning-budget")
+    probe = config.getoption("--gpuperf-tuning-probe-limit")
+    return TuningOptions(float(budget if budget is not None else config.getini("gpuperf_tuning_budget") or 0),
+                         bool(probe if probe is not None else config.getini("gpuperf_tuning_probe_limit")))
+
+
+@pytest.fixture(scope="session")
+def tuning_summaries() -> dict[str, dict[str, dict[str, dict[str, float]]]]:
+    """Per device spec and kernel, the tuning suite's per-strategy summary — filled by ``test_tune``, read by
+    ``test_tuning_means``; one per session, so it cannot leak between sessions in one process."""
+    return {}
 
 
 def cache_key(bench: Benchmark, device: Device, sizes: dict[str, int], strategy: str) -> str:

@@ -119,7 +119,7 @@ def resolve(ev: Any, cfg: Any, probe_launch: bool = False) -> KernelLimit:
 
 
 def _probe_launch(ev: Any, cfg: Any, kmax: int, device_max: int, info: dict[str, Any]) -> int:
-    """Opt-in (``GPUPERF_TUNING_PROBE_LIMIT=1``): launch the kernel with a group of ``device_max``
+    """Opt-in (``--gpuperf-tuning-probe-limit``): launch the kernel with a group of ``device_max``
     work-items on fresh inputs and check it against NumPy. Only if the runtime accepts the launch *and*
     the output is right is the device maximum used — beyond what the driver reported, which the OpenCL
     contract does not promise; recorded in ``info`` so every result says so."""
@@ -137,5 +137,5 @@ def _probe_launch(ev: Any, cfg: Any, kmax: int, device_max: int, info: dict[str,
         return kmax
     total = prod(big.local)
     info["launch_probe"] = (f"{big.label()} launched and matched NumPy although the kernel reports {kmax}: "
-                            f"space extended to {total} (GPUPERF_TUNING_PROBE_LIMIT=1)")
+                            f"space extended to {total} (--gpuperf-tuning-probe-limit)")
     return total

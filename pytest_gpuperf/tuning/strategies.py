@@ -15,7 +15,6 @@ Kernel Tuner's strategies replay the same measurement table (:mod:`.ktsim`).
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,7 +42,8 @@ class Outcome:
 class Context:
     """Everything a strategy may use: the evaluator, the legal space and the static resources."""
 
-    def __init__(self, ev: Evaluator, sm: SMLimits | None, cal: Calibration | None, cap: int = 0) -> None:
+    def __init__(self, ev: Evaluator, sm: SMLimits | None, cal: Calibration | None, cap: int = 0,
+                 probe_limit: bool = False) -> None:
         self.ev = ev
         self.device: Device = ev.device
         self.bench = ev.bench
@@ -52,7 +52,7 @@ class Context:
         self.warp = ev.warp
         probe_cfg = Config((self.warp,) if ev.bench.dims == 1 else (self.warp, 1))
         self.kernel_limit: KernelLimit = resolve(ev, probe_cfg,
-                                                 probe_launch=os.environ.get("GPUPERF_TUNING_PROBE_LIMIT") == "1")
+                                                 probe_launch=probe_limit)
         ev.extra_options = self.kernel_limit.options  # one build for every strategy (see limits.py)
         probe = ev.kernel(probe_cfg)
         kernel_max = self.kernel_limit.kernel_max

@@ -61,9 +61,12 @@ def calibration(device: Device) -> Calibration | None:
     return _CAL[key]
 
 
-def context(device: Device, bench: Benchmark, sizes: dict[str, int] | None = None, seed: int = 0) -> Context:
+def context(device: Device, bench: Benchmark, sizes: dict[str, int] | None = None, seed: int = 0,
+            probe_limit: bool = False) -> Context:
+    """Everything a strategy needs for ``bench`` on ``device``; ``probe_limit`` (``--gpuperf-tuning-probe-limit``)
+    lets a verified launch extend the space beyond the kernel maximum the driver reports (limits.py)."""
     ev = Evaluator(device, bench, sizes or bench.sizes(device), tuning_config(device), seed=seed)
-    return Context(ev, sm_model(device), calibration(device), cap=space_cap(device))
+    return Context(ev, sm_model(device), calibration(device), cap=space_cap(device), probe_limit=probe_limit)
 
 
 STRATEGIES: dict[str, Callable[[Context], Outcome]] = {"dao": dao, "exhaustive": exhaustive, "lim_static": lim_static,

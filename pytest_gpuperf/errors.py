@@ -56,3 +56,14 @@ class BaselineFileError(GpuPerfError):
 class ImpossibleValueError(GpuPerfError):
     """A measured value that cannot be physical (negative latency, bandwidth above peak, a timed span
     below the timer's resolution): an error in the measurement, never a verdict."""
+
+
+class UnsupportedDevice(GpuPerfError):
+    """A model needs device knowledge this project does not have (an SM table entry for a compute
+    capability, an SM model for a non-NVIDIA GPU). Raised instead of silently borrowing another
+    device's numbers; ``reason`` names what is missing and where to add it."""
+
+    def __init__(self, device: str, reason: str) -> None:
+        super().__init__(f"unsupported device {device}: {reason}")
+        self.device = device
+        self.reason = reason

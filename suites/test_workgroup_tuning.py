@@ -18,7 +18,6 @@ Every strategy's pick is run once on fresh random inputs and compared with NumPy
 
 from __future__ import annotations
 
-import os
 import time
 from statistics import mean
 
@@ -26,6 +25,8 @@ import pytest
 
 from pytest_gpuperf.tuning import ktsim
 from pytest_gpuperf.tuning.evaluate import Ledger
+from pytest_gpuperf.tuning.fixtures import tuning_options
+from pytest_gpuperf.util.clock import session_elapsed
 from pytest_gpuperf.tuning.kernels import BENCHMARKS
 from pytest_gpuperf.tuning.strategies import dao, exhaustive, lim_rules, lim_static, random_search
 from pytest_gpuperf.tuning.tuner import calibration, context
@@ -38,11 +39,9 @@ KT_STRATEGIES = ("random_sample", "greedy_ils", "genetic_algorithm", "simulated_
                  "firefly_algorithm", "dual_annealing", "basinhopping")
 SEEDS = (1, 2, 3)
 THESIS = "Dao thesis §3.6.1-3.6.2: 1.06x optimum at 3% of exhaustive cost on GTX Titan X"
-_RESULTS: dict[str, dict[str, dict[str, dict[str, float]]]] = {}
-_START = time.perf_counter()
-# Wall-clock budget of the whole module on GPUs: the session script kills pytest at GPUPERF_TIMEOUT and
-# then no results file is written at all, so kernels beyond the budget are skipped (with the reason).
-_BUDGET_S = float(os.environ.get("GPUPERF_TUNING_BUDGET_S", "0") or 0)
+# Wall-clock budget (--gpuperf-tuning-budget, from the session's start) on GPUs: the session script kills
+# pytest at GPUPERF_TIMEOUT and then no results file is written at all, so kernels beyond the budget are
+# skipped (with the reason).
 OWN = ("exhaustive", "dao", "lim_static", "lim_rules")
 
 
@@ -74,11 +73,13 @@ def test_lambda0_calibration(gpu_device, gpuperf_record):
 
 
 @pytest.mark.parametrize("bench", BENCHMARKS, ids=[b.name for b in BENCHMARKS])
-def test_tune(gpu_device, gpuperf_record, bench):
+def test_tune(gpu_device, gpuperf_record, bench, request, tuning_summaries):
     t0 = time.perf_counter()
-    if _BUDGET_S and t0 - _START > _BUDGET_S:
-        pytest.skip(f"GPUPERF_TUNING_BUDGET_S={_BUDGET_S:.0f} s spent before {bench.name}; raise it to tune every kernel")
-    ctx = context(gpu_device, bench, seed=11)
+    opts = tuning_options(request.config)
+    if opts.budget_s and session_elapsed(request.config) > opts.budget_s:
+        pytest.skip(f"--gpuperf-tuning-budget={opts.budget_s:g} s spent before {bench.name}; raise it to tune "
+                    "every kernel")
+    ctx = context(gpu_device, bench, seed=11, probe_limit=opts.probe_limit)
     ev = ctx.ev
     ex = exhaustive(ctx)
     d = dao(ctx)
@@ -161,7 +162,7 @@ def test_tune(gpu_device, gpuperf_record, bench):
     if "after_rules" in lr.pruning:
         gpuperf_record(f"tuning.{bench.name}.lim_rules.pruned.rules", 1.0 - lr.pruning["after_rules"] / space,
                        "fraction", better="higher", tolerance={"abs": 0.05}, info={"pruning": lr.pruning})
-    _RESULTS.setdefault(gpu_device.info.spec, {})[bench.name] = summary
+    tuning_summaries.setdefault(gpu_device.info.spec, {})[bench.name] = summary
     print(f"\n{bench.name}: space {space}, optimum {ex.best.label()} {opt * 1e6:.1f} us, dao {d.best.label()} "
           f"q={summary['dao']['quality']:.3f} cost={summary['dao']['cost']:.3f} pruning={d.pruning} "
           f"kt_errors={kt_errors} ({time.perf_counter() - t0:.1f} s)")
@@ -170,9 +171,9 @@ def test_tune(gpu_device, gpuperf_record, bench):
     assert len(kt_errors) < len(KT_STRATEGIES) * len(SEEDS), f"every Kernel Tuner strategy failed: {kt_errors}"
 
 
-def test_tuning_means(gpu_device, gpuperf_record):
-    """Means over the kernels tuned in this run (needs the per-kernel tests of this module first)."""
-    res = _RESULTS.get(gpu_device.info.spec, {})
+def test_tuning_means(gpu_device, gpuperf_record, tuning_summaries):
+    """Means over the kernels tuned in this session (needs the per-kernel tests of this module first)."""
+    res = tuning_summaries.get(gpu_device.info.spec, {})
     if not res:
         pytest.skip("no kernel was tuned in this run (run the test_tune cases of this module first)")
     missing = sorted(b.name for b in BENCHMARKS if b.name not in res)

@@ -7,7 +7,8 @@ import math
 import pytest
 
 from pytest_gpuperf.tuning.concurrency import Calibration, calibrate, concurrency_filter, memory_intensiveness
-from pytest_gpuperf.tuning.occupancy import calculate, resources, sm_limits
+from pytest_gpuperf.devices.occupancy import cuda_occupancy, sm_limits
+from pytest_gpuperf.tuning.resources import resources
 from pytest_gpuperf.tuning.tuner import tuning_config
 
 H100 = sm_limits("9.0")
@@ -15,7 +16,7 @@ CAL = Calibration(lambda0=0.6, bytes_per_s=1e12, stride_at=8, table={})
 
 
 def _occ(cfg):
-    return calculate(H100, cfg, 32, 0)
+    return cuda_occupancy(H100, cfg, 32, 0)
 
 
 def test_lambda_is_traffic_time_over_kernel_time():
@@ -54,7 +55,7 @@ def test_micro_benchmark_runs_and_yields_a_threshold(gpu_device):
     stand-in mapping on devices without an SM model); λ0 is a fraction or ∞."""
     def occ(threads, kernel):
         r = resources(kernel)
-        return calculate(H100, threads, r.regs, r.shared).occupancy
+        return cuda_occupancy(H100, threads, r.regs, r.shared).occupancy
 
     w = gpu_device.info.warp_size or 1
     cal = calibrate(gpu_device, occ, [w, 2 * w, 4 * w, 32], 1 << 12, tuning_config(gpu_device))

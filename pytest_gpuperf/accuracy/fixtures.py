@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
+
+from ..util.clock import mark_session_start, session_elapsed
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -22,7 +22,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "another scale reads incomparable")
 
 
-_SESSION_START = time.monotonic()
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """The accuracy budget counts from the session's start, not from when this module was imported."""
+    mark_session_start(session.config)
 
 
 @pytest.fixture(autouse=True)
@@ -31,7 +33,7 @@ def _accuracy_budget(request: pytest.FixtureRequest) -> None:
     budget = request.config.getoption("--gpuperf-accuracy-budget")
     if budget is None or not request.node.path.name.startswith("test_accuracy"):
         return
-    spent = time.monotonic() - _SESSION_START
+    spent = session_elapsed(request.config)
     if spent > budget:
         pytest.skip(f"--gpuperf-accuracy-budget={budget:g} s spent ({spent:.0f} s): not started")
 

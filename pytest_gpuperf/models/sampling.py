@@ -26,20 +26,9 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
 from ..devices.base import Device, DeviceInfo, Kernel, KernelArg
+from ..devices.occupancy import dao_saturation, device_limits
 from ..timing.measure import MeasureConfig, Measurement, measure, measure_pair
 from ..timing.stats import MAD_TO_SIGMA, Stats
-
-#: Per-SM limits by CUDA compute capability (CUDA C Programming Guide, "Compute Capabilities" table):
-#: max resident threads, max resident blocks, 32-bit registers, shared memory bytes. Shared with
-#: :func:`models.scheduler.occupancy`.
-SM_LIMITS: Mapping[str, tuple[int, int, int, int]] = {
-    "3.5": (2048, 16, 65536, 49152),  # Tesla K20, the Alavani thesis' example (models.scheduler)
-    "7.0": (2048, 32, 65536, 98304), "7.5": (1024, 16, 65536, 65536), "8.0": (2048, 32, 65536, 167936),
-    "8.6": (1536, 16, 65536, 102400), "8.9": (1536, 24, 65536, 102400), "9.0": (2048, 32, 65536, 233472),
-}
-#: Register allocation granularity per warp on NVIDIA GPUs (registers are allocated per warp in 256s).
-_REG_UNIT = 256
-
 
 @dataclass(frozen=True)
 class Saturation:
@@ -57,26 +46,20 @@ class Saturation:
 
 def saturation_point(info: DeviceInfo, attributes: Mapping[str, int], local_size: int) -> Saturation:
     """``P_sat`` from occupancy (thesis §2.4). CPU devices: one group per core at a time (PoCL runs a
-    work-group as one task on one thread), so ``P_sat = 1``. NVIDIA GPUs: the occupancy calculation
-    from the kernel's registers and shared memory (CUDA backend attributes; OpenCL reports no
-    register count, so only threads, local memory and block slots limit it there)."""
+    work-group as one task on one thread), so ``P_sat = 1``. NVIDIA GPUs: Dao's rules over the device's
+    SM limits (:func:`devices.occupancy.dao_saturation`) from the kernel's registers and shared memory
+    (CUDA backend attributes; OpenCL reports no register count, so only threads, local memory and block
+    slots limit it there). A GPU without an SM table entry raises
+    :class:`~pytest_gpuperf.errors.UnsupportedDevice`."""
     if local_size <= 0:
         raise ValueError(f"local size must be positive, got {local_size}")
     units = max(1, int(info.compute_units))
     if info.is_cpu:
         return Saturation(1, units, "cpu: one work-group per core")
-    threads, blocks, regs, smem = SM_LIMITS.get(info.compute_capability, SM_LIMITS["9.0"])
-    warps = -(-local_size // max(1, info.warp_size or 32))
-    cands = {"threads": threads // (warps * (info.warp_size or 32)), "blocks": blocks}
-    nregs = int(attributes.get("num_regs", 0))
-    if nregs:
-        per_warp = -(-nregs * 32 // _REG_UNIT) * _REG_UNIT
-        cands["registers"] = regs // (per_warp * warps)
     shared = int(attributes.get("shared_size_bytes", attributes.get("local_bytes", 0)))
-    if shared:
-        cands["local memory"] = smem // shared
-    limit = min(cands, key=lambda k: cands[k])
-    return Saturation(max(1, cands[limit]), units, limit)
+    p_sat, limit = dao_saturation(device_limits(info), local_size, int(attributes.get("num_regs", 0)), shared,
+                                  warp=info.warp_size or 32)
+    return Saturation(p_sat, units, limit)
 
 
 def linear_model(t_p1: float, t_p2: float, p1: int, p2: int, n: int) -> float:

@@ -43,7 +43,7 @@ import numpy as np
 from .cfg import Block, Cfg
 from .latency import LatencyTable
 from .ptx import Instruction
-from .sampling import SM_LIMITS
+from ..devices.occupancy import alavani_threads_per_sm, sm_limits
 
 #: Functional units per SM (NVIDIA architecture whitepapers): Hopper GH100 SM = 4 partitions × (32 FP32,
 #: 16 INT32, 16 FP64, 4 SFU, 8 LD/ST). ``M`` (miscellaneous: moves, branches, barriers, parameter loads) is
@@ -144,15 +144,10 @@ class Occupancy:
 
 
 def occupancy(cc: str, block: int, regs: int, shared: int) -> Occupancy:
-    """Algorithm 8 lines 4–8: threads one SM holds per wave."""
-    t_max, b_max, r_max, s_max = SM_LIMITS.get(cc, SM_LIMITS["9.0"])
-    per_block = {"threads": t_max // block, "blocks": b_max}
-    if regs:
-        per_block["registers"] = r_max // (regs * block)
-    if shared:
-        per_block["shared memory"] = s_max // shared
-    limit = min(per_block, key=lambda k: per_block[k])
-    return Occupancy(max(1, per_block[limit]) * block, limit)
+    """Algorithm 8 lines 4–8: threads one SM holds per wave (:func:`devices.occupancy.alavani_threads_per_sm`
+    over the SM table; an unknown ``cc`` raises :class:`~pytest_gpuperf.errors.UnsupportedDevice`)."""
+    threads, limit = alavani_threads_per_sm(sm_limits(cc), block, regs, shared)
+    return Occupancy(threads, limit)
 
 
 def memory_counts(cfg: Cfg, trips: Sequence[float]) -> tuple[float, float, float, float]:
@@ -296,7 +291,7 @@ def predict(cfg: Cfg, table: LatencyTable, cal: Calibration, *, grid: int, block
     l_gm = table.of("ld.global", threads_total)  # the same per-launch L(gm) the scheduler charged above
     cm = cache_miss_cycles(threads_total, ngm, gbytes, waves, l2_bytes, l_gm) / clock_hz
     seconds = d_kernel / clock_hz + launch + gm + sm + cm
-    resident = occ.threads_per_sm / SM_LIMITS.get(cc, SM_LIMITS["9.0"])[0]
+    resident = occ.threads_per_sm / sm_limits(cc).max_threads
     resources = {"regs_per_thread": regs, "shared_bytes_per_block": shared, "block": block, "grid": grid,
                  "occupancy": round(resident, 3)}
     return Prediction(seconds, d_kernel, waves, launch, gm, sm, occ, counts, cm, resources, gm_latency_cycles=l_gm)

@@ -24,8 +24,8 @@ from typing import Callable
 import numpy as np
 
 from ..devices.base import Device
+from ..devices.occupancy import Occupancy
 from ..timing.measure import MeasureConfig, measure
-from .occupancy import Occupancy
 from .shim import for_backend
 
 Local = tuple[int, ...]

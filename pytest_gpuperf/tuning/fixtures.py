@@ -6,7 +6,9 @@ strategy): any change in any of them retunes. Entries live in one JSON file per 
 ``<cache dir>/gpuperf-tuning/`` (pytest's cache directory, or ``$GPUPERF_TUNING_CACHE`` /
 ``~/.cache/pytest-gpuperf`` when the cache provider is disabled) and are written atomically
 (:func:`pytest_gpuperf.util.atomic.atomic_write_json`) so concurrent or interrupted runs never leave a
-torn entry.
+torn entry. Each entry names its schema (``pytest-gpuperf-tuning/1``,
+``pytest_gpuperf/schemas/tuning-cache-1.json``); an entry of another version, or one that does not
+follow the schema, is refused with a warning that says why, and the kernel is tuned again.
 Long runs show a progress bar on the terminal.
 """
 
@@ -17,13 +19,18 @@ import json
 import os
 import sys
 import time
+import warnings
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from .. import TUNING_CACHE_SCHEMA
 from ..devices.base import Device
+from ..schemas import SchemaError, validate
 from ..util.atomic import atomic_write_json
+from ..util.clock import mark_session_start
 from .kernels import Benchmark, by_name
 from .tuner import tune
 
@@ -32,6 +39,43 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("gpuperf")
     group.addoption("--gpuperf-retune", action="store_true", default=False,
                     help="ignore cached work-group tuning results and tune again")
+    group.addoption("--gpuperf-tuning-budget", type=float, default=None, metavar="S",
+                    help="tuning suite: skip (with the reason) kernels that would start more than S seconds after "
+                         "the session began, so a time-boxed GPU session still writes its results "
+                         "(ini gpuperf_tuning_budget; default 0 = no budget)")
+    group.addoption("--gpuperf-tuning-probe-limit", action="store_true", default=None,
+                    help="tuning: where the driver reports a kernel maximum below the device's, launch the "
+                         "device maximum once and, if its output matches NumPy, tune up to it "
+                         "(ini gpuperf_tuning_probe_limit)")
+    parser.addini("gpuperf_tuning_budget", "default of --gpuperf-tuning-budget (seconds; 0 = none)", default="0")
+    parser.addini("gpuperf_tuning_probe_limit", "default of --gpuperf-tuning-probe-limit", type="bool", default=False)
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """The tuning budget counts from the session's start, not from when the suite module was imported."""
+    mark_session_start(session.config)
+
+
+@dataclass(frozen=True)
+class TuningOptions:
+    """The tuning options of this run, resolved from the command line, then the ini file."""
+
+    budget_s: float  # 0 = none
+    probe_limit: bool
+
+
+def tuning_options(config: pytest.Config) -> TuningOptions:
+    budget = config.getoption("--gpuperf-tuning-budget")
+    probe = config.getoption("--gpuperf-tuning-probe-limit")
+    return TuningOptions(float(budget if budget is not None else config.getini("gpuperf_tuning_budget") or 0),
+                         bool(probe if probe is not None else config.getini("gpuperf_tuning_probe_limit")))
+
+
+@pytest.fixture(scope="session")
+def tuning_summaries() -> dict[str, dict[str, dict[str, dict[str, float]]]]:
+    """Per device spec and kernel, the tuning suite's per-strategy summary — filled by ``test_tune``, read by
+    ``test_tuning_means``; one per session, so it cannot leak between sessions in one process."""
+    return {}
 
 
 def cache_key(bench: Benchmark, device: Device, sizes: dict[str, int], strategy: str) -> str:
@@ -42,8 +86,13 @@ def cache_key(bench: Benchmark, device: Device, sizes: dict[str, int], strategy:
     return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:24]
 
 
+class StaleTuningEntry(UserWarning):
+    """A tuning cache entry was not used (another schema version, or malformed): the kernel is retuned."""
+
+
 class TuningCache:
-    """Small JSON-per-key store with atomic writes."""
+    """Small JSON-per-key store with atomic writes; every entry carries and is checked against
+    :data:`~pytest_gpuperf.TUNING_CACHE_SCHEMA`."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -52,13 +101,26 @@ class TuningCache:
         return self.root / f"{key}.json"
 
     def get(self, key: str) -> dict[str, Any] | None:
+        """The entry, or None for a miss: absent, torn (an interrupted write), or refused — written by
+        another schema version or not following this one, which warns so the retune is explained."""
+        path = self.path(key)
         try:
-            return json.loads(self.path(key).read_text())
+            entry = json.loads(path.read_text())
         except (OSError, ValueError):
             return None
+        try:
+            validate(entry, TUNING_CACHE_SCHEMA, source=f"tuning cache entry {path}")
+        except SchemaError as exc:
+            warnings.warn(StaleTuningEntry(f"{exc}\nNot used: the kernel is tuned again and the entry rewritten."),
+                          stacklevel=2)
+            return None
+        return entry
 
     def put(self, key: str, value: dict[str, Any]) -> None:
-        atomic_write_json(self.path(key), value)
+        """Store ``value`` under ``key`` stamped with the current schema (validated before writing)."""
+        entry = {"schema": TUNING_CACHE_SCHEMA, **value}
+        validate(entry, TUNING_CACHE_SCHEMA, source=f"tuning cache entry for {key}")
+        atomic_write_json(self.path(key), entry)
 
 
 def cache_root(config: pytest.Config) -> Path:

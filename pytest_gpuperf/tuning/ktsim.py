@@ -17,7 +17,8 @@ import json
 import os
 import random
 import tempfile
-from typing import Any
+import warnings
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -72,6 +73,28 @@ def restrictions(ev: Evaluator, space: list[Config]) -> list[str]:
     return [rule]
 
 
+@contextlib.contextmanager
+def quiet_third_party() -> Iterator[None]:
+    """Silence, for the Kernel Tuner replay only, the third-party warnings that say nothing to a user of
+    this project (thousands per tuning suite run, burying the project's own):
+
+    * Kernel Tuner's "Kernel (1) and host argument (0) lists do not match in size": simulation mode
+      replays our cache against a dummy kernel that takes no arguments, on purpose;
+    * SciPy's deprecation of L-BFGS-B's ``disp``/``iprint``, which Kernel Tuner's basinhopping passes;
+    * NumPy overflow ``RuntimeWarning``s inside SciPy's optimizers' finite differences over the
+      simulated (discrete, flat-stepped) space.
+
+    Each filter names the message or the module; every other warning, the project's own included,
+    stays visible."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r"Kernel \(\d+\) and host argument \(\d+\) lists do not match",
+                                category=UserWarning)
+        warnings.filterwarnings("ignore", message=r"scipy\.optimize: The `disp` and `iprint` options",
+                                category=DeprecationWarning)
+        warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"scipy\.optimize\.")
+        yield
+
+
 def run_strategy(ev: Evaluator, space: list[Config], strategy: str, budget: int,
                  seed: int) -> tuple[Config, list[Config]]:
     """(best config, visited configs) of Kernel Tuner's ``strategy`` at ``budget`` evaluations."""
@@ -84,7 +107,7 @@ def run_strategy(ev: Evaluator, space: list[Config], strategy: str, budget: int,
         restrict = restrictions(ev, space)
         np.random.seed(seed)
         random.seed(seed)
-        with contextlib.redirect_stdout(io.StringIO()):
+        with contextlib.redirect_stdout(io.StringIO()), quiet_third_party():
             results, _env = tune_kernel(
                 ev.bench.kernel, "__kernel void " + ev.bench.kernel + "() {}", (1, 1, 1), [], tune_params,
                 lang="OpenCL", cache=cache_path, simulation_mode=True, strategy=strategy,

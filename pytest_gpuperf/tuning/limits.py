@@ -26,8 +26,9 @@ from dataclasses import dataclass, field
 from math import ceil, prod
 from typing import Any
 
+from .resources import build_log, kernel_ptx, log_registers, resources
+
 _DIRECTIVE = re.compile(r"\.(maxntid|reqntid|maxnreg|minnctapersm)\s+([0-9, ]+)")
-_USED_REGS = re.compile(r"Used (\d+) registers")
 
 
 def register_limit(regs: int, regs_per_block: int = 65536, warp: int = 32, unit: int = 256,
@@ -43,12 +44,6 @@ def register_limit(regs: int, regs_per_block: int = 65536, warp: int = 32, unit:
 def ptx_directives(ptx: str) -> dict[str, str]:
     """Launch-bound directives found in PTX (``.maxntid 256, 1, 1`` would cap the kernel at 256)."""
     return {name: " ".join(val.split()) for name, val in _DIRECTIVE.findall(ptx)}
-
-
-def log_registers(log: str) -> int | None:
-    """Registers per thread from a ``ptxas -v``-style build log (``-cl-nv-verbose``)."""
-    found = _USED_REGS.findall(log or "")
-    return max(int(r) for r in found) if found else None
 
 
 def explain(device_max: int, kernel_max: int, regs: int, regs_per_block: int, warp: int) -> str:
@@ -76,19 +71,9 @@ def _nv_opencl(device: Any) -> bool:
     return info.backend == "opencl" and "cl_nv_compiler_options" in (info.extra.get("extensions") or [])
 
 
-def build_log(kernel: Any) -> str:
-    try:
-        import pyopencl as cl
-        return str(kernel.program.get_build_info(kernel.device.cl_device, cl.program_build_info.LOG))
-    except Exception:  # noqa: BLE001 - the log is evidence, not a requirement
-        return ""
-
-
 def resolve(ev: Any, cfg: Any, probe_launch: bool = False) -> KernelLimit:
     """Measure the limits of ``ev``'s kernel at probe configuration ``cfg``; on NVIDIA OpenCL, adopt
     ``-cl-nv-maxrregcount`` when the kernel maximum is below the device's and the option lifts it."""
-    from .occupancy import kernel_ptx, resources
-
     device = ev.device
     dinfo = device.info
     device_max = int(dinfo.max_work_group_size)
@@ -134,7 +119,7 @@ def resolve(ev: Any, cfg: Any, probe_launch: bool = False) -> KernelLimit:
 
 
 def _probe_launch(ev: Any, cfg: Any, kmax: int, device_max: int, info: dict[str, Any]) -> int:
-    """Opt-in (``GPUPERF_TUNING_PROBE_LIMIT=1``): launch the kernel with a group of ``device_max``
+    """Opt-in (``--gpuperf-tuning-probe-limit``): launch the kernel with a group of ``device_max``
     work-items on fresh inputs and check it against NumPy. Only if the runtime accepts the launch *and*
     the output is right is the device maximum used — beyond what the driver reported, which the OpenCL
     contract does not promise; recorded in ``info`` so every result says so."""
@@ -152,5 +137,5 @@ def _probe_launch(ev: Any, cfg: Any, kmax: int, device_max: int, info: dict[str,
         return kmax
     total = prod(big.local)
     info["launch_probe"] = (f"{big.label()} launched and matched NumPy although the kernel reports {kmax}: "
-                            f"space extended to {total} (GPUPERF_TUNING_PROBE_LIMIT=1)")
+                            f"space extended to {total} (--gpuperf-tuning-probe-limit)")
     return total

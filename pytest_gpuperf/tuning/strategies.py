@@ -15,19 +15,19 @@ Kernel Tuner's strategies replay the same measurement table (:mod:`.ktsim`).
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from ..devices.base import Device
+from ..devices.occupancy import Occupancy, SMLimits, cuda_occupancy
 from . import coalescing, workload
 from .concurrency import Calibration, concurrency_filter
 from .evaluate import Config, Evaluator, Ledger
 from .instmix import instruction_mix, rule_filter
 from .limits import KernelLimit, resolve
-from .occupancy import Occupancy, SMLimits, calculate, kernel_ptx, resources
+from .resources import kernel_ptx, resources
 from .space import Limits, enumerate_space, limits_for
 
 
@@ -42,7 +42,8 @@ class Outcome:
 class Context:
     """Everything a strategy may use: the evaluator, the legal space and the static resources."""
 
-    def __init__(self, ev: Evaluator, sm: SMLimits | None, cal: Calibration | None, cap: int = 0) -> None:
+    def __init__(self, ev: Evaluator, sm: SMLimits | None, cal: Calibration | None, cap: int = 0,
+                 probe_limit: bool = False) -> None:
         self.ev = ev
         self.device: Device = ev.device
         self.bench = ev.bench
@@ -51,7 +52,7 @@ class Context:
         self.warp = ev.warp
         probe_cfg = Config((self.warp,) if ev.bench.dims == 1 else (self.warp, 1))
         self.kernel_limit: KernelLimit = resolve(ev, probe_cfg,
-                                                 probe_launch=os.environ.get("GPUPERF_TUNING_PROBE_LIMIT") == "1")
+                                                 probe_launch=probe_limit)
         ev.extra_options = self.kernel_limit.options  # one build for every strategy (see limits.py)
         probe = ev.kernel(probe_cfg)
         kernel_max = self.kernel_limit.kernel_max
@@ -76,7 +77,7 @@ class Context:
                 r = resources(self.ev.kernel(cfg))
                 self._res[cfg] = (r.regs, r.shared)
         regs, shared = self._res[cfg]
-        return calculate(self.sm, int(np.prod(cfg.local)), regs, shared)
+        return cuda_occupancy(self.sm, int(np.prod(cfg.local)), regs, shared)
 
 
 def _best(ctx: Context, configs: list[Config], ledger: Ledger) -> Config:

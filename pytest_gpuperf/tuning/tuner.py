@@ -6,11 +6,12 @@ from __future__ import annotations
 from typing import Callable
 
 from ..devices.base import Device
+from ..devices.occupancy import SMLimits, cuda_occupancy, device_limits, has_sm_model
 from ..timing.measure import MeasureConfig
 from .concurrency import Calibration, calibrate
 from .evaluate import Config, Evaluator
 from .kernels import Benchmark
-from .occupancy import SMLimits, calculate, resources, sm_limits
+from .resources import resources
 from .space import enumerate_space, limits_for
 from .strategies import Context, Outcome, dao, exhaustive, lim_rules, lim_static
 
@@ -33,8 +34,11 @@ def space_cap(device: Device) -> int:
 
 
 def sm_model(device: Device) -> SMLimits | None:
-    """Per-SM limits for NVIDIA devices (CUDA, or OpenCL with cl_nv_device_attribute_query)."""
-    return sm_limits(device.info.compute_capability, device.info.extra) if device.info.compute_capability else None
+    """Per-SM limits for NVIDIA devices (CUDA, or OpenCL with cl_nv_device_attribute_query); None for
+    devices without an SM (CPU, non-NVIDIA OpenCL), whose strategies fall back to timing alone. An NVIDIA
+    GPU whose compute capability the table lacks raises :class:`~pytest_gpuperf.errors.UnsupportedDevice`
+    rather than tuning with another GPU's limits."""
+    return device_limits(device.info) if has_sm_model(device.info) else None
 
 
 def calibration(device: Device) -> Calibration | None:
@@ -50,16 +54,19 @@ def calibration(device: Device) -> Calibration | None:
 
             def occ(threads: int, kernel: object) -> float:
                 r = resources(kernel)  # computed once per compiled kernel
-                return calculate(sm, threads, r.regs, r.shared).occupancy
+                return cuda_occupancy(sm, threads, r.regs, r.shared).occupancy
 
             n = 1 << 20
             _CAL[key] = calibrate(device, occ, sizes, n, tuning_config(device))
     return _CAL[key]
 
 
-def context(device: Device, bench: Benchmark, sizes: dict[str, int] | None = None, seed: int = 0) -> Context:
+def context(device: Device, bench: Benchmark, sizes: dict[str, int] | None = None, seed: int = 0,
+            probe_limit: bool = False) -> Context:
+    """Everything a strategy needs for ``bench`` on ``device``; ``probe_limit`` (``--gpuperf-tuning-probe-limit``)
+    lets a verified launch extend the space beyond the kernel maximum the driver reports (limits.py)."""
     ev = Evaluator(device, bench, sizes or bench.sizes(device), tuning_config(device), seed=seed)
-    return Context(ev, sm_model(device), calibration(device), cap=space_cap(device))
+    return Context(ev, sm_model(device), calibration(device), cap=space_cap(device), probe_limit=probe_limit)
 
 
 STRATEGIES: dict[str, Callable[[Context], Outcome]] = {"dao": dao, "exhaustive": exhaustive, "lim_static": lim_static,

@@ -1,0 +1,163 @@
+"""The public API for users' own kernels, outside pytest: a narrow door to three engines.
+
+* :func:`tune` — the work-group size the thesis' tuner (Dao; ``tuning/``) picks for *your* kernel;
+* :func:`predict` — your kernel's time from two short samples (Dao's sampled linear model;
+  ``models/sampling.py``), optionally against the full run;
+* :func:`check_accuracy` — the ulp error of a device expression against MPFR (``accuracy/``).
+
+Kernels are OpenCL C (on CUDA devices the project's shim translates them, as for its own kernels);
+arguments are NumPy arrays (copied to the device; read back after a launch) and NumPy scalars
+(``np.int32(n)``). Devices are named as ``--gpuperf-device`` names them (``"0"``, ``"cuda:0"``,
+``"opencl:1"``). Each call compiles, measures on the real device and returns plain dataclasses;
+``examples/`` holds one short script per function.
+
+The engines stay as they are: this module adapts arguments to them and never changes how they time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from .devices import discover, open_device, resolve
+from .devices.base import Buffer, Device
+from .timing.measure import MeasureConfig
+
+Arg = Any  # np.ndarray (a buffer) or a NumPy scalar
+Check = Callable[[list[np.ndarray]], Any]  # gets the arrays after a launch; falsy (not None) or raising = wrong
+
+
+def device(spec: str | Device = "0") -> Device:
+    """Open a device by its ``--gpuperf-device`` name (an open :class:`Device` is returned as is)."""
+    if isinstance(spec, Device):
+        return spec
+    return open_device(resolve(str(spec), discover())[0])
+
+
+# ---------------------------------------------------------------------------------------------- tuning
+@dataclass(frozen=True)
+class Tuned:
+    """What :func:`tune` chose: the work-group shape, its median time, and what the search cost."""
+
+    local: tuple[int, ...]
+    time_s: float
+    evaluations: int  # configurations the strategy timed
+    space: int  # legal configurations it chose from
+    strategy: str
+    checked: bool  # the chosen shape's output passed ``check`` on fresh launch
+
+
+def _benchmark(name: str, source: str, args: Sequence[Arg], global_size: tuple[int, ...],
+               check: Check | None, options: Sequence[str]) -> Any:
+    """Your kernel as the tuning engine's :class:`~pytest_gpuperf.tuning.kernels.Benchmark`."""
+    from .tuning.kernels import Benchmark, Prepared
+
+    sizes = {f"n{i}": int(g) for i, g in enumerate(global_size)}
+
+    def prepare(dev: Device, rng: np.random.Generator, s: dict[str, int]) -> Prepared:
+        bufs = [dev.to_device(np.ascontiguousarray(a)) if isinstance(a, np.ndarray) else a for a in args]
+        outputs = {str(i): b for i, b in enumerate(bufs) if isinstance(b, Buffer)}
+        return Prepared(lambda: list(bufs), outputs, {})
+
+    def run_check(dev: Device, p: Prepared, local: tuple[int, ...]) -> None:
+        if check is None:
+            return
+        arrays = [dev.to_host(p.outputs[str(i)], a.dtype, a.size).reshape(a.shape)
+                  for i, a in enumerate(args) if isinstance(a, np.ndarray)]
+        verdict = check(arrays)  # None: the check asserts itself; otherwise its truth value decides
+        if verdict is not None and not bool(verdict):
+            raise AssertionError(f"check() refused the output at work-group {local}")
+
+    return Benchmark(name=name, kernel=name, source=source, dims=len(global_size), category="user",
+                     prepare=prepare, check=run_check, sizes_gpu=sizes, sizes_cpu=sizes,
+                     extent=lambda s: tuple(s[f"n{i}"] for i in range(len(global_size))),
+                     extra_options=tuple(options))
+
+
+def tune(source: str, kernel: str, args: Sequence[Arg], global_size: Sequence[int], *,
+         check: Check | None = None, dev: str | Device = "0", strategy: str = "dao",
+         options: Sequence[str] = ()) -> Tuned:
+    """Tune the work-group size of ``kernel`` over the NDRange ``global_size`` (padded per shape; guard
+    your indices). ``strategy``: ``dao`` (the thesis' tuner), ``exhaustive``, ``lim_static``,
+    ``lim_rules``. With ``check``, the chosen shape is launched once more and its arrays handed to it."""
+    from .tuning.evaluate import Config
+    from .tuning.tuner import STRATEGIES, tune as engine_tune
+
+    if strategy not in STRATEGIES:
+        raise ValueError(f"unknown strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}")
+    d = device(dev)
+    bench = _benchmark(kernel, source, args, tuple(int(g) for g in global_size), check, options)
+    best, out, ctx = engine_tune(d, bench, None, strategy)
+    if check is not None:
+        ctx.ev.verify(Config(best.local, best.variant), seed=0)
+    return Tuned(tuple(int(v) for v in best.local), ctx.ev.measure(best).time_s, len(out.ledger.visited),
+                 len(ctx.space), strategy, check is not None)
+
+
+# ----------------------------------------------------------------------------------------- prediction
+@dataclass(frozen=True)
+class Predicted:
+    """Dao's linear prediction from samples at 2 and 3 waves; ``measured_s`` when the full run was timed."""
+
+    predicted_s: float
+    p_sat: int  # work-groups one compute unit holds (what bounds it: ``limit``)
+    limit: str
+    sample_groups: tuple[int, int]
+    n_groups: int
+    measured_s: float | None = None
+
+    @property
+    def error_rel(self) -> float | None:
+        """|predicted − measured| / measured, when measured."""
+        return None if self.measured_s is None else abs(self.predicted_s - self.measured_s) / self.measured_s
+
+
+def predict(source: str, kernel: str, args: Sequence[Arg], n_groups: int, local_size: int, *,
+            dev: str | Device = "0", measure_full: bool = False, options: Sequence[str] = (),
+            config: MeasureConfig | None = None) -> Predicted:
+    """Predict the time of ``n_groups`` work-groups of ``local_size`` (1-D) from two sampled runs of the
+    first groups, each from a cold last-level cache. The kernel must do each group's share of the work
+    from its global id (a shorter NDRange runs the first groups); ``n_groups`` must exceed three waves."""
+    from .models.sampling import CacheFlush, SamplePlan, sample, saturation_point
+    from .tuning.shim import for_backend
+
+    d = device(dev)
+    k = d.compile(for_backend(source, d.info.backend), kernel, tuple(options))
+    bufs = [d.to_device(np.ascontiguousarray(a)) if isinstance(a, np.ndarray) else a for a in args]
+    plan = SamplePlan(saturation_point(d.info, k.attributes, int(local_size)), int(n_groups), int(local_size))
+    run = sample(d, k, plan, bufs, config or MeasureConfig(), full=measure_full, flush=CacheFlush(d))
+    return Predicted(run.predicted, plan.sat.p_sat, plan.sat.limit, (plan.p1, plan.p2), plan.n_groups,
+                     run.measured if measure_full else None)
+
+
+# ------------------------------------------------------------------------------------------- accuracy
+@dataclass(frozen=True)
+class Accuracy:
+    """Error of a device expression against the MPFR value of ``reference`` over the given inputs."""
+
+    max_ulp: float
+    mean_ulp: float
+    worst_input: tuple[float, ...]
+    device_value: float
+    n: int
+    mismatches: dict[str, int]  # inf/nan/sign classes where the device disagrees with MPFR
+
+
+def check_accuracy(expr: str, reference: str, inputs: Sequence[np.ndarray], *, fmt: str = "fp32",
+                   dev: str | Device = "0", options: Sequence[str] = ()) -> Accuracy:
+    """Evaluate ``expr`` (a C expression over ``x0``, ``x1``, …, e.g. ``"native_exp(x0)"``) element-wise on
+    the device and score it in ulps of the exact value of MPFR function ``reference`` (``"exp"``,
+    ``"sin"``, ``"pow"``, …: :data:`pytest_gpuperf.accuracy.mpfr.MPFR_FUNCS`)."""
+    from .accuracy import check, formats, kernels, mpfr
+
+    if reference not in mpfr.MPFR_FUNCS:
+        raise ValueError(f"no MPFR reference {reference!r}; known: {', '.join(sorted(mpfr.MPFR_FUNCS))}")
+    f = formats.get(fmt)
+    cols = [np.asarray(a, dtype=f.dtype) for a in inputs]
+    y = kernels.evaluate(device(dev), f, expr, cols, options)
+    exact, sgn = mpfr.exact_pairs(reference, cols)
+    s = check.score(y, cols, exact, f, reference, "ulp", sgn)
+    return Accuracy(s.max, s.mean, tuple(float(c[s.argmax]) for c in cols), float(y[s.argmax]), s.n,
+                    dict(s.mismatches))

@@ -1,0 +1,64 @@
+"""The versioned JSON Schemas of the files this project writes, shipped with the package so other tools
+can validate what they read:
+
+* ``results-1.json`` — results documents (``pytest-gpuperf/1``, ``--gpuperf-json``);
+* ``baseline-1.json`` — baseline files (``pytest-gpuperf-baseline/1``, ``baselines/<device-key>.json``);
+* ``tuning-cache-1.json`` — tuning cache entries (``pytest-gpuperf-tuning/1``).
+
+Each document names its schema in its ``"schema"`` key; :func:`schema_for` maps that name to the file.
+The schemas type-check the known keys and allow additional ones: the formats grow by adding keys.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+import jsonschema
+
+from .. import BASELINE_SCHEMA, RESULTS_SCHEMA, TUNING_CACHE_SCHEMA
+from ..errors import GpuPerfError
+
+FILES: dict[str, str] = {RESULTS_SCHEMA: "results-1.json", BASELINE_SCHEMA: "baseline-1.json",
+                         TUNING_CACHE_SCHEMA: "tuning-cache-1.json"}
+
+
+class SchemaError(GpuPerfError):
+    """A document does not follow the schema it names (or names none we know)."""
+
+
+@lru_cache(maxsize=None)
+def schema_for(name: str) -> dict[str, Any]:
+    """The JSON Schema of ``name`` (e.g. ``"pytest-gpuperf/1"``), read from the package data."""
+    if name not in FILES:
+        raise SchemaError(f"unknown schema {name!r}; this version of pytest-gpuperf knows {sorted(FILES)}")
+    return json.loads(resources.files(__package__).joinpath(FILES[name]).read_text(encoding="utf-8"))
+
+
+def problems(doc: Any, name: str) -> list[str]:
+    """Every violation of schema ``name`` in ``doc``, each as ``path: message`` (empty if valid)."""
+    schema = schema_for(name)
+    validator = jsonschema.Draft202012Validator(schema)
+    out = []
+    for err in sorted(validator.iter_errors(doc), key=lambda e: list(map(str, e.absolute_path))):
+        where = "/".join(str(p) for p in err.absolute_path) or "(top level)"
+        out.append(f"{where}: {err.message}")
+    return out
+
+
+def validate(doc: Any, name: str | None = None, source: str = "document") -> None:
+    """Raise :class:`SchemaError` listing what is wrong with ``doc``; ``name`` defaults to the schema
+    the document itself declares, so a file of another version is refused by name, not by its shape."""
+    declared = doc.get("schema") if isinstance(doc, dict) else None
+    if declared is None:
+        expected = repr(name) if name else f"one of {sorted(FILES)}"
+        raise SchemaError(f"{source} names no schema (no 'schema' key); expected {expected}")
+    name = name or declared
+    if declared != name:
+        raise SchemaError(f"{source} has schema {declared!r}, expected {name!r}")
+    found = problems(doc, name)
+    if found:
+        shown = "\n  ".join(found[:10]) + (f"\n  ... and {len(found) - 10} more" if len(found) > 10 else "")
+        raise SchemaError(f"{source} does not follow schema {name!r}:\n  {shown}")

@@ -1,0 +1,52 @@
+"""Configuration as pytest options with ini keys: the tuning budget and launch probe resolve from the
+command line, then the ini file; budgets count from the session's start."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+pytest_plugins = ["pytester"]
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def _this_checkout(monkeypatch):
+    """The inner pytest imports this checkout's package, not another installed copy."""
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+
+
+def test_tuning_options_from_ini_and_command_line(pytester: pytest.Pytester):
+    pytester.makeini("[pytest]\ngpuperf_tuning_budget = 42\ngpuperf_tuning_probe_limit = true\n")
+    pytester.makepyfile(test_opts="""
+        from pytest_gpuperf.tuning.fixtures import tuning_options
+        from pytest_gpuperf.util.clock import session_elapsed
+
+        def test_show(request):
+            o = tuning_options(request.config)
+            print(f"OPTS {o.budget_s} {o.probe_limit} elapsed<60 {0 <= session_elapsed(request.config) < 60}")
+    """)
+    out = pytester.runpytest_subprocess("-s", "-p", "no:cacheprovider")
+    out.stdout.fnmatch_lines(["*OPTS 42.0 True elapsed<60 True*"])
+    out = pytester.runpytest_subprocess("-s", "-p", "no:cacheprovider", "--gpuperf-tuning-budget=7")
+    out.stdout.fnmatch_lines(["*OPTS 7.0 True elapsed<60 True*"])
+
+
+def test_tuning_budget_skips_with_the_reason(pytester: pytest.Pytester):
+    """A budget already spent at the first kernel skips it and says which option to raise."""
+    pytester.makepyfile(test_budget="""
+        import time
+        import pytest
+        from pytest_gpuperf.tuning.fixtures import tuning_options
+        from pytest_gpuperf.util.clock import session_elapsed
+
+        def test_kernel(request):
+            time.sleep(0.05)
+            o = tuning_options(request.config)
+            if o.budget_s and session_elapsed(request.config) > o.budget_s:
+                pytest.skip(f"--gpuperf-tuning-budget={o.budget_s} spent")
+    """)
+    out = pytester.runpytest_subprocess("-rs", "-p", "no:cacheprovider", "--gpuperf-tuning-budget=0.01")
+    out.stdout.fnmatch_lines(["*--gpuperf-tuning-budget=0.01 spent*"])

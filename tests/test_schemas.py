@@ -1,0 +1,77 @@
+"""The shipped JSON Schemas: every committed results and baseline file follows the schema it names,
+and the schemas refuse what the formats forbid (so the first test is not vacuous)."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_gpuperf import BASELINE_SCHEMA, RESULTS_SCHEMA
+from pytest_gpuperf.schemas import FILES, SchemaError, problems, schema_for, validate
+
+ROOT = Path(__file__).resolve().parent.parent
+COMMITTED = sorted((ROOT / "results").rglob("*.json")) + sorted((ROOT / "baselines").glob("*.json"))
+
+
+def _shipped() -> list[Path]:
+    return [p for p in COMMITTED if json.loads(p.read_text()).get("schema") in FILES]
+
+
+def test_schemas_ship_with_the_package():
+    for name in FILES:
+        assert schema_for(name)["properties"]["schema"] == {"const": name}
+
+
+@pytest.mark.parametrize("path", _shipped(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_committed_file_follows_its_schema(path):
+    validate(json.loads(path.read_text()), source=str(path))
+
+
+def test_both_formats_are_committed():
+    names = {json.loads(p.read_text())["schema"] for p in _shipped()}
+    assert {RESULTS_SCHEMA, BASELINE_SCHEMA} <= names
+
+
+def _doc(schema: str) -> dict:
+    return json.loads(next(p for p in _shipped() if json.loads(p.read_text())["schema"] == schema).read_text())
+
+
+def _first_entry(doc: dict) -> dict:
+    section = next(iter(doc["backends"].values()))
+    return next(iter(section["metrics"].values()))
+
+
+@pytest.mark.parametrize("schema,break_it,where", [
+    (RESULTS_SCHEMA, lambda d: d["device"].update(compute_units="132"), "device/compute_units"),
+    (RESULTS_SCHEMA, lambda d: d["device"].update(peak_bandwidth_gbs="3352"), "device/peak_bandwidth_gbs"),
+    (RESULTS_SCHEMA, lambda d: d["metrics"][0].update(better="faster"), "metrics/0/better"),
+    (RESULTS_SCHEMA, lambda d: d["metrics"][0].update(identity=["opt"]), "metrics/0/identity"),
+    (RESULTS_SCHEMA, lambda d: d["metrics"][0].update(stats={"median": 1.0, "mad": 0.0, "min": 1.0, "max": 1.0,
+                                                             "n": 2, "samples": [1.0, "x"]}), "metrics/0/stats"),
+    (RESULTS_SCHEMA, lambda d: d.pop("metrics"), "(top level)"),
+    (BASELINE_SCHEMA, lambda d: _first_entry(d).update(value="1.0"), "value"),
+    (BASELINE_SCHEMA, lambda d: _first_entry(d).update(samples=[1.0, None]), "samples/1"),
+    (BASELINE_SCHEMA, lambda d: _first_entry(d).update(tolerance={"pct": 3}), "tolerance"),
+    (BASELINE_SCHEMA, lambda d: _first_entry(d).update(identity="x"), "identity"),
+])
+def test_schema_refuses_a_broken_document(schema, break_it, where):
+    doc = copy.deepcopy(_doc(schema))
+    assert problems(doc, schema) == []
+    break_it(doc)
+    found = problems(doc, schema)
+    assert found and any(where in f for f in found), found
+
+
+def test_new_keys_are_allowed_and_versions_are_checked_by_name():
+    doc = copy.deepcopy(_doc(RESULTS_SCHEMA))
+    doc["device"]["a_key_added_later"] = {"x": 1}
+    doc["metrics"][0]["another"] = [1]
+    validate(doc)
+    doc["schema"] = "pytest-gpuperf/2"
+    with pytest.raises(SchemaError, match="unknown schema 'pytest-gpuperf/2'"):
+        validate(doc)
+    with pytest.raises(SchemaError, match="has schema 'pytest-gpuperf/2', expected 'pytest-gpuperf/1'"):
+        validate(doc, RESULTS_SCHEMA)

@@ -141,7 +141,8 @@ def test_sweep(gpu_device, gpuperf_record, request, fn):
                                         "worst": sc.worst([x], y), "mismatch_input_bits": r.mismatch_bits}),
                    identity=ident)
     gpuperf_record(f"accuracy.sweep.fp32.{fn}.checked_per_s", rate, "1/s", better="higher",
-                   tolerance={"rel": 0.6} if info.is_cpu else None,  # one pass on shared CPU cores
+                   # one pass on 2 shared CPU cores: a concurrent process halved it (PoCL A/A run, −45 %)
+                   tolerance={"rel": 1.0} if info.is_cpu else None,
                    info=check.jsonable({"mode": mode, "checked": r.count, "device_s": r.seconds, "single_pass": True,
                          "plain_sweep_per_s": r.count / r.plain_seconds,
                          "checked_over_plain_time": r.seconds / r.plain_seconds,

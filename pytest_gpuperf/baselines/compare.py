@@ -50,10 +50,12 @@ def band(expected: float, tolerance: Mapping[str, float]) -> float:
     return max(terms)
 
 
-def edges(expected: float, width: float, direction: str) -> tuple[float, float]:
-    """(low, high) edges of the accepted band; ratio-safe on the bad side of positive metrics."""
+def edges(expected: float, width: float, direction: str, ratio_safe: bool = True) -> tuple[float, float]:
+    """(low, high) edges of the accepted band; with ``ratio_safe`` (a band set by a relative floor) the
+    low edge of a positive metric is e / (1 + w/e), so a relative band wider than the value keeps an
+    edge; an absolute band a test chose stays linear (it means what it says)."""
     low, high = expected - width, expected + width
-    if expected > 0 and direction in ("lower", "higher"):
+    if ratio_safe and expected > 0 and direction in ("lower", "higher"):
         low = expected / (1.0 + width / expected)
     return low, high
 
@@ -126,7 +128,8 @@ def compare(measured: float, better: str, entry: Mapping[str, Any] | None, *,
             return Comparison("ungated", expected, width, delta, reason="not gated: " + why)
     if math.isnan(measured):
         return Comparison("regressed", expected, width, delta, reason="the measured value is NaN")
-    low, high = edges(expected, width, direction)
+    tol = entry.get("tolerance", {})
+    low, high = edges(expected, width, direction, ratio_safe=float(tol.get("rel", 0.0)) * abs(expected) >= width)
     if direction == "bound":
         verdict = "regressed" if measured > high else "pass"
     elif direction == "exact":

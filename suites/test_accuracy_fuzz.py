@@ -141,8 +141,9 @@ def test_sweep(gpu_device, gpuperf_record, request, fn):
                                         "worst": sc.worst([x], y), "mismatch_input_bits": r.mismatch_bits}),
                    identity=ident)
     gpuperf_record(f"accuracy.sweep.fp32.{fn}.checked_per_s", rate, "1/s", better="higher",
-                   # one pass on 2 shared CPU cores: a concurrent process halved it (PoCL A/A run, −45 %)
-                   tolerance={"rel": 1.0} if info.is_cpu else None,
+                   # one timed pass on 2 shared CPU cores: a concurrent process halved it (PoCL A/A run, −45 %)
+                   # and one pass of an unchanged run took 2.2x its baseline (A/A run 3): a 200 % band there
+                   tolerance={"rel": 2.0} if info.is_cpu else None,
                    info=check.jsonable({"mode": mode, "checked": r.count, "device_s": r.seconds, "single_pass": True,
                          "plain_sweep_per_s": r.count / r.plain_seconds,
                          "checked_over_plain_time": r.seconds / r.plain_seconds,
@@ -151,7 +152,8 @@ def test_sweep(gpu_device, gpuperf_record, request, fn):
     # the issue's yardstick: a plain one-kernel sweep against the fp64 reference (evaluate, compare, max)
     gpuperf_record(f"accuracy.sweep.fp32.{fn}.checked_over_reference", r.seconds / r.ref_seconds, "x",
                    better="bound" if exhaustive else "lower", bound=2.0 if exhaustive else None,
-                   tolerance=None if exhaustive else {"rel": 1.0},  # one short pass: noisy, CPU doubly so
+                   # one short pass each: noisy; on CPU devices one pass of an unchanged run took 2.2x (A/A run 3)
+                   tolerance=None if exhaustive else {"rel": 2.0 if info.is_cpu else 1.0},
                    info=check.jsonable({"target": "issue 4: checked sweep within 2x of a plain one-kernel sweep "
                                                   "against an fp64 reference on the device", "mode": mode,
                                         "checked_s": r.seconds, "reference_s": r.ref_seconds,

@@ -51,9 +51,9 @@ def band(expected: float, tolerance: Mapping[str, float]) -> float:
 
 
 def edges(expected: float, width: float, direction: str, ratio_safe: bool = True) -> tuple[float, float]:
-    """(low, high) edges of the accepted band; with ``ratio_safe`` (a band set by a relative floor) the
-    low edge of a positive metric is e / (1 + w/e), so a relative band wider than the value keeps an
-    edge; an absolute band a test chose stays linear (it means what it says)."""
+    """(low, high) edges of the accepted band; with ``ratio_safe`` (a band set by a relative floor or by
+    measured noise) the low edge of a positive metric is e / (1 + w/e), so a band wider than the value
+    keeps an edge; an absolute band a test chose stays linear (it means what it says)."""
     low, high = expected - width, expected + width
     if ratio_safe and expected > 0 and direction in ("lower", "higher"):
         low = expected / (1.0 + width / expected)
@@ -129,7 +129,9 @@ def compare(measured: float, better: str, entry: Mapping[str, Any] | None, *,
     if math.isnan(measured):
         return Comparison("regressed", expected, width, delta, reason="the measured value is NaN")
     tol = entry.get("tolerance", {})
-    low, high = edges(expected, width, direction, ratio_safe=float(tol.get("rel", 0.0)) * abs(expected) >= width)
+    # ratio-safe unless the test's own absolute band sets the width (a relative floor or measured noise
+    # wider than the value must still leave an edge a halved bandwidth crosses)
+    low, high = edges(expected, width, direction, ratio_safe=float(tol.get("abs", 0.0)) < width)
     if direction == "bound":
         verdict = "regressed" if measured > high else "pass"
     elif direction == "exact":

@@ -95,13 +95,9 @@ def cmd_gatecheck(args: argparse.Namespace) -> int:
     key = info.key
     results_dir = Path(args.results_dir or f"results/{key}") / "gatecheck"
     out = Path(args.out or f"results/{key}/gatecheck.json")
-    chosen = gc.default_plants(info.is_cpu, args.memory, args.compute)
-    if args.plant is not None:
-        wanted = set(args.plant)
-        unknown = wanted - {p.kind for p in chosen} - {"none"}
-        if unknown:
-            raise GpuPerfError(f"--plant {sorted(unknown)}: known kinds are {[p.kind for p in chosen]} (or none)")
-        chosen = [p for p in chosen if p.kind in wanted]
+    baseline = store.load(args.baseline_dir or "baselines", key)
+    recorded = {name: e["test"] for name, e in baseline.metrics(info.backend).items() if "test" in e}
+    chosen = gc.choose_plants(args.plant, info.is_cpu, recorded, args.memory, args.compute)
     doc = gc.gatecheck(device=args.device, out=out, aa=args.aa, plant_list=chosen, tries=args.tries,
                        baseline_dir=args.baseline_dir, results_dir=results_dir,
                        commit=args.commit or git_commit(), append=args.append, fresh_first=args.fresh_first)
@@ -130,8 +126,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     g = sub.add_parser("gatecheck", help="run the README's main command N times (A/A) plus planted regressions")
     g.add_argument("--device", default="0", help="--gpuperf-device of the runs (default 0, as in the README)")
     g.add_argument("--aa", type=int, default=3, help="A/A runs of the whole suites/ (default 3)")
-    g.add_argument("--plant", action="append", default=None, metavar="KIND",
-                   help="planted kinds to try (memory, compute, ulp, missing; default all; 'none' for none)")
+    g.add_argument("--plant", action="append", default=None, metavar="KIND[=ARG]",
+                   help="planted regression to try, repeatable: memory[=F], compute[=F], ulp[=FUNCTION], "
+                        "missing[=METRIC] (default: all four at the device class's sizes; 'none' for none)")
     g.add_argument("--tries", type=int, default=3, help="tries per planted kind (default 3)")
     g.add_argument("--memory", type=float, default=None, help="planted memory-bound slowdown (default 0.05 on GPUs)")
     g.add_argument("--compute", type=float, default=None, help="planted compute-bound slowdown (default 0.05)")

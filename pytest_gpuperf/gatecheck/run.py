@@ -24,7 +24,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from filelock import FileLock
 
@@ -73,6 +73,42 @@ def default_plants(is_cpu: bool, memory: float | None = None, compute: float | N
         Plant("missing", "memory.copy.bandwidth.16MiB", "memory.copy.bandwidth.16MiB",
               ("suites/test_memory.py", "-k", "copy_bandwidth and 16MiB")),
     ]
+
+
+def choose_plants(specs: Sequence[str] | None, is_cpu: bool, baseline_tests: Mapping[str, str] | None = None,
+                  memory: float | None = None, compute: float | None = None) -> list[Plant]:
+    """The plants a ``--plant`` list asks for: ``KIND`` (the device class's default size and metric) or
+    ``KIND=ARG`` (``memory=0.5``, ``compute=0.1``, ``ulp=cos``, ``missing=NAME``); ``none`` alone means no
+    plants, ``None`` the four defaults. A plant whose target metric is in the baseline runs only the test
+    that recorded it there (its node id); otherwise the default's ``-k`` selection. Raises
+    :class:`GpuPerfError` with one line naming the bad value."""
+    defaults = {p.kind: p for p in default_plants(is_cpu, memory, compute)}
+    if specs is None:
+        return list(defaults.values())
+    tests = dict(baseline_tests or {})
+    chosen: list[Plant] = []
+    for spec in specs:
+        if spec == "none":
+            continue
+        kind, sep, arg = spec.partition("=")
+        if kind not in defaults:
+            raise GpuPerfError(f"--plant {spec!r}: use KIND or KIND=ARG with KIND one of {sorted(defaults)} (or none)")
+        base = defaults[kind]
+        if not sep:
+            chosen.append(base)
+            continue
+        try:
+            plants.parse([spec])
+        except ValueError as exc:
+            raise GpuPerfError(str(exc).replace("--gpuperf-plant", "--plant")) from None
+        if kind in ("memory", "compute"):
+            chosen.append(Plant(kind, arg, base.metric, base.tests))
+            continue
+        metric = f"accuracy.fp32.{arg}.max_ulp" if kind == "ulp" else arg
+        fallback = (("suites/test_accuracy_math.py", "-k", f"test_math_function and {arg}- and fp32")
+                    if kind == "ulp" else ("suites/",))
+        chosen.append(Plant(kind, arg, metric, (tests[metric],) if metric in tests else fallback))
+    return chosen
 
 
 @dataclass

@@ -1,0 +1,156 @@
+"""The gate check (``gpuperf-baseline gatecheck``) end to end on the real OpenCL device of this machine.
+
+A tiny generated project (its own ``suites/``) stands in for the repository's suites so the A/A runs —
+the whole ``suites/`` each time, as the README's command does — take seconds; the memory plant is also
+tried on the repository's own copy test, where it lives."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_gpuperf.baselines.cli import main
+from pytest_gpuperf.devices import discover
+from pytest_gpuperf.errors import GpuPerfError
+from pytest_gpuperf.gatecheck import run as gc
+
+INV = discover()
+pytestmark = pytest.mark.skipif(not any(d.backend == "opencl" for d in INV.devices),
+                                reason="no OpenCL device (install pocl-opencl-icd)")
+DEV = "opencl:0"
+REPO = Path(__file__).resolve().parents[1]
+
+# A copy that honours the memory plant the way suites/test_memory.py does (moves (1 + F) x the bytes it
+# is credited with), and a second, exact metric for the missing plant. Its band is the test's own
+# (±50 %): this file checks the gate-check protocol, not how noisy PoCL's bandwidth is on a shared host.
+TINY = '''
+import numpy as np
+from pytest_gpuperf.gatecheck import plants
+
+SRC = """__kernel void copy(__global const uint *a, __global uint *b) { size_t i = get_global_id(0); b[i] = a[i]; }"""
+SIZE = 4 << 20
+
+def test_copy(gpu_device, gpu_kernel, gpu_measure, gpuperf_record, gpuperf_plant):
+    moved = int(SIZE * (1 + plants.fraction(gpuperf_plant, "memory"))) // 4096 * 4096
+    k = gpu_kernel.compile(SRC, "copy")
+    a = gpu_kernel.to_device(np.ones(moved // 4, np.uint32))
+    b = gpu_kernel.to_device(np.zeros(moved // 4, np.uint32))
+    m = gpu_measure(k, (moved // 4,), (64,), [a, b])
+    bw = m.stats.reciprocal(2 * SIZE / 1e9)
+    gpuperf_record("tiny.copy.bandwidth", bw.median, "GB/s", better="higher", stats=bw, tolerance={"rel": 0.5})
+    gpuperf_record("tiny.copy.credited_bytes", float(SIZE), "bytes", better="exact")
+'''
+
+
+def _project(tmp_path: Path) -> tuple[Path, Path]:
+    """A project with ``suites/test_tiny.py`` and its baseline (one update run); returns (root, baseline dir)."""
+    (tmp_path / "suites").mkdir()
+    (tmp_path / "suites" / "test_tiny.py").write_text(TINY)
+    bl = tmp_path / "bl"
+    o = gc.run_pytest(DEV, ["suites/", "--gpuperf-update-baselines"], tmp_path / "update.json", tmp_path / "update.log",
+                      baseline_dir=str(bl), cwd=tmp_path)
+    assert o.exit == 0, o.log.read_text()
+    return tmp_path, bl
+
+
+def test_gatecheck_writes_the_schema_catches_plants_and_appends(tmp_path):
+    root, bl = _project(tmp_path)
+    out, runs = root / "gatecheck.json", root / "runs"
+    memory = gc.Plant("memory", "3", "tiny.copy.bandwidth", ("suites/test_tiny.py",))
+    missing = gc.Plant("missing", "tiny.copy.credited_bytes", "tiny.copy.credited_bytes", ("suites/test_tiny.py",))
+    kw = dict(device=DEV, out=out, baseline_dir=str(bl), results_dir=runs, cwd=root, echo=lambda line: None)
+    doc = gc.gatecheck(aa=1, plant_list=[memory, missing], tries=1, commit="abc1234", append=False,
+                       fresh_first=True, **kw)
+
+    assert json.loads(out.read_text()) == doc
+    assert doc["schema"] == gc.SCHEMA and doc["commit"] == "abc1234"
+    assert doc["device"]["key"] and doc["command"] == f"pytest --gpuperf-device={DEV} suites/"
+    (aa,) = doc["aa"]
+    assert aa["run"] == 1 and aa["metrics"] == 2 and aa["fresh_machine"] is True
+    assert aa["exit"] == 0 and aa["regressed"] == [] and aa["missing"] == [], aa
+    assert (runs / "aa-1.json").exists() and (runs / "aa-1.log").exists()
+    by_kind = {p["kind"]: p for p in doc["planted"]}
+    assert by_kind["memory"]["size"] == 3.0
+    assert (by_kind["memory"]["tries"], by_kind["memory"]["detected"]) == (1, 1), by_kind["memory"]
+    assert by_kind["memory"]["verdicts"] == ["regressed"]
+    assert (by_kind["missing"]["detected"], by_kind["missing"]["verdicts"]) == (1, ["missing"])
+    assert gc.verdict(doc) == (True, [])
+
+    # a second call adds to the file: A/A runs are renumbered, tries of the same plant summed
+    with pytest.raises(GpuPerfError, match="pass --append"):
+        gc.gatecheck(aa=1, plant_list=[], tries=0, commit="abc1234", append=False, fresh_first=False, **kw)
+    doc2 = gc.gatecheck(aa=1, plant_list=[missing], tries=1, commit="def5678", append=True, fresh_first=True, **kw)
+    assert [r["run"] for r in doc2["aa"]] == [1, 2]
+    assert doc2["aa"][1]["fresh_machine"] is False  # only the file's very first run starts fresh
+    assert (runs / "aa-2.json").exists() and (runs / "plant-missing-2.json").exists()
+    by_kind = {p["kind"]: p for p in doc2["planted"]}
+    assert (by_kind["missing"]["tries"], by_kind["missing"]["detected"]) == (2, 2)
+    assert by_kind["memory"]["tries"] == 1
+    assert doc2["commits"] == ["abc1234", "def5678"] and doc2["commit"] == "def5678"
+
+
+def test_an_undetected_plant_fails_the_gate_check(tmp_path):
+    """A plant the gate misses is reported: a planted 'missing' of a metric nobody records is not caught."""
+    root, bl = _project(tmp_path)
+    ghost = gc.Plant("missing", "tiny.no.such.metric", "tiny.no.such.metric", ("suites/test_tiny.py",))
+    doc = gc.gatecheck(device=DEV, out=root / "g.json", aa=0, plant_list=[ghost], tries=1, baseline_dir=str(bl),
+                       results_dir=root / "runs", commit="x", append=False, fresh_first=False, cwd=root,
+                       echo=lambda line: None)
+    passed, problems = gc.verdict(doc)
+    assert not passed and problems == ["plant missing=tiny.no.such.metric on tiny.no.such.metric: caught 0 of 1"]
+
+
+def test_memory_plant_is_caught_on_the_copy_suite(tmp_path):
+    """The repository's copy test with the memory plant: the copy moves 4x the bytes it is credited
+    with, its info says so, and the gate (baseline from an unchanged run) calls it a regression."""
+    bl, runs = tmp_path / "bl", tmp_path / "runs"
+    sel = ("suites/test_memory.py", "-k", "copy_bandwidth and 16MiB")
+    o = gc.run_pytest(DEV, [*sel, "--gpuperf-update-baselines"], runs / "u.json", runs / "u.log", baseline_dir=str(bl),
+                      cwd=REPO)
+    assert o.exit == 0, o.log.read_text()
+    plant = gc.Plant("memory", "3", "memory.copy.bandwidth.16MiB", sel)
+    doc = gc.gatecheck(device=DEV, out=tmp_path / "g.json", aa=0, plant_list=[plant], tries=1, baseline_dir=str(bl),
+                       results_dir=runs, commit="x", append=False, fresh_first=False, cwd=REPO, echo=lambda line: None)
+    (p,) = doc["planted"]
+    assert p["verdicts"] == ["regressed"] and p["detected"] == 1, p
+    (m,) = [m for m in json.loads((runs / "plant-memory-1.json").read_text())["metrics"]
+            if m["name"] == "memory.copy.bandwidth.16MiB"]
+    assert m["info"]["planted_slowdown"] == pytest.approx(3.0)
+    assert "planted_slowdown" not in m.get("identity", {})  # a plant is recorded, never part of what is compared
+
+
+def test_choose_plants():
+    recorded = {"accuracy.fp32.cos.max_ulp": "suites/test_accuracy_math.py::test_math_function[cos-fp32]"}
+    assert [p.kind for p in gc.choose_plants(None, True)] == ["memory", "compute", "ulp", "missing"]
+    assert gc.choose_plants(["none"], True) == []
+    mem, ulp, gone = gc.choose_plants(["memory=0.5", "ulp=cos", "missing=x.y"], False, recorded)
+    assert (mem.size, mem.metric) == (0.5, "memory.copy.bandwidth.1GiB")
+    assert ulp.metric == "accuracy.fp32.cos.max_ulp" and ulp.tests == (recorded[ulp.metric],)
+    assert (gone.metric, gone.tests) == ("x.y", ("suites/",))
+    (comp,) = gc.choose_plants(["compute"], True)
+    assert comp.size == 1.5  # a CPU device's default: the smallest compute slowdown its noise lets it catch
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--plant", "bogus"], "--plant 'bogus': use KIND or KIND=ARG with KIND one of"),
+    (["--plant", "memory=fast"], "--plant 'memory=fast': memory takes a fraction such as 0.05"),
+    (["--aa", "-1"], "--aa and --tries must be non-negative"),
+])
+def test_cli_errors_are_one_line(tmp_path, capsys, argv, message):
+    code = main(["gatecheck", "--device", DEV, "--out", str(tmp_path / "g.json"), "--results-dir", str(tmp_path), *argv])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and err.startswith("gpuperf-baseline: ") and message in err, err
+
+
+def test_cli_refuses_to_extend_a_foreign_file(tmp_path, capsys):
+    out = tmp_path / "g.json"
+    out.write_text("{not json")
+    argv = ["gatecheck", "--device", DEV, "--out", str(out), "--results-dir", str(tmp_path), "--plant", "none"]
+    assert main([*argv, "--aa", "0"]) == 2
+    assert "exists; pass --append" in capsys.readouterr().err
+    assert main([*argv, "--aa", "0", "--append"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "is not valid JSON" in err and "move it aside" in err
+    assert out.read_text() == "{not json"  # never overwritten

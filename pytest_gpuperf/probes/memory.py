@@ -217,14 +217,22 @@ def launch_tolerance(info: Any) -> dict[str, float] | None:
     """The band of a launch time (``launch.*`` in µs) on ``info``'s device, one rule for both suites that
     record them. GPUs keep the noise-derived one (``None``).
 
-    On CPU devices every launch time is bimodal, and the cause is measured: a kernel whose work-groups
-    reach a PoCL worker thread that went to sleep pays that thread's wake-up. Empty kernels of 1–128
-    groups on the 2-core host read either 1.2–1.7 µs or 11–20 µs per launch (10th/90th percentiles of
-    one measurement: 1.3 and 17 µs), and whether the median lands in the fast or the slow mode depends
-    on how long the host paused between launches — it flipped between consecutive measurements of the
-    same grid, and a whole first run on a fresh machine read 11–13 µs against 0.3 µs baselines. The band
-    is therefore the slow mode's reach, 25 µs absolute: a launch path that got tens of µs slower still
-    fails, a sleeping worker does not."""
+    On CPU devices every launch time is bimodal, and the cause is measured (``scripts/diag_pocl_launch.py``,
+    saved in ``results/pocl-pthread-haswell-amd-epyc/diag/launch-modes.*``): PoCL's pthread driver runs one
+    worker thread per core, and on the 2-core host those two workers share the cores with the Python
+    thread that enqueues and polls and with anything else runnable; a launch that finds a worker
+    descheduled waits for the OS scheduler. Empty 1- and 2-group kernels read ~1 µs (fast mode) or
+    11–20 µs (slow mode) per launch; 0–61 % of a measurement's launches were slow with two workers, 46–84 %
+    with a busy neighbour process (p90 59–86 µs), and 0–3 % with ``POCL_MAX_PTHREAD_COUNT=1`` even beside
+    that neighbour. Not the kernel cache: compilation (1.0 s fresh, 0.06 s cached) happens before the
+    timed launches, and fresh- and warm-cache processes show the slow mode alike (only the first
+    measurement after a fresh compile was slow more often, 47–60 % against 0–38 % warm, which makes a
+    fresh machine's first run the likeliest to land in it). Not the
+    worker's sleep: pausing 20 ms between launches moves the fast mode from ~1 to ~3 µs, not to 11 µs. Not
+    the clock: 2445 MHz before and after every condition. Whether a run's median lands in the slow mode
+    thus depends on the host's load at that moment — a whole first run on a fresh machine read 11–13 µs
+    against 0.3 µs baselines. The band is therefore the slow mode's reach, 25 µs absolute: a launch path
+    that got tens of µs slower still fails, a descheduled worker does not."""
     return {"abs": 25.0, "rel": 2.0} if info.is_cpu else None
 
 

@@ -16,6 +16,7 @@ shows what the reference itself costs.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -41,6 +42,9 @@ _BODY = r"""
       int e = a == 0.0 ? -126 : ilogb(a); e = e < -126 ? -126 : (e > 127 ? 127 : e);
       eulp = fabs((double)y - r) * ldexp(1.0, 23 - e);  // exact: a power-of-two scale
     }
+#if GP_SUM
+    if (!bad) { sc += ecr; su += eulp; sn += 1.0; }
+#endif
     KEYT kc = (((KEYT)AS_UINT((float)ecr)) << 32) | (KEYT)b;
     KEYT ku = (((KEYT)AS_UINT((float)eulp)) << 32) | (KEYT)b;
     bc = kc > bc ? kc : bc; bu = ku > bu ? ku : bu;
@@ -54,9 +58,14 @@ CUDA_SRC = r"""
 #define KEYT unsigned long long
 #define I64 long long
 extern "C" __global__ void acc_sweep(unsigned int start, unsigned int stride, unsigned long long count,
-                                     unsigned long long* out_cr, unsigned long long* out_ulp, unsigned long long* out_mm) {
+                                     unsigned long long* out_cr, unsigned long long* out_ulp, unsigned long long* out_mm,
+                                     double* out_sum) {
   __shared__ unsigned long long s[3][WG_SIZE];
   KEYT bc = 0, bu = 0, mm = 0;
+#if GP_SUM
+  __shared__ double d[3][WG_SIZE];
+  double sc = 0.0, su = 0.0, sn = 0.0;
+#endif
   for (unsigned long long k = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; k < count;
        k += (unsigned long long)gridDim.x * blockDim.x) {
     unsigned int b = start + (unsigned int)k * stride;
@@ -64,12 +73,25 @@ extern "C" __global__ void acc_sweep(unsigned int start, unsigned int stride, un
   }
   int t = threadIdx.x;
   s[0][t] = bc; s[1][t] = bu; s[2][t] = mm;
+#if GP_SUM
+  d[0][t] = sc; d[1][t] = su; d[2][t] = sn;
+#endif
   __syncthreads();
   for (int h = WG_SIZE / 2; h > 0; h >>= 1) {
-    if (t < h) for (int j = 0; j < 3; ++j) { KEYT o = s[j][t + h]; if (o > s[j][t]) s[j][t] = o; }
+    if (t < h) for (int j = 0; j < 3; ++j) {
+      KEYT o = s[j][t + h]; if (o > s[j][t]) s[j][t] = o;
+#if GP_SUM
+      d[j][t] += d[j][t + h];
+#endif
+    }
     __syncthreads();
   }
-  if (t == 0) { out_cr[blockIdx.x] = s[0][0]; out_ulp[blockIdx.x] = s[1][0]; out_mm[blockIdx.x] = s[2][0]; }
+  if (t == 0) {
+    out_cr[blockIdx.x] = s[0][0]; out_ulp[blockIdx.x] = s[1][0]; out_mm[blockIdx.x] = s[2][0];
+#if GP_SUM
+    for (int j = 0; j < 3; ++j) out_sum[3 * blockIdx.x + j] = d[j][0];
+#endif
+  }
 }
 extern "C" __global__ void acc_plain(unsigned int start, unsigned int stride, unsigned long long count,
                                      unsigned int* out) {
@@ -113,21 +135,39 @@ OPENCL_SRC = r"""
 #define KEYT ulong
 #define I64 long
 __kernel void acc_sweep(uint start, uint stride, ulong count, __global ulong* out_cr, __global ulong* out_ulp,
-                        __global ulong* out_mm) {
+                        __global ulong* out_mm, __global double* out_sum) {
   __local ulong s[3][WG_SIZE];
   KEYT bc = 0, bu = 0, mm = 0;
+#if GP_SUM
+  __local double d[3][WG_SIZE];
+  double sc = 0.0, su = 0.0, sn = 0.0;
+#endif
   for (ulong k = get_global_id(0); k < count; k += get_global_size(0)) {
     uint b = start + (uint)k * stride;
     BODY
   }
   int t = get_local_id(0);
   s[0][t] = bc; s[1][t] = bu; s[2][t] = mm;
+#if GP_SUM
+  d[0][t] = sc; d[1][t] = su; d[2][t] = sn;
+#endif
   barrier(CLK_LOCAL_MEM_FENCE);
   for (int h = WG_SIZE / 2; h > 0; h >>= 1) {
-    if (t < h) for (int j = 0; j < 3; ++j) { KEYT o = s[j][t + h]; if (o > s[j][t]) s[j][t] = o; }
+    if (t < h) for (int j = 0; j < 3; ++j) {
+      KEYT o = s[j][t + h]; if (o > s[j][t]) s[j][t] = o;
+#if GP_SUM
+      d[j][t] += d[j][t + h];
+#endif
+    }
     barrier(CLK_LOCAL_MEM_FENCE);
   }
-  if (t == 0) { out_cr[get_group_id(0)] = s[0][0]; out_ulp[get_group_id(0)] = s[1][0]; out_mm[get_group_id(0)] = s[2][0]; }
+  if (t == 0) {
+    int g = get_group_id(0);
+    out_cr[g] = s[0][0]; out_ulp[g] = s[1][0]; out_mm[g] = s[2][0];
+#if GP_SUM
+    for (int j = 0; j < 3; ++j) out_sum[3 * g + j] = d[j][0];
+#endif
+  }
 }
 __kernel void acc_plain(uint start, uint stride, ulong count, __global uint* out) {
   uint acc = 0;
@@ -175,13 +215,16 @@ def _call(fn: str) -> str:
     return fn if "x0" in fn else f"{fn}(x0)"
 
 
-def source(backend: str, fn32: str, fn64: str, plant: bool = False) -> str:
+def source(backend: str, fn32: str, fn64: str, plant: bool = False, sums: bool = False) -> str:
     """The sweep program for ``fn32`` checked against ``fn64`` (names or expressions in ``x0``);
-    ``plant``: the gate check's 1-ulp plant on the binary32 result."""
+    ``plant``: the gate check's 1-ulp plant on the binary32 result; ``sums``: also sum both error
+    conventions over the scored inputs (for a mean over every input — off for the timed sweep suite,
+    whose checked-vs-reference time ratio measures the checking it always does)."""
     src = CUDA_SRC if backend == "cuda" else OPENCL_SRC
     body32 = f"gp_plant(({_call(fn32)}), x0)" if plant else f"({_call(fn32)})"
     head = src[:src.index("#define AS_FLOAT")] if "#pragma" in src[:40] else ""
-    macros = f"#define FN32(x0) {body32}\n#define FN64(x0) ({_call(fn64)})\n"
+    macros = (f"#define FN32(x0) {body32}\n#define FN64(x0) ({_call(fn64)})\n"
+              f"#define GP_SUM {int(sums)}\n")
     rest = src[len(head):]
     # the plant helper needs the AS_* macros' types only through the intrinsics it calls itself
     return (head + macros + (PLANT[backend] if plant else "") + rest.replace("BODY", _BODY)
@@ -198,6 +241,16 @@ class SweepResult:
     worst_cr: tuple[float, int]  # (steps, input bits)
     worst_ulp: tuple[float, int]
     mismatch_bits: int | None  # largest input bits with an inf/nan mismatch, None if none
+    #: with ``sums``: (Σ cr, Σ ulp, inputs scored) over every input without an inf/nan mismatch (matching
+    #: nan/inf results score 0, as in :func:`.ulp.ulp_errors`); summed in a fixed order, so deterministic
+    sums: tuple[float, float, int] | None = None
+
+    def mean(self, metric: str) -> float:
+        """The mean error in ``metric`` (``cr`` or ``ulp``) over every scored input."""
+        if self.sums is None:
+            raise ValueError("this sweep ran without sums=True")
+        s_cr, s_ulp, n = self.sums
+        return (s_cr if metric == "cr" else s_ulp) / n if n else 0.0
 
 
 def _unpack(keys: np.ndarray) -> tuple[float, int]:
@@ -208,13 +261,14 @@ def _unpack(keys: np.ndarray) -> tuple[float, int]:
 
 def run_sweep(device, fn32: str, fn64: str, stride: int, count: int, chunk: int = 1 << 30,
               timeout_s: float = 120.0, *, start: int = 0, options: tuple[str, ...] = (), plant: bool = False,
-              checked_only: bool = False) -> SweepResult:
+              checked_only: bool = False, sums: bool = False) -> SweepResult:
     """Check ``count`` inputs ``start + k·stride`` (k < count) of ``fn32`` against ``fn64`` on ``device``.
 
     ``checked_only`` skips the two comparison kernels (evaluate-only and plain reference sweep), for
-    certificates that need only the checked maximum; their times are then 0."""
+    certificates that need only the checked maximum; their times are then 0. ``sums`` also returns the
+    error sums for a mean over every checked input (:attr:`SweepResult.sums`)."""
     backend = device.info.backend
-    src = source(backend, fn32, fn64, plant)
+    src = source(backend, fn32, fn64, plant, sums)
     groups = GROUPS if not device.info.is_cpu else 4 * max(1, device.info.compute_units)
     k_sweep = device.compile(src, "acc_sweep", options)
     k_plain = None if checked_only else device.compile(src, "acc_plain", options)
@@ -222,6 +276,8 @@ def run_sweep(device, fn32: str, fn64: str, stride: int, count: int, chunk: int 
     ref_out = device.empty(groups * 4)
     ref_max = 0.0
     outs = [device.empty(groups * 8) for _ in range(3)]
+    sum_out = device.empty(groups * 3 * 8)
+    sum_parts: list[np.ndarray] = []
     plain_out = device.empty(groups * 4)
     keys = [[], [], []]
     secs = plain = ref = 0.0
@@ -229,10 +285,12 @@ def run_sweep(device, fn32: str, fn64: str, stride: int, count: int, chunk: int 
     while done < count:
         n = min(chunk, count - done)
         args = [np.uint32(start & 0xFFFFFFFF), np.uint32(stride), np.uint64(n)]
-        h = device.timed(lambda: device.launch(k_sweep, (groups * LOCAL,), (LOCAL,), [*args, *outs]))
+        h = device.timed(lambda: device.launch(k_sweep, (groups * LOCAL,), (LOCAL,), [*args, *outs, sum_out]))
         secs += device.elapsed(h, timeout_s)
         for j in range(3):
             keys[j].append(device.to_host(outs[j], np.uint64, groups).copy())
+        if sums:
+            sum_parts.append(device.to_host(sum_out, np.float64, 3 * groups).reshape(groups, 3).copy())
         if k_plain is not None and k_ref is not None:
             hp = device.timed(lambda: device.launch(k_plain, (groups * LOCAL,), (LOCAL,), [*args, plain_out]))
             plain += device.elapsed(hp, timeout_s)
@@ -244,4 +302,9 @@ def run_sweep(device, fn32: str, fn64: str, stride: int, count: int, chunk: int 
     cr = _unpack(np.concatenate(keys[0]))
     ul = _unpack(np.concatenate(keys[1]))
     mm = int(np.concatenate(keys[2]).max())
-    return SweepResult(count, secs, plain, ref, ref_max, cr, ul, (mm & 0xFFFFFFFF) if mm else None)
+    tot = None
+    if sums:
+        parts = np.concatenate(sum_parts)
+        # fsum: exactly rounded, so the order of the groups' partial sums cannot matter
+        tot = (math.fsum(parts[:, 0]), math.fsum(parts[:, 1]), int(math.fsum(parts[:, 2])))
+    return SweepResult(count, secs, plain, ref, ref_max, cr, ul, (mm & 0xFFFFFFFF) if mm else None, tot)

@@ -60,7 +60,8 @@ def test_summation(gpu_device, gpu_measure, gpuperf_record, accuracy_rng, layout
             base = f"accuracy.sum.{label}.{layout}.n{lg}"
             gpuperf_record(f"{base}.abs_err", err, "1", better="lower", tolerance={"rel": 1.0, "abs": 1e-30},
                            info={"exact_mpfr": exact, "result": got, "n": n, "data": "thesis Fig. 8: U(1e-3,1e-2) & "
-                                 "U(1e2,1e3) with negatives", "layout": layout})
+                                 "U(1e2,1e3) with negatives", "layout": layout},
+                           identity={"inputs": "seeded", "n": n, "seed": data_seed})
             # µs-scale kernels on a shared 2-core CPU swing by up to 3× run to run (29.5 → 93 µs seen):
             # there the band only catches gross regressions
             gpuperf_record(f"{base}.time_us", us.median, "us", better="lower", stats=us, info={"n": n},

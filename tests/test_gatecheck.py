@@ -121,13 +121,25 @@ def test_memory_plant_is_caught_on_the_copy_suite(tmp_path):
     assert "planted_slowdown" not in m.get("identity", {})  # a plant is recorded, never part of what is compared
 
 
+def test_node_id_of_a_baseline_test_is_what_a_run_collects(tmp_path):
+    """The baseline's device-free test id, with the device put back, names a test pytest collects."""
+    ids = [gc.node_id("suites/test_memory.py::test_copy_bandwidth[16MiB]", DEV),
+           gc.node_id("suites/test_memory_hierarchy.py::test_launch_overhead_vs_grid", DEV)]
+    assert ids == ["suites/test_memory.py::test_copy_bandwidth[opencl:0-16MiB]",
+                   "suites/test_memory_hierarchy.py::test_launch_overhead_vs_grid[opencl:0]"]
+    o = gc.run_pytest(DEV, [*ids, "--collect-only"], tmp_path / "r.json", tmp_path / "r.log", baseline_dir=None,
+                      cwd=REPO)
+    assert o.exit == 0 and "2 tests collected" in o.log.read_text(), o.log.read_text()
+
+
 def test_choose_plants():
     recorded = {"accuracy.fp32.cos.max_ulp": "suites/test_accuracy_math.py::test_math_function[cos-fp32]"}
     assert [p.kind for p in gc.choose_plants(None, True)] == ["memory", "compute", "ulp", "missing"]
     assert gc.choose_plants(["none"], True) == []
-    mem, ulp, gone = gc.choose_plants(["memory=0.5", "ulp=cos", "missing=x.y"], False, recorded)
+    mem, ulp, gone = gc.choose_plants(["memory=0.5", "ulp=cos", "missing=x.y"], False, recorded, spec="cuda:0")
     assert (mem.size, mem.metric) == (0.5, "memory.copy.bandwidth.1GiB")
-    assert ulp.metric == "accuracy.fp32.cos.max_ulp" and ulp.tests == (recorded[ulp.metric],)
+    assert ulp.metric == "accuracy.fp32.cos.max_ulp"
+    assert ulp.tests == ("suites/test_accuracy_math.py::test_math_function[cuda:0-cos-fp32]",)
     assert (gone.metric, gone.tests) == ("x.y", ("suites/",))
     (comp,) = gc.choose_plants(["compute"], True)
     assert comp.size == 1.2  # a CPU device's default: the smallest compute slowdown its noise lets it catch

@@ -97,7 +97,7 @@ def cmd_gatecheck(args: argparse.Namespace) -> int:
     out = Path(args.out or f"results/{key}/gatecheck.json")
     baseline = store.load(args.baseline_dir or "baselines", key)
     recorded = {name: e["test"] for name, e in baseline.metrics(info.backend).items() if "test" in e}
-    chosen = gc.choose_plants(args.plant, info.is_cpu, recorded, args.memory, args.compute)
+    chosen = gc.choose_plants(args.plant, info.is_cpu, recorded, args.memory, args.compute, spec=info.spec)
     doc = gc.gatecheck(device=args.device, out=out, aa=args.aa, plant_list=chosen, tries=args.tries,
                        baseline_dir=args.baseline_dir, results_dir=results_dir,
                        commit=args.commit or git_commit(), append=args.append, fresh_first=args.fresh_first)

@@ -79,30 +79,39 @@ def default_plants(is_cpu: bool, memory: float | None = None, compute: float | N
     ]
 
 
+def node_id(test: str, spec: str) -> str:
+    """The node id of a baseline entry's ``test`` on device ``spec``: baselines store it without the device
+    parameter (``t.py::f[16MiB]``, :func:`pytest_gpuperf.session.strip_device_id`), a run collects
+    ``t.py::f[opencl:0-16MiB]`` (the device parameter comes first)."""
+    head, bracket, params = test.partition("[")
+    params = params[:-1] if bracket and params.endswith("]") else ""
+    return f"{head}[{spec}-{params}]" if params else f"{head}[{spec}]"
+
+
 def choose_plants(specs: Sequence[str] | None, is_cpu: bool, baseline_tests: Mapping[str, str] | None = None,
-                  memory: float | None = None, compute: float | None = None) -> list[Plant]:
+                  memory: float | None = None, compute: float | None = None, spec: str = "") -> list[Plant]:
     """The plants a ``--plant`` list asks for: ``KIND`` (the device class's default size and metric) or
     ``KIND=ARG`` (``memory=0.5``, ``compute=0.1``, ``ulp=cos``, ``missing=NAME``); ``none`` alone means no
     plants, ``None`` the four defaults. A plant whose target metric is in the baseline runs only the test
-    that recorded it there (its node id); otherwise the default's ``-k`` selection. Raises
+    that recorded it there (its node id on device ``spec``); otherwise the default's ``-k`` selection. Raises
     :class:`GpuPerfError` with one line naming the bad value."""
     defaults = {p.kind: p for p in default_plants(is_cpu, memory, compute)}
     if specs is None:
         return list(defaults.values())
     tests = dict(baseline_tests or {})
     chosen: list[Plant] = []
-    for spec in specs:
-        if spec == "none":
+    for value in specs:
+        if value == "none":
             continue
-        kind, sep, arg = spec.partition("=")
+        kind, sep, arg = value.partition("=")
         if kind not in defaults:
-            raise GpuPerfError(f"--plant {spec!r}: use KIND or KIND=ARG with KIND one of {sorted(defaults)} (or none)")
+            raise GpuPerfError(f"--plant {value!r}: use KIND or KIND=ARG with KIND one of {sorted(defaults)} (or none)")
         base = defaults[kind]
         if not sep:
             chosen.append(base)
             continue
         try:
-            plants.parse([spec])
+            plants.parse([value])
         except ValueError as exc:
             raise GpuPerfError(str(exc).replace("--gpuperf-plant", "--plant")) from None
         if kind in ("memory", "compute"):
@@ -111,7 +120,7 @@ def choose_plants(specs: Sequence[str] | None, is_cpu: bool, baseline_tests: Map
         metric = f"accuracy.fp32.{arg}.max_ulp" if kind == "ulp" else arg
         fallback = (("suites/test_accuracy_math.py", "-k", f"test_math_function and {arg}- and fp32")
                     if kind == "ulp" else ("suites/",))
-        chosen.append(Plant(kind, arg, metric, (tests[metric],) if metric in tests else fallback))
+        chosen.append(Plant(kind, arg, metric, (node_id(tests[metric], spec),) if metric in tests and spec else fallback))
     return chosen
 
 

@@ -106,7 +106,7 @@ def test_class_floors():
     assert classes.floor("us", is_cpu=False) == 0.03  # the gate must resolve 5 % on GPUs
     assert classes.floor("GB/s", is_cpu=True) == classes.FLOORS["cpu"]["rate"]
     assert classes.floor("us", is_cpu=True, override=(0.1, 0.7)) == 0.7
-    assert classes.metric_class("ops/clk/SM") == "rate" and classes.metric_class("ratio") == "other"
+    assert classes.metric_class("ops/clk/SM") == "throughput" and classes.metric_class("ratio") == "other"
 
 
 # ---- impossible values ------------------------------------------------------------------------------------

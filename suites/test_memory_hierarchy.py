@@ -186,10 +186,12 @@ def test_launch_overhead_vs_grid(gpu_device, gpuperf_record, probe):
                        tolerance=memory.launch_tolerance(info))
     # Theil–Sen: the median of pairwise slopes, robust to one point caught in the slow mode
     fit = theilslopes(np.asarray(ys, float), np.asarray(xs, float))
-    a, b0 = float(fit.slope), float(fit.intercept)
+    a = float(fit.slope)
+    b0 = memory.launch_intercept(xs, ys, a) if info.is_cpu else float(fit.intercept)
     meta = {"threads": xs, "us": ys, "model": "l_overhead = a·nB·nT_b + b (Alavani ch. 3.4)", "fit": "Theil–Sen",
             "point": point, "slope_interval_ns_per_kthread": [float(fit.low_slope) * 1e6, float(fit.high_slope) * 1e6]}
     ident = {"fit_point": point} if info.is_cpu else {}
     gpuperf_record("launch.overhead.intercept_us", float(b0), "us", info=meta, tolerance=memory.launch_tolerance(info),
-                   identity=ident)
-    gpuperf_record("launch.overhead.slope_ns_per_kthread", float(a) * 1e6, "ns/kthread", info=meta, identity=ident)
+                   identity={**ident, "intercept": "3 smallest grids"} if info.is_cpu else ident)
+    gpuperf_record("launch.overhead.slope_ns_per_kthread", float(a) * 1e6, "ns/kthread", info=meta, identity=ident,
+                   tolerance=memory.launch_slope_tolerance(info))

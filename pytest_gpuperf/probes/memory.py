@@ -236,6 +236,29 @@ def launch_tolerance(info: Any) -> dict[str, float] | None:
     return {"abs": 25.0, "rel": 2.0} if info.is_cpu else None
 
 
+def launch_slope_tolerance(info: Any) -> dict[str, float] | None:
+    """The band of ``launch.overhead.slope_ns_per_kthread`` (time per 1,000 threads of an empty kernel) on
+    ``info``'s device; GPUs keep the noise-derived one (``None``).
+
+    On a CPU device the slope is the inverse of the workers' throughput over the largest grids, and a
+    neighbour process holding one of the two cores halves that throughput: the 8192-group point's lower
+    quartile read 160 µs in gate-check A/A run 11 against 74–81 µs in other runs (slope 303 against
+    133–158 ns/kthread), as a busy-loop neighbour halved fp64 FMA throughput (``baselines.classes``).
+    So the band holds a lost core: 125 %, the CPU class floor of compute throughput."""
+    from ..baselines.classes import FLOORS
+
+    return {"rel": FLOORS["cpu"]["throughput"]} if info.is_cpu else None
+
+
+def launch_intercept(xs: Sequence[float], ys: Sequence[float], slope: float, points: int = 3) -> float:
+    """The launch overhead at zero threads: the median of ``y − slope·x`` over the ``points`` smallest
+    grids, where the work term is a fraction of a µs. Theil–Sen's own intercept (the median over every
+    grid) is dragged by the largest grids' residuals: one of them in the lost-core mode (A/A run 11:
+    −18.8 µs) made it −1.17 µs, an impossible value."""
+    order = np.argsort(np.asarray(xs, float))[:points]
+    return float(np.median([ys[i] - slope * xs[i] for i in order]))
+
+
 def footprint_label(footprint: int) -> str:
     """``4KiB``, ``16MiB``: the footprint part of ``memory.chase.<label>.latency.cycles``."""
     return f"{footprint // MiB}MiB" if footprint >= MiB and footprint % MiB == 0 else f"{footprint // KiB}KiB"

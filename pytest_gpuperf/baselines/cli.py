@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -76,6 +77,8 @@ def cmd_from_results(args: argparse.Namespace) -> int:
     groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for path in args.results:
         doc = json.loads(Path(path).read_text())
+        if args.match:  # before merging: runs may differ in metrics the selection leaves out
+            doc["metrics"] = [m for m in doc["metrics"] if re.search(args.match, m["name"])]
         groups[(doc["device"]["key"], doc["device"]["backend"])].append(doc)
     for (key, backend), docs in groups.items():
         floor = None if args.floor is None else (args.floor[0], args.floor[1])
@@ -131,6 +134,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--k", type=float, default=6.0)
     p.add_argument("--identity-changed", action="store_true",
                    help="update only the entries whose identity differs from the baseline's (or that it lacks)")
+    p.add_argument("--match", default=None, metavar="REGEX",
+                   help="update only the metrics whose name matches REGEX (re.search)")
     p.add_argument("--floor", type=float, nargs=2, default=None, metavar=("GPU", "CPU"),
                    help="relative floor for every metric class (default: per class, baselines/classes.py)")
     p.set_defaults(func=cmd_from_results)

@@ -140,9 +140,12 @@ def gpu_device(request: pytest.FixtureRequest) -> Device:
         if missing:
             pytest.skip(f"{info.spec} ({info.name}) lacks {', '.join(missing)}")
     try:
-        return state.device(spec)
+        device = state.device(spec)
     except GpuPerfError as exc:
         pytest.fail(str(exc), pytrace=False)
+    if device.abandoned is not None:  # a hung or faulted kernel earlier: its queue is never waited on again
+        pytest.skip(f"{spec} abandoned earlier in this run: {device.abandoned}")
+    return device
 
 
 @pytest.fixture
@@ -240,7 +243,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
     if any(state.missing.values()) and not state.options.update_baselines:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
-    state.close()
+    state.close(interrupted=exitstatus == pytest.ExitCode.INTERRUPTED)
 
 
 _finish_error = pytest.StashKey[str]()
@@ -251,6 +254,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     if state is None or not state.runs:
         return
     tr = terminalreporter
+    for spec, why in state.abandoned().items():
+        tr.write_line(f"gpuperf ABANDONED {spec}: {why}", red=True, bold=True)
     for run in state.runs.values():
         if not run.metrics and not state.missing.get(run.info.spec):
             continue

@@ -253,8 +253,22 @@ class GpuPerfSession:
         return {"started": self.started, "finished": now_iso(), "argv": argv,
                 "update_baselines": self.options.update_baselines}
 
-    def close(self) -> None:
+    def abandoned(self) -> dict[str, str]:
+        """Devices given up on during the run (spec → why): a hung kernel or a sticky fault."""
+        return {spec: run.device.abandoned for spec, run in self.runs.items()
+                if run.device is not None and run.device.abandoned is not None}
+
+    def close(self, interrupted: bool = False) -> None:
+        """Release every device, waiting at most the watchdog for each one's queued work (none after
+        Ctrl-C); a device whose work does not finish is abandoned, never waited on, so the process
+        always exits. A second Ctrl-C during the wait stops waiting on every device."""
+        timeout = 0.0 if interrupted else self.options.timeout_s
         for run in self.runs.values():
-            if run.device is not None:
-                run.device.close()
+            if run.device is None:
+                continue
+            try:
+                run.device.close(timeout)
+            except KeyboardInterrupt:
+                run.device.abandon("interrupted while waiting for its queued work at the end of the run")
+                timeout = 0.0
 

@@ -13,9 +13,9 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..errors import BackendUnavailableError, KernelCompileError, KernelLaunchError, ProbeTimeoutError
+from ..errors import BackendUnavailableError, GpuPerfError, KernelCompileError, KernelLaunchError, ProbeTimeoutError
 from . import elf
-from .base import Buffer, Device, DeviceInfo, Kernel, KernelArg, Size, check_ndrange, poll_until, slugify
+from .base import Buffer, Device, DeviceInfo, Kernel, KernelArg, Size, check_ndrange, slugify
 
 try:  # pragma: no cover - depends on the machine
     import cupy
@@ -224,6 +224,7 @@ class CudaDevice(Device):
     def to_host(self, buf: Buffer, dtype: Any, count: int | None = None) -> np.ndarray:
         dtype = np.dtype(dtype)
         count = buf.nbytes // dtype.itemsize if count is None else count
+        self.check_usable()  # stream.synchronize() behind a hung kernel would never return
         try:
             with self._dev, self.stream:
                 out = cupy.asnumpy(buf.handle[: count * dtype.itemsize], stream=self.stream)
@@ -234,6 +235,7 @@ class CudaDevice(Device):
                                     "(an earlier kernel probably faulted; the CUDA context is now unusable)") from exc
 
     def copy(self, dst: Buffer, src: Buffer, nbytes: int | None = None) -> Any:
+        self.check_usable()
         n = min(dst.nbytes, src.nbytes) if nbytes is None else int(nbytes)
         runtime.memcpyAsync(dst.handle.data.ptr, src.handle.data.ptr, n,
                             runtime.memcpyDeviceToDevice, self.stream.ptr)
@@ -244,6 +246,7 @@ class CudaDevice(Device):
                offset: Size | None = None) -> Any:
         if offset is not None and any(offset):
             raise KernelLaunchError("CUDA has no global work offset; pass the offset as a kernel argument")
+        self.check_usable()
         if local_size is None:
             local_size = tuple([min(256, int(global_size[0]))] + [1] * (len(global_size) - 1))
             global_size = tuple(-(-int(g) // int(l)) * int(l) for g, l in zip(global_size, local_size))
@@ -259,6 +262,7 @@ class CudaDevice(Device):
 
     def timed(self, enqueue: Callable[[], Any]) -> Any:
         """Record events around ``enqueue`` behind a blocking kernel released once all is enqueued."""
+        self.check_usable()
         blocker = self.compile(_BLOCKER, "gpuperf_block_stream")
         if self._flag is None:
             self._flag_mem = cupy.cuda.alloc_pinned_memory(4)
@@ -275,29 +279,42 @@ class CudaDevice(Device):
         return (start, end)
 
     def elapsed(self, handle: Any, timeout_s: float) -> float:
+        self.check_usable()
         start, end = handle
         self._wait(end, timeout_s)
         return cupy.cuda.get_elapsed_time(start, end) * 1e-3
 
     def synchronize(self, timeout_s: float = 60.0) -> None:
+        self.check_usable()
         ev = cupy.cuda.Event()
         ev.record(self.stream)
         self._wait(ev, timeout_s)
 
     def _wait(self, event: Any, timeout_s: float) -> None:
-        """Poll the event (:func:`poll_until`); a fault surfacing at the wait is a KernelLaunchError."""
+        """Poll the event under the watchdog (:meth:`Device.watch`, which abandons the device on a hang).
+        A fault surfacing at the wait (illegal address, launch failure) is sticky: the CUDA context is
+        unusable for the rest of the process, so the device is abandoned too and later tests on it skip
+        while the session goes on with the other devices. (Written with care, not run: this machine has no
+        CUDA GPU; the OpenCL path is the one the tests exercise.)"""
         try:
-            poll_until(lambda: event.done, timeout_s, self.info.spec)
+            self.watch(lambda: event.done, timeout_s)
             event.synchronize()
         except ProbeTimeoutError:
             raise
         except Exception as exc:  # noqa: BLE001 - CUDARuntimeError: illegal address, etc.
-            raise KernelLaunchError(f"kernel fault on {self.info.spec}: {exc}. The CUDA context is now "
-                                    "unusable; later tests on this device will fail too.") from exc
+            message = f"kernel fault on {self.info.spec}: {exc}. The CUDA context is now unusable"
+            self.abandon(message)
+            raise KernelLaunchError(message + "; later tests on this device are skipped.") from exc
 
-    def close(self) -> None:
+    def close(self, timeout_s: float = 10.0) -> None:
+        """Wait for the stream under the watchdog, never with ``stream.synchronize()``: behind a hung
+        kernel that blocks forever in C, beyond Ctrl-C's reach. An abandoned device is not waited for."""
         super().close()
+        if self.abandoned is not None:
+            return
         try:
-            self.stream.synchronize()
-        except Exception:  # noqa: BLE001
+            self.synchronize(timeout_s)
+        except GpuPerfError:
+            pass  # synchronize() abandoned the device; the session reports why
+        except Exception:  # noqa: BLE001 - a CUDA error at teardown changes nothing for the run
             pass

@@ -57,6 +57,7 @@ class BaselineFileError(GpuPerfError):
         )
         self.path = path
         self.problem = problem
+        self.problems: list[str] = [problem]  # every problem, when the file has several
 
 
 class ImpossibleValueError(GpuPerfError):

@@ -109,6 +109,10 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     """Fail fast on an unknown device before any test runs, but only when some test needs a device."""
     if any("gpu_device" in getattr(item, "fixturenames", ()) for item in items):
         _selected(config)
+        try:  # a malformed baseline is reported once, before any test, not once per test
+            config.stash[session_key].load_baselines()
+        except GpuPerfError as exc:
+            raise pytest.UsageError(str(exc)) from None
 
 
 def _selected(config: pytest.Config) -> list:

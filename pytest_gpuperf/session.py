@@ -96,6 +96,13 @@ class GpuPerfSession:
             self.runs[spec] = run
         return run
 
+    def load_baselines(self) -> None:
+        """Load (and validate) the baseline file of every selected device now, before the first test:
+        a malformed file is then one error for the run instead of the same message and traceback
+        repeated for every test (399 lines for one truncated file before)."""
+        for info in self.selected():
+            self.run_for(info.spec)
+
     def device(self, spec: str) -> Device:
         run = self.run_for(spec)
         if run.device is None:

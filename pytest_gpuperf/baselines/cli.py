@@ -4,7 +4,7 @@
   same device and backend, so tolerances reflect *run-to-run* noise: value = median of the runs'
   values, spread = max(median within-run σ, between-run σ), tolerance = k × spread with the floor.
   A tolerance the test set itself is kept, widened to k × the between-run σ where the runs disagree.
-* ``check [DIR]`` — validate every baseline file (for CI and code review).
+* ``check [PATH ...]`` — validate baseline files, listing every problem of every file (CI, review).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..errors import GpuPerfError
+from ..errors import BaselineFileError, GpuPerfError
 from ..timing.stats import MAD_TO_SIGMA
 from ..devices.base import timer_resolution
 from . import classes, store
@@ -78,11 +78,37 @@ def cmd_from_results(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    files = sorted(Path(args.dir).glob("*.json"))
+    """Validate every baseline file named (a file, or each ``*.json`` of a directory) and report every
+    problem of every file — not only the first of the first bad file. Exit 0 when all are valid, 1 when
+    any is malformed, 2 when a path does not exist or names no baseline files (nothing was checked)."""
+    files: list[Path] = []
+    for arg in args.paths or ["baselines"]:
+        path = Path(arg)
+        if path.is_dir():
+            found = sorted(path.glob("*.json"))
+            if not found:
+                print(f"gpuperf-baseline check: {path} holds no baseline files (*.json)", file=sys.stderr)
+                return 2
+            files += found
+        elif path.is_file():
+            files.append(path)
+        else:
+            print(f"gpuperf-baseline check: {path} does not exist", file=sys.stderr)
+            return 2
+    bad = 0
     for path in files:
-        store.load(path.parent, path.stem)
+        try:
+            store.load(path.parent, path.stem)
+        except BaselineFileError as exc:
+            bad += 1
+            print(f"FAIL {path}: {len(exc.problems)} problem(s)")
+            for problem in exc.problems:
+                print(f"  {problem}")
+            continue
         print(f"ok {path}")
-    return 0
+    if bad:
+        print(f"gpuperf-baseline check: {bad} of {len(files)} file(s) malformed", file=sys.stderr)
+    return 1 if bad else 0
 
 
 def cmd_gatecheck(args: argparse.Namespace) -> int:
@@ -120,8 +146,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--floor", type=float, nargs=2, default=None, metavar=("GPU", "CPU"),
                    help="relative floor for every metric class (default: per class, baselines/classes.py)")
     p.set_defaults(func=cmd_from_results)
-    c = sub.add_parser("check", help="validate every baseline file in a directory")
-    c.add_argument("dir", nargs="?", default="baselines")
+    c = sub.add_parser("check", help="validate baseline files (each *.json of a directory, or files), "
+                                     "listing every problem; exit 1 if any is malformed, 2 if a path is missing")
+    c.add_argument("paths", nargs="*", metavar="PATH", help="baseline directories or files (default: baselines)")
     c.set_defaults(func=cmd_check)
     g = sub.add_parser("gatecheck", help="run the README's main command N times (A/A) plus planted regressions")
     g.add_argument("--device", default="0", help="--gpuperf-device of the runs (default 0, as in the README)")

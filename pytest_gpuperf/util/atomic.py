@@ -6,6 +6,7 @@ because ``os.replace`` is atomic on POSIX within one filesystem.
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import tempfile
@@ -17,7 +18,7 @@ def atomic_write_chunks(path: str | os.PathLike[str], chunks: Iterable[bytes]) -
     """Write ``chunks`` to ``path`` atomically; the temp file is removed if writing fails."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    fd, tmp = tempfile.mkstemp(prefix=temp_prefix(target), suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             for chunk in chunks:
@@ -43,6 +44,28 @@ def atomic_write_chunks(path: str | os.PathLike[str], chunks: Iterable[bytes]) -
             os.close(dfd)
     except OSError:
         pass
+
+
+def temp_prefix(target: Path) -> str:
+    """Name prefix of the temporary files :func:`atomic_write_chunks` makes for ``target``."""
+    return f".{target.name}."
+
+
+def remove_stale_temps(path: str | os.PathLike[str]) -> list[Path]:
+    """Delete the temporary files that killed writes of ``path`` left behind (a SIGKILL mid-write skips
+    the cleanup in :func:`atomic_write_chunks`). Call it only while holding the lock every writer of
+    ``path`` takes, so no live writer's file is among them. Returns what was removed."""
+    target = Path(path)
+    removed = []
+    if not target.parent.is_dir():
+        return removed
+    for tmp in target.parent.glob(glob.escape(temp_prefix(target)) + "*.tmp"):
+        try:
+            tmp.unlink()
+            removed.append(tmp)
+        except FileNotFoundError:
+            pass
+    return removed
 
 
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:

@@ -1,0 +1,172 @@
+"""Bad and concurrently written baseline files (issue 12): real files, real processes, the real CLI.
+
+Each test reproduces one reported failure: duplicated metric names accepted (the last copy won and a
+later update kept the bogus one), wrong types that ``check`` passed and the run then crashed on,
+``check`` silent on a missing path and stopping at the first bad file, two updaters losing each
+other's entries, temporary files of killed writes never cleaned up, a stale ``runs`` count.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from pytest_gpuperf import BASELINE_SCHEMA
+from pytest_gpuperf.baselines import BaselineFile, load, update
+from pytest_gpuperf.errors import BaselineFileError
+
+ROOT = Path(__file__).resolve().parents[1]
+ENV = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+ENTRY = '{"value": %s, "better": "lower", "tolerance": {"rel": 0.1}}'
+
+
+def _file(directory: Path, metrics: str, name: str = "dev", **top: str) -> Path:
+    """A baseline file written as text, so it can hold what json.dumps never writes (duplicate keys)."""
+    device = top.get("device", '{"key": "%s"}' % name)
+    prov = top.get("provenance", '{"driver": "1"}')
+    path = directory / f"{name}.json"
+    path.write_text('{"schema": "%s", "device": %s, "backends": {"opencl": {"provenance": %s, "metrics": {%s}}}}'
+                    % (BASELINE_SCHEMA, device, prov, metrics))
+    return path
+
+
+def _check(*paths: object) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pytest_gpuperf.baselines.cli", "check", *map(str, paths)],
+                          env=ENV, capture_output=True, text=True, timeout=60)
+
+
+# ---- validation ----------------------------------------------------------------------------------
+def test_duplicate_metric_name_is_refused_and_never_half_kept(tmp_path):
+    path = _file(tmp_path, f'"a.b": {ENTRY % 1.0}, "a.b": {ENTRY % 999.0}')
+    before = path.read_text()
+    with pytest.raises(BaselineFileError, match=r"metrics: key 'a.b' appears more than once"):
+        load(tmp_path, "dev")
+    result = _check(path)
+    assert result.returncode == 1 and "appears more than once" in result.stdout
+    with pytest.raises(BaselineFileError):  # an update re-reads the file under its lock: refused too
+        update(BaselineFile(path, {}), "opencl", {"key": "dev", "name": "Dev"}, {}, {"c.d": json.loads(ENTRY % 2)})
+    assert path.read_text() == before
+
+
+def test_duplicate_key_inside_an_entry_is_named(tmp_path):
+    _file(tmp_path, '"a.b": {"value": 1.0, "better": "lower", "value": 2.0}')
+    with pytest.raises(BaselineFileError, match=r"backends.opencl.metrics\['a.b'\]: key 'value' appears more"):
+        load(tmp_path, "dev")
+
+
+@pytest.mark.parametrize("top,where", [
+    ({"provenance": '"driver 550"'}, "backends.opencl.provenance: 'driver 550' is not of type 'object'"),
+    ({"device": '"nvidia"'}, "device: 'nvidia' is not of type 'object'"),
+])
+def test_wrong_types_outside_entries_are_refused(tmp_path, top, where):
+    path = _file(tmp_path, f'"a.b": {ENTRY % 1.0}', **top)
+    with pytest.raises(BaselineFileError, match=where.replace(".", r"\.").replace("'", "'")):
+        load(tmp_path, "dev")
+    result = _check(path)
+    assert result.returncode == 1 and where in result.stdout
+
+
+def test_every_problem_of_every_file_is_reported(tmp_path):
+    _file(tmp_path, '"a.b": {"value": "fast", "better": "smaller"}, "c.d": {"value": 1, "better": "lower", '
+                    '"runs": "three"}', name="one")
+    (tmp_path / "two.json").write_text('{"schema": "pytest-gpuperf-baseline/1", "backends": {')  # truncated
+    _file(tmp_path, f'"a.b": {ENTRY % 1.0}', name="three")
+    result = _check(tmp_path)
+    assert result.returncode == 1
+    out = result.stdout
+    assert "FAIL" in out and f"ok {tmp_path / 'three.json'}" in out
+    for problem in ("value must be a finite number", "better must be one of", "runs: 'three' is not of type",
+                    "invalid JSON at line 1"):
+        assert problem in out, out
+    assert "2 of 3 file(s) malformed" in result.stderr
+
+
+def test_check_of_a_missing_path_or_an_empty_directory_exits_2(tmp_path):
+    result = _check("/does/not/exist")
+    assert result.returncode == 2 and "/does/not/exist does not exist" in result.stderr
+    result = _check(tmp_path)
+    assert result.returncode == 2 and "holds no baseline files" in result.stderr
+
+
+def test_committed_baselines_pass_check():
+    result = _check(ROOT / "baselines")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+# ---- updates -------------------------------------------------------------------------------------
+UPDATER = textwrap.dedent('''
+    import sys, time
+    from pathlib import Path
+    from pytest_gpuperf.baselines import load, update
+    directory, wid, rounds, go = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), Path(sys.argv[4])
+    while not go.exists():
+        time.sleep(0.005)
+    for i in range(rounds):
+        baseline = load(directory, "dev")  # as a session does at start-up, long before it writes
+        time.sleep(0.002)
+        update(baseline, "opencl", {"key": "dev", "name": "Dev"}, {"driver": str(wid)},
+               {f"w{wid}.m{i}": {"value": float(wid * 1000 + i), "better": "lower", "tolerance": {"rel": 0.1}}})
+''')
+
+
+def test_four_concurrent_updaters_lose_nothing(tmp_path):
+    go = tmp_path / "go"
+    procs = [subprocess.Popen([sys.executable, "-c", UPDATER, str(tmp_path), str(w), "25", str(go)], env=ENV,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for w in range(4)]
+    go.write_text("go")
+    outs = [p.communicate(timeout=240)[0] for p in procs]
+    assert all(p.returncode == 0 for p in procs), outs
+    metrics = load(tmp_path, "dev").metrics("opencl")
+    want = {f"w{w}.m{i}": float(w * 1000 + i) for w in range(4) for i in range(25)}
+    assert {k: v["value"] for k, v in metrics.items()} == want, f"lost {sorted(set(want) - set(metrics))[:10]}"
+    assert not list(tmp_path.glob(".dev.json.*.tmp"))
+
+
+KILLED = textwrap.dedent('''
+    import sys, time
+    from pytest_gpuperf.util.atomic import atomic_write_chunks
+    def chunks():
+        yield b'{"partial": ' + b'1' * 1000
+        open(sys.argv[2], 'w').close()
+        time.sleep(60)
+        yield b'}'
+    atomic_write_chunks(sys.argv[1], chunks())
+''')
+
+
+def test_temp_file_of_a_killed_write_is_removed_by_the_next_update(tmp_path):
+    _file(tmp_path, f'"a.b": {ENTRY % 1.0}')
+    flag = tmp_path / "mid-write"
+    proc = subprocess.Popen([sys.executable, "-c", KILLED, str(tmp_path / "dev.json"), str(flag)], env=ENV)
+    try:
+        deadline = time.time() + 30
+        while not flag.exists():
+            assert proc.poll() is None and time.time() < deadline, "writer never reached mid-write"
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert list(tmp_path.glob(".dev.json.*.tmp")), "the killed write left its temporary file"
+    update(load(tmp_path, "dev"), "opencl", {"key": "dev", "name": "Dev"}, {"driver": "2"},
+           {"c.d": {"value": 2.0, "better": "lower"}})
+    assert not list(tmp_path.glob(".dev.json.*.tmp"))
+    assert set(load(tmp_path, "dev").metrics("opencl")) == {"a.b", "c.d"}
+
+
+def test_rewritten_entry_drops_the_stale_runs_count(tmp_path):
+    path = _file(tmp_path, '"a.b": {"value": 1.0, "better": "lower", "runs": 3, "run_values": [1, 1.1, 0.9], '
+                           '"note": "kept"}')
+    update(load(tmp_path, "dev"), "opencl", {"key": "dev", "name": "Dev"}, {"driver": "2"},
+           {"a.b": {"value": 1.5, "better": "lower"}})
+    entry = json.loads(path.read_text())["backends"]["opencl"]["metrics"]["a.b"]
+    assert entry == {"value": 1.5, "better": "lower", "note": "kept"}

@@ -14,6 +14,7 @@ import pytest
 
 from .devices import Device
 from .errors import DeviceNotFoundError, GpuPerfError
+from . import options as checks
 from .gatecheck import plants
 from .helpers import KernelHelper, Measurer, Recorder
 from .report import terminal
@@ -70,17 +71,32 @@ def pytest_configure(config: pytest.Config) -> None:
         device = config.getini("gpuperf_device")
     try:
         plant_table = plants.parse(opt("--gpuperf-plant"))
-    except ValueError as exc:
+        floor = checks.floors(opt("--gpuperf-floor"), config.args)
+        timeout_s = checks.positive("--gpuperf-timeout", opt("--gpuperf-timeout"))
+        budget_s = checks.positive("--gpuperf-budget", opt("--gpuperf-budget"))
+        tolerance_k = checks.non_negative("--gpuperf-tolerance-k", opt("--gpuperf-tolerance-k"))
+        for name in ("--gpuperf-accuracy-budget", "--gpuperf-tuning-budget"):
+            if opt(name, None) is not None:
+                checks.non_negative(name, opt(name), "number of seconds")
+        if opt("--gpuperf-accuracy-scale", None) is not None:
+            checks.positive("--gpuperf-accuracy-scale", opt("--gpuperf-accuracy-scale"))
+        if opt("--gpuperf-json"):
+            checks.json_template(opt("--gpuperf-json"))
+    except ValueError as exc:  # OptionError, and plants' own ValueError
         raise pytest.UsageError(str(exc)) from None
-    floor = opt("--gpuperf-floor")
     options = Options(device=device, baseline_dir=opt("--gpuperf-baseline-dir"),
                       update_baselines=opt("--gpuperf-update-baselines"), json_path=opt("--gpuperf-json"),
-                      history_path=opt("--gpuperf-history"), timeout_s=opt("--gpuperf-timeout"),
-                      tolerance_k=opt("--gpuperf-tolerance-k"), measure_budget_s=opt("--gpuperf-budget"),
-                      floor=None if floor is None else (float(floor[0]), float(floor[1])),
+                      history_path=opt("--gpuperf-history"), timeout_s=timeout_s,
+                      tolerance_k=tolerance_k, measure_budget_s=budget_s, floor=floor,
                       samples=not opt("--gpuperf-no-samples"),
                       plants=tuple(f"{k}={v}" for k, v in plant_table.items()))
-    config.stash[session_key] = GpuPerfSession(options, Path(str(config.rootpath)))
+    state = GpuPerfSession(options, Path(str(config.rootpath)))
+    if options.update_baselines:
+        try:
+            checks.writable_dir("--gpuperf-baseline-dir", state.baseline_dir)
+        except ValueError as exc:
+            raise pytest.UsageError(str(exc)) from None
+    config.stash[session_key] = state
     if options.history_path:
         _check_history(options.history_path)
 

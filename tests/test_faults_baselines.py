@@ -21,6 +21,7 @@ import pytest
 
 from pytest_gpuperf import BASELINE_SCHEMA
 from pytest_gpuperf.baselines import BaselineFile, load, update
+from pytest_gpuperf.devices import discover
 from pytest_gpuperf.errors import BaselineFileError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -170,3 +171,41 @@ def test_rewritten_entry_drops_the_stale_runs_count(tmp_path):
            {"a.b": {"value": 1.5, "better": "lower"}})
     entry = json.loads(path.read_text())["backends"]["opencl"]["metrics"]["a.b"]
     assert entry == {"value": 1.5, "better": "lower", "note": "kept"}
+
+
+# ---- whole sessions ----------------------------------------------------------------------------------
+SESSION = textwrap.dedent('''
+    import os, time
+    from pathlib import Path
+    import pytest
+
+    @pytest.mark.parametrize("part", range(4), ids=["copy", "launch", "fill", "chase"])
+    def test_part(gpu_device, gpuperf_record, part):
+        # every session loaded the baseline at start-up; wait until all four are running, then record
+        Path(f"ready-{part}").write_text("x")
+        deadline = time.time() + 120
+        while len(list(Path(".").glob("ready-*"))) < 4:
+            assert time.time() < deadline, "the other sessions never started"
+            time.sleep(0.05)
+        gpuperf_record(f"part{part}.count", part + 1, "items", better="exact")
+''')
+
+
+@pytest.mark.skipif(not any(d.backend == "opencl" for d in discover().devices),
+                    reason="no OpenCL device (install pocl-opencl-icd)")
+def test_four_concurrent_sessions_updating_one_baseline_and_history_lose_nothing(tmp_path):
+    """The reported case, whole: sessions selecting different tests (``-k``) update one baseline file
+    and append to one history at the same time; every session's entries and history line survive."""
+    (tmp_path / "test_parts.py").write_text(SESSION)
+    base = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--gpuperf-device=opencl:0",
+            "--gpuperf-update-baselines", f"--gpuperf-baseline-dir={tmp_path / 'bl'}",
+            f"--gpuperf-history={tmp_path / 'h.jsonl'}", "test_parts.py"]
+    procs = [subprocess.Popen([*base, "-k", part], cwd=tmp_path, env=ENV, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True) for part in ("copy", "launch", "fill", "chase")]
+    outs = [p.communicate(timeout=300)[0] for p in procs]
+    assert all(p.returncode == 0 for p in procs), outs
+    (path,) = (tmp_path / "bl").glob("*.json")
+    metrics = json.loads(path.read_text())["backends"]["opencl"]["metrics"]
+    assert {name: e["value"] for name, e in metrics.items()} == {f"part{i}.count": i + 1.0 for i in range(4)}
+    lines = (tmp_path / "h.jsonl").read_text().splitlines()
+    assert sorted(next(iter(json.loads(x)["metrics"])) for x in lines) == [f"part{i}.count" for i in range(4)]

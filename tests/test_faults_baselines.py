@@ -209,3 +209,25 @@ def test_four_concurrent_sessions_updating_one_baseline_and_history_lose_nothing
     assert {name: e["value"] for name, e in metrics.items()} == {f"part{i}.count": i + 1.0 for i in range(4)}
     lines = (tmp_path / "h.jsonl").read_text().splitlines()
     assert sorted(next(iter(json.loads(x)["metrics"])) for x in lines) == [f"part{i}.count" for i in range(4)]
+
+
+@pytest.mark.skipif(not any(d.backend == "opencl" for d in discover().devices),
+                    reason="no OpenCL device (install pocl-opencl-icd)")
+def test_malformed_baseline_is_reported_once_per_run_not_per_test(tmp_path):
+    """A truncated file used to print its message and traceback once per test (399 lines for one file)."""
+    (tmp_path / "test_many.py").write_text(textwrap.dedent('''
+        import pytest
+        @pytest.mark.parametrize("i", range(20))
+        def test_many(gpu_device, i):
+            pass
+    '''))
+    key = next(d.key for d in discover().devices if d.backend == "opencl")
+    (tmp_path / "bl").mkdir()
+    (tmp_path / "bl" / f"{key}.json").write_text('{"schema": "pytest-gpuperf-baseline/1", "backends": {"op')
+    result = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--gpuperf-device=opencl:0",
+                             f"--gpuperf-baseline-dir={tmp_path / 'bl'}", "test_many.py"], cwd=tmp_path, env=ENV,
+                            capture_output=True, text=True, timeout=120)
+    out = result.stdout + result.stderr
+    assert result.returncode == pytest.ExitCode.USAGE_ERROR, out
+    assert out.count("malformed baseline file") == 1 and "Traceback" not in out
+    assert "invalid JSON at line 1" in out

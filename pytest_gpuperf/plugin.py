@@ -7,6 +7,8 @@ as the test body returns, and at the end baselines/results are written and summa
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -264,6 +266,25 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if any(state.missing.values()) and not state.options.update_baselines:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
     state.close(interrupted=exitstatus == pytest.ExitCode.INTERRUPTED)
+    session.config.stash[_exit_status] = int(session.exitstatus)
+
+
+_exit_status = pytest.StashKey[int]()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """After everything is reported: a process holding an abandoned *CUDA* device leaves with
+    ``os._exit``. Tearing down a CUDA context behind a hung kernel (CuPy's pools freeing memory at
+    interpreter exit; cudaFree synchronises the device) could block the exit for good. PoCL was measured
+    to release an abandoned context without waiting, so OpenCL runs exit normally. (The CUDA path is
+    written from the CUDA documentation; this machine has no CUDA GPU to run it.)"""
+    state = config.stash.get(session_key, None)
+    if state is None or not any(spec.startswith("cuda:") for spec in state.abandoned()):
+        return
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(config.stash.get(_exit_status, int(pytest.ExitCode.TESTS_FAILED)))
 
 
 _finish_error = pytest.StashKey[str]()

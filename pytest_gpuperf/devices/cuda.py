@@ -56,6 +56,20 @@ _FUNC_ATTR = {"max_threads_per_block": 0, "shared_size_bytes": 1, "const_size_by
               "num_regs": 4, "ptx_version": 5, "binary_version": 6}
 
 
+#: CUDA error codes after which the context is unusable for the rest of the process ("sticky"): the
+#: driver and runtime APIs share these numbers (cudaErrorIllegalAddress = CUDA_ERROR_ILLEGAL_ADDRESS = 700).
+#: 702 launch timeout, 710 device-side assert, 714 hardware stack error, 715 illegal instruction,
+#: 716 misaligned address, 717 invalid address space, 718 invalid PC, 719 launch failure.
+STICKY_ERRORS = frozenset({700, 702, 710, 714, 715, 716, 717, 718, 719})
+
+
+def sticky(exc: BaseException) -> bool:
+    """Whether a CuPy CUDA error (``CUDADriverError``/``CUDARuntimeError``, both carry ``.status``) left
+    the context unusable; such an error can surface at any later call, not only at the faulting kernel's
+    wait. Written from the CUDA documentation, not run here (no CUDA GPU on the development machine)."""
+    return getattr(exc, "status", None) in STICKY_ERRORS
+
+
 def _require() -> None:
     if cupy is None:
         raise BackendUnavailableError("cuda", _IMPORT_ERROR)
@@ -231,6 +245,8 @@ class CudaDevice(Device):
             self.stream.synchronize()
             return out.view(dtype)
         except Exception as exc:  # noqa: BLE001 - CUDARuntimeError after a fault
+            if sticky(exc):
+                self.abandon(f"a sticky CUDA error surfaced at a read-back: {exc}")
             raise KernelLaunchError(f"reading back a buffer failed on {self.info.spec}: {exc} "
                                     "(an earlier kernel probably faulted; the CUDA context is now unusable)") from exc
 
@@ -256,6 +272,8 @@ class CudaDevice(Device):
         try:
             kernel.handle(grid, tuple(int(l) for l in local_size), tuple(raw), stream=self.stream)
         except Exception as exc:  # noqa: BLE001 - CUDADriverError: invalid configuration etc.
+            if sticky(exc):  # an earlier kernel's fault reported at this launch: the context is gone
+                self.abandon(f"a sticky CUDA error surfaced at the launch of {kernel.name!r}: {exc}")
             raise KernelLaunchError(f"launch of {kernel.name!r} grid={grid} block={local_size} rejected by "
                                     f"{self.info.spec}: {exc}") from exc
         return None

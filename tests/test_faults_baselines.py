@@ -231,3 +231,31 @@ def test_malformed_baseline_is_reported_once_per_run_not_per_test(tmp_path):
     assert result.returncode == pytest.ExitCode.USAGE_ERROR, out
     assert out.count("malformed baseline file") == 1 and "Traceback" not in out
     assert "invalid JSON at line 1" in out
+
+
+def _from_results(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pytest_gpuperf.baselines.cli", "from-results",
+                           f"--dir={tmp_path / 'bl'}", *args], env=ENV, capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.parametrize("content,message", [
+    (None, "cannot be read (No such file or directory)"),
+    ("{trunc", "not a JSON results file"),
+    ('{"x": 1}', "not a results file"),
+    ('{"device": {"key": "k", "backend": "opencl"}, "metrics": [{"value": 1}]}', "lack a field from-results needs"),
+])
+def test_from_results_with_a_bad_file_is_one_line(tmp_path, content, message):
+    path = tmp_path / "r.json"
+    if content is not None:
+        path.write_text(content)
+    result = _from_results(tmp_path, str(path))
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], lines
+    assert not (tmp_path / "bl").exists()
+
+
+@pytest.mark.parametrize("args", [["--k=nan"], ["--k=-1"], ["--floor", "-1", "0.1"]])
+def test_from_results_refuses_bad_numbers(tmp_path, args):
+    result = _from_results(tmp_path, *args, "r.json")
+    assert result.returncode == 2 and "must be a" in result.stderr and "Traceback" not in result.stderr

@@ -18,6 +18,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .. import options
 from ..errors import BaselineFileError, GpuPerfError
 from ..timing.stats import MAD_TO_SIGMA
 from ..devices.base import timer_resolution
@@ -65,16 +66,54 @@ def merge_runs(docs: Sequence[dict[str, Any]], k: float, floor: tuple[float, flo
 def cmd_from_results(args: argparse.Namespace) -> int:
     groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for path in args.results:
-        doc = json.loads(Path(path).read_text())
-        groups[(doc["device"]["key"], doc["device"]["backend"])].append(doc)
+        groups_key, doc = _results_doc(path)
+        groups[groups_key].append(doc)
     for (key, backend), docs in groups.items():
         floor = None if args.floor is None else (args.floor[0], args.floor[1])
-        entries = merge_runs(docs, args.k, floor)
+        try:
+            entries = merge_runs(docs, args.k, floor)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise GpuPerfError(f"results of {key}/{backend} lack a field from-results needs ({type(exc).__name__}: "
+                               f"{exc}); pass results files written by pytest --gpuperf-json") from None
         baseline = store.load(args.dir, key)
         prov = next(iter(entries.values()))["provenance"] if entries else {}
         store.update(baseline, backend, {"key": key, "name": docs[-1]["device"]["name"]}, prov, entries)
         print(f"{baseline.path}: {backend}: {len(entries)} metrics from {len(docs)} runs")
     return 0
+
+
+def _results_doc(path: str) -> tuple[tuple[str, str], dict[str, Any]]:
+    """A results document and its (device key, backend); one clear error for a file that is missing,
+    not JSON, or not a results document (a traceback before)."""
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+        key = (str(doc["device"]["key"]), str(doc["device"]["backend"]))
+        if not isinstance(doc["metrics"], list):
+            raise TypeError("'metrics' is not a list")
+    except OSError as exc:
+        raise GpuPerfError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise GpuPerfError(f"{path}: not a JSON results file ({exc})") from None
+    except (KeyError, TypeError) as exc:
+        raise GpuPerfError(f"{path}: not a results file (no device key/backend or metrics: {exc})") from None
+    return key, doc
+
+
+def _k(text: str) -> float:
+    """argparse type of ``--k``: a finite, non-negative multiple of the noise σ."""
+    return _checked(options.non_negative, "--k", text)
+
+
+def _floor(text: str) -> float:
+    """argparse type of each ``--floor`` value: a finite, non-negative fraction."""
+    return _checked(options.non_negative, "--floor", text)
+
+
+def _checked(check: Any, name: str, text: str) -> float:
+    try:
+        return check(name, text)
+    except options.OptionError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -142,8 +181,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = sub.add_parser("from-results", help="rebuild baseline entries from several results JSON files")
     p.add_argument("results", nargs="+")
     p.add_argument("--dir", default="baselines")
-    p.add_argument("--k", type=float, default=6.0)
-    p.add_argument("--floor", type=float, nargs=2, default=None, metavar=("GPU", "CPU"),
+    p.add_argument("--k", type=_k, default=6.0)
+    p.add_argument("--floor", type=_floor, nargs=2, default=None, metavar=("GPU", "CPU"),
                    help="relative floor for every metric class (default: per class, baselines/classes.py)")
     p.set_defaults(func=cmd_from_results)
     c = sub.add_parser("check", help="validate baseline files (each *.json of a directory, or files), "

@@ -257,16 +257,20 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Itera
 
 # ---- end of run ----------------------------------------------------------------------------------------
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Write baselines, results and history (each even if another failed), then release the devices —
+    in ``finally``: a device must be released (or abandoned, never waited on) whatever happened."""
     state = session.config.stash[session_key]
     try:
-        state.finish(list(session.config.invocation_params.args))
-    except GpuPerfError as exc:
-        session.config.stash[_finish_error] = str(exc)
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED
-    if any(state.missing.values()) and not state.options.update_baselines:
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED
-    state.close(interrupted=exitstatus == pytest.ExitCode.INTERRUPTED)
-    session.config.stash[_exit_status] = int(session.exitstatus)
+        try:
+            state.finish(list(session.config.invocation_params.args))
+        except GpuPerfError as exc:
+            session.config.stash[_finish_error] = str(exc)
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        if any(state.missing.values()) and not state.options.update_baselines:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    finally:
+        state.close(interrupted=exitstatus == pytest.ExitCode.INTERRUPTED)
+        session.config.stash[_exit_status] = int(session.exitstatus)
 
 
 _exit_status = pytest.StashKey[int]()

@@ -27,7 +27,7 @@ from .. import BASELINE_SCHEMA
 from ..errors import BaselineFileError
 from ..util.atomic import atomic_write_json, remove_stale_temps
 from . import problems
-from .problems import TOLERANCE_KEYS
+from .problems import TOLERANCE_KEYS  # noqa: F401 - re-exported: store.TOLERANCE_KEYS predates problems.py
 
 #: how long an update waits for another process's update of the same file (they take milliseconds)
 LOCK_TIMEOUT_S = 120.0

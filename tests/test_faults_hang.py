@@ -34,6 +34,9 @@ HUNG = textwrap.dedent('''
 
     def test_a_hung_kernel(gpu_device, gpu_kernel, gpu_measure):
         k = gpu_kernel.compile(SPIN, "spin")
+        if gpu_device.info.index != int(os.environ.get("HUNG_INDEX", "0")):  # another device: a kernel that ends
+            gpu_kernel.launch(k, (1,), (1,), [gpu_kernel.to_device(np.ones(4, np.int32))])
+            return
         buf = gpu_kernel.to_device(np.zeros(4, np.int32))
         Path(os.environ["HUNG_STARTED"]).write_text("launched")
         gpu_measure(k, (1,), (1,), [buf], warmup=1, min_repeats=1)
@@ -46,12 +49,12 @@ HUNG = textwrap.dedent('''
 ''')
 
 
-def _start(tmp_path: Path, *args: str) -> tuple[subprocess.Popen, Path]:
+def _start(tmp_path: Path, *args: str, device: str = "opencl:0", **env_extra: str) -> tuple[subprocess.Popen, Path]:
     (tmp_path / "test_hung.py").write_text(HUNG)
     started = tmp_path / "started"
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
-           "HUNG_STARTED": str(started)}
-    cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--gpuperf-device=opencl:0",
+           "HUNG_STARTED": str(started), **env_extra}
+    cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--gpuperf-device={device}",
            f"--gpuperf-baseline-dir={tmp_path / 'bl'}", "-rs", *args, "test_hung.py"]
     proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True, start_new_session=True)
@@ -95,3 +98,14 @@ def test_ctrl_c_during_a_hung_kernel_ends_the_session(tmp_path):
     out = _finish(proc, limit_s=30)
     assert proc.returncode == pytest.ExitCode.INTERRUPTED, out
     assert "KeyboardInterrupt" in out
+
+
+def test_the_other_devices_go_on_after_one_hangs(tmp_path):
+    """Two PoCL devices (``POCL_DEVICES="pthread pthread"``): the hang abandons opencl:0 only; every test
+    on opencl:1 runs and passes."""
+    proc, _ = _start(tmp_path, "-q", "--gpuperf-timeout=2", device="opencl:0,opencl:1",
+                     POCL_DEVICES="pthread pthread")
+    out = _finish(proc, limit_s=120)
+    assert proc.returncode == 1, out
+    assert "1 failed, 3 passed, 1 skipped" in out, out
+    assert "gpuperf ABANDONED opencl:0" in out and "ABANDONED opencl:1" not in out

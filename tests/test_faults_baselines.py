@@ -259,3 +259,18 @@ def test_from_results_with_a_bad_file_is_one_line(tmp_path, content, message):
 def test_from_results_refuses_bad_numbers(tmp_path, args):
     result = _from_results(tmp_path, *args, "r.json")
     assert result.returncode == 2 and "must be a" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_unlocked_writes_remove_only_old_temp_files(tmp_path):
+    """Results files have no lock: a leftover temp file is removed once it is older than any live write
+    could be, and a fresh one (perhaps a concurrent writer's) is left alone."""
+    from pytest_gpuperf.util.atomic import STALE_AFTER_S, atomic_write_json
+
+    old, fresh = tmp_path / ".r.json.old1.tmp", tmp_path / ".r.json.new1.tmp"
+    old.write_text("torn")
+    fresh.write_text("in progress")
+    past = time.time() - STALE_AFTER_S - 60
+    os.utime(old, (past, past))
+    atomic_write_json(tmp_path / "r.json", {"ok": True})
+    assert not old.exists() and fresh.exists()
+    assert json.loads((tmp_path / "r.json").read_text()) == {"ok": True}

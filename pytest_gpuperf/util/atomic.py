@@ -10,14 +10,21 @@ import glob
 import json
 import os
 import tempfile
+import time
 from pathlib import Path
 from typing import Any, Iterable
 
 
+#: a temporary file of an unlocked write (results, caches) older than this is a killed writer's leftover
+STALE_AFTER_S = 3600.0
+
+
 def atomic_write_chunks(path: str | os.PathLike[str], chunks: Iterable[bytes]) -> None:
-    """Write ``chunks`` to ``path`` atomically; the temp file is removed if writing fails."""
+    """Write ``chunks`` to ``path`` atomically; the temp file is removed if writing fails. Leftover
+    temporary files of ``path`` older than :data:`STALE_AFTER_S` (killed writes) are removed first."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_temps(target, older_than_s=STALE_AFTER_S)
     fd, tmp = tempfile.mkstemp(prefix=temp_prefix(target), suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -51,16 +58,20 @@ def temp_prefix(target: Path) -> str:
     return f".{target.name}."
 
 
-def remove_stale_temps(path: str | os.PathLike[str]) -> list[Path]:
+def remove_stale_temps(path: str | os.PathLike[str], older_than_s: float = 0.0) -> list[Path]:
     """Delete the temporary files that killed writes of ``path`` left behind (a SIGKILL mid-write skips
-    the cleanup in :func:`atomic_write_chunks`). Call it only while holding the lock every writer of
-    ``path`` takes, so no live writer's file is among them. Returns what was removed."""
+    the cleanup in :func:`atomic_write_chunks`). With ``older_than_s=0`` call it only while holding the
+    lock every writer of ``path`` takes, so no live writer's file is among them; without a lock, only
+    files older than any live write are safe to remove. Returns what was removed."""
     target = Path(path)
-    removed = []
+    removed: list[Path] = []
     if not target.parent.is_dir():
         return removed
+    now = time.time()
     for tmp in target.parent.glob(glob.escape(temp_prefix(target)) + "*.tmp"):
         try:
+            if older_than_s and now - tmp.stat().st_mtime < older_than_s:
+                continue
             tmp.unlink()
             removed.append(tmp)
         except FileNotFoundError:

@@ -109,3 +109,18 @@ def test_the_other_devices_go_on_after_one_hangs(tmp_path):
     assert proc.returncode == 1, out
     assert "1 failed, 3 passed, 1 skipped" in out, out
     assert "gpuperf ABANDONED opencl:0" in out and "ABANDONED opencl:1" not in out
+
+
+def test_cuda_sticky_errors_are_told_from_rejected_launches():
+    """The CUDA path cannot run here (no CUDA GPU); its one decision that needs no device is checked:
+    which CUDA error codes poison the context (700 illegal address, 719 launch failure) and which
+    merely reject one launch (9 invalid configuration, 1 invalid value)."""
+    from pytest_gpuperf.devices.cuda import sticky
+
+    class CudaError(Exception):
+        def __init__(self, status: int) -> None:
+            super().__init__(f"status {status}")
+            self.status = status
+
+    assert sticky(CudaError(700)) and sticky(CudaError(719)) and sticky(CudaError(710))
+    assert not sticky(CudaError(9)) and not sticky(CudaError(1)) and not sticky(RuntimeError("no status"))

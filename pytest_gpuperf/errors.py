@@ -41,6 +41,12 @@ class ProbeTimeoutError(GpuPerfError):
     """A measurement did not finish within the watchdog limit (a hang or a far too large problem)."""
 
 
+class DeviceAbandonedError(GpuPerfError):
+    """The device was given up on earlier in this run (a kernel hung past the watchdog or faulted with a
+    sticky error): its queue/stream still holds that work, so nothing more is put on it and nothing waits
+    for it — waiting would block the process forever and Ctrl-C with it."""
+
+
 class BaselineFileError(GpuPerfError):
     """A baseline file is unreadable or does not follow the schema."""
 
@@ -51,6 +57,7 @@ class BaselineFileError(GpuPerfError):
         )
         self.path = path
         self.problem = problem
+        self.problems: list[str] = [problem]  # every problem, when the file has several
 
 
 class ImpossibleValueError(GpuPerfError):

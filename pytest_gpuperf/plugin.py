@@ -7,6 +7,8 @@ as the test body returns, and at the end baselines/results are written and summa
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -14,6 +16,7 @@ import pytest
 
 from .devices import Device
 from .errors import DeviceNotFoundError, GpuPerfError
+from . import options as checks
 from .gatecheck import plants
 from .helpers import KernelHelper, Measurer, Recorder
 from .report import terminal
@@ -70,17 +73,32 @@ def pytest_configure(config: pytest.Config) -> None:
         device = config.getini("gpuperf_device")
     try:
         plant_table = plants.parse(opt("--gpuperf-plant"))
-    except ValueError as exc:
+        floor = checks.floors(opt("--gpuperf-floor"), config.args)
+        timeout_s = checks.positive("--gpuperf-timeout", opt("--gpuperf-timeout"))
+        budget_s = checks.positive("--gpuperf-budget", opt("--gpuperf-budget"))
+        tolerance_k = checks.non_negative("--gpuperf-tolerance-k", opt("--gpuperf-tolerance-k"))
+        for name in ("--gpuperf-accuracy-budget", "--gpuperf-tuning-budget"):
+            if opt(name, None) is not None:
+                checks.non_negative(name, opt(name), "number of seconds")
+        if opt("--gpuperf-accuracy-scale", None) is not None:
+            checks.positive("--gpuperf-accuracy-scale", opt("--gpuperf-accuracy-scale"))
+        if opt("--gpuperf-json"):
+            checks.json_template(opt("--gpuperf-json"))
+    except ValueError as exc:  # OptionError, and plants' own ValueError
         raise pytest.UsageError(str(exc)) from None
-    floor = opt("--gpuperf-floor")
     options = Options(device=device, baseline_dir=opt("--gpuperf-baseline-dir"),
                       update_baselines=opt("--gpuperf-update-baselines"), json_path=opt("--gpuperf-json"),
-                      history_path=opt("--gpuperf-history"), timeout_s=opt("--gpuperf-timeout"),
-                      tolerance_k=opt("--gpuperf-tolerance-k"), measure_budget_s=opt("--gpuperf-budget"),
-                      floor=None if floor is None else (float(floor[0]), float(floor[1])),
+                      history_path=opt("--gpuperf-history"), timeout_s=timeout_s,
+                      tolerance_k=tolerance_k, measure_budget_s=budget_s, floor=floor,
                       samples=not opt("--gpuperf-no-samples"),
                       plants=tuple(f"{k}={v}" for k, v in plant_table.items()))
-    config.stash[session_key] = GpuPerfSession(options, Path(str(config.rootpath)))
+    state = GpuPerfSession(options, Path(str(config.rootpath)))
+    if options.update_baselines:
+        try:
+            checks.writable_dir("--gpuperf-baseline-dir", state.baseline_dir)
+        except ValueError as exc:
+            raise pytest.UsageError(str(exc)) from None
+    config.stash[session_key] = state
     if options.history_path:
         _check_history(options.history_path)
 
@@ -109,6 +127,10 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     """Fail fast on an unknown device before any test runs, but only when some test needs a device."""
     if any("gpu_device" in getattr(item, "fixturenames", ()) for item in items):
         _selected(config)
+        try:  # a malformed baseline is reported once, before any test, not once per test
+            config.stash[session_key].load_baselines()
+        except GpuPerfError as exc:
+            raise pytest.UsageError(str(exc)) from None
 
 
 def _selected(config: pytest.Config) -> list:
@@ -140,9 +162,12 @@ def gpu_device(request: pytest.FixtureRequest) -> Device:
         if missing:
             pytest.skip(f"{info.spec} ({info.name}) lacks {', '.join(missing)}")
     try:
-        return state.device(spec)
+        device = state.device(spec)
     except GpuPerfError as exc:
         pytest.fail(str(exc), pytrace=False)
+    if device.abandoned is not None:  # a hung or faulted kernel earlier: its queue is never waited on again
+        pytest.skip(f"{spec} abandoned earlier in this run: {device.abandoned}")
+    return device
 
 
 @pytest.fixture
@@ -232,15 +257,38 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Itera
 
 # ---- end of run ----------------------------------------------------------------------------------------
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Write baselines, results and history (each even if another failed), then release the devices —
+    in ``finally``: a device must be released (or abandoned, never waited on) whatever happened."""
     state = session.config.stash[session_key]
     try:
-        state.finish(list(session.config.invocation_params.args))
-    except GpuPerfError as exc:
-        session.config.stash[_finish_error] = str(exc)
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED
-    if any(state.missing.values()) and not state.options.update_baselines:
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED
-    state.close()
+        try:
+            state.finish(list(session.config.invocation_params.args))
+        except GpuPerfError as exc:
+            session.config.stash[_finish_error] = str(exc)
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        if any(state.missing.values()) and not state.options.update_baselines:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    finally:
+        state.close(interrupted=exitstatus == pytest.ExitCode.INTERRUPTED)
+        session.config.stash[_exit_status] = int(session.exitstatus)
+
+
+_exit_status = pytest.StashKey[int]()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """After everything is reported: a process holding an abandoned *CUDA* device leaves with
+    ``os._exit``. Tearing down a CUDA context behind a hung kernel (CuPy's pools freeing memory at
+    interpreter exit; cudaFree synchronises the device) could block the exit for good. PoCL was measured
+    to release an abandoned context without waiting, so OpenCL runs exit normally. (The CUDA path is
+    written from the CUDA documentation; this machine has no CUDA GPU to run it.)"""
+    state = config.stash.get(session_key, None)
+    if state is None or not any(spec.startswith("cuda:") for spec in state.abandoned()):
+        return
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(config.stash.get(_exit_status, int(pytest.ExitCode.TESTS_FAILED)))
 
 
 _finish_error = pytest.StashKey[str]()
@@ -251,6 +299,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     if state is None or not state.runs:
         return
     tr = terminalreporter
+    for spec, why in state.abandoned().items():
+        tr.write_line(f"gpuperf ABANDONED {spec}: {why}", red=True, bold=True)
     for run in state.runs.values():
         if not run.metrics and not state.missing.get(run.info.spec):
             continue

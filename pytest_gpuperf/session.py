@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from . import baselines as bl
 from .devices import Device, DeviceInfo, Inventory, discover, open_device, resolve
@@ -51,6 +51,15 @@ class DeviceRun:
     @property
     def expected(self) -> dict[str, dict[str, Any]]:
         return self.baseline.metrics(self.info.backend)
+
+
+def _attempt(errors: list[str], what: str, step: Callable[[], None]) -> None:
+    """Run one end-of-run write; a failure becomes a line in ``errors`` instead of skipping the rest."""
+    try:
+        step()
+    except (GpuPerfError, OSError) as exc:  # OSError: a full disk, a lock that timed out (filelock.Timeout)
+        text = str(exc)
+        errors.append(text if text.startswith(what) else f"{what}: {text}")
 
 
 def strip_device_id(nodeid: str, spec: str) -> str:
@@ -95,6 +104,13 @@ class GpuPerfSession:
             run = DeviceRun(info, bl.load(self.baseline_dir, info.key))
             self.runs[spec] = run
         return run
+
+    def load_baselines(self) -> None:
+        """Load (and validate) the baseline file of every selected device now, before the first test:
+        a malformed file is then one error for the run instead of the same message and traceback
+        repeated for every test (399 lines for one truncated file before)."""
+        for info in self.selected():
+            self.run_for(info.spec)
 
     def device(self, spec: str) -> Device:
         run = self.run_for(spec)
@@ -181,22 +197,36 @@ class GpuPerfSession:
 
     # ---- end of session ------------------------------------------------------------------------
     def finish(self, argv: list[str]) -> None:
-        """Find missing metrics, update baselines if asked, write results and history."""
+        """Find missing metrics, update baselines if asked, write results and history.
+
+        Each of the three writes is attempted even when another failed (a baseline that cannot be
+        written must not cost the run its results file, nor the results file its history line); their
+        errors are raised together afterwards as one :class:`GpuPerfError`."""
+        errors: list[str] = []
         for spec, run in self.runs.items():
             recorded = set(run.metrics)
             self.missing[spec] = sorted(name for name, e in run.expected.items()
                                         if e.get("test") in self.passed_tests and name not in recorded)
             if self.options.update_baselines and run.metrics:
-                self._update_baseline(run)
+                _attempt(errors, f"baseline not updated for {spec}", lambda run=run: self._update_baseline(run))
         if self.options.json_path:
-            for path, run in self._json_paths().items():
-                doc = results.document(run.info, environment(), self._run_meta(argv),
-                                       sorted(run.metrics.values(), key=lambda m: m.name), self.options.samples)
-                doc["missing"] = self.missing.get(run.info.spec, [])
-                results.write(path, doc)
-                self.files_written.append(path)
+            _attempt(errors, "results not written", lambda: self._write_results(argv))
         if self.options.history_path:
-            self._record_history(argv)
+            _attempt(errors, "history not written", lambda: self._record_history(argv))
+        if errors:
+            raise GpuPerfError("; ".join(errors))
+
+    def _write_results(self, argv: list[str]) -> None:
+        """One results document per device (``--gpuperf-json``); an OS error names the path, in one line."""
+        for path, run in self._json_paths().items():
+            doc = results.document(run.info, environment(), self._run_meta(argv),
+                                   sorted(run.metrics.values(), key=lambda m: m.name), self.options.samples)
+            doc["missing"] = self.missing.get(run.info.spec, [])
+            try:
+                results.write(path, doc)
+            except OSError as exc:
+                raise GpuPerfError(f"{path}: {exc.strerror or exc}") from exc
+            self.files_written.append(path)
 
     def _record_history(self, argv: list[str]) -> None:
         """One history run per device that recorded metrics, each in one transaction (issue 14)."""
@@ -253,8 +283,22 @@ class GpuPerfSession:
         return {"started": self.started, "finished": now_iso(), "argv": argv,
                 "update_baselines": self.options.update_baselines}
 
-    def close(self) -> None:
+    def abandoned(self) -> dict[str, str]:
+        """Devices given up on during the run (spec → why): a hung kernel or a sticky fault."""
+        return {spec: run.device.abandoned for spec, run in self.runs.items()
+                if run.device is not None and run.device.abandoned is not None}
+
+    def close(self, interrupted: bool = False) -> None:
+        """Release every device, waiting at most the watchdog for each one's queued work (none after
+        Ctrl-C); a device whose work does not finish is abandoned, never waited on, so the process
+        always exits. A second Ctrl-C during the wait stops waiting on every device."""
+        timeout = 0.0 if interrupted else self.options.timeout_s
         for run in self.runs.values():
-            if run.device is not None:
-                run.device.close()
+            if run.device is None:
+                continue
+            try:
+                run.device.close(timeout)
+            except KeyboardInterrupt:
+                run.device.abandon("interrupted while waiting for its queued work at the end of the run")
+                timeout = 0.0
 

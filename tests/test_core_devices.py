@@ -6,9 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pytest_gpuperf.devices import discover, ndrange, resolve, slugify
+from pytest_gpuperf.devices import discover, ndrange, open_device, resolve, slugify
 from pytest_gpuperf.devices.base import check_ndrange
-from pytest_gpuperf.errors import DeviceNotFoundError, KernelCompileError, KernelLaunchError, ProbeTimeoutError
+from pytest_gpuperf.errors import (DeviceAbandonedError, DeviceNotFoundError, KernelCompileError, KernelLaunchError,
+                                   ProbeTimeoutError)
 
 INV = discover()
 OPENCL = [d for d in INV.devices if d.backend == "opencl"]
@@ -93,16 +94,25 @@ def test_bad_launch_names_the_sizes(cl_device):
 
 
 def test_watchdog_turns_a_long_kernel_into_a_timeout(cl_device):
+    """The watchdog fires, and the device is abandoned: nothing more is queued behind the work that did
+    not finish, nor waited for (a blocking read or close() there could hang the process for good).
+    A device of its own, so the module's shared one stays usable."""
+    dev = open_device(cl_device.info)
     src = """__kernel void spin(__global float *x, int n) {
         float v = x[get_global_id(0)];
         for (int i = 0; i < n; ++i) v = v * 1.0000001f + 1e-7f;
         x[get_global_id(0)] = v; }"""
-    k = cl_device.compile(src, "spin")
-    buf = cl_device.to_device(np.ones(4, np.float32))
-    handle = cl_device.timed(lambda: cl_device.launch(k, (4,), (1,), [buf, np.int32(400_000_000)]))
+    k = dev.compile(src, "spin")
+    buf = dev.to_device(np.ones(4, np.float32))
+    handle = dev.timed(lambda: dev.launch(k, (4,), (1,), [buf, np.int32(400_000_000)]))
     with pytest.raises(ProbeTimeoutError, match="did not finish within"):
-        cl_device.elapsed(handle, 0.01)
-    cl_device.synchronize(timeout_s=120)  # let it drain so later tests get the queue back
+        dev.elapsed(handle, 0.01)
+    assert dev.abandoned is not None and "did not finish within" in dev.abandoned
+    with pytest.raises(DeviceAbandonedError, match="abandoned earlier in this run"):
+        dev.to_host(buf, np.float32)
+    with pytest.raises(DeviceAbandonedError):
+        dev.launch(k, (4,), (1,), [buf, np.int32(1)])
+    dev.close()  # returns at once: an abandoned device is never waited for
 
 
 def test_cuda_backend_reports_why_it_is_unavailable():

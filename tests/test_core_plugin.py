@@ -115,8 +115,8 @@ def test_malformed_baseline_fails_loudly(pytester):
     path.write_text(path.read_text().replace('"better": "lower"', '"better": "faster"'))
     before = path.read_text()
     result = run(pytester, "--gpuperf-update-baselines")
-    result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines([f"*malformed baseline file {path}*better must be one of*"])
+    assert result.ret == pytest.ExitCode.USAGE_ERROR  # before any test runs (issue 12): no run is wasted
+    result.stderr.fnmatch_lines([f"*malformed baseline file {path}*better must be one of*"])
     assert path.read_text() == before  # never overwritten while malformed
 
 

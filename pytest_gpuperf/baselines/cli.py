@@ -4,7 +4,7 @@
   same device and backend, so tolerances reflect *run-to-run* noise: value = median of the runs'
   values, spread = max(median within-run σ, between-run σ), tolerance = k × spread with the floor.
   A tolerance the test set itself is kept, widened to k × the between-run σ where the runs disagree.
-* ``check [DIR]`` — validate every baseline file (for CI and code review).
+* ``check [PATH ...]`` — validate baseline files, listing every problem of every file (CI, review).
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from ..errors import GpuPerfError
+from .. import options
+from ..errors import BaselineFileError, GpuPerfError
 from ..timing.stats import MAD_TO_SIGMA
 from ..devices.base import timer_resolution
 from . import classes, store
@@ -76,13 +77,17 @@ def changed_identity(entries: dict[str, dict[str, Any]], existing: Mapping[str, 
 def cmd_from_results(args: argparse.Namespace) -> int:
     groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for path in args.results:
-        doc = json.loads(Path(path).read_text())
+        groups_key, doc = _results_doc(path)
         if args.match:  # before merging: runs may differ in metrics the selection leaves out
             doc["metrics"] = [m for m in doc["metrics"] if re.search(args.match, m["name"])]
-        groups[(doc["device"]["key"], doc["device"]["backend"])].append(doc)
+        groups[groups_key].append(doc)
     for (key, backend), docs in groups.items():
         floor = None if args.floor is None else (args.floor[0], args.floor[1])
-        entries = merge_runs(docs, args.k, floor)
+        try:
+            entries = merge_runs(docs, args.k, floor)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise GpuPerfError(f"results of {key}/{backend} lack a field from-results needs ({type(exc).__name__}: "
+                               f"{exc}); pass results files written by pytest --gpuperf-json") from None
         baseline = store.load(args.dir, key)
         if args.identity_changed:
             entries = changed_identity(entries, baseline.metrics(backend))
@@ -92,12 +97,72 @@ def cmd_from_results(args: argparse.Namespace) -> int:
     return 0
 
 
+def _results_doc(path: str) -> tuple[tuple[str, str], dict[str, Any]]:
+    """A results document and its (device key, backend); one clear error for a file that is missing,
+    not JSON, or not a results document (a traceback before)."""
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+        key = (str(doc["device"]["key"]), str(doc["device"]["backend"]))
+        if not isinstance(doc["metrics"], list):
+            raise TypeError("'metrics' is not a list")
+    except OSError as exc:
+        raise GpuPerfError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise GpuPerfError(f"{path}: not a JSON results file ({exc})") from None
+    except (KeyError, TypeError) as exc:
+        raise GpuPerfError(f"{path}: not a results file (no device key/backend or metrics: {exc})") from None
+    return key, doc
+
+
+def _k(text: str) -> float:
+    """argparse type of ``--k``: a finite, non-negative multiple of the noise σ."""
+    return _checked(options.non_negative, "--k", text)
+
+
+def _floor(text: str) -> float:
+    """argparse type of each ``--floor`` value: a finite, non-negative fraction."""
+    return _checked(options.non_negative, "--floor", text)
+
+
+def _checked(check: Any, name: str, text: str) -> float:
+    try:
+        return check(name, text)
+    except options.OptionError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def cmd_check(args: argparse.Namespace) -> int:
-    files = sorted(Path(args.dir).glob("*.json"))
+    """Validate every baseline file named (a file, or each ``*.json`` of a directory) and report every
+    problem of every file — not only the first of the first bad file. Exit 0 when all are valid, 1 when
+    any is malformed, 2 when a path does not exist or names no baseline files (nothing was checked)."""
+    files: list[Path] = []
+    for arg in args.paths or ["baselines"]:
+        path = Path(arg)
+        if path.is_dir():
+            found = sorted(path.glob("*.json"))
+            if not found:
+                print(f"gpuperf-baseline check: {path} holds no baseline files (*.json)", file=sys.stderr)
+                return 2
+            files += found
+        elif path.is_file():
+            files.append(path)
+        else:
+            print(f"gpuperf-baseline check: {path} does not exist", file=sys.stderr)
+            return 2
+    bad = 0
     for path in files:
-        store.load(path.parent, path.stem)
+        try:
+            store.load(path.parent, path.stem)
+        except BaselineFileError as exc:
+            bad += 1
+            print(f"FAIL {path}: {len(exc.problems)} problem(s)")
+            for problem in exc.problems:
+                print(f"  {problem}")
+            continue
         print(f"ok {path}")
-    return 0
+    if bad:
+        print(f"gpuperf-baseline check: {bad} of {len(files)} file(s) malformed", file=sys.stderr)
+    return 1 if bad else 0
 
 
 def cmd_gatecheck(args: argparse.Namespace) -> int:
@@ -131,16 +196,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = sub.add_parser("from-results", help="rebuild baseline entries from several results JSON files")
     p.add_argument("results", nargs="+")
     p.add_argument("--dir", default="baselines")
-    p.add_argument("--k", type=float, default=6.0)
+    p.add_argument("--k", type=_k, default=6.0)
     p.add_argument("--identity-changed", action="store_true",
                    help="update only the entries whose identity differs from the baseline's (or that it lacks)")
     p.add_argument("--match", default=None, metavar="REGEX",
                    help="update only the metrics whose name matches REGEX (re.search)")
-    p.add_argument("--floor", type=float, nargs=2, default=None, metavar=("GPU", "CPU"),
+    p.add_argument("--floor", type=_floor, nargs=2, default=None, metavar=("GPU", "CPU"),
                    help="relative floor for every metric class (default: per class, baselines/classes.py)")
     p.set_defaults(func=cmd_from_results)
-    c = sub.add_parser("check", help="validate every baseline file in a directory")
-    c.add_argument("dir", nargs="?", default="baselines")
+    c = sub.add_parser("check", help="validate baseline files (each *.json of a directory, or files), "
+                                     "listing every problem; exit 1 if any is malformed, 2 if a path is missing")
+    c.add_argument("paths", nargs="*", metavar="PATH", help="baseline directories or files (default: baselines)")
     c.set_defaults(func=cmd_check)
     g = sub.add_parser("gatecheck", help="run the README's main command N times (A/A) plus planted regressions")
     g.add_argument("--device", default="0", help="--gpuperf-device of the runs (default 0, as in the README)")

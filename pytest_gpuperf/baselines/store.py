@@ -16,19 +16,21 @@ problem; a malformed file is never silently treated as empty and never overwritt
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import numpy as np
+from filelock import FileLock
 
 from .. import BASELINE_SCHEMA
 from ..errors import BaselineFileError
-from ..util.atomic import atomic_write_json
-from .compare import DIRECTIONS
+from ..util.atomic import atomic_write_json, remove_stale_temps
+from . import problems
+from .problems import TOLERANCE_KEYS  # noqa: F401 - re-exported: store.TOLERANCE_KEYS predates problems.py
 
-TOLERANCE_KEYS = {"rel", "abs", "k", "spread"}
+#: how long an update waits for another process's update of the same file (they take milliseconds)
+LOCK_TIMEOUT_S = 120.0
 
 
 @dataclass
@@ -53,64 +55,39 @@ def path_for(directory: str | Path, key: str) -> Path:
 
 
 def load(directory: str | Path, key: str) -> BaselineFile:
-    """Load ``<directory>/<key>.json``; an absent file is an empty baseline, a bad one an error."""
+    """Load ``<directory>/<key>.json``; an absent file is an empty baseline, a bad one an error that
+    lists every problem of the file (:mod:`.problems`), duplicated keys included."""
     path = path_for(directory, key)
     if not path.exists():
         return BaselineFile(path, {"schema": BASELINE_SCHEMA, "device": {"key": key}, "backends": {}})
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data, duplicates = problems.parse(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
         raise BaselineFileError(str(path), f"cannot be read ({exc})") from exc
     except json.JSONDecodeError as exc:
         raise BaselineFileError(str(path), f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from exc
-    validate(str(path), data)
+    _raise_if(str(path), duplicates + problems.problems(data))
     return BaselineFile(path, data)
 
 
 def validate(path: str, data: Any) -> None:
-    """Check the schema; every problem names the metric and field concerned."""
-    if not isinstance(data, dict):
-        raise BaselineFileError(path, "top level must be a JSON object")
-    if data.get("schema") != BASELINE_SCHEMA:
-        raise BaselineFileError(path, f"'schema' must be {BASELINE_SCHEMA!r}, found {data.get('schema')!r}")
-    backends = data.get("backends")
-    if not isinstance(backends, dict):
-        raise BaselineFileError(path, "'backends' must be an object mapping backend name to a section")
-    for backend, section in backends.items():
-        if not isinstance(section, dict) or not isinstance(section.get("metrics", {}), dict):
-            raise BaselineFileError(path, f"backends.{backend} must be an object with a 'metrics' object")
-        for name, entry in section.get("metrics", {}).items():
-            _validate_entry(path, f"backends.{backend}.metrics[{name!r}]", entry)
+    """Raise :class:`BaselineFileError` listing every problem; each names the metric and field concerned."""
+    _raise_if(path, problems.problems(data))
 
 
-def _validate_entry(path: str, where: str, entry: Any) -> None:
-    if not isinstance(entry, dict):
-        raise BaselineFileError(path, f"{where} must be an object")
-    value = entry.get("value")
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise BaselineFileError(path, f"{where}.value must be a finite number, found {value!r}")
-    if entry.get("better") not in DIRECTIONS:
-        raise BaselineFileError(path, f"{where}.better must be one of {DIRECTIONS}, found {entry.get('better')!r}")
-    tol = entry.get("tolerance", {})
-    if not isinstance(tol, dict):
-        raise BaselineFileError(path, f"{where}.tolerance must be an object")
-    unknown = set(tol) - TOLERANCE_KEYS
-    if unknown:
-        raise BaselineFileError(path, f"{where}.tolerance has unknown keys {sorted(unknown)}; use {sorted(TOLERANCE_KEYS)}")
-    for k, v in tol.items():
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0 or not math.isfinite(v):
-            raise BaselineFileError(path, f"{where}.tolerance.{k} must be a non-negative number, found {v!r}")
-    if ("k" in tol) != ("spread" in tol):
-        raise BaselineFileError(path, f"{where}.tolerance needs both 'k' and 'spread' or neither")
-    if not isinstance(entry.get("identity", {}), dict):
-        raise BaselineFileError(path, f"{where}.identity must be an object of the options that shaped the value")
-    rv = entry.get("run_values", [])
-    if not isinstance(rv, list) or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in rv):
-        raise BaselineFileError(path, f"{where}.run_values must be a list of numbers (one per baseline run)")
-    xs = entry.get("samples")
-    if xs is not None and (not isinstance(xs, list) or not all(
-            isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in xs)):
-        raise BaselineFileError(path, f"{where}.samples must be a list of finite numbers")
+#: problems shown in one error message; the rest are counted (``gpuperf-baseline check`` lists them all)
+SHOWN_PROBLEMS = 10
+
+
+def _raise_if(path: str, found: list[str]) -> None:
+    if not found:
+        return
+    text = "; ".join(found[:SHOWN_PROBLEMS])
+    if len(found) > SHOWN_PROBLEMS:
+        text += f"; and {len(found) - SHOWN_PROBLEMS} more (gpuperf-baseline check {path} lists them all)"
+    error = BaselineFileError(path, text)
+    error.problems = list(found)
+    raise error
 
 
 def noise_tolerance(value: float, spread: float, k: float, floor_rel: float) -> dict[str, float]:
@@ -198,23 +175,36 @@ def stability(entry: Mapping[str, Any]) -> tuple[bool, str]:
     return True, ""
 
 
+def lock_for(path: Path) -> FileLock:
+    """The lock every writer of one baseline file holds around its read-modify-write (a hidden
+    ``.<name>.lock`` beside it, ignored by git)."""
+    return FileLock(str(path.with_name(f".{path.name}.lock")), timeout=LOCK_TIMEOUT_S)
+
+
 def update(baseline: BaselineFile, backend: str, device: Mapping[str, Any], provenance: Mapping[str, Any],
            entries: Mapping[str, Mapping[str, Any]]) -> None:
     """Merge ``entries`` (name → entry) into the backend section and write the file atomically.
 
-    Entries not named are kept untouched; so are unknown keys of updated entries (notes, citations)."""
-    data = baseline.data
-    data.setdefault("schema", BASELINE_SCHEMA)
-    data.setdefault("device", {}).update({"key": device["key"], "name": device["name"]})
-    section = data.setdefault("backends", {}).setdefault(backend, {})
-    section["provenance"] = dict(provenance)
-    metrics = section.setdefault("metrics", {})
-    for name, entry in entries.items():
-        merged = dict(metrics.get(name, {}))
-        for stale in ("samples", "runs", "measured", "run_values"):  # belong to the measurement being replaced
-            merged.pop(stale, None)
-        merged.update(entry)
-        metrics[name] = merged
-    section["metrics"] = dict(sorted(metrics.items()))
-    validate(str(baseline.path), data)
-    atomic_write_json(baseline.path, data)
+    Entries not named are kept untouched; so are unknown keys of updated entries (notes, citations).
+    The merge happens under the file's lock on the file as it is *now*, not as this process loaded it
+    at start-up: two runs updating one file at once (``-k copy`` and ``-k launch``) each keep the
+    other's entries instead of the last writer silently dropping them. Temporary files that killed
+    writers left behind are removed under the same lock (no live writer can own them then)."""
+    with lock_for(baseline.path):
+        remove_stale_temps(baseline.path)
+        baseline.data = load(baseline.path.parent, baseline.path.stem).data
+        data = baseline.data
+        data.setdefault("schema", BASELINE_SCHEMA)
+        data.setdefault("device", {}).update({"key": device["key"], "name": device["name"]})
+        section = data.setdefault("backends", {}).setdefault(backend, {})
+        section["provenance"] = dict(provenance)
+        metrics = section.setdefault("metrics", {})
+        for name, entry in entries.items():
+            merged = dict(metrics.get(name, {}))
+            for stale in ("samples", "runs", "measured", "run_values"):  # belong to the measurement replaced
+                merged.pop(stale, None)
+            merged.update(entry)
+            metrics[name] = merged
+        section["metrics"] = dict(sorted(metrics.items()))
+        validate(str(baseline.path), data)
+        atomic_write_json(baseline.path, data)

@@ -144,6 +144,34 @@ class Device(abc.ABC):
 
     def __init__(self) -> None:
         self._programs: dict[tuple[str, str, tuple[str, ...]], Kernel] = {}
+        #: why this device was given up on (a hang or a sticky fault), or None while it is usable
+        self.abandoned: str | None = None
+
+    # ---- abandonment -------------------------------------------------------------------------
+    def abandon(self, reason: str) -> None:
+        """Give up on the device: its queue still holds work that will never finish (or a fault that
+        poisons every later command), so no later call may wait on it. The first reason is kept."""
+        if self.abandoned is None:
+            self.abandoned = reason
+
+    def check_usable(self) -> None:
+        """Raise :class:`DeviceAbandonedError` before any call that would enqueue onto, or block on, an
+        abandoned device — a blocking read behind a hung kernel never returns and ignores Ctrl-C."""
+        if self.abandoned is not None:
+            from ..errors import DeviceAbandonedError
+
+            raise DeviceAbandonedError(f"{self.info.spec} was abandoned earlier in this run: {self.abandoned}")
+
+    def watch(self, done: Callable[[], bool], timeout_s: float) -> None:
+        """:func:`poll_until` that abandons the device when the watchdog fires, so the rest of the
+        session neither queues behind the hung work nor waits for it at close."""
+        from ..errors import ProbeTimeoutError
+
+        try:
+            poll_until(done, timeout_s, self.info.spec)
+        except ProbeTimeoutError as exc:
+            self.abandon(str(exc))
+            raise
 
     # ---- compilation -------------------------------------------------------------------------
     def compile(self, source: str, name: str, options: Sequence[str] = ()) -> Kernel:
@@ -189,8 +217,9 @@ class Device(abc.ABC):
     @abc.abstractmethod
     def synchronize(self, timeout_s: float = 60.0) -> None: ...
 
-    def close(self) -> None:
-        """Release the context; the device object must not be used afterwards."""
+    def close(self, timeout_s: float = 10.0) -> None:
+        """Wait at most ``timeout_s`` for queued work, then release; never waits on an abandoned device
+        (its hung work would block the process forever). The object must not be used afterwards."""
         self._programs.clear()
 
     def __repr__(self) -> str:

@@ -13,9 +13,9 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..errors import BackendUnavailableError, KernelCompileError, KernelLaunchError, ProbeTimeoutError
+from ..errors import BackendUnavailableError, GpuPerfError, KernelCompileError, KernelLaunchError, ProbeTimeoutError
 from . import elf
-from .base import Buffer, Device, DeviceInfo, Kernel, KernelArg, Size, check_ndrange, poll_until, slugify
+from .base import Buffer, Device, DeviceInfo, Kernel, KernelArg, Size, check_ndrange, slugify
 
 try:  # pragma: no cover - depends on the machine
     import cupy
@@ -54,6 +54,20 @@ _BLOCK_LIMIT_NS = 200_000_000  # 0.2 s: ends the hold even if the timed callable
 # CUfunction_attribute values: resource usage of a compiled kernel.
 _FUNC_ATTR = {"max_threads_per_block": 0, "shared_size_bytes": 1, "const_size_bytes": 2, "local_size_bytes": 3,
               "num_regs": 4, "ptx_version": 5, "binary_version": 6}
+
+
+#: CUDA error codes after which the context is unusable for the rest of the process ("sticky"): the
+#: driver and runtime APIs share these numbers (cudaErrorIllegalAddress = CUDA_ERROR_ILLEGAL_ADDRESS = 700).
+#: 702 launch timeout, 710 device-side assert, 714 hardware stack error, 715 illegal instruction,
+#: 716 misaligned address, 717 invalid address space, 718 invalid PC, 719 launch failure.
+STICKY_ERRORS = frozenset({700, 702, 710, 714, 715, 716, 717, 718, 719})
+
+
+def sticky(exc: BaseException) -> bool:
+    """Whether a CuPy CUDA error (``CUDADriverError``/``CUDARuntimeError``, both carry ``.status``) left
+    the context unusable; such an error can surface at any later call, not only at the faulting kernel's
+    wait. Written from the CUDA documentation, not run here (no CUDA GPU on the development machine)."""
+    return getattr(exc, "status", None) in STICKY_ERRORS
 
 
 def _require() -> None:
@@ -224,16 +238,20 @@ class CudaDevice(Device):
     def to_host(self, buf: Buffer, dtype: Any, count: int | None = None) -> np.ndarray:
         dtype = np.dtype(dtype)
         count = buf.nbytes // dtype.itemsize if count is None else count
+        self.check_usable()  # stream.synchronize() behind a hung kernel would never return
         try:
             with self._dev, self.stream:
                 out = cupy.asnumpy(buf.handle[: count * dtype.itemsize], stream=self.stream)
             self.stream.synchronize()
             return out.view(dtype)
         except Exception as exc:  # noqa: BLE001 - CUDARuntimeError after a fault
+            if sticky(exc):
+                self.abandon(f"a sticky CUDA error surfaced at a read-back: {exc}")
             raise KernelLaunchError(f"reading back a buffer failed on {self.info.spec}: {exc} "
                                     "(an earlier kernel probably faulted; the CUDA context is now unusable)") from exc
 
     def copy(self, dst: Buffer, src: Buffer, nbytes: int | None = None) -> Any:
+        self.check_usable()
         n = min(dst.nbytes, src.nbytes) if nbytes is None else int(nbytes)
         runtime.memcpyAsync(dst.handle.data.ptr, src.handle.data.ptr, n,
                             runtime.memcpyDeviceToDevice, self.stream.ptr)
@@ -244,6 +262,7 @@ class CudaDevice(Device):
                offset: Size | None = None) -> Any:
         if offset is not None and any(offset):
             raise KernelLaunchError("CUDA has no global work offset; pass the offset as a kernel argument")
+        self.check_usable()
         if local_size is None:
             local_size = tuple([min(256, int(global_size[0]))] + [1] * (len(global_size) - 1))
             global_size = tuple(-(-int(g) // int(l)) * int(l) for g, l in zip(global_size, local_size))
@@ -253,12 +272,15 @@ class CudaDevice(Device):
         try:
             kernel.handle(grid, tuple(int(l) for l in local_size), tuple(raw), stream=self.stream)
         except Exception as exc:  # noqa: BLE001 - CUDADriverError: invalid configuration etc.
+            if sticky(exc):  # an earlier kernel's fault reported at this launch: the context is gone
+                self.abandon(f"a sticky CUDA error surfaced at the launch of {kernel.name!r}: {exc}")
             raise KernelLaunchError(f"launch of {kernel.name!r} grid={grid} block={local_size} rejected by "
                                     f"{self.info.spec}: {exc}") from exc
         return None
 
     def timed(self, enqueue: Callable[[], Any]) -> Any:
         """Record events around ``enqueue`` behind a blocking kernel released once all is enqueued."""
+        self.check_usable()
         blocker = self.compile(_BLOCKER, "gpuperf_block_stream")
         if self._flag is None:
             self._flag_mem = cupy.cuda.alloc_pinned_memory(4)
@@ -275,29 +297,42 @@ class CudaDevice(Device):
         return (start, end)
 
     def elapsed(self, handle: Any, timeout_s: float) -> float:
+        self.check_usable()
         start, end = handle
         self._wait(end, timeout_s)
         return cupy.cuda.get_elapsed_time(start, end) * 1e-3
 
     def synchronize(self, timeout_s: float = 60.0) -> None:
+        self.check_usable()
         ev = cupy.cuda.Event()
         ev.record(self.stream)
         self._wait(ev, timeout_s)
 
     def _wait(self, event: Any, timeout_s: float) -> None:
-        """Poll the event (:func:`poll_until`); a fault surfacing at the wait is a KernelLaunchError."""
+        """Poll the event under the watchdog (:meth:`Device.watch`, which abandons the device on a hang).
+        A fault surfacing at the wait (illegal address, launch failure) is sticky: the CUDA context is
+        unusable for the rest of the process, so the device is abandoned too and later tests on it skip
+        while the session goes on with the other devices. (Written with care, not run: this machine has no
+        CUDA GPU; the OpenCL path is the one the tests exercise.)"""
         try:
-            poll_until(lambda: event.done, timeout_s, self.info.spec)
+            self.watch(lambda: event.done, timeout_s)
             event.synchronize()
         except ProbeTimeoutError:
             raise
         except Exception as exc:  # noqa: BLE001 - CUDARuntimeError: illegal address, etc.
-            raise KernelLaunchError(f"kernel fault on {self.info.spec}: {exc}. The CUDA context is now "
-                                    "unusable; later tests on this device will fail too.") from exc
+            message = f"kernel fault on {self.info.spec}: {exc}. The CUDA context is now unusable"
+            self.abandon(message)
+            raise KernelLaunchError(message + "; later tests on this device are skipped.") from exc
 
-    def close(self) -> None:
+    def close(self, timeout_s: float = 10.0) -> None:
+        """Wait for the stream under the watchdog, never with ``stream.synchronize()``: behind a hung
+        kernel that blocks forever in C, beyond Ctrl-C's reach. An abandoned device is not waited for."""
         super().close()
+        if self.abandoned is not None:
+            return
         try:
-            self.stream.synchronize()
-        except Exception:  # noqa: BLE001
+            self.synchronize(timeout_s)
+        except GpuPerfError:
+            pass  # synchronize() abandoned the device; the session reports why
+        except Exception:  # noqa: BLE001 - a CUDA error at teardown changes nothing for the run
             pass

@@ -12,8 +12,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..errors import BackendUnavailableError, KernelCompileError, KernelLaunchError
-from .base import Buffer, Device, DeviceInfo, Kernel, KernelArg, Size, check_ndrange, poll_until, slugify
+from ..errors import BackendUnavailableError, GpuPerfError, KernelCompileError, KernelLaunchError
+from .base import Buffer, Device, DeviceInfo, Kernel, KernelArg, Size, check_ndrange, slugify
 
 try:  # pragma: no cover - import guard
     import pyopencl as cl
@@ -133,6 +133,7 @@ class OpenCLDevice(Device):
         dtype = np.dtype(dtype)
         count = buf.nbytes // dtype.itemsize if count is None else count
         out = np.empty(count, dtype=dtype)
+        self.check_usable()  # a blocking read behind a hung kernel would never return
         self._release_gate()  # a blocking read behind a held gate would wait forever
         try:
             cl.enqueue_copy(self.queue, out, buf.handle, is_blocking=True)
@@ -142,11 +143,13 @@ class OpenCLDevice(Device):
         return out
 
     def copy(self, dst: Buffer, src: Buffer, nbytes: int | None = None) -> Any:
+        self.check_usable()
         n = min(dst.nbytes, src.nbytes) if nbytes is None else int(nbytes)
         return cl.enqueue_copy(self.queue, dst.handle, src.handle, byte_count=n, wait_for=self._wait_for())
 
     def launch(self, kernel: Kernel, global_size: Size, local_size: Size | None, args: Sequence[KernelArg],
                offset: Size | None = None) -> Any:
+        self.check_usable()
         check_ndrange(tuple(global_size), None if local_size is None else tuple(local_size),
                       self.info.max_work_group_size)
         raw = [a.handle if isinstance(a, Buffer) else a for a in args]
@@ -165,6 +168,7 @@ class OpenCLDevice(Device):
         after ``enqueue`` returns. Without it, a span of several launches (a 24-pass pairwise sum) times
         PyOpenCL's ~25 µs per enqueue as well: 780 µs on the H100's OpenCL against 208 µs on CUDA, and 1365
         µs under host load in the run of bff8dd7. Blocking calls inside ``enqueue`` release the gate first."""
+        self.check_usable()
         self._gate = cl.UserEvent(self.context)
         try:
             events = enqueue()
@@ -183,33 +187,46 @@ class OpenCLDevice(Device):
             gate.set_status(cl.command_execution_status.COMPLETE)
 
     def elapsed(self, handle: Any, timeout_s: float) -> float:
+        self.check_usable()
         events = list(handle)
         self.queue.flush()
-        _wait(events[-1], timeout_s, self.info.spec)
+        self._wait(events[-1], timeout_s)
         try:
             return (events[-1].profile.end - events[0].profile.start) * 1e-9
         except cl.Error as exc:
             raise KernelLaunchError(f"profiling info unavailable on {self.info.spec}: {exc}") from exc
 
     def synchronize(self, timeout_s: float = 60.0) -> None:
+        self.check_usable()
         self._release_gate()
         marker = cl.enqueue_marker(self.queue)
         self.queue.flush()  # polling a status is only guaranteed to progress once the queue is flushed
-        _wait(marker, timeout_s, self.info.spec)
+        self._wait(marker, timeout_s)
 
-    def close(self) -> None:
+    def close(self, timeout_s: float = 10.0) -> None:
+        """Wait for queued work under the watchdog, never with ``queue.finish()``: behind a hung kernel
+        finish() blocks forever in C, where not even Ctrl-C reaches the process. An abandoned device is
+        not waited for at all; its context is simply dropped (PoCL releases it without waiting)."""
         super().close()
+        if self.abandoned is not None:
+            return
         try:
-            self.queue.finish()
-        except Exception:  # noqa: BLE001 - best effort on teardown
-            pass
+            self.synchronize(timeout_s)
+        except GpuPerfError:
+            pass  # synchronize() abandoned the device; the session reports why
 
+    def _wait(self, event: Any, timeout_s: float) -> None:
+        """Poll the event under the watchdog (:meth:`Device.watch`); a negative status (a faulting
+        command) abandons the device — every command queued behind it fails too — and is a
+        KernelLaunchError."""
+        spec = self.info.spec
 
-def _wait(event: Any, timeout_s: float, spec: str) -> None:
-    """Poll the event (:func:`poll_until`); a negative status (a faulting command) is a KernelLaunchError."""
-    def done() -> bool:
-        status = event.command_execution_status
-        if status < 0:
-            raise KernelLaunchError(f"command failed on {spec} with OpenCL status {status} (kernel fault?)")
-        return status == cl.command_execution_status.COMPLETE
-    poll_until(done, timeout_s, spec)
+        def done() -> bool:
+            status = event.command_execution_status
+            if status < 0:
+                message = f"command failed on {spec} with OpenCL status {status} (kernel fault?)"
+                self.abandon(message)
+                raise KernelLaunchError(message)
+            return status == cl.command_execution_status.COMPLETE
+
+        self.watch(done, timeout_s)

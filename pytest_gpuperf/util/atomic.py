@@ -6,18 +6,26 @@ because ``os.replace`` is atomic on POSIX within one filesystem.
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import tempfile
+import time
 from pathlib import Path
 from typing import Any, Iterable
 
 
+#: a temporary file of an unlocked write (results, caches) older than this is a killed writer's leftover
+STALE_AFTER_S = 3600.0
+
+
 def atomic_write_chunks(path: str | os.PathLike[str], chunks: Iterable[bytes]) -> None:
-    """Write ``chunks`` to ``path`` atomically; the temp file is removed if writing fails."""
+    """Write ``chunks`` to ``path`` atomically; the temp file is removed if writing fails. Leftover
+    temporary files of ``path`` older than :data:`STALE_AFTER_S` (killed writes) are removed first."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    remove_stale_temps(target, older_than_s=STALE_AFTER_S)
+    fd, tmp = tempfile.mkstemp(prefix=temp_prefix(target), suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             for chunk in chunks:
@@ -43,6 +51,32 @@ def atomic_write_chunks(path: str | os.PathLike[str], chunks: Iterable[bytes]) -
             os.close(dfd)
     except OSError:
         pass
+
+
+def temp_prefix(target: Path) -> str:
+    """Name prefix of the temporary files :func:`atomic_write_chunks` makes for ``target``."""
+    return f".{target.name}."
+
+
+def remove_stale_temps(path: str | os.PathLike[str], older_than_s: float = 0.0) -> list[Path]:
+    """Delete the temporary files that killed writes of ``path`` left behind (a SIGKILL mid-write skips
+    the cleanup in :func:`atomic_write_chunks`). With ``older_than_s=0`` call it only while holding the
+    lock every writer of ``path`` takes, so no live writer's file is among them; without a lock, only
+    files older than any live write are safe to remove. Returns what was removed."""
+    target = Path(path)
+    removed: list[Path] = []
+    if not target.parent.is_dir():
+        return removed
+    now = time.time()
+    for tmp in target.parent.glob(glob.escape(temp_prefix(target)) + "*.tmp"):
+        try:
+            if older_than_s and now - tmp.stat().st_mtime < older_than_s:
+                continue
+            tmp.unlink()
+            removed.append(tmp)
+        except FileNotFoundError:
+            pass
+    return removed
 
 
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:

@@ -1,0 +1,144 @@
+"""Everything wrong with a baseline file, all at once.
+
+A reviewer fixing a hand-edited baseline wants the whole list, not one problem per attempt, so every
+check here collects instead of raising. Two kinds of checks:
+
+* :func:`parse` reads the JSON with an ``object_pairs_hook`` that notices duplicated keys. Plain
+  ``json.loads`` keeps the last copy silently: a metric pasted twice was accepted, ``check`` said ok,
+  and a later update kept the bogus copy and dropped the original.
+* :func:`problems` type-checks the document with the shipped JSON Schema (``schemas/baseline-1.json``:
+  ``provenance`` or ``device`` given as a string passed ``check`` and then crashed the run with an
+  AttributeError) and adds the rules a schema cannot say (finite values, tolerance needs k and spread).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any, Iterator
+
+import jsonschema
+
+from .. import BASELINE_SCHEMA
+from .compare import DIRECTIONS
+
+TOLERANCE_KEYS = {"rel", "abs", "k", "spread"}
+Path_ = tuple[Any, ...]
+
+
+class _Object(dict):
+    """A parsed JSON object that remembers the keys it held more than once."""
+
+    duplicates: list[str]
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> _Object:
+    obj = _Object()
+    obj.duplicates = []
+    for key, value in pairs:
+        if key in obj and key not in obj.duplicates:
+            obj.duplicates.append(key)
+        obj[key] = value
+    return obj
+
+
+def parse(text: str) -> tuple[Any, list[str]]:
+    """The document (plain dicts) and one problem per duplicated key, naming where it sits.
+    Raises ``json.JSONDecodeError`` for text that is not JSON at all."""
+    raw = json.loads(text, object_pairs_hook=_pairs)
+    found: list[str] = []
+    return _plain(raw, (), found), found
+
+
+def _plain(value: Any, where: Path_, found: list[str]) -> Any:
+    if isinstance(value, dict):
+        for key in getattr(value, "duplicates", ()):
+            found.append(f"{_where(where) or 'top level'}: key {key!r} appears more than once (JSON keeps only "
+                         f"the last copy; delete the duplicate)")
+        return {k: _plain(v, (*where, k), found) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v, (*where, i), found) for i, v in enumerate(value)]
+    return value
+
+
+def _where(path: Path_) -> str:
+    """``("backends", "opencl", "metrics", "a.b", "value")`` → ``backends.opencl.metrics['a.b'].value``."""
+    out = ""
+    for i, part in enumerate(path):
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif len(path) > 3 and i == 3 and path[2] == "metrics":
+            out += f"[{part!r}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out
+
+
+def problems(data: Any) -> list[str]:
+    """Every problem of a parsed baseline document, each naming the metric and field; empty if valid."""
+    if not isinstance(data, dict):
+        return ["top level must be a JSON object"]
+    found: list[tuple[Path_, str]] = []
+    if data.get("schema") != BASELINE_SCHEMA:
+        found.append((("schema",), f"'schema' must be {BASELINE_SCHEMA!r}, found {data.get('schema')!r}"))
+    backends = data.get("backends")
+    if not isinstance(backends, dict):
+        found.append((("backends",), "'backends' must be an object mapping backend name to a section"))
+    else:
+        for backend, section in backends.items():
+            if not isinstance(section, dict) or not isinstance(section.get("metrics", {}), dict):
+                found.append((("backends", backend), f"backends.{backend} must be an object with a 'metrics' object"))
+                continue
+            for name, entry in section.get("metrics", {}).items():
+                found += _entry(("backends", backend, "metrics", name), entry)
+    covered = [where for where, _ in found]
+    found += [(w, m) for w, m in _schema(data) if not any(w[:len(c)] == c for c in covered)]
+    return [message for _, message in found]
+
+
+def _schema(data: dict[str, Any]) -> Iterator[tuple[Path_, str]]:
+    """The JSON Schema's type errors, one per location (the shipped schema, so ``check`` and a run agree)."""
+    from ..schemas import schema_for
+
+    validator = jsonschema.Draft202012Validator(schema_for(BASELINE_SCHEMA))
+    for err in sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.absolute_path))):
+        where = tuple(err.absolute_path)
+        yield where, f"{_where(where) or 'top level'}: {err.message}"
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _entry(path: Path_, entry: Any) -> list[tuple[Path_, str]]:
+    where = _where(path)
+    if not isinstance(entry, dict):
+        return [(path, f"{where} must be an object")]
+    out: list[tuple[Path_, str]] = []
+    if not _number(entry.get("value")):
+        out.append(((*path, "value"), f"{where}.value must be a finite number, found {entry.get('value')!r}"))
+    if entry.get("better") not in DIRECTIONS:
+        out.append(((*path, "better"), f"{where}.better must be one of {DIRECTIONS}, found {entry.get('better')!r}"))
+    tol = entry.get("tolerance", {})
+    if not isinstance(tol, dict):
+        out.append(((*path, "tolerance"), f"{where}.tolerance must be an object"))
+    else:
+        unknown = set(tol) - TOLERANCE_KEYS
+        if unknown:
+            out.append(((*path, "tolerance"), f"{where}.tolerance has unknown keys {sorted(unknown)}; use "
+                                              f"{sorted(TOLERANCE_KEYS)}"))
+        for k, v in tol.items():
+            if k in TOLERANCE_KEYS and (not _number(v) or v < 0):
+                out.append(((*path, "tolerance", k), f"{where}.tolerance.{k} must be a non-negative number, "
+                                                     f"found {v!r}"))
+        if ("k" in tol) != ("spread" in tol):
+            out.append(((*path, "tolerance"), f"{where}.tolerance needs both 'k' and 'spread' or neither"))
+    if not isinstance(entry.get("identity", {}), dict):
+        out.append(((*path, "identity"), f"{where}.identity must be an object of the options that shaped the value"))
+    rv = entry.get("run_values", [])
+    if not isinstance(rv, list) or not all(_number(x) for x in rv):
+        out.append(((*path, "run_values"), f"{where}.run_values must be a list of numbers (one per baseline run)"))
+    xs = entry.get("samples")
+    if xs is not None and (not isinstance(xs, list) or not all(_number(x) for x in xs)):
+        out.append(((*path, "samples"), f"{where}.samples must be a list of finite numbers"))
+    return out

@@ -1,0 +1,126 @@
+"""A kernel that never finishes, on the real PoCL device, in a real pytest subprocess (issue 12).
+
+Before the fix the test failed after the watchdog, every later test on the device failed with the
+same message, and then the process never exited: ``OpenCLDevice.close()`` called ``queue.finish()``
+behind the endless kernel, in C, where not even SIGINT reached it. Each case runs pytest in a
+subprocess under a hard timeout, so a regression shows up as a failed test, not a hung CI job.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from pytest_gpuperf.devices import discover
+
+ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.skipif(not any(d.backend == "opencl" for d in discover().devices),
+                                reason="no OpenCL device (install pocl-opencl-icd)")
+
+#: one work-item spinning on a flag nobody sets: the kernel runs until the process dies
+HUNG = textwrap.dedent('''
+    import os
+    from pathlib import Path
+    import numpy as np
+
+    SPIN = """__kernel void spin(__global volatile int *flag) { while (flag[0] == 0) { flag[1] += 1; } }"""
+
+    def test_a_hung_kernel(gpu_device, gpu_kernel, gpu_measure):
+        k = gpu_kernel.compile(SPIN, "spin")
+        if gpu_device.info.index != int(os.environ.get("HUNG_INDEX", "0")):  # another device: a kernel that ends
+            gpu_kernel.launch(k, (1,), (1,), [gpu_kernel.to_device(np.ones(4, np.int32))])
+            return
+        buf = gpu_kernel.to_device(np.zeros(4, np.int32))
+        Path(os.environ["HUNG_STARTED"]).write_text("launched")
+        gpu_measure(k, (1,), (1,), [buf], warmup=1, min_repeats=1)
+
+    def test_b_later_on_the_same_device(gpu_device, gpu_kernel):
+        gpu_kernel.to_host(gpu_kernel.to_device(np.zeros(4, np.int32)), np.int32)
+
+    def test_c_host_only():
+        pass
+''')
+
+
+def _start(tmp_path: Path, *args: str, device: str = "opencl:0", **env_extra: str) -> tuple[subprocess.Popen, Path]:
+    (tmp_path / "test_hung.py").write_text(HUNG)
+    started = tmp_path / "started"
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+           "HUNG_STARTED": str(started), **env_extra}
+    cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--gpuperf-device={device}",
+           f"--gpuperf-baseline-dir={tmp_path / 'bl'}", "-rs", *args, "test_hung.py"]
+    proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, start_new_session=True)
+    return proc, started
+
+
+def _finish(proc: subprocess.Popen, limit_s: float) -> str:
+    """Output of the run; fails (and kills the whole process group) past ``limit_s``."""
+    try:
+        return proc.communicate(timeout=limit_s)[0]
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out = proc.communicate()[0]
+        pytest.fail(f"pytest did not exit within {limit_s} s after a hung kernel:\n{out[-3000:]}")
+
+
+def test_hung_kernel_fails_within_the_timeout_and_the_session_ends_with_a_summary(tmp_path):
+    proc, _ = _start(tmp_path, "-q", "--gpuperf-timeout=2")
+    t0 = time.monotonic()
+    out = _finish(proc, limit_s=90)
+    elapsed = time.monotonic() - t0
+    assert proc.returncode == 1, out
+    assert "did not finish within 2 s" in out  # the failure details are printed, even with -q
+    assert "opencl:0 abandoned earlier in this run" in out  # the later device test skips with the reason
+    assert "gpuperf ABANDONED opencl:0" in out
+    assert "1 failed, 1 passed, 1 skipped" in out  # the summary line, and the host-only test still ran
+    assert elapsed < 60, f"took {elapsed:.0f} s"
+
+
+def test_ctrl_c_during_a_hung_kernel_ends_the_session(tmp_path):
+    proc, started = _start(tmp_path, "--gpuperf-timeout=300")
+    deadline = time.monotonic() + 60
+    while not started.exists():
+        assert proc.poll() is None, proc.communicate()[0]
+        if time.monotonic() > deadline:
+            os.killpg(proc.pid, signal.SIGKILL)
+            pytest.fail("the hung test never started")
+        time.sleep(0.1)
+    time.sleep(1.5)  # inside the watchdog's poll, far from its 300 s limit
+    proc.send_signal(signal.SIGINT)
+    out = _finish(proc, limit_s=30)
+    assert proc.returncode == pytest.ExitCode.INTERRUPTED, out
+    assert "KeyboardInterrupt" in out
+
+
+def test_the_other_devices_go_on_after_one_hangs(tmp_path):
+    """Two PoCL devices (``POCL_DEVICES="pthread pthread"``): the hang abandons opencl:0 only; every test
+    on opencl:1 runs and passes."""
+    proc, _ = _start(tmp_path, "-q", "--gpuperf-timeout=2", device="opencl:0,opencl:1",
+                     POCL_DEVICES="pthread pthread")
+    out = _finish(proc, limit_s=120)
+    assert proc.returncode == 1, out
+    assert "1 failed, 3 passed, 1 skipped" in out, out
+    assert "gpuperf ABANDONED opencl:0" in out and "ABANDONED opencl:1" not in out
+
+
+def test_cuda_sticky_errors_are_told_from_rejected_launches():
+    """The CUDA path cannot run here (no CUDA GPU); its one decision that needs no device is checked:
+    which CUDA error codes poison the context (700 illegal address, 719 launch failure) and which
+    merely reject one launch (9 invalid configuration, 1 invalid value)."""
+    from pytest_gpuperf.devices.cuda import sticky
+
+    class CudaError(Exception):
+        def __init__(self, status: int) -> None:
+            super().__init__(f"status {status}")
+            self.status = status
+
+    assert sticky(CudaError(700)) and sticky(CudaError(719)) and sticky(CudaError(710))
+    assert not sticky(CudaError(9)) and not sticky(CudaError(1)) and not sticky(RuntimeError("no status"))

@@ -190,6 +190,13 @@ def judge(a: SideMetric | None, b: SideMetric | None, device_a: Mapping[str, Any
     return row
 
 
+def smallest_p(n_a: int, n_b: int) -> float:
+    """The smallest two-sided p-value the exact Mann–Whitney U test can give with these sample sizes
+    (complete separation, no ties): 2 / C(n_a + n_b, n_a). A single run of 5 against one of 7 cannot go
+    below 0.0025 — above the default α — so its row says why a clear shift is still ``same``."""
+    return min(1.0, 2.0 / math.comb(n_a + n_b, n_a))
+
+
 def _apply(row: Row, cmp: Comparison, sa: list[float] | None, sb: list[float] | None) -> None:
     """Copy the gate's comparison into the row, saying what the verdict rests on."""
     row.verdict = _FROM_GATE.get(cmp.verdict, "incomparable")
@@ -199,6 +206,10 @@ def _apply(row: Row, cmp: Comparison, sa: list[float] | None, sb: list[float] | 
         row.ratio, row.ci, row.p_value, row.significant = d.ratio, (d.ci_low, d.ci_high), d.p_value, d.significant
         row.basis = "samples"
         row.extra["n"] = [d.n_a, d.n_b]
+        floor_p = smallest_p(d.n_a, d.n_b)
+        if cmp.reason and not d.significant and floor_p >= d.alpha:
+            row.reason = (f"{cmp.reason}; with {d.n_a} and {d.n_b} samples the U test cannot reach p < {d.alpha:g} "
+                          f"(smallest possible p {floor_p:.2g}): give more runs per side or a larger --alpha")
     else:
         which = [s for s, xs in (("A", sa), ("B", sb)) if not xs]
         row.basis = "threshold"

@@ -35,8 +35,13 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+import numpy as np
+
 from ..baselines import classes, validity
-from ..baselines.compare import Comparison, compare, identity_problem
+from ..baselines.store import make_entry
+from ..devices.base import timer_resolution
+from ..timing.stats import MAD_TO_SIGMA
+from ..baselines.compare import Comparison, band, compare, identity_problem
 from . import crosscard
 from .load import Side, SideMetric
 
@@ -89,6 +94,22 @@ class Row:
         """Whether this row sets exit status 1: a gated significant regression, or an impossible value."""
         return self.verdict == "error" or (self.verdict == "worse" and self.gated)
 
+    def line(self) -> str:
+        """One line for annotations, pytest failures and logs: values, ratio, statistics, verdict, why."""
+        u = self.compared_unit or self.unit
+
+        def g(x: float | None) -> str:
+            return "-" if x is None else f"{x:.6g}"
+
+        stat = ""
+        if self.ci is not None and self.p_value is not None:
+            stat = f" [{self.ci[0]:.4g}, {self.ci[1]:.4g}] p={self.p_value:.2g}"
+        ratio = "" if self.ratio is None else f", B/A {self.ratio:.4g}{stat}"
+        why = "; ".join(x for x in (self.reason, self.note) if x)
+        gated = "" if self.gated else " (ungated)"
+        return (f"{self.name}: {self.verdict.upper()}{gated} — A {g(self.a)} {u}, B {g(self.b)} {u} "
+                f"({self.better} is better){ratio}" + (f" — {why}" if why else ""))
+
     def sort_key(self) -> tuple[Any, ...]:
         size = abs(math.log(self.ratio)) if self.ratio and self.ratio > 0 and math.isfinite(self.ratio) else 0.0
         return (VERDICTS.index(self.verdict), self.p_value if self.p_value is not None else 2.0, -size, self.name)
@@ -103,7 +124,8 @@ class Row:
                 "ci": None if self.ci is None else [num(self.ci[0]), num(self.ci[1])],
                 "p_value": self.p_value, "significant": self.significant, "basis": self.basis,
                 "threshold": self.threshold, "verdict": self.verdict, "gated": self.gated, "fails": self.fails,
-                "reason": self.reason, "note": self.note, "runs": list(self.runs)}
+                "reason": self.reason, "note": self.note, "runs": list(self.runs),
+                "band": self.extra.get("band"), "bound": self.extra.get("bound"), "only_in": self.extra.get("only")}
 
 
 def threshold_for(unit: str, device_a: Mapping[str, Any], device_b: Mapping[str, Any], opts: Options) -> float:
@@ -113,6 +135,34 @@ def threshold_for(unit: str, device_a: Mapping[str, Any], device_b: Mapping[str,
         return float(opts.threshold)
     is_cpu = bool(device_a.get("is_cpu")) or bool(device_b.get("is_cpu"))
     return classes.floor(unit, is_cpu)
+
+
+#: k of the noise term k × spread: the default of ``--gpuperf-tolerance-k`` and ``gpuperf-baseline from-results --k``
+DEFAULT_K = 6.0
+
+
+def entry_from_side(a: SideMetric, device_a: Mapping[str, Any], threshold: float, scale: float = 1.0,
+                    explicit_threshold: bool = False) -> dict[str, Any]:
+    """Side A as the baseline entry ``gpuperf-baseline from-results`` would make of its runs
+    (:func:`pytest_gpuperf.baselines.store.make_entry`, the single rule): value = median of the runs,
+    band = the widest of the class floor (or ``--threshold``), the timer's resolution, and k × spread with
+    spread = max(median within-run σ, between-run σ); a tolerance the test set itself replaces the floor,
+    as in the gate (``--threshold`` given explicitly still applies as a minimum). ``scale`` divides
+    every figure by the card's own peak (:mod:`.crosscard`)."""
+    values = [v * scale for v in a.values]
+    value = float(np.median(values))
+    within = [MAD_TO_SIGMA * m * scale for m in a.mads if math.isfinite(m)]
+    between = MAD_TO_SIGMA * float(np.median(np.abs(np.asarray(values) - value))) if len(values) > 1 else 0.0
+    spread = max(float(np.median(within)) if within else 0.0, between)
+    resolution = classes.resolution_floor(a.unit, timer_resolution(dict(device_a))) * scale
+    entry = make_entry(value=value, worst=max(values), unit=a.unit, better=a.better, test=a.test, info=a.info,
+                       tolerance=a.tolerance, spread=spread, k=DEFAULT_K, floor_rel=threshold, provenance={},
+                       between=between, identity=a.identity, run_values=values, resolution=resolution)
+    entry.pop("provenance", None)
+    tol = entry.setdefault("tolerance", {})
+    if explicit_threshold or (a.better == "bound" and not tol):
+        tol["rel"] = max(float(tol.get("rel", 0.0)), threshold)
+    return entry
 
 
 def _identity_reason(a: Mapping[str, Any], b: Mapping[str, Any]) -> str:
@@ -169,12 +219,12 @@ def judge(a: SideMetric | None, b: SideMetric | None, device_a: Mapping[str, Any
     row.delta_rel = (vb - va) / abs(va) if va else None
     thr = threshold_for(a.unit, device_a, device_b, opts)
     row.threshold = thr
-    tol: dict[str, float] = {k: float(v) for k, v in (a.tolerance or {}).items() if k in ("rel", "abs")}
-    tol["rel"] = max(tol.get("rel", 0.0), thr)
-    entry: dict[str, Any] = {"value": va, "better": a.better, "tolerance": tol, "identity": a.identity,
-                             "run_values": [v / (norm.peak_a or 1.0) if norm.peak_a else v for v in a.values]}
+    scale = 1.0 / norm.peak_a if norm.peak_a else 1.0
+    entry = entry_from_side(a, device_a, thr, scale, explicit_threshold=opts.threshold is not None)
+    row.extra["band"] = band(float(entry["value"]) if a.better != "bound" else va, entry.get("tolerance", {}))
+    entry["value"] = va  # bound metrics: judged against A here, against the documented bound in _judge_bound
     if sa is not None:
-        entry["samples"] = sa
+        entry["samples"] = sa  # all of them: the gate keeps a 64-quantile summary, a comparison needs no file
     if a.better == "bound":
         return _judge_bound(row, a, b, va, vb, entry, opts)
     if_stable = (b.info.get("gate") == "if-stable") or (a.info.get("gate") == "if-stable")

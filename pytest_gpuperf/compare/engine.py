@@ -237,6 +237,8 @@ def judge(a: SideMetric | None, b: SideMetric | None, device_a: Mapping[str, Any
         row.reason = "; ".join(x for x in (row.reason, cmp.reason) if x)
         return row
     _apply(row, cmp, sa, sb)
+    if row.basis == "samples" and "runs" in (a.basis, b.basis):
+        row.basis = "runs"  # the per-run values stood in for samples (load.merge)
     return row
 
 

@@ -145,15 +145,17 @@ def entry_from_side(a: SideMetric, device_a: Mapping[str, Any], threshold: float
                     explicit_threshold: bool = False) -> dict[str, Any]:
     """Side A as the baseline entry ``gpuperf-baseline from-results`` would make of its runs
     (:func:`pytest_gpuperf.baselines.store.make_entry`, the single rule): value = median of the runs,
-    band = the widest of the class floor (or ``--threshold``), the timer's resolution, and k × spread with
-    spread = max(median within-run σ, between-run σ); a tolerance the test set itself replaces the floor,
+    band = the widest of the class floor (or ``--threshold``), the timer's resolution, and k × the
+    between-run σ of A's runs (0 for one run). Unlike a baseline, the band leaves out the within-run σ:
+    a baseline gates runs whose samples it may lack, a comparison tests B's samples against A's, so the
+    within-run noise is the significance test's to judge — counted twice, k × σ would hide a 10 % shift
+    in 2 % noise that 200 samples per side show beyond doubt. A tolerance the test set itself replaces the floor,
     as in the gate (``--threshold`` given explicitly still applies as a minimum). ``scale`` divides
     every figure by the card's own peak (:mod:`.crosscard`)."""
     values = [v * scale for v in a.values]
     value = float(np.median(values))
-    within = [MAD_TO_SIGMA * m * scale for m in a.mads if math.isfinite(m)]
     between = MAD_TO_SIGMA * float(np.median(np.abs(np.asarray(values) - value))) if len(values) > 1 else 0.0
-    spread = max(float(np.median(within)) if within else 0.0, between)
+    spread = between  # within-run noise is the significance test's job (both sides' samples), not the band's
     resolution = classes.resolution_floor(a.unit, timer_resolution(dict(device_a))) * scale
     entry = make_entry(value=value, worst=max(values), unit=a.unit, better=a.better, test=a.test, info=a.info,
                        tolerance=a.tolerance, spread=spread, k=DEFAULT_K, floor_rel=threshold, provenance={},

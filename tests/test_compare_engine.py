@@ -155,8 +155,8 @@ def test_one_run_of_few_samples_says_it_cannot_reach_alpha():
 
 
 def test_per_run_values_stand_in_for_absent_samples():
-    runs_a = [metric("m.err", v, "ratio") for v in (0.100, 0.101, 0.099, 0.100, 0.102, 0.098, 0.103)]
-    runs_b = [metric("m.err", v, "ratio") for v in (0.150, 0.151, 0.149, 0.152, 0.150, 0.148, 0.153)]
+    runs_a = [metric("m.err", v, "ratio") for v in (0.100, 0.101, 0.099, 0.104, 0.102, 0.098, 0.103)]
+    runs_b = [metric("m.err", v, "ratio") for v in (0.150, 0.151, 0.149, 0.152, 0.154, 0.148, 0.153)]
     r = row_of(judge(None, None, runs_a=runs_a, runs_b=runs_b))
     assert r.basis == "runs" and r.extra["n"] == [7, 7] and r.verdict == "worse" and r.significant
     r = row_of(judge(None, None, runs_a=runs_a[:5], runs_b=runs_b[:5]))  # 5 vs 5: p ≥ 2/252 > α

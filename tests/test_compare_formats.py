@@ -164,3 +164,20 @@ def test_step_summary_is_appended(tmp_path):
     assert github.append_step_summary("| a |", {"GITHUB_STEP_SUMMARY": str(target)}) == str(target)
     assert target.read_text() == "earlier step\n| a |\n"
     assert github.append_step_summary("x", {}) is None
+
+
+def test_ci_doc_workflows_parse_and_their_compare_commands_are_valid():
+    import re
+    import shlex
+
+    from pytest_gpuperf.cli import build_parser
+
+    text = (ROOT / "docs" / "ci.md").read_text()
+    yaml = pytest.importorskip("yaml")
+    blocks = re.findall(r"```yaml\n(.*?)```", text, re.S)
+    assert len(blocks) == 2 and all("jobs" in yaml.safe_load(b) for b in blocks)
+    commands = re.findall(r"(gpuperf compare [^|\n]*?)(?:\s*\|\||\s*#|\n)", text)
+    assert len(commands) >= 8
+    for cmd in commands:
+        args = build_parser().parse_args(shlex.split(cmd)[1:])
+        assert args.command == "compare" and args.files

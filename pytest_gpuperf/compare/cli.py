@@ -56,6 +56,9 @@ def register(sub: Any) -> None:
                    help="significance level of the U test and 1 − confidence of the interval (default 0.001)")
     p.add_argument("--all", action="store_true", dest="all_rows",
                    help="text/markdown: list the 'same' rows and the metrics only one side has, too")
+    p.add_argument("--no-annotations", action="store_true",
+                   help="under GitHub Actions, print no ::error/::warning lines and leave the step summary alone "
+                        "(for report-only calls beside the one that gates)")
     p.set_defaults(func=cmd_compare)
 
 
@@ -81,7 +84,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         print(f"gpuperf compare: {formats.status(report)}; wrote {out}")
     else:
         sys.stdout.write(text)
-    if github.enabled():
+    if github.enabled() and not args.no_annotations:
         for line in github.commands(github.findings_from_rows(report.rows)):
             print(line)
         github.append_step_summary(formats.markdown(report))

@@ -160,12 +160,14 @@ class GpuPerfSession:
         if bound is not None:
             metric.info["bound"] = float(bound)
         if self.reference is not None:  # --gpuperf-compare: the verdict of 'gpuperf compare' (compare.gate)
-            from .compare.gate import judge_metric
+            entry = None  # the reference run replaces the baseline; a documented bound still gates below
+            if name in self.reference.metrics:
+                from .compare.gate import judge_metric
 
-            metric.verdict, metric.baseline, metric.info["line"] = judge_metric(
-                self.reference, metric.to_json(), run.info.to_json())
-            run.metrics[name] = metric
-            return metric
+                metric.verdict, metric.baseline, metric.info["line"] = judge_metric(
+                    self.reference, metric.to_json(), run.info.to_json())
+                run.metrics[name] = metric
+                return metric
         cmp = bl.compare(float(value), better, entry, samples=None if stats is None else stats.samples,
                          identity=metric.identity, gate_if_stable=metric.info.get("gate") == "if-stable")
         metric.verdict = cmp.verdict

@@ -7,7 +7,6 @@ import json
 import os
 import subprocess
 import sys
-import tomllib
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -102,8 +101,14 @@ def _gpuperf(*args: str, env: dict | None = None) -> subprocess.CompletedProcess
 
 
 def test_console_script_is_the_gpuperf_entry_point():
-    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
-    assert scripts["gpuperf"] == "pytest_gpuperf.cli:main"
+    import re
+
+    text = (ROOT / "pyproject.toml").read_text()
+    scripts = text.split("[project.scripts]", 1)[1].split("\n[", 1)[0]
+    assert re.findall(r'^gpuperf = "(.*)"$', scripts, re.M) == ["pytest_gpuperf.cli:main"]  # one entry point
+    from pytest_gpuperf.cli import GROUPS
+
+    assert ("compare", "pytest_gpuperf.compare.cli") in GROUPS
 
 
 def test_exit_codes(tmp_path):

@@ -4,7 +4,7 @@ Each metric a test records is judged by :func:`.engine.judge` — the very funct
 compare`` — against the same metric of the reference run, so a pytest gate and a later ``gpuperf
 compare OTHER.json THIS.json`` give the same verdict on the same numbers. The comparison's words map
 back onto the session's: ``worse`` → ``regressed`` (the test fails, as against a baseline), ``better`` →
-``improved``, ``same`` → ``pass``, a metric the reference lacks → ``new``, a worse row that is not gated
+``improved``, ``same`` → ``pass``, a metric the reference lacks → ``new`` (a documented bound still gates it), a worse row that is not gated
 (a per-kernel component without agreeing runs) → ``ungated``; ``incomparable`` stays. An impossible
 value in the reference is that reference's problem, not this run's: ``incomparable`` with the reason.
 """

@@ -181,7 +181,9 @@ def test_absolute_figures_are_incomparable_across_cards_unless_raw():
     r = row_of(judge(a, b, dev_b=H200))
     assert r.verdict == "incomparable" and "device-specific absolute figure (us)" in r.reason
     raw = row_of(judge(a, b, dev_b=H200, opts=engine.Options(raw=True)))
-    assert raw.verdict == "better" and "raw ratio across two cards" in raw.note
+    assert raw.verdict == "better" and "raw ratio of a device-specific figure" in raw.note
+    assert row_of(judge(metric("l.c", 4.0, "cycles"), metric("l.c", 4.0, "cycles"), dev_b=H200,
+                        opts=engine.Options(raw=True))).note is None
 
 
 @pytest.mark.parametrize("unit", ["cycles", "ulp", "ratio", "fraction", "ops/clk/SM"])

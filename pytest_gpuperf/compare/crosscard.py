@@ -49,7 +49,7 @@ class Normalisation:
         if self.mode == "fraction-of-peak":
             return (f"compared as fraction of each card's own peak: A {self.peak_a:.6g} GB/s, "
                     f"B {self.peak_b:.6g} GB/s ({PEAK_SOURCE})")
-        return self.reason
+        return self.reason if self.mode == "as-is" else None  # an incomparable row states it as its reason
 
 
 def same_card(device_a: Mapping[str, Any], device_b: Mapping[str, Any]) -> bool:
@@ -60,9 +60,10 @@ def same_card(device_a: Mapping[str, Any], device_b: Mapping[str, Any]) -> bool:
 def normalisation(unit: str, device_a: Mapping[str, Any], device_b: Mapping[str, Any], raw: bool = False
                   ) -> Normalisation:
     """How a metric in ``unit`` is compared between the two devices (see the module doc)."""
-    if same_card(device_a, device_b) or raw:
-        why = None if same_card(device_a, device_b) else "raw ratio across two cards (--raw)"
-        return Normalisation("as-is", why, unit=unit)
+    if same_card(device_a, device_b):
+        return Normalisation("as-is", None, unit=unit)
+    if raw and unit not in CROSS_CARD_UNITS:
+        return Normalisation("as-is", "raw ratio of a device-specific figure across two cards (--raw)", unit=unit)
     if unit == "GB/s":
         pa, pb = device_a.get("peak_bandwidth_gbs"), device_b.get("peak_bandwidth_gbs")
         if pa and pb:

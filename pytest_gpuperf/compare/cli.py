@@ -75,7 +75,11 @@ def sides(args: argparse.Namespace) -> tuple[list[str], list[str]]:
 def cmd_compare(args: argparse.Namespace) -> int:
     paths_a, paths_b = sides(args)
     a, b = load_side("A", paths_a), load_side("B", paths_b)
-    report = engine.compare_sides(a, b, engine.Options(threshold=args.threshold, raw=args.raw, alpha=args.alpha))
+    try:
+        report = engine.compare_sides(a, b, engine.Options(threshold=args.threshold, raw=args.raw, alpha=args.alpha))
+    except (KeyError, TypeError, ValueError, ZeroDivisionError) as exc:
+        # a schema-valid file with a shape the engine did not foresee: exit 2 (input), never 1 (a regression)
+        raise CompareInputError(f"cannot compare {paths_a} with {paths_b}: {type(exc).__name__}: {exc}") from exc
     text = formats.render(report, args.format, all_rows=args.all_rows)
     if args.output:
         out = Path(args.output)

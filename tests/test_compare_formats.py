@@ -128,6 +128,9 @@ def test_exit_codes(tmp_path):
         r = _gpuperf("compare", a, str(tmp_path / other))
         assert r.returncode == 2 and needle in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert _gpuperf("compare", a).returncode == 2  # one file and no --against
+    other = write(tmp_path / "other.json", results([metric("latency.y.cycles", 4.0, "cycles")]))
+    r = _gpuperf("compare", a, other)
+    assert r.returncode == 2 and "no metric in common" in r.stderr
     assert _gpuperf("compare", a, same, "--format", "pdf").returncode == 2  # argparse usage error
 
 

@@ -9,7 +9,8 @@ device) is printed first. Across two cards only figures normalised by the card a
 ulp, ratios, fractions of the card's own peak bandwidth); ``--raw`` compares absolute figures too.
 
 Exit status: 0 no significant regression beyond the threshold; 1 a significant regression (or an
-impossible value); 2 bad input (unreadable file, not a results document, a side mixing devices).
+impossible value); 2 bad input (unreadable file, not a results document, a side mixing devices, no
+metric in common).
 """
 
 from __future__ import annotations
@@ -80,6 +81,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
     except (KeyError, TypeError, ValueError, ZeroDivisionError) as exc:
         # a schema-valid file with a shape the engine did not foresee: exit 2 (input), never 1 (a regression)
         raise CompareInputError(f"cannot compare {paths_a} with {paths_b}: {type(exc).__name__}: {exc}") from exc
+    if not set(a.metrics) & set(b.metrics):
+        # a gate that compared nothing must not pass: wrong files, or a run whose tests all failed early
+        raise CompareInputError(f"no metric in common: A has {len(a.metrics)}, B has {len(b.metrics)} "
+                                f"({', '.join(paths_a)} vs {', '.join(paths_b)})")
     text = formats.render(report, args.format, all_rows=args.all_rows)
     if args.output:
         out = Path(args.output)

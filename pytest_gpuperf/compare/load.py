@@ -50,7 +50,6 @@ class SideMetric:
     identity_problem: str | None = None  # the side's runs disagree on the identity
     info: dict[str, Any] = field(default_factory=dict)
     tolerance: dict[str, float] | None = None  # the test's explicit tolerance, if any
-    mads: list[float] = field(default_factory=list)  # each run's within-run MAD, where it recorded stats
 
     @property
     def value(self) -> float:
@@ -139,8 +138,7 @@ def merge(name: str, entries: Sequence[Mapping[str, Any]]) -> SideMetric:
     return SideMetric(name=name, unit=str(last["unit"]), better=str(last["better"]), test=str(last.get("test", "")),
                       values=values, samples=samples, basis=basis, identity=dict(last.get("identity") or {}),
                       identity_problem=problem, info=dict(last.get("info") or {}),
-                      tolerance=None if last.get("tolerance") is None else dict(last["tolerance"]),
-                      mads=[_number(m["stats"]["mad"]) for m in entries if m.get("stats")])
+                      tolerance=None if last.get("tolerance") is None else dict(last["tolerance"]))
 
 
 def side_from_docs(label: str, docs: Sequence[dict[str, Any]], paths: Sequence[str]) -> Side:

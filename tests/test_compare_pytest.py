@@ -116,3 +116,22 @@ def test_bad_reference_is_a_usage_error(pytester):
     result = pytester.runpytest("--gpuperf-device=opencl:0", f"--gpuperf-compare={pytester.path / 'bad.json'}")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--gpuperf-compare: *bad.json*"])
+
+
+def test_baseline_gating_annotates_and_records_properties_too(pytester, monkeypatch):
+    """Without --gpuperf-compare the run is gated against baselines/ and reports the same way."""
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+    pytester.makepyfile(SUITE)
+    base = ("--gpuperf-device=opencl:0", "--gpuperf-budget=0.2", f"--gpuperf-baseline-dir={pytester.path / 'bl'}")
+    pytester.runpytest(*base, "--gpuperf-update-baselines").assert_outcomes(passed=1)
+    summary = pytester.path / "summary.md"
+    monkeypatch.setenv("ULP", "3")
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    xml = pytester.path / "junit.xml"
+    result = pytester.runpytest(*base, f"--junitxml={xml}")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["::error title=gpuperf regression%3A kernel.work.max_ulp on opencl%3A0::*REGRESSED*"])
+    prop = _properties(xml)["gpuperf.kernel.work.max_ulp"]
+    assert (prop["verdict"], prop["reference"], prop["against"]) == ("regressed", 1.0, "baseline")
+    assert "against baseline" in summary.read_text() and "**regressed**" in summary.read_text()

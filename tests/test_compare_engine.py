@@ -272,3 +272,28 @@ def test_real_cross_card_pocl_against_h100():
     assert any(r.unit == "cycles" and r.verdict in ("same", "better", "worse") for r in both)
     changed = {e["field"] for e in rep.environment if e["changed"]}
     assert {"device", "device key", "backend"} <= changed
+
+
+needs_pocl = pytest.mark.skipif(not (POCL / "default-1-opencl.json").exists(), reason="PoCL results not in this checkout")
+
+
+@needs_pocl
+def test_pocl_aa_pair_passes():
+    """PoCL on 2 shared cores, default-1 vs default-2: the CPU class floors hold the timings; the rows that
+    read worse are per-kernel model errors (PoCL: one kernel's error 0.05–5.9 between unchanged runs),
+    ungated with one run per side."""
+    rep = engine.compare_sides(load_side("A", [POCL / "default-1-opencl.json"]), load_side("B", [POCL / "default-2-opencl.json"]))
+    assert rep.exit_code == 0
+    worse = [r for r in rep.rows if r.verdict == "worse"]
+    assert worse and all(not r.gated and r.name.startswith(("model.sampled.", "model.svr.")) for r in worse)
+
+
+@needs_pocl
+@pytest.mark.parametrize("plant,flagged", [
+    ("plant-memory-1", {"memory.copy.bandwidth.256MiB"}),  # the copy slowed to half (memory=1)
+    ("plant-ulp-1", {"accuracy.fp32.sin.max_ulp", "accuracy.fp32.sin.mean_ulp"}),
+])
+def test_pocl_planted_runs_are_flagged(plant, flagged):
+    rep = engine.compare_sides(load_side("A", [POCL / "default-1-opencl.json"]),
+                               load_side("B", [POCL / "gatecheck-dev" / "gatecheck" / f"{plant}.json"]))
+    assert {r.name for r in rep.rows if r.fails} == flagged and rep.exit_code == 1

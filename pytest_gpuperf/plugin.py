@@ -55,9 +55,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--gpuperf-plant", action="append", default=[], metavar="KIND=ARG",
                     help="gate check only: plant a known regression (memory=F, compute=F, ulp=FUNCTION, "
                          "missing=METRIC); see pytest_gpuperf/gatecheck/plants.py")
-    group.addoption("--gpuperf-compare", default=None, metavar="OTHER.json",
+    group.addoption("--gpuperf-compare", action="append", default=[], metavar="OTHER.json",
                     help="gate this run against another run's results JSON instead of the baseline: the verdicts "
-                         "of 'gpuperf compare OTHER.json THIS.json' (a significant worse metric fails its test)")
+                         "of 'gpuperf compare OTHER.json THIS.json' (a significant worse metric fails its test); "
+                         "repeat it to pool several runs of the reference")
     group.addoption("--gpuperf-budget", type=float, default=2.0, metavar="SECONDS",
                     help="time budget per statistical measurement once the minimum repeats ran (default: 2)")
     parser.addini("gpuperf_device", "default for --gpuperf-device", default=None)
@@ -83,8 +84,8 @@ def pytest_configure(config: pytest.Config) -> None:
                       floor=None if floor is None else (float(floor[0]), float(floor[1])),
                       samples=not opt("--gpuperf-no-samples"),
                       plants=tuple(f"{k}={v}" for k, v in plant_table.items()),
-                      compare_path=opt("--gpuperf-compare"))
-    if options.compare_path and options.update_baselines:
+                      compare_paths=tuple(opt("--gpuperf-compare") or ()))
+    if options.compare_paths and options.update_baselines:
         raise pytest.UsageError("--gpuperf-compare gates against another run; it cannot be combined with "
                                 "--gpuperf-update-baselines")
     state = GpuPerfSession(options, Path(str(config.rootpath)))
@@ -212,7 +213,7 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
             item.user_properties.append(junit_property(metric.name + (f"[{spec}]" if several else ""), metric, spec))
     lines = state.failures(item.nodeid)
     if lines:
-        against = f"run {state.options.compare_path}" if state.reference is not None else "baseline"
+        against = f"run {', '.join(state.options.compare_paths)}" if state.reference is not None else "baseline"
         pytest.fail(f"performance regression against {against}:\n" + "\n".join(lines), pytrace=False)
     return result
 
@@ -272,7 +273,7 @@ def _github(tr: Any, state: GpuPerfSession) -> None:
 
     if not github.enabled():
         return
-    against = f"run {state.options.compare_path}" if state.reference is not None else "baseline"
+    against = f"run {', '.join(state.options.compare_paths)}" if state.reference is not None else "baseline"
     for run in state.runs.values():
         missing = state.missing.get(run.info.spec, [])
         if not run.metrics and not missing:
@@ -294,7 +295,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         tr.write_sep("=", f"gpuperf {info.spec} {info.name} [{info.key}]")
         current = {"driver": info.driver_version, "runtime": info.runtime_version, "toolkit": info.toolkit_version}
         if state.reference is not None:
-            tr.write_line(f"gated against run {state.options.compare_path} ({state.reference.describe()}), "
+            tr.write_line(f"gated against run {', '.join(state.options.compare_paths)} ({state.reference.describe()}), "
                           "not the baseline", bold=True)
         for line in terminal.provenance_changes(current, run.provenance()):
             tr.write_line(f"UPGRADE GATE: {line}", yellow=True, bold=True)

@@ -37,7 +37,7 @@ class Options:
     measure_budget_s: float = 2.0
     samples: bool = True  # keep raw samples in results (--gpuperf-no-samples drops them)
     plants: tuple[str, ...] = ()  # --gpuperf-plant: planted regressions of the gate check (gatecheck.plants)
-    compare_path: str | None = None  # --gpuperf-compare: gate against this results file instead of baselines
+    compare_paths: tuple[str, ...] = ()  # --gpuperf-compare (repeatable): gate against these runs, not baselines
 
 
 @dataclass
@@ -88,11 +88,12 @@ class GpuPerfSession:
         self.reference = None  # compare.load.Side: --gpuperf-compare's run, loaded by load_reference()
 
     def load_reference(self) -> None:
-        """Read ``--gpuperf-compare``'s results file (raises compare.load.CompareInputError)."""
-        if self.options.compare_path:
+        """Read ``--gpuperf-compare``'s results files: several runs of one device pool into one reference
+        as in ``gpuperf compare`` (raises compare.load.CompareInputError)."""
+        if self.options.compare_paths:
             from .compare.gate import load_reference
 
-            self.reference = load_reference(self.options.compare_path)
+            self.reference = load_reference(list(self.options.compare_paths))
 
     # ---- devices -----------------------------------------------------------------------------
     @property

@@ -135,3 +135,13 @@ def test_baseline_gating_annotates_and_records_properties_too(pytester, monkeypa
     prop = _properties(xml)["gpuperf.kernel.work.max_ulp"]
     assert (prop["verdict"], prop["reference"], prop["against"]) == ("regressed", 1.0, "baseline")
     assert "against baseline" in summary.read_text() and "**regressed**" in summary.read_text()
+
+
+def test_several_reference_runs_pool(pytester, reference):
+    out = pytester.path / "b.json"
+    pytester.runpytest(*_args(pytester, reference, f"--gpuperf-compare={reference}", f"--gpuperf-json={out}")
+                       ).assert_outcomes(passed=1)
+    doc = json.loads(out.read_text())
+    ulp = next(m for m in doc["metrics"] if m["name"] == "kernel.work.max_ulp")
+    assert ulp["verdict"] == "pass" and ulp["baseline"]["compare"]["runs"] == [2, 1]
+    assert ulp["baseline"]["source"] == f"run {reference}, {reference}"

@@ -21,9 +21,10 @@ GATE_VERDICT = {"worse": "regressed", "better": "improved", "same": "pass", "inc
                 "error": "incomparable"}
 
 
-def load_reference(path: str) -> Side:
-    """The reference run (side A); :class:`.load.CompareInputError` on a bad file."""
-    return load_side("A", [path])
+def load_reference(paths: list[str]) -> Side:
+    """The reference runs (side A, pooled as in ``gpuperf compare``); :class:`.load.CompareInputError` on a
+    bad file."""
+    return load_side("A", paths)
 
 
 def judge_metric(reference: Side, metric: Mapping[str, Any], device: Mapping[str, Any],

@@ -188,3 +188,21 @@ def test_ci_doc_workflows_parse_and_their_compare_commands_are_valid():
     for cmd in commands:
         args = build_parser().parse_args(shlex.split(cmd)[1:])
         assert args.command == "compare" and args.files
+
+
+@pytest.mark.skipif(not (H100 / "default-2-cuda.json").exists(), reason="H100 results not in this checkout")
+def test_real_report_in_every_format():
+    from pytest_gpuperf.compare.load import load_side
+
+    rep = engine.compare_sides(load_side("A", [H100 / "default-1-cuda.json"]), load_side("B", [H100 / "default-2-cuda.json"]))
+    doc = formats.to_json(rep)
+    validate(doc, "pytest-gpuperf-compare/1")
+    assert len(doc["rows"]) == 1529 and doc["a"]["environment"]["driver"] == "580.159.04"
+    assert "clock MHz at start: 345.0 -> 795.0" in formats.text(rep)
+    md = formats.markdown(rep)
+    assert md.count("\n## ") == 1 + len(rep.areas())  # Environment + one section per area
+    page = formats.html_page(rep)
+    parser = _Tables()
+    parser.feed(page)
+    per_area = [any(r.verdict != "same" for r in rows) + any(r.verdict == "same" for r in rows) for _, rows in rep.areas()]
+    assert parser.tags.count("table") == 1 + sum(per_area)  # environment, then listed and folded rows per area

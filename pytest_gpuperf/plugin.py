@@ -213,8 +213,7 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
             item.user_properties.append(junit_property(metric.name + (f"[{spec}]" if several else ""), metric, spec))
     lines = state.failures(item.nodeid)
     if lines:
-        against = f"run {', '.join(state.options.compare_paths)}" if state.reference is not None else "baseline"
-        pytest.fail(f"performance regression against {against}:\n" + "\n".join(lines), pytrace=False)
+        pytest.fail(f"performance regression against {state.against}:\n" + "\n".join(lines), pytrace=False)
     return result
 
 
@@ -273,14 +272,13 @@ def _github(tr: Any, state: GpuPerfSession) -> None:
 
     if not github.enabled():
         return
-    against = f"run {', '.join(state.options.compare_paths)}" if state.reference is not None else "baseline"
     for run in state.runs.values():
         missing = state.missing.get(run.info.spec, [])
         if not run.metrics and not missing:
             continue
         for line in github.commands(github.findings_from_metrics(run.metrics.values(), missing, run.info.spec)):
             tr.write_line(line)
-        github.append_step_summary(github.summary_table(run.metrics.values(), missing, run.info.spec, against))
+        github.append_step_summary(github.summary_table(run.metrics.values(), missing, run.info.spec, state.against))
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
@@ -295,12 +293,11 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         tr.write_sep("=", f"gpuperf {info.spec} {info.name} [{info.key}]")
         current = {"driver": info.driver_version, "runtime": info.runtime_version, "toolkit": info.toolkit_version}
         if state.reference is not None:
-            tr.write_line(f"gated against run {', '.join(state.options.compare_paths)} ({state.reference.describe()}), "
-                          "not the baseline", bold=True)
+            tr.write_line(f"gated against {state.against} ({state.reference.describe()}), not the baseline", bold=True)
         for line in terminal.provenance_changes(current, run.provenance()):
             tr.write_line(f"UPGRADE GATE: {line}", yellow=True, bold=True)
         for name in state.missing.get(info.spec, []):
-            tr.write_line(f"MISSING: {name} is in the baseline but its test no longer records it", red=True)
+            tr.write_line(f"MISSING: {name} is in the {state.against} but its test no longer records it", red=True)
         table = terminal.rows(run.metrics.values())
         for line in terminal.format_table(table, ("metric", "baseline", "measured", "delta", "verdict")):
             tr.write_line(line, red=line.rstrip().endswith("regressed"))

@@ -87,6 +87,11 @@ class GpuPerfSession:
         self.missing: dict[str, list[str]] = {}
         self.reference = None  # compare.load.Side: --gpuperf-compare's run, loaded by load_reference()
 
+    @property
+    def against(self) -> str:
+        """What this run is gated against, for messages: ``baseline`` or ``run A.json[, A2.json]``."""
+        return "run " + ", ".join(self.options.compare_paths) if self.reference is not None else "baseline"
+
     def load_reference(self) -> None:
         """Read ``--gpuperf-compare``'s results files: several runs of one device pool into one reference
         as in ``gpuperf compare`` (raises compare.load.CompareInputError)."""

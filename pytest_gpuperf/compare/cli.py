@@ -50,7 +50,8 @@ def register(sub: Any) -> None:
     p.add_argument("--output", "-o", metavar="PATH", default=None, help="write the report here instead of stdout")
     p.add_argument("--threshold", type=_fraction, default=None, metavar="REL",
                    help="smallest relative effect that counts, e.g. 0.05 or 5%% (default: per metric class, "
-                        "baselines/classes.py: 3%% on GPUs; a test's own tolerance widens it)")
+                        "baselines/classes.py: 3%% on GPUs, or the tolerance a test set itself; given, it is a minimum "
+                        "on top of a test's tolerance)")
     p.add_argument("--raw", action="store_true",
                    help="across two cards, compare device-specific absolute figures (µs, GB/s, ...) too")
     p.add_argument("--alpha", type=_alpha, default=None,

@@ -182,7 +182,7 @@ def to_json(report: Report) -> dict[str, Any]:
         "a": _side_json(report.a), "b": _side_json(report.b), "same_card": report.same_card,
         "options": {"threshold": o.threshold, "raw": o.raw, "alpha": ALPHA if o.alpha is None else o.alpha,
                     "threshold_source": "--threshold" if o.threshold is not None else
-                    "per metric class (pytest_gpuperf/baselines/classes.py), widened by the test's own tolerance"},
+                    "per metric class (pytest_gpuperf/baselines/classes.py), or the tolerance the test set itself"},
         "environment_difference": report.environment, "counts": report.counts(), "exit_code": report.exit_code,
         "rows": rows})
 

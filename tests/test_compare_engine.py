@@ -314,3 +314,10 @@ def test_h100_aa_three_runs_against_one_pass_where_one_against_one_reads_host_no
     assert three.exit_code == 0
     (host,) = [r for r in three.rows if r.name == "launch.empty.host_us"]
     assert host.verdict == "same" and host.runs == (3, 1)
+
+
+def test_a_tests_own_tolerance_replaces_the_floor_and_threshold_is_a_minimum_on_top():
+    tol = {"abs": 1e-6}  # what the accuracy suites record: any change of a seeded ulp figure counts
+    a, b = metric("acc.mean_ulp", 0.100, "ulp", tolerance=tol), metric("acc.mean_ulp", 0.102, "ulp", tolerance=tol)
+    assert row_of(judge(a, b)).verdict == "worse"  # 2 % — under the 3 % class floor, beyond the test's band
+    assert row_of(judge(a, b, opts=engine.Options(threshold=0.05))).verdict == "same"

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Mapping
 
 if TYPE_CHECKING:
+    from ..report.results import Metric
     from .engine import Row
 
 #: annotations of one level printed at most (GitHub shows only the first few per step anyway);
@@ -84,43 +85,40 @@ def findings_from_rows(rows: Iterable[Row]) -> list[Finding]:
     return out
 
 
-def findings_from_metrics(metrics: Iterable[object], missing: Iterable[str], device: str) -> list[Finding]:
+def findings_from_metrics(metrics: Iterable[Metric], missing: Iterable[str], device: str) -> list[Finding]:
     """The pytest run: regressed metrics → errors; incomparable and missing ones → warnings."""
     out = []
     for m in metrics:
-        verdict = getattr(m, "verdict")
-        line = str(getattr(m, "info").get("line", getattr(m, "name")))
-        if verdict == "regressed":
-            out.append(Finding("error", f"gpuperf regression: {getattr(m, 'name')} on {device}", line))
-        elif verdict == "incomparable":
-            out.append(Finding("warning", f"gpuperf incomparable: {getattr(m, 'name')} on {device}", line))
+        line = str(m.info.get("line", m.name))
+        if m.verdict == "regressed":
+            out.append(Finding("error", f"gpuperf regression: {m.name} on {device}", line))
+        elif m.verdict == "incomparable":
+            out.append(Finding("warning", f"gpuperf incomparable: {m.name} on {device}", line))
     for name in missing:
         out.append(Finding("warning", f"gpuperf missing: {name} on {device}",
                            f"{name} is in the reference but its test no longer records it"))
     return out
 
 
-def summary_table(metrics: Iterable[object], missing: Iterable[str], device: str, reference: str) -> str:
+def summary_table(metrics: Iterable[Metric], missing: Iterable[str], device: str, reference: str) -> str:
     """The step summary of a pytest run on one device: every metric that is not ``pass``, then a tally."""
-    rows = sorted(metrics, key=lambda m: (getattr(m, "verdict") != "regressed", getattr(m, "name")))
-    shown = [m for m in rows if getattr(m, "verdict") not in ("pass",)]
+    rows = sorted(metrics, key=lambda m: (m.verdict != "regressed", m.name))
     tally: dict[str, int] = {}
     for m in rows:
-        tally[getattr(m, "verdict")] = tally.get(getattr(m, "verdict"), 0) + 1
+        tally[m.verdict] = tally.get(m.verdict, 0) + 1
     missing = list(missing)
     out = [f"### gpuperf {device} against {reference}", "",
            ", ".join(f"{n} {v}" for v, n in sorted(tally.items())) + (f", {len(missing)} missing" if missing else ""),
            ""]
+    shown = [m for m in rows if m.verdict != "pass"]
     if shown or missing:
         out += ["| metric | reference | measured | delta | verdict |", "| --- | --- | --- | --- | --- |"]
         for m in shown:
-            base = getattr(m, "baseline") or {}
+            base = m.baseline or {}
             ref = "-" if base.get("value") is None else f"{base['value']:.5g}"
             delta = "-" if base.get("delta_rel") is None else f"{base['delta_rel']:+.1%}"
-            verdict = getattr(m, "verdict")
-            verdict = f"**{verdict}**" if verdict == "regressed" else verdict
-            out.append(f"| `{getattr(m, 'name')}` | {ref} | {getattr(m, 'value'):.5g} {getattr(m, 'unit')} | "
-                       f"{delta} | {verdict} |")
+            verdict = f"**{m.verdict}**" if m.verdict == "regressed" else m.verdict
+            out.append(f"| `{m.name}` | {ref} | {m.value:.5g} {m.unit} | {delta} | {verdict} |")
         for name in missing:
             out.append(f"| `{name}` | recorded | - | - | **missing** |")
     return "\n".join(out) + "\n"

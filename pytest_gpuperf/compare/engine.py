@@ -94,8 +94,9 @@ class Row:
         """Whether this row sets exit status 1: a gated significant regression, or an impossible value."""
         return self.verdict == "error" or (self.verdict == "worse" and self.gated)
 
-    def line(self) -> str:
-        """One line for annotations, pytest failures and logs: values, ratio, statistics, verdict, why."""
+    def line(self, a_label: str = "A", b_label: str = "B") -> str:
+        """One line for annotations, pytest failures and logs: values, ratio, statistics, verdict, why
+        (``--gpuperf-compare`` names the sides ``reference`` and ``this run``)."""
         u = self.compared_unit or self.unit
 
         def g(x: float | None) -> str:
@@ -104,10 +105,10 @@ class Row:
         stat = ""
         if self.ci is not None and self.p_value is not None:
             stat = f" [{self.ci[0]:.4g}, {self.ci[1]:.4g}] p={self.p_value:.2g}"
-        ratio = "" if self.ratio is None else f", B/A {self.ratio:.4g}{stat}"
+        ratio = "" if self.ratio is None else f", ratio {self.ratio:.4g}{stat}"
         why = "; ".join(x for x in (self.reason, self.note) if x)
         gated = "" if self.gated else " (ungated)"
-        return (f"{self.name}: {self.verdict.upper()}{gated} — A {g(self.a)} {u}, B {g(self.b)} {u} "
+        return (f"{self.name}: {self.verdict.upper()}{gated} — {a_label} {g(self.a)} {u}, {b_label} {g(self.b)} {u} "
                 f"({self.better} is better){ratio}" + (f" — {why}" if why else ""))
 
     def sort_key(self) -> tuple[Any, ...]:

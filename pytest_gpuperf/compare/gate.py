@@ -38,7 +38,7 @@ def judge_metric(reference: Side, metric: Mapping[str, Any], device: Mapping[str
     verdict = "ungated" if row.verdict == "worse" and not row.gated else GATE_VERDICT[row.verdict]
     doc = {"value": a.value, "source": "run " + ", ".join(reference.paths), "band": row.extra.get("band") or 0.0,
            "delta_rel": row.delta_rel, "compare": row.to_json()}
-    return verdict, doc, row.line()
+    return verdict, doc, row.line("reference", "this run")
 
 
 def junit_property(name: str, metric: Any, device: str) -> tuple[str, str]:

@@ -299,7 +299,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         for name in state.missing.get(info.spec, []):
             tr.write_line(f"MISSING: {name} is in the {state.against} but its test no longer records it", red=True)
         table = terminal.rows(run.metrics.values())
-        for line in terminal.format_table(table, ("metric", "baseline", "measured", "delta", "verdict")):
+        header = ("metric", "reference" if state.reference is not None else "baseline", "measured", "delta", "verdict")
+        for line in terminal.format_table(table, header):
             tr.write_line(line, red=line.rstrip().endswith("regressed"))
         tally = ", ".join(f"{n} {v}" for v, n in sorted(terminal.counts(run.metrics.values()).items()))
         tr.write_line(f"gpuperf {info.spec}: {tally}")

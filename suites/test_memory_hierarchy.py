@@ -97,23 +97,7 @@ def test_pointer_chase(gpu_device, gpuperf_record, probe):
 
 def test_shared_latency(gpu_device, gpuperf_record, probe):
     kernels, evidence, clock, src, meas = probe
-    arr = memory.chase_array(16 * 1024, 4)
-    buf, out = gpu_device.to_device(arr), gpu_device.empty(8)
-    cyc = gpu_device.empty(16 * memory.REPEATS)
-    n = memory.SECTION
-    args = [buf, np.int32(arr.size)]
-    if gpu_device.info.backend == "cuda":
-        h = gpu_device.timed(lambda: gpu_device.launch(kernels["gp_shared_chase"], (32,), (32,),
-                                                       [*args, np.int32(n), np.int32(2 * n),
-                                                        np.int32(memory.REPEATS), out, cyc]))
-        gpu_device.elapsed(h, 30.0)
-        c = gpu_device.to_host(cyc, np.int64, 2 * memory.REPEATS).reshape(-1, 2)
-        samples = [float(b - a) / (n * memory.UNROLL) for a, b in c]
-    else:
-        m1 = meas(kernels["gp_shared_chase"], (32,), (32,), [*args, np.int32(16 * n), np.int32(0), np.int32(1), out, cyc])
-        m2 = meas(kernels["gp_shared_chase"], (32,), (32,), [*args, np.int32(0), np.int32(32 * n), np.int32(1), out, cyc])
-        base = float(np.median(m1.samples))
-        samples = [(t - base) * clock * 1e6 / (16 * n * memory.UNROLL) for t in m2.samples]
+    samples = memory.shared_latency(gpu_device, kernels, clock, meas)
     st = Stats.of(samples)
     assert st.median > 0
     gpuperf_record("memory.shared.latency.cycles", st.median, "cycles", stats=st,

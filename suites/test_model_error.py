@@ -31,9 +31,10 @@ from pytest_gpuperf.models import ptx as ptxmod
 from pytest_gpuperf.models import scheduler, svr
 from pytest_gpuperf.models.corpus import CORPUS
 from pytest_gpuperf.models.dwarfs import DWARFS, THESIS_MAPE
-from pytest_gpuperf.models.latency import GLOBAL_MODEL_METRIC, GlobalLatencyModel, latencies
+from pytest_gpuperf.models.latency import GLOBAL_MODEL_METRIC, GlobalLatencyModel, chain_ops, latencies
 from pytest_gpuperf.models.sampling import GEOMETRY, describe, multiple_for, saturation_point, steady_state_flush
-from pytest_gpuperf.probes import global_latency
+from pytest_gpuperf.probes import global_latency, memory
+from pytest_gpuperf.probes import latency as latency_probe
 from pytest_gpuperf.timing import Stats
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -227,13 +228,24 @@ def test_global_latency_model(gpu_device, gpuperf_record):
     assert len(sw.points) >= 25 and all(p.cycles > 0 for p in sw.points), [p.to_json() for p in sw.points]
 
 
+def _session_latencies(device, measure) -> dict[str, float]:
+    """The PTX model's instruction and shared-memory latencies, probed on the device now (cycles): the
+    model's figures then depend on the card alone, not on which baseline lies in the checkout."""
+    cycles = latency_probe.chain_cycles(device, measure, chain_ops())
+    kernels, _ = memory.build(device)
+    cycles["memory.shared.latency.cycles"] = float(np.median(memory.shared_latency(device, kernels, device.info.clock_mhz,
+                                                                                  measure)))
+    return cycles
+
+
 @pytest.mark.gpuperf(requires=["cuda"])
 def test_ptx_model(gpu_device, gpu_kernel, gpu_measure, gpuperf_record, gpuperf_baseline_dir):
     info = gpu_device.info
     cal, cal_info = calibrate(gpu_device, gpu_kernel, gpu_measure)
     sweep = global_latency.measured(gpu_device)
     table = latencies(ROOT, info.key, info.backend, info.clock_mhz, global_model=_global_latency_model(sweep),
-                      baseline_dir=gpuperf_baseline_dir)
+                      baseline_dir=gpuperf_baseline_dir, measured=_session_latencies(gpu_device, gpu_measure))
+    identity = {"latencies": "probed in session"}
     sources = sorted(set(table.sources.values()) | {table.global_source})
     per_dwarf: dict[str, list[float]] = {}
     errs = []
@@ -252,17 +264,17 @@ def test_ptx_model(gpu_device, gpu_kernel, gpu_measure, gpuperf_record, gpuperf_
         errs.append(err)
         per_dwarf.setdefault(d.dwarf, []).append(err)
         gpuperf_record(f"model.ptx.{d.name}.error", err, "ratio", better="lower", tolerance={"abs": 0.05, "rel": 0.2},
-                       info={**pred.info(), "predicted_s": pred.seconds, "measured_s": m.stats.median,
+                       identity=identity, info={**pred.info(), "predicted_s": pred.seconds, "measured_s": m.stats.median,
                              "dwarf": d.dwarf, "trips": launch.trips,
                              "local_bytes_per_thread": int(attrs.get("local_size_bytes", 0)),
                              "latency_sources": sources})
     for dwarf, e in per_dwarf.items():
         gpuperf_record(f"model.ptx.dwarf.{_slug(dwarf)}.mape", float(np.mean(e)), "ratio", better="lower",
-                       tolerance={"abs": 0.05, "rel": 0.2},
+                       tolerance={"abs": 0.05, "rel": 0.2}, identity=identity,
                        info={"kernels": len(e), "thesis_mape_pct": dict(zip(("K20", "K4200", "M60", "GTX1050"),
                                                                             THESIS_MAPE[dwarf]))})
     gpuperf_record("model.ptx.mean_error", float(np.mean(errs)), "ratio", better="lower",
-                   tolerance={"abs": 0.05, "rel": 0.2},
+                   tolerance={"abs": 0.05, "rel": 0.2}, identity=identity,
                    info={"kernels": len(errs), "calibration": cal_info, "latency_sources": sources,
                          "latency_cycles": {k: round(float(v), 2) for k, v in sorted(table.cycles.items())},
                          "latency_by_class": dict(sorted(table.sources.items())),

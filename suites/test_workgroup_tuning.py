@@ -5,8 +5,9 @@ Per kernel (``tuning.<kernel>.*``):
 * ``optimum_us`` — exhaustive optimum of the original kernel (device time);
 * ``<strategy>.quality`` — time of the strategy's pick / exhaustive optimum, both re-timed together
   (interleaved) at the end; < 1 is possible for ``dao`` (its workload transformation changes the kernel);
-* ``<strategy>.cost`` — evaluations / exhaustive evaluations; ``<strategy>.time_cost`` — host seconds
-  spent compiling+timing the visited configurations / exhaustive's;
+* ``<strategy>.cost`` — evaluations / exhaustive evaluations; host seconds spent compiling+timing the
+  visited configurations / exhaustive's in ``device_cost``'s ``info["host_time_cost"]`` (gated as the mean
+  over kernels, ``mean.<strategy>.time_cost``: one configuration's host time is a single wall-clock reading);
 * ``<strategy>.device_cost`` — the thesis' tuning cost (Dao §3.6.2): kernel execution time of one run
   of each configuration visited / the same sum over the whole space (exhaustive search);
 * ``dao.pruned.<filter>`` — fraction of the space left out after each filter;
@@ -142,15 +143,16 @@ def test_tune(gpu_device, gpuperf_record, bench, request, tuning_summaries):
         gpuperf_record(f"tuning.{bench.name}.{strat}.quality", q, "ratio", better="lower", tolerance=qtol, info=info)
         if strat != "exhaustive":
             gpuperf_record(f"tuning.{bench.name}.{strat}.cost", cost, "ratio", better="lower", tolerance=ctol)
-            # host seconds (compile + timing of each visited configuration, Evaluator.cost; Kernel
-            # Tuner's own bookkeeping is not in it): on a shared CPU a 2x swing between runs was seen,
-            # so there only gross regressions are flagged
-            gpuperf_record(f"tuning.{bench.name}.{strat}.time_cost", tcost, "ratio", better="lower",
-                           tolerance={"rel": 3.0, "abs": 0.5} if gpu_device.info.is_cpu else {"rel": 1.0, "abs": 0.1},
-                           info={"host_timed": True})
+            # The host-seconds ratio (compile + timing of each visited configuration, Evaluator.cost) is
+            # kept beside the thesis' cost, not gated per kernel: each configuration's host time is one
+            # wall-clock reading, so a one-off host stall lands on whichever configuration was being
+            # built — H100 matvec_row read 0.161, 0.155, 0.809 in three unchanged runs (9ab4cdb: the
+            # strategies that visited that configuration 0.80, the others 0.04 against 0.18). The mean
+            # over kernels (tuning.mean.*.time_cost) dilutes one stall and stays gated.
             gpuperf_record(f"tuning.{bench.name}.{strat}.device_cost", dcost, "ratio", better="lower",
                            tolerance=ctol, info={"definition": "Dao §3.6.2: Σ kernel time of the visited "
-                                                 "configurations / Σ over the whole space"})
+                                                 "configurations / Σ over the whole space",
+                                                 "host_time_cost": tcost})
     space = len(ctx.space)
     for stage in ("after_workload", "after_ncf", "after_concurrency"):
         if stage in d.pruning:

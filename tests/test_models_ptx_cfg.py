@@ -87,3 +87,34 @@ def test_parse_errors_name_the_problem():
         ptx.parse((DATA / "saxpy.ptx").read_text(), "nope")
     with pytest.raises(ptx.PtxParseError, match="without ';'"):
         ptx.parse(".visible .entry k()\n{\n  add.s32 %r1, %r2, %r3\n}\n")
+
+
+def test_session_latencies_win_over_files(tmp_path):
+    """Latencies probed in the session take precedence over any baseline or results file, so the PTX
+    model's figures do not depend on which files lie in the checkout (a new card's first runs would
+    otherwise read the thesis' fallback and its later runs its own baseline)."""
+    from pytest_gpuperf.models.latency import PROBE_NAMES, chain_ops, latencies
+    from pytest_gpuperf.probes.ops import op
+
+    names = chain_ops()
+    chain_metrics = {op(n).metric("latency", "cycles") for n in names}
+    # every chain metric the table reads is one chain_ops measures
+    wanted = {r.metric for refs in PROBE_NAMES.values() for r in refs if r.metric.startswith("latency.")}
+    assert wanted <= chain_metrics
+    measured = {m: 7.0 for m in chain_metrics} | {"memory.shared.latency.cycles": 29.0}
+    t = latencies(tmp_path, "no-such-device", "cuda", 1980.0, baseline_dir=tmp_path, measured=measured)
+    assert t.cycles["fma"] == 7.0 and t.sources["fma"].startswith("probed in this session")
+    assert t.cycles["ld.shared"] == 29.0
+    assert t.cycles["cvt"] == 3.5  # half of the (float)(int)x round trip
+    bare = latencies(tmp_path, "no-such-device", "cuda", 1980.0, baseline_dir=tmp_path)
+    assert bare.cycles["fma"] == 232 and "Alavani" in bare.sources["fma"]
+
+
+def test_chain_cycles_needs_clock_timing(gpu_device):
+    """The PTX model's latencies are cycles from clock64(); an event-timed device is refused by name."""
+    from pytest_gpuperf.probes.latency import chain_cycles
+
+    if gpu_device.info.backend == "cuda":
+        pytest.skip("CUDA devices time chains with clock64()")
+    with pytest.raises(ValueError, match="clock64"):
+        chain_cycles(gpu_device, None, ["fp32.fma"])

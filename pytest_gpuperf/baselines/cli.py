@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections import defaultdict
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -62,15 +63,29 @@ def merge_runs(docs: Sequence[dict[str, Any]], k: float, floor: tuple[float, flo
     return entries
 
 
+def changed_identity(entries: dict[str, dict[str, Any]], existing: Mapping[str, Mapping[str, Any]]
+                     ) -> dict[str, dict[str, Any]]:
+    """The entries whose identity differs from the baseline's (or that it lacks): after a change that gave
+    metrics an identity (or a new one), only those entries read ``incomparable`` and need re-making;
+    every other entry keeps the runs and bands it was reviewed with."""
+    from .compare import identity_problem
+    return {n: e for n, e in entries.items()
+            if n not in existing or identity_problem(existing[n].get("identity"), e.get("identity")) is not None}
+
+
 def cmd_from_results(args: argparse.Namespace) -> int:
     groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for path in args.results:
         doc = json.loads(Path(path).read_text())
+        if args.match:  # before merging: runs may differ in metrics the selection leaves out
+            doc["metrics"] = [m for m in doc["metrics"] if re.search(args.match, m["name"])]
         groups[(doc["device"]["key"], doc["device"]["backend"])].append(doc)
     for (key, backend), docs in groups.items():
         floor = None if args.floor is None else (args.floor[0], args.floor[1])
         entries = merge_runs(docs, args.k, floor)
         baseline = store.load(args.dir, key)
+        if args.identity_changed:
+            entries = changed_identity(entries, baseline.metrics(backend))
         prov = next(iter(entries.values()))["provenance"] if entries else {}
         store.update(baseline, backend, {"key": key, "name": docs[-1]["device"]["name"]}, prov, entries)
         print(f"{baseline.path}: {backend}: {len(entries)} metrics from {len(docs)} runs")
@@ -117,6 +132,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("results", nargs="+")
     p.add_argument("--dir", default="baselines")
     p.add_argument("--k", type=float, default=6.0)
+    p.add_argument("--identity-changed", action="store_true",
+                   help="update only the entries whose identity differs from the baseline's (or that it lacks)")
+    p.add_argument("--match", default=None, metavar="REGEX",
+                   help="update only the metrics whose name matches REGEX (re.search)")
     p.add_argument("--floor", type=float, nargs=2, default=None, metavar=("GPU", "CPU"),
                    help="relative floor for every metric class (default: per class, baselines/classes.py)")
     p.set_defaults(func=cmd_from_results)

@@ -171,17 +171,22 @@ SHARED_ROWS: Mapping[str, str] = {"st.shared": "ld.shared", "bra": "setp", "bar"
 
 
 def latencies(root: Path, device_key: str, backend: str, clock_mhz: float,
-              global_model: GlobalLatencyModel | None = None, baseline_dir: Path | None = None) -> LatencyTable:
+              global_model: GlobalLatencyModel | None = None, baseline_dir: Path | None = None,
+              measured: Mapping[str, float] | None = None) -> LatencyTable:
     """The latency table for a device: the probe baseline (``<baseline_dir>/<key>.json``, default
     ``root/baselines``: pass the run's ``--gpuperf-baseline-dir``), else the probe
     results (``results/<key>/probes-<backend>.json``), else the thesis' fallback — per class, and
     ``sources`` says which one each class came from. Global accesses take ``global_model`` (measured in
     the session), else the fitted model recorded in ``results/<key>/models-<backend>.json``, else the fixed
-    probe value or the K20 model; ``global_source`` names the one used."""
+    probe value or the K20 model; ``global_source`` names the one used. ``measured`` (probe metric name →
+    cycles, measured in this session: :func:`..probes.latency.chain_cycles`) wins over every file, so a
+    model whose latencies were all measured now depends on the device alone."""
     other = "opencl" if backend == "cuda" else "cuda"
     baseline = store.load(baseline_dir if baseline_dir is not None else root / "baselines", device_key)
     results = root / "results" / device_key
-    sections = ((baseline.metrics(backend), f"probe baseline {baseline.path.name}"),
+    session = {name: {"value": v, "unit": "cycles"} for name, v in (measured or {}).items()}
+    sections = ((session, "probed in this session"),
+                (baseline.metrics(backend), f"probe baseline {baseline.path.name}"),
                 (_results_metrics(results / f"probes-{backend}.json"), f"probe results probes-{backend}.json"),
                 # the same GPU probed through the other API (e.g. OpenCL events when the CUDA run has none yet)
                 (_results_metrics(results / f"probes-{other}.json"),
@@ -230,3 +235,12 @@ def with_global_model(table: LatencyTable, model: GlobalLatencyModel) -> Latency
     before = f"{table.global_cycles:.1f} cycles" if table.global_cycles is not None else "the K20 model"
     return replace(table, global_model=model,
                    global_source=f"{model.source} (replaces {before}: {table.global_source})")
+
+
+def chain_ops() -> list[str]:
+    """The probe operations (``fp32.fma``, …) whose dependent-chain latencies :data:`PROBE_NAMES` uses:
+    what :func:`..probes.latency.chain_cycles` measures for the PTX model."""
+    from ..probes.ops import ALL_OPS
+    by_metric = {o.metric("latency", "cycles"): o.name for o in ALL_OPS}
+    return sorted({by_metric[r.metric] for refs in PROBE_NAMES.values() for r in refs if r.metric in by_metric})
+

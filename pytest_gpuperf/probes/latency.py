@@ -148,3 +148,25 @@ def measure(device: Device, measurer, ck: chain.ChainKernel, kernel, plant: floa
     if plant > 0:
         extra["planted_slowdown"] = planted_iterations(ck, n, plant)[1]
     return Stats.of(samples), "ns", extra
+
+
+def chain_cycles(device: Device, measurer, names: Sequence[str]) -> dict[str, float]:
+    """Median cycles per operation of the named dependent chains, measured now with ``clock64()``
+    (CUDA): ``{"latency.fp32.fma.cycles": 4.0, …}``. Operations the device cannot run are left out.
+
+    The static PTX model takes its instruction latencies from here, so its figures depend on the device
+    alone — not on which baseline or results files happen to lie in the checkout (a new card's first run
+    would otherwise read thesis fallbacks and its later runs its own baseline: two values of one metric)."""
+    from .ops import op as op_named
+    info = device.info
+    if timing_of(info) != "clock":
+        raise ValueError(f"{info.name}: chain latencies in cycles need clock64() timing (CUDA)")
+    wanted = [o for o in (op_named(n) for n in names)
+              if not (o.features() - info.features) and o.source(info.backend) is not None]
+    built, _ = build(device, wanted, False, "clock")
+    out: dict[str, float] = {}
+    for ck, kernel in built:
+        st, unit, _ = measure(device, measurer, ck, kernel)
+        out[ck.op.metric("latency", unit)] = float(st.median)
+    return out
+

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The device tool sends the checkout's tracked files (64 MiB at most); results/ holds the evidence of
+# every GPU session and is larger. Before a device call, leave results/ out of the index except the
+# gate-check files a `--append` run extends; after it, put the index back. Nothing in the work tree is
+# touched, and `restore` is safe to run twice.
+#   bash scripts/device_tree.sh slim      # before the call
+#   bash scripts/device_tree.sh restore   # after it (before any commit)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+exclude="$(git rev-parse --git-common-dir)/info/exclude"
+mkdir -p "$(dirname "$exclude")"
+case "${1:-}" in
+  slim)
+    git rm -r -q --cached results
+    grep -qx '/results/' "$exclude" 2>/dev/null || echo '/results/' >> "$exclude"
+    for f in $(git ls-tree -r --name-only HEAD results | grep -E '^results/[^/]+/gatecheck\.json$'); do
+      git reset -q HEAD -- "$f"
+    done
+    git ls-files -z | xargs -0 stat -c %s | awk '{s+=$1} END {printf "tracked now: %.1f MiB\n", s/1048576}' ;;
+  restore)
+    git reset -q HEAD -- results
+    sed -i '/^\/results\/$/d' "$exclude" ;;
+  *) echo "usage: $0 slim|restore" >&2; exit 2 ;;
+esac

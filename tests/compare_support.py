@@ -13,6 +13,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 H100 = ROOT / "results" / "nvidia-h100-80gb-hbm3"
 POCL = ROOT / "results" / "pocl-pthread-haswell-amd-epyc"
+#: the H100 gate check of the trust work (A/A runs and planted regressions), kept under gatecheck-dev/
+H100_GC = H100 / "gatecheck-dev" / "gatecheck"
 
 GPU = {"backend": "cuda", "index": 0, "name": "Test GPU 80GB", "vendor": "NVIDIA", "key": "test-gpu-80gb",
        "driver_version": "580.1", "runtime_version": "13.0", "toolkit_version": "13.0", "is_cpu": False,

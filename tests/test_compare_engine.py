@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from compare_support import H100, POCL, device, metric, noisy, results
+from compare_support import H100, H100_GC, POCL, device, metric, noisy, results
 from pytest_gpuperf.compare import engine
 from pytest_gpuperf.compare.load import load_side, side_from_docs
 from pytest_gpuperf.timing.difference import ALPHA
@@ -223,7 +223,7 @@ def test_h100_aa_pair():
 
 @needs_h100
 def test_h100_aa_per_kernel_components_are_ungated():
-    rep = engine.compare_sides(load_side("A", [H100 / "gatecheck/aa-4.json"]), load_side("B", [H100 / "gatecheck/aa-5.json"]))
+    rep = engine.compare_sides(load_side("A", [H100_GC / "aa-4.json"]), load_side("B", [H100_GC / "aa-5.json"]))
     comps = [r for r in rep.rows if r.name.startswith(("model.sampled.", "model.svr.")) and r.verdict in ("worse", "better")]
     assert comps and all(not r.gated for r in comps)
     assert not [r for r in rep.rows if r.fails and r.name.startswith("model.")]
@@ -232,7 +232,7 @@ def test_h100_aa_per_kernel_components_are_ungated():
 @needs_h100
 def test_h100_planted_memory_slowdown_is_flagged():
     rep = engine.compare_sides(load_side("A", [H100 / "default-1-cuda.json"]),
-                               load_side("B", [H100 / "gatecheck/plant-memory-1.json"]))
+                               load_side("B", [H100_GC / "plant-memory-1.json"]))
     (r,) = [r for r in rep.rows if r.name == "memory.copy.bandwidth.1GiB"]
     assert r.verdict == "worse" and r.significant and r.ratio == pytest.approx(0.952, abs=0.005)
     assert rep.exit_code == 1 and [x.name for x in rep.rows if x.fails] == ["memory.copy.bandwidth.1GiB"]
@@ -241,7 +241,7 @@ def test_h100_planted_memory_slowdown_is_flagged():
 @needs_h100
 def test_h100_planted_ulp_is_flagged_without_samples():
     rep = engine.compare_sides(load_side("A", [H100 / "default-1-cuda.json"]),
-                               load_side("B", [H100 / "gatecheck/plant-ulp-4.json"]))
+                               load_side("B", [H100_GC / "plant-ulp-4.json"]))
     failing = {r.name: r for r in rep.rows if r.fails}
     assert set(failing) == {"accuracy.fp32.sin.max_ulp", "accuracy.fp32.sin.mean_ulp"}
     assert failing["accuracy.fp32.sin.max_ulp"].basis == "threshold"
@@ -251,7 +251,7 @@ def test_h100_planted_ulp_is_flagged_without_samples():
 def test_h100_planted_compute_slowdown_needs_two_reference_runs():
     """Each latency has 7 samples per run with ties: one run against one cannot reach α = 0.001 (p ≈ 0.002);
     two reference runs pooled (14 samples) can, and all seven planted latencies are flagged."""
-    b = load_side("B", [H100 / "gatecheck/plant-compute-1.json"])
+    b = load_side("B", [H100_GC / "plant-compute-1.json"])
     one = engine.compare_sides(load_side("A", [H100 / "default-1-cuda.json"]), b)
     assert one.exit_code == 0
     two = engine.compare_sides(load_side("A", [H100 / "default-1-cuda.json", H100 / "default-2-cuda.json"]), b)
@@ -306,7 +306,7 @@ def test_h100_aa_three_runs_against_one_pass_where_one_against_one_reads_host_no
     runs: a real difference between those two runs, not a driver change. One run cannot know that spread;
     three runs of A put k × their between-run σ into the band (as a baseline from three runs would), and
     the comparison passes. Hence docs/ci.md's three runs per side."""
-    g = H100 / "gatecheck"
+    g = H100_GC
     one = engine.compare_sides(load_side("A", [g / "aa-4.json"]), load_side("B", [g / "aa-5.json"]))
     assert [r.name for r in one.rows if r.fails] == ["launch.empty.host_us"]
     three = engine.compare_sides(load_side("A", [g / "aa-2.json", g / "aa-3.json", g / "aa-4.json"]),

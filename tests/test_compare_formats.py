@@ -11,7 +11,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from compare_support import H100, ROOT, device, metric, noisy, results, write
+from compare_support import H100, H100_GC, ROOT, device, metric, noisy, results, write
 from pytest_gpuperf.compare import engine, formats, github
 from pytest_gpuperf.compare.load import side_from_docs
 from pytest_gpuperf.schemas import problems, validate
@@ -147,10 +147,10 @@ def test_each_format_through_the_console_script(tmp_path):
     assert doc["a"]["runs"] == 2 and doc["rows"][0]["runs"] == [2, 2]
 
 
-@pytest.mark.skipif(not (H100 / "gatecheck/plant-memory-1.json").exists(), reason="H100 results not in this checkout")
+@pytest.mark.skipif(not (H100_GC / "plant-memory-1.json").exists(), reason="H100 results not in this checkout")
 def test_cli_flags_the_planted_h100_run_and_annotates_under_github_actions(tmp_path):
     summary = tmp_path / "summary.md"
-    r = _gpuperf("compare", str(H100 / "default-1-cuda.json"), str(H100 / "gatecheck/plant-memory-1.json"),
+    r = _gpuperf("compare", str(H100 / "default-1-cuda.json"), str(H100_GC / "plant-memory-1.json"),
                  env={"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(summary)})
     assert r.returncode == 1
     errors = [ln for ln in r.stdout.splitlines() if ln.startswith("::error ")]

@@ -1,22 +1,18 @@
 """One row per metric: run B judged against run A, with the verdicts of the baseline gate.
 
-Run A plays the part of a baseline entry — its value, its raw samples, its identity, a band of the
-metric class's minimum effect (:mod:`pytest_gpuperf.baselines.classes`, or ``--threshold``) widened by
-any tolerance the test itself set — and :func:`pytest_gpuperf.baselines.compare.compare` gives the
+Run A plays the part of a baseline entry — the one ``gpuperf-baseline from-results`` would make of its
+runs (:func:`entry_from_side`: its value, raw samples, identity, and a band of the metric class's minimum
+effect or the test's own tolerance) — and :func:`pytest_gpuperf.baselines.compare.compare` gives the
 verdict. So the direction semantics, the ratio-safe band edges, the identity rule and the significance
 test (:mod:`pytest_gpuperf.timing.difference`: bootstrap interval of the median ratio + Mann–Whitney U)
 are the gate's own; this module only maps the gate's words to the comparison's:
 
-============  ==============  ==================================================================
-gate          compare         meaning
-============  ==============  ==================================================================
-regressed     ``worse``       beyond the threshold on the bad side and, where both sides carry
-                              samples, significant
-improved      ``better``      the same on the good side
-pass          ``same``        within the threshold, or not significant
-incomparable  ``incomparable``  measured another way, only on one side, or a device-specific
-                              figure across two cards (:mod:`.crosscard`)
-============  ==============  ==================================================================
+* ``regressed`` → ``worse``: beyond the threshold on the bad side and, where both sides carry samples,
+  significant;
+* ``improved`` → ``better``: the same on the good side;
+* ``pass`` → ``same``: within the threshold, or not significant;
+* ``incomparable`` stays: measured another way, recorded by one side only, or a device-specific figure
+  across two cards (:mod:`.crosscard`).
 
 ``error``: an impossible value on either side (:mod:`pytest_gpuperf.baselines.validity`) — a broken
 measurement is neither better nor worse. ``bound`` metrics (a documented limit, e.g. 0 ulp for an IEEE
@@ -38,10 +34,10 @@ from typing import Any, Mapping
 import numpy as np
 
 from ..baselines import classes, validity
+from ..baselines.compare import Comparison, band, compare, identity_problem
 from ..baselines.store import make_entry
 from ..devices.base import timer_resolution
 from ..timing.stats import MAD_TO_SIGMA
-from ..baselines.compare import Comparison, band, compare, identity_problem
 from . import crosscard
 from .load import Side, SideMetric
 

@@ -12,6 +12,8 @@ can never disagree on the same numbers. The pieces:
   ``incomparable`` (or ``error`` for an impossible value), grouped and sorted;
 * :mod:`.formats` — terminal text, Markdown, JSON (``pytest-gpuperf-compare/1``), self-contained HTML;
 * :mod:`.github` — GitHub Actions annotations and the step summary;
+* :mod:`.gate` — ``pytest --gpuperf-compare``: each recorded metric through :func:`.engine.judge`, and its
+  JUnit property;
 * :mod:`.cli` — the ``gpuperf compare`` subcommand.
 """
 

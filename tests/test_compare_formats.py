@@ -91,12 +91,16 @@ def test_html_is_self_contained_and_holds_the_table():
 
 
 def _gpuperf(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    """The ``gpuperf`` console script's entry point, run in a fresh interpreter on this checkout."""
+    """The installed ``gpuperf`` console script (this checkout's package first on the path), or its entry
+    point in a fresh interpreter where the script is not installed."""
+    import shutil
+
     e = dict(os.environ, PYTHONPATH=str(ROOT))
     e.pop("GITHUB_ACTIONS", None)
     e.update(env or {})
-    return subprocess.run([sys.executable, "-c", "import sys; from pytest_gpuperf.cli import main; sys.exit(main())",
-                           *args], capture_output=True, text=True, env=e, cwd=ROOT, timeout=300)
+    script = shutil.which("gpuperf")
+    cmd = [script] if script else [sys.executable, "-c", "import sys; from pytest_gpuperf.cli import main; sys.exit(main())"]
+    return subprocess.run([*cmd, *args], capture_output=True, text=True, env=e, cwd=ROOT, timeout=300)
 
 
 def test_console_script_is_the_gpuperf_entry_point():

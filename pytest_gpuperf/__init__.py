@@ -6,6 +6,7 @@ The plugin module (:mod:`pytest_gpuperf.plugin`) only wires the pieces below int
 * :mod:`pytest_gpuperf.timing` — the single statistical timing path every suite uses.
 * :mod:`pytest_gpuperf.baselines` — reviewed expectations per device model and the verdicts.
 * :mod:`pytest_gpuperf.report` — results JSON, history and the terminal summary.
+* :mod:`pytest_gpuperf.compare` — run against run (``gpuperf compare``, ``--gpuperf-compare``): the upgrade gate.
 * :mod:`pytest_gpuperf.schemas` — the versioned JSON Schemas of results, baselines and the tuning cache.
 * :mod:`pytest_gpuperf.api` — tune, predict and check users' own kernels outside pytest.
 """
@@ -14,3 +15,4 @@ __version__ = "0.1.0"
 RESULTS_SCHEMA = "pytest-gpuperf/1"
 BASELINE_SCHEMA = "pytest-gpuperf-baseline/1"
 TUNING_CACHE_SCHEMA = "pytest-gpuperf-tuning/1"
+COMPARE_SCHEMA = "pytest-gpuperf-compare/1"

@@ -16,6 +16,7 @@ from .errors import GpuPerfError
 #: (command, module with ``register(subparsers)``)
 GROUPS: list[tuple[str, str]] = [
     ("history", "pytest_gpuperf.history.cli"),
+    ("compare", "pytest_gpuperf.compare.cli"),
 ]
 
 

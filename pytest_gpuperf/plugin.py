@@ -58,6 +58,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--gpuperf-plant", action="append", default=[], metavar="KIND=ARG",
                     help="gate check only: plant a known regression (memory=F, compute=F, ulp=FUNCTION, "
                          "missing=METRIC); see pytest_gpuperf/gatecheck/plants.py")
+    group.addoption("--gpuperf-compare", action="append", default=[], metavar="OTHER.json",
+                    help="gate this run against another run's results JSON instead of the baseline: the verdicts "
+                         "of 'gpuperf compare OTHER.json THIS.json' (a significant worse metric fails its test); "
+                         "repeat it to pool several runs of the reference")
     group.addoption("--gpuperf-budget", type=float, default=2.0, metavar="SECONDS",
                     help="time budget per statistical measurement once the minimum repeats ran (default: 2)")
     parser.addini("gpuperf_device", "default for --gpuperf-device", default=None)
@@ -91,13 +95,21 @@ def pytest_configure(config: pytest.Config) -> None:
                       history_path=opt("--gpuperf-history"), timeout_s=timeout_s,
                       tolerance_k=tolerance_k, measure_budget_s=budget_s, floor=floor,
                       samples=not opt("--gpuperf-no-samples"),
-                      plants=tuple(f"{k}={v}" for k, v in plant_table.items()))
+                      plants=tuple(f"{k}={v}" for k, v in plant_table.items()),
+                      compare_paths=tuple(opt("--gpuperf-compare") or ()))
+    if options.compare_paths and options.update_baselines:
+        raise pytest.UsageError("--gpuperf-compare gates against another run; it cannot be combined with "
+                                "--gpuperf-update-baselines")
     state = GpuPerfSession(options, Path(str(config.rootpath)))
     if options.update_baselines:
         try:
             checks.writable_dir("--gpuperf-baseline-dir", state.baseline_dir)
         except ValueError as exc:
             raise pytest.UsageError(str(exc)) from None
+    try:
+        state.load_reference()
+    except GpuPerfError as exc:
+        raise pytest.UsageError(f"--gpuperf-compare: {exc}") from None
     config.stash[session_key] = state
     if options.history_path:
         _check_history(options.history_path)
@@ -217,9 +229,15 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
     result = yield
     state = item.config.stash[session_key]
     _record_benchmark(item, state)
+    if getattr(item.config.option, "xmlpath", None):  # --junitxml: one property per metric
+        from .compare.gate import junit_property
+
+        several = len(state.runs) > 1
+        for spec, metric in state.metrics_of(item.nodeid):
+            item.user_properties.append(junit_property(metric.name + (f"[{spec}]" if several else ""), metric, spec))
     lines = state.failures(item.nodeid)
     if lines:
-        pytest.fail("performance regression against baseline:\n" + "\n".join(lines), pytrace=False)
+        pytest.fail(f"performance regression against {state.against}:\n" + "\n".join(lines), pytrace=False)
     return result
 
 
@@ -294,6 +312,22 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 _finish_error = pytest.StashKey[str]()
 
 
+def _github(tr: Any, state: GpuPerfSession) -> None:
+    """Under GitHub Actions: annotations for regressions (and incomparable/missing metrics) and the table
+    in the step summary (compare.github does the work)."""
+    from .compare import github
+
+    if not github.enabled():
+        return
+    for run in state.runs.values():
+        missing = state.missing.get(run.info.spec, [])
+        if not run.metrics and not missing:
+            continue
+        for line in github.commands(github.findings_from_metrics(run.metrics.values(), missing, run.info.spec)):
+            tr.write_line(line)
+        github.append_step_summary(github.summary_table(run.metrics.values(), missing, run.info.spec, state.against))
+
+
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     state = config.stash.get(session_key, None)
     if state is None or not state.runs:
@@ -307,15 +341,19 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         info = run.info
         tr.write_sep("=", f"gpuperf {info.spec} {info.name} [{info.key}]")
         current = {"driver": info.driver_version, "runtime": info.runtime_version, "toolkit": info.toolkit_version}
-        for line in terminal.provenance_changes(current, run.baseline.provenance(info.backend)):
+        if state.reference is not None:
+            tr.write_line(f"gated against {state.against} ({state.reference.describe()}), not the baseline", bold=True)
+        for line in terminal.provenance_changes(current, run.provenance()):
             tr.write_line(f"UPGRADE GATE: {line}", yellow=True, bold=True)
         for name in state.missing.get(info.spec, []):
-            tr.write_line(f"MISSING: {name} is in the baseline but its test no longer records it", red=True)
+            tr.write_line(f"MISSING: {name} is in the {state.against} but its test no longer records it", red=True)
         table = terminal.rows(run.metrics.values())
-        for line in terminal.format_table(table, ("metric", "baseline", "measured", "delta", "verdict")):
+        header = ("metric", "reference" if state.reference is not None else "baseline", "measured", "delta", "verdict")
+        for line in terminal.format_table(table, header):
             tr.write_line(line, red=line.rstrip().endswith("regressed"))
         tally = ", ".join(f"{n} {v}" for v, n in sorted(terminal.counts(run.metrics.values()).items()))
         tr.write_line(f"gpuperf {info.spec}: {tally}")
+    _github(tr, state)
     if config.stash.get(_finish_error, None):
         tr.write_line(f"gpuperf error: {config.stash[_finish_error]}", red=True)
     for path in state.files_written:

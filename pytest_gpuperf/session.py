@@ -37,6 +37,7 @@ class Options:
     measure_budget_s: float = 2.0
     samples: bool = True  # keep raw samples in results (--gpuperf-no-samples drops them)
     plants: tuple[str, ...] = ()  # --gpuperf-plant: planted regressions of the gate check (gatecheck.plants)
+    compare_paths: tuple[str, ...] = ()  # --gpuperf-compare (repeatable): gate against these runs, not baselines
 
 
 @dataclass
@@ -47,10 +48,20 @@ class DeviceRun:
     baseline: bl.BaselineFile
     metrics: dict[str, Metric] = field(default_factory=dict)
     device: Device | None = None
+    reference: Any = None  # compare.load.Side of --gpuperf-compare, which replaces the baseline
 
     @property
     def expected(self) -> dict[str, dict[str, Any]]:
+        """What this run is gated against: the baseline's entries, or the reference run's metrics."""
+        if self.reference is not None:
+            return {n: {"test": m.test, "value": m.value} for n, m in self.reference.metrics.items()}
         return self.baseline.metrics(self.info.backend)
+
+    def provenance(self) -> dict[str, Any]:
+        """Driver/runtime/toolkit of what this run is gated against (the summary's upgrade-gate lines)."""
+        if self.reference is not None:
+            return {k: self.reference.environment.get(k) for k in ("driver", "runtime", "toolkit")}
+        return self.baseline.provenance(self.info.backend)
 
 
 def _attempt(errors: list[str], what: str, step: Callable[[], None]) -> None:
@@ -83,6 +94,20 @@ class GpuPerfSession:
         self.started = now_iso()
         self.files_written: list[str] = []
         self.missing: dict[str, list[str]] = {}
+        self.reference = None  # compare.load.Side: --gpuperf-compare's run, loaded by load_reference()
+
+    @property
+    def against(self) -> str:
+        """What this run is gated against, for messages: ``baseline`` or ``run A.json[, A2.json]``."""
+        return "run " + ", ".join(self.options.compare_paths) if self.reference is not None else "baseline"
+
+    def load_reference(self) -> None:
+        """Read ``--gpuperf-compare``'s results files: several runs of one device pool into one reference
+        as in ``gpuperf compare`` (raises compare.load.CompareInputError)."""
+        if self.options.compare_paths:
+            from .compare.gate import load_reference
+
+            self.reference = load_reference(list(self.options.compare_paths))
 
     # ---- devices -----------------------------------------------------------------------------
     @property
@@ -101,7 +126,7 @@ class GpuPerfSession:
         run = self.runs.get(spec)
         if run is None:
             info = next(d for d in self.selected() if d.spec == spec)
-            run = DeviceRun(info, bl.load(self.baseline_dir, info.key))
+            run = DeviceRun(info, bl.load(self.baseline_dir, info.key), reference=self.reference)
             self.runs[spec] = run
         return run
 
@@ -156,6 +181,15 @@ class GpuPerfSession:
                         None if tolerance is None else dict(tolerance), dict(identity or {}))
         if bound is not None:
             metric.info["bound"] = float(bound)
+        if self.reference is not None:  # --gpuperf-compare: the verdict of 'gpuperf compare' (compare.gate)
+            entry = None  # the reference run replaces the baseline; a documented bound still gates below
+            if name in self.reference.metrics:
+                from .compare.gate import judge_metric
+
+                metric.verdict, metric.baseline, metric.info["line"] = judge_metric(
+                    self.reference, metric.to_json(), run.info.to_json())
+                run.metrics[name] = metric
+                return metric
         cmp = bl.compare(float(value), better, entry, samples=None if stats is None else stats.samples,
                          identity=metric.identity, gate_if_stable=metric.info.get("gate") == "if-stable")
         metric.verdict = cmp.verdict
@@ -181,6 +215,14 @@ class GpuPerfSession:
             test = strip_device_id(nodeid, run.info.spec)
             lines += [m.info["line"] for m in run.metrics.values() if m.test == test and m.verdict == "regressed"]
         return lines
+
+    def metrics_of(self, nodeid: str) -> list[tuple[str, Metric]]:
+        """(device spec, metric) of every metric the test ``nodeid`` recorded, on every device."""
+        out = []
+        for run in self.runs.values():
+            test = strip_device_id(nodeid, run.info.spec)
+            out += [(run.info.spec, m) for m in run.metrics.values() if m.test == test]
+        return out
 
     def mark_passed(self, nodeid: str, spec: str) -> None:
         self.passed_tests.add(strip_device_id(nodeid, spec))

@@ -105,12 +105,14 @@ class Comparison:
 
 def compare(measured: float, better: str, entry: Mapping[str, Any] | None, *,
             samples: Sequence[float] | None = None, identity: Mapping[str, Any] | None = None,
-            gate_if_stable: bool = False) -> Comparison:
+            gate_if_stable: bool = False, alpha: float | None = None) -> Comparison:
     """Verdict of one metric against its baseline entry (``None`` → ``new``).
 
     ``samples``: this run's raw repeats (in the metric's unit); with the entry's ``samples`` they make
     the significance test. ``identity``: the options that shaped this value. ``gate_if_stable``: the test
-    marked the metric as gated only where the baseline's runs agree (:func:`.store.stability`)."""
+    marked the metric as gated only where the baseline's runs agree (:func:`.store.stability`).
+    ``alpha``: significance level of that test (default: :data:`..timing.difference.ALPHA`; ``gpuperf
+    compare --alpha`` sets it, so the run-against-run verdicts stay these verdicts)."""
     if entry is None:
         return Comparison("new", None, None, None)
     expected = float(entry["value"])
@@ -146,7 +148,7 @@ def compare(measured: float, better: str, entry: Mapping[str, Any] | None, *,
     reason = None
     ref = entry.get("samples")
     if direction in ("lower", "higher") and usable(ref) and usable(samples):
-        diff = difference(ref, samples)
+        diff = difference(ref, samples) if alpha is None else difference(ref, samples, alpha=alpha)
         if verdict in ("regressed", "improved") and not diff.significant:
             reason = (f"outside the band but not significant (p={diff.p_value:.2g}, ratio interval "
                       f"[{diff.ci_low:.4g}, {diff.ci_high:.4g}] holds 1 or p ≥ α)")

@@ -41,14 +41,15 @@ class Difference:
     p_value: float
     n_a: int
     n_b: int
+    alpha: float = ALPHA  # the level of the test; the interval's confidence is 1 − alpha
 
     @property
     def significant(self) -> bool:
-        """Both the test and the interval say the medians differ (at :data:`ALPHA`)."""
-        return self.p_value < ALPHA and not (self.ci_low <= 1.0 <= self.ci_high)
+        """Both the test and the interval say the medians differ (at ``alpha``, default :data:`ALPHA`)."""
+        return self.p_value < self.alpha and not (self.ci_low <= 1.0 <= self.ci_high)
 
     def to_json(self) -> dict[str, float | int | bool]:
-        return {"ratio": self.ratio, "ci": [self.ci_low, self.ci_high], "confidence": CONFIDENCE,
+        return {"ratio": self.ratio, "ci": [self.ci_low, self.ci_high], "confidence": 1.0 - self.alpha,
                 "p_value": self.p_value, "n_a": self.n_a, "n_b": self.n_b, "significant": self.significant}
 
 
@@ -61,10 +62,11 @@ def usable(samples: Sequence[float] | None) -> bool:
 
 
 def difference(a: Sequence[float], b: Sequence[float], *, resamples: int = BOOTSTRAP_RESAMPLES,
-               seed: int = 0x9E3779B9) -> Difference:
+               seed: int = 0x9E3779B9, alpha: float = ALPHA) -> Difference:
     """Ratio of medians B/A with its bootstrap interval and the Mann–Whitney U p-value.
 
-    Raises ``ValueError`` when either side is not :func:`usable`."""
+    ``alpha``: level of the test, and 1 − confidence of the interval (``gpuperf compare --alpha``);
+    the gate keeps the default :data:`ALPHA`. Raises ``ValueError`` when either side is not :func:`usable`."""
     if not usable(a) or not usable(b):
         raise ValueError(f"need at least {MIN_SAMPLES} finite samples with a non-zero median on each side")
     xa = np.asarray(a, dtype=np.float64)
@@ -76,10 +78,10 @@ def difference(a: Sequence[float], b: Sequence[float], *, resamples: int = BOOTS
     with np.errstate(divide="ignore", invalid="ignore"):
         ratios = rb / ra
     ratios = ratios[np.isfinite(ratios)]
-    tail = (1.0 - CONFIDENCE) / 2
+    tail = alpha / 2
     lo, hi = (float(q) for q in np.quantile(ratios, [tail, 1.0 - tail])) if ratios.size else (math.nan, math.nan)
     if np.ptp(np.concatenate([xa, xb])) == 0.0:
         p = 1.0  # identical constant samples: no difference at all (scipy would warn and return nan)
     else:
         p = float(sps.mannwhitneyu(xa, xb, alternative="two-sided").pvalue)
-    return Difference(mb / ma, lo, hi, p, int(xa.size), int(xb.size))
+    return Difference(mb / ma, lo, hi, p, int(xa.size), int(xb.size), float(alpha))

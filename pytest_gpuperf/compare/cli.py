@@ -1,0 +1,112 @@
+"""``gpuperf compare A.json [A2.json ...] --against B.json [B2.json ...]`` or ``gpuperf compare A.json B.json``.
+
+Judges every metric of run B against run A: the ratio B/A, a bootstrap interval of the median ratio
+and a Mann–Whitney p-value where both sides carry raw samples, and a direction-aware verdict —
+``better``, ``worse``, ``same``, ``incomparable`` (with the reason) or ``error`` (an impossible value).
+Several runs per side: raw samples are pooled per metric (per-run values stand in where samples are
+absent and a side has ≥ 5 runs). The environment difference (driver, runtime, toolkit, clocks,
+device) is printed first. Across two cards only figures normalised by the card are compared (cycles,
+ulp, ratios, fractions of the card's own peak bandwidth); ``--raw`` compares absolute figures too.
+
+Exit status: 0 no significant regression beyond the threshold; 1 a significant regression (or an
+impossible value); 2 bad input (unreadable file, not a results document, a side mixing devices, no
+metric in common).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+from .load import CompareInputError, load_side
+from . import engine, formats, github
+
+
+def _fraction(text: str) -> float:
+    value = float(text.rstrip("%")) / (100.0 if text.endswith("%") else 1.0)
+    if not 0.0 <= value < 10.0:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a relative effect such as 0.05 or 5%")
+    return value
+
+
+def _alpha(text: str) -> float:
+    value = float(text)
+    if not 0.0 < value < 0.5:
+        raise argparse.ArgumentTypeError(f"{text!r}: alpha must lie in (0, 0.5)")
+    return value
+
+
+def register(sub: Any) -> None:
+    """Add ``compare`` to the ``gpuperf`` command (:mod:`pytest_gpuperf.cli`)."""
+    p = sub.add_parser("compare", help="compare two runs: one card across a driver/toolkit change, or two cards",
+                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("files", nargs="+", metavar="RESULTS.json",
+                   help="A then B (two files), or side A's runs when --against names side B's")
+    p.add_argument("--against", nargs="+", metavar="RESULTS.json", default=None,
+                   help="side B's runs (then every positional file is a run of side A)")
+    p.add_argument("--format", choices=formats.FORMATS, default="text", help="output format (default: text)")
+    p.add_argument("--output", "-o", metavar="PATH", default=None, help="write the report here instead of stdout")
+    p.add_argument("--threshold", type=_fraction, default=None, metavar="REL",
+                   help="smallest relative effect that counts, e.g. 0.05 or 5%% (default: per metric class, "
+                        "baselines/classes.py: 3%% on GPUs, or the tolerance a test set itself; given, it is a minimum "
+                        "on top of a test's tolerance)")
+    p.add_argument("--raw", action="store_true",
+                   help="across two cards, compare device-specific absolute figures (µs, GB/s, ...) too")
+    p.add_argument("--alpha", type=_alpha, default=None,
+                   help="significance level of the U test and 1 − confidence of the interval (default 0.001)")
+    p.add_argument("--all", action="store_true", dest="all_rows",
+                   help="text/markdown: list the 'same' rows and the metrics only one side has, too")
+    p.add_argument("--no-annotations", action="store_true",
+                   help="under GitHub Actions, print no ::error/::warning lines and leave the step summary alone "
+                        "(for report-only calls beside the one that gates)")
+    p.set_defaults(func=cmd_compare)
+
+
+def sides(args: argparse.Namespace) -> tuple[list[str], list[str]]:
+    """Which files are side A and which side B."""
+    if args.against:
+        return list(args.files), list(args.against)
+    if len(args.files) != 2:
+        raise CompareInputError(f"give two results files (A B), or side A's runs followed by --against and side "
+                                f"B's runs; got {len(args.files)} file(s)")
+    return [args.files[0]], [args.files[1]]
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    paths_a, paths_b = sides(args)
+    a, b = load_side("A", paths_a), load_side("B", paths_b)
+    try:
+        report = engine.compare_sides(a, b, engine.Options(threshold=args.threshold, raw=args.raw, alpha=args.alpha))
+    except (KeyError, TypeError, ValueError, ZeroDivisionError) as exc:
+        # a schema-valid file with a shape the engine did not foresee: exit 2 (input), never 1 (a regression)
+        raise CompareInputError(f"cannot compare {paths_a} with {paths_b}: {type(exc).__name__}: {exc}") from exc
+    if not set(a.metrics) & set(b.metrics):
+        # a gate that compared nothing must not pass: wrong files, or a run whose tests all failed early
+        raise CompareInputError(f"no metric in common: A has {len(a.metrics)}, B has {len(b.metrics)} "
+                                f"({', '.join(paths_a)} vs {', '.join(paths_b)})")
+    text = formats.render(report, args.format, all_rows=args.all_rows)
+    if args.output:
+        out = Path(args.output)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text, encoding="utf-8")
+        print(f"gpuperf compare: {formats.status(report)}; wrote {out}")
+    else:
+        sys.stdout.write(text)
+    if github.enabled() and not args.no_annotations:
+        for line in github.commands(github.findings_from_rows(report.rows)):
+            print(line)
+        github.append_step_summary(formats.markdown(report))
+    return report.exit_code
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m pytest_gpuperf.compare.cli`` — the same as ``gpuperf compare``."""
+    from ..cli import main as gpuperf_main
+
+    return gpuperf_main(["compare", *(sys.argv[1:] if argv is None else argv)])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

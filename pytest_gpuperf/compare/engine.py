@@ -1,0 +1,378 @@
+"""One row per metric: run B judged against run A, with the verdicts of the baseline gate.
+
+Run A plays the part of a baseline entry — the one ``gpuperf-baseline from-results`` would make of its
+runs (:func:`entry_from_side`: its value, raw samples, identity, and a band of the metric class's minimum
+effect or the test's own tolerance) — and :func:`pytest_gpuperf.baselines.compare.compare` gives the
+verdict. So the direction semantics, the ratio-safe band edges, the identity rule and the significance
+test (:mod:`pytest_gpuperf.timing.difference`: bootstrap interval of the median ratio + Mann–Whitney U)
+are the gate's own; this module only maps the gate's words to the comparison's:
+
+* ``regressed`` → ``worse``: beyond the threshold on the bad side and, where both sides carry samples,
+  significant;
+* ``improved`` → ``better``: the same on the good side;
+* ``pass`` → ``same``: within the threshold, or not significant;
+* ``incomparable`` stays: measured another way, recorded by one side only, or a device-specific figure
+  across two cards (:mod:`.crosscard`).
+
+``error``: an impossible value on either side (:mod:`pytest_gpuperf.baselines.validity`) — a broken
+measurement is neither better nor worse. ``bound`` metrics (a documented limit, e.g. 0 ulp for an IEEE
+operation) are ``worse`` only when B exceeds the documented bound; within it they move ``better`` or stay
+``same``. Where a side has no raw samples (deterministic figures: ulp certificates, model errors,
+tuning costs) the verdict is decided by the threshold alone and the row says so (``basis``).
+
+A metric its test marks ``gate: if-stable`` (one kernel's model error) is gated only when side A has
+at least three runs that agree (:func:`pytest_gpuperf.baselines.store.stability`); otherwise its row
+keeps its direction verdict with ``gated = False`` and does not set the exit status.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import numpy as np
+
+from ..baselines import classes, validity
+from ..baselines.compare import Comparison, band, compare, identity_problem
+from ..baselines.store import make_entry
+from ..devices.base import timer_resolution
+from ..timing.stats import MAD_TO_SIGMA
+from . import crosscard
+from .load import Side, SideMetric
+
+#: verdicts, worst first (also the order rows are listed in within an area)
+VERDICTS = ("error", "worse", "better", "incomparable", "same")
+_FROM_GATE = {"regressed": "worse", "improved": "better", "pass": "same", "incomparable": "incomparable"}
+
+
+@dataclass(frozen=True)
+class Options:
+    """``--threshold`` (None: per metric class), ``--raw`` (absolute figures across cards), ``--alpha``."""
+
+    threshold: float | None = None
+    raw: bool = False
+    alpha: float | None = None
+
+
+@dataclass
+class Row:
+    """The comparison of one metric: values, the statistics, the verdict and why."""
+
+    name: str
+    unit: str
+    better: str
+    a: float | None
+    b: float | None
+    verdict: str
+    reason: str | None = None
+    ratio: float | None = None  # B/A of the compared figures (medians of samples where tested)
+    delta_rel: float | None = None  # (B − A)/|A|
+    ci: tuple[float, float] | None = None  # interval of the median ratio (confidence 1 − alpha)
+    p_value: float | None = None  # Mann–Whitney U, two-sided
+    significant: bool | None = None  # None: no significance test was possible
+    basis: str = "threshold"  # "samples", "runs" (per-run values), "threshold", "bound"
+    threshold: float | None = None  # the relative effect the verdict required
+    gated: bool = True  # False: a worse verdict here does not fail the comparison
+    note: str | None = None  # how it was compared (fraction of peak, raw across cards)
+    test: str = ""
+    runs: tuple[int, int] = (0, 0)
+    compared_unit: str | None = None  # the unit of a and b when normalised (fraction of peak)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def area(self) -> str:
+        """The first component of the dotted name: memory, latency, accuracy, model, tuning, ..."""
+        return self.name.split(".", 1)[0]
+
+    @property
+    def fails(self) -> bool:
+        """Whether this row sets exit status 1: a gated significant regression, or an impossible value."""
+        return self.verdict == "error" or (self.verdict == "worse" and self.gated)
+
+    def line(self, a_label: str = "A", b_label: str = "B") -> str:
+        """One line for annotations, pytest failures and logs: values, ratio, statistics, verdict, why
+        (``--gpuperf-compare`` names the sides ``reference`` and ``this run``)."""
+        u = self.compared_unit or self.unit
+
+        def g(x: float | None) -> str:
+            return "-" if x is None else f"{x:.6g}"
+
+        stat = ""
+        if self.ci is not None and self.p_value is not None:
+            stat = f" [{self.ci[0]:.4g}, {self.ci[1]:.4g}] p={self.p_value:.2g}"
+        ratio = "" if self.ratio is None else f", ratio {self.ratio:.4g}{stat}"
+        why = "; ".join(x for x in (self.reason, self.note) if x)
+        gated = "" if self.gated else " (ungated)"
+        return (f"{self.name}: {self.verdict.upper()}{gated} — {a_label} {g(self.a)} {u}, {b_label} {g(self.b)} {u} "
+                f"({self.better} is better){ratio}" + (f" — {why}" if why else ""))
+
+    def sort_key(self) -> tuple[Any, ...]:
+        size = abs(math.log(self.ratio)) if self.ratio and self.ratio > 0 and math.isfinite(self.ratio) else 0.0
+        return (VERDICTS.index(self.verdict), self.p_value if self.p_value is not None else 2.0, -size, self.name)
+
+    def to_json(self) -> dict[str, Any]:
+        def num(x: float | None) -> float | str | None:
+            return x if x is None or math.isfinite(x) else repr(x)
+
+        return {"name": self.name, "area": self.area, "test": self.test, "unit": self.unit,
+                "compared_unit": self.compared_unit or self.unit, "better": self.better,
+                "a": num(self.a), "b": num(self.b), "ratio": num(self.ratio), "delta_rel": num(self.delta_rel),
+                "ci": None if self.ci is None else [num(self.ci[0]), num(self.ci[1])],
+                "p_value": self.p_value, "significant": self.significant, "basis": self.basis,
+                "threshold": self.threshold, "verdict": self.verdict, "gated": self.gated, "fails": self.fails,
+                "reason": self.reason, "note": self.note, "runs": list(self.runs),
+                "band": self.extra.get("band"), "bound": self.extra.get("bound"), "only_in": self.extra.get("only")}
+
+
+def threshold_for(unit: str, device_a: Mapping[str, Any], device_b: Mapping[str, Any], opts: Options) -> float:
+    """The smallest relative effect that counts: ``--threshold``, else the metric class's floor
+    (:func:`pytest_gpuperf.baselines.classes.floor`; the CPU floors if either side is a CPU device)."""
+    if opts.threshold is not None:
+        return float(opts.threshold)
+    is_cpu = bool(device_a.get("is_cpu")) or bool(device_b.get("is_cpu"))
+    return classes.floor(unit, is_cpu)
+
+
+#: k of the noise term k × spread: the default of ``--gpuperf-tolerance-k`` and ``gpuperf-baseline from-results --k``
+DEFAULT_K = 6.0
+
+
+def entry_from_side(a: SideMetric, device_a: Mapping[str, Any], threshold: float, scale: float = 1.0,
+                    explicit_threshold: bool = False) -> dict[str, Any]:
+    """Side A as the baseline entry ``gpuperf-baseline from-results`` would make of its runs
+    (:func:`pytest_gpuperf.baselines.store.make_entry`, the single rule): value = median of the runs,
+    band = the widest of the class floor (or ``--threshold``), the timer's resolution, and k × the
+    between-run σ of A's runs (0 for one run). Unlike a baseline, the band leaves out the within-run σ:
+    a baseline gates runs whose samples it may lack, a comparison tests B's samples against A's, so the
+    within-run noise is the significance test's to judge — counted twice, k × σ would hide a 10 % shift
+    in 2 % noise that 200 samples per side show beyond doubt. A tolerance the test set itself replaces the floor,
+    as in the gate (``--threshold`` given explicitly still applies as a minimum). ``scale`` divides
+    every figure by the card's own peak (:mod:`.crosscard`)."""
+    values = [v * scale for v in a.values]
+    value = float(np.median(values))
+    between = MAD_TO_SIGMA * float(np.median(np.abs(np.asarray(values) - value))) if len(values) > 1 else 0.0
+    spread = between  # within-run noise is the significance test's job (both sides' samples), not the band's
+    resolution = classes.resolution_floor(a.unit, timer_resolution(dict(device_a))) * scale
+    entry = make_entry(value=value, worst=max(values), unit=a.unit, better=a.better, test=a.test, info=a.info,
+                       tolerance=a.tolerance, spread=spread, k=DEFAULT_K, floor_rel=threshold, provenance={},
+                       between=between, identity=a.identity, run_values=values, resolution=resolution)
+    entry.pop("provenance", None)
+    tol = entry.setdefault("tolerance", {})
+    if explicit_threshold or (a.better == "bound" and not tol):
+        tol["rel"] = max(float(tol.get("rel", 0.0)), threshold)
+    return entry
+
+
+def _identity_reason(a: Mapping[str, Any], b: Mapping[str, Any]) -> str:
+    keys = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+    return "measured another way — " + "; ".join(f"{k}: A {a.get(k, '(unset)')!r}, B {b.get(k, '(unset)')!r}"
+                                                  for k in keys)
+
+
+def _scaled(xs: list[float] | None, f: float) -> list[float] | None:
+    return None if xs is None else [x * f for x in xs]
+
+
+def judge(a: SideMetric | None, b: SideMetric | None, device_a: Mapping[str, Any], device_b: Mapping[str, Any],
+          opts: Options = Options()) -> Row:
+    """The row of one metric (either side may lack it)."""
+    if a is None or b is None:
+        m = b if a is None else a
+        assert m is not None
+        only = "B" if a is None else "A"
+        other = "A" if a is None else "B"
+        return Row(m.name, m.unit, m.better, None if a is None else a.value, None if b is None else b.value,
+                   "incomparable", f"only in {only}: {other} did not record it", basis="none", test=m.test,
+                   runs=(0 if a is None else a.runs, 0 if b is None else b.runs), extra={"only": only})
+    row = Row(b.name, b.unit, b.better, a.value, b.value, "incomparable", test=b.test, runs=(a.runs, b.runs))
+    if a.unit != b.unit or a.better != b.better:
+        row.reason = f"A records it in {a.unit} ({a.better} is better), B in {b.unit} ({b.better} is better)"
+        return row
+    for side, m, dev in (("A", a, device_a), ("B", b, device_b)):
+        problem = validity.problem(m.name, m.value, m.unit, peak_bandwidth_gbs=dev.get("peak_bandwidth_gbs"))
+        if problem is not None:
+            row.verdict, row.reason = "error", f"{side}: {problem}"
+            return row
+    if a.identity_problem or b.identity_problem:
+        row.reason = "; ".join(f"{s}: {p}" for s, p in (("A", a.identity_problem), ("B", b.identity_problem)) if p)
+        return row
+    if identity_problem(a.identity, b.identity) is not None:
+        row.reason = _identity_reason(a.identity, b.identity)
+        return row
+    norm = crosscard.normalisation(a.unit, device_a, device_b, raw=opts.raw)
+    row.note = norm.note()
+    va, vb, sa, sb = a.value, b.value, a.samples, b.samples
+    if norm.mode == "incomparable":
+        row.reason = norm.reason
+        return row
+    if norm.mode == "fraction-of-peak":
+        assert norm.peak_a and norm.peak_b
+        va, vb = va / norm.peak_a, vb / norm.peak_b
+        sa, sb = _scaled(sa, 1 / norm.peak_a), _scaled(sb, 1 / norm.peak_b)
+        row.a, row.b, row.compared_unit = va, vb, "fraction of peak"
+    if math.isnan(va):
+        row.reason = "A's value is NaN: nothing to compare B with"
+        return row
+    row.ratio = vb / va if va else None
+    row.delta_rel = (vb - va) / abs(va) if va else None
+    thr = threshold_for(a.unit, device_a, device_b, opts)
+    row.threshold = thr
+    scale = 1.0 / norm.peak_a if norm.peak_a else 1.0
+    entry = entry_from_side(a, device_a, thr, scale, explicit_threshold=opts.threshold is not None)
+    row.extra["band"] = band(float(entry["value"]) if a.better != "bound" else va, entry.get("tolerance", {}))
+    entry["value"] = va  # bound metrics: judged against A here, against the documented bound in _judge_bound
+    if sa is not None:
+        entry["samples"] = sa  # all of them: the gate keeps a 64-quantile summary, a comparison needs no file
+    if a.better == "bound":
+        return _judge_bound(row, a, b, va, vb, entry, opts)
+    if_stable = (b.info.get("gate") == "if-stable") or (a.info.get("gate") == "if-stable")
+    cmp = compare(vb, a.better, entry, samples=sb, identity=b.identity, gate_if_stable=if_stable, alpha=opts.alpha)
+    if cmp.verdict == "ungated":
+        row.gated = False
+        row.extra["ungated"] = cmp.reason
+        cmp_dir = compare(vb, a.better, entry, samples=sb, identity=b.identity, alpha=opts.alpha)
+        _apply(row, cmp_dir, sa, sb)
+        row.reason = "; ".join(x for x in (row.reason, cmp.reason) if x)
+        return row
+    _apply(row, cmp, sa, sb)
+    if row.basis == "samples" and "runs" in (a.basis, b.basis):
+        row.basis = "runs"  # the per-run values stood in for samples (load.merge)
+    return row
+
+
+def smallest_p(n_a: int, n_b: int) -> float:
+    """The smallest two-sided p-value the exact Mann–Whitney U test can give with these sample sizes
+    (complete separation, no ties): 2 / C(n_a + n_b, n_a). A single run of 5 against one of 7 cannot go
+    below 0.0025 — above the default α — so its row says why a clear shift is still ``same``."""
+    return min(1.0, 2.0 / math.comb(n_a + n_b, n_a))
+
+
+def _apply(row: Row, cmp: Comparison, sa: list[float] | None, sb: list[float] | None) -> None:
+    """Copy the gate's comparison into the row, saying what the verdict rests on."""
+    row.verdict = _FROM_GATE.get(cmp.verdict, "incomparable")
+    row.reason = cmp.reason
+    if cmp.difference is not None:
+        d = cmp.difference
+        row.ratio, row.ci, row.p_value, row.significant = d.ratio, (d.ci_low, d.ci_high), d.p_value, d.significant
+        row.basis = "samples"
+        row.extra["n"] = [d.n_a, d.n_b]
+        floor_p = smallest_p(d.n_a, d.n_b)
+        if cmp.reason and not d.significant and floor_p >= d.alpha:
+            row.reason = (f"{cmp.reason}; with {d.n_a} and {d.n_b} samples the U test cannot reach p < {d.alpha:g} "
+                          f"(smallest possible p {floor_p:.2g}): give more runs per side or a larger --alpha")
+    else:
+        which = [s for s, xs in (("A", sa), ("B", sb)) if not xs]
+        row.basis = "threshold"
+        if row.better == "exact":
+            why = "exact metric: any change beyond its tolerance"
+        elif which:
+            why = f"no raw samples on {' and '.join(which)}"
+        else:
+            why = "samples too few for the test"
+        row.reason = "; ".join(x for x in (row.reason, f"decided by the threshold alone ({why})") if x)
+
+
+def _judge_bound(row: Row, a: SideMetric, b: SideMetric, va: float, vb: float, entry: dict[str, Any],
+                 opts: Options) -> Row:
+    """A documented upper limit: worse only past the bound; below it lower is better."""
+    bound = b.info.get("bound", a.info.get("bound"))
+    row.basis = "bound"
+    lower = dict(entry, better="lower")
+    if bound is None:
+        cmp = compare(vb, "lower", lower, samples=b.samples, identity=b.identity, alpha=opts.alpha)
+        _apply(row, cmp, entry.get("samples"), b.samples)
+        row.reason = "; ".join(x for x in ("no documented bound recorded: compared as lower-is-better", row.reason) if x)
+        return row
+    limit = {"value": float(bound), "better": "bound", "tolerance": dict(b.tolerance or {})}
+    past_b = compare(vb, "bound", limit).verdict == "regressed"
+    past_a = compare(va, "bound", limit).verdict == "regressed"
+    row.extra["bound"] = float(bound)
+    if past_b and not past_a:
+        row.verdict, row.reason = "worse", f"B exceeds the documented bound {float(bound):.6g} {row.unit} (A is within it)"
+        return row
+    move = compare(vb, "lower", lower, samples=b.samples, identity=b.identity, alpha=opts.alpha)
+    _apply(row, move, entry.get("samples"), b.samples)
+    row.basis = "bound"
+    if row.verdict == "worse" and not past_b:
+        row.verdict = "same"
+        row.reason = f"higher than A but within the documented bound {float(bound):.6g} {row.unit}"
+    elif past_b:
+        row.reason = "; ".join(x for x in (f"both A and B exceed the documented bound {float(bound):.6g}; "
+                                           "compared as lower-is-better", row.reason) if x)
+    return row
+
+
+#: environment fields printed first (field, where): device fields from ``device``, the rest from ``environment``
+ENV_FIELDS: tuple[tuple[str, str, str], ...] = (
+    ("device", "device", "name"), ("device key", "device", "key"), ("backend", "device", "backend"),
+    ("driver", "environment", "driver"), ("runtime", "environment", "runtime"),
+    ("toolkit", "environment", "toolkit"), ("compute capability", "device", "compute_capability"),
+    ("compute units", "device", "compute_units"), ("max clock MHz", "device", "clock_mhz"),
+    ("clock MHz at start", "device", "current_clock_mhz"), ("memory clock MHz", "extra", "mem_clock_mhz"),
+    ("bus width", "extra", "bus_width"), ("power limit W", "extra", "power_limit_w"),
+    ("memory bytes", "device", "memory_bytes"), ("L2 bytes", "device", "l2_bytes"),
+    ("peak bandwidth GB/s", "device", "peak_bandwidth_gbs"), ("commit", "environment", "commit"),
+    ("python", "environment", "python"), ("host", "environment", "host"),
+)
+
+
+def environment_difference(a: Side, b: Side) -> list[dict[str, Any]]:
+    """Each environment field of both sides, ``changed`` where they differ (packages: only those that do)."""
+    def get(side: Side, where: str, key: str) -> Any:
+        src = side.device if where == "device" else side.environment if where == "environment" else \
+            (side.device.get("extra") or {})
+        return src.get(key)
+
+    out = []
+    for label, where, key in ENV_FIELDS:
+        va, vb = get(a, where, key), get(b, where, key)
+        if va is None and vb is None:
+            continue
+        out.append({"field": label, "a": va, "b": vb, "changed": va != vb})
+    pa, pb = a.environment.get("packages") or {}, b.environment.get("packages") or {}
+    for name in sorted(set(pa) | set(pb)):
+        if pa.get(name) != pb.get(name):
+            out.append({"field": f"package {name}", "a": pa.get(name), "b": pb.get(name), "changed": True})
+    return out
+
+
+@dataclass
+class Report:
+    """The whole comparison: both sides, the environment difference and the sorted rows."""
+
+    a: Side
+    b: Side
+    rows: list[Row]
+    options: Options
+    environment: list[dict[str, Any]]
+
+    @property
+    def same_card(self) -> bool:
+        return crosscard.same_card(self.a.device, self.b.device)
+
+    @property
+    def exit_code(self) -> int:
+        """1 when a gated significant regression (or an impossible value) exists, else 0."""
+        return 1 if any(r.fails for r in self.rows) else 0
+
+    def counts(self) -> dict[str, int]:
+        out = {v: 0 for v in VERDICTS}
+        for r in self.rows:
+            out[r.verdict] += 1
+        return out
+
+    def areas(self) -> list[tuple[str, list[Row]]]:
+        """Rows grouped by area; areas with failing rows first, then by name; rows by verdict, p, size."""
+        groups: dict[str, list[Row]] = {}
+        for r in self.rows:
+            groups.setdefault(r.area, []).append(r)
+        ordered = sorted(groups.items(), key=lambda kv: (min(VERDICTS.index(r.verdict) for r in kv[1]), kv[0]))
+        return [(area, sorted(rows, key=Row.sort_key)) for area, rows in ordered]
+
+
+def compare_sides(a: Side, b: Side, opts: Options = Options()) -> Report:
+    """Judge every metric of either side."""
+    names = sorted(set(a.metrics) | set(b.metrics))
+    rows = [judge(a.metrics.get(n), b.metrics.get(n), a.device, b.device, opts) for n in names]
+    return Report(a, b, rows, opts, environment_difference(a, b))

@@ -1,0 +1,124 @@
+"""GitHub Actions: annotations for regressions and a Markdown table in the job's step summary.
+
+When ``GITHUB_ACTIONS=true`` (set by the runner), a regression becomes an ``::error`` workflow command
+and an incomparable or missing metric a ``::warning`` — GitHub shows them on the run's page without
+anyone opening the log — and the table of findings is appended to the file named by
+``$GITHUB_STEP_SUMMARY``. Used by ``gpuperf compare`` and by the pytest plugin (baseline or
+``--gpuperf-compare`` gating alike). The escaping follows GitHub's workflow-command rules
+(``%``, CR and LF in the message; also ``:`` and ``,`` in properties such as ``title``).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterable, Mapping
+
+if TYPE_CHECKING:
+    from ..report.results import Metric
+    from .engine import Row
+
+#: annotations of one level printed at most (GitHub shows only the first few per step anyway);
+#: a final annotation counts the rest
+MAX_PER_LEVEL = 25
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One annotation: ``level`` is ``error`` or ``warning``."""
+
+    level: str
+    title: str
+    message: str
+
+
+def enabled(env: Mapping[str, str] | None = None) -> bool:
+    """Running under GitHub Actions (the runner sets ``GITHUB_ACTIONS=true``)."""
+    return (os.environ if env is None else env).get("GITHUB_ACTIONS") == "true"
+
+
+def escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def command(f: Finding) -> str:
+    """The workflow command line of one finding: ``::error title=...::message``."""
+    return f"::{f.level} title={escape_property(f.title)}::{escape_data(f.message)}"
+
+
+def commands(findings: Iterable[Finding], limit: int = MAX_PER_LEVEL) -> list[str]:
+    """Errors first, at most ``limit`` per level, then one annotation counting what was left out."""
+    out: list[str] = []
+    findings = list(findings)
+    for level in ("error", "warning"):
+        these = [f for f in findings if f.level == level]
+        out += [command(f) for f in these[:limit]]
+        if len(these) > limit:
+            out.append(command(Finding(level, f"gpuperf: {len(these) - limit} more", f"{len(these) - limit} more "
+                                       f"{level}s of this kind; see the step summary or the report")))
+    return out
+
+
+def append_step_summary(markdown: str, env: Mapping[str, str] | None = None) -> str | None:
+    """Append ``markdown`` to ``$GITHUB_STEP_SUMMARY``; returns the path, or None where it is not set."""
+    path = (os.environ if env is None else env).get("GITHUB_STEP_SUMMARY")
+    if not path:
+        return None
+    with Path(path).open("a", encoding="utf-8") as fh:
+        fh.write(markdown if markdown.endswith("\n") else markdown + "\n")
+    return path
+
+
+def findings_from_rows(rows: Iterable[Row]) -> list[Finding]:
+    """``gpuperf compare``: worse/error rows → errors; incomparable rows and metrics B lacks → warnings."""
+    out = []
+    for r in rows:
+        if r.fails:
+            out.append(Finding("error", f"gpuperf {r.verdict}: {r.name}", r.line()))
+        elif r.verdict == "incomparable" and r.extra.get("only") != "B":
+            out.append(Finding("warning", f"gpuperf incomparable: {r.name}", r.line()))
+    return out
+
+
+def findings_from_metrics(metrics: Iterable[Metric], missing: Iterable[str], device: str) -> list[Finding]:
+    """The pytest run: regressed metrics → errors; incomparable and missing ones → warnings."""
+    out = []
+    for m in metrics:
+        line = str(m.info.get("line", m.name))
+        if m.verdict == "regressed":
+            out.append(Finding("error", f"gpuperf regression: {m.name} on {device}", line))
+        elif m.verdict == "incomparable":
+            out.append(Finding("warning", f"gpuperf incomparable: {m.name} on {device}", line))
+    for name in missing:
+        out.append(Finding("warning", f"gpuperf missing: {name} on {device}",
+                           f"{name} is in the reference but its test no longer records it"))
+    return out
+
+
+def summary_table(metrics: Iterable[Metric], missing: Iterable[str], device: str, reference: str) -> str:
+    """The step summary of a pytest run on one device: every metric that is not ``pass``, then a tally."""
+    rows = sorted(metrics, key=lambda m: (m.verdict != "regressed", m.name))
+    tally: dict[str, int] = {}
+    for m in rows:
+        tally[m.verdict] = tally.get(m.verdict, 0) + 1
+    missing = list(missing)
+    out = [f"### gpuperf {device} against {reference}", "",
+           ", ".join(f"{n} {v}" for v, n in sorted(tally.items())) + (f", {len(missing)} missing" if missing else ""),
+           ""]
+    shown = [m for m in rows if m.verdict != "pass"]
+    if shown or missing:
+        out += ["| metric | reference | measured | delta | verdict |", "| --- | --- | --- | --- | --- |"]
+        for m in shown:
+            base = m.baseline or {}
+            ref = "-" if base.get("value") is None else f"{base['value']:.5g}"
+            delta = "-" if base.get("delta_rel") is None else f"{base['delta_rel']:+.1%}"
+            verdict = f"**{m.verdict}**" if m.verdict == "regressed" else m.verdict
+            out.append(f"| `{m.name}` | {ref} | {m.value:.5g} {m.unit} | {delta} | {verdict} |")
+        for name in missing:
+            out.append(f"| `{name}` | recorded | - | - | **missing** |")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,164 @@
+"""Read the two sides of a comparison: one or several results files each, validated against the schema.
+
+Several runs per side are merged per metric:
+
+* **raw samples are pooled** when every run that recorded the metric carries at least
+  :data:`~pytest_gpuperf.timing.difference.MIN_SAMPLES` of them — as ``gpuperf-baseline from-results``
+  pools them into a baseline entry, so a comparison of N runs against M runs tests exactly what a
+  baseline made from the N runs would test;
+* otherwise, with at least ``MIN_SAMPLES`` runs, **the per-run values act as the samples** (the
+  run-to-run spread is then the noise the test sees);
+* otherwise the side has no samples and the verdict is decided by the threshold alone (the row says so).
+
+The side's value is the median of its runs' values (again as ``from-results``). A side whose runs
+measured a metric with different options (identities) cannot be pooled: that metric is incomparable.
+Every problem with the input is a :class:`CompareInputError` of one line, which the CLI turns into exit 2.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from .. import RESULTS_SCHEMA
+from ..errors import GpuPerfError
+from ..timing.difference import MIN_SAMPLES
+
+
+class CompareInputError(GpuPerfError):
+    """A results file cannot be compared: unreadable, not JSON, not a results document, or a side that
+    mixes devices. The message is one line naming the file and the problem."""
+
+
+@dataclass
+class SideMetric:
+    """One metric as one side saw it, merged over that side's runs."""
+
+    name: str
+    unit: str
+    better: str
+    test: str
+    values: list[float]  # one per run, NaN where a run recorded a non-finite value
+    samples: list[float] | None  # pooled raw samples, or per-run values, or None (see module doc)
+    basis: str  # "samples" (pooled raw repeats), "runs" (per-run values) or "none"
+    identity: dict[str, Any] = field(default_factory=dict)
+    identity_problem: str | None = None  # the side's runs disagree on the identity
+    info: dict[str, Any] = field(default_factory=dict)
+    tolerance: dict[str, float] | None = None  # the test's explicit tolerance, if any
+
+    @property
+    def value(self) -> float:
+        """The side's value: the median of its runs' values (NaN if any run's value is NaN)."""
+        if any(math.isnan(v) for v in self.values):
+            return math.nan
+        return float(np.median(self.values))
+
+    @property
+    def runs(self) -> int:
+        return len(self.values)
+
+
+@dataclass
+class Side:
+    """One side of the comparison: its files, device, environment and merged metrics."""
+
+    label: str  # "A" or "B"
+    paths: list[str]
+    device: dict[str, Any]
+    environment: dict[str, Any]
+    metrics: dict[str, SideMetric]
+    runs: int
+
+    @property
+    def key(self) -> str:
+        return str(self.device.get("key", ""))
+
+    def describe(self) -> str:
+        d = self.device
+        return f"{d.get('name', '?')} [{d.get('key', '?')}, {d.get('backend', '?')}]"
+
+
+def _number(value: Any) -> float:
+    """A results value: a number, or the repr of a non-finite float (``"nan"``, ``"inf"``)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def read_results(path: str | Path) -> dict[str, Any]:
+    """One results document, checked against the results schema; one-line errors otherwise."""
+    from ..schemas import SchemaError, validate
+
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise CompareInputError(f"{p}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CompareInputError(f"{p}: cannot read it ({type(exc).__name__}: {exc})") from None
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CompareInputError(f"{p}: not JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
+    if isinstance(doc, dict) and doc.get("schema") not in (None, RESULTS_SCHEMA):
+        raise CompareInputError(f"{p}: schema {doc.get('schema')!r} is not a results document "
+                                f"({RESULTS_SCHEMA!r}; write one with pytest --gpuperf-json)")
+    try:
+        validate(doc, RESULTS_SCHEMA, source=str(p))
+    except SchemaError as exc:
+        first = str(exc).replace("\n", " ").replace("  ", " ")
+        raise CompareInputError(first if len(first) < 400 else first[:397] + "...") from None
+    return doc
+
+
+def merge(name: str, entries: Sequence[Mapping[str, Any]]) -> SideMetric:
+    """One :class:`SideMetric` from the metric's records in each run of a side."""
+    last = entries[-1]
+    values = [_number(m["value"]) for m in entries]
+    per_run = [((m.get("stats") or {}).get("samples") or []) for m in entries]
+    if all(len(s) >= MIN_SAMPLES for s in per_run):
+        samples: list[float] | None = [float(x) for s in per_run for x in s]
+        basis = "samples"
+    elif len(values) >= MIN_SAMPLES and not any(math.isnan(v) for v in values):
+        samples, basis = list(values), "runs"
+    else:
+        samples, basis = None, "none"
+    identities = {json.dumps(m.get("identity") or {}, sort_keys=True) for m in entries}
+    problem = None
+    if len(identities) > 1:
+        problem = f"this side's runs measured it with different options ({' vs '.join(sorted(identities))})"
+    return SideMetric(name=name, unit=str(last["unit"]), better=str(last["better"]), test=str(last.get("test", "")),
+                      values=values, samples=samples, basis=basis, identity=dict(last.get("identity") or {}),
+                      identity_problem=problem, info=dict(last.get("info") or {}),
+                      tolerance=None if last.get("tolerance") is None else dict(last["tolerance"]))
+
+
+def side_from_docs(label: str, docs: Sequence[dict[str, Any]], paths: Sequence[str]) -> Side:
+    """Merge the runs of one side; all must be the same device model and backend."""
+    if not docs:
+        raise CompareInputError(f"side {label}: no results files given")
+    kinds = {(d["device"]["key"], d["device"]["backend"]) for d in docs}
+    if len(kinds) > 1:
+        listed = ", ".join(f"{p} ({d['device']['key']}, {d['device']['backend']})" for p, d in zip(paths, docs))
+        raise CompareInputError(f"side {label} mixes devices or backends: {listed}; give one device per side")
+    by_name: dict[str, list[dict[str, Any]]] = {}
+    for doc in docs:
+        for m in doc["metrics"]:
+            by_name.setdefault(m["name"], []).append(m)
+    metrics = {name: merge(name, ms) for name, ms in by_name.items()}
+    return Side(label, list(paths), dict(docs[-1]["device"]), dict(docs[-1].get("environment") or {}), metrics,
+                len(docs))
+
+
+def load_side(label: str, paths: Iterable[str | Path]) -> Side:
+    """Read and merge the results files of one side."""
+    ps = [str(p) for p in paths]
+    return side_from_docs(label, [read_results(p) for p in ps], ps)

@@ -298,7 +298,8 @@ class GpuPerfSession:
                                          info=m.info, tolerance=m.tolerance,
                                          spread=MAD_TO_SIGMA * m.stats.mad if m.stats is not None else 0.0,
                                          k=self.options.tolerance_k,
-                                         floor_rel=classes.floor(m.unit, run.info.is_cpu, self.options.floor),
+                                         floor_rel=classes.floor(m.unit, run.info.is_cpu, self.options.floor,
+                                                                 classes.is_host_timed(m.info)),
                                          provenance=prov, samples=None if m.stats is None else m.stats.samples,
                                          identity=m.identity,
                                          resolution=classes.resolution_floor(m.unit, run.info.timer_resolution_s))

@@ -55,7 +55,8 @@ def merge_runs(docs: Sequence[dict[str, Any]], k: float, floor: tuple[float, flo
         pooled = [x for m in ms for x in ((m.get("stats") or {}).get("samples") or [])]
         entry = store.make_entry(value=value, worst=float(values.max()), unit=ref["unit"], better=ref["better"],
                                  test=ref["test"], info=ref.get("info", {}), tolerance=ref.get("tolerance"),
-                                 spread=spread, k=k, floor_rel=classes.floor(ref["unit"], is_cpu, floor),
+                                 spread=spread, k=k, floor_rel=classes.floor(ref["unit"], is_cpu, floor,
+                                                                       classes.is_host_timed(ref.get("info"))),
                                  provenance=prov, between=between, samples=pooled or None,
                                  identity=ref.get("identity", {}), run_values=[float(v) for v in values],
                                  resolution=classes.resolution_floor(ref["unit"], timer_resolution(last["device"])))

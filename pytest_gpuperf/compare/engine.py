@@ -125,13 +125,15 @@ class Row:
                 "band": self.extra.get("band"), "bound": self.extra.get("bound"), "only_in": self.extra.get("only")}
 
 
-def threshold_for(unit: str, device_a: Mapping[str, Any], device_b: Mapping[str, Any], opts: Options) -> float:
+def threshold_for(unit: str, device_a: Mapping[str, Any], device_b: Mapping[str, Any], opts: Options,
+                  host_timed: bool = False) -> float:
     """The smallest relative effect that counts: ``--threshold``, else the metric class's floor
-    (:func:`pytest_gpuperf.baselines.classes.floor`; the CPU floors if either side is a CPU device)."""
+    (:func:`pytest_gpuperf.baselines.classes.floor`; the CPU floors if either side is a CPU device, the
+    host class's for host-timed figures)."""
     if opts.threshold is not None:
         return float(opts.threshold)
     is_cpu = bool(device_a.get("is_cpu")) or bool(device_b.get("is_cpu"))
-    return classes.floor(unit, is_cpu)
+    return classes.floor(unit, is_cpu, host_timed=host_timed)
 
 
 #: k of the noise term k × spread: the default of ``--gpuperf-tolerance-k`` and ``gpuperf-baseline from-results --k``
@@ -216,7 +218,7 @@ def judge(a: SideMetric | None, b: SideMetric | None, device_a: Mapping[str, Any
         return row
     row.ratio = vb / va if va else None
     row.delta_rel = (vb - va) / abs(va) if va else None
-    thr = threshold_for(a.unit, device_a, device_b, opts)
+    thr = threshold_for(a.unit, device_a, device_b, opts, classes.is_host_timed(a.info))
     row.threshold = thr
     scale = 1.0 / norm.peak_a if norm.peak_a else 1.0
     entry = entry_from_side(a, device_a, thr, scale, explicit_threshold=opts.threshold is not None)

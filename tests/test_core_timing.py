@@ -65,3 +65,16 @@ def test_before_each_runs_untimed_before_every_run(cl_device):
     assert len(calls) == 2 + 5 and m.stats.n == 5
     pre_s = cl_device.elapsed(cl_device.timed(lambda: cl_device.launch(slow, (1,), (1,), [sbuf, np.int32(2_000_000)])), 30)
     assert m.stats.max < pre_s / 5, (m.stats.max, pre_s)
+
+
+def test_between_run_sigma_sees_a_second_mode_in_few_runs():
+    """Three H100 runs of the pairwise summation, two in one mode and one in the other: the MAD says
+    ~0, the sample σ sees the 2 µs gap; from five runs on, one odd run no longer inflates the estimate."""
+    from pytest_gpuperf.timing.stats import MAD_TO_SIGMA, between_run_sigma
+
+    assert between_run_sigma([35.0]) == 0.0
+    three = [33.06, 35.23, 33.02]
+    assert between_run_sigma(three) == pytest.approx(float(np.std(three, ddof=1)))
+    assert between_run_sigma(three) > 1.0 > MAD_TO_SIGMA * float(np.median(np.abs(np.asarray(three) - 33.06)))
+    five = [10.0, 10.1, 9.9, 10.0, 30.0]
+    assert between_run_sigma(five) == pytest.approx(MAD_TO_SIGMA * 0.1)

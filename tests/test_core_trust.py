@@ -199,8 +199,9 @@ def test_results_file_survives_non_finite_values_anywhere(tmp_path):
 
 
 def test_per_kernel_errors_gate_only_where_baseline_runs_agree():
-    """H100, three unchanged runs: axpby's sampled error 0.014, 0.014, 0.043 — not gated; matvec64's
-    0.0012, 0.0002, 0.0003 — gated; two runs are not enough to know."""
+    """H100, unchanged runs: axpby's sampled error 0.014, 0.014, 0.043, … — not gated; matvec64's
+    0.0012, 0.0002, 0.0003, … — gated; three runs are not enough to know (store.STABLE_RUNS = 5: gather's SVR
+    error agreed over three and left their band in the fourth)."""
     tol = {"abs": 0.02, "rel": 0.5}
 
     def entry(values):
@@ -208,11 +209,11 @@ def test_per_kernel_errors_gate_only_where_baseline_runs_agree():
                           info={}, tolerance=tol, spread=0.0, k=6.0, floor_rel=0.03, provenance={},
                           run_values=values)
 
-    unstable = entry([0.0135, 0.0139, 0.0428])
+    unstable = entry([0.0135, 0.0139, 0.0428, 0.0140, 0.0136])
     c = compare(0.09, "lower", unstable, gate_if_stable=True)
     assert c.verdict == "ungated" and "runs disagree" in c.reason
     assert compare(0.09, "lower", unstable).verdict == "regressed"  # a metric not marked if-stable still gates
-    stable = entry([0.0012, 0.0002, 0.0003])
+    stable = entry([0.0012, 0.0002, 0.0003, 0.0004, 0.0003])
     assert compare(0.09, "lower", stable, gate_if_stable=True).verdict == "regressed"
     assert compare(0.001, "lower", stable, gate_if_stable=True).verdict == "pass"
-    assert compare(0.09, "lower", entry([0.0012, 0.0002]), gate_if_stable=True).verdict == "ungated"
+    assert compare(0.09, "lower", entry([0.0012, 0.0002, 0.0003]), gate_if_stable=True).verdict == "ungated"

@@ -21,7 +21,7 @@ import numpy as np
 
 from .. import options
 from ..errors import BaselineFileError, GpuPerfError
-from ..timing.stats import MAD_TO_SIGMA
+from ..timing.stats import MAD_TO_SIGMA, between_run_sigma
 from ..devices.base import timer_resolution
 from . import classes, store
 
@@ -45,7 +45,7 @@ def merge_runs(docs: Sequence[dict[str, Any]], k: float, floor: tuple[float, flo
         values = np.array([m["value"] for m in ms], dtype=float)
         value = float(np.median(values))
         within = [MAD_TO_SIGMA * m["stats"]["mad"] for m in ms if m.get("stats")]
-        between = MAD_TO_SIGMA * float(np.median(np.abs(values - value))) if len(values) > 1 else 0.0
+        between = between_run_sigma(values)
         spread = max(float(np.median(within)) if within else 0.0, between)
         ref = ms[-1]
         identities = {json.dumps(m.get("identity", {}), sort_keys=True) for m in ms}

@@ -37,7 +37,7 @@ from ..baselines import classes, validity
 from ..baselines.compare import Comparison, band, compare, identity_problem
 from ..baselines.store import make_entry
 from ..devices.base import timer_resolution
-from ..timing.stats import MAD_TO_SIGMA
+from ..timing.stats import between_run_sigma
 from . import crosscard
 from .load import Side, SideMetric
 
@@ -153,7 +153,7 @@ def entry_from_side(a: SideMetric, device_a: Mapping[str, Any], threshold: float
     every figure by the card's own peak (:mod:`.crosscard`)."""
     values = [v * scale for v in a.values]
     value = float(np.median(values))
-    between = MAD_TO_SIGMA * float(np.median(np.abs(np.asarray(values) - value))) if len(values) > 1 else 0.0
+    between = between_run_sigma(values)
     spread = between  # within-run noise is the significance test's job (both sides' samples), not the band's
     resolution = classes.resolution_floor(a.unit, timer_resolution(dict(device_a))) * scale
     entry = make_entry(value=value, worst=max(values), unit=a.unit, better=a.better, test=a.test, info=a.info,

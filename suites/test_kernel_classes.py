@@ -18,7 +18,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
@@ -143,8 +142,7 @@ def test_kernel_classification(gpu_device, gpu_kernel, gpu_measure, gpuperf_reco
 
 # ncu replays each kernel once per counter pass; the dataset (195 launches) profiled in 89–94 s on the
 # H100 (ncu wall time, results/nvidia-h100-80gb-hbm3/models-{counters,gl-r2,r3}-cuda.json), and the
-# timeout turns anything much slower into a failure that says so.
-_NCU_TIMEOUT_S = float(os.environ.get("GPUPERF_NCU_TIMEOUT_S", "") or ncu.DEFAULT_TIMEOUT_S)
+# timeout (--gpuperf-ncu-timeout) turns anything much slower into a failure that says so.
 
 
 def _raw_csv_path(request, info, fallback: Path) -> Path:
@@ -157,7 +155,7 @@ def _raw_csv_path(request, info, fallback: Path) -> Path:
     return folder / f"ncu-kernel-classes-{info.backend}{info.index}.csv"
 
 
-def test_kernel_classification_counters(gpu_device, gpuperf_record, request, tmp_path):
+def test_kernel_classification_counters(gpu_device, gpuperf_record, request, tmp_path, gpuperf_ncu_timeout):
     """Paper 004's own protocol: classify K1–K10 from hardware counters (Nsight Compute), held-out
     accuracy on a stratified 30 % split of runs, and the unseen kernels' votes."""
     info = gpu_device.info
@@ -166,7 +164,7 @@ def test_kernel_classification_counters(gpu_device, gpuperf_record, request, tmp
                     f"{info.backend} — test_kernel_classification classifies it from portable timing features")
     try:
         ncu_path = ncu.require_ncu()
-        prof = ncu.profile(ncu.dataset_plan(), info.index, timeout_s=_NCU_TIMEOUT_S, workdir=tmp_path / "ncu",
+        prof = ncu.profile(ncu.dataset_plan(), info.index, timeout_s=gpuperf_ncu_timeout, workdir=tmp_path / "ncu",
                            ncu=ncu_path)
     except ncu.NcuUnavailable as exc:
         pytest.skip(exc.reason)

@@ -50,3 +50,15 @@ def test_tuning_budget_skips_with_the_reason(pytester: pytest.Pytester):
     """)
     out = pytester.runpytest_subprocess("-rs", "-p", "no:cacheprovider", "--gpuperf-tuning-budget=0.01")
     out.stdout.fnmatch_lines(["*--gpuperf-tuning-budget=0.01 spent*"])
+
+
+def test_ncu_timeout_is_an_option_validated_at_start_up(pytester):
+    """The Nsight Compute timeout is an option (it replaced GPUPERF_NCU_TIMEOUT_S): a non-positive value
+    is one usage error before any test runs; the ini key sets the default."""
+    pytester.makepyfile("def test_x(gpuperf_ncu_timeout):\n    assert gpuperf_ncu_timeout == 12.5\n")
+    bad = pytester.runpytest_subprocess("--gpuperf-ncu-timeout=0")
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR
+    bad.stderr.fnmatch_lines(["*--gpuperf-ncu-timeout=0: give a positive number of seconds*"])
+    assert pytester.runpytest_subprocess("--gpuperf-ncu-timeout=12.5").ret == 0
+    pytester.makeini("[pytest]\ngpuperf_ncu_timeout = 12.5\n")
+    assert pytester.runpytest_subprocess().ret == 0

@@ -202,7 +202,7 @@ def test_timeout_kills_the_process_group_and_names_the_limit():
            "time.sleep(30)"]
     with pytest.raises(ncu.NcuTimeout, match="0.5 s timeout") as exc:
         ncu.run_command(cmd, 0.5)
-    assert "started" in str(exc.value) and "GPUPERF_NCU_TIMEOUT_S" in str(exc.value)
+    assert "started" in str(exc.value) and "--gpuperf-ncu-timeout" in str(exc.value)
     rc, out, _, wall = ncu.run_command([sys.executable, "-c", "print('ok')"], 10)
     assert rc == 0 and out.strip() == "ok" and wall < 10
 

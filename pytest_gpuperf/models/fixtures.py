@@ -53,6 +53,41 @@ class SampledKernel:
         return sample(self.device, kernel, plan, args, config, full=full, flush=pre)
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("gpuperf")
+    group.addoption("--gpuperf-ncu-timeout", type=float, default=None, metavar="S",
+                    help="kernel-class suite: wall-clock limit of the Nsight Compute profile (ncu replays every "
+                         "kernel once per counter pass); a slower profile fails with its last output "
+                         "(ini gpuperf_ncu_timeout; default models.ncu.DEFAULT_TIMEOUT_S)")
+    parser.addini("gpuperf_ncu_timeout", "default of --gpuperf-ncu-timeout (seconds)", default="")
+
+
+def ncu_timeout_s(config: pytest.Config) -> float:
+    """The Nsight Compute profile's timeout: the option, then the ini key, then the module default; a
+    non-positive value is a usage error before any test runs (it would fail every profile)."""
+    from .ncu import DEFAULT_TIMEOUT_S
+    value = config.getoption("--gpuperf-ncu-timeout")
+    if value is None:
+        raw = str(config.getini("gpuperf_ncu_timeout") or "").strip()
+        try:
+            value = float(raw) if raw else DEFAULT_TIMEOUT_S
+        except ValueError:
+            raise pytest.UsageError(f"gpuperf_ncu_timeout = {raw!r}: give a number of seconds") from None
+    if not value > 0:
+        raise pytest.UsageError(f"--gpuperf-ncu-timeout={value:g}: give a positive number of seconds")
+    return float(value)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    ncu_timeout_s(config)  # validated at start-up, like every gpuperf option
+
+
+@pytest.fixture(scope="session")
+def gpuperf_ncu_timeout(pytestconfig: pytest.Config) -> float:
+    """Seconds the kernel-class suite's Nsight Compute profile may take (``--gpuperf-ncu-timeout``)."""
+    return ncu_timeout_s(pytestconfig)
+
+
 @pytest.fixture
 def sampled_kernel(gpu_device: Device, gpu_measure: Measurer) -> SampledKernel:
     """Sampled-kernel runner bound to the test's device and the session's timing configuration."""

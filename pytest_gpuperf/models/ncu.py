@@ -352,7 +352,7 @@ def run_command(cmd: Sequence[str], timeout_s: float, cwd: str | None = None,
         out, err = proc.communicate()
         raise NcuTimeout(f"ncu did not finish within the {timeout_s:g} s timeout (it replays every kernel once "
                          "per counter pass): shrink the plan or the metric list, or raise the timeout "
-                         f"(GPUPERF_NCU_TIMEOUT_S). Last output:\n{_tail(out + err, 10)}") from None
+                         f"(--gpuperf-ncu-timeout). Last output:\n{_tail(out + err, 10)}") from None
     return proc.returncode, out, err, time.perf_counter() - t0
 
 

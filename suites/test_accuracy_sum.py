@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from pytest_gpuperf.accuracy import summation
+from pytest_gpuperf.timing.profiles import profile
 
 VARIANTS = [("float", np.float32, "plain"), ("float.kahan", np.float32, "kahan"), ("float2", np.float32, "cmp2"),
             ("double", np.float64, "plain"), ("double.kahan", np.float64, "kahan"), ("double2", np.float64, "cmp2")]
@@ -54,8 +55,7 @@ def test_summation(gpu_device, gpu_measure, gpuperf_record, accuracy_rng, layout
             got = s.result(out["buf"])
             err = abs(got - exact)
             errs[label, lg] = err
-            m = gpu_measure.enqueue(run_once, warmup=1, min_repeats=3 if info.is_cpu else 5,
-                                    budget_s=0.2 if info.is_cpu else 0.25)
+            m = gpu_measure.enqueue(run_once, **profile("summation", info.is_cpu))
             us = m.stats.scaled(1e6)
             base = f"accuracy.sum.{label}.{layout}.n{lg}"
             gpuperf_record(f"{base}.abs_err", err, "1", better="lower", tolerance={"rel": 1.0, "abs": 1e-30},

@@ -27,6 +27,7 @@ from pytest_gpuperf.devices.base import ndrange
 from pytest_gpuperf.models import cfg as cfgmod
 from pytest_gpuperf.models import classify, kernel_classes as kc, ncu, ptx as ptxmod, similarity
 from pytest_gpuperf.models.source import render
+from pytest_gpuperf.timing.profiles import profile
 
 REF_SRC = r"""
 KERNEL void ref_copy(GLOBAL const float* RESTRICT a, GLOBAL float* RESTRICT b, int n) {
@@ -39,8 +40,7 @@ KERNEL void ref_fma(GLOBAL float* RESTRICT out, float s, int n) {
 
 
 def _timer(gpu_measure, cpu: bool):
-    cfg = dict(warmup=1, min_repeats=3, max_repeats=7, budget_s=0.05) if cpu else \
-        dict(warmup=2, min_repeats=5, max_repeats=30, budget_s=0.1)
+    cfg = profile("kernel_classes", cpu)
 
     def t(kernel, items: int, local: int, args) -> float:
         return gpu_measure(kernel, ndrange((items,), (local,)), (local,), args, **cfg).stats.median

@@ -14,6 +14,7 @@ import pytest
 
 from pytest_gpuperf.gatecheck import plants
 from pytest_gpuperf.probes import latency, ops, throughput
+from pytest_gpuperf.timing.profiles import profile
 
 CASES = [(g, fast) for g in ops.GROUPS for fast in (False, True)]
 
@@ -61,7 +62,7 @@ def test_throughput(gpu_device, gpu_measure, gpuperf_record, sm_clock, name):
     missing = o.features() - info.features
     if missing or o.source(info.backend) is None:
         pytest.skip(f"{name} needs {', '.join(sorted(missing)) or 'a CUDA-only form'}, unavailable on {info.name}")
-    cfg = {"warmup": 1, "min_repeats": 5, "max_repeats": 10, "budget_s": 0.3}
+    cfg = profile("latency", info.is_cpu)
     if info.backend == "cuda":
         if info.spec not in sm_clock:
             sm_clock[info.spec] = throughput.measured_clock_mhz(gpu_device, lambda *a: gpu_measure(*a, **cfg))

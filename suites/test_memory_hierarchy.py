@@ -22,6 +22,7 @@ import pytest
 
 from pytest_gpuperf.probes import fit, memory, throughput
 from pytest_gpuperf.timing import Stats
+from pytest_gpuperf.timing.profiles import profile
 
 MiB = 1 << 20
 SIZE_TOL = {"rel": 0.45}  # one √2 grid step either way
@@ -31,7 +32,7 @@ SIZE_TOL = {"rel": 0.45}  # one √2 grid step either way
 def probe(gpu_device, gpu_measure):
     """(kernels, SASS evidence, clock MHz, clock source, measurer) for this device."""
     info = gpu_device.info
-    cfg = {"warmup": 1, "min_repeats": 3, "max_repeats": 5, "budget_s": 0.3}
+    cfg = profile("memory_probe", info.is_cpu)
     meas = lambda *a, **k: gpu_measure(*a, **{**cfg, **k})  # noqa: E731
     meas.pair = lambda a, b, **k: gpu_measure.pair(a, b, **{**cfg, **k})  # alternating A/B (differenced figures)
     kernels, evidence = memory.build(gpu_device)
@@ -158,7 +159,7 @@ def test_launch_overhead_vs_grid(gpu_device, gpuperf_record, probe):
     # against 141–208 in other runs; so there each point takes 21–41 launches and the fit goes through
     # their lower quartile (the device's cost while its workers hold the cores), robust while under three
     # launches in four are slowed. GPUs keep the median of the usual repeats.
-    reps = {"min_repeats": 21, "max_repeats": 41} if info.is_cpu else {}
+    reps = profile("launch_grid", info.is_cpu)
     point = "q25" if info.is_cpu else "median"
     xs, ys = [], []
     for b in blocks:

@@ -36,6 +36,7 @@ from pytest_gpuperf.models.sampling import GEOMETRY, describe, multiple_for, sat
 from pytest_gpuperf.probes import global_latency, memory
 from pytest_gpuperf.probes import latency as latency_probe
 from pytest_gpuperf.timing import Stats
+from pytest_gpuperf.timing.profiles import profile
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Tolerance of one kernel's error: absolute percentage points. One rule on every device: a per-kernel
@@ -66,8 +67,7 @@ def test_sampled_models(gpu_device, gpu_kernel, sampled_kernel, gpuperf_record):
     backend = info.backend
     local = 64 if cpu else 256
     waves = (400, 800) if cpu else (200, 400, 800)
-    timing = dict(warmup=1, min_repeats=5, max_repeats=9, budget_s=0.1) if cpu else \
-        dict(warmup=2, min_repeats=10, max_repeats=40, budget_s=0.15)
+    timing = profile("sampled_model", cpu)
     tol_mean = TOL_CPU_MEAN if cpu else TOL_GPU
     # the sampling geometry shapes every sampled and SVR figure: a baseline made with another is incomparable
     identity = {"sampling": GEOMETRY, "waves": max(waves)}
@@ -174,7 +174,7 @@ def calibrate(dev, gpu_kernel, gpu_measure) -> tuple[scheduler.Calibration, dict
     empty = gpu_kernel.compile(CAL_SRC, "empty_kernel")
     gcopy = gpu_kernel.compile(CAL_SRC, "gcopy")
     sshared = gpu_kernel.compile(CAL_SRC, "sshared")
-    cfg_t = dict(min_repeats=10, max_repeats=40, budget_s=0.2)
+    cfg_t = profile("ptx_calibration", gpu_device.info.is_cpu)
     threads, times = [], []
     for blocks in (1, 64, 1024, 16384, 65536):
         m = gpu_measure(empty, (blocks * 256,), (256,), [np.int32(0)], **cfg_t)

@@ -78,3 +78,20 @@ def test_between_run_sigma_sees_a_second_mode_in_few_runs():
     assert between_run_sigma(three) > 1.0 > MAD_TO_SIGMA * float(np.median(np.abs(np.asarray(three) - 33.06)))
     five = [10.0, 10.1, 9.9, 10.0, 30.0]
     assert between_run_sigma(five) == pytest.approx(MAD_TO_SIGMA * 0.1)
+
+
+def test_timing_profiles_are_one_home_with_clear_errors():
+    """Every suite's repeat settings come from timing.profiles: a name gives a fresh dict per device type,
+    an unknown name lists the known ones, and every profile is a valid MeasureConfig override."""
+    from pytest_gpuperf.timing.measure import MeasureConfig
+    from pytest_gpuperf.timing.profiles import PROFILES, profile
+
+    for name in PROFILES:
+        for cpu in (False, True):
+            MeasureConfig(**profile(name, cpu))  # a misspelt key would raise TypeError
+    a = profile("memory_probe", False)
+    a["budget_s"] = 99.0
+    assert profile("memory_probe", False)["budget_s"] == 0.3  # callers cannot change the shared profile
+    assert profile("launch_grid", False) == {} and profile("launch_grid", True)["min_repeats"] == 21
+    with pytest.raises(KeyError, match="known: .*tuning"):
+        profile("no-such-profile", True)

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..devices.base import Device, DeviceInfo
 from ..timing import Stats
+from ..timing.profiles import profile
 from . import chain, sass
 from .build import compile_many, function_sass
 from .ops import Op
@@ -141,7 +142,7 @@ def measure(device: Device, measurer, ck: chain.ChainKernel, kernel, plant: floa
         if plant > 0:
             extra["planted_slowdown"] = planted_iterations(ck, ITERATIONS[("clock", ck.op.heavy)], plant)[1]
         return Stats.of(samples), "cycles", extra
-    cfg = {"warmup": 1, "min_repeats": 5, "max_repeats": 15, "budget_s": 0.25 if device.info.is_cpu else 0.5}
+    cfg = profile("chain_events", device.info.is_cpu)
     bound = _Bound(measurer, cfg)
     samples, n = measure_events(device, bound, ck, kernel, timeout_s, plant=plant)
     extra["iterations"] = n

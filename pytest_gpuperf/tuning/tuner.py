@@ -8,6 +8,7 @@ from typing import Callable
 from ..devices.base import Device
 from ..devices.occupancy import SMLimits, cuda_occupancy, device_limits, has_sm_model
 from ..timing.measure import MeasureConfig
+from ..timing.profiles import profile
 from .concurrency import Calibration, calibrate
 from .evaluate import Config, Evaluator
 from .kernels import Benchmark
@@ -20,12 +21,8 @@ _CAL: dict[str, Calibration | None] = {}
 
 def tuning_config(device: Device) -> MeasureConfig:
     """Timing per configuration: short, because a tuner times many; quality is re-timed at the end."""
-    if device.info.is_cpu:
-        return MeasureConfig(warmup=1, min_repeats=3, max_repeats=5, target_rel_spread=0.05, budget_s=0.03,
-                             timeout_s=30.0)
     # 1024-wide spaces hold up to ~220 shapes per kernel: keep each point short (quality is re-timed).
-    return MeasureConfig(warmup=1, min_repeats=5, max_repeats=15, target_rel_spread=0.02, budget_s=0.04,
-                         timeout_s=10.0)
+    return MeasureConfig(**profile("tuning", device.info.is_cpu))
 
 
 def space_cap(device: Device) -> int:

@@ -141,6 +141,7 @@ class GpuPerfSession:
         run = self.run_for(spec)
         if run.device is None:
             run.device = open_device(run.info)
+            run.device.readback_timeout_s = self.options.timeout_s
         return run.device
 
     @property
@@ -325,6 +326,10 @@ class GpuPerfSession:
     def _run_meta(self, argv: list[str]) -> dict[str, Any]:
         return {"started": self.started, "finished": now_iso(), "argv": argv,
                 "update_baselines": self.options.update_baselines}
+
+    def blocks_exit(self) -> bool:
+        """Whether any device would wait on hung work when finalised at exit (``Device.blocks_exit``)."""
+        return any(run.device is not None and run.device.blocks_exit for run in self.runs.values())
 
     def abandoned(self) -> dict[str, str]:
         """Devices given up on during the run (spec → why): a hung kernel or a sticky fault."""

@@ -41,6 +41,16 @@ HUNG = textwrap.dedent('''
         Path(os.environ["HUNG_STARTED"]).write_text("launched")
         gpu_measure(k, (1,), (1,), [buf], warmup=1, min_repeats=1)
 
+    def test_a2_read_back_behind_a_hung_kernel(gpu_device, gpu_kernel):
+        """Launched without waiting, then read back (the pattern of a check): the read must not block."""
+        if os.environ.get("HUNG_READBACK") != "1":
+            return
+        k = gpu_kernel.compile(SPIN, "spin")
+        buf = gpu_kernel.to_device(np.zeros(4, np.int32))
+        gpu_kernel.launch(k, (1,), (1,), [buf], wait=False)
+        Path(os.environ["HUNG_STARTED"]).write_text("launched")
+        gpu_kernel.to_host(buf, np.int32)
+
     def test_b_later_on_the_same_device(gpu_device, gpu_kernel):
         gpu_kernel.to_host(gpu_kernel.to_device(np.zeros(4, np.int32)), np.int32)
 
@@ -80,7 +90,7 @@ def test_hung_kernel_fails_within_the_timeout_and_the_session_ends_with_a_summar
     assert "did not finish within 2 s" in out  # the failure details are printed, even with -q
     assert "opencl:0 abandoned earlier in this run" in out  # the later device test skips with the reason
     assert "gpuperf ABANDONED opencl:0" in out
-    assert "1 failed, 1 passed, 1 skipped" in out  # the summary line, and the host-only test still ran
+    assert "1 failed, 1 passed, 2 skipped" in out  # the summary line, and the host-only test still ran
     assert elapsed < 60, f"took {elapsed:.0f} s"
 
 
@@ -107,7 +117,7 @@ def test_the_other_devices_go_on_after_one_hangs(tmp_path):
                      POCL_DEVICES="pthread pthread")
     out = _finish(proc, limit_s=120)
     assert proc.returncode == 1, out
-    assert "1 failed, 3 passed, 1 skipped" in out, out
+    assert "1 failed, 4 passed, 2 skipped" in out, out
     assert "gpuperf ABANDONED opencl:0" in out and "ABANDONED opencl:1" not in out
 
 
@@ -124,3 +134,16 @@ def test_cuda_sticky_errors_are_told_from_rejected_launches():
 
     assert sticky(CudaError(700)) and sticky(CudaError(719)) and sticky(CudaError(710))
     assert not sticky(CudaError(9)) and not sticky(CudaError(1)) and not sticky(RuntimeError("no status"))
+
+
+def test_read_back_behind_a_hung_kernel_fails_within_the_timeout(tmp_path):
+    """A read-back queued behind a hung kernel was a blocking read in C: past the watchdog and Ctrl-C.
+    It is now polled under ``--gpuperf-timeout`` like every other wait, and the session ends."""
+    proc, _ = _start(tmp_path, "-q", "--gpuperf-timeout=2", "-k", "a2 or c_host", HUNG_READBACK="1")
+    t0 = time.monotonic()
+    out = _finish(proc, limit_s=90)
+    assert proc.returncode == 1, out
+    assert "did not finish within 2 s" in out and "gpuperf ABANDONED opencl:0" in out
+    assert "1 failed, 1 passed" in out
+    assert time.monotonic() - t0 < 60
+

@@ -146,8 +146,20 @@ class Device(abc.ABC):
         self._programs: dict[tuple[str, str, tuple[str, ...]], Kernel] = {}
         #: why this device was given up on (a hang or a sticky fault), or None while it is usable
         self.abandoned: str | None = None
+        #: watchdog of a read-back, which waits for whatever was queued before it (the session sets
+        #: ``--gpuperf-timeout``)
+        self.readback_timeout_s: float = 60.0
+        #: backend objects that would wait on hung work when collected (kept alive until the process ends)
+        self.stranded: list[Any] = []
 
     # ---- abandonment -------------------------------------------------------------------------
+    @property
+    def blocks_exit(self) -> bool:
+        """Whether finalising this device at interpreter exit could wait on hung work forever, so the
+        process must leave with ``os._exit`` after reporting (``plugin.pytest_unconfigure``): objects
+        stranded behind a hang (:attr:`stranded`). Backends add their own cases."""
+        return bool(self.stranded)
+
     def abandon(self, reason: str) -> None:
         """Give up on the device: its queue still holds work that will never finish (or a fault that
         poisons every later command), so no later call may wait on it. The first reason is kept."""

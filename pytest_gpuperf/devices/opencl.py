@@ -133,13 +133,25 @@ class OpenCLDevice(Device):
         dtype = np.dtype(dtype)
         count = buf.nbytes // dtype.itemsize if count is None else count
         out = np.empty(count, dtype=dtype)
-        self.check_usable()  # a blocking read behind a hung kernel would never return
-        self._release_gate()  # a blocking read behind a held gate would wait forever
+        self.check_usable()
+        self._release_gate()  # a read behind a held gate would wait forever
+        # Not a blocking read: behind a hung kernel (launched without waiting, then read back, as the
+        # accuracy kernels do) it would block forever in C, past the watchdog and Ctrl-C. The copy is
+        # queued, then polled under the watchdog like every other wait.
         try:
-            cl.enqueue_copy(self.queue, out, buf.handle, is_blocking=True)
+            event = cl.enqueue_copy(self.queue, out, buf.handle, is_blocking=False)
         except cl.Error as exc:
             raise KernelLaunchError(f"reading back a buffer failed on {self.info.spec}: {exc} "
                                     "(an earlier kernel probably faulted)") from exc
+        self.queue.flush()
+        try:
+            self._wait(event, self.readback_timeout_s)
+        except GpuPerfError:
+            # PyOpenCL's event of a non-blocking copy waits for the copy when it is collected (it guards
+            # the host array): behind a hung kernel that is forever. Keep it alive instead; the process
+            # leaves with os._exit after its summary (Device.blocks_exit).
+            self.stranded.append((event, out))
+            raise
         return out
 
     def copy(self, dst: Buffer, src: Buffer, nbytes: int | None = None) -> Any:

@@ -113,7 +113,7 @@ def test_metrics_without_samples_are_judged_on_values_and_exact_ones_must_match(
     docs = [_doc(i, [_metric("ulp.sin", value=4.0 if i == 1 else 1.0, unit="ulp", better="bound"),
                      _metric("count", value=7 if i == 2 else 3, unit="items", better="exact"),
                      _metric("zero", value=2.0 if i == 0 else 0.0, unit="ulp", better="lower")])
-            for i in range(3)]
+            for i in range(4)]
     rep = siblings.check(docs)
     ulp = _rows(rep, "ulp.sin")
     assert ulp["cuda:1"]["verdict"] == "outlier" and ulp["cuda:1"]["basis"] == "values"

@@ -170,7 +170,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 # ---- pytest-xdist: one worker per physical GPU (fleet.pinning) ------------------------------------------
-@pytest.hookimpl(optionalhook=True)
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     """``-n auto``: one worker per physical GPU that ``--gpuperf-device`` selects."""
     return pinning.auto_workers(config)

@@ -187,7 +187,7 @@ def test_concurrent_workers_lose_nothing_in_results_history_and_baselines(tmp_pa
     section = json.dumps(entries)
     assert '"only.dev0"' in section and '"only.dev1"' in section  # both workers' merges kept
     # a second run appends to a JSONL history from both workers at once
-    res = _run(tmp_path, "-n", "2", f"--gpuperf-history={tmp_path / 'h.jsonl'}")
+    res = _run(tmp_path, "-n", "2", f"--gpuperf-history={tmp_path / 'h.jsonl'}", f"--gpuperf-baseline-dir={tmp_path / 'bl2'}")
     assert res.returncode == 0, res.stdout + res.stderr
     lines = (tmp_path / "h.jsonl").read_text().splitlines()
     assert len(lines) == 2 and all(json.loads(line) for line in lines)

@@ -341,8 +341,9 @@ class GpuPerfSession:
         for run in runs:
             path = paths[run.info.spec]
             if taken[path] > 1:  # two cards of one model: the index keeps their files apart
-                p = Path(path)
-                path = str(p.with_name(f"{p.stem}-{run.info.backend}{run.info.index}{p.suffix}"))
+                p, tag = Path(path), f"-{run.info.backend}"
+                stem = p.stem[: -len(tag)] if p.stem.endswith(tag) else p.stem  # r-key-opencl → r-key-opencl1
+                path = str(p.with_name(f"{stem}{tag}{run.info.index}{p.suffix}"))
             out[path] = run
         return out
 

@@ -17,6 +17,7 @@ from .errors import GpuPerfError
 GROUPS: list[tuple[str, str]] = [
     ("history", "pytest_gpuperf.history.cli"),
     ("compare", "pytest_gpuperf.compare.cli"),
+    ("siblings", "pytest_gpuperf.fleet.cli"),
 ]
 
 

@@ -19,7 +19,9 @@ from .errors import DeviceNotFoundError, GpuPerfError
 from . import options as checks
 from .gatecheck import plants
 from .helpers import KernelHelper, Measurer, Recorder
-from .report import terminal
+from .fleet import pinning
+from .fleet.workers import KEY as _WORKER_KEY, Gathered, payload, report as sibling_report
+from .report import summary
 from .session import GpuPerfSession, Options
 
 session_key = pytest.StashKey[GpuPerfSession]()
@@ -64,6 +66,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "repeat it to pool several runs of the reference")
     group.addoption("--gpuperf-budget", type=float, default=2.0, metavar="SECONDS",
                     help="time budget per statistical measurement once the minimum repeats ran (default: 2)")
+    group.addoption("--gpuperf-fail-on-outlier", action="store_true",
+                    help="several cards of one model: fail the run when the sibling check finds a card "
+                         "significantly worse than its siblings (default: report it only)")
     parser.addini("gpuperf_device", "default for --gpuperf-device", default=None)
 
 
@@ -95,12 +100,15 @@ def pytest_configure(config: pytest.Config) -> None:
                       history_path=opt("--gpuperf-history"), timeout_s=timeout_s,
                       tolerance_k=tolerance_k, measure_budget_s=budget_s, floor=floor,
                       samples=not opt("--gpuperf-no-samples"),
-                      plants=tuple(f"{k}={v}" for k, v in plant_table.items()),
+                      plants=tuple(f"{k}={v}" for k, v in plant_table.items())
+                      + tuple(v for v in opt("--gpuperf-plant") if "@" in v),  # device-scoped plants kept as given
                       compare_paths=tuple(opt("--gpuperf-compare") or ()))
     if options.compare_paths and options.update_baselines:
         raise pytest.UsageError("--gpuperf-compare gates against another run; it cannot be combined with "
                                 "--gpuperf-update-baselines")
     state = GpuPerfSession(options, Path(str(config.rootpath)))
+    state.distributed = pinning.is_worker(config)  # other xdist workers own the other GPUs
+    pinning.check_dist(config)
     if options.update_baselines:
         try:
             checks.writable_dir("--gpuperf-baseline-dir", state.baseline_dir)
@@ -161,6 +169,32 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize("gpu_device", specs, ids=specs, indirect=True)
 
 
+# ---- pytest-xdist: one worker per physical GPU (fleet.pinning) ------------------------------------------
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """``-n auto``: one worker per physical GPU that ``--gpuperf-device`` selects."""
+    return pinning.auto_workers(config)
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Every test of one physical GPU goes to one worker (fleet.pinning.DeviceScheduling)."""
+    try:
+        selected = config.stash[session_key].selected()
+    except DeviceNotFoundError:
+        return None  # the workers report the usage error
+    return pinning.make_scheduler(config, log, selected)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    """The controller gathers each worker's summary lines and results documents (fleet.workers)."""
+    node.config.stash.setdefault(_gathered, Gathered()).add(getattr(node, "workeroutput", None))
+
+
+_gathered = pytest.StashKey[Gathered]()
+
+
 # ---- fixtures -----------------------------------------------------------------------------------------
 @pytest.fixture
 def gpu_device(request: pytest.FixtureRequest) -> Device:
@@ -205,7 +239,8 @@ def gpuperf_baseline_dir(request: pytest.FixtureRequest) -> Path:
 @pytest.fixture
 def gpuperf_plant(request: pytest.FixtureRequest) -> dict[str, str]:
     """The planted regressions of this run (``--gpuperf-plant``; empty outside the gate check)."""
-    return plants.parse(list(request.config.stash[session_key].options.plants))
+    spec = getattr(getattr(request.node, "callspec", None), "params", {}).get("gpu_device")
+    return plants.parse(list(request.config.stash[session_key].options.plants), device=spec)
 
 
 @pytest.fixture
@@ -276,19 +311,54 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Itera
 # ---- end of run ----------------------------------------------------------------------------------------
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Write baselines, results and history (each even if another failed), then release the devices —
-    in ``finally``: a device must be released (or abandoned, never waited on) whatever happened."""
-    state = session.config.stash[session_key]
-    try:
-        try:
-            state.finish(list(session.config.invocation_params.args))
-        except GpuPerfError as exc:
-            session.config.stash[_finish_error] = str(exc)
+    in ``finally``: a device must be released (or abandoned, never waited on) whatever happened.
+    An xdist worker hands its share of the host report to the controller; the controller (or a run
+    without xdist) makes the sibling check once."""
+    config = session.config
+    state = config.stash[session_key]
+    if pinning.is_controller(config):  # ran no test: the workers wrote everything
+        gathered = config.stash.setdefault(_gathered, Gathered())
+        _siblings(session, gathered.documents(), gathered.paths())
+        if gathered.failed:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        config.stash[_exit_status] = int(session.exitstatus)
+        return
+    try:
+        failed = False
+        try:
+            state.finish(list(config.invocation_params.args))
+        except GpuPerfError as exc:
+            config.stash[_finish_error] = str(exc)
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+            failed = True
         if any(state.missing.values()) and not state.options.update_baselines:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+            failed = True
+        if pinning.is_worker(config):
+            lines = summary.session_lines(state, config.stash.get(_finish_error, None))
+            config.workeroutput[_WORKER_KEY] = payload(state, lines, failed)  # type: ignore[attr-defined]
+        elif sum(1 for run in state.runs.values() if run.metrics) > 1:  # siblings need two cards at least
+            docs = payload(state, [], failed)
+            _siblings(session, docs["documents"], docs["paths"])
     finally:
         state.close(interrupted=exitstatus == pytest.ExitCode.INTERRUPTED)
-        session.config.stash[_exit_status] = int(session.exitstatus)
+        config.stash[_exit_status] = int(session.exitstatus)
+
+
+_siblings_report = pytest.StashKey[dict]()
+
+
+def _siblings(session: pytest.Session, documents: list[dict], paths: dict[str, str]) -> None:
+    """The sibling check of every card that recorded metrics; ``--gpuperf-fail-on-outlier`` fails on one."""
+    config = session.config
+    if len(documents) < 2:
+        return
+    rep, written = sibling_report(documents, paths, config.stash[session_key].options.floor)
+    if written:
+        rep = dict(rep, written=written)
+    config.stash[_siblings_report] = rep
+    if rep["outliers"] and config.getoption("--gpuperf-fail-on-outlier"):
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 _exit_status = pytest.StashKey[int]()
@@ -313,49 +383,21 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 _finish_error = pytest.StashKey[str]()
 
 
-def _github(tr: Any, state: GpuPerfSession) -> None:
-    """Under GitHub Actions: annotations for regressions (and incomparable/missing metrics) and the table
-    in the step summary (compare.github does the work)."""
-    from .compare import github
-
-    if not github.enabled():
-        return
-    for run in state.runs.values():
-        missing = state.missing.get(run.info.spec, [])
-        if not run.metrics and not missing:
-            continue
-        for line in github.commands(github.findings_from_metrics(run.metrics.values(), missing, run.info.spec)):
-            tr.write_line(line)
-        github.append_step_summary(github.summary_table(run.metrics.values(), missing, run.info.spec, state.against))
-
-
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     state = config.stash.get(session_key, None)
-    if state is None or not state.runs:
+    if state is None:
         return
     tr = terminalreporter
-    for spec, why in state.abandoned().items():
-        tr.write_line(f"gpuperf ABANDONED {spec}: {why}", red=True, bold=True)
-    for run in state.runs.values():
-        if not run.metrics and not state.missing.get(run.info.spec):
-            continue
-        info = run.info
-        tr.write_sep("=", f"gpuperf {info.spec} {info.name} [{info.key}]")
-        current = {"driver": info.driver_version, "runtime": info.runtime_version, "toolkit": info.toolkit_version}
-        if state.reference is not None:
-            tr.write_line(f"gated against {state.against} ({state.reference.describe()}), not the baseline", bold=True)
-        for line in terminal.provenance_changes(current, run.provenance()):
-            tr.write_line(f"UPGRADE GATE: {line}", yellow=True, bold=True)
-        for name in state.missing.get(info.spec, []):
-            tr.write_line(f"MISSING: {name} is in the {state.against} but its test no longer records it", red=True)
-        table = terminal.rows(run.metrics.values())
-        header = ("metric", "reference" if state.reference is not None else "baseline", "measured", "delta", "verdict")
-        for line in terminal.format_table(table, header):
-            tr.write_line(line, red=line.rstrip().endswith("regressed"))
-        tally = ", ".join(f"{n} {v}" for v, n in sorted(terminal.counts(run.metrics.values()).items()))
-        tr.write_line(f"gpuperf {info.spec}: {tally}")
-    _github(tr, state)
-    if config.stash.get(_finish_error, None):
-        tr.write_line(f"gpuperf error: {config.stash[_finish_error]}", red=True)
-    for path in state.files_written:
-        tr.write_line(f"gpuperf wrote {path}")
+    if pinning.is_controller(config):
+        summary.write(tr, config.stash.setdefault(_gathered, Gathered()).lines())
+    elif state.runs:
+        summary.write(tr, summary.session_lines(state, config.stash.get(_finish_error, None)))
+    rep = config.stash.get(_siblings_report, None)
+    if rep and rep["groups"]:
+        from .fleet.siblings import summary_lines
+
+        tr.write_sep("=", "gpuperf siblings (cards of one model in this host)")
+        for text, bad in summary_lines(rep):
+            tr.write_line(text, red=bad)
+        if rep.get("written"):
+            tr.write_line(f"gpuperf wrote {rep['written']}")

@@ -83,6 +83,17 @@ def strip_device_id(nodeid: str, spec: str) -> str:
     return f"{m.group(1)}[{joined}]" if joined else m.group(1)
 
 
+def results_path(template: str, info: DeviceInfo, several: bool) -> str:
+    """``--gpuperf-json``'s path for one device: ``{key}``/``{backend}``/``{index}`` filled in; a plain path
+    gets ``-<key>-<backend>`` when several devices write results."""
+    if "{" in template:
+        return template.format(key=info.key, backend=info.backend, index=info.index)
+    if several:
+        p = Path(template)
+        return str(p.with_name(f"{p.stem}-{info.key}-{info.backend}{p.suffix}"))
+    return template
+
+
 class GpuPerfSession:
     def __init__(self, options: Options, rootdir: Path) -> None:
         self.options = options
@@ -95,6 +106,8 @@ class GpuPerfSession:
         self.files_written: list[str] = []
         self.missing: dict[str, list[str]] = {}
         self.reference = None  # compare.load.Side: --gpuperf-compare's run, loaded by load_reference()
+        #: an xdist worker: other workers own the other devices (results paths: :meth:`json_paths`)
+        self.distributed = False
 
     @property
     def against(self) -> str:
@@ -174,7 +187,7 @@ class GpuPerfSession:
                                    valid=valid)
         if problem is not None:
             raise ImpossibleValueError(problem)
-        if plants.drops(self.options.plants, name):
+        if plants.drops(plants.parse(list(self.options.plants), device=spec), name):
             return None  # the gate check's planted "metric disappears": its test no longer records it
         test = strip_device_id(nodeid, spec)
         entry = run.expected.get(name)
@@ -261,7 +274,7 @@ class GpuPerfSession:
 
     def _write_results(self, argv: list[str]) -> None:
         """One results document per device (``--gpuperf-json``); an OS error names the path, in one line."""
-        for path, run in self._json_paths().items():
+        for path, run in self.json_paths().items():
             doc = results.document(run.info, environment(), self._run_meta(argv),
                                    sorted(run.metrics.values(), key=lambda m: m.name), self.options.samples)
             doc["missing"] = self.missing.get(run.info.spec, [])
@@ -308,18 +321,31 @@ class GpuPerfSession:
         bl.update(run.baseline, run.info.backend, {"key": run.info.key, "name": run.info.name}, prov, entries)
         self.files_written.append(str(run.baseline.path))
 
-    def _json_paths(self) -> dict[str, DeviceRun]:
-        runs = [r for r in self.runs.values() if r.metrics or self.missing.get(r.info.spec)]
+    def json_paths(self) -> dict[str, DeviceRun]:
+        """Results path → the run written there (``--gpuperf-json``; empty without it).
+
+        Two cards of one model share a device key, so ``{key}`` alone (or the ``-key-backend`` suffix)
+        would give both one path and the second would overwrite the first; such paths get the backend
+        and index appended (``r-pocl-x-opencl1.json``). Under pytest-xdist (:attr:`distributed`) each
+        worker knows only its own runs, so the decision is made over every *selected* device — the same
+        answer on every worker — and two workers never write one file."""
         template = self.options.json_path or ""
+        if not template:
+            return {}
+        runs = [r for r in self.runs.values() if r.metrics or self.missing.get(r.info.spec)]
+        devices = self.selected() if self.distributed else [r.info for r in runs]
+        several = len(devices) > 1
+        paths = {info.spec: results_path(template, info, several) for info in devices}
+        taken: dict[str, int] = {}
+        for path in paths.values():
+            taken[path] = taken.get(path, 0) + 1
         out = {}
         for run in runs:
-            if "{" in template:
-                path = template.format(key=run.info.key, backend=run.info.backend, index=run.info.index)
-            elif len(runs) > 1:
-                p = Path(template)
-                path = str(p.with_name(f"{p.stem}-{run.info.key}-{run.info.backend}{p.suffix}"))
-            else:
-                path = template
+            path = paths[run.info.spec]
+            if taken[path] > 1:  # two cards of one model: the index keeps their files apart
+                p, tag = Path(path), f"-{run.info.backend}"
+                stem = p.stem[: -len(tag)] if p.stem.endswith(tag) else p.stem  # r-key-opencl → r-key-opencl1
+                path = str(p.with_name(f"{stem}{tag}{run.info.index}{p.suffix}"))
             out[path] = run
         return out
 

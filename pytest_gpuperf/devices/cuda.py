@@ -119,6 +119,12 @@ def _info(index: int) -> DeviceInfo:
                                "max_threads_per_sm", "max_shared_per_sm", "regs_per_sm", "max_blocks_per_sm",
                                "mem_clock_khz", "bus_width")}
     extra.update({k: v for k, v in nv.items() if k != "driver"})
+    if "pci_bus_id" not in extra:  # without NVML: the runtime knows the card's PCI address too (fleet.identity)
+        try:
+            pci = runtime.deviceGetPCIBusId(index)
+            extra["pci_bus_id"] = pci.decode() if isinstance(pci, bytes) else str(pci)
+        except Exception:  # noqa: BLE001 - identity is optional
+            pass
     extra["nvrtc_version"] = ".".join(map(str, nvrtc.getVersion()))
     extra["cupy_version"] = cupy.__version__
     return DeviceInfo(

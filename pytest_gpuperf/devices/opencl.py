@@ -67,6 +67,9 @@ def _info(index: int, platform: Any, dev: Any) -> DeviceInfo:
     if "cl_nv_device_attribute_query" in ext:
         cc = f"{dev.get_info(0x4000)}.{dev.get_info(0x4001)}"  # COMPUTE_CAPABILITY_MAJOR/MINOR_NV
         extra["registers_per_block"] = int(dev.get_info(0x4002))
+        pci = _nv_pci_bus_id(dev)
+        if pci:
+            extra["pci_bus_id"] = pci  # the card's identity across CUDA and OpenCL (fleet.identity)
     return DeviceInfo(
         backend="opencl", index=index, name=name, vendor=dev.vendor.strip(), key=key,
         platform=f"{platform.name} {platform.version}".strip(),
@@ -79,6 +82,21 @@ def _info(index: int, platform: Any, dev: Any) -> DeviceInfo:
         fp64=bool(dev.double_fp_config) or "cl_khr_fp64" in ext, fp16="cl_khr_fp16" in ext,
         clock_counter=False, is_cpu=bool(dev.type & cl.device_type.CPU), extra=extra,
     )
+
+
+def _nv_pci_bus_id(dev: Any) -> str | None:
+    """``DDDD:BB:SS.0`` from cl_nv_device_attribute_query (CL_DEVICE_PCI_BUS_ID_NV 0x4008,
+    CL_DEVICE_PCI_SLOT_ID_NV 0x4009, CL_DEVICE_PCI_DOMAIN_ID_NV 0x400A where the driver has it), so the
+    OpenCL view of a card is known to be the same GPU as its CUDA view; None where the query fails."""
+    try:
+        bus, slot = int(dev.get_info(0x4008)), int(dev.get_info(0x4009))
+    except Exception:  # noqa: BLE001 - optional query (older drivers)
+        return None
+    try:
+        domain = int(dev.get_info(0x400A))
+    except Exception:  # noqa: BLE001 - newer drivers only
+        domain = 0
+    return f"{domain:04x}:{bus:02x}:{slot:02x}.0"
 
 
 def list_devices() -> list[DeviceInfo]:

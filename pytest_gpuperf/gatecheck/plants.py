@@ -12,22 +12,34 @@ inputs, a metric is not recorded. The kinds and their meaning:
 * ``ulp=FN``    — the math kernel of function FN (e.g. ``sin``) returns the next float above its result
   on inputs whose low 4 mantissa bits are zero (1 of 16 inputs): a 1-ulp error on some inputs.
 * ``missing=NAME`` — the metric NAME is not recorded (its test still passes): the ``missing`` verdict.
+
+``KIND=ARG@DEVICE`` (e.g. ``compute=1.0@opencl:1``) plants on that device only: the sibling check's
+planted slower card (issue 19). PoCL 3.1 cannot limit the cores of one of its devices (its pthread
+devices share one thread pool; ``POCL_MAX_PTHREAD_COUNT`` is process-wide), so a slower sibling on the
+CPU machine is a device that does more work for the same credit.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Mapping
 
 KINDS = {"memory": "fraction", "compute": "fraction", "ulp": "function", "missing": "metric"}
 
 
-def parse(values: list[str] | tuple[str, ...]) -> dict[str, str]:
-    """``["memory=0.05", "missing=x.y"]`` → ``{"memory": "0.05", "missing": "x.y"}``; ValueError names the problem."""
+def parse(values: list[str] | tuple[str, ...], device: str | None = None) -> dict[str, str]:
+    """``["memory=0.05", "missing=x.y"]`` → ``{"memory": "0.05", "missing": "x.y"}``; ValueError names the problem.
+
+    Every value is checked; one scoped to a device (``@opencl:1``) is kept only when ``device`` is that
+    device's spec."""
     out: dict[str, str] = {}
     for raw in values:
-        kind, sep, arg = raw.partition("=")
+        body, at, scope = raw.partition("@")
+        if at and not re.fullmatch(r"(cuda|opencl):\d+", scope):
+            raise ValueError(f"--gpuperf-plant {raw!r}: the part after @ must be a device such as opencl:1")
+        kind, sep, arg = body.partition("=")
         if kind not in KINDS or not sep or not arg:
-            raise ValueError(f"--gpuperf-plant {raw!r}: use KIND=ARG with KIND one of "
+            raise ValueError(f"--gpuperf-plant {raw!r}: use KIND=ARG[@DEVICE] with KIND one of "
                              + ", ".join(f"{k} ({v})" for k, v in KINDS.items()))
         if KINDS[kind] == "fraction":
             try:
@@ -36,6 +48,8 @@ def parse(values: list[str] | tuple[str, ...]) -> dict[str, str]:
                 raise ValueError(f"--gpuperf-plant {raw!r}: {kind} takes a fraction such as 0.05") from None
             if not 0 < f < 10:
                 raise ValueError(f"--gpuperf-plant {raw!r}: the fraction must lie in (0, 10)")
+        if at and scope != device:
+            continue
         out[kind] = arg
     return out
 

@@ -64,9 +64,17 @@ class RunRecord:
 
     @property
     def uid(self) -> str:
-        """Stable identity of the run, so importing the same results twice adds nothing."""
-        text = json.dumps([self.date, self.commit, self.device_key, self.backend, self.host, self.argv,
-                           sorted(m.name for m in self.metrics), self.options.get("session", "")])
+        """Stable identity of the run, so importing the same results twice adds nothing.
+
+        Two cards of one model in one run (issue 19) share date, key, backend, argv and metric names: the
+        device index keeps their results files apart on import. It is hashed only when it is not 0, so the
+        uids of runs already imported from single-device files do not change."""
+        ident = [self.date, self.commit, self.device_key, self.backend, self.host, self.argv,
+                 sorted(m.name for m in self.metrics), self.options.get("session", "")]
+        index = self.device.get("index") if isinstance(self.device, dict) else None
+        if index not in (None, 0, "0"):
+            ident.append(f"index={index}")
+        text = json.dumps(ident)
         return hashlib.sha256(text.encode()).hexdigest()[:32]
 
     def to_json(self) -> dict[str, Any]:

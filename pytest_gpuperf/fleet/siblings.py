@@ -1,0 +1,238 @@
+"""The sibling check: cards of one model in one host, side by side, and the one that is worse.
+
+Cards of one model (one ``device.key``) in one host run the same code on the same driver; a card that
+is slower or less accurate than its siblings is a hardware or configuration problem (a throttled or
+mis-seated card, a lower power limit, ECC page retirement) that a per-model baseline, whose bands
+must hold every healthy card, can hide. The check needs no baseline: for every metric that all cards
+of a group recorded (same unit, same identity), each card is compared with **its siblings pooled**,
+using the statistics of the regression gate (:func:`pytest_gpuperf.timing.difference.difference`:
+the 99.9 % bootstrap interval of the median ratio and the Mann–Whitney U test):
+
+* ``ratio`` = median(this card) / median(the siblings' samples pooled);
+* ``outlier`` — worse than the siblings (direction-aware through the metric's ``better``) by more than
+  the metric class's minimum effect (``baselines/classes.py``: 3 % on GPUs, wider on CPU devices; the
+  same ratio-safe edge as the gate: worse means ratio > 1 + floor for lower-is-better, < 1 / (1 + floor)
+  for higher-is-better) **and** significantly so where both sides carry raw samples;
+* ``better`` — the same on the good side (a prompt to look at the siblings, not a failure);
+* ``same`` — inside the floor, or not significant;
+* ``incomparable`` — recorded another way on some card (unit or identity differs), or no usable value.
+
+Metrics without raw samples (ULP certificates, counts) are judged on their values: the card's value
+against the median of its siblings' values, by the floor alone (``basis: values``); an ``exact``
+metric whose value differs from its siblings' is an outlier (a card that computes something else).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Sequence
+
+from ..baselines import classes
+from ..timing.difference import ALPHA, difference, usable
+from .identity import physical_id
+
+SCHEMA = "pytest-gpuperf-siblings/1"
+VERDICTS = ("outlier", "incomparable", "better", "same")  # worst first
+
+
+@dataclass(frozen=True)
+class Card:
+    """One device's results: what the check reads of a results document."""
+
+    spec: str
+    key: str
+    name: str
+    physical: str
+    is_cpu: bool
+    metrics: Mapping[str, Mapping[str, Any]]  # name → the results file's metric entry
+
+    @classmethod
+    def from_document(cls, doc: Mapping[str, Any]) -> "Card":
+        dev = doc.get("device") or {}
+        return cls(spec=str(dev.get("spec") or f"{dev.get('backend')}:{dev.get('index')}"), key=str(dev.get("key")),
+                   name=str(dev.get("name", "")), physical=physical_id(dev), is_cpu=bool(dev.get("is_cpu")),
+                   metrics={m["name"]: m for m in doc.get("metrics", [])})
+
+
+@dataclass
+class Row:
+    """One metric of one card against its siblings."""
+
+    metric: str
+    spec: str
+    unit: str
+    better: str
+    value: float | None
+    siblings_value: float | None  # median of the siblings' values (or of their pooled samples)
+    ratio: float | None
+    threshold: float  # the class floor: the smallest relative effect that counts
+    verdict: str
+    basis: str  # "samples" | "values" | "-"
+    reason: str = ""
+    difference: dict[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"metric": self.metric, "device": self.spec, "unit": self.unit, "better": self.better,
+                "value": _finite(self.value), "siblings_value": _finite(self.siblings_value),
+                "ratio": _finite(self.ratio), "threshold": self.threshold, "verdict": self.verdict,
+                "basis": self.basis, "reason": self.reason, "difference": self.difference}
+
+
+@dataclass
+class Group:
+    """Cards of one model (one device key) and their rows."""
+
+    key: str
+    name: str
+    devices: list[str]
+    rows: list[Row] = field(default_factory=list)
+
+    def outliers(self) -> list[Row]:
+        return [r for r in self.rows if r.verdict == "outlier"]
+
+    def to_json(self) -> dict[str, Any]:
+        counts: dict[str, dict[str, int]] = {}
+        for r in self.rows:
+            counts.setdefault(r.spec, {}).setdefault(r.verdict, 0)
+            counts[r.spec][r.verdict] += 1
+        return {"key": self.key, "name": self.name, "devices": self.devices, "counts": counts,
+                "outlier_devices": sorted({r.spec for r in self.outliers()}),
+                "rows": [r.to_json() for r in self.rows]}
+
+
+def _finite(x: float | None) -> float | str | None:
+    return x if x is None or math.isfinite(x) else repr(x)
+
+
+def _samples(metric: Mapping[str, Any]) -> list[float] | None:
+    stats = metric.get("stats") or {}
+    xs = stats.get("samples")
+    return [float(x) for x in xs] if xs else None
+
+
+def _value(metric: Mapping[str, Any]) -> float | None:
+    try:
+        v = float(metric.get("value"))
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) else None
+
+
+def _worse_beyond(ratio: float, better: str, floor: float) -> str:
+    """``worse``/``better``/``same`` of a ratio (this card / siblings) against the floor, ratio-safe."""
+    if better in ("lower", "bound"):
+        return "worse" if ratio > 1.0 + floor else "better" if ratio < 1.0 / (1.0 + floor) else "same"
+    if better == "higher":
+        return "worse" if ratio < 1.0 / (1.0 + floor) else "better" if ratio > 1.0 + floor else "same"
+    return "same"
+
+
+def judge(name: str, card: Card, siblings: Sequence[Card], floor: float, alpha: float = ALPHA) -> Row:
+    """One card's metric ``name`` against the same metric of its ``siblings`` pooled."""
+    mine = card.metrics[name]
+    unit, better = str(mine.get("unit", "")), str(mine.get("better", "lower"))
+    value = _value(mine)
+    others = [s.metrics[name] for s in siblings]
+    row = Row(name, card.spec, unit, better, value, None, None, floor, "same", "-")
+    for o in others:
+        if o.get("unit") != unit or (o.get("identity") or {}) != (mine.get("identity") or {}):
+            row.verdict, row.reason = "incomparable", "measured another way on a sibling (unit or identity differs)"
+            return row
+    mine_s = _samples(mine)
+    pooled = [x for o in others for x in (_samples(o) or [])]
+    all_have = mine_s is not None and all(_samples(o) for o in others)
+    if better in ("lower", "higher") and all_have and usable(mine_s) and usable(pooled):
+        d = difference(pooled, mine_s, alpha=alpha)
+        row.basis, row.ratio, row.difference = "samples", d.ratio, d.to_json()
+        row.siblings_value = float(statistics.median(pooled))
+        side = _worse_beyond(d.ratio, better, floor)
+        if side != "same" and not d.significant:
+            row.verdict = "same"
+            row.reason = (f"beyond the {floor:.0%} floor but not significant (p={d.p_value:.2g}, interval "
+                          f"[{d.ci_low:.4g}, {d.ci_high:.4g}])")
+        else:
+            row.verdict = {"worse": "outlier", "better": "better", "same": "same"}[side]
+        return row
+    values = [_value(o) for o in others]
+    if value is None or any(v is None for v in values):
+        row.verdict, row.reason = "incomparable", "no finite value on every card"
+        return row
+    ref = float(statistics.median(values))  # type: ignore[arg-type]
+    row.basis, row.siblings_value = "values", ref
+    if better == "exact":
+        row.verdict = "outlier" if value != ref else "same"
+        row.reason = "an exact figure that differs from its siblings'" if value != ref else ""
+        return row
+    if ref == 0.0:
+        if value == 0.0:
+            row.verdict = "same"
+        else:  # 0 on the siblings, not 0 here: the sign of the direction decides
+            worse = value > 0 if better in ("lower", "bound") else value < 0
+            row.verdict = "outlier" if worse else "better"
+            row.reason = "the siblings read 0"
+        return row
+    row.ratio = value / ref
+    side = _worse_beyond(row.ratio, better, floor) if row.ratio > 0 else "same"
+    row.verdict = {"worse": "outlier", "better": "better", "same": "same"}[side]
+    row.reason = "no raw samples on every card: the floor alone decides"
+    return row
+
+
+def check(documents: Iterable[Mapping[str, Any]], *, floor: float | None = None,
+          floor_override: tuple[float, float] | None = None, alpha: float = ALPHA) -> dict[str, Any]:
+    """The sibling report of a host's results documents (one per device; the same as results files).
+
+    Devices group by ``device.key`` and backend (a backend's kernels are its own: CUDA and OpenCL figures
+    of one metric name are not the same measurement); a group needs two or more distinct physical cards.
+    ``floor``: one threshold for every metric (``gpuperf siblings --threshold``); otherwise the class
+    floor of each metric's unit (``floor_override``: ``--gpuperf-floor GPU CPU``)."""
+    by_group: dict[tuple[str, str], list[Card]] = {}
+    for doc in documents:
+        card = Card.from_document(doc)
+        members = by_group.setdefault((card.key, card.spec.partition(":")[0]), [])
+        if all(c.physical != card.physical for c in members):  # one card, one entry (a repeated file)
+            members.append(card)
+    groups: list[Group] = []
+    for (key, _backend), members in sorted(by_group.items()):
+        if len(members) < 2:
+            continue
+        group = Group(key, members[0].name, [c.spec for c in members])
+        common = set.intersection(*(set(c.metrics) for c in members))
+        for name in sorted(common):
+            for card in members:
+                sibs = [c for c in members if c is not card]
+                unit = str(card.metrics[name].get("unit", ""))
+                thr = floor if floor is not None else classes.floor(unit, card.is_cpu, floor_override)
+                group.rows.append(judge(name, card, sibs, thr, alpha))
+        order = {v: i for i, v in enumerate(VERDICTS)}
+        group.rows.sort(key=lambda r: (order.get(r.verdict, 99), r.metric, r.spec))
+        groups.append(group)
+    return {"schema": SCHEMA, "alpha": alpha, "groups": [g.to_json() for g in groups],
+            "outliers": [r.to_json() for g in groups for r in g.outliers()]}
+
+
+def summary_lines(report: Mapping[str, Any], limit: int = 20) -> list[tuple[str, bool]]:
+    """Terminal lines of a report: per group, a tally per card and every outlier (up to ``limit``),
+    each as (text, is_bad)."""
+    lines: list[tuple[str, bool]] = []
+    for g in report.get("groups", []):
+        lines.append((f"siblings {g['key']} ({g['name']}): {', '.join(g['devices'])}", False))
+        for spec in g["devices"]:
+            tally = ", ".join(f"{n} {v}" for v, n in sorted(g["counts"].get(spec, {}).items()))
+            bad = spec in g["outlier_devices"]
+            lines.append((f"  {spec}: {'OUTLIER — ' if bad else ''}{tally or 'no metric in common'}", bad))
+        outliers = [r for r in g["rows"] if r["verdict"] == "outlier"]
+        for r in outliers[:limit]:
+            ratio = "-" if r["ratio"] is None else f"{r['ratio']:.4g}"
+            stat = ""
+            if r.get("difference"):
+                d = r["difference"]
+                stat = f" [{d['ci'][0]:.4g}, {d['ci'][1]:.4g}] p={d['p_value']:.2g}"
+            lines.append((f"  OUTLIER {r['device']} {r['metric']}: {r['value']:.6g} {r['unit']} vs siblings "
+                          f"{r['siblings_value']:.6g} ({r['better']} is better), ratio {ratio}{stat}, "
+                          f"floor {r['threshold']:.0%} ({r['basis']})", True))
+        if len(outliers) > limit:
+            lines.append((f"  … {len(outliers) - limit} more outlier rows in siblings.json", True))
+    return lines

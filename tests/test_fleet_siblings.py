@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from pytest_gpuperf import RESULTS_SCHEMA
 from pytest_gpuperf.fleet import siblings
@@ -62,6 +63,11 @@ def test_the_card_planted_ten_percent_slower_is_the_only_outlier():
     assert [r["device"] for r in rep["outliers"]] == ["cuda:2"]
     assert rep["groups"][0]["outlier_devices"] == ["cuda:2"]
     assert rep["schema"] == siblings.SCHEMA
+    from pytest_gpuperf.schemas import SchemaError, validate
+    validate(rep, siblings.SCHEMA, source="sibling report")  # the versioned schema, shipped as package data
+    bad = {**rep, "outliers": [{**rep["outliers"][0], "verdict": "slow"}]}
+    with pytest.raises(SchemaError):
+        validate(bad, siblings.SCHEMA, source="a sibling report with an unknown verdict")
 
 
 def test_direction_comes_from_better_a_faster_card_is_better_not_outlier():

@@ -29,11 +29,12 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
+from .. import SIBLINGS_SCHEMA
 from ..baselines import classes
 from ..timing.difference import ALPHA, difference, usable
 from .identity import physical_id
 
-SCHEMA = "pytest-gpuperf-siblings/1"
+SCHEMA = SIBLINGS_SCHEMA  # schemas/siblings-1.json
 VERDICTS = ("outlier", "incomparable", "better", "same")  # worst first
 
 

@@ -164,11 +164,14 @@ def stability(entry: Mapping[str, Any]) -> tuple[bool, str]:
     """Whether a metric whose test marked it ``gate: if-stable`` (a per-kernel model error: the mean
     over kernels is the figure, one kernel's error can swing between unchanged runs) is stable
     enough to gate: its baseline came from at least :data:`STABLE_RUNS` runs (``run_values``) whose
-    values span at most half its band."""
+    values span at most half the band *its test* set (``rel``/``abs``). Not the stored band: that one
+    was widened by k × the same runs' σ, so judging the runs against it is circular — eight H100 runs of
+    ``model.svr.gather.error`` spanning 0.072–0.120 passed against their own ±0.113."""
     from .compare import band
 
     values = [float(v) for v in entry.get("run_values", [entry["value"]])]
-    width = band(float(entry["value"]), entry.get("tolerance", {}))
+    own = {k: v for k, v in (entry.get("tolerance") or {}).items() if k in ("rel", "abs")}
+    width = band(float(entry["value"]), own)
     spread = max(values) - min(values)
     if len(values) < STABLE_RUNS:
         return False, f"{len(values)} run(s): stability across runs unknown (gated from {STABLE_RUNS} agreeing runs)"

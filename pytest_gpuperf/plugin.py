@@ -261,8 +261,9 @@ def gpuperf_record(gpu_device: Device, request: pytest.FixtureRequest) -> Record
 # ---- the regression gate --------------------------------------------------------------------------------
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
-    result = yield
     state = item.config.stash[session_key]
+    state.begin_test()
+    result = yield
     _record_benchmark(item, state)
     if getattr(item.config.option, "xmlpath", None):  # --junitxml: one property per metric
         from .compare.gate import junit_property

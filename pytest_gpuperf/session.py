@@ -19,6 +19,7 @@ from .errors import GpuPerfError, ImpossibleValueError
 from .gatecheck import plants
 from .report import results
 from .report.results import Metric
+from .timing import observers
 from .timing.measure import MeasureConfig
 from .timing.stats import MAD_TO_SIGMA, Stats
 from .util.provenance import environment, git_commit, now_iso
@@ -195,6 +196,8 @@ class GpuPerfSession:
                         None if tolerance is None else dict(tolerance), dict(identity or {}))
         if bound is not None:
             metric.info["bound"] = float(bound)
+        if run.device is not None and run.device.observations:
+            metric.info["host"] = observers.summarize(run.device.observations)
         if self.reference is not None:  # --gpuperf-compare: the verdict of 'gpuperf compare' (compare.gate)
             entry = None  # the reference run replaces the baseline; a documented bound still gates below
             if name in self.reference.metrics:
@@ -219,6 +222,12 @@ class GpuPerfSession:
         metric.info["line"] = cmp.line(name, float(value), unit, better)
         run.metrics[name] = metric
         return metric
+
+    def begin_test(self) -> None:
+        """Forget the previous test's host-load readings (each test's metrics carry their own)."""
+        for run in self.runs.values():
+            if run.device is not None:
+                run.device.observations.clear()
 
     def failures(self, nodeid: str) -> list[str]:
         """One-line messages of the metrics this test regressed (empty when updating baselines)."""

@@ -151,6 +151,9 @@ class Device(abc.ABC):
         self.readback_timeout_s: float = 60.0
         #: backend objects that would wait on hung work when collected (kept alive until the process ends)
         self.stranded: list[Any] = []
+        #: host-load readings of the measurement windows since the current test began
+        #: (``timing.observers``; the session clears it per test and summarises it into ``info["host"]``)
+        self.observations: list[dict[str, float]] = []
 
     # ---- abandonment -------------------------------------------------------------------------
     @property

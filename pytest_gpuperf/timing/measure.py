@@ -10,11 +10,14 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from itertools import cycle
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Sequence, TypeVar
 
 from ..devices.base import Device, Kernel, KernelArg, Size
 from ..errors import ImpossibleValueError
+from .observers import RETRIES, HostLoad, contended
 from .stats import Stats
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -48,18 +51,21 @@ def measure(device: Device, run_once: Callable[[], Any], config: MeasureConfig =
     for _ in range(config.warmup):
         prepare()
         device.elapsed(device.timed(run_once), config.timeout_s)
-    samples: list[float] = []
-    start = time.perf_counter()
-    converged = False
-    while len(samples) < config.max_repeats:
-        prepare()
-        samples.append(device.elapsed(device.timed(run_once), config.timeout_s))
-        if len(samples) >= config.min_repeats:
-            if Stats.of(samples).rel_spread <= config.target_rel_spread:
-                converged = True
-                break
-            if time.perf_counter() - start > config.budget_s:
-                break
+
+    def window() -> tuple[list[float], bool]:
+        samples: list[float] = []
+        start = time.perf_counter()
+        while len(samples) < config.max_repeats:
+            prepare()
+            samples.append(device.elapsed(device.timed(run_once), config.timeout_s))
+            if len(samples) >= config.min_repeats:
+                if Stats.of(samples).rel_spread <= config.target_rel_spread:
+                    return samples, True
+                if time.perf_counter() - start > config.budget_s:
+                    break
+        return samples, False
+
+    samples, converged = _observed(device, window)
     stats = Stats.of(samples)
     resolution = device.info.timer_resolution_s
     if stats.median < resolution:
@@ -95,19 +101,39 @@ def measure_pair(device: Device, run_a: Callable[[], Any], run_b: Callable[[], A
         for run in (run_a, run_b):
             prepare()
             device.elapsed(device.timed(run), config.timeout_s)
-    a: list[float] = []
-    b: list[float] = []
-    start = time.perf_counter()
-    converged = False
-    while len(a) < config.max_repeats:
-        prepare()
-        a.append(device.elapsed(device.timed(run_a), config.timeout_s))
-        prepare()
-        b.append(device.elapsed(device.timed(run_b), config.timeout_s))
-        if len(a) >= config.min_repeats:
-            if max(Stats.of(a).rel_spread, Stats.of(b).rel_spread) <= config.target_rel_spread:
-                converged = True
-                break
-            if time.perf_counter() - start > config.budget_s:
-                break
+
+    def window() -> tuple[tuple[list[float], list[float]], bool]:
+        a: list[float] = []
+        b: list[float] = []
+        start = time.perf_counter()
+        while len(a) < config.max_repeats:
+            prepare()
+            a.append(device.elapsed(device.timed(run_a), config.timeout_s))
+            prepare()
+            b.append(device.elapsed(device.timed(run_b), config.timeout_s))
+            if len(a) >= config.min_repeats:
+                if max(Stats.of(a).rel_spread, Stats.of(b).rel_spread) <= config.target_rel_spread:
+                    return (a, b), True
+                if time.perf_counter() - start > config.budget_s:
+                    break
+        return (a, b), False
+
+    (a, b), converged = _observed(device, window)
     return Measurement(tuple(a), Stats.of(a), converged), Measurement(tuple(b), Stats.of(b), converged)
+
+
+def _observed(device: Device, window: Callable[[], tuple[T, bool]]) -> tuple[T, bool]:
+    """Run one sampling window under the host-load observer; on a CPU device take a contended window
+    again (at most :data:`~.observers.RETRIES` times — the decision reads the machine, not the samples).
+    Each window's reading is appended to ``device.observations`` for the test's metrics."""
+    load = HostLoad()
+    for attempt in range(RETRIES + 1):
+        load.start()
+        result = window()
+        seen = load.stop()
+        busy = contended(seen)
+        if seen is not None:
+            device.observations.append({**seen.to_json(), "remeasured": int(attempt > 0), "contended": int(busy)})
+        if not (busy and device.info.is_cpu) or attempt == RETRIES:
+            return result
+    raise AssertionError("unreachable")

@@ -1,0 +1,112 @@
+"""Observers: what else was true of the machine while a measurement ran (Kernel Tuner's observer idea).
+
+A device time is only the figure the gate should judge if nothing outside the measured work shaped it.
+On a CPU device (PoCL) the "device" is the host's cores, so another tenant of the host — a process
+of the same VM, or the hypervisor taking the vCPU away (steal time) — runs inside every measurement;
+on a GPU, a throttled clock does the same (issue 16 adds an NVML observer here).
+
+:class:`HostLoad` reads ``/proc/stat`` and this process's own CPU time around a measurement window
+and reports two figures, both in cores (1.0 = one CPU fully used over the window):
+
+* ``steal_cores`` — time the hypervisor ran someone else on this VM's CPUs;
+* ``foreign_cores`` — CPU time used by other processes of this machine (busy time of all CPUs minus
+  this process's own user + system time, PoCL's worker threads included).
+
+``timing.measure`` re-measures a CPU device's window that was contended (:func:`contended`) up to
+:data:`RETRIES` times — the decision reads only the machine, never the measured value, so it cannot
+bias a verdict towards passing — and leaves what it saw in ``Device.observations``; the session puts the
+worst window of each test into its metrics' ``info["host"]``, so a figure taken on a busy host says so.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from typing import Mapping
+
+#: a window is contended when the hypervisor stole, or other processes used, this many cores
+STEAL_LIMIT_CORES = 0.10
+FOREIGN_LIMIT_CORES = 0.50
+#: how often a contended CPU-device measurement is taken again before it is kept (and marked)
+RETRIES = 2
+#: the kernel's clock-tick unit of /proc/stat
+_HZ = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _proc_stat() -> tuple[float, float] | None:
+    """(busy seconds of all CPUs, steal seconds) since boot, or None where /proc/stat is absent."""
+    try:
+        with open("/proc/stat", encoding="ascii") as fh:
+            fields = fh.readline().split()
+    except OSError:
+        return None
+    if not fields or fields[0] != "cpu":
+        return None
+    ticks = [int(x) for x in fields[1:]]
+    # user nice system idle iowait irq softirq steal guest guest_nice (guest time is inside user)
+    user, nice, system, _idle, _iowait, irq, softirq = ticks[:7]
+    steal = ticks[7] if len(ticks) > 7 else 0
+    return (user + nice + system + irq + softirq) / _HZ, steal / _HZ
+
+
+def _own_cpu() -> float:
+    t = os.times()
+    return t.user + t.system
+
+
+@dataclass(frozen=True)
+class Window:
+    """One observed measurement window."""
+
+    wall_s: float
+    steal_cores: float
+    foreign_cores: float
+
+    def to_json(self) -> dict[str, float]:
+        return {"wall_s": round(self.wall_s, 4), "steal_cores": round(self.steal_cores, 3),
+                "foreign_cores": round(self.foreign_cores, 3)}
+
+
+class HostLoad:
+    """Start/stop reader of the host's CPU use around one window (Linux; elsewhere it reports nothing)."""
+
+    def __init__(self) -> None:
+        self._start: tuple[float, tuple[float, float] | None, float] | None = None
+
+    def start(self) -> None:
+        self._start = (time.perf_counter(), _proc_stat(), _own_cpu())
+
+    def stop(self) -> Window | None:
+        if self._start is None:
+            raise RuntimeError("HostLoad.stop() before start()")
+        t0, stat0, own0 = self._start
+        self._start = None
+        stat1, own1, wall = _proc_stat(), _own_cpu(), time.perf_counter() - t0
+        if stat0 is None or stat1 is None or wall <= 0:
+            return None
+        busy = stat1[0] - stat0[0]
+        steal = stat1[1] - stat0[1]
+        foreign = max(0.0, busy - (own1 - own0))
+        return Window(wall, steal / wall, foreign / wall)
+
+
+def contended(window: Window | None) -> bool:
+    """Whether a window's host load can have shaped a CPU device's figure.
+
+    The tick counters advance in 1/HZ steps (10 ms), so a window shorter than ten ticks is judged on
+    at least ten ticks' worth of time: one stray tick in a 20 ms window is not half a core."""
+    if window is None:
+        return False
+    scale = window.wall_s / max(window.wall_s, 10.0 / _HZ)
+    return (window.steal_cores * scale > STEAL_LIMIT_CORES
+            or window.foreign_cores * scale > FOREIGN_LIMIT_CORES)
+
+
+def summarize(windows: list[Mapping[str, float]]) -> dict[str, float]:
+    """The worst of a test's windows, for ``info["host"]``."""
+    return {"windows": len(windows),
+            "steal_cores_max": max(w["steal_cores"] for w in windows),
+            "foreign_cores_max": max(w["foreign_cores"] for w in windows),
+            "remeasured": sum(int(w.get("remeasured", 0)) for w in windows),
+            "contended": sum(int(w.get("contended", 0)) for w in windows)}

@@ -1,0 +1,70 @@
+"""The host-load observer: readings of a real machine (no clock asserts on the measured work)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from pytest_gpuperf.timing import observers
+from pytest_gpuperf.timing.measure import MeasureConfig, measure
+
+BUSY = "import time\nt = time.perf_counter()\nwhile time.perf_counter() - t < {s}: pass\n"
+
+
+def _hog(seconds: float) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-c", BUSY.format(s=seconds)])
+
+
+def test_another_process_burning_a_core_reads_as_foreign_load():
+    load = observers.HostLoad()
+    hog = _hog(0.8)
+    time.sleep(0.1)
+    load.start()
+    time.sleep(0.5)
+    seen = load.stop()
+    hog.wait()
+    if seen is None:
+        pytest.skip("no /proc/stat on this system")
+    assert seen.foreign_cores > 0.6, seen
+    assert observers.contended(seen)
+
+
+def test_short_windows_are_judged_on_ten_ticks():
+    tick = 1.0 / observers._HZ
+    # one stray tick in a two-tick window is not half a core of foreign load
+    assert not observers.contended(observers.Window(2 * tick, 0.0, 0.5 + 1e-9))
+    assert observers.contended(observers.Window(20 * tick, 0.0, 0.6))
+    assert observers.contended(observers.Window(20 * tick, 0.2, 0.0))
+    assert not observers.contended(observers.Window(20 * tick, 0.05, 0.3))
+    assert not observers.contended(None)
+
+
+SRC = "__kernel void inc(__global float* x) { x[get_global_id(0)] += 1.0f; }"
+
+
+def test_a_cpu_device_remeasures_a_contended_window_and_keeps_the_reading(cl_device):
+    """With another process burning a core throughout, a CPU device's measurement is taken again
+    RETRIES times; every window's reading lands in ``device.observations``, the last one marked."""
+    if not cl_device.info.is_cpu:
+        pytest.skip("only CPU devices re-measure on host load")
+    k = cl_device.compile(SRC, "inc")
+    buf = cl_device.to_device(np.zeros(1 << 16, np.float32))
+    cl_device.observations.clear()
+    config = MeasureConfig(warmup=1, min_repeats=5, max_repeats=5000, target_rel_spread=0.0, budget_s=0.3)
+    hog, hog2 = _hog(6.0), _hog(6.0)
+    try:
+        time.sleep(0.1)
+        measure(cl_device, lambda: cl_device.launch(k, (1 << 16,), None, [buf]), config)
+    finally:
+        hog.kill(), hog2.kill()
+        hog.wait(), hog2.wait()
+    seen = cl_device.observations
+    assert len(seen) == observers.RETRIES + 1, seen
+    assert [w["remeasured"] for w in seen] == [0] + [1] * observers.RETRIES
+    assert seen[-1]["contended"] == 1 and seen[-1]["foreign_cores"] > 0.5
+    summary = observers.summarize(seen)
+    assert summary["remeasured"] == observers.RETRIES and summary["contended"] == len(seen)

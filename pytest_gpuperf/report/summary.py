@@ -39,6 +39,11 @@ def session_lines(state: Any, finish_error: str | None = None) -> list[Line]:
             out.append((line, {"red": line.rstrip().endswith("regressed")}))
         tally = ", ".join(f"{n} {v}" for v, n in sorted(terminal.counts(run.metrics.values()).items()))
         out.append((f"gpuperf {info.spec}: {tally}", {}))
+        busy = sorted(m.name for m in run.metrics.values() if (m.info.get("host") or {}).get("contended"))
+        if busy:  # timing.observers: still contended after its re-measurements
+            out.append((f"HOST BUSY: {len(busy)} metric(s) of {info.spec} were measured while other work used this "
+                        f"host's CPUs even after re-measuring (info['host']): {', '.join(busy[:5])}"
+                        f"{' …' if len(busy) > 5 else ''}", {"yellow": True}))
     out += [(line, {}) for line in _github(state)]
     if finish_error:
         out.append((f"gpuperf error: {finish_error}", {"red": True}))

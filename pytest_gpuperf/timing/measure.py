@@ -132,8 +132,11 @@ def _observed(device: Device, window: Callable[[], tuple[T, bool]]) -> tuple[T, 
         result = window()
         seen = load.stop()
         busy = contended(seen)
+        kept = not (busy and device.info.is_cpu) or attempt == RETRIES
         if seen is not None:
-            device.observations.append({**seen.to_json(), "remeasured": int(attempt > 0), "contended": int(busy)})
-        if not (busy and device.info.is_cpu) or attempt == RETRIES:
+            # "busy": this window was contended; "contended": its samples are the ones kept regardless
+            device.observations.append({**seen.to_json(), "remeasured": int(attempt > 0), "busy": int(busy),
+                                        "contended": int(busy and kept)})
+        if kept:
             return result
     raise AssertionError("unreachable")

@@ -109,4 +109,5 @@ def summarize(windows: list[Mapping[str, float]]) -> dict[str, float]:
             "steal_cores_max": max(w["steal_cores"] for w in windows),
             "foreign_cores_max": max(w["foreign_cores"] for w in windows),
             "remeasured": sum(int(w.get("remeasured", 0)) for w in windows),
+            "busy": sum(int(w.get("busy", 0)) for w in windows),
             "contended": sum(int(w.get("contended", 0)) for w in windows)}

@@ -21,13 +21,9 @@ from ..devices.base import Buffer, Device, ndrange
 Local = tuple[int, ...]
 
 # --------------------------------------------------------------------------------------------- sources
-REDUCE = r"""
-__kernel void reduce_sum(__global const float* x, __global float* partial, int n) {
-    __local float s[WG];
-    size_t lid = get_local_id(0);
-    size_t lsz = get_local_size(0);
-    float acc = 0.0f;
-    for (size_t i = get_global_id(0); i < (size_t)n; i += get_global_size(0)) acc += x[i];
+#: the work-group tree reduction both reductions end with: each work-item's ``acc`` summed into ``s[0]``
+#: for any work-group size (not only powers of two), ``s`` a ``__local float[WG]`` array
+GROUP_SUM = r"""
     s[lid] = acc;
     barrier(CLK_LOCAL_MEM_FENCE);
     size_t p = 1;
@@ -36,7 +32,16 @@ __kernel void reduce_sum(__global const float* x, __global float* partial, int n
         if (lid < step && lid + step < lsz) s[lid] += s[lid + step];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-    if (lid == 0) partial[get_group_id(0)] = s[0];
+"""
+
+REDUCE = r"""
+__kernel void reduce_sum(__global const float* x, __global float* partial, int n) {
+    __local float s[WG];
+    size_t lid = get_local_id(0);
+    size_t lsz = get_local_size(0);
+    float acc = 0.0f;
+    for (size_t i = get_global_id(0); i < (size_t)n; i += get_global_size(0)) acc += x[i];
+""" + GROUP_SUM[1:] + r"""    if (lid == 0) partial[get_group_id(0)] = s[0];
 }
 """
 
@@ -60,15 +65,7 @@ __kernel void matvec_wg(__global const float* A, __global const float* x, __glob
     float acc = 0.0f;
     if (row < (size_t)m)
         for (size_t j = lid; j < (size_t)n; j += lsz) acc += A[row * n + j] * x[j];
-    s[lid] = acc;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    size_t p = 1;
-    while (p < lsz) p <<= 1;
-    for (size_t step = p / 2; step > 0; step >>= 1) {
-        if (lid < step && lid + step < lsz) s[lid] += s[lid + step];
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    if (lid == 0 && row < (size_t)m) y[row] = s[0];
+""" + GROUP_SUM[1:] + r"""    if (lid == 0 && row < (size_t)m) y[row] = s[0];
 }
 """
 

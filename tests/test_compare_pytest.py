@@ -11,15 +11,9 @@ import pytest
 
 from pytest_gpuperf.compare import engine
 from pytest_gpuperf.compare.load import load_side
+from suite_support import WORK_HEAD
 
-SUITE = '''
-import os
-import numpy as np
-SRC = """__kernel void work(__global float *x, int n) {
-    float v = x[get_global_id(0)];
-    for (int i = 0; i < n; ++i) v = v * 0.9999f + 0.5f;
-    x[get_global_id(0)] = v; }"""
-
+SUITE = WORK_HEAD + '''
 def test_work(gpu_device, gpu_kernel, gpu_measure, gpuperf_record):
     k = gpu_kernel.compile(SRC, "work")
     buf = gpu_kernel.to_device(np.ones(64, np.float32))

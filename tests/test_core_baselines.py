@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import textwrap
-import time
 
 import pytest
 
@@ -16,6 +14,7 @@ from pytest_gpuperf import BASELINE_SCHEMA
 from pytest_gpuperf.baselines import band, compare, load, noise_tolerance, update
 from pytest_gpuperf.errors import BaselineFileError
 from pytest_gpuperf.report import history
+from suite_support import kill_mid_write
 
 
 def entry(value, better, **tol):
@@ -122,17 +121,7 @@ def test_kill_mid_write_leaves_old_file_intact(tmp_path):
     target.write_text('{"old": true}\n')
     flag = tmp_path / "mid-write"
     proc = subprocess.Popen([sys.executable, "-c", KILLER, str(target), str(flag)])
-    try:
-        deadline = time.time() + 30
-        while not flag.exists():
-            assert proc.poll() is None, "writer exited early"
-            assert time.time() < deadline, "writer never reached the middle of its write"
-            time.sleep(0.02)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(10)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    kill_mid_write(proc, flag)
     assert target.read_text() == '{"old": true}\n'
     assert any(p.name.endswith(".tmp") for p in tmp_path.iterdir()), "the torn data went to a temp file"
 

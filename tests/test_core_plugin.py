@@ -8,6 +8,7 @@ import pytest
 
 from pytest_gpuperf import RESULTS_SCHEMA
 from pytest_gpuperf.devices import discover
+from suite_support import WORK_HEAD
 
 INV = discover()
 pytestmark = pytest.mark.skipif(not any(d.backend == "opencl" for d in INV.devices),
@@ -15,14 +16,7 @@ pytestmark = pytest.mark.skipif(not any(d.backend == "opencl" for d in INV.devic
 DEV = "--gpuperf-device=opencl:0"
 FAST = "--gpuperf-budget=0.2"
 
-WORK = '''
-import os
-import numpy as np
-SRC = """__kernel void work(__global float *x, int n) {
-    float v = x[get_global_id(0)];
-    for (int i = 0; i < n; ++i) v = v * 0.9999f + 0.5f;
-    x[get_global_id(0)] = v; }"""
-
+WORK = WORK_HEAD + '''
 def test_work(gpu_device, gpu_kernel, gpu_measure, gpuperf_record):
     n = int(os.environ.get("WORK_ITERS", "100000"))
     k = gpu_kernel.compile(SRC, "work")

@@ -11,6 +11,7 @@ from pytest_gpuperf.baselines import classes, compare, make_entry, validity
 from pytest_gpuperf.baselines.compare import band, edges, identity_problem
 from pytest_gpuperf.timing.difference import ALPHA, difference, usable
 from pytest_gpuperf.timing.stats import Stats
+from suite_support import WORK_HEAD
 
 
 def noisy(median: float, rel_sigma: float, n: int, seed: int) -> np.ndarray:
@@ -139,14 +140,7 @@ def test_samples_follow_unit_changes():
 
 
 # ---- end to end on the real OpenCL device ------------------------------------------------------------
-IDENTITY_SUITE = '''
-import os
-import numpy as np
-SRC = """__kernel void work(__global float *x, int n) {
-    float v = x[get_global_id(0)];
-    for (int i = 0; i < n; ++i) v = v * 0.9999f + 0.5f;
-    x[get_global_id(0)] = v; }"""
-
+IDENTITY_SUITE = WORK_HEAD + '''
 def test_work(gpu_device, gpu_kernel, gpu_measure, gpuperf_record):
     scale = int(os.environ.get("SCALE", "1"))
     k = gpu_kernel.compile(SRC, "work")

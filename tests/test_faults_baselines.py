@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import textwrap
@@ -23,6 +22,7 @@ from pytest_gpuperf import BASELINE_SCHEMA
 from pytest_gpuperf.baselines import BaselineFile, load, update
 from pytest_gpuperf.devices import discover
 from pytest_gpuperf.errors import BaselineFileError
+from suite_support import kill_mid_write
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
@@ -147,16 +147,7 @@ def test_temp_file_of_a_killed_write_is_removed_by_the_next_update(tmp_path):
     _file(tmp_path, f'"a.b": {ENTRY % 1.0}')
     flag = tmp_path / "mid-write"
     proc = subprocess.Popen([sys.executable, "-c", KILLED, str(tmp_path / "dev.json"), str(flag)], env=ENV)
-    try:
-        deadline = time.time() + 30
-        while not flag.exists():
-            assert proc.poll() is None and time.time() < deadline, "writer never reached mid-write"
-            time.sleep(0.02)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(10)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    kill_mid_write(proc, flag)
     assert list(tmp_path.glob(".dev.json.*.tmp")), "the killed write left its temporary file"
     update(load(tmp_path, "dev"), "opencl", {"key": "dev", "name": "Dev"}, {"driver": "2"},
            {"c.d": {"value": 2.0, "better": "lower"}})

@@ -1,0 +1,34 @@
+"""Helpers shared by the tests that run pytest on a generated suite, and by those that kill a writer
+half-way through a write."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+#: the head of a generated suite: imports and a kernel whose run time grows with its ``n`` argument
+WORK_HEAD = '''
+import os
+import numpy as np
+SRC = """__kernel void work(__global float *x, int n) {
+    float v = x[get_global_id(0)];
+    for (int i = 0; i < n; ++i) v = v * 0.9999f + 0.5f;
+    x[get_global_id(0)] = v; }"""
+'''
+
+
+def kill_mid_write(proc: subprocess.Popen, flag: Path, timeout_s: float = 30.0) -> None:
+    """SIGKILL ``proc`` once it has created ``flag`` (it does so in the middle of its write)."""
+    try:
+        deadline = time.time() + timeout_s
+        while not flag.exists():
+            assert proc.poll() is None, "the writer exited before reaching the middle of its write"
+            assert time.time() < deadline, "the writer never reached the middle of its write"
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()

@@ -24,12 +24,12 @@ from statistics import mean
 
 import pytest
 
-from pytest_gpuperf.tuning import ktsim
+from pytest_gpuperf.tuning import ktsim, replay
 from pytest_gpuperf.tuning.evaluate import Ledger
 from pytest_gpuperf.tuning.fixtures import tuning_options
 from pytest_gpuperf.util.clock import session_elapsed
 from pytest_gpuperf.tuning.kernels import BENCHMARKS
-from pytest_gpuperf.tuning.strategies import dao, exhaustive, lim_rules, lim_static, random_search
+from pytest_gpuperf.tuning.strategies import dao, dao_ranked, exhaustive, lim_rules, lim_static, random_search
 from pytest_gpuperf.tuning.tuner import calibration, context
 
 # Kernel Tuner 1.5.0's diff_evo is left out: on some search paths it calls ``numpy.shuffle`` (which does
@@ -43,7 +43,7 @@ THESIS = "Dao thesis §3.6.1-3.6.2: 1.06x optimum at 3% of exhaustive cost on GT
 # Wall-clock budget (--gpuperf-tuning-budget, from the session's start) on GPUs: the session script kills
 # pytest at GPUPERF_TIMEOUT and then no results file is written at all, so kernels beyond the budget are
 # skipped (with the reason).
-OWN = ("exhaustive", "dao", "lim_static", "lim_rules")
+OWN = ("exhaustive", "dao", "dao_ranked", "lim_static", "lim_rules")
 
 
 def _tol(device) -> dict[str, float]:
@@ -84,10 +84,12 @@ def test_tune(gpu_device, gpuperf_record, bench, request, tuning_summaries):
     ev = ctx.ev
     ex = exhaustive(ctx)
     d = dao(ctx)
+    dr = dao_ranked(ctx)
     ls = lim_static(ctx)
     lr = lim_rules(ctx)
     budget = max(3, len(d.ledger.visited))
     picks: dict[str, list] = {"exhaustive": [(ex.best, ex.ledger.visited)], "dao": [(d.best, d.ledger.visited)],
+                              "dao_ranked": [(dr.best, dr.ledger.visited)],
                               "lim_static": [(ls.best, ls.ledger.visited)], "lim_rules": [(lr.best, lr.ledger.visited)]}
     picks["random"] = [(o.best, o.ledger.visited) for o in (random_search(ctx, budget, s) for s in SEEDS)]
     kt_errors = {}
@@ -114,9 +116,12 @@ def test_tune(gpu_device, gpuperf_record, bench, request, tuning_summaries):
                    # CPU devices (CI) share two cores with other jobs: 2x swings were seen between runs
                    tolerance={"rel": 3.0} if gpu_device.info.is_cpu else None,
                    info={"config": ex.best.label(), "space": len(ctx.space)})
+    # Every configuration's measurement, so a change of a strategy can be replayed on this run's numbers
+    # (tuning.replay) before it costs device time.
     gpuperf_record(f"tuning.{bench.name}.space", len(ctx.space), "configs", better="exact", tolerance={"abs": 0},
                    info={"limits": ctx.kernel_limit.info, "max_total": ctx.limits.max_total,
-                         "max_dims": list(ctx.limits.max_dims), "build_options": list(ev.extra_options)})
+                         "max_dims": list(ctx.limits.max_dims), "build_options": list(ev.extra_options),
+                         "points": replay.points(ctx)})
     for strat, runs in picks.items():
         q = mean(times[c] / opt for c, _ in runs)
         ev_costs = [ev.cost(Ledger(list(v))) for _, v in runs]
@@ -130,6 +135,8 @@ def test_tune(gpu_device, gpuperf_record, bench, request, tuning_summaries):
         if strat == "dao":
             info["pruning"] = d.pruning
             info["kernel_tuner_errors"] = kt_errors  # strategies of Kernel Tuner 1.5 that raised
+        if strat == "dao_ranked":
+            info["pruning"] = dr.pruning
         if strat == "lim_static":
             info["pruning"] = ls.pruning
         if strat == "lim_rules":
@@ -154,6 +161,14 @@ def test_tune(gpu_device, gpuperf_record, bench, request, tuning_summaries):
                                                  "configurations / Σ over the whole space",
                                                  "host_time_cost": tcost})
     space = len(ctx.space)
+    # Where the thesis tuner's evaluations go (issue: its final pass is most of its cost): per stage,
+    # as a fraction of the space; gated only where the baseline runs agree (a contention decision that
+    # flips between runs moves them).
+    for strat, out in (("dao", d), ("dao_ranked", dr)):
+        for stage, n in out.pruning["evaluations"].items():
+            gpuperf_record(f"tuning.{bench.name}.{strat}.evals.{stage}", n / space, "fraction", better="lower",
+                           tolerance={"abs": 1.0 / space}, info={"gate": "if-stable", "evaluations": n,
+                                                                  "space": space})
     for stage in ("after_workload", "after_ncf", "after_concurrency"):
         if stage in d.pruning:
             gpuperf_record(f"tuning.{bench.name}.dao.pruned.{stage[6:]}", 1.0 - d.pruning[stage] / space, "fraction",

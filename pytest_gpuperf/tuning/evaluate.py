@@ -48,13 +48,26 @@ class Point:
 
 @dataclass
 class Ledger:
-    """What one strategy paid: configurations it evaluated, in order."""
+    """What one strategy paid: configurations it evaluated, in order, and the stage that first asked for
+    each (``stage`` is set by the strategy as it moves from one filter to the next), so a tuner's cost
+    can be read per filter — where the evaluations go is what a cheaper tuner has to change."""
 
     visited: list[Config] = field(default_factory=list)
+    stage: str = "search"
+    stages: dict[Config, str] = field(default_factory=dict)
 
     def charge(self, cfg: Config) -> None:
         if cfg not in self.visited:
             self.visited.append(cfg)
+            self.stages[cfg] = self.stage
+
+    def by_stage(self) -> dict[str, int]:
+        """Evaluations per stage, in the order the stages first charged."""
+        out: dict[str, int] = {}
+        for cfg in self.visited:
+            stage = self.stages.get(cfg, "search")
+            out[stage] = out.get(stage, 0) + 1
+        return out
 
 
 class Evaluator:

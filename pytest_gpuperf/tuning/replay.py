@@ -1,0 +1,140 @@
+"""Replay a tuner's final pass on a run's saved measurements.
+
+The tuning suite saves every configuration it timed (``points``: median µs, robust spread, theoretical
+occupancy, 128-byte transactions per work-item) in the info of ``tuning.<kernel>.space``, and the thesis
+tuner's survivors and profiled configurations in the info of ``tuning.<kernel>.dao.quality``. From
+those, a final pass can be compared with the thesis' exhaustive one on real device numbers without
+another device run — as :mod:`.ktsim` does for Kernel Tuner's strategies. ``python -m
+pytest_gpuperf.tuning.replay RESULTS.json`` prints the comparison per kernel.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+import numpy as np
+
+from . import coalescing, descent
+from .evaluate import Config
+from .strategies import Context
+
+
+def points(ctx: Context) -> dict[str, dict[str, float | None]]:
+    """Every configuration the evaluator timed in this run, with what the static model knows of it."""
+    accs = [] if ctx.bench.dims == 1 else coalescing.accesses(ctx.bench.source, ctx.bench.scalars(ctx.ev.sizes))[0]
+    out: dict[str, dict[str, float | None]] = {}
+    for cfg, p in sorted(ctx.ev.points.items()):
+        occ = ctx.occupancy(cfg) if not cfg.variant else None
+        per_item = (coalescing.group_transactions(accs, cfg.local, ctx.warp) / float(np.prod(cfg.local))
+                    if accs and not cfg.variant else 0.0)
+        out[cfg.label()] = {"us": round(p.time_s * 1e6, 4), "spread": round(p.spread, 5),
+                            "occupancy": None if occ is None else round(occ.occupancy, 4),
+                            "transactions_per_item": round(per_item, 4)}
+    return out
+
+
+def config(label: str) -> Config:
+    """The configuration a label names (``32x4``, ``256``, ``wl:32x2``)."""
+    variant, _, shape = label.rpartition(":")
+    return Config(tuple(int(v) for v in shape.split("x")), variant)
+
+
+@dataclass(frozen=True)
+class FinalPass:
+    """One kernel's final pass, replayed: the pick, its quality against the space's optimum, and the
+    evaluations and kernel time the whole tuner (filters + final pass) spent, as fractions of the space."""
+
+    kernel: str
+    strategy: str
+    pick: str
+    quality: float
+    evaluations: int
+    cost: float
+    device_cost: float
+
+
+def replay_kernel(kernel: str, pts: Mapping[str, Mapping[str, Any]], survivors: list[str], profiled: list[str],
+                  floor: float = 0.01) -> tuple[FinalPass, FinalPass]:
+    """(the thesis' exhaustive final pass, the ranked descent) over one kernel's saved points."""
+    plain = {k: v for k, v in pts.items() if not k.startswith("wl:")}
+    if not plain:
+        raise ValueError(f"{kernel}: no saved points of the original kernel")
+    opt = min(v["us"] for v in plain.values())
+    total_us = sum(v["us"] for v in plain.values())
+    missing = [s for s in survivors + profiled if s not in pts]
+    if missing:
+        raise ValueError(f"{kernel}: survivors/profiled configurations without a saved point: {missing[:5]}")
+
+    def summary(strategy: str, pick: str, visited: set[str]) -> FinalPass:
+        return FinalPass(kernel, strategy, pick, pts[pick]["us"] / opt, len(visited), len(visited) / len(plain),
+                         sum(pts[c]["us"] for c in visited) / total_us)
+
+    exhaustive_pick = min(survivors, key=lambda c: (pts[c]["us"], config(c)))
+    thesis = summary("dao", exhaustive_pick, set(survivors) | set(profiled))
+
+    visited = set(profiled)
+    rank_key = {c: (-(pts[c]["occupancy"] or 0.0), pts[c]["transactions_per_item"] or 0.0, config(c)) for c in survivors}
+    order = {c: i for i, c in enumerate(sorted(survivors, key=rank_key.__getitem__))}
+
+    def time_of(c: str) -> float:
+        visited.add(c)
+        return float(pts[c]["us"])
+
+    start = min((c for c in profiled if c in order), key=lambda c: pts[c]["us"], default=None)
+    walk = descent.descend([config(c) for c in survivors], lambda c: time_of(c.label()),
+                           lambda c: float(pts[c.label()]["spread"]), rank=lambda c: order[c.label()],
+                           start=None if start is None else config(start), floor=floor)
+    ranked = summary("dao_ranked", walk.best.label(), visited)  # type: ignore[attr-defined]
+    return thesis, ranked
+
+
+def replay_results(doc: Mapping[str, Any], floor: float = 0.01) -> list[tuple[FinalPass, FinalPass]]:
+    """Every kernel of a results document that carries saved points and the thesis tuner's survivors."""
+    metrics = {m["name"]: m for m in doc.get("metrics", [])}
+    out = []
+    for name, m in sorted(metrics.items()):
+        if not (name.startswith("tuning.") and name.endswith(".space")):
+            continue
+        kernel = name[len("tuning."):-len(".space")]
+        pts = (m.get("info") or {}).get("points")
+        pruning = ((metrics.get(f"tuning.{kernel}.dao.quality") or {}).get("info") or {}).get("pruning") or {}
+        if not pts or "survivors" not in pruning:
+            continue
+        out.append(replay_kernel(kernel, pts, pruning["survivors"], pruning.get("profiled", []), floor))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m pytest_gpuperf.tuning.replay", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("results", help="a results JSON of the tuning suite (pytest-gpuperf/1)")
+    ap.add_argument("--floor", type=float, default=0.01, help="smallest relative noise (default 0.01)")
+    args = ap.parse_args(argv)
+    try:
+        with open(args.results, encoding="utf-8") as fh:
+            doc = json.load(fh)
+    except (OSError, ValueError) as exc:
+        print(f"error: cannot read {args.results}: {exc}", file=sys.stderr)
+        return 2
+    rows = replay_results(doc, args.floor)
+    if not rows:
+        print(f"error: {args.results} holds no tuning kernel with saved points (run the tuning suite with this "
+              "version of pytest-gpuperf)", file=sys.stderr)
+        return 2
+    print(f"{'kernel':18} {'dao pick':>9} {'q':>6} {'evals':>6} {'kcost':>6}   {'ranked':>9} {'q':>6} {'evals':>6} {'kcost':>6}")
+    for a, b in rows:
+        print(f"{a.kernel:18} {a.pick:>9} {a.quality:6.3f} {a.cost:6.1%} {a.device_cost:6.1%}   "
+              f"{b.pick:>9} {b.quality:6.3f} {b.cost:6.1%} {b.device_cost:6.1%}")
+    n = len(rows)
+    print(f"{'mean':18} {'':>9} {sum(a.quality for a, _ in rows) / n:6.3f} {sum(a.cost for a, _ in rows) / n:6.1%} "
+          f"{sum(a.device_cost for a, _ in rows) / n:6.1%}   {'':>9} {sum(b.quality for _, b in rows) / n:6.3f} "
+          f"{sum(b.cost for _, b in rows) / n:6.1%} {sum(b.device_cost for _, b in rows) / n:6.1%}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

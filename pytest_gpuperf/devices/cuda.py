@@ -16,6 +16,7 @@ import numpy as np
 from ..errors import BackendUnavailableError, GpuPerfError, KernelCompileError, KernelLaunchError, ProbeTimeoutError
 from . import elf
 from .base import Buffer, Device, DeviceInfo, Kernel, KernelArg, Size, check_ndrange, slugify
+from .resources import Resources
 
 try:  # pragma: no cover - depends on the machine
     import cupy
@@ -187,10 +188,16 @@ class CudaDevice(Device):
         self._flag: np.ndarray | None = None
 
     # ---- compilation ---------------------------------------------------------------------------
+    def nvrtc_options(self, options: Sequence[str], target: str = "cubin") -> list[str]:
+        """The full NVRTC option list a kernel built with ``options`` is compiled with for ``target``
+        ("cubin": the device's real architecture; "ptx": its virtual one) — also what a recompilation of
+        the same source must pass to get the same machine code (:mod:`pytest_gpuperf.probes.recompile`)."""
+        arch = f"-arch=sm_{self.arch}" if target == "cubin" else f"-arch=compute_{self.arch}"
+        return [arch, "-std=c++17", *self._includes, *options]
+
     def nvrtc(self, source: str, name: str, options: Sequence[str], target: str) -> tuple[bytes, str]:
         """Compile with NVRTC for ``target`` ("cubin" or "ptx"); returns (binary or PTX bytes, log)."""
-        arch = f"-arch=sm_{self.arch}" if target == "cubin" else f"-arch=compute_{self.arch}"
-        opts = [arch, "-std=c++17", *self._includes, *options]
+        opts = self.nvrtc_options(options, target)
         prog = nvrtc.createProgram(source, f"{name}.cu", [], [])
         try:
             try:
@@ -218,15 +225,47 @@ class CudaDevice(Device):
                 raise KernelCompileError(name, "cuda", options,
                                          f"no kernel named {name!r} (declare it extern \"C\" __global__): {exc}"
                                          ) from exc
-        attrs = {k: int(cupy.cuda.driver.funcGetAttribute(v, func.ptr)) for k, v in _FUNC_ATTR.items()}
         program = {"module": module, "cubin": cubin, "log": log, "ptx": None}
-        return Kernel(name, source, options, func, program, self, attrs)
+        return Kernel(name, source, options, func, program, self, self._attributes(func))
+
+    def _entry_point(self, built: Kernel, name: str) -> Kernel:
+        try:
+            func = built.program["module"].get_function(name)
+        except Exception as exc:  # noqa: BLE001 - CUDADriverError: named symbol not found
+            raise KernelCompileError(name, "cuda", built.options,
+                                     f"no kernel named {name!r} (declare it extern \"C\" __global__): {exc}"
+                                     ) from exc
+        return Kernel(name, built.source, built.options, func, built.program, self, self._attributes(func))
+
+    @staticmethod
+    def _attributes(func: Any) -> dict[str, int]:
+        """Resource usage of one loaded function (cuFuncGetAttribute)."""
+        return {k: int(cupy.cuda.driver.funcGetAttribute(v, func.ptr)) for k, v in _FUNC_ATTR.items()}
 
     def ptx(self, kernel: Kernel) -> str:
         """PTX of a compiled kernel (compiled once more for the virtual architecture, then cached)."""
         if kernel.program.get("ptx") is None:
             kernel.program["ptx"] = self.nvrtc(kernel.source, kernel.name, kernel.options, "ptx")[0].decode()
         return kernel.program["ptx"]
+
+    def kernel_ptx(self, kernel: Kernel) -> str:
+        try:
+            return self.ptx(kernel)
+        except Exception:  # noqa: BLE001 - PTX is optional evidence
+            return ""
+
+    def build_log(self, kernel: Kernel) -> str:
+        return str(kernel.program.get("log") or "")
+
+    def kernel_resources(self, kernel: Kernel) -> Resources:
+        attrs = kernel.attributes
+        return Resources(int(attrs.get("num_regs", 0)), int(attrs.get("shared_size_bytes", 0)), "cuFuncGetAttribute")
+
+    def release_pooled_memory(self) -> None:
+        try:
+            cupy.get_default_memory_pool().free_all_blocks()
+        except Exception:  # noqa: BLE001 - nothing to release
+            pass
 
     # ---- memory ----------------------------------------------------------------------------------
     # All memory work goes through our own stream: a non-blocking stream does not order itself after the

@@ -16,24 +16,9 @@ from . import recompile, sass
 
 
 def compile_many(device: Device, source: str, names: Sequence[str], options: Sequence[str] = ()) -> dict[str, Kernel]:
-    """Build ``source`` once and return a :class:`Kernel` for every name in ``names``."""
-    if not names:
-        return {}
-    first = device.compile(source, names[0], options)
-    out = {names[0]: first}
-    # derived entry points are cached on the device like Device.compile's (PyOpenCL warns on re-retrieval)
-    cache: dict[tuple[str, str, tuple[str, ...]], Kernel] = device.__dict__.setdefault("_probe_kernels", {})
-    for name in names[1:]:
-        key = (source, name, tuple(options))
-        if key in cache:
-            out[name] = cache[key]
-            continue
-        if device.info.backend == "cuda":
-            handle = first.program["module"].get_function(name)
-        else:
-            handle = getattr(first.program, name)
-        out[name] = cache[key] = Kernel(name, source, tuple(options), handle, first.program, device, {})
-    return out
+    """Build ``source`` once and return a :class:`Kernel` for every name in ``names``
+    (:meth:`Device.compile_many`: one compile, one kernel cache)."""
+    return device.compile_many(source, names, options)
 
 
 def sass_functions(kernel: Kernel) -> dict[str, list[sass.Instr]]:
@@ -49,9 +34,7 @@ def sass_functions(kernel: Kernel) -> dict[str, list[sass.Instr]]:
             text = sass.disassemble(cubin)
             program["sass_origin"] = "cubin that ran"
         except sass.ProbeVerificationError as first:
-            dev = kernel.device
-            opts = [f"-arch=sm_{getattr(dev, 'arch', '')}", "-std=c++17", *getattr(dev, "_includes", []),
-                    *kernel.options]
+            opts = kernel.device.nvrtc_options(kernel.options, "cubin")
             fresh, lib = recompile.compile_cubin(kernel.source, opts)
             try:
                 text = sass.disassemble(fresh)

@@ -53,13 +53,14 @@ class IlpPoint:
 
 
 def build(device: Device, op: Op, ilps: Sequence[int] = ILPS):
-    """All ILP variants of ``op`` in one program; on CUDA prove each loop holds ``ilp`` chains."""
+    """All ILP variants of ``op`` in one program; where the device yields SASS (CUDA), prove each loop
+    holds ``ilp`` chains."""
     backend = device.info.backend
     pairs = [chain.throughput_kernel(op, backend, "events", k) for k in ilps]
     src = chain.program(backend, [b for b, _ in pairs], op.type == "double", False, op.uses_half(backend))
     kernels = compile_many(device, src, [ck.name for _, ck in pairs])
     evidence = {}
-    if backend == "cuda":
+    if device.info.has_sass:
         for _, ck in pairs:
             evidence[ck.name] = sass.verify_throughput(function_sass(kernels[ck.name]), op.sass_for(False),
                                                        chain.TP_UNROLL, ck.ilp,

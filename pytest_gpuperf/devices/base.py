@@ -286,6 +286,13 @@ class Device(abc.ABC):
 
         return Resources(0, 0, "unknown (the backend reports no resource usage)")
 
+    def sass_functions(self, kernel: Kernel) -> dict[str, list[Any]]:
+        """Parsed machine code (SASS, :class:`.sass.Instr` lists) per function of the binary ``kernel`` came
+        from, where :attr:`DeviceInfo.has_sass`; elsewhere a ProbeVerificationError naming the device."""
+        from ..errors import ProbeVerificationError
+
+        raise ProbeVerificationError(f"{self.info.spec} ({self.info.name}) yields no SASS to prove a probe from")
+
     def release_pooled_memory(self) -> None:
         """Return freed buffers a memory pool still holds to the driver (CUDA: CuPy's pool). Nsight
         Compute's kernel replay saves and restores all device memory of the context between passes."""

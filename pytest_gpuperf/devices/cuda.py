@@ -13,8 +13,9 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..errors import BackendUnavailableError, GpuPerfError, KernelCompileError, KernelLaunchError, ProbeTimeoutError
-from . import elf
+from ..errors import (BackendUnavailableError, GpuPerfError, KernelCompileError, KernelLaunchError, ProbeTimeoutError,
+                      ProbeVerificationError)
+from . import elf, recompile, sass
 from .base import Buffer, Device, DeviceInfo, Kernel, KernelArg, Size, check_ndrange, slugify
 from .resources import Resources
 
@@ -191,7 +192,7 @@ class CudaDevice(Device):
     def nvrtc_options(self, options: Sequence[str], target: str = "cubin") -> list[str]:
         """The full NVRTC option list a kernel built with ``options`` is compiled with for ``target``
         ("cubin": the device's real architecture; "ptx": its virtual one) — also what a recompilation of
-        the same source must pass to get the same machine code (:mod:`pytest_gpuperf.probes.recompile`)."""
+        the same source must pass to get the same machine code (:mod:`.recompile`, :meth:`sass_functions`)."""
         arch = f"-arch=sm_{self.arch}" if target == "cubin" else f"-arch=compute_{self.arch}"
         return [arch, "-std=c++17", *self._includes, *options]
 
@@ -247,6 +248,38 @@ class CudaDevice(Device):
         if kernel.program.get("ptx") is None:
             kernel.program["ptx"] = self.nvrtc(kernel.source, kernel.name, kernel.options, "ptx")[0].decode()
         return kernel.program["ptx"]
+
+    def sass_functions(self, kernel: Kernel) -> dict[str, list[sass.Instr]]:
+        """Parsed SASS of the cubin ``kernel`` came from (cached on the program dict its entry points share).
+
+        If cuobjdump rejects that cubin, the source is compiled again through the same libnvrtc and the
+        fresh cubin is disassembled — accepted only when its kernels' machine code is byte-identical to
+        the loaded cubin's (:mod:`.recompile`)."""
+        program = kernel.program
+        if "sass_parsed" not in program:
+            cubin = program["cubin"]  # already complete: nvrtc() restores the byte CuPy's getCUBIN drops
+            try:
+                text = sass.disassemble(cubin)
+                program["sass_origin"] = "cubin that ran"
+            except ProbeVerificationError as first:
+                opts = self.nvrtc_options(kernel.options, "cubin")
+                fresh, lib = recompile.compile_cubin(kernel.source, opts)
+                try:
+                    text = sass.disassemble(fresh)
+                except ProbeVerificationError as second:
+                    raise ProbeVerificationError(
+                        f"{first}; the loaded cubin: {len(cubin)} bytes, "
+                        f"{elf.header_problem(cubin) or 'complete ELF'}; "
+                        f"a fresh NVRTC cubin ({lib}) failed too: {second}") from second
+                parsed = sass.parse(text)
+                sizes = recompile.check_identical(cubin, fresh, list(parsed))
+                program["sass_origin"] = (f"recompiled with {lib}; code identical to the cubin that ran "
+                                          f"({sum(sizes.values())} bytes); cuobjdump on the loaded cubin: {first}")[:600]
+            else:
+                parsed = sass.parse(text)
+            program["sass_text"] = text
+            program["sass_parsed"] = parsed
+        return program["sass_parsed"]
 
     def kernel_ptx(self, kernel: Kernel) -> str:
         try:

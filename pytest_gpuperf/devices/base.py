@@ -293,6 +293,11 @@ class Device(abc.ABC):
 
         raise ProbeVerificationError(f"{self.info.spec} ({self.info.name}) yields no SASS to prove a probe from")
 
+    def sass_origin(self, kernel: Kernel) -> str | None:
+        """Which binary :meth:`sass_functions` disassembled for ``kernel`` ("cubin that ran", or a recompile
+        proven identical to it); None before that or where there is no SASS."""
+        return None
+
     def release_pooled_memory(self) -> None:
         """Return freed buffers a memory pool still holds to the driver (CUDA: CuPy's pool). Nsight
         Compute's kernel replay saves and restores all device memory of the context between passes."""

@@ -281,6 +281,9 @@ class CudaDevice(Device):
             program["sass_parsed"] = parsed
         return program["sass_parsed"]
 
+    def sass_origin(self, kernel: Kernel) -> str | None:
+        return kernel.program.get("sass_origin")
+
     def kernel_ptx(self, kernel: Kernel) -> str:
         try:
             return self.ptx(kernel)

@@ -48,7 +48,7 @@ def build(device: Device, ops: Sequence[Op], fast: bool, timing: str):
         for _, ck in pairs:
             instrs = function_sass(kernels[ck.name])
             evidence[ck.name] = sass.verify_latency_op(instrs, ck.op, fast, ck.u1, ck.u2)
-            evidence[ck.name]["origin"] = kernels[ck.name].program.get("sass_origin")
+            evidence[ck.name]["origin"] = device.sass_origin(kernels[ck.name])
     return [(ck, kernels[ck.name]) for _, ck in pairs], evidence
 
 

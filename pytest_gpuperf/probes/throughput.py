@@ -66,7 +66,7 @@ def build(device: Device, op: Op, ilps: Sequence[int] = ILPS):
                                                        chain.TP_UNROLL, ck.ilp,
                                                        sass.per_step(op.heavy, op.ops_per_step),
                                                        f"{op.name} throughput ILP {ck.ilp}")
-            evidence[ck.name]["origin"] = kernels[ck.name].program.get("sass_origin")
+            evidence[ck.name]["origin"] = device.sass_origin(kernels[ck.name])
     return [(ck, kernels[ck.name]) for _, ck in pairs], evidence
 
 

@@ -188,6 +188,14 @@ class CudaDevice(Device):
         self._flag_mem: Any = None  # pinned host word the blocking kernel polls (mapped: UVA)
         self._flag: np.ndarray | None = None
 
+    @property
+    def blocks_exit(self) -> bool:
+        """An abandoned CUDA device always does: tearing down a context behind a hung kernel (CuPy's pools
+        freeing memory at interpreter exit; cudaFree synchronises the device) could block the exit for good.
+        (Written from the CUDA documentation; the development machine has no CUDA GPU to run it. PoCL was
+        measured to release an abandoned context without waiting, so OpenCL adds no such case.)"""
+        return super().blocks_exit or self.abandoned is not None
+
     # ---- compilation ---------------------------------------------------------------------------
     def nvrtc_options(self, options: Sequence[str], target: str = "cubin") -> list[str]:
         """The full NVRTC option list a kernel built with ``options`` is compiled with for ``target``

@@ -8,11 +8,11 @@ from typing import Sequence
 import numpy as np
 
 from ..devices import ndrange
-from ..devices.dialect import dialect
+from ..devices.dialect import DIALECTS, dialect
 from .formats import Format
 
-CTYPE = {"cuda": {"fp16": "__half", "fp32": "float", "fp64": "double"},
-         "opencl": {"fp16": "half", "fp32": "float", "fp64": "double"}}
+#: C element type per kernel language and format (binary16 is the dialect's half type)
+CTYPE = {name: {"fp16": d.half_type, "fp32": "float", "fp64": "double"} for name, d in DIALECTS.items()}
 LOCAL = 256
 
 

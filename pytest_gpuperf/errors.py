@@ -37,6 +37,11 @@ class KernelLaunchError(GpuPerfError):
     """A launch was rejected (bad sizes, bad arguments) or the kernel faulted while running."""
 
 
+class ProbeVerificationError(GpuPerfError):
+    """The compiled code does not contain the instruction chain the probe claims to time (or its machine
+    code cannot be read, so the claim cannot be proven)."""
+
+
 class ProbeTimeoutError(GpuPerfError):
     """A measurement did not finish within the watchdog limit (a hang or a far too large problem)."""
 

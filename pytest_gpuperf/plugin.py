@@ -367,14 +367,11 @@ _exit_status = pytest.StashKey[int]()
 
 @pytest.hookimpl(trylast=True)
 def pytest_unconfigure(config: pytest.Config) -> None:
-    """After everything is reported: a process holding an abandoned *CUDA* device leaves with
-    ``os._exit``. Tearing down a CUDA context behind a hung kernel (CuPy's pools freeing memory at
-    interpreter exit; cudaFree synchronises the device) could block the exit for good. PoCL was measured
-    to release an abandoned context without waiting, so OpenCL runs exit normally — unless a read-back was
-    left queued behind the hang (PyOpenCL waits for it when its event is collected: ``Device.blocks_exit``). (The CUDA path is
-    written from the CUDA documentation; this machine has no CUDA GPU to run it.)"""
+    """After everything is reported: a process holding a device whose finalisation could wait on hung work
+    forever (``Device.blocks_exit``: an abandoned CUDA device, an OpenCL read-back left queued behind a hang)
+    leaves with ``os._exit``."""
     state = config.stash.get(session_key, None)
-    if state is None or not (any(spec.startswith("cuda:") for spec in state.abandoned()) or state.blocks_exit()):
+    if state is None or not state.blocks_exit():
         return
     sys.stdout.flush()
     sys.stderr.flush()

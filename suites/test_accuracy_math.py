@@ -142,7 +142,7 @@ def test_fast_variant(gpu_device, gpuperf_record, accuracy_seed, accuracy_rng, v
     y = kernels.evaluate(gpu_device, fmt, call, args, variant.options)
     ref = functions.reference_fn(variant.base, "fp32")
     exact = ref(*args)
-    metric = "cr" if info.backend == "cuda" else "ulp"
+    metric = functions.CONVENTION[info.backend]
     sc = check.score(y, args, exact, fmt, variant.base, metric)
     name = f"accuracy.fp32.{variant.label}"
     worst = sc.worst(args, y)
@@ -156,7 +156,7 @@ def test_fast_variant(gpu_device, gpuperf_record, accuracy_seed, accuracy_rng, v
     # the certificate: every input of the documented domain, on GPUs (an OpenCL fast-relaxed build would
     # relax the fp64 reference too, so those stay seeded)
     unary = variant.base not in ("div", "pow")
-    if unary and not info.is_cpu and info.fp64 and (info.backend == "cuda" or not variant.options):
+    if unary and not info.is_cpu and info.fp64 and (not info.dialect.fast_math_relaxes_fp64 or not variant.options):
         ref64 = functions.FUNCTIONS[variant.base].expr(info.backend, "fp64", ["x0"])
         cert = certificate.certify(gpu_device, variant.base, call, ref64, metric, domain=variant.domain,
                                    options=variant.options)

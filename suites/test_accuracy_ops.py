@@ -102,17 +102,32 @@ def test_basic_op(gpu_device, gpuperf_record, accuracy_scale, accuracy_seed, acc
     backend = info.backend
     args = operands(fmt, op, accuracy_scale, accuracy_rng)
     ident = {"identity": {"inputs": "seeded", "scale": float(accuracy_scale), "seed": int(accuracy_seed)}}
-    problems = []
-    for mode in MODES[backend]:
-        if backend == "cuda":
-            problems += _check_mode(gpu_device, fmt, op, mode, cuda_expr(fmt_name, op, mode), args, (), gpuperf_record,
-                                    0.0, "cr", CUDA_CITE,
-                                    {"composed": fmt_name == "fp16" and mode != "rn", **ident})
-        else:
-            opts = ("-cl-fp32-correctly-rounded-divide-sqrt",) if (fmt_name, op) in OCL_DEFAULT_BOUND else ()
-            problems += _check_mode(gpu_device, fmt, op, "rn", OPENCL[op], args, opts, gpuperf_record, 0.0, "cr",
-                                    OCL_CITE, ident)
-            if (fmt_name, op) in OCL_DEFAULT_BOUND:
-                problems += _check_mode(gpu_device, fmt, op, "rn.default", OPENCL[op], args, (), gpuperf_record,
-                                        OCL_DEFAULT_BOUND[fmt_name, op], "ulp", OCL_CITE, ident)
+    problems = CHECKS[backend](gpu_device, fmt, op, args, gpuperf_record, ident)
     assert not problems, "\n".join(problems)
+
+
+def _cuda_checks(dev, fmt, op, args, gpuperf_record, ident) -> list[str]:
+    """CUDA: every rounding mode through its intrinsic, 0 steps from the result correctly rounded in it."""
+    problems = []
+    for mode in MODES["cuda"]:
+        problems += _check_mode(dev, fmt, op, mode, cuda_expr(fmt.name, op, mode), args, (), gpuperf_record,
+                                0.0, "cr", CUDA_CITE, {"composed": fmt.name == "fp16" and mode != "rn", **ident})
+    return problems
+
+
+def _opencl_checks(dev, fmt, op, args, gpuperf_record, ident) -> list[str]:
+    """OpenCL: round-to-nearest only; binary32 ÷ and sqrt correctly rounded only with
+    -cl-fp32-correctly-rounded-divide-sqrt, gated by the specification's bound in the default build."""
+    problems = []
+    for _mode in MODES["opencl"]:
+        opts = ("-cl-fp32-correctly-rounded-divide-sqrt",) if (fmt.name, op) in OCL_DEFAULT_BOUND else ()
+        problems += _check_mode(dev, fmt, op, "rn", OPENCL[op], args, opts, gpuperf_record, 0.0, "cr",
+                                OCL_CITE, ident)
+        if (fmt.name, op) in OCL_DEFAULT_BOUND:
+            problems += _check_mode(dev, fmt, op, "rn.default", OPENCL[op], args, (), gpuperf_record,
+                                    OCL_DEFAULT_BOUND[fmt.name, op], "ulp", OCL_CITE, ident)
+    return problems
+
+
+#: What "correctly rounded" can be asked of each kernel language (its rounding-mode intrinsics or none).
+CHECKS = {"cuda": _cuda_checks, "opencl": _opencl_checks}

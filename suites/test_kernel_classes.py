@@ -159,7 +159,7 @@ def test_kernel_classification_counters(gpu_device, gpuperf_record, request, tmp
     """Paper 004's own protocol: classify K1–K10 from hardware counters (Nsight Compute), held-out
     accuracy on a stratified 30 % split of runs, and the unseen kernels' votes."""
     info = gpu_device.info
-    if info.backend != "cuda":
+    if not info.has_ncu:
         pytest.skip(f"Nsight Compute counters exist only on CUDA devices; {info.spec} ({info.name}) is "
                     f"{info.backend} — test_kernel_classification classifies it from portable timing features")
     try:

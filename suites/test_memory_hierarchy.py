@@ -36,7 +36,7 @@ def probe(gpu_device, gpu_measure):
     meas = lambda *a, **k: gpu_measure(*a, **{**cfg, **k})  # noqa: E731
     meas.pair = lambda a, b, **k: gpu_measure.pair(a, b, **{**cfg, **k})  # alternating A/B (differenced figures)
     kernels, evidence = memory.build(gpu_device)
-    if info.backend == "cuda":
+    if info.clock_counter:
         clock, src = throughput.measured_clock_mhz(gpu_device, meas).median, "measured (clock64 spin vs events)"
     else:
         if info.clock_mhz <= 0:
@@ -49,7 +49,7 @@ def _cache_bytes(info) -> int:
     """L2 size to sweep past: NVIDIA's OpenCL reports 4 MiB for the H100's 50 MiB L2, so ≥ 64 MiB on GPUs."""
     if info.is_cpu:
         return int(min(max(info.l2_bytes, 2 * MiB), 16 * MiB))
-    return max(info.l2_bytes, 64 * MiB if info.backend == "opencl" else info.l2_bytes)
+    return max(info.l2_bytes, info.l2_bytes if info.l2_bytes_reliable else 64 * MiB)
 
 
 def test_pointer_chase(gpu_device, gpuperf_record, probe):
@@ -57,7 +57,7 @@ def test_pointer_chase(gpu_device, gpuperf_record, probe):
     info = gpu_device.info
     cache = _cache_bytes(info)
     sizes = memory.footprints(1024, 4 * cache)
-    strides = (128, 1024) if info.backend == "cuda" else (128,)
+    strides = (128, 1024) if info.clock_counter else (128,)  # the 1 KiB-stride curve only where it is cheap
     curves: dict[int, list[tuple[int, float]]] = {}
     samples_at: dict[int, list[float]] = {}
     for stride in strides:
@@ -65,7 +65,7 @@ def test_pointer_chase(gpu_device, gpuperf_record, probe):
         for f in sizes:
             if f < 2 * stride:
                 continue
-            if info.backend == "cuda":
+            if info.clock_counter:
                 s = memory.chase_clock(gpu_device, kernels["gp_chase"], f, stride, 2 * cache, 30.0)
             else:
                 s = memory.chase_events(gpu_device, meas, kernels["gp_chase"], f, stride, 2 * cache, clock)
@@ -75,7 +75,7 @@ def test_pointer_chase(gpu_device, gpuperf_record, probe):
         curves[stride] = pts
     main = curves[128]
     lv = memory.levels([p[0] for p in main], [p[1] for p in main])
-    meta = {"clock_mhz": clock, "clock_source": src, "timing": "clock64" if info.backend == "cuda" else "events",
+    meta = {"clock_mhz": clock, "clock_source": src, "timing": "clock64" if info.clock_counter else "events",
             "curve_stride128": main, "levels": [vars(x) for x in lv], "sass": evidence.get("gp_chase")}
     for stride in strides[1:]:
         meta[f"curve_stride{stride}"] = curves[stride]

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_gpuperf.devices import elf
-from pytest_gpuperf.probes import recompile, sass
+from pytest_gpuperf.devices import elf, recompile
+from pytest_gpuperf.probes import sass
 
 CUBIN = (Path(__file__).parent / "data" / "probes" / "lat_fp32_fma.cubin").read_bytes()
 

@@ -25,6 +25,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from ..devices.dialect import CUDA, OPENCL, dialect
 from .rounding import LD
 
 CUDA_CITE = ("CUDA C++ Programming Guide (CUDA 12/13), Appendix 'Mathematical Functions', table "
@@ -32,6 +33,14 @@ CUDA_CITE = ("CUDA C++ Programming Guide (CUDA 12/13), Appendix 'Mathematical Fu
              "(ulps from the correctly rounded result)")
 OPENCL_CITE = ("OpenCL C Specification 3.0, 'Relative Error as ULPs', table 'ULP values for {prec} precision "
                "built-in math functions' (full profile; ulps of the exact result)")
+
+
+#: The error convention each vendor states its documented bounds in: CUDA's are steps from the correctly
+#: rounded result (``cr``), OpenCL's ulps of the exact value (``ulp``).
+CONVENTION = {"cuda": "cr", "opencl": "ulp"}
+#: The document a bound is cited from, per backend, for "Single"/"Double" precision.
+CITATION: dict[str, Callable[[str], str]] = {"cuda": lambda prec: CUDA_CITE.format(prec=prec),
+                                             "opencl": lambda prec: OPENCL_CITE.format(prec=prec.lower())}
 
 
 def _ld(fn: Callable) -> Callable:
@@ -110,10 +119,12 @@ class MathFunction:
     note: str = ""
 
     def expr(self, backend: str, fmt: str, args: list[str]) -> str:
-        if backend == "cuda":
-            fn = (self.cuda32 or f"{self.name}f") if fmt == "fp32" else (self.cuda64 or self.name)
-        else:
-            fn = self.opencl or self.name
+        """The call in the language of ``backend``: this function's own spelling there if it has one, else
+        the C library's name (binary32 with the dialect's ``f`` suffix where built-ins are not overloaded)."""
+        spelled = {"cuda": {"fp32": self.cuda32, "fp64": self.cuda64},
+                   "opencl": {"fp32": self.opencl, "fp64": self.opencl}}[backend][fmt]
+        suffix = dialect(backend).libm_float_suffix if fmt == "fp32" else ""
+        fn = spelled or f"{self.name}{suffix}"
         return f"{fn}({', '.join(args)})"
 
     def bound(self, backend: str, fmt: str) -> Optional[float]:
@@ -124,13 +135,11 @@ class MathFunction:
         """The convention the documented bound is stated in (see the module docstring): ``cr`` on CUDA,
         ``ulp`` on OpenCL — except OpenCL's "correctly rounded" (bound 0, i.e. ≤ 0.5 ulp of the exact
         value), which is gated as 0 steps (``cr``)."""
-        return "cr" if backend == "cuda" or self.bound(backend, fmt) == 0 else "ulp"
+        return "cr" if CONVENTION[backend] == "cr" or self.bound(backend, fmt) == 0 else "ulp"
 
     def citation(self, backend: str, fmt: str) -> str:
         prec = {"fp32": "Single", "fp64": "Double"}[fmt]
-        if backend == "cuda":
-            return CUDA_CITE.format(prec=prec)
-        return OPENCL_CITE.format(prec=prec.lower())
+        return CITATION[backend](prec)
 
 
 def _f(name, arity, ref32, ref64, cuda, opencl, domain=(-1e30, 1e30), **kw) -> MathFunction:
@@ -218,10 +227,10 @@ FAST = [
     FastVariant("__powf", "cuda", "pow", "__powf", (0.5, 4.0), citation=CUDA_INTR + " (exp2f(y·__log2f(x)))"),
     FastVariant("__fdividef", "cuda", "div", "__fdividef", (2.0 ** -100, 2.0 ** 100), bound=2,
                 citation=CUDA_INTR + ": 2 ulp for 2^-126 ≤ |y| ≤ 2^126"),
-    FastVariant("fastmath.sin", "cuda", "sin", "sinf", (-np.pi, np.pi), options=("--use_fast_math",)),
-    FastVariant("fastmath.exp", "cuda", "exp", "expf", (-80.0, 80.0), options=("--use_fast_math",)),
-    FastVariant("fastmath.log", "cuda", "log", "logf", (1e-30, 1e30), options=("--use_fast_math",)),
-    FastVariant("fastmath.div", "cuda", "div", "DIV", (2.0 ** -100, 2.0 ** 100), options=("--use_fast_math",)),
+    FastVariant("fastmath.sin", "cuda", "sin", "sinf", (-np.pi, np.pi), options=CUDA.fast_math),
+    FastVariant("fastmath.exp", "cuda", "exp", "expf", (-80.0, 80.0), options=CUDA.fast_math),
+    FastVariant("fastmath.log", "cuda", "log", "logf", (1e-30, 1e30), options=CUDA.fast_math),
+    FastVariant("fastmath.div", "cuda", "div", "DIV", (2.0 ** -100, 2.0 ** 100), options=CUDA.fast_math),
     FastVariant("native_sin", "opencl", "sin", "native_sin", (-np.pi, np.pi)),
     FastVariant("native_cos", "opencl", "cos", "native_cos", (-np.pi, np.pi)),
     FastVariant("native_exp", "opencl", "exp", "native_exp", (-80.0, 80.0)),
@@ -233,9 +242,9 @@ FAST = [
     FastVariant("half_log", "opencl", "log", "half_log", (1e-30, 1e30), bound=8192, citation=OPENCL_HALF),
     FastVariant("half_divide", "opencl", "div", "half_divide", (2.0 ** -60, 2.0 ** 60), bound=8192,
                 citation=OPENCL_HALF),
-    FastVariant("fastmath.sin", "opencl", "sin", "sin", (-np.pi, np.pi), options=("-cl-fast-relaxed-math",)),
-    FastVariant("fastmath.exp", "opencl", "exp", "exp", (-80.0, 80.0), options=("-cl-fast-relaxed-math",)),
-    FastVariant("fastmath.log", "opencl", "log", "log", (1e-30, 1e30), options=("-cl-fast-relaxed-math",)),
+    FastVariant("fastmath.sin", "opencl", "sin", "sin", (-np.pi, np.pi), options=OPENCL.fast_math),
+    FastVariant("fastmath.exp", "opencl", "exp", "exp", (-80.0, 80.0), options=OPENCL.fast_math),
+    FastVariant("fastmath.log", "opencl", "log", "log", (1e-30, 1e30), options=OPENCL.fast_math),
 ]
 
 #: the fp32 reference of "div" for fast variants

@@ -8,11 +8,22 @@ from typing import Sequence
 import numpy as np
 
 from ..devices import ndrange
+from ..devices.dialect import DIALECTS, dialect
 from .formats import Format
 
-CTYPE = {"cuda": {"fp16": "__half", "fp32": "float", "fp64": "double"},
-         "opencl": {"fp16": "half", "fp32": "float", "fp64": "double"}}
+#: C element type per kernel language and format (binary16 is the dialect's half type)
+CTYPE = {name: {"fp16": d.half_type, "fp32": "float", "fp64": "double"} for name, d in DIALECTS.items()}
 LOCAL = 256
+
+
+#: Entry point of the evaluator per kernel language (``Dialect.name``): the declaration up to the index
+#: ``i``, and one input parameter (``{t}``: element type, ``{k}``: argument number).
+EVAL_ENTRY = {
+    "cuda": ('extern "C" __global__ void acc_eval({params}, {t}* __restrict__ y, int n) {{\n'
+             "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n", "const {t}* __restrict__ p{k}"),
+    "opencl": ("__kernel void acc_eval({params}, __global {t}* y, int n) {{\n"
+               "  int i = get_global_id(0);\n", "__global const {t}* p{k}"),
+}
 
 
 def eval_source(backend: str, fmt: Format, expr: str, arity: int, plant: bool = False) -> str:
@@ -27,18 +38,11 @@ def eval_source(backend: str, fmt: Format, expr: str, arity: int, plant: bool = 
             raise ValueError("the ulp plant applies to binary32 results only")
         expr = f"gp_plant(({expr}), x0)"
     helper = PLANT[backend] if plant else ""
-    if backend == "cuda":
-        head = ("#include <cuda_fp16.h>\n" if fmt.name == "fp16" else "") + helper
-        params = ", ".join(f"const {t}* __restrict__ p{k}" for k in range(arity))
-        return (f'{head}extern "C" __global__ void acc_eval({params}, {t}* __restrict__ y, int n) {{\n'
-                f"  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-                f"  if (i < n) {{ {loads} y[i] = {expr}; }}\n}}\n")
-    ext = {"fp16": "#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n",
-           "fp64": "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"}.get(fmt.name, "")
-    params = ", ".join(f"__global const {t}* p{k}" for k in range(arity))
-    return (f"{ext}{helper}__kernel void acc_eval({params}, __global {t}* y, int n) {{\n"
-            f"  int i = get_global_id(0);\n"
-            f"  if (i < n) {{ {loads} y[i] = {expr}; }}\n}}\n")
+    d = dialect(backend)
+    head = {"fp16": d.fp16_prelude, "fp64": d.fp64_prelude}.get(fmt.name, "") + helper
+    entry, param = EVAL_ENTRY[backend]
+    params = ", ".join(param.format(t=t, k=k) for k in range(arity))
+    return head + entry.format(params=params, t=t) + f"  if (i < n) {{ {loads} y[i] = {expr}; }}\n}}\n"
 
 
 def evaluate(device, fmt: Format, expr: str, args: Sequence[np.ndarray], options: Sequence[str] = (),

@@ -50,8 +50,12 @@ __kernel void acc_pair(__global const T* x, ulong n, __global T* y) {
 """
 
 
+#: The summation kernels per kernel language (``Dialect.name``).
+SOURCES = {"cuda": CUDA, "opencl": OPENCL}
+
+
 def source(backend: str, ctype: str, method: str) -> str:
-    src = CUDA if backend == "cuda" else OPENCL
+    src = SOURCES[backend]
     # OpenCL C forbids the T macro clash with nothing; plain textual substitution keeps both readable
     return src.replace("ACC", ACC[method]).replace("LO;", LO[method] + ";").replace("T ", f"{ctype} ") \
         .replace("const T*", f"const {ctype}*").replace("T*", f"{ctype}*").replace("(T)", f"({ctype})")

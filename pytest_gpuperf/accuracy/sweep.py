@@ -210,6 +210,10 @@ PLANT = {
 }
 
 
+#: The sweep program per kernel language (``Dialect.name``).
+SOURCES = {"cuda": CUDA_SRC, "opencl": OPENCL_SRC}
+
+
 def _call(fn: str) -> str:
     """A function name (``expf``) or an expression in ``x0`` (``1.0f / sqrtf(x0)``) as a macro body."""
     return fn if "x0" in fn else f"{fn}(x0)"
@@ -220,7 +224,7 @@ def source(backend: str, fn32: str, fn64: str, plant: bool = False, sums: bool =
     ``plant``: the gate check's 1-ulp plant on the binary32 result; ``sums``: also sum both error
     conventions over the scored inputs (for a mean over every input — off for the timed sweep suite,
     whose checked-vs-reference time ratio measures the checking it always does)."""
-    src = CUDA_SRC if backend == "cuda" else OPENCL_SRC
+    src = SOURCES[backend]
     body32 = f"gp_plant(({_call(fn32)}), x0)" if plant else f"({_call(fn32)})"
     head = src[:src.index("#define AS_FLOAT")] if "#pragma" in src[:40] else ""
     macros = (f"#define FN32(x0) {body32}\n#define FN64(x0) ({_call(fn64)})\n"

@@ -12,9 +12,14 @@ import abc
 import re
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
+
+from .dialect import Dialect, dialect
+
+if TYPE_CHECKING:
+    from .resources import Resources
 
 Size = tuple[int, ...]
 
@@ -71,6 +76,46 @@ class DeviceInfo:
             feats.add("clock")
         feats.add("cpu" if self.is_cpu else "gpu")
         return feats
+
+    @property
+    def dialect(self) -> Dialect:
+        """The kernel language this device compiles (:mod:`.dialect`): what generated kernel text asks
+        instead of branching on the backend."""
+        return dialect(self.backend)
+
+    @property
+    def has_sass(self) -> bool:
+        """Whether a compiled kernel is a cubin whose SASS ``cuobjdump`` can disassemble, so the probes
+        can prove from the machine code which instructions a timed loop ran (CUDA: NVRTC cubins; NVIDIA's
+        OpenCL hands back PTX only)."""
+        return self.backend == "cuda"
+
+    @property
+    def has_ncu(self) -> bool:
+        """Whether Nsight Compute can profile this device's kernels (hardware counters): CUDA devices only."""
+        return self.backend == "cuda"
+
+    @property
+    def nv_compiler_options(self) -> bool:
+        """Whether the OpenCL compiler takes NVIDIA's options (``cl_nv_compiler_options``:
+        ``-cl-nv-maxrregcount``, ``-cl-nv-verbose``)."""
+        return self.backend == "opencl" and "cl_nv_compiler_options" in (self.extra.get("extensions") or [])
+
+    @property
+    def l2_bytes_reliable(self) -> bool:
+        """Whether :attr:`l2_bytes` is the real last-level cache: CUDA reads cudaDevAttrL2CacheSize; OpenCL's
+        CL_DEVICE_GLOBAL_MEM_CACHE_SIZE is what the driver chooses to say (NVIDIA's reports 4 MiB for the
+        H100's 50 MiB L2)."""
+        return self.backend == "cuda"
+
+    @property
+    def work_item_limits(self) -> tuple[int, ...]:
+        """Largest work-group extent per dimension: OpenCL's CL_DEVICE_MAX_WORK_ITEM_SIZES where reported,
+        else (max work-group size, 1024, 64); CUDA caps the first two at its maxThreadsDim of 1024."""
+        dims = [int(d) for d in self.extra.get("max_work_item_sizes") or [self.max_work_group_size, 1024, 64]]
+        if self.backend == "cuda":
+            dims = [min(d, c) for d, c in zip(dims, (1024, 1024))] + dims[2:]
+        return tuple(dims)
 
     @property
     def peak_bandwidth_gbs(self) -> float | None:
@@ -201,6 +246,65 @@ class Device(abc.ABC):
     @abc.abstractmethod
     def _compile(self, source: str, name: str, options: tuple[str, ...]) -> Kernel: ...
 
+    def compile_many(self, source: str, names: Sequence[str], options: Sequence[str] = ()) -> dict[str, Kernel]:
+        """Build ``source`` once and return a :class:`Kernel` for every name in ``names``: one compiler
+        call (and one ``cuobjdump`` for the probes' SASS proof) instead of one per entry point. Every entry
+        point lands in the same per-(source, name, options) cache as :meth:`compile`'s, so a later
+        :meth:`compile` of one of them is that kernel, and :meth:`close` drops them all."""
+        if not names:
+            return {}
+        opts = tuple(options)
+        first = self.compile(source, names[0], opts)
+        out = {names[0]: first}
+        for name in names[1:]:
+            key = (source, name, opts)
+            kernel = self._programs.get(key)
+            if kernel is None:
+                kernel = self._programs[key] = self._entry_point(first, name)
+            out[name] = kernel
+        return out
+
+    def _entry_point(self, built: Kernel, name: str) -> Kernel:
+        """Entry point ``name`` of the program ``built`` came from, taken from the built module/program
+        (retrieved once: PyOpenCL warns when a kernel is retrieved again)."""
+        return self._compile(built.source, name, built.options)
+
+    # ---- what a compiled kernel uses -----------------------------------------------------------
+    def kernel_ptx(self, kernel: Kernel) -> str:
+        """PTX of a compiled kernel, '' where the device has none (PTX is optional evidence)."""
+        return ""
+
+    def build_log(self, kernel: Kernel) -> str:
+        """The compiler's build log of a kernel's program, '' where there is none."""
+        return ""
+
+    def driver_registers(self, kernel: Kernel) -> int | None:
+        """Registers per work-item as the driver's verbose build reports them; None where it cannot."""
+        return None
+
+    def kernel_resources(self, kernel: Kernel) -> "Resources":
+        """Registers per work-item and shared/local bytes per work-group of a compiled kernel, from the
+        best source the backend offers (:mod:`.resources`)."""
+        from .resources import Resources
+
+        return Resources(0, 0, "unknown (the backend reports no resource usage)")
+
+    def sass_functions(self, kernel: Kernel) -> dict[str, list[Any]]:
+        """Parsed machine code (SASS, :class:`.sass.Instr` lists) per function of the binary ``kernel`` came
+        from, where :attr:`DeviceInfo.has_sass`; elsewhere a ProbeVerificationError naming the device."""
+        from ..errors import ProbeVerificationError
+
+        raise ProbeVerificationError(f"{self.info.spec} ({self.info.name}) yields no SASS to prove a probe from")
+
+    def sass_origin(self, kernel: Kernel) -> str | None:
+        """Which binary :meth:`sass_functions` disassembled for ``kernel`` ("cubin that ran", or a recompile
+        proven identical to it); None before that or where there is no SASS."""
+        return None
+
+    def release_pooled_memory(self) -> None:
+        """Return freed buffers a memory pool still holds to the driver (CUDA: CuPy's pool). Nsight
+        Compute's kernel replay saves and restores all device memory of the context between passes."""
+
     # ---- memory ------------------------------------------------------------------------------
     @abc.abstractmethod
     def to_device(self, array: np.ndarray) -> Buffer: ...
@@ -235,7 +339,7 @@ class Device(abc.ABC):
     def close(self, timeout_s: float = 10.0) -> None:
         """Wait at most ``timeout_s`` for queued work, then release; never waits on an abandoned device
         (its hung work would block the process forever). The object must not be used afterwards."""
-        self._programs.clear()
+        self._programs.clear()  # every compiled kernel, entry points of compile_many included
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.info.spec} {self.info.name!r} key={self.info.key}>"

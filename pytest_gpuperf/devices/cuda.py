@@ -13,9 +13,11 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..errors import BackendUnavailableError, GpuPerfError, KernelCompileError, KernelLaunchError, ProbeTimeoutError
-from . import elf
+from ..errors import (BackendUnavailableError, GpuPerfError, KernelCompileError, KernelLaunchError, ProbeTimeoutError,
+                      ProbeVerificationError)
+from . import elf, recompile, sass
 from .base import Buffer, Device, DeviceInfo, Kernel, KernelArg, Size, check_ndrange, slugify
+from .resources import Resources
 
 try:  # pragma: no cover - depends on the machine
     import cupy
@@ -186,11 +188,25 @@ class CudaDevice(Device):
         self._flag_mem: Any = None  # pinned host word the blocking kernel polls (mapped: UVA)
         self._flag: np.ndarray | None = None
 
+    @property
+    def blocks_exit(self) -> bool:
+        """An abandoned CUDA device always does: tearing down a context behind a hung kernel (CuPy's pools
+        freeing memory at interpreter exit; cudaFree synchronises the device) could block the exit for good.
+        (Written from the CUDA documentation; the development machine has no CUDA GPU to run it. PoCL was
+        measured to release an abandoned context without waiting, so OpenCL adds no such case.)"""
+        return super().blocks_exit or self.abandoned is not None
+
     # ---- compilation ---------------------------------------------------------------------------
+    def nvrtc_options(self, options: Sequence[str], target: str = "cubin") -> list[str]:
+        """The full NVRTC option list a kernel built with ``options`` is compiled with for ``target``
+        ("cubin": the device's real architecture; "ptx": its virtual one) — also what a recompilation of
+        the same source must pass to get the same machine code (:mod:`.recompile`, :meth:`sass_functions`)."""
+        arch = f"-arch=sm_{self.arch}" if target == "cubin" else f"-arch=compute_{self.arch}"
+        return [arch, "-std=c++17", *self._includes, *options]
+
     def nvrtc(self, source: str, name: str, options: Sequence[str], target: str) -> tuple[bytes, str]:
         """Compile with NVRTC for ``target`` ("cubin" or "ptx"); returns (binary or PTX bytes, log)."""
-        arch = f"-arch=sm_{self.arch}" if target == "cubin" else f"-arch=compute_{self.arch}"
-        opts = [arch, "-std=c++17", *self._includes, *options]
+        opts = self.nvrtc_options(options, target)
         prog = nvrtc.createProgram(source, f"{name}.cu", [], [])
         try:
             try:
@@ -218,15 +234,82 @@ class CudaDevice(Device):
                 raise KernelCompileError(name, "cuda", options,
                                          f"no kernel named {name!r} (declare it extern \"C\" __global__): {exc}"
                                          ) from exc
-        attrs = {k: int(cupy.cuda.driver.funcGetAttribute(v, func.ptr)) for k, v in _FUNC_ATTR.items()}
         program = {"module": module, "cubin": cubin, "log": log, "ptx": None}
-        return Kernel(name, source, options, func, program, self, attrs)
+        return Kernel(name, source, options, func, program, self, self._attributes(func))
+
+    def _entry_point(self, built: Kernel, name: str) -> Kernel:
+        try:
+            func = built.program["module"].get_function(name)
+        except Exception as exc:  # noqa: BLE001 - CUDADriverError: named symbol not found
+            raise KernelCompileError(name, "cuda", built.options,
+                                     f"no kernel named {name!r} (declare it extern \"C\" __global__): {exc}"
+                                     ) from exc
+        return Kernel(name, built.source, built.options, func, built.program, self, self._attributes(func))
+
+    @staticmethod
+    def _attributes(func: Any) -> dict[str, int]:
+        """Resource usage of one loaded function (cuFuncGetAttribute)."""
+        return {k: int(cupy.cuda.driver.funcGetAttribute(v, func.ptr)) for k, v in _FUNC_ATTR.items()}
 
     def ptx(self, kernel: Kernel) -> str:
         """PTX of a compiled kernel (compiled once more for the virtual architecture, then cached)."""
         if kernel.program.get("ptx") is None:
             kernel.program["ptx"] = self.nvrtc(kernel.source, kernel.name, kernel.options, "ptx")[0].decode()
         return kernel.program["ptx"]
+
+    def sass_functions(self, kernel: Kernel) -> dict[str, list[sass.Instr]]:
+        """Parsed SASS of the cubin ``kernel`` came from (cached on the program dict its entry points share).
+
+        If cuobjdump rejects that cubin, the source is compiled again through the same libnvrtc and the
+        fresh cubin is disassembled — accepted only when its kernels' machine code is byte-identical to
+        the loaded cubin's (:mod:`.recompile`)."""
+        program = kernel.program
+        if "sass_parsed" not in program:
+            cubin = program["cubin"]  # already complete: nvrtc() restores the byte CuPy's getCUBIN drops
+            try:
+                text = sass.disassemble(cubin)
+                program["sass_origin"] = "cubin that ran"
+            except ProbeVerificationError as first:
+                opts = self.nvrtc_options(kernel.options, "cubin")
+                fresh, lib = recompile.compile_cubin(kernel.source, opts)
+                try:
+                    text = sass.disassemble(fresh)
+                except ProbeVerificationError as second:
+                    raise ProbeVerificationError(
+                        f"{first}; the loaded cubin: {len(cubin)} bytes, "
+                        f"{elf.header_problem(cubin) or 'complete ELF'}; "
+                        f"a fresh NVRTC cubin ({lib}) failed too: {second}") from second
+                parsed = sass.parse(text)
+                sizes = recompile.check_identical(cubin, fresh, list(parsed))
+                program["sass_origin"] = (f"recompiled with {lib}; code identical to the cubin that ran "
+                                          f"({sum(sizes.values())} bytes); cuobjdump on the loaded cubin: {first}")[:600]
+            else:
+                parsed = sass.parse(text)
+            program["sass_text"] = text
+            program["sass_parsed"] = parsed
+        return program["sass_parsed"]
+
+    def sass_origin(self, kernel: Kernel) -> str | None:
+        return kernel.program.get("sass_origin")
+
+    def kernel_ptx(self, kernel: Kernel) -> str:
+        try:
+            return self.ptx(kernel)
+        except Exception:  # noqa: BLE001 - PTX is optional evidence
+            return ""
+
+    def build_log(self, kernel: Kernel) -> str:
+        return str(kernel.program.get("log") or "")
+
+    def kernel_resources(self, kernel: Kernel) -> Resources:
+        attrs = kernel.attributes
+        return Resources(int(attrs.get("num_regs", 0)), int(attrs.get("shared_size_bytes", 0)), "cuFuncGetAttribute")
+
+    def release_pooled_memory(self) -> None:
+        try:
+            cupy.get_default_memory_pool().free_all_blocks()
+        except Exception:  # noqa: BLE001 - nothing to release
+            pass
 
     # ---- memory ----------------------------------------------------------------------------------
     # All memory work goes through our own stream: a non-blocking stream does not order itself after the

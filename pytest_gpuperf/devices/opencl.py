@@ -14,6 +14,7 @@ import numpy as np
 
 from ..errors import BackendUnavailableError, GpuPerfError, KernelCompileError, KernelLaunchError
 from .base import Buffer, Device, DeviceInfo, Kernel, KernelArg, Size, check_ndrange, slugify
+from .resources import Resources, log_registers, ptxas_registers
 
 try:  # pragma: no cover - import guard
     import pyopencl as cl
@@ -128,15 +129,73 @@ class OpenCLDevice(Device):
             handle = getattr(program, name)
         except (AttributeError, cl.Error) as exc:
             raise KernelCompileError(name, "opencl", options, f"no kernel named {name!r} in the program") from exc
+        return Kernel(name, source, options, handle, program, self, self._attributes(handle))
+
+    def _entry_point(self, built: Kernel, name: str) -> Kernel:
+        try:
+            handle = getattr(built.program, name)
+        except (AttributeError, cl.Error) as exc:
+            raise KernelCompileError(name, "opencl", built.options, f"no kernel named {name!r} in the program") from exc
+        return Kernel(name, built.source, built.options, handle, built.program, self, self._attributes(handle))
+
+    def _attributes(self, handle: Any) -> dict[str, int]:
+        """Resource usage the driver reports for one kernel of a built program."""
         wg = cl.kernel_work_group_info
-        attrs = {
+        return {
             "max_threads_per_block": int(handle.get_work_group_info(wg.WORK_GROUP_SIZE, self.cl_device)),
             "local_bytes": int(handle.get_work_group_info(wg.LOCAL_MEM_SIZE, self.cl_device)),
             "private_bytes": int(handle.get_work_group_info(wg.PRIVATE_MEM_SIZE, self.cl_device)),
             "preferred_multiple": int(handle.get_work_group_info(
                 wg.PREFERRED_WORK_GROUP_SIZE_MULTIPLE, self.cl_device)),
         }
-        return Kernel(name, source, options, handle, program, self, attrs)
+
+    # ---- what a compiled kernel uses -------------------------------------------------------------
+    def build_log(self, kernel: Kernel) -> str:
+        try:
+            return str(kernel.program.get_build_info(self.cl_device, cl.program_build_info.LOG))
+        except Exception:  # noqa: BLE001 - the log is evidence, not a requirement
+            return ""
+
+    def kernel_ptx(self, kernel: Kernel) -> str:
+        """NVIDIA's OpenCL returns the program's PTX as its binary; '' on other platforms."""
+        try:
+            binaries = kernel.program.get_info(cl.program_info.BINARIES)
+            text = bytes(binaries[0]).decode("ascii", "replace")
+        except Exception:  # noqa: BLE001
+            return ""
+        return text if ".entry" in text else ""
+
+    def driver_registers(self, kernel: Kernel) -> int | None:
+        """Registers per thread as NVIDIA's OpenCL compiler reports them in its build log when built with
+        ``-cl-nv-verbose`` (``cl_nv_compiler_options``) — the fallback where ``ptxas -v`` gives no count (the
+        H100 run of 4baa7dd got none, so its calculator ran without the register limit; at the 10-32
+        registers its driver log reports, that limit does not bind on sm_90)."""
+        if not self.info.nv_compiler_options:
+            return None
+        opts = tuple(kernel.options or ())
+        try:
+            verbose = kernel if "-cl-nv-verbose" in opts else self.compile(
+                kernel.source, kernel.name, opts + ("-cl-nv-verbose",))
+        except Exception:  # noqa: BLE001 - resource usage is best effort; 0 = unknown
+            return None
+        return log_registers(self.build_log(verbose))
+
+    def kernel_resources(self, kernel: Kernel) -> Resources:
+        """Local bytes from CL_KERNEL_LOCAL_MEM_SIZE; registers (NVIDIA only) from ``ptxas -v`` on the
+        program's PTX, else from the driver's verbose build log, else unknown (0)."""
+        shared = int(kernel.attributes.get("local_bytes", 0))
+        info = self.info
+        if info.compute_capability:
+            arch = "sm_" + info.compute_capability.replace(".", "")
+            bound = next((int(o.split("=", 1)[1]) for o in kernel.options or ()
+                          if o.startswith("-cl-nv-maxrregcount=")), 0)
+            regs = ptxas_registers(self.kernel_ptx(kernel), arch, bound)
+            if regs is not None:
+                return Resources(regs, shared, "ptxas -v on the OpenCL program's PTX")
+            regs = self.driver_registers(kernel)
+            if regs is not None:
+                return Resources(regs, shared, "NVIDIA OpenCL build log (-cl-nv-verbose)")
+        return Resources(0, shared, "CL_KERNEL_LOCAL_MEM_SIZE (registers unknown)")
 
     def to_device(self, array: np.ndarray) -> Buffer:
         array = np.ascontiguousarray(array)

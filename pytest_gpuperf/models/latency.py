@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..baselines import store
+from ..devices import BACKENDS
 from ..probes.fit import PiecewiseFit
 from ..probes.global_latency import K20_TABLE_3_3
 
@@ -181,7 +182,7 @@ def latencies(root: Path, device_key: str, backend: str, clock_mhz: float,
     probe value or the K20 model; ``global_source`` names the one used. ``measured`` (probe metric name →
     cycles, measured in this session: :func:`..probes.latency.chain_cycles`) wins over every file, so a
     model whose latencies were all measured now depends on the device alone."""
-    other = "opencl" if backend == "cuda" else "cuda"
+    other = next(b for b in BACKENDS if b != backend)  # the same GPU through the other API
     baseline = store.load(baseline_dir if baseline_dir is not None else root / "baselines", device_key)
     results = root / "results" / device_key
     session = {name: {"value": v, "unit": "cycles"} for name, v in (measured or {}).items()}

@@ -90,15 +90,11 @@ def launch_record(run: PlannedRun, inst: kc.Instance) -> dict[str, Any]:
             "rep": run.rep, "block": [inst.local, 1, 1], "grid": [inst.global_size // inst.local, 1, 1]}
 
 
-def _release() -> None:
-    """Return freed buffers to the driver: ncu's kernel replay saves and restores the context's device
-    memory between passes, so a memory pool holding every earlier run's buffers would make each replay
-    copy them all."""
-    try:
-        import cupy
-        cupy.get_default_memory_pool().free_all_blocks()
-    except Exception:  # noqa: BLE001 - nothing to release without CuPy
-        pass
+def _release(dev: Any) -> None:
+    """Return freed buffers to the driver (:meth:`Device.release_pooled_memory`): ncu's kernel replay saves
+    and restores the context's device memory between passes, so a memory pool holding every earlier run's
+    buffers would make each replay copy them all."""
+    dev.release_pooled_memory()
 
 
 def execute(spec: dict[str, Any]) -> list[dict[str, Any]]:
@@ -120,7 +116,7 @@ def execute(spec: dict[str, Any]) -> list[dict[str, Any]]:
         for run in runs:
             if run.group != current:
                 base = None
-                _release()
+                _release(dev)
                 base = kc.generate(run.kernel, run.size, run.local, dev, np.random.default_rng(run.seed))
                 current = run.group
             inst = base.with_local(run.local)
@@ -130,7 +126,7 @@ def execute(spec: dict[str, Any]) -> list[dict[str, Any]]:
     finally:
         Path(spec["launch_log"]).write_text(json.dumps(launches))
         base = None
-        _release()
+        _release(dev)
         dev.close()
     return launches
 

@@ -40,10 +40,12 @@ _OPENCL = r"""
 """
 
 
+#: The prelude per kernel language (``Dialect.name``).
+PRELUDES = {"cuda": _CUDA, "opencl": _OPENCL}
+
+
 def render(body: str, backend: str) -> str:
     """Prefix ``body`` with the prelude of ``backend`` (``"cuda"`` or ``"opencl"``)."""
-    if backend == "cuda":
-        return _CUDA + body
-    if backend == "opencl":
-        return _OPENCL + body
+    if backend in PRELUDES:
+        return PRELUDES[backend] + body
     raise ValueError(f"unknown backend {backend!r}: expected 'cuda' or 'opencl'")

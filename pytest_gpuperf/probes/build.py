@@ -11,63 +11,18 @@ from __future__ import annotations
 from typing import Sequence
 
 from ..devices.base import Device, Kernel
-from ..devices import elf
-from . import recompile, sass
+from . import sass
 
 
 def compile_many(device: Device, source: str, names: Sequence[str], options: Sequence[str] = ()) -> dict[str, Kernel]:
-    """Build ``source`` once and return a :class:`Kernel` for every name in ``names``."""
-    if not names:
-        return {}
-    first = device.compile(source, names[0], options)
-    out = {names[0]: first}
-    # derived entry points are cached on the device like Device.compile's (PyOpenCL warns on re-retrieval)
-    cache: dict[tuple[str, str, tuple[str, ...]], Kernel] = device.__dict__.setdefault("_probe_kernels", {})
-    for name in names[1:]:
-        key = (source, name, tuple(options))
-        if key in cache:
-            out[name] = cache[key]
-            continue
-        if device.info.backend == "cuda":
-            handle = first.program["module"].get_function(name)
-        else:
-            handle = getattr(first.program, name)
-        out[name] = cache[key] = Kernel(name, source, tuple(options), handle, first.program, device, {})
-    return out
+    """Build ``source`` once and return a :class:`Kernel` for every name in ``names``
+    (:meth:`Device.compile_many`: one compile, one kernel cache)."""
+    return device.compile_many(source, names, options)
 
 
 def sass_functions(kernel: Kernel) -> dict[str, list[sass.Instr]]:
-    """Parsed SASS of the cubin ``kernel`` came from (cached on the shared program dict).
-
-    If cuobjdump rejects that cubin, the source is compiled again through the same libnvrtc and the
-    fresh cubin is disassembled — accepted only when its kernels' machine code is byte-identical to
-    the loaded cubin's (:mod:`.recompile`)."""
-    program = kernel.program
-    if "sass_parsed" not in program:
-        cubin = program["cubin"]  # already complete: CudaDevice.nvrtc restores the byte CuPy's getCUBIN drops
-        try:
-            text = sass.disassemble(cubin)
-            program["sass_origin"] = "cubin that ran"
-        except sass.ProbeVerificationError as first:
-            dev = kernel.device
-            opts = [f"-arch=sm_{getattr(dev, 'arch', '')}", "-std=c++17", *getattr(dev, "_includes", []),
-                    *kernel.options]
-            fresh, lib = recompile.compile_cubin(kernel.source, opts)
-            try:
-                text = sass.disassemble(fresh)
-            except sass.ProbeVerificationError as second:
-                raise sass.ProbeVerificationError(
-                    f"{first}; the loaded cubin: {len(cubin)} bytes, {elf.header_problem(cubin) or 'complete ELF'}; "
-                    f"a fresh NVRTC cubin ({lib}) failed too: {second}") from second
-            parsed = sass.parse(text)
-            sizes = recompile.check_identical(cubin, fresh, list(parsed))
-            program["sass_origin"] = (f"recompiled with {lib}; code identical to the cubin that ran "
-                                      f"({sum(sizes.values())} bytes); cuobjdump on the loaded cubin: {first}")[:600]
-        else:
-            parsed = sass.parse(text)
-        program["sass_text"] = text
-        program["sass_parsed"] = parsed
-    return program["sass_parsed"]
+    """Parsed SASS of the cubin ``kernel`` came from (:meth:`Device.sass_functions`)."""
+    return kernel.device.sass_functions(kernel)
 
 
 def function_sass(kernel: Kernel) -> list[sass.Instr]:

@@ -20,16 +20,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..devices.dialect import Dialect, dialect
 from .ops import Op
 
 #: Unrolled steps per loop iteration in the two latency sections, cheap and heavy operations.
 UNROLL = {False: (32, 64), True: (4, 8)}
 TP_UNROLL = 8  # steps per loop iteration in throughput kernels (times ilp chains)
-
-_CUDA_HEAD = "#include <cuda_fp16.h>\n"
-_CL_FP64 = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
-_CL_CLOCK = ("inline ulong gp_clock(void) { ulong t; asm volatile(\"mov.u64 %0, %%clock64;\" : \"=l\"(t)); "
-             "return t; }\n")
 
 
 @dataclass(frozen=True)
@@ -78,6 +74,12 @@ def input_values(op: Op, count: int = 64) -> list[float]:
     return [x, y, c1, c2] + [x if i % 2 == 0 else y for i in range(count - 4)]
 
 
+def _signature(d: Dialect, name: str, tin: str) -> str:
+    """Entry point of a chain kernel: input values, output (keeps the chain live), cycle counts, n1, n2."""
+    g = d.global_ptr
+    return f"{d.entry} void {name}({g}const {tin}* in, {g}{tin}* out, {g}{d.int64}* cyc, int n1, int n2)"
+
+
 def latency_kernel(op: Op, backend: str, timing: str) -> tuple[str, ChainKernel]:
     """Source of the latency kernel for ``op`` (no headers; see :func:`program`)."""
     step = op.source(backend)
@@ -88,15 +90,12 @@ def latency_kernel(op: Op, backend: str, timing: str) -> tuple[str, ChainKernel]
     u1, u2 = UNROLL[op.heavy]
     name = f"lat_{op.ident}"
     tin = _in_type(op)
-    cuda = backend == "cuda"
+    d = dialect(backend)
     clock = timing == "clock"
-    read = "clock64()" if cuda else "gp_clock()"
-    stamp = (lambda v: f"  long long {v} = {read};\n") if clock else (lambda v: "")
-    unroll1 = "#pragma unroll 1\n" if cuda else ""
+    stamp = (lambda v: f"  long long {v} = {d.clock};\n") if clock else (lambda v: "")
+    unroll1 = d.unroll_once
     unroll = "#pragma unroll\n"
-    sig = (f'extern "C" __global__ void {name}(const {tin}* in, {tin}* out, long long* cyc, int n1, int n2)'
-           if cuda else
-           f"__kernel void {name}(__global const {tin}* in, __global {tin}* out, __global long* cyc, int n1, int n2)")
+    sig = _signature(d, name, tin)
     body = "\n".join([
         f"{sig} {{",
         "  " + _load(op, "x", "0"), "  " + _load(op, "y", "1"),
@@ -120,31 +119,24 @@ def throughput_kernel(op: Op, backend: str, timing: str, ilp: int) -> tuple[str,
         raise ValueError(f"ilp must be 1..16, not {ilp}")
     name = f"tp_{op.ident}_ilp{ilp}"
     tin = _in_type(op)
-    cuda = backend == "cuda"
+    d = dialect(backend)
     clock = timing == "clock"
-    read = "clock64()" if cuda else "gp_clock()"
-    sync = "__syncthreads();" if cuda else "barrier(CLK_LOCAL_MEM_FENCE);"
-    tid = "threadIdx.x" if cuda else "get_local_id(0)"
-    bid = "blockIdx.x" if cuda else "get_group_id(0)"
-    gid = "(blockIdx.x * blockDim.x + threadIdx.x)" if cuda else "get_global_id(0)"
-    sig = (f'extern "C" __global__ void {name}(const {tin}* in, {tin}* out, long long* cyc, int n1, int n2)'
-           if cuda else
-           f"__kernel void {name}(__global const {tin}* in, __global {tin}* out, __global long* cyc, int n1, int n2)")
-    lines = [f"{sig} {{"]
+    read, sync = d.clock, d.barrier
+    lines = [f"{_signature(d, name, tin)} {{"]
     lines += ["  " + _load(op, "c1", "2"), "  " + _load(op, "c2", "3")]
     for i in range(ilp):
         lines += ["  " + _load(op, f"x{i}", str(4 + 2 * i)), "  " + _load(op, f"y{i}", str(5 + 2 * i))]
     if clock:
         lines.append(f"  {sync} long long t0 = {read};")
     steps = " ".join(_rename(step, str(i)) for i in range(ilp))
-    lines.append(("  #pragma unroll 1\n" if cuda else "") +
+    lines.append((f"  {d.unroll_once}" if d.unroll_once else "") +
                  f"  for (int i = 0; i < n1; ++i) {{\n  #pragma unroll\n    for (int u = 0; u < {TP_UNROLL}; ++u) {{ {steps} }}\n  }}")
     if clock:
         lines.append(f"  {sync} long long t1 = {read};")
-        lines.append(f"  if ({tid} == 0) cyc[{bid}] = t1 - t0;")
+        lines.append(f"  if ({d.local_id} == 0) cyc[{d.group_id}] = t1 - t0;")
     acc = " + ".join(f"{_store(op, f'x{i}')} + {_store(op, f'y{i}')}" for i in range(ilp))
     lines.append(f"  {tin} acc = {acc};")
-    lines.append(f"  if (acc == ({tin})n2) out[{gid}] = acc;  /* n2 is never reached: keeps the chains live */")
+    lines.append(f"  if (acc == ({tin})n2) out[{d.global_id}] = acc;  /* n2 is never reached: keeps the chains live */")
     lines.append("}")
     return "\n".join(lines), ChainKernel(name, op, 0, TP_UNROLL, ilp)
 
@@ -152,14 +144,13 @@ def throughput_kernel(op: Op, backend: str, timing: str, ilp: int) -> tuple[str,
 def program(backend: str, bodies: list[str], fp64: bool, clock: bool, fp16: bool = True) -> str:
     """Join kernel bodies into one translation unit with the headers/pragmas they need.
 
-    ``clock`` on OpenCL adds ``gp_clock()`` (inline PTX ``%clock64``, NVIDIA's OpenCL only)."""
-    if backend == "cuda":
-        head = _CUDA_HEAD if fp16 else ""
-    else:
-        head = (_CL_FP64 if fp64 else "") + (_CL_CLOCK if clock else "")
+    ``fp16``: the half2 intrinsics' header (where the dialect has one); ``clock`` adds the dialect's
+    cycle-counter helper (OpenCL: ``gp_clock()``, inline PTX ``%clock64``, NVIDIA's OpenCL only)."""
+    d = dialect(backend)
+    head = (d.half_intrinsics if fp16 else "") + (d.fp64_prelude if fp64 else "") + (d.clock_helper if clock else "")
     return head + "\n\n".join(bodies) + "\n"
 
 
 def fast_math_options(backend: str) -> tuple[str, ...]:
     """The compilers' fast-math switches (approximate SFU intrinsics, FTZ, no IEEE division/sqrt)."""
-    return ("--use_fast_math",) if backend == "cuda" else ("-cl-fast-relaxed-math",)
+    return dialect(backend).fast_math

@@ -35,7 +35,8 @@ def _buffers(device: Device, op: Op) -> tuple[Any, Any, Any]:
 
 
 def build(device: Device, ops: Sequence[Op], fast: bool, timing: str):
-    """Compile the group's latency kernels in one program; on CUDA prove each chain from the SASS."""
+    """Compile the group's latency kernels in one program; where the device yields SASS (CUDA), prove
+    each chain from the machine code."""
     backend = device.info.backend
     pairs = [chain.latency_kernel(o, backend, timing) for o in ops]
     src = chain.program(backend, [b for b, _ in pairs], any(o.type == "double" for o in ops), timing == "clock",
@@ -43,11 +44,11 @@ def build(device: Device, ops: Sequence[Op], fast: bool, timing: str):
     opts = chain.fast_math_options(backend) if fast else ()
     kernels = compile_many(device, src, [ck.name for _, ck in pairs], opts)
     evidence: dict[str, dict[str, object]] = {}
-    if backend == "cuda":
+    if device.info.has_sass:
         for _, ck in pairs:
             instrs = function_sass(kernels[ck.name])
             evidence[ck.name] = sass.verify_latency_op(instrs, ck.op, fast, ck.u1, ck.u2)
-            evidence[ck.name]["origin"] = kernels[ck.name].program.get("sass_origin")
+            evidence[ck.name]["origin"] = device.sass_origin(kernels[ck.name])
     return [(ck, kernels[ck.name]) for _, ck in pairs], evidence
 
 
@@ -124,8 +125,9 @@ class _Bound:
 
 
 def timing_of(info: DeviceInfo) -> str:
-    """How chains are timed on this device: ``clock`` (``clock64()``, CUDA) or ``events`` (OpenCL)."""
-    return "clock" if info.backend == "cuda" else "events"
+    """How chains are timed on this device: ``clock`` (a device cycle counter read inside the kernel:
+    ``clock64()`` on CUDA) or ``events`` (profiling events around launches, OpenCL)."""
+    return "clock" if info.clock_counter else "events"
 
 
 def measure(device: Device, measurer, ck: chain.ChainKernel, kernel, plant: float = 0.0

@@ -114,13 +114,22 @@ __kernel void gp_empty(int x) { }
 
 NAMES = ("gp_chase", "gp_shared_chase", "gp_loaded_chase", "gp_empty")
 
+#: The memory kernels per kernel language (``Dialect.name``): written twice, since the CUDA text reads
+#: ``clock64()`` around its sections and the OpenCL one is event-timed.
+SOURCES = {"cuda": _CUDA, "opencl": _OPENCL}
+
+
+def source(backend: str) -> str:
+    """The memory kernels' program in the language of ``backend``."""
+    return SOURCES[backend]
+
 
 def build(device: Device) -> tuple[dict[str, Any], dict[str, object]]:
-    """All memory kernels in one program; on CUDA prove the chase loops hold their dependent loads."""
-    cuda = device.info.backend == "cuda"
-    kernels = compile_many(device, _CUDA if cuda else _OPENCL, list(NAMES))
+    """All memory kernels in one program; where the device yields SASS (CUDA), prove the chase loops hold
+    their dependent loads."""
+    kernels = compile_many(device, source(device.info.backend), list(NAMES))
     evidence: dict[str, object] = {}
-    if cuda:
+    if device.info.has_sass:
         evidence["gp_chase"] = sass.verify_chain(function_sass(kernels["gp_chase"]), [("LDG",)],
                                                  [UNROLL, UNROLL], "global pointer chase")
         evidence["gp_shared_chase"] = sass.verify_chain(function_sass(kernels["gp_shared_chase"]), [("LDS",)],
@@ -188,7 +197,7 @@ def shared_latency(device: Device, kernels: dict[str, Any], clock_mhz: float, me
     n = SECTION
     args = [buf, np.int32(arr.size)]
     kernel = kernels["gp_shared_chase"]
-    if device.info.backend == "cuda":
+    if device.info.clock_counter:
         h = device.timed(lambda: device.launch(kernel, (32,), (32,),
                                                [*args, np.int32(n), np.int32(2 * n), np.int32(REPEATS), out, cyc]))
         device.elapsed(h, timeout_s)

@@ -90,7 +90,8 @@ class Op:
         return set(GROUP_REQUIRES[self.group]) | set(self.requires)
 
     def source(self, backend: str) -> str | None:
-        return self.cuda if backend == "cuda" else self.opencl
+        """The step in the language of ``backend`` (``Dialect.name``); None where it has no form."""
+        return {"cuda": self.cuda, "opencl": self.opencl}[backend]
 
 
 def _two(fn: str) -> str:

@@ -1,8 +1,8 @@
 """Prove a CUDA probe measured what it claims, from the SASS of its cubin.
 
-``cuobjdump -sass`` disassembles the cubin NVRTC produced (the exact code that ran). We parse it into
-instructions per function, find loops (a branch to a lower address closes a loop spanning
-``[target, branch]``), and require the probed opcode to occur at least ``unroll × per_step`` times
+The device hands over the parsed SASS of the cubin that ran (:meth:`Device.sass_functions`; reading and
+disassembling machine code is device knowledge: :mod:`pytest_gpuperf.devices.sass`). Here we find loops
+(a branch to a lower address closes a loop spanning ``[target, branch]``), and require the probed opcode to occur at least ``unroll × per_step`` times
 inside a loop — the unrolled dependent chain survived, was not folded, hoisted or merged, and runs the
 intended machine instruction (FFMA, DFMA, HFMA2, MUFU.EX2, ...). A probe that cannot prove this
 raises :class:`ProbeVerificationError` rather than report a number.
@@ -10,48 +10,14 @@ raises :class:`ProbeVerificationError` rather than report a number.
 
 from __future__ import annotations
 
-import glob
-import os
 import re
-import shutil
-import subprocess
-import sys
-import tempfile
-from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from ..errors import GpuPerfError
+from ..devices.sass import Instr, cuobjdump_candidates, disassemble, parse
+from ..errors import ProbeVerificationError
 
-
-class ProbeVerificationError(GpuPerfError):
-    """The compiled code does not contain the instruction chain the probe claims to time."""
-
-
-@dataclass(frozen=True)
-class Instr:
-    addr: int
-    pred: str
-    opcode: str  # full mnemonic with modifiers, e.g. "FFMA.FTZ" or "MUFU.EX2"
-    operands: str
-
-
-_LINE = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)\s*([^;]*);")
-_FUNC = re.compile(r"Function\s*:\s*(\S+)")
-
-
-def parse(text: str) -> dict[str, list[Instr]]:
-    """``cuobjdump -sass`` text → instructions per function name."""
-    funcs: dict[str, list[Instr]] = {}
-    current: list[Instr] | None = None
-    for line in text.splitlines():
-        m = _FUNC.search(line)
-        if m:
-            current = funcs.setdefault(m.group(1), [])
-            continue
-        m = _LINE.search(line)
-        if m and current is not None:
-            current.append(Instr(int(m.group(1), 16), (m.group(2) or "").strip(), m.group(3), m.group(4).strip()))
-    return funcs
+__all__ = ["Instr", "ProbeVerificationError", "count_in", "cuobjdump_candidates", "disassemble", "loops", "matches",
+           "parse", "per_step", "verify_chain", "verify_latency", "verify_latency_op", "verify_throughput"]
 
 
 def loops(instrs: Sequence[Instr]) -> list[tuple[int, int]]:
@@ -103,65 +69,6 @@ def verify_chain(instrs: Sequence[Instr], required: Sequence[Sequence[str]], per
     return {"loops": [f"{a:#x}-{b:#x}" for a, b in used],
             "opcode_counts": [counts[s] for s in used], "required": ["/".join(a) for a in required]}
 
-
-def cuobjdump_candidates() -> list[str]:
-    """Every ``cuobjdump`` we can find, most specific first: ``$GPUPERF_CUOBJDUMP``, PATH, the CUDA
-    toolkits under /usr/local, and the ``nvidia-cuda-cuobjdump`` wheel (``nvidia/cu13/bin``)."""
-    found: list[str] = []
-    env = os.environ.get("GPUPERF_CUOBJDUMP")
-    if env:
-        found.append(env)
-    which = shutil.which("cuobjdump")
-    if which:
-        found.append(which)
-    found.append(os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin", "cuobjdump"))
-    found += sorted(glob.glob("/usr/local/cuda*/bin/cuobjdump"), reverse=True)
-    for base in sys.path:
-        for sub in ("cu13", "cu12", "cuda_cuobjdump"):
-            found.append(os.path.join(base, "nvidia", sub, "bin", "cuobjdump"))
-    out: list[str] = []
-    for c in found:
-        if c and os.path.isfile(c) and os.access(c, os.X_OK) and os.path.realpath(c) not in map(os.path.realpath, out):
-            out.append(c)
-    return out
-
-
-_WORKING: list[str] = []  # the cuobjdump that last read a cubin (tried first next time)
-
-
-def _run_cuobjdump(tool: str, path: str, timeout_s: float) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ)
-    env["PATH"] = os.path.dirname(tool) + os.pathsep + env.get("PATH", "")  # its own nvdisasm first
-    return subprocess.run([tool, "-sass", path], capture_output=True, text=True, timeout=timeout_s, env=env)
-
-
-def disassemble(cubin: bytes, timeout_s: float = 60.0) -> str:
-    """SASS text of a cubin via ``cuobjdump -sass``.
-
-    A toolkit older than the NVRTC that built the cubin answers "does not contain device code", so
-    every cuobjdump found is tried (the one that worked is remembered)."""
-    tools = _WORKING + [t for t in cuobjdump_candidates() if t not in _WORKING]
-    if not tools:
-        raise ProbeVerificationError("cuobjdump not found, so no CUDA probe can prove its instructions. Install "
-                                     "the CUDA toolkit, `pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm`, "
-                                     "or point $GPUPERF_CUOBJDUMP at one.")
-    with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as fh:
-        fh.write(cubin)
-        path = fh.name
-    errors = []
-    try:
-        for tool in tools:
-            proc = _run_cuobjdump(tool, path, timeout_s)
-            if proc.returncode == 0 and "Function" in proc.stdout:
-                if tool not in _WORKING:
-                    _WORKING[:] = [tool]
-                return proc.stdout
-            errors.append(f"{tool} (rc {proc.returncode}): {proc.stderr.strip()[:200]}")
-    finally:
-        os.unlink(path)
-    raise ProbeVerificationError("no cuobjdump could disassemble the cubin (a toolkit older than NVRTC reads it as "
-                                 "'no device code'; install a matching `nvidia-cuda-cuobjdump` wheel or set "
-                                 "$GPUPERF_CUOBJDUMP): " + "; ".join(errors))
 
 def per_step(op_heavy: bool, ops_per_step: int) -> int:
     """How many of each required opcode one unrolled step must contribute inside the loop.

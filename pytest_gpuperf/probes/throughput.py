@@ -53,19 +53,20 @@ class IlpPoint:
 
 
 def build(device: Device, op: Op, ilps: Sequence[int] = ILPS):
-    """All ILP variants of ``op`` in one program; on CUDA prove each loop holds ``ilp`` chains."""
+    """All ILP variants of ``op`` in one program; where the device yields SASS (CUDA), prove each loop
+    holds ``ilp`` chains."""
     backend = device.info.backend
     pairs = [chain.throughput_kernel(op, backend, "events", k) for k in ilps]
     src = chain.program(backend, [b for b, _ in pairs], op.type == "double", False, op.uses_half(backend))
     kernels = compile_many(device, src, [ck.name for _, ck in pairs])
     evidence = {}
-    if backend == "cuda":
+    if device.info.has_sass:
         for _, ck in pairs:
             evidence[ck.name] = sass.verify_throughput(function_sass(kernels[ck.name]), op.sass_for(False),
                                                        chain.TP_UNROLL, ck.ilp,
                                                        sass.per_step(op.heavy, op.ops_per_step),
                                                        f"{op.name} throughput ILP {ck.ilp}")
-            evidence[ck.name]["origin"] = kernels[ck.name].program.get("sass_origin")
+            evidence[ck.name]["origin"] = device.sass_origin(kernels[ck.name])
     return [(ck, kernels[ck.name]) for _, ck in pairs], evidence
 
 

@@ -67,8 +67,8 @@ class KernelLimit:
 
 
 def _nv_opencl(device: Any) -> bool:
-    info = device.info
-    return info.backend == "opencl" and "cl_nv_compiler_options" in (info.extra.get("extensions") or [])
+    """Whether the device's compiler takes ``-cl-nv-maxrregcount``/``-cl-nv-verbose``."""
+    return bool(device.info.nv_compiler_options)
 
 
 def resolve(ev: Any, cfg: Any, probe_launch: bool = False) -> KernelLimit:

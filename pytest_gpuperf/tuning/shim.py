@@ -36,10 +36,13 @@ OPENCL_PRELUDE = r"""
 """
 
 
+#: The prelude per kernel language (``Dialect.name``).
+PRELUDES = {"cuda": CUDA_PRELUDE, "opencl": OPENCL_PRELUDE}
+
+
 def for_backend(source: str, backend: str) -> str:
     """The kernel text as the given backend compiles it."""
-    if backend == "cuda":
-        return CUDA_PRELUDE + source
-    if backend == "opencl":
-        return OPENCL_PRELUDE + source
-    raise ValueError(f"unknown backend {backend!r}; expected 'cuda' or 'opencl'")
+    try:
+        return PRELUDES[backend] + source
+    except KeyError:
+        raise ValueError(f"unknown backend {backend!r}; expected 'cuda' or 'opencl'") from None

@@ -75,10 +75,7 @@ def limits_for(device_info, dims: int, kernel_max: int = 0, max_dim: int = 0, po
     for extra in (kernel_max, cap):
         if extra:
             total = min(total, int(extra))
-    dev_dims = device_info.extra.get("max_work_item_sizes") or [device_info.max_work_group_size, 1024, 64]
-    dims_lim = [int(d) for d in dev_dims[:max(dims, 2)]]
-    if device_info.backend == "cuda":
-        dims_lim = [min(d, c) for d, c in zip(dims_lim, (1024, 1024))]
+    dims_lim = [int(d) for d in device_info.work_item_limits[:max(dims, 2)]]
     if max_dim:
         dims_lim = [min(d, max_dim) for d in dims_lim]
     return Limits(int(device_info.warp_size or 1), total, tuple(dims_lim), pow2_only)

@@ -1,6 +1,7 @@
 """A second NVRTC compile, through the very ``libnvrtc`` this process loaded, for the SASS proof.
 
-When ``cuobjdump`` rejects the cubin the CUDA backend kept (seen on the lent H100: "does not contain
+Device knowledge (:meth:`CudaDevice.sass_functions` calls it). When ``cuobjdump`` rejects the cubin the
+CUDA backend kept (seen on the lent H100: "does not contain
 device code" from every cuobjdump there and from a 13.4 one carried along), we compile the same
 source with the same options again via ctypes and disassemble that. The proof stays about the code
 that ran: every kernel's machine code (``.text.<name>``) in the fresh cubin must occur byte for byte
@@ -15,8 +16,8 @@ import os
 import sys
 from typing import Sequence
 
-from ..devices import elf
-from .sass import ProbeVerificationError
+from ..errors import ProbeVerificationError
+from . import elf
 
 
 def _loaded_nvrtc() -> list[str]:

@@ -1,0 +1,112 @@
+"""The kernel language a device compiles — CUDA C++ (NVRTC) or OpenCL C — as one object.
+
+Code that generates kernel text asks the dialect (``DeviceInfo.dialect``, or :func:`dialect` for a
+backend name) for the spelling it needs instead of branching on the backend: how an entry point and
+its global-memory pointers are declared, how a work-item finds its index, how to read the cycle
+counter, which build options turn on fast math, what a kernel using fp16/fp64 must declare first.
+This module is the one home of that knowledge; a kernel written out twice (one text per language) is
+looked up in a table by :attr:`Dialect.name`.
+
+Every string here is part of kernels whose timings are in the committed baselines: changing one
+byte changes what was measured.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """Spellings of one kernel language (each field is a fragment pasted verbatim into kernel text)."""
+
+    #: ``"cuda"`` | ``"opencl"``: also the key of per-language tables (kernel texts written twice)
+    name: str
+    #: what declares a kernel entry point (CUDA's ``extern "C"`` keeps the name unmangled for lookup)
+    entry: str
+    #: address-space qualifier of a global-memory pointer parameter, with its trailing space ("" in CUDA)
+    global_ptr: str
+    #: the 64-bit signed integer type (``long`` is 32 bits on some CUDA hosts, 64 in OpenCL C)
+    int64: str
+    #: flat global index of the work-item in dimension 0, as a self-contained expression
+    global_id: str
+    #: index of the work-item within its work-group / of the work-group, dimension 0
+    local_id: str
+    group_id: str
+    #: work-group barrier over local (shared) memory, as a statement
+    barrier: str
+    #: expression reading the SM cycle counter inside a kernel (OpenCL: through :attr:`clock_helper`)
+    clock: str
+    #: definitions :attr:`clock` needs ("" where it is built in); inline PTX, so NVIDIA's OpenCL only
+    clock_helper: str
+    #: pragma (with newline) that keeps the next loop rolled: NVRTC unrolls small constant loops on its own,
+    #: which would merge a timed section's iterations; "" where the compiler does not
+    unroll_once: str
+    #: what a kernel using the half2 intrinsics (``__hfma2``, ``__half2float``) includes ("" where none exist)
+    half_intrinsics: str
+    #: what a kernel computing in binary16 / binary64 declares first (header or extension pragma)
+    fp16_prelude: str
+    fp64_prelude: str
+    #: the binary16 scalar type
+    half_type: str
+    #: build options for the compiler's fast math (approximate SFU intrinsics, FTZ, no IEEE division/sqrt)
+    fast_math: tuple[str, ...]
+    #: whether :attr:`fast_math` relaxes binary64 too (OpenCL's -cl-fast-relaxed-math does; CUDA's
+    #: --use_fast_math only touches binary32), so a fast build cannot serve as an fp64 reference
+    fast_math_relaxes_fp64: bool
+    #: suffix of the C math library's binary32 functions (``sinf``); "" where built-ins are overloaded
+    libm_float_suffix: str
+
+
+CUDA = Dialect(
+    name="cuda",
+    entry='extern "C" __global__',
+    global_ptr="",
+    int64="long long",
+    global_id="(blockIdx.x * blockDim.x + threadIdx.x)",
+    local_id="threadIdx.x",
+    group_id="blockIdx.x",
+    barrier="__syncthreads();",
+    clock="clock64()",
+    clock_helper="",
+    unroll_once="#pragma unroll 1\n",
+    half_intrinsics="#include <cuda_fp16.h>\n",
+    fp16_prelude="#include <cuda_fp16.h>\n",
+    fp64_prelude="",
+    half_type="__half",
+    fast_math=("--use_fast_math",),
+    fast_math_relaxes_fp64=False,
+    libm_float_suffix="f",
+)
+
+OPENCL = Dialect(
+    name="opencl",
+    entry="__kernel",
+    global_ptr="__global ",
+    int64="long",
+    global_id="get_global_id(0)",
+    local_id="get_local_id(0)",
+    group_id="get_group_id(0)",
+    barrier="barrier(CLK_LOCAL_MEM_FENCE);",
+    clock="gp_clock()",
+    clock_helper=("inline ulong gp_clock(void) { ulong t; asm volatile(\"mov.u64 %0, %%clock64;\" : \"=l\"(t)); "
+                  "return t; }\n"),
+    unroll_once="",
+    half_intrinsics="",
+    fp16_prelude="#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n",
+    fp64_prelude="#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n",
+    half_type="half",
+    fast_math=("-cl-fast-relaxed-math",),
+    fast_math_relaxes_fp64=True,
+    libm_float_suffix="",
+)
+
+DIALECTS: dict[str, Dialect] = {d.name: d for d in (CUDA, OPENCL)}
+
+
+def dialect(backend: str) -> Dialect:
+    """The dialect of ``backend`` (``"cuda"`` or ``"opencl"``); ValueError naming both otherwise."""
+    try:
+        return DIALECTS[backend]
+    except KeyError:
+        raise ValueError(f"unknown backend {backend!r}: expected one of {', '.join(map(repr, DIALECTS))}") from None

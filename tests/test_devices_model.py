@@ -71,7 +71,9 @@ def _generated(backend: str) -> dict[str, str]:
     out["accuracy"] += [sweep.source(backend, "expf", "exp", plant, sums) for plant in (0, 1) for sums in (0, 1)]
     out["models"] += [k.source(backend) for k in corpus.CORPUS]
     out["models"] += [kernel_classes.source(n, backend) for n in kernel_classes.SOURCES]
-    texts = [getattr(tk, n) for n in dir(tk) if n.isupper() and isinstance(getattr(tk, n), str)]
+    # whole kernels only (a shared fragment such as GROUP_SUM is inside them already)
+    texts = [getattr(tk, n) for n in dir(tk) if n.isupper() and isinstance(getattr(tk, n), str)
+             and "__kernel" in getattr(tk, n)]
     out["tuning"] += [shim.for_backend(t, backend) for t in texts + [concurrency.MICRO]]
     out["options"] += [repr(chain.fast_math_options(backend))]
     out["options"] += [repr((v.label, v.options)) for v in functions.FAST if v.backend == backend]

@@ -199,6 +199,9 @@ class Device(abc.ABC):
         #: host-load readings of the measurement windows since the current test began
         #: (``timing.observers``; the session clears it per test and summarises it into ``info["host"]``)
         self.observations: list[dict[str, float]] = []
+        #: per-device results measured once and reused for the device's life (λ0 of the tuner, the
+        #: global-latency sweep), keyed by the area that owns them; cleared on close with the kernels
+        self.measured: dict[str, Any] = {}
 
     # ---- abandonment -------------------------------------------------------------------------
     @property
@@ -340,6 +343,7 @@ class Device(abc.ABC):
         """Wait at most ``timeout_s`` for queued work, then release; never waits on an abandoned device
         (its hung work would block the process forever). The object must not be used afterwards."""
         self._programs.clear()  # every compiled kernel, entry points of compile_many included
+        self.measured.clear()
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.info.spec} {self.info.name!r} key={self.info.key}>"

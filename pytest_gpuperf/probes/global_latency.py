@@ -250,7 +250,7 @@ def sweep(device: Device, timeout_s: float = 30.0) -> Sweep:
 def measured(device: Device, timeout_s: float = 30.0) -> Sweep:
     """:func:`sweep`, once per device and session: the model-error suite records the fit in one test and
     the PTX model uses it in another (whichever runs first measures)."""
-    cache: dict[str, Sweep] = device.__dict__.setdefault("_global_latency_sweep", {})
+    cache: dict[str, Sweep] = device.measured.setdefault("global_latency_sweep", {})
     if "sweep" not in cache:
         cache["sweep"] = sweep(device, timeout_s)
     return cache["sweep"]

@@ -41,10 +41,9 @@ PROFILES: Mapping[str, tuple[Mapping[str, Any], Mapping[str, Any]]] = {
     "summation": ({"warmup": 1, "min_repeats": 5, "budget_s": 0.25},
                   {"warmup": 1, "min_repeats": 3, "budget_s": 0.2}),
     # work-group tuning: one point per configuration (quality is re-timed at the end)
-    "tuning": ({"warmup": 1, "min_repeats": 5, "max_repeats": 15, "target_rel_spread": 0.02, "budget_s": 0.04,
-                "timeout_s": 10.0},
-               {"warmup": 1, "min_repeats": 3, "max_repeats": 5, "target_rel_spread": 0.05, "budget_s": 0.03,
-                "timeout_s": 30.0}),
+    # (its watchdog is the session's --gpuperf-timeout, like every other measurement's: tuning.tuner)
+    "tuning": ({"warmup": 1, "min_repeats": 5, "max_repeats": 15, "target_rel_spread": 0.02, "budget_s": 0.04},
+               {"warmup": 1, "min_repeats": 3, "max_repeats": 5, "target_rel_spread": 0.05, "budget_s": 0.03}),
 }
 
 

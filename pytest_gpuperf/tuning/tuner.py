@@ -16,13 +16,12 @@ from .resources import resources
 from .space import enumerate_space, limits_for
 from .strategies import Context, Outcome, dao, exhaustive, lim_rules, lim_static
 
-_CAL: dict[str, Calibration | None] = {}
-
 
 def tuning_config(device: Device) -> MeasureConfig:
     """Timing per configuration: short, because a tuner times many; quality is re-timed at the end."""
     # 1024-wide spaces hold up to ~220 shapes per kernel: keep each point short (quality is re-timed).
-    return MeasureConfig(**profile("tuning", device.info.is_cpu))
+    # The watchdog of each run is the session's (--gpuperf-timeout, held by the device), not a tuner's own.
+    return MeasureConfig(**profile("tuning", device.info.is_cpu), timeout_s=device.readback_timeout_s)
 
 
 def space_cap(device: Device) -> int:
@@ -39,12 +38,12 @@ def sm_model(device: Device) -> SMLimits | None:
 
 
 def calibration(device: Device) -> Calibration | None:
-    """λ0 of this device by the thesis' micro-benchmark (once per process; None without an SM model)."""
-    key = f"{device.info.backend}:{device.info.index}"
-    if key not in _CAL:
+    """λ0 of this device by the thesis' micro-benchmark (once per opened device; None without an SM model)."""
+    key = "tuning.lambda0"
+    if key not in device.measured:
         sm = sm_model(device)
         if sm is None:
-            _CAL[key] = None
+            device.measured[key] = None
         else:
             lim = limits_for(device.info, 1)
             sizes = [s[0] for s in enumerate_space(1, lim)]
@@ -54,8 +53,8 @@ def calibration(device: Device) -> Calibration | None:
                 return cuda_occupancy(sm, threads, r.regs, r.shared).occupancy
 
             n = 1 << 20
-            _CAL[key] = calibrate(device, occ, sizes, n, tuning_config(device))
-    return _CAL[key]
+            device.measured[key] = calibrate(device, occ, sizes, n, tuning_config(device))
+    return device.measured[key]
 
 
 def context(device: Device, bench: Benchmark, sizes: dict[str, int] | None = None, seed: int = 0,

@@ -341,9 +341,23 @@ class Device(abc.ABC):
 
     def close(self, timeout_s: float = 10.0) -> None:
         """Wait at most ``timeout_s`` for queued work, then release; never waits on an abandoned device
-        (its hung work would block the process forever). The object must not be used afterwards."""
+        (its hung work would block the process forever). The object must not be used afterwards.
+
+        The wait is :meth:`synchronize` under the watchdog, never the backend's blocking wait
+        (``stream.synchronize()``, ``queue.finish()``): behind a hung kernel those block forever in C,
+        beyond the reach of Ctrl-C."""
         self._programs.clear()  # every compiled kernel, entry points of compile_many included
         self.measured.clear()
+        if self.abandoned is not None:
+            return
+        from ..errors import GpuPerfError
+
+        try:
+            self.synchronize(timeout_s)
+        except GpuPerfError:
+            pass  # synchronize() abandoned the device; the session reports why
+        except Exception:  # noqa: BLE001 - a backend error at teardown changes nothing for the run
+            pass
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.info.spec} {self.info.name!r} key={self.info.key}>"

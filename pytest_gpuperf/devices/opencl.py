@@ -309,18 +309,6 @@ class OpenCLDevice(Device):
         self.queue.flush()  # polling a status is only guaranteed to progress once the queue is flushed
         self._wait(marker, timeout_s)
 
-    def close(self, timeout_s: float = 10.0) -> None:
-        """Wait for queued work under the watchdog, never with ``queue.finish()``: behind a hung kernel
-        finish() blocks forever in C, where not even Ctrl-C reaches the process. An abandoned device is
-        not waited for at all; its context is simply dropped (PoCL releases it without waiting)."""
-        super().close()
-        if self.abandoned is not None:
-            return
-        try:
-            self.synchronize(timeout_s)
-        except GpuPerfError:
-            pass  # synchronize() abandoned the device; the session reports why
-
     def _wait(self, event: Any, timeout_s: float) -> None:
         """Poll the event under the watchdog (:meth:`Device.watch`); a negative status (a faulting
         command) abandons the device — every command queued behind it fails too — and is a

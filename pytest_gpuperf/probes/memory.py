@@ -29,22 +29,28 @@ EVENT_SCALE = 32  # longer sections when timed with events
 ROTATE = 8  # distinct start lines per event-timed measurement (≥ warm-up + repeats)
 REPEATS = 5  # clock-timed samples per launch (CUDA)
 
+def _timed_sections(array: str) -> str:
+    """The clock64-timed short and long sections of a chase through ``array`` (global ``a`` or shared
+    ``s``), ``reps`` times: the pair whose difference is the latency (one text for both chases)."""
+    j = "; ".join(f"j = {array}[j]" for _ in range(UNROLL))
+    return (f"  for (int r = 0; r < reps; ++r) {{\n"
+            f"    long long t0 = clock64();\n"
+            f"    #pragma unroll 1\n"
+            f"    for (int i = 0; i < n1; ++i) {{ {j}; }}\n"
+            f"    long long t1 = clock64();\n"
+            f"    #pragma unroll 1\n"
+            f"    for (int i = 0; i < n2; ++i) {{ {j}; }}\n"
+            f"    long long t2 = clock64();\n"
+            f"    cyc[2 * r] = t1 - t0; cyc[2 * r + 1] = t2 - t1;\n"
+            f"  }}\n")
+
+
 _CUDA = r'''
 extern "C" __global__ void gp_chase(const unsigned* a, int warm, int n1, int n2, int reps, unsigned* out,
                                     long long* cyc, unsigned start) {
   unsigned j = start;
   for (int i = 0; i < warm; ++i) j = a[j];
-  for (int r = 0; r < reps; ++r) {
-    long long t0 = clock64();
-    #pragma unroll 1
-    for (int i = 0; i < n1; ++i) { j = a[j]; j = a[j]; j = a[j]; j = a[j]; }
-    long long t1 = clock64();
-    #pragma unroll 1
-    for (int i = 0; i < n2; ++i) { j = a[j]; j = a[j]; j = a[j]; j = a[j]; }
-    long long t2 = clock64();
-    cyc[2 * r] = t1 - t0; cyc[2 * r + 1] = t2 - t1;
-  }
-  out[0] = j;
+''' + _timed_sections("a") + r'''  out[0] = j;
 }
 
 extern "C" __global__ void gp_shared_chase(const unsigned* a, int len, int n1, int n2, int reps, unsigned* out,
@@ -54,17 +60,7 @@ extern "C" __global__ void gp_shared_chase(const unsigned* a, int len, int n1, i
   __syncthreads();
   if (threadIdx.x != 0) return;
   unsigned j = 0;
-  for (int r = 0; r < reps; ++r) {
-    long long t0 = clock64();
-    #pragma unroll 1
-    for (int i = 0; i < n1; ++i) { j = s[j]; j = s[j]; j = s[j]; j = s[j]; }
-    long long t1 = clock64();
-    #pragma unroll 1
-    for (int i = 0; i < n2; ++i) { j = s[j]; j = s[j]; j = s[j]; j = s[j]; }
-    long long t2 = clock64();
-    cyc[2 * r] = t1 - t0; cyc[2 * r + 1] = t2 - t1;
-  }
-  out[0] = j;
+''' + _timed_sections("s") + r'''  out[0] = j;
 }
 
 extern "C" __global__ void gp_loaded_chase(const unsigned* a, int steps, unsigned spacing, unsigned base,

@@ -102,30 +102,80 @@ class _Reservations:
         lst.sort()
 
 
-def schedule_block(block: Block, lat: Callable[[Instruction], float], units: Mapping[str, int], ntw: int) -> float:
+#: The scheduling variants :func:`predict` offers: the thesis' Algorithm 6, and "issue", the Hopper
+#: variant of issue 18 (:func:`schedule_block`).
+VARIANTS = ("thesis", "issue")
+
+
+def issue_resource(klass: str) -> str:
+    """The unit an instruction issues on in the "issue" variant: as :func:`resource_of`, except that
+    integer multiply(-add) has its own rate — on sm_90 IADD3 issues at 124.7 and IMAD at 64.0
+    ops/clk/SM (``throughput.int32.{add,mad}`` on the H100), where the thesis' table has one INT rate."""
+    if klass in ("mads", "mul"):
+        return "INTMAD"
+    return resource_of(klass)
+
+
+#: throughput probe metric → issue resource (ops/clk/SM), for :func:`issue_rates`
+RATE_METRICS: Mapping[str, str] = {
+    "SP": "throughput.fp32.fma.ops_per_clk_sm", "INT": "throughput.int32.add.ops_per_clk_sm",
+    "INTMAD": "throughput.int32.mad.ops_per_clk_sm", "DP": "throughput.fp64.fma.ops_per_clk_sm",
+    "SFU": "throughput.fp32.rsqrt.ops_per_clk_sm"}
+
+
+def issue_rates(measured: Mapping[str, float], cc: str = "9.0") -> tuple[dict[str, float], dict[str, str]]:
+    """Per-unit issue rates (threads per cycle per SM) for the "issue" variant: the device's measured
+    throughput (``measured``: metric name → ops/clk/SM) where probed, else the unit count of the
+    architecture table; and where each came from."""
+    units = RESOURCES_BY_CC.get(cc, RESOURCES_SM90)
+    rates: dict[str, float] = {k: float(v) for k, v in units.items()}
+    rates["INTMAD"] = float(units["INT"])
+    sources = {k: f"unit count ({cc} table)" for k in rates}
+    for res, name in RATE_METRICS.items():
+        value = measured.get(name)
+        if value is not None and value > 0:
+            rates[res], sources[res] = float(value), f"measured: {name}"
+    return rates, sources
+
+
+def schedule_block(block: Block, lat: Callable[[Instruction], float], units: Mapping[str, float], ntw: int,
+                   variant: str = "thesis") -> float:
     """Algorithm 6: list-schedule the block's data-flow graph under precedence and resource constraints;
-    returns the block's delay in cycles for ``ntw`` threads of one SM."""
+    returns the block's delay in cycles for ``ntw`` threads of one SM.
+
+    ``variant="thesis"``: an instruction holds its unit for its whole latency plus one cycle per extra
+    batch of ``units[R]`` threads (Alg. 6 as printed) — so two independent global loads of a wave
+    queue one behind the other for ~L(gm) each. ``variant="issue"`` (Hopper, issue 18): the unit is
+    busy only while it issues the instruction for the wave, ``⌈nTW / rate⌉`` cycles at the unit's
+    measured rate (:func:`issue_rates`), and the latency delays only the instruction's dependents:
+    pipelined units overlap the latencies of independent instructions, memory latency included."""
     g = block.dependence_graph()
     ins = block.instructions
-    sch: dict[int, float] = {}
-    dur: dict[int, float] = {}
+    finish: dict[int, float] = {}
     rsv = _Reservations()
     delay = 0.0
     for v in nx.lexicographical_topological_sort(g):
-        t = 0.0
-        for u in g.predecessors(v):
-            t = max(t, sch[u] + dur[u])
-        res = resource_of(ins[v].klass)
-        d = lat(ins[v]) + L_PIPELINE * (_batches(ntw, units[res]) - 1)
-        t1 = rsv.earliest(res, t, d)
-        rsv.reserve(res, t1, d)
-        sch[v], dur[v] = t1, d
-        delay = max(delay, t1 + d)
+        t = max((finish[u] for u in g.predecessors(v)), default=0.0)
+        if variant == "thesis":
+            res = resource_of(ins[v].klass)
+            busy = lat(ins[v]) + L_PIPELINE * (_batches(ntw, int(units[res])) - 1)
+            t1 = rsv.earliest(res, t, busy)
+            rsv.reserve(res, t1, busy)
+            finish[v] = t1 + busy
+        elif variant == "issue":
+            res = issue_resource(ins[v].klass)
+            busy = max(1.0, math.ceil(ntw / units[res]))
+            t1 = rsv.earliest(res, t, busy)
+            rsv.reserve(res, t1, busy)
+            finish[v] = t1 + busy - 1 + lat(ins[v])
+        else:
+            raise ValueError(f"unknown scheduling variant {variant!r}; choose one of {', '.join(VARIANTS)}")
+        delay = max(delay, finish[v])
     return delay
 
 
-def schedule_cfg(cfg: Cfg, lat: Callable[[Instruction], float], units: Mapping[str, int], ntw: int,
-                 trips: Sequence[float]) -> float:
+def schedule_cfg(cfg: Cfg, lat: Callable[[Instruction], float], units: Mapping[str, float], ntw: int,
+                 trips: Sequence[float], variant: str = "thesis") -> float:
     """Algorithm 7: longest path through the CFG (back edges removed), each block's delay multiplied by
     the trip counts of the loops containing it; every branch is assumed taken by some thread (§4.4.1)."""
     mult = cfg.multipliers(trips)
@@ -133,7 +183,7 @@ def schedule_cfg(cfg: Cfg, lat: Callable[[Instruction], float], units: Mapping[s
     delay: dict[int, float] = {}
     for b in nx.topological_sort(dag):
         d = max((delay[p] for p in dag.predecessors(b)), default=0.0)
-        delay[b] = d + schedule_block(cfg.blocks[b], lat, units, ntw) * mult[b]
+        delay[b] = d + schedule_block(cfg.blocks[b], lat, units, ntw, variant) * mult[b]
     return max(delay.values(), default=0.0)
 
 
@@ -262,11 +312,20 @@ def shared_penalty_s(threads_total: int, nshm: float, sbytes: float, r_lsu: int,
 
 
 def predict(cfg: Cfg, table: LatencyTable, cal: Calibration, *, grid: int, block: int, regs: int, shared: int,
-            trips: Sequence[float], n_sm: int, clock_hz: float, cc: str = "9.0", l2_bytes: int = 0) -> Prediction:
-    """Algorithm 8 plus Eq. 4.8–4.12: predicted kernel time in seconds (``l2_bytes`` 0 leaves out Eq. 4.12)."""
+            trips: Sequence[float], n_sm: int, clock_hz: float, cc: str = "9.0", l2_bytes: int = 0,
+            variant: str = "thesis", rates: Mapping[str, float] | None = None) -> Prediction:
+    """Algorithm 8 plus Eq. 4.8–4.12: predicted kernel time in seconds (``l2_bytes`` 0 leaves out Eq. 4.12).
+
+    ``variant`` chooses Algorithm 6's scheduling (:func:`schedule_block`); "issue" takes the unit issue
+    rates ``rates`` (:func:`issue_rates`; the architecture table's unit counts when None). Everything
+    else — waves, launch overhead, penalties — is the thesis' in both."""
     if grid <= 0 or block <= 0:
         raise ValueError(f"grid and block must be positive, got {grid}, {block}")
-    units = RESOURCES_BY_CC.get(cc, RESOURCES_SM90)
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown scheduling variant {variant!r}; choose one of {', '.join(VARIANTS)}")
+    units: Mapping[str, float] = RESOURCES_BY_CC.get(cc, RESOURCES_SM90)
+    if variant == "issue":
+        units = rates if rates is not None else issue_rates({}, cc)[0]
     threads_total = grid * block
 
     def lat(ins: Instruction) -> float:
@@ -279,7 +338,7 @@ def predict(cfg: Cfg, table: LatencyTable, cal: Calibration, *, grid: int, block
     while n_sched > 0:  # Alg. 8 lines 9–13
         ntw = min(occ.threads_per_sm, n_sched)
         if ntw not in memo:
-            memo[ntw] = schedule_cfg(cfg, lat, units, ntw, trips)
+            memo[ntw] = schedule_cfg(cfg, lat, units, ntw, trips, variant)
         d_kernel += memo[ntw]
         n_sched -= occ.threads_per_sm
         waves += 1

@@ -15,7 +15,8 @@ Training (fp32, one work-item per output element, 1-D NDRange):
 
 Inference (int8 weights and activations, int32 accumulation):
 
-* ``q_quantize``   — fp32 → int8 codes, rows padded to a multiple of 4 with zeros
+* ``q_quantize``   — fp32 → b-bit codes in int8 storage (clamped to [lo, hi]), rows padded to a
+  multiple of 4 with zeros
 * ``q_gemm_i8``    — ``out[m,n] = act(acc·inv_scale + b[n])``, ``acc = Σ_k Aq[m,k]·Bq[n,k]`` in int32;
   4 codes per step: ``__dp4a`` on CUDA, a plain int8 multiply-add on OpenCL
 * ``q_gemm_f32``   — the same loop in fp32 (the throughput comparison's reference)
@@ -122,12 +123,13 @@ KERNEL void q_fake_quant(GLOBAL const float* RESTRICT x, GLOBAL float* RESTRICT 
   }
 }
 
-KERNEL void q_quantize(GLOBAL const float* RESTRICT x, GLOBAL I8* RESTRICT q, int M, int K, int Kp, float s) {
+KERNEL void q_quantize(GLOBAL const float* RESTRICT x, GLOBAL I8* RESTRICT q, int M, int K, int Kp, float s,
+                       float lo, float hi) {
   int i = GID;
   if (i >= M * Kp) return;
   int m = i / Kp, k = i - m * Kp;
   float v = k < K ? floor(x[m * K + k] * s + 0.5f) : 0.0f;
-  q[i] = (I8)(int)fminf(fmaxf(v, -128.0f), 127.0f);
+  q[i] = (I8)(int)fminf(fmaxf(v, lo), hi);
 }
 
 KERNEL void q_gemm_i8(GLOBAL const I8* RESTRICT a, GLOBAL const I8* RESTRICT bt, GLOBAL const float* RESTRICT bias,

@@ -240,13 +240,15 @@ class QuantMLP:
 
     def forward_int8(self, x: np.ndarray, tr: Trained, bits: int = 8, codes: bool = False):
         """Logits of the int8 network: every layer input and weight an int8 code, int32 accumulation in
-        ``q_gemm_i8``, dequantized (``acc / (s_in·s_w)``) plus the fp32 bias, ReLU, requantized.
+        ``q_gemm_i8``, dequantized (``acc / (s_in·s_w)``) plus the fp32 bias, ReLU, requantized. ``bits``
+        below 8 keeps b-bit codes in the same int8 storage (no packed kernel).
         ``codes``: also return the device's int8 codes ``{"x", "w1", "h", "w2"}`` (as the host's
         :func:`host_int8` lays them out: ``x·w1``, ``h·w2``)."""
-        if bits != 8:
-            raise ValueError("the device path stores int8 codes: bits must be 8")
+        if not 2 <= bits <= 8:
+            raise ValueError(f"the device path stores codes in int8: bits must be 2..8, got {bits}")
         dev, i32, f32 = self.device, np.int32, np.float32
         s = self.scales(tr, bits)
+        lo, hi = (f32(v) for v in quant_scale.qrange(bits))
         M, H = x.shape[0], tr.w1.shape[1]
         kp1, kp2 = pad4(FEATURES), pad4(H)
         # weights: transposed (one row per output), quantized on the device by the same kernel
@@ -255,14 +257,14 @@ class QuantMLP:
             wt = np.ascontiguousarray(w.T, np.float32)
             q = dev.empty(wt.shape[0] * kp)
             self._run("q_quantize", wt.shape[0] * kp, dev.to_device(wt), q, i32(wt.shape[0]), i32(wt.shape[1]),
-                      i32(kp), f32(s[name]))
+                      i32(kp), f32(s[name]), lo, hi)
             wq[name] = q
         X = dev.to_device(np.ascontiguousarray(x, np.float32))
         xq, h, hq, z = dev.empty(M * kp1), dev.empty(4 * M * H), dev.empty(M * kp2), dev.empty(4 * M * CLASSES)
         B1, B2 = dev.to_device(tr.b1.astype(np.float32)), dev.to_device(tr.b2.astype(np.float32))
-        self._run("q_quantize", M * kp1, X, xq, i32(M), i32(FEATURES), i32(kp1), f32(s["x"]))
+        self._run("q_quantize", M * kp1, X, xq, i32(M), i32(FEATURES), i32(kp1), f32(s["x"]), lo, hi)
         self._run("q_gemm_i8", M * H, xq, wq["w1"], B1, h, i32(M), i32(H), i32(kp1), f32(1.0 / (s["x"] * s["w1"])), i32(1))
-        self._run("q_quantize", M * kp2, h, hq, i32(M), i32(H), i32(kp2), f32(s["h"]))
+        self._run("q_quantize", M * kp2, h, hq, i32(M), i32(H), i32(kp2), f32(s["h"]), lo, hi)
         self._run("q_gemm_i8", M * CLASSES, hq, wq["w2"], B2, z, i32(M), i32(CLASSES), i32(kp2),
                   f32(1.0 / (s["h"] * s["w2"])), i32(0))
         logits = self._host(z, M * CLASSES).reshape(M, CLASSES)

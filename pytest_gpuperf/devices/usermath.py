@@ -38,6 +38,8 @@ _CUPY = {"asin": "arcsin", "acos": "arccos", "atan": "arctan", "atan2": "arctan2
          "erf": None, "erfc": None, "tgamma": None, "lgamma": None}
 
 CUPY_OPTIONS = ("-ftz=true", "--std=c++17")
+#: CUDA math functions outside standard C++ <cmath> (no guaranteed generic overload)
+_NONSTANDARD = {"exp10", "rsqrt"}
 
 
 @dataclass(frozen=True)
@@ -125,8 +127,11 @@ def _cupy(device, library: str) -> UserMath:
             if library == "cupy":
                 y = getattr(cupy, ufunc_name(fn))(*xs)
             elif library == "cupy_elementwise":
-                k = cupy.ElementwiseKernel(", ".join(f"T {n}" for n in names), "T y",
-                                           f"y = {fn}({', '.join(names)})", f"gpuperf_user_{fn}")
+                # users write the generic C++ overload (``sin(x)``); exp10/rsqrt are CUDA extensions whose
+                # float overloads are not standard C++, so those take the project's typed spelling
+                body = expr if fn in _NONSTANDARD else f"{fn}({', '.join(names)})"
+                k = cupy.ElementwiseKernel(", ".join(f"T {n}" for n in names), "T y", f"y = {body}",
+                                           f"gpuperf_user_{fn}")
                 y = k(*xs)
             else:
                 t = ctype[dt]

@@ -44,6 +44,9 @@ PROFILES: Mapping[str, tuple[Mapping[str, Any], Mapping[str, Any]]] = {
     # (its watchdog is the session's --gpuperf-timeout, like every other measurement's: tuning.tuner)
     "tuning": ({"warmup": 1, "min_repeats": 5, "max_repeats": 15, "target_rel_spread": 0.02, "budget_s": 0.04},
                {"warmup": 1, "min_repeats": 3, "max_repeats": 5, "target_rel_spread": 0.05, "budget_s": 0.03}),
+    # quantization suite: the int8 and fp32 GEMMs of the throughput ratio (one launch per sample)
+    "quant_gemm": ({"warmup": 2, "min_repeats": 10, "max_repeats": 50, "budget_s": 0.5},
+                   {"warmup": 1, "min_repeats": 5, "max_repeats": 15, "budget_s": 0.5}),
 }
 
 

@@ -1,0 +1,1 @@
+"""Precision studies: integer quantization (``quant_*``) and other precision/performance trade-offs."""

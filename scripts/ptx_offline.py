@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"{k['issue']['error']:8.3f}")
         print(f"  {'mean error':24} {'':32} {'':>11} {r['mean_error']['thesis']:8.3f} {r['mean_error']['issue']:8.3f}")
     if args.json:
-        args.json.write_text(json.dumps(out, indent=1) + "\n")
+        args.json.write_text(json.dumps({"tool": "scripts/ptx_offline.py", "runs": out}, indent=1) + "\n")
     return 0 if all(r["reproduces_saved"] for r in out) else 1
 
 

@@ -24,7 +24,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from pytest_gpuperf.precision import quant_mlp as qm
+from pytest_gpuperf.precision import quant_kernels, quant_mlp as qm
 from pytest_gpuperf.timing.profiles import profile
 
 CFG = qm.Config()
@@ -145,6 +145,5 @@ def test_quant_gemm_throughput(gpu_device, gpu_measure, gpuperf_record):
                    stats=mf.stats.scaled(1e6), info={"gflops": ops / mf.stats.median / 1e9, "note": where},
                    identity=ident)
     gpuperf_record("precision.quant.gemm.int8_over_fp32", mf.stats.median / m8.stats.median, "x", better="higher",
-                   valid=(1e-3, 1e3), info={"note": where, "int8_path": "__dp4a" if gpu_device.info.backend == "cuda"
-                                           else "int8 multiply-add (OpenCL C)"},
+                   valid=(1e-3, 1e3), info={"note": where, "int8_path": quant_kernels.INT8_PATH[gpu_device.info.dialect.name]},
                    identity=ident)

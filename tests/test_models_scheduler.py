@@ -245,3 +245,27 @@ def test_predict_sums_eq_4_8_with_the_thesis_penalties():
     assert p.gm_penalty_s == pytest.approx(gm) and p.sm_penalty_s == 0.0
     assert p.launch_s == pytest.approx(3e-6 + 1e-12 * threads)
     assert p.seconds == pytest.approx(p.d_kernel_cycles / 1.98e9 + p.launch_s + p.gm_penalty_s + p.cm_penalty_s)
+
+
+def test_issue_variant_overlaps_independent_latencies_on_pipelined_units():
+    """Two independent global loads then an add that uses both, 256 threads, R[LSU] = 32 (8 batches).
+    Thesis (Alg. 6): each load holds the LSU for 315 + 7 cycles, so the second starts at 322 and the add
+    at 644. Issue variant: the LSU is busy 8 cycles per load (⌈256/32⌉), the second load issues at 8 and
+    is done at 8 + 8 − 1 + 315 = 330; the add (SP: ⌈256/192⌉ = 2 issue cycles, latency 9) ends at
+    330 + 2 − 1 + 9 = 340."""
+    b = block_of("ld.global.f32 %f3, [%rd1];\n ld.global.f32 %f4, [%rd2];\n add.f32 %f5, %f3, %f4;")
+    lat = lat_of({"addf": 9, "ld.global": 315})
+    thesis = scheduler.schedule_block(b, lat, K20, 256)
+    issue = scheduler.schedule_block(b, lat, {**K20, "INTMAD": 192}, 256, variant="issue")
+    assert thesis == pytest.approx(322 + 322 + 9 + 1)
+    assert issue == pytest.approx(340)
+
+
+def test_issue_rates_take_the_measured_throughput_and_name_their_source():
+    rates, sources = scheduler.issue_rates({"throughput.fp32.fma.ops_per_clk_sm": 122.1,
+                                            "throughput.int32.mad.ops_per_clk_sm": 64.0}, "9.0")
+    assert rates["SP"] == 122.1 and sources["SP"] == "measured: throughput.fp32.fma.ops_per_clk_sm"
+    assert rates["INTMAD"] == 64.0 and rates["LSU"] == 32 and "table" in sources["LSU"]
+    assert scheduler.issue_resource("mads") == "INTMAD" and scheduler.issue_resource("adds") == "INT"
+    with pytest.raises(ValueError, match="unknown scheduling variant"):
+        scheduler.schedule_block(block_of("add.f32 %f1, %f0, %f0;"), lat_of({"addf": 4}), K20, 32, variant="x")

@@ -6,6 +6,8 @@ single precision and validates the program on the test inputs (``validate``: err
 * **step size** (§7.4.2.3.1): lower ``step`` levels at once (initially 8); when validation fails, go
   back to the last program that passed and halve the step (8 → 4 → 2 → 1); a step once reduced stays
   reduced (the thesis names no regrowth);
+* a candidate identical to one that already failed (a halved step that adds the same operations, as in a
+  block shallower than the step) is not validated again and costs no iteration;
 * at step 1, a level that still fails is tried one operation at a time, and the operations that fail
   alone are skipped (kept in double) — "the tuner … goes ahead with the tuning by skipping the
   instructions which caused a higher error" (§7.4.3);
@@ -113,6 +115,7 @@ def lower(graph: Dataflow, validate: Callable[[frozenset[str]], Validation],
     pos = {b: 1 for b in blocks}  # next level to lower, per block
     steps = {b: step for b in blocks}
     skipped: set[str] = set()
+    failed: set[frozenset[str]] = set()
     parallel = cut_points and len(blocks) > 1
 
     def done(b: tuple[str, ...]) -> bool:
@@ -126,11 +129,14 @@ def lower(graph: Dataflow, validate: Callable[[frozenset[str]], Validation],
         if trace.iterations >= max_iterations:
             raise RuntimeError(f"the search exceeded {max_iterations} validations")
         cand = lowered | frozenset(ops)
+        if cand in failed:  # a halved step that adds the same operations: the same program, known to fail
+            return False
         v = validate(cand)
         if v.error < 0 or v.abs_error < 0:
             raise ValueError(f"impossible negative error {v.error} / {v.abs_error}")
         trace.steps.append((tuple(sorted(cand - lowered)), v.ok, st, mode))
         if not v.ok:
+            failed.add(cand)
             return False
         t = timer(cand)
         if t <= 0:

@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..cost import EPS32, Threshold
+from ..cost import Threshold
 
 Reader = Callable[[str], np.ndarray]
 

@@ -40,7 +40,10 @@ class Bench:
             self.bufs[k] = dev.empty(setup.arrays[k].nbytes)
 
     def kernels(self, lowered: frozenset[str]) -> dict[str, Any]:
-        text = self.template.render(self.template.lowered_mix(lowered))
+        return self.compile(self.template.render(self.template.lowered_mix(lowered)))
+
+    def compile(self, text: str) -> dict[str, Any]:
+        """Every kernel of a rendering of the template (a mix, or a VPREC rewrite)."""
         src = dialect.source(text, self.dev.info.backend)
         return {k: self.dev.compile(src, k) for k in self.template.kernels}
 
@@ -48,7 +51,9 @@ class Bench:
         return [self.dev.copy(self.bufs[k], self.pristine[k]) for k in self.setup.mutable]
 
     def output(self, lowered: frozenset[str], timeout_s: float = 60.0) -> np.ndarray:
-        ks = self.kernels(lowered)
+        return self.output_of(self.kernels(lowered), timeout_s)
+
+    def output_of(self, ks: dict[str, Any], timeout_s: float = 60.0) -> np.ndarray:
         self.reset()
         self.setup.launch(self.dev, ks, self.bufs)
         self.dev.synchronize(timeout_s)

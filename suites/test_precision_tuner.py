@@ -47,8 +47,9 @@ def test_precision_tuner(gpu_device, gpu_measure, gpuperf_record, accuracy_rng, 
             "tuning_s": round(res.tuning_s, 3), "ops": res.n_ops, "levels": res.depth, "blocks": res.blocks,
             "trace": [{"lowered": list(s[0]), "passed": s[1], "step": s[2], "mode": s[3]} for s in out.trace.steps],
             "skipped": out.trace.skipped, "cut_point_fallback": out.trace.fell_back,
-            "errors": res.chosen_errors, "size": program.setup.__module__, "host_timed_tuning": True}
-    ident = {"threshold": f"{thr.kind}:{thr.value:g}", "step": 8, "cut_points": True}
+            "errors": res.chosen_errors, "size": res.size,
+            "tuning_time": "host wall clock of the whole search (compiles, validations, pool timings)"}
+    ident = {"threshold": f"{thr.kind}:{thr.value:g}", "step": 8, "cut_points": True, **res.size}
     sp = res.original.stats.median / res.chosen.stats.median
     gpuperf_record(f"precision.tuner.{kernel}.speedup", sp, "ratio", better="higher", info=info, identity=ident,
                    valid=(0.0, 1e3))

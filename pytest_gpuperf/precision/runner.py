@@ -89,6 +89,7 @@ class Tuned:
     depth: int
     blocks: int
     mix: dict[str, str] = field(default_factory=dict)
+    size: dict[str, int] = field(default_factory=dict)
 
     @property
     def fp32_fraction(self) -> float:
@@ -102,7 +103,8 @@ def tune(dev: Device, program: Program, rng: np.random.Generator, *, threshold: 
     candidates, ``final_config`` the closing original-vs-chosen comparison."""
     threshold = threshold or program.threshold
     t_start = time.perf_counter()
-    bench = Bench(dev, program, program.setup(rng, dev.info.is_cpu))
+    setup = program.setup(rng, dev.info.is_cpu)
+    bench = Bench(dev, program, setup)
     reference = bench.output(frozenset())
 
     def validate(lowered: frozenset[str]) -> Validation:
@@ -121,4 +123,4 @@ def tune(dev: Device, program: Program, rng: np.random.Generator, *, threshold: 
     return Tuned(program.name, threshold, outcome, errs[threshold.kind], errs,
                  m_orig.stats.median / m_chosen.stats.median, m_orig, m_chosen, tuning_s,
                  len(bench.template.ops), bench.graph.depth, len(bench.graph.blocks),
-                 bench.template.lowered_mix(chosen))
+                 bench.template.lowered_mix(chosen), dict(setup.size))

@@ -72,6 +72,7 @@ def test_refinement_condition_sweep(gpu_device, gpuperf_record, accuracy_rng):
                          "meaning": "smallest κ of the sweep at which fp32-LU refinement did not converge"})
 
 
+@pytest.mark.gpuperf(requires=["fp64"])
 def test_vprec_rounding_in_kernel_matches_host(gpu_device, gpuperf_record, accuracy_rng):
     x = accuracy_rng.standard_normal(1 << 16) * np.exp2(accuracy_rng.integers(-140, 140, 1 << 16))
     bad = 0

@@ -214,3 +214,16 @@ def test_errors_in_ulp_and_relative():
     with pytest.raises(ValueError):
         Threshold("rel", -1.0)
     assert Threshold("rel", EPS32).value == 2.0 ** -23
+
+
+def test_one_text_for_both_backends():
+    from pytest_gpuperf.precision import dialect
+
+    t = TypedTemplate.parse(SMALL)
+    text = t.render(t.lowered_mix({"p"}))
+    cl = dialect.source(text, "opencl")
+    cu = dialect.source(text, "cuda")
+    assert "cl_khr_fp64" in cl and "cl_khr_fp64" not in cu
+    assert '#define __kernel extern "C" __global__' in cu and text in cl and text in cu
+    with pytest.raises(ValueError):
+        dialect.source(text, "metal")

@@ -11,7 +11,8 @@ Metrics ``precision.tuner.<kernel>.speedup`` (original / chosen median device ti
 higher is better), ``.error`` (the chosen program's error in the threshold's unit; lower),
 ``.iterations`` (validations the search ran; lower) and ``.fp32_fraction`` (share of the operations the
 chosen mix runs in single precision). Info: the chosen mix, the furthest mix that passed, tuning time,
-the search's trace. On a CPU device (PoCL) single and double precision run at nearly the same rate, so
+the search's trace, and the iterations the same search needs without the speed-ups (step 1, no cut
+points: §7.4.2.3's claim measured). On a CPU device (PoCL) single and double precision run at nearly the same rate, so
 a speedup near 1 — or a chosen mix that is the original — is the finding, not a failure.
 """
 
@@ -33,13 +34,16 @@ def test_precision_tuner(gpu_device, gpu_measure, gpuperf_record, accuracy_rng, 
     base = gpu_measure.config.__dict__
     res = tune(gpu_device, program, accuracy_rng,
                search_config=MeasureConfig(**{**base, **profile("precision_search", is_cpu)}),
-               final_config=MeasureConfig(**{**base, **profile("precision_final", is_cpu)}))
+               final_config=MeasureConfig(**{**base, **profile("precision_final", is_cpu)}), compare_plain=True)
     out, thr = res.outcome, res.threshold
     # the tuner's contract: what it returns meets the threshold, re-checked after the final timing run
     assert res.chosen_error <= thr.value, f"{kernel}: chosen mix misses {thr.describe()}: {res.chosen_error:.3g}"
     assert out.furthest.error <= thr.value
     assert 1 <= out.trace.iterations <= 4 * res.n_ops + 8, out.trace.steps
     assert res.tuning_s > 0
+    # both searches validate every step against the same threshold; the one-level search may keep a
+    # different (finer-grained) set, but never an invalid one
+    assert res.plain.furthest.error <= thr.value
     lowered = sorted(n for n, t in res.mix.items() if t == "float")
     info = {"threshold": thr.describe(), "chosen_lowered": lowered, "chosen_cost": out.best.cost,
             "furthest_lowered": sorted(out.furthest.lowered), "furthest_error": out.furthest.error,
@@ -48,6 +52,8 @@ def test_precision_tuner(gpu_device, gpu_measure, gpuperf_record, accuracy_rng, 
             "trace": [{"lowered": list(s[0]), "passed": s[1], "step": s[2], "mode": s[3]} for s in out.trace.steps],
             "skipped": out.trace.skipped, "cut_point_fallback": out.trace.fell_back,
             "errors": res.chosen_errors, "size": res.size,
+            "iterations_without_speedups": res.plain.trace.iterations,
+            "furthest_without_speedups": sorted(res.plain.furthest.lowered),
             "tuning_time": "host wall clock of the whole search (compiles, validations, pool timings)"}
     ident = {"threshold": f"{thr.kind}:{thr.value:g}", "step": 8, "cut_points": True, **res.size}
     sp = res.original.stats.median / res.chosen.stats.median

@@ -91,6 +91,7 @@ class Tuned:
     blocks: int
     mix: dict[str, str] = field(default_factory=dict)
     size: dict[str, int] = field(default_factory=dict)
+    plain: Outcome | None = None  # the same search with step 1 and no cut points (``compare_plain``)
 
     @property
     def fp32_fraction(self) -> float:
@@ -99,7 +100,7 @@ class Tuned:
 
 def tune(dev: Device, program: Program, rng: np.random.Generator, *, threshold: Threshold | None = None,
          step: int = 8, cut_points: bool = True, pool_size: int = 4, search_config: MeasureConfig,
-         final_config: MeasureConfig) -> Tuned:
+         final_config: MeasureConfig, compare_plain: bool = False) -> Tuned:
     """Tune ``program`` on ``dev`` (see the module docstring); ``search_config`` times the pool's
     candidates, ``final_config`` the closing original-vs-chosen comparison."""
     threshold = threshold or program.threshold
@@ -129,8 +130,13 @@ def tune(dev: Device, program: Program, rng: np.random.Generator, *, threshold: 
     chosen = outcome.best.lowered
     m_orig, m_chosen = measure_pair(dev, bench.runner(frozenset()), bench.runner(chosen), final_config,
                                     before_each=bench.reset)
+    plain = None
+    if compare_plain:
+        # §7.4.2.3's claim, measured: the same search one level per iteration, blocks one at a time. Only
+        # its validations are counted (timing does not steer which candidates are tried), so it is untimed.
+        plain = lower(bench.graph, validate, lambda m: t0, step=1, cut_points=False, pool_size=pool_size)
     errs = errors(bench.output(chosen), reference)
     return Tuned(program.name, threshold, outcome, errs[threshold.kind], errs,
                  m_orig.stats.median / m_chosen.stats.median, m_orig, m_chosen, tuning_s,
                  len(bench.template.ops), bench.graph.depth, len(bench.graph.blocks),
-                 bench.template.lowered_mix(chosen), dict(setup.size))
+                 bench.template.lowered_mix(chosen), dict(setup.size), plain)

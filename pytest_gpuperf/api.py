@@ -5,7 +5,7 @@
   ``models/sampling.py``), optionally against the full run;
 * :func:`check_accuracy` — the ulp error of a device expression against MPFR (``accuracy/``).
 
-Kernels are OpenCL C (on CUDA devices the project's shim translates them, as for its own kernels);
+Kernels are OpenCL C (on CUDA devices the language prelude, `devices.dialect.portable`, translates them, as for its own kernels);
 arguments are NumPy arrays (copied to the device; read back after a launch) and NumPy scalars
 (``np.int32(n)``). Devices are named as ``--gpuperf-device`` names them (``"0"``, ``"cuda:0"``,
 ``"opencl:1"``). Each call compiles, measures on the real device and returns plain dataclasses;
@@ -121,10 +121,10 @@ def predict(source: str, kernel: str, args: Sequence[Arg], n_groups: int, local_
     first groups, each from a cold last-level cache. The kernel must do each group's share of the work
     from its global id (a shorter NDRange runs the first groups); ``n_groups`` must exceed three waves."""
     from .models.sampling import CacheFlush, SamplePlan, sample, saturation_point
-    from .tuning.shim import for_backend
+    from .devices.dialect import portable
 
     d = device(dev)
-    k = d.compile(for_backend(source, d.info.backend), kernel, tuple(options))
+    k = d.compile(portable(source, d.info.backend), kernel, tuple(options))
     bufs = [d.to_device(np.ascontiguousarray(a)) if isinstance(a, np.ndarray) else a for a in args]
     plan = SamplePlan(saturation_point(d.info, k.attributes, int(local_size)), int(n_groups), int(local_size))
     run = sample(d, k, plan, bufs, config or MeasureConfig(), full=measure_full, flush=CacheFlush(d))

@@ -26,7 +26,7 @@ import pytest
 from pytest_gpuperf.devices.base import ndrange
 from pytest_gpuperf.models import cfg as cfgmod
 from pytest_gpuperf.models import classify, kernel_classes as kc, ncu, ptx as ptxmod, similarity
-from pytest_gpuperf.models.source import render
+from pytest_gpuperf.devices.dialect import portable
 from pytest_gpuperf.timing.profiles import profile
 
 REF_SRC = r"""
@@ -55,7 +55,7 @@ def test_kernel_classification(gpu_device, gpu_kernel, gpu_measure, gpuperf_reco
     reps = 3 if cpu else 2
     timer = _timer(gpu_measure, cpu)
     rng = np.random.default_rng(7)
-    ref_src = render(REF_SRC, backend)
+    ref_src = portable(REF_SRC, backend)
     ref_copy = gpu_kernel.compile(ref_src, "ref_copy")
     ref_fma = gpu_kernel.compile(ref_src, "ref_fma")
     scratch_elems = 1 << 20 if cpu else 1 << 26

@@ -1,5 +1,5 @@
 """Every benchmark kernel — plain and after the workload transformation — is valid CUDA C once
-:func:`pytest_gpuperf.tuning.shim.for_backend` has prefixed the CUDA prelude.
+:func:`pytest_gpuperf.devices.dialect.portable` has prefixed the CUDA prelude.
 
 The H100 run of 23aeb87 found the λ micro-benchmark and the transformed kernels were never compiled for
 CUDA (OpenCL-only ``__local T* p = …`` and host-side helper functions). This test compiles the texts with
@@ -18,7 +18,7 @@ import pytest
 from pytest_gpuperf.tuning import workload
 from pytest_gpuperf.tuning.concurrency import MICRO
 from pytest_gpuperf.tuning.kernels import BENCHMARKS
-from pytest_gpuperf.tuning.shim import for_backend
+from pytest_gpuperf.devices.dialect import portable as for_backend
 
 NVCC = shutil.which("nvcc")
 pytestmark = pytest.mark.skipif(NVCC is None, reason="no nvcc on this machine: CUDA texts cannot be compiled here")

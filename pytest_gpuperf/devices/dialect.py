@@ -56,6 +56,11 @@ class Dialect:
     fast_math_relaxes_fp64: bool
     #: suffix of the C math library's binary32 functions (``sinf``); "" where built-ins are overloaded
     libm_float_suffix: str
+    #: the macros that let one kernel text compile in this language (:func:`portable`): OpenCL C's
+    #: spellings (``__kernel``, ``get_global_id``, ``barrier``) and the project's neutral ones
+    #: (``KERNEL``, ``GID``, ``BARRIER``, ``LOCAL_MEM``) mapped onto CUDA C, and the neutral ones and C's
+    #: ``sinf``-style names onto OpenCL C
+    prelude: str = ""
 
 
 CUDA = Dialect(
@@ -77,6 +82,38 @@ CUDA = Dialect(
     fast_math=("--use_fast_math",),
     fast_math_relaxes_fp64=False,
     libm_float_suffix="f",
+    prelude=r"""
+typedef unsigned int uint;
+#define __kernel extern "C" __global__
+#define __global
+#define __local __shared__
+#define __constant const
+#define WL_FN __device__ inline
+#define LOCAL_PTR(T) T*
+#define CLK_LOCAL_MEM_FENCE 1
+#define CLK_GLOBAL_MEM_FENCE 2
+#define barrier(flags) __syncthreads()
+#define atomic_add(p, v) atomicAdd((p), (v))
+#define atomic_inc(p) atomicAdd((p), 1u)
+#define rsqrt(x) rsqrtf(x)
+__device__ inline size_t __cl_dim3(uint d, dim3 v) { return d == 0 ? v.x : (d == 1 ? v.y : v.z); }
+#define get_local_id(d) ((size_t)__cl_dim3((d), threadIdx))
+#define get_local_size(d) ((size_t)__cl_dim3((d), blockDim))
+#define get_group_id(d) ((size_t)__cl_dim3((d), blockIdx))
+#define get_num_groups(d) ((size_t)__cl_dim3((d), gridDim))
+#define get_global_id(d) (get_group_id(d) * get_local_size(d) + get_local_id(d))
+#define get_global_size(d) (get_num_groups(d) * get_local_size(d))
+
+#define KERNEL extern "C" __global__
+#define GLOBAL
+#define LOCAL_MEM __shared__
+#define GID ((int)(blockIdx.x * blockDim.x + threadIdx.x))
+#define LID ((int)threadIdx.x)
+#define GROUP ((int)blockIdx.x)
+#define LSIZE ((int)blockDim.x)
+#define BARRIER __syncthreads()
+#define RESTRICT __restrict__
+""",
 )
 
 OPENCL = Dialect(
@@ -99,6 +136,28 @@ OPENCL = Dialect(
     fast_math=("-cl-fast-relaxed-math",),
     fast_math_relaxes_fp64=True,
     libm_float_suffix="",
+    prelude=r"""
+#define WL_FN inline
+#define LOCAL_PTR(T) __local T*
+
+#define KERNEL __kernel
+#define GLOBAL __global
+#define LOCAL_MEM __local
+#define GID ((int)get_global_id(0))
+#define LID ((int)get_local_id(0))
+#define GROUP ((int)get_group_id(0))
+#define LSIZE ((int)get_local_size(0))
+#define BARRIER barrier(CLK_LOCAL_MEM_FENCE)
+#define RESTRICT restrict
+#define sinf sin
+#define cosf cos
+#define expf exp
+#define logf log
+#define sqrtf sqrt
+#define fabsf fabs
+#define fminf fmin
+#define fmaxf fmax
+""",
 )
 
 DIALECTS: dict[str, Dialect] = {d.name: d for d in (CUDA, OPENCL)}
@@ -110,3 +169,15 @@ def dialect(backend: str) -> Dialect:
         return DIALECTS[backend]
     except KeyError:
         raise ValueError(f"unknown backend {backend!r}: expected one of {', '.join(map(repr, DIALECTS))}") from None
+
+
+def portable(source: str, backend: str) -> str:
+    """A kernel written once for both languages (OpenCL C, or the neutral ``KERNEL``/``GID`` macros),
+    as ``backend`` compiles it: the language's :attr:`Dialect.prelude`, then the text.
+
+    One prelude per language for every such kernel (the tuning benchmarks, the model corpora, the
+    precision kernels, users' kernels through the API): it once was two — an OpenCL-C-to-CUDA shim and
+    a neutral-macro prelude. Joining them changed the CUDA texts by macros the other kernels do not
+    use; NVRTC 13.0 for sm_90 gives byte-identical machine code for each of the 66 kernel builds the
+    committed baselines time (checked offline before the change)."""
+    return dialect(backend).prelude + source

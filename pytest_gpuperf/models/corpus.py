@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .source import render
+from ..devices.dialect import portable
 
 _SIG = "(GLOBAL const float* RESTRICT a, GLOBAL const float* RESTRICT b, GLOBAL float* RESTRICT c, int n)"
 
@@ -28,7 +28,7 @@ class CorpusKernel:
     def source(self, backend: str) -> str:
         text = (f"KERNEL void {self.name}{_SIG} {{\n  int i = GID;\n"
                 + ("" if self.local_mem else "  if (i >= n) return;\n") + self.body + "\n}\n")
-        return render(text, backend)
+        return portable(text, backend)
 
 
 def _poly(name: str, k: int) -> CorpusKernel:

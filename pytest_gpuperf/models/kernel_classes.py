@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..devices.base import ndrange
-from .source import render
+from ..devices.dialect import portable
 
 CLASSES = ("K1", "K2", "K3", "K4", "K5", "K6", "K7", "K8", "K9", "K10")
 UNSEEN = ("stencil9", "stencil9_shared", "spmv")
@@ -103,7 +103,7 @@ SOURCES: dict[str, str] = {
 def source(name: str, backend: str) -> str:
     if name not in SOURCES:
         raise KeyError(f"no kernel class {name!r}; known: {', '.join(SOURCES)}")
-    return render(SOURCES[name], backend)
+    return portable(SOURCES[name], backend)
 
 
 @dataclass

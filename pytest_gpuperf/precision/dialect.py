@@ -1,4 +1,4 @@
-"""One kernel text for both backends: the project's OpenCL-to-CUDA shim (:mod:`..tuning.shim`) plus the
+"""One kernel text for both backends: the project's OpenCL-to-CUDA shim (:func:`..devices.dialect.portable`) plus the
 double-precision switch.
 
 OpenCL needs ``cl_khr_fp64`` enabled for ``double``; CUDA does not know the pragma, so it comes from
@@ -10,10 +10,10 @@ is written from the CUDA documentation and not run here (no CUDA GPU on the deve
 from __future__ import annotations
 
 from ..devices.dialect import dialect
-from ..tuning.shim import for_backend
+from ..devices.dialect import portable
 
 
 def source(text: str, backend: str) -> str:
     """``text`` (OpenCL C) as ``backend`` compiles it: the language's binary64 prelude (the
     ``cl_khr_fp64`` pragma on OpenCL, nothing on CUDA: ``devices.dialect``), then the shim."""
-    return for_backend(dialect(backend).fp64_prelude + text, backend)
+    return portable(dialect(backend).fp64_prelude + text, backend)

@@ -1,5 +1,5 @@
 """Device kernels of the quantization study, written once for both backends (the macro prelude of
-:mod:`pytest_gpuperf.models.source` plus the int8 types and the 4-way int8 dot product below).
+:func:`pytest_gpuperf.devices.dialect.portable` plus the int8 types and the 4-way int8 dot product below).
 
 Training (fp32, one work-item per output element, 1-D NDRange):
 
@@ -24,7 +24,7 @@ Inference (int8 weights and activations, int32 accumulation):
 
 from __future__ import annotations
 
-from ..models.source import render
+from ..devices.dialect import portable
 
 #: the int8 element type and the 4-way dot product (a, b point at 4 consecutive int8 codes, 4-aligned)
 _I8 = {
@@ -168,4 +168,4 @@ def source(backend: str) -> str:
     """The whole kernel text for ``backend`` (``"cuda"`` or ``"opencl"``)."""
     if backend not in _I8:
         raise ValueError(f"unknown backend {backend!r}: expected 'cuda' or 'opencl'")
-    return render(_I8[backend] + f"#define FQ_LOCAL {FQ_LOCAL}\n" + BODY, backend)
+    return portable(_I8[backend] + f"#define FQ_LOCAL {FQ_LOCAL}\n" + BODY, backend)

@@ -26,7 +26,7 @@ import numpy as np
 from ..devices.base import Device
 from ..devices.occupancy import Occupancy
 from ..timing.measure import MeasureConfig, measure
-from .shim import for_backend
+from ..devices.dialect import portable
 
 Local = tuple[int, ...]
 
@@ -55,7 +55,7 @@ def calibrate(device: Device, occupancy_of: Callable[[int, object], float], size
               work_items: int, config: MeasureConfig) -> Calibration:
     """Run the thesis' micro-benchmark. ``occupancy_of(threads, kernel)`` is the calculator for this
     device applied to the compiled micro-benchmark; ``sizes`` the 1-D work-group sizes to sweep."""
-    k = device.compile(for_backend(MICRO, device.info.backend), "lambda_micro")
+    k = device.compile(portable(MICRO, device.info.backend), "lambda_micro")
     kernel_max = int(k.attributes.get("max_threads_per_block", 0) or 0)
     if kernel_max:
         sizes = [s for s in sizes if s <= kernel_max]

@@ -22,7 +22,7 @@ from ..devices.base import Device, Kernel
 from ..timing.measure import MeasureConfig, measure
 from . import workload
 from .kernels import Benchmark, Prepared
-from .shim import for_backend
+from ..devices.dialect import portable
 
 Local = tuple[int, ...]
 
@@ -96,8 +96,8 @@ class Evaluator:
         backend = self.device.info.backend
         if cfg.variant == "wl":
             src = workload.transform(self.bench.source, self.warp, int(cfg.local[1]))
-            return for_backend(src, backend), self.bench.options((self.warp,)) + self.extra_options
-        return for_backend(self.bench.source, backend), self.bench.options(cfg.local) + self.extra_options
+            return portable(src, backend), self.bench.options((self.warp,)) + self.extra_options
+        return portable(self.bench.source, backend), self.bench.options(cfg.local) + self.extra_options
 
     def geometry(self, cfg: Config) -> tuple[Local, Local, int]:
         """(global, local, launched groups as the kernel sees them)."""

@@ -1,4 +1,4 @@
-"""The benchmark kernels: one OpenCL C text each (CUDA through :mod:`.shim`), covering the thesis'
+"""The benchmark kernels: one OpenCL C text each (CUDA through :func:`..devices.dialect.portable`), covering the thesis'
 categories (Dao, ch. 3, Table 3.2): reductions whose work grows with the group size, matrix-vector
 products, 2-D stencils, naive/tiled transpose, naive/tiled SGEMM, histogram, n-body, an irregular
 BFS step and a barrier-heavy tiled 1-D stencil.

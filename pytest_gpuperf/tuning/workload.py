@@ -64,7 +64,7 @@ def transform(source: str, warp: int, merge: int) -> str:
     """The kernel text after step 1 (virtual groups of ``warp``) and step 2 (``merge`` = C of them
     per hardware group of shape (warp, C)). Only 1-D kernels with 1-D ``__local`` arrays qualify.
 
-    The result still needs :func:`.shim.for_backend`: ``WL_FN`` (helper functions: ``inline`` in OpenCL,
+    The result still needs :func:`..devices.dialect.portable`: ``WL_FN`` (helper functions: ``inline`` in OpenCL,
     ``__device__ inline`` in CUDA) and ``LOCAL_PTR`` (a pointer into local/shared memory) come from it, and
     the built-ins are ``#undef``-ed first because the CUDA prelude defines them as macros."""
     if merge < 1 or warp < 1:

@@ -199,8 +199,11 @@ class GpuPerfSession:
         if run.device is not None and run.device.observations:
             metric.info["host"] = observers.summarize(run.device.observations)
         if run.device is not None and run.device.power_observations:
-            metric.info["power"] = {**observers.summarize_power(run.device.power_observations),
-                                    **dict(metric.info.get("power") or {})}
+            seen = observers.summarize_power(run.device.power_observations)
+            given = dict(metric.info.get("power") or {})
+            # the test's own power figures win, but a throttle either of them saw stays seen
+            metric.info["power"] = {**seen, **given,
+                                    "throttled": bool(seen["throttled"] or given.get("throttled"))}
         if self.reference is not None:  # --gpuperf-compare: the verdict of 'gpuperf compare' (compare.gate)
             entry = None  # the reference run replaces the baseline; a documented bound still gates below
             if name in self.reference.metrics:

@@ -177,3 +177,19 @@ def test_a_throttled_metric_is_not_gated(pytester, monkeypatch):
     assert m["verdict"] == "throttled" and m["info"]["power"]["throttled"] is True
     monkeypatch.delenv("THROTTLED")
     pytester.runpytest(*base).assert_outcomes(failed=1)  # the same value unthrottled regresses
+
+
+def test_compare_shows_a_throttled_row_but_does_not_gate_it():
+    from compare_support import metric, results
+    from pytest_gpuperf.compare import engine
+    from pytest_gpuperf.compare.load import side_from_docs
+
+    def rep(info_b):
+        a = side_from_docs("A", [results([metric("p.w", 100.0, unit="W")])], ["a.json"])
+        b = side_from_docs("B", [results([metric("p.w", 200.0, unit="W", info=info_b)])], ["b.json"])
+        (row,) = engine.compare_sides(a, b, engine.Options()).rows
+        return row
+
+    row = rep({"power": {"throttled": True}})
+    assert row.verdict == "worse" and not row.gated and "throttled while B" in row.reason
+    assert rep({}).gated  # the same change unthrottled is gated

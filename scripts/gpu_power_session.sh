@@ -3,7 +3,7 @@
 # model's corpus, then run the power suite (energy per op and watts, model.power.* on the corpus).
 # Run through the device tool from the repo root, carrying .whl (scripts/fetch_wheels.sh):
 #   GPUPERF_TAG=power-1 bash scripts/gpu_power_session.sh
-#   GPUPERF_CORPUS_S   seconds of corpus collection this call (default 300; 0 skips it). The corpus is
+#   GPUPERF_CORPUS_S   seconds of corpus collection this call (default 240; 0 skips it). The corpus is
 #                      results/<key>/power-corpus-cuda.json in the checkout: commit it (or leave it
 #                      untracked) and the next call resumes where this one stopped.
 #   GPUPERF_PARETO=1   also run the time–energy Pareto tests (exhaustive tuning with energy: long;
@@ -24,16 +24,16 @@ key=$(python3 -c "from pytest_gpuperf.devices import discover, resolve; print(re
 mkdir -p "$W/results/$key" "results/$key"
 tag=${GPUPERF_TAG:-power}
 rc=0
-if [ "${GPUPERF_CORPUS_S:-300}" != "0" ]; then
-  timeout $(( ${GPUPERF_CORPUS_S:-300} + 60 )) python3 -m pytest_gpuperf.power.collect --device cuda:0 \
-    --budget-s "${GPUPERF_CORPUS_S:-300}" --out "results/$key/power-corpus-cuda.json" 2>&1 \
+if [ "${GPUPERF_CORPUS_S:-240}" != "0" ]; then
+  timeout $(( ${GPUPERF_CORPUS_S:-240} + 60 )) python3 -m pytest_gpuperf.power.collect --device cuda:0 \
+    --budget-s "${GPUPERF_CORPUS_S:-240}" --out "results/$key/power-corpus-cuda.json" 2>&1 \
     | tee "$W/logs/$tag-corpus.log" | tail -15
   rc=${PIPESTATUS[0]}
   cp "results/$key/power-corpus-cuda.json" "$W/results/$key/" 2>/dev/null
 fi
 sel="not pareto"
 [ -n "${GPUPERF_PARETO:-}" ] && sel=""
-timeout "${GPUPERF_TIMEOUT:-200}" python3 -m pytest -p pytest_gpuperf.plugin -p no:cacheprovider -q -rs \
+timeout "${GPUPERF_TIMEOUT:-260}" python3 -m pytest -p pytest_gpuperf.plugin -p no:cacheprovider -q -rs \
   --gpuperf-device=cuda:0 suites/test_power.py ${sel:+-k "$sel"} \
   --gpuperf-json="$W/results/$key/$tag-{backend}.json" ${GPUPERF_ARGS:-} 2>&1 \
   | tee "$W/logs/$tag.log" | tail -40

@@ -32,7 +32,7 @@ K_STEPS = 100
 #: warm-up before the measured span (clocks and power settle)
 WARMUP_S = 1.0
 #: the measured span stops here even if K steps were not reached (the result then says so)
-MAX_SPAN_S = 20.0
+MAX_SPAN_S = 12.0
 #: each batch of launches takes about this long (one counter reading per batch)
 BATCH_S = 0.005
 

@@ -65,8 +65,10 @@ def _fma_source(dialect, scalar: str) -> str:
 def _record(gpuperf_record, name: str, e, unit_op: str, extra: dict) -> None:
     power = e.info()
     info = {"gate": "if-stable", "power": power, "per": unit_op, **extra}
+    # the span's NVML readings (the informative ones): tests/test_power_saved.py re-derives the figures
     gpuperf_record(f"power.{name}.joules_per_op", e.joules_per_op, "J/op", better="lower", tolerance=TOL_ENERGY,
-                   info=info)
+                   info={**info, "ops_per_launch": e.joules_per_launch / e.joules_per_op,
+                         "nvml_samples": e.samples()})
     gpuperf_record(f"power.{name}.watts", e.watts, "W", better="lower", tolerance=TOL_WATTS, info=info)
 
 

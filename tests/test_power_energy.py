@@ -90,3 +90,14 @@ def test_the_loop_runs_until_the_counter_moved_k_steps():
 
 def test_the_default_count_bounds_the_error_at_two_percent():
     assert 2.0 / K_STEPS <= 0.02
+
+
+def test_kept_samples_give_the_same_figures():
+    rs = [_r(0.001 * k, 1000.0 * (k // 10), mask=0x4 if k == 37 else 0) for k in range(0, 101)]
+    e = energy_of(rs, launches=500, ops_per_launch=10.0)
+    kept = [Reading.from_json(d) for d in e.samples()]
+    assert len(kept) < len(rs)
+    again = energy_of(kept, 500, 10.0)
+    assert (again.energy_j, again.span_s, again.steps, again.throttle_reasons) == \
+        (e.energy_j, e.span_s, e.steps, e.throttle_reasons)
+    assert again.resolution == e.resolution

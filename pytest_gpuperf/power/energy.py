@@ -79,6 +79,7 @@ class Energy:
     throttle_reasons: list[str] = field(default_factory=list)
     sm_clock_mhz: tuple[float, float] = (0.0, 0.0)
     temperature_max_c: float = 0.0
+    readings: tuple[Reading, ...] = ()
 
     @property
     def throttled(self) -> bool:
@@ -98,6 +99,18 @@ class Energy:
                 "throttle_reasons": self.throttle_reasons, "throttled": self.throttled,
                 "sm_clock_min_mhz": self.sm_clock_mhz[0], "sm_clock_max_mhz": self.sm_clock_mhz[1],
                 "temperature_max_c": self.temperature_max_c}
+
+    def samples(self) -> list[dict[str, float]]:
+        """The span's NVML readings that carry information — the first, the last, and every one where the
+        counter or the throttle mask changed — so :func:`energy_of` on them gives the same figures and a
+        test can re-derive a GPU run's energy from its results file (saved NVML samples)."""
+        keep: list[Reading] = []
+        for k, r in enumerate(self.readings):
+            prev = self.readings[k - 1] if k else None
+            if prev is None or k == len(self.readings) - 1 or r.energy_mj != prev.energy_mj \
+                    or r.throttle_mask != prev.throttle_mask:
+                keep.append(r)
+        return [r.to_json() for r in keep]
 
 
 def energy_of(readings: Sequence[Reading], launches: int, ops_per_launch: float,
@@ -121,7 +134,7 @@ def energy_of(readings: Sequence[Reading], launches: int, ops_per_launch: float,
     return Energy(per_launch, per_launch / ops_per_launch if ops_per_launch > 0 else float("nan"), energy / span,
                   launches, energy, span, res, steps, sorted(reasons(mask)),
                   (min(r.sm_clock_mhz for r in readings), max(r.sm_clock_mhz for r in readings)),
-                  max(r.temperature_c for r in readings))
+                  max(r.temperature_c for r in readings), tuple(readings))
 
 
 def steady_state_energy(device: Any, sensor: Any, run_once: Callable[[], Any], ops_per_launch: float,

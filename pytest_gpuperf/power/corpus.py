@@ -134,10 +134,10 @@ def measure_job(device: Device, sensor: Any, job: Job, table: LatencyTable, time
 
 
 def collect(device: Device, table: LatencyTable, path: Path, budget_s: float, backend: str,
-            log: Callable[[str], None] = print) -> tuple[int, int, list[str]]:
-    """Measure the corpus into ``path``, resuming: entries already in the file are kept and skipped, the
-    file is rewritten after every entry (a killed call loses one entry at most). Stops after ``budget_s``.
-    Returns (entries in the file, jobs in all, reasons configurations were left out)."""
+            log: Callable[[str], None] = print, todo: Sequence[Job] | None = None) -> tuple[int, int, list[str]]:
+    """Measure the corpus (``todo``, default :func:`jobs`) into ``path``, resuming: entries already in the
+    file are kept and skipped, the file is rewritten after every entry (a killed call loses one entry at
+    most). Stops after ``budget_s``. Returns (entries in the file, jobs in all, reasons left out)."""
     sensor, why = device.power_sensor()
     if sensor is None:
         raise RuntimeError(f"no power sensor on {device.info.spec}: {why}")
@@ -146,7 +146,7 @@ def collect(device: Device, table: LatencyTable, path: Path, budget_s: float, ba
         _, entries = load_corpus(path)
     done = {(e.kernel, e.config) for e in entries}
     left_out: list[str] = []
-    todo = jobs(device, backend)
+    todo = list(todo) if todo is not None else jobs(device, backend)
     t_end = time.perf_counter() + budget_s
     meta = {"jobs": len(todo), "latency_sources": sorted(set(table.sources.values()) | {table.global_source})}
     for job in todo:

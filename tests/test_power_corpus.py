@@ -9,7 +9,6 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from pytest_gpuperf.devices.base import DeviceInfo

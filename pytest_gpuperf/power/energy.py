@@ -80,6 +80,7 @@ class Energy:
     sm_clock_mhz: tuple[float, float] = (0.0, 0.0)
     temperature_max_c: float = 0.0
     readings: tuple[Reading, ...] = ()
+    k_steps: int = K_STEPS  # the count the loop aimed for
 
     @property
     def throttled(self) -> bool:
@@ -88,14 +89,15 @@ class Energy:
     @property
     def enough(self) -> bool:
         """Whether the counter moved by K steps (the 2/K error bound holds)."""
-        return self.steps >= K_STEPS
+        return self.steps >= self.k_steps
 
     def info(self) -> dict[str, Any]:
         """For a metric's ``info["power"]`` (``throttled`` there makes the session not gate it)."""
         return {"joules_per_launch": self.joules_per_launch, "launches": self.launches,
                 "energy_j": round(self.energy_j, 4), "span_s": round(self.span_s, 4), "watts": round(self.watts, 2),
                 "counter": None if self.resolution is None else self.resolution.to_json(),
-                "steps": round(self.steps, 1), "k_steps": K_STEPS, "error_bound_rel": round(2.0 / max(self.steps, 1e-9), 4),
+                "steps": round(self.steps, 1), "k_steps": self.k_steps,
+                "error_bound_rel": round(2.0 / max(self.steps, 1e-9), 4),
                 "throttle_reasons": self.throttle_reasons, "throttled": self.throttled,
                 "sm_clock_min_mhz": self.sm_clock_mhz[0], "sm_clock_max_mhz": self.sm_clock_mhz[1],
                 "temperature_max_c": self.temperature_max_c}
@@ -114,7 +116,7 @@ class Energy:
 
 
 def energy_of(readings: Sequence[Reading], launches: int, ops_per_launch: float,
-              reasons: Callable[[int], list[str]] = decode_throttle) -> Energy:
+              reasons: Callable[[int], list[str]] = decode_throttle, k_steps: int = K_STEPS) -> Energy:
     """The figures of a measured span (pure: the tests feed it saved NVML samples). ``readings`` span the
     launches: the first taken before the first of them, the last after the last had finished."""
     if len(readings) < 2 or launches <= 0:
@@ -134,7 +136,7 @@ def energy_of(readings: Sequence[Reading], launches: int, ops_per_launch: float,
     return Energy(per_launch, per_launch / ops_per_launch if ops_per_launch > 0 else float("nan"), energy / span,
                   launches, energy, span, res, steps, sorted(reasons(mask)),
                   (min(r.sm_clock_mhz for r in readings), max(r.sm_clock_mhz for r in readings)),
-                  max(r.temperature_c for r in readings), tuple(readings))
+                  max(r.temperature_c for r in readings), tuple(readings), k_steps)
 
 
 def steady_state_energy(device: Any, sensor: Any, run_once: Callable[[], Any], ops_per_launch: float,
@@ -183,4 +185,4 @@ def steady_state_energy(device: Any, sensor: Any, run_once: Callable[[], Any], o
             break
         if r.t > deadline:
             break
-    return energy_of(readings, launches, ops_per_launch, getattr(sensor, "reasons", decode_throttle))
+    return energy_of(readings, launches, ops_per_launch, getattr(sensor, "reasons", decode_throttle), k_steps)

@@ -41,3 +41,26 @@ def test_saved_samples_give_the_recorded_figures(where, metric):
     assert e.watts == pytest.approx(info["power"]["watts"], abs=0.01)
     assert e.steps == pytest.approx(info["power"]["steps"], abs=0.1)
     assert e.throttled == info["power"]["throttled"]
+
+
+# ---- saved corpora -------------------------------------------------------------------------------
+from pytest_gpuperf.models import power as pmodel  # noqa: E402
+
+CORPORA = sorted((ROOT / "results").glob("*/power-corpus-*.json"))
+
+
+@pytest.mark.skipif(not CORPORA, reason="no results/<key>/power-corpus-*.json yet (python -m "
+                                        "pytest_gpuperf.power.collect on a GPU)")
+@pytest.mark.parametrize("path", CORPORA, ids=[f"{p.parent.name}/{p.name}" for p in CORPORA] or None)
+def test_saved_corpus_is_complete_and_reproduces_the_recorded_scores(path):
+    _, entries = pmodel.load_corpus(path)
+    assert entries and all(e.watts > 0 and set(pmodel.SELECTED) <= set(e.features) for e in entries)
+    results = [json.loads(p.read_text()) for p in sorted(path.parent.glob("power-*.json")) if p != path
+               and "corpus" not in p.name]
+    recorded = [m for doc in results for m in doc.get("metrics", []) if m["name"] == "model.power.random_forest.mape"
+                and m.get("identity", {}).get("corpus_entries") == len(entries)]
+    if len({e.kernel for e in entries}) < 2:
+        pytest.skip(f"{path.name}: fewer than two kernels collected so far")
+    got = pmodel.nested_cv(entries, only=["random_forest"])["random_forest"].scores["mape"]
+    for m in recorded:  # the same corpus and seeds give the same held-out error
+        assert got == pytest.approx(m["value"], rel=1e-6)

@@ -42,10 +42,21 @@ CHAINS = 8
 THREADS = 1 << 20
 
 
-def _sensor(device):
+def _sensor(device, request=None):
+    """The device's power sensor, or skip with the reason. With ``request``, also skip once the session's
+    wall-clock budget (``--gpuperf-tuning-budget``, the time-boxed GPU session's) is spent, so a killed
+    session still writes its results: each energy figure takes up to ~15 s."""
     sensor, why = device.power_sensor()
     if sensor is None:
         pytest.skip(f"{device.info.spec} ({device.info.name}) has no power sensor: {why}")
+    if request is not None:
+        from pytest_gpuperf.tuning.fixtures import tuning_options
+        from pytest_gpuperf.util.clock import session_elapsed
+
+        budget = tuning_options(request.config).budget_s
+        if budget and session_elapsed(request.config) > budget:
+            pytest.skip(f"--gpuperf-tuning-budget={budget:g} s spent before this test; raise it to run every "
+                        "power test")
     return sensor
 
 
@@ -70,49 +81,6 @@ def _record(gpuperf_record, name: str, e, unit_op: str, extra: dict) -> None:
                    info={**info, "ops_per_launch": e.joules_per_launch / e.joules_per_op,
                          "nvml_samples": e.samples()})
     gpuperf_record(f"power.{name}.watts", e.watts, "W", better="lower", tolerance=TOL_WATTS, info=info)
-
-
-@pytest.mark.parametrize("precision", ["fp32", "fp64"])
-def test_energy_fma(gpu_device, gpu_kernel, gpuperf_record, precision):
-    sensor = _sensor(gpu_device)
-    if precision == "fp64" and not gpu_device.info.fp64:
-        pytest.skip(f"{gpu_device.info.name} has no fp64")
-    scalar = "float" if precision == "fp32" else "double"
-    dt = np.float32 if precision == "fp32" else np.float64
-    kern = gpu_kernel.compile(_fma_source(gpu_device.info.dialect, scalar), "fma_chain")
-    out = gpu_device.empty(THREADS * np.dtype(dt).itemsize)
-    args = [out, dt(0.999), dt(0.001)]
-    flops = 2.0 * CHAINS * ITERS * THREADS
-    e = steady_state_energy(gpu_device, sensor, lambda: gpu_device.launch(kern, (THREADS,), (256,), args), flops)
-    _record(gpuperf_record, f"fma_{precision}", e, "flop", {"flops_per_launch": flops, "k_steps": K_STEPS})
-
-
-def test_energy_copy(gpu_device, gpuperf_record):
-    sensor = _sensor(gpu_device)
-    size = 256 << 20
-    src = gpu_device.to_device(np.random.default_rng(3).integers(0, 255, size, dtype=np.uint8))
-    dst = gpu_device.empty(size)
-    e = steady_state_energy(gpu_device, sensor, lambda: gpu_device.copy(dst, src, size), 2.0 * size)
-    _record(gpuperf_record, "copy_256MiB", e, "byte read + written", {"bytes_per_launch": 2 * size})
-
-
-def _default_local(bench) -> tuple[int, ...]:
-    return (256,) if bench.dims == 1 else (16, 16)
-
-
-@pytest.mark.parametrize("bench", BENCHMARKS, ids=[b.name for b in BENCHMARKS])
-def test_energy_tuning_kernel(gpu_device, gpu_kernel, gpuperf_record, bench):
-    sensor = _sensor(gpu_device)
-    sizes = bench.sizes(gpu_device)
-    local = _default_local(bench)
-    prepared = bench.prepare(gpu_device, np.random.default_rng(5), sizes)
-    kern = gpu_kernel.compile(for_backend(bench.source, gpu_device.info.backend), bench.kernel, bench.options(local))
-    glob = bench.ndrange(sizes, local, gpu_device)
-    args = prepared.args()
-    elements = float(np.prod(bench.extent(sizes)))
-    e = steady_state_energy(gpu_device, sensor, lambda: gpu_device.launch(kern, glob, local, args), elements)
-    _record(gpuperf_record, f"tuning.{bench.name}", e, "element of the problem",
-            {"local": list(local), "elements": elements, "sizes": sizes})
 
 
 def _corpus_path(info) -> Path:
@@ -143,18 +111,56 @@ def test_power_model(gpu_device, gpuperf_record):
                            tolerance=TOL_MODEL, identity=identity, info=info)
 
 
+@pytest.mark.parametrize("precision", ["fp32", "fp64"])
+def test_energy_fma(gpu_device, gpu_kernel, gpuperf_record, precision, request):
+    sensor = _sensor(gpu_device, request)
+    if precision == "fp64" and not gpu_device.info.fp64:
+        pytest.skip(f"{gpu_device.info.name} has no fp64")
+    scalar = "float" if precision == "fp32" else "double"
+    dt = np.float32 if precision == "fp32" else np.float64
+    kern = gpu_kernel.compile(_fma_source(gpu_device.info.dialect, scalar), "fma_chain")
+    out = gpu_device.empty(THREADS * np.dtype(dt).itemsize)
+    args = [out, dt(0.999), dt(0.001)]
+    flops = 2.0 * CHAINS * ITERS * THREADS
+    e = steady_state_energy(gpu_device, sensor, lambda: gpu_device.launch(kern, (THREADS,), (256,), args), flops)
+    _record(gpuperf_record, f"fma_{precision}", e, "flop", {"flops_per_launch": flops, "k_steps": K_STEPS})
+
+
+def test_energy_copy(gpu_device, gpuperf_record, request):
+    sensor = _sensor(gpu_device, request)
+    size = 256 << 20
+    src = gpu_device.to_device(np.random.default_rng(3).integers(0, 255, size, dtype=np.uint8))
+    dst = gpu_device.empty(size)
+    e = steady_state_energy(gpu_device, sensor, lambda: gpu_device.copy(dst, src, size), 2.0 * size)
+    _record(gpuperf_record, "copy_256MiB", e, "byte read + written", {"bytes_per_launch": 2 * size})
+
+
+def _default_local(bench) -> tuple[int, ...]:
+    return (256,) if bench.dims == 1 else (16, 16)
+
+
+@pytest.mark.parametrize("bench", BENCHMARKS, ids=[b.name for b in BENCHMARKS])
+def test_energy_tuning_kernel(gpu_device, gpu_kernel, gpuperf_record, bench, request):
+    sensor = _sensor(gpu_device, request)
+    sizes = bench.sizes(gpu_device)
+    local = _default_local(bench)
+    prepared = bench.prepare(gpu_device, np.random.default_rng(5), sizes)
+    kern = gpu_kernel.compile(for_backend(bench.source, gpu_device.info.backend), bench.kernel, bench.options(local))
+    glob = bench.ndrange(sizes, local, gpu_device)
+    args = prepared.args()
+    elements = float(np.prod(bench.extent(sizes)))
+    e = steady_state_energy(gpu_device, sensor, lambda: gpu_device.launch(kern, glob, local, args), elements)
+    _record(gpuperf_record, f"tuning.{bench.name}", e, "element of the problem",
+            {"local": list(local), "elements": elements, "sizes": sizes})
+
+
 @pytest.mark.parametrize("bench", BENCHMARKS, ids=[b.name for b in BENCHMARKS])
 def test_energy_pareto(gpu_device, gpuperf_record, bench, request):
     """Exhaustive search under the objective ``both``: every configuration's time and energy, the front."""
-    from pytest_gpuperf.tuning.fixtures import tuning_options
     from pytest_gpuperf.tuning.strategies import exhaustive
     from pytest_gpuperf.tuning.tuner import context
-    from pytest_gpuperf.util.clock import session_elapsed
 
-    _sensor(gpu_device)
-    opts = tuning_options(request.config)
-    if opts.budget_s and session_elapsed(request.config) > opts.budget_s:
-        pytest.skip(f"--gpuperf-tuning-budget={opts.budget_s:g} s spent before {bench.name}")
+    _sensor(gpu_device, request)
     ctx = context(gpu_device, bench, seed=11, objective="both")
     out = exhaustive(ctx)
     pts = {c: p for c, p in ctx.ev.points.items() if p.energy_j is not None}

@@ -217,9 +217,9 @@ def families(seed: int = 0) -> dict[str, tuple[Any, dict[str, list[Any]], str]]:
               "sklearn HistGradientBoostingRegressor (xgboost not installed)")
     return {
         "xgboost": gb,
-        "random_forest": (RandomForestRegressor(n_estimators=200, random_state=seed, n_jobs=1),
+        "random_forest": (RandomForestRegressor(n_estimators=200, random_state=seed, n_jobs=-1),
                           {"max_depth": [None, 8], "min_samples_leaf": [1, 3]}, "sklearn RandomForestRegressor"),
-        "extra_trees": (ExtraTreesRegressor(n_estimators=200, random_state=seed, n_jobs=1),
+        "extra_trees": (ExtraTreesRegressor(n_estimators=200, random_state=seed, n_jobs=-1),
                         {"max_depth": [None, 8], "min_samples_leaf": [1, 3]}, "sklearn ExtraTreesRegressor"),
         "svr": (make_pipeline(StandardScaler(), SVR()),
                 {"svr__C": [1.0, 10.0, 100.0], "svr__epsilon": [0.1, 1.0]}, "sklearn SVR (RBF), standardised"),

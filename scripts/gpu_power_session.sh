@@ -8,6 +8,7 @@
 #                      untracked) and the next call resumes where this one stopped.
 #   GPUPERF_PARETO=1   also run the time–energy Pareto tests (exhaustive tuning with energy: long) — best in a
 #                      call of their own: GPUPERF_CORPUS_S=0 GPUPERF_PARETO=1 GPUPERF_TIMEOUT=540 GPUPERF_ARGS="-k pareto"
+#   GPUPERF_SUITE=0    corpus only (with e.g. GPUPERF_CORPUS_S=480)
 #   GPUPERF_TIMEOUT    seconds for the suite (default 330); tests that would start in its last 40 s are
 #                      skipped with the reason (--gpuperf-tuning-budget), so the results file is written
 #   GPUPERF_ARGS       extra pytest arguments (e.g. --gpuperf-update-baselines)
@@ -33,6 +34,7 @@ if [ "${GPUPERF_CORPUS_S:-150}" != "0" ]; then
   rc=${PIPESTATUS[0]}
   cp "results/$key/power-corpus-cuda.json" "$W/results/$key/" 2>/dev/null
 fi
+[ "${GPUPERF_SUITE:-1}" = "0" ] && exit "$rc"  # corpus-only call
 sel="not pareto"
 [ -n "${GPUPERF_PARETO:-}" ] && sel=""
 # the suite skips (with the reason) tests that would start after its budget, so it ends with its results file

@@ -123,3 +123,12 @@ def test_the_cli_exits_2_on_pocl_with_the_reason(capsys):
         pytest.skip("no OpenCL device")
     assert collect_cli.main(["--device", "opencl:0", "--budget-s", "1"]) == 2
     assert "no power sensor" in capsys.readouterr().err
+
+
+def test_the_corpus_is_41_kernels_in_150_configurations(cl_device):
+    from pytest_gpuperf.power.corpus import jobs
+
+    js = jobs(cl_device, cl_device.info.backend)
+    assert len(js) == 150 and len({j.kernel for j in js}) == 41  # issue 16: at least 40 kernels
+    assert len({(j.kernel, j.config) for j in js}) == len(js)  # one entry per (kernel, configuration)
+    assert all(j.local_size[0] <= 256 for j in js if j.kernel in ("group_reduce", "local_reverse"))

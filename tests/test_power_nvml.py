@@ -193,3 +193,12 @@ def test_compare_shows_a_throttled_row_but_does_not_gate_it():
     row = rep({"power": {"throttled": True}})
     assert row.verdict == "worse" and not row.gated and "throttled while B" in row.reason
     assert rep({}).gated  # the same change unthrottled is gated
+
+
+def test_the_older_reasons_call_is_used_when_the_newer_one_fails():
+    class Mixed(FakeNvml):
+        def nvmlDeviceGetCurrentClocksEventReasons(self, h):
+            raise RuntimeError("NVMLError_FunctionNotFound")
+
+    sensor = nvml.PowerSensor(Mixed(masks=[0x20]), object(), "0:1:0")
+    assert sensor.reasons(sensor.read().throttle_mask) == ["sw_thermal_slowdown"]

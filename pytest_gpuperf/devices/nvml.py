@@ -111,6 +111,7 @@ class PowerSensor:
         self.pci_bus_id = pci_bus_id
         self.bits = throttle_bits(nvml)
         self.last_error: str | None = None
+        self._reasons_fn: Any = None
 
     def read(self) -> Reading | None:
         """One reading, or None (with :attr:`last_error`) when NVML fails: never an exception."""
@@ -123,13 +124,30 @@ class PowerSensor:
                 sm = float(nv.nvmlDeviceGetClockInfo(self._handle, nv.NVML_CLOCK_SM))
                 mem = float(nv.nvmlDeviceGetClockInfo(self._handle, nv.NVML_CLOCK_MEM))
                 temp = float(nv.nvmlDeviceGetTemperature(self._handle, nv.NVML_TEMPERATURE_GPU))
-                reasons = getattr(nv, "nvmlDeviceGetCurrentClocksEventReasons", None) \
-                    or nv.nvmlDeviceGetCurrentClocksThrottleReasons
-                mask = int(reasons(self._handle))
+                mask = self._mask()
         except Exception as exc:  # noqa: BLE001 - an NVML failure is a missing reading, not a failed test
             self.last_error = f"{type(exc).__name__}: {exc}"
             return None
         return Reading(t, energy, power, sm, mem, temp, mask)
+
+    def _mask(self) -> int:
+        """The clock-event reasons bitmask: the newer call (drivers ≥ 535, pynvml ≥ 12.535) where it works,
+        else the older one it replaced; the first that answers is kept."""
+        if self._reasons_fn is not None:
+            return int(self._reasons_fn(self._handle))
+        error: Exception | None = None
+        for name in ("nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"):
+            fn = getattr(self._nvml, name, None)
+            if fn is None:
+                continue
+            try:
+                mask = int(fn(self._handle))
+            except Exception as exc:  # noqa: BLE001 - try the older call
+                error = exc
+                continue
+            self._reasons_fn = fn
+            return mask
+        raise error or RuntimeError("this pynvml has no clock-event reasons call")
 
     def reasons(self, mask: int) -> list[str]:
         return decode_throttle(mask, self.bits)

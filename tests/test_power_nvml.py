@@ -202,3 +202,26 @@ def test_the_older_reasons_call_is_used_when_the_newer_one_fails():
 
     sensor = nvml.PowerSensor(Mixed(masks=[0x20]), object(), "0:1:0")
     assert sensor.reasons(sensor.read().throttle_mask) == ["sw_thermal_slowdown"]
+
+
+def test_every_measurement_window_is_watched_when_the_device_has_a_sensor(cl_device):
+    """timing.measure on the real PoCL device with a stand-in sensor (FakeNvml: one mJ per read): each
+    window leaves a power reading in ``device.power_observations``."""
+    import numpy as np
+
+    from pytest_gpuperf.timing.measure import MeasureConfig, measure
+
+    k = cl_device.compile("__kernel void k(__global float* x) { x[get_global_id(0)] += 1.0f; }", "k")
+    buf = cl_device.to_device(np.zeros(64, np.float32))
+    saved = cl_device._power
+    cl_device._power = (nvml.PowerSensor(FakeNvml(masks=[0x4]), object(), "0:1:0"), "NVML")
+    cl_device.power_observations.clear()
+    try:
+        measure(cl_device, lambda: cl_device.launch(k, (64,), (64,), [buf]),
+                MeasureConfig(warmup=1, min_repeats=3, max_repeats=5, budget_s=0.1))
+    finally:
+        cl_device._power = saved
+    (w,) = cl_device.power_observations[-1:]
+    assert w["samples"] >= 2 and w["energy_j"] > 0 and w["throttled"] == 1
+    assert summarize_power(cl_device.power_observations)["throttle_reasons"] == ["sw_power_cap"]
+    cl_device.power_observations.clear()

@@ -198,6 +198,12 @@ class GpuPerfSession:
             metric.info["bound"] = float(bound)
         if run.device is not None and run.device.observations:
             metric.info["host"] = observers.summarize(run.device.observations)
+        if run.device is not None and run.device.power_observations:
+            seen = observers.summarize_power(run.device.power_observations)
+            given = dict(metric.info.get("power") or {})
+            # the test's own power figures win, but a throttle either of them saw stays seen
+            metric.info["power"] = {**seen, **given,
+                                    "throttled": bool(seen["throttled"] or given.get("throttled"))}
         if self.reference is not None:  # --gpuperf-compare: the verdict of 'gpuperf compare' (compare.gate)
             entry = None  # the reference run replaces the baseline; a documented bound still gates below
             if name in self.reference.metrics:
@@ -205,11 +211,12 @@ class GpuPerfSession:
 
                 metric.verdict, metric.baseline, metric.info["line"] = judge_metric(
                     self.reference, metric.to_json(), run.info.to_json())
+                metric.verdict = throttled_verdict(metric.verdict, metric.info)
                 run.metrics[name] = metric
                 return metric
         cmp = bl.compare(float(value), better, entry, samples=None if stats is None else stats.samples,
                          identity=metric.identity, gate_if_stable=metric.info.get("gate") == "if-stable")
-        metric.verdict = cmp.verdict
+        metric.verdict = throttled_verdict(cmp.verdict, metric.info)
         if entry is not None:
             metric.baseline = {k: v for k, v in entry.items() if k not in ("provenance", "samples")}
             metric.baseline.update(cmp.to_json())
@@ -224,10 +231,11 @@ class GpuPerfSession:
         return metric
 
     def begin_test(self) -> None:
-        """Forget the previous test's host-load readings (each test's metrics carry their own)."""
+        """Forget the previous test's host-load and power readings (each test's metrics carry their own)."""
         for run in self.runs.values():
             if run.device is not None:
                 run.device.observations.clear()
+                run.device.power_observations.clear()
 
     def failures(self, nodeid: str) -> list[str]:
         """One-line messages of the metrics this test regressed (empty when updating baselines)."""
@@ -385,3 +393,14 @@ class GpuPerfSession:
                 run.device.abandon("interrupted while waiting for its queued work at the end of the run")
                 timeout = 0.0
 
+
+
+def throttled_verdict(verdict: str, info: Mapping[str, Any]) -> str:
+    """``throttled`` in place of a gated verdict when the card slowed itself down during the metric's
+    measurement (``info["power"]["throttled"]``: a thermal, power-cap or hardware slowdown, see
+    ``devices.nvml.SLOWDOWN_REASONS``): the figure is the throttle's, not the code's, so it neither fails
+    nor passes the gate. ``new``, ``incomparable`` and ``ungated`` stay what they are (nothing was gated)."""
+    power = info.get("power")
+    if isinstance(power, Mapping) and power.get("throttled") and verdict in ("regressed", "improved", "pass"):
+        return "throttled"
+    return verdict

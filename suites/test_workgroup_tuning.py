@@ -121,7 +121,9 @@ def test_tune(gpu_device, gpuperf_record, bench, request, tuning_summaries):
     gpuperf_record(f"tuning.{bench.name}.space", len(ctx.space), "configs", better="exact", tolerance={"abs": 0},
                    info={"limits": ctx.kernel_limit.info, "max_total": ctx.limits.max_total,
                          "max_dims": list(ctx.limits.max_dims), "build_options": list(ev.extra_options),
-                         "points": replay.points(ctx)})
+                         "points": replay.points(ctx),
+                         # the (time, energy) Pareto front where the points carry energy (tuning.pareto)
+                         **({"pareto": [c.label() for c in ev.front()]} if ev.front() else {})})
     for strat, runs in picks.items():
         q = mean(times[c] / opt for c, _ in runs)
         ev_costs = [ev.cost(Ledger(list(v))) for _, v in runs]

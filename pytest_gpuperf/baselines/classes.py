@@ -44,7 +44,7 @@ FLOORS = {
 
 #: units that cannot be negative: times, latencies, rates, error magnitudes
 NON_NEGATIVE = {"s", "ms", "us", "ns", "cycles", "GB/s", "1/s", "ops/clk/SM", "ulp", "ns/kthread", "bytes",
-                "configs", "MHz"}
+                "configs", "MHz", "J", "J/op", "W"}
 
 
 #: Host-timed figures (``info["host_timed"]``: the host's clock around Python-side launches or a tuner's

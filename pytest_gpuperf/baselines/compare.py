@@ -32,10 +32,13 @@ from typing import Any, Mapping, Sequence
 from ..timing.difference import Difference, difference, usable
 
 DIRECTIONS = ("lower", "higher", "bound", "exact")
-VERDICTS = ("regressed", "missing", "incomparable", "known", "ungated", "new", "improved", "pass")  # worst first
+VERDICTS = ("regressed", "missing", "incomparable", "known", "ungated", "throttled", "new", "improved",
+            "pass")  # worst first
 # "known": out of band in a test marked xfail (a documented finding); it does not fail the run
 # "incomparable": the baseline was made another way (its identity differs); it does not fail the run
 # "ungated": recorded, not gated: the test gates it only where the baseline's runs agree, and they do not
+# "throttled": recorded, not gated: the card slowed itself down (thermal, power cap, hardware slowdown)
+#   while it was measured (info["power"]["throttled"]; session.throttled_verdict, devices.nvml)
 
 
 def band(expected: float, tolerance: Mapping[str, float]) -> float:

@@ -237,10 +237,23 @@ def judge(a: SideMetric | None, b: SideMetric | None, device_a: Mapping[str, Any
         _apply(row, cmp_dir, sa, sb)
         row.reason = "; ".join(x for x in (row.reason, cmp.reason) if x)
         return row
+    throttled = [side for side, m in (("A", a), ("B", b)) if _throttled(m.info)]
+    if throttled:  # the card slowed itself down while one side was measured: shown, never gated
+        row.gated = False
+        row.extra["throttled"] = "the card throttled while " + " and ".join(throttled) + " was measured"
+        _apply(row, cmp, sa, sb)
+        row.reason = "; ".join(x for x in (row.reason, row.extra["throttled"]) if x)
+        return row
     _apply(row, cmp, sa, sb)
     if row.basis == "samples" and "runs" in (a.basis, b.basis):
         row.basis = "runs"  # the per-run values stood in for samples (load.merge)
     return row
+
+
+def _throttled(info: Mapping[str, Any] | None) -> bool:
+    """Whether a metric's ``info["power"]`` says the card throttled during its measurement (issue 16)."""
+    power = (info or {}).get("power")
+    return isinstance(power, Mapping) and bool(power.get("throttled"))
 
 
 def smallest_p(n_a: int, n_b: int) -> float:

@@ -5,7 +5,8 @@ compare`` — against the same metric of the reference run, so a pytest gate and
 compare OTHER.json THIS.json`` give the same verdict on the same numbers. The comparison's words map
 back onto the session's: ``worse`` → ``regressed`` (the test fails, as against a baseline), ``better`` →
 ``improved``, ``same`` → ``pass``, a metric the reference lacks → ``new`` (a documented bound still gates it), a worse row that is not gated
-(a per-kernel component without agreeing runs) → ``ungated``; ``incomparable`` stays. An impossible
+(a per-kernel component without agreeing runs) → ``ungated``; a row whose either side was measured while
+the card throttled → ``throttled``; ``incomparable`` stays. An impossible
 value in the reference is that reference's problem, not this run's: ``incomparable`` with the reason.
 """
 
@@ -36,6 +37,8 @@ def judge_metric(reference: Side, metric: Mapping[str, Any], device: Mapping[str
     if a is None:
         return "new", None, f"{b.name}: new — the reference run {', '.join(reference.paths)} did not record it"
     verdict = "ungated" if row.verdict == "worse" and not row.gated else GATE_VERDICT[row.verdict]
+    if row.extra.get("throttled") and verdict in ("regressed", "improved", "pass", "ungated"):
+        verdict = "throttled"  # the card slowed itself down on one side: not gated (issue 16)
     doc = {"value": a.value, "source": "run " + ", ".join(reference.paths), "band": row.extra.get("band") or 0.0,
            "delta_rel": row.delta_rel, "compare": row.to_json()}
     return verdict, doc, row.line("reference", "this run")

@@ -19,6 +19,7 @@ import numpy as np
 from .dialect import Dialect, dialect
 
 if TYPE_CHECKING:
+    from .nvml import PowerSensor
     from .resources import Resources
 
 Size = tuple[int, ...]
@@ -202,6 +203,26 @@ class Device(abc.ABC):
         #: per-device results measured once and reused for the device's life (λ0 of the tuner, the
         #: global-latency sweep), keyed by the area that owns them; cleared on close with the kernels
         self.measured: dict[str, Any] = {}
+        #: power readings of the measurement windows since the current test began (the energy observer of
+        #: ``timing.observers``; summarised into ``info["power"]``, a throttled window marks the metrics)
+        self.power_observations: list[dict[str, Any]] = []
+        self._power: tuple[Any, str] | None = None
+
+    # ---- power -------------------------------------------------------------------------------
+    def power_sensor(self) -> "tuple[PowerSensor | None, str]":
+        """(the card's NVML power sensor, "NVML") or (None, why there is none), opened once per device.
+
+        Found by the PCI bus id in :attr:`DeviceInfo.extra` (CUDA and NVIDIA's OpenCL both record it), so
+        any NVIDIA device has one where NVML runs; a CPU device or another vendor's GPU has none, with the
+        reason — the power suite skips with it."""
+        if self._power is None:
+            if self.info.is_cpu:
+                self._power = (None, f"{self.info.name} is a CPU device: no board power sensor")
+            else:
+                from .nvml import open_sensor
+
+                self._power = open_sensor(self.info.extra.get("pci_bus_id"))
+        return self._power
 
     # ---- abandonment -------------------------------------------------------------------------
     @property

@@ -14,7 +14,7 @@ from typing import Any, Callable, Sequence, TypeVar
 
 from ..devices.base import Device, Kernel, KernelArg, Size
 from ..errors import ImpossibleValueError
-from .observers import RETRIES, HostLoad, contended
+from .observers import RETRIES, HostLoad, PowerWatch, contended
 from .stats import Stats
 
 T = TypeVar("T")
@@ -125,12 +125,23 @@ def measure_pair(device: Device, run_a: Callable[[], Any], run_b: Callable[[], A
 def _observed(device: Device, window: Callable[[], tuple[T, bool]]) -> tuple[T, bool]:
     """Run one sampling window under the host-load observer; on a CPU device take a contended window
     again (at most :data:`~.observers.RETRIES` times — the decision reads the machine, not the samples).
-    Each window's reading is appended to ``device.observations`` for the test's metrics."""
+    Each window's reading is appended to ``device.observations`` for the test's metrics; where the device
+    has a power sensor (``Device.power_sensor``), the board's readings of the window go to
+    ``device.power_observations`` (a throttled window is kept and marked: the session does not gate it)."""
     load = HostLoad()
+    sensor = device.power_sensor()[0] if hasattr(device, "power_sensor") else None  # stand-ins in tests have none
     for attempt in range(RETRIES + 1):
+        watch = PowerWatch(sensor) if sensor is not None else None
         load.start()
-        result = window()
+        if watch is not None:
+            watch.start()
+        try:
+            result = window()
+        finally:
+            power = watch.stop() if watch is not None else None
         seen = load.stop()
+        if power is not None:
+            device.power_observations.append(power)
         busy = contended(seen)
         kept = not (busy and device.info.is_cpu) or attempt == RETRIES
         if seen is not None:

@@ -3,7 +3,8 @@
 A device time is only the figure the gate should judge if nothing outside the measured work shaped it.
 On a CPU device (PoCL) the "device" is the host's cores, so another tenant of the host — a process
 of the same VM, or the hypervisor taking the vCPU away (steal time) — runs inside every measurement;
-on a GPU, a throttled clock does the same (issue 16 adds an NVML observer here).
+on a GPU, a throttled clock does the same: :class:`PowerWatch` reads the board through NVML around
+the same windows (energy, power, clocks, temperature, throttle reasons; ``info["power"]``).
 
 :class:`HostLoad` reads ``/proc/stat`` and this process's own CPU time around a measurement window
 and reports two figures, both in cores (1.0 = one CPU fully used over the window):
@@ -21,9 +22,10 @@ worst window of each test into its metrics' ``info["host"]``, so a figure taken 
 from __future__ import annotations
 
 import os
+import threading
 import time
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Any, Mapping
 
 #: a window is contended when the hypervisor stole, or other processes used, this many cores
 STEAL_LIMIT_CORES = 0.10
@@ -111,3 +113,89 @@ def summarize(windows: list[Mapping[str, float]]) -> dict[str, float]:
             "remeasured": sum(int(w.get("remeasured", 0)) for w in windows),
             "busy": sum(int(w.get("busy", 0)) for w in windows),
             "contended": sum(int(w.get("contended", 0)) for w in windows)}
+
+
+# ---- the energy observer (issue 16) ---------------------------------------------------------------
+#: how often the background sampler reads the clocks and throttle reasons inside a window
+POWER_SAMPLE_S = 0.020
+
+
+class PowerWatch:
+    """Board readings around one window: the energy counter at start and stop (its delta is the window's
+    energy), and a light background thread sampling clocks, temperature and throttle reasons every
+    :data:`POWER_SAMPLE_S` — a throttle that comes and goes inside a window is seen even when neither end
+    reading shows it. The thread is stopped at the window's end; a failed reading is skipped."""
+
+    def __init__(self, sensor: Any, period_s: float = POWER_SAMPLE_S) -> None:
+        self.sensor = sensor
+        self.period_s = period_s
+        self._samples: list[Any] = []
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self._samples = []
+        self._stop.clear()
+        first = self.sensor.read()
+        if first is not None:
+            self._samples.append(first)
+        self._thread = threading.Thread(target=self._run, name="gpuperf-power", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.period_s):
+            r = self.sensor.read()
+            if r is not None:
+                self._samples.append(r)
+
+    def stop(self) -> dict[str, Any] | None:
+        """The window's summary (:func:`power_window`), or None when fewer than two readings came back."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=1.0)
+            self._thread = None
+        last = self.sensor.read()
+        if last is not None:
+            self._samples.append(last)
+        return power_window(self._samples, self.sensor.reasons)
+
+
+def power_window(samples: list[Any], reasons: Any) -> dict[str, Any] | None:
+    """Energy delta (J), average power (W = delta / wall), SM clock range, peak temperature, memory clock
+    and every throttle reason seen, of time-ordered readings (:class:`~..devices.nvml.Reading`).
+    ``throttled`` is 1 when a reason was a real slowdown (``devices.nvml.SLOWDOWN_REASONS``). Pure: the
+    tests feed it saved NVML samples."""
+    from ..devices.nvml import is_slowdown
+
+    if len(samples) < 2:
+        return None
+    first, last = samples[0], samples[-1]
+    wall = last.t - first.t
+    energy_j = (last.energy_mj - first.energy_mj) / 1000.0
+    mask = 0
+    for s in samples:
+        mask |= int(s.throttle_mask)
+    seen = sorted(reasons(mask))
+    return {"wall_s": round(wall, 4), "energy_j": round(energy_j, 4),
+            "avg_power_w": round(energy_j / wall, 2) if wall > 0 else None,
+            "sm_clock_min_mhz": min(s.sm_clock_mhz for s in samples),
+            "sm_clock_max_mhz": max(s.sm_clock_mhz for s in samples),
+            "mem_clock_mhz": max(s.mem_clock_mhz for s in samples),
+            "temperature_max_c": max(s.temperature_c for s in samples),
+            "throttle_reasons": seen, "throttled": int(is_slowdown(seen)), "samples": len(samples)}
+
+
+def summarize_power(windows: list[Mapping[str, Any]]) -> dict[str, Any]:
+    """A test's windows for ``info["power"]``: total energy and wall, the average power over them, the
+    SM clock range, the hottest reading, the union of throttle reasons, and ``throttled`` (True when any
+    window throttled — the session then gives the metrics the verdict ``throttled``, never a gate)."""
+    energy = sum(float(w["energy_j"]) for w in windows)
+    wall = sum(float(w["wall_s"]) for w in windows)
+    reasons = sorted({r for w in windows for r in w.get("throttle_reasons", [])})
+    return {"windows": len(windows), "energy_j": round(energy, 4), "wall_s": round(wall, 4),
+            "avg_power_w": round(energy / wall, 2) if wall > 0 else None,
+            "sm_clock_min_mhz": min(w["sm_clock_min_mhz"] for w in windows),
+            "sm_clock_max_mhz": max(w["sm_clock_max_mhz"] for w in windows),
+            "temperature_max_c": max(w["temperature_max_c"] for w in windows),
+            "throttle_reasons": reasons, "throttled": any(bool(w.get("throttled")) for w in windows),
+            "throttled_windows": sum(int(bool(w.get("throttled"))) for w in windows)}

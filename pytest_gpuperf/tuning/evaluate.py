@@ -14,15 +14,17 @@ from __future__ import annotations
 import dataclasses
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
 from ..devices.base import Device, Kernel
+from ..power.energy import steady_state_energy
 from ..timing.measure import MeasureConfig, measure
 from . import workload
 from .kernels import Benchmark, Prepared
 from ..devices.dialect import portable
+from .pareto import check_objective, pareto_front, score
 
 Local = tuple[int, ...]
 
@@ -44,6 +46,9 @@ class Point:
     time_s: float  # median device seconds
     spread: float  # robust relative spread of the samples
     cost_s: float  # host seconds to compile + time this configuration
+    energy_j: float | None = None  # joules per launch at steady state, where the device has a power sensor
+    watts: float | None = None
+    throttled: bool = False  # the card slowed itself down while the energy was measured
 
 
 @dataclass
@@ -86,6 +91,27 @@ class Evaluator:
         # Build options every configuration gets (e.g. -cl-nv-maxrregcount, see limits.resolve).
         self.extra_options: tuple[str, ...] = ()
         self.on_point: Callable[[int], None] | None = None  # called with len(points) after each new point
+        #: what the strategies minimise (:mod:`.pareto`): "time", "energy" or "both" (energy-delay product)
+        self.objective = "time"
+        #: the power sensor energy is read from (set by :meth:`set_objective`, or by a caller that wants the
+        #: energy of every point recorded while tuning for time); None → points carry no energy
+        self.sensor: Any = None
+        #: energy loop of each point: fewer counter steps than a power metric (``power.energy.K_STEPS``) —
+        #: a tuning space has tens of points; 20 steps bound the error at 10 % (2/K), enough to rank
+        #: configurations whose energies differ by more, and said in the suite's info
+        self.energy_k_steps = 20
+        self.energy_warmup_s = 0.2
+
+    def set_objective(self, objective: str) -> None:
+        """Minimise ``objective``; "energy" and "both" need the device's power sensor (ValueError with the
+        reason where there is none)."""
+        check_objective(objective)
+        if objective != "time" and self.sensor is None:
+            sensor, why = self.device.power_sensor()
+            if sensor is None:
+                raise ValueError(f"tuning objective {objective!r} needs energy readings: {why}")
+            self.sensor = sensor
+        self.objective = objective
 
     # ------------------------------------------------------------------ compile / launch geometry
     def kernel(self, cfg: Config) -> Kernel:
@@ -123,15 +149,27 @@ class Evaluator:
         args = self.prepared.args()
         m = measure(self.device, lambda: self.device.launch(k, glob, loc, args), self.config)
         point = Point(m.stats.median, m.stats.rel_spread, time.perf_counter() - t0)
+        if self.sensor is not None:
+            e = steady_state_energy(self.device, self.sensor, lambda: self.device.launch(k, glob, loc, args), 1.0,
+                                    self.config.timeout_s, warmup_s=self.energy_warmup_s,
+                                    k_steps=self.energy_k_steps)
+            point.energy_j, point.watts, point.throttled = e.joules_per_launch, e.watts, e.throttled
+            point.cost_s = time.perf_counter() - t0
         self.points[cfg] = point
         if self.on_point is not None:
             self.on_point(len(self.points))
         return point
 
     def evaluate(self, cfg: Config, ledger: Ledger) -> float:
-        """The strategies' single entry point: charge ``ledger`` and return the median seconds."""
+        """The strategies' single entry point: charge ``ledger`` and return the value they minimise — the
+        median seconds under the default objective, else the energy or the energy-delay product."""
         ledger.charge(cfg)
-        return self.measure(cfg).time_s
+        p = self.measure(cfg)
+        return score(p.time_s, p.energy_j, self.objective)
+
+    def front(self) -> list[Config]:
+        """The Pareto front (time, energy) of the configurations measured so far with an energy."""
+        return pareto_front({c: (p.time_s, p.energy_j) for c, p in self.points.items() if p.energy_j is not None})
 
     def cost(self, ledger: Ledger) -> tuple[int, float]:
         """(evaluations, host seconds) a strategy spent."""

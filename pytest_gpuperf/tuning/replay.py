@@ -34,6 +34,8 @@ def points(ctx: Context) -> dict[str, dict[str, float | None]]:
         out[cfg.label()] = {"us": round(p.time_s * 1e6, 4), "spread": round(p.spread, 5),
                             "occupancy": None if occ is None else round(occ.occupancy, 4),
                             "transactions_per_item": round(per_item, 4)}
+        if p.energy_j is not None:  # an energy objective measured it too (tuning.pareto)
+            out[cfg.label()].update({"mJ": round(p.energy_j * 1e3, 5), "W": p.watts, "throttled": p.throttled})
     return out
 
 

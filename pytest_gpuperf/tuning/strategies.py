@@ -45,7 +45,8 @@ class Context:
     """Everything a strategy may use: the evaluator, the legal space and the static resources."""
 
     def __init__(self, ev: Evaluator, sm: SMLimits | None, cal: Calibration | None, cap: int = 0,
-                 probe_limit: bool = False) -> None:
+                 probe_limit: bool = False, objective: str = "time") -> None:
+        ev.set_objective(objective)  # what every strategy minimises (tuning.pareto); energy needs a sensor
         self.ev = ev
         self.device: Device = ev.device
         self.bench = ev.bench

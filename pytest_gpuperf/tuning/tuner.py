@@ -58,11 +58,13 @@ def calibration(device: Device) -> Calibration | None:
 
 
 def context(device: Device, bench: Benchmark, sizes: dict[str, int] | None = None, seed: int = 0,
-            probe_limit: bool = False) -> Context:
+            probe_limit: bool = False, objective: str = "time") -> Context:
     """Everything a strategy needs for ``bench`` on ``device``; ``probe_limit`` (``--gpuperf-tuning-probe-limit``)
-    lets a verified launch extend the space beyond the kernel maximum the driver reports (limits.py)."""
+    lets a verified launch extend the space beyond the kernel maximum the driver reports (limits.py);
+    ``objective`` ("time", "energy", "both": :mod:`.pareto`) is what the strategies minimise."""
     ev = Evaluator(device, bench, sizes or bench.sizes(device), tuning_config(device), seed=seed)
-    return Context(ev, sm_model(device), calibration(device), cap=space_cap(device), probe_limit=probe_limit)
+    return Context(ev, sm_model(device), calibration(device), cap=space_cap(device), probe_limit=probe_limit,
+                   objective=objective)
 
 
 STRATEGIES: dict[str, Callable[[Context], Outcome]] = {"dao": dao, "exhaustive": exhaustive, "lim_static": lim_static,

@@ -1,0 +1,297 @@
+"""Alavani's static power model (thesis ch. 5): program features from PTX, a measured corpus, and the
+thesis' model families compared under nested cross-validation.
+
+**Features** (:func:`features`, Algorithms 9–10 and Table 5.4). The CFG, loop multipliers, instruction
+classes, latencies, occupancy and penalties are the project's static PTX model (``models.ptx``,
+``models.cfg``, ``models.latency``, ``models.scheduler``) — the same analysis chapter 4's time model
+uses, as the thesis reuses its Algorithms 6–8. Per thread, each instruction counts once per execution
+(its block's loop multiplier: Alg. 10 line 12) in one of four types — computation, global memory,
+shared memory, miscellaneous (moves, branches, barriers, parameter loads) — with its latency from the
+device's table (Alg. 9 lines 6–7); global loads, stores and branches are also counted on their own
+(line 15). Alg. 10 repeats the per-block counts once per wave, so ``*_sm`` = ``*_kernel`` × waves (the
+thesis' illustration: ``comp_inst_sm`` is ``comp_inst_kernel`` added thrice over three waves). Then
+Eq. 5.1 (``inst_issue_cycles``), Eq. 5.2 (``cache_penalty``, ``scheduler.cache_miss_cycles``), the
+occupancy, registers per thread and shared memory per block from the compiled kernel. The thesis'
+final fifteen features are :data:`SELECTED` (Table 5.4's highlighted rows less ``avg_misc_lat``, §5.5.3).
+
+**Corpus** (:class:`Entry`, :func:`save_corpus`, :func:`load_corpus`): one row per (kernel, launch
+configuration) with its features and the *measured* average board power at steady state
+(``power.energy.steady_state_energy``). Only a GPU run makes one (``power.collect``); the tests here
+run on saved corpora.
+
+**Evaluation** (:func:`nested_cv`): outer folds are grouped by kernel (scikit-learn ``GroupKFold``), so
+every held-out kernel is unseen in training in all its configurations — the thesis' shuffled k-fold
+lets a kernel's other launch configurations leak into training, which flatters the score; the inner
+``GridSearchCV`` (also grouped) picks each family's hyper-parameters on the training kernels only.
+Families: XGBoost (or scikit-learn's ``HistGradientBoostingRegressor`` when xgboost is missing, said in
+the result), random forest, extra trees, SVR (on standardised features, as SVR needs). Scores on the
+held-out predictions: R², RMSE, MAE, MAPE (Table 5.8–5.9's columns), and feature importances.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from .cfg import Cfg
+from .latency import LatencyTable
+from .scheduler import cache_miss_cycles, global_penalty_s, memory_counts, occupancy, shared_penalty_s, Calibration
+from ..devices.occupancy import sm_limits
+
+#: the corpus file format
+CORPUS_SCHEMA = "pytest-gpuperf-power-corpus/1"
+#: Table 5.4's highlighted (finally selected) features, less ``avg_misc_lat`` (removed in §5.5.3)
+SELECTED: tuple[str, ...] = ("avg_comp_lat", "avg_glob_lat", "avg_shar_lat", "branch", "comp_inst_kernel",
+                             "glob_inst_kernel", "glob_load_sm", "glob_store_sm", "misc_inst_kernel",
+                             "inst_issue_cycles", "cache_penalty", "occupancy", "reg_thread", "shmem_block",
+                             "block_size")
+#: the thesis' top five (Table 5.10 / §5.8), for the docs and the model metrics' info
+THESIS_TOP5 = ("inst_issue_cycles", "avg_comp_lat", "reg_thread", "glob_inst_kernel", "glob_store_sm")
+#: Table 5.8 (R², RMSE W, MAE W) and Table 5.9 (XGBoost over 5 runs: R², RMSE, MAE, MAPE %)
+THESIS_TABLE_5_8: Mapping[str, Mapping[str, tuple[float, float, float]]] = {
+    "Tesla K20": {"random_forest": (0.8899, 7.9265, 4.4177), "extra_trees": (0.8893, 7.9438, 3.9346),
+                  "xgboost": (0.9101, 7.1592, 3.4816), "svr": (0.7041, 13.0078, 8.4063)},
+    "Tesla M60": {"random_forest": (0.9398, 4.5547, 2.2427), "extra_trees": (0.9557, 3.9610, 1.9362),
+                  "xgboost": (0.9544, 3.9172, 1.7588), "svr": (0.6021, 12.0735, 8.7283)},
+    "Tesla V100": {"random_forest": (0.9415, 8.8127, 3.7447), "extra_trees": (0.9526, 7.9428, 3.1989),
+                   "xgboost": (0.9646, 6.9968, 2.9028), "svr": (0.6435, 22.6876, 13.5012)},
+}
+THESIS_TABLE_5_9: Mapping[str, tuple[float, float, float, float]] = {
+    "Kepler (K20)": (0.901, 7.4919, 3.6740, 4.5784), "Maxwell (M60)": (0.9418, 4.4000, 1.8780, 2.9278),
+    "Volta (V100)": (0.9553, 7.7712, 3.0521, 3.9900)}
+
+_GLOBAL = {"ld.global", "st.global", "atom.global", "ld.generic", "st.generic", "atom.generic", "ld.local", "st.local"}
+_SHARED = {"ld.shared", "st.shared", "atom.shared"}
+_MISC = {"mov", "bra", "bar", "ld.param", "other"}
+#: warp schedulers (nWS) and dispatch units (nDU) per SM (NVIDIA whitepapers): Kepler 4 × 2 per scheduler;
+#: Volta, Ampere, Hopper 4 × 1
+ISSUE_BY_CC: Mapping[str, tuple[int, int]] = {"3.5": (4, 8), "7.0": (4, 4), "8.0": (4, 4), "8.6": (4, 4),
+                                             "8.9": (4, 4), "9.0": (4, 4)}
+
+
+def kind(klass: str) -> str:
+    """Alg. 9's instruction type of a ``ptx.classify`` class: comp, glob, shar or misc."""
+    if klass in _GLOBAL:
+        return "glob"
+    if klass in _SHARED:
+        return "shar"
+    if klass in _MISC:
+        return "misc"
+    return "comp"
+
+
+def features(cfg: Cfg, table: LatencyTable, *, grid: int, block: int, regs: int, shared: int,
+             trips: Sequence[float], n_sm: int, cc: str, l2_bytes: int = 0, warp: int = 32,
+             calibration: Calibration | None = None) -> dict[str, float]:
+    """Table 5.4's features of one launch (Algorithms 9–10, Eq. 5.1–5.4). ``calibration`` (the time model's
+    measured throughputs) adds ``glb_penalty`` and ``sh_penalty`` (Eq. 5.3/5.4; not in the final set)."""
+    if grid <= 0 or block <= 0:
+        raise ValueError(f"grid and block must be positive, got {grid}, {block}")
+    threads_total = grid * block
+    mult = cfg.multipliers(trips)
+    count = {"comp": 0.0, "glob": 0.0, "shar": 0.0, "misc": 0.0}
+    lat = dict(count)
+    loads = stores = branches = 0.0
+    for b, m in zip(cfg.blocks, mult):  # Alg. 9 over every block, × its loop multiplier (Alg. 10 l. 12)
+        for ins in b.instructions:
+            k = ins.klass
+            t = kind(k)
+            count[t] += m
+            lat[t] += m * table.of(k, threads_total)
+            if k in ("ld.global", "ld.generic", "atom.global", "atom.generic"):
+                loads += m
+            elif k in ("st.global", "st.generic"):
+                stores += m
+            elif k == "bra":
+                branches += m
+    occ = occupancy(cc, block, regs, shared)
+    per_sm = -(-grid // n_sm) * block  # Alg. 10 line 3
+    waves = max(1, -(-per_sm // max(occ.threads_per_sm, 1)))  # lines 5–16
+    total_inst = sum(count.values())
+    n_ws, n_du = ISSUE_BY_CC.get(cc, (4, 4))
+    ngm, gbytes, nshm, sbytes = memory_counts(cfg, trips)
+    l_gm = table.of("ld.global", threads_total)
+    lim = sm_limits(cc)
+    out = {
+        "avg_comp_lat": lat["comp"] / count["comp"] if count["comp"] else 0.0,
+        "avg_glob_lat": lat["glob"] / count["glob"] if count["glob"] else 0.0,
+        "avg_shar_lat": lat["shar"] / count["shar"] if count["shar"] else 0.0,
+        "avg_misc_lat": lat["misc"] / count["misc"] if count["misc"] else 0.0,
+        "branch": branches,
+        "comp_inst_kernel": count["comp"], "glob_inst_kernel": count["glob"],
+        "shar_inst_kernel": count["shar"], "misc_inst_kernel": count["misc"],
+        "comp_inst_sm": count["comp"] * waves, "glob_inst_sm": count["glob"] * waves,
+        "shar_inst_sm": count["shar"] * waves, "misc_inst_sm": count["misc"] * waves,
+        "comp_lat_sm": lat["comp"] * waves, "glob_lat_sm": lat["glob"] * waves,
+        "shar_lat_sm": lat["shar"] * waves, "misc_lat_sm": lat["misc"] * waves,
+        "glob_load_sm": loads * waves, "glob_store_sm": stores * waves,
+        "sm_active": float(min(grid, n_sm)), "n_warps": occ.threads_per_sm / warp, "waves": float(waves),
+        "total_threads": float(threads_total),
+        "inst_issue_cycles": threads_total / (n_ws * warp) * total_inst / n_du,  # Eq. 5.1
+        "cache_penalty": cache_miss_cycles(threads_total, ngm, gbytes, waves, l2_bytes, l_gm),  # Eq. 5.2
+        "occupancy": occ.threads_per_sm / lim.max_threads,
+        "reg_thread": float(regs), "shmem_block": float(shared), "block_size": float(block), "grid_size": float(grid),
+    }
+    if calibration is not None:
+        out["glb_penalty"] = global_penalty_s(threads_total, ngm, gbytes, 32, calibration.global_tp)  # Eq. 5.3
+        out["sh_penalty"] = shared_penalty_s(threads_total, nshm, sbytes, 32, n_sm, calibration.shared_tp)  # Eq. 5.4
+    return {k: float(v) for k, v in out.items()}
+
+
+# ---- the corpus -------------------------------------------------------------------------------------
+@dataclass
+class Entry:
+    """One measured (kernel, launch configuration). ``watts``: average board power over the steady-state
+    span; ``kernel`` is the group the cross-validation holds out together."""
+
+    kernel: str
+    config: str
+    features: dict[str, float]
+    watts: float
+    joules_per_launch: float
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+def save_corpus(path: Path, device: Mapping[str, Any], entries: Sequence[Entry],
+                meta: Mapping[str, Any] | None = None) -> None:
+    """Write a measured corpus (atomically: a killed collection never leaves a torn file)."""
+    from ..util.atomic import atomic_write_json
+
+    doc = {"schema": CORPUS_SCHEMA, "device": dict(device), "meta": dict(meta or {}),
+           "entries": [asdict(e) for e in entries]}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_json(path, doc)
+
+
+def load_corpus(path: Path) -> tuple[dict[str, Any], list[Entry]]:
+    """(device section, entries) of a saved corpus; ValueError for another schema or a malformed entry."""
+    doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    if doc.get("schema") != CORPUS_SCHEMA:
+        raise ValueError(f"{path}: schema {doc.get('schema')!r}, expected {CORPUS_SCHEMA!r}")
+    try:
+        entries = [Entry(str(e["kernel"]), str(e["config"]), {k: float(v) for k, v in e["features"].items()},
+                         float(e["watts"]), float(e["joules_per_launch"]), dict(e.get("info") or {}))
+                   for e in doc["entries"]]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"{path}: malformed entry ({exc})") from None
+    return dict(doc.get("device") or {}), entries
+
+
+# ---- scores -----------------------------------------------------------------------------------------
+def scores(y: Sequence[float], pred: Sequence[float]) -> dict[str, float]:
+    """R², RMSE, MAE (units of y) and MAPE (%) of predictions — the columns of Tables 5.8–5.9."""
+    a, p = np.asarray(y, dtype=float), np.asarray(pred, dtype=float)
+    if a.shape != p.shape or a.size == 0:
+        raise ValueError("y and pred must be non-empty and of one length")
+    err = p - a
+    ss_res = float(np.sum(err ** 2))
+    ss_tot = float(np.sum((a - a.mean()) ** 2))
+    if np.any(a == 0):
+        raise ValueError("MAPE is undefined for a zero measured value")
+    return {"r2": 1.0 - ss_res / ss_tot if ss_tot > 0 else float("nan"), "rmse": math.sqrt(ss_res / a.size),
+            "mae": float(np.mean(np.abs(err))), "mape": float(np.mean(np.abs(err / a))) * 100.0}
+
+
+# ---- the model families and nested cross-validation -----------------------------------------------
+def families(seed: int = 0) -> dict[str, tuple[Any, dict[str, list[Any]], str]]:
+    """name → (estimator, inner grid, what it is). XGBoost where installed, else scikit-learn's histogram
+    gradient boosting (the same family: regularised boosted trees), named so in the result."""
+    from sklearn.ensemble import ExtraTreesRegressor, HistGradientBoostingRegressor, RandomForestRegressor
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    from sklearn.svm import SVR
+
+    try:
+        from xgboost import XGBRegressor
+
+        gb = (XGBRegressor(n_estimators=300, random_state=seed, n_jobs=1, verbosity=0),
+              {"max_depth": [3, 6], "learning_rate": [0.05, 0.2]}, "xgboost.XGBRegressor")
+    except ImportError:
+        gb = (HistGradientBoostingRegressor(random_state=seed),
+              {"max_depth": [3, None], "learning_rate": [0.05, 0.2]},
+              "sklearn HistGradientBoostingRegressor (xgboost not installed)")
+    return {
+        "xgboost": gb,
+        "random_forest": (RandomForestRegressor(n_estimators=200, random_state=seed, n_jobs=-1),
+                          {"max_depth": [None, 8], "min_samples_leaf": [1, 3]}, "sklearn RandomForestRegressor"),
+        "extra_trees": (ExtraTreesRegressor(n_estimators=200, random_state=seed, n_jobs=-1),
+                        {"max_depth": [None, 8], "min_samples_leaf": [1, 3]}, "sklearn ExtraTreesRegressor"),
+        "svr": (make_pipeline(StandardScaler(), SVR()),
+                {"svr__C": [1.0, 10.0, 100.0], "svr__epsilon": [0.1, 1.0]}, "sklearn SVR (RBF), standardised"),
+    }
+
+
+@dataclass
+class FamilyResult:
+    name: str
+    estimator: str
+    scores: dict[str, float]
+    importances: dict[str, float]  # mean over outer folds (impurity importances; SVR: none)
+    folds: list[dict[str, Any]]
+
+
+def matrix(entries: Sequence[Entry], names: Sequence[str] = SELECTED) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(X, y = watts, groups = kernel names) of a corpus over the feature ``names``."""
+    missing = sorted({n for e in entries for n in names if n not in e.features})
+    if missing:
+        raise ValueError(f"corpus entries lack features {missing}")
+    x = np.array([[e.features[n] for n in names] for e in entries], dtype=float)
+    return x, np.array([e.watts for e in entries], dtype=float), np.array([e.kernel for e in entries])
+
+
+def outer_folds(groups: Sequence[str], k: int = 5) -> list[tuple[np.ndarray, np.ndarray]]:
+    """GroupKFold splits (train, test) with ``min(k, kernels)`` folds: no kernel in both. At least two
+    kernels are needed (one to train on, one to hold out)."""
+    from sklearn.model_selection import GroupKFold
+
+    g = np.asarray(groups)
+    n = len(set(g.tolist()))
+    if n < 2:
+        raise ValueError(f"the corpus holds {n} kernel(s): held-out kernels need at least 2")
+    splitter = GroupKFold(n_splits=min(k, n))
+    return list(splitter.split(np.zeros(len(g)), groups=g))
+
+
+def nested_cv(entries: Sequence[Entry], names: Sequence[str] = SELECTED, k_outer: int = 5, k_inner: int = 3,
+              seed: int = 0, only: Sequence[str] | None = None) -> dict[str, FamilyResult]:
+    """Every family's held-out scores: outer GroupKFold by kernel, inner grouped GridSearchCV."""
+    from sklearn.base import clone
+    from sklearn.model_selection import GridSearchCV, GroupKFold
+
+    x, y, groups = matrix(entries, names)
+    folds = outer_folds(groups, k_outer)
+    out: dict[str, FamilyResult] = {}
+    for name, (est, grid, what) in families(seed).items():
+        if only is not None and name not in only:
+            continue
+        pred = np.full(len(y), np.nan)
+        imps: list[np.ndarray] = []
+        fold_info: list[dict[str, Any]] = []
+        for train, test in folds:
+            n_inner = min(k_inner, len(set(groups[train].tolist())))
+            if n_inner >= 2:
+                search = GridSearchCV(clone(est), grid, cv=GroupKFold(n_splits=n_inner),
+                                      scoring="neg_mean_absolute_error")
+                search.fit(x[train], y[train], groups=groups[train])
+                model, params = search.best_estimator_, search.best_params_
+            else:
+                model, params = clone(est).fit(x[train], y[train]), {}
+            pred[test] = model.predict(x[test])
+            if hasattr(model, "feature_importances_"):
+                imps.append(np.asarray(model.feature_importances_, dtype=float))
+            fold_info.append({"test_kernels": sorted(set(groups[test].tolist())), "params": params})
+        imp = np.mean(imps, axis=0) if imps else np.zeros(len(names))
+        out[name] = FamilyResult(name, what, scores(y, pred),
+                                 {n: float(v) for n, v in sorted(zip(names, imp), key=lambda t: -t[1])} if imps else {},
+                                 fold_info)
+    return out
+
+
+def top(importances: Mapping[str, float], n: int = 5) -> list[str]:
+    """The ``n`` most important features, most important first."""
+    return [k for k, _ in sorted(importances.items(), key=lambda t: -t[1])[:n]]

@@ -1,0 +1,49 @@
+"""``python -m pytest_gpuperf.power.collect``: measure the static power model's corpus on a GPU.
+
+    python -m pytest_gpuperf.power.collect --device cuda:0 --budget-s 480 \\
+        --out results/nvidia-h100-80gb-hbm3/power-corpus-cuda.json
+
+Resumable: a second call with the same ``--out`` keeps what the first measured and goes on, so a corpus
+larger than one time-boxed session is collected over several (``scripts/gpu_power_session.sh``). The
+instruction latencies are the device's probe figures where the checkout has them (``models.latency``,
+the same table the PTX time model uses), else the thesis' V100 column, named in the file's ``meta``.
+Exit status 2 when the device has no power sensor or yields no PTX (the reason is printed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..devices import discover, open_device, resolve
+from ..models.latency import latencies
+from .corpus import collect
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m pytest_gpuperf.power.collect", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--device", default="0", help="a --gpuperf-device spelling (default 0)")
+    ap.add_argument("--out", type=Path, default=None,
+                    help="corpus file (default results/<device key>/power-corpus-<backend>.json)")
+    ap.add_argument("--budget-s", type=float, default=480.0, help="stop starting new entries after this long")
+    ap.add_argument("--root", type=Path, default=Path.cwd(), help="checkout root (baselines/, results/)")
+    args = ap.parse_args(argv)
+    info = resolve(args.device, discover())[0]
+    device = open_device(info)
+    sensor, why = device.power_sensor()
+    if sensor is None:
+        print(f"{info.spec} ({info.name}): no power sensor — {why}", file=sys.stderr)
+        return 2
+    out = args.out or args.root / "results" / info.key / f"power-corpus-{info.backend}.json"
+    table = latencies(args.root, info.key, info.backend, info.clock_mhz)
+    try:
+        n, total, left = collect(device, table, out, args.budget_s, info.backend)
+    finally:
+        device.close()
+    print(f"{out}: {n} entries of {total} configurations; {len(left)} left out")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,188 @@
+"""Steady-state energy of one kernel launch, from the board's total-energy counter.
+
+Why a loop: NVML's total-energy counter (mJ) does not advance continuously — the driver refreshes it
+from the power sensor every few to tens of milliseconds, so a reading can be late by up to one update.
+A single 50 µs launch is far below one update; its energy is unobservable. So the launch is repeated,
+back to back, until the counter has moved by at least :data:`K_STEPS` of its own update steps.
+
+Why that count is enough: each end of the measured span is off by at most one update step (the counter
+holds the energy up to its last update), so the delta's error is at most 2 steps, i.e. ≤ 2 / K of the
+reading — 2 % at K = 100, which is below the 5 % tolerance the power metrics are gated with and below
+the board sensor's own accuracy (NVIDIA specifies the power reading to about ±5 %). The step is not
+assumed: :func:`counter_resolution` measures it from the counter's observed jumps while the loop runs
+(the median positive jump, and the median time between jumps), so a card whose counter updates
+faster or slower gets the loop it needs.
+
+Steady state: the loop is preceded by a warm-up of :data:`WARMUP_S` seconds of the same launches, long
+enough for the clocks to leave idle and the board power to settle (the thesis measures "at steady
+state" too, Alavani §5.3); the measured span then starts at a counter update, not mid-step.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from ..devices.nvml import Reading, decode_throttle, is_slowdown
+
+#: the counter must move by this many of its update steps (error ≤ 2/K of the reading)
+K_STEPS = 100
+#: warm-up before the measured span (clocks and power settle)
+WARMUP_S = 1.0
+#: the measured span stops here even if K steps were not reached (the result then says so)
+MAX_SPAN_S = 12.0
+#: each batch of launches takes about this long (one counter reading per batch)
+BATCH_S = 0.005
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """The counter's observed granularity: energy per update (J) and time between updates (s)."""
+
+    step_j: float
+    period_s: float
+    jumps: int  # how many counter changes the estimate rests on
+
+    def to_json(self) -> dict[str, float]:
+        return {"step_j": round(self.step_j, 5), "period_s": round(self.period_s, 5), "jumps": self.jumps}
+
+
+def counter_resolution(readings: Sequence[Reading]) -> Resolution | None:
+    """Median positive jump of the energy counter and median time between jumps, from time-ordered
+    readings taken while the card is busy; None with fewer than two jumps (too short to say)."""
+    jumps: list[float] = []
+    times: list[float] = []
+    for prev, cur in zip(readings, readings[1:]):
+        if cur.energy_mj > prev.energy_mj:
+            jumps.append((cur.energy_mj - prev.energy_mj) / 1000.0)
+            times.append(cur.t)
+    if len(jumps) < 2:
+        return None
+    gaps = [b - a for a, b in zip(times, times[1:])]
+    return Resolution(statistics.median(jumps), statistics.median(gaps), len(jumps))
+
+
+@dataclass(frozen=True)
+class Energy:
+    """Energy of one launch at steady state, and how it was obtained."""
+
+    joules_per_launch: float
+    joules_per_op: float
+    watts: float
+    launches: int
+    energy_j: float
+    span_s: float
+    resolution: Resolution | None
+    steps: float  # the delta in counter steps (≥ K unless the span hit MAX_SPAN_S)
+    throttle_reasons: list[str] = field(default_factory=list)
+    sm_clock_mhz: tuple[float, float] = (0.0, 0.0)
+    temperature_max_c: float = 0.0
+    readings: tuple[Reading, ...] = ()
+    k_steps: int = K_STEPS  # the count the loop aimed for
+
+    @property
+    def throttled(self) -> bool:
+        return is_slowdown(self.throttle_reasons)
+
+    @property
+    def enough(self) -> bool:
+        """Whether the counter moved by K steps (the 2/K error bound holds)."""
+        return self.steps >= self.k_steps
+
+    def info(self) -> dict[str, Any]:
+        """For a metric's ``info["power"]`` (``throttled`` there makes the session not gate it)."""
+        return {"joules_per_launch": self.joules_per_launch, "launches": self.launches,
+                "energy_j": round(self.energy_j, 4), "span_s": round(self.span_s, 4), "watts": round(self.watts, 2),
+                "counter": None if self.resolution is None else self.resolution.to_json(),
+                "steps": round(self.steps, 1), "k_steps": self.k_steps,
+                "error_bound_rel": round(2.0 / max(self.steps, 1e-9), 4),
+                "throttle_reasons": self.throttle_reasons, "throttled": self.throttled,
+                "sm_clock_min_mhz": self.sm_clock_mhz[0], "sm_clock_max_mhz": self.sm_clock_mhz[1],
+                "temperature_max_c": self.temperature_max_c}
+
+    def samples(self) -> list[dict[str, float]]:
+        """The span's NVML readings that carry information — the first, the last, and every one where the
+        counter or the throttle mask changed — so :func:`energy_of` on them gives the same figures and a
+        test can re-derive a GPU run's energy from its results file (saved NVML samples)."""
+        keep: list[Reading] = []
+        for k, r in enumerate(self.readings):
+            prev = self.readings[k - 1] if k else None
+            if prev is None or k == len(self.readings) - 1 or r.energy_mj != prev.energy_mj \
+                    or r.throttle_mask != prev.throttle_mask:
+                keep.append(r)
+        return [r.to_json() for r in keep]
+
+
+def energy_of(readings: Sequence[Reading], launches: int, ops_per_launch: float,
+              reasons: Callable[[int], list[str]] = decode_throttle, k_steps: int = K_STEPS) -> Energy:
+    """The figures of a measured span (pure: the tests feed it saved NVML samples). ``readings`` span the
+    launches: the first taken before the first of them, the last after the last had finished."""
+    if len(readings) < 2 or launches <= 0:
+        raise ValueError("an energy span needs two readings and at least one launch")
+    first, last = readings[0], readings[-1]
+    energy = (last.energy_mj - first.energy_mj) / 1000.0
+    span = last.t - first.t
+    if energy <= 0 or span <= 0:
+        raise ValueError(f"the energy counter did not advance over {span:.3f} s ({launches} launches): "
+                         "the span is shorter than one counter update")
+    res = counter_resolution(readings)
+    steps = energy / res.step_j if res is not None and res.step_j > 0 else 0.0
+    mask = 0
+    for r in readings:
+        mask |= int(r.throttle_mask)
+    per_launch = energy / launches
+    return Energy(per_launch, per_launch / ops_per_launch if ops_per_launch > 0 else float("nan"), energy / span,
+                  launches, energy, span, res, steps, sorted(reasons(mask)),
+                  (min(r.sm_clock_mhz for r in readings), max(r.sm_clock_mhz for r in readings)),
+                  max(r.temperature_c for r in readings), tuple(readings), k_steps)
+
+
+def steady_state_energy(device: Any, sensor: Any, run_once: Callable[[], Any], ops_per_launch: float,
+                        timeout_s: float = 10.0, warmup_s: float = WARMUP_S, max_span_s: float = MAX_SPAN_S,
+                        k_steps: int = K_STEPS) -> Energy:
+    """Loop ``run_once`` (enqueues one launch) on ``device`` until ``sensor``'s energy counter moved by
+    ``k_steps`` of its update steps, after a warm-up; joules per launch, per operation and watts.
+
+    Batches of launches (about :data:`BATCH_S` of device time each) are followed by a synchronize and a
+    counter reading, so every reading is taken with the batch's launches finished."""
+    one = device.elapsed(device.timed(run_once), timeout_s)
+    batch = max(1, int(BATCH_S / max(one, 1e-7)))
+
+    def run_batch() -> None:
+        for _ in range(batch):
+            run_once()
+        device.synchronize(timeout_s)
+
+    t_end = time.perf_counter() + warmup_s
+    while time.perf_counter() < t_end:
+        run_batch()
+    # start the span right after a counter update, so its first reading is not already part-way into a step
+    start = sensor.read()
+    t_wait = time.perf_counter() + 1.0
+    while start is not None and time.perf_counter() < t_wait:
+        run_batch()
+        r = sensor.read()
+        if r is not None and r.energy_mj != start.energy_mj:
+            start = r
+            break
+    if start is None:
+        raise RuntimeError(f"the power sensor stopped answering: {getattr(sensor, 'last_error', '')}")
+    readings = [start]
+    launches = 0
+    deadline = start.t + max_span_s
+    while True:
+        run_batch()
+        launches += batch
+        r = sensor.read()
+        if r is None:
+            continue
+        readings.append(r)
+        res = counter_resolution(readings)
+        moved = (r.energy_mj - start.energy_mj) / 1000.0
+        if res is not None and moved >= k_steps * res.step_j:
+            break
+        if r.t > deadline:
+            break
+    return energy_of(readings, launches, ops_per_launch, getattr(sensor, "reasons", decode_throttle), k_steps)

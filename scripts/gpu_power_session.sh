@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Issue 16 on a lent NVIDIA GPU, one device call (≤ 10 minutes): collect (or resume) the static power
+# model's corpus, then run the power suite (energy per op and watts, model.power.* on the corpus).
+# Run through the device tool from the repo root, carrying .whl (scripts/fetch_wheels.sh):
+#   GPUPERF_TAG=power-1 bash scripts/gpu_power_session.sh
+#   GPUPERF_CORPUS_S   seconds of corpus collection this call (default 150; 0 skips it). The corpus is
+#                      results/<key>/power-corpus-cuda.json in the checkout: commit it (or leave it
+#                      untracked) and the next call resumes where this one stopped.
+#   GPUPERF_PARETO=1   also run the time–energy Pareto tests (exhaustive tuning with energy: long) — best in a
+#                      call of their own: GPUPERF_CORPUS_S=0 GPUPERF_PARETO=1 GPUPERF_TIMEOUT=540 GPUPERF_ARGS="-k pareto"
+#   GPUPERF_SUITE=0    corpus only (with e.g. GPUPERF_CORPUS_S=480)
+#   GPUPERF_TIMEOUT    seconds for the suite (default 330); tests that would start in its last 40 s are
+#                      skipped with the reason (--gpuperf-tuning-budget), so the results file is written
+#   GPUPERF_ARGS       extra pytest arguments (e.g. --gpuperf-update-baselines)
+# Back here: bash scripts/fetch_gpu_session.sh <files_at>, then copy power-corpus-cuda.json from the
+# session into results/<key>/. Baselines need two runs: gpuperf-baseline from-results results/<key>/power-{1,2}-cuda.json
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/gpuperf-out}
+W=/tmp/gp
+rm -rf "$W"; mkdir -p "$OUT" "$W/logs" "$W/results"
+trap 'tar czf "$OUT/session.tgz" -C "$W" . ; ls -la "$OUT"' EXIT
+source scripts/gpu_env.sh
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.draw,power.limit,temperature.gpu,clocks_event_reasons.active \
+  --format=csv | tee "$W/logs/nvidia-smi.txt"
+key=$(python3 -c "from pytest_gpuperf.devices import discover, resolve; print(resolve('cuda:0', discover())[0].key)")
+mkdir -p "$W/results/$key" "results/$key"
+tag=${GPUPERF_TAG:-power}
+rc=0
+if [ "${GPUPERF_CORPUS_S:-150}" != "0" ]; then
+  timeout $(( ${GPUPERF_CORPUS_S:-150} + 60 )) python3 -m pytest_gpuperf.power.collect --device cuda:0 \
+    --budget-s "${GPUPERF_CORPUS_S:-150}" --out "results/$key/power-corpus-cuda.json" 2>&1 \
+    | tee "$W/logs/$tag-corpus.log" | tail -15
+  rc=${PIPESTATUS[0]}
+  cp "results/$key/power-corpus-cuda.json" "$W/results/$key/" 2>/dev/null
+fi
+[ "${GPUPERF_SUITE:-1}" = "0" ] && exit "$rc"  # corpus-only call
+sel="not pareto"
+[ -n "${GPUPERF_PARETO:-}" ] && sel=""
+# the suite skips (with the reason) tests that would start after its budget, so it ends with its results file
+limit=${GPUPERF_TIMEOUT:-330}
+timeout "$limit" python3 -m pytest -p pytest_gpuperf.plugin -p no:cacheprovider -q -rs \
+  --gpuperf-device=cuda:0 suites/test_power.py ${sel:+-k "$sel"} --gpuperf-tuning-budget=$(( limit - 40 )) \
+  --gpuperf-json="$W/results/$key/$tag-{backend}.json" ${GPUPERF_ARGS:-} 2>&1 \
+  | tee "$W/logs/$tag.log" | tail -40
+exit $(( rc | ${PIPESTATUS[0]} ))

@@ -1,0 +1,134 @@
+"""Corpus collection mechanics (power/corpus.py, power/collect.py) without a GPU.
+
+The stand-in device hands out PTX saved from NVRTC (tests/data/models) and the power sensor is a
+simulated stepping counter: the entries written here test the plumbing — features, resume, reasons —
+and are not measurements (their watts are the simulation's constant)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from pytest_gpuperf.devices.base import DeviceInfo
+from pytest_gpuperf.devices.nvml import Reading, decode_throttle
+from pytest_gpuperf.devices.resources import Resources
+from pytest_gpuperf.models import cfg as cfgmod
+from pytest_gpuperf.models import ptx as ptxmod
+from pytest_gpuperf.models.latency import latencies
+from pytest_gpuperf.models.power import load_corpus
+from pytest_gpuperf.power import collect as collect_cli
+from pytest_gpuperf.power.corpus import Job, _trips_for, collect
+
+DATA = Path(__file__).parent / "data" / "models"
+
+
+class SimCounter:
+    def __init__(self, watts=300.0, period=0.005):
+        self.t0, self.watts, self.period, self.last_error = time.perf_counter(), watts, period, None
+
+    def read(self):
+        t = time.perf_counter()
+        return Reading(t, int((t - self.t0) / self.period) * self.watts * self.period * 1000.0, self.watts,
+                       1980.0, 2619.0, 50.0, 0)
+
+    def reasons(self, mask):
+        return decode_throttle(mask)
+
+
+class StandIn:
+    """Just enough of a Device: saved PTX, fixed resources, launches that cost nothing."""
+
+    def __init__(self, sensor):
+        self.info = DeviceInfo("cuda", 0, "stand-in H100", "NVIDIA", "stand-in", compute_capability="9.0",
+                               compute_units=132, warp_size=32, l2_bytes=50 << 20, clock_mhz=1980.0)
+        self._sensor = sensor
+
+    def power_sensor(self):
+        return (self._sensor, "simulated") if self._sensor else (None, "no sensor")
+
+    def compile(self, source, name, options=()):
+        return name
+
+    def kernel_ptx(self, kernel):
+        path = DATA / f"{kernel}.ptx"
+        return path.read_text() if path.exists() else ""
+
+    def kernel_resources(self, kernel):
+        return Resources(32, 0, "stand-in")
+
+    def launch(self, *a):
+        return None
+
+    def timed(self, run):
+        run()
+
+    def elapsed(self, h, timeout_s):
+        return 1e-4
+
+    def synchronize(self, timeout_s=60.0):
+        time.sleep(0.0005)
+
+
+def _job(name, trips=(), grid=264):
+    return Job(name, f"grid={grid}", "", name, (), (grid * 256,), (256,), lambda: [], list(trips), "test")
+
+
+@pytest.fixture()
+def table(tmp_path):
+    return latencies(tmp_path, "none", "cuda", 1980.0, baseline_dir=tmp_path)
+
+
+def test_trip_counts_match_or_leave_out():
+    loop = cfgmod.build(ptxmod.parse((DATA / "matrixMulCUDA.ptx").read_text()))
+    flat = cfgmod.build(ptxmod.parse((DATA / "saxpy.ptx").read_text()))
+    assert _trips_for(loop, [8]) == ([8], "as listed")
+    assert _trips_for(flat, [8]) == ([], "the compiler unrolled every loop")
+    trips, why = _trips_for(loop, [8, 8])
+    assert trips is None and "1 loop(s), the source 2" in why
+
+
+def test_collect_writes_resumes_and_gives_reasons(tmp_path, table, monkeypatch):
+    import pytest_gpuperf.power.energy as energy
+
+    dev = StandIn(SimCounter())
+    path = tmp_path / "corpus.json"
+    todo = [_job("saxpy"), _job("matrixMulCUDA", [4]), _job("matrixMulCUDA", [4, 4], grid=132), _job("nope")]
+    import pytest_gpuperf.power.corpus as corpus
+
+    monkeypatch.setattr(corpus, "steady_state_energy",
+                        lambda *a, **k: energy.steady_state_energy(*a, warmup_s=0.01, k_steps=5))
+    n, total, left = collect(dev, table, path, 60.0, "cuda", log=lambda s: None, todo=todo[:2])
+    assert (n, total, left) == (2, 2, [])
+    _, entries = load_corpus(path)
+    assert [e.kernel for e in entries] == ["saxpy", "matrixMulCUDA"]
+    assert entries[0].features["glob_inst_kernel"] == 3 and entries[0].info["loops_in_ptx"] == 0
+    assert entries[0].watts > 0 and entries[0].info["grid"] == 264
+    # a second call keeps both, skips them, and says why the others were left out
+    n, total, left = collect(dev, table, path, 60.0, "cuda", log=lambda s: None, todo=todo)
+    assert n == 2 and total == 4 and len(left) == 2
+    assert "trip counts unknown" in left[0] and "no PTX" in left[1]
+
+
+def test_collect_refuses_a_device_without_a_sensor(tmp_path, table):
+    with pytest.raises(RuntimeError, match="no power sensor"):
+        collect(StandIn(None), table, tmp_path / "c.json", 1.0, "cuda", todo=[])
+
+
+def test_the_cli_exits_2_on_pocl_with_the_reason(capsys):
+    from pytest_gpuperf.devices import discover
+
+    if not any(d.backend == "opencl" for d in discover().devices):
+        pytest.skip("no OpenCL device")
+    assert collect_cli.main(["--device", "opencl:0", "--budget-s", "1"]) == 2
+    assert "no power sensor" in capsys.readouterr().err
+
+
+def test_the_corpus_is_41_kernels_in_150_configurations(cl_device):
+    from pytest_gpuperf.power.corpus import jobs
+
+    js = jobs(cl_device, cl_device.info.backend)
+    assert len(js) == 150 and len({j.kernel for j in js}) == 41  # issue 16: at least 40 kernels
+    assert len({(j.kernel, j.config) for j in js}) == len(js)  # one entry per (kernel, configuration)
+    assert all(j.local_size[0] <= 256 for j in js if j.kernel in ("group_reduce", "local_reverse"))

@@ -1,0 +1,103 @@
+"""Steady-state energy per launch (power/energy.py) on hand-written readings and a simulated counter.
+
+The counter below is a simulation of NVML's behaviour (it advances in steps, at a fixed period), used
+to check the loop's mechanics — when it stops, what it divides by — never presented as a measurement."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from pytest_gpuperf.devices.nvml import Reading, decode_throttle
+from pytest_gpuperf.power.energy import K_STEPS, counter_resolution, energy_of, steady_state_energy
+
+
+def _r(t, mj, mask=0, sm=1980.0):
+    return Reading(t, mj, 500.0, sm, 2619.0, 60.0, mask)
+
+
+def test_resolution_is_the_median_jump_and_period():
+    rs = [_r(0.00, 0), _r(0.01, 0), _r(0.02, 1000), _r(0.03, 1000), _r(0.04, 2000), _r(0.06, 3000)]
+    res = counter_resolution(rs)
+    assert res.step_j == 1.0 and res.jumps == 3
+    assert res.period_s == pytest.approx(0.02)
+    assert counter_resolution(rs[:3]) is None  # one jump says nothing about the step
+
+
+def test_energy_of_a_span():
+    rs = [_r(0.0, 0)] + [_r(0.1 * k, 1000.0 * k, mask=0x4 if k == 3 else 0) for k in range(1, 11)]
+    e = energy_of(rs, launches=2000, ops_per_launch=1e6, reasons=decode_throttle)
+    assert e.energy_j == 10.0 and e.span_s == pytest.approx(1.0)
+    assert e.joules_per_launch == pytest.approx(0.005) and e.joules_per_op == pytest.approx(5e-9)
+    assert e.watts == pytest.approx(10.0)
+    assert e.steps == pytest.approx(10.0) and not e.enough  # 10 steps < K: the error bound is 20 %
+    assert e.throttled and e.throttle_reasons == ["sw_power_cap"]
+    assert e.info()["error_bound_rel"] == pytest.approx(0.2)
+
+
+def test_a_span_shorter_than_one_update_is_refused():
+    with pytest.raises(ValueError, match="did not advance"):
+        energy_of([_r(0.0, 5.0), _r(0.001, 5.0)], 10, 1.0)
+    with pytest.raises(ValueError):
+        energy_of([_r(0.0, 5.0)], 10, 1.0)
+
+
+class SimCounter:
+    """Energy counter that advances by ``watts × period`` every ``period`` seconds of real time."""
+
+    def __init__(self, watts=250.0, period=0.01):
+        self.t0 = time.perf_counter()
+        self.watts, self.period = watts, period
+        self.last_error = None
+
+    def read(self):
+        t = time.perf_counter()
+        updates = int((t - self.t0) / self.period)
+        return Reading(t, updates * self.watts * self.period * 1000.0, self.watts, 1980.0, 2619.0, 50.0, 0)
+
+    def reasons(self, mask):
+        return decode_throttle(mask)
+
+
+class SimDevice:
+    def __init__(self):
+        self.launches = 0
+
+    def timed(self, run):
+        run()
+        return None
+
+    def elapsed(self, handle, timeout_s):
+        return 1e-4
+
+    def synchronize(self, timeout_s=60.0):
+        time.sleep(0.001)  # a batch takes device time
+
+
+def test_the_loop_runs_until_the_counter_moved_k_steps():
+    dev, sensor = SimDevice(), SimCounter()
+
+    def launch():
+        dev.launches += 1
+
+    e = steady_state_energy(dev, sensor, launch, ops_per_launch=100.0, warmup_s=0.02, k_steps=10)
+    assert e.steps >= 10 and e.resolution.step_j == pytest.approx(2.5)
+    assert e.watts == pytest.approx(250.0, rel=0.35)  # whole steps over a span read between updates
+    assert e.launches > 0 and e.joules_per_launch == pytest.approx(e.energy_j / e.launches)
+    assert e.joules_per_op == pytest.approx(e.joules_per_launch / 100.0)
+
+
+def test_the_default_count_bounds_the_error_at_two_percent():
+    assert 2.0 / K_STEPS <= 0.02
+
+
+def test_kept_samples_give_the_same_figures():
+    rs = [_r(0.001 * k, 1000.0 * (k // 10), mask=0x4 if k == 37 else 0) for k in range(0, 101)]
+    e = energy_of(rs, launches=500, ops_per_launch=10.0)
+    kept = [Reading.from_json(d) for d in e.samples()]
+    assert len(kept) < len(rs)
+    again = energy_of(kept, 500, 10.0)
+    assert (again.energy_j, again.span_s, again.steps, again.throttle_reasons) == \
+        (e.energy_j, e.span_s, e.steps, e.throttle_reasons)
+    assert again.resolution == e.resolution

@@ -335,6 +335,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         if any(state.missing.values()) and not state.options.update_baselines:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
             failed = True
+        if state.too_contended() and not state.options.update_baselines:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+            failed = True
         if pinning.is_worker(config):
             lines = summary.session_lines(state, config.stash.get(_finish_error, None))
             config.workeroutput[_WORKER_KEY] = payload(state, lines, failed)  # type: ignore[attr-defined]

@@ -211,12 +211,14 @@ class GpuPerfSession:
 
                 metric.verdict, metric.baseline, metric.info["line"] = judge_metric(
                     self.reference, metric.to_json(), run.info.to_json())
-                metric.verdict = throttled_verdict(metric.verdict, metric.info)
+                metric.verdict = observers.contended_verdict(throttled_verdict(metric.verdict, metric.info),
+                                                             metric.info, run.info.is_cpu)
                 run.metrics[name] = metric
                 return metric
         cmp = bl.compare(float(value), better, entry, samples=None if stats is None else stats.samples,
                          identity=metric.identity, gate_if_stable=metric.info.get("gate") == "if-stable")
-        metric.verdict = throttled_verdict(cmp.verdict, metric.info)
+        metric.verdict = observers.contended_verdict(throttled_verdict(cmp.verdict, metric.info), metric.info,
+                                                     run.info.is_cpu)
         if entry is not None:
             metric.baseline = {k: v for k, v in entry.items() if k not in ("provenance", "samples")}
             metric.baseline.update(cmp.to_json())
@@ -229,6 +231,21 @@ class GpuPerfSession:
         metric.info["line"] = cmp.line(name, float(value), unit, better)
         run.metrics[name] = metric
         return metric
+
+    def too_contended(self) -> list[str]:
+        """One line per CPU device on which more than ``observers.CONTENDED_RUN_LIMIT`` of the metrics read
+        ``contended``: the run could not judge them, so it is not a valid gate (empty when none)."""
+        out = []
+        for run in self.runs.values():
+            if not run.info.is_cpu or not run.metrics:
+                continue
+            n = sum(1 for m in run.metrics.values() if m.verdict == "contended")
+            if n > observers.CONTENDED_RUN_LIMIT * len(run.metrics):
+                out.append(f"{run.info.spec}: {n} of {len(run.metrics)} metrics were measured while other work held "
+                           f"this host's CPUs (verdict 'contended', info['host']), more than "
+                           f"{observers.CONTENDED_RUN_LIMIT:.0%}: this run cannot gate the device; run it again on a "
+                           "quiet host")
+        return out
 
     def begin_test(self) -> None:
         """Forget the previous test's host-load and power readings (each test's metrics carry their own)."""

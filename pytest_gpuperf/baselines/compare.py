@@ -32,11 +32,13 @@ from typing import Any, Mapping, Sequence
 from ..timing.difference import Difference, difference, usable
 
 DIRECTIONS = ("lower", "higher", "bound", "exact")
-VERDICTS = ("regressed", "missing", "incomparable", "known", "ungated", "throttled", "new", "improved",
+VERDICTS = ("regressed", "missing", "incomparable", "known", "ungated", "throttled", "contended", "new", "improved",
             "pass")  # worst first
 # "known": out of band in a test marked xfail (a documented finding); it does not fail the run
 # "incomparable": the baseline was made another way (its identity differs); it does not fail the run
 # "ungated": recorded, not gated: the test gates it only where the baseline's runs agree, and they do not
+# "contended": recorded, not gated: a CPU device's figure measured while other work held the host's cores
+#   after re-measuring (info["host"]["contended"]; timing.observers.contended_verdict)
 # "throttled": recorded, not gated: the card slowed itself down (thermal, power cap, hardware slowdown)
 #   while it was measured (info["power"]["throttled"]; session.throttled_verdict, devices.nvml)
 

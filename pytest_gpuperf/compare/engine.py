@@ -37,6 +37,7 @@ from ..baselines import classes, validity
 from ..baselines.compare import Comparison, band, compare, identity_problem
 from ..baselines.store import make_entry
 from ..devices.base import timer_resolution
+from ..timing.observers import contended_metric
 from ..timing.stats import between_run_sigma
 from . import crosscard
 from .load import Side, SideMetric
@@ -238,11 +239,17 @@ def judge(a: SideMetric | None, b: SideMetric | None, device_a: Mapping[str, Any
         row.reason = "; ".join(x for x in (row.reason, cmp.reason) if x)
         return row
     throttled = [side for side, m in (("A", a), ("B", b)) if _throttled(m.info)]
-    if throttled:  # the card slowed itself down while one side was measured: shown, never gated
+    contended = [side for side, m, dev in (("A", a, device_a), ("B", b, device_b))
+                 if dev.get("is_cpu") and contended_metric(m.info)]
+    if throttled or contended:  # one side's figure is not the code's: shown, never gated
         row.gated = False
-        row.extra["throttled"] = "the card throttled while " + " and ".join(throttled) + " was measured"
+        if throttled:
+            row.extra["throttled"] = "the card throttled while " + " and ".join(throttled) + " was measured"
+        if contended:
+            row.extra["contended"] = ("other work held the host's CPUs while " + " and ".join(contended)
+                                      + " was measured")
         _apply(row, cmp, sa, sb)
-        row.reason = "; ".join(x for x in (row.reason, row.extra["throttled"]) if x)
+        row.reason = "; ".join(x for x in (row.reason, row.extra.get("throttled"), row.extra.get("contended")) if x)
         return row
     _apply(row, cmp, sa, sb)
     if row.basis == "samples" and "runs" in (a.basis, b.basis):

@@ -39,6 +39,8 @@ def judge_metric(reference: Side, metric: Mapping[str, Any], device: Mapping[str
     verdict = "ungated" if row.verdict == "worse" and not row.gated else GATE_VERDICT[row.verdict]
     if row.extra.get("throttled") and verdict in ("regressed", "improved", "pass", "ungated"):
         verdict = "throttled"  # the card slowed itself down on one side: not gated (issue 16)
+    elif row.extra.get("contended") and verdict in ("regressed", "improved", "pass", "ungated"):
+        verdict = "contended"  # a CPU device shared its cores on one side: not gated (timing.observers)
     doc = {"value": a.value, "source": "run " + ", ".join(reference.paths), "band": row.extra.get("band") or 0.0,
            "delta_rel": row.delta_rel, "compare": row.to_json()}
     return verdict, doc, row.line("reference", "this run")

@@ -41,9 +41,12 @@ def session_lines(state: Any, finish_error: str | None = None) -> list[Line]:
         out.append((f"gpuperf {info.spec}: {tally}", {}))
         busy = sorted(m.name for m in run.metrics.values() if (m.info.get("host") or {}).get("contended"))
         if busy:  # timing.observers: still contended after its re-measurements
+            judged = "not gated (verdict 'contended')" if info.is_cpu else "device-timed, so still gated"
             out.append((f"HOST BUSY: {len(busy)} metric(s) of {info.spec} were measured while other work used this "
-                        f"host's CPUs even after re-measuring (info['host']): {', '.join(busy[:5])}"
+                        f"host's CPUs even after re-measuring (info['host']; {judged}): {', '.join(busy[:5])}"
                         f"{' …' if len(busy) > 5 else ''}", {"yellow": True}))
+    for line in state.too_contended():
+        out.append((f"HOST TOO BUSY TO GATE: {line}", {"red": True, "bold": True}))
     out += [(line, {}) for line in _github(state)]
     if finish_error:
         out.append((f"gpuperf error: {finish_error}", {"red": True}))

@@ -32,6 +32,9 @@ STEAL_LIMIT_CORES = 0.10
 FOREIGN_LIMIT_CORES = 0.50
 #: how often a contended CPU-device measurement is taken again before it is kept (and marked)
 RETRIES = 2
+#: the share of a CPU device's metrics that may read ``contended`` before the run as a whole is not a
+#: valid gate (the session fails it: a gate that could not judge a tenth of its figures says nothing)
+CONTENDED_RUN_LIMIT = 0.10
 #: the kernel's clock-tick unit of /proc/stat
 _HZ = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
@@ -199,3 +202,21 @@ def summarize_power(windows: list[Mapping[str, Any]]) -> dict[str, Any]:
             "temperature_max_c": max(w["temperature_max_c"] for w in windows),
             "throttle_reasons": reasons, "throttled": any(bool(w.get("throttled")) for w in windows),
             "throttled_windows": sum(int(bool(w.get("throttled"))) for w in windows)}
+
+
+def contended_metric(info: Mapping[str, Any] | None) -> bool:
+    """Whether a metric's ``info["host"]`` says one of its measurement windows stayed contended after
+    re-measuring (on a CPU device the measured "device" then shared its cores with another tenant)."""
+    host = (info or {}).get("host")
+    return isinstance(host, Mapping) and bool(host.get("contended"))
+
+
+def contended_verdict(verdict: str, info: Mapping[str, Any] | None, is_cpu: bool) -> str:
+    """``contended`` in place of a gated verdict (``pass``, ``improved``, ``regressed``) of a CPU device's
+    metric measured while other work held the host's cores even after re-measuring: the figure is the
+    neighbour's as much as the code's, so it neither fails nor passes the gate — the run says so
+    (summary line, and the run fails when more than :data:`CONTENDED_RUN_LIMIT` of its metrics are
+    contended). GPU figures are device-timed and keep their verdict."""
+    if is_cpu and contended_metric(info) and verdict in ("regressed", "improved", "pass"):
+        return "contended"
+    return verdict

@@ -1,0 +1,84 @@
+"""A CPU device's figure measured while other processes held the host's cores is not judged: verdict
+``contended`` (never a pass, never a failure), and a run with more than a tenth of its metrics contended
+is not a valid gate and fails. Real contention: busy-loop processes beside a real PoCL measurement."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pytest_gpuperf.devices import discover
+from pytest_gpuperf.timing import observers
+from suite_support import WORK_HEAD
+
+INV = discover()
+pytestmark = pytest.mark.skipif(not any(d.backend == "opencl" and d.is_cpu for d in INV.devices),
+                                reason="needs a CPU OpenCL device (install pocl-opencl-icd)")
+
+SUITE = WORK_HEAD + '''
+import subprocess, sys, time
+import pytest
+
+BUSY = "import time\\nt = time.perf_counter()\\nwhile time.perf_counter() - t < 20: pass\\n"
+
+
+@pytest.mark.parametrize("k", range(int(os.environ.get("QUIET", "1"))))
+def test_quiet(gpuperf_record, k):
+    gpuperf_record(f"quiet.{k}.count", 1.0, "configs", better="exact", tolerance={"abs": 0})
+
+
+def test_work(gpu_device, gpu_kernel, gpu_measure, gpuperf_record):
+    hogs = [subprocess.Popen([sys.executable, "-c", BUSY]) for _ in range(int(os.environ.get("HOGS", "0")))]
+    try:
+        time.sleep(0.2 if hogs else 0)
+        k = gpu_kernel.compile(SRC, "work")
+        buf = gpu_kernel.to_device(np.ones(4096, np.float32))
+        n = int(os.environ.get("WORK_ITERS", "20000"))
+        m = gpu_measure(k, (4096,), (64,), [buf, np.int32(n)], min_repeats=5, max_repeats=5)
+    finally:
+        for h in hogs:
+            h.kill()
+            h.wait()
+    ms = m.stats.scaled(1e3)
+    gpuperf_record("kernel.work.ms", ms.median, "ms", better="lower", stats=ms)
+'''
+
+
+def _run(pytester, *args, **env):
+    for k, v in env.items():
+        pytester._monkeypatch.setenv(k, str(v))
+    return pytester.runpytest_subprocess("--gpuperf-device=opencl:0", f"--gpuperf-baseline-dir={pytester.path / 'bl'}",
+                                         "-p", "no:cacheprovider", *args)
+
+
+def test_contended_metric_is_not_judged_and_too_many_fail_the_run(pytester):
+    pytester.makepyfile(SUITE)
+    assert _run(pytester, "--gpuperf-update-baselines", HOGS=0, QUIET=1).ret == 0
+    out = pytester.path / "r.json"
+    # the work grows 8x while two other processes hold the cores: judged, it would regress
+    result = _run(pytester, f"--gpuperf-json={out}", HOGS=2, QUIET=1, WORK_ITERS=160000)
+    doc = json.loads(out.read_text())
+    work = next(m for m in doc["metrics"] if m["name"] == "kernel.work.ms")
+    assert work["info"]["host"]["contended"] >= 1 and work["info"]["host"]["remeasured"] == observers.RETRIES, work["info"]
+    assert work["verdict"] == "contended"
+    # one of two metrics contended: more than a tenth, so the run is not a valid gate
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["*HOST TOO BUSY TO GATE: opencl:0: 1 of 2 metrics*"])
+
+
+def test_a_few_contended_metrics_leave_the_run_green_and_say_so(pytester):
+    pytester.makepyfile(SUITE)
+    assert _run(pytester, "--gpuperf-update-baselines", HOGS=0, QUIET=10).ret == 0
+    result = _run(pytester, HOGS=2, QUIET=10, WORK_ITERS=160000)  # 1 contended of 11 metrics: under a tenth
+    assert result.ret == 0, result.stdout.str()
+    result.stdout.fnmatch_lines(["*kernel.work.ms*contended*", "*HOST BUSY: 1 metric(s) of opencl:0*not gated*"])
+
+
+def test_the_verdict_rule():
+    info = {"host": {"contended": 1}}
+    assert observers.contended_verdict("regressed", info, is_cpu=True) == "contended"
+    assert observers.contended_verdict("pass", info, is_cpu=True) == "contended"
+    assert observers.contended_verdict("regressed", info, is_cpu=False) == "regressed"  # GPU figures: device-timed
+    assert observers.contended_verdict("new", info, is_cpu=True) == "new"
+    assert observers.contended_verdict("regressed", {"host": {"contended": 0, "busy": 2}}, is_cpu=True) == "regressed"

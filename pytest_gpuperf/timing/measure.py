@@ -122,15 +122,15 @@ def measure_pair(device: Device, run_a: Callable[[], Any], run_b: Callable[[], A
     return Measurement(tuple(a), Stats.of(a), converged), Measurement(tuple(b), Stats.of(b), converged)
 
 
-def _observed(device: Device, window: Callable[[], tuple[T, bool]]) -> tuple[T, bool]:
+def _observed(device: Device, window: Callable[[], tuple[T, bool]], retries: int = RETRIES) -> tuple[T, bool]:
     """Run one sampling window under the host-load observer; on a CPU device take a contended window
-    again (at most :data:`~.observers.RETRIES` times — the decision reads the machine, not the samples).
+    again (at most ``retries`` times — the decision reads the machine, not the samples).
     Each window's reading is appended to ``device.observations`` for the test's metrics; where the device
     has a power sensor (``Device.power_sensor``), the board's readings of the window go to
     ``device.power_observations`` (a throttled window is kept and marked: the session does not gate it)."""
     load = HostLoad()
     sensor = device.power_sensor()[0] if hasattr(device, "power_sensor") else None  # stand-ins in tests have none
-    for attempt in range(RETRIES + 1):
+    for attempt in range(retries + 1):
         watch = PowerWatch(sensor) if sensor is not None else None
         load.start()
         if watch is not None:
@@ -143,7 +143,7 @@ def _observed(device: Device, window: Callable[[], tuple[T, bool]]) -> tuple[T, 
         if power is not None:
             device.power_observations.append(power)
         busy = contended(seen)
-        kept = not (busy and device.info.is_cpu) or attempt == RETRIES
+        kept = not (busy and device.info.is_cpu) or attempt == retries
         if seen is not None:
             # "busy": this window was contended; "contended": its samples are the ones kept regardless
             device.observations.append({**seen.to_json(), "remeasured": int(attempt > 0), "busy": int(busy),
@@ -151,3 +151,12 @@ def _observed(device: Device, window: Callable[[], tuple[T, bool]]) -> tuple[T, 
         if kept:
             return result
     raise AssertionError("unreachable")
+
+
+def observed(device: Device, run: Callable[[], T]) -> T:
+    """Run ``run`` — device work timed outside :func:`measure` (a one-pass sweep, say) — under the same
+    observers, once: its window's host load and board readings reach the test's metrics like any
+    measurement's (a CPU device's contended window then reads ``contended``), but a pass that cannot
+    be repeated cheaply is not taken again."""
+    result, _ = _observed(device, lambda: (run(), True), retries=0)
+    return result

@@ -78,17 +78,26 @@ def test_gatecheck_writes_the_schema_catches_plants_and_appends(tmp_path):
     assert (by_kind["missing"]["detected"], by_kind["missing"]["verdicts"]) == (1, ["missing"])
     assert gc.verdict(doc) == (True, [])
 
-    # a second call adds to the file: A/A runs are renumbered, tries of the same plant summed
+    # a second call adds to the file: A/A runs are renumbered; each entry keeps its commit, and tries of the
+    # same plant are summed only at the same commit
     with pytest.raises(GpuPerfError, match="pass --append"):
         gc.gatecheck(aa=1, plant_list=[], tries=0, commit="abc1234", append=False, fresh_first=False, **kw)
     doc2 = gc.gatecheck(aa=1, plant_list=[missing], tries=1, commit="def5678", append=True, fresh_first=True, **kw)
     assert [r["run"] for r in doc2["aa"]] == [1, 2]
+    assert [r["commit"] for r in doc2["aa"]] == ["abc1234", "def5678"]
     assert doc2["aa"][1]["fresh_machine"] is False  # only the file's very first run starts fresh
     assert (runs / "aa-2.json").exists() and (runs / "plant-missing-2.json").exists()
-    by_kind = {p["kind"]: p for p in doc2["planted"]}
-    assert (by_kind["missing"]["tries"], by_kind["missing"]["detected"]) == (2, 2)
-    assert by_kind["memory"]["tries"] == 1
+    missing_entries = [p for p in doc2["planted"] if p["kind"] == "missing"]
+    assert [(p["commit"], p["tries"], p["runs"]) for p in missing_entries] == [
+        ("abc1234", 1, ["plant-missing-1"]), ("def5678", 1, ["plant-missing-2"])]
     assert doc2["commits"] == ["abc1234", "def5678"] and doc2["commit"] == "def5678"
+
+    # a run's files never replace an earlier run's, even one whose entry left the file (moved out by hand)
+    (runs / "plant-missing-3.log").write_text("an earlier run, moved out of gatecheck.json\n")
+    doc3 = gc.gatecheck(aa=0, plant_list=[missing], tries=1, commit="def5678", append=True, fresh_first=False, **kw)
+    assert (runs / "plant-missing-3.log").read_text() == "an earlier run, moved out of gatecheck.json\n"
+    later = [p for p in doc3["planted"] if p["kind"] == "missing" and p["commit"] == "def5678"]
+    assert [(p["tries"], p["runs"]) for p in later] == [(2, ["plant-missing-2", "plant-missing-4"])]
 
 
 def test_an_undetected_plant_fails_the_gate_check(tmp_path):

@@ -198,6 +198,15 @@ def detected(plant: Plant, outcome: RunOutcome) -> tuple[bool, str]:
     return verdict == "regressed" and outcome.exit != 0, verdict
 
 
+def _free_index(folder: Path, prefix: str, start: int) -> int:
+    """The first index from ``start`` whose ``<prefix>-<index>.json``/``.log`` does not exist yet: a run's
+    files never replace an earlier run's (entries moved out of the gate-check file keep theirs)."""
+    n = max(1, start)
+    while (folder / f"{prefix}-{n}.json").exists() or (folder / f"{prefix}-{n}.log").exists():
+        n += 1
+    return n
+
+
 def load(path: Path) -> dict[str, Any] | None:
     """An existing gate-check file, validated enough to append to; ``None`` when absent."""
     if not path.exists():
@@ -212,8 +221,16 @@ def load(path: Path) -> dict[str, Any] | None:
     return doc
 
 
+def _stamped(entries: list[dict[str, Any]], commit: Any) -> list[dict[str, Any]]:
+    """Entries with their commit: one written before entries carried it has the document's."""
+    return [e if "commit" in e else {**e, "commit": commit} for e in entries]
+
+
 def merge(old: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
-    """Append ``new``'s A/A runs (renumbered) and planted tries (summed per kind/metric/size) to ``old``."""
+    """Append ``new``'s A/A runs (renumbered) and planted tries to ``old``. Every entry keeps the commit it
+    was made at (entries of a file written before they carried one take that file's ``commit``), and
+    planted tries are summed only per kind, metric, size *and commit*: a later commit's tries never
+    inherit an earlier one's detections."""
     if old is None:
         return new
     if old["device"].get("key") != new["device"].get("key"):
@@ -221,15 +238,18 @@ def merge(old: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
                            f"{old['device'].get('key')}")
     out = dict(old)
     base = len(old["aa"])
-    out["aa"] = old["aa"] + [{**r, "run": base + i + 1} for i, r in enumerate(new["aa"])]
-    planted = {(p["kind"], p["metric"], json.dumps(p["size"])): dict(p) for p in old["planted"]}
-    for p in new["planted"]:
-        key = (p["kind"], p["metric"], json.dumps(p["size"]))
+    out["aa"] = _stamped(old["aa"], old.get("commit")) + [
+        {**r, "run": base + i + 1} for i, r in enumerate(_stamped(new["aa"], new.get("commit")))]
+    planted = {(p["kind"], p["metric"], json.dumps(p["size"]), p["commit"]): dict(p)
+               for p in _stamped(old["planted"], old.get("commit"))}
+    for p in _stamped(new["planted"], new.get("commit")):
+        key = (p["kind"], p["metric"], json.dumps(p["size"]), p["commit"])
         if key in planted:
             q = planted[key]
             q["tries"] += p["tries"]
             q["detected"] += p["detected"]
             q["verdicts"] = q.get("verdicts", []) + p.get("verdicts", [])
+            q["runs"] = q.get("runs", []) + p.get("runs", [])
         else:
             planted[key] = dict(p)
     out["planted"] = list(planted.values())
@@ -258,10 +278,10 @@ def gatecheck(*, device: str, out: Path, aa: int, plant_list: Sequence[Plant], t
         fresh = fresh_first and k == 1 and offset == 0
         if fresh:  # a fresh machine: no PoCL kernel cache (PoCL compiles and caches kernels on first use)
             env["POCL_CACHE_DIR"] = tempfile.mkdtemp(prefix="gpuperf-fresh-pocl-")
-        n = offset + k
+        n = _free_index(results_dir, "aa", offset + k)
         o = run_pytest(device, ["suites/"], results_dir / f"aa-{n}.json", results_dir / f"aa-{n}.log",
                        baseline_dir=baseline_dir, env=env, cwd=cwd)
-        entry = summarize_aa(n, o, fresh)
+        entry = {**summarize_aa(n, o, fresh), "commit": commit}
         device_doc = (o.doc or {}).get("device", device_doc)
         runs.append(entry)
         echo(f"A/A run {n}: {entry['metrics']} metrics, exit {o.exit}, regressed "
@@ -271,8 +291,10 @@ def gatecheck(*, device: str, out: Path, aa: int, plant_list: Sequence[Plant], t
         verdicts: list[str] = []
         hits = 0
         prev = sum(q["tries"] for q in old["planted"] if q["kind"] == p.kind) if old else 0
+        tags: list[str] = []
         for t in range(1, tries + 1):
-            tag = f"plant-{p.kind}-{prev + t}"
+            tag = f"plant-{p.kind}-{_free_index(results_dir, f'plant-{p.kind}', prev + t)}"
+            tags.append(tag)
             o = run_pytest(device, [*p.tests, "--gpuperf-plant", f"{p.kind}={p.arg}"], results_dir / f"{tag}.json",
                            results_dir / f"{tag}.log", baseline_dir=baseline_dir, cwd=cwd)
             device_doc = device_doc or (o.doc or {}).get("device", {})
@@ -281,7 +303,7 @@ def gatecheck(*, device: str, out: Path, aa: int, plant_list: Sequence[Plant], t
             verdicts.append(verdict)
             echo(f"plant {p.kind}={p.arg} try {t}: {p.metric} → {verdict} (exit {o.exit})")
         planted_out.append({"kind": p.kind, "arg": p.arg, "metric": p.metric, "size": p.size, "tries": tries,
-                            "detected": hits, "verdicts": verdicts})
+                            "detected": hits, "verdicts": verdicts, "runs": tags, "commit": commit})
     new = {"schema": SCHEMA, "device": device_doc, "commit": commit,
            "command": MAIN_COMMAND.format(device=device), "aa": runs, "planted": planted_out,
            "updated": time.strftime("%Y-%m-%dT%H:%M:%S%z")}

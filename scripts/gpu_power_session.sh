@@ -16,13 +16,7 @@
 # session into results/<key>/. Baselines need two runs: gpuperf-baseline from-results results/<key>/power-{1,2}-cuda.json
 set -uo pipefail
 cd "$(dirname "$0")/.."
-OUT=${OUT:-/tmp/gpuperf-out}
-W=/tmp/gp
-rm -rf "$W"; mkdir -p "$OUT" "$W/logs" "$W/results"
-trap 'tar czf "$OUT/session.tgz" -C "$W" . ; ls -la "$OUT"' EXIT
-source scripts/gpu_env.sh
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.draw,power.limit,temperature.gpu,clocks_event_reasons.active \
-  --format=csv | tee "$W/logs/nvidia-smi.txt"
+source scripts/gpu_prologue.sh
 key=$(python3 -c "from pytest_gpuperf.devices import discover, resolve; print(resolve('cuda:0', discover())[0].key)")
 mkdir -p "$W/results/$key" "results/$key"
 tag=${GPUPERF_TAG:-power}

@@ -244,6 +244,16 @@ def gpuperf_plant(request: pytest.FixtureRequest) -> dict[str, str]:
 
 
 @pytest.fixture
+def gpuperf_recorded(gpu_device: Device, request: pytest.FixtureRequest) -> dict[str, float]:
+    """The values this session has recorded so far on the test's device (metric name → value): a later
+    test can build on an earlier one's measurement of the same card in the same session (the PTX model's
+    issue variant takes the throughput probes' rates) instead of reading files that may describe
+    another run. A snapshot: empty when nothing ran before."""
+    state = request.config.stash[session_key]
+    return {name: m.value for name, m in state.run_for(gpu_device.info.spec).metrics.items()}
+
+
+@pytest.fixture
 def gpuperf_record(gpu_device: Device, request: pytest.FixtureRequest) -> Recorder:
     """Record a metric of the current test; it is compared with the baseline when the test returns."""
     state = request.config.stash[session_key]

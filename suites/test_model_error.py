@@ -174,7 +174,7 @@ def calibrate(dev, gpu_kernel, gpu_measure) -> tuple[scheduler.Calibration, dict
     empty = gpu_kernel.compile(CAL_SRC, "empty_kernel")
     gcopy = gpu_kernel.compile(CAL_SRC, "gcopy")
     sshared = gpu_kernel.compile(CAL_SRC, "sshared")
-    cfg_t = profile("ptx_calibration", gpu_device.info.is_cpu)
+    cfg_t = profile("ptx_calibration", dev.info.is_cpu)
     threads, times = [], []
     for blocks in (1, 64, 1024, 16384, 65536):
         m = gpu_measure(empty, (blocks * 256,), (256,), [np.int32(0)], **cfg_t)
@@ -239,7 +239,7 @@ def _session_latencies(device, measure) -> dict[str, float]:
 
 
 @pytest.mark.gpuperf(requires=["cuda"])
-def test_ptx_model(gpu_device, gpu_kernel, gpu_measure, gpuperf_record, gpuperf_baseline_dir):
+def test_ptx_model(gpu_device, gpu_kernel, gpu_measure, gpuperf_record, gpuperf_recorded, gpuperf_baseline_dir):
     info = gpu_device.info
     cal, cal_info = calibrate(gpu_device, gpu_kernel, gpu_measure)
     sweep = global_latency.measured(gpu_device)
@@ -249,6 +249,11 @@ def test_ptx_model(gpu_device, gpu_kernel, gpu_measure, gpuperf_record, gpuperf_
     sources = sorted(set(table.sources.values()) | {table.global_source})
     per_dwarf: dict[str, list[float]] = {}
     errs = []
+    # the "issue" scheduling variant (Hopper, issue 18): unit issue rates from this session's throughput
+    # probes (the latency suite ran first), the architecture table where a probe did not run
+    rates, rate_sources = scheduler.issue_rates(gpuperf_recorded, info.compute_capability)
+    issue_errs: list[float] = []
+    issue_dwarf: dict[str, list[float]] = {}
     for d in DWARFS:
         kern = gpu_kernel.compile(d.source, d.name)
         text = gpu_device.ptx(kern)
@@ -268,6 +273,28 @@ def test_ptx_model(gpu_device, gpu_kernel, gpu_measure, gpuperf_record, gpuperf_
                              "dwarf": d.dwarf, "trips": launch.trips,
                              "local_bytes_per_thread": int(attrs.get("local_size_bytes", 0)),
                              "latency_sources": sources})
+        alt = scheduler.predict(graph, table, cal, grid=launch.grid, block=launch.block,
+                                regs=int(attrs.get("num_regs", 0)), shared=int(attrs.get("shared_size_bytes", 0)),
+                                trips=launch.trips, n_sm=info.compute_units, clock_hz=info.clock_mhz * 1e6,
+                                cc=info.compute_capability, l2_bytes=int(info.l2_bytes or 0), variant="issue",
+                                rates=rates)
+        alt_err = abs(alt.seconds - m.stats.median) / m.stats.median
+        issue_errs.append(alt_err)
+        issue_dwarf.setdefault(d.dwarf, []).append(alt_err)
+        gpuperf_record(f"model.ptx.issue.{d.name}.error", alt_err, "ratio", better="lower",
+                       tolerance={"abs": 0.05, "rel": 0.2}, identity=identity,
+                       info={"predicted_s": alt.seconds, "measured_s": m.stats.median, "dwarf": d.dwarf,
+                             "d_kernel_cycles": round(alt.d_kernel_cycles, 1), "thesis_variant_error": err})
+    for dwarf, e in issue_dwarf.items():
+        gpuperf_record(f"model.ptx.issue.dwarf.{_slug(dwarf)}.mape", float(np.mean(e)), "ratio", better="lower",
+                       tolerance={"abs": 0.05, "rel": 0.2}, identity=identity,
+                       info={"kernels": len(e), "thesis_mape_pct": dict(zip(("K20", "K4200", "M60", "GTX1050"),
+                                                                            THESIS_MAPE[dwarf]))})
+    gpuperf_record("model.ptx.issue.mean_error", float(np.mean(issue_errs)), "ratio", better="lower",
+                   tolerance={"abs": 0.05, "rel": 0.2}, identity=identity,
+                   info={"kernels": len(issue_errs), "rates": rates, "rate_sources": rate_sources,
+                         "variant": "issue: a unit is busy only while issuing at its measured rate "
+                                    "(models.scheduler.schedule_block)"})
     for dwarf, e in per_dwarf.items():
         gpuperf_record(f"model.ptx.dwarf.{_slug(dwarf)}.mape", float(np.mean(e)), "ratio", better="lower",
                        tolerance={"abs": 0.05, "rel": 0.2}, identity=identity,

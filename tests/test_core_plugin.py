@@ -191,3 +191,16 @@ def test_bound(gpu_device, gpuperf_record):
     (metric,) = json.loads(out.read_text())["metrics"]
     assert metric["verdict"] == "known" and "known finding" in metric["info"]["xfail"]
     run(pytester).assert_outcomes(failed=1)
+
+
+def test_a_later_test_reads_what_an_earlier_one_recorded_on_the_device(pytester):
+    """``gpuperf_recorded``: the session's values so far on the test's device (the PTX model's issue
+    variant takes the throughput probes' rates from it)."""
+    pytester.makepyfile('''
+def test_a(gpu_device, gpuperf_record):
+    gpuperf_record("probe.rate", 123.5, "ops/clk/SM", better="higher")
+
+def test_b(gpu_device, gpuperf_recorded):
+    assert gpuperf_recorded == {"probe.rate": 123.5}
+''')
+    run(pytester).assert_outcomes(passed=2)

@@ -24,7 +24,7 @@ import numpy as np
 from .template import _DECL, TypedTemplate
 
 DEVICE_FUNCTION = r"""
-inline double gp_vprec(double x, int p, int emin, int emax) {
+WL_FN double gp_vprec(double x, int p, int emin, int emax) {
   if (x == 0.0 || isnan(x) || isinf(x)) return x;
   int e = ilogb(x);
   double q = ldexp(1.0, (e > emin ? e : emin) - p);

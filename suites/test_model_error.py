@@ -238,6 +238,15 @@ def _session_latencies(device, measure) -> dict[str, float]:
     return cycles
 
 
+def _record_dwarfs(gpuperf_record, prefix: str, per_dwarf: dict[str, list[float]], identity: dict) -> None:
+    """``<prefix>.dwarf.<dwarf>.mape``: a variant's mean error per dwarf, beside the thesis' Table 4.9 row."""
+    for dwarf, e in per_dwarf.items():
+        gpuperf_record(f"{prefix}.dwarf.{_slug(dwarf)}.mape", float(np.mean(e)), "ratio", better="lower",
+                       tolerance={"abs": 0.05, "rel": 0.2}, identity=identity,
+                       info={"kernels": len(e), "thesis_mape_pct": dict(zip(("K20", "K4200", "M60", "GTX1050"),
+                                                                            THESIS_MAPE[dwarf]))})
+
+
 @pytest.mark.gpuperf(requires=["cuda"])
 def test_ptx_model(gpu_device, gpu_kernel, gpu_measure, gpuperf_record, gpuperf_recorded, gpuperf_baseline_dir):
     info = gpu_device.info
@@ -285,21 +294,13 @@ def test_ptx_model(gpu_device, gpu_kernel, gpu_measure, gpuperf_record, gpuperf_
                        tolerance={"abs": 0.05, "rel": 0.2}, identity=identity,
                        info={"predicted_s": alt.seconds, "measured_s": m.stats.median, "dwarf": d.dwarf,
                              "d_kernel_cycles": round(alt.d_kernel_cycles, 1), "thesis_variant_error": err})
-    for dwarf, e in issue_dwarf.items():
-        gpuperf_record(f"model.ptx.issue.dwarf.{_slug(dwarf)}.mape", float(np.mean(e)), "ratio", better="lower",
-                       tolerance={"abs": 0.05, "rel": 0.2}, identity=identity,
-                       info={"kernels": len(e), "thesis_mape_pct": dict(zip(("K20", "K4200", "M60", "GTX1050"),
-                                                                            THESIS_MAPE[dwarf]))})
+    _record_dwarfs(gpuperf_record, "model.ptx.issue", issue_dwarf, identity)
     gpuperf_record("model.ptx.issue.mean_error", float(np.mean(issue_errs)), "ratio", better="lower",
                    tolerance={"abs": 0.05, "rel": 0.2}, identity=identity,
                    info={"kernels": len(issue_errs), "rates": rates, "rate_sources": rate_sources,
                          "variant": "issue: a unit is busy only while issuing at its measured rate "
                                     "(models.scheduler.schedule_block)"})
-    for dwarf, e in per_dwarf.items():
-        gpuperf_record(f"model.ptx.dwarf.{_slug(dwarf)}.mape", float(np.mean(e)), "ratio", better="lower",
-                       tolerance={"abs": 0.05, "rel": 0.2}, identity=identity,
-                       info={"kernels": len(e), "thesis_mape_pct": dict(zip(("K20", "K4200", "M60", "GTX1050"),
-                                                                            THESIS_MAPE[dwarf]))})
+    _record_dwarfs(gpuperf_record, "model.ptx", per_dwarf, identity)
     gpuperf_record("model.ptx.mean_error", float(np.mean(errs)), "ratio", better="lower",
                    tolerance={"abs": 0.05, "rel": 0.2}, identity=identity,
                    info={"kernels": len(errs), "calibration": cal_info, "latency_sources": sources,

@@ -16,7 +16,6 @@ the saved runs), then ``PYTHONPATH=/tmp/nvrtc-site python scripts/ptx_offline.py
 from __future__ import annotations
 
 import argparse
-import ctypes
 import json
 import sys
 from pathlib import Path
@@ -31,32 +30,7 @@ from pytest_gpuperf.models.latency import GlobalLatencyModel, LatencyTable
 
 def nvrtc_ptx(source: str, options: list[str]) -> str:
     """PTX of ``source`` from the first libnvrtc found (``devices.recompile`` searches sys.path too)."""
-    for path in recompile._loaded_nvrtc():
-        try:
-            lib = recompile._open(path)
-            break
-        except OSError:
-            continue
-    else:
-        raise SystemExit("no libnvrtc found: pip install --target DIR nvidia-cuda-nvrtc and put DIR on PYTHONPATH")
-    prog = ctypes.c_void_p()
-    if lib.nvrtcCreateProgram(ctypes.byref(prog), source.encode(), b"dwarf.cu", 0, None, None) != 0:
-        raise RuntimeError("nvrtcCreateProgram failed")
-    try:
-        arr = (ctypes.c_char_p * len(options))(*[o.encode() for o in options])
-        if lib.nvrtcCompileProgram(prog, len(options), arr) != 0:
-            n = ctypes.c_size_t()
-            lib.nvrtcGetProgramLogSize(prog, ctypes.byref(n))
-            log = ctypes.create_string_buffer(n.value)
-            lib.nvrtcGetProgramLog(prog, log)
-            raise RuntimeError(log.value.decode(errors="replace"))
-        n = ctypes.c_size_t()
-        lib.nvrtcGetPTXSize(prog, ctypes.byref(n))
-        buf = ctypes.create_string_buffer(n.value)
-        lib.nvrtcGetPTX(prog, buf)
-        return buf.value.decode()
-    finally:
-        lib.nvrtcDestroyProgram(ctypes.byref(prog))
+    return recompile.compile_ptx(source, options)[0].decode()
 
 
 def replay(path: Path) -> dict[str, object]:

@@ -49,6 +49,18 @@ def _open(path: str) -> ctypes.CDLL:
 
 def compile_cubin(source: str, options: Sequence[str]) -> tuple[bytes, str]:
     """(cubin, library path) from NVRTC via ctypes with exactly ``options``."""
+    return _compile(source, options, "CUBIN")
+
+
+def compile_ptx(source: str, options: Sequence[str]) -> tuple[bytes, str]:
+    """(PTX, library path) from NVRTC via ctypes with exactly ``options`` (``-arch=compute_XY``): what the
+    offline tools (``scripts/ptx_offline.py``, ``scripts/cuda_compile_check.py``) compile without a GPU."""
+    return _compile(source, options, "PTX")
+
+
+def _compile(source: str, options: Sequence[str], output: str) -> tuple[bytes, str]:
+    """NVRTC's ``output`` ("CUBIN" or "PTX") of ``source`` from the first libnvrtc that loads and compiles
+    it; :class:`ProbeVerificationError` with every library's reason (a compile error: its log) otherwise."""
     errors = []
     for path in _loaded_nvrtc():
         try:
@@ -68,13 +80,13 @@ def compile_cubin(source: str, options: Sequence[str]) -> tuple[bytes, str]:
                 lib.nvrtcGetProgramLogSize(prog, ctypes.byref(n))
                 log = ctypes.create_string_buffer(n.value)
                 lib.nvrtcGetProgramLog(prog, log)
-                errors.append(f"{path}: compile rc {rc}: {log.value.decode(errors='replace')[:300]}")
+                errors.append(f"{path}: compile rc {rc}: {log.value.decode(errors='replace')[:2000]}")
                 continue
             n = ctypes.c_size_t()
-            lib.nvrtcGetCUBINSize(prog, ctypes.byref(n))
+            getattr(lib, f"nvrtcGet{output}Size")(prog, ctypes.byref(n))
             buf = ctypes.create_string_buffer(n.value)
-            lib.nvrtcGetCUBIN(prog, buf)
-            return buf.raw, path
+            getattr(lib, f"nvrtcGet{output}")(prog, buf)
+            return (buf.raw if output == "CUBIN" else buf.value), path
         finally:
             lib.nvrtcDestroyProgram(ctypes.byref(prog))
     raise ProbeVerificationError("could not recompile the probe with NVRTC for its SASS proof: " + "; ".join(errors))

@@ -211,14 +211,12 @@ class GpuPerfSession:
 
                 metric.verdict, metric.baseline, metric.info["line"] = judge_metric(
                     self.reference, metric.to_json(), run.info.to_json())
-                metric.verdict = observers.contended_verdict(throttled_verdict(metric.verdict, metric.info),
-                                                             metric.info, run.info.is_cpu)
+                metric.verdict = observers.measured_verdict(metric.verdict, metric.info, run.info.is_cpu)
                 run.metrics[name] = metric
                 return metric
         cmp = bl.compare(float(value), better, entry, samples=None if stats is None else stats.samples,
                          identity=metric.identity, gate_if_stable=metric.info.get("gate") == "if-stable")
-        metric.verdict = observers.contended_verdict(throttled_verdict(cmp.verdict, metric.info), metric.info,
-                                                     run.info.is_cpu)
+        metric.verdict = observers.measured_verdict(cmp.verdict, metric.info, run.info.is_cpu)
         if entry is not None:
             metric.baseline = {k: v for k, v in entry.items() if k not in ("provenance", "samples")}
             metric.baseline.update(cmp.to_json())
@@ -409,15 +407,3 @@ class GpuPerfSession:
             except KeyboardInterrupt:
                 run.device.abandon("interrupted while waiting for its queued work at the end of the run")
                 timeout = 0.0
-
-
-
-def throttled_verdict(verdict: str, info: Mapping[str, Any]) -> str:
-    """``throttled`` in place of a gated verdict when the card slowed itself down during the metric's
-    measurement (``info["power"]["throttled"]``: a thermal, power-cap or hardware slowdown, see
-    ``devices.nvml.SLOWDOWN_REASONS``): the figure is the throttle's, not the code's, so it neither fails
-    nor passes the gate. ``new``, ``incomparable`` and ``ungated`` stay what they are (nothing was gated)."""
-    power = info.get("power")
-    if isinstance(power, Mapping) and power.get("throttled") and verdict in ("regressed", "improved", "pass"):
-        return "throttled"
-    return verdict

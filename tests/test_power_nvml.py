@@ -14,7 +14,7 @@ import pytest
 
 from pytest_gpuperf.devices import discover, nvml
 from pytest_gpuperf.devices.nvml import Reading, decode_throttle, is_slowdown, open_sensor, throttle_bits
-from pytest_gpuperf.session import throttled_verdict
+from pytest_gpuperf.timing.observers import throttled_verdict
 from pytest_gpuperf.timing.observers import PowerWatch, power_window, summarize_power
 
 

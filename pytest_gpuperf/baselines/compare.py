@@ -40,7 +40,7 @@ VERDICTS = ("regressed", "missing", "incomparable", "known", "ungated", "throttl
 # "contended": recorded, not gated: a CPU device's figure measured while other work held the host's cores
 #   after re-measuring (info["host"]["contended"]; timing.observers.contended_verdict)
 # "throttled": recorded, not gated: the card slowed itself down (thermal, power cap, hardware slowdown)
-#   while it was measured (info["power"]["throttled"]; session.throttled_verdict, devices.nvml)
+#   while it was measured (info["power"]["throttled"]; timing.observers.throttled_verdict, devices.nvml)
 
 
 def band(expected: float, tolerance: Mapping[str, float]) -> float:

@@ -37,7 +37,7 @@ from ..baselines import classes, validity
 from ..baselines.compare import Comparison, band, compare, identity_problem
 from ..baselines.store import make_entry
 from ..devices.base import timer_resolution
-from ..timing.observers import contended_metric
+from ..timing.observers import contended_metric, throttled_metric
 from ..timing.stats import between_run_sigma
 from . import crosscard
 from .load import Side, SideMetric
@@ -238,7 +238,7 @@ def judge(a: SideMetric | None, b: SideMetric | None, device_a: Mapping[str, Any
         _apply(row, cmp_dir, sa, sb)
         row.reason = "; ".join(x for x in (row.reason, cmp.reason) if x)
         return row
-    throttled = [side for side, m in (("A", a), ("B", b)) if _throttled(m.info)]
+    throttled = [side for side, m in (("A", a), ("B", b)) if throttled_metric(m.info)]
     contended = [side for side, m, dev in (("A", a, device_a), ("B", b, device_b))
                  if dev.get("is_cpu") and contended_metric(m.info)]
     if throttled or contended:  # one side's figure is not the code's: shown, never gated
@@ -255,12 +255,6 @@ def judge(a: SideMetric | None, b: SideMetric | None, device_a: Mapping[str, Any
     if row.basis == "samples" and "runs" in (a.basis, b.basis):
         row.basis = "runs"  # the per-run values stood in for samples (load.merge)
     return row
-
-
-def _throttled(info: Mapping[str, Any] | None) -> bool:
-    """Whether a metric's ``info["power"]`` says the card throttled during its measurement (issue 16)."""
-    power = (info or {}).get("power")
-    return isinstance(power, Mapping) and bool(power.get("throttled"))
 
 
 def smallest_p(n_a: int, n_b: int) -> float:

@@ -204,6 +204,17 @@ def summarize_power(windows: list[Mapping[str, Any]]) -> dict[str, Any]:
             "throttled_windows": sum(int(bool(w.get("throttled"))) for w in windows)}
 
 
+#: the verdicts a measurement that was not the code's own replaces: nothing else was gated
+_GATED = ("regressed", "improved", "pass")
+
+
+def throttled_metric(info: Mapping[str, Any] | None) -> bool:
+    """Whether a metric's ``info["power"]`` says the card slowed itself down while it was measured (a
+    thermal, power-cap or hardware slowdown: ``devices.nvml.SLOWDOWN_REASONS``)."""
+    power = (info or {}).get("power")
+    return isinstance(power, Mapping) and bool(power.get("throttled"))
+
+
 def contended_metric(info: Mapping[str, Any] | None) -> bool:
     """Whether a metric's ``info["host"]`` says one of its measurement windows stayed contended after
     re-measuring (on a CPU device the measured "device" then shared its cores with another tenant)."""
@@ -211,12 +222,23 @@ def contended_metric(info: Mapping[str, Any] | None) -> bool:
     return isinstance(host, Mapping) and bool(host.get("contended"))
 
 
+def throttled_verdict(verdict: str, info: Mapping[str, Any] | None) -> str:
+    """``throttled`` in place of a gated verdict when the card slowed itself down during the metric's
+    measurement: the figure is the throttle's, not the code's, so it neither fails nor passes the gate.
+    ``new``, ``incomparable`` and ``ungated`` stay what they are (nothing was gated)."""
+    return "throttled" if throttled_metric(info) and verdict in _GATED else verdict
+
+
 def contended_verdict(verdict: str, info: Mapping[str, Any] | None, is_cpu: bool) -> str:
-    """``contended`` in place of a gated verdict (``pass``, ``improved``, ``regressed``) of a CPU device's
-    metric measured while other work held the host's cores even after re-measuring: the figure is the
-    neighbour's as much as the code's, so it neither fails nor passes the gate — the run says so
-    (summary line, and the run fails when more than :data:`CONTENDED_RUN_LIMIT` of its metrics are
-    contended). GPU figures are device-timed and keep their verdict."""
-    if is_cpu and contended_metric(info) and verdict in ("regressed", "improved", "pass"):
-        return "contended"
-    return verdict
+    """``contended`` in place of a gated verdict of a CPU device's metric measured while other work held
+    the host's cores even after re-measuring: the figure is the neighbour's as much as the code's, so it
+    neither fails nor passes the gate — the run says so (summary line, and the run fails when more than
+    :data:`CONTENDED_RUN_LIMIT` of its metrics are contended). GPU figures are device-timed and keep their
+    verdict."""
+    return "contended" if is_cpu and contended_metric(info) and verdict in _GATED else verdict
+
+
+def measured_verdict(verdict: str, info: Mapping[str, Any] | None, is_cpu: bool) -> str:
+    """A gated verdict, unless what the observers saw makes the figure not the code's own: ``throttled``
+    (the card slowed itself down), else ``contended`` (a CPU device's host was busy)."""
+    return contended_verdict(throttled_verdict(verdict, info), info, is_cpu)

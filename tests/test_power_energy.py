@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
 import pytest
 
 from pytest_gpuperf.devices.nvml import Reading, decode_throttle
-from pytest_gpuperf.power.energy import K_STEPS, counter_resolution, energy_of, steady_state_energy
+from pytest_gpuperf.power.energy import counter_resolution, energy_of, steady_state_energy
 
 
 def _r(t, mj, mask=0, sm=1980.0):
@@ -88,8 +89,27 @@ def test_the_loop_runs_until_the_counter_moved_k_steps():
     assert e.joules_per_op == pytest.approx(e.joules_per_launch / 100.0)
 
 
-def test_the_default_count_bounds_the_error_at_two_percent():
-    assert 2.0 / K_STEPS <= 0.02
+class FailingCounter(SimCounter):
+    """Answers ``good`` reads, then never again (NVML lost mid-span)."""
+
+    def __init__(self, good):
+        super().__init__()
+        self.good = good
+        self.last_error = "NVML_ERROR_GPU_IS_LOST"
+
+    def read(self):
+        self.good -= 1
+        return super().read() if self.good >= 0 else None
+
+
+def test_a_sensor_that_stops_answering_ends_the_span_with_an_error(cl_device):
+    """On the real PoCL device: the counter answers the warm-up and start readings, then nothing. The
+    loop must end at its deadline with the sensor's error, not spin forever on failed readings."""
+    k = cl_device.compile("__kernel void nop(__global float* x) { x[get_global_id(0)] += 1.0f; }", "nop")
+    buf = cl_device.to_device(np.zeros(64, np.float32))
+    with pytest.raises(RuntimeError, match="stopped answering.*GPU_IS_LOST"):
+        steady_state_energy(cl_device, FailingCounter(good=3), lambda: cl_device.launch(k, (64,), None, [buf]),
+                            ops_per_launch=64.0, warmup_s=0.01, max_span_s=0.3)
 
 
 def test_kept_samples_give_the_same_figures():

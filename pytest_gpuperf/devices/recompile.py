@@ -89,7 +89,7 @@ def _compile(source: str, options: Sequence[str], output: str) -> tuple[bytes, s
             return (buf.raw if output == "CUBIN" else buf.value), path
         finally:
             lib.nvrtcDestroyProgram(ctypes.byref(prog))
-    raise ProbeVerificationError("could not recompile the probe with NVRTC for its SASS proof: " + "; ".join(errors))
+    raise ProbeVerificationError("NVRTC compiled nothing (for the SASS proof or an offline check): " + "; ".join(errors))
 
 
 def check_identical(loaded: bytes, fresh: bytes, names: Sequence[str]) -> dict[str, int]:

@@ -129,7 +129,7 @@ def _observed(device: Device, window: Callable[[], tuple[T, bool]], retries: int
     has a power sensor (``Device.power_sensor``), the board's readings of the window go to
     ``device.power_observations`` (a throttled window is kept and marked: the session does not gate it)."""
     load = HostLoad()
-    sensor = device.power_sensor()[0] if hasattr(device, "power_sensor") else None  # stand-ins in tests have none
+    sensor = device.power_sensor()[0]
     for attempt in range(retries + 1):
         watch = PowerWatch(sensor) if sensor is not None else None
         load.start()

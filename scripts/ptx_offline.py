@@ -24,7 +24,7 @@ import numpy as np
 
 from pytest_gpuperf.devices import recompile
 from pytest_gpuperf.models import cfg as cfgmod, ptx as ptxmod, scheduler
-from pytest_gpuperf.models.dwarfs import DWARFS
+from pytest_gpuperf.models.dwarfs import DWARFS, THESIS_MAPE
 from pytest_gpuperf.models.latency import GlobalLatencyModel, LatencyTable
 
 
@@ -63,7 +63,17 @@ def replay(path: Path) -> dict[str, object]:
                                   variant=variant, rates=rates)
             row[variant] = {"predicted_s": p.seconds, "error": abs(p.seconds - i["measured_s"]) / i["measured_s"]}
         rows.append(row)
+    dwarfs: dict[str, dict[str, object]] = {}
+    for r in rows:
+        d = dwarfs.setdefault(r["dwarf"], {v: [] for v in scheduler.VARIANTS})
+        for v in scheduler.VARIANTS:
+            d[v].append(r[v]["error"])  # type: ignore[union-attr]
+    per_dwarf = {name: {**{v: float(np.mean(e[v])) for v in scheduler.VARIANTS},  # type: ignore[arg-type]
+                        "thesis_median": float(np.median(THESIS_MAPE[name])) / 100.0} for name, e in dwarfs.items()}
     return {"results": str(path), "device": dev.get("name"), "commit": doc.get("environment", {}).get("commit"),
+            "per_dwarf": per_dwarf,
+            "at_or_below_thesis_median": {v: sum(d[v] <= d["thesis_median"] for d in per_dwarf.values())
+                                          for v in scheduler.VARIANTS},
             "rates": rates, "rate_sources": rate_sources, "kernels": rows,
             "mean_error": {v: float(np.mean([r[v]["error"] for r in rows])) for v in scheduler.VARIANTS},
             "reproduces_saved": all(abs(r["thesis"]["predicted_s"] / r["saved_predicted_s"] - 1) < 1e-3 for r in rows)}
@@ -83,6 +93,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {k['kernel']:24} {k['dwarf']:32} {k['measured_s'] * 1e6:11.2f} {k['thesis']['error']:8.3f} "
                   f"{k['issue']['error']:8.3f}")
         print(f"  {'mean error':24} {'':32} {'':>11} {r['mean_error']['thesis']:8.3f} {r['mean_error']['issue']:8.3f}")
+        print(f"  {'per dwarf (mean error)':57} {'thesis':>8} {'issue':>8}  Table 4.9 median")
+        for name, d in r["per_dwarf"].items():
+            print(f"  {name:57} {d['thesis']:8.3f} {d['issue']:8.3f}  {d['thesis_median']:.3f}")
+        print(f"  at or below the thesis median: thesis {r['at_or_below_thesis_median']['thesis']} of "
+              f"{len(r['per_dwarf'])}, issue {r['at_or_below_thesis_median']['issue']} of {len(r['per_dwarf'])}")
     if args.json:
         args.json.write_text(json.dumps({"tool": "scripts/ptx_offline.py", "runs": out}, indent=1) + "\n")
     return 0 if all(r["reproduces_saved"] for r in out) else 1

@@ -12,7 +12,9 @@ old tree and ``compare`` on the new one:
     PYTHONPATH=/tmp/nvrtc-site python scripts/cuda_code_identity.py save /tmp/before.pkl   # old tree
     PYTHONPATH=/tmp/nvrtc-site python scripts/cuda_code_identity.py compare /tmp/before.pkl  # new tree
 
-``compare`` exits 1 when any kernel's machine code differs (or fails to compile on one side only).
+``compare`` exits 1 when any kernel's machine code differs (or fails to compile on one side only). On a
+tree older than this script, build the "before" pickle from that tree's own modules with the same case
+list (how results/offline/cuda-code-identity.txt was made for the prelude change).
 """
 
 from __future__ import annotations

@@ -81,12 +81,14 @@ def _generated(backend: str) -> dict[str, str]:
     return {k: hashlib.sha256("\x00".join(v).encode()).hexdigest()[:16] for k, v in out.items()}
 
 
-#: sha256 prefixes of the texts above as the baselines were measured (commit bf0e270). A change here means
-#: the H100/H200 baselines may no longer describe the kernels that run: re-measure them before updating
-#: this, or show the machine code is unchanged. The "models" and "tuning" texts changed once since: the two
-#: preludes became one (``devices.dialect.portable``), which adds macros those kernels do not use; NVRTC
-#: 13.0 for sm_90 gave byte-identical machine code for all 66 CUDA builds the baselines time
-#: (``scripts/cuda_code_identity.py``, before → after), and no NVIDIA OpenCL baseline exists.
+#: sha256 prefixes of the texts above. "chain", "memory", "accuracy" and "options" are the texts the
+#: baselines were measured with (commit bf0e270). "models" and "tuning" changed once since, when the two
+#: preludes became one (``devices.dialect.portable``, adding macros those kernels do not use): on CUDA,
+#: NVRTC 13.0 for sm_90 gave byte-identical machine code for all 66 builds the baselines time
+#: (results/offline/cuda-code-identity.txt, with how its "before" side was made); on PoCL the PoCL gate
+#: check at 121c3ff ran the new texts against the old baseline clean (results/pocl-*/gatecheck.json), and
+#: no NVIDIA OpenCL baseline exists. A change here means the baselines may no longer describe the kernels
+#: that run: re-measure them, or show the machine code unchanged, before updating this.
 PINNED = {
     "cuda": {"chain": "465557e0cf70df4e", "memory": "7e757045c805e1bc", "accuracy": "7d0dd3cf31273e15",
              "models": "a9461d80dd520346", "tuning": "2badd95af0d5e69b", "options": "50a7d08164ce25d2"},

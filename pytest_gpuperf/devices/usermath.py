@@ -21,6 +21,7 @@ Build options each library passes (read from their sources; ``build`` of the eva
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Callable, Optional, Sequence
 
@@ -87,7 +88,7 @@ def _pyopencl(device) -> UserMath:
         out = arrs[0] ** arrs[1] if fn == "pow" else getattr(clmath, fn)(*arrs)
         return out.get(queue=queue)
 
-    forced = __import__("os").environ.get("PYOPENCL_BUILD_OPTIONS", "")
+    forced = os.environ.get("PYOPENCL_BUILD_OPTIONS", "")
     opts = tuple(cl._DEFAULT_BUILD_OPTIONS) + tuple(forced.split())  # + "-I <pyopencl include dir>"
     build = ("PyOpenCL elementwise kernel (pyopencl.clmath), Program.build options: "
              + (" ".join(opts) + " " if opts else "") + "-I <pyopencl include dir>")

@@ -138,9 +138,9 @@ class Kernels:
             raise ValueError(f"REAL must be float or double, not {real!r}")
         self.dev, self.real = dev, real
         src = dialect.source(f"#define REAL {real}\n" + LU, dev.info.backend)
-        self.lu = {k: dev.compile(src, k) for k in ("lu_pivot", "lu_scale", "lu_update", "lu_solve")}
+        self.lu = dev.compile_many(src, ("lu_pivot", "lu_scale", "lu_update", "lu_solve"))
         rsrc = dialect.source(REFINE, dev.info.backend)
-        self.ir = {k: dev.compile(rsrc, k) for k in ("ir_residual", "ir_demote", "ir_update", "ir_promote")}
+        self.ir = dev.compile_many(rsrc, ("ir_residual", "ir_demote", "ir_update", "ir_promote"))
 
     def factor(self, a: Any, perm: Any, n: int) -> list[Any]:
         d, ev = self.dev, []

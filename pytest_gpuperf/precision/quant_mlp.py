@@ -116,9 +116,9 @@ class QuantMLP:
     def __init__(self, device) -> None:
         self.device = device
         src = quant_kernels.source(device.info.backend)
-        self.k = {name: device.compile(src, name) for name in (
+        self.k = device.compile_many(src, (  # one build for every entry point
             "q_dense", "q_grad_w", "q_grad_in", "q_colsum", "q_xent_grad", "q_sgd", "q_fake_quant", "q_quantize",
-            "q_gemm_i8", "q_gemm_f32")}
+            "q_gemm_i8", "q_gemm_f32"))
 
     # ---- launch helpers ------------------------------------------------------------------------------
     def _run(self, name: str, n: int, *args) -> Any:

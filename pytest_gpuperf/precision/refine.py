@@ -23,7 +23,7 @@ import numpy as np
 
 from ..devices.base import Device
 from ..timing.measure import MeasureConfig, Measurement, measure_pair
-from .conditioned import backward_error
+from .conditioned import backward_error, with_condition
 from .lukernels import Kernels
 
 EPS64 = float(np.finfo(np.float64).eps)
@@ -153,7 +153,6 @@ class SweepPoint:
 def sweep(dev: Device, n: int, kappas: list[float], rng: np.random.Generator) -> list[SweepPoint]:
     """Mixed-precision solves of matrices of condition κ (:func:`.conditioned.with_condition`) and a known
     solution; where refinement stops converging is the first κ whose solve does not converge."""
-    from .conditioned import with_condition
 
     out: list[SweepPoint] = []
     for kappa in kappas:

@@ -46,7 +46,7 @@ class Bench:
     def compile(self, text: str) -> dict[str, Any]:
         """Every kernel of a rendering of the template (a mix, or a VPREC rewrite)."""
         src = dialect.source(text, self.dev.info.backend)
-        return {k: self.dev.compile(src, k) for k in self.template.kernels}
+        return self.dev.compile_many(src, list(self.template.kernels))
 
     def reset(self) -> Any:
         return [self.dev.copy(self.bufs[k], self.pristine[k]) for k in self.setup.mutable]

@@ -30,7 +30,6 @@ from typing import Callable
 from .cost import cost
 from .graph import Dataflow
 
-Mix = frozenset  # the operations lowered to single precision
 
 
 @dataclass(frozen=True)

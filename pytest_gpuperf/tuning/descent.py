@@ -86,3 +86,19 @@ def descend(pool: Sequence[C], time_of: Callable[[C], float], spread_of: Callabl
         if not moved:
             return Walk(current, steps, "no neighbour faster by more than the noise")
     return Walk(current, steps, f"step limit {max_steps}")
+
+
+def static_key(occupancy: float | None, transactions_per_item: float | None, cfg: C) -> tuple[float, float, C]:
+    """The static model's rank of a survivor: higher theoretical occupancy first, then fewer 128-byte
+    transactions per work-item (2-D coalescing, Dao §3.5.2); ties keep the space's order."""
+    return (-(occupancy or 0.0), transactions_per_item or 0.0, cfg)
+
+
+def ranked_pass(pool: Sequence[C], key: Callable[[C], tuple], time_of: Callable[[C], float],
+                spread_of: Callable[[C], float], profiled: Sequence[C], floor: float = 0.01) -> Walk:
+    """``dao_ranked``'s final pass, on a device or in a replay: rank ``pool`` by ``key``, start from the
+    fastest member the filters already ``profiled`` (the best-ranked one when none was), then
+    :func:`descend`."""
+    order = {c: i for i, c in enumerate(sorted(pool, key=key))}
+    start = min((c for c in profiled if c in order), key=time_of, default=None)
+    return descend(list(pool), time_of, spread_of, rank=order.__getitem__, start=start, floor=floor)

@@ -16,21 +16,18 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-import numpy as np
 
-from . import coalescing, descent
+from . import descent
 from .evaluate import Config
 from .strategies import Context
 
 
 def points(ctx: Context) -> dict[str, dict[str, float | None]]:
     """Every configuration the evaluator timed in this run, with what the static model knows of it."""
-    accs = [] if ctx.bench.dims == 1 else coalescing.accesses(ctx.bench.source, ctx.bench.scalars(ctx.ev.sizes))[0]
     out: dict[str, dict[str, float | None]] = {}
     for cfg, p in sorted(ctx.ev.points.items()):
         occ = ctx.occupancy(cfg) if not cfg.variant else None
-        per_item = (coalescing.group_transactions(accs, cfg.local, ctx.warp) / float(np.prod(cfg.local))
-                    if accs and not cfg.variant else 0.0)
+        per_item = ctx.transactions_per_item(cfg)
         out[cfg.label()] = {"us": round(p.time_s * 1e6, 4), "spread": round(p.spread, 5),
                             "occupancy": None if occ is None else round(occ.occupancy, 4),
                             "transactions_per_item": round(per_item, 4)}
@@ -79,17 +76,16 @@ def replay_kernel(kernel: str, pts: Mapping[str, Mapping[str, Any]], survivors: 
     thesis = summary("dao", exhaustive_pick, set(survivors) | set(profiled))
 
     visited = set(profiled)
-    rank_key = {c: (-(pts[c]["occupancy"] or 0.0), pts[c]["transactions_per_item"] or 0.0, config(c)) for c in survivors}
-    order = {c: i for i, c in enumerate(sorted(survivors, key=rank_key.__getitem__))}
 
-    def time_of(c: str) -> float:
-        visited.add(c)
-        return float(pts[c]["us"])
+    def time_of(c: Config) -> float:
+        visited.add(c.label())
+        return float(pts[c.label()]["us"])
 
-    start = min((c for c in profiled if c in order), key=lambda c: pts[c]["us"], default=None)
-    walk = descent.descend([config(c) for c in survivors], lambda c: time_of(c.label()),
-                           lambda c: float(pts[c.label()]["spread"]), rank=lambda c: order[c.label()],
-                           start=None if start is None else config(start), floor=floor)
+    walk = descent.ranked_pass([config(c) for c in survivors],
+                               lambda c: descent.static_key(pts[c.label()]["occupancy"],
+                                                            pts[c.label()]["transactions_per_item"], c),
+                               time_of, lambda c: float(pts[c.label()]["spread"]),
+                               profiled=[config(c) for c in profiled], floor=floor)
     ranked = summary("dao_ranked", walk.best.label(), visited)  # type: ignore[attr-defined]
     return thesis, ranked
 

@@ -16,6 +16,7 @@ Kernel Tuner's strategies replay the same measurement table (:mod:`.ktsim`).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -66,6 +67,20 @@ class Context:
                                          max_dim=ev.bench.max_dim, pow2_only=ev.bench.pow2_only, cap=cap)
         self.space: list[Config] = [Config(s) for s in enumerate_space(ev.bench.dims, self.limits)]
         self._res: dict[Config, Any] = {}
+
+    @functools.cached_property
+    def accesses(self) -> tuple[list[coalescing.Access], list[str]]:
+        """The kernel's affine global accesses and the non-affine ones (2-D kernels; parsed once)."""
+        if self.bench.dims == 1:
+            return [], []
+        return coalescing.accesses(self.bench.source, self.bench.scalars(self.ev.sizes))
+
+    def transactions_per_item(self, cfg: Config) -> float:
+        """128-byte transactions per work-item of a work-group of ``cfg`` (0 for 1-D and workload variants)."""
+        accs = self.accesses[0]
+        if not accs or cfg.variant:
+            return 0.0
+        return coalescing.group_transactions(accs, cfg.local, self.warp) / float(np.prod(cfg.local))
 
     # static resource usage (compiles, never runs)
     def occupancy(self, cfg: Config) -> Occupancy | None:
@@ -159,23 +174,16 @@ def dao_ranked(ctx: Context, floor: float = 0.01) -> Outcome:
     kept, prune = _dao_filters(ctx, ledger)
     ev = ctx.ev
     ledger.stage = "final"
-    accs = [] if ctx.bench.dims == 1 else coalescing.accesses(ctx.bench.source, ctx.bench.scalars(ev.sizes))[0]
-    rank = {c: i for i, c in enumerate(sorted(kept, key=lambda c: _static_key(ctx, c, accs)))}
-    start = min((c for c in ledger.visited if c in rank), key=lambda c: ev.measure(c).time_s, default=None)
-    walk = descent.descend(kept, lambda c: ev.evaluate(c, ledger), lambda c: ev.measure(c).spread,
-                           rank=rank.__getitem__, start=start, floor=floor)
+    walk = descent.ranked_pass(kept, lambda c: descent.static_key(_occupancy_of(ctx, c), ctx.transactions_per_item(c), c),
+                               lambda c: ev.evaluate(c, ledger), lambda c: ev.measure(c).spread,
+                               profiled=list(ledger.visited), floor=floor)
     prune.update({"evaluations": ledger.by_stage(), "descent_steps": walk.steps, "stopped": walk.stopped})
     return Outcome("dao_ranked", walk.best, ledger, prune)
 
 
-def _static_key(ctx: Context, cfg: Config, accs: list[coalescing.Access]) -> tuple[float, float, Config]:
-    """Static rank of a survivor: higher theoretical occupancy first, then fewer 128-byte transactions
-    per work-item (2-D coalescing, Dao §3.5.2); ties keep the space's order."""
+def _occupancy_of(ctx: Context, cfg: Config) -> float | None:
     occ = ctx.occupancy(cfg)
-    per_item = 0.0
-    if accs and not cfg.variant:
-        per_item = coalescing.group_transactions(accs, cfg.local, ctx.warp) / float(np.prod(cfg.local))
-    return (-(occ.occupancy if occ is not None else 0.0), per_item, cfg)
+    return None if occ is None else occ.occupancy
 
 
 def _dao_filters(ctx: Context, ledger: Ledger) -> tuple[list[Config], dict[str, Any]]:
@@ -196,7 +204,7 @@ def _dao_filters(ctx: Context, ledger: Ledger) -> tuple[list[Config], dict[str, 
             candidates = [Config((ctx.warp, c), "wl") for c in cs]
             prune["after_workload"] = len(candidates)
     else:
-        accs, skipped = coalescing.accesses(bench.source, bench.scalars(ev.sizes))
+        accs, skipped = ctx.accesses
         shapes, how = coalescing.ncf_filter([c.local for c in candidates], accs, ctx.warp)
         candidates = [Config(s) for s in shapes]
         prune.update({"after_ncf": len(candidates), "ncf_rule": how, "accesses": len(accs),

@@ -269,10 +269,10 @@ def test_ptx_model(gpu_device, gpu_kernel, gpu_measure, gpuperf_record, gpuperf_
         graph = cfgmod.build(ptxmod.parse(text, d.name))
         launch = d.setup(gpu_device, 1)
         attrs = kern.attributes
-        pred = scheduler.predict(graph, table, cal, grid=launch.grid, block=launch.block,
-                                 regs=int(attrs.get("num_regs", 0)), shared=int(attrs.get("shared_size_bytes", 0)),
-                                 trips=launch.trips, n_sm=info.compute_units, clock_hz=info.clock_mhz * 1e6,
-                                 cc=info.compute_capability, l2_bytes=int(info.l2_bytes or 0))
+        shape = dict(grid=launch.grid, block=launch.block, regs=int(attrs.get("num_regs", 0)),
+                     shared=int(attrs.get("shared_size_bytes", 0)), trips=launch.trips, n_sm=info.compute_units,
+                     clock_hz=info.clock_mhz * 1e6, cc=info.compute_capability, l2_bytes=int(info.l2_bytes or 0))
+        pred = scheduler.predict(graph, table, cal, **shape)
         m = gpu_measure(kern, (launch.grid * launch.block,), (launch.block,), launch.args, budget_s=0.5)
         err = abs(pred.seconds - m.stats.median) / m.stats.median
         errs.append(err)
@@ -282,11 +282,7 @@ def test_ptx_model(gpu_device, gpu_kernel, gpu_measure, gpuperf_record, gpuperf_
                              "dwarf": d.dwarf, "trips": launch.trips,
                              "local_bytes_per_thread": int(attrs.get("local_size_bytes", 0)),
                              "latency_sources": sources})
-        alt = scheduler.predict(graph, table, cal, grid=launch.grid, block=launch.block,
-                                regs=int(attrs.get("num_regs", 0)), shared=int(attrs.get("shared_size_bytes", 0)),
-                                trips=launch.trips, n_sm=info.compute_units, clock_hz=info.clock_mhz * 1e6,
-                                cc=info.compute_capability, l2_bytes=int(info.l2_bytes or 0), variant="issue",
-                                rates=rates)
+        alt = scheduler.predict(graph, table, cal, **shape, variant="issue", rates=rates)
         alt_err = abs(alt.seconds - m.stats.median) / m.stats.median
         issue_errs.append(alt_err)
         issue_dwarf.setdefault(d.dwarf, []).append(alt_err)

@@ -149,6 +149,10 @@ def schedule_block(block: Block, lat: Callable[[Instruction], float], units: Map
     busy only while it issues the instruction for the wave, ``⌈nTW / rate⌉`` cycles at the unit's
     measured rate (:func:`issue_rates`), and the latency delays only the instruction's dependents:
     pipelined units overlap the latencies of independent instructions, memory latency included."""
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown scheduling variant {variant!r}; choose one of {', '.join(VARIANTS)}")
+    thesis = variant == "thesis"
+    unit_of = resource_of if thesis else issue_resource
     g = block.dependence_graph()
     ins = block.instructions
     finish: dict[int, float] = {}
@@ -156,20 +160,13 @@ def schedule_block(block: Block, lat: Callable[[Instruction], float], units: Map
     delay = 0.0
     for v in nx.lexicographical_topological_sort(g):
         t = max((finish[u] for u in g.predecessors(v)), default=0.0)
-        if variant == "thesis":
-            res = resource_of(ins[v].klass)
-            busy = lat(ins[v]) + L_PIPELINE * (_batches(ntw, int(units[res])) - 1)
-            t1 = rsv.earliest(res, t, busy)
-            rsv.reserve(res, t1, busy)
-            finish[v] = t1 + busy
-        elif variant == "issue":
-            res = issue_resource(ins[v].klass)
-            busy = max(1.0, math.ceil(ntw / units[res]))
-            t1 = rsv.earliest(res, t, busy)
-            rsv.reserve(res, t1, busy)
-            finish[v] = t1 + busy - 1 + lat(ins[v])
-        else:
-            raise ValueError(f"unknown scheduling variant {variant!r}; choose one of {', '.join(VARIANTS)}")
+        res = unit_of(ins[v].klass)
+        # thesis: the unit is held for the latency plus one cycle per extra batch; issue: only while issuing
+        busy = (lat(ins[v]) + L_PIPELINE * (_batches(ntw, int(units[res])) - 1) if thesis
+                else max(1.0, math.ceil(ntw / units[res])))
+        t1 = rsv.earliest(res, t, busy)
+        rsv.reserve(res, t1, busy)
+        finish[v] = t1 + busy if thesis else t1 + busy - 1 + lat(ins[v])
         delay = max(delay, finish[v])
     return delay
 

@@ -209,9 +209,9 @@ class GpuPerfSession:
             if name in self.reference.metrics:
                 from .compare.gate import judge_metric
 
+                # judge_metric already gives throttled/contended, for either side (compare.gate)
                 metric.verdict, metric.baseline, metric.info["line"] = judge_metric(
                     self.reference, metric.to_json(), run.info.to_json())
-                metric.verdict = observers.measured_verdict(metric.verdict, metric.info, run.info.is_cpu)
                 run.metrics[name] = metric
                 return metric
         cmp = bl.compare(float(value), better, entry, samples=None if stats is None else stats.samples,

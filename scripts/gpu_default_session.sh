@@ -24,8 +24,9 @@ if [ -n "${GPUPERF_GATECHECK:-}" ]; then
   exit "${PIPESTATUS[0]}"
 fi
 tag=${GPUPERF_TAG:?set GPUPERF_TAG (e.g. default-1) or GPUPERF_GATECHECK}
-# the README's main command, plus --gpuperf-json to keep its results
-timeout "${GPUPERF_TIMEOUT:-570}" python3 -m pytest -p pytest_gpuperf.plugin -p no:cacheprovider -q -rs \
+# the README's main command, plus --gpuperf-json to keep its results; SIGINT at the limit lets pytest
+# finish its session, so the results of the tests that ran are still written
+timeout -s INT -k 30 "${GPUPERF_TIMEOUT:-540}" python3 -m pytest -p pytest_gpuperf.plugin -p no:cacheprovider -q -rs \
   --gpuperf-device=0 suites/ --gpuperf-json="$W/results/$key/$tag-{backend}.json" ${GPUPERF_ARGS:-} 2>&1 \
   | tee "$W/logs/$tag.log" | tail -40
 exit "${PIPESTATUS[0]}"

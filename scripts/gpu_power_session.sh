@@ -33,7 +33,7 @@ sel="not pareto"
 [ -n "${GPUPERF_PARETO:-}" ] && sel=""
 # the suite skips (with the reason) tests that would start after its budget, so it ends with its results file
 limit=${GPUPERF_TIMEOUT:-330}
-timeout "$limit" python3 -m pytest -p pytest_gpuperf.plugin -p no:cacheprovider -q -rs \
+timeout -s INT -k 30 "$limit" python3 -m pytest -p pytest_gpuperf.plugin -p no:cacheprovider -q -rs \
   --gpuperf-device=cuda:0 suites/test_power.py ${sel:+-k "$sel"} --gpuperf-tuning-budget=$(( limit - 40 )) \
   --gpuperf-json="$W/results/$key/$tag-{backend}.json" ${GPUPERF_ARGS:-} 2>&1 \
   | tee "$W/logs/$tag.log" | tail -40

@@ -5,13 +5,15 @@ to check the loop's mechanics — when it stops, what it divides by — never pr
 
 from __future__ import annotations
 
+import json
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from pytest_gpuperf.devices.nvml import Reading, decode_throttle
-from pytest_gpuperf.power.energy import counter_resolution, energy_of, steady_state_energy
+from pytest_gpuperf.power.energy import K_STEPS, counter_resolution, energy_of, steady_state_energy
 
 
 def _r(t, mj, mask=0, sm=1980.0):
@@ -32,9 +34,39 @@ def test_energy_of_a_span():
     assert e.energy_j == 10.0 and e.span_s == pytest.approx(1.0)
     assert e.joules_per_launch == pytest.approx(0.005) and e.joules_per_op == pytest.approx(5e-9)
     assert e.watts == pytest.approx(10.0)
-    assert e.steps == pytest.approx(10.0) and not e.enough  # 10 steps < K: the error bound is 20 %
+    assert e.steps == pytest.approx(10.0) and e.enough == (10 >= K_STEPS)
     assert e.throttled and e.throttle_reasons == ["sw_power_cap"]
-    assert e.info()["error_bound_rel"] == pytest.approx(0.2)
+    # readings 100 ms apart: either end may be seen up to 100 ms late, over a 1 s span, plus 1 mJ in 10 J
+    assert e.info()["error_bound_rel"] == pytest.approx(0.2 + 1e-4)
+
+
+def test_dense_readings_bound_the_error_by_their_gaps():
+    """Readings every 5 ms, counter updates every 100 ms: the ends are seen ≤ 5 ms late, so the bound
+    over 20 updates is (5 + 5) ms / 2 s + 1 mJ / delta, not the 2/K of unaligned ends."""
+    rs = [_r(0.005 * k, 1000.0 * ((0.005 * k + 1e-9) // 0.1)) for k in range(0, 601)]
+    # a span as the loop makes it: from the first reading showing an update to the one showing the 20th after
+    first = next(k for k in range(1, len(rs)) if rs[k].energy_mj != rs[k - 1].energy_mj)
+    last = next(k for k in range(first, len(rs)) if rs[k].energy_mj - rs[first].energy_mj >= 20000.0)
+    e = energy_of(rs[first:last + 1], launches=100, ops_per_launch=1.0)
+    assert e.info()["error_bound_rel"] < 0.011
+    assert e.watts == pytest.approx(10.0, rel=0.011)
+    assert e.drift_rel == pytest.approx(0.0, abs=0.01)  # constant power: no drift
+
+
+def test_saved_h100_spans_re_derive_and_their_windows_agree():
+    """The H100 run's saved NVML samples give back its figures, and 20-update windows of one span agree
+    within a few % (the kernel's own power noise, which K_STEPS = 20 leaves in a metric)."""
+    path = Path(__file__).resolve().parents[1] / "results/nvidia-h100-80gb-hbm3/default-4-cuda.json"
+    doc = json.loads(path.read_text())
+    spans = [m for m in doc["metrics"] if m["name"].endswith("joules_per_op") and m["info"].get("nvml_samples")]
+    assert len(spans) >= 10
+    for m in spans:
+        rs = [Reading(**s) for s in m["info"]["nvml_samples"]]
+        e = energy_of(rs, m["info"]["power"]["launches"], m["info"]["ops_per_launch"])
+        assert e.watts == pytest.approx(m["info"]["power"]["watts"], rel=1e-3), m["name"]
+        ticks = [r for a, r in zip(rs, rs[1:]) if r.energy_mj != a.energy_mj]
+        windows = [(b.energy_mj - a.energy_mj) / 1000 / (b.t - a.t) for a, b in zip(ticks[::20], ticks[20::20])]
+        assert len(windows) >= 3 and (max(windows) - min(windows)) / e.watts < 0.05, (m["name"], windows)
 
 
 def test_a_span_shorter_than_one_update_is_refused():

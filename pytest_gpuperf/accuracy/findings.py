@@ -20,6 +20,21 @@ KNOWN: list[tuple[str, str, str]] = [
     ("opencl:Portable Computing Language", "fuzz.fp64.exp.overflow_edge",
      "PoCL exp (binary64) overflows to inf at x = 0x1.62e42fefa39efp+9 = 709.782712893384, whose correctly "
      "rounded exp is the finite 1.7976931348622732e+308"),
+] + [
+    # CuPy compiles every kernel with -ftz=true (cupy/cuda/compiler.py). libdevice's binary64 log family
+    # tests the scaled argument for zero by reading its high word as a binary32 (PTX: mov.b32 %f1, %r15;
+    # setp.eq.f32 %p3, %f1, 0f00000000); under -ftz=true that compare becomes setp.eq.ftz.f32, the high
+    # word of a scaled negative subnormal is a binary32 subnormal, it compares equal to zero, and -inf is
+    # selected where IEEE 754 gives NaN. The project's build (no -ftz) returns NaN on the same input.
+    # Reproduced offline with NVRTC 13.0 (the one-line PTX difference) and on the H100
+    # (results/nvidia-h100-80gb-hbm3/default-4-cuda.json, accuracy.cupy.*.fp64.log*.max_ulp info).
+    ("cuda:CUDA", f"{library}.math.fp64.{fn}",
+     f"CuPy's {how} {fn} (binary64, CuPy 14 / NVRTC 13.0, H100) returns -inf for negative subnormal inputs, "
+     f"e.g. {fn}(-0x0.0000000000001p-1022), where IEEE 754 and the project's own build give NaN: CuPy "
+     "builds with -ftz=true, which flushes libdevice's binary32 zero test of the argument's high word "
+     "(setp.eq.ftz.f32)")
+    for library, how in (("cupy", "ufunc"), ("cupy_elementwise", "ElementwiseKernel"), ("cupy_raw", "RawKernel"))
+    for fn in ("log", "log2", "log10")
 ]
 
 

@@ -1,21 +1,25 @@
 """Steady-state energy of one kernel launch, from the board's total-energy counter.
 
-Why a loop: NVML's total-energy counter (mJ) does not advance continuously — the driver refreshes it
-from the power sensor every few to tens of milliseconds, so a reading can be late by up to one update.
-A single 50 µs launch is far below one update; its energy is unobservable. So the launch is repeated,
-back to back, until the counter has moved by at least :data:`K_STEPS` of its own update steps.
+Why a loop: NVML's total-energy counter (mJ) does not advance continuously — the firmware adds the energy
+of each of its integration periods at once (on the H100: every 100 ms, measured in results JSON as
+``info["power"]["counter"]["period_s"]``). A single 50 µs launch is far below one period; its energy is
+unobservable. So the launch is repeated, back to back, until the counter has moved by
+:data:`K_STEPS` of its own update steps.
 
-Why that count is enough: each end of the measured span is off by at most one update step (the counter
-holds the energy up to its last update), so the delta's error is at most 2 steps, i.e. ≤ 2 / K of the
-reading — 2 % at K = 100, which is below the 8 % tolerance the power metrics are gated with and below
-the board sensor's own accuracy (NVIDIA specifies the power reading to about ±5 %). The step is not
-assumed: :func:`counter_resolution` measures it from the counter's observed jumps while the loop runs
-(the median positive jump, and the median time between jumps), so a card whose counter updates
-faster or slower gets the loop it needs.
+Why that count is enough: the span starts at the first reading that shows a counter update and ends at
+the first reading that shows the K-th one after it, so the energy delta is exact (whole firmware
+periods) and only the span's two ends are uncertain — each by the gap between that reading and the one
+before it (one batch of launches, about :data:`BATCH_S`, plus the read). The relative error bound is
+``(gap_start + gap_end) / span`` plus the counter's 1 mJ over the delta. On the H100 at K = 20 that is
+about 10 ms over 2 s, ≈ 0.5 %, well inside the metrics' 8 % band and the board sensor's own accuracy
+(about ±5 %). (An earlier bound of 2/K assumed unaligned ends.) What a 2-second span does not remove is
+the kernel's own power drift: ``drift_rel`` is the relative difference of the span's two halves' power,
+so a reader sees whether the span was at steady state. On saved H100 spans of 100 steps, consecutive
+20-step windows agreed within 0.6–3.7 % (tests/test_power_energy.py re-derives that from the samples).
 
 Steady state: the loop is preceded by a warm-up of :data:`WARMUP_S` seconds of the same launches, long
 enough for the clocks to leave idle and the board power to settle (the thesis measures "at steady
-state" too, Alavani §5.3); the measured span then starts at a counter update, not mid-step.
+state" too, Alavani §5.3).
 """
 
 from __future__ import annotations
@@ -27,8 +31,9 @@ from typing import Any, Callable, Sequence
 
 from ..devices.nvml import Reading, decode_throttle, is_slowdown
 
-#: the counter must move by this many of its update steps (error ≤ 2/K of the reading)
-K_STEPS = 100
+#: the counter must move by this many of its update steps (both ends aligned to an update: the error
+#: is the two ends' reading gaps over the span, ≈ 0.5 % at 20 steps of 100 ms; see the module text)
+K_STEPS = 20
 #: warm-up before the measured span (clocks and power settle)
 WARMUP_S = 1.0
 #: the measured span stops here even if K steps were not reached (the result then says so)
@@ -64,6 +69,43 @@ def counter_resolution(readings: Sequence[Reading]) -> Resolution | None:
     return Resolution(statistics.median(jumps), statistics.median(gaps), len(jumps))
 
 
+def _gap_before(readings: Sequence[Reading], k: int) -> float:
+    """Time between reading ``k`` and the one before it: how late reading ``k`` can be in seeing its update."""
+    return readings[k].t - readings[k - 1].t if k > 0 else 0.0
+
+
+def error_bound(readings: Sequence[Reading]) -> float:
+    """Relative error bound of a span whose ends are counter updates (see the module text): the reading
+    gaps at both ends over the span, plus the counter's 1 mJ over the delta. The span's first reading is
+    its first update; the gap before it is not kept, so the gap after it (one batch, the same length)
+    stands in."""
+    first, last = readings[0], readings[-1]
+    span = last.t - first.t
+    energy_mj = last.energy_mj - first.energy_mj
+    if span <= 0 or energy_mj <= 0:
+        return float("inf")
+    start_gap = _gap_before(readings, 1) if len(readings) > 1 else 0.0
+    end = next((k for k in range(len(readings) - 1, 0, -1)
+                if readings[k].energy_mj != readings[k - 1].energy_mj), len(readings) - 1)
+    end_gap = _gap_before(readings, end) + (last.t - readings[end].t)
+    return (start_gap + end_gap) / span + 1.0 / energy_mj
+
+
+def drift(readings: Sequence[Reading]) -> float:
+    """|P(second half) − P(first half)| / P(span), each half between counter updates: whether the span was
+    at steady state (a value near the 20-step window spread, a few %, is a kernel's own power noise)."""
+    ticks = [r for k, r in enumerate(readings) if k == 0 or r.energy_mj != readings[k - 1].energy_mj]
+    if len(ticks) < 5:
+        return float("nan")
+    mid = len(ticks) // 2
+
+    def watts(a: Reading, b: Reading) -> float:
+        return (b.energy_mj - a.energy_mj) / 1000.0 / (b.t - a.t)
+
+    whole = watts(ticks[0], ticks[-1])
+    return abs(watts(ticks[mid], ticks[-1]) - watts(ticks[0], ticks[mid])) / whole if whole > 0 else float("nan")
+
+
 @dataclass(frozen=True)
 class Energy:
     """Energy of one launch at steady state, and how it was obtained."""
@@ -76,6 +118,8 @@ class Energy:
     span_s: float
     resolution: Resolution | None
     steps: float  # the delta in counter steps (≥ K unless the span hit MAX_SPAN_S)
+    error_bound_rel: float = float("nan")  # (gap at the start + gap at the end) / span + 1 mJ / delta
+    drift_rel: float = float("nan")  # |power of the span's second half − first half| / power
     throttle_reasons: list[str] = field(default_factory=list)
     sm_clock_mhz: tuple[float, float] = (0.0, 0.0)
     temperature_max_c: float = 0.0
@@ -97,20 +141,22 @@ class Energy:
                 "energy_j": round(self.energy_j, 4), "span_s": round(self.span_s, 4), "watts": round(self.watts, 2),
                 "counter": None if self.resolution is None else self.resolution.to_json(),
                 "steps": round(self.steps, 1), "k_steps": self.k_steps,
-                "error_bound_rel": round(2.0 / max(self.steps, 1e-9), 4),
+                "error_bound_rel": round(self.error_bound_rel, 5), "drift_rel": round(self.drift_rel, 4),
                 "throttle_reasons": self.throttle_reasons, "throttled": self.throttled,
                 "sm_clock_min_mhz": self.sm_clock_mhz[0], "sm_clock_max_mhz": self.sm_clock_mhz[1],
                 "temperature_max_c": self.temperature_max_c}
 
     def samples(self) -> list[dict[str, float]]:
-        """The span's NVML readings that carry information — the first, the last, and every one where the
-        counter or the throttle mask changed — so :func:`energy_of` on them gives the same figures and a
+        """The span's NVML readings that carry information — the first, the last, every one where the
+        counter or the throttle mask changed, and the one just before each update (its gap is the error
+        bound's) — so :func:`energy_of` on them gives the same figures and a
         test can re-derive a GPU run's energy from its results file (saved NVML samples)."""
         keep: list[Reading] = []
         for k, r in enumerate(self.readings):
             prev = self.readings[k - 1] if k else None
-            if prev is None or k == len(self.readings) - 1 or r.energy_mj != prev.energy_mj \
-                    or r.throttle_mask != prev.throttle_mask:
+            nxt = self.readings[k + 1] if k + 1 < len(self.readings) else None
+            if prev is None or nxt is None or r.energy_mj != prev.energy_mj \
+                    or r.throttle_mask != prev.throttle_mask or nxt.energy_mj != r.energy_mj:
                 keep.append(r)
         return [r.to_json() for r in keep]
 
@@ -134,7 +180,7 @@ def energy_of(readings: Sequence[Reading], launches: int, ops_per_launch: float,
         mask |= int(r.throttle_mask)
     per_launch = energy / launches
     return Energy(per_launch, per_launch / ops_per_launch if ops_per_launch > 0 else float("nan"), energy / span,
-                  launches, energy, span, res, steps, sorted(reasons(mask)),
+                  launches, energy, span, res, steps, error_bound(readings), drift(readings), sorted(reasons(mask)),
                   (min(r.sm_clock_mhz for r in readings), max(r.sm_clock_mhz for r in readings)),
                   max(r.temperature_c for r in readings), tuple(readings), k_steps)
 

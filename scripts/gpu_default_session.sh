@@ -5,6 +5,9 @@
 # copy's .git may be stale):
 #   GPUPERF_COMMIT=<sha> GPUPERF_TAG=default-1 bash scripts/gpu_default_session.sh            # one run
 #   GPUPERF_COMMIT=<sha> GPUPERF_GATECHECK="--aa 1" bash scripts/gpu_default_session.sh       # gate check
+#   GPUPERF_SUITES="suites/test_power.py ..."   one part of suites/ per call, where the whole command outlasts
+#     a device call (~12 min on an H100 since the power and precision suites): no metric's value depends on
+#     which files run beside it; baselines take the parts' files together (from-results A-1 B-1 A-2 B-2)
 #     (GPUPERF_GATECHECK: arguments of `gpuperf-baseline gatecheck`; the runs are appended to the
 #      checkout's results/<key>/gatecheck.json, so several calls accumulate)
 # Back here: bash scripts/fetch_gpu_session.sh <files_at>   (results/<key>/, logs, gatecheck runs)
@@ -27,6 +30,6 @@ tag=${GPUPERF_TAG:?set GPUPERF_TAG (e.g. default-1) or GPUPERF_GATECHECK}
 # the README's main command, plus --gpuperf-json to keep its results; SIGINT at the limit lets pytest
 # finish its session, so the results of the tests that ran are still written
 timeout -s INT -k 30 "${GPUPERF_TIMEOUT:-540}" python3 -m pytest -p pytest_gpuperf.plugin -p no:cacheprovider -q -rs \
-  --gpuperf-device=0 suites/ --gpuperf-json="$W/results/$key/$tag-{backend}.json" ${GPUPERF_ARGS:-} 2>&1 \
+  --gpuperf-device=0 ${GPUPERF_SUITES:-suites/} --gpuperf-json="$W/results/$key/$tag-{backend}.json" ${GPUPERF_ARGS:-} 2>&1 \
   | tee "$W/logs/$tag.log" | tail -40
 exit "${PIPESTATUS[0]}"

@@ -30,7 +30,7 @@ if [ "${GPUPERF_CORPUS_S:-150}" != "0" ]; then
 fi
 [ "${GPUPERF_SUITE:-1}" = "0" ] && exit "$rc"  # corpus-only call
 sel="not pareto"
-[ -n "${GPUPERF_PARETO:-}" ] && sel=""
+[ -n "${GPUPERF_PARETO:-}" ] && sel="" && GPUPERF_ARGS="${GPUPERF_ARGS:-} --gpuperf-energy-pareto"
 # the suite skips (with the reason) tests that would start after its budget, so it ends with its results file
 limit=${GPUPERF_TIMEOUT:-330}
 timeout -s INT -k 30 "$limit" python3 -m pytest -p pytest_gpuperf.plugin -p no:cacheprovider -q -rs \

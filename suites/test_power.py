@@ -157,10 +157,15 @@ def test_energy_tuning_kernel(gpu_device, gpu_kernel, gpuperf_record, bench, req
 
 @pytest.mark.parametrize("bench", BENCHMARKS, ids=[b.name for b in BENCHMARKS])
 def test_energy_pareto(gpu_device, gpuperf_record, bench, request):
-    """Exhaustive search under the objective ``both``: every configuration's time and energy, the front."""
+    """Exhaustive search under the objective ``both``: every configuration's time and energy, the front.
+    Opt-in: the twelve searches take ~15 minutes on an H100, longer than the rest of suites/ together."""
+    from pytest_gpuperf.tuning.fixtures import tuning_options
     from pytest_gpuperf.tuning.strategies import exhaustive
     from pytest_gpuperf.tuning.tuner import context
 
+    if not tuning_options(request.config).energy_pareto:
+        pytest.skip("the (time, energy) Pareto search is opt-in: --gpuperf-energy-pareto (~75 s per kernel on an "
+                    "H100; scripts/gpu_power_session.sh with GPUPERF_PARETO=1)")
     _sensor(gpu_device, request)
     ctx = context(gpu_device, bench, seed=11, objective="both")
     out = exhaustive(ctx)

@@ -47,6 +47,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="tuning: where the driver reports a kernel maximum below the device's, launch the "
                          "device maximum once and, if its output matches NumPy, tune up to it "
                          "(ini gpuperf_tuning_probe_limit)")
+    group.addoption("--gpuperf-energy-pareto", action="store_true", default=None,
+                    help="power suite: also search every tuning kernel's whole space for its (time, energy) "
+                         "Pareto front — each point is an energy span, ~75 s per kernel on an H100, so off by "
+                         "default (ini gpuperf_energy_pareto)")
+    parser.addini("gpuperf_energy_pareto", "default of --gpuperf-energy-pareto", type="bool", default=False)
     parser.addini("gpuperf_tuning_budget", "default of --gpuperf-tuning-budget (seconds; 0 = none)", default="0")
     parser.addini("gpuperf_tuning_probe_limit", "default of --gpuperf-tuning-probe-limit", type="bool", default=False)
 
@@ -62,13 +67,16 @@ class TuningOptions:
 
     budget_s: float  # 0 = none
     probe_limit: bool
+    energy_pareto: bool = False  # the power suite's exhaustive (time, energy) fronts
 
 
 def tuning_options(config: pytest.Config) -> TuningOptions:
     budget = config.getoption("--gpuperf-tuning-budget")
     probe = config.getoption("--gpuperf-tuning-probe-limit")
+    pareto = config.getoption("--gpuperf-energy-pareto")
     return TuningOptions(float(budget if budget is not None else config.getini("gpuperf_tuning_budget") or 0),
-                         bool(probe if probe is not None else config.getini("gpuperf_tuning_probe_limit")))
+                         bool(probe if probe is not None else config.getini("gpuperf_tuning_probe_limit")),
+                         bool(pareto if pareto is not None else config.getini("gpuperf_energy_pareto")))
 
 
 @pytest.fixture(scope="session")

@@ -35,6 +35,13 @@ KNOWN: list[tuple[str, str, str]] = [
      "(setp.eq.ftz.f32)")
     for library, how in (("cupy", "ufunc"), ("cupy_elementwise", "ElementwiseKernel"), ("cupy_raw", "RawKernel"))
     for fn in ("log", "log2", "log10")
+] + [
+    # the same hypot as the project's build (math.fp64.hypot above): CuPy calls CUDA's hypot, flags or not
+    ("cuda:CUDA", f"{library}.math.fp64.hypot",
+     f"CuPy's {how} hypot (binary64, CuPy 14 / NVRTC 13.0, H100) overflows to inf for hypot(tiny, DBL_MAX), "
+     "e.g. hypot(0x0.0000000000001p-1022, 0x1.fffffffffffffp+1023) — CUDA's hypot, as in the project's "
+     "build (math.fp64.hypot; results/nvidia-h100-80gb-hbm3/default-5c-cuda.json, 64 inputs)")
+    for library, how in (("cupy", "ufunc"), ("cupy_elementwise", "ElementwiseKernel"), ("cupy_raw", "RawKernel"))
 ]
 
 

@@ -7,6 +7,7 @@ and are not measurements (their watts are the simulation's constant)."""
 from __future__ import annotations
 
 import time
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -132,3 +133,41 @@ def test_the_corpus_is_41_kernels_in_150_configurations(cl_device):
     assert len(js) == 150 and len({j.kernel for j in js}) == 41  # issue 16: at least 40 kernels
     assert len({(j.kernel, j.config) for j in js}) == len(js)  # one entry per (kernel, configuration)
     assert all(j.local_size[0] <= 256 for j in js if j.kernel in ("group_reduce", "local_reverse"))
+
+
+def test_merge_keeps_first_measurement_and_repeats(tmp_path):
+    """Two collections of one device: a configuration measured in both keeps the first, the second is in
+    ``info["repeats"]``; a corpus of another device is refused (saved H100 and H200 corpora)."""
+    from pytest_gpuperf.models.power import load_corpus, save_corpus
+    from pytest_gpuperf.power.corpus import merge, repeatability
+
+    root = Path(__file__).resolve().parents[1] / "results"
+    dev, entries = load_corpus(root / "nvidia-h100-80gb-hbm3" / "power-corpus-cuda.json")
+    entries = [dataclasses.replace(e, info={k: v for k, v in e.info.items() if k != "repeats"}) for e in entries]
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    save_corpus(a, dev, entries[:30])
+    save_corpus(b, dev, entries[20:40])
+    _, merged, meta = merge([a, b])
+    assert len(merged) == 40 and meta["merged_from"] == ["a.json", "b.json"]
+    assert [e.info.get("repeats") is not None for e in merged[:30]].count(True) == 10
+    rep = repeatability(merged)
+    assert rep["n"] == 10 and rep["max_rel"] == 0  # the same measurements twice: no difference
+    h200, other = load_corpus(root / "nvidia-h200" / "power-corpus-cuda.json")
+    c = tmp_path / "c.json"
+    save_corpus(c, h200, other[:5])
+    with pytest.raises(ValueError, match="merge one device"):
+        merge([a, c])
+
+
+def test_the_two_hold_out_protocols_differ_on_the_saved_corpus():
+    """Rows (the thesis' shuffled folds) let a kernel's other configurations train the model; held-out
+    kernels do not — on the H100 corpus the first must score better, which is why both are reported."""
+    from pytest_gpuperf.models.power import load_corpus, nested_cv
+
+    root = Path(__file__).resolve().parents[1] / "results"
+    _, entries = load_corpus(root / "nvidia-h100-80gb-hbm3" / "power-corpus-cuda.json")
+    rows = nested_cv(entries, only=["xgboost"], protocol="rows")["xgboost"].scores
+    kernels = nested_cv(entries, only=["xgboost"], protocol="kernels")["xgboost"].scores
+    assert rows["mape"] < kernels["mape"]
+    with pytest.raises(ValueError, match="protocol"):
+        nested_cv(entries, protocol="random")

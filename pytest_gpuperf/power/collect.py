@@ -8,6 +8,11 @@ larger than one time-boxed session is collected over several (``scripts/gpu_powe
 instruction latencies are the device's probe figures where the checkout has them (``models.latency``,
 the same table the PTX time model uses), else the thesis' V100 column, named in the file's ``meta``.
 Exit status 2 when the device has no power sensor or yields no PTX (the reason is printed).
+
+    python -m pytest_gpuperf.power.collect --merge A.json B.json --out results/<key>/power-corpus-cuda.json
+
+joins collections of one device made by calls that could not resume each other's file (no GPU needed):
+a configuration measured twice keeps its first measurement, the later ones in ``info["repeats"]``.
 """
 
 from __future__ import annotations
@@ -18,7 +23,8 @@ from pathlib import Path
 
 from ..devices import discover, open_device, resolve
 from ..models.latency import latencies
-from .corpus import collect
+from ..models.power import save_corpus
+from .corpus import collect, merge, repeatability
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -28,7 +34,21 @@ def main(argv: list[str] | None = None) -> int:
                     help="corpus file (default results/<device key>/power-corpus-<backend>.json)")
     ap.add_argument("--budget-s", type=float, default=480.0, help="stop starting new entries after this long")
     ap.add_argument("--root", type=Path, default=Path.cwd(), help="checkout root (baselines/, results/)")
+    ap.add_argument("--merge", type=Path, nargs="+", default=None, metavar="CORPUS",
+                    help="join these corpus files of one device into --out instead of measuring")
     args = ap.parse_args(argv)
+    if args.merge:
+        if args.out is None:
+            ap.error("--merge needs --out (the merged corpus file)")
+        try:
+            device, entries, meta = merge(args.merge)
+        except ValueError as exc:
+            print(f"cannot merge: {exc}", file=sys.stderr)
+            return 2
+        save_corpus(args.out, device, entries, meta)
+        rep = repeatability(entries)
+        print(f"{args.out}: {len(entries)} entries from {len(args.merge)} file(s); repeats: {rep}")
+        return 0
     info = resolve(args.device, discover())[0]
     device = open_device(info)
     sensor, why = device.power_sensor()

@@ -17,7 +17,9 @@ Measuring needs PTX (CUDA, or NVIDIA's OpenCL) and a power sensor (NVML); :func:
 
 from __future__ import annotations
 
+import json
 import math
+import statistics
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -169,3 +171,51 @@ def collect(device: Device, table: LatencyTable, path: Path, budget_s: float, ba
         log(f"{job.kernel} {job.config}: {got.watts:.1f} W, {got.joules_per_launch * 1e3:.4g} mJ/launch")
     save_corpus(path, device.info.to_json(), entries, {**meta, "left_out": left_out})
     return len(entries), len(todo), left_out
+
+
+def merge(paths: Sequence[Path]) -> tuple[dict[str, Any], list[Entry], dict[str, Any]]:
+    """One corpus from several collections of the same device (a device call that could not resume the
+    last one's file measures its first configurations again). The first measurement of a configuration
+    is its entry; every later one is kept in the entry's ``info["repeats"]`` (watts, J/launch, file), so
+    the merged file also says how repeatable the corpus is (:func:`repeatability`). Files of different
+    devices are refused: a corpus is one card's."""
+    if not paths:
+        raise ValueError("merge needs at least one corpus file")
+    device: dict[str, Any] = {}
+    by_key: dict[tuple[str, str], Entry] = {}
+    left_out: list[str] = []
+    jobs_n = 0
+    sources: set[str] = set()
+    for path in paths:
+        dev, entries = load_corpus(path)
+        if device and dev.get("key") != device.get("key"):
+            raise ValueError(f"{path} is a corpus of {dev.get('key')!r}, the others of {device.get('key')!r}: "
+                             "merge one device's files only")
+        device = device or dev
+        meta = json.loads(Path(path).read_text(encoding="utf-8")).get("meta") or {}
+        jobs_n = max(jobs_n, int(meta.get("jobs") or 0))
+        sources |= set(meta.get("latency_sources") or [])
+        left_out += [x for x in meta.get("left_out") or [] if x not in left_out]
+        for e in entries:
+            k = (e.kernel, e.config)
+            if k not in by_key:
+                by_key[k] = e
+                continue
+            first = by_key[k]
+            repeats = list(first.info.get("repeats") or [])
+            repeats.append({"watts": e.watts, "joules_per_launch": e.joules_per_launch, "file": Path(path).name})
+            by_key[k] = Entry(first.kernel, first.config, first.features, first.watts, first.joules_per_launch,
+                              {**first.info, "repeats": repeats})
+    meta_out = {"jobs": jobs_n, "latency_sources": sorted(sources), "left_out": left_out,
+                "merged_from": [Path(p).name for p in paths]}
+    return device, list(by_key.values()), meta_out
+
+
+def repeatability(entries: Sequence[Entry]) -> dict[str, float]:
+    """|repeat − first| / first of the watts of every configuration measured more than once: how far the
+    corpus' own targets move between two measurements (the floor under any model's MAPE)."""
+    rel = [abs(r["watts"] - e.watts) / e.watts for e in entries for r in e.info.get("repeats") or []]
+    if not rel:
+        return {"n": 0}
+    return {"n": len(rel), "median_rel": float(statistics.median(rel)), "max_rel": float(max(rel)),
+            "mean_rel": float(statistics.fmean(rel))}

@@ -1,0 +1,68 @@
+"""The static power model (Alavani ch. 5) on the saved GPU corpora, with no GPU: both hold-out protocols,
+every family, beside Tables 5.8–5.9, plus the corpus' own repeatability (configurations measured twice).
+
+    python scripts/power_model_offline.py        # writes results/offline/power-model.{json,txt}
+
+The corpora are real NVML measurements (results/<key>/power-corpus-cuda.json, collected by
+``python -m pytest_gpuperf.power.collect``); this script only fits and scores, deterministically (seeded
+folds and estimators), so its figures are what the power suite's ``model.power.*`` metrics read on a GPU
+with the same corpus.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from pytest_gpuperf.models import power as pm  # noqa: E402
+from pytest_gpuperf.power.corpus import repeatability  # noqa: E402
+from pytest_gpuperf.util.atomic import atomic_write_json  # noqa: E402
+
+KEYS = ("nvidia-h100-80gb-hbm3", "nvidia-h200")
+
+
+def main() -> int:
+    doc: dict = {"thesis_table_5_8": pm.THESIS_TABLE_5_8, "thesis_table_5_9": pm.THESIS_TABLE_5_9,
+                 "thesis_top5": list(pm.THESIS_TOP5), "devices": {}}
+    lines = ["Static power model (Alavani ch. 5) on the saved corpora: nested CV, 5 outer folds, 3 inner",
+             "protocol kernels = no kernel in both train and test (the goal: MAPE <= 4 %);",
+             "protocol rows = the thesis' shuffled 5-fold over kernel x configuration rows", ""]
+    for key in KEYS:
+        path = ROOT / "results" / key / "power-corpus-cuda.json"
+        if not path.exists():
+            lines.append(f"{key}: no corpus")
+            continue
+        _, entries = pm.load_corpus(path)
+        rep = repeatability(entries)
+        dev = {"corpus": str(path.relative_to(ROOT)), "entries": len(entries),
+               "kernels": len({e.kernel for e in entries}), "repeatability": rep, "protocols": {}}
+        lines.append(f"{key}: {dev['entries']} configurations of {dev['kernels']} kernels; watts of "
+                     f"{rep.get('n', 0)} configurations measured twice differ by median "
+                     f"{100 * rep.get('median_rel', float('nan')):.1f} %, mean {100 * rep.get('mean_rel', float('nan')):.1f} %, "
+                     f"max {100 * rep.get('max_rel', float('nan')):.1f} %")
+        for protocol in pm.PROTOCOLS:
+            res = pm.nested_cv(entries, protocol=protocol)
+            dev["protocols"][protocol] = {n: {"scores": r.scores, "top5": pm.top(r.importances),
+                                              "importances": r.importances} for n, r in res.items()}
+            for n, r in res.items():
+                s = r.scores
+                lines.append(f"  {protocol:7s} {n:13s} R2 {s['r2']:6.3f}  RMSE {s['rmse']:6.2f} W  MAE {s['mae']:6.2f} W"
+                             f"  MAPE {s['mape']:5.2f} %  top5 {', '.join(pm.top(r.importances)) or '-'}")
+        doc["devices"][key] = dev
+        lines.append("")
+    lines.append("thesis Table 5.9 (XGBoost, shuffled 5-fold): " + "; ".join(
+        f"{g} R2 {v[0]} MAPE {v[3]} %" for g, v in pm.THESIS_TABLE_5_9.items()))
+    lines.append("thesis top five features: " + ", ".join(pm.THESIS_TOP5))
+    out = ROOT / "results" / "offline"
+    atomic_write_json(out / "power-model.json", doc)
+    (out / "power-model.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

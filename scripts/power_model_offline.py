@@ -11,7 +11,6 @@ with the same corpus.
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 

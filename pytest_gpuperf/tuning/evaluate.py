@@ -96,7 +96,7 @@ class Evaluator:
         #: the power sensor energy is read from (set by :meth:`set_objective`, or by a caller that wants the
         #: energy of every point recorded while tuning for time); None → points carry no energy
         self.sensor: Any = None
-        #: energy loop of each point: the power metrics' count (``power.energy.K_STEPS``, ≈ 0.5 % bound),
+        #: energy loop of each point: the power metrics' count (``power.energy.K_STEPS``, a 0.6–1.9 % bound),
         #: a shorter warm-up — the points run back to back, the card is already warm
         self.energy_k_steps = K_STEPS
         self.energy_warmup_s = 0.2

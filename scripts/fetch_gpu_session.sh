@@ -11,7 +11,21 @@ for dir in "$tmp"/results/*/; do
   [ -d "$dir" ] || continue
   key=$(basename "$dir")
   mkdir -p "results/$key/logs"
-  cp "$dir"/*.json "results/$key/"
+  for f in "$dir"/*.json; do
+    [ -e "$f" ] || continue
+    name=$(basename "$f"); dest="results/$key/$name"
+    if [[ "$name" == power-corpus-*.json ]] && [ -f "$dest" ] && ! cmp -s "$f" "$dest"; then
+      # a call that could not resume the checkout's corpus measured some configurations again: join them
+      # (first measurement kept, the later ones in info.repeats) rather than replace the corpus
+      python3 -m pytest_gpuperf.power.collect --merge "$dest" "$f" --out "$dest"
+    elif [ "$name" != gatecheck.json ] && [ -f "$dest" ] && ! cmp -s "$f" "$dest"; then  # gatecheck.json: appended on the device
+      echo "refusing to overwrite $dest with a different file from this session: give the run a new" \
+           "GPUPERF_TAG, or move the old file away first" >&2
+      exit 2
+    else
+      cp "$f" "$dest"
+    fi
+  done
   if [ -d "$dir/gatecheck" ]; then mkdir -p "results/$key/gatecheck"; cp "$dir"/gatecheck/* "results/$key/gatecheck/"; fi
   cp "$dir"/*.csv "results/$key/" 2>/dev/null || true  # raw ncu output of the counter classification
   cp "$tmp"/logs/* "results/$key/logs/" 2>/dev/null || true

@@ -5,22 +5,17 @@ no other test sees that library."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 
-import pytest
+from nvrtc_support import nvrtc_env
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_not_yet_run_cuda_kernels_compile_with_nvrtc():
-    folder = os.environ.get("GPUPERF_NVRTC_DIR")
-    if not folder or not list(Path(folder).glob("nvidia/*/lib/libnvrtc.so*")):
-        pytest.skip("NVRTC is not installed for this check: pip install --target DIR 'nvidia-cuda-nvrtc==13.0.*' "
-                    "and set GPUPERF_NVRTC_DIR=DIR (.ci/run does)")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([folder, str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    env = nvrtc_env()
     out = subprocess.run([sys.executable, str(ROOT / "scripts" / "cuda_compile_check.py")], capture_output=True,
                          text=True, env=env, cwd=ROOT, timeout=600)
     assert out.returncode == 0, out.stdout + out.stderr

@@ -6,12 +6,11 @@ it without a GPU: the two PTX texts differ in that one compare. Runs in a subpro
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 
-import pytest
+from nvrtc_support import nvrtc_env
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = r'''
@@ -30,11 +29,7 @@ print(json.dumps(out))
 
 
 def test_cupy_ftz_flushes_the_fp64_log_zero_test():
-    folder = os.environ.get("GPUPERF_NVRTC_DIR")
-    if not folder or not list(Path(folder).glob("nvidia/*/lib/libnvrtc.so*")):
-        pytest.skip("NVRTC is not installed for this check: pip install --target DIR 'nvidia-cuda-nvrtc==13.0.*' "
-                    "and set GPUPERF_NVRTC_DIR=DIR (.ci/run does)")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([folder, str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    env = nvrtc_env()
     out = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env, cwd=ROOT,
                          timeout=300)
     assert out.returncode == 0, out.stdout + out.stderr

@@ -103,7 +103,8 @@ def test_power_model(gpu_device, gpuperf_record):
         _record_model(gpuperf_record, pmodel.nested_cv(entries, protocol=protocol), protocol, identity, path)
 
 
-def _record_model(gpuperf_record, results, protocol, identity, path) -> None:
+def _record_model(gpuperf_record, results: dict, protocol: str, identity: dict, path: Path) -> None:
+    """``model.power.<family>[.<protocol>].*`` of one protocol's nested-CV results (held-out kernels unnamed)."""
     for name, r in results.items():
         info = {"estimator": r.estimator, "importances": r.importances, "top5": pmodel.top(r.importances),
                 "thesis_top5": list(pmodel.THESIS_TOP5), "thesis_table_5_8": {g: v.get(name) for g, v in

@@ -49,6 +49,10 @@ def test_dense_readings_bound_the_error_by_their_gaps():
     last = next(k for k in range(first, len(rs)) if rs[k].energy_mj - rs[first].energy_mj >= 20000.0)
     e = energy_of(rs[first:last + 1], launches=100, ops_per_launch=1.0)
     assert e.info()["error_bound_rel"] < 0.011
+    # the saved samples (what a results file keeps) give back the same bound, drift and power
+    again = energy_of([Reading(**s) for s in e.samples()], launches=100, ops_per_launch=1.0)
+    assert len(e.samples()) < len(e.readings)
+    assert (again.error_bound_rel, again.drift_rel, again.watts) == (e.error_bound_rel, e.drift_rel, e.watts)
     assert e.watts == pytest.approx(10.0, rel=0.011)
     assert e.drift_rel == pytest.approx(0.0, abs=0.01)  # constant power: no drift
 

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import pytest
 
+#: CuPy's three ways of calling a math function (suites/test_accuracy_users.py keys its findings by them)
+CUPY_APIS = (("cupy", "ufunc"), ("cupy_elementwise", "ElementwiseKernel"), ("cupy_raw", "RawKernel"))
+
 KNOWN: list[tuple[str, str, str]] = [
     ("cuda:CUDA", "math.fp64.hypot",
      "CUDA hypot (binary64, CUDA 13 / NVRTC 13.0, H100) overflows to inf for hypot(tiny, DBL_MAX), e.g. "
@@ -33,15 +36,14 @@ KNOWN: list[tuple[str, str, str]] = [
      f"e.g. {fn}(-0x0.0000000000001p-1022), where IEEE 754 and the project's own build give NaN: CuPy "
      "builds with -ftz=true, which flushes libdevice's binary32 zero test of the argument's high word "
      "(setp.eq.ftz.f32)")
-    for library, how in (("cupy", "ufunc"), ("cupy_elementwise", "ElementwiseKernel"), ("cupy_raw", "RawKernel"))
-    for fn in ("log", "log2", "log10")
+    for library, how in CUPY_APIS for fn in ("log", "log2", "log10")
 ] + [
     # the same hypot as the project's build (math.fp64.hypot above): CuPy calls CUDA's hypot, flags or not
     ("cuda:CUDA", f"{library}.math.fp64.hypot",
      f"CuPy's {how} hypot (binary64, CuPy 14 / NVRTC 13.0, H100) overflows to inf for hypot(tiny, DBL_MAX), "
      "e.g. hypot(0x0.0000000000001p-1022, 0x1.fffffffffffffp+1023) — CUDA's hypot, as in the project's "
      "build (math.fp64.hypot; results/nvidia-h100-80gb-hbm3/default-5c-cuda.json, 64 inputs)")
-    for library, how in (("cupy", "ufunc"), ("cupy_elementwise", "ElementwiseKernel"), ("cupy_raw", "RawKernel"))
+    for library, how in CUPY_APIS
 ]
 
 

@@ -170,6 +170,13 @@ def save_corpus(path: Path, device: Mapping[str, Any], entries: Sequence[Entry],
 
 def load_corpus(path: Path) -> tuple[dict[str, Any], list[Entry]]:
     """(device section, entries) of a saved corpus; ValueError for another schema or a malformed entry."""
+    device, entries, _ = read_corpus(path)
+    return device, entries
+
+
+def read_corpus(path: Path) -> tuple[dict[str, Any], list[Entry], dict[str, Any]]:
+    """(device section, entries, meta) of a saved corpus, from one read of the file (a merge needs the
+    collection's meta too: jobs, latency sources, left-out configurations)."""
     doc = json.loads(Path(path).read_text(encoding="utf-8"))
     if doc.get("schema") != CORPUS_SCHEMA:
         raise ValueError(f"{path}: schema {doc.get('schema')!r}, expected {CORPUS_SCHEMA!r}")
@@ -179,7 +186,7 @@ def load_corpus(path: Path) -> tuple[dict[str, Any], list[Entry]]:
                    for e in doc["entries"]]
     except (KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"{path}: malformed entry ({exc})") from None
-    return dict(doc.get("device") or {}), entries
+    return dict(doc.get("device") or {}), entries, dict(doc.get("meta") or {})
 
 
 # ---- scores -----------------------------------------------------------------------------------------
@@ -275,10 +282,17 @@ def nested_cv(entries: Sequence[Entry], names: Sequence[str] = SELECTED, k_outer
     if protocol not in PROTOCOLS:
         raise ValueError(f"protocol {protocol!r}: choose one of {PROTOCOLS}")
     x, y, groups = matrix(entries, names)
-    if protocol == "rows":
-        folds = list(KFold(n_splits=min(k_outer, len(y)), shuffle=True, random_state=seed).split(x))
-    else:
-        folds = outer_folds(groups, k_outer)
+    by_kernel = protocol == "kernels"
+
+    def splitter(groups_of: np.ndarray, k: int) -> tuple[Any, int]:
+        """(cross-validator, folds) over these rows: by kernel, or shuffled rows as the thesis did; no
+        cross-validator where fewer than two folds can be made."""
+        n = min(k, len(set(groups_of.tolist())) if by_kernel else len(groups_of))
+        if n < 2:
+            return None, n
+        return (GroupKFold(n_splits=n) if by_kernel else KFold(n_splits=n, shuffle=True, random_state=seed)), n
+
+    folds = outer_folds(groups, k_outer) if by_kernel else list(splitter(groups, k_outer)[0].split(x))
     out: dict[str, FamilyResult] = {}
     for name, (est, grid, what) in families(seed).items():
         if only is not None and name not in only:
@@ -287,12 +301,10 @@ def nested_cv(entries: Sequence[Entry], names: Sequence[str] = SELECTED, k_outer
         imps: list[np.ndarray] = []
         fold_info: list[dict[str, Any]] = []
         for train, test in folds:
-            n_inner = min(k_inner, len(set(groups[train].tolist())) if protocol == "kernels" else len(train))
+            inner, n_inner = splitter(groups[train], k_inner)
             if n_inner >= 2:
-                inner = GroupKFold(n_splits=n_inner) if protocol == "kernels" else \
-                    KFold(n_splits=n_inner, shuffle=True, random_state=seed)
                 search = GridSearchCV(clone(est), grid, cv=inner, scoring="neg_mean_absolute_error")
-                search.fit(x[train], y[train], groups=groups[train] if protocol == "kernels" else None)
+                search.fit(x[train], y[train], groups=groups[train] if by_kernel else None)
                 model, params = search.best_estimator_, search.best_params_
             else:
                 model, params = clone(est).fit(x[train], y[train]), {}

@@ -17,7 +17,6 @@ Measuring needs PTX (CUDA, or NVIDIA's OpenCL) and a power sensor (NVML); :func:
 
 from __future__ import annotations
 
-import json
 import math
 import statistics
 import time
@@ -33,7 +32,7 @@ from ..models import ptx as ptxmod
 from ..models.corpus import CORPUS
 from ..models.dwarfs import DWARFS
 from ..models.latency import LatencyTable
-from ..models.power import Entry, features, load_corpus, save_corpus
+from ..models.power import Entry, features, load_corpus, read_corpus, save_corpus
 from ..tuning.kernels import by_name as bench_by_name
 from ..devices.dialect import portable
 from .energy import steady_state_energy
@@ -187,12 +186,11 @@ def merge(paths: Sequence[Path]) -> tuple[dict[str, Any], list[Entry], dict[str,
     jobs_n = 0
     sources: set[str] = set()
     for path in paths:
-        dev, entries = load_corpus(path)
+        dev, entries, meta = read_corpus(path)
         if device and dev.get("key") != device.get("key"):
             raise ValueError(f"{path} is a corpus of {dev.get('key')!r}, the others of {device.get('key')!r}: "
                              "merge one device's files only")
         device = device or dev
-        meta = json.loads(Path(path).read_text(encoding="utf-8")).get("meta") or {}
         jobs_n = max(jobs_n, int(meta.get("jobs") or 0))
         sources |= set(meta.get("latency_sources") or [])
         left_out += [x for x in meta.get("left_out") or [] if x not in left_out]

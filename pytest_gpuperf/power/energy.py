@@ -147,15 +147,15 @@ class Energy:
                 "temperature_max_c": self.temperature_max_c}
 
     def samples(self) -> list[dict[str, float]]:
-        """The span's NVML readings that carry information — the first, the last, every one where the
-        counter or the throttle mask changed, and the one just before each update (its gap is the error
-        bound's) — so :func:`energy_of` on them gives the same figures and a
+        """The span's NVML readings that carry information — the first two (the first gap is the error
+        bound's start), the last, every one where the counter or the throttle mask changed, and the one
+        just before each update (its gap is the error bound's end) — so :func:`energy_of` on them gives the same figures and a
         test can re-derive a GPU run's energy from its results file (saved NVML samples)."""
         keep: list[Reading] = []
         for k, r in enumerate(self.readings):
             prev = self.readings[k - 1] if k else None
             nxt = self.readings[k + 1] if k + 1 < len(self.readings) else None
-            if prev is None or nxt is None or r.energy_mj != prev.energy_mj \
+            if k <= 1 or nxt is None or r.energy_mj != prev.energy_mj \
                     or r.throttle_mask != prev.throttle_mask or nxt.energy_mj != r.energy_mj:
                 keep.append(r)
         return [r.to_json() for r in keep]

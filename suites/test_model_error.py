@@ -261,11 +261,8 @@ def test_ptx_model(gpu_device, gpu_kernel, gpu_measure, gpuperf_record, gpuperf_
     # the "issue" scheduling variant (Hopper, issue 18): unit issue rates from this session's throughput
     # probes (the latency suite ran first), the architecture table where a probe did not run
     rates, rate_sources = scheduler.issue_rates(gpuperf_recorded, info.compute_capability)
-    # the issue variant's figures depend on where its rates came from (a run of suites/ without the latency
-    # suite falls back to the table): part of their identity, so such runs are incomparable, not regressions
-    measured_n = sum(1 for s in rate_sources.values() if s.startswith("measured"))
-    issue_identity = {**identity, "issue_rates": "measured" if measured_n == len(rate_sources)
-                      else "table" if measured_n == 0 else f"measured {measured_n} of {len(rate_sources)}"}
+    # where the rates came from is part of the issue variant's identity (scheduler.rates_origin)
+    issue_identity = {**identity, "issue_rates": scheduler.rates_origin(rate_sources)}
     issue_errs: list[float] = []
     issue_dwarf: dict[str, list[float]] = {}
     for d in DWARFS:

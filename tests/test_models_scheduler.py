@@ -266,6 +266,11 @@ def test_issue_rates_take_the_measured_throughput_and_name_their_source():
                                             "throughput.int32.mad.ops_per_clk_sm": 64.0}, "9.0")
     assert rates["SP"] == 122.1 and sources["SP"] == "measured: throughput.fp32.fma.ops_per_clk_sm"
     assert rates["INTMAD"] == 64.0 and rates["LSU"] == 32 and "table" in sources["LSU"]
+    # the identity word: two of the five probed units here, none without the latency suite, all with it
+    assert scheduler.rates_origin(sources) == "measured 2 of 5"
+    assert scheduler.rates_origin(scheduler.issue_rates({}, "9.0")[1]) == "table"
+    every = {name: 100.0 for name in scheduler.RATE_METRICS.values()}
+    assert scheduler.rates_origin(scheduler.issue_rates(every, "9.0")[1]) == "measured"
     assert scheduler.issue_resource("mads") == "INTMAD" and scheduler.issue_resource("adds") == "INT"
     with pytest.raises(ValueError, match="unknown scheduling variant"):
         scheduler.schedule_block(block_of("add.f32 %f1, %f0, %f0;"), lat_of({"addf": 4}), K20, 32, variant="x")

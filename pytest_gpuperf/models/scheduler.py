@@ -138,6 +138,16 @@ def issue_rates(measured: Mapping[str, float], cc: str = "9.0") -> tuple[dict[st
     return rates, sources
 
 
+def rates_origin(sources: Mapping[str, str]) -> str:
+    """Where a set of :func:`issue_rates` came from, in one word for a metric's identity: ``measured``
+    (every unit that has a probe, :data:`RATE_METRICS`, was probed this session), ``table`` (none: the
+    latency suite did not run), or how many were. The issue variant's figures move with it (0.569 vs 0.617
+    on one H100 run), so runs that differ here are incomparable, not regressions."""
+    measured = sum(1 for unit in RATE_METRICS if sources.get(unit, "").startswith("measured"))
+    return "measured" if measured == len(RATE_METRICS) else "table" if measured == 0 else \
+        f"measured {measured} of {len(RATE_METRICS)}"
+
+
 def schedule_block(block: Block, lat: Callable[[Instruction], float], units: Mapping[str, float], ntw: int,
                    variant: str = "thesis") -> float:
     """Algorithm 6: list-schedule the block's data-flow graph under precedence and resource constraints;

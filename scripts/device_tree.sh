@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The device tool sends the checkout's tracked files (64 MiB at most); results/ holds the evidence of
 # every GPU session and is larger. Before a device call, leave results/ out of the index except the
-# gate-check files a `--append` run extends; after it, put the index back. Nothing in the work tree is
+# gate-check files a `--append` run extends and the power corpora a collection resumes (the device
+# tree is fresh each call: a corpus left out would restart from nothing); after it, put the index back. Nothing in the work tree is
 # touched, and `restore` is safe to run twice.
 #   bash scripts/device_tree.sh slim      # before the call
 #   bash scripts/device_tree.sh restore   # after it (before any commit)
@@ -13,7 +14,7 @@ case "${1:-}" in
   slim)
     git rm -r -q --cached results
     grep -qx '/results/' "$exclude" 2>/dev/null || echo '/results/' >> "$exclude"
-    for f in $(git ls-tree -r --name-only HEAD results | grep -E '^results/[^/]+/gatecheck\.json$'); do
+    for f in $(git ls-tree -r --name-only HEAD results | grep -E '^results/[^/]+/(gatecheck\.json|power-corpus-[a-z]+\.json)$'); do
       git reset -q HEAD -- "$f"
     done
     git ls-files -z | xargs -0 stat -c %s | awk '{s+=$1} END {printf "tracked now: %.1f MiB\n", s/1048576}' ;;

@@ -8,6 +8,8 @@
 #                      untracked) and the next call resumes where this one stopped.
 #   GPUPERF_PARETO=1   also run the time–energy Pareto tests (exhaustive tuning with energy: long) — best in a
 #                      call of their own: GPUPERF_CORPUS_S=0 GPUPERF_PARETO=1 GPUPERF_TIMEOUT=540 GPUPERF_ARGS="-k pareto"
+#   GPUPERF_K          the suite's -k expression (default "not pareto"; all tests with GPUPERF_PARETO=1), e.g.
+#                      GPUPERF_K="pareto and (blur1d or nbody)" to spread the twelve searches over calls
 #   GPUPERF_SUITE=0    corpus only (with e.g. GPUPERF_CORPUS_S=480)
 #   GPUPERF_TIMEOUT    seconds for the suite (default 330); tests that would start in its last 40 s are
 #                      skipped with the reason (--gpuperf-tuning-budget), so the results file is written
@@ -31,6 +33,7 @@ fi
 [ "${GPUPERF_SUITE:-1}" = "0" ] && exit "$rc"  # corpus-only call
 sel="not pareto"
 [ -n "${GPUPERF_PARETO:-}" ] && sel="" && GPUPERF_ARGS="${GPUPERF_ARGS:-} --gpuperf-energy-pareto"
+sel=${GPUPERF_K:-$sel}  # a -k expression of its own, e.g. the Pareto searches of some kernels only
 # the suite skips (with the reason) tests that would start after its budget, so it ends with its results file
 limit=${GPUPERF_TIMEOUT:-330}
 timeout -s INT -k 30 "$limit" python3 -m pytest -p pytest_gpuperf.plugin -p no:cacheprovider -q -rs \

@@ -274,3 +274,61 @@ def test_issue_rates_take_the_measured_throughput_and_name_their_source():
     assert scheduler.issue_resource("mads") == "INTMAD" and scheduler.issue_resource("adds") == "INT"
     with pytest.raises(ValueError, match="unknown scheduling variant"):
         scheduler.schedule_block(block_of("add.f32 %f1, %f0, %f0;"), lat_of({"addf": 4}), K20, 32, variant="x")
+
+
+def _vector_add():
+    text = (Path(__file__).parent / "data" / "models" / "vectorAdd.ptx").read_text()
+    table = LatencyTable({k: 4.0 for k in ("addf", "adds", "mul", "mads", "setp", "mov", "cvt", "and")}, {},
+                         600.0, "test")
+    return cfg.build(ptx.parse(text)), table
+
+
+def test_hopper_variant_is_the_largest_of_its_three_limits_after_the_fixed_launch_cost():
+    """vectorAdd (3 global accesses of 4 bytes per thread) on 4 M threads: the memory stream at the fitted
+    throughput (saturating at 2.4 TB/s) is 50.3 MB / 2.4 TB/s ≈ 21 µs, longer than the dispatch slope
+    (1e-12 s × 4 M = 4.2 µs) and the execution; the time is l0 + that stream, and the variant says so."""
+    g, table = _vector_add()
+    cal = scheduler.Calibration((3e-6, 1e-12), (2.4e12, 1.0, 5e-7), (1.3e13, 1.5, 2e-8))
+    grid, block = 16384, 256
+    threads = grid * block
+    p = scheduler.predict(g, table, cal, grid=grid, block=block, regs=16, shared=0, trips=[], n_sm=132,
+                          clock_hz=1.98e9, variant="hopper")
+    stream = threads * 12 / (2.4e12 * (1.0 - math.exp(-5e-7 * 3 * threads)))
+    assert p.parts["memory_s"] == pytest.approx(stream)
+    assert p.parts["bound"] == "memory" and p.seconds == pytest.approx(3e-6 + stream)
+    assert p.gm_penalty_s == p.sm_penalty_s == p.cm_penalty_s == 0.0  # the thesis' penalties are not charged
+    # one warp per SM with a throughput fit that saturates at once: 50 KB stream in 21 ns, execution (one
+    # warp's chain of ~600-cycle loads) binds
+    quick = scheduler.Calibration((3e-6, 1e-12), (2.4e12, 1.0, 1.0), cal.shared_tp)
+    small = scheduler.predict(g, table, quick, grid=132, block=32, regs=16, shared=0, trips=[], n_sm=132,
+                              clock_hz=1.98e9, variant="hopper")
+    assert small.parts["bound"] == "execution"
+    assert small.seconds == pytest.approx(3e-6 + small.d_kernel_cycles / 1.98e9)
+    # a dispatch slope 100× steeper makes dispatch the limit
+    slow = scheduler.Calibration((3e-6, 1e-10), cal.global_tp, cal.shared_tp)
+    d = scheduler.predict(g, table, slow, grid=grid, block=block, regs=16, shared=0, trips=[], n_sm=132,
+                          clock_hz=1.98e9, variant="hopper")
+    assert d.parts["bound"] == "dispatch" and d.seconds == pytest.approx(3e-6 + 1e-10 * threads)
+
+
+def test_hopper_wave_takes_the_longer_of_issue_and_one_warps_chain():
+    """Per wave: max(issue cycles of all the wave's instructions at the unit rates, one warp's dependent
+    chain), and waves add up. With 600-cycle global loads vectorAdd's chain (1239 cycles) is longer than
+    issuing 2048 threads (224 cycles): chain-bound; with 5-cycle loads the same wave is issue-bound."""
+    g, table = _vector_add()
+    cal = scheduler.Calibration((0.0, 0.0), (1e18, 1.0, 1.0), (1e18, 1.0, 1.0))  # no memory, no launch
+    rates = scheduler.issue_rates({}, "9.0")[0]
+    issue = max(scheduler.issue_cycles(g, rates, 2048, []).values())
+    fast = LatencyTable(dict(table.cycles), {}, 5.0, "test")
+    for tab, bound in ((table, "chain"), (fast, "issue")):
+        chain = scheduler.schedule_cfg(g, lambda ins: tab.of(ins.klass, 1), rates, 32, [], "issue")
+        assert (chain > issue) == (bound == "chain")  # the premise of each case
+        p = scheduler.predict(g, tab, cal, grid=132 * 8 * 2, block=256, regs=16, shared=0, trips=[], n_sm=132,
+                              clock_hz=1e9, variant="hopper")
+        assert p.waves == 2 and p.d_kernel_cycles == pytest.approx(2 * max(issue, chain))
+    # the thesis variant on the same launch is longer: it holds units for whole latencies
+    thesis = scheduler.predict(g, table, cal, grid=132 * 8 * 2, block=256, regs=16, shared=0, trips=[], n_sm=132,
+                               clock_hz=1e9)
+    hopper = scheduler.predict(g, table, cal, grid=132 * 8 * 2, block=256, regs=16, shared=0, trips=[], n_sm=132,
+                               clock_hz=1e9, variant="hopper")
+    assert thesis.d_kernel_cycles > hopper.d_kernel_cycles

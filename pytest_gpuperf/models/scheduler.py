@@ -102,9 +102,11 @@ class _Reservations:
         lst.sort()
 
 
-#: The scheduling variants :func:`predict` offers: the thesis' Algorithm 6, and "issue", the Hopper
-#: variant of issue 18 (:func:`schedule_block`).
-VARIANTS = ("thesis", "issue")
+#: The variants :func:`predict` offers: the thesis' Algorithm 6; "issue", Algorithm 6 with issue-rate
+#: reservations (:func:`schedule_block`); and "hopper", the Hopper model of issue 18 (:func:`predict_hopper`).
+VARIANTS = ("thesis", "issue", "hopper")
+#: the variants :func:`schedule_block` itself knows ("hopper" schedules one warp with "issue")
+BLOCK_VARIANTS = ("thesis", "issue")
 
 
 def issue_resource(klass: str) -> str:
@@ -159,8 +161,8 @@ def schedule_block(block: Block, lat: Callable[[Instruction], float], units: Map
     busy only while it issues the instruction for the wave, ``⌈nTW / rate⌉`` cycles at the unit's
     measured rate (:func:`issue_rates`), and the latency delays only the instruction's dependents:
     pipelined units overlap the latencies of independent instructions, memory latency included."""
-    if variant not in VARIANTS:
-        raise ValueError(f"unknown scheduling variant {variant!r}; choose one of {', '.join(VARIANTS)}")
+    if variant not in BLOCK_VARIANTS:
+        raise ValueError(f"unknown scheduling variant {variant!r}; choose one of {', '.join(BLOCK_VARIANTS)}")
     thesis = variant == "thesis"
     unit_of = resource_of if thesis else issue_resource
     g = block.dependence_graph()
@@ -267,7 +269,7 @@ class Prediction:
     counts: tuple[float, float, float, float]
     cm_penalty_s: float = 0.0
     resources: dict[str, int] = field(default_factory=dict)
-    parts: dict[str, float] = field(default_factory=dict)
+    parts: dict[str, Any] = field(default_factory=dict)  # the hopper variant's limits and which one bound it
     gm_latency_cycles: float = 0.0  # L(gm) of this launch (Alg. 6 per global access, Eq. 4.12 per miss)
 
     def info(self) -> dict[str, object]:
@@ -276,7 +278,8 @@ class Prediction:
                 "launch_s": self.launch_s, "gm_penalty_s": self.gm_penalty_s, "sm_penalty_s": self.sm_penalty_s,
                 "cm_penalty_s": self.cm_penalty_s, "gm_latency_cycles": round(self.gm_latency_cycles, 1),
                 "threads_per_sm": self.occupancy.threads_per_sm, "occupancy_limit": self.occupancy.limit,
-                **self.resources, "nGM_per_thread": self.counts[0], "nShM_per_thread": self.counts[2]}
+                **self.resources, "nGM_per_thread": self.counts[0], "nShM_per_thread": self.counts[2],
+                **({"parts": self.parts} if self.parts else {})}
 
 
 def cache_miss_cycles(threads_total: int, ngm: float, gbytes: float, waves: int, l2_bytes: int,
@@ -330,6 +333,9 @@ def predict(cfg: Cfg, table: LatencyTable, cal: Calibration, *, grid: int, block
         raise ValueError(f"grid and block must be positive, got {grid}, {block}")
     if variant not in VARIANTS:
         raise ValueError(f"unknown scheduling variant {variant!r}; choose one of {', '.join(VARIANTS)}")
+    if variant == "hopper":
+        return predict_hopper(cfg, table, cal, grid=grid, block=block, regs=regs, shared=shared, trips=trips,
+                              n_sm=n_sm, clock_hz=clock_hz, cc=cc, rates=rates)
     units: Mapping[str, float] = RESOURCES_BY_CC.get(cc, RESOURCES_SM90)
     if variant == "issue":
         units = rates if rates is not None else issue_rates({}, cc)[0]
@@ -361,3 +367,80 @@ def predict(cfg: Cfg, table: LatencyTable, cal: Calibration, *, grid: int, block
     resources = {"regs_per_thread": regs, "shared_bytes_per_block": shared, "block": block, "grid": grid,
                  "occupancy": round(resident, 3)}
     return Prediction(seconds, d_kernel, waves, launch, gm, sm, occ, counts, cm, resources, gm_latency_cycles=l_gm)
+
+
+def issue_cycles(cfg: Cfg, units: Mapping[str, float], ntw: int, trips: Sequence[float]) -> dict[str, float]:
+    """Per unit, the cycles one SM spends issuing every instruction the kernel executes for ``ntw`` threads
+    (``⌈ntw / rate⌉`` per instruction, loop multipliers applied): the throughput bound of a wave."""
+    busy: dict[str, float] = {}
+    for b, m in zip(cfg.blocks, cfg.multipliers(trips)):
+        for ins in b.instructions:
+            unit = issue_resource(ins.klass)
+            busy[unit] = busy.get(unit, 0.0) + m * max(1.0, math.ceil(ntw / units[unit]))
+    return busy
+
+
+def global_stream_s(threads_total: int, ngm: float, gbytes: float, tp: tuple[float, float, float]) -> float:
+    """Seconds to move the launch's global bytes (every thread's, ``gbytes`` each) at the device's fitted
+    global throughput ``TP`` at the launch's ``nB·nT_b·nGM`` requests (the same Table 4.5 fit as Eq. 4.10).
+    No reuse is assumed: bytes a stencil's neighbours share in L1/L2 are charged again — the variant's
+    known over-estimate for Structured Grid kernels (docs/models.md)."""
+    if ngm <= 0 or threads_total <= 0:
+        return 0.0
+    return threads_total * gbytes / max(float(exp_growth(ngm * threads_total, *tp)), 1.0)
+
+
+def predict_hopper(cfg: Cfg, table: LatencyTable, cal: Calibration, *, grid: int, block: int, regs: int,
+                   shared: int, trips: Sequence[float], n_sm: int, clock_hz: float, cc: str = "9.0",
+                   rates: Mapping[str, float] | None = None) -> Prediction:
+    """The Hopper variant of issue 18: three limits a launch runs against at once, each one a measurement
+    the project already makes, and the time is the largest of them after the fixed launch cost::
+
+        t = l0 + max(l1·nB·nT_b,  Σ_waves max(issue(wave), chain),  bytes / TP(gm))
+
+    * **execution**, per wave: the SM's 64 resident warps interleave, so a wave takes the longer of issuing
+      all its instructions at the units' *measured* rates (:func:`issue_cycles`; ``throughput.*`` probes,
+      :func:`issue_rates`) and one warp's dependent chain through the CFG (Alg. 7 with the "issue"
+      schedule of 32 threads: latencies from the latency probes). The thesis (Alg. 6) instead holds a unit
+      for each instruction's whole latency and ends every basic block before the next starts, so each
+      block's latency tail is paid by every wave — what overestimates ``scanExclusiveShared`` and
+      ``mergeSortSharedKernel`` 2×.
+    * **memory**: the launch's global bytes at the fitted device throughput (:func:`global_stream_s`),
+      overlapped with execution rather than added (the thesis' Eq. 4.10–4.12 penalties are not charged).
+    * **dispatch**: the launch-vs-grid fit's per-thread slope ``l1`` (block dispatch of an empty kernel),
+      overlapped with execution; ``l0`` (the fit's intercept) is the launch's fixed cost, paid once.
+    """
+    if grid <= 0 or block <= 0:
+        raise ValueError(f"grid and block must be positive, got {grid}, {block}")
+    units = rates if rates is not None else issue_rates({}, cc)[0]
+    threads_total = grid * block
+
+    def lat(ins: Instruction) -> float:
+        return table.of(ins.klass, threads_total)
+
+    occ = occupancy(cc, block, regs, shared)
+    chain = schedule_cfg(cfg, lat, units, 32, trips, "issue")  # one warp's dependent path (no contention)
+    n_sched = math.ceil(grid / n_sm) * block
+    d_kernel, waves, issue_total = 0.0, 0, 0.0
+    memo: dict[int, float] = {}
+    while n_sched > 0:
+        ntw = min(occ.threads_per_sm, n_sched)
+        if ntw not in memo:
+            memo[ntw] = max(issue_cycles(cfg, units, ntw, trips).values(), default=0.0)
+        issue_total += memo[ntw]
+        d_kernel += max(memo[ntw], chain)
+        n_sched -= occ.threads_per_sm
+        waves += 1
+    counts = memory_counts(cfg, trips)
+    memory_s = global_stream_s(threads_total, counts[0], counts[1], cal.global_tp)
+    dispatch_s = cal.launch[1] * threads_total
+    execution_s = d_kernel / clock_hz
+    seconds = cal.launch[0] + max(dispatch_s, execution_s, memory_s)
+    bound = max((("dispatch", dispatch_s), ("execution", execution_s), ("memory", memory_s)), key=lambda kv: kv[1])[0]
+    resident = occ.threads_per_sm / sm_limits(cc).max_threads
+    resources = {"regs_per_thread": regs, "shared_bytes_per_block": shared, "block": block, "grid": grid,
+                 "occupancy": round(resident, 3)}
+    parts = {"launch_fixed_s": cal.launch[0], "dispatch_s": dispatch_s, "execution_s": execution_s,
+             "memory_s": memory_s, "issue_s": issue_total / clock_hz, "chain_s": chain * waves / clock_hz}
+    return Prediction(seconds, d_kernel, waves, cal.launch[0], 0.0, 0.0, occ, counts, 0.0, resources,
+                      {**parts, "bound": bound}, gm_latency_cycles=table.of("ld.global", threads_total))

@@ -76,7 +76,8 @@ def profile(device_index: int, timeout_s: float) -> dict[str, object]:
     metrics = list(METRICS)
     dropped: list[str] = []
     for _ in range(3):
-        opts = [o if o != "all" else "none" for o in ncu.NCU_OPTIONS]  # --cache-control none (see docstring)
+        opts = list(ncu.NCU_OPTIONS)
+        opts[opts.index("--cache-control") + 1] = "none"  # warm caches, as the suite times (see docstring)
         cmd = [exe, *opts, "--metrics", ",".join(metrics), "--kernel-name", f"regex:^({names})$",
                sys.executable, str(Path(__file__).resolve()), "--worker", "--device", str(device_index)]
         rc, out, err, wall = ncu.run_command(cmd, timeout_s)
@@ -92,7 +93,8 @@ def profile(device_index: int, timeout_s: float) -> dict[str, object]:
     kept: dict[str, dict[str, object]] = {}
     for r in results:  # the last launch of each dwarf wins
         name = next((d.name for d in DWARFS if re.search(rf"\b{re.escape(d.name)}\b", r.kernel)), r.kernel)
-        kept[name] = {"kernel": r.kernel, "block": list(r.block), "grid": list(r.grid), **r.values}
+        kept[name] = {"kernel": r.kernel, "block": list(r.block), "grid": list(r.grid), **r.values,
+                      "units": dict(r.units)}
     return {"tool": "scripts/ncu_dwarfs.py", "ncu": ncu.version(exe), "options": opts, "metrics": metrics,
             "dropped_metrics": dropped, "launches_per_dwarf": LAUNCHES, "profiled": len(results),
             "wall_s": round(wall, 1), "dwarfs": kept}
@@ -117,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
             fh.write(text)
         Path(fh.name).replace(args.out)
     for name, v in doc["dwarfs"].items():  # type: ignore[union-attr]
-        print(f"{name:24} {v.get('gpu__time_duration.sum', float('nan')) * 1e6:8.2f} us  "
+        print(f"{name:24} {v.get('gpu__time_duration.sum', float('nan')):10.0f} {v['units'].get('gpu__time_duration.sum')}  "
               f"DRAM {(v.get('dram__bytes_read.sum', 0) + v.get('dram__bytes_write.sum', 0)) / 1e6:8.2f} MB  "
               f"L2 hit {v.get('lts__t_sector_hit_rate.pct', float('nan')):5.1f} %")
     return 0 if doc["dwarfs"] else 1

@@ -318,7 +318,11 @@ def test_hopper_wave_takes_the_longer_of_issue_and_one_warps_chain():
     g, table = _vector_add()
     cal = scheduler.Calibration((0.0, 0.0), (1e18, 1.0, 1.0), (1e18, 1.0, 1.0))  # no memory, no launch
     rates = scheduler.issue_rates({}, "9.0")[0]
-    issue = max(scheduler.issue_cycles(g, rates, 2048, []).values())
+    busy = scheduler.issue_cycles(g, rates, 2048, [])
+    executed = sum(len(b.instructions) for b in g.blocks)  # straight-line kernel: every instruction once
+    assert busy["ISSUE"] == pytest.approx(executed * 64 / 4)  # 64 warps through 4 dispatch slots
+    assert busy["LSU"] == pytest.approx(3 * 2048 / 32)  # 3 global accesses at 32 threads/clk
+    issue = max(busy.values())
     fast = LatencyTable(dict(table.cycles), {}, 5.0, "test")
     for tab, bound in ((table, "chain"), (fast, "issue")):
         chain = scheduler.schedule_cfg(g, lambda ins: tab.of(ins.klass, 1), rates, 32, [], "issue")

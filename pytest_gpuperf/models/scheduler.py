@@ -369,14 +369,24 @@ def predict(cfg: Cfg, table: LatencyTable, cal: Calibration, *, grid: int, block
     return Prediction(seconds, d_kernel, waves, launch, gm, sm, occ, counts, cm, resources, gm_latency_cycles=l_gm)
 
 
+#: warp instructions one SM issues per cycle, whatever their unit: four partitions, one dispatch each
+#: (sm_70 and later). The fp32 throughput probe saturates at it (122 of 128 threads/clk/SM on the H100).
+ISSUE_SLOTS_PER_SM = 4
+
+
 def issue_cycles(cfg: Cfg, units: Mapping[str, float], ntw: int, trips: Sequence[float]) -> dict[str, float]:
     """Per unit, the cycles one SM spends issuing every instruction the kernel executes for ``ntw`` threads
-    (``⌈ntw / rate⌉`` per instruction, loop multipliers applied): the throughput bound of a wave."""
+    (``⌈ntw / rate⌉`` per instruction, loop multipliers applied), and under ``"ISSUE"`` the cycles its
+    :data:`ISSUE_SLOTS_PER_SM` dispatch slots need for all of them: the throughput bounds of a wave. (The
+    slots matter for mixed code: ``sobolGPU_kernel``'s integer and move instructions fit their units in
+    parallel but not the dispatch — ncu shows it issue-bound, 70 % of issue slots busy.)"""
     busy: dict[str, float] = {}
     for b, m in zip(cfg.blocks, cfg.multipliers(trips)):
         for ins in b.instructions:
             unit = issue_resource(ins.klass)
             busy[unit] = busy.get(unit, 0.0) + m * max(1.0, math.ceil(ntw / units[unit]))
+    executed = sum(m * len(b.instructions) for b, m in zip(cfg.blocks, cfg.multipliers(trips)))
+    busy["ISSUE"] = executed * math.ceil(ntw / 32) / ISSUE_SLOTS_PER_SM
     return busy
 
 
@@ -399,8 +409,8 @@ def predict_hopper(cfg: Cfg, table: LatencyTable, cal: Calibration, *, grid: int
         t = l0 + max(l1·nB·nT_b,  Σ_waves max(issue(wave), chain),  bytes / TP(gm))
 
     * **execution**, per wave: the SM's 64 resident warps interleave, so a wave takes the longer of issuing
-      all its instructions at the units' *measured* rates (:func:`issue_cycles`; ``throughput.*`` probes,
-      :func:`issue_rates`) and one warp's dependent chain through the CFG (Alg. 7 with the "issue"
+      all its instructions at the units' *measured* rates and through the SM's four dispatch slots
+      (:func:`issue_cycles`; ``throughput.*`` probes, :func:`issue_rates`) and one warp's dependent chain through the CFG (Alg. 7 with the "issue"
       schedule of 32 threads: latencies from the latency probes). The thesis (Alg. 6) instead holds a unit
       for each instruction's whole latency and ends every basic block before the next starts, so each
       block's latency tail is paid by every wave — what overestimates ``scanExclusiveShared`` and

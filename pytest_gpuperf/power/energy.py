@@ -235,3 +235,77 @@ def steady_state_energy(device: Any, sensor: Any, run_once: Callable[[], Any], o
         if r.t > deadline:
             break
     return energy_of(readings, launches, ops_per_launch, getattr(sensor, "reasons", decode_throttle), k_steps)
+
+
+#: idle power: wait this long after the last launch finished before reading (the board's 1-s averaged power
+#: reading and the counter's last period may still hold the previous kernel's energy) …
+IDLE_SETTLE_S = 0.3
+#: … then read the idle board for this long (≈ 10 counter updates on the H100)
+IDLE_SPAN_S = 1.0
+
+
+@dataclass(frozen=True)
+class IdlePower:
+    """Board power with nothing launched: a lower bound on the power while any kernel runs (tuning.pareto).
+
+    ``watts`` is the smaller of two readings of the same idle span — the energy counter's rate between its
+    first and last update, over the longest interval those updates can be apart (so never overstated by the
+    reading gaps), and the lowest of NVML's power-usage readings — so a slow-decaying average of a previous
+    kernel's power can only raise one of them."""
+
+    watts: float
+    counter_w: float | None  # counter delta / (last update reading − the reading before the first update)
+    reading_min_w: float | None  # lowest nvmlDeviceGetPowerUsage reading
+    span_s: float
+    readings: int
+    temperature_c: float
+
+    def info(self) -> dict[str, Any]:
+        return {"watts": round(self.watts, 2),
+                "counter_w": None if self.counter_w is None else round(self.counter_w, 2),
+                "reading_min_w": None if self.reading_min_w is None else round(self.reading_min_w, 2),
+                "span_s": round(self.span_s, 3), "readings": self.readings, "temperature_c": self.temperature_c,
+                "method": "GPU idle (synchronized, nothing launched): min(energy-counter rate between its first "
+                          "and last update over the widest interval they can span, lowest NVML power reading)"}
+
+
+def idle_floor(readings: Sequence[Reading]) -> IdlePower | None:
+    """The idle power of time-ordered readings taken with nothing launched (pure: tests feed readings);
+    None without a reading."""
+    rs = [r for r in readings if r is not None]
+    if not rs:
+        return None
+    ticks = [k for k in range(1, len(rs)) if rs[k].energy_mj != rs[k - 1].energy_mj]
+    counter_w = None
+    if len(ticks) >= 2:
+        a, b = ticks[0], ticks[-1]
+        # update a happened after reading a-1, update b no later than reading b: the delta's periods span at
+        # most rs[b].t - rs[a-1].t, so this rate is a lower bound of the counter's power
+        width = rs[b].t - rs[a - 1].t
+        delta_j = (rs[b].energy_mj - rs[a].energy_mj) / 1000.0
+        if width > 0 and delta_j > 0:
+            counter_w = delta_j / width
+    powers = [r.power_w for r in rs if r.power_w > 0]
+    reading_min = min(powers) if powers else None
+    candidates = [w for w in (counter_w, reading_min) if w is not None]
+    if not candidates:
+        return None
+    return IdlePower(min(candidates), counter_w, reading_min, rs[-1].t - rs[0].t, len(rs),
+                     max(r.temperature_c for r in rs))
+
+
+def idle_power(device: Any, sensor: Any, span_s: float = IDLE_SPAN_S, settle_s: float = IDLE_SETTLE_S,
+               interval_s: float = 0.01, timeout_s: float = 10.0,
+               sleep: Callable[[float], None] = time.sleep) -> IdlePower | None:
+    """Read ``sensor`` for ``span_s`` with ``device`` idle (synchronized first, then ``settle_s`` of nothing);
+    None when the sensor gave no usable reading (the caller then has no floor and must not prune)."""
+    device.synchronize(timeout_s)
+    sleep(settle_s)
+    readings: list[Reading] = []
+    t_end = time.perf_counter() + span_s
+    while time.perf_counter() < t_end:
+        r = sensor.read()
+        if r is not None:
+            readings.append(r)
+        sleep(interval_s)
+    return idle_floor(readings)

@@ -9,11 +9,18 @@ tuner takes an objective (:data:`OBJECTIVES`):
 * ``both`` — the strategies minimise the energy-delay product (J·s), one scalar that weighs both, and
   the suite reports the whole Pareto front (:func:`pareto_front`): every configuration no other beats
   in both time and energy.
+
+The power suite's fronts come from :func:`search_front` (:func:`pareto_search` on a tuning context): every
+configuration timed first, energies measured fastest first, and a configuration left unmeasured only when a
+measured lower bound on its energy (idle board power × its time) proves it dominated — or, past a per-kernel
+budget, reported as undecided ("front over the N fastest of M configurations"), never as exhaustive.
 """
 
 from __future__ import annotations
 
-from typing import Hashable, Mapping, TypeVar
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Generic, Hashable, Mapping, TypeVar
 
 OBJECTIVES = ("time", "energy", "both")
 K = TypeVar("K", bound=Hashable)
@@ -48,3 +55,237 @@ def pareto_front(points: Mapping[K, tuple[float, float]]) -> list[K]:
             best_energy = min(best_energy, e)
             last = (t, e)
     return front
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Pruned, measurement-based search of the front (the power suite's ``power.tuning.<kernel>.front``)
+
+#: a configuration's time for the bound: the median lowered by TIME_Z robust standard deviations of its samples,
+#: and by at least TIME_MIN_REL (timer quantisation, drift between the timing pass and the energy loop)
+TIME_Z = 3.0
+TIME_MIN_REL = 0.02
+#: measured energies may read this much low (counter bound 0.6–1.9 % plus a kernel's own power noise between
+#: 2-s spans, 0.6–3.7 %: power/energy.py): the bound must clear it before it prunes
+ENERGY_MARGIN = 0.05
+#: per-kernel wall-clock budget of a search (timing pass + idle reading + energies): ~18 energies of 2.3 s
+BUDGET_S = 45.0
+
+
+def time_lower(median_s: float, spread: float, z: float = TIME_Z, min_rel: float = TIME_MIN_REL) -> float:
+    """A lower bound of a configuration's device time per launch: ``median × (1 − max(z·spread, min_rel))``
+    (``spread``: the samples' robust relative standard deviation), never below 0."""
+    return median_s * max(0.0, 1.0 - max(z * max(spread, 0.0), min_rel))
+
+
+@dataclass
+class FrontSearch(Generic[K]):
+    """What :func:`search_front` did. ``order``: every configuration, fastest (median) first; the front is
+    drawn from ``energies`` (measured) with the median times, the same (time, energy) pairs an exhaustive
+    search would have measured."""
+
+    order: list[K]
+    times: dict[K, float]  # median seconds per launch
+    time_lo: dict[K, float]  # the bound's time (time_lower)
+    energies: dict[K, float] = field(default_factory=dict)  # joules per launch, in the order measured
+    watts: dict[K, float | None] = field(default_factory=dict)
+    pruned: list[K] = field(default_factory=list)  # proved dominated without an energy
+    unreached: list[K] = field(default_factory=list)  # neither measured nor proved dominated: the budget ran out
+    floor_w: float = 0.0  # the power floor the bound used at the end (0: pruning was off or switched off)
+    floor_measured_w: float | None = None  # the floor the search was given
+    violations: list[tuple[K, str]] = field(default_factory=list)  # measured points below the bound (pruning off)
+    budget_s: float | None = None
+    elapsed_s: float = 0.0
+    energy_margin: float = ENERGY_MARGIN
+    time_z: float = TIME_Z
+    time_min_rel: float = TIME_MIN_REL
+
+    @property
+    def truncated(self) -> bool:
+        return bool(self.unreached)
+
+    @property
+    def exact(self) -> bool:
+        """Every configuration was measured or proved dominated: the front is the exhaustive search's."""
+        return not self.unreached
+
+    @property
+    def covered(self) -> int:
+        """N of "the front over the N fastest configurations": every one of the N fastest was measured or
+        proved dominated (all of them when exact)."""
+        first = {k: i for i, k in enumerate(self.order)}
+        return min((first[k] for k in self.unreached), default=len(self.order))
+
+    def front(self) -> list[K]:
+        return pareto_front({k: (self.times[k], e) for k, e in self.energies.items()})
+
+    def slack(self) -> float | None:
+        """min over measured points of E / (P_floor · t_lo): how far the bound stayed below the measured
+        energies (≥ 1 − margin, or the floor was switched off; None without a floor)."""
+        f = self.floor_measured_w or 0.0
+        ratios = [e / (f * self.time_lo[k]) for k, e in self.energies.items() if f > 0 and self.time_lo[k] > 0]
+        return min(ratios) if ratios else None
+
+    def summary(self) -> str:
+        m, n_e = len(self.order), len(self.energies)
+        if self.truncated:
+            return (f"front over the {self.covered} fastest of {m} configurations (budget {self.budget_s:g} s spent "
+                    f"after {n_e} energies; {len(self.unreached)} configurations undecided)")
+        if self.pruned:
+            return (f"exact: {n_e} energies of {m} configurations, the other {len(self.pruned)} proved dominated "
+                    f"by the power-floor bound ({self.floor_w:.1f} W)")
+        return f"exhaustive: all {m} configurations measured"
+
+    def info(self, label: Callable[[K], str] = str) -> dict[str, Any]:
+        """For a metric's ``info["search"]``."""
+        slack = self.slack()
+        return {"result": self.summary(), "exact": self.exact, "truncated": self.truncated,
+                "candidates_timed": len(self.order), "energies_measured": len(self.energies),
+                "pruned": len(self.pruned), "undecided": len(self.unreached), "covered_fastest": self.covered,
+                "p_floor_w": None if self.floor_measured_w is None else round(self.floor_measured_w, 2),
+                "p_floor_used_w": round(self.floor_w, 2), "bound_slack_min": None if slack is None else round(slack, 3),
+                "violations": [f"{label(k)}: {why}" for k, why in self.violations],
+                "time_lower": {"z": self.time_z, "min_rel": self.time_min_rel}, "energy_margin": self.energy_margin,
+                "budget_s": self.budget_s, "elapsed_s": round(self.elapsed_s, 2),
+                "pruned_configs": [label(k) for k in self.pruned],
+                "undecided_configs": [label(k) for k in self.unreached]}
+
+
+def search_front(times: Mapping[K, tuple[float, float]], measure_energy: Callable[[K], tuple[float, float | None]],
+                 floor_w: float | None, budget_s: float | None = BUDGET_S, *,
+                 clock: Callable[[], float] = time.monotonic, start: float | None = None,
+                 z: float = TIME_Z, min_rel: float = TIME_MIN_REL, energy_margin: float = ENERGY_MARGIN,
+                 min_energies: int = 1) -> FrontSearch[K]:
+    """The (time, energy) Pareto front with as few energy measurements as a measured bound allows.
+
+    ``times``: every configuration's (median seconds per launch, robust relative spread) — the cheap timing
+    pass, done first. ``measure_energy(k)`` → (joules per launch, average watts of its span or None) — the
+    expensive one (~2.3 s on the H100: 20 updates of a 100-ms counter). ``floor_w``: P_floor, a measured lower
+    bound on the board power while any kernel runs (None or 0: nothing is pruned).
+
+    **Order.** Energies are measured in order of increasing median time. A point can only be dominated by a
+    point at most as slow, and every such point comes earlier in this order.
+
+    **Bound.** The energy of one launch is ``E_c = P̄_c · w_c``: the board's average power over the energy
+    loop times the loop's wall seconds per launch. ``w_c ≥ t_c``, the device time of one launch (the launches
+    of one stream run one after another; the loop adds host gaps, never overlap), and ``P̄_c ≥ P_floor`` (the
+    board draws its idle power plus whatever the kernel switches; saved H100 loops draw 200–330 W against
+    ~73 W idle, and w is 2.0–2.3 × t). So ``E_c ≥ P_floor · t_c``. Let E_min be the lowest energy measured so
+    far, at a point m no slower than c (the order). If ``E_min ≤ P_floor · t_lo(c) · (1 − energy_margin)``
+    then c is no faster and no cheaper than m: dominated (or an exact tie), so it is skipped ("pruned") —
+    the front and the energy- and EDP-optimal configurations are the exhaustive search's.
+
+    **Noise.** ``t_lo(c) = median · (1 − max(z · spread, min_rel))`` (:func:`time_lower`), not the median: a
+    median read high would overstate the bound and prune a point that may belong to the front. The margin
+    covers a measured energy reading low (the counter bound and span-to-span noise, ≤ ~4 %): the claim is
+    about what an exhaustive search would have *measured*.
+
+    **Where it can fail, and what is done.** (1) P_floor measured too high — another process on the GPU while
+    idling, a reading still holding a previous kernel's power (energy.idle_power waits, and takes the lower of
+    the counter rate and the lowest power reading), the board cooler during the search than during the idle
+    reading (leakage grows with temperature: a few watts, against a > 100 W gap). (2) ``w_c < t_c``: a timing
+    pass at lower clocks than the energy loop (a card ramping up from idle), overlapping launches. (3) A kernel
+    whose loop draws less than idle: not possible at the same temperature and clocks — running adds switching
+    power to the same static power — but a card that throttles hard could in principle drop its clocks below
+    idle's P-state; such a span is marked throttled. Every measured point checks the bound itself: a point
+    with ``E_c < P_floor · t_lo(c) · (1 − margin)`` or ``P̄_c < P_floor · (1 − margin)`` is a *violation*
+    (``violations``): pruning is switched off and the configurations pruned so far go back into the queue.
+    The check sees measured points only — a floor too high can prune a whole slow tail before any measured
+    point shows it — which is why the floor is the board's lowest state (idle), not a fitted figure;
+    ``slack()`` reports how far the measured points stayed from the bound (on saved H100 points E/(P_idle·t)
+    is 6–9: the bound is sound there and, for the same reason, weak — it rules out only configurations
+    several times slower than the cheapest one measured, so on those spaces the budget is what stops).
+
+    **Budget.** ``budget_s`` (wall seconds from ``start``, default now; None: no budget) is a hard cap: an
+    energy is not started when the average energy cost so far would overrun it (at least ``min_energies``
+    are measured). The configurations left are then swept once more by the bound; those it cannot rule out
+    are ``unreached`` and the result says "front over the N fastest of M configurations" — exact on that
+    prefix (a dominating point is never slower, so it is in the prefix too — up to exact ties of two
+    medians), silent on the slower tail.
+    """
+    t0 = clock() if start is None else start
+    order = sorted(times, key=lambda k: (times[k][0], times[k][1]))
+    rank = {k: i for i, k in enumerate(order)}
+    t_med = {k: float(times[k][0]) for k in order}
+    t_lo = {k: time_lower(times[k][0], times[k][1], z, min_rel) for k in order}
+    floor = float(floor_w) if floor_w and floor_w > 0 else 0.0
+    out: FrontSearch[K] = FrontSearch(order, t_med, t_lo, floor_w=floor, floor_measured_w=floor_w, budget_s=budget_s,
+                                      energy_margin=energy_margin, time_z=z, time_min_rel=min_rel)
+    keep = 1.0 - energy_margin
+    e_min = float("inf")
+    pending = list(order)
+    spent_on_energy = 0.0
+
+    def dominated(k: K) -> bool:
+        return floor > 0 and e_min <= floor * t_lo[k] * keep
+
+    while pending:
+        k = pending.pop(0)
+        if dominated(k):
+            out.pruned.append(k)
+            continue
+        n = len(out.energies)
+        if budget_s is not None and n >= min_energies:
+            if clock() - t0 + (spent_on_energy / n if n else 0.0) > budget_s:
+                pending.insert(0, k)
+                break
+        t_start = clock()
+        e, w = measure_energy(k)
+        spent_on_energy += clock() - t_start
+        out.energies[k], out.watts[k] = float(e), w
+        if floor > 0:
+            bad = []
+            if e < floor * t_lo[k] * keep:
+                bad.append(f"E={e:.4g} J < P_floor·t_lo = {floor * t_lo[k]:.4g} J")
+            if w is not None and w < floor * keep:
+                bad.append(f"P={w:.1f} W < P_floor = {floor:.1f} W")
+            if bad:
+                out.violations.append((k, "; ".join(bad) + " — pruning switched off"))
+                floor = 0.0
+                pending = sorted(pending + out.pruned, key=rank.__getitem__)
+                out.pruned = []
+        e_min = min(e_min, float(e))
+    for k in pending:  # the budget ran out: what the bound still rules out is decided, the rest is not
+        (out.pruned if dominated(k) else out.unreached).append(k)
+    out.pruned.sort(key=rank.__getitem__)
+    out.floor_w = floor
+    out.elapsed_s = clock() - t0
+    return out
+
+
+def pareto_search(ctx: Any, sensor: Any, budget_s: float | None = BUDGET_S, *, floor: Any = "idle",
+                  clock: Callable[[], float] = time.monotonic) -> tuple[FrontSearch, Any]:
+    """:func:`search_front` on a tuning context: the idle board power (``power.energy.idle_power``, unless
+    ``floor`` is given: an ``IdlePower`` or None for no pruning), then every configuration of ``ctx.space``
+    timed through the evaluator, then energies through ``steady_state_energy`` with the evaluator's loop
+    parameters; each measured energy is stored on the evaluator's point (so ``ctx.ev.front()`` is the
+    front). The context must be built with objective "time" — else the timing pass would measure every energy.
+    The budget counts from before the idle reading; the timing pass always completes (the order needs every
+    time; it is the evaluator's short tuning profile, well under a second per configuration — a 223-shape
+    space's whole exhaustive timing fits in the H100 tuning suite's 7–20 s per kernel).
+    Returns (the search, the idle reading)."""
+    from ..power.energy import idle_power, steady_state_energy
+
+    ev = ctx.ev
+    if ev.sensor is not None:
+        raise ValueError("pareto_search times every configuration first: build the context with objective 'time'")
+    start = clock()
+    idle = idle_power(ev.device, sensor, timeout_s=ev.config.timeout_s) if floor == "idle" else floor
+    times = {}
+    for c in ctx.space:
+        p = ev.measure(c)
+        times[c] = (p.time_s, p.spread)
+    args = ev.prepared.args()
+
+    def energy(c: Any) -> tuple[float, float | None]:
+        t = time.perf_counter()
+        k = ev.kernel(c)
+        glob, loc, _ = ev.geometry(c)
+        e = steady_state_energy(ev.device, sensor, lambda: ev.device.launch(k, glob, loc, args), 1.0,
+                                ev.config.timeout_s, warmup_s=ev.energy_warmup_s, k_steps=ev.energy_k_steps)
+        p = ev.points[c]
+        p.energy_j, p.watts, p.throttled = e.joules_per_launch, e.watts, e.throttled
+        p.cost_s += time.perf_counter() - t
+        return e.joules_per_launch, e.watts
+
+    found = search_front(times, energy, None if idle is None else idle.watts, budget_s, clock=clock, start=start)
+    return found, idle

@@ -1,16 +1,45 @@
-"""Ranked descent over a tuner's survivors: the final pass of ``dao_ranked``.
+"""Ranked final pass over a tuner's survivors: the final pass of ``dao_ranked``.
 
 The thesis ends its filters with an exhaustive pass over whatever survives them. On the H100's 1-D
 spaces five sizes survive (every multiple of 32 from 64 to 1024 that divides 2048 reaches 100 %
 occupancy) and the pass times all five; on 2-D spaces about twenty shapes. Work-group time over a
 family of shapes that share occupancy and coalescing is close to unimodal in the shape's log2 sizes,
-so a walk between neighbouring shapes finds the best one with fewer runs — provided it stops only
-when no neighbour can be better, and "better" means by more than the timings' own noise (a neighbour
-within noise of the best is a tie, not a direction).
+so fewer runs find the best one — provided the pass stops only when no untimed survivor can be better,
+and "better" means by more than the timings' own noise (a survivor within noise of the best is a tie).
 
-The function is pure: it sees configurations only through ``time_of`` (a measurement, charged by the
-caller) and ``spread_of`` (that measurement's robust relative spread), so it runs the same on a device
-and in a replay of saved measurements (:mod:`.replay`).
+Two rules (``RULES``):
+
+* ``bracket`` (the default). Where the survivors differ along one axis only — a *chain*: every 1-D
+  space, and the merge factors C of the workload-transformed kernel — unimodality gives a bound: a timed
+  member slower than the best by more than the noise of the two timings is a *wall*, and nothing beyond
+  a wall (seen from the best) can be faster than the wall, so nothing there can beat the best. The pass
+  times the middle of the largest stretch of untimed members between the two walls nearest the best
+  (bisection: with the static rank tied along a chain, as it is on every 1-D space of the H100, nothing
+  says where the optimum lies, and halving the stretch bounds the number of timings), and stops when no
+  untimed member is left between the walls. A tie is neither a direction nor a stop: it bounds nothing,
+  so the members beyond it stay open. Off a chain (2-D shapes) the pass is the neighbour walk below.
+* ``walk`` (the rule of the runs before the chain rule; kept so that :mod:`.replay` reproduces them):
+  from the fastest survivor the filters profiled, move to a neighbouring shape (one power of two away
+  per dimension; in 1-D also the next size) while one is faster than the best by more than the noise,
+  and stop at the first best whose neighbours are all ties or slower. On a chain this stops on a tie:
+  H100 ``matvec_row`` stopped at 512 work-items (1.022× of the optimum), 0.38 % slower than 256 and
+  0.9 % slower than 64 (1.013×), with every step inside the 1 % noise floor (saved run default-5c).
+
+Noise is the larger robust spread of the two timings compared, at least ``floor`` (1 %). What the saved
+runs measure supports that floor: the suite re-times every pick at the end of a kernel, and the
+re-timing differs from the first timing of the same configuration by more than that configuration's own
+spread in 7 of 21 (H100, default-5c) and 7 of 22 (H200, upgrade-1b) cases — the spread of one measuring
+window misses the drift between windows — but by more than max(spread, 1 %) in 0 and 1 (H200
+``bfs_step`` at 128: 1.27 %). Under the ``bracket`` rule the floor only decides what counts as a wall (a
+larger floor leaves more members open; a tie never stops the pass). On both saved GPU runs its 1-D picks
+are the same for floors from 0.5 to 3 % (costs from 1 to 3 %); with no floor, H200 ``matvec_row`` at 128
+work-items (0.16 % slower than 256, spreads 0.13 % and 0.07 %) becomes a wall and the pass stops at 256
+(1.014×) instead of 64 (1.012×) — a flat landscape wiggles by tenths of a percent. The ``walk`` rule's
+picks move with the floor (H200 ``matvec_row`` at a 2 % floor: 1024 work-items, 1.040×).
+
+The functions are pure: they see configurations only through ``time_of`` (a measurement, charged by the
+caller) and ``spread_of`` (that measurement's robust relative spread, asked only of timed members), so
+they run the same on a device and in a replay of saved measurements (:mod:`.replay`).
 """
 
 from __future__ import annotations
@@ -20,6 +49,9 @@ from dataclasses import dataclass
 from typing import Callable, Hashable, Sequence, TypeVar
 
 C = TypeVar("C", bound=Hashable)
+
+#: the final-pass rules of :func:`ranked_pass`, the default first
+RULES = ("bracket", "walk")
 
 
 @dataclass(frozen=True)
@@ -78,14 +110,83 @@ def descend(pool: Sequence[C], time_of: Callable[[C], float], spread_of: Callabl
         moved = False
         for n in sorted(neighbours(current, members), key=rank):
             t = time_of(n)
-            noise = max(floor, spread_of(current), spread_of(n))
-            if t < best_t * (1.0 - noise):
+            if t < best_t * (1.0 - noise(spread_of, current, n, floor)):
                 current, best_t, moved = n, t, True
                 steps += 1
                 break
         if not moved:
             return Walk(current, steps, "no neighbour faster by more than the noise")
     return Walk(current, steps, f"step limit {max_steps}")
+
+
+def noise(spread_of: Callable[[C], float], a: C, b: C, floor: float) -> float:
+    """Relative noise of comparing the timings of ``a`` and ``b``: their larger robust spread, at least
+    ``floor``."""
+    return max(floor, spread_of(a), spread_of(b))
+
+
+def chain_axis(pool: Sequence[C]) -> int | None:
+    """The axis of :func:`shape_of` along which the members of ``pool`` differ when they differ along
+    exactly one (a chain: 1-D sizes, or the merge factors of the workload variant); None otherwise (2-D
+    shapes, plain shapes mixed with variants). A single member is a chain of one."""
+    shapes = [shape_of(c) for c in pool]
+    if not shapes or len({len(s) for s in shapes}) != 1:
+        return None
+    varying = [i for i in range(len(shapes[0])) if len({s[i] for s in shapes}) > 1]
+    if len(varying) > 1:
+        return None
+    return varying[0] if varying else 0
+
+
+def bracket(pool: Sequence[C], time_of: Callable[[C], float], spread_of: Callable[[C], float],
+            rank: Callable[[C], int], known: Sequence[C] = (), floor: float = 0.01) -> Walk:
+    """The ``bracket`` rule on a chain (see the module's doc): ``known`` members are timed already (the
+    filters profiled them); with none, the pass starts at the best-ranked member. Then, until no untimed
+    member lies between the two walls nearest the best, time the middle of the largest stretch of untimed
+    members there (of two middles, the one nearer the best; of two equal stretches, the nearer one).
+    ``steps`` counts the moves of the best."""
+    if not pool:
+        raise ValueError("bracket needs at least one configuration")
+    axis = chain_axis(pool)
+    if axis is None:
+        raise ValueError("bracket needs a chain: configurations that differ along one axis only")
+    chain = sorted(dict.fromkeys(pool), key=lambda c: (shape_of(c)[axis], rank(c)))
+    timed: dict[C, float] = {}
+    for c in known:
+        if c in chain and c not in timed:
+            timed[c] = time_of(c)
+    if not timed:
+        first = min(chain, key=rank)
+        timed[first] = time_of(first)
+
+    def best_of() -> C:
+        return min(timed, key=lambda c: (timed[c], rank(c)))
+
+    best, steps = best_of(), 0
+    while True:
+        ib = chain.index(best)
+        walls = [j for j, c in enumerate(chain)
+                 if c in timed and timed[c] > timed[best] * (1.0 + noise(spread_of, c, best, floor))]
+        lo = max((j for j in walls if j < ib), default=-1)
+        hi = min((j for j in walls if j > ib), default=len(chain))
+        stretches: list[list[int]] = []
+        for j in range(lo + 1, hi):
+            if chain[j] in timed:
+                continue
+            if stretches and stretches[-1][-1] == j - 1:
+                stretches[-1].append(j)
+            else:
+                stretches.append([j])
+        if not stretches:
+            return Walk(best, steps, "no untimed survivor between the walls (timed members slower than the best "
+                                     "by more than the noise)")
+        run = max(stretches, key=lambda r: (len(r), -min(abs(j - ib) for j in r)))
+        mid = (len(run) - 1) / 2.0
+        j = min(run, key=lambda j: (abs(run.index(j) - mid), abs(j - ib)))
+        timed[chain[j]] = time_of(chain[j])
+        new = best_of()
+        if new != best:
+            best, steps = new, steps + 1
 
 
 def static_key(occupancy: float | None, transactions_per_item: float | None, cfg: C) -> tuple[float, float, C]:
@@ -95,10 +196,17 @@ def static_key(occupancy: float | None, transactions_per_item: float | None, cfg
 
 
 def ranked_pass(pool: Sequence[C], key: Callable[[C], tuple], time_of: Callable[[C], float],
-                spread_of: Callable[[C], float], profiled: Sequence[C], floor: float = 0.01) -> Walk:
-    """``dao_ranked``'s final pass, on a device or in a replay: rank ``pool`` by ``key``, start from the
-    fastest member the filters already ``profiled`` (the best-ranked one when none was), then
+                spread_of: Callable[[C], float], profiled: Sequence[C], floor: float = 0.01,
+                rule: str = "bracket") -> Walk:
+    """``dao_ranked``'s final pass, on a device or in a replay: rank ``pool`` by ``key``; on a chain under
+    the ``bracket`` rule, :func:`bracket` with the members the filters already ``profiled`` as timed;
+    otherwise start from the fastest member they profiled (the best-ranked one when none was) and
     :func:`descend`."""
+    if rule not in RULES:
+        raise ValueError(f"unknown final-pass rule {rule!r}; expected one of {RULES}")
     order = {c: i for i, c in enumerate(sorted(pool, key=key))}
+    if rule == "bracket" and pool and chain_axis(pool) is not None:
+        return bracket(list(pool), time_of, spread_of, rank=order.__getitem__,
+                       known=[c for c in profiled if c in order], floor=floor)
     start = min((c for c in profiled if c in order), key=time_of, default=None)
     return descend(list(pool), time_of, spread_of, rank=order.__getitem__, start=start, floor=floor)

@@ -5,7 +5,11 @@ occupancy, 128-byte transactions per work-item) in the info of ``tuning.<kernel>
 tuner's survivors and profiled configurations in the info of ``tuning.<kernel>.dao.quality``. From
 those, a final pass can be compared with the thesis' exhaustive one on real device numbers without
 another device run — as :mod:`.ktsim` does for Kernel Tuner's strategies. ``python -m
-pytest_gpuperf.tuning.replay RESULTS.json`` prints the comparison per kernel.
+pytest_gpuperf.tuning.replay RESULTS.json [--rule bracket|walk]`` prints, per kernel, its dimensions and
+space, what the filters spent, and for the thesis' pass and the ranked pass the pick, its quality (× the
+saved optimum), the evaluations (filters + final pass) and the kernel time as a share of the exhaustive
+search's, with the ranked pass against the issue's target. ``--rule walk`` reproduces runs made before
+the chain rule (their recorded ``dao_ranked`` picks and costs).
 """
 
 from __future__ import annotations
@@ -42,10 +46,25 @@ def config(label: str) -> Config:
     return Config(tuple(int(v) for v in shape.split("x")), variant)
 
 
+#: Issue 18's target for the ranked pass, per kind of space: (quality bound, kernel-time bound). Used only to
+#: label the replay's rows; the tuner never sees it. Tiled and smaller 2-D spaces have no target.
+TARGETS = {"1-D": (1.02, 0.20), "2-D >= 200": (1.02, 0.05)}
+
+
+def target_of(dims: int, space: int) -> str | None:
+    """Which of :data:`TARGETS` a space of ``dims`` dimensions and ``space`` shapes falls under."""
+    if dims == 1:
+        return "1-D"
+    if dims == 2 and space >= 200:
+        return "2-D >= 200"
+    return None
+
+
 @dataclass(frozen=True)
 class FinalPass:
     """One kernel's final pass, replayed: the pick, its quality against the space's optimum, and the
-    evaluations and kernel time the whole tuner (filters + final pass) spent, as fractions of the space."""
+    evaluations and kernel time the whole tuner (filters + final pass) spent, as fractions of the space;
+    ``filters`` and ``filters_device_cost`` are the filters' share (the concurrency tuner's two runs)."""
 
     kernel: str
     strategy: str
@@ -54,23 +73,45 @@ class FinalPass:
     evaluations: int
     cost: float
     device_cost: float
+    filters: int = 0
+    filters_device_cost: float = 0.0
+    dims: int = 1
+    space: int = 0
+
+    @property
+    def final(self) -> int:
+        """Evaluations of the final pass (beyond what the filters profiled)."""
+        return self.evaluations - self.filters
+
+    def verdict(self) -> str:
+        """Against :data:`TARGETS`: "met", "missed (quality)", "missed (kernel time)", … or "-" (no target)."""
+        kind = target_of(self.dims, self.space)
+        if kind is None:
+            return "-"
+        q_max, cost_max = TARGETS[kind]
+        checks = (("quality", self.quality > q_max), ("kernel time", self.device_cost > cost_max))
+        missed = [what for what, bad in checks if bad]
+        return "met" if not missed else "MISSED (" + ", ".join(missed) + ")"
 
 
 def replay_kernel(kernel: str, pts: Mapping[str, Mapping[str, Any]], survivors: list[str], profiled: list[str],
-                  floor: float = 0.01) -> tuple[FinalPass, FinalPass]:
-    """(the thesis' exhaustive final pass, the ranked descent) over one kernel's saved points."""
+                  floor: float = 0.01, rule: str = "bracket") -> tuple[FinalPass, FinalPass]:
+    """(the thesis' exhaustive final pass, the ranked pass under ``rule``) over one kernel's saved points."""
     plain = {k: v for k, v in pts.items() if not k.startswith("wl:")}
     if not plain:
         raise ValueError(f"{kernel}: no saved points of the original kernel")
     opt = min(v["us"] for v in plain.values())
     total_us = sum(v["us"] for v in plain.values())
+    dims = max(len(config(k).local) for k in plain)
     missing = [s for s in survivors + profiled if s not in pts]
     if missing:
         raise ValueError(f"{kernel}: survivors/profiled configurations without a saved point: {missing[:5]}")
+    filters_us = sum(pts[c]["us"] for c in set(profiled))
 
     def summary(strategy: str, pick: str, visited: set[str]) -> FinalPass:
         return FinalPass(kernel, strategy, pick, pts[pick]["us"] / opt, len(visited), len(visited) / len(plain),
-                         sum(pts[c]["us"] for c in visited) / total_us)
+                         sum(pts[c]["us"] for c in visited) / total_us, len(set(profiled)), filters_us / total_us,
+                         dims, len(plain))
 
     exhaustive_pick = min(survivors, key=lambda c: (pts[c]["us"], config(c)))
     thesis = summary("dao", exhaustive_pick, set(survivors) | set(profiled))
@@ -85,12 +126,13 @@ def replay_kernel(kernel: str, pts: Mapping[str, Mapping[str, Any]], survivors: 
                                lambda c: descent.static_key(pts[c.label()]["occupancy"],
                                                             pts[c.label()]["transactions_per_item"], c),
                                time_of, lambda c: float(pts[c.label()]["spread"]),
-                               profiled=[config(c) for c in profiled], floor=floor)
+                               profiled=[config(c) for c in profiled], floor=floor, rule=rule)
     ranked = summary("dao_ranked", walk.best.label(), visited)  # type: ignore[attr-defined]
     return thesis, ranked
 
 
-def replay_results(doc: Mapping[str, Any], floor: float = 0.01) -> list[tuple[FinalPass, FinalPass]]:
+def replay_results(doc: Mapping[str, Any], floor: float = 0.01,
+                   rule: str = "bracket") -> list[tuple[FinalPass, FinalPass]]:
     """Every kernel of a results document that carries saved points and the thesis tuner's survivors."""
     metrics = {m["name"]: m for m in doc.get("metrics", [])}
     out = []
@@ -102,8 +144,32 @@ def replay_results(doc: Mapping[str, Any], floor: float = 0.01) -> list[tuple[Fi
         pruning = ((metrics.get(f"tuning.{kernel}.dao.quality") or {}).get("info") or {}).get("pruning") or {}
         if not pts or "survivors" not in pruning:
             continue
-        out.append(replay_kernel(kernel, pts, pruning["survivors"], pruning.get("profiled", []), floor))
+        out.append(replay_kernel(kernel, pts, pruning["survivors"], pruning.get("profiled", []), floor, rule))
     return out
+
+
+def table(rows: list[tuple[FinalPass, FinalPass]]) -> list[str]:
+    """The replay's report, one line per kernel: the filters' evaluations and kernel time (shared by both
+    passes), then per pass its pick, quality (× the optimum of the saved points), evaluations (filters +
+    final pass) and kernel time (% of the exhaustive search's), and the ranked pass against the target."""
+    head = (f"{'kernel':16} {'dims':>4} {'space':>5} | {'filters':>7} {'kernel':>6} | {'dao pick':>9} {'q':>6} "
+            f"{'evals':>6} {'kernel':>6} | {'ranked':>9} {'q':>6} {'evals':>6} {'kernel':>6} | target")
+    lines = [head]
+    for a, b in rows:
+        lines.append(f"{a.kernel:16} {f'{a.dims}-D':>4} {a.space:>5} | {a.filters:>7} {a.filters_device_cost:6.1%} | "
+                     f"{a.pick:>9} {a.quality:6.3f} {f'{a.filters}+{a.final}':>6} {a.device_cost:6.1%} | "
+                     f"{b.pick:>9} {b.quality:6.3f} {f'{b.filters}+{b.final}':>6} {b.device_cost:6.1%} | {b.verdict()}")
+    groups = [("mean", rows)] + [(f"mean {kind}", [r for r in rows if target_of(r[0].dims, r[0].space) == kind])
+                                 for kind in TARGETS]
+    for label, rs in groups:
+        if not rs:
+            continue
+        n = len(rs)
+        lines.append(f"{label:16} {'':>4} {'':>5} | {'':>7} {sum(a.filters_device_cost for a, _ in rs) / n:6.1%} | "
+                     f"{'':>9} {sum(a.quality for a, _ in rs) / n:6.3f} {sum(a.cost for a, _ in rs) / n:6.1%} "
+                     f"{sum(a.device_cost for a, _ in rs) / n:6.1%} | {'':>9} {sum(b.quality for _, b in rs) / n:6.3f} "
+                     f"{sum(b.cost for _, b in rs) / n:6.1%} {sum(b.device_cost for _, b in rs) / n:6.1%} |")
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -111,6 +177,8 @@ def main(argv: list[str] | None = None) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("results", help="a results JSON of the tuning suite (pytest-gpuperf/1)")
     ap.add_argument("--floor", type=float, default=0.01, help="smallest relative noise (default 0.01)")
+    ap.add_argument("--rule", choices=descent.RULES, default=descent.RULES[0],
+                    help="the ranked pass's rule (default %(default)s; 'walk' is the rule of runs before it)")
     args = ap.parse_args(argv)
     try:
         with open(args.results, encoding="utf-8") as fh:
@@ -118,19 +186,16 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, ValueError) as exc:
         print(f"error: cannot read {args.results}: {exc}", file=sys.stderr)
         return 2
-    rows = replay_results(doc, args.floor)
+    rows = replay_results(doc, args.floor, args.rule)
     if not rows:
         print(f"error: {args.results} holds no tuning kernel with saved points (run the tuning suite with this "
               "version of pytest-gpuperf)", file=sys.stderr)
         return 2
-    print(f"{'kernel':18} {'dao pick':>9} {'q':>6} {'evals':>6} {'kcost':>6}   {'ranked':>9} {'q':>6} {'evals':>6} {'kcost':>6}")
-    for a, b in rows:
-        print(f"{a.kernel:18} {a.pick:>9} {a.quality:6.3f} {a.cost:6.1%} {a.device_cost:6.1%}   "
-              f"{b.pick:>9} {b.quality:6.3f} {b.cost:6.1%} {b.device_cost:6.1%}")
-    n = len(rows)
-    print(f"{'mean':18} {'':>9} {sum(a.quality for a, _ in rows) / n:6.3f} {sum(a.cost for a, _ in rows) / n:6.1%} "
-          f"{sum(a.device_cost for a, _ in rows) / n:6.1%}   {'':>9} {sum(b.quality for _, b in rows) / n:6.3f} "
-          f"{sum(b.cost for _, b in rows) / n:6.1%} {sum(b.device_cost for _, b in rows) / n:6.1%}")
+    print(f"{args.results}: ranked pass rule {args.rule!r}, noise floor {args.floor:g}. q = pick / optimum of the "
+          "saved points; evals = filters + final pass; kernel = kernel time of the timed configurations / the "
+          "whole space's (Dao §3.6.2); mean rows give evals as % of the space. Targets: "
+          + "; ".join(f"{k}: q <= {q:g}, kernel <= {c:.0%}" for k, (q, c) in TARGETS.items()) + ".")
+    print("\n".join(table(rows)))
     return 0
 
 

@@ -3,8 +3,8 @@
 * ``exhaustive`` — every legal configuration (the reference optimum).
 * ``dao`` — the thesis' framework (Fig. 3.1): workload tuner → (2-D) non-coalescing-factor tuner →
   concurrency tuner → exhaustive search over the survivors.
-* ``dao_ranked`` — the same filters, then a ranked descent over the survivors that stops when no
-  neighbour beats the best by more than the measured noise (:mod:`.descent`).
+* ``dao_ranked`` — the same filters, then a ranked pass over the survivors that stops when no untimed
+  survivor can beat the best by more than the measured noise (:mod:`.descent`).
 * ``lim_static`` — Lim's static-analyzer pruning (ch. III, Table 8): keep the sizes that reach the
   highest theoretical occupancy from the compiled kernel's registers and local memory (no runs),
   then exhaustive over them.
@@ -161,23 +161,25 @@ def dao(ctx: Context) -> Outcome:
     return Outcome("dao", best, ledger, prune)
 
 
-def dao_ranked(ctx: Context, floor: float = 0.01) -> Outcome:
+def dao_ranked(ctx: Context, floor: float = 0.01, rule: str = "bracket") -> Outcome:
     """The thesis' filters, then a ranked final pass instead of the exhaustive one (:mod:`.descent`).
 
     The survivors of the filters all reach the occupancy the concurrency tuner chose and (2-D) pass
     the coalescing filter; the thesis times every one of them, which is most of its cost on 1-D
-    spaces (5 of its 6 evaluations on the H100). Here the pass starts from the best survivor already
-    profiled by the filters, ranks the rest by the static model (occupancy, then coalescing factor) and
-    walks to a neighbour only while one beats the best by more than the measured noise of the timings
-    (their robust spread, at least ``floor``)."""
+    spaces (5 of its 6 evaluations on the H100). Here the pass ranks the survivors by the static model
+    (occupancy, then coalescing factor) and starts from what the filters already profiled. Along a chain
+    (1-D sizes, merge factors) it stops when every untimed survivor lies beyond a timed one slower than
+    the best by more than the measured noise (``bracket``); on 2-D shapes it walks to a neighbour while one
+    beats the best by more than the noise. Noise: the timings' robust spread, at least ``floor``."""
     ledger = Ledger()
     kept, prune = _dao_filters(ctx, ledger)
     ev = ctx.ev
     ledger.stage = "final"
     walk = descent.ranked_pass(kept, lambda c: descent.static_key(_occupancy_of(ctx, c), ctx.transactions_per_item(c), c),
                                lambda c: ev.evaluate(c, ledger), lambda c: ev.measure(c).spread,
-                               profiled=list(ledger.visited), floor=floor)
-    prune.update({"evaluations": ledger.by_stage(), "descent_steps": walk.steps, "stopped": walk.stopped})
+                               profiled=list(ledger.visited), floor=floor, rule=rule)
+    prune.update({"evaluations": ledger.by_stage(), "descent_steps": walk.steps, "stopped": walk.stopped,
+                  "rule": rule})
     return Outcome("dao_ranked", walk.best, ledger, prune)
 
 

@@ -126,13 +126,78 @@ def test_the_cli_exits_2_on_pocl_with_the_reason(capsys):
     assert "no power sensor" in capsys.readouterr().err
 
 
-def test_the_corpus_is_41_kernels_in_150_configurations(cl_device):
+def test_the_corpus_is_43_kernels_in_158_configurations(cl_device):
     from pytest_gpuperf.power.corpus import jobs
 
     js = jobs(cl_device, cl_device.info.backend)
-    assert len(js) == 150 and len({j.kernel for j in js}) == 41  # issue 16: at least 40 kernels
+    assert len(js) == 158 and len({j.kernel for j in js}) == 43  # issue 16: at least 40 kernels
     assert len({(j.kernel, j.config) for j in js}) == len(js)  # one entry per (kernel, configuration)
     assert all(j.local_size[0] <= 256 for j in js if j.kernel in ("group_reduce", "local_reverse"))
+
+
+def test_the_planned_gpu_corpus_without_a_gpu():
+    """The plan a GPU gets (GPU problem sizes, through the offline stand-in): 43 kernels in 158 configurations;
+    the kernels whose PTX loops are not their source's carry per-PTX-loop counts and say why."""
+    import numpy as np
+    from pytest_gpuperf.power.corpus import EXTRA, PlanDevice, jobs, unrolled_by_4
+    from pytest_gpuperf.tuning.kernels import by_name
+
+    js = jobs(PlanDevice(), "cuda")
+    assert len(js) == 158 and len({j.kernel for j in js}) == 43
+    assert len({(j.kernel, j.config) for j in js}) == len(js)
+    by = {j.kernel: j for j in js}
+    assert by["trig"].trips == [0.0, 0.0] and by["sinloop"].trips == [0.0] * 8
+    assert by["matvec_row"].trips == [32.0, 0.0] and by["sgemm_naive"].trips == [250.0, 0.0]
+    assert by["matvec64"].trips == [4.0]  # NVRTC unrolls its 64-step loop by 16
+    assert unrolled_by_4(3) == [0.0, 3.0] and unrolled_by_4(1001) == [250.0, 1.0]
+    # bfs_step: the frontier's (level 0, about a fifth of the vertices) mean degree over all work-items
+    (t,) = by["bfs_step"].trips
+    assert 0.2 * 1.0 < t < 0.2 * 256 and by["bfs_step"].global_size == (by_name("bfs_step").sizes_gpu["n"],)
+    assert all(by[k].trips_note for k in ("trig", "sinloop", "matvec64", "matvec_row", "sgemm_naive", "bfs_step"))
+    assert {k.name for k in EXTRA} <= set(by) and "cl_khr_fp64" not in by["dpoly128"].source
+    # the inputs of every sinf/cosf are far below the range-reduction slow path the zero counts assume
+    a = np.random.default_rng(7).random(1 << 22, dtype=np.float32) + 0.5
+    assert 0.5 <= a.min() and a.max() <= 1.5  # the float32 sum may round up to 1.5
+
+
+def test_resume_measures_only_the_configurations_missing_from_the_file(tmp_path, table, monkeypatch):
+    """The saved H100 corpus (130 configurations) against the full plan: a resumed collection measures the
+    28 it lacks (the 20 once left out, the 8 of the two added kernels) and nothing it has; one that fails
+    is not written, so the next call tries only that one; a complete file measures nothing."""
+    import shutil
+    import pytest_gpuperf.power.corpus as corpus
+    from pytest_gpuperf.models.power import Entry
+
+    saved = Path(__file__).resolve().parents[1] / "results" / "nvidia-h100-80gb-hbm3" / "power-corpus-cuda.json"
+    path = tmp_path / "power-corpus-cuda.json"
+    shutil.copy(saved, path)
+    _, before = load_corpus(path)
+    have = [(e.kernel, e.config) for e in before]
+    plan = corpus.jobs(corpus.PlanDevice(), "cuda")
+    missing = [(j.kernel, j.config) for j in plan if (j.kernel, j.config) not in set(have)]
+    assert len(missing) == 28 and set(have) <= {(j.kernel, j.config) for j in plan}
+    calls: list[tuple[str, str]] = []
+
+    def fake(device, sensor, job, table, timeout_s=10.0):
+        calls.append((job.kernel, job.config))
+        if calls == missing[:missing.index(("bfs_step", "128")) + 1]:  # fails the first time only
+            return "simulated failure"
+        return Entry(job.kernel, job.config, {"x": 1.0}, 100.0, 1e-3, {"trips": job.trips})
+
+    monkeypatch.setattr(corpus, "measure_job", fake)
+    dev = StandIn(SimCounter())
+    n, total, left = collect(dev, table, path, 600.0, "cuda", log=lambda s: None, todo=plan)
+    assert calls == missing and (n, total) == (130 + 27, 158) and left == ["bfs_step 128: simulated failure"]
+    _, after = load_corpus(path)
+    assert [(e.kernel, e.config) for e in after[:130]] == have
+    assert [e.watts for e in after[:130]] == [e.watts for e in before]  # kept as measured, not measured again
+    assert {(e.kernel, e.config) for e in after} == {(j.kernel, j.config) for j in plan} - {("bfs_step", "128")}
+    calls.clear()
+    assert collect(dev, table, path, 600.0, "cuda", log=lambda s: None, todo=plan)[:2] == (158, 158)
+    assert calls == [("bfs_step", "128")]
+    calls.clear()
+    assert collect(dev, table, path, 600.0, "cuda", log=lambda s: None, todo=plan) == (158, 158, [])
+    assert calls == []
 
 
 def test_merge_keeps_first_measurement_and_repeats(tmp_path):

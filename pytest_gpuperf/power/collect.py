@@ -13,18 +13,24 @@ Exit status 2 when the device has no power sensor or yields no PTX (the reason i
 
 joins collections of one device made by calls that could not resume each other's file (no GPU needed):
 a configuration measured twice keeps its first measurement, the later ones in ``info["repeats"]``.
+
+    python -m pytest_gpuperf.power.collect --check-ptx 90 [--json]
+
+compiles every corpus kernel with NVRTC for ``compute_90`` (no GPU: ``pip install nvidia-cuda-nvrtc``) and
+shows each job's PTX loops and the trip counts they get; exit status 1 when a job would be left out.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
 from ..devices import discover, open_device, resolve
 from ..models.latency import latencies
 from ..models.power import save_corpus
-from .corpus import collect, merge, repeatability
+from .corpus import check_ptx, collect, merge, repeatability
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -36,7 +42,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--root", type=Path, default=Path.cwd(), help="checkout root (baselines/, results/)")
     ap.add_argument("--merge", type=Path, nargs="+", default=None, metavar="CORPUS",
                     help="join these corpus files of one device into --out instead of measuring")
+    ap.add_argument("--check-ptx", default=None, metavar="ARCH",
+                    help="compile the corpus offline for compute_ARCH (e.g. 90) and check its loops' trip counts")
+    ap.add_argument("--json", action="store_true", help="with --check-ptx: print the rows as JSON")
     args = ap.parse_args(argv)
+    if args.check_ptx:
+        rows = check_ptx(args.check_ptx)
+        bad = [r for r in rows if r["trips"] is None]
+        if args.json:
+            print(json.dumps(rows, indent=1))
+        else:
+            for r in rows:
+                print(f"{r['kernel']:24} {r['config']:10} {r['loops_in_ptx']:2} loop(s) trips {r['trips']} "
+                      f"({r['how']}{'; ' + r['note'] if r['note'] else ''})")
+            print(f"{len(rows)} configurations of {len({r['kernel'] for r in rows})} kernels; "
+                  f"{len(bad)} would be left out")
+        return 1 if bad else 0
     if args.merge:
         if args.out is None:
             ap.error("--merge needs --out (the merged corpus file)")

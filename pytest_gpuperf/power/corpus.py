@@ -2,14 +2,21 @@
 
 Kernels come from the project's existing corpora, never written for the model: the 24 sampled-model
 kernels (``models.corpus``), the thesis' 12 dwarf kernels (``models.dwarfs``) and the loop-free or
-simply-looped tuning kernels (``tuning.kernels``) — 41 kernels, each at several work-group sizes or
-problem scales, so a held-out kernel is held out in all its configurations.
+simply-looped tuning kernels (``tuning.kernels``) — 41 kernels — plus two of the sampled-model form that
+exercise what none of those does (:data:`EXTRA`: an fp64 FMA chain, contended global atomics): 43 kernels,
+each at several work-group sizes or problem scales, so a held-out kernel is held out in all its
+configurations.
 
 Trip counts. Algorithm 10 multiplies a loop's blocks by its iteration count, which the user gives
-(thesis §4.4.1). Each kernel here lists the counts of its *source* loops; the compiler may unroll a
-constant loop completely (then the PTX has no loop and the counts are dropped) — any other mismatch
-between the PTX's loops and the listed counts leaves the configuration out, with the reason, rather
-than guessing. What was used (``loops_in_ptx``, ``trips``) is saved with every entry.
+(thesis §4.4.1). Each kernel lists one count per loop *of its PTX* (NVRTC's, ``-arch=compute_XY
+-std=c++17``, as the CUDA backend compiles), in header order. Where that PTX has loops the source does
+not show — the remainder loop of a loop NVRTC unrolled by four, the range-reduction loop inside CUDA's
+``sinf``/``cosf`` — the list says so and why (:data:`CORPUS_TRIPS`, :data:`TUNING`); the compiler may
+also unroll a constant source loop completely (then the PTX has no loop and its count is dropped). Any
+other mismatch between the PTX's loops and the listed counts leaves the configuration out, with the
+reason, rather than guessing; :func:`check_ptx` (``python -m pytest_gpuperf.power.collect --check-ptx
+90``, no GPU) compiles every kernel offline and shows the match, and a test keeps it. What was used
+(``loops_in_ptx``, ``trips``, ``trips_note``) is saved with every entry.
 
 Measuring needs PTX (CUDA, or NVIDIA's OpenCL) and a power sensor (NVML); :func:`collect` is called by
 ``python -m pytest_gpuperf.power.collect`` on a GPU and by nothing else.
@@ -26,30 +33,96 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..devices.base import Device
+from ..devices.base import Device, DeviceInfo
 from ..models import cfg as cfgmod
 from ..models import ptx as ptxmod
-from ..models.corpus import CORPUS
+from ..models.corpus import CORPUS, CorpusKernel
 from ..models.dwarfs import DWARFS
 from ..models.latency import LatencyTable
 from ..models.power import Entry, features, load_corpus, read_corpus, save_corpus
+from ..models.scheduler import memory_counts
 from ..tuning.kernels import by_name as bench_by_name
-from ..devices.dialect import portable
+from ..devices.dialect import dialect, portable
 from .energy import steady_state_energy
 
-#: source-loop trip counts of the sampled-model corpus kernels (``models.corpus``; per work-item)
+#: |x| from which CUDA's ``sinf``/``cosf`` leave their fast path for the Payne–Hanek range reduction (PTX:
+#: ``setp.ltu.f32 %p, |x|, 0f47CE4780`` — 105615.0f — guards the 6-step loop over ``__cudart_i2opi_f``)
+SIN_SLOW_PATH = 105615.0
+#: the largest |argument| of the corpus kernels' ``sinf``/``cosf``: ``a`` and ``b`` are ``random() + 0.5``
+#: in binary32, in [0.5, 1.5] (:func:`jobs`; the sum may round up to 1.5), and ``sinloop``'s
+#: ``x = sinf(x) + b`` stays in [-0.5, 2.5]
+SIN_ARG_MAX = 2.5
+#: trip counts per PTX loop (header order) of the sampled-model corpus kernels (``models.corpus``; per
+#: work-item). Constant source loops NVRTC unrolls completely (poly*, intmix, branchy, stencil7, dot16)
+#: leave no PTX loop: their counts are dropped. One it unrolls in part: ``matvec64``'s 64-step loop becomes
+#: a loop of 16 steps per trip (PTX: ``add.s32 %r, %r, 16; setp.ne.s32 %p, %r, 64``), run 4 times — 64
+#: would count its 32 loads and 16 FMAs 64 times, 16 × too many. Two kernels have PTX loops their source
+#: does not show:
+#: - ``trig``: ``sinf(a[i])`` and ``cosf(b[i])`` each inline CUDA's range reduction, whose loop (6 steps)
+#:   runs only on the slow path |x| ≥ :data:`SIN_SLOW_PATH`; the arguments are at most :data:`SIN_ARG_MAX`,
+#:   so both loops run 0 times (the slow path's straight-line blocks still count once, as every branch's
+#:   blocks do in Alg. 10);
+#: - ``sinloop``: NVRTC unrolls ``for (j < 8) x = sinf(x) + b[i]`` completely, so its 8 iterations are 8
+#:   copies of ``sinf``, each with its own range-reduction loop — 8 PTX loops, each run 0 times.
+#: On NVIDIA's OpenCL compiler these kernels' loops may differ: a mismatch leaves them out (the reason said).
 CORPUS_TRIPS: dict[str, list[float]] = {
     "poly8": [8], "poly32": [32], "poly128": [128], "intmix": [16], "branchy": [24], "stencil7": [7],
-    "dot16": [16], "matvec64": [64], "sinloop": [8], "group_reduce": [math.nan],  # log2(LSIZE): per launch
+    "dot16": [16], "matvec64": [64 / 16], "group_reduce": [math.nan],  # log2(LSIZE): per launch
+    "trig": [0.0, 0.0], "sinloop": [0.0] * 8,
 }
+#: kernels of the sampled-model form (same signature and buffers as ``models.corpus``) that only the power
+#: corpus measures: the other corpora have no fp64 arithmetic (the H100's FP64 units: half the FP32 rate,
+#: their own power) and no global atomics under contention (L2 atomic units, serialised per address).
+#: ``dpoly128`` is ``poly128`` in binary64 (NVRTC unrolls its constant loop completely: no PTX loop);
+#: ``atomic_hist`` adds 1 to one of 256 counters in ``c`` chosen by ``a[i]`` (uniform over the 256).
+EXTRA: tuple[CorpusKernel, ...] = (
+    CorpusKernel("dpoly128", "  double x = a[i], y = b[i];\n  for (int j = 0; j < 128; ++j) x = x * 0.999 + y;\n"
+                             "  c[i] = (float)x;"),
+    CorpusKernel("atomic_hist", "  atomic_add((GLOBAL int*)c + ((int)(a[i] * 256.0f) & 255), 1);"),
+)
+EXTRA_TRIPS: dict[str, list[float]] = {"dpoly128": [128], "atomic_hist": []}
+EXTRA_FP64 = frozenset({"dpoly128"})
 CORPUS_LOCALS = (64, 128, 256, 512)  # 64–256 for the two local-memory kernels
 DWARF_SCALES = (1, 2, 4)
-#: tuning kernels whose loops are simple functions of the problem: name → trip counts from the sizes
-TUNING: dict[str, Callable[[dict[str, int]], list[float]]] = {
-    "stencil2d": lambda s: [], "transpose_naive": lambda s: [], "matvec_row": lambda s: [float(s["n"])],
-    "sgemm_naive": lambda s: [float(s["K"])], "bfs_step": lambda s: [],
+
+
+def unrolled_by_4(n: int) -> list[float]:
+    """Counts of a source loop ``for (k = 0; k < n; ++k)`` with a run-time ``n`` that NVRTC unrolls by
+    four: the unrolled loop first (4 iterations per trip, taken when n ≥ 4), then the remainder loop
+    (``.pragma "nounroll"``, one iteration per trip) — n // 4 and n % 4 times."""
+    return [float(n // 4), float(n % 4)]
+
+
+def _bfs_trips(sizes: dict[str, int], host: dict[str, Any], items: int) -> list[float]:
+    """``bfs_step``'s edge loop: ``row_ptr[v+1] - row_ptr[v]`` iterations for a vertex in the frontier
+    (``level_in[v] == cur``, cur = 0 as ``tuning.kernels`` launches it), none for the others — its mean
+    over the launched work-items (the degrees are heavy-tailed, so no single vertex's count is typical;
+    the mean makes the per-thread instruction counts the exact totals over threads)."""
+    deg = np.diff(np.asarray(host["row_ptr"], dtype=np.int64))
+    frontier = np.asarray(host["level"]) == 0
+    return [float(deg[frontier].sum()) / float(items)]
+
+
+#: tuning kernels whose loops are simple functions of the problem: (sizes, prepared host data, work-items
+#: launched) → trip counts per PTX loop. ``matvec_row`` (over n) and ``sgemm_naive`` (over K) have a
+#: run-time loop bound that NVRTC unrolls by four (:func:`unrolled_by_4`: n = 128, K = 1000 on a GPU,
+#: so the remainder loops run 0 times); ``bfs_step``'s loop is data-dependent (:func:`_bfs_trips`).
+TUNING: dict[str, Callable[[dict[str, int], dict[str, Any], int], list[float]]] = {
+    "stencil2d": lambda s, h, items: [], "transpose_naive": lambda s, h, items: [],
+    "matvec_row": lambda s, h, items: unrolled_by_4(s["n"]),
+    "sgemm_naive": lambda s, h, items: unrolled_by_4(s["K"]), "bfs_step": _bfs_trips,
 }
 TUNING_LOCALS = {1: ((64,), (128,), (256,), (512,)), 2: ((16, 4), (16, 16), (32, 8), (32, 16))}
+#: saved with the entries of the kernels whose PTX loops are not their source's
+_NOTES = {
+    "matvec64": "per PTX loop: the 64-step loop unrolled by 16, 4 trips",
+    "trig": "per PTX loop: sinf's and cosf's range-reduction loops, 0 (|arguments| ≤ 2.5, slow path from 105615)",
+    "sinloop": "per PTX loop: the 8-step loop unrolled into 8 sinf, each range-reduction loop 0 "
+               "(|arguments| ≤ 2.5, slow path from 105615)",
+    "matvec_row": "per PTX loop: the n-loop unrolled by 4 (n // 4), its remainder loop (n % 4)",
+    "sgemm_naive": "per PTX loop: the K-loop unrolled by 4 (K // 4), its remainder loop (K % 4)",
+    "bfs_step": "the edge loop's mean count per work-item (frontier degrees summed / work-items)",
+}
 N_ITEMS = 1 << 22  # corpus kernels' problem size (work-items)
 
 
@@ -67,6 +140,7 @@ class Job:
     args: Callable[[], list[Any]]
     trips: list[float]
     origin: str
+    trips_note: str = ""  # why the counts are what they are where the PTX's loops differ from the source's
 
 
 def _trips_for(cfg: cfgmod.Cfg, trips: Sequence[float]) -> tuple[list[float] | None, str]:
@@ -85,14 +159,18 @@ def jobs(device: Device, backend: str) -> list[Job]:
     a = device.to_device(rng.random(N_ITEMS, dtype=np.float32) + 0.5)
     b = device.to_device(rng.random(N_ITEMS, dtype=np.float32) + 0.5)
     c = device.empty(4 * N_ITEMS)
-    for k in CORPUS:
+    for k in CORPUS + EXTRA:
         # the local-memory kernels declare 256-float work-group arrays (models.corpus): no larger groups
         for local in [x for x in CORPUS_LOCALS if not k.local_mem or x <= 256]:
-            trips = list(CORPUS_TRIPS.get(k.name, []))
+            trips = list(CORPUS_TRIPS.get(k.name, EXTRA_TRIPS.get(k.name, [])))
             if k.name == "group_reduce":
                 trips = [float(int(math.log2(local)))]
-            out.append(Job(k.name, f"local={local}", k.source(backend), k.name, (), (N_ITEMS,), (local,),
-                           lambda: [a, b, c, np.int32(N_ITEMS)], trips, "models.corpus"))
+            source = k.source(backend)
+            if k.name in EXTRA_FP64:
+                source = dialect(backend).fp64_prelude + source
+            out.append(Job(k.name, f"local={local}", source, k.name, (), (N_ITEMS,), (local,),
+                           lambda: [a, b, c, np.int32(N_ITEMS)], trips, "power.corpus" if k in EXTRA else
+                           "models.corpus", _NOTES.get(k.name, "")))
     for d in DWARFS:
         for scale in DWARF_SCALES:
             launch = d.setup(device, scale)
@@ -104,10 +182,54 @@ def jobs(device: Device, backend: str) -> list[Job]:
         sizes = bench.sizes(device)
         prepared = bench.prepare(device, rng, sizes)
         for local in TUNING_LOCALS[bench.dims]:
+            ndr = bench.ndrange(sizes, local, device)
             out.append(Job(name, "x".join(map(str, local)), portable(bench.source, backend), bench.kernel,
-                           bench.options(local), bench.ndrange(sizes, local, device), local, prepared.args,
-                           trips_of(sizes), "tuning.kernels"))
+                           bench.options(local), ndr, local, prepared.args,
+                           trips_of(sizes, prepared.host, int(np.prod(ndr))), "tuning.kernels",
+                           _NOTES.get(name, "")))
     return out
+
+
+class PlanDevice:
+    """Just enough of a CUDA device of compute capability ``cc`` for :func:`jobs` without a GPU: the problem
+    sizes are a GPU's, so the planned jobs and trip counts are those of a GPU run; a "buffer" is only its
+    size in bytes (the inputs are generated, as for a GPU, and dropped: a plan holds no gigabytes)."""
+
+    def __init__(self, cc: str = "9.0") -> None:
+        self.info = DeviceInfo("cuda", 0, f"offline compute capability {cc}", "NVIDIA", "offline",
+                               compute_capability=cc, compute_units=132, warp_size=32, fp64=True)
+
+    def to_device(self, array: np.ndarray) -> int:
+        return int(np.asarray(array).nbytes)
+
+    def empty(self, nbytes: int) -> int:
+        return int(nbytes)
+
+
+def check_ptx(arch: str = "90", compile_ptx: Callable[[str, list[str]], str] | None = None) -> list[dict[str, Any]]:
+    """Every CUDA job's PTX, compiled offline for ``compute_<arch>`` with the CUDA backend's NVRTC options
+    (``devices.recompile``: the first libnvrtc on the path; no GPU), with its loops and the counts
+    :func:`measure_job` would give them: one row per job; ``trips`` None where the job would be left out.
+    ``global_per_thread``: global memory instructions one work-item executes by those counts."""
+    if compile_ptx is None:
+        from ..devices import recompile
+
+        def compile_ptx(source: str, options: list[str]) -> str:
+            return recompile.compile_ptx(source, options)[0].decode()
+    cc = f"{arch[:-1]}.{arch[-1]}"
+    texts: dict[tuple[str, tuple[str, ...]], str] = {}
+    rows = []
+    for job in jobs(PlanDevice(cc), "cuda"):  # type: ignore[arg-type]
+        key = (job.source, job.options)
+        if key not in texts:
+            texts[key] = compile_ptx(job.source, [f"-arch=compute_{arch}", "-std=c++17", *job.options])
+        graph = cfgmod.build(ptxmod.parse(texts[key], job.entry))
+        trips, how = _trips_for(graph, job.trips)
+        rows.append({"kernel": job.kernel, "config": job.config, "loops_in_ptx": len(graph.loops),
+                     "headers": [graph.blocks[min(lp)].label for lp in graph.loops], "listed": job.trips,
+                     "trips": trips, "how": how, "note": job.trips_note,
+                     "global_per_thread": None if trips is None else memory_counts(graph, trips)[0]})
+    return rows
 
 
 def measure_job(device: Device, sensor: Any, job: Job, table: LatencyTable, timeout_s: float = 10.0) -> Entry | str:
@@ -132,6 +254,7 @@ def measure_job(device: Device, sensor: Any, job: Job, table: LatencyTable, time
                             timeout_s)
     return Entry(job.kernel, job.config, feats, e.watts, e.joules_per_launch,
                  {**e.info(), "origin": job.origin, "trips": trips, "trips_source": how,
+                  **({"trips_note": job.trips_note} if job.trips_note else {}),
                   "loops_in_ptx": len(graph.loops), "grid": grid, "block": block})
 
 

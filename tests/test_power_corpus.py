@@ -161,21 +161,23 @@ def test_the_planned_gpu_corpus_without_a_gpu():
 
 
 def test_resume_measures_only_the_configurations_missing_from_the_file(tmp_path, table, monkeypatch):
-    """The saved H100 corpus (130 configurations) against the full plan: a resumed collection measures the
-    28 it lacks (the 20 once left out, the 8 of the two added kernels) and nothing it has; one that fails
-    is not written, so the next call tries only that one; a complete file measures nothing."""
-    import shutil
+    """The saved H100 corpus, less the kernels it once left out or mis-counted, against the full plan: a
+    resumed collection measures exactly the configurations it lacks and nothing it has; one that fails is
+    not written, so the next call tries only that one; a complete file measures nothing."""
     import pytest_gpuperf.power.corpus as corpus
-    from pytest_gpuperf.models.power import Entry
+    from pytest_gpuperf.models.power import Entry, save_corpus
 
     saved = Path(__file__).resolve().parents[1] / "results" / "nvidia-h100-80gb-hbm3" / "power-corpus-cuda.json"
+    device, saved_entries = load_corpus(saved)
+    redo = {"trig", "sinloop", "matvec_row", "sgemm_naive", "bfs_step", "matvec64", "dpoly128", "atomic_hist"}
     path = tmp_path / "power-corpus-cuda.json"
-    shutil.copy(saved, path)
+    save_corpus(path, device, [e for e in saved_entries if e.kernel not in redo])
     _, before = load_corpus(path)
     have = [(e.kernel, e.config) for e in before]
     plan = corpus.jobs(corpus.PlanDevice(), "cuda")
     missing = [(j.kernel, j.config) for j in plan if (j.kernel, j.config) not in set(have)]
-    assert len(missing) == 28 and set(have) <= {(j.kernel, j.config) for j in plan}
+    assert len(have) >= 100 and set(have) <= {(j.kernel, j.config) for j in plan}
+    assert {k for k, _ in missing} == redo and len(missing) == len(plan) - len(have)
     calls: list[tuple[str, str]] = []
 
     def fake(device, sensor, job, table, timeout_s=10.0):
@@ -187,16 +189,17 @@ def test_resume_measures_only_the_configurations_missing_from_the_file(tmp_path,
     monkeypatch.setattr(corpus, "measure_job", fake)
     dev = StandIn(SimCounter())
     n, total, left = collect(dev, table, path, 600.0, "cuda", log=lambda s: None, todo=plan)
-    assert calls == missing and (n, total) == (130 + 27, 158) and left == ["bfs_step 128: simulated failure"]
+    k = len(have)
+    assert calls == missing and (n, total) == (len(plan) - 1, len(plan)) and left == ["bfs_step 128: simulated failure"]
     _, after = load_corpus(path)
-    assert [(e.kernel, e.config) for e in after[:130]] == have
-    assert [e.watts for e in after[:130]] == [e.watts for e in before]  # kept as measured, not measured again
+    assert [(e.kernel, e.config) for e in after[:k]] == have
+    assert [e.watts for e in after[:k]] == [e.watts for e in before]  # kept as measured, not measured again
     assert {(e.kernel, e.config) for e in after} == {(j.kernel, j.config) for j in plan} - {("bfs_step", "128")}
     calls.clear()
-    assert collect(dev, table, path, 600.0, "cuda", log=lambda s: None, todo=plan)[:2] == (158, 158)
+    assert collect(dev, table, path, 600.0, "cuda", log=lambda s: None, todo=plan)[:2] == (len(plan), len(plan))
     assert calls == [("bfs_step", "128")]
     calls.clear()
-    assert collect(dev, table, path, 600.0, "cuda", log=lambda s: None, todo=plan) == (158, 158, [])
+    assert collect(dev, table, path, 600.0, "cuda", log=lambda s: None, todo=plan) == (len(plan), len(plan), [])
     assert calls == []
 
 

@@ -49,7 +49,8 @@ def _corpus_parts(tmp: Path) -> tuple[Path, Path]:
     entries = [dataclasses.replace(e, info={k: v for k, v in e.info.items() if k != "repeats"}) for e in entries]
     a, b = tmp / "a.json", tmp / "b.json"
     save_corpus(a, dev, entries[:30])
-    save_corpus(b, dev, entries[20:40])
+    # a second call measured configurations 20-29 again (other watts) and 30-39 for the first time
+    save_corpus(b, dev, [dataclasses.replace(e, watts=e.watts * 1.02) for e in entries[20:30]] + entries[30:40])
     return a, b
 
 

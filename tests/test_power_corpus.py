@@ -214,12 +214,14 @@ def test_merge_keeps_first_measurement_and_repeats(tmp_path):
     entries = [dataclasses.replace(e, info={k: v for k, v in e.info.items() if k != "repeats"}) for e in entries]
     a, b = tmp_path / "a.json", tmp_path / "b.json"
     save_corpus(a, dev, entries[:30])
-    save_corpus(b, dev, entries[20:40])
+    # configurations 20-29 measured again (2 % more watts), 30-39 new
+    save_corpus(b, dev, [dataclasses.replace(e, watts=e.watts * 1.02) for e in entries[20:30]] + entries[30:40])
     _, merged, meta = merge([a, b])
     assert len(merged) == 40 and meta["merged_from"] == ["a.json", "b.json"]
-    assert [e.info.get("repeats") is not None for e in merged[:30]].count(True) == 10
+    assert [bool(e.info.get("repeats")) for e in merged[:30]].count(True) == 10
+    assert [e.watts for e in merged[20:30]] == [e.watts for e in entries[20:30]]  # the first measurement stays
     rep = repeatability(merged)
-    assert rep["n"] == 10 and rep["max_rel"] == 0  # the same measurements twice: no difference
+    assert rep["n"] == 10 and rep["max_rel"] == pytest.approx(0.02)
     h200, other = load_corpus(root / "nvidia-h200" / "power-corpus-cuda.json")
     c = tmp_path / "c.json"
     save_corpus(c, h200, other[:5])
@@ -239,3 +241,25 @@ def test_the_two_hold_out_protocols_differ_on_the_saved_corpus():
     assert rows["mape"] < kernels["mape"]
     with pytest.raises(ValueError, match="protocol"):
         nested_cv(entries, protocol="random")
+
+
+def test_merging_a_corpus_with_a_copy_of_itself_adds_no_repeats(tmp_path):
+    """A device call carries the corpus it resumes and brings it back: merging the two copies must not count
+    each measurement as its own repeat (which read as 0.0 % median repeatability); a real second
+    measurement is still a repeat, once, however often the files holding it are merged."""
+    from pytest_gpuperf.models.power import Entry, save_corpus
+    from pytest_gpuperf.power.corpus import merge, repeatability
+
+    a = Entry("k", "local=64", {"x": 1.0}, 200.0, 1e-3, {})
+    b = Entry("k", "local=128", {"x": 2.0}, 250.0, 2e-3, {})
+    dev = {"key": "dev"}
+    one, two = tmp_path / "one.json", tmp_path / "two.json"
+    save_corpus(one, dev, [a, b])
+    save_corpus(two, dev, [a, Entry("k", "local=128", {"x": 2.0}, 255.0, 2.1e-3, {})])
+    _, same, _ = merge([one, one])
+    assert all(not e.info.get("repeats") for e in same) and repeatability(same)["n"] == 0
+    _, merged, _ = merge([one, two])
+    save_corpus(tmp_path / "m.json", dev, merged)
+    _, again, _ = merge([tmp_path / "m.json", tmp_path / "m.json", two])
+    rep = {e.config: e.info.get("repeats") or [] for e in again}
+    assert rep["local=64"] == [] and [r["watts"] for r in rep["local=128"]] == [255.0]

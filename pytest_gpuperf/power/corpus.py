@@ -323,13 +323,32 @@ def merge(paths: Sequence[Path]) -> tuple[dict[str, Any], list[Entry], dict[str,
                 by_key[k] = e
                 continue
             first = by_key[k]
-            repeats = list(first.info.get("repeats") or [])
-            repeats.append({"watts": e.watts, "joules_per_launch": e.joules_per_launch, "file": Path(path).name})
+            repeats = list(first.info.get("repeats") or []) + list(e.info.get("repeats") or [])
+            if (e.watts, e.joules_per_launch) != (first.watts, first.joules_per_launch):
+                repeats.append({"watts": e.watts, "joules_per_launch": e.joules_per_launch, "file": Path(path).name})
             by_key[k] = Entry(first.kernel, first.config, first.features, first.watts, first.joules_per_launch,
                               {**first.info, "repeats": repeats})
+    for k, e in by_key.items():
+        if e.info.get("repeats"):
+            by_key[k] = Entry(e.kernel, e.config, e.features, e.watts, e.joules_per_launch,
+                              {**e.info, "repeats": distinct_repeats(e)})
     meta_out = {"jobs": jobs_n, "latency_sources": sorted(sources), "left_out": left_out,
                 "merged_from": [Path(p).name for p in paths]}
     return device, list(by_key.values()), meta_out
+
+
+def distinct_repeats(entry: Entry) -> list[dict[str, Any]]:
+    """The entry's repeats that are other measurements: a file merged with a copy of itself (a device call
+    carries the corpus it resumes and brings it back) holds the same measurement twice — that is not a
+    repeat, and counting it would read as perfect repeatability. Same (watts, J/launch) = same measurement."""
+    seen = {(entry.watts, entry.joules_per_launch)}
+    out = []
+    for r in entry.info.get("repeats") or []:
+        key = (r.get("watts"), r.get("joules_per_launch"))
+        if key not in seen:
+            seen.add(key)
+            out.append(r)
+    return out
 
 
 def repeatability(entries: Sequence[Entry]) -> dict[str, float]:

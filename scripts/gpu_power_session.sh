@@ -6,7 +6,8 @@
 #   GPUPERF_CORPUS_S   seconds of corpus collection this call (default 150; 0 skips it). The corpus is
 #                      results/<key>/power-corpus-cuda.json in the checkout: commit it (or leave it
 #                      untracked) and the next call resumes where this one stopped.
-#   GPUPERF_PARETO=1   also run the time–energy Pareto tests (exhaustive tuning with energy: long) — best in a
+#   GPUPERF_PARETO=1   also run the time–energy Pareto searches (every configuration timed, energies fastest first
+#                      until the idle-power bound or GPUPERF_PARETO_BUDGET_S, default 45 s per kernel) — best in a
 #                      call of their own: GPUPERF_CORPUS_S=0 GPUPERF_PARETO=1 GPUPERF_TIMEOUT=540 GPUPERF_ARGS="-k pareto"
 #   GPUPERF_K          the suite's -k expression (default "not pareto"; all tests with GPUPERF_PARETO=1), e.g.
 #                      GPUPERF_K="pareto and (blur1d or nbody)" to spread the twelve searches over calls

@@ -8,7 +8,7 @@
 #                      untracked) and the next call resumes where this one stopped.
 #   GPUPERF_PARETO=1   also run the time–energy Pareto searches (every configuration timed, energies fastest first
 #                      until the idle-power bound or GPUPERF_PARETO_BUDGET_S, default 45 s per kernel) — best in a
-#                      call of their own: GPUPERF_CORPUS_S=0 GPUPERF_PARETO=1 GPUPERF_TIMEOUT=540 GPUPERF_ARGS="-k pareto"
+#                      call of their own: GPUPERF_CORPUS_S=0 GPUPERF_PARETO=1 GPUPERF_TIMEOUT=540 GPUPERF_K=pareto
 #   GPUPERF_K          the suite's -k expression (default "not pareto"; all tests with GPUPERF_PARETO=1), e.g.
 #                      GPUPERF_K="pareto and (blur1d or nbody)" to spread the twelve searches over calls
 #   GPUPERF_SUITE=0    corpus only (with e.g. GPUPERF_CORPUS_S=480)

@@ -48,9 +48,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "device maximum once and, if its output matches NumPy, tune up to it "
                          "(ini gpuperf_tuning_probe_limit)")
     group.addoption("--gpuperf-energy-pareto", action="store_true", default=None,
-                    help="power suite: also search every tuning kernel's whole space for its (time, energy) "
-                         "Pareto front — each point is an energy span, ~75 s per kernel on an H100, so off by "
-                         "default (ini gpuperf_energy_pareto)")
+                    help="power suite: also search every tuning kernel's space for its (time, energy) "
+                         "Pareto front — every configuration timed, energies (a 2-s span each) fastest first "
+                         "until an idle-power bound or the budget (45 s per kernel, GPUPERF_PARETO_BUDGET_S) "
+                         "ends it; off by default (ini gpuperf_energy_pareto)")
     parser.addini("gpuperf_energy_pareto", "default of --gpuperf-energy-pareto", type="bool", default=False)
     parser.addini("gpuperf_tuning_budget", "default of --gpuperf-tuning-budget (seconds; 0 = none)", default="0")
     parser.addini("gpuperf_tuning_probe_limit", "default of --gpuperf-tuning-probe-limit", type="bool", default=False)
@@ -67,7 +68,7 @@ class TuningOptions:
 
     budget_s: float  # 0 = none
     probe_limit: bool
-    energy_pareto: bool = False  # the power suite's exhaustive (time, energy) fronts
+    energy_pareto: bool = False  # the power suite's (time, energy) fronts (tuning.pareto.pareto_search)
 
 
 def tuning_options(config: pytest.Config) -> TuningOptions:

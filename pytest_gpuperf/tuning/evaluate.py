@@ -149,15 +149,31 @@ class Evaluator:
         m = measure(self.device, lambda: self.device.launch(k, glob, loc, args), self.config)
         point = Point(m.stats.median, m.stats.rel_spread, time.perf_counter() - t0)
         if self.sensor is not None:
-            e = steady_state_energy(self.device, self.sensor, lambda: self.device.launch(k, glob, loc, args), 1.0,
-                                    self.config.timeout_s, warmup_s=self.energy_warmup_s,
-                                    k_steps=self.energy_k_steps)
-            point.energy_j, point.watts, point.throttled = e.joules_per_launch, e.watts, e.throttled
-            point.cost_s = time.perf_counter() - t0
+            self._add_energy(point, self.sensor, lambda: self.device.launch(k, glob, loc, args))
         self.points[cfg] = point
         if self.on_point is not None:
             self.on_point(len(self.points))
         return point
+
+    def measure_energy(self, cfg: Config, sensor: Any) -> Point:
+        """``cfg``'s point (timed first where it is not) with its steady-state energy on ``sensor``: for a
+        caller that chooses which configurations get the expensive energy loop (``tuning.pareto``)."""
+        point = self.measure(cfg)
+        if point.energy_j is None:
+            k = self.kernel(cfg)
+            glob, loc, _ = self.geometry(cfg)
+            args = self.prepared.args()
+            self._add_energy(point, sensor, lambda: self.device.launch(k, glob, loc, args))
+        return point
+
+    def _add_energy(self, point: Point, sensor: Any, launch: Callable[[], Any]) -> None:
+        """The energy loop of one point (``power.energy.steady_state_energy`` with this evaluator's count and
+        warm-up); its seconds are charged to the point's cost."""
+        t0 = time.perf_counter()
+        e = steady_state_energy(self.device, sensor, launch, 1.0, self.config.timeout_s,
+                                warmup_s=self.energy_warmup_s, k_steps=self.energy_k_steps)
+        point.energy_j, point.watts, point.throttled = e.joules_per_launch, e.watts, e.throttled
+        point.cost_s += time.perf_counter() - t0
 
     def evaluate(self, cfg: Config, ledger: Ledger) -> float:
         """The strategies' single entry point: charge ``ledger`` and return the value they minimise — the

@@ -168,8 +168,8 @@ def search_front(times: Mapping[K, tuple[float, float]], measure_energy: Callabl
     **Bound.** The energy of one launch is ``E_c = P̄_c · w_c``: the board's average power over the energy
     loop times the loop's wall seconds per launch. ``w_c ≥ t_c``, the device time of one launch (the launches
     of one stream run one after another; the loop adds host gaps, never overlap), and ``P̄_c ≥ P_floor`` (the
-    board draws its idle power plus whatever the kernel switches; saved H100 loops draw 200–330 W against
-    ~73 W idle, and w is 2.0–2.3 × t). So ``E_c ≥ P_floor · t_c``. Let E_min be the lowest energy measured so
+    board draws its idle power plus whatever the kernel switches; saved H100 loops draw 171–480 W against an
+    idle floor of 121–132 W measured before each search, and w is 1.7–2.3 × t). So ``E_c ≥ P_floor · t_c``. Let E_min be the lowest energy measured so
     far, at a point m no slower than c (the order). If ``E_min ≤ P_floor · t_lo(c) · (1 − energy_margin)``
     then c is no faster and no cheaper than m: dominated (or an exact tie), so it is skipped ("pruned") —
     the front and the energy- and EDP-optimal configurations are the exhaustive search's.
@@ -191,8 +191,8 @@ def search_front(times: Mapping[K, tuple[float, float]], measure_energy: Callabl
     (``violations``): pruning is switched off and the configurations pruned so far go back into the queue.
     The check sees measured points only — a floor too high can prune a whole slow tail before any measured
     point shows it — which is why the floor is the board's lowest state (idle), not a fitted figure;
-    ``slack()`` reports how far the measured points stayed from the bound (on saved H100 points E/(P_idle·t)
-    is 6–9: the bound is sound there and, for the same reason, weak — it rules out only configurations
+    ``slack()`` reports how far the measured points stayed from the bound (2.9–5.8 in the H100 searches,
+    ``bound_slack_min`` of ``pareto-1``/``pareto-2``/``power-4``/``power-5``: the bound is sound there and, for the same reason, weak — it rules out only configurations
     several times slower than the cheapest one measured, so on those spaces the budget is what stops).
 
     **Budget.** ``budget_s`` (wall seconds from ``start``, default now; None: no budget) is a hard cap: an
@@ -256,14 +256,14 @@ def pareto_search(ctx: Any, sensor: Any, budget_s: float | None = BUDGET_S, *, f
                   clock: Callable[[], float] = time.monotonic) -> tuple[FrontSearch, Any]:
     """:func:`search_front` on a tuning context: the idle board power (``power.energy.idle_power``, unless
     ``floor`` is given: an ``IdlePower`` or None for no pruning), then every configuration of ``ctx.space``
-    timed through the evaluator, then energies through ``steady_state_energy`` with the evaluator's loop
-    parameters; each measured energy is stored on the evaluator's point (so ``ctx.ev.front()`` is the
+    timed through the evaluator, then energies through the evaluator's ``measure_energy`` (its energy
+    loop's count and warm-up); each measured energy is stored on the evaluator's point (so ``ctx.ev.front()`` is the
     front). The context must be built with objective "time" — else the timing pass would measure every energy.
     The budget counts from before the idle reading; the timing pass always completes (the order needs every
     time; it is the evaluator's short tuning profile, well under a second per configuration — a 223-shape
     space's whole exhaustive timing fits in the H100 tuning suite's 7–20 s per kernel).
     Returns (the search, the idle reading)."""
-    from ..power.energy import idle_power, steady_state_energy
+    from ..power.energy import idle_power
 
     ev = ctx.ev
     if ev.sensor is not None:
@@ -274,18 +274,10 @@ def pareto_search(ctx: Any, sensor: Any, budget_s: float | None = BUDGET_S, *, f
     for c in ctx.space:
         p = ev.measure(c)
         times[c] = (p.time_s, p.spread)
-    args = ev.prepared.args()
 
     def energy(c: Any) -> tuple[float, float | None]:
-        t = time.perf_counter()
-        k = ev.kernel(c)
-        glob, loc, _ = ev.geometry(c)
-        e = steady_state_energy(ev.device, sensor, lambda: ev.device.launch(k, glob, loc, args), 1.0,
-                                ev.config.timeout_s, warmup_s=ev.energy_warmup_s, k_steps=ev.energy_k_steps)
-        p = ev.points[c]
-        p.energy_j, p.watts, p.throttled = e.joules_per_launch, e.watts, e.throttled
-        p.cost_s += time.perf_counter() - t
-        return e.joules_per_launch, e.watts
+        p = ev.measure_energy(c, sensor)
+        return p.energy_j, p.watts
 
     found = search_front(times, energy, None if idle is None else idle.watts, budget_s, clock=clock, start=start)
     return found, idle

@@ -302,11 +302,7 @@ def global_penalty_s(threads_total: int, ngm: float, gbytes: float, r_lsu: int,
     access (the same ``access_sz`` that Eq. 4.12 divides the L2 size by). So the penalty is the launch's
     global bytes over ``R[LSU]·TP``, not all bytes over ``TP``: the scheduled delay (Alg. 6, each global
     access at ``L(gm) + ⌈nTW/R[LSU]⌉ − 1`` cycles per wave) carries the rest. 0 without global accesses."""
-    if ngm <= 0 or threads_total <= 0:
-        return 0.0
-    access = gbytes / ngm
-    rate = exp_growth(ngm * threads_total, *tp)
-    return threads_total / r_lsu * access / max(rate, 1.0) * ngm
+    return global_stream_s(threads_total, ngm, gbytes, tp) / r_lsu
 
 
 def shared_penalty_s(threads_total: int, nshm: float, sbytes: float, r_lsu: int, n_sm: int,
@@ -319,6 +315,12 @@ def shared_penalty_s(threads_total: int, nshm: float, sbytes: float, r_lsu: int,
     access = sbytes / nshm
     rate = exp_growth(nshm * threads_total, *tp)
     return threads_total / (r_lsu * n_sm) * access / max(rate, 1.0) * nshm
+
+
+def _resources(cc: str, occ: Occupancy, **launch: int) -> dict[str, Any]:
+    """A prediction's launch resources for its ``info``: registers, shared memory, block, grid, occupancy."""
+    return {"regs_per_thread": launch["regs"], "shared_bytes_per_block": launch["shared"], "block": launch["block"],
+            "grid": launch["grid"], "occupancy": round(occ.threads_per_sm / sm_limits(cc).max_threads, 3)}
 
 
 def predict(cfg: Cfg, table: LatencyTable, cal: Calibration, *, grid: int, block: int, regs: int, shared: int,
@@ -363,9 +365,7 @@ def predict(cfg: Cfg, table: LatencyTable, cal: Calibration, *, grid: int, block
     l_gm = table.of("ld.global", threads_total)  # the same per-launch L(gm) the scheduler charged above
     cm = cache_miss_cycles(threads_total, ngm, gbytes, waves, l2_bytes, l_gm) / clock_hz
     seconds = d_kernel / clock_hz + launch + gm + sm + cm
-    resident = occ.threads_per_sm / sm_limits(cc).max_threads
-    resources = {"regs_per_thread": regs, "shared_bytes_per_block": shared, "block": block, "grid": grid,
-                 "occupancy": round(resident, 3)}
+    resources = _resources(cc, occ, regs=regs, shared=shared, block=block, grid=grid)
     return Prediction(seconds, d_kernel, waves, launch, gm, sm, occ, counts, cm, resources, gm_latency_cycles=l_gm)
 
 
@@ -447,9 +447,7 @@ def predict_hopper(cfg: Cfg, table: LatencyTable, cal: Calibration, *, grid: int
     execution_s = d_kernel / clock_hz
     seconds = cal.launch[0] + max(dispatch_s, execution_s, memory_s)
     bound = max((("dispatch", dispatch_s), ("execution", execution_s), ("memory", memory_s)), key=lambda kv: kv[1])[0]
-    resident = occ.threads_per_sm / sm_limits(cc).max_threads
-    resources = {"regs_per_thread": regs, "shared_bytes_per_block": shared, "block": block, "grid": grid,
-                 "occupancy": round(resident, 3)}
+    resources = _resources(cc, occ, regs=regs, shared=shared, block=block, grid=grid)
     parts = {"launch_fixed_s": cal.launch[0], "dispatch_s": dispatch_s, "execution_s": execution_s,
              "memory_s": memory_s, "issue_s": issue_total / clock_hz, "chain_s": chain * waves / clock_hz}
     return Prediction(seconds, d_kernel, waves, cal.launch[0], 0.0, 0.0, occ, counts, 0.0, resources,

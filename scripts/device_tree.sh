@@ -12,6 +12,11 @@ exclude="$(git rev-parse --git-common-dir)/info/exclude"
 mkdir -p "$(dirname "$exclude")"
 case "${1:-}" in
   slim)
+    # the device copy has no usable .git: stamp the commit the call runs (gpu_prologue.sh exports it as
+    # GPUPERF_COMMIT, so every results file names the code that made it; "+dirty" when tracked files differ)
+    stamp=$(git rev-parse --short HEAD)
+    git diff --quiet HEAD -- . ':!results' || stamp="$stamp+dirty"
+    echo "$stamp" > .gpuperf-commit
     git rm -r -q --cached results
     grep -qx '/results/' "$exclude" 2>/dev/null || echo '/results/' >> "$exclude"
     for f in $(git ls-tree -r --name-only HEAD results | grep -E '^results/[^/]+/(gatecheck\.json|power-corpus-[a-z]+\.json)$'); do
@@ -19,6 +24,7 @@ case "${1:-}" in
     done
     git ls-files -z | xargs -0 stat -c %s | awk '{s+=$1} END {printf "tracked now: %.1f MiB\n", s/1048576}' ;;
   restore)
+    rm -f .gpuperf-commit
     git reset -q HEAD -- results
     sed -i '/^\/results\/$/d' "$exclude" ;;
   *) echo "usage: $0 slim|restore" >&2; exit 2 ;;

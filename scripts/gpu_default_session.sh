@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The README's main command on a lent GPU: the runs a baseline is made from, and the gate check
 # against it — one device call each (a run of suites/ takes ~5.5 minutes on an H100, a call at most 10).
-# Run through the device tool from the repo root, carrying .whl; pass the sha read here (the device
-# copy's .git may be stale):
+# Run through the device tool from the repo root, carrying .whl, after `bash scripts/device_tree.sh slim`
+# (it stamps the commit in .gpuperf-commit: the device copy's .git is stale; GPUPERF_COMMIT overrides it):
 #   GPUPERF_COMMIT=<sha> GPUPERF_TAG=default-1 bash scripts/gpu_default_session.sh            # one run
 #   GPUPERF_COMMIT=<sha> GPUPERF_GATECHECK="--aa 1" bash scripts/gpu_default_session.sh       # gate check
 #   GPUPERF_SUITES="suites/test_power.py ..."   one part of suites/ per call, where the whole command outlasts

@@ -24,6 +24,8 @@ Measuring needs PTX (CUDA, or NVIDIA's OpenCL) and a power sensor (NVML); :func:
 
 from __future__ import annotations
 
+import dataclasses
+
 import math
 import statistics
 import time
@@ -323,15 +325,10 @@ def merge(paths: Sequence[Path]) -> tuple[dict[str, Any], list[Entry], dict[str,
                 by_key[k] = e
                 continue
             first = by_key[k]
-            repeats = list(first.info.get("repeats") or []) + list(e.info.get("repeats") or [])
-            if (e.watts, e.joules_per_launch) != (first.watts, first.joules_per_launch):
-                repeats.append({"watts": e.watts, "joules_per_launch": e.joules_per_launch, "file": Path(path).name})
-            by_key[k] = Entry(first.kernel, first.config, first.features, first.watts, first.joules_per_launch,
-                              {**first.info, "repeats": repeats})
-    for k, e in by_key.items():
-        if e.info.get("repeats"):
-            by_key[k] = Entry(e.kernel, e.config, e.features, e.watts, e.joules_per_launch,
-                              {**e.info, "repeats": distinct_repeats(e)})
+            repeats = [*(first.info.get("repeats") or []), *(e.info.get("repeats") or []),
+                       {"watts": e.watts, "joules_per_launch": e.joules_per_launch, "file": Path(path).name}]
+            merged = dataclasses.replace(first, info={**first.info, "repeats": repeats})
+            by_key[k] = dataclasses.replace(merged, info={**merged.info, "repeats": distinct_repeats(merged)})
     meta_out = {"jobs": jobs_n, "latency_sources": sorted(sources), "left_out": left_out,
                 "merged_from": [Path(p).name for p in paths]}
     return device, list(by_key.values()), meta_out

@@ -327,8 +327,9 @@ def merge(paths: Sequence[Path]) -> tuple[dict[str, Any], list[Entry], dict[str,
             first = by_key[k]
             repeats = [*(first.info.get("repeats") or []), *(e.info.get("repeats") or []),
                        {"watts": e.watts, "joules_per_launch": e.joules_per_launch, "file": Path(path).name}]
-            merged = dataclasses.replace(first, info={**first.info, "repeats": repeats})
-            by_key[k] = dataclasses.replace(merged, info={**merged.info, "repeats": distinct_repeats(merged)})
+            distinct = distinct_repeats(dataclasses.replace(first, info={**first.info, "repeats": repeats}))
+            info = {key: v for key, v in first.info.items() if key != "repeats"}
+            by_key[k] = dataclasses.replace(first, info={**info, **({"repeats": distinct} if distinct else {})})
     meta_out = {"jobs": jobs_n, "latency_sources": sorted(sources), "left_out": left_out,
                 "merged_from": [Path(p).name for p in paths]}
     return device, list(by_key.values()), meta_out

@@ -11,7 +11,6 @@ spread vs across-allocation spread says whether the run-to-run spread of that me
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -21,6 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pytest_gpuperf.probes import global_latency as gl  # noqa: E402
 from pytest_gpuperf.probes.memory import chase_array  # noqa: E402
+from pytest_gpuperf.util.atomic import atomic_write_json  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     print({k: v for k, v in doc.items() if k != "allocations"})
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(doc, indent=1) + "\n")
+        atomic_write_json(args.out, doc)
     return 0
 
 

@@ -21,16 +21,15 @@ The worker side (``--worker``) is what ncu runs; it prints nothing on stdout (nc
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pytest_gpuperf.models import ncu  # noqa: E402
 from pytest_gpuperf.models.dwarfs import DWARFS  # noqa: E402
+from pytest_gpuperf.util.atomic import atomic_write_json  # noqa: E402
 
 #: counters per dwarf: time, traffic at each level, coalescing, occupancy, issue and stall reasons
 METRICS: tuple[str, ...] = (
@@ -112,12 +111,9 @@ def main(argv: list[str] | None = None) -> int:
     from pytest_gpuperf.devices import cuda as cudamod
     info = {d.index: d for d in cudamod.list_devices()}[args.device]
     doc = {"device": {"name": info.name, "key": info.key}, **profile(args.device, args.timeout_s)}
-    text = json.dumps(doc, indent=1) + "\n"
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile("w", dir=args.out.parent, delete=False, suffix=".tmp") as fh:
-            fh.write(text)
-        Path(fh.name).replace(args.out)
+        atomic_write_json(args.out, doc)
     for name, v in doc["dwarfs"].items():  # type: ignore[union-attr]
         print(f"{name:24} {v.get('gpu__time_duration.sum', float('nan')):10.0f} {v['units'].get('gpu__time_duration.sum')}  "
               f"DRAM {(v.get('dram__bytes_read.sum', 0) + v.get('dram__bytes_write.sum', 0)) / 1e6:8.2f} MB  "

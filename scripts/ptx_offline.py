@@ -28,11 +28,6 @@ from pytest_gpuperf.models.dwarfs import DWARFS, THESIS_MAPE
 from pytest_gpuperf.models.latency import GlobalLatencyModel, LatencyTable
 
 
-def nvrtc_ptx(source: str, options: list[str]) -> str:
-    """PTX of ``source`` from the first libnvrtc found (``devices.recompile`` searches sys.path too)."""
-    return recompile.compile_ptx(source, options)[0].decode()
-
-
 def replay(path: Path) -> dict[str, object]:
     doc = json.loads(path.read_text())
     ms = {m["name"]: m for m in doc["metrics"]}
@@ -53,7 +48,7 @@ def replay(path: Path) -> dict[str, object]:
         if m is None:
             continue
         i = m["info"]
-        graph = cfgmod.build(ptxmod.parse(nvrtc_ptx(d.source, [f"-arch=compute_{cc.replace('.', '')}", "-std=c++17"]),
+        graph = cfgmod.build(ptxmod.parse(recompile.ptx_text(d.source, cc.replace(".", "")),
                                           d.name))
         row = {"kernel": d.name, "dwarf": d.dwarf, "measured_s": i["measured_s"], "saved_predicted_s": i["predicted_s"]}
         for variant in scheduler.VARIANTS:

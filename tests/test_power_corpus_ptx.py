@@ -44,7 +44,7 @@ from pytest_gpuperf.devices import recompile
 from pytest_gpuperf.models.corpus import by_name
 from pytest_gpuperf.power.corpus import SIN_SLOW_PATH, SIN_ARG_MAX
 for name in ("trig", "sinloop"):
-    ptx = recompile.compile_ptx(by_name(name).source("cuda"), ["-arch=compute_90", "-std=c++17"])[0].decode()
+    ptx = recompile.ptx_text(by_name(name).source("cuda"), "90")
     guards = re.findall(r"setp\.ltu\.f32\s+%p\d+, %f\d+, 0f([0-9A-F]{8});", ptx)
     assert all(struct.unpack(">f", bytes.fromhex(g))[0] == SIN_SLOW_PATH for g in guards), guards
     print(name, len(guards), ptx.count('.pragma "nounroll"'), SIN_ARG_MAX < SIN_SLOW_PATH)

@@ -201,8 +201,7 @@ class CudaDevice(Device):
         """The full NVRTC option list a kernel built with ``options`` is compiled with for ``target``
         ("cubin": the device's real architecture; "ptx": its virtual one) — also what a recompilation of
         the same source must pass to get the same machine code (:mod:`.recompile`, :meth:`sass_functions`)."""
-        arch = f"-arch=sm_{self.arch}" if target == "cubin" else f"-arch=compute_{self.arch}"
-        return [arch, "-std=c++17", *self._includes, *options]
+        return recompile.nvrtc_options(str(self.arch), options, target, self._includes)
 
     def nvrtc(self, source: str, name: str, options: Sequence[str], target: str) -> tuple[bytes, str]:
         """Compile with NVRTC for ``target`` ("cubin" or "ptx"); returns (binary or PTX bytes, log)."""

@@ -47,6 +47,20 @@ def _open(path: str) -> ctypes.CDLL:
     return ctypes.CDLL(path)
 
 
+def nvrtc_options(arch: str, options: Sequence[str] = (), target: str = "cubin",
+                  includes: Sequence[str] = ()) -> list[str]:
+    """The NVRTC option list the CUDA backend compiles with (``CudaDevice.nvrtc_options``), for ``arch`` ("90")
+    and ``target`` ("cubin": ``-arch=sm_XY``; "ptx": ``-arch=compute_XY``) — one home, so an offline
+    recompilation gets the code a GPU run got."""
+    flag = f"-arch=sm_{arch}" if target == "cubin" else f"-arch=compute_{arch}"
+    return [flag, "-std=c++17", *includes, *options]
+
+
+def ptx_text(source: str, arch: str, options: Sequence[str] = ()) -> str:
+    """PTX of ``source`` as the CUDA backend compiles it for ``compute_<arch>``, offline (no GPU)."""
+    return compile_ptx(source, nvrtc_options(arch, options, "ptx"))[0].decode()
+
+
 def compile_cubin(source: str, options: Sequence[str]) -> tuple[bytes, str]:
     """(cubin, library path) from NVRTC via ctypes with exactly ``options``."""
     return _compile(source, options, "CUBIN")

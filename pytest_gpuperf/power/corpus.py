@@ -208,23 +208,20 @@ class PlanDevice:
         return int(nbytes)
 
 
-def check_ptx(arch: str = "90", compile_ptx: Callable[[str, list[str]], str] | None = None) -> list[dict[str, Any]]:
+def check_ptx(arch: str = "90") -> list[dict[str, Any]]:
     """Every CUDA job's PTX, compiled offline for ``compute_<arch>`` with the CUDA backend's NVRTC options
-    (``devices.recompile``: the first libnvrtc on the path; no GPU), with its loops and the counts
+    (``devices.recompile.ptx_text``: the first libnvrtc on the path; no GPU), with its loops and the counts
     :func:`measure_job` would give them: one row per job; ``trips`` None where the job would be left out.
     ``global_per_thread``: global memory instructions one work-item executes by those counts."""
-    if compile_ptx is None:
-        from ..devices import recompile
+    from ..devices import recompile
 
-        def compile_ptx(source: str, options: list[str]) -> str:
-            return recompile.compile_ptx(source, options)[0].decode()
     cc = f"{arch[:-1]}.{arch[-1]}"
     texts: dict[tuple[str, tuple[str, ...]], str] = {}
     rows = []
     for job in jobs(PlanDevice(cc), "cuda"):  # type: ignore[arg-type]
         key = (job.source, job.options)
         if key not in texts:
-            texts[key] = compile_ptx(job.source, [f"-arch=compute_{arch}", "-std=c++17", *job.options])
+            texts[key] = recompile.ptx_text(job.source, arch, job.options)
         graph = cfgmod.build(ptxmod.parse(texts[key], job.entry))
         trips, how = _trips_for(graph, job.trips)
         rows.append({"kernel": job.kernel, "config": job.config, "loops_in_ptx": len(graph.loops),

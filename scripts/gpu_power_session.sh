@@ -34,6 +34,7 @@ fi
 [ "${GPUPERF_SUITE:-1}" = "0" ] && exit "$rc"  # corpus-only call
 sel="not pareto"
 [ -n "${GPUPERF_PARETO:-}" ] && sel="" && GPUPERF_ARGS="${GPUPERF_ARGS:-} --gpuperf-energy-pareto"
+[ -n "${GPUPERF_PARETO_BUDGET_S:-}" ] && GPUPERF_ARGS="${GPUPERF_ARGS:-} --gpuperf-pareto-budget=$GPUPERF_PARETO_BUDGET_S"
 sel=${GPUPERF_K:-$sel}  # a -k expression of its own, e.g. the Pareto searches of some kernels only
 # the suite skips (with the reason) tests that would start after its budget, so it ends with its results file
 limit=${GPUPERF_TIMEOUT:-330}

@@ -22,7 +22,6 @@ no NVML) skip every test here with the reason.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
@@ -167,19 +166,14 @@ def test_energy_tuning_kernel(gpu_device, gpu_kernel, gpuperf_record, bench, req
             {"local": list(local), "elements": elements, "sizes": sizes})
 
 
-#: per-kernel wall-clock budget of a Pareto search (s); GPUPERF_PARETO_BUDGET_S overrides it (e.g. 80 for an
-#: exhaustive front of a 32-configuration kernel, 100 s covered the 41 fastest of a 223-configuration 2-D space in run pareto-2)
-PARETO_BUDGET_S = pareto.BUDGET_S
-
-
 def _pareto_budget(request) -> float:
-    """This kernel's search budget: ``PARETO_BUDGET_S`` (or the environment's), never past the session's
+    """This kernel's search budget: ``--gpuperf-pareto-budget``, never past the session's
     ``--gpuperf-tuning-budget``, so the last search of a time-boxed call ends truncated but recorded."""
     from pytest_gpuperf.tuning.fixtures import tuning_options
     from pytest_gpuperf.util.clock import session_elapsed
 
-    budget = float(os.environ.get("GPUPERF_PARETO_BUDGET_S") or PARETO_BUDGET_S)
-    session = tuning_options(request.config).budget_s
+    options = tuning_options(request.config)
+    budget, session = options.pareto_budget_s, options.budget_s
     if session:
         budget = min(budget, max(session - session_elapsed(request.config), 1.0))
     return budget
@@ -195,10 +189,11 @@ def test_energy_pareto(gpu_device, gpuperf_record, bench, request):
     from pytest_gpuperf.tuning.fixtures import tuning_options
     from pytest_gpuperf.tuning.tuner import context
 
-    if not tuning_options(request.config).energy_pareto:
+    options = tuning_options(request.config)
+    if not options.energy_pareto:
         pytest.skip("the (time, energy) Pareto search is opt-in: --gpuperf-energy-pareto (up to "
-                    f"{PARETO_BUDGET_S:g} s per kernel, GPUPERF_PARETO_BUDGET_S; scripts/gpu_power_session.sh with "
-                    "GPUPERF_PARETO=1)")
+                    f"{options.pareto_budget_s:g} s per kernel, --gpuperf-pareto-budget; "
+                    "scripts/gpu_power_session.sh with GPUPERF_PARETO=1)")
     sensor = _sensor(gpu_device, request)
     ctx = context(gpu_device, bench, seed=11, objective="time")  # time every configuration without an energy
     found, idle = pareto.pareto_search(ctx, sensor, _pareto_budget(request))

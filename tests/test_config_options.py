@@ -62,3 +62,16 @@ def test_ncu_timeout_is_an_option_validated_at_start_up(pytester):
     assert pytester.runpytest_subprocess("--gpuperf-ncu-timeout=12.5").ret == 0
     pytester.makeini("[pytest]\ngpuperf_ncu_timeout = 12.5\n")
     assert pytester.runpytest_subprocess().ret == 0
+
+
+def test_pareto_budget_is_an_option_validated_at_start_up(pytester):
+    """The Pareto search's per-kernel budget is an option (it replaced GPUPERF_PARETO_BUDGET_S read inside the
+    power suite): a non-positive value is one usage error before any test runs; the ini key sets the default."""
+    pytester.makepyfile("from pytest_gpuperf.tuning.fixtures import tuning_options\n"
+                        "def test_x(request):\n    assert tuning_options(request.config).pareto_budget_s == 12.5\n")
+    bad = pytester.runpytest_subprocess("--gpuperf-pareto-budget=0")
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR
+    bad.stderr.fnmatch_lines(["*--gpuperf-pareto-budget=0: give a positive number of seconds*"])
+    assert pytester.runpytest_subprocess("--gpuperf-pareto-budget=12.5").ret == 0
+    pytester.makeini("[pytest]\ngpuperf_pareto_budget = 12.5\n")
+    assert pytester.runpytest_subprocess().ret == 0

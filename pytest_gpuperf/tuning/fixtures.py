@@ -31,6 +31,7 @@ from ..devices.base import Device
 from ..schemas import SchemaError, validate
 from ..util.atomic import atomic_write_json
 from ..util.clock import mark_session_start
+from .pareto import BUDGET_S
 from .kernels import Benchmark, by_name
 from .tuner import tune
 
@@ -50,11 +51,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--gpuperf-energy-pareto", action="store_true", default=None,
                     help="power suite: also search every tuning kernel's space for its (time, energy) "
                          "Pareto front — every configuration timed, energies (a 2-s span each) fastest first "
-                         "until an idle-power bound or the budget (45 s per kernel, GPUPERF_PARETO_BUDGET_S) "
-                         "ends it; off by default (ini gpuperf_energy_pareto)")
+                         "until an idle-power bound or --gpuperf-pareto-budget ends it; off by default "
+                         "(ini gpuperf_energy_pareto)")
+    group.addoption("--gpuperf-pareto-budget", type=float, default=None, metavar="S",
+                    help=f"power suite: wall seconds per kernel of a Pareto search (default {BUDGET_S:g}; e.g. 80 measures a "
+                         "32-configuration space in full); past it the front is the N fastest configurations' "
+                         "(ini gpuperf_pareto_budget)")
     parser.addini("gpuperf_energy_pareto", "default of --gpuperf-energy-pareto", type="bool", default=False)
+    parser.addini("gpuperf_pareto_budget", "default of --gpuperf-pareto-budget (seconds)", default=f"{BUDGET_S:g}")
     parser.addini("gpuperf_tuning_budget", "default of --gpuperf-tuning-budget (seconds; 0 = none)", default="0")
     parser.addini("gpuperf_tuning_probe_limit", "default of --gpuperf-tuning-probe-limit", type="bool", default=False)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    tuning_options(config)  # validated at start-up, like every gpuperf option
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -69,15 +79,22 @@ class TuningOptions:
     budget_s: float  # 0 = none
     probe_limit: bool
     energy_pareto: bool = False  # the power suite's (time, energy) fronts (tuning.pareto.pareto_search)
+    pareto_budget_s: float = BUDGET_S  # wall seconds per kernel of one of those searches
 
 
 def tuning_options(config: pytest.Config) -> TuningOptions:
     budget = config.getoption("--gpuperf-tuning-budget")
     probe = config.getoption("--gpuperf-tuning-probe-limit")
     pareto = config.getoption("--gpuperf-energy-pareto")
+    pareto_budget = config.getoption("--gpuperf-pareto-budget")
+    pareto_budget = float(pareto_budget if pareto_budget is not None else config.getini("gpuperf_pareto_budget"))
+    if pareto_budget <= 0:
+        raise pytest.UsageError(f"--gpuperf-pareto-budget={pareto_budget:g}: give a positive number of seconds "
+                                "(a Pareto search needs at least one energy; e.g. 45)")
     return TuningOptions(float(budget if budget is not None else config.getini("gpuperf_tuning_budget") or 0),
                          bool(probe if probe is not None else config.getini("gpuperf_tuning_probe_limit")),
-                         bool(pareto if pareto is not None else config.getini("gpuperf_energy_pareto")))
+                         bool(pareto if pareto is not None else config.getini("gpuperf_energy_pareto")),
+                         pareto_budget)
 
 
 @pytest.fixture(scope="session")

@@ -52,26 +52,23 @@ def test_tuning_budget_skips_with_the_reason(pytester: pytest.Pytester):
     out.stdout.fnmatch_lines(["*--gpuperf-tuning-budget=0.01 spent*"])
 
 
-def test_ncu_timeout_is_an_option_validated_at_start_up(pytester):
-    """The Nsight Compute timeout is an option (it replaced GPUPERF_NCU_TIMEOUT_S): a non-positive value
-    is one usage error before any test runs; the ini key sets the default."""
-    pytester.makepyfile("def test_x(gpuperf_ncu_timeout):\n    assert gpuperf_ncu_timeout == 12.5\n")
-    bad = pytester.runpytest_subprocess("--gpuperf-ncu-timeout=0")
+@pytest.mark.parametrize("option, ini, check", [
+    # the Nsight Compute timeout (it replaced GPUPERF_NCU_TIMEOUT_S)
+    ("--gpuperf-ncu-timeout", "gpuperf_ncu_timeout",
+     "def test_x(gpuperf_ncu_timeout):\n    assert gpuperf_ncu_timeout == 12.5\n"),
+    # the Pareto search's per-kernel budget (it replaced GPUPERF_PARETO_BUDGET_S read inside the power suite)
+    ("--gpuperf-pareto-budget", "gpuperf_pareto_budget",
+     "from pytest_gpuperf.tuning.fixtures import tuning_options\n"
+     "def test_x(request):\n    assert tuning_options(request.config).pareto_budget_s == 12.5\n"),
+])
+def test_seconds_options_are_validated_at_start_up(pytester, option, ini, check):
+    """A time in seconds is an option, not an environment variable: a non-positive value is one usage error
+    before any test runs; the ini key sets the default."""
+    pytester.makepyfile(check)
+    bad = pytester.runpytest_subprocess(f"{option}=0")
     assert bad.ret == pytest.ExitCode.USAGE_ERROR
-    bad.stderr.fnmatch_lines(["*--gpuperf-ncu-timeout=0: give a positive number of seconds*"])
-    assert pytester.runpytest_subprocess("--gpuperf-ncu-timeout=12.5").ret == 0
-    pytester.makeini("[pytest]\ngpuperf_ncu_timeout = 12.5\n")
+    bad.stderr.fnmatch_lines([f"*{option}=0: give a positive number of seconds*"])
+    assert pytester.runpytest_subprocess(f"{option}=12.5").ret == 0
+    pytester.makeini(f"[pytest]\n{ini} = 12.5\n")
     assert pytester.runpytest_subprocess().ret == 0
 
-
-def test_pareto_budget_is_an_option_validated_at_start_up(pytester):
-    """The Pareto search's per-kernel budget is an option (it replaced GPUPERF_PARETO_BUDGET_S read inside the
-    power suite): a non-positive value is one usage error before any test runs; the ini key sets the default."""
-    pytester.makepyfile("from pytest_gpuperf.tuning.fixtures import tuning_options\n"
-                        "def test_x(request):\n    assert tuning_options(request.config).pareto_budget_s == 12.5\n")
-    bad = pytester.runpytest_subprocess("--gpuperf-pareto-budget=0")
-    assert bad.ret == pytest.ExitCode.USAGE_ERROR
-    bad.stderr.fnmatch_lines(["*--gpuperf-pareto-budget=0: give a positive number of seconds*"])
-    assert pytester.runpytest_subprocess("--gpuperf-pareto-budget=12.5").ret == 0
-    pytester.makeini("[pytest]\ngpuperf_pareto_budget = 12.5\n")
-    assert pytester.runpytest_subprocess().ret == 0

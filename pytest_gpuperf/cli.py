@@ -15,6 +15,7 @@ from .errors import GpuPerfError
 
 #: (command, module with ``register(subparsers)``)
 GROUPS: list[tuple[str, str]] = [
+    ("run", "pytest_gpuperf.suiterun"),
     ("history", "pytest_gpuperf.history.cli"),
     ("compare", "pytest_gpuperf.compare.cli"),
     ("siblings", "pytest_gpuperf.fleet.cli"),
@@ -30,6 +31,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["run"]:  # every later argument is pytest's, options included
+        from .suiterun import main as run
+
+        return run(argv[1:])
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)

@@ -128,3 +128,17 @@ def writable_dir(option: str, path: Path) -> None:
     if path.exists() and not path.is_dir():
         raise OptionError(f"{option}={path}: is not a directory")
     writable_file(option, str(path / "probe.json"), path)
+
+
+def readable_dir(option: str, path: Path) -> None:
+    """A baseline folder a run is gated from: it exists, is a directory and can be listed. A missing or
+    unreadable one is a usage error, never an empty baseline that gates nothing."""
+    if not path.exists():
+        raise OptionError(f"{option}={path}: does not exist; create your first baseline with "
+                          f"'gpuperf-baseline init --dir {path}', or name the folder that holds your <device-key>.json files")
+    if not path.is_dir():
+        raise OptionError(f"{option}={path}: is not a directory; name the folder that holds your <device-key>.json files")
+    try:
+        next(iter(os.scandir(path)), None)
+    except OSError as exc:
+        raise OptionError(f"{option}={path}: cannot be read ({exc.strerror or exc}); fix its permissions") from None

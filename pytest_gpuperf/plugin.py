@@ -16,7 +16,7 @@ import pytest
 
 from .devices import Device
 from .errors import DeviceNotFoundError, GpuPerfError
-from . import options as checks
+from . import exits, options as checks
 from .gatecheck import plants
 from .helpers import KernelHelper, Measurer, Recorder
 from .fleet import pinning
@@ -38,8 +38,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="device(s) to benchmark: 0 (first, CUDA preferred), cuda:N, opencl:N, all, or a "
                          "comma-separated list (default: 0)")
     group.addoption("--gpuperf-list-devices", action="store_true", help="list the devices found and exit")
-    group.addoption("--gpuperf-baseline-dir", default="baselines", metavar="DIR",
-                    help="directory of <device-key>.json baseline files (default: baselines, from rootdir)")
+    group.addoption("--gpuperf-baseline-dir", default=None, metavar="DIR",
+                    help="your directory of <device-key>.json baseline files (default: ./baselines under the "
+                         "rootdir; a device without a file there is gated against the reviewed baseline shipped "
+                         "with the plugin, if any). A directory given here must exist (unless updating)")
+    group.addoption("--gpuperf-require-baseline", action="store_true", default=None,
+                    help="fail the run (NO BASELINE) when a device has no baseline of its own or shipped; "
+                         "ini: gpuperf_require_baseline")
+    group.addoption("--gpuperf-show-all", action="store_true",
+                    help="list every metric in the summary (default: only the rows that are not 'pass', then counts)")
     group.addoption("--gpuperf-update-baselines", action="store_true",
                     help="write measured values into the baseline files (atomically) instead of gating")
     group.addoption("--gpuperf-json", default=None, metavar="PATH",
@@ -70,6 +77,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="several cards of one model: fail the run when the sibling check finds a card "
                          "significantly worse than its siblings (default: report it only)")
     parser.addini("gpuperf_device", "default for --gpuperf-device", default=None)
+    parser.addini("gpuperf_baseline_dir", "default for --gpuperf-baseline-dir", default=None)
+    parser.addini("gpuperf_require_baseline", "default for --gpuperf-require-baseline", type="bool", default=False)
 
 
 # ---- configuration --------------------------------------------------------------------------------
@@ -95,7 +104,11 @@ def pytest_configure(config: pytest.Config) -> None:
             checks.json_template(opt("--gpuperf-json"))
     except ValueError as exc:  # OptionError, and plants' own ValueError
         raise pytest.UsageError(str(exc)) from None
-    options = Options(device=device, baseline_dir=opt("--gpuperf-baseline-dir"),
+    baseline_dir = opt("--gpuperf-baseline-dir") or config.getini("gpuperf_baseline_dir") or None
+    require = opt("--gpuperf-require-baseline")
+    options = Options(device=device, baseline_dir=baseline_dir,
+                      require_baseline=bool(config.getini("gpuperf_require_baseline") if require is None else require),
+                      show_all=bool(opt("--gpuperf-show-all")),
                       update_baselines=opt("--gpuperf-update-baselines"), json_path=opt("--gpuperf-json"),
                       history_path=opt("--gpuperf-history"), timeout_s=timeout_s,
                       tolerance_k=tolerance_k, measure_budget_s=budget_s, floor=floor,
@@ -109,11 +122,13 @@ def pytest_configure(config: pytest.Config) -> None:
     state = GpuPerfSession(options, Path(str(config.rootpath)))
     state.distributed = pinning.is_worker(config)  # other xdist workers own the other GPUs
     pinning.check_dist(config)
-    if options.update_baselines:
-        try:
+    try:
+        if options.update_baselines:
             checks.writable_dir("--gpuperf-baseline-dir", state.baseline_dir)
-        except ValueError as exc:
-            raise pytest.UsageError(str(exc)) from None
+        elif baseline_dir is not None:  # named, so it must be there: never an empty baseline by a typo
+            checks.readable_dir("--gpuperf-baseline-dir", state.baseline_dir)
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
     try:
         state.load_reference()
     except GpuPerfError as exc:
@@ -347,6 +362,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             failed = True
         if state.too_contended() and not state.options.update_baselines:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+            failed = True
+        if state.options.require_baseline and state.unbaselined():
+            session.exitstatus = exits.NO_BASELINE  # its own reason: nothing was gated, not a regression
             failed = True
         if pinning.is_worker(config):
             lines = summary.session_lines(state, config.stash.get(_finish_error, None))

@@ -14,7 +14,7 @@ from typing import Any, Callable, Mapping
 
 from . import baselines as bl
 from .devices import Device, DeviceInfo, Inventory, discover, open_device, resolve
-from .baselines import classes, validity
+from .baselines import classes, lookup, validity
 from .errors import GpuPerfError, ImpossibleValueError
 from .gatecheck import plants
 from .report import results
@@ -28,7 +28,9 @@ from .util.provenance import environment, git_commit, now_iso
 @dataclass(frozen=True)
 class Options:
     device: str = "0"
-    baseline_dir: str = "baselines"
+    baseline_dir: str | None = None  # --gpuperf-baseline-dir; None: ./baselines under the rootdir
+    require_baseline: bool = False  # --gpuperf-require-baseline: a device without one fails the run
+    show_all: bool = False  # --gpuperf-show-all: every row in the summary, not only those that are not 'pass'
     update_baselines: bool = False
     json_path: str | None = None
     history_path: str | None = None
@@ -46,10 +48,15 @@ class DeviceRun:
     """Everything recorded on one device during the session."""
 
     info: DeviceInfo
-    baseline: bl.BaselineFile
+    source: lookup.Source
     metrics: dict[str, Metric] = field(default_factory=dict)
     device: Device | None = None
     reference: Any = None  # compare.load.Side of --gpuperf-compare, which replaces the baseline
+
+    @property
+    def baseline(self) -> bl.BaselineFile:
+        """The baseline entries this run is gated against (:mod:`.baselines.lookup`)."""
+        return self.source.file
 
     @property
     def expected(self) -> dict[str, dict[str, Any]]:
@@ -74,8 +81,23 @@ def _attempt(errors: list[str], what: str, step: Callable[[], None]) -> None:
         errors.append(text if text.startswith(what) else f"{what}: {text}")
 
 
+def canonical_test(nodeid: str) -> str:
+    """A shipped suite's test id as ``suites/<file>::<test>`` wherever the package lies: pytest names a
+    file by its path from the rootdir (``pytest_gpuperf/suites/…`` in a checkout, ``../…/site-packages/
+    pytest_gpuperf/suites/…`` for an installed package run from a user's directory), and a baseline
+    must match in all of them. A user's own tests keep their ids."""
+    path, sep, rest = nodeid.partition("::")
+    parts = path.replace("\\", "/").split("/")
+    for i in range(len(parts) - 2, -1, -1):
+        if parts[i] == "suites" and i > 0 and parts[i - 1] == "pytest_gpuperf":
+            return "/".join(["suites"] + parts[i + 1:]) + sep + rest
+    return nodeid
+
+
 def strip_device_id(nodeid: str, spec: str) -> str:
-    """``t.py::f[opencl:0-1MiB]`` → ``t.py::f[1MiB]``: baselines must not depend on the device index."""
+    """``t.py::f[opencl:0-1MiB]`` → ``t.py::f[1MiB]``: baselines must not depend on the device index
+    (nor on where the suites are installed: :func:`canonical_test`)."""
+    nodeid = canonical_test(nodeid)
     m = re.match(r"^(.*)\[(.*)\]$", nodeid)
     if not m:
         return nodeid
@@ -140,7 +162,8 @@ class GpuPerfSession:
         run = self.runs.get(spec)
         if run is None:
             info = next(d for d in self.selected() if d.spec == spec)
-            run = DeviceRun(info, bl.load(self.baseline_dir, info.key), reference=self.reference)
+            run = DeviceRun(info, lookup.resolve(self.baseline_dir, info.key, info.backend, info.family_key),
+                            reference=self.reference)
             self.runs[spec] = run
         return run
 
@@ -160,8 +183,17 @@ class GpuPerfSession:
 
     @property
     def baseline_dir(self) -> Path:
-        path = Path(self.options.baseline_dir)
+        """The user's baseline folder: ``--gpuperf-baseline-dir`` (relative to the rootdir), default
+        ``<rootdir>/baselines``."""
+        path = Path(self.options.baseline_dir or "baselines")
         return path if path.is_absolute() else self.rootdir / path
+
+    def unbaselined(self) -> list[DeviceRun]:
+        """Devices that recorded metrics but have no baseline of their own (nor a reviewed one): their
+        run gates only documented bounds and, on CPU devices, their family's deterministic figures."""
+        if self.reference is not None or self.options.update_baselines:
+            return []
+        return [r for r in self.runs.values() if r.metrics and r.source.origin in ("none", "family")]
 
     def measure_config(self) -> MeasureConfig:
         return MeasureConfig(timeout_s=self.options.timeout_s, budget_s=self.options.measure_budget_s)
@@ -307,7 +339,7 @@ class GpuPerfSession:
     def _write_results(self, argv: list[str]) -> None:
         """One results document per device (``--gpuperf-json``); an OS error names the path, in one line."""
         for path, run in self.json_paths().items():
-            doc = results.document(run.info, environment(), self._run_meta(argv),
+            doc = results.document(run.info, environment(self.rootdir), self._run_meta(argv),
                                    sorted(run.metrics.values(), key=lambda m: m.name), self.options.samples)
             doc["missing"] = self.missing.get(run.info.spec, [])
             try:
@@ -322,7 +354,7 @@ class GpuPerfSession:
         from .history.records import from_session
 
         shaping = {k: v for k, v in asdict(self.options).items() if not k.endswith(("_path", "_dir"))}
-        runs = [from_session(run.info, environment(), self._run_meta(argv), run.metrics.values(), shaping)
+        runs = [from_session(run.info, environment(self.rootdir), self._run_meta(argv), run.metrics.values(), shaping)
                 for run in self.runs.values() if run.metrics]
         try:
             record_runs(self.options.history_path or "", runs)
@@ -336,7 +368,7 @@ class GpuPerfSession:
 
     def provenance(self, info: DeviceInfo) -> dict[str, Any]:
         return {"driver": info.driver_version, "runtime": info.runtime_version, "toolkit": info.toolkit_version,
-                "device_name": info.name, "date": now_iso(), "commit": git_commit()}
+                "device_name": info.name, "date": now_iso(), "commit": git_commit(str(self.rootdir))}
 
     def _update_baseline(self, run: DeviceRun) -> None:
         prov = self.provenance(run.info)
@@ -350,8 +382,8 @@ class GpuPerfSession:
                                          identity=m.identity,
                                          resolution=classes.resolution_floor(m.unit, run.info.timer_resolution_s))
                    for m in run.metrics.values()}
-        bl.update(run.baseline, run.info.backend, {"key": run.info.key, "name": run.info.name}, prov, entries)
-        self.files_written.append(str(run.baseline.path))
+        bl.update(bl.BaselineFile(run.source.write_path), run.info.backend, {"key": run.info.key, "name": run.info.name}, prov, entries)
+        self.files_written.append(str(run.source.write_path))
 
     def json_paths(self) -> dict[str, DeviceRun]:
         """Results path → the run written there (``--gpuperf-json``; empty without it).

@@ -22,7 +22,7 @@ BACKEND_IMPORT = re.compile(r"^\s*(import (cupy|pyopencl)\b|from (cupy|pyopencl)
 
 
 def _outside_devices() -> list[Path]:
-    files = sorted((ROOT / "pytest_gpuperf").rglob("*.py")) + sorted((ROOT / "suites").rglob("*.py"))
+    files = sorted((ROOT / "pytest_gpuperf").rglob("*.py"))
     return [p for p in files if "devices" not in p.relative_to(ROOT).parts]
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from pytest_gpuperf.devices import discover
 
-SUITES = Path(__file__).resolve().parents[1] / "suites"
+SUITES = Path(__file__).resolve().parents[1] / "pytest_gpuperf" / "suites"
 INV = discover()
 pytestmark = pytest.mark.skipif(not any(d.backend == "opencl" for d in INV.devices), reason="no OpenCL device")
 

@@ -13,7 +13,7 @@ from pytest_gpuperf import BASELINE_SCHEMA, RESULTS_SCHEMA
 from pytest_gpuperf.schemas import FILES, SchemaError, problems, schema_for, validate
 
 ROOT = Path(__file__).resolve().parent.parent
-COMMITTED = sorted((ROOT / "results").rglob("*.json")) + sorted((ROOT / "baselines").glob("*.json"))
+COMMITTED = sorted((ROOT / "results").rglob("*.json")) + sorted((ROOT / "pytest_gpuperf" / "baselines" / "reviewed").glob("*.json"))
 
 
 def _shipped() -> list[Path]:

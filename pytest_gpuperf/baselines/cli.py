@@ -17,52 +17,11 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-import numpy as np
 
 from .. import options
 from ..errors import BaselineFileError, GpuPerfError
-from ..timing.stats import MAD_TO_SIGMA, between_run_sigma
-from ..devices.base import timer_resolution
-from . import classes, store
-
-
-def merge_runs(docs: Sequence[dict[str, Any]], k: float, floor: tuple[float, float] | None = None
-               ) -> dict[str, dict[str, Any]]:
-    """Baseline entries (name → entry) for one device/backend from several results documents."""
-    by_name: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for doc in docs:
-        for m in doc["metrics"]:
-            if isinstance(m["value"], (int, float)):
-                by_name[m["name"]].append(m)
-    last = docs[-1]
-    is_cpu = bool(last["device"].get("is_cpu"))
-    prov = {"driver": last["environment"].get("driver"), "runtime": last["environment"].get("runtime"),
-            "toolkit": last["environment"].get("toolkit"), "device_name": last["device"]["name"],
-            "date": last["run"].get("finished"), "commit": last["environment"].get("commit"),
-            "runs": max((len(ms) for ms in by_name.values()), default=0)}
-    entries = {}
-    for name, ms in by_name.items():
-        values = np.array([m["value"] for m in ms], dtype=float)
-        value = float(np.median(values))
-        within = [MAD_TO_SIGMA * m["stats"]["mad"] for m in ms if m.get("stats")]
-        between = between_run_sigma(values)
-        spread = max(float(np.median(within)) if within else 0.0, between)
-        ref = ms[-1]
-        identities = {json.dumps(m.get("identity", {}), sort_keys=True) for m in ms}
-        if len(identities) > 1:
-            raise GpuPerfError(f"metric {name!r} was measured with different options across the runs "
-                               f"({' vs '.join(sorted(identities))}); pass only runs made the same way")
-        pooled = [x for m in ms for x in ((m.get("stats") or {}).get("samples") or [])]
-        entry = store.make_entry(value=value, worst=float(values.max()), unit=ref["unit"], better=ref["better"],
-                                 test=ref["test"], info=ref.get("info", {}), tolerance=ref.get("tolerance"),
-                                 spread=spread, k=k, floor_rel=classes.floor(ref["unit"], is_cpu, floor,
-                                                                       classes.is_host_timed(ref.get("info"))),
-                                 provenance=prov, between=between, samples=pooled or None,
-                                 identity=ref.get("identity", {}), run_values=[float(v) for v in values],
-                                 resolution=classes.resolution_floor(ref["unit"], timer_resolution(last["device"])))
-        entry["runs"] = len(values)
-        entries[name] = entry
-    return entries
+from . import first, store
+from .merge import merge_runs
 
 
 def changed_identity(entries: dict[str, dict[str, Any]], existing: Mapping[str, Mapping[str, Any]]
@@ -227,6 +186,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     g.add_argument("--fresh-first", action="store_true",
                    help="start the first A/A run with an empty PoCL kernel cache, as on a fresh machine")
     g.set_defaults(func=cmd_gatecheck)
+    i = sub.add_parser("init", help="the first baseline of a device: run the shipped suites N times and write a "
+                                    "candidate <dir>/<key>.json from them, for review")
+    i.add_argument("--runs", type=int, default=3, help="runs to merge (default 3: the band holds their spread)")
+    i.add_argument("--device", default="0", help="--gpuperf-device of the runs (default 0)")
+    i.add_argument("--dir", default="baselines", help="your baseline folder (default ./baselines; created)")
+    i.add_argument("--results-dir", default="results", help="where each run's results go (<dir>/<key>/init-N-*.json)")
+    i.add_argument("--replace", action="store_true", help="replace an existing baseline file of the device")
+    i.add_argument("--k", type=_k, default=6.0)
+    i.add_argument("pytest_args", nargs=argparse.REMAINDER, metavar="-- PYTEST ARGS",
+                   help="passed to every run (e.g. -- -k 'memory or latency')")
+    i.set_defaults(func=first.main_init)
+    f = sub.add_parser("family", help="a CPU family baseline: the deterministic entries of CPU baseline files, "
+                                      "which every CPU model of one OpenCL runtime and compiler shares")
+    f.add_argument("baselines", nargs="+", help="baseline files of CPU devices")
+    f.add_argument("--dir", default="baselines", help="where <family key>.json is written (default baselines)")
+    f.set_defaults(func=first.main_family)
     args = parser.parse_args(argv)
     try:
         return args.func(args)

@@ -195,7 +195,9 @@ def update(baseline: BaselineFile, backend: str, device: Mapping[str, Any], prov
     The merge happens under the file's lock on the file as it is *now*, not as this process loaded it
     at start-up: two runs updating one file at once (``-k copy`` and ``-k launch``) each keep the
     other's entries instead of the last writer silently dropping them. Temporary files that killed
-    writers left behind are removed under the same lock (no live writer can own them then)."""
+    writers left behind are removed under the same lock (no live writer can own them then). A user's
+    first baseline creates its folder."""
+    baseline.path.parent.mkdir(parents=True, exist_ok=True)
     with lock_for(baseline.path):
         remove_stale_temps(baseline.path)
         baseline.data = load(baseline.path.parent, baseline.path.stem).data

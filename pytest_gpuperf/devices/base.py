@@ -66,6 +66,17 @@ class DeviceInfo:
         return f"{self.backend}:{self.index}"
 
     @property
+    def family_key(self) -> str:
+        """The baseline key every CPU model of one OpenCL CPU runtime and compiler shares (``pocl-3-1-debian-
+        llvm-15-0-6``): deterministic figures depend on the runtime's math library and its compiler, not on
+        which CPU model runs them, so they gate on any host of that family. Empty for GPUs."""
+        if not self.is_cpu:
+            return ""
+        llvm = re.search(r"LLVM\s+([0-9][0-9.]*)", self.runtime_version or "")
+        runtime = "pocl" if self.key.startswith("pocl-") else self.vendor
+        return slugify(f"{runtime} {self.driver_version} " + (f"llvm {llvm.group(1)}" if llvm else "") + " cpu")
+
+    @property
     def features(self) -> set[str]:
         """Names usable in ``@pytest.mark.gpuperf(requires=[...])``."""
         feats = {self.backend}
@@ -141,6 +152,7 @@ class DeviceInfo:
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["spec"] = self.spec
+        data["family_key"] = self.family_key
         data["peak_bandwidth_gbs"] = self.peak_bandwidth_gbs
         data["timer_resolution_s"] = self.timer_resolution_s
         return data

@@ -32,7 +32,7 @@ def payload(state: Any, lines: list[tuple[str, dict[str, bool]]], failed: bool) 
     docs, paths = [], {}
     for path, run in state.json_paths().items():
         paths[run.info.spec] = path
-    env = environment()
+    env = environment(state.rootdir)
     for run in state.runs.values():
         if run.metrics:
             doc = results.document(run.info, env, {}, sorted(run.metrics.values(), key=lambda m: m.name), True)

@@ -33,7 +33,7 @@ from ..util.atomic import atomic_write_json
 from . import plants
 
 SCHEMA = "pytest-gpuperf-gatecheck/1"
-MAIN_COMMAND = "pytest --gpuperf-device={device} suites/"
+MAIN_COMMAND = "gpuperf run --gpuperf-device={device}"
 
 
 @dataclass(frozen=True)
@@ -152,6 +152,9 @@ def _plugin_args() -> list[str]:
 def run_pytest(device: str, args: Sequence[str], results: Path, log: Path, *, baseline_dir: str | None,
                env: dict[str, str] | None = None, cwd: str | Path = ".", timeout_s: float = 3600) -> RunOutcome:
     """Run ``python -m pytest --gpuperf-device=DEV ARGS`` writing results to ``results`` and output to ``log``."""
+    from ..paths import suite_arg
+
+    args = [suite_arg(a, Path(cwd)) for a in args]  # ``suites/…``: the shipped suites unless cwd has its own
     cmd = [sys.executable, "-m", "pytest", *_plugin_args(), f"--gpuperf-device={device}", *args,
            f"--gpuperf-json={results}", "-p", "no:cacheprovider", "-q", "-rs"]
     if baseline_dir:

@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Mapping
 
-from ..baselines import store
+from ..baselines import lookup
 from ..devices import BACKENDS
 from ..probes.fit import PiecewiseFit
 from ..probes.global_latency import K20_TABLE_3_3
@@ -183,7 +183,8 @@ def latencies(root: Path, device_key: str, backend: str, clock_mhz: float,
     cycles, measured in this session: :func:`..probes.latency.chain_cycles`) wins over every file, so a
     model whose latencies were all measured now depends on the device alone."""
     other = next(b for b in BACKENDS if b != backend)  # the same GPU through the other API
-    baseline = store.load(baseline_dir if baseline_dir is not None else root / "baselines", device_key)
+    baseline = lookup.resolve(baseline_dir if baseline_dir is not None else root / "baselines", device_key,
+                              backend).file  # the user's file, else the reviewed one shipped with the package
     results = root / "results" / device_key
     session = {name: {"value": v, "unit": "cycles"} for name, v in (measured or {}).items()}
     sections = ((session, "probed in this session"),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import exits
 from . import terminal
 
 Line = tuple[str, dict[str, bool]]
@@ -31,12 +32,21 @@ def session_lines(state: Any, finish_error: str | None = None) -> list[Line]:
                         {"bold": True}))
         for line in terminal.provenance_changes(current, run.provenance()):
             out.append((f"UPGRADE GATE: {line}", {"yellow": True, "bold": True}))
+        if run in state.unbaselined():
+            out += [(line, {"red": True, "bold": True}) for line in no_baseline_lines(state, run)]
+        elif state.reference is None and not state.options.update_baselines:
+            out.append((f"gated against {run.source.describe()}", {}))
         for name in state.missing.get(info.spec, []):
             out.append((f"MISSING: {name} is in the {state.against} but its test no longer records it", {"red": True}))
-        table = terminal.rows(run.metrics.values())
+        shown = [m for m in run.metrics.values() if state.options.show_all or m.verdict not in QUIET]
+        table = terminal.rows(shown)
         header = ("metric", "reference" if state.reference is not None else "baseline", "measured", "delta", "verdict")
-        for line in terminal.format_table(table, header):
-            out.append((line, {"red": line.rstrip().endswith("regressed")}))
+        if table:
+            for line in terminal.format_table(table, header):
+                out.append((line, {"red": line.rstrip().endswith("regressed")}))
+        hidden = len(run.metrics) - len(shown)
+        if hidden:
+            out.append((f"({hidden} rows {' or '.join(QUIET)} not listed; --gpuperf-show-all lists every row)", {}))
         tally = ", ".join(f"{n} {v}" for v, n in sorted(terminal.counts(run.metrics.values()).items()))
         out.append((f"gpuperf {info.spec}: {tally}", {}))
         busy = sorted(m.name for m in run.metrics.values() if (m.info.get("host") or {}).get("contended"))
@@ -45,6 +55,11 @@ def session_lines(state: Any, finish_error: str | None = None) -> list[Line]:
             out.append((f"HOST BUSY: {len(busy)} metric(s) of {info.spec} were measured while other work used this "
                         f"host's CPUs even after re-measuring (info['host']; {judged}): {', '.join(busy[:5])}"
                         f"{' …' if len(busy) > 5 else ''}", {"yellow": True}))
+    if state.options.require_baseline:
+        for run in state.unbaselined():
+            out.append((f"FAIL ({exits.REASONS[exits.NO_BASELINE]}, exit {exits.NO_BASELINE}): {run.info.key} has no "
+                        f"baseline and --gpuperf-require-baseline is set; make one with {init_command(state, run)}",
+                        {"red": True, "bold": True}))
     for line in state.too_contended():
         out.append((f"HOST TOO BUSY TO GATE: {line}", {"red": True, "bold": True}))
     out += [(line, {}) for line in _github(state)]
@@ -55,6 +70,42 @@ def session_lines(state: Any, finish_error: str | None = None) -> list[Line]:
     return out
 
 
+#: verdicts the summary does not list row by row (their count is in the tally); ``--gpuperf-show-all`` lists them
+QUIET = ("pass", "new")
+
+
+def gated_count(run: Any) -> int:
+    """Metrics of a device that were judged against something (a baseline entry, a family entry, a
+    documented bound): every verdict but ``new``."""
+    return sum(1 for m in run.metrics.values() if m.verdict != "new")
+
+
+def init_command(state: Any, run: Any) -> str:
+    """The command that makes a first baseline for ``run``'s device from three runs of the suites."""
+    return (f"gpuperf-baseline init --runs 3 --device {run.info.spec} --dir {_shown_path(state.baseline_dir)}")
+
+
+def _shown_path(path: Any) -> str:
+    import os
+
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return str(path)
+    return rel if not rel.startswith("..") else str(path)
+
+
+def no_baseline_lines(state: Any, run: Any) -> list[str]:
+    """The loud opening of a device that has no baseline: what was gated, and how to make one."""
+    info, n, m = run.info, len(run.metrics), gated_count(run)
+    what = "documented bounds only"
+    if run.source.family_count:
+        what = f"documented bounds and {run.source.family_count} deterministic entries of family {run.source.family_key}"
+    head = (f"NO BASELINE for {info.key}: {n} recorded, {m} gated ({what}); no {info.key}.json in "
+            f"{_shown_path(state.baseline_dir)} nor among the reviewed baselines shipped with pytest-gpuperf")
+    return [head, f"  make one (review, then commit it): {init_command(state, run)}"]
+
+
 def _github(state: Any) -> list[str]:
     """Under GitHub Actions: annotation commands for regressions (and incomparable/missing metrics), and
     the table appended to the step summary (compare.github does the work)."""
@@ -63,6 +114,11 @@ def _github(state: Any) -> list[str]:
     if not github.enabled():
         return []
     lines: list[str] = []
+    for run in state.unbaselined():
+        level = "error" if state.options.require_baseline else "warning"
+        head, make = no_baseline_lines(state, run)
+        lines.append(github.command(github.Finding(level, f"gpuperf: NO BASELINE for {run.info.key}",
+                                                   f"{head}. {make.strip()}")))
     for run in state.runs.values():
         missing = state.missing.get(run.info.spec, [])
         if not run.metrics and not missing:

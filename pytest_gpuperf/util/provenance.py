@@ -19,22 +19,53 @@ def now_iso() -> str:
     return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
 
 
+def _git(cwd: str, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=5,
+                          check=True).stdout.strip()
+
+
 @lru_cache(maxsize=None)
 def git_commit(root: str | None = None) -> str:
-    """Commit of the project checkout, with ``+dirty`` when the tree has uncommitted changes; '' outside git.
+    """Commit of the repository a run measures — the user's: pytest's rootdir (``root``; the current
+    directory when not given) —, with ``+dirty`` when tracked files have uncommitted changes; '' outside git.
 
-    ``GPUPERF_COMMIT`` overrides it: the lent GPU machine receives a copy of the tree without ``.git``."""
+    ``GPUPERF_COMMIT`` overrides it: an offline host often receives a copy of the tree without ``.git``."""
     if os.environ.get("GPUPERF_COMMIT"):
         return os.environ["GPUPERF_COMMIT"]
-    cwd = root or str(Path(__file__).resolve().parents[2])
+    return _plain_commit(str(root or Path.cwd()))
+
+
+@lru_cache(maxsize=None)
+def plugin_commit() -> str:
+    """Commit of pytest-gpuperf itself when it runs from its own git checkout (an editable install);
+    '' for an installed wheel — and never the commit of a user's repository that happens to hold the
+    virtual environment the package is installed in."""
+    here = str(Path(__file__).resolve().parents[1])
     try:
-        sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True,
-                             timeout=5, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=cwd,
-                               capture_output=True, text=True, timeout=5).stdout.strip()
-        return sha + ("+dirty" if dirty else "")
+        top = Path(_git(here, "rev-parse", "--show-toplevel"))
+        project = (top / "pyproject.toml").read_text(encoding="utf-8")
     except (OSError, subprocess.SubprocessError):
         return ""
+    if 'name = "pytest-gpuperf"' not in project or not (top / "pytest_gpuperf").resolve() == Path(here):
+        return ""
+    return _plain_commit(str(top))
+
+
+def _plain_commit(cwd: str) -> str:
+    try:
+        sha = _git(cwd, "rev-parse", "HEAD")
+        return sha + ("+dirty" if _git(cwd, "status", "--porcelain", "--untracked-files=no") else "")
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def plugin() -> dict[str, str]:
+    """The plugin's own version and commit, recorded beside (never instead of) the user's commit."""
+    try:
+        version = metadata.version("pytest-gpuperf")
+    except metadata.PackageNotFoundError:
+        version = ""
+    return {"version": version, "commit": plugin_commit()}
 
 
 @lru_cache(maxsize=None)
@@ -48,6 +79,9 @@ def package_versions() -> dict[str, str]:
     return out
 
 
-def environment() -> dict[str, object]:
+def environment(root: str | Path | None = None) -> dict[str, object]:
+    """Who/what of a run: ``commit`` is the user's repository at ``root`` (pytest's rootdir),
+    ``plugin`` the version and commit of pytest-gpuperf."""
     return {"python": sys.version.split()[0], "platform": platform.platform(), "host": platform.node(),
-            "packages": package_versions(), "commit": git_commit()}
+            "packages": package_versions(), "commit": git_commit(None if root is None else str(root)),
+            "plugin": plugin()}

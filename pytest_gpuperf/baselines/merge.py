@@ -1,0 +1,55 @@
+"""Baseline entries from several results documents of one device: the one merge rule that
+``gpuperf-baseline from-results`` and ``init`` write by (value = median of the runs, spread = the larger
+of the median within-run σ and the between-run σ)."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..devices.base import timer_resolution
+from ..errors import GpuPerfError
+from ..timing.stats import MAD_TO_SIGMA, between_run_sigma
+from . import classes, store
+
+
+def merge_runs(docs: Sequence[dict[str, Any]], k: float, floor: tuple[float, float] | None = None
+               ) -> dict[str, dict[str, Any]]:
+    """Baseline entries (name → entry) for one device/backend from several results documents."""
+    by_name: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for doc in docs:
+        for m in doc["metrics"]:
+            if isinstance(m["value"], (int, float)):
+                by_name[m["name"]].append(m)
+    last = docs[-1]
+    is_cpu = bool(last["device"].get("is_cpu"))
+    prov = {"driver": last["environment"].get("driver"), "runtime": last["environment"].get("runtime"),
+            "toolkit": last["environment"].get("toolkit"), "device_name": last["device"]["name"],
+            "date": last["run"].get("finished"), "commit": last["environment"].get("commit"),
+            "runs": max((len(ms) for ms in by_name.values()), default=0)}
+    entries = {}
+    for name, ms in by_name.items():
+        values = np.array([m["value"] for m in ms], dtype=float)
+        value = float(np.median(values))
+        within = [MAD_TO_SIGMA * m["stats"]["mad"] for m in ms if m.get("stats")]
+        between = between_run_sigma(values)
+        spread = max(float(np.median(within)) if within else 0.0, between)
+        ref = ms[-1]
+        identities = {json.dumps(m.get("identity", {}), sort_keys=True) for m in ms}
+        if len(identities) > 1:
+            raise GpuPerfError(f"metric {name!r} was measured with different options across the runs "
+                               f"({' vs '.join(sorted(identities))}); pass only runs made the same way")
+        pooled = [x for m in ms for x in ((m.get("stats") or {}).get("samples") or [])]
+        entry = store.make_entry(value=value, worst=float(values.max()), unit=ref["unit"], better=ref["better"],
+                                 test=ref["test"], info=ref.get("info", {}), tolerance=ref.get("tolerance"),
+                                 spread=spread, k=k, floor_rel=classes.floor(ref["unit"], is_cpu, floor,
+                                                                       classes.is_host_timed(ref.get("info"))),
+                                 provenance=prov, between=between, samples=pooled or None,
+                                 identity=ref.get("identity", {}), run_values=[float(v) for v in values],
+                                 resolution=classes.resolution_floor(ref["unit"], timer_resolution(last["device"])))
+        entry["runs"] = len(values)
+        entries[name] = entry
+    return entries

@@ -1,0 +1,97 @@
+"""The noise model of every metric class: how a figure varies between unchanged runs, and so how a
+verdict on it may be reached. One table, read by the baseline gate and by ``gpuperf compare``.
+
+* ``deterministic`` — the same build on the same inputs gives the same figure (ulp errors of seeded or
+  exhaustive inputs, correct-rounding counts, summation errors of seeded data, sizes and counts):
+  compared exactly (within the entry's own tolerance), and, on CPU devices, shared by every CPU
+  model of one PoCL and compiler (a *family* baseline, :func:`family_entries`).
+* ``sampled`` — a timing with its raw repeats (``stats.samples``): leaving the band counts only if
+  the difference is also significant against both sides' samples.
+* ``repeated`` — a figure derived from several timings (a tuner's pick and its quality, a model's
+  error, a precision speedup or chosen mix, watts): a run carries no samples of it, so a verdict needs
+  a spread on both sides — its values over ≥ :data:`MIN_REPEATS` runs (or repeats within a run).
+  With one value on a side, ``gpuperf compare`` reads it ``informational`` instead of deciding by the
+  threshold alone; the baseline gate holds it to the band its baseline's runs measured.
+* ``informational`` — recorded and shown, never gated; the row of the table says why.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping
+
+MODELS = ("deterministic", "sampled", "repeated", "informational")
+
+#: repeats (runs on a side, or repeats within a run) a ``repeated`` figure needs before it is judged
+MIN_REPEATS = 3
+
+
+@dataclass(frozen=True)
+class Row:
+    """One class of the table: metric names matching ``pattern`` (and, if given, one of ``units``)."""
+
+    pattern: str
+    units: frozenset[str] | None
+    model: str
+    why: str
+
+    def matches(self, name: str, unit: str) -> bool:
+        return re.search(self.pattern, name) is not None and (self.units is None or unit in self.units)
+
+
+def _row(pattern: str, units: Iterable[str] | None, model: str, why: str) -> Row:
+    return Row(pattern, None if units is None else frozenset(units), model, why)
+
+
+#: first match wins; a metric that carries raw samples is ``sampled`` whatever its row (:func:`model_of`)
+TABLE: tuple[Row, ...] = (
+    _row(r"^accuracy\.", ("ulp", "1", "bits"), "deterministic",
+         "seeded or exhaustive inputs: one build gives the same bits on every run"),
+    _row(r"^precision\.", ("bits", "iterations"), "deterministic",
+         "seeded matrices and a fixed solver: the same arithmetic on every run"),
+    _row(r".", ("configs", "bytes", "count"), "deterministic", "sizes and counts"),
+    _row(r"^tuning\.(mean|total)\.", None, "repeated",
+         "a mean over the tuned kernels of timing-derived ratios; its set of kernels is part of its identity"),
+    _row(r"^tuning\.", None, "repeated", "a tuner's pick and its quality are decided by timings"),
+    _row(r"^model\.", None, "repeated", "a model's error is a ratio of timings measured in the run"),
+    _row(r"^precision\.", None, "repeated", "speedups and chosen mixes are decided by timings"),
+    _row(r"^power\.", None, "repeated", "energy and watts integrate a power counter over a timed span"),
+    _row(r".", ("us", "ns", "ms", "s", "cycles", "GB/s", "1/s", "ops/clk/SM", "x", "ns/kthread", "MHz", "W", "J",
+                "J/op"), "repeated", "timings reduced to one figure without their samples"),
+    _row(r".", None, "repeated", "a figure derived from the run's measurements"),
+)
+
+
+def row_of(name: str, unit: str) -> Row:
+    """The table's row for a metric (the last row catches every name)."""
+    return next(r for r in TABLE if r.matches(name, unit))
+
+
+def model_of(name: str, unit: str, better: str = "lower", samples: bool = False,
+             info: Mapping[str, Any] | None = None) -> str:
+    """The noise model of one metric: ``exact``/``bound`` directions and deterministic rows are
+    ``deterministic``; a metric with raw samples is ``sampled``; a test may declare
+    ``info['noise'] = 'informational'`` (with ``info['why']``) for a figure it records but must not gate."""
+    declared = (info or {}).get("noise")
+    if declared in MODELS:
+        return str(declared)
+    row = row_of(name, unit)
+    if row.model == "deterministic" or better == "exact":
+        return "deterministic"
+    if samples:
+        return "sampled"
+    return row.model
+
+
+def is_deterministic(entry: Mapping[str, Any], name: str) -> bool:
+    """Whether a baseline entry (or a results metric) is a deterministic figure."""
+    return model_of(name, str(entry.get("unit", "")), str(entry.get("better", "lower")),
+                    bool(entry.get("samples") or (entry.get("stats") or {}).get("samples")),
+                    entry.get("info") if isinstance(entry.get("info"), Mapping) else None) == "deterministic"
+
+
+def family_entries(metrics: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The entries of a CPU device's baseline section that every CPU model of its family shares: the
+    deterministic ones (timing figures stay with the CPU model that measured them)."""
+    return {n: dict(e) for n, e in metrics.items() if is_deterministic(e, n)}

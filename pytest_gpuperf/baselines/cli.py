@@ -201,6 +201,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                                       "which every CPU model of one OpenCL runtime and compiler shares")
     f.add_argument("baselines", nargs="+", help="baseline files of CPU devices")
     f.add_argument("--dir", default="baselines", help="where <family key>.json is written (default baselines)")
+    f.add_argument("--agree-with", action="append", default=[], metavar="RESULTS.json",
+                   help="results of the same runtime on another CPU model: entries it does not reproduce stay out "
+                        "of the family (repeatable)")
     f.set_defaults(func=first.main_family)
     args = parser.parse_args(argv)
     try:

@@ -90,6 +90,27 @@ def main_init(args: Any) -> int:
 
 
 
+def _disagreeing(entries: dict[str, dict[str, Any]], results: Sequence[str], backend: str) -> dict[str, str]:
+    """Entries whose value another CPU model's results (same runtime and compiler) do not reproduce within
+    the entry's own tolerance: such a figure depends on the CPU (PoCL compiles for the host's ISA, and its
+    vector math variants differ on a few inputs), so it cannot be shared by the family."""
+    from .compare import compare
+
+    out: dict[str, str] = {}
+    for path in results:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+        if doc["device"]["backend"] != backend:
+            continue
+        for m in doc["metrics"]:
+            e = entries.get(m["name"])
+            if e is None or not isinstance(m.get("value"), (int, float)):
+                continue
+            verdict = compare(float(m["value"]), e["better"], e, identity=m.get("identity", {})).verdict
+            if verdict in ("regressed", "improved"):
+                out[m["name"]] = f"{e['value']:.10g} vs {m['value']:.10g} on {doc['device']['key']}"
+    return out
+
+
 def main_family(args: Any) -> int:
     """``gpuperf-baseline family FILE…``: each CPU baseline's deterministic entries into its family's file
     (the family key from the file's provenance: runtime, driver, compiler)."""
@@ -107,6 +128,13 @@ def main_family(args: Any) -> int:
             entries = noise.family_entries(section.get("metrics", {}))
             if not path.stem.startswith("pocl-") or not entries:
                 raise GpuPerfError(f"{path}: not a PoCL CPU baseline with deterministic entries")
+            apart = _disagreeing(entries, args.agree_with, backend)
+            for name in apart:
+                entries.pop(name)
+            if apart:
+                print(f"{len(apart)} entries differ on another CPU model and stay with their own: " + ", ".join(
+                    f"{n} {v}" for n, v in sorted(apart.items())))
+            prov = {**prov, "cpu_dependent": apart} if apart else prov
             target = store.BaselineFile(store.path_for(args.dir, info.family_key))
             store.update(target, backend, {"key": info.family_key, "name": f"CPU family {info.family_key}"},
                          {**prov, "device_name": f"family of {path.stem}"}, entries)

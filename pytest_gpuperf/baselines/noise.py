@@ -46,6 +46,8 @@ def _row(pattern: str, units: Iterable[str] | None, model: str, why: str) -> Row
 
 #: first match wins; a metric that carries raw samples is ``sampled`` whatever its row (:func:`model_of`)
 TABLE: tuple[Row, ...] = (
+    _row(r"^accuracy\.search\.", None, "repeated",
+         "a time-budgeted search: how far it gets depends on the device's speed (its documented bound gates it)"),
     _row(r"^accuracy\.", ("ulp", "1", "bits"), "deterministic",
          "seeded or exhaustive inputs: one build gives the same bits on every run"),
     _row(r"^precision\.", ("bits", "iterations"), "deterministic",

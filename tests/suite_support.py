@@ -32,3 +32,11 @@ def kill_mid_write(proc: subprocess.Popen, flag: Path, timeout_s: float = 30.0) 
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def baseline_folder(root: Path, name: str = "bl") -> Path:
+    """``root/name``, created: a ``--gpuperf-baseline-dir`` a gating run names must exist (a missing one is a
+    usage error, never an empty baseline)."""
+    folder = root / name
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder

@@ -26,6 +26,7 @@ import pytest
 
 from pytest_gpuperf.accuracy import certificate, check, formats, functions, kernels
 from pytest_gpuperf.devices import discover
+from suite_support import baseline_folder
 
 ROOT = Path(__file__).resolve().parents[1]
 HAVE_CL = any(d.backend == "opencl" for d in discover().devices)
@@ -41,7 +42,7 @@ def _suite_run(tmp_path: Path, tag: str, *options: str) -> tuple[int, str, dict[
     """Run the three suite tests on the OpenCL device; (exit code, output, metrics by name)."""
     out = tmp_path / f"{tag}.json"
     proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", f"--gpuperf-device={DEV}",
-                           f"--gpuperf-baseline-dir={tmp_path / 'bl'}", f"--gpuperf-json={out}", *options, *NODES],
+                           f"--gpuperf-baseline-dir={baseline_folder(tmp_path, 'bl')}", f"--gpuperf-json={out}", *options, *NODES],
                           cwd=ROOT, capture_output=True, text=True, timeout=600)
     log = proc.stdout + proc.stderr
     assert out.exists(), log

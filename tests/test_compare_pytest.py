@@ -12,6 +12,7 @@ import pytest
 from pytest_gpuperf.compare import engine
 from pytest_gpuperf.compare.load import load_side
 from suite_support import WORK_HEAD
+from suite_support import baseline_folder
 
 SUITE = WORK_HEAD + '''
 def test_work(gpu_device, gpu_kernel, gpu_measure, gpuperf_record):
@@ -45,13 +46,13 @@ def reference(pytester, monkeypatch):
     monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
     pytester.makepyfile(SUITE)
     ref = pytester.path / "ref.json"
-    pytester.runpytest("--gpuperf-device=opencl:0", "--gpuperf-budget=0.2", f"--gpuperf-baseline-dir={pytester.path / 'bl'}",
+    pytester.runpytest("--gpuperf-device=opencl:0", "--gpuperf-budget=0.2", f"--gpuperf-baseline-dir={baseline_folder(pytester.path, 'bl')}",
                        f"--gpuperf-json={ref}").assert_outcomes(passed=1)
     return ref
 
 
 def _args(pytester, ref, *more):
-    return ("--gpuperf-device=opencl:0", "--gpuperf-budget=0.2", f"--gpuperf-baseline-dir={pytester.path / 'bl'}",
+    return ("--gpuperf-device=opencl:0", "--gpuperf-budget=0.2", f"--gpuperf-baseline-dir={baseline_folder(pytester.path, 'bl')}",
             f"--gpuperf-compare={ref}", *more)
 
 
@@ -116,7 +117,7 @@ def test_baseline_gating_annotates_and_records_properties_too(pytester, monkeypa
     """Without --gpuperf-compare the run is gated against baselines/ and reports the same way."""
     monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
     pytester.makepyfile(SUITE)
-    base = ("--gpuperf-device=opencl:0", "--gpuperf-budget=0.2", f"--gpuperf-baseline-dir={pytester.path / 'bl'}")
+    base = ("--gpuperf-device=opencl:0", "--gpuperf-budget=0.2", f"--gpuperf-baseline-dir={baseline_folder(pytester.path, 'bl')}")
     pytester.runpytest(*base, "--gpuperf-update-baselines").assert_outcomes(passed=1)
     summary = pytester.path / "summary.md"
     monkeypatch.setenv("ULP", "3")

@@ -11,6 +11,7 @@ import pytest
 from pytest_gpuperf.devices import discover
 from pytest_gpuperf.timing import observers
 from suite_support import WORK_HEAD
+from suite_support import baseline_folder
 
 INV = discover()
 pytestmark = pytest.mark.skipif(not any(d.backend == "opencl" and d.is_cpu for d in INV.devices),
@@ -48,7 +49,7 @@ def test_work(gpu_device, gpu_kernel, gpu_measure, gpuperf_record):
 def _run(pytester, *args, **env):
     for k, v in env.items():
         pytester._monkeypatch.setenv(k, str(v))
-    return pytester.runpytest_subprocess("--gpuperf-device=opencl:0", f"--gpuperf-baseline-dir={pytester.path / 'bl'}",
+    return pytester.runpytest_subprocess("--gpuperf-device=opencl:0", f"--gpuperf-baseline-dir={baseline_folder(pytester.path, 'bl')}",
                                          "-p", "no:cacheprovider", *args)
 
 

@@ -13,6 +13,7 @@ import pytest
 
 from pytest_gpuperf.baselines.cli import main as baseline_cli
 from pytest_gpuperf.devices import discover
+from suite_support import baseline_folder
 
 pytestmark = pytest.mark.skipif(not any(d.backend == "opencl" for d in discover().devices),
                                 reason="no OpenCL device (install pocl-opencl-icd)")
@@ -30,7 +31,7 @@ def test_model(gpu_device, gpuperf_record):
 
 def _run(pytester, monkeypatch, err: float, out: str | None = None):
     monkeypatch.setenv("ERR", str(err))
-    args = ["--gpuperf-device=opencl:0", f"--gpuperf-baseline-dir={pytester.path / 'bl'}"]
+    args = ["--gpuperf-device=opencl:0", f"--gpuperf-baseline-dir={baseline_folder(pytester.path, 'bl')}"]
     if out:
         args.append(f"--gpuperf-json={pytester.path / out}")
     return pytester.runpytest(*args)

@@ -9,6 +9,7 @@ import pytest
 from pytest_gpuperf import RESULTS_SCHEMA
 from pytest_gpuperf.devices import discover
 from suite_support import WORK_HEAD
+from suite_support import baseline_folder
 
 INV = discover()
 pytestmark = pytest.mark.skipif(not any(d.backend == "opencl" for d in INV.devices),
@@ -30,7 +31,7 @@ def test_work(gpu_device, gpu_kernel, gpu_measure, gpuperf_record):
 
 
 def run(pytester, *args):
-    return pytester.runpytest(DEV, FAST, f"--gpuperf-baseline-dir={pytester.path / 'bl'}", *args)
+    return pytester.runpytest(DEV, FAST, f"--gpuperf-baseline-dir={baseline_folder(pytester.path, 'bl')}", *args)
 
 
 def test_list_devices(pytester):

@@ -12,6 +12,7 @@ from pytest_gpuperf.baselines.compare import band, edges, identity_problem
 from pytest_gpuperf.timing.difference import ALPHA, difference, usable
 from pytest_gpuperf.timing.stats import Stats
 from suite_support import WORK_HEAD
+from suite_support import baseline_folder
 
 
 def noisy(median: float, rel_sigma: float, n: int, seed: int) -> np.ndarray:
@@ -161,7 +162,7 @@ def _pocl():
 @pytest.mark.skipif(not _pocl(), reason="no OpenCL device (install pocl-opencl-icd)")
 def test_run_with_another_scale_is_incomparable_not_regressed(pytester, monkeypatch):
     pytester.makepyfile(IDENTITY_SUITE)
-    args = ("--gpuperf-device=opencl:0", "--gpuperf-budget=0.2", f"--gpuperf-baseline-dir={pytester.path / 'bl'}")
+    args = ("--gpuperf-device=opencl:0", "--gpuperf-budget=0.2", f"--gpuperf-baseline-dir={baseline_folder(pytester.path, 'bl')}")
     pytester.runpytest(*args, "--gpuperf-update-baselines").assert_outcomes(passed=1)
     monkeypatch.setenv("SCALE", "8")  # 8x the work: far outside any band, but measured another way
     result = pytester.runpytest(*args)
@@ -175,7 +176,7 @@ def test_impossible_value_fails_the_test_naming_metric_and_value(pytester, monke
     pytester.makepyfile(IDENTITY_SUITE)
     monkeypatch.setenv("NEGATIVE", "5572")
     result = pytester.runpytest("--gpuperf-device=opencl:0", "--gpuperf-budget=0.2",
-                                f"--gpuperf-baseline-dir={pytester.path / 'bl'}")
+                                f"--gpuperf-baseline-dir={baseline_folder(pytester.path, 'bl')}")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*impossible value: kernel.fit.slope = -5572 ns/kthread is negative*"])
 

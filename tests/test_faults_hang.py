@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from pytest_gpuperf.devices import discover
+from suite_support import baseline_folder
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.skipif(not any(d.backend == "opencl" for d in discover().devices),
@@ -65,7 +66,7 @@ def _start(tmp_path: Path, *args: str, device: str = "opencl:0", **env_extra: st
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
            "HUNG_STARTED": str(started), **env_extra}
     cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--gpuperf-device={device}",
-           f"--gpuperf-baseline-dir={tmp_path / 'bl'}", "-rs", *args, "test_hung.py"]
+           f"--gpuperf-baseline-dir={baseline_folder(tmp_path, 'bl')}", "-rs", *args, "test_hung.py"]
     proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True, start_new_session=True)
     return proc, started

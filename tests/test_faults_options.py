@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from pytest_gpuperf.devices import discover
+from suite_support import baseline_folder
 
 ROOT = Path(__file__).resolve().parents[1]
 HAS_CL = any(d.backend == "opencl" for d in discover().devices)
@@ -107,7 +108,7 @@ def test_a_failed_results_write_keeps_the_history_line_and_the_summary(pytester,
     pytester.makepyfile(test_record=RECORD)
     pytester.mkdir("r")
     db = pytester.path / "h.db"
-    result = pytester.runpytest_subprocess("--gpuperf-device=opencl:0", f"--gpuperf-baseline-dir={pytester.path / 'bl'}",
+    result = pytester.runpytest_subprocess("--gpuperf-device=opencl:0", f"--gpuperf-baseline-dir={baseline_folder(pytester.path, 'bl')}",
                                            "--gpuperf-json=r/{key}.json", f"--gpuperf-history={db}")
     out = result.stdout.str()
     assert result.ret == pytest.ExitCode.TESTS_FAILED, out
@@ -126,7 +127,7 @@ def test_results_are_written_when_tests_fail(pytester):
             raise AssertionError("a failing test")
     """)
     out = pytester.path / "r.json"
-    result = pytester.runpytest("--gpuperf-device=opencl:0", f"--gpuperf-baseline-dir={pytester.path / 'bl'}",
+    result = pytester.runpytest("--gpuperf-device=opencl:0", f"--gpuperf-baseline-dir={baseline_folder(pytester.path, 'bl')}",
                                 f"--gpuperf-json={out}")
     result.assert_outcomes(passed=1, failed=1)
     assert [m["name"] for m in json.loads(Path(out).read_text())["metrics"]] == ["demo.ok"]

@@ -28,6 +28,7 @@ from pathlib import Path
 import pytest
 
 from pytest_gpuperf.devices import discover
+from suite_support import baseline_folder
 
 ROOT = Path(__file__).resolve().parents[1]
 POCL2 = {"POCL_DEVICES": "pthread pthread"}
@@ -119,7 +120,7 @@ def _run(tmp_path: Path, *args: str, timeout: float = 480, **env: str) -> subpro
                 "FLEET_LOG": str(log), **env}
     full_env.pop("PYTEST_XDIST_AUTO_NUM_WORKERS", None)
     cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--gpuperf-device=all",
-           "--gpuperf-budget=0.2", f"--gpuperf-baseline-dir={tmp_path / 'bl'}", "-rs", *args, "test_fleet_gen.py"]
+           "--gpuperf-budget=0.2", f"--gpuperf-baseline-dir={baseline_folder(tmp_path, 'bl')}", "-rs", *args, "test_fleet_gen.py"]
     return subprocess.run(cmd, cwd=tmp_path, env=full_env, capture_output=True, text=True, timeout=timeout)
 
 
@@ -187,7 +188,7 @@ def test_concurrent_workers_lose_nothing_in_results_history_and_baselines(tmp_pa
     section = json.dumps(entries)
     assert '"only.dev0"' in section and '"only.dev1"' in section  # both workers' merges kept
     # a second run appends to a JSONL history from both workers at once
-    res = _run(tmp_path, "-n", "2", f"--gpuperf-history={tmp_path / 'h.jsonl'}", f"--gpuperf-baseline-dir={tmp_path / 'bl2'}")
+    res = _run(tmp_path, "-n", "2", f"--gpuperf-history={tmp_path / 'h.jsonl'}", f"--gpuperf-baseline-dir={baseline_folder(tmp_path, 'bl2')}")
     assert res.returncode == 0, res.stdout + res.stderr
     lines = (tmp_path / "h.jsonl").read_text().splitlines()
     assert len(lines) == 2 and all(json.loads(line) for line in lines)

@@ -9,6 +9,7 @@ import pytest
 from pytest_gpuperf.cli import main
 from pytest_gpuperf.devices import discover
 from pytest_gpuperf.history import read_runs
+from suite_support import baseline_folder
 
 ROOT = Path(__file__).resolve().parents[1]
 POCL = ROOT / "results/pocl-pthread-skylake-avx512-amd-epyc"
@@ -54,7 +55,7 @@ def test_plugin_records_each_run_in_the_history(pytester):
     pytester.makepyfile(WORK)
     db = pytester.path / "h.db"
     for _ in range(2):
-        pytester.runpytest("--gpuperf-device=opencl:0", f"--gpuperf-baseline-dir={pytester.path / 'bl'}",
+        pytester.runpytest("--gpuperf-device=opencl:0", f"--gpuperf-baseline-dir={baseline_folder(pytester.path, 'bl')}",
                            f"--gpuperf-history={db}").assert_outcomes(passed=1)
     runs = read_runs(str(db))
     assert len(runs) == 2 and runs[0].backend == "opencl" and runs[0].device_key

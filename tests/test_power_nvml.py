@@ -16,6 +16,7 @@ from pytest_gpuperf.devices import discover, nvml
 from pytest_gpuperf.devices.nvml import Reading, decode_throttle, is_slowdown, open_sensor, throttle_bits
 from pytest_gpuperf.timing.observers import throttled_verdict
 from pytest_gpuperf.timing.observers import PowerWatch, power_window, summarize_power
+from suite_support import baseline_folder
 
 
 def test_throttle_bits_follow_pynvml_constants_where_they_exist():
@@ -169,7 +170,7 @@ def test_x(gpu_device, gpuperf_record):
 @pytest.mark.skipif(not any(d.backend == "opencl" for d in INV.devices), reason="no OpenCL device")
 def test_a_throttled_metric_is_not_gated(pytester, monkeypatch):
     pytester.makepyfile(THROTTLE)
-    base = ["--gpuperf-device=opencl:0", f"--gpuperf-baseline-dir={pytester.path / 'bl'}"]
+    base = ["--gpuperf-device=opencl:0", f"--gpuperf-baseline-dir={baseline_folder(pytester.path, 'bl')}"]
     pytester.runpytest(*base, "--gpuperf-update-baselines").assert_outcomes(passed=1)
     monkeypatch.setenv("VALUE", "2.0")
     monkeypatch.setenv("THROTTLED", "1")

@@ -66,7 +66,7 @@ def test_gatecheck_writes_the_schema_catches_plants_and_appends(tmp_path):
 
     assert json.loads(out.read_text()) == doc
     assert doc["schema"] == gc.SCHEMA and doc["commit"] == "abc1234"
-    assert doc["device"]["key"] and doc["command"] == f"pytest --gpuperf-device={DEV} suites/"
+    assert doc["device"]["key"] and doc["command"] == f"gpuperf run --gpuperf-device={DEV}"
     (aa,) = doc["aa"]
     assert aa["run"] == 1 and aa["metrics"] == 2 and aa["fresh_machine"] is True
     assert aa["exit"] == 0 and aa["regressed"] == [] and aa["missing"] == [], aa

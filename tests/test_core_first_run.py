@@ -1,0 +1,154 @@
+"""A user's first run on a device without a baseline, through pytester on the real OpenCL device: the
+summary says so loudly, a required baseline fails with its own exit status, a named baseline folder
+that is not there is a usage error, the run records the user's repository commit, and the lookup order
+(yours, the reviewed one shipped, the CPU family's deterministic entries) holds."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from pytest_gpuperf import exits
+from pytest_gpuperf.baselines import lookup, store
+from pytest_gpuperf.devices import discover
+from pytest_gpuperf.session import canonical_test, strip_device_id
+from suite_support import WORK_HEAD, baseline_folder
+
+INV = discover()
+CL = [d for d in INV.devices if d.backend == "opencl"]
+pytestmark = pytest.mark.skipif(not CL, reason="no OpenCL device (install pocl-opencl-icd)")
+DEV = "--gpuperf-device=opencl:0"
+FAST = "--gpuperf-budget=0.2"
+
+WORK = WORK_HEAD + '''
+def test_work(gpu_device, gpu_kernel, gpu_measure, gpuperf_record):
+    k = gpu_kernel.compile(SRC, "work")
+    buf = gpu_kernel.to_device(np.ones(64, np.float32))
+    m = gpu_measure(k, (64,), (64,), [buf, np.int32(1000)])
+    gpuperf_record("kernel.work.ms", m.stats.scaled(1e3).median, "ms", better="lower", stats=m.stats.scaled(1e3))
+    gpuperf_record("kernel.count", 3, "items", better="exact")
+'''
+
+
+def _git_repo(path: Path) -> str:
+    env = {"GIT_AUTHOR_NAME": "u", "GIT_AUTHOR_EMAIL": "u@x", "GIT_COMMITTER_NAME": "u", "GIT_COMMITTER_EMAIL": "u@x",
+           "PATH": "/usr/bin:/bin"}
+    for cmd in (["git", "init", "-q"], ["git", "add", "-A"], ["git", "commit", "-q", "-m", "user code"]):
+        subprocess.run(cmd, cwd=path, check=True, env=env)
+    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=path, capture_output=True, text=True, check=True).stdout.strip()
+
+
+def test_first_run_without_baseline_says_so_and_names_the_command(pytester):
+    pytester.makepyfile(WORK)
+    result = pytester.runpytest(DEV, FAST, f"--gpuperf-baseline-dir={baseline_folder(pytester.path)}")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines([f"NO BASELINE for {CL[0].key}: 2 recorded, 0 gated (documented bounds*",
+                                 "*make one*gpuperf-baseline init --runs 3 --device opencl:0 --dir bl*"])
+    assert "kernel.work.ms" not in result.stdout.str()  # 'new' rows are counted, not listed
+    assert "gpuperf opencl:0: 2 new" in result.stdout.str()
+
+
+def test_required_baseline_fails_with_its_own_exit_status_and_a_github_error(pytester, monkeypatch):
+    pytester.makepyfile(WORK)
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    result = pytester.runpytest(DEV, FAST, f"--gpuperf-baseline-dir={baseline_folder(pytester.path)}",
+                                "--gpuperf-require-baseline")
+    assert result.ret == exits.NO_BASELINE
+    out = result.stdout.str()
+    assert f"FAIL (NO BASELINE, exit {exits.NO_BASELINE})" in out
+    assert f"::error title=gpuperf%3A NO BASELINE for {CL[0].key}" in out
+
+
+def test_without_requirement_github_gets_a_warning(pytester, monkeypatch):
+    pytester.makepyfile(WORK)
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    result = pytester.runpytest(DEV, FAST, f"--gpuperf-baseline-dir={baseline_folder(pytester.path)}")
+    assert result.ret == 0
+    assert f"::warning title=gpuperf%3A NO BASELINE for {CL[0].key}" in result.stdout.str()
+
+
+def test_ini_key_requires_a_baseline(pytester):
+    pytester.makepyfile(WORK)
+    pytester.makeini("[pytest]\ngpuperf_require_baseline = true\n")
+    result = pytester.runpytest(DEV, FAST)
+    assert result.ret == exits.NO_BASELINE
+
+
+@pytest.mark.parametrize("kind", ["missing", "file"])
+def test_a_named_baseline_folder_that_is_not_one_is_a_usage_error(pytester, kind):
+    pytester.makepyfile(WORK)
+    target = pytester.path / "nowhere"
+    if kind == "file":
+        target.write_text("not a folder")
+    result = pytester.runpytest(DEV, FAST, f"--gpuperf-baseline-dir={target}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--gpuperf-baseline-dir" in result.stderr.str()
+    assert ("does not exist" if kind == "missing" else "is not a directory") in result.stderr.str()
+
+
+def test_the_default_folder_may_be_absent_and_an_update_creates_it(pytester):
+    pytester.makepyfile(WORK)
+    assert pytester.runpytest(DEV, FAST).ret == 0  # ./baselines not there yet: the first run
+    assert pytester.runpytest(DEV, FAST, "--gpuperf-update-baselines").ret == 0
+    assert (pytester.path / "baselines" / f"{CL[0].key}.json").is_file()
+    result = pytester.runpytest(DEV, FAST)
+    assert result.ret == 0 and "NO BASELINE" not in result.stdout.str()
+    result.stdout.fnmatch_lines(["gated against your baseline*"])
+
+
+def test_results_name_the_users_commit_and_the_plugins_apart(pytester):
+    pytester.makepyfile(WORK)
+    commit = _git_repo(pytester.path)
+    out = pytester.path / "r.json"
+    pytester.runpytest(DEV, FAST, f"--gpuperf-json={out}")
+    env = json.loads(out.read_text())["environment"]
+    assert env["commit"] == commit
+    assert set(env["plugin"]) == {"version", "commit"} and env["plugin"]["commit"] != commit
+
+
+def test_shipped_suite_ids_are_the_same_wherever_installed():
+    assert canonical_test("pytest_gpuperf/suites/test_memory.py::test_copy[1MiB]") == "suites/test_memory.py::test_copy[1MiB]"
+    assert canonical_test("../../v/lib/python3.11/site-packages/pytest_gpuperf/suites/test_x.py::t") == "suites/test_x.py::t"
+    assert canonical_test("tests/suites/test_mine.py::t") == "tests/suites/test_mine.py::t"  # a user's own suites
+    assert strip_device_id("pytest_gpuperf/suites/t.py::f[opencl:0-a]", "opencl:0") == "suites/t.py::f[a]"
+
+
+def _write(directory: Path, key: str, metrics: dict) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    doc = {"schema": "pytest-gpuperf-baseline/1", "device": {"key": key, "name": key},
+           "backends": {"opencl": {"provenance": {}, "metrics": metrics}}}
+    (directory / f"{key}.json").write_text(json.dumps(doc))
+
+
+def _entry(value: float, unit: str, better: str = "lower") -> dict:
+    return {"value": value, "unit": unit, "better": better, "test": "t.py::t", "tolerance": {"abs": 1e-6}}
+
+
+def test_lookup_prefers_yours_then_reviewed_and_adds_only_deterministic_family_entries(tmp_path):
+    yours, reviewed = tmp_path / "yours", tmp_path / "reviewed"
+    _write(reviewed, "dev", {"a.time": _entry(1.0, "us")})
+    _write(reviewed, "fam", {"accuracy.fp32.sin.max_ulp": _entry(1.0, "ulp"), "latency.x.cycles": _entry(4, "cycles")})
+    src = lookup.resolve(yours, "dev", "opencl", "fam", reviewed_dir=reviewed)
+    assert src.origin == "reviewed" and set(src.file.metrics("opencl")) == {"a.time", "accuracy.fp32.sin.max_ulp"}
+    assert src.write_path == yours / "dev.json"  # updates go to the user's folder, never the package
+    _write(yours, "dev", {"b.time": _entry(2.0, "us")})
+    src = lookup.resolve(yours, "dev", "opencl", "fam", reviewed_dir=reviewed)
+    assert src.origin == "yours" and set(src.file.metrics("opencl")) == {"b.time", "accuracy.fp32.sin.max_ulp"}
+    src = lookup.resolve(yours, "other", "opencl", "fam", reviewed_dir=reviewed)
+    assert src.origin == "family" and set(src.file.metrics("opencl")) == {"accuracy.fp32.sin.max_ulp"}
+    assert lookup.resolve(yours, "other", "opencl", "", reviewed_dir=reviewed).origin == "none"
+
+
+def test_the_shipped_family_baseline_is_found_for_this_hosts_pocl():
+    """CI's host, whatever its CPU model: PoCL's deterministic figures gate against the family file."""
+    info = CL[0]
+    if not info.key.startswith("pocl-"):
+        pytest.skip("not a PoCL device")
+    src = lookup.resolve(Path("/nonexistent-user-dir"), info.key, info.backend, info.family_key)
+    if info.family_key != "pocl-3-1-debian-llvm-15-0-6-cpu":
+        pytest.skip(f"no shipped family baseline for {info.family_key}")
+    assert src.family_count > 200
+    assert all(store.path_for(Path(p).parent, Path(p).stem).is_file() for p in src.read)

@@ -14,6 +14,9 @@
 * ``model.similarity.<query>.slowdown`` (CUDA) — the unseen kernel run at the work-group size tuned
   for the most similar known kernel (Lim's transition-probability CFG matching), relative to the
   query's own best work-group size: 1.0 means the reused configuration is optimal.
+
+The classifier figures carry the classes they were trained and scored on and the unseen kernels in their
+identity (``models.aggregate.over``): a baseline made over other sets reads ``incomparable``.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ import pytest
 
 from pytest_gpuperf.devices.base import ndrange
 from pytest_gpuperf.models import cfg as cfgmod
-from pytest_gpuperf.models import classify, kernel_classes as kc, ncu, ptx as ptxmod, similarity
+from pytest_gpuperf.models import aggregate, classify, kernel_classes as kc, ncu, ptx as ptxmod, similarity
 from pytest_gpuperf.devices.dialect import portable
 from pytest_gpuperf.timing.profiles import profile
 
@@ -37,6 +40,11 @@ KERNEL void ref_fma(GLOBAL float* RESTRICT out, float s, int n) {
   for (int k = 0; k < 64; ++k) { x = x * 0.9999f + y; y = y * 0.9999f + x; }
   out[i] = x + y; }
 """
+
+
+def _scope(classes, unseen) -> dict[str, str]:
+    """The identity of a classifier figure: the classes of its split and the unseen kernels it votes on."""
+    return {**aggregate.over(classes, "classes"), **aggregate.over(unseen, "unseen")}
 
 
 def _timer(gpu_measure, cpu: bool):
@@ -118,6 +126,7 @@ def test_kernel_classification(gpu_device, gpu_kernel, gpu_measure, gpuperf_reco
     sets = {"": (xa[:, :nt], {k: v[:, :nt] for k, v in unseen.items()}, list(classify.FEATURES)),
             "_with_code": (xa, unseen, list(classify.FEATURES + classify.CODE_FEATURES))}
     tol = {"abs": 0.25, "rel": 0.0} if cpu else {"abs": 0.10, "rel": 0.0}
+    scope = _scope(y, unseen)
     for suffix, (xs_, unseen_, names) in sets.items():
         ev = classify.evaluate(xs_, y, unseen_)
         for clf, acc in ev.accuracy.items():
@@ -131,10 +140,10 @@ def test_kernel_classification(gpu_device, gpu_kernel, gpu_measure, gpuperf_reco
                 meta["dataset"] = {"y": list(y), "x": np.round(xa[:, :nt], 4).tolist(),
                                    "unseen": {k: np.round(v[:, :nt], 4).tolist() for k, v in unseen.items()}}
             gpuperf_record(f"model.classify.{clf}.accuracy{suffix}", acc, "ratio", better="higher", tolerance=tol,
-                           info=meta)
+                           identity=scope, info=meta)
             gpuperf_record(f"model.classify.{clf}.unseen_agreement{suffix}",
                            classify.unseen_agreement(votes, kc.UNSEEN_EXPECTED), "ratio", better="higher",
-                           tolerance={"abs": 0.6 if cpu else 0.34, "rel": 0.0},
+                           tolerance={"abs": 0.6 if cpu else 0.34, "rel": 0.0}, identity=scope,
                            info={"votes": votes, "expected": {k: list(v) for k, v in kc.UNSEEN_EXPECTED.items()},
                                  "advice": {k: {c: kc.STRATEGY[c] for c in v} for k, v in votes.items()}})
     assert ev.split["test_runs"] > 0
@@ -175,6 +184,7 @@ def test_kernel_classification_counters(gpu_device, gpuperf_record, request, tmp
     x, non_finite = ncu.feature_matrix(prof.results, prof.metrics)
     xk, y, unseen = classify.split_unseen(x, [r.kernel for r in prof.runs], kc.CLASSES, kc.UNSEEN)
     ev = classify.evaluate(xk, y, unseen)
+    scope = _scope(y, unseen)
     by_name = {m.name: m for m in ncu.METRICS}
     collection = {"ncu": prof.version, "command": " ".join(prof.command),
                   "wall_s": round(prof.wall_s, 1), "launches": len(prof.runs), "passes": prof.passes,
@@ -187,11 +197,11 @@ def test_kernel_classification_counters(gpu_device, gpuperf_record, request, tmp
         if clf == "random_forest":  # the counter dataset itself, for offline analysis
             meta["dataset"] = ncu.compact(prof)
         gpuperf_record(f"model.classify.counters.{clf}.accuracy", acc, "ratio", better="higher",
-                       tolerance={"abs": 0.10, "rel": 0.0}, info=meta)
+                       tolerance={"abs": 0.10, "rel": 0.0}, identity=scope, info=meta)
         votes = ev.unseen[clf]
         gpuperf_record(f"model.classify.counters.{clf}.unseen_agreement",
                        classify.unseen_agreement(votes, kc.UNSEEN_EXPECTED), "ratio", better="higher",
-                       tolerance={"abs": 0.34, "rel": 0.0},
+                       tolerance={"abs": 0.34, "rel": 0.0}, identity=scope,
                        info={"votes": votes, "predictions": ev.predictions[clf],
                              "tags": {k: [r.tag for r in prof.runs if r.kernel == k] for k in unseen},
                              "expected": {k: list(v) for k, v in kc.UNSEEN_EXPECTED.items()},

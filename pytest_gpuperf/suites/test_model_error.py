@@ -13,7 +13,9 @@
   under test (like the launch-overhead and throughput fits of ``calibrate``): measured in the same
   session the model is evaluated in, whatever probe results the checkout holds.
 
-Errors are ``better="lower"``: a model or measurement regression shows as a larger error.
+Errors are ``better="lower"``: a model or measurement regression shows as a larger error. A figure over
+several kernels (the means, a dwarf's MAPE) carries the kernels it was computed over in its identity
+(``models.aggregate.over``): a baseline made over another corpus reads ``incomparable``.
 Kernel classification (paper 004) and CFG similarity (Lim ch. IV) are in ``test_kernel_classes.py``.
 """
 
@@ -28,7 +30,7 @@ from scipy.optimize import curve_fit
 
 from pytest_gpuperf.models import cfg as cfgmod
 from pytest_gpuperf.models import ptx as ptxmod
-from pytest_gpuperf.models import scheduler, svr
+from pytest_gpuperf.models import aggregate, scheduler, svr
 from pytest_gpuperf.models.corpus import CORPUS
 from pytest_gpuperf.models.dwarfs import DWARFS, THESIS_MAPE
 from pytest_gpuperf.models.latency import GLOBAL_MODEL_METRIC, GlobalLatencyModel, chain_ops, latencies
@@ -131,14 +133,16 @@ def test_sampled_models(gpu_device, gpu_kernel, sampled_kernel, gpuperf_record):
                       info={"predicted_s": t_ml, "measured_s": inst.t_full, "split": "leave-one-kernel-out",
                             "train_instances": sum(len(v) for k, v in loko.items() if k != name)})
 
+    sampled_scope = {**identity, **aggregate.over(main)}
     gpuperf_record("model.sampled.mean_error", float(np.mean(errors)), "ratio", better="lower", tolerance=tol_mean,
-                   identity=identity, info={"kernels": len(errors), "target": "≤ 0.04 on the H100 (thesis: 4.76–7.91 %)"})
+                   identity=sampled_scope,
+                   info={"kernels": len(errors), "target": "≤ 0.04 on the H100 (thesis: 4.76–7.91 %)"})
     gpuperf_record("model.sampled.mean_overhead", float(np.mean(overheads)), "ratio", better="lower", tolerance=tol_mean,
-                   identity=identity, info={"target": "≤ 0.05 (thesis: 8–15 %)", "waves": list(waves),
+                   identity=sampled_scope, info={"target": "≤ 0.05 (thesis: 8–15 %)", "waves": list(waves),
                          "max_sampled_share": MAX_OVERHEAD_CPU if cpu else MAX_OVERHEAD,
                          "cold_cache": "steady-state pre-run of the same kernel over 2xL2 scratch buffers"})
     gpuperf_record("model.svr.mean_error", float(np.mean(svr_errors)), "ratio", better="lower", tolerance=tol_mean,
-                   identity=identity, info={**split, "features": list(svr.FEATURES)})
+                   identity={**identity, **aggregate.over(loko)}, info={**split, "features": list(svr.FEATURES)})
     assert len(errors) >= 20
     assert all(np.isfinite(errors)) and all(np.isfinite(svr_errors))
 
@@ -246,11 +250,12 @@ ALT_VARIANTS = {
               "(models.scheduler.predict_hopper)"}
 
 
-def _record_dwarfs(gpuperf_record, prefix: str, per_dwarf: dict[str, list[float]], identity: dict) -> None:
-    """``<prefix>.dwarf.<dwarf>.mape``: a variant's mean error per dwarf, beside the thesis' Table 4.9 row."""
+def _record_dwarfs(gpuperf_record, prefix: str, per_dwarf: dict[str, dict[str, float]], identity: dict) -> None:
+    """``<prefix>.dwarf.<dwarf>.mape``: a variant's mean error per dwarf (kernel name → error), beside the
+    thesis' Table 4.9 row; the dwarf's kernels are part of the identity."""
     for dwarf, e in per_dwarf.items():
-        gpuperf_record(f"{prefix}.dwarf.{_slug(dwarf)}.mape", float(np.mean(e)), "ratio", better="lower",
-                       tolerance={"abs": 0.05, "rel": 0.2}, identity=identity,
+        gpuperf_record(f"{prefix}.dwarf.{_slug(dwarf)}.mape", float(np.mean(list(e.values()))), "ratio",
+                       better="lower", tolerance={"abs": 0.05, "rel": 0.2}, identity={**identity, **aggregate.over(e)},
                        info={"kernels": len(e), "thesis_mape_pct": dict(zip(("K20", "K4200", "M60", "GTX1050"),
                                                                             THESIS_MAPE[dwarf]))})
 
@@ -264,15 +269,15 @@ def test_ptx_model(gpu_device, gpu_kernel, gpu_measure, gpuperf_record, gpuperf_
                       baseline_dir=gpuperf_baseline_dir, measured=_session_latencies(gpu_device, gpu_measure))
     identity = {"latencies": "probed in session"}
     sources = sorted(set(table.sources.values()) | {table.global_source})
-    per_dwarf: dict[str, list[float]] = {}
-    errs = []
+    per_dwarf: dict[str, dict[str, float]] = {}
+    errs: dict[str, float] = {}
     # the "issue" scheduling variant (Hopper, issue 18): unit issue rates from this session's throughput
     # probes (the latency suite ran first), the architecture table where a probe did not run
     rates, rate_sources = scheduler.issue_rates(gpuperf_recorded, info.compute_capability)
     # where the rates came from is part of the issue variant's identity (scheduler.rates_origin)
     alt_identity = {**identity, "issue_rates": scheduler.rates_origin(rate_sources)}
-    alt_errs: dict[str, list[float]] = {v: [] for v in ALT_VARIANTS}
-    alt_dwarf: dict[str, dict[str, list[float]]] = {v: {} for v in ALT_VARIANTS}
+    alt_errs: dict[str, dict[str, float]] = {v: {} for v in ALT_VARIANTS}
+    alt_dwarf: dict[str, dict[str, dict[str, float]]] = {v: {} for v in ALT_VARIANTS}
     for d in DWARFS:
         kern = gpu_kernel.compile(d.source, d.name)
         text = gpu_device.ptx(kern)
@@ -285,8 +290,8 @@ def test_ptx_model(gpu_device, gpu_kernel, gpu_measure, gpuperf_record, gpuperf_
         pred = scheduler.predict(graph, table, cal, **shape)
         m = gpu_measure(kern, (launch.grid * launch.block,), (launch.block,), launch.args, budget_s=0.5)
         err = abs(pred.seconds - m.stats.median) / m.stats.median
-        errs.append(err)
-        per_dwarf.setdefault(d.dwarf, []).append(err)
+        errs[d.name] = err
+        per_dwarf.setdefault(d.dwarf, {})[d.name] = err
         gpuperf_record(f"model.ptx.{d.name}.error", err, "ratio", better="lower", tolerance={"abs": 0.05, "rel": 0.2},
                        identity=identity, info={**pred.info(), "predicted_s": pred.seconds, "measured_s": m.stats.median,
                              "dwarf": d.dwarf, "trips": launch.trips,
@@ -295,8 +300,8 @@ def test_ptx_model(gpu_device, gpu_kernel, gpu_measure, gpuperf_record, gpuperf_
         for variant in ALT_VARIANTS:
             alt = scheduler.predict(graph, table, cal, **shape, variant=variant, rates=rates)
             alt_err = abs(alt.seconds - m.stats.median) / m.stats.median
-            alt_errs[variant].append(alt_err)
-            alt_dwarf[variant].setdefault(d.dwarf, []).append(alt_err)
+            alt_errs[variant][d.name] = alt_err
+            alt_dwarf[variant].setdefault(d.dwarf, {})[d.name] = alt_err
             gpuperf_record(f"model.ptx.{variant}.{d.name}.error", alt_err, "ratio", better="lower",
                            tolerance={"abs": 0.05, "rel": 0.2}, identity=alt_identity,
                            info={"predicted_s": alt.seconds, "measured_s": m.stats.median, "dwarf": d.dwarf,
@@ -304,17 +309,18 @@ def test_ptx_model(gpu_device, gpu_kernel, gpu_measure, gpuperf_record, gpuperf_
                                  **({"parts": alt.parts} if alt.parts else {})})
     for variant in ALT_VARIANTS:
         _record_dwarfs(gpuperf_record, f"model.ptx.{variant}", alt_dwarf[variant], alt_identity)
-        gpuperf_record(f"model.ptx.{variant}.mean_error", float(np.mean(alt_errs[variant])), "ratio", better="lower",
-                       tolerance={"abs": 0.05, "rel": 0.2}, identity=alt_identity,
+        gpuperf_record(f"model.ptx.{variant}.mean_error", float(np.mean(list(alt_errs[variant].values()))), "ratio",
+                       better="lower", tolerance={"abs": 0.05, "rel": 0.2},
+                       identity={**alt_identity, **aggregate.over(alt_errs[variant])},
                        info={"kernels": len(alt_errs[variant]), "rates": rates, "rate_sources": rate_sources,
                              "variant": ALT_VARIANTS[variant]})
     _record_dwarfs(gpuperf_record, "model.ptx", per_dwarf, identity)
-    gpuperf_record("model.ptx.mean_error", float(np.mean(errs)), "ratio", better="lower",
-                   tolerance={"abs": 0.05, "rel": 0.2}, identity=identity,
+    gpuperf_record("model.ptx.mean_error", float(np.mean(list(errs.values()))), "ratio", better="lower",
+                   tolerance={"abs": 0.05, "rel": 0.2}, identity={**identity, **aggregate.over(errs)},
                    info={"kernels": len(errs), "calibration": cal_info, "latency_sources": sources,
                          "latency_cycles": {k: round(float(v), 2) for k, v in sorted(table.cycles.items())},
                          "latency_by_class": dict(sorted(table.sources.items())),
                          "global_latency": [table.global_cycles, table.global_source],
                          "global_latency_model": sweep.table(),
                          "thesis": "Alavani Table 4.9 MAPE per dwarf (K20 … GTX 1050)"})
-    assert all(np.isfinite(errs))
+    assert all(np.isfinite(list(errs.values())))

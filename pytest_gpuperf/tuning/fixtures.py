@@ -100,7 +100,9 @@ def tuning_options(config: pytest.Config) -> TuningOptions:
 @pytest.fixture(scope="session")
 def tuning_summaries() -> dict[str, dict[str, dict[str, dict[str, float]]]]:
     """Per device spec and kernel, the tuning suite's per-strategy summary — filled by ``test_tune``, read by
-    ``test_tuning_means``; one per session, so it cannot leak between sessions in one process."""
+    ``test_tuning_means``, whose metrics name the kernels they found here in their identity (a subset of
+    the kernels is then another figure, not a change); one per session, so it cannot leak between
+    sessions in one process."""
     return {}
 
 

@@ -19,6 +19,7 @@ GROUPS: list[tuple[str, str]] = [
     ("history", "pytest_gpuperf.history.cli"),
     ("compare", "pytest_gpuperf.compare.cli"),
     ("siblings", "pytest_gpuperf.fleet.cli"),
+    ("offline", "pytest_gpuperf.offline.cli"),
 ]
 
 

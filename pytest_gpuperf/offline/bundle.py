@@ -1,0 +1,144 @@
+"""``gpuperf offline bundle DIR``: everything an offline GPU host needs to run the suites, in one folder.
+
+HPC GPU nodes often reach no package index. A bundle holds the plugin's wheel, the wheels of the
+dependencies that host lacks (downloaded here for its Python and platform), a manifest, and ``run.sh``:
+on the host, ``bash DIR/run.sh OUT [gpuperf run arguments]`` installs from the bundle alone into a
+virtual environment that sees the host's own packages (its CuPy, NumPy, …), runs the suites with the
+results, history and log under ``OUT``, and packs ``OUT.tgz`` — the one file to bring back to
+``gpuperf offline collect``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from importlib import metadata
+from pathlib import Path
+from typing import Sequence
+
+from ..errors import GpuPerfError
+from ..util.atomic import atomic_write_json, atomic_write_text
+from ..util.provenance import plugin, plugin_commit
+
+#: platform tags pip may take wheels of for a glibc x86-64 host (pip matches each tag exactly)
+PLATFORMS = ("manylinux_2_17_x86_64", "manylinux2014_x86_64", "manylinux_2_24_x86_64", "manylinux_2_27_x86_64",
+             "manylinux_2_28_x86_64", "manylinux_2_31_x86_64", "manylinux_2_34_x86_64", "manylinux_2_35_x86_64",
+             "manylinux1_x86_64")
+
+RUN_SH = r"""#!/usr/bin/env bash
+# Run pytest-gpuperf's suites on this host from this bundle alone (no package index needed).
+#   bash run.sh OUT [gpuperf run arguments, e.g. --gpuperf-device=0 -k memory]
+# Environment: GPUPERF_TAG (results name, default run), GPUPERF_PYTHON (default python3),
+# GPUPERF_VENV (default /tmp/gpuperf-venv), GPUPERF_COMMIT (the commit of the code you measure, when the
+# directory you run in has no .git), GPUPERF_HISTORY (a history store; default OUT/history.db).
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+out=${1:?usage: bash run.sh OUT [gpuperf run arguments]}; shift
+mkdir -p "$out"; out=$(cd "$out" && pwd)
+py=${GPUPERF_PYTHON:-python3}
+venv=${GPUPERF_VENV:-/tmp/gpuperf-venv}
+tag=${GPUPERF_TAG:-run}
+if [ ! -x "$venv/bin/gpuperf" ]; then
+  "$py" -m venv --system-site-packages "$venv" || exit 3
+  "$venv/bin/python" -m pip install -q --no-index --no-cache-dir --find-links "$here/wheels" \
+    "pytest-gpuperf@SPEC@" @ALSO@ || { echo "gpuperf offline: install from $here/wheels failed" >&2; exit 3; }
+fi
+# the bundle's own plugin, whatever another pytest-gpuperf the host's site may hold
+"$venv/bin/python" -m pip install -q --no-index --no-cache-dir --no-deps --force-reinstall "$here"/wheels/@WHEEL@ || exit 3
+"$venv/bin/gpuperf" run -p no:cacheprovider "$@" --gpuperf-json="$out/results/{key}/$tag-{backend}.json" \
+  --gpuperf-history="${GPUPERF_HISTORY:-$out/history.db}" 2>&1 | tee "$out/$tag.log"
+status=${PIPESTATUS[0]}
+tar czf "$out.tgz" -C "$out" . && echo "gpuperf offline: bring back $out.tgz (gpuperf offline collect)"
+exit "$status"
+"""
+
+
+def _plugin_wheel(into: Path, wheel: str | None) -> Path:
+    """The plugin's wheel: the one given, else built from the checkout this package runs from."""
+    if wheel:
+        path = Path(wheel)
+        if not path.is_file() or not path.name.startswith("pytest_gpuperf-"):
+            raise GpuPerfError(f"--wheel {wheel}: not a pytest_gpuperf wheel file")
+        shutil.copy2(path, into / path.name)
+        return into / path.name
+    if not plugin_commit():
+        raise GpuPerfError("this pytest-gpuperf is an installed wheel, not a checkout: pass the wheel you installed "
+                           "with --wheel PATH (pip download or your build of it)")
+    project = Path(__file__).resolve().parents[2]
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", str(project), "-w", str(into)],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise GpuPerfError(f"building the plugin's wheel failed: {proc.stderr.strip()[-500:]}")
+    return next(into.glob("pytest_gpuperf-*.whl"))
+
+
+def requirements(extras: Sequence[str]) -> list[str]:
+    """The plugin's declared requirements with the chosen extras (from its installed metadata)."""
+    out = []
+    for req in metadata.requires("pytest-gpuperf") or []:
+        spec, _, marker = req.partition(";")
+        extra = re.search(r'extra\s*==\s*"([^"]+)"', marker)
+        if extra is None or extra.group(1) in extras:
+            out.append(spec.strip())
+    return out
+
+
+def _name(requirement_or_wheel: str) -> str:
+    """Normalised project name of a requirement (``scikit-learn>=1.3``) or wheel file name."""
+    base = re.split(r"[<>=!~\[;@ ]", requirement_or_wheel, maxsplit=1)[0]
+    base = base.split("-")[0] if base.endswith(".whl") else base
+    return re.sub(r"[-_.]+", "-", base).lower()
+
+
+def bundle(directory: Path, *, python: str, extras: Sequence[str], host_has: Sequence[str], wheel: str | None,
+           platforms: Sequence[str] = PLATFORMS, also: Sequence[str] = ()) -> dict:
+    """Write the bundle into ``directory`` (created; must be empty) and return its manifest. ``also``:
+    projects installed beside the plugin (e.g. ``xgboost-cpu``, the power model's library without CUDA)."""
+    if directory.exists() and any(directory.iterdir()):
+        raise GpuPerfError(f"{directory} is not empty; give a new folder for the bundle")
+    wheels = directory / "wheels"
+    wheels.mkdir(parents=True, exist_ok=True)
+    own = _plugin_wheel(wheels, wheel)
+    skip = {_name(n) for n in host_has}
+    wanted = [r for r in requirements(extras) if _name(r) not in skip] + list(also)
+    kept: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="gpuperf-bundle-") as tmp:
+        if not wanted:
+            tmp = ""
+        cmd = [sys.executable, "-m", "pip", "download", "-q", "--only-binary=:all:", "--python-version", python,
+               "--implementation", "cp", *[a for p in platforms for a in ("--platform", p)], "--platform", "any",
+               "-d", tmp, *wanted]
+        proc = subprocess.run(cmd, capture_output=True, text=True) if tmp else None
+        if proc is not None and proc.returncode != 0:
+            raise GpuPerfError(f"downloading the dependencies for Python {python} failed: {proc.stderr.strip()[-800:]}")
+        for path in sorted(Path(tmp).glob("*.whl")) if tmp else []:
+            if _name(path.name) not in skip:
+                shutil.move(str(path), wheels / path.name)
+                kept.append(path.name)
+    spec = f"[{','.join(extras)}]" if extras else ""
+    atomic_write_text(directory / "run.sh", RUN_SH.replace("@SPEC@", spec).replace(
+        "@ALSO@", " ".join(f'"{a}"' for a in also)).replace("@WHEEL@", own.name))
+    (directory / "run.sh").chmod(0o755)
+    manifest = {"schema": "pytest-gpuperf-bundle/1", "plugin": {**plugin(), "wheel": own.name},
+                "python": python, "extras": list(extras), "also": list(also), "host_has": sorted(skip), "wheels": sorted(kept),
+                "size_bytes": sum(p.stat().st_size for p in wheels.iterdir())}
+    atomic_write_json(directory / "MANIFEST.json", manifest)
+    return manifest
+
+
+def describe(manifest: dict, directory: Path) -> str:
+    """The lines ``bundle`` prints: what is inside and how to use it."""
+    mib = manifest["size_bytes"] / 2**20
+    return (f"{directory}: pytest-gpuperf {manifest['plugin']['version']} ({manifest['plugin']['wheel']}) and "
+            f"{len(manifest['wheels'])} dependency wheels for Python {manifest['python']}, {mib:.1f} MiB\n"
+            f"on the host:  bash {directory.name}/run.sh OUT --gpuperf-device=0\n"
+            f"back here:    gpuperf offline collect OUT.tgz")
+
+
+def manifest_of(directory: Path) -> dict:
+    """A bundle's manifest (for tests and ``collect``)."""
+    return json.loads((directory / "MANIFEST.json").read_text(encoding="utf-8"))

@@ -1,0 +1,56 @@
+"""An offline host's round trip on this machine's OpenCL device: ``gpuperf offline bundle`` writes the
+plugin wheel, the wheels the host lacks and ``run.sh``; ``run.sh`` installs from the bundle alone into a
+virtual environment, runs the shipped suites and packs ``OUT.tgz``; ``gpuperf offline collect`` puts
+its results under ``results/<key>/`` without overwriting anything and imports them into a history."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pytest_gpuperf.cli import main as gpuperf
+from pytest_gpuperf.devices import discover
+from pytest_gpuperf.offline.bundle import manifest_of, requirements
+
+CL = [d for d in discover().devices if d.backend == "opencl"]
+pytestmark = pytest.mark.skipif(not CL, reason="no OpenCL device (install pocl-opencl-icd)")
+
+
+def test_bundle_run_collect(tmp_path: Path) -> None:
+    here = f"{sys.version_info.major}.{sys.version_info.minor}"
+    have = [r.split(">")[0].split("=")[0] for r in requirements([])]  # this machine has them all: only the plugin
+    bundle = tmp_path / "bundle"
+    args = ["offline", "bundle", str(bundle), "--python", here] + [a for h in have for a in ("--host-has", h)]
+    assert gpuperf(args) == 0
+    manifest = manifest_of(bundle)
+    assert manifest["plugin"]["wheel"].startswith("pytest_gpuperf-") and manifest["wheels"] == []
+    out = tmp_path / "out"
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "PYTEST_"))},
+           "GPUPERF_VENV": str(tmp_path / "venv"), "GPUPERF_PYTHON": sys.executable, "GPUPERF_TAG": "host-1",
+           "GPUPERF_COMMIT": "abc1234"}
+    work = tmp_path / "work"
+    work.mkdir()
+    proc = subprocess.run(["bash", str(bundle / "run.sh"), str(out), "--gpuperf-device=0", "-k",
+                           "test_math_function and sin- and fp32"], cwd=work, env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    site = subprocess.run([str(tmp_path / "venv" / "bin" / "python"), "-c",
+                           "import pytest_gpuperf; print(pytest_gpuperf.__file__)"], capture_output=True, text=True,
+                          cwd=work)
+    assert str(tmp_path / "venv") in site.stdout  # the bundle's plugin, not this checkout's
+    archive = Path(f"{out}.tgz")
+    assert archive.is_file()
+    into, history = tmp_path / "results", tmp_path / "h.db"
+    for _ in range(2):  # collecting twice keeps one copy of an identical file
+        assert gpuperf(["offline", "collect", str(archive), "--into", str(into), "--history", str(history)]) == 0
+    (placed,) = into.glob("*/host-1-opencl.json")
+    doc = json.loads(placed.read_text())
+    assert doc["environment"]["commit"] == "abc1234"
+    assert any(m["name"] == "accuracy.fp32.sin.max_ulp" for m in doc["metrics"])
+    assert list(into.glob("*/logs/host-1.log"))
+    assert gpuperf(["offline", "collect", str(tmp_path / "nothing.tgz"), "--into", str(into)]) == 2

@@ -1,8 +1,10 @@
 """Helpers of the history tests: a real PostgreSQL server in a temp dir, concurrent writer processes,
-and a headless Chromium that returns the DOM after JS plus the console messages."""
+a private copy of the committed history, and a headless Chromium that returns the DOM after JS plus the
+console messages."""
 
 from __future__ import annotations
 
+import atexit
 import glob
 import os
 import pwd
@@ -14,8 +16,23 @@ import sys
 import tempfile
 import textwrap
 from pathlib import Path
+from urllib.parse import quote
 
 ROOT = Path(__file__).resolve().parents[1]
+COMMITTED_HISTORY = ROOT / "results/history.db"
+_copies: dict[str, str] = {}
+
+
+def copy_committed_history() -> str:
+    """A private copy of the project's real history (``results/history.db``), made once per test session:
+    the tests read a real history without ever opening, let alone writing, the committed file."""
+    if "db" not in _copies:
+        folder = tempfile.mkdtemp(prefix="gpuperf-history-")
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
+        dest = Path(folder) / "history.db"
+        shutil.copyfile(COMMITTED_HISTORY, dest)
+        _copies["db"] = str(dest)
+    return _copies["db"]
 
 WRITER = textwrap.dedent('''
     import sys
@@ -128,18 +145,21 @@ def chromium() -> str | None:
     return next((p for p in (shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome")) if p), None)
 
 
-def browse(page: Path, screenshot: Path | None = None, size: str = "1400,1800") -> tuple[str, list[str]]:
-    """(DOM after the page's scripts ran, console messages) from headless Chromium; optional screenshot."""
+def browse(page: Path, screenshot: Path | None = None, size: str = "1400,1800",
+           fragment: str = "") -> tuple[str, list[str]]:
+    """(DOM after the page's scripts ran, console messages) from headless Chromium; optional screenshot.
+    ``fragment``: the URL's ``#…`` (the dashboard opens the device it names)."""
     exe = chromium()
     assert exe, "chromium not installed"
     common = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", f"--window-size={size}",
               "--virtual-time-budget=10000", "--enable-logging=stderr", "--v=0",
               f"--user-data-dir={tempfile.mkdtemp(prefix='gpuperf-chromium-')}"]
-    res = subprocess.run([*common, "--dump-dom", page.resolve().as_uri()], capture_output=True, text=True, timeout=120)
+    uri = page.resolve().as_uri() + (f"#{quote(fragment, safe='')}" if fragment else "")
+    res = subprocess.run([*common, "--dump-dom", uri], capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stderr[-2000:]
     console = [line for line in res.stderr.splitlines() if re.search(r":CONSOLE[:(]", line)]
     if screenshot is not None:
-        shot = subprocess.run([*common, f"--screenshot={screenshot}", page.resolve().as_uri()], capture_output=True,
+        shot = subprocess.run([*common, f"--screenshot={screenshot}", uri], capture_output=True,
                               text=True, timeout=120)
         assert shot.returncode == 0 and screenshot.exists(), shot.stderr[-2000:]
     return res.stdout, console

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
 
 from pytest_gpuperf.cli import main
 from pytest_gpuperf.devices import discover
-from pytest_gpuperf.history import read_runs
+from pytest_gpuperf.history import read_runs, record_runs
 from suite_support import baseline_folder
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -70,3 +72,92 @@ def test_plugin_refuses_a_bad_history_target_before_any_test(pytester):
     errors = [line for line in result.errlines if "--gpuperf-history" in line]
     assert len(errors) == 1 and "is a directory" in errors[0], result.errlines
     assert "must not run" not in result.stdout.str()
+
+
+# ---- import: the repository's own results folder holds JSON that is not a results document -------------
+H100 = ROOT / "results/nvidia-h100-80gb-hbm3"
+NOT_RESULTS = {  # real files of results/ that are not results documents, and the reason given for each
+    H100 / "ncu-dwarfs-cuda.json": "metrics[0] is a str, not a metric object",
+    H100 / "gatecheck.json": "schema 'pytest-gpuperf-gatecheck/1', not a results document",
+    ROOT / "results/nvidia-h200/l2-placement-cuda.json": "no device.key",
+    ROOT / "results/upgrade/compare-aa-h100.json": "schema 'pytest-gpuperf-compare/1'",
+}
+
+
+def _folder(tmp_path: Path, files: list[Path]) -> Path:
+    """A results folder like the repository's: copies of real files, plus a torn JSON and a JSON list."""
+    folder = tmp_path / "results"
+    for f in files:
+        dest = folder / f.parent.name / f.name
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(f, dest)
+    return folder
+
+
+def test_import_skips_what_is_not_a_results_document_with_one_line_each_and_imports_the_rest(tmp_path, capsys):
+    folder = _folder(tmp_path, [H100 / "memory-cuda.json", H100 / "memory-r2-cuda.json", *NOT_RESULTS])
+    (folder / "torn.json").write_text('{"schema": "pytest-gpuperf/1", "metrics": [')
+    (folder / "list.json").write_text("[1, 2]")
+    db = str(tmp_path / "h.db")
+    assert main(["history", "import", str(folder), "--db", db]) == 0
+    out, err = capsys.readouterr()
+    assert "imported 2 new run(s) of 2" in out and "skipped 6 file(s)" in out
+    lines = err.splitlines()
+    assert len(lines) == 6 and all(line.startswith("skipped ") for line in lines), err
+    for f, why in NOT_RESULTS.items():
+        (line,) = [x for x in lines if f"/{f.parent.name}/{f.name}:" in x]
+        assert why in line, line
+    assert any("torn.json: not valid JSON" in x for x in lines)
+    assert any("list.json: a JSON list, not a results document" in x for x in lines)
+    assert len(read_runs(db)) == 2
+
+
+@pytest.mark.parametrize("case", ["only-not-results", "empty-folder", "missing-path"])
+def test_import_with_nothing_importable_is_an_error_and_creates_no_database(tmp_path, capsys, case):
+    folder = _folder(tmp_path, list(NOT_RESULTS) if case == "only-not-results" else [])
+    folder.mkdir(exist_ok=True)
+    path = folder / "typo" if case == "missing-path" else folder
+    db = tmp_path / "h.db"
+    assert main(["history", "import", str(path), "--db", str(db)]) == 2
+    err = capsys.readouterr().err
+    expect = {"only-not-results": "nothing to import from", "empty-folder": "holds no .json or .jsonl file",
+              "missing-path": "typo does not exist"}[case]
+    assert expect in err and str(path) in err
+    if case == "only-not-results":
+        assert err.count("skipped ") == len(NOT_RESULTS)
+    assert not db.exists()
+
+
+# ---- readers never create a database -----------------------------------------------------------------------
+@pytest.mark.parametrize("command", [["list"], ["show", "latency"], ["detect"], ["detect", "--json"],
+                                     ["report", "--html", "site"]])
+def test_reading_commands_refuse_a_database_that_does_not_exist(tmp_path, capsys, command):
+    typo = tmp_path / "typo.db"
+    assert main(["history", *command, "--db", str(typo)]) == 2
+    err = capsys.readouterr().err
+    assert f"history database {typo} does not exist" in err and "reading never creates" in err
+    assert f"--db {typo}" in err  # the fix: record or import into it first
+    assert not typo.exists() and not (tmp_path / "site").exists()
+
+
+def test_reading_refuses_a_missing_jsonl_and_a_sqlite_file_without_history(tmp_path, capsys):
+    assert main(["history", "detect", "--db", str(tmp_path / "typo.jsonl")]) == 2
+    assert "typo.jsonl does not exist" in capsys.readouterr().err
+    assert not (tmp_path / "typo.jsonl").exists()
+    other = tmp_path / "other.db"
+    with sqlite3.connect(other) as conn:
+        conn.execute("CREATE TABLE t (x)")
+    assert main(["history", "list", "--db", str(other)]) == 2
+    assert "holds no pytest-gpuperf history" in capsys.readouterr().err
+    with sqlite3.connect(other) as conn:
+        assert [r[0] for r in conn.execute("SELECT name FROM sqlite_master")] == ["t"]  # not written
+
+
+def test_detect_names_each_steps_commit_and_date(tmp_path, capsys):
+    from test_history_detect import series_runs
+
+    db = str(tmp_path / "h.db")
+    record_runs(db, series_runs([1.0] * 6 + [2.0] * 6))
+    assert main(["history", "detect", "--db", db]) == 0
+    out = capsys.readouterr().out
+    assert "at commit c006 (2026-03-01T00:06:00+00:00; previous run: c005, 2026-03-01T00:05:00+00:00)" in out

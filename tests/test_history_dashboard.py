@@ -1,7 +1,9 @@
-"""The dashboard opened in headless Chromium: no console errors, every plot drawn with its data."""
+"""The dashboard opened in headless Chromium: no console errors, every plot drawn with its data — on
+synthetic series and on the project's real history."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from pathlib import Path
@@ -10,8 +12,8 @@ import pytest
 
 from pytest_gpuperf.cli import main
 from pytest_gpuperf.history import record_runs
-from history_support import browse, chromium
-from test_history_detect import STEP_AT, synthetic
+from history_support import browse, chromium, copy_committed_history
+from test_history_detect import STEP_AT, strict_loads, synthetic
 
 pytestmark = pytest.mark.skipif(chromium() is None, reason="chromium absent: apt-get install -y chromium")
 ROOT = Path(__file__).resolve().parents[1]
@@ -62,3 +64,64 @@ def test_a_broken_page_is_caught(dashboard, tmp_path):
     dom, console = browse(bad)
     assert any("JSONX" in line for line in console) and 'data-js-errors="1"' in dom
     assert 'data-plots="' not in dom
+
+
+def test_axis_labels_are_the_first_and_last_runs_date_and_commit(dashboard):
+    dom, _ = browse(dashboard)
+    dates = re.findall(r'<text class="xdate"[^>]*>([^<]+)</text>', dom)
+    last = json.loads((ROOT / "results/nvidia-h100-80gb-hbm3/memory-r3-cuda.json").read_text())["run"]["started"]
+    assert dates and set(dates) == {"2026-02-01 00:00", last[:16].replace("T", " ")}  # synthetic, then real runs
+
+
+def test_a_step_from_zero_is_drawn_with_its_absolute_size(tmp_path):
+    from test_history_detect import series_runs
+
+    db = str(tmp_path / "h.db")
+    record_runs(db, series_runs([0.0] * 6 + [1.0] * 6, better="bound"))
+    assert main(["history", "report", "--db", db, "--html", str(tmp_path / "html")]) == 0
+    page = tmp_path / "html" / "index.html"
+    (step,) = page_data(page)["series"]["dev/cuda"]["area"][0]["steps"]
+    assert (step["rel"], step["delta"]) == (None, 1.0)
+    dom, console = browse(page)
+    assert console == [] and 'data-plots="1"' in dom and "data-js-errors" not in dom
+    assert re.search(r'class="step-worse"[^>]*><title>worse step \+1\.000 ulp \(from 0\) at c006 '
+                     r'\(2026-03-01 00:06\)</title>', dom), dom[-3000:]
+
+
+@pytest.fixture(scope="module")
+def real_dashboard(tmp_path_factory) -> Path:
+    """The dashboard of the project's real history (a copy of results/history.db), as the README builds it."""
+    out = tmp_path_factory.mktemp("real") / "html"
+    assert main(["history", "report", "--db", copy_committed_history(), "--html", str(out)]) == 0
+    return out / "index.html"
+
+
+def page_data(page: Path) -> dict:
+    """The data a dashboard page embeds, parsed as strictly as the browser's JSON.parse does."""
+    found = re.search(r'<script type="application/json" id="gpuperf-data">(.*?)</script>', page.read_text(), re.S)
+    return strict_loads(found.group(1).replace("<\\/", "</"))
+
+
+def test_real_history_dashboard_is_strict_json(real_dashboard):
+    data = page_data(real_dashboard)
+    assert len(data["devices"]) >= 3 and sum(len(v) for v in data["leftOut"].values()) > 0
+
+
+@pytest.mark.parametrize("device", ["", "nvidia-h100-80gb-hbm3/cuda"])
+def test_real_history_dashboard_renders_in_chromium(real_dashboard, device):
+    """Rendered from the real history in headless Chromium: no JS error, every plot drawn with its points,
+    dates on the axes, and the planted gate-check runs left out and listed."""
+    dom, console = browse(real_dashboard, fragment=device)
+    assert console == [], f"console messages: {console}"
+    assert re.search(r'<pre id="errors"></pre>', dom) and "data-js-errors" not in dom
+    assert 'data-rendered="yes"' in dom
+    plots = int(re.search(r'data-plots="(\d+)"', dom).group(1))
+    series = re.findall(r'<path class="series" d="M([^"]+)" data-points="(\d+)"', dom)
+    assert plots >= 10 and len(series) == plots
+    for d, n in series:
+        assert len(d.split(" L")) == int(n) >= 1 and "NaN" not in d
+    assert re.search(r'<text class="xdate"[^>]*>20\d\d-\d\d-\d\d \d\d:\d\d</text>', dom)
+    if device:
+        assert f'data-device="{device}"' in dom
+        assert re.search(r'<p id="left-out">\d+ run\(s\) left out of the trends: .*--gpuperf-plant', dom)
+        assert 'class="ident"' in dom, "identity changes are marked, not drawn as steps"

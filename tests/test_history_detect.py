@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from pytest_gpuperf.history import record_runs
+from pytest_gpuperf.history import read_runs, record_runs
 from pytest_gpuperf.history.cli import DEFAULT_DB  # noqa: F401 - the CLI module must import cleanly
-from pytest_gpuperf.history.detect import detect
+from pytest_gpuperf.history.detect import detect, detect_all
 from pytest_gpuperf.history.records import MetricRecord, RunRecord
 from pytest_gpuperf.timing.stats import MAD_TO_SIGMA
 from pytest_gpuperf.cli import main
+from history_support import copy_committed_history
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE = ROOT / "results/nvidia-h100-80gb-hbm3/accuracy-r2-cuda.json"
@@ -81,3 +83,104 @@ def test_cli_detect_fail_on_step_exit_codes(tmp_path, capsys):
     assert "WORSE +" in out and synthetic(14, 0.05)[STEP_AT].commit[:12] in out
     assert main(["history", "detect", "--db", better, "--fail-on-step"]) == 0
     assert main(["history", "detect", "--db", worse]) == 0
+
+
+# ---- what is not a step: a level from 0, an identity change, a planted run, a one-run blip --------------
+def series_runs(values: list[float], better: str = "lower", identities: list[dict] | None = None,
+                planted: set[int] = frozenset(), name: str = "area.metric") -> list[RunRecord]:
+    """One run per value (commit ``c<i>``, one minute apart) of one metric; runs in ``planted`` ran the gate
+    check's ``--gpuperf-plant``."""
+    return [RunRecord(date=f"2026-03-01T{i // 60:02d}:{i % 60:02d}:00+00:00", commit=f"c{i:03d}", device_key="dev",
+                      backend="cuda", argv=["suites/", *(["--gpuperf-plant", "memory=0.05"] if i in planted else [])],
+                      metrics=[MetricRecord(name=name, test="t", value=v, unit="ulp", better=better, mad=0.0,
+                                            identity=(identities or [{}] * len(values))[i])])
+            for i, v in enumerate(values)]
+
+
+def strict_loads(text: str):
+    """json.loads that refuses NaN and ±Infinity, as a browser's JSON.parse does."""
+    def refuse(token: str):
+        raise ValueError(f"non-standard JSON token {token}")
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_a_step_from_zero_has_no_relative_size_and_its_json_is_strict(tmp_path, capsys):
+    runs = series_runs([0.0] * 6 + [1.0] * 6, better="bound")
+    (step,) = detect(runs)
+    assert (step.before, step.after, step.delta, step.rel) == (0.0, 1.0, 1.0, None)
+    assert step.commit == "c006" and step.direction == "worse"
+    assert "+1 ulp (0 → 1 ulp; from 0, so no relative size)" in step.describe()
+    db = str(tmp_path / "h.db")
+    record_runs(db, runs)
+    assert main(["history", "detect", "--db", db, "--json"]) == 0
+    doc = strict_loads(capsys.readouterr().out)
+    assert doc["steps"][0]["rel"] is None and doc["steps"][0]["delta"] == 1.0
+
+
+def test_history_json_is_strict_so_a_non_finite_figure_fails_loudly():
+    from pytest_gpuperf.history.records import dumps
+
+    with pytest.raises(ValueError):
+        dumps({"rel": math.inf})
+
+
+def test_an_identity_change_splits_the_series_and_is_reported_not_as_a_step():
+    seeded, exhaustive = {"inputs": "seeded", "n": 4096}, {"inputs": "exhaustive"}
+    values = [2.0] * 8 + [3.0] * 8  # the exhaustive inputs find a worse case: a new figure, not a regression
+    found = detect_all(series_runs(values, better="bound", identities=[seeded] * 8 + [exhaustive] * 8))
+    assert found.steps == []
+    (change,) = found.identity_changes
+    assert (change.commit, change.previous_commit, change.before, change.after) == ("c008", "c007", seeded, exhaustive)
+    assert change.what() == "inputs: seeded → exhaustive, n: 4096 → -"
+    # within one identity a step is still found, and says which identity it belongs to
+    values = [2.0] * 8 + [3.0] * 6 + [4.0] * 6
+    (step,) = detect(series_runs(values, better="bound", identities=[seeded] * 8 + [exhaustive] * 12))
+    assert (step.commit, step.before, step.after, step.identity) == ("c014", 3.0, 4.0, exhaustive)
+
+
+def test_runs_with_a_planted_regression_are_left_out_of_the_trend():
+    values = [100.0 + 0.1 * (i % 3) for i in range(20)]
+    for i in (8, 9, 10):
+        values[i] *= 1.05  # the gate check's planted 5 %
+    found = detect_all(series_runs(values, planted={8, 9, 10}))
+    assert found.steps == [] and [r.commit for r, _ in found.left_out] == ["c008", "c009", "c010"]
+    assert detect(series_runs(values)) != [], "the same values unplanted are a real bump"
+    # a live session records its plants in the run's options instead of an argv
+    runs = series_runs(values)
+    for r in runs[8:11]:
+        r.options["plants"] = ["memory=0.05"]
+    assert detect(runs) == []
+
+
+@pytest.mark.parametrize("where", [0, 3, 10, 19])
+def test_a_one_run_blip_is_an_outlier_not_a_step(where):
+    values = [100.0 + 0.1 * (i % 3) for i in range(20)]
+    values[where] = 50.0
+    assert detect(series_runs(values)) == []
+    short = [100.0, 100.1, 100.2, 100.0, 100.1, 100.2]
+    short[where % 6] = 50.0
+    assert detect(series_runs(short)) == []
+
+
+def test_a_blip_next_to_a_step_moves_neither_its_commit_nor_its_level():
+    values = [100.0 + 0.1 * (i % 3) for i in range(20)]
+    values[12:] = [110.0 + 0.1 * (i % 3) for i in range(8)]
+    values[11] = 50.0  # the run just before the step failed low
+    (step,) = detect(series_runs(values))
+    assert (step.commit, step.previous_commit) == ("c012", "c010")  # bisect from the last run at the old level
+    assert 100.0 <= step.before <= 100.2 and 110.0 <= step.after <= 110.2
+
+
+def test_the_committed_history_has_no_step_next_to_a_planted_run_or_across_an_identity():
+    """On a copy of results/history.db: every step is compared within one identity, between levels of two
+    runs or more, and neither side of it is a planted gate-check run."""
+    runs = read_runs(copy_committed_history())
+    found = detect_all(runs)
+    planted = {r.uid for r, _ in found.left_out}
+    assert planted and found.identity_changes and found.steps
+    by_uid = {r.uid: r for r in runs}
+    for s in found.steps:
+        assert s.run not in planted and s.date >= s.previous_date
+        first = by_uid[s.run]
+        assert next(m for m in first.metrics if m.name == s.name).identity == s.identity
+    strict_loads(json.dumps(found.to_json(), allow_nan=False))

@@ -41,14 +41,22 @@ def record_run(target: str | Target, run: RunRecord) -> bool:
 
 
 def read_runs(target: str | Target, device_key: str | None = None) -> list[RunRecord]:
-    """Every run of a history target, oldest first (a JSONL file or a database)."""
+    """Every run of a history target, oldest first (a JSONL file or a database).
+
+    Reading never creates anything: a target that does not exist (a mistyped ``--db``) raises
+    :class:`HistoryTargetError` naming it, instead of reading as an empty history."""
     tgt = parse(target) if isinstance(target, str) else target
     if tgt.kind == "jsonl":
+        from pathlib import Path
+
         from . import jsonl
 
+        if not Path(tgt.location).is_file():
+            raise HistoryTargetError(f"history file {tgt.location} does not exist; check the path (--db, "
+                                     f"$GPUPERF_HISTORY) — reading never creates a history")
         runs = sorted(jsonl.read(tgt.location), key=lambda r: r.date)
         return [r for r in runs if device_key is None or r.device_key == device_key]
     from .store import open_store
 
-    with open_store(tgt) as store:
+    with open_store(tgt, create=False) as store:
         return store.runs(device_key)

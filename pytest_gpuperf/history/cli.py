@@ -1,21 +1,24 @@
 """``gpuperf history …``: backfill, list, show, detect, report — all against ``--db URL``.
 
 ``--db`` takes what ``--gpuperf-history`` takes (a ``.db`` path, ``sqlite:///…``, ``postgresql://…`` or a
-legacy ``.jsonl``); it defaults to ``$GPUPERF_HISTORY`` or ``results/history.db``.
+legacy ``.jsonl``); it defaults to ``$GPUPERF_HISTORY`` or ``results/history.db``. Only ``import``
+creates a database; ``list``, ``show``, ``detect`` and ``report`` refuse one that does not exist, so a
+mistyped path is an error instead of an empty history.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
+from collections import defaultdict
 from typing import Any
 
 from ..report.terminal import format_table
 from . import detect as det
 from . import read_runs, record_runs
 from .backfill import load
+from .records import dumps
 from .target import check
 
 DEFAULT_DB = "results/history.db"
@@ -65,7 +68,8 @@ def register(sub: Any) -> None:
     p.add_argument("--metric", metavar="SUBSTR", help="only metrics whose name contains SUBSTR")
     _detect_opts(p)
     p.add_argument("--fail-on-step", action="store_true", help="exit 1 if any step goes toward worse")
-    p.add_argument("--json", action="store_true", help="print the steps as JSON")
+    p.add_argument("--json", action="store_true", help="print steps, identity changes and the runs left out "
+                                                        "as one strict JSON object")
     p.set_defaults(func=cmd_detect)
 
     p = hs.add_parser("report", help="write a static HTML dashboard (no network needed to view it)")
@@ -79,12 +83,17 @@ def register(sub: Any) -> None:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
+    """Import what can be imported; one line on stderr per file skipped, naming it and why."""
     skipped: list[str] = []
-    runs = load(args.paths, skipped)
+    try:
+        runs = load(args.paths, skipped)
+    finally:
+        for line in skipped:
+            print(f"skipped {line}", file=sys.stderr)
     target = check(args.db)
     new = record_runs(target, runs)
     print(f"imported {new} new run(s) of {len(runs)} read into {target}"
-          + (f"; skipped {len(skipped)} JSON file(s) that are not results documents" if skipped else ""))
+          + (f"; skipped {len(skipped)} file(s) that are not results documents (named on stderr)" if skipped else ""))
     return 0
 
 
@@ -120,17 +129,38 @@ def cmd_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def _identity_lines(changes: list[det.IdentityChange]) -> list[str]:
+    """Identity changes, one line per device and run (a suite change moves many metrics at once)."""
+    by_run: dict[tuple[str, str, str], list[det.IdentityChange]] = defaultdict(list)
+    for c in changes:
+        by_run[(c.device_key, c.backend, c.run)].append(c)
+    lines = []
+    for (key, backend, _), group in sorted(by_run.items(), key=lambda kv: (kv[0][:2], kv[1][0].date)):
+        c = group[0]
+        more = f" and {len(group) - 1} more" if len(group) > 1 else ""
+        lines.append(f"{key}/{backend}: IDENTITY CHANGED for {len(group)} metric(s) at commit {c.commit[:12] or '?'} "
+                     f"({c.date}; previous run: {c.previous_commit[:12] or '?'}, {c.previous_date}), e.g. {c.name} "
+                     f"({c.what()}){more} — compared within each identity, not across")
+    return lines
+
+
 def cmd_detect(args: argparse.Namespace) -> int:
     runs = read_runs(args.db, args.device)
-    steps = det.detect(runs, args.device, args.beta, args.min_rel, args.k_sigma, args.metric,
-                      args.min_runs)
+    found = det.detect_all(runs, args.device, args.beta, args.min_rel, args.k_sigma, args.metric, args.min_runs)
+    steps = found.steps
     if args.json:
-        print(json.dumps([s.to_json() for s in steps], indent=1))
+        print(dumps(found.to_json(), indent=1))
     else:
         for s in steps:
             print(s.describe())
+        for line in _identity_lines(found.identity_changes):
+            print(line)
+        if found.left_out:
+            why = sorted({w for _, w in found.left_out})
+            print(f"left out of the trends: {len(found.left_out)} run(s), {'; '.join(why)}")
         worse = sum(s.direction in ("worse", "changed") for s in steps)
-        print(f"{len(steps)} step(s), {worse} toward worse, over {len(runs)} run(s)")
+        print(f"{len(steps)} step(s), {worse} toward worse, {len(found.identity_changes)} identity change(s), "
+              f"over {len(runs) - len(found.left_out)} run(s)")
     if args.fail_on_step and any(s.direction in ("worse", "changed") for s in steps):
         return 1
     return 0

@@ -16,7 +16,7 @@ from typing import Any
 
 from filelock import FileLock
 
-from .records import RunRecord, from_legacy_line
+from .records import RunRecord, dumps, finite, from_legacy_line
 from .target import HistoryTargetError
 
 LOCK_TIMEOUT_S = 120.0
@@ -71,7 +71,7 @@ def append_record(path: str | Path, record: dict[str, Any]) -> None:
     """Append one JSON object as one line: locked, after checking the file, one write, fsync."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    line = (json.dumps(record, separators=(",", ":"), default=str) + "\n").encode()
+    line = (dumps(finite(record), separators=(",", ":"), default=str) + "\n").encode()
     with _lock(target):
         _lines(target)
         fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)

@@ -9,15 +9,39 @@ from __future__ import annotations
 
 import hashlib
 import json
-import uuid
 import math
+import uuid
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Mapping
 
 import numpy as np
 
+from .. import RESULTS_SCHEMA
+
 #: Quantiles kept of a metric's raw samples: enough to draw a distribution, small enough to store.
 QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
+
+
+class NotResultsError(ValueError):
+    """A JSON document that is not a pytest-gpuperf results document; the message says why."""
+
+
+def dumps(obj: Any, **kwargs: Any) -> str:
+    """Strict JSON (``allow_nan=False``): every JSON the history writes must parse in a browser or in
+    another language, and a NaN or infinity that slipped into a computed figure fails here, loudly."""
+    return json.dumps(obj, allow_nan=False, **kwargs)
+
+
+def finite(obj: Any) -> Any:
+    """``obj`` with every non-finite float replaced by None (recursively): what a store keeps of a foreign
+    document (a device description, options) that may hold NaN, which strict JSON cannot write."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [finite(v) for v in obj]
+    return obj
 
 
 @dataclass
@@ -123,14 +147,50 @@ def metric_from_json(m: Mapping[str, Any]) -> MetricRecord:
         identity=dict(m.get("identity") or {}))
 
 
+def not_results(doc: Any) -> str | None:
+    """Why ``doc`` is not a results document that can be imported, or None when it is one.
+
+    A results folder also holds other JSON (Nsight Compute exports, gate-check reports, power corpora,
+    tuning caches): each is recognised by its ``schema`` key, or by its shape where it has none (results
+    files older than the key), and named with the reason instead of failing the whole import."""
+    if not isinstance(doc, dict):
+        return f"a JSON {type(doc).__name__}, not a results document (an object with schema {RESULTS_SCHEMA!r})"
+    schema = doc.get("schema")
+    if schema is not None and schema != RESULTS_SCHEMA:
+        return f"schema {schema!r}, not a results document ({RESULTS_SCHEMA!r})"
+    dev = doc.get("device")
+    if not (isinstance(dev, dict) and isinstance(dev.get("key"), str) and dev["key"]):
+        return "no device.key, so not a results document"
+    metrics = doc.get("metrics")
+    if not isinstance(metrics, list):
+        return "no 'metrics' list, so not a results document"
+    for i, m in enumerate(metrics):
+        if not (isinstance(m, dict) and isinstance(m.get("name"), str)):
+            return (f"metrics[{i}] is a {type(m).__name__}, not a metric object with a name, so not a "
+                    f"results document" + ("" if schema else " (it names no schema)"))
+    if not metrics:
+        return "a results document without metrics: nothing to record"
+    for key in ("environment", "run"):
+        if doc.get(key) is not None and not isinstance(doc[key], dict):
+            return f"'{key}' is a {type(doc[key]).__name__}, not an object, so not a results document"
+    return None
+
+
 def from_results(doc: Mapping[str, Any], source: str = "") -> RunRecord:
-    """A run from a results document (schema ``pytest-gpuperf/1``)."""
+    """A run from a results document (schema ``pytest-gpuperf/1``); :class:`NotResultsError` (saying why)
+    for any other JSON. ``environment.commit`` is the measured repository's commit; the plugin's own
+    version and commit (``environment.plugin``) are kept in the run's options."""
+    why = not_results(doc)
+    if why:
+        raise NotResultsError(f"{source or 'document'}: {why}")
     dev = dict(doc.get("device") or {})
     env = dict(doc.get("environment") or {})
     run = dict(doc.get("run") or {})
-    extra = dev.get("extra") or {}
-    if not dev.get("key"):
-        raise ValueError(f"{source or 'results document'}: no device.key — not a pytest-gpuperf results file")
+    extra = dev.get("extra") if isinstance(dev.get("extra"), dict) else {}
+    options: dict[str, Any] = {"update_baselines": bool(run.get("update_baselines", False)),
+                               "interrupted": bool(run.get("interrupted", False))}  # Ctrl-C: the tests that finished
+    if isinstance(env.get("plugin"), dict):
+        options["plugin"] = {k: str(v) for k, v in env["plugin"].items()}
     return RunRecord(
         date=str(run.get("started") or run.get("finished") or ""), commit=str(env.get("commit") or ""),
         device_key=str(dev["key"]), backend=str(dev.get("backend", "")), device_name=str(dev.get("name", "")),
@@ -140,7 +200,7 @@ def from_results(doc: Mapping[str, Any], source: str = "") -> RunRecord:
         clock_mhz=_num(extra.get("sm_clock_mhz", dev.get("current_clock_mhz", dev.get("clock_mhz")))),
         mem_clock_mhz=_num(extra.get("mem_clock_mhz")), host=str(env.get("host", "")),
         argv=[str(a) for a in run.get("argv") or []],
-        options={"update_baselines": bool(run.get("update_baselines", False))}, device=dev, source=source,
+        options=options, device=dev, source=source,
         metrics=[metric_from_json(m) for m in doc.get("metrics") or [] if m.get("name")])
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
 from . import schema
-from .records import MetricRecord, RunRecord
+from .records import MetricRecord, RunRecord, dumps, finite
 from .target import HistoryTargetError, Target, parse
 
 RUN_COLUMNS = ("uid", "date", "commit_sha", "argv", "options", "device_key", "backend", "device_name", "driver",
@@ -109,9 +109,9 @@ class Store:
     # ---- writing ---------------------------------------------------------------------------------
     def record_run(self, run: RunRecord) -> bool:
         """Write one run and all its metrics in one transaction; False if this run is stored already."""
-        values = (run.uid, run.date, run.commit, json.dumps(run.argv), json.dumps(run.options, default=str),
+        values = (run.uid, run.date, run.commit, dumps(run.argv), dumps(finite(run.options), default=str),
                   run.device_key, run.backend, run.device_name, run.driver, run.runtime, run.toolkit, run.clock_mhz,
-                  run.mem_clock_mhz, run.host, json.dumps(run.device, default=str), run.source, len(run.metrics))
+                  run.mem_clock_mhz, run.host, dumps(finite(run.device), default=str), run.source, len(run.metrics))
         cols = ", ".join(RUN_COLUMNS)
         marks = ", ".join("?" for _ in RUN_COLUMNS)
         self._begin()
@@ -185,23 +185,36 @@ def _unique(metrics: Iterable[MetricRecord]) -> Iterator[MetricRecord]:
 
 def _metric_row(run_id: Any, m: MetricRecord) -> tuple[Any, ...]:
     return (run_id, m.name, m.test, m.value, m.unit, m.better, m.median, m.mad, m.min, m.max, m.n,
-            None if m.samples is None else json.dumps(m.samples), m.verdict, m.baseline_value, m.band,
-            json.dumps(m.identity, sort_keys=True, default=str))
+            None if m.samples is None else dumps(finite(m.samples)), m.verdict, m.baseline_value, m.band,
+            dumps(finite(m.identity), sort_keys=True, default=str))
 
 
-def _open_sqlite(path: str) -> Store:
+def _missing(where: str) -> HistoryTargetError:
+    return HistoryTargetError(f"history database {where} does not exist; check the path (--db, $GPUPERF_HISTORY) — "
+                              f"reading never creates a database. Record runs into it first: pytest "
+                              f"--gpuperf-history={where} …, or gpuperf history import results/ --db {where}")
+
+
+def _open_sqlite(path: str, create: bool = True) -> Store:
     file = Path(path)
+    if not create and not file.is_file():
+        raise (HistoryTargetError(f"history database {path} is a directory; name the .db file in it")
+               if file.is_dir() else _missing(path))
     if file.is_file() and file.stat().st_size:
         with open(file, "rb") as fh:
             head = fh.read(16)
         if head != b"SQLite format 3\x00":  # sqlite3 would take a short foreign file as empty and write over it
             raise HistoryTargetError(f"history target {path} exists and is not a SQLite database; move it away "
                                      f"or choose another path (a .jsonl name selects the legacy format)")
-    file.parent.mkdir(parents=True, exist_ok=True)
+    if create:
+        file.parent.mkdir(parents=True, exist_ok=True)
     try:
-        conn = sqlite3.connect(str(file), timeout=BUSY_TIMEOUT_S, isolation_level=None)
+        # a reader opens in mode=rw: SQLite itself then refuses to create a file that vanished meanwhile
+        conn = (sqlite3.connect(str(file), timeout=BUSY_TIMEOUT_S, isolation_level=None) if create else
+                sqlite3.connect(file.resolve().as_uri() + "?mode=rw", uri=True, timeout=BUSY_TIMEOUT_S,
+                                isolation_level=None))
         conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
-        if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+        if create and conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
             conn.execute("PRAGMA journal_mode = WAL")  # readers never block the writer, nor it them
         conn.execute("PRAGMA foreign_keys = ON")
         conn.execute("PRAGMA synchronous = NORMAL")  # durable at checkpoints; WAL keeps commits atomic
@@ -229,15 +242,24 @@ def _open_postgresql(url: str) -> Store:
     return Store(conn, "postgresql", redact(url))
 
 
-def open_store(target: Target | str) -> Store:
-    """Open (and create or migrate) the database a target names."""
+def open_store(target: Target | str, create: bool = True) -> Store:
+    """Open the database a target names, creating it and its schema (``create``: writers) or refusing one
+    that does not exist or holds no history (readers: a mistyped path must not read as an empty history).
+    Either way a database with an older schema is migrated, and a newer one refused."""
     target = parse(target) if isinstance(target, str) else target
     if target.kind == "jsonl":
         raise HistoryTargetError(f"{target} is a legacy JSONL history, not a database; import it with "
                                  f"'gpuperf history import {target} --db history.db'")
-    store = _open_postgresql(target.location) if target.kind == "postgresql" else _open_sqlite(target.location)
+    store = (_open_postgresql(target.location) if target.kind == "postgresql"
+             else _open_sqlite(target.location, create))
     try:
-        store.migrate()
+        version = store.version() if not create else None
+        if version == 0:
+            raise HistoryTargetError(f"history database {store.where} holds no pytest-gpuperf history (no "
+                                     f"schema_version table); check the path (--db, $GPUPERF_HISTORY), or record "
+                                     f"runs into it first")
+        if version != schema.LATEST:  # a reader of a current schema takes no write lock
+            store.migrate()
     except sqlite3.DatabaseError as exc:
         store.close()
         raise HistoryTargetError(f"history target {target} is not a usable SQLite database ({exc}); move it "

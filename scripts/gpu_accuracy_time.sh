@@ -19,12 +19,12 @@ P=(python3 -m pytest -p pytest_gpuperf.plugin -p no:cacheprovider -q -rs --durat
 # written) inside a hard one, so the three runs end within ~3 minutes whatever happens
 for i in 1 2; do
   t0=$SECONDS
-  timeout 70 "${P[@]}" suites/test_accuracy_math.py --gpuperf-accuracy-budget=50 \
+  timeout 70 "${P[@]}" pytest_gpuperf/suites/test_accuracy_math.py --gpuperf-accuracy-budget=50 \
     --gpuperf-json="$OUT/run-$i.json" > "$OUT/durations-math-$i.log" 2>&1
   echo "math suite run $i: $((SECONDS - t0)) s wall (exit $?)"; tail -2 "$OUT/durations-math-$i.log"
 done
 t0=$SECONDS
-timeout 50 "${P[@]}" suites/test_accuracy_ops.py suites/test_accuracy_fuzz.py suites/test_accuracy_sum.py \
+timeout 50 "${P[@]}" pytest_gpuperf/suites/test_accuracy_ops.py pytest_gpuperf/suites/test_accuracy_fuzz.py pytest_gpuperf/suites/test_accuracy_sum.py \
   --gpuperf-accuracy-budget=35 --gpuperf-json="$OUT/accuracy.json" > "$OUT/durations-other.log" 2>&1
 echo "ops+fuzz+sum suites: $((SECONDS - t0)) s wall"; tail -2 "$OUT/durations-other.log"
 python3 - "$OUT" <<'EOF' | tee "$OUT/sweep-time.txt"

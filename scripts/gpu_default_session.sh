@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # The README's main command on a lent GPU: the runs a baseline is made from, and the gate check
-# against it — one device call each (a run of suites/ takes ~5.5 minutes on an H100, a call at most 10).
+# against it — one device call each (a run of pytest_gpuperf/suites/ takes ~5.5 minutes on an H100, a call at most 10).
 # Run through the device tool from the repo root, carrying .whl, after `bash scripts/device_tree.sh slim`
 # (it stamps the commit in .gpuperf-commit: the device copy's .git is stale; GPUPERF_COMMIT overrides it):
 #   GPUPERF_COMMIT=<sha> GPUPERF_TAG=default-1 bash scripts/gpu_default_session.sh            # one run
 #   GPUPERF_COMMIT=<sha> GPUPERF_GATECHECK="--aa 1" bash scripts/gpu_default_session.sh       # gate check
-#   GPUPERF_SUITES="suites/test_power.py ..."   one part of suites/ per call, where the whole command outlasts
+#   GPUPERF_SUITES="pytest_gpuperf/suites/test_power.py ..."   one part of pytest_gpuperf/suites/ per call, where the whole command outlasts
 #     a device call (~12 min on an H100 since the power and precision suites): no metric's value depends on
 #     which files run beside it; baselines take the parts' files together (from-results A-1 B-1 A-2 B-2)
 #     (GPUPERF_GATECHECK: arguments of `gpuperf-baseline gatecheck`; the runs are appended to the
@@ -30,6 +30,6 @@ tag=${GPUPERF_TAG:?set GPUPERF_TAG (e.g. default-1) or GPUPERF_GATECHECK}
 # the README's main command, plus --gpuperf-json to keep its results; SIGINT at the limit lets pytest
 # finish its session, so the results of the tests that ran are still written
 timeout -s INT -k 30 "${GPUPERF_TIMEOUT:-540}" python3 -m pytest -p pytest_gpuperf.plugin -p no:cacheprovider -q -rs \
-  --gpuperf-device=0 ${GPUPERF_SUITES:-suites/} --gpuperf-json="$W/results/$key/$tag-{backend}.json" ${GPUPERF_ARGS:-} 2>&1 \
+  --gpuperf-device=0 ${GPUPERF_SUITES:-pytest_gpuperf/suites/} --gpuperf-json="$W/results/$key/$tag-{backend}.json" ${GPUPERF_ARGS:-} 2>&1 \
   | tee "$W/logs/$tag.log" | tail -40
 exit "${PIPESTATUS[0]}"

@@ -19,10 +19,10 @@ group() {  # name, suites, devices, per-backend timeout (s), extra pytest args
   GPUPERF_TAG="$1$suffix" GPUPERF_SUITES="$2" GPUPERF_DEVICES="$3" GPUPERF_TIMEOUT="$4" \
     GPUPERF_ARGS="$extra $5" bash scripts/gpu_session.sh || rc=1
 }
-group memory   "suites/test_memory.py"                                 "cuda:0 opencl:0" 60  ""
-group probes   "suites/test_latency.py suites/test_memory_hierarchy.py" "cuda:0 opencl:0" 140 ""
-group accuracy "suites/test_accuracy_ops.py suites/test_accuracy_math.py suites/test_accuracy_fuzz.py suites/test_accuracy_sum.py" \
+group memory   "pytest_gpuperf/suites/test_memory.py"                                 "cuda:0 opencl:0" 60  ""
+group probes   "pytest_gpuperf/suites/test_latency.py pytest_gpuperf/suites/test_memory_hierarchy.py" "cuda:0 opencl:0" 140 ""
+group accuracy "pytest_gpuperf/suites/test_accuracy_ops.py pytest_gpuperf/suites/test_accuracy_math.py pytest_gpuperf/suites/test_accuracy_fuzz.py pytest_gpuperf/suites/test_accuracy_sum.py" \
                "cuda:0 opencl:0" 120 "--gpuperf-exhaustive --gpuperf-accuracy-scale=4 --gpuperf-accuracy-budget=72"
-group models   "suites/test_model_error.py suites/test_kernel_classes.py" "cuda:0 opencl:0" 280 ""
-group tuning   "suites/test_workgroup_tuning.py"                       "cuda:0 opencl:0" 180 ""
+group models   "pytest_gpuperf/suites/test_model_error.py pytest_gpuperf/suites/test_kernel_classes.py" "cuda:0 opencl:0" 280 ""
+group tuning   "pytest_gpuperf/suites/test_workgroup_tuning.py"                       "cuda:0 opencl:0" 180 ""
 exit $rc

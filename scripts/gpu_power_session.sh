@@ -39,7 +39,7 @@ sel=${GPUPERF_K:-$sel}  # a -k expression of its own, e.g. the Pareto searches o
 # the suite skips (with the reason) tests that would start after its budget, so it ends with its results file
 limit=${GPUPERF_TIMEOUT:-330}
 timeout -s INT -k 30 "$limit" python3 -m pytest -p pytest_gpuperf.plugin -p no:cacheprovider -q -rs \
-  --gpuperf-device=cuda:0 suites/test_power.py ${sel:+-k "$sel"} --gpuperf-tuning-budget=$(( limit - 40 )) \
+  --gpuperf-device=cuda:0 pytest_gpuperf/suites/test_power.py ${sel:+-k "$sel"} --gpuperf-tuning-budget=$(( limit - 40 )) \
   --gpuperf-json="$W/results/$key/$tag-{backend}.json" ${GPUPERF_ARGS:-} 2>&1 \
   | tee "$W/logs/$tag.log" | tail -40
 exit $(( rc | ${PIPESTATUS[0]} ))

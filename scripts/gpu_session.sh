@@ -3,7 +3,7 @@
 # `.whl` carried): install the carried wheels, register NVIDIA's OpenCL ICD, then run the suites on
 # CUDA and on NVIDIA OpenCL, writing results JSON, baselines and logs under $OUT.
 #
-#   GPUPERF_SUITES   suites to run (default: suites/)
+#   GPUPERF_SUITES   suites to run (default: pytest_gpuperf/suites/)
 #   GPUPERF_ARGS     extra pytest arguments (e.g. --gpuperf-update-baselines)
 #   GPUPERF_DEVICES  devices to run (default: "cuda:0 opencl:0")
 #   GPUPERF_PRE      optional command run after set-up (e.g. a probe script)
@@ -34,7 +34,7 @@ for dev in ${GPUPERF_DEVICES:-cuda:0 opencl:0}; do
     --gpuperf-device="$dev" --gpuperf-baseline-dir="$W/baselines" \
     --gpuperf-json="$W/results/{key}/${GPUPERF_TAG:+$GPUPERF_TAG-}{backend}.json" \
     --gpuperf-history="${GPUPERF_HISTORY:-$W/results/history.db}" \
-    ${GPUPERF_ARGS:-} ${GPUPERF_SUITES:-suites/} 2>&1 | tee "$W/logs/$tag.log" | tail -60
+    ${GPUPERF_ARGS:-} ${GPUPERF_SUITES:-pytest_gpuperf/suites/} 2>&1 | tee "$W/logs/$tag.log" | tail -60
   rc=$(( rc | ${PIPESTATUS[0]} ))
 done
 exit $rc

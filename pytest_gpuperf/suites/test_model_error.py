@@ -22,7 +22,6 @@ Kernel classification (paper 004) and CFG similarity (Lim ch. IV) are in ``test_
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -40,7 +39,6 @@ from pytest_gpuperf.probes import latency as latency_probe
 from pytest_gpuperf.timing import Stats
 from pytest_gpuperf.timing.profiles import profile
 
-ROOT = Path(__file__).resolve().parents[1]
 #: Tolerance of one kernel's error: absolute percentage points. One rule on every device: a per-kernel
 #: error is a metric (history and compare see it) gated only where the baseline's runs agree within half
 #: this band (``info["gate"] = "if-stable"``, ``baselines.store.stability``; verdict ``ungated`` otherwise).
@@ -261,11 +259,12 @@ def _record_dwarfs(gpuperf_record, prefix: str, per_dwarf: dict[str, dict[str, f
 
 
 @pytest.mark.gpuperf(requires=["cuda"])
-def test_ptx_model(gpu_device, gpu_kernel, gpu_measure, gpuperf_record, gpuperf_recorded, gpuperf_baseline_dir):
+def test_ptx_model(gpu_device, gpu_kernel, gpu_measure, gpuperf_record, gpuperf_recorded, gpuperf_baseline_dir,
+                   request):
     info = gpu_device.info
     cal, cal_info = calibrate(gpu_device, gpu_kernel, gpu_measure)
     sweep = global_latency.measured(gpu_device)
-    table = latencies(ROOT, info.key, info.backend, info.clock_mhz, global_model=_global_latency_model(sweep),
+    table = latencies(request.config.rootpath, info.key, info.backend, info.clock_mhz, global_model=_global_latency_model(sweep),
                       baseline_dir=gpuperf_baseline_dir, measured=_session_latencies(gpu_device, gpu_measure))
     identity = {"latencies": "probed in session"}
     sources = sorted(set(table.sources.values()) | {table.global_source})

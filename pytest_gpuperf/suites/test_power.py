@@ -33,7 +33,6 @@ from pytest_gpuperf.tuning import pareto
 from pytest_gpuperf.tuning.kernels import BENCHMARKS
 from pytest_gpuperf.devices.dialect import portable
 
-ROOT = Path(__file__).resolve().parents[1]
 #: energy per op and watts: the 0.6–1.9 % counter bound, the kernel's power noise over a 2 s span (20-update
 #: windows of saved 10 s H100 spans agree within 0.6–3.7 %) plus run-to-run drift of board temperature (leakage
 #: power grows with it); gated only where the baseline runs agree (if-stable), as the model errors are
@@ -87,33 +86,36 @@ def _record(gpuperf_record, name: str, e, unit_op: str, extra: dict) -> None:
     gpuperf_record(f"power.{name}.watts", e.watts, "W", better="lower", tolerance=TOL_WATTS, info=info)
 
 
-def _corpus_path(info) -> Path:
-    return ROOT / "results" / info.key / f"power-corpus-{info.backend}.json"
+def _corpus_path(info, root: Path) -> Path:
+    """The device's saved corpus in the user's repository (pytest's rootdir)."""
+    return root / "results" / info.key / f"power-corpus-{info.backend}.json"
 
 
-def test_power_model(gpu_device, gpuperf_record):
+def test_power_model(gpu_device, gpuperf_record, request):
     """Nested CV of the thesis' model families on this device's saved corpus (CPU-only work)."""
     _sensor(gpu_device)
-    path = _corpus_path(gpu_device.info)
+    root = request.config.rootpath
+    path = _corpus_path(gpu_device.info, root)
     if not path.exists():
-        pytest.skip(f"no power corpus for {gpu_device.info.key} ({path.relative_to(ROOT)}): collect it with "
+        pytest.skip(f"no power corpus for {gpu_device.info.key} ({path.relative_to(root)}): collect it with "
                     "python -m pytest_gpuperf.power.collect (scripts/gpu_power_session.sh)")
     _, entries = pmodel.load_corpus(path)
     kernels = len({e.kernel for e in entries})
     identity = {"corpus_entries": len(entries), "kernels": kernels}
     # held-out kernels (model.power.<family>.*) and the thesis' shuffled rows (model.power.<family>.rows.*)
     for protocol in pmodel.PROTOCOLS:
-        _record_model(gpuperf_record, pmodel.nested_cv(entries, protocol=protocol), protocol, identity, path)
+        _record_model(gpuperf_record, pmodel.nested_cv(entries, protocol=protocol), protocol, identity,
+                      str(path.relative_to(root)))
 
 
-def _record_model(gpuperf_record, results: dict, protocol: str, identity: dict, path: Path) -> None:
+def _record_model(gpuperf_record, results: dict, protocol: str, identity: dict, corpus: str) -> None:
     """``model.power.<family>[.<protocol>].*`` of one protocol's nested-CV results (held-out kernels unnamed)."""
     for name, r in results.items():
         info = {"estimator": r.estimator, "importances": r.importances, "top5": pmodel.top(r.importances),
                 "thesis_top5": list(pmodel.THESIS_TOP5), "thesis_table_5_8": {g: v.get(name) for g, v in
                                                                              pmodel.THESIS_TABLE_5_8.items()},
                 "thesis_table_5_9_xgboost": dict(pmodel.THESIS_TABLE_5_9), "folds": r.folds,
-                "corpus": str(path.relative_to(ROOT)), "goal": "MAPE ≤ 4 % on held-out kernels",
+                "corpus": corpus, "goal": "MAPE ≤ 4 % on held-out kernels",
                 "protocol": protocol}
         for metric, unit, better in (("r2", "ratio", "higher"), ("rmse", "W", "lower"), ("mae", "W", "lower"),
                                      ("mape", "%", "lower")):

@@ -20,7 +20,7 @@ from typing import Any, Mapping, Sequence
 
 from .. import options
 from ..errors import BaselineFileError, GpuPerfError
-from . import first, store
+from . import first, store, table
 from .merge import merge_runs
 
 
@@ -205,6 +205,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="results of the same runtime on another CPU model: entries it does not reproduce stay out "
                         "of the family (repeatable)")
     f.set_defaults(func=first.main_family)
+    t = sub.add_parser("table", help="per device and metric family: the gated share, the median band and the noise model")
+    t.add_argument("paths", nargs="+", metavar="PATH", help="baseline files or directories")
+    t.set_defaults(func=table.main_table)
     args = parser.parse_args(argv)
     try:
         return args.func(args)

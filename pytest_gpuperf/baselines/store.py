@@ -142,7 +142,7 @@ def make_entry(*, value: float, worst: float, unit: str, better: str, test: str,
             entry["tolerance"]["abs"] = max(float(resolution), float(entry["tolerance"].get("abs", 0.0)))
     else:
         entry["tolerance"] = {}
-    for key in ("citation", "unit_note"):
+    for key in ("citation", "unit_note", "gate"):  # gate: "if-stable" (the table and reviewers read it)
         if key in info:
             entry[key] = info[key]
     entry["identity"] = dict(identity or {})

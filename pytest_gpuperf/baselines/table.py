@@ -1,0 +1,88 @@
+"""``gpuperf-baseline table DIR…``: how finely each metric family gates on each device, from the
+baseline files themselves — the share of entries that gate, the median relative band of those that do,
+and the family's noise model (:mod:`.noise`). The table in docs/gating.md is this command's output.
+
+An entry gates unless its test marked it ``gate: if-stable`` and its runs do not agree
+(:func:`.store.stability`); a ``bound`` entry gates at its documented limit (band 0 above it)."""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from . import noise, store
+from .compare import band
+
+#: a family is the metric name's first two parts (``memory.copy``, ``accuracy.fp32``)
+FAMILY_PARTS = 2
+
+
+def family(name: str) -> str:
+    return ".".join(name.split(".")[:FAMILY_PARTS])
+
+
+def gates(entry: Mapping[str, Any]) -> bool:
+    """Whether a baseline entry judges a run (an ``if-stable`` entry only once its runs agree)."""
+    if (entry.get("info") or {}).get("gate") == "if-stable" or entry.get("gate") == "if-stable":
+        return store.stability(entry)[0]
+    return True
+
+
+def relative_band(entry: Mapping[str, Any]) -> float | None:
+    """The band's half-width over |value| (None for a zero value)."""
+    value = float(entry["value"])
+    if value == 0:
+        return None
+    return band(value, entry.get("tolerance") or {}) / abs(value)
+
+
+def rows(files: Iterable[Path]) -> list[dict[str, Any]]:
+    """One row per (device key, backend, family)."""
+    out = []
+    for path in files:
+        data = store.load(path.parent, path.stem).data
+        for backend, section in sorted(data.get("backends", {}).items()):
+            groups: dict[str, list[tuple[str, Mapping[str, Any]]]] = defaultdict(list)
+            for name, entry in section.get("metrics", {}).items():
+                groups[family(name)].append((name, entry))
+            for fam, members in sorted(groups.items()):
+                gated = [e for _, e in members if gates(e)]
+                bands = [b for b in (relative_band(e) for e in gated if e.get("better") in ("lower", "higher"))
+                         if b is not None]
+                models = Counter(noise.model_of(n, str(e.get("unit", "")), str(e.get("better", "lower")),
+                                                bool(e.get("samples"))) for n, e in members)
+                out.append({"device": path.stem, "backend": backend, "family": fam, "entries": len(members),
+                            "gated": len(gated), "median_band": statistics.median(bands) if bands else None,
+                            "max_band": max(bands) if bands else None,
+                            "noise": ", ".join(f"{m} {c}" for m, c in models.most_common())})
+    return out
+
+
+def markdown(table: list[dict[str, Any]]) -> str:
+    """The rows as a Markdown table (bands in %; '-' where a family has no lower/higher entry)."""
+    def pct(x: float | None) -> str:
+        return "-" if x is None else f"{100 * x:.1f} %"
+
+    lines = ["| device | backend | family | entries | gated | median band | widest band | noise model |",
+             "| --- | --- | --- | ---: | ---: | ---: | ---: | --- |"]
+    for r in table:
+        lines.append(f"| {r['device']} | {r['backend']} | `{r['family']}` | {r['entries']} | "
+                     f"{100 * r['gated'] / r['entries']:.0f} % | {pct(r['median_band'])} | {pct(r['max_band'])} | "
+                     f"{r['noise']} |")
+    return "\n".join(lines) + "\n"
+
+
+def main_table(args: Any) -> int:
+    """``gpuperf-baseline table``: print the Markdown table of every baseline file named."""
+    files: list[Path] = []
+    for arg in args.paths:
+        p = Path(arg)
+        files += sorted(p.glob("*.json")) if p.is_dir() else [p]
+    if not files:
+        from ..errors import GpuPerfError
+
+        raise GpuPerfError(f"no baseline files in {' '.join(args.paths)}")
+    print(markdown(rows(files)), end="")
+    return 0

@@ -1,0 +1,76 @@
+"""Focused tests of verdict rules that only the committed baselines used to exercise by accident: each
+fails when its rule is broken (a sign lost in the fp64 ordering, a unit class dropped, a floor changed,
+the impossible-value slack widened, the change-point penalty's scale, a bound without its limit)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pytest_gpuperf.accuracy.formats import FORMATS
+from pytest_gpuperf.accuracy.rounding import LD
+from pytest_gpuperf.accuracy.ulp import cr_distance, ordered_key, ulp_errors
+from pytest_gpuperf.baselines import classes, compare, make_entry, validity
+from pytest_gpuperf.history.detect import change_points, noise_sigma
+
+FP64, FP32 = FORMATS["fp64"], FORMATS["fp32"]
+TINY64 = np.float64(5e-324)  # 2^-1074, the smallest fp64 subnormal
+
+
+@pytest.mark.parametrize("fmt", [FP32, FP64], ids=["fp32", "fp64"])
+def test_ordering_key_keeps_the_sign(fmt):
+    x = np.array([-2.0, -1.0, -0.0, 0.0, 1.0, 2.0], dtype=fmt.dtype)
+    keys = ordered_key(x, fmt)
+    assert list(keys) == sorted(keys) and keys[0] < 0 < keys[-1]
+    assert keys[2] == keys[3] == 0  # −0 and +0 are one value
+
+
+def test_a_wrong_sign_fp64_result_is_far_from_the_correct_one():
+    y, exact = np.array([-1.0]), np.array([1.0], dtype=LD)
+    assert ulp_errors(y, exact, FP64).ulp[0] > 1e15
+    assert cr_distance(np.array([-TINY64]), np.array([TINY64]), FP64)[0] == 2  # ±2^-1074: two steps apart
+
+
+def test_ulp_is_its_own_class_with_its_own_cpu_floor():
+    assert classes.metric_class("ulp") == "ulp"
+    assert classes.floor("ulp", is_cpu=True) == pytest.approx(0.03)  # not the 200 % of 'other'
+
+
+def test_the_floors_are_the_measured_numbers():
+    """The CPU floors are the PoCL gate check's measured sizes and the GPU floor 3 %: changing any is a
+    decision to review, not a refactoring."""
+    assert classes.FLOORS["gpu"] == {c: 0.03 for c in ("time", "rate", "throughput", "cycles", "ulp", "other")}
+    assert classes.FLOORS["cpu"] == {"time": 1.0, "rate": 0.3, "throughput": 1.25, "cycles": 1.0, "ulp": 0.03,
+                                     "other": 2.0}
+    assert classes.HOST_FLOOR == 1.0
+
+
+def test_a_cpu_floor_still_leaves_an_edge_a_halved_bandwidth_crosses():
+    entry = make_entry(value=20.0, worst=20.0, unit="GB/s", better="higher", test="t", info={}, tolerance=None,
+                       spread=0.0, k=6.0, floor_rel=classes.floor("GB/s", is_cpu=True), provenance={})
+    assert compare(19.0, "higher", entry).verdict == "pass"
+    assert compare(10.0, "higher", entry).verdict == "regressed"
+
+
+def test_bandwidth_above_peak_is_impossible_within_a_tenth_of_a_percent():
+    assert validity.problem("m", 1000.5, "GB/s", peak_bandwidth_gbs=1000.0) is None
+    assert "exceeds the device's theoretical peak" in validity.problem("m", 1002.0, "GB/s", peak_bandwidth_gbs=1000.0)
+
+
+def test_a_bound_without_a_documented_limit_is_held_to_the_worst_run():
+    entry = make_entry(value=1.5, worst=2.0, unit="ulp", better="bound", test="t", info={}, tolerance={},
+                       spread=0.0, k=6.0, floor_rel=0.0, provenance={})
+    assert entry["value"] == 2.0
+    assert compare(2.0, "bound", entry).verdict == "pass"
+    assert compare(2.5, "bound", entry).verdict == "regressed"
+
+
+@pytest.mark.parametrize("scale", [1.0, 1e-3, 1e3], ids=["us", "ms", "ns"])
+def test_change_points_do_not_depend_on_the_unit(scale):
+    """Ten planted 5 % steps in a series with 1 % noise are found whatever unit it is written in: the
+    penalty scales with σ² (with σ it would vanish or explode when the unit changes)."""
+    rng = np.random.default_rng(7)
+    level = np.repeat(100.0 * 1.05 ** np.arange(11), 8)
+    values = (level * (1 + 0.01 * rng.standard_normal(level.size))) * scale
+    steps, _ = change_points(list(values), noise_sigma(list(values)))
+    assert steps == [8 * i for i in range(1, 11)]

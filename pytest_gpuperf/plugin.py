@@ -337,9 +337,14 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Itera
 # ---- end of run ----------------------------------------------------------------------------------------
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Write baselines, results and history (each even if another failed), then release the devices —
-    in ``finally``: a device must be released (or abandoned, never waited on) whatever happened.
-    An xdist worker hands its share of the host report to the controller; the controller (or a run
-    without xdist) makes the sibling check once."""
+    a device must be released (or abandoned, never waited on) whatever happened, so a failure before
+    that still releases them in ``finally``. An xdist worker hands its share of the host report to the
+    controller; the controller (or a run without xdist) makes the sibling check once.
+
+    Ctrl-C (pytest's ``INTERRUPTED``, exit 2): the results and history hold the tests that finished and
+    say ``interrupted``; a Ctrl-C during those writes is held until they are done and then ends the run
+    the same way, never with a traceback. A device abandoned at any point — a hang or a fault, in a test
+    or found at the end behind a test that returned — fails the run (exit 1) unless it was interrupted."""
     config = session.config
     state = config.stash[session_key]
     if pinning.is_controller(config):  # ran no test: the workers wrote everything
@@ -349,14 +354,17 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         config.stash[_exit_status] = int(session.exitstatus)
         return
+    interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
+    closed = False
     try:
         failed = False
         try:
-            state.finish(list(config.invocation_params.args))
+            state.finish(list(config.invocation_params.args), interrupted=interrupted)
         except GpuPerfError as exc:
             config.stash[_finish_error] = str(exc)
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
             failed = True
+        late = state.signal_during_writes  # Ctrl-C held until the writes were done: the run ends now
         if any(state.missing.values()) and not state.options.update_baselines:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
             failed = True
@@ -366,6 +374,32 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         if state.options.require_baseline and state.unbaselined():
             session.exitstatus = exits.NO_BASELINE  # its own reason: nothing was gated, not a regression
             failed = True
+        closed = True
+        state.close(interrupted=interrupted or late)
+        lost = state.abandoned()
+        if lost:  # a hang or fault anywhere, even behind tests that all passed
+            failed = True
+            if session.exitstatus == pytest.ExitCode.OK:
+                session.exitstatus = pytest.ExitCode.TESTS_FAILED
+                why = (f"{', '.join(lost)} abandoned (gpuperf ABANDONED above): the run fails although its tests "
+                       "passed")
+                earlier = config.stash.get(_finish_error, None)
+                config.stash[_finish_error] = f"{earlier}; {why}" if earlier else why
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        if (interrupted or late) and reporter is not None:  # one line, ahead of pytest's own summary
+            if not interrupted:
+                text = ("gpuperf INTERRUPTED: Ctrl-C arrived during the end-of-run writes; they were completed "
+                        "first (every test had finished)")
+            else:
+                text = "gpuperf INTERRUPTED: Ctrl-C stopped the run before every test ran"
+                if state.options.json_path or state.options.history_path:
+                    text += "; the results and history hold the tests that finished, marked \"interrupted\""
+            left = [spec for spec, run in state.runs.items() if run.device is not None and run.device.interrupted]
+            if left:  # not a hang: nobody knows whether the work would have ended
+                text += f"; {', '.join(left)} still had work running and was not waited for"
+            reporter.write_line(text, yellow=True, bold=True)
+        if interrupted or late:
+            session.exitstatus = pytest.ExitCode.INTERRUPTED
         if pinning.is_worker(config):
             lines = summary.session_lines(state, config.stash.get(_finish_error, None))
             config.workeroutput[_WORKER_KEY] = payload(state, lines, failed)  # type: ignore[attr-defined]
@@ -373,7 +407,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             docs = payload(state, [], failed)
             _siblings(session, docs["documents"], docs["paths"])
     finally:
-        state.close(interrupted=exitstatus == pytest.ExitCode.INTERRUPTED)
+        if not closed:
+            state.close(interrupted=interrupted)
         config.stash[_exit_status] = int(session.exitstatus)
 
 

@@ -316,30 +316,53 @@ class GpuPerfSession:
                 metric.info["xfail"] = reason
 
     # ---- end of session ------------------------------------------------------------------------
-    def finish(self, argv: list[str]) -> None:
+    def finish(self, argv: list[str], interrupted: bool = False) -> None:
         """Find missing metrics, update baselines if asked, write results and history.
 
         Each of the three writes is attempted even when another failed (a baseline that cannot be
         written must not cost the run its results file, nor the results file its history line); their
-        errors are raised together afterwards as one :class:`GpuPerfError`."""
+        errors are raised together afterwards as one :class:`GpuPerfError`.
+
+        ``interrupted``: Ctrl-C ended the test loop; both records say so (``run.interrupted``), so a
+        reader knows the run holds only the tests that finished. A Ctrl-C that arrives during these
+        writes is held until they are done — each file is whole, and the results and history of one run
+        agree — and then reported through :attr:`signal_during_writes` (the plugin ends the run as
+        interrupted); every test had finished by then, so the records keep ``interrupted`` as it was."""
+        import signal
+        import threading
+
+        self.signal_during_writes = False
         errors: list[str] = []
-        for spec, run in self.runs.items():
-            recorded = set(run.metrics)
-            self.missing[spec] = sorted(name for name, e in run.expected.items()
-                                        if e.get("test") in self.passed_tests and name not in recorded)
-            if self.options.update_baselines and run.metrics:
-                _attempt(errors, f"baseline not updated for {spec}", lambda run=run: self._update_baseline(run))
-        if self.options.json_path:
-            _attempt(errors, "results not written", lambda: self._write_results(argv))
-        if self.options.history_path:
-            _attempt(errors, "history not written", lambda: self._record_history(argv))
+        meta = self._run_meta(argv, interrupted)  # once: the results and the history line carry one run
+        held: list[int] = []
+        previous: Any = None
+        if threading.current_thread() is threading.main_thread():  # signal handlers: main thread only
+            previous = signal.getsignal(signal.SIGINT)
+            signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
+        try:
+            for spec, run in self.runs.items():
+                recorded = set(run.metrics)
+                self.missing[spec] = sorted(name for name, e in run.expected.items()
+                                            if e.get("test") in self.passed_tests and name not in recorded)
+                if self.options.update_baselines and run.metrics:
+                    _attempt(errors, f"baseline not updated for {spec}", lambda run=run: self._update_baseline(run))
+            if self.options.json_path:
+                _attempt(errors, "results not written", lambda: self._write_results(argv, meta))
+            if self.options.history_path:
+                _attempt(errors, "history not written", lambda: self._record_history(argv, meta))
+        finally:
+            if threading.current_thread() is threading.main_thread():
+                signal.signal(signal.SIGINT, previous if previous is not None else signal.default_int_handler)
+            self.signal_during_writes = bool(held)
         if errors:
             raise GpuPerfError("; ".join(errors))
 
-    def _write_results(self, argv: list[str]) -> None:
-        """One results document per device (``--gpuperf-json``); an OS error names the path, in one line."""
+    def _write_results(self, argv: list[str], meta: dict[str, Any] | None = None) -> None:
+        """One results document per device (``--gpuperf-json``); an OS error names the path, in one line.
+        ``meta``: the run section (:meth:`_run_meta`), shared with the history line."""
+        meta = self._run_meta(argv) if meta is None else meta
         for path, run in self.json_paths().items():
-            doc = results.document(run.info, environment(self.rootdir), self._run_meta(argv),
+            doc = results.document(run.info, environment(self.rootdir), meta,
                                    sorted(run.metrics.values(), key=lambda m: m.name), self.options.samples)
             doc["missing"] = self.missing.get(run.info.spec, [])
             try:
@@ -348,13 +371,15 @@ class GpuPerfSession:
                 raise GpuPerfError(f"{path}: {exc.strerror or exc}") from exc
             self.files_written.append(path)
 
-    def _record_history(self, argv: list[str]) -> None:
-        """One history run per device that recorded metrics, each in one transaction (issue 14)."""
+    def _record_history(self, argv: list[str], meta: dict[str, Any] | None = None) -> None:
+        """One history run per device that recorded metrics, each in one transaction (issue 14).
+        ``meta``: the run section (:meth:`_run_meta`), shared with the results file."""
         from .history import HistoryTargetError, record_runs
         from .history.records import from_session
 
+        meta = self._run_meta(argv) if meta is None else meta
         shaping = {k: v for k, v in asdict(self.options).items() if not k.endswith(("_path", "_dir"))}
-        runs = [from_session(run.info, environment(self.rootdir), self._run_meta(argv), run.metrics.values(), shaping)
+        runs = [from_session(run.info, environment(self.rootdir), meta, run.metrics.values(), shaping)
                 for run in self.runs.values() if run.metrics]
         try:
             record_runs(self.options.history_path or "", runs)
@@ -413,29 +438,36 @@ class GpuPerfSession:
             out[path] = run
         return out
 
-    def _run_meta(self, argv: list[str]) -> dict[str, Any]:
+    def _run_meta(self, argv: list[str], interrupted: bool = False) -> dict[str, Any]:
+        """The ``run`` section of the results and of the history record; ``interrupted``: Ctrl-C ended the
+        run before every test ran, so the records hold only what finished."""
         return {"started": self.started, "finished": now_iso(), "argv": argv,
-                "update_baselines": self.options.update_baselines}
+                "update_baselines": self.options.update_baselines, "interrupted": bool(interrupted)}
 
     def blocks_exit(self) -> bool:
         """Whether any device would wait on hung work when finalised at exit (``Device.blocks_exit``)."""
         return any(run.device is not None and run.device.blocks_exit for run in self.runs.values())
 
     def abandoned(self) -> dict[str, str]:
-        """Devices given up on during the run (spec → why): a hung kernel or a sticky fault."""
+        """Devices given up on during the run (spec → why): a hung kernel or a fault, whenever it was found
+        — in a test, or at the end of the run behind a test that returned without waiting. Any of them
+        fails the run. A device left because Ctrl-C ended the run while it worked is not one of them
+        (``Device.interrupted``: nobody knows whether its work would have ended)."""
         return {spec: run.device.abandoned for spec, run in self.runs.items()
-                if run.device is not None and run.device.abandoned is not None}
+                if run.device is not None and run.device.abandoned is not None and not run.device.interrupted}
 
     def close(self, interrupted: bool = False) -> None:
-        """Release every device, waiting at most the watchdog for each one's queued work (none after
-        Ctrl-C); a device whose work does not finish is abandoned, never waited on, so the process
-        always exits. A second Ctrl-C during the wait stops waiting on every device."""
-        timeout = 0.0 if interrupted else self.options.timeout_s
+        """Release every device, waiting at most the watchdog for each one's queued work; a device whose
+        work does not finish is abandoned, never waited on, so the process always exits. After Ctrl-C
+        (``interrupted``) a device gets only a short grace for the work in flight and is then left
+        without a wait, marked interrupted, not hung (``Device.close``). A Ctrl-C during the waits stops
+        waiting on every device the same way."""
         for run in self.runs.values():
             if run.device is None:
                 continue
             try:
-                run.device.close(timeout)
+                run.device.close(self.options.timeout_s, interrupted=interrupted)
             except KeyboardInterrupt:
-                run.device.abandon("interrupted while waiting for its queued work at the end of the run")
-                timeout = 0.0
+                run.device.abandon(f"the run was interrupted while waiting for the work queued on {run.info.spec}; "
+                                   "it was not waited for", interrupted=True)
+                interrupted = True

@@ -60,8 +60,28 @@ HUNG = textwrap.dedent('''
 ''')
 
 
-def _start(tmp_path: Path, *args: str, device: str = "opencl:0", **env_extra: str) -> tuple[subprocess.Popen, Path]:
-    (tmp_path / "test_hung.py").write_text(HUNG)
+#: a hung kernel queued without waiting; then a wait that names no limit (``QUEUED=sync``), or nothing:
+#: the test returns and passes (``QUEUED=return``) — the hang is found when the session closes the device
+QUEUED = textwrap.dedent('''
+    import os
+    import numpy as np
+
+    SPIN = """__kernel void spin(__global volatile int *flag) { while (flag[0] == 0) { flag[1] += 1; } }"""
+
+    def test_queue_a_hung_kernel(gpu_device, gpu_kernel):
+        k = gpu_kernel.compile(SPIN, "spin")
+        gpu_kernel.launch(k, (1,), (1,), [gpu_kernel.to_device(np.zeros(4, np.int32))], wait=False)
+        if os.environ["QUEUED"] == "sync":
+            gpu_device.synchronize()  # no limit named: --gpuperf-timeout, not a fixed minute
+
+    def test_host_only():
+        pass
+''')
+
+
+def _start(tmp_path: Path, *args: str, device: str = "opencl:0", project: str = HUNG,
+           **env_extra: str) -> tuple[subprocess.Popen, Path]:
+    (tmp_path / "test_hung.py").write_text(project)
     started = tmp_path / "started"
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
            "HUNG_STARTED": str(started), **env_extra}
@@ -109,6 +129,10 @@ def test_ctrl_c_during_a_hung_kernel_ends_the_session(tmp_path):
     out = _finish(proc, limit_s=30)
     assert proc.returncode == pytest.ExitCode.INTERRUPTED, out
     assert "KeyboardInterrupt" in out
+    # the user stopped it: no hang is reported (nobody knows whether the kernel would have ended)
+    assert "ABANDONED" not in out and "did not finish" not in out, out
+    assert "gpuperf INTERRUPTED: Ctrl-C stopped the run" in out
+    assert "opencl:0 still had work running and was not waited for" in out
 
 
 def test_the_other_devices_go_on_after_one_hangs(tmp_path):
@@ -148,3 +172,82 @@ def test_read_back_behind_a_hung_kernel_fails_within_the_timeout(tmp_path):
     assert "1 failed, 1 passed" in out
     assert time.monotonic() - t0 < 60
 
+
+
+def test_a_wait_without_a_limit_honours_the_timeout(tmp_path):
+    """``Device.synchronize()`` with no argument behind a hung kernel: abandoned after
+    ``--gpuperf-timeout=2``, not after the fixed 60 s it used to wait whatever the option said."""
+    proc, _ = _start(tmp_path, "-q", "--gpuperf-timeout=2", project=QUEUED, QUEUED="sync")
+    t0 = time.monotonic()
+    out = _finish(proc, limit_s=90)
+    elapsed = time.monotonic() - t0
+    assert proc.returncode == 1, out
+    assert "did not finish within 2 s" in out and "gpuperf ABANDONED opencl:0" in out
+    assert "1 failed, 1 passed" in out, out
+    assert elapsed < 30, f"took {elapsed:.0f} s"
+
+
+def test_a_hung_kernel_left_queued_by_a_passing_test_fails_the_run(tmp_path):
+    """The test queues a hung kernel and returns, so it passes; the session finds the hang when it closes
+    the device (within ``--gpuperf-timeout``), abandons it, and the run fails with lines that say why."""
+    proc, _ = _start(tmp_path, "-q", "--gpuperf-timeout=2", project=QUEUED, QUEUED="return")
+    t0 = time.monotonic()
+    out = _finish(proc, limit_s=90)
+    elapsed = time.monotonic() - t0
+    assert proc.returncode == 1, out
+    assert "2 passed" in out, out
+    assert ("gpuperf ABANDONED opencl:0: at the end of the run, work a test had queued without waiting for "
+            "it was still running: device work on opencl:0 did not finish within 2 s") in out
+    assert "opencl:0 abandoned (gpuperf ABANDONED above): the run fails although its tests passed" in out
+    assert elapsed < 30, f"took {elapsed:.0f} s"
+
+
+def test_cuda_waits_are_polled_under_the_device_timeout(monkeypatch):
+    """The CUDA backend cannot run here (no CUDA GPU); its waits are checked against a stand-in for CuPy
+    whose work never finishes and whose blocking waits fail the test if called: ``synchronize()`` with no
+    argument, an upload and a read-back each end with the watchdog's error within the device's timeout
+    (the session's ``--gpuperf-timeout``), never in ``stream.synchronize()`` or a blocking copy."""
+    from contextlib import nullcontext
+    from types import SimpleNamespace
+
+    from pytest_gpuperf.devices import cuda
+    from pytest_gpuperf.devices.base import Buffer, Device, DeviceInfo
+    from pytest_gpuperf.errors import ProbeTimeoutError
+
+    def blocking(*_: object, **__: object) -> None:
+        raise AssertionError("a blocking CUDA wait was called")
+
+    class Event:
+        done = False  # the work before it never finishes (a hung kernel)
+
+        def record(self, stream: object = None) -> None:
+            pass
+
+        synchronize = blocking
+
+    class Stream(nullcontext):
+        synchronize = blocking
+
+    fake = SimpleNamespace(cuda=SimpleNamespace(Event=Event), asnumpy=blocking,
+                           asarray=lambda a: SimpleNamespace(view=lambda _: SimpleNamespace(ravel=lambda: a)),
+                           uint8=None)
+    monkeypatch.setattr(cuda, "cupy", fake)
+
+    def device() -> cuda.CudaDevice:
+        dev = cuda.CudaDevice.__new__(cuda.CudaDevice)
+        Device.__init__(dev)
+        dev.info = DeviceInfo(backend="cuda", index=0, name="stand-in", vendor="none", key="stand-in")
+        dev._dev, dev.stream = nullcontext(), Stream()
+        dev.timeout_s = 0.3  # what the session sets from --gpuperf-timeout
+        return dev
+
+    import numpy as np
+
+    for call in (lambda d: d.synchronize(), lambda d: d.to_device(np.zeros(4, np.int32)),
+                 lambda d: d.to_host(Buffer(None, 16, d), np.int32)):
+        dev = device()
+        t0 = time.monotonic()
+        with pytest.raises(ProbeTimeoutError, match="did not finish within 0.3 s"):
+            call(dev)
+        assert time.monotonic() - t0 < 5
+        assert dev.abandoned is not None

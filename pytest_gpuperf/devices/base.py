@@ -24,6 +24,14 @@ if TYPE_CHECKING:
 
 Size = tuple[int, ...]
 
+#: watchdog of a device opened outside a pytest session (a script, the project's own tests); in a session
+#: every device gets ``--gpuperf-timeout`` instead (:attr:`Device.timeout_s`)
+DEFAULT_TIMEOUT_S = 60.0
+#: how long the end of an interrupted run lets work already in flight finish (a normal kernel takes far
+#: less) before it leaves the device without waiting: long enough to release an idle device normally,
+#: short enough that Ctrl-C still ends the run at once
+INTERRUPT_GRACE_S = 1.0
+
 
 def slugify(text: str) -> str:
     """Stable lower-case slug used for baseline file names (``NVIDIA H100 80GB HBM3`` → ``nvidia-h100-80gb-hbm3``)."""
@@ -204,9 +212,12 @@ class Device(abc.ABC):
         self._programs: dict[tuple[str, str, tuple[str, ...]], Kernel] = {}
         #: why this device was given up on (a hang or a sticky fault), or None while it is usable
         self.abandoned: str | None = None
-        #: watchdog of a read-back, which waits for whatever was queued before it (the session sets
-        #: ``--gpuperf-timeout``)
-        self.readback_timeout_s: float = 60.0
+        #: the device was left because the run was interrupted (Ctrl-C) while work still ran on it: not a
+        #: hang nor a fault, so the session neither reports it as one nor fails the run for it
+        self.interrupted: bool = False
+        #: watchdog of every wait that names no limit of its own (:meth:`synchronize`, a read-back, which
+        #: waits for whatever was queued before it); the session sets ``--gpuperf-timeout``
+        self.timeout_s: float = DEFAULT_TIMEOUT_S
         #: backend objects that would wait on hung work when collected (kept alive until the process ends)
         self.stranded: list[Any] = []
         #: host-load readings of the measurement windows since the current test began
@@ -236,6 +247,20 @@ class Device(abc.ABC):
                 self._power = open_sensor(self.info.extra.get("pci_bus_id"))
         return self._power
 
+    @property
+    def readback_timeout_s(self) -> float:
+        """The former name of :attr:`timeout_s` (read-backs were the first waits it limited)."""
+        return self.timeout_s
+
+    @readback_timeout_s.setter
+    def readback_timeout_s(self, value: float) -> None:
+        self.timeout_s = float(value)
+
+    def limit(self, timeout_s: float | None) -> float:
+        """The watchdog of one wait: ``timeout_s`` where the caller names one, else :attr:`timeout_s` —
+        so a bare ``synchronize()`` honours ``--gpuperf-timeout`` instead of a fixed minute."""
+        return self.timeout_s if timeout_s is None else float(timeout_s)
+
     # ---- abandonment -------------------------------------------------------------------------
     @property
     def blocks_exit(self) -> bool:
@@ -244,11 +269,13 @@ class Device(abc.ABC):
         stranded behind a hang (:attr:`stranded`). Backends add their own cases."""
         return bool(self.stranded)
 
-    def abandon(self, reason: str) -> None:
+    def abandon(self, reason: str, interrupted: bool = False) -> None:
         """Give up on the device: its queue still holds work that will never finish (or a fault that
-        poisons every later command), so no later call may wait on it. The first reason is kept."""
+        poisons every later command), so no later call may wait on it. The first reason is kept.
+        ``interrupted``: given up only because Ctrl-C ended the run while work still ran (:attr:`interrupted`)."""
         if self.abandoned is None:
             self.abandoned = reason
+            self.interrupted = interrupted
 
     def check_usable(self) -> None:
         """Raise :class:`DeviceAbandonedError` before any call that would enqueue onto, or block on, an
@@ -370,11 +397,20 @@ class Device(abc.ABC):
         """Wait (at most ``timeout_s``, else :class:`ProbeTimeoutError`) and return device seconds."""
 
     @abc.abstractmethod
-    def synchronize(self, timeout_s: float = 60.0) -> None: ...
+    def synchronize(self, timeout_s: float | None = None) -> None:
+        """Wait until everything queued so far has finished, polled under the watchdog (``timeout_s``, or
+        :attr:`timeout_s` when None); a hang abandons the device and raises :class:`ProbeTimeoutError`."""
 
-    def close(self, timeout_s: float = 10.0) -> None:
-        """Wait at most ``timeout_s`` for queued work, then release; never waits on an abandoned device
-        (its hung work would block the process forever). The object must not be used afterwards.
+    def close(self, timeout_s: float | None = None, interrupted: bool = False) -> None:
+        """Wait at most ``timeout_s`` (default :attr:`timeout_s`) for queued work, then release; never
+        waits on an abandoned device (its hung work would block the process forever). The object must
+        not be used afterwards.
+
+        Work still queued here was left by a test that returned without waiting for it: if it does not
+        finish the device is abandoned with a reason that says so, and the session fails the run.
+        ``interrupted`` (Ctrl-C ended the run): wait at most :data:`INTERRUPT_GRACE_S`, enough for a
+        normal kernel in flight; work still running then is not waited for and the device is marked
+        :attr:`interrupted` — the user stopped it, it is no hang.
 
         The wait is :meth:`synchronize` under the watchdog, never the backend's blocking wait
         (``stream.synchronize()``, ``queue.finish()``): behind a hung kernel those block forever in C,
@@ -383,12 +419,23 @@ class Device(abc.ABC):
         self.measured.clear()
         if self.abandoned is not None:
             return
-        from ..errors import GpuPerfError
+        from ..errors import GpuPerfError, ProbeTimeoutError
 
+        limit = self.limit(timeout_s)
+        if interrupted:
+            limit = min(limit, INTERRUPT_GRACE_S)
         try:
-            self.synchronize(timeout_s)
+            self.synchronize(limit)
+        except ProbeTimeoutError as exc:
+            self.abandoned = None  # the watchdog's reason is replaced by one that says when and why
+            if interrupted:  # no hang wording: the user stopped the run, nobody knows whether the work would end
+                self.abandon(f"the run was interrupted while work was still running on {self.info.spec}; "
+                             "it was not waited for", interrupted=True)
+            else:
+                self.abandon(f"at the end of the run, work a test had queued without waiting for it was "
+                             f"still running: {exc}")
         except GpuPerfError:
-            pass  # synchronize() abandoned the device; the session reports why
+            pass  # synchronize() abandoned the device (a fault); the session reports why
         except Exception:  # noqa: BLE001 - a backend error at teardown changes nothing for the run
             pass
 

@@ -190,8 +190,9 @@ class CudaDevice(Device):
 
     @property
     def blocks_exit(self) -> bool:
-        """An abandoned CUDA device always does: tearing down a context behind a hung kernel (CuPy's pools
-        freeing memory at interpreter exit; cudaFree synchronises the device) could block the exit for good.
+        """An abandoned CUDA device always does — hung, faulted, or left with work running at Ctrl-C
+        (:attr:`interrupted`): tearing down a context behind a hung kernel (CuPy's pools freeing memory at
+        interpreter exit; cudaFree synchronises the device) could block the exit for good.
         (Written from the CUDA documentation; the development machine has no CUDA GPU to run it. PoCL was
         measured to release an abandoned context without waiting, so OpenCL adds no such case.)"""
         return super().blocks_exit or self.abandoned is not None
@@ -314,9 +315,13 @@ class CudaDevice(Device):
     # All memory work goes through our own stream: a non-blocking stream does not order itself after the
     # legacy default stream, so an upload issued there could still be in flight when our kernels run.
     def to_device(self, array: np.ndarray) -> Buffer:
+        """Upload on the device's stream, then wait for it under the watchdog (:meth:`synchronize`): the
+        upload queues behind whatever a test left running, and ``stream.synchronize()`` behind a hung
+        kernel would block in C for good."""
+        self.check_usable()
         with self._dev, self.stream:
             arr = cupy.asarray(np.ascontiguousarray(array)).view(cupy.uint8).ravel()
-        self.stream.synchronize()
+        self.synchronize()
         return Buffer(arr, arr.nbytes, self)
 
     def empty(self, nbytes: int) -> Buffer:
@@ -324,13 +329,16 @@ class CudaDevice(Device):
             return Buffer(cupy.empty(max(int(nbytes), 1), dtype=cupy.uint8), int(nbytes), self)
 
     def to_host(self, buf: Buffer, dtype: Any, count: int | None = None) -> np.ndarray:
+        """Wait for the stream under the watchdog first (:meth:`synchronize`), then copy: CuPy's copy to
+        host memory waits for the stream in C, which behind a hung kernel (launched without waiting, then
+        read back, as the accuracy kernels do) never returns and ignores Ctrl-C. Once the stream is idle
+        the copy waits for nothing but itself."""
         dtype = np.dtype(dtype)
         count = buf.nbytes // dtype.itemsize if count is None else count
-        self.check_usable()  # stream.synchronize() behind a hung kernel would never return
+        self.synchronize()  # check_usable, then polled: a hang is a ProbeTimeoutError, a fault abandons
         try:
             with self._dev, self.stream:
                 out = cupy.asnumpy(buf.handle[: count * dtype.itemsize], stream=self.stream)
-            self.stream.synchronize()
             return out.view(dtype)
         except Exception as exc:  # noqa: BLE001 - CUDARuntimeError after a fault
             if sticky(exc):
@@ -390,11 +398,13 @@ class CudaDevice(Device):
         self._wait(end, timeout_s)
         return cupy.cuda.get_elapsed_time(start, end) * 1e-3
 
-    def synchronize(self, timeout_s: float = 60.0) -> None:
+    def synchronize(self, timeout_s: float | None = None) -> None:
+        """An event behind everything on the stream, polled under the watchdog (``--gpuperf-timeout``
+        unless the caller names a limit); never ``stream.synchronize()``, which blocks in C."""
         self.check_usable()
         ev = cupy.cuda.Event()
         ev.record(self.stream)
-        self._wait(ev, timeout_s)
+        self._wait(ev, self.limit(timeout_s))
 
     def _wait(self, event: Any, timeout_s: float) -> None:
         """Poll the event under the watchdog (:meth:`Device.watch`, which abandons the device on a hang).

@@ -221,7 +221,7 @@ class OpenCLDevice(Device):
         allocations are committed by the driver, so only CPU devices pay this fill."""
         self._release_gate()  # a fill behind a held gate would wait forever
         event = cl.enqueue_fill_buffer(self.queue, handle, np.uint8(0), 0, size)
-        self._wait(event, self.readback_timeout_s)
+        self._wait(event, self.timeout_s)
 
     def to_host(self, buf: Buffer, dtype: Any, count: int | None = None) -> np.ndarray:
         dtype = np.dtype(dtype)
@@ -239,7 +239,7 @@ class OpenCLDevice(Device):
                                     "(an earlier kernel probably faulted)") from exc
         self.queue.flush()
         try:
-            self._wait(event, self.readback_timeout_s)
+            self._wait(event, self.timeout_s)
         except GpuPerfError:
             # PyOpenCL's event of a non-blocking copy waits for the copy when it is collected (it guards
             # the host array): behind a hung kernel that is forever. Keep it alive instead; the process
@@ -302,12 +302,14 @@ class OpenCLDevice(Device):
         except cl.Error as exc:
             raise KernelLaunchError(f"profiling info unavailable on {self.info.spec}: {exc}") from exc
 
-    def synchronize(self, timeout_s: float = 60.0) -> None:
+    def synchronize(self, timeout_s: float | None = None) -> None:
+        """A marker behind everything queued, polled under the watchdog (``--gpuperf-timeout`` unless the
+        caller names a limit); never ``queue.finish()``, which blocks in C behind a hung kernel."""
         self.check_usable()
         self._release_gate()
         marker = cl.enqueue_marker(self.queue)
         self.queue.flush()  # polling a status is only guaranteed to progress once the queue is flushed
-        self._wait(marker, timeout_s)
+        self._wait(marker, self.limit(timeout_s))
 
     def _wait(self, event: Any, timeout_s: float) -> None:
         """Poll the event under the watchdog (:meth:`Device.watch`); a negative status (a faulting

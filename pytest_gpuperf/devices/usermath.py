@@ -83,9 +83,12 @@ def _pyopencl(device) -> UserMath:
         return f"pyopencl.clmath.{fn}"
 
     def evaluate(fn: str, args: Sequence[np.ndarray], dtype, expr: str = "") -> np.ndarray:
-        device.check_usable()
+        # PyOpenCL's array uploads and read-backs are blocking calls on the device's queue, which wait in C
+        # for whatever was queued before them: each comes only after a polled wait under the watchdog
+        device.synchronize()
         arrs = [cla.to_device(queue, np.ascontiguousarray(a, dtype)) for a in args]
         out = arrs[0] ** arrs[1] if fn == "pow" else getattr(clmath, fn)(*arrs)
+        device.synchronize()
         return out.get(queue=queue)
 
     forced = os.environ.get("PYOPENCL_BUILD_OPTIONS", "")
@@ -145,8 +148,12 @@ def _cupy(device, library: str) -> UserMath:
                 n = xs[0].size
                 y = cupy.empty_like(xs[0])
                 k(((n + 255) // 256,), (256,), (*xs, y, np.int32(n)))
+            # CuPy's read-back (and a device-wide synchronize) would wait in C; the library's stream is
+            # polled under the watchdog first, so the copy waits for nothing but itself
+            done = cupy.cuda.Event()
+            done.record()
+            device.watch(lambda: done.done, device.timeout_s)
             out = cupy.asnumpy(y)
-            cupy.cuda.Device().synchronize()
         return out
 
     build = (f"CuPy {getattr(cupy, '__version__', '?')} NVRTC build: " + " ".join(CUPY_OPTIONS)

@@ -1,0 +1,161 @@
+"""Ctrl-C on the real PoCL device, in a real pytest subprocess: the run ends as *interrupted*.
+
+What a user saw before: a Ctrl-C during a normal measurement was reported as a hang (``gpuperf ABANDONED
+…: did not finish within 0 s; the kernel hangs``), and one that landed in the end-of-run writes ended
+the process with a raw traceback, exit 130, and neither results file nor history line. Now the run
+exits with pytest's ``INTERRUPTED`` status (2), says "interrupted", never "hang", and the results JSON
+and the history record hold what finished, with ``run.interrupted`` set where the test loop was cut
+short. Each case runs under a hard timeout, so a regression is a failed test, not a hung CI job.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from pytest_gpuperf.devices import discover
+from pytest_gpuperf.history import read_runs
+
+ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.skipif(not any(d.backend == "opencl" for d in discover().devices),
+                                reason="no OpenCL device (install pocl-opencl-icd)")
+
+#: a test that records a metric and finishes, one that is interrupted (``HOW``), one that runs after it
+PROJECT = textwrap.dedent('''
+    import os
+    from pathlib import Path
+    import numpy as np
+
+    ADD = "__kernel void add(__global float *x) { x[get_global_id(0)] += 1.0f; }"
+
+    def test_a_finishes(gpu_device, gpu_kernel, gpu_measure, gpuperf_record):
+        k = gpu_kernel.compile(ADD, "add")
+        buf = gpu_kernel.to_device(np.zeros(1024, np.float32))
+        m = gpu_measure(k, (1024,), None, [buf], warmup=1, min_repeats=3, max_repeats=5)
+        us = m.stats.scaled(1e6)
+        gpuperf_record("interrupt.add_us", us.median, "us", stats=us)
+
+    def test_b_interrupted(gpu_device, gpu_kernel, gpu_measure):
+        how = os.environ.get("HOW", "")
+        if how == "raise":
+            raise KeyboardInterrupt
+        if how == "signal":  # measures until the parent's SIGINT (never converges: min_repeats is huge)
+            k = gpu_kernel.compile(ADD, "add")
+            buf = gpu_kernel.to_device(np.zeros(1 << 16, np.float32))
+            Path(os.environ["MARKER"]).write_text("measuring")
+            gpu_measure(k, (1 << 16,), None, [buf], warmup=1, min_repeats=10**7, max_repeats=10**7, budget_s=120)
+
+    def test_c_later():
+        pass
+''')
+
+#: sends SIGINT to its own process from inside the results write, as a Ctrl-C that lands there would
+SIGINT_IN_WRITES = textwrap.dedent('''
+    import os
+    import signal
+
+    from pytest_gpuperf.report import results
+
+    _write = results.write
+
+    def write(path, doc):
+        os.kill(os.getpid(), signal.SIGINT)
+        _write(path, doc)
+
+    results.write = write
+''')
+
+HANG_WORDING = re.compile(r"\bhangs?\b|\bhung\b", re.IGNORECASE)
+
+
+def _start(tmp_path: Path, how: str, sigint_in_writes: bool = False) -> tuple[subprocess.Popen, Path]:
+    (tmp_path / "test_project.py").write_text(PROJECT)
+    if sigint_in_writes:
+        (tmp_path / "conftest.py").write_text(SIGINT_IN_WRITES)
+    marker = tmp_path / "measuring"
+    (tmp_path / "bl").mkdir(exist_ok=True)
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+           "HOW": how, "MARKER": str(marker)}
+    cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--gpuperf-device=opencl:0",
+           f"--gpuperf-baseline-dir={tmp_path / 'bl'}", f"--gpuperf-json={tmp_path / 'r.json'}",
+           f"--gpuperf-history={tmp_path / 'h.db'}", "--gpuperf-timeout=5", "test_project.py"]
+    proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, start_new_session=True)
+    return proc, marker
+
+
+def _finish(proc: subprocess.Popen, limit_s: float) -> str:
+    """Output of the run; fails (and kills the whole process group) past ``limit_s``."""
+    try:
+        return proc.communicate(timeout=limit_s)[0]
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        pytest.fail(f"pytest did not exit within {limit_s} s:\n{proc.communicate()[0][-3000:]}")
+
+
+def _check_records(tmp_path: Path, out: str, interrupted: bool) -> None:
+    """The results file and the history run exist, hold the finished test's metric and agree on
+    ``interrupted``."""
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert doc["run"]["interrupted"] is interrupted, out
+    assert [m["name"] for m in doc["metrics"]] == ["interrupt.add_us"], out
+    runs = read_runs(str(tmp_path / "h.db"))
+    assert len(runs) == 1, out
+    assert runs[0].options["interrupted"] is interrupted
+    assert [m.name for m in runs[0].metrics] == ["interrupt.add_us"]
+
+
+def _check_no_hang_wording(out: str) -> None:
+    assert "ABANDONED" not in out and not HANG_WORDING.search(out), out
+    assert "Traceback" not in out, out
+
+
+@pytest.mark.parametrize("how", ["signal", "raise"])
+def test_ctrl_c_during_the_run_ends_it_as_interrupted_with_records_of_what_finished(tmp_path, how):
+    """``signal``: SIGINT from outside while a normal kernel is being measured (the user's Ctrl-C);
+    ``raise``: a test raises KeyboardInterrupt itself. Exit 2 (pytest's INTERRUPTED), the later test
+    never runs, and results and history hold the first test's metric, marked interrupted."""
+    proc, marker = _start(tmp_path, how)
+    if how == "signal":
+        deadline = time.monotonic() + 60
+        while not marker.exists():
+            if proc.poll() is not None or time.monotonic() > deadline:
+                os.killpg(proc.pid, signal.SIGKILL)
+                pytest.fail(f"the measuring test never started:\n{proc.communicate()[0][-3000:]}")
+            time.sleep(0.05)
+        time.sleep(0.5)  # inside the measurement loop
+        proc.send_signal(signal.SIGINT)
+    out = _finish(proc, limit_s=60)
+    assert proc.returncode == pytest.ExitCode.INTERRUPTED, out
+    _check_no_hang_wording(out)
+    _check_records(tmp_path, out, interrupted=True)
+    assert "gpuperf INTERRUPTED: Ctrl-C stopped the run before every test ran" in out
+    assert "marked \"interrupted\"" in out
+    assert "1 passed" in out, out  # the later test never ran
+
+
+@pytest.mark.parametrize("how", ["", "raise"])
+def test_ctrl_c_during_the_final_writes_is_held_until_they_are_done(tmp_path, how):
+    """A SIGINT sent from inside the results write (the conftest patches ``report.results.write``): the
+    writes finish — results, then the history line — and the run ends as interrupted (exit 2) with a line
+    saying so, not a traceback. ``""``: every test had finished, so the records say interrupted false;
+    ``"raise"``: a second Ctrl-C after a first one that cut the run short, so they say true."""
+    proc, _ = _start(tmp_path, how, sigint_in_writes=True)
+    out = _finish(proc, limit_s=60)
+    assert proc.returncode == pytest.ExitCode.INTERRUPTED, out
+    assert "gpuperf INTERRUPTED" in out, out
+    if not how:
+        assert "Ctrl-C arrived during the end-of-run writes; they were completed first" in out
+        assert "3 passed" in out, out
+    _check_no_hang_wording(out)
+    _check_records(tmp_path, out, interrupted=bool(how))
+    assert f"gpuperf wrote {tmp_path / 'h.db'}" in out

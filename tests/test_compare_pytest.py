@@ -1,6 +1,6 @@
 """``pytest --gpuperf-compare=OTHER.json`` on the real OpenCL device (PoCL in CI): the verdict is the one
 ``gpuperf compare`` gives, ``--junitxml`` carries one property per metric, and under GitHub Actions the
-run prints ``::error``/``::warning`` annotations and appends a table to the step summary (issue 13)."""
+run prints ``::error``/``::warning`` annotations and appends a table to the step summary."""
 
 from __future__ import annotations
 
@@ -22,7 +22,8 @@ def test_work(gpu_device, gpu_kernel, gpu_measure, gpuperf_record):
     ms = m.stats.scaled(1e3)
     gpuperf_record("kernel.work.ms", ms.median, "ms", better="lower", stats=ms)
     if not os.environ.get("DROP_ULP"):
-        gpuperf_record("kernel.work.max_ulp", float(os.environ.get("ULP", "1")), "ulp", better="lower")
+        gpuperf_record("accuracy.work.max_ulp", float(os.environ.get("ULP", "1")), "ulp", better="lower")
+    gpuperf_record("tuning.work.quality", float(os.environ.get("QUALITY", "0.9")), "ratio", better="higher")
 '''
 
 
@@ -66,19 +67,19 @@ def test_regression_against_another_run_fails_with_junit_properties_and_annotati
     result.assert_outcomes(failed=1)
     out = result.stdout.str()
     assert f"performance regression against run {reference}" in out
-    assert "kernel.work.max_ulp: WORSE" in out
+    assert "accuracy.work.max_ulp: WORSE" in out
     # JUnit: one property per metric, with value, reference, delta and verdict
     props = _properties(xml)
-    ulp = props["gpuperf.kernel.work.max_ulp"]
+    ulp = props["gpuperf.accuracy.work.max_ulp"]
     assert (ulp["value"], ulp["reference"], ulp["verdict"], ulp["gate"]) == (3.0, 1.0, "worse", "regressed")
     assert ulp["delta_rel"] == pytest.approx(2.0)
     assert set(props["gpuperf.kernel.work.ms"]) >= {"value", "reference", "delta_rel", "verdict"}
     # GitHub: an ::error annotation per regression, the table in the step summary
     errors = [ln for ln in out.splitlines() if ln.startswith("::error ")]
-    assert errors == [ln for ln in errors if "kernel.work.max_ulp" in ln] and len(errors) == 1
-    assert errors[0].startswith("::error title=gpuperf regression%3A kernel.work.max_ulp on opencl%3A0::")
+    assert errors == [ln for ln in errors if "accuracy.work.max_ulp" in ln] and len(errors) == 1
+    assert errors[0].startswith("::error title=gpuperf regression%3A accuracy.work.max_ulp on opencl%3A0::")
     text = summary.read_text()
-    assert f"against run {reference}" in text and "| `kernel.work.max_ulp` | 1 | 3 ulp | +200.0% | **regressed** |" in text
+    assert f"against run {reference}" in text and "| `accuracy.work.max_ulp` | 1 | 3 ulp | +200.0% | **regressed** |" in text
     # the same verdicts as the console script's on the same two files
     rep = engine.compare_sides(load_side("A", [reference]), load_side("B", [pytester.path / "b.json"]))
     cli = {r.name: r.verdict for r in rep.rows}
@@ -88,13 +89,24 @@ def test_regression_against_another_run_fails_with_junit_properties_and_annotati
 def test_unchanged_run_passes_and_a_dropped_metric_is_a_warning(pytester, monkeypatch, reference):
     xml = pytester.path / "junit.xml"
     pytester.runpytest(*_args(pytester, reference, f"--junitxml={xml}")).assert_outcomes(passed=1)
-    assert _properties(xml)["gpuperf.kernel.work.max_ulp"]["verdict"] == "same"
+    assert _properties(xml)["gpuperf.accuracy.work.max_ulp"]["verdict"] == "same"
     monkeypatch.setenv("DROP_ULP", "1")
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     result = pytester.runpytest(*_args(pytester, reference))
     assert result.ret == 1  # a metric of a passed test that the reference has and this run lacks: missing
-    result.stdout.fnmatch_lines(["::warning title=gpuperf missing%3A kernel.work.max_ulp on opencl%3A0::*"])
+    result.stdout.fnmatch_lines(["::warning title=gpuperf missing%3A accuracy.work.max_ulp on opencl%3A0::*"])
+
+
+def test_a_derived_figure_is_not_judged_from_one_run_a_side(pytester, monkeypatch, reference):
+    """A tuner's quality (derived from timings, no samples) halves against the reference run: one value a
+    side cannot tell a change from run-to-run noise, so the run passes with the metric ``ungated`` — what
+    ``gpuperf compare`` reads ``informational``."""
+    monkeypatch.setenv("QUALITY", "0.45")
+    xml = pytester.path / "junit.xml"
+    pytester.runpytest(*_args(pytester, reference, f"--junitxml={xml}")).assert_outcomes(passed=1)
+    prop = _properties(xml)["gpuperf.tuning.work.quality"]
+    assert (prop["value"], prop["reference"], prop["verdict"], prop["gate"]) == (0.45, 0.9, "informational", "ungated")
 
 
 def test_without_github_actions_no_annotations(pytester, monkeypatch, reference):
@@ -126,8 +138,8 @@ def test_baseline_gating_annotates_and_records_properties_too(pytester, monkeypa
     xml = pytester.path / "junit.xml"
     result = pytester.runpytest(*base, f"--junitxml={xml}")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["::error title=gpuperf regression%3A kernel.work.max_ulp on opencl%3A0::*REGRESSED*"])
-    prop = _properties(xml)["gpuperf.kernel.work.max_ulp"]
+    result.stdout.fnmatch_lines(["::error title=gpuperf regression%3A accuracy.work.max_ulp on opencl%3A0::*REGRESSED*"])
+    prop = _properties(xml)["gpuperf.accuracy.work.max_ulp"]
     assert (prop["verdict"], prop["reference"], prop["against"]) == ("regressed", 1.0, "baseline")
     assert "against baseline" in summary.read_text() and "**regressed**" in summary.read_text()
 
@@ -137,6 +149,6 @@ def test_several_reference_runs_pool(pytester, reference):
     pytester.runpytest(*_args(pytester, reference, f"--gpuperf-compare={reference}", f"--gpuperf-json={out}")
                        ).assert_outcomes(passed=1)
     doc = json.loads(out.read_text())
-    ulp = next(m for m in doc["metrics"] if m["name"] == "kernel.work.max_ulp")
+    ulp = next(m for m in doc["metrics"] if m["name"] == "accuracy.work.max_ulp")
     assert ulp["verdict"] == "pass" and ulp["baseline"]["compare"]["runs"] == [2, 1]
     assert ulp["baseline"]["source"] == f"run {reference}, {reference}"

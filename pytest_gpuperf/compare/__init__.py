@@ -1,4 +1,4 @@
-"""Run against run: the upgrade gate (issue 13).
+"""Run against run: the upgrade gate.
 
 ``gpuperf compare A.json B.json`` — and ``pytest --gpuperf-compare=A.json`` — judge every metric of run B
 against run A with the verdicts of :mod:`pytest_gpuperf.baselines.compare` (run A plays the baseline
@@ -9,7 +9,8 @@ can never disagree on the same numbers. The pieces:
 * :mod:`.crosscard` — what two different cards can be compared on (cycles, ulp, ratios, fractions of
   each card's own peak) and what is a device-specific absolute figure;
 * :mod:`.engine` — one :class:`~.engine.Row` per metric with its verdict ``better``/``worse``/``same``/
-  ``incomparable`` (or ``error`` for an impossible value), grouped and sorted;
+  ``informational``/``incomparable`` (or ``error`` for an impossible value), reached by the metric's
+  noise model (:mod:`pytest_gpuperf.baselines.noise`), grouped and sorted;
 * :mod:`.formats` — terminal text, Markdown, JSON (``pytest-gpuperf-compare/1``), self-contained HTML;
 * :mod:`.github` — GitHub Actions annotations and the step summary;
 * :mod:`.gate` — ``pytest --gpuperf-compare``: each recorded metric through :func:`.engine.judge`, and its

@@ -1,12 +1,16 @@
 """``gpuperf compare A.json [A2.json ...] --against B.json [B2.json ...]`` or ``gpuperf compare A.json B.json``.
 
-Judges every metric of run B against run A: the ratio B/A, a bootstrap interval of the median ratio
-and a Mann–Whitney p-value where both sides carry raw samples, and a direction-aware verdict —
-``better``, ``worse``, ``same``, ``incomparable`` (with the reason) or ``error`` (an impossible value).
-Several runs per side: raw samples are pooled per metric (per-run values stand in where samples are
-absent and a side has ≥ 5 runs). The environment difference (driver, runtime, toolkit, clocks,
-device) is printed first. Across two cards only figures normalised by the card are compared (cycles,
-ulp, ratios, fractions of the card's own peak bandwidth); ``--raw`` compares absolute figures too.
+Judges every metric of run B against run A by its noise model (pytest_gpuperf/baselines/noise.py):
+deterministic figures (seeded ulp errors, counts) exactly, within their tolerance; timings with raw
+samples by the band and a significance test — one run against one: both runs' samples (bootstrap
+interval of the median ratio, Mann–Whitney U); several runs on a side: one value per run, a t-test over
+runs, so the spread between unchanged runs counts; figures derived from timings (tuner picks, model
+errors, speedups, watts) only with 3 or more values on each side (runs, or the figure's own repeats),
+else 'informational'. Verdicts: ``better``, ``worse``, ``same``, ``informational`` (shown, not judged),
+``incomparable`` (with the reason) or ``error`` (an impossible value). The environment difference
+(driver, runtime, toolkit, clocks, device) is printed first. Across two cards only figures normalised by
+the card are compared (cycles, ulp, ratios, fractions of the card's own peak bandwidth); ``--raw``
+compares absolute figures too.
 
 Exit status: 0 no significant regression beyond the threshold; 1 a significant regression (or an
 impossible value); 2 bad input (unreadable file, not a results document, a side mixing devices, no

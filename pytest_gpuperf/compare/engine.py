@@ -3,26 +3,35 @@
 Run A plays the part of a baseline entry — the one ``gpuperf-baseline from-results`` would make of its
 runs (:func:`entry_from_side`: its value, raw samples, identity, and a band of the metric class's minimum
 effect or the test's own tolerance) — and :func:`pytest_gpuperf.baselines.compare.compare` gives the
-verdict. So the direction semantics, the ratio-safe band edges, the identity rule and the significance
-test (:mod:`pytest_gpuperf.timing.difference`: bootstrap interval of the median ratio + Mann–Whitney U)
-are the gate's own; this module only maps the gate's words to the comparison's:
+band verdict: direction semantics, ratio-safe band edges and the identity rule are the gate's own. How a
+verdict may be reached is the metric's noise model (:mod:`pytest_gpuperf.baselines.noise`):
 
-* ``regressed`` → ``worse``: beyond the threshold on the bad side and, where both sides carry samples,
-  significant;
-* ``improved`` → ``better``: the same on the good side;
-* ``pass`` → ``same``: within the threshold, or not significant;
-* ``incomparable`` stays: measured another way, recorded by one side only, or a device-specific figure
-  across two cards (:mod:`.crosscard`).
+* ``deterministic`` (seeded ulp errors, counts, sizes): an exact compare within the row's own
+  tolerance — any change beyond it is real, no test needed;
+* ``sampled`` (a timing with raw samples on both sides): one run against one run, the band *and* the
+  significance of the two runs' samples (:func:`pytest_gpuperf.timing.difference.difference`: bootstrap
+  interval of the median ratio + Mann–Whitney U); once a side pools several runs, the run is the unit —
+  one value per run, a t-test over runs (:func:`~pytest_gpuperf.timing.difference.run_difference`) —
+  so placement noise between runs, which no run's own samples show, is not read as a change;
+* ``repeated`` (a figure derived from timings without samples: a tuner's pick, a model's error, a
+  speedup, watts): a verdict only when both sides carry a spread — at least
+  :data:`~pytest_gpuperf.baselines.noise.MIN_REPEATS` values (one per run, or the figure's own
+  ``info["repeats"]``) — tested over those values; with fewer the row reads ``informational`` and says
+  how many values each side has;
+* ``informational``: shown, never judged, with the table's reason.
 
-``error``: an impossible value on either side (:mod:`pytest_gpuperf.baselines.validity`) — a broken
-measurement is neither better nor worse. ``bound`` metrics (a documented limit, e.g. 0 ulp for an IEEE
-operation) are ``worse`` only when B exceeds the documented bound; within it they move ``better`` or stay
-``same``. Where a side has no raw samples (deterministic figures: ulp certificates, model errors,
-tuning costs) the verdict is decided by the threshold alone and the row says so (``basis``).
+The gate's words map onto the comparison's: ``regressed`` → ``worse``, ``improved`` → ``better``,
+``pass`` → ``same`` (within the band, or not significant); ``incomparable`` stays (measured another way,
+recorded by one side only, or a device-specific figure across two cards, :mod:`.crosscard`);
+``informational`` is never gated. ``error``: an impossible value on either side
+(:mod:`pytest_gpuperf.baselines.validity`) — a broken measurement is neither better nor worse, and a
+NaN in B is ``worse`` whatever the model. ``bound`` metrics (a documented limit, e.g. 0 ulp for an IEEE
+operation) are ``worse`` only when B exceeds the documented bound — a found input, not noise, so this
+holds for every model; within it they move ``better`` or stay ``same`` by their model's rule.
 
 A metric its test marks ``gate: if-stable`` (one kernel's model error) is gated only when side A has
-at least three runs that agree (:func:`pytest_gpuperf.baselines.store.stability`); otherwise its row
-keeps its direction verdict with ``gated = False`` and does not set the exit status.
+runs that agree (:func:`pytest_gpuperf.baselines.store.stability`); otherwise its row keeps its
+direction verdict with ``gated = False`` and does not set the exit status.
 """
 
 from __future__ import annotations
@@ -33,17 +42,19 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..baselines import classes, validity
+from ..baselines import classes, noise, validity
 from ..baselines.compare import Comparison, band, compare, identity_problem
-from ..baselines.store import make_entry
+from ..baselines.store import make_entry, stability
 from ..devices.base import timer_resolution
+from ..timing.difference import ALPHA, run_difference
 from ..timing.observers import contended_metric, throttled_metric
 from ..timing.stats import between_run_sigma
 from . import crosscard
 from .load import Side, SideMetric
 
-#: verdicts, worst first (also the order rows are listed in within an area)
-VERDICTS = ("error", "worse", "better", "incomparable", "same")
+#: verdicts, worst first (also the order rows are listed in within an area). ``informational``: shown,
+#: never judged — the metric's noise model does not allow a verdict on what the two sides carry.
+VERDICTS = ("error", "worse", "better", "incomparable", "informational", "same")
 _FROM_GATE = {"regressed": "worse", "improved": "better", "pass": "same", "incomparable": "incomparable"}
 
 
@@ -72,13 +83,14 @@ class Row:
     ci: tuple[float, float] | None = None  # interval of the median ratio (confidence 1 − alpha)
     p_value: float | None = None  # Mann–Whitney U, two-sided
     significant: bool | None = None  # None: no significance test was possible
-    basis: str = "threshold"  # "samples", "runs" (per-run values), "threshold", "bound"
+    basis: str = "threshold"  # "samples", "runs" (one value per run), "repeats", "threshold", "bound", "none"
     threshold: float | None = None  # the relative effect the verdict required
     gated: bool = True  # False: a worse verdict here does not fail the comparison
     note: str | None = None  # how it was compared (fraction of peak, raw across cards)
     test: str = ""
     runs: tuple[int, int] = (0, 0)
     compared_unit: str | None = None  # the unit of a and b when normalised (fraction of peak)
+    noise: str | None = None  # the noise model the verdict followed (baselines.noise.MODELS)
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -104,7 +116,7 @@ class Row:
             stat = f" [{self.ci[0]:.4g}, {self.ci[1]:.4g}] p={self.p_value:.2g}"
         ratio = "" if self.ratio is None else f", ratio {self.ratio:.4g}{stat}"
         why = "; ".join(x for x in (self.reason, self.note) if x)
-        gated = "" if self.gated else " (ungated)"
+        gated = "" if self.gated or self.verdict == "informational" else " (ungated)"
         return (f"{self.name}: {self.verdict.upper()}{gated} — {a_label} {g(self.a)} {u}, {b_label} {g(self.b)} {u} "
                 f"({self.better} is better){ratio}" + (f" — {why}" if why else ""))
 
@@ -123,7 +135,8 @@ class Row:
                 "p_value": self.p_value, "significant": self.significant, "basis": self.basis,
                 "threshold": self.threshold, "verdict": self.verdict, "gated": self.gated, "fails": self.fails,
                 "reason": self.reason, "note": self.note, "runs": list(self.runs),
-                "band": self.extra.get("band"), "bound": self.extra.get("bound"), "only_in": self.extra.get("only")}
+                "band": self.extra.get("band"), "bound": self.extra.get("bound"), "only_in": self.extra.get("only"),
+                "noise": self.noise, "stat_test": self.extra.get("stat_test"), "n": self.extra.get("n")}
 
 
 def threshold_for(unit: str, device_a: Mapping[str, Any], device_b: Mapping[str, Any], opts: Options,
@@ -173,8 +186,20 @@ def _identity_reason(a: Mapping[str, Any], b: Mapping[str, Any]) -> str:
                                                   for k in keys)
 
 
-def _scaled(xs: list[float] | None, f: float) -> list[float] | None:
-    return None if xs is None else [x * f for x in xs]
+def noise_model(a: SideMetric, b: SideMetric) -> tuple[str, str]:
+    """(model, why) of a metric both sides recorded (:func:`pytest_gpuperf.baselines.noise.model_of`):
+    ``sampled`` only where both sides carry raw samples in every run; a side that declares the figure
+    ``informational`` (``info["noise"]``) makes it so; otherwise B's declaration, then the table, decide."""
+    both = a.samples is not None and b.samples is not None
+    models = {side: noise.model_of(m.name, m.unit, m.better, both, m.info) for side, m in (("A", a), ("B", b))}
+    for side, m in (("B", b), ("A", a)):
+        if models[side] == "informational":
+            return "informational", str(m.info.get("why") or noise.row_of(m.name, m.unit).why)
+    model = models["B"]
+    if model == "sampled":
+        return model, "raw samples on both sides"
+    declared = b.info.get("why") if b.info.get("noise") == model else None
+    return model, str(declared or noise.row_of(b.name, b.unit).why)
 
 
 def judge(a: SideMetric | None, b: SideMetric | None, device_a: Mapping[str, Any], device_b: Mapping[str, Any],
@@ -205,39 +230,43 @@ def judge(a: SideMetric | None, b: SideMetric | None, device_a: Mapping[str, Any
         return row
     norm = crosscard.normalisation(a.unit, device_a, device_b, raw=opts.raw)
     row.note = norm.note()
-    va, vb, sa, sb = a.value, b.value, a.samples, b.samples
+    va, vb = a.value, b.value
     if norm.mode == "incomparable":
         row.reason = norm.reason
         return row
+    fa = 1.0 / norm.peak_a if norm.mode == "fraction-of-peak" and norm.peak_a else 1.0
+    fb = 1.0 / norm.peak_b if norm.mode == "fraction-of-peak" and norm.peak_b else 1.0
     if norm.mode == "fraction-of-peak":
-        assert norm.peak_a and norm.peak_b
-        va, vb = va / norm.peak_a, vb / norm.peak_b
-        sa, sb = _scaled(sa, 1 / norm.peak_a), _scaled(sb, 1 / norm.peak_b)
+        va, vb = va * fa, vb * fb
         row.a, row.b, row.compared_unit = va, vb, "fraction of peak"
     if math.isnan(va):
         row.reason = "A's value is NaN: nothing to compare B with"
         return row
     row.ratio = vb / va if va else None
     row.delta_rel = (vb - va) / abs(va) if va else None
+    model, why = noise_model(a, b)
+    row.noise = model
+    if model == "informational":
+        row.verdict, row.basis, row.gated, row.reason = "informational", "none", False, f"informational: {why}"
+        return row
     thr = threshold_for(a.unit, device_a, device_b, opts, classes.is_host_timed(a.info))
     row.threshold = thr
-    scale = 1.0 / norm.peak_a if norm.peak_a else 1.0
-    entry = entry_from_side(a, device_a, thr, scale, explicit_threshold=opts.threshold is not None)
+    entry = entry_from_side(a, device_a, thr, fa, explicit_threshold=opts.threshold is not None)
     row.extra["band"] = band(float(entry["value"]) if a.better != "bound" else va, entry.get("tolerance", {}))
     entry["value"] = va  # bound metrics: judged against A here, against the documented bound in _judge_bound
-    if sa is not None:
-        entry["samples"] = sa  # all of them: the gate keeps a 64-quantile summary, a comparison needs no file
+    sides = _Compared(a, b, va, vb, fa, fb, model, why)
     if a.better == "bound":
-        return _judge_bound(row, a, b, va, vb, entry, opts)
-    if_stable = (b.info.get("gate") == "if-stable") or (a.info.get("gate") == "if-stable")
-    cmp = compare(vb, a.better, entry, samples=sb, identity=b.identity, gate_if_stable=if_stable, alpha=opts.alpha)
-    if cmp.verdict == "ungated":
-        row.gated = False
-        row.extra["ungated"] = cmp.reason
-        cmp_dir = compare(vb, a.better, entry, samples=sb, identity=b.identity, alpha=opts.alpha)
-        _apply(row, cmp_dir, sa, sb)
-        row.reason = "; ".join(x for x in (row.reason, cmp.reason) if x)
+        return _judge_bound(row, sides, entry, opts)
+    _move(row, sides, entry, a.better, opts)
+    if row.verdict == "informational":
         return row
+    if (b.info.get("gate") == "if-stable") or (a.info.get("gate") == "if-stable"):
+        stable, unstable_why = stability(entry)
+        if not stable:
+            row.gated = False
+            row.extra["ungated"] = "not gated: " + unstable_why
+            row.reason = "; ".join(x for x in (row.reason, row.extra["ungated"]) if x)
+            return row
     throttled = [side for side, m in (("A", a), ("B", b)) if throttled_metric(m.info)]
     contended = [side for side, m, dev in (("A", a, device_a), ("B", b, device_b))
                  if dev.get("is_cpu") and contended_metric(m.info)]
@@ -248,56 +277,117 @@ def judge(a: SideMetric | None, b: SideMetric | None, device_a: Mapping[str, Any
         if contended:
             row.extra["contended"] = ("other work held the host's CPUs while " + " and ".join(contended)
                                       + " was measured")
-        _apply(row, cmp, sa, sb)
         row.reason = "; ".join(x for x in (row.reason, row.extra.get("throttled"), row.extra.get("contended")) if x)
-        return row
-    _apply(row, cmp, sa, sb)
-    if row.basis == "samples" and "runs" in (a.basis, b.basis):
-        row.basis = "runs"  # the per-run values stood in for samples (load.merge)
     return row
+
+
+@dataclass(frozen=True)
+class _Compared:
+    """Both sides of one metric as compared: the merged metrics, their compared values (scaled by each
+    card's own peak where normalised: ``fa``, ``fb``), and the noise model with its reason."""
+
+    a: SideMetric
+    b: SideMetric
+    va: float
+    vb: float
+    fa: float
+    fb: float
+    model: str
+    why: str
+
+    def spread(self) -> tuple[list[float], list[float], str]:
+        """The values a test over runs uses on each side, and their unit (``runs`` or ``repeats``): a
+        ``sampled`` metric always has one value per run; a ``repeated`` one may bring its repeats."""
+        if self.model == "sampled":
+            xa, ua, xb, ub = list(self.a.values), "runs", list(self.b.values), "runs"
+        else:
+            (xa, ua), (xb, ub) = self.a.spread_values(), self.b.spread_values()
+        unit = "repeats" if ua == ub == "repeats" else "runs"
+        return [x * self.fa for x in xa], [x * self.fb for x in xb], unit
+
+
+def _move(row: Row, c: _Compared, entry: dict[str, Any], better: str, opts: Options) -> None:
+    """The direction verdict of one metric by its noise model (``better``: ``lower``/``higher``/``exact``;
+    a bound metric's movement within its bound is judged as ``lower``)."""
+    b = c.b
+    if math.isnan(c.vb) or c.model == "deterministic":
+        _apply(row, compare(c.vb, better, entry, identity=b.identity, alpha=opts.alpha))
+        if not math.isnan(c.vb):
+            row.reason = "; ".join(x for x in (row.reason, f"deterministic: {c.why}; compared within its tolerance")
+                                   if x)
+        return
+    if c.model == "sampled" and c.a.runs == 1 and b.runs == 1:  # one run each: their samples are the noise
+        sa = None if c.a.samples is None else [x * c.fa for x in c.a.samples]
+        sb = None if b.samples is None else [x * c.fb for x in b.samples]
+        _apply(row, compare(c.vb, better, dict(entry, samples=sa), samples=sb, identity=b.identity, alpha=opts.alpha))
+        return
+    xa, xb, unit = c.spread()
+    if c.model == "repeated" and min(len(xa), len(xb)) < noise.MIN_REPEATS:
+        short = [f"{len(x)} value(s) on side {s}" for s, x in (("A", xa), ("B", xb)) if len(x) < noise.MIN_REPEATS]
+        row.verdict, row.basis, row.gated = "informational", "none", False
+        row.reason = f"repeated figure: {' and '.join(short)}, needs {noise.MIN_REPEATS} ({c.why})"
+        return
+    _apply(row, judge_spread(c.vb, better, entry, xa, xb, unit, b.identity, opts.alpha))
+
+
+def judge_spread(measured: float, better: str, entry: Mapping[str, Any], xa: list[float], xb: list[float],
+                 unit: str, identity: Mapping[str, Any], alpha: float | None = None) -> Comparison:
+    """The band verdict of ``measured`` against ``entry``, kept only where a t-test over one value per run
+    (or per repeat) also finds the difference (:func:`pytest_gpuperf.timing.difference.run_difference`):
+    the unit of the noise is the run, not the sample within it."""
+    level = ALPHA if alpha is None else alpha
+    cmp = compare(measured, better, entry, identity=identity)
+    if cmp.verdict not in ("regressed", "improved", "pass"):
+        return cmp
+    diff = run_difference(xa, xb, alpha=level, unit=unit)
+    if cmp.verdict in ("regressed", "improved") and not diff.significant:
+        hint = ""
+        if min(len(xa), len(xb)) < 3:
+            hint = f"; with {len(xa)} and {len(xb)} {unit} the test rarely reaches p < {level:g}: give each side 3 or more"
+        reason = (f"outside the band but not significant over {unit} ({diff.test} t-test on {len(xa)} and {len(xb)} "
+                  f"values: p={diff.p_value:.2g}, ratio interval [{diff.ci_low:.4g}, {diff.ci_high:.4g}] holds 1 "
+                  f"or p ≥ α){hint}")
+        return Comparison("pass", cmp.expected, cmp.band, cmp.delta_rel, reason=reason, difference=diff)
+    return Comparison(cmp.verdict, cmp.expected, cmp.band, cmp.delta_rel, reason=cmp.reason, difference=diff)
 
 
 def smallest_p(n_a: int, n_b: int) -> float:
     """The smallest two-sided p-value the exact Mann–Whitney U test can give with these sample sizes
     (complete separation, no ties): 2 / C(n_a + n_b, n_a). A single run of 5 against one of 7 cannot go
-    below 0.0025 — above the default α — so its row says why a clear shift is still ``same``."""
-    return min(1.0, 2.0 / math.comb(n_a + n_b, n_a))
+    below 0.0025 — above the default α — so its row says why a clear shift is still ``same``. (Integer
+    division: the binomial of a few hundred samples a side is beyond any float.)"""
+    return min(1.0, 2 / math.comb(n_a + n_b, n_a))
 
 
-def _apply(row: Row, cmp: Comparison, sa: list[float] | None, sb: list[float] | None) -> None:
+def _apply(row: Row, cmp: Comparison) -> None:
     """Copy the gate's comparison into the row, saying what the verdict rests on."""
     row.verdict = _FROM_GATE.get(cmp.verdict, "incomparable")
     row.reason = cmp.reason
     if cmp.difference is not None:
         d = cmp.difference
         row.ratio, row.ci, row.p_value, row.significant = d.ratio, (d.ci_low, d.ci_high), d.p_value, d.significant
-        row.basis = "samples"
+        row.basis = d.unit
         row.extra["n"] = [d.n_a, d.n_b]
+        row.extra["stat_test"] = d.test
         floor_p = smallest_p(d.n_a, d.n_b)
-        if cmp.reason and not d.significant and floor_p >= d.alpha:
+        if d.test == "mann-whitney" and cmp.reason and not d.significant and floor_p >= d.alpha:
             row.reason = (f"{cmp.reason}; with {d.n_a} and {d.n_b} samples the U test cannot reach p < {d.alpha:g} "
                           f"(smallest possible p {floor_p:.2g}): give more runs per side or a larger --alpha")
     else:
-        which = [s for s, xs in (("A", sa), ("B", sb)) if not xs]
         row.basis = "threshold"
-        if row.better == "exact":
-            why = "exact metric: any change beyond its tolerance"
-        elif which:
-            why = f"no raw samples on {' and '.join(which)}"
-        else:
-            why = "samples too few for the test"
-        row.reason = "; ".join(x for x in (row.reason, f"decided by the threshold alone ({why})") if x)
+        if row.better == "exact" and cmp.verdict != "incomparable":
+            row.reason = "; ".join(x for x in (row.reason, "exact metric: any change beyond its tolerance") if x)
 
 
-def _judge_bound(row: Row, a: SideMetric, b: SideMetric, va: float, vb: float, entry: dict[str, Any],
-                 opts: Options) -> Row:
-    """A documented upper limit: worse only past the bound; below it lower is better."""
+def _judge_bound(row: Row, c: _Compared, entry: dict[str, Any], opts: Options) -> Row:
+    """A documented upper limit: worse only past the bound (for every noise model: an input past a
+    documented bound is a finding, not noise); below it lower is better, by the metric's noise model."""
+    a, b, va, vb = c.a, c.b, c.va, c.vb
     bound = b.info.get("bound", a.info.get("bound"))
-    row.basis = "bound"
     lower = dict(entry, better="lower")
     if bound is None:
-        cmp = compare(vb, "lower", lower, samples=b.samples, identity=b.identity, alpha=opts.alpha)
-        _apply(row, cmp, entry.get("samples"), b.samples)
+        _move(row, c, lower, "lower", opts)
+        row.basis = "bound" if row.verdict != "informational" else row.basis
         row.reason = "; ".join(x for x in ("no documented bound recorded: compared as lower-is-better", row.reason) if x)
         return row
     limit = {"value": float(bound), "better": "bound", "tolerance": dict(b.tolerance or {})}
@@ -305,10 +395,12 @@ def _judge_bound(row: Row, a: SideMetric, b: SideMetric, va: float, vb: float, e
     past_a = compare(va, "bound", limit).verdict == "regressed"
     row.extra["bound"] = float(bound)
     if past_b and not past_a:
-        row.verdict, row.reason = "worse", f"B exceeds the documented bound {float(bound):.6g} {row.unit} (A is within it)"
+        row.verdict, row.basis = "worse", "bound"
+        row.reason = f"B exceeds the documented bound {float(bound):.6g} {row.unit} (A is within it)"
         return row
-    move = compare(vb, "lower", lower, samples=b.samples, identity=b.identity, alpha=opts.alpha)
-    _apply(row, move, entry.get("samples"), b.samples)
+    _move(row, c, lower, "lower", opts)
+    if row.verdict == "informational":
+        return row
     row.basis = "bound"
     if row.verdict == "worse" and not past_b:
         row.verdict = "same"

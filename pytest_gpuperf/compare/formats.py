@@ -3,8 +3,9 @@
 Every format opens with what changed in the environment (driver, runtime, toolkit, clocks, device),
 then the tally of verdicts, then the rows grouped by area, worst first (verdict, then p-value, then size).
 Text and Markdown list the rows that say something — ``worse``, ``better``, ``error``, ``incomparable``
-measured on both sides — and count the ``same`` rows and the metrics only one side recorded (``all=True``
-lists them too); JSON and HTML always carry every row (HTML folds the ``same`` ones away).
+measured on both sides — and count the ``same`` and ``informational`` rows and the metrics only one side
+recorded (``all=True`` lists them too); JSON and HTML always carry every row (HTML folds the ``same`` and
+``informational`` ones away).
 The HTML page is self-contained: inline CSS, no scripts, no external assets, so a CI artifact opens
 anywhere, offline.
 """
@@ -42,7 +43,7 @@ def _p(r: Row) -> str:
 
 
 def _verdict(r: Row) -> str:
-    return r.verdict + ("" if r.gated else " (ungated)")
+    return r.verdict + ("" if r.gated or r.verdict == "informational" else " (ungated)")
 
 
 def _why(r: Row) -> str:
@@ -53,10 +54,14 @@ def _unit(r: Row) -> str:
     return r.compared_unit or r.unit
 
 
+#: verdicts text and Markdown count instead of listing (``--all`` lists them), HTML folds away
+QUIET = ("same", "informational")
+
+
 def _listed(r: Row, all_rows: bool) -> bool:
     if all_rows:
         return True
-    return r.verdict != "same" and "only" not in r.extra
+    return r.verdict not in QUIET and "only" not in r.extra
 
 
 def _side_line(label: str, side: Any) -> str:
@@ -79,10 +84,9 @@ def status(report: Report) -> str:
 def _omitted(rows: list[Row], all_rows: bool) -> str:
     if all_rows:
         return ""
-    same = sum(r.verdict == "same" for r in rows)
     only_a = sum(r.extra.get("only") == "A" for r in rows)
     only_b = sum(r.extra.get("only") == "B" for r in rows)
-    parts = [f"{same} same"] if same else []
+    parts = [f"{n} {v}" for v in QUIET if (n := sum(r.verdict == v for r in rows))]
     if only_a:
         parts.append(f"{only_a} only in A")
     if only_b:
@@ -236,15 +240,16 @@ def html_page(report: Report, all_rows: bool = False) -> str:
         out.append(f"<tr{cls}><td>{_h(e['field'])}</td><td>{_h(e['a'])}</td><td>{_h(e['b'])}</td></tr>")
     out.append("</table>")
     for area, rows in report.areas():
-        shown = [r for r in rows if r.verdict != "same"]
-        same = [r for r in rows if r.verdict == "same"]
+        shown = [r for r in rows if r.verdict not in QUIET]
         out.append(f'<h2 id="{_h(area)}">{_h(area)} ({len(rows)} metrics)</h2>')
         if shown:
             out += _html_rows(shown)
-        if same:
-            out.append(f"<details><summary>{len(same)} same</summary>")
-            out += _html_rows(same)
-            out.append("</details>")
+        for verdict in QUIET:
+            folded = [r for r in rows if r.verdict == verdict]
+            if folded:
+                out.append(f"<details><summary>{len(folded)} {verdict}</summary>")
+                out += _html_rows(folded)
+                out.append("</details>")
     out.append(f"<p><small>pytest-gpuperf {_h(__version__)}, schema {_h(COMPARE_SCHEMA)}</small></p>")
     out.append("</body></html>")
     return "\n".join(out) + "\n"

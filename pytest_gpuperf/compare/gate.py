@@ -2,12 +2,17 @@
 
 Each metric a test records is judged by :func:`.engine.judge` — the very function behind ``gpuperf
 compare`` — against the same metric of the reference run, so a pytest gate and a later ``gpuperf
-compare OTHER.json THIS.json`` give the same verdict on the same numbers. The comparison's words map
-back onto the session's: ``worse`` → ``regressed`` (the test fails, as against a baseline), ``better`` →
-``improved``, ``same`` → ``pass``, a metric the reference lacks → ``new`` (a documented bound still gates it), a worse row that is not gated
-(a per-kernel component without agreeing runs) → ``ungated``; a row whose either side was measured while
-the card throttled → ``throttled``; ``incomparable`` stays. An impossible
-value in the reference is that reference's problem, not this run's: ``incomparable`` with the reason.
+compare OTHER.json THIS.json`` give the same verdict on the same numbers — the same noise models
+(:mod:`pytest_gpuperf.baselines.noise`) included: a deterministic figure is compared exactly, a timing
+by its samples against one reference run or over runs against several, and a figure derived from
+timings (``repeated``) is judged only when both sides carry :data:`~pytest_gpuperf.baselines.noise.MIN_REPEATS`
+values (this run: its ``info["repeats"]``). The comparison's words map back onto the session's:
+``worse`` → ``regressed`` (the test fails, as against a baseline), ``better`` → ``improved``, ``same`` →
+``pass``, a metric the reference lacks → ``new`` (a documented bound still gates it), a worse row that is
+not gated (a per-kernel component without agreeing runs) and an ``informational`` row (recorded, never
+judged) → ``ungated``; a row whose either side was measured while the card throttled → ``throttled``;
+``incomparable`` stays. An impossible value in the reference is that reference's problem, not this
+run's: ``incomparable`` with the reason.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from . import engine
 from .load import Side, load_side, merge
 
 GATE_VERDICT = {"worse": "regressed", "better": "improved", "same": "pass", "incomparable": "incomparable",
-                "error": "incomparable"}
+                "error": "incomparable", "informational": "ungated"}
 
 
 def load_reference(paths: list[str]) -> Side:
@@ -38,7 +43,7 @@ def judge_metric(reference: Side, metric: Mapping[str, Any], device: Mapping[str
         return "new", None, f"{b.name}: new — the reference run {', '.join(reference.paths)} did not record it"
     verdict = "ungated" if row.verdict == "worse" and not row.gated else GATE_VERDICT[row.verdict]
     if row.extra.get("throttled") and verdict in ("regressed", "improved", "pass", "ungated"):
-        verdict = "throttled"  # the card slowed itself down on one side: not gated (issue 16)
+        verdict = "throttled"  # the card slowed itself down on one side: not gated
     elif row.extra.get("contended") and verdict in ("regressed", "improved", "pass", "ungated"):
         verdict = "contended"  # a CPU device shared its cores on one side: not gated (timing.observers)
     doc = {"value": a.value, "source": "run " + ", ".join(reference.paths), "band": row.extra.get("band") or 0.0,

@@ -1,18 +1,20 @@
 """Read the two sides of a comparison: one or several results files each, validated against the schema.
 
-Several runs per side are merged per metric:
+Several runs per side are merged per metric, keeping what each noise model
+(:mod:`pytest_gpuperf.baselines.noise`) needs:
 
-* **raw samples are pooled** when every run that recorded the metric carries at least
-  :data:`~pytest_gpuperf.timing.difference.MIN_SAMPLES` of them — as ``gpuperf-baseline from-results``
-  pools them into a baseline entry, so a comparison of N runs against M runs tests exactly what a
-  baseline made from the N runs would test;
-* otherwise, with at least ``MIN_SAMPLES`` runs, **the per-run values act as the samples** (the
-  run-to-run spread is then the noise the test sees);
-* otherwise the side has no samples and the verdict is decided by the threshold alone (the row says so).
+* **one value per run** (:attr:`SideMetric.values`): the unit of every test once a side pools several
+  runs, since the samples of one run share its placement, clocks and code layout and cannot show how
+  far the next unchanged run lands;
+* **raw samples pooled** (:attr:`SideMetric.samples`) when every run that recorded the metric carries at
+  least :data:`~pytest_gpuperf.timing.difference.MIN_SAMPLES` of them — what a single run against a
+  single run is tested on;
+* a figure's own **within-run repeats** (``info["repeats"]``, a list of numbers) when the side is one run.
 
-The side's value is the median of its runs' values (again as ``from-results``). A side whose runs
-measured a metric with different options (identities) cannot be pooled: that metric is incomparable.
-Every problem with the input is a :class:`CompareInputError` of one line, which the CLI turns into exit 2.
+The side's value is the median of its runs' values (as ``gpuperf-baseline from-results``). A side whose
+runs measured a metric with different options (identities) cannot be pooled: that metric is
+incomparable, with the reason. Every problem with the input is a :class:`CompareInputError` of one line,
+which the CLI turns into exit 2.
 """
 
 from __future__ import annotations
@@ -44,12 +46,13 @@ class SideMetric:
     better: str
     test: str
     values: list[float]  # one per run, NaN where a run recorded a non-finite value
-    samples: list[float] | None  # pooled raw samples, or per-run values, or None (see module doc)
-    basis: str  # "samples" (pooled raw repeats), "runs" (per-run values) or "none"
+    samples: list[float] | None  # pooled raw samples when every run has enough of them, else None
+    basis: str  # "samples" (pooled raw repeats) or "none"
     identity: dict[str, Any] = field(default_factory=dict)
     identity_problem: str | None = None  # the side's runs disagree on the identity
     info: dict[str, Any] = field(default_factory=dict)
     tolerance: dict[str, float] | None = None  # the test's explicit tolerance, if any
+    repeats: list[float] | None = None  # a single run's within-run repeat values (info["repeats"])
 
     @property
     def value(self) -> float:
@@ -61,6 +64,14 @@ class SideMetric:
     @property
     def runs(self) -> int:
         return len(self.values)
+
+    def spread_values(self) -> tuple[list[float], str]:
+        """The values a test over runs uses, and their unit: one per run when the side pools several
+        runs (``"runs"``), else the run's own repeats if it recorded them (``"repeats"``), else its one
+        value (``"runs"``: a single value carries no spread)."""
+        if self.runs >= 2 or not self.repeats:
+            return list(self.values), "runs"
+        return list(self.repeats), "repeats"
 
 
 @dataclass
@@ -119,6 +130,16 @@ def read_results(path: str | Path) -> dict[str, Any]:
     return doc
 
 
+def _repeats(info: Any) -> list[float] | None:
+    """``info["repeats"]``: a figure's within-run repeat values, when it is a list of finite numbers."""
+    xs = info.get("repeats") if isinstance(info, Mapping) else None
+    if not isinstance(xs, list) or not xs:
+        return None
+    if not all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in xs):
+        return None
+    return [float(x) for x in xs]
+
+
 def merge(name: str, entries: Sequence[Mapping[str, Any]]) -> SideMetric:
     """One :class:`SideMetric` from the metric's records in each run of a side."""
     last = entries[-1]
@@ -127,8 +148,6 @@ def merge(name: str, entries: Sequence[Mapping[str, Any]]) -> SideMetric:
     if all(len(s) >= MIN_SAMPLES for s in per_run):
         samples: list[float] | None = [float(x) for s in per_run for x in s]
         basis = "samples"
-    elif len(values) >= MIN_SAMPLES and not any(math.isnan(v) for v in values):
-        samples, basis = list(values), "runs"
     else:
         samples, basis = None, "none"
     identities = {json.dumps(m.get("identity") or {}, sort_keys=True) for m in entries}
@@ -138,7 +157,8 @@ def merge(name: str, entries: Sequence[Mapping[str, Any]]) -> SideMetric:
     return SideMetric(name=name, unit=str(last["unit"]), better=str(last["better"]), test=str(last.get("test", "")),
                       values=values, samples=samples, basis=basis, identity=dict(last.get("identity") or {}),
                       identity_problem=problem, info=dict(last.get("info") or {}),
-                      tolerance=None if last.get("tolerance") is None else dict(last["tolerance"]))
+                      tolerance=None if last.get("tolerance") is None else dict(last["tolerance"]),
+                      repeats=_repeats(last.get("info")) if len(entries) == 1 else None)
 
 
 def side_from_docs(label: str, docs: Sequence[dict[str, Any]], paths: Sequence[str]) -> Side:

@@ -10,12 +10,17 @@ resolve. This module gives the first half:
 * the two-sided Mann–Whitney U p-value (scipy.stats), which needs no normality and is robust to
   the one-sided outliers GPU timings have.
 
+Samples of one run share that run's placement, clocks and code layout, so they say nothing about how far
+a second unchanged run lands: where several runs are pooled, or a figure carries repeats instead of
+samples, :func:`run_difference` tests with the run (or repeat) as the unit — a t-test on one value per run.
+
 The effect threshold is policy and lives with the verdicts (:mod:`pytest_gpuperf.baselines.compare`).
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -31,9 +36,15 @@ BOOTSTRAP_RESAMPLES = 2000
 MIN_SAMPLES = 5  # below this per side neither the test nor the interval means anything
 
 
+#: the tests behind a :class:`Difference` (``test``) and what each side's values were (``unit``)
+TESTS = ("mann-whitney", "welch", "student")
+UNITS = ("samples", "runs", "repeats")
+
+
 @dataclass(frozen=True)
 class Difference:
-    """How B relates to A: ``ratio`` = median(B)/median(A), its interval, the U test's p-value."""
+    """How B relates to A: ``ratio`` = median(B)/median(A) of samples (mean(B)/mean(A) of per-run values),
+    its interval, the test's p-value, and which test on which unit gave them."""
 
     ratio: float
     ci_low: float
@@ -42,6 +53,8 @@ class Difference:
     n_a: int
     n_b: int
     alpha: float = ALPHA  # the level of the test; the interval's confidence is 1 − alpha
+    test: str = "mann-whitney"  # one of TESTS
+    unit: str = "samples"  # one of UNITS: raw samples, one value per run, a figure's within-run repeats
 
     @property
     def significant(self) -> bool:
@@ -50,7 +63,8 @@ class Difference:
 
     def to_json(self) -> dict[str, float | int | bool]:
         return {"ratio": self.ratio, "ci": [self.ci_low, self.ci_high], "confidence": 1.0 - self.alpha,
-                "p_value": self.p_value, "n_a": self.n_a, "n_b": self.n_b, "significant": self.significant}
+                "p_value": self.p_value, "n_a": self.n_a, "n_b": self.n_b, "significant": self.significant,
+                "test": self.test, "unit": self.unit}
 
 
 def usable(samples: Sequence[float] | None) -> bool:
@@ -85,3 +99,41 @@ def difference(a: Sequence[float], b: Sequence[float], *, resamples: int = BOOTS
     else:
         p = float(sps.mannwhitneyu(xa, xb, alternative="two-sided").pvalue)
     return Difference(mb / ma, lo, hi, p, int(xa.size), int(xb.size), float(alpha))
+
+
+def run_difference(a: Sequence[float], b: Sequence[float], *, alpha: float = ALPHA, unit: str = "runs") -> Difference:
+    """Mean(B)/mean(A) of one value per run (or per within-run repeat), with a t-test over those values.
+
+    Welch's t-test when both sides have two values or more; Student's when one side has a single value —
+    then the other side's spread stands for both (the prediction test of one new run against the
+    reference runs). The interval is the t interval of mean(B) − mean(A) at confidence 1 − ``alpha``,
+    expressed as a ratio to |mean(A)|, so "holds 1" means "holds no difference" as for samples. Sides
+    without any spread (every value equal on each side) differ exactly or not at all (p = 0 or 1).
+    Raises ``ValueError`` for non-finite values, an empty side, or a single value on both sides."""
+    xa = np.asarray(a, dtype=np.float64)
+    xb = np.asarray(b, dtype=np.float64)
+    if xa.size < 1 or xb.size < 1 or xa.size + xb.size < 3:
+        raise ValueError("a test over runs needs one value on each side and two or more on one of them")
+    if not (np.all(np.isfinite(xa)) and np.all(np.isfinite(xb))):
+        raise ValueError("a test over runs needs finite values")
+    ma, mb = float(xa.mean()), float(xb.mean())
+    flat_a = xa.size < 2 or np.ptp(xa) == 0.0
+    flat_b = xb.size < 2 or np.ptp(xb) == 0.0
+    if flat_a and flat_b:  # no spread anywhere: the values are the figures
+        p = 1.0 if ma == mb else 0.0
+        lo = hi = mb - ma
+        test = "welch" if min(xa.size, xb.size) >= 2 else "student"
+    else:
+        equal_var = min(xa.size, xb.size) < 2
+        with warnings.catch_warnings():  # nearly equal values: scipy warns of precision loss; the band decides
+            warnings.simplefilter("ignore", RuntimeWarning)
+            res = sps.ttest_ind(xb, xa, equal_var=equal_var)
+            ci = res.confidence_interval(confidence_level=1.0 - alpha)
+        p = float(res.pvalue)
+        lo, hi = float(ci.low), float(ci.high)
+        test = "student" if equal_var else "welch"
+    if ma != 0.0:
+        ratio, ci_low, ci_high = mb / ma, 1.0 + lo / abs(ma), 1.0 + hi / abs(ma)
+    else:
+        ratio, ci_low, ci_high = math.nan, math.nan, math.nan
+    return Difference(ratio, ci_low, ci_high, p, int(xa.size), int(xb.size), float(alpha), test, unit)

@@ -78,10 +78,10 @@ class Row:
     b: float | None
     verdict: str
     reason: str | None = None
-    ratio: float | None = None  # B/A of the compared figures (medians of samples where tested)
+    ratio: float | None = None  # B/A: of sample medians (one run a side), of per-run means (runs as the unit)
     delta_rel: float | None = None  # (B − A)/|A|
-    ci: tuple[float, float] | None = None  # interval of the median ratio (confidence 1 − alpha)
-    p_value: float | None = None  # Mann–Whitney U, two-sided
+    ci: tuple[float, float] | None = None  # interval of that ratio (confidence 1 − alpha)
+    p_value: float | None = None  # two-sided: Mann–Whitney U on samples, a t-test over runs (extra["stat_test"])
     significant: bool | None = None  # None: no significance test was possible
     basis: str = "threshold"  # "samples", "runs" (one value per run), "repeats", "threshold", "bound", "none"
     threshold: float | None = None  # the relative effect the verdict required

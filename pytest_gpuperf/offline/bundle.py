@@ -3,7 +3,7 @@
 HPC GPU nodes often reach no package index. A bundle holds the plugin's wheel, the wheels of the
 dependencies that host lacks (downloaded here for its Python and platform), a manifest, and ``run.sh``:
 on the host, ``bash DIR/run.sh OUT [gpuperf run arguments]`` installs from the bundle alone into a
-virtual environment that sees the host's own packages (its CuPy, NumPy, …), runs the suites with the
+virtual environment that sees the host interpreter's own packages (its CuPy, NumPy, …), runs the suites with the
 results, history and log under ``OUT``, and packs ``OUT.tgz`` — the one file to bring back to
 ``gpuperf offline collect``.
 """
@@ -43,7 +43,11 @@ py=${GPUPERF_PYTHON:-python3}
 venv=${GPUPERF_VENV:-/tmp/gpuperf-venv}
 tag=${GPUPERF_TAG:-run}
 if [ ! -x "$venv/bin/gpuperf" ]; then
-  "$py" -m venv --system-site-packages "$venv" || exit 3
+  "$py" -m venv "$venv" || exit 3
+  # the host's own packages (CuPy, NumPy, …) stay visible, also when its python is itself a virtual
+  # environment (whose packages a --system-site-packages venv would not see)
+  "$py" -c 'import site, sys; print("\n".join(site.getsitepackages() + [site.getusersitepackages()]))' \
+    > "$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/gpuperf-host.pth"
   "$venv/bin/python" -m pip install -q --no-index --no-cache-dir --find-links "$here/wheels" \
     "pytest-gpuperf@SPEC@" @ALSO@ || { echo "gpuperf offline: install from $here/wheels failed" >&2; exit 3; }
 fi

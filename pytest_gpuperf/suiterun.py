@@ -21,7 +21,10 @@ def command(args: Sequence[str], cwd: Path | None = None) -> list[str]:
     here = cwd or Path.cwd()
     mapped = [suite_arg(a, here) for a in args]
     named = any(a == "suites" or a.startswith("suites/") for a in args)
-    return [sys.executable, "-m", "pytest", *([] if named else SUITES_ARGS), *mapped]
+    # the rootdir is the user's directory even when suite files are named: pytest would take their
+    # common ancestor, inside the installed package (baselines, commit and corpus would be looked up there)
+    root = [] if any(a == "--rootdir" or a.startswith("--rootdir=") for a in args) else [f"--rootdir={here}"]
+    return [sys.executable, "-m", "pytest", *root, *([] if named else SUITES_ARGS), *mapped]
 
 
 def main(args: Sequence[str]) -> int:

@@ -152,3 +152,14 @@ def test_the_shipped_family_baseline_is_found_for_this_hosts_pocl():
         pytest.skip(f"no shipped family baseline for {info.family_key}")
     assert src.family_count > 200
     assert all(store.path_for(Path(p).parent, Path(p).stem).is_file() for p in src.read)
+
+
+def test_gpuperf_run_keeps_the_users_directory_as_rootdir(tmp_path):
+    """Naming shipped suite files must not move the rootdir into the installed package."""
+    from pytest_gpuperf.suiterun import command
+
+    cmd = command(["suites/test_memory.py", "-k", "copy"], cwd=tmp_path)
+    assert f"--rootdir={tmp_path}" in cmd and "--pyargs" not in cmd
+    assert any(a.endswith("pytest_gpuperf/suites/test_memory.py") for a in cmd)
+    assert "--pyargs" in command(["-k", "copy"], cwd=tmp_path)
+    assert command(["--rootdir=/x"], cwd=tmp_path).count("--rootdir=/x") == 1

@@ -246,8 +246,10 @@ class GpuPerfSession:
                     self.reference, metric.to_json(), run.info.to_json())
                 run.metrics[name] = metric
                 return metric
+        # the metric's noise model decides how a verdict may be reached, as in 'gpuperf compare' (baselines.noise)
         cmp = bl.compare(float(value), better, entry, samples=None if stats is None else stats.samples,
-                         identity=metric.identity, gate_if_stable=metric.info.get("gate") == "if-stable")
+                         identity=metric.identity, gate_if_stable=metric.info.get("gate") == "if-stable",
+                         name=name, unit=unit, info=metric.info)
         metric.verdict = observers.measured_verdict(cmp.verdict, metric.info, run.info.is_cpu)
         if entry is not None:
             metric.baseline = {k: v for k, v in entry.items() if k not in ("provenance", "samples")}

@@ -8,6 +8,7 @@ named files run."""
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -28,8 +29,12 @@ def command(args: Sequence[str], cwd: Path | None = None) -> list[str]:
 
 
 def main(args: Sequence[str]) -> int:
-    """Run pytest on the shipped suites; its exit status is the command's."""
-    return subprocess.call(command(args))
+    """Become pytest on the shipped suites (exec: signals such as Ctrl-C reach pytest itself, which ends
+    the run as interrupted and still writes its results); its exit status is the command's."""
+    cmd = command(args)
+    if hasattr(os, "execv"):
+        os.execv(cmd[0], cmd)
+    return subprocess.call(cmd)  # pragma: no cover - platforms without exec
 
 
 def register(sub: argparse._SubParsersAction) -> None:

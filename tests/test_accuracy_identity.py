@@ -33,9 +33,9 @@ HAVE_CL = any(d.backend == "opencl" for d in discover().devices)
 pytestmark = pytest.mark.skipif(not HAVE_CL, reason="no OpenCL device (install pocl-opencl-icd)")
 DEV = "opencl:0"
 PLANTED, STEADY, OP = "sin", "cbrt", "add"
-NODES = [f"suites/test_accuracy_math.py::test_math_function[{DEV}-{PLANTED}-fp32]",
-         f"suites/test_accuracy_math.py::test_math_function[{DEV}-{STEADY}-fp32]",
-         f"suites/test_accuracy_ops.py::test_basic_op[{DEV}-fp32-{OP}]"]
+NODES = [f"pytest_gpuperf/suites/test_accuracy_math.py::test_math_function[{DEV}-{PLANTED}-fp32]",
+         f"pytest_gpuperf/suites/test_accuracy_math.py::test_math_function[{DEV}-{STEADY}-fp32]",
+         f"pytest_gpuperf/suites/test_accuracy_ops.py::test_basic_op[{DEV}-fp32-{OP}]"]
 
 
 def _suite_run(tmp_path: Path, tag: str, *options: str) -> tuple[int, str, dict[str, dict]]:

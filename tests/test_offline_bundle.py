@@ -54,3 +54,14 @@ def test_bundle_run_collect(tmp_path: Path) -> None:
     assert any(m["name"] == "accuracy.fp32.sin.max_ulp" for m in doc["metrics"])
     assert list(into.glob("*/logs/host-1.log"))
     assert gpuperf(["offline", "collect", str(tmp_path / "nothing.tgz"), "--into", str(into)]) == 2
+
+    # a batch limit interrupts the run: what finished is written, marked interrupted, and packed
+    cut = tmp_path / "cut"
+    proc = subprocess.run(["bash", str(bundle / "run.sh"), str(cut), "--gpuperf-device=0", "suites/test_workgroup_tuning.py", "-k", "test_tune"],
+                          cwd=work, env={**env, "GPUPERF_TAG": "cut", "GPUPERF_TIME_LIMIT": "8"}, capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode == 2, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert Path(f"{cut}.tgz").is_file() and "GPUPERF_TIME_LIMIT=8 s reached" in (cut / "cut.log").read_text()
+    (doc_path,) = cut.glob("results/*/cut-opencl.json")
+    cut_doc = json.loads(doc_path.read_text())
+    assert cut_doc["run"]["interrupted"] is True and cut_doc["metrics"]

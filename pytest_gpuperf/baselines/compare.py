@@ -21,6 +21,13 @@ Three rules keep the verdicts trustworthy:
 * **Significance.** When both the baseline and the run carry raw samples, leaving the band counts only
   if the difference is also significant (:mod:`pytest_gpuperf.timing.difference`): an effect beyond
   the class's threshold *and* beyond the noise of both runs.
+
+Given the metric's name (the baseline gate passes it), :func:`compare` follows the metric's noise model
+(:mod:`.noise`, the table ``gpuperf compare`` follows too): a ``repeated`` figure (derived from timings
+without raw samples) is judged only against a baseline of :data:`.noise.MIN_REPEATS` runs or more, and
+leaving the band counts only where the new value is also significant against those runs
+(:func:`over_runs`); against fewer, and for an ``informational`` figure, the verdict is ``ungated`` with
+the reason. A documented bound and a NaN are judged whatever the model.
 """
 
 from __future__ import annotations
@@ -29,14 +36,17 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from ..timing.difference import Difference, difference, usable
+from ..timing.difference import ALPHA, Difference, difference, run_difference, usable
+from . import noise
 
 DIRECTIONS = ("lower", "higher", "bound", "exact")
 VERDICTS = ("regressed", "missing", "incomparable", "known", "ungated", "throttled", "contended", "new", "improved",
             "pass")  # worst first
 # "known": out of band in a test marked xfail (a documented finding); it does not fail the run
 # "incomparable": the baseline was made another way (its identity differs); it does not fail the run
-# "ungated": recorded, not gated: the test gates it only where the baseline's runs agree, and they do not
+# "ungated": recorded, not gated: its noise model needs what the baseline lacks (a repeated figure from fewer
+#   than noise.MIN_REPEATS runs), it is informational, or the test gates it only where the baseline's runs
+#   agree, and they do not
 # "contended": recorded, not gated: a CPU device's figure measured while other work held the host's cores
 #   after re-measuring (info["host"]["contended"]; timing.observers.contended_verdict)
 # "throttled": recorded, not gated: the card slowed itself down (thermal, power cap, hardware slowdown)
@@ -90,13 +100,14 @@ class Comparison:
             return f"{name}: {self.verdict} (measured {measured:.6g} {unit})"
         if self.verdict == "incomparable":
             return f"{name}: INCOMPARABLE — {self.reason}"
+        why = f" — {self.reason}" if self.verdict == "ungated" and self.reason else ""
         delta = "" if self.delta_rel is None else f", delta {self.delta_rel:+.1%}"
         stat = ""
         if self.difference is not None:
             d = self.difference
             stat = f", ratio {d.ratio:.4g} [{d.ci_low:.4g}, {d.ci_high:.4g}] p={d.p_value:.2g}"
         return (f"{name}: {self.verdict.upper()} — expected {self.expected:.6g} {unit} ± {self.band:.3g} "
-                f"({better} is better), measured {measured:.6g} {unit}{delta}{stat}")
+                f"({better} is better), measured {measured:.6g} {unit}{delta}{stat}{why}")
 
     def to_json(self) -> dict[str, Any]:
         """What the results file keeps of the comparison (beside the baseline entry)."""
@@ -110,14 +121,22 @@ class Comparison:
 
 def compare(measured: float, better: str, entry: Mapping[str, Any] | None, *,
             samples: Sequence[float] | None = None, identity: Mapping[str, Any] | None = None,
-            gate_if_stable: bool = False, alpha: float | None = None) -> Comparison:
+            gate_if_stable: bool = False, alpha: float | None = None, name: str | None = None,
+            unit: str | None = None, info: Mapping[str, Any] | None = None) -> Comparison:
     """Verdict of one metric against its baseline entry (``None`` → ``new``).
 
     ``samples``: this run's raw repeats (in the metric's unit); with the entry's ``samples`` they make
     the significance test. ``identity``: the options that shaped this value. ``gate_if_stable``: the test
     marked the metric as gated only where the baseline's runs agree (:func:`.store.stability`).
     ``alpha``: significance level of that test (default: :data:`..timing.difference.ALPHA`; ``gpuperf
-    compare --alpha`` sets it, so the run-against-run verdicts stay these verdicts)."""
+    compare --alpha`` sets it, so the run-against-run verdicts stay these verdicts).
+
+    ``name``, ``unit`` and ``info`` (the metric's; the baseline gate passes them): follow the metric's
+    noise model (:func:`gate_model`) — ``informational`` and a ``repeated`` figure against fewer than
+    :data:`.noise.MIN_REPEATS` baseline runs read ``ungated``; a ``repeated`` figure against enough runs
+    keeps a verdict outside the band only where its value (or ``info["repeats"]``) is significant against
+    them (:func:`over_runs`). Without ``name`` the band alone (and the samples) decide: for callers that
+    applied the model themselves (``gpuperf compare``'s engine, a family's deterministic entries)."""
     if entry is None:
         return Comparison("new", None, None, None)
     expected = float(entry["value"])
@@ -135,6 +154,76 @@ def compare(measured: float, better: str, entry: Mapping[str, Any] | None, *,
             return Comparison("ungated", expected, width, delta, reason="not gated: " + why)
     if math.isnan(measured):
         return Comparison("regressed", expected, width, delta, reason="the measured value is NaN")
+    model = None
+    if name is not None:
+        unit = str(unit if unit is not None else entry.get("unit", ""))
+        model = gate_model(name, unit, direction, entry, samples, info)
+        held = unjudged(model, name, unit, direction, entry, info)
+        if held is not None:
+            return Comparison("ungated", expected, width, delta, reason=held)
+    cmp = _band_verdict(measured, direction, entry, expected, width, delta, samples, alpha)
+    if model == "repeated" and direction in ("lower", "higher"):
+        repeats = noise.repeats_of(info)
+        new = repeats if repeats is not None and len(repeats) > 1 else [measured]
+        return over_runs(cmp, noise.run_values(entry), new, "runs", alpha,
+                         advice="a baseline from more runs sharpens the test")
+    return cmp
+
+
+def gate_model(name: str, unit: str, better: str, entry: Mapping[str, Any],
+               samples: Sequence[float] | None = None, info: Mapping[str, Any] | None = None) -> str:
+    """The noise model the baseline gate judges a metric by (:func:`.noise.model_of`): ``sampled`` where
+    the run or the baseline entry carries raw samples (the band and, where both do, their significance:
+    a timing's verdict as before), ``deterministic`` for exact figures and deterministic rows; a
+    ``bound`` metric keeps its model but is judged against its bound whatever it is."""
+    has_samples = bool(samples is not None and len(samples) > 0) or bool(entry.get("samples"))
+    return noise.model_of(name, unit, better, has_samples, info)
+
+
+def unjudged(model: str, name: str, unit: str, better: str, entry: Mapping[str, Any],
+             info: Mapping[str, Any] | None = None) -> str | None:
+    """Why the baseline gate does not judge a metric of this model against ``entry``, or None: an
+    ``informational`` figure never; a ``repeated`` one not before its baseline holds
+    :data:`.noise.MIN_REPEATS` runs (one baseline run says nothing of how far the next unchanged run
+    lands). A documented bound is always judged."""
+    if better == "bound" or model in ("deterministic", "sampled"):
+        return None
+    if model == "informational":
+        return f"informational: {noise.why(name, unit, info)}"
+    runs = len(noise.run_values(entry))
+    if noise.enough_repeats(runs):
+        return None
+    return (f"repeated figure: baseline from {runs} run(s), needs {noise.MIN_REPEATS} — re-make it from "
+            f"{noise.MIN_REPEATS} runs (gpuperf-baseline from-results R1 R2 R3 or init --runs "
+            f"{noise.MIN_REPEATS}); {noise.why(name, unit, info)}")
+
+
+def over_runs(cmp: Comparison, xa: Sequence[float], xb: Sequence[float], unit: str = "runs",
+              alpha: float | None = None, advice: str = "give each side 3 or more") -> Comparison:
+    """Keep a band verdict outside the band only where a t-test over one value per run (or per repeat)
+    also finds the difference (:func:`pytest_gpuperf.timing.difference.run_difference`; one value on a
+    side: Student's t with the other side's spread, the prediction test of one new run): the unit of the
+    noise is the run, not the sample within it. ``advice``: what the reason suggests when a side holds
+    fewer than three values. Verdicts other than regressed/improved/pass pass through."""
+    if cmp.verdict not in ("regressed", "improved", "pass"):
+        return cmp
+    level = ALPHA if alpha is None else alpha
+    diff = run_difference(xa, xb, alpha=level, unit=unit)
+    if cmp.verdict in ("regressed", "improved") and not diff.significant:
+        hint = ""
+        if min(len(xa), len(xb)) < 3:
+            hint = f"; with {len(xa)} and {len(xb)} {unit} the test rarely reaches p < {level:g}: {advice}"
+        reason = (f"outside the band but not significant over {unit} ({diff.test} t-test on {len(xa)} and {len(xb)} "
+                  f"values: p={diff.p_value:.2g}, ratio interval [{diff.ci_low:.4g}, {diff.ci_high:.4g}] holds 1 "
+                  f"or p ≥ α){hint}")
+        return Comparison("pass", cmp.expected, cmp.band, cmp.delta_rel, reason=reason, difference=diff)
+    return Comparison(cmp.verdict, cmp.expected, cmp.band, cmp.delta_rel, reason=cmp.reason, difference=diff)
+
+
+def _band_verdict(measured: float, direction: str, entry: Mapping[str, Any], expected: float, width: float,
+                  delta: float | None, samples: Sequence[float] | None, alpha: float | None) -> Comparison:
+    """The band verdict by direction, and where both the entry and the run carry raw samples, their
+    significance (a verdict outside the band that the samples do not support becomes ``pass``)."""
     tol = entry.get("tolerance", {})
     # ratio-safe unless the test's own absolute band sets the width (a relative floor or measured noise
     # wider than the value must still leave an edge a halved bandwidth crosses)

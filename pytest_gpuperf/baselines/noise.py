@@ -10,13 +10,20 @@ verdict on it may be reached. One table, read by the baseline gate and by ``gpup
 * ``repeated`` — a figure derived from several timings (a tuner's pick and its quality, a model's
   error, a precision speedup or chosen mix, watts): a run carries no samples of it, so a verdict needs
   a spread on both sides — its values over ≥ :data:`MIN_REPEATS` runs (or repeats within a run).
-  With one value on a side, ``gpuperf compare`` reads it ``informational`` instead of deciding by the
-  threshold alone; the baseline gate holds it to the band its baseline's runs measured.
+  With fewer on a side, ``gpuperf compare`` reads it ``informational`` instead of deciding by the
+  threshold alone. The baseline gate needs them on the baseline's side (``run_values``, or the entry
+  reads ``ungated``) and tests the new run's value (or its repeats) against them — the prediction test of
+  one new run against several — so leaving the band counts only where that test finds the change too
+  (:func:`pytest_gpuperf.baselines.compare.compare`).
 * ``informational`` — recorded and shown, never gated; the row of the table says why.
+
+A documented bound (``better == "bound"``) and a NaN are judged whatever the model: an input past a
+documented bound is a finding, not noise.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
@@ -97,3 +104,39 @@ def family_entries(metrics: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[s
     """The entries of a CPU device's baseline section that every CPU model of its family shares: the
     deterministic ones (timing figures stay with the CPU model that measured them)."""
     return {n: dict(e) for n, e in metrics.items() if is_deterministic(e, n)}
+
+
+def enough_repeats(n: int) -> bool:
+    """Whether ``n`` values of a ``repeated`` figure (one per run, or a run's own repeats) carry the spread a
+    verdict may rest on (:data:`MIN_REPEATS`): the one count both ``gpuperf compare`` and the baseline
+    gate hold such a figure to."""
+    return n >= MIN_REPEATS
+
+
+def why(name: str, unit: str, info: Mapping[str, Any] | None = None) -> str:
+    """Why a metric follows its model: the test's own ``info["why"]`` where it declared the model
+    (``info["noise"]``), else the table's row."""
+    declared = (info or {}).get("why") if (info or {}).get("noise") in MODELS else None
+    return str(declared or row_of(name, unit).why)
+
+
+def repeats_of(info: Any) -> list[float] | None:
+    """``info["repeats"]``: a figure's within-run repeat values, when it is a non-empty list of finite
+    numbers (anything else is no repeats)."""
+    xs = info.get("repeats") if isinstance(info, Mapping) else None
+    if not isinstance(xs, list) or not xs:
+        return None
+    if not all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in xs):
+        return None
+    return [float(x) for x in xs]
+
+
+def run_values(entry: Mapping[str, Any]) -> list[float]:
+    """A baseline entry's value per baseline run (``run_values``: written by ``gpuperf-baseline
+    from-results``/``init`` from two runs or more), the finite ones; an entry without them stands for
+    one run."""
+    xs = entry.get("run_values")
+    if not isinstance(xs, list) or not xs:
+        return [float(entry["value"])] if isinstance(entry.get("value"), (int, float)) else []
+    return [float(x) for x in xs
+            if isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(float(x))]

@@ -43,10 +43,9 @@ from typing import Any, Mapping
 import numpy as np
 
 from ..baselines import classes, noise, validity
-from ..baselines.compare import Comparison, band, compare, identity_problem
+from ..baselines.compare import Comparison, band, compare, identity_problem, over_runs
 from ..baselines.store import make_entry, stability
 from ..devices.base import timer_resolution
-from ..timing.difference import ALPHA, run_difference
 from ..timing.observers import contended_metric, throttled_metric
 from ..timing.stats import between_run_sigma
 from . import crosscard
@@ -194,12 +193,11 @@ def noise_model(a: SideMetric, b: SideMetric) -> tuple[str, str]:
     models = {side: noise.model_of(m.name, m.unit, m.better, both, m.info) for side, m in (("A", a), ("B", b))}
     for side, m in (("B", b), ("A", a)):
         if models[side] == "informational":
-            return "informational", str(m.info.get("why") or noise.row_of(m.name, m.unit).why)
+            return "informational", noise.why(m.name, m.unit, m.info)
     model = models["B"]
     if model == "sampled":
         return model, "raw samples on both sides"
-    declared = b.info.get("why") if b.info.get("noise") == model else None
-    return model, str(declared or noise.row_of(b.name, b.unit).why)
+    return model, noise.why(b.name, b.unit, b.info if b.info.get("noise") == model else None)
 
 
 def judge(a: SideMetric | None, b: SideMetric | None, device_a: Mapping[str, Any], device_b: Mapping[str, Any],
@@ -322,8 +320,9 @@ def _move(row: Row, c: _Compared, entry: dict[str, Any], better: str, opts: Opti
         _apply(row, compare(c.vb, better, dict(entry, samples=sa), samples=sb, identity=b.identity, alpha=opts.alpha))
         return
     xa, xb, unit = c.spread()
-    if c.model == "repeated" and min(len(xa), len(xb)) < noise.MIN_REPEATS:
-        short = [f"{len(x)} value(s) on side {s}" for s, x in (("A", xa), ("B", xb)) if len(x) < noise.MIN_REPEATS]
+    if c.model == "repeated" and not (noise.enough_repeats(len(xa)) and noise.enough_repeats(len(xb))):
+        short = [f"{len(x)} value(s) on side {s}" for s, x in (("A", xa), ("B", xb))
+                 if not noise.enough_repeats(len(x))]
         row.verdict, row.basis, row.gated = "informational", "none", False
         row.reason = f"repeated figure: {' and '.join(short)}, needs {noise.MIN_REPEATS} ({c.why})"
         return
@@ -333,22 +332,10 @@ def _move(row: Row, c: _Compared, entry: dict[str, Any], better: str, opts: Opti
 def judge_spread(measured: float, better: str, entry: Mapping[str, Any], xa: list[float], xb: list[float],
                  unit: str, identity: Mapping[str, Any], alpha: float | None = None) -> Comparison:
     """The band verdict of ``measured`` against ``entry``, kept only where a t-test over one value per run
-    (or per repeat) also finds the difference (:func:`pytest_gpuperf.timing.difference.run_difference`):
-    the unit of the noise is the run, not the sample within it."""
-    level = ALPHA if alpha is None else alpha
-    cmp = compare(measured, better, entry, identity=identity)
-    if cmp.verdict not in ("regressed", "improved", "pass"):
-        return cmp
-    diff = run_difference(xa, xb, alpha=level, unit=unit)
-    if cmp.verdict in ("regressed", "improved") and not diff.significant:
-        hint = ""
-        if min(len(xa), len(xb)) < 3:
-            hint = f"; with {len(xa)} and {len(xb)} {unit} the test rarely reaches p < {level:g}: give each side 3 or more"
-        reason = (f"outside the band but not significant over {unit} ({diff.test} t-test on {len(xa)} and {len(xb)} "
-                  f"values: p={diff.p_value:.2g}, ratio interval [{diff.ci_low:.4g}, {diff.ci_high:.4g}] holds 1 "
-                  f"or p ≥ α){hint}")
-        return Comparison("pass", cmp.expected, cmp.band, cmp.delta_rel, reason=reason, difference=diff)
-    return Comparison(cmp.verdict, cmp.expected, cmp.band, cmp.delta_rel, reason=cmp.reason, difference=diff)
+    (or per repeat) also finds the difference — the baseline gate's own rule
+    (:func:`pytest_gpuperf.baselines.compare.over_runs`): the unit of the noise is the run, not the sample
+    within it."""
+    return over_runs(compare(measured, better, entry, identity=identity), xa, xb, unit, alpha)
 
 
 def smallest_p(n_a: int, n_b: int) -> float:

@@ -28,6 +28,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from .. import RESULTS_SCHEMA
+from ..baselines import noise
 from ..errors import GpuPerfError
 from ..timing.difference import MIN_SAMPLES
 
@@ -130,16 +131,6 @@ def read_results(path: str | Path) -> dict[str, Any]:
     return doc
 
 
-def _repeats(info: Any) -> list[float] | None:
-    """``info["repeats"]``: a figure's within-run repeat values, when it is a list of finite numbers."""
-    xs = info.get("repeats") if isinstance(info, Mapping) else None
-    if not isinstance(xs, list) or not xs:
-        return None
-    if not all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in xs):
-        return None
-    return [float(x) for x in xs]
-
-
 def merge(name: str, entries: Sequence[Mapping[str, Any]]) -> SideMetric:
     """One :class:`SideMetric` from the metric's records in each run of a side."""
     last = entries[-1]
@@ -158,7 +149,7 @@ def merge(name: str, entries: Sequence[Mapping[str, Any]]) -> SideMetric:
                       values=values, samples=samples, basis=basis, identity=dict(last.get("identity") or {}),
                       identity_problem=problem, info=dict(last.get("info") or {}),
                       tolerance=None if last.get("tolerance") is None else dict(last["tolerance"]),
-                      repeats=_repeats(last.get("info")) if len(entries) == 1 else None)
+                      repeats=noise.repeats_of(last.get("info")) if len(entries) == 1 else None)
 
 
 def side_from_docs(label: str, docs: Sequence[dict[str, Any]], paths: Sequence[str]) -> Side:

@@ -33,7 +33,8 @@ RUN_SH = r"""#!/usr/bin/env bash
 # Run pytest-gpuperf's suites on this host from this bundle alone (no package index needed).
 #   bash run.sh OUT [gpuperf run arguments, e.g. --gpuperf-device=0 -k memory]
 # Environment: GPUPERF_TAG (results name, default run), GPUPERF_PYTHON (default python3),
-# GPUPERF_VENV (default /tmp/gpuperf-venv), GPUPERF_COMMIT (the commit of the code you measure, when the
+# GPUPERF_VENV (default /tmp/gpuperf-venv), GPUPERF_TIME_LIMIT (seconds, then the run is interrupted and
+# packed with what finished), GPUPERF_COMMIT (the commit of the code you measure, when the
 # directory you run in has no .git), GPUPERF_HISTORY (a history store; default OUT/history.db).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -53,9 +54,25 @@ if [ ! -x "$venv/bin/gpuperf" ]; then
 fi
 # the bundle's own plugin, whatever another pytest-gpuperf the host's site may hold
 "$venv/bin/python" -m pip install -q --no-index --no-cache-dir --no-deps --force-reinstall "$here"/wheels/@WHEEL@ || exit 3
+# the run in the background, so a Ctrl-C, a batch system's TERM or GPUPERF_TIME_LIMIT (seconds) reaches
+# pytest as SIGINT: it stops, writes results and history of what finished (marked interrupted), and the
+# pack below still happens (job control on: a background job of a script would otherwise ignore SIGINT)
+: > "$out/$tag.log"  # both writers append, so neither overwrites the other
+set -m
 "$venv/bin/gpuperf" run -p no:cacheprovider "$@" --gpuperf-json="$out/results/{key}/$tag-{backend}.json" \
-  --gpuperf-history="${GPUPERF_HISTORY:-$out/history.db}" 2>&1 | tee "$out/$tag.log"
-status=${PIPESTATUS[0]}
+  --gpuperf-history="${GPUPERF_HISTORY:-$out/history.db}" >> "$out/$tag.log" 2>&1 &
+pid=$!
+trap 'kill -INT "$pid" 2>/dev/null' INT TERM
+watchdog=""
+if [ -n "${GPUPERF_TIME_LIMIT:-}" ]; then
+  ( sleep "$GPUPERF_TIME_LIMIT"; echo "gpuperf offline: GPUPERF_TIME_LIMIT=$GPUPERF_TIME_LIMIT s reached: interrupting" >> "$out/$tag.log"; kill -INT "$pid" 2>/dev/null ) &
+  watchdog=$!
+fi
+status=0
+wait "$pid" || status=$?
+while kill -0 "$pid" 2>/dev/null; do wait "$pid" || status=$?; done  # a trapped signal ends the first wait early
+[ -n "$watchdog" ] && kill "$watchdog" 2>/dev/null
+tail -n "${GPUPERF_TAIL:-40}" "$out/$tag.log"
 tar czf "$out.tgz" -C "$out" . && echo "gpuperf offline: bring back $out.tgz (gpuperf offline collect)"
 exit "$status"
 """

@@ -71,8 +71,8 @@ def session_lines(state: Any, finish_error: str | None = None) -> list[Line]:
 
 
 #: verdicts the summary does not list row by row (their count is in the tally); ``--gpuperf-show-all`` lists them.
-#: ``ungated``: recorded, deliberately not judged (a figure whose runs disagree, a derived figure of one run
-#: under ``--gpuperf-compare``): hundreds of rows that hold no news
+#: ``ungated``: recorded, deliberately not judged (a figure whose runs disagree, a derived figure against a
+#: baseline of fewer than three runs or of one run under ``--gpuperf-compare``): hundreds of rows that hold no news
 QUIET = ("pass", "new", "ungated")
 
 

@@ -22,7 +22,7 @@ from .helpers import KernelHelper, Measurer, Recorder
 from .fleet import pinning
 from .fleet.workers import KEY as _WORKER_KEY, Gathered, payload, report as sibling_report
 from .report import summary
-from .session import GpuPerfSession, Options
+from .session import GpuPerfSession, Options, test_id
 
 session_key = pytest.StashKey[GpuPerfSession]()
 
@@ -272,7 +272,7 @@ def gpuperf_recorded(gpu_device: Device, request: pytest.FixtureRequest) -> dict
 def gpuperf_record(gpu_device: Device, request: pytest.FixtureRequest) -> Recorder:
     """Record a metric of the current test; it is compared with the baseline when the test returns."""
     state = request.config.stash[session_key]
-    nodeid, spec = request.node.nodeid, gpu_device.info.spec
+    nodeid, spec = test_id(request.node), gpu_device.info.spec
 
     def record(**kw: Any):
         try:
@@ -294,9 +294,9 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
         from .compare.gate import junit_property
 
         several = len(state.runs) > 1
-        for spec, metric in state.metrics_of(item.nodeid):
+        for spec, metric in state.metrics_of(test_id(item)):
             item.user_properties.append(junit_property(metric.name + (f"[{spec}]" if several else ""), metric, spec))
-    lines = state.failures(item.nodeid)
+    lines = state.failures(test_id(item))
     if lines:
         pytest.fail(f"performance regression against {state.against}:\n" + "\n".join(lines), pytrace=False)
     return result
@@ -317,7 +317,7 @@ def _record_benchmark(item: pytest.Item, state: GpuPerfSession) -> None:
         spec = selected[0].spec
     stats = Stats.of(data)
     name = "benchmark." + item.name.replace(spec, "").replace("[-", "[").replace("-]", "]").replace("[]", "")
-    state.record(item.nodeid, spec, name, stats.median, "s", "lower", stats=stats,
+    state.record(test_id(item), spec, name, stats.median, "s", "lower", stats=stats,
                  info={"source": "pytest-benchmark", "host_timed": True})
 
 
@@ -328,9 +328,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Itera
     spec = getattr(getattr(item, "callspec", None), "params", {}).get("gpu_device")
     if report.when == "call" and spec is not None:
         if report.passed:
-            item.config.stash[session_key].mark_passed(item.nodeid, spec)
+            item.config.stash[session_key].mark_passed(test_id(item), spec)
         elif report.skipped and hasattr(report, "wasxfail"):
-            item.config.stash[session_key].mark_expected_failure(item.nodeid, spec, str(report.wasxfail))
+            item.config.stash[session_key].mark_expected_failure(test_id(item), spec, str(report.wasxfail))
     return report
 
 

@@ -81,17 +81,32 @@ def _attempt(errors: list[str], what: str, step: Callable[[], None]) -> None:
         errors.append(text if text.startswith(what) else f"{what}: {text}")
 
 
-def canonical_test(nodeid: str) -> str:
+def canonical_test(nodeid: str, path: str | Path | None = None) -> str:
     """A shipped suite's test id as ``suites/<file>::<test>`` wherever the package lies: pytest names a
-    file by its path from the rootdir (``pytest_gpuperf/suites/…`` in a checkout, ``../…/site-packages/
-    pytest_gpuperf/suites/…`` for an installed package run from a user's directory), and a baseline
-    must match in all of them. A user's own tests keep their ids."""
-    path, sep, rest = nodeid.partition("::")
-    parts = path.replace("\\", "/").split("/")
+    file by its path from the rootdir or from the argument that collected it (``pytest_gpuperf/suites/…``
+    in a checkout, ``../…/site-packages/pytest_gpuperf/suites/…`` when files are named, plain
+    ``test_memory.py::…`` under ``--pyargs pytest_gpuperf.suites``), and a baseline — and every seed
+    derived from the id — must match in all of them. ``path``: the test file (``item.path``), which
+    decides for sure; without it the id's own path is read. A user's own tests keep their ids."""
+    from .paths import SUITES
+
+    _, sep, rest = nodeid.partition("::")
+    if path is not None:
+        try:
+            rel = Path(path).resolve().relative_to(SUITES)
+        except ValueError:
+            return nodeid
+        return "suites/" + rel.as_posix() + sep + rest
+    parts = nodeid.partition("::")[0].replace("\\", "/").split("/")
     for i in range(len(parts) - 2, -1, -1):
         if parts[i] == "suites" and i > 0 and parts[i - 1] == "pytest_gpuperf":
             return "/".join(["suites"] + parts[i + 1:]) + sep + rest
     return nodeid
+
+
+def test_id(node: Any) -> str:
+    """The canonical id of a pytest item (:func:`canonical_test` with its file)."""
+    return canonical_test(node.nodeid, getattr(node, "path", None))
 
 
 def strip_device_id(nodeid: str, spec: str) -> str:

@@ -163,3 +163,25 @@ def test_gpuperf_run_keeps_the_users_directory_as_rootdir(tmp_path):
     assert any(a.endswith("pytest_gpuperf/suites/test_memory.py") for a in cmd)
     assert "--pyargs" in command(["-k", "copy"], cwd=tmp_path)
     assert command(["--rootdir=/x"], cwd=tmp_path).count("--rootdir=/x") == 1
+
+
+def test_the_same_suite_test_has_one_id_and_seed_however_it_is_collected(tmp_path):
+    """--pyargs (ids relative to the package), named files (ids through site-packages) and the checkout's
+    path all record ``suites/<file>::<test>`` and derive the same seed from it, so baselines match."""
+    import sys
+
+    from pytest_gpuperf.paths import SUITES
+
+    sel = ["-k", "test_math_function and sin- and fp32", "--gpuperf-device=opencl:0", "-p", "no:cacheprovider"]
+    docs = []
+    for n, how in enumerate((["--pyargs", "pytest_gpuperf.suites"], [str(SUITES / "test_accuracy_math.py")])):
+        out = tmp_path / f"r{n}.json"
+        proc = subprocess.run([sys.executable, "-m", "pytest", *how, *sel, f"--gpuperf-json={out}"], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=300)
+        assert out.exists(), proc.stdout[-2000:] + proc.stderr[-1000:]
+        docs.append({m["name"]: m for m in json.loads(out.read_text())["metrics"]})
+    a, b = docs
+    m = a["accuracy.fp32.sin.max_ulp"]
+    assert m["test"] == "suites/test_accuracy_math.py::test_math_function[sin-fp32]"
+    assert m["test"] == b["accuracy.fp32.sin.max_ulp"]["test"]
+    assert m["identity"] == b["accuracy.fp32.sin.max_ulp"]["identity"] and "seed" in m["identity"]

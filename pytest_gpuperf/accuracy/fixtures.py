@@ -53,10 +53,10 @@ def accuracy_seed(request: pytest.FixtureRequest) -> int:
     ``[cuda:1-sin]`` draw the same inputs), so every run and every card of a model checks the same set."""
     import zlib
 
-    from ..session import strip_device_id
+    from ..session import strip_device_id, test_id
 
     spec = getattr(getattr(request.node, "callspec", None), "params", {}).get("gpu_device", "")
-    return zlib.crc32(strip_device_id(request.node.nodeid, spec).encode())
+    return zlib.crc32(strip_device_id(test_id(request.node), spec).encode())
 
 
 @pytest.fixture

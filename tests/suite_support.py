@@ -40,3 +40,18 @@ def baseline_folder(root: Path, name: str = "bl") -> Path:
     folder = root / name
     folder.mkdir(parents=True, exist_ok=True)
     return folder
+
+
+def finish_within(proc: subprocess.Popen, limit_s: float) -> str:
+    """Output of a pytest subprocess started with ``start_new_session=True``; fails the calling test
+    (and kills the whole process group) past ``limit_s``."""
+    import os
+    import signal
+
+    import pytest
+
+    try:
+        return proc.communicate(timeout=limit_s)[0]
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        pytest.fail(f"pytest did not exit within {limit_s} s:\n{proc.communicate()[0][-3000:]}")

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from pytest_gpuperf.devices import discover
-from suite_support import baseline_folder
+from suite_support import baseline_folder, finish_within
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.skipif(not any(d.backend == "opencl" for d in discover().devices),
@@ -92,20 +92,10 @@ def _start(tmp_path: Path, *args: str, device: str = "opencl:0", project: str = 
     return proc, started
 
 
-def _finish(proc: subprocess.Popen, limit_s: float) -> str:
-    """Output of the run; fails (and kills the whole process group) past ``limit_s``."""
-    try:
-        return proc.communicate(timeout=limit_s)[0]
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        out = proc.communicate()[0]
-        pytest.fail(f"pytest did not exit within {limit_s} s after a hung kernel:\n{out[-3000:]}")
-
-
 def test_hung_kernel_fails_within_the_timeout_and_the_session_ends_with_a_summary(tmp_path):
     proc, _ = _start(tmp_path, "-q", "--gpuperf-timeout=2")
     t0 = time.monotonic()
-    out = _finish(proc, limit_s=90)
+    out = finish_within(proc, limit_s=90)
     elapsed = time.monotonic() - t0
     assert proc.returncode == 1, out
     assert "did not finish within 2 s" in out  # the failure details are printed, even with -q
@@ -126,7 +116,7 @@ def test_ctrl_c_during_a_hung_kernel_ends_the_session(tmp_path):
         time.sleep(0.1)
     time.sleep(1.5)  # inside the watchdog's poll, far from its 300 s limit
     proc.send_signal(signal.SIGINT)
-    out = _finish(proc, limit_s=30)
+    out = finish_within(proc, limit_s=30)
     assert proc.returncode == pytest.ExitCode.INTERRUPTED, out
     assert "KeyboardInterrupt" in out
     # the user stopped it: no hang is reported (nobody knows whether the kernel would have ended)
@@ -140,7 +130,7 @@ def test_the_other_devices_go_on_after_one_hangs(tmp_path):
     on opencl:1 runs and passes."""
     proc, _ = _start(tmp_path, "-q", "--gpuperf-timeout=2", device="opencl:0,opencl:1",
                      POCL_DEVICES="pthread pthread")
-    out = _finish(proc, limit_s=120)
+    out = finish_within(proc, limit_s=120)
     assert proc.returncode == 1, out
     assert "1 failed, 4 passed, 2 skipped" in out, out
     assert "gpuperf ABANDONED opencl:0" in out and "ABANDONED opencl:1" not in out
@@ -166,7 +156,7 @@ def test_read_back_behind_a_hung_kernel_fails_within_the_timeout(tmp_path):
     It is now polled under ``--gpuperf-timeout`` like every other wait, and the session ends."""
     proc, _ = _start(tmp_path, "-q", "--gpuperf-timeout=2", "-k", "a2 or c_host", HUNG_READBACK="1")
     t0 = time.monotonic()
-    out = _finish(proc, limit_s=90)
+    out = finish_within(proc, limit_s=90)
     assert proc.returncode == 1, out
     assert "did not finish within 2 s" in out and "gpuperf ABANDONED opencl:0" in out
     assert "1 failed, 1 passed" in out
@@ -179,7 +169,7 @@ def test_a_wait_without_a_limit_honours_the_timeout(tmp_path):
     ``--gpuperf-timeout=2``, not after the fixed 60 s it used to wait whatever the option said."""
     proc, _ = _start(tmp_path, "-q", "--gpuperf-timeout=2", project=QUEUED, QUEUED="sync")
     t0 = time.monotonic()
-    out = _finish(proc, limit_s=90)
+    out = finish_within(proc, limit_s=90)
     elapsed = time.monotonic() - t0
     assert proc.returncode == 1, out
     assert "did not finish within 2 s" in out and "gpuperf ABANDONED opencl:0" in out
@@ -192,7 +182,7 @@ def test_a_hung_kernel_left_queued_by_a_passing_test_fails_the_run(tmp_path):
     the device (within ``--gpuperf-timeout``), abandons it, and the run fails with lines that say why."""
     proc, _ = _start(tmp_path, "-q", "--gpuperf-timeout=2", project=QUEUED, QUEUED="return")
     t0 = time.monotonic()
-    out = _finish(proc, limit_s=90)
+    out = finish_within(proc, limit_s=90)
     elapsed = time.monotonic() - t0
     assert proc.returncode == 1, out
     assert "2 passed" in out, out

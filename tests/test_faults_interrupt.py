@@ -24,6 +24,7 @@ import pytest
 
 from pytest_gpuperf.devices import discover
 from pytest_gpuperf.history import read_runs
+from suite_support import finish_within
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.skipif(not any(d.backend == "opencl" for d in discover().devices),
@@ -93,15 +94,6 @@ def _start(tmp_path: Path, how: str, sigint_in_writes: bool = False) -> tuple[su
     return proc, marker
 
 
-def _finish(proc: subprocess.Popen, limit_s: float) -> str:
-    """Output of the run; fails (and kills the whole process group) past ``limit_s``."""
-    try:
-        return proc.communicate(timeout=limit_s)[0]
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        pytest.fail(f"pytest did not exit within {limit_s} s:\n{proc.communicate()[0][-3000:]}")
-
-
 def _check_records(tmp_path: Path, out: str, interrupted: bool) -> None:
     """The results file and the history run exist, hold the finished test's metric and agree on
     ``interrupted``."""
@@ -134,7 +126,7 @@ def test_ctrl_c_during_the_run_ends_it_as_interrupted_with_records_of_what_finis
             time.sleep(0.05)
         time.sleep(0.5)  # inside the measurement loop
         proc.send_signal(signal.SIGINT)
-    out = _finish(proc, limit_s=60)
+    out = finish_within(proc, limit_s=60)
     assert proc.returncode == pytest.ExitCode.INTERRUPTED, out
     _check_no_hang_wording(out)
     _check_records(tmp_path, out, interrupted=True)
@@ -150,7 +142,7 @@ def test_ctrl_c_during_the_final_writes_is_held_until_they_are_done(tmp_path, ho
     saying so, not a traceback. ``""``: every test had finished, so the records say interrupted false;
     ``"raise"``: a second Ctrl-C after a first one that cut the run short, so they say true."""
     proc, _ = _start(tmp_path, how, sigint_in_writes=True)
-    out = _finish(proc, limit_s=60)
+    out = finish_within(proc, limit_s=60)
     assert proc.returncode == pytest.ExitCode.INTERRUPTED, out
     assert "gpuperf INTERRUPTED" in out, out
     if not how:

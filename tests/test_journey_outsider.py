@@ -103,7 +103,8 @@ def test_an_outside_user_installs_runs_makes_a_baseline_and_is_gated(installed: 
 
     # 4. results and history name the user's repository commit; the plugin's is recorded apart
     assert doc["environment"]["commit"] == commit
-    assert doc["environment"]["plugin"]["version"] and doc["environment"]["plugin"]["commit"] != commit
+    plugin = doc["environment"]["plugin"]
+    assert plugin["version"] and plugin["commit"] and plugin["commit"] != commit  # the wheel's own build commit
     runs = _run([gpuperf, "history", "list", "--db", "history.db"], user, env)
     assert runs.returncode == 0 and commit[:7] in runs.stdout, _said(runs)
 

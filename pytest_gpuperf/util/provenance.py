@@ -45,10 +45,20 @@ def plugin_commit() -> str:
         top = Path(_git(here, "rev-parse", "--show-toplevel"))
         project = (top / "pyproject.toml").read_text(encoding="utf-8")
     except (OSError, subprocess.SubprocessError):
-        return ""
+        return _built_commit(here)
     if 'name = "pytest-gpuperf"' not in project or not (top / "pytest_gpuperf").resolve() == Path(here):
-        return ""
+        return _built_commit(here)
     return _plain_commit(str(top))
+
+
+def _built_commit(package_dir: str) -> str:
+    """The commit an installed wheel was built from (written by the build, ``_build.json``), or ''."""
+    import json
+
+    try:
+        return str(json.loads((Path(package_dir) / "_build.json").read_text(encoding="utf-8")).get("commit") or "")
+    except (OSError, ValueError):
+        return ""
 
 
 def _plain_commit(cwd: str) -> str:

@@ -7,5 +7,12 @@ from __future__ import annotations
 
 #: ``--gpuperf-require-baseline`` and a device had no baseline of its own, nor a reviewed one
 NO_BASELINE = 6
+#: more than a tenth of a device's metrics were measured while another process ran on the card
+#: (verdict ``contended``): run again with the card to itself
+GPU_TOO_BUSY = 7
+#: more than a tenth of a device's metrics were measured while the card slowed itself down (verdict
+#: ``throttled``: thermal, power cap, hardware slowdown): fix the card's cooling or power limit
+THROTTLED = 8
 
-REASONS = {NO_BASELINE: "NO BASELINE"}
+REASONS = {NO_BASELINE: "NO BASELINE", GPU_TOO_BUSY: "GPU TOO BUSY TO GATE",
+           THROTTLED: "CARD THROTTLED TOO OFTEN TO GATE"}

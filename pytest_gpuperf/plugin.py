@@ -344,7 +344,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     Ctrl-C (pytest's ``INTERRUPTED``, exit 2): the results and history hold the tests that finished and
     say ``interrupted``; a Ctrl-C during those writes is held until they are done and then ends the run
     the same way, never with a traceback. A device abandoned at any point — a hang or a fault, in a test
-    or found at the end behind a test that returned — fails the run (exit 1) unless it was interrupted."""
+    or found at the end behind a test that returned — fails the run (exit 1) unless it was interrupted.
+    A run that could not gate a device has its own status (``exits``): a card shared with another
+    process (7) or throttled (8) through more than a tenth of its metrics, no baseline (6)."""
     config = session.config
     state = config.stash[session_key]
     if pinning.is_controller(config):  # ran no test: the workers wrote everything
@@ -370,6 +372,14 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             failed = True
         if state.too_contended() and not state.options.update_baselines:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+            failed = True
+        # a run that could not judge its figures has its own reason, not a regression's 1 (exits); another
+        # process on the card can make it throttle, so a shared card's status wins over the throttle's
+        if state.too_throttled():
+            session.exitstatus = exits.THROTTLED
+            failed = True
+        if state.gpu_too_busy():
+            session.exitstatus = exits.GPU_TOO_BUSY
             failed = True
         if state.options.require_baseline and state.unbaselined():
             session.exitstatus = exits.NO_BASELINE  # its own reason: nothing was gated, not a regression

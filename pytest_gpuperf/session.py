@@ -245,6 +245,8 @@ class GpuPerfSession:
             metric.info["bound"] = float(bound)
         if run.device is not None and run.device.observations:
             metric.info["host"] = observers.summarize(run.device.observations)
+        if run.device is not None and run.device.tenant_observations:
+            metric.info["tenants"] = observers.summarize_tenants(run.device.tenant_observations)
         if run.device is not None and run.device.power_observations:
             seen = observers.summarize_power(run.device.power_observations)
             given = dict(metric.info.get("power") or {})
@@ -259,6 +261,9 @@ class GpuPerfSession:
                 # judge_metric already gives throttled/contended, for either side (compare.gate)
                 metric.verdict, metric.baseline, metric.info["line"] = judge_metric(
                     self.reference, metric.to_json(), run.info.to_json())
+                if observers.shared_metric(metric.info) and metric.verdict in ("regressed", "improved", "pass",
+                                                                                 "throttled"):
+                    metric.verdict = "contended"  # this run's card was shared (timing.observers.measured_verdict)
                 run.metrics[name] = metric
                 return metric
         # the metric's noise model decides how a verdict may be reached, as in 'gpuperf compare' (baselines.noise)
@@ -281,12 +286,15 @@ class GpuPerfSession:
 
     def too_contended(self) -> list[str]:
         """One line per CPU device on which more than ``observers.CONTENDED_RUN_LIMIT`` of the metrics read
-        ``contended``: the run could not judge them, so it is not a valid gate (empty when none)."""
+        ``contended`` because other work held the host's CPUs: the run could not judge them, so it is not a
+        valid gate (empty when none). Metrics contended by another process on the card count in
+        :meth:`gpu_too_busy` instead."""
         out = []
         for run in self.runs.values():
             if not run.info.is_cpu or not run.metrics:
                 continue
-            n = sum(1 for m in run.metrics.values() if m.verdict == "contended")
+            n = sum(1 for m in run.metrics.values()
+                    if m.verdict == "contended" and not observers.shared_metric(m.info))
             if n > observers.CONTENDED_RUN_LIMIT * len(run.metrics):
                 out.append(f"{run.info.spec}: {n} of {len(run.metrics)} metrics were measured while other work held "
                            f"this host's CPUs (verdict 'contended', info['host']), more than "
@@ -294,12 +302,63 @@ class GpuPerfSession:
                            "quiet host")
         return out
 
+    def gpu_too_busy(self) -> list[str]:
+        """One line per device on which more than ``observers.CONTENDED_RUN_LIMIT`` of the metrics read
+        ``contended`` because another process ran on the card (``info["tenants"]``), naming the processes:
+        the run could not judge them, so it is not a valid gate of that device (empty when none, and when
+        the run only writes baselines)."""
+        if self.options.update_baselines:
+            return []
+        out = []
+        for run in self.runs.values():
+            shared = [m for m in run.metrics.values() if m.verdict == "contended" and observers.shared_metric(m.info)]
+            if not run.metrics or len(shared) <= observers.CONTENDED_RUN_LIMIT * len(run.metrics):
+                continue
+            procs = observers.summarize_tenants([m.info["tenants"] for m in shared])
+            foreign = (" (NVML gave another PID namespace's pids: one of them is this run)"
+                       if procs["foreign_pids"] else "")
+            out.append(f"{run.info.spec}: {len(shared)} of {len(run.metrics)} metrics were measured while other "
+                       f"processes ran on the card even after re-measuring (verdict 'contended', info['tenants']), "
+                       f"more than {observers.CONTENDED_RUN_LIMIT:.0%}: "
+                       f"{observers.describe_processes(procs['processes'])}{foreign}; this run cannot gate the "
+                       "device: run it again with the card to itself")
+        return out
+
+    def too_throttled(self) -> list[str]:
+        """One line per device on which more than ``observers.THROTTLED_RUN_LIMIT`` of the metrics read
+        ``throttled``, naming the slowdown reasons NVML gave (and how many of those metrics saw each): a
+        card that slows itself down through the run cannot be gated (empty when none, and when the run
+        only writes baselines)."""
+        from .devices.nvml import SLOWDOWN_REASONS
+
+        if self.options.update_baselines:
+            return []
+        out = []
+        for run in self.runs.values():
+            slow = [m for m in run.metrics.values() if m.verdict == "throttled"]
+            if not run.metrics or len(slow) <= observers.THROTTLED_RUN_LIMIT * len(run.metrics):
+                continue
+            seen: dict[str, int] = {}
+            for m in slow:
+                for reason in (m.info.get("power") or {}).get("throttle_reasons") or ():
+                    if reason in SLOWDOWN_REASONS:
+                        seen[reason] = seen.get(reason, 0) + 1
+            reasons = (", ".join(f"{r} ({n} metrics)" for r, n in sorted(seen.items(), key=lambda x: (-x[1], x[0])))
+                       or "no reason recorded")
+            out.append(f"{run.info.spec}: {len(slow)} of {len(run.metrics)} metrics were measured while the card "
+                       f"slowed itself down (verdict 'throttled', info['power']), more than "
+                       f"{observers.THROTTLED_RUN_LIMIT:.0%}: {reasons}; this run cannot gate the device: check its "
+                       "cooling and power limit (nvidia-smi -q -d PERFORMANCE) and run it again")
+        return out
+
     def begin_test(self) -> None:
-        """Forget the previous test's host-load and power readings (each test's metrics carry their own)."""
+        """Forget the previous test's host-load, power and tenant readings (each test's metrics carry
+        their own)."""
         for run in self.runs.values():
             if run.device is not None:
                 run.device.observations.clear()
                 run.device.power_observations.clear()
+                run.device.tenant_observations.clear()
 
     def failures(self, nodeid: str) -> list[str]:
         """One-line messages of the metrics this test regressed (empty when updating baselines)."""

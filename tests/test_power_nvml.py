@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from types import SimpleNamespace
 
 import pytest
 
@@ -74,15 +75,38 @@ def test_pocl_device_has_no_sensor_with_the_reason(cl_device):
 
 
 class FakeNvml:
-    """A scripted NVML: one more mJ per read; a read can be made to fail."""
+    """A scripted NVML: one more mJ per read; a read can be made to fail.
+
+    ``compute`` / ``graphics``: the processes listed on the device, one list of ``(pid, used bytes)`` per
+    listing call in turn (the last repeats; bytes None: NVML does not say); ``utilization``: the device's
+    (gpu %, memory %)."""
 
     NVML_CLOCK_SM, NVML_CLOCK_MEM, NVML_TEMPERATURE_GPU = 1, 2, 0
 
-    def __init__(self, masks=(0,)):
+    def __init__(self, masks=(0,), compute=((),), graphics=((),), utilization=(97, 41)):
         self.energy = 1000
         self.masks = list(masks)
         self.fail = False
         self.reads = 0
+        self.compute = [list(x) for x in compute]
+        self.graphics = [list(x) for x in graphics]
+        self.utilization = utilization
+        self.listings = {"compute": 0, "graphics": 0}
+
+    def _listed(self, kind):
+        script = getattr(self, kind)
+        i = self.listings[kind]
+        self.listings[kind] += 1
+        return [SimpleNamespace(pid=pid, usedGpuMemory=used) for pid, used in script[min(i, len(script) - 1)]]
+
+    def nvmlDeviceGetComputeRunningProcesses_v3(self, h):
+        return self._listed("compute")
+
+    def nvmlDeviceGetGraphicsRunningProcesses(self, h):  # a pynvml whose graphics call has no v3 name
+        return self._listed("graphics")
+
+    def nvmlDeviceGetUtilizationRates(self, h):
+        return SimpleNamespace(gpu=self.utilization[0], memory=self.utilization[1])
 
     def nvmlDeviceGetTotalEnergyConsumption(self, h):
         if self.fail:

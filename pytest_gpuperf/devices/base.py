@@ -229,6 +229,9 @@ class Device(abc.ABC):
         #: power readings of the measurement windows since the current test began (the energy observer of
         #: ``timing.observers``; summarised into ``info["power"]``, a throttled window marks the metrics)
         self.power_observations: list[dict[str, Any]] = []
+        #: the card's other processes around the measurement windows since the current test began (NVML,
+        #: ``timing.observers.TenantWatch``; summarised into ``info["tenants"]``, a shared window is re-measured)
+        self.tenant_observations: list[dict[str, Any]] = []
         self._power: tuple[Any, str] | None = None
 
     # ---- power -------------------------------------------------------------------------------

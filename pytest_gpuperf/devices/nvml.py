@@ -10,15 +10,20 @@ index need not agree (``CUDA_VISIBLE_DEVICES``, MIG, NVML's own order), a PCI ad
 NVIDIA's OpenCL devices carry the same id (``DeviceInfo.extra["pci_bus_id"]``, ``opencl._nv_pci_bus_id``),
 so one card has one sensor whichever API times it.
 
+The same handle lists the card's other tenants (:meth:`PowerSensor.tenants`): the processes NVML sees
+on the device besides this one, and the device's utilization. A figure timed while another process ran
+work on the card is that process's as much as the code's (``timing.observers``).
+
 Nothing here raises into a measurement: opening a sensor returns ``(None, reason)`` on any NVML error
 (no library, no permission, a card without the counter), and a reading that fails mid-run returns None.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 #: NVML's clock-event (throttle) reason bits, by the name pynvml gives each constant, and whether the bit
@@ -101,6 +106,80 @@ class Reading:
                    float(doc["mem_clock_mhz"]), float(doc["temperature_c"]), int(doc["throttle_mask"]))
 
 
+#: NVML's "not available" used memory (an unsigned -1), which older pynvml releases pass through
+_NOT_AVAILABLE = (1 << 64) - 1
+
+
+@dataclass(frozen=True)
+class Process:
+    """One process NVML lists on the device. ``name``: its ``/proc/<pid>/comm`` or NVML's name for it
+    (None when neither knows: a pid of another PID namespace); ``used_memory_mib``: the device memory it
+    holds (None where NVML does not say, as under Windows' WDDM or in some containers)."""
+
+    pid: int
+    name: str | None = None
+    used_memory_mib: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"pid": self.pid, "name": self.name, "used_memory_mib": self.used_memory_mib}
+
+    def describe(self) -> str:
+        """``pid 4242 (python3, 20480 MiB)``: how a line names the process."""
+        parts = [self.name or "name unknown"]
+        if self.used_memory_mib is not None:
+            parts.append(f"{self.used_memory_mib:.0f} MiB")
+        return f"pid {self.pid} ({', '.join(parts)})"
+
+
+@dataclass(frozen=True)
+class Tenants:
+    """The device's processes at one reading, this process's own entries left out.
+
+    ``listed``: how many distinct processes NVML listed (this one included). ``foreign_pids``: NVML
+    listed none of this process's pids — its pids are another PID namespace's (a container on a driver
+    that does not translate them), so one of ``others`` is this process and the device is shared only
+    when two or more are listed. ``utilization_gpu_pct`` / ``utilization_memory_pct``: NVML's utilization
+    rates of the whole device (this process's work included, so they are recorded, never judged)."""
+
+    others: tuple[Process, ...] = ()
+    listed: int = 0
+    foreign_pids: bool = False
+    utilization_gpu_pct: float | None = None
+    utilization_memory_pct: float | None = None
+    errors: tuple[str, ...] = field(default=())
+
+    @property
+    def shared(self) -> bool:
+        """Whether another process held a context on the device at this reading."""
+        return self.listed >= 2 if self.foreign_pids else bool(self.others)
+
+
+def own_pids() -> frozenset[int]:
+    """This process's pids: ``os.getpid()`` and, on Linux, its pid in every PID namespace that
+    ``/proc/self/status`` shows (``NSpid``), so a driver that reports an outer namespace's pid still
+    finds this process where that namespace's ``/proc`` is the one mounted."""
+    pids = {os.getpid()}
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as fh:
+            for line in fh:
+                if line.startswith("NSpid:"):
+                    pids.update(int(x) for x in line.split()[1:] if x.isdigit())
+                    break
+    except OSError:
+        pass
+    return frozenset(pids)
+
+
+def _proc_comm(pid: int) -> str | None:
+    """The command name of ``pid`` from ``/proc/<pid>/comm`` (None where there is none, e.g. a pid of
+    another PID namespace)."""
+    try:
+        with open(f"/proc/{pid}/comm", encoding="utf-8", errors="replace") as fh:
+            return fh.read().strip() or None
+    except OSError:
+        return None
+
+
 class PowerSensor:
     """Readings of one card. Thread-safe (the energy observer samples it from a background thread)."""
 
@@ -151,6 +230,91 @@ class PowerSensor:
 
     def reasons(self, mask: int) -> list[str]:
         return decode_throttle(mask, self.bits)
+
+    # ---- other tenants of the card -------------------------------------------------------------
+    def tenants(self, own: frozenset[int] | None = None) -> Tenants | None:
+        """The processes NVML lists on the device (compute and graphics, one entry per pid) other than
+        this one (``own``: this process's pids, :func:`own_pids` by default), and the device's
+        utilization; None when NVML can list no processes at all (a pynvml without the calls, a driver
+        that refuses them) — then nothing is known, which is not the same as "no one else"."""
+        own = own_pids() if own is None else own
+        found: dict[int, Any] = {}
+        errors: list[str] = []
+        answered = False
+        for kind in ("Compute", "Graphics"):
+            try:
+                entries = self._processes(kind)
+            except Exception as exc:  # noqa: BLE001 - a list NVML cannot give is unknown, not empty
+                errors.append(f"{kind.lower()}: {type(exc).__name__}: {exc}")
+                continue
+            answered = True
+            for entry in entries or ():
+                pid = int(getattr(entry, "pid", -1))
+                if pid > 0:
+                    found.setdefault(pid, entry)
+        if not answered:
+            self.last_error = "; ".join(errors)
+            return None
+        foreign = bool(found) and not own.intersection(found)
+        # pids of another namespace name other processes in this one's /proc: only NVML may name them
+        others = tuple(self._process(pid, entry, proc=not foreign) for pid, entry in sorted(found.items())
+                       if pid not in own)
+        gpu, mem = self._utilization()
+        return Tenants(others, len(found), foreign, gpu, mem, tuple(errors))
+
+    def _processes(self, kind: str) -> list[Any]:
+        """NVML's list of ``kind`` (``Compute`` / ``Graphics``) processes: the v3 call where pynvml has it
+        and the driver answers, else the older ones; the first that answers is kept."""
+        cache = f"_{kind.lower()}_fn"
+        fn = getattr(self, cache, None)
+        if fn is not None:
+            with self._lock:
+                return list(fn(self._handle))
+        error: Exception | None = None
+        for suffix in ("_v3", "_v2", ""):
+            fn = getattr(self._nvml, f"nvmlDeviceGet{kind}RunningProcesses{suffix}", None)
+            if fn is None:
+                continue
+            try:
+                with self._lock:
+                    out = list(fn(self._handle))
+            except Exception as exc:  # noqa: BLE001 - try the older call
+                error = exc
+                continue
+            setattr(self, cache, fn)
+            return out
+        raise error or RuntimeError(f"this pynvml has no {kind.lower()} processes call")
+
+    def _process(self, pid: int, entry: Any, proc: bool = True) -> Process:
+        """A listed process with its name (``/proc/<pid>/comm`` where ``proc``, else NVML's) and its
+        device memory."""
+        name = _proc_comm(pid) if proc else None
+        if name is None:
+            fn = getattr(self._nvml, "nvmlSystemGetProcessName", None)
+            try:
+                raw = fn(pid) if fn is not None else None
+            except Exception:  # noqa: BLE001 - a name NVML cannot give stays unknown
+                raw = None
+            if isinstance(raw, bytes):
+                raw = raw.decode("utf-8", "replace")
+            if raw:
+                name = os.path.basename(str(raw).strip()) or None
+        used = getattr(entry, "usedGpuMemory", None)
+        mib = None if used is None or int(used) >= _NOT_AVAILABLE else round(int(used) / 2**20, 1)
+        return Process(pid, name, mib)
+
+    def _utilization(self) -> tuple[float | None, float | None]:
+        """NVML's GPU and memory utilization rates (percent over the driver's last sample period), or
+        (None, None) where the device does not report them."""
+        fn = getattr(self._nvml, "nvmlDeviceGetUtilizationRates", None)
+        if fn is None:
+            return None, None
+        try:
+            with self._lock:
+                util = fn(self._handle)
+            return float(util.gpu), float(util.memory)
+        except Exception:  # noqa: BLE001 - no utilization is a missing figure, not a failed test
+            return None, None
 
 
 def open_sensor(pci_bus_id: str | None) -> tuple[PowerSensor | None, str]:

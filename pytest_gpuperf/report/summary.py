@@ -55,6 +55,7 @@ def session_lines(state: Any, finish_error: str | None = None) -> list[Line]:
             out.append((f"HOST BUSY: {len(busy)} metric(s) of {info.spec} were measured while other work used this "
                         f"host's CPUs even after re-measuring (info['host']; {judged}): {', '.join(busy[:5])}"
                         f"{' …' if len(busy) > 5 else ''}", {"yellow": True}))
+        out += [(line, {"yellow": True}) for line in observed_lines(run)]
     if state.options.require_baseline:
         for run in state.unbaselined():
             out.append((f"FAIL ({exits.REASONS[exits.NO_BASELINE]}, exit {exits.NO_BASELINE}): {run.info.key} has no "
@@ -62,12 +63,52 @@ def session_lines(state: Any, finish_error: str | None = None) -> list[Line]:
                         {"red": True, "bold": True}))
     for line in state.too_contended():
         out.append((f"HOST TOO BUSY TO GATE: {line}", {"red": True, "bold": True}))
+    for status, line in run_level_failures(state):
+        out.append((f"{exits.REASONS[status]} (exit {status}): {line}", {"red": True, "bold": True}))
     out += [(line, {}) for line in _github(state)]
     if finish_error:
         out.append((f"gpuperf error: {finish_error}", {"red": True}))
     for path in state.files_written:
         out.append((f"gpuperf wrote {path}", {}))
     return out
+
+
+def observed_lines(run: Any) -> list[str]:
+    """What the NVML observers saw under a device's metrics, even where it did not fail the run: metrics
+    measured while other processes ran on the card (naming them), and metrics measured while the card
+    slowed itself down (naming the reasons)."""
+    from ..devices.nvml import SLOWDOWN_REASONS
+    from ..timing import observers
+
+    out: list[str] = []
+    spec = run.info.spec
+    shared = sorted((m for m in run.metrics.values() if observers.shared_metric(m.info)), key=lambda m: m.name)
+    if shared:
+        procs = observers.summarize_tenants([m.info["tenants"] for m in shared])["processes"]
+        out.append(f"GPU SHARED: {len(shared)} metric(s) of {spec} were measured while other processes ran on the "
+                   f"card even after re-measuring (info['tenants']; not gated, verdict 'contended'): "
+                   f"{observers.describe_processes(procs)}; {_names(shared)}")
+    slow = sorted((m for m in run.metrics.values()
+                   if observers.throttled_metric(m.info) and not observers.shared_metric(m.info)), key=lambda m: m.name)
+    if slow:
+        reasons = sorted({r for m in slow for r in (m.info["power"].get("throttle_reasons") or ())
+                          if r in SLOWDOWN_REASONS})
+        out.append(f"CARD THROTTLED: {len(slow)} metric(s) of {spec} were measured while the card slowed itself "
+                   f"down (info['power']; not gated, verdict 'throttled'): {', '.join(reasons) or 'no reason recorded'}"
+                   f"; {_names(slow)}")
+    return out
+
+
+def _names(metrics: list[Any], limit: int = 5) -> str:
+    return ", ".join(m.name for m in metrics[:limit]) + (" …" if len(metrics) > limit else "")
+
+
+def run_level_failures(state: Any) -> list[tuple[int, str]]:
+    """(exit status, line) of every device the run could not gate because the card was shared or
+    throttled through more than a tenth of its metrics (``GpuPerfSession.gpu_too_busy`` /
+    ``too_throttled``)."""
+    return ([(exits.GPU_TOO_BUSY, line) for line in state.gpu_too_busy()]
+            + [(exits.THROTTLED, line) for line in state.too_throttled()])
 
 
 #: verdicts the summary does not list row by row (their count is in the tally); ``--gpuperf-show-all`` lists them.
@@ -109,13 +150,16 @@ def no_baseline_lines(state: Any, run: Any) -> list[str]:
 
 
 def _github(state: Any) -> list[str]:
-    """Under GitHub Actions: annotation commands for regressions (and incomparable/missing metrics), and
-    the table appended to the step summary (compare.github does the work)."""
+    """Under GitHub Actions: annotation commands for a device the run could not gate (a shared or
+    throttled card), regressions (and incomparable/missing metrics), and the table appended to the step
+    summary (compare.github does the work)."""
     from ..compare import github
 
     if not github.enabled():
         return []
     lines: list[str] = []
+    for status, line in run_level_failures(state):
+        lines.append(github.command(github.Finding("error", f"gpuperf: {exits.REASONS[status]}", line)))
     for run in state.unbaselined():
         level = "error" if state.options.require_baseline else "warning"
         head, make = no_baseline_lines(state, run)

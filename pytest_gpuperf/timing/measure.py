@@ -14,7 +14,7 @@ from typing import Any, Callable, Sequence, TypeVar
 
 from ..devices.base import Device, Kernel, KernelArg, Size
 from ..errors import ImpossibleValueError
-from .observers import RETRIES, HostLoad, PowerWatch, contended
+from .observers import RETRIES, HostLoad, PowerWatch, TenantWatch, contended
 from .stats import Stats
 
 T = TypeVar("T")
@@ -123,40 +123,51 @@ def measure_pair(device: Device, run_a: Callable[[], Any], run_b: Callable[[], A
 
 
 def _observed(device: Device, window: Callable[[], tuple[T, bool]], retries: int = RETRIES) -> tuple[T, bool]:
-    """Run one sampling window under the host-load observer; on a CPU device take a contended window
-    again (at most ``retries`` times — the decision reads the machine, not the samples).
-    Each window's reading is appended to ``device.observations`` for the test's metrics; where the device
-    has a power sensor (``Device.power_sensor``), the board's readings of the window go to
-    ``device.power_observations`` (a throttled window is kept and marked: the session does not gate it)."""
+    """Run one sampling window under the observers; take it again (at most ``retries`` times — the
+    decision reads the machine, not the samples) when another process was on the card (any device with
+    an NVML sensor) or, on a CPU device, when other work held the host's cores.
+
+    Each window's host load is appended to ``device.observations`` and, where the device has a sensor
+    (``Device.power_sensor``), its other processes to ``device.tenant_observations``, for the test's
+    metrics; the kept window's board readings go to ``device.power_observations`` (a throttled window is
+    kept and marked: the session does not gate it; a discarded window's energy is not the figure's)."""
     load = HostLoad()
     sensor = device.power_sensor()[0]
     for attempt in range(retries + 1):
         watch = PowerWatch(sensor) if sensor is not None else None
+        tenants = TenantWatch(sensor) if sensor is not None else None
         load.start()
+        if tenants is not None:
+            tenants.start()
         if watch is not None:
             watch.start()
         try:
             result = window()
         finally:
             power = watch.stop() if watch is not None else None
+        shared_seen = tenants.stop() if tenants is not None else None
         seen = load.stop()
-        if power is not None:
-            device.power_observations.append(power)
         busy = contended(seen)
-        kept = not (busy and device.info.is_cpu) or attempt == retries
+        shared = bool(shared_seen and shared_seen["shared"])
+        kept = not ((busy and device.info.is_cpu) or shared) or attempt == retries
         if seen is not None:
             # "busy": this window was contended; "contended": its samples are the ones kept regardless
             device.observations.append({**seen.to_json(), "remeasured": int(attempt > 0), "busy": int(busy),
                                         "contended": int(busy and kept)})
+        if shared_seen is not None:
+            device.tenant_observations.append({**shared_seen, "remeasured": int(attempt > 0),
+                                               "contended": int(shared and kept)})
         if kept:
+            if power is not None:
+                device.power_observations.append(power)
             return result
     raise AssertionError("unreachable")
 
 
 def observed(device: Device, run: Callable[[], T]) -> T:
     """Run ``run`` — device work timed outside :func:`measure` (a one-pass sweep, say) — under the same
-    observers, once: its window's host load and board readings reach the test's metrics like any
-    measurement's (a CPU device's contended window then reads ``contended``), but a pass that cannot
-    be repeated cheaply is not taken again."""
+    observers, once: its window's host load, board readings and the card's other processes reach the
+    test's metrics like any measurement's (a shared card's window, or a CPU device's contended one, then
+    reads ``contended``), but a pass that cannot be repeated cheaply is not taken again."""
     result, _ = _observed(device, lambda: (run(), True), retries=0)
     return result

@@ -4,7 +4,9 @@ A device time is only the figure the gate should judge if nothing outside the me
 On a CPU device (PoCL) the "device" is the host's cores, so another tenant of the host — a process
 of the same VM, or the hypervisor taking the vCPU away (steal time) — runs inside every measurement;
 on a GPU, a throttled clock does the same: :class:`PowerWatch` reads the board through NVML around
-the same windows (energy, power, clocks, temperature, throttle reasons; ``info["power"]``).
+the same windows (energy, power, clocks, temperature, throttle reasons; ``info["power"]``) — and so does
+another process running work on the same card: :class:`TenantWatch` lists the processes NVML sees on the
+device around each window (``info["tenants"]``).
 
 :class:`HostLoad` reads ``/proc/stat`` and this process's own CPU time around a measurement window
 and reports two figures, both in cores (1.0 = one CPU fully used over the window):
@@ -13,10 +15,12 @@ and reports two figures, both in cores (1.0 = one CPU fully used over the window
 * ``foreign_cores`` — CPU time used by other processes of this machine (busy time of all CPUs minus
   this process's own user + system time, PoCL's worker threads included).
 
-``timing.measure`` re-measures a CPU device's window that was contended (:func:`contended`) up to
-:data:`RETRIES` times — the decision reads only the machine, never the measured value, so it cannot
-bias a verdict towards passing — and leaves what it saw in ``Device.observations``; the session puts the
-worst window of each test into its metrics' ``info["host"]``, so a figure taken on a busy host says so.
+``timing.measure`` re-measures a CPU device's window that was contended (:func:`contended`), and any
+device's window during which another process was on the card, up to :data:`RETRIES` times — the
+decision reads only the machine, never the measured value, so it cannot bias a verdict towards passing
+— and leaves what it saw in ``Device.observations`` / ``Device.tenant_observations``; the session puts
+the worst window of each test into its metrics' ``info["host"]`` / ``info["tenants"]``, so a figure
+taken on a busy host or a shared card says so.
 """
 
 from __future__ import annotations
@@ -32,9 +36,13 @@ STEAL_LIMIT_CORES = 0.10
 FOREIGN_LIMIT_CORES = 0.50
 #: how often a contended CPU-device measurement is taken again before it is kept (and marked)
 RETRIES = 2
-#: the share of a CPU device's metrics that may read ``contended`` before the run as a whole is not a
-#: valid gate (the session fails it: a gate that could not judge a tenth of its figures says nothing)
+#: the share of a device's metrics that may read ``contended`` before the run as a whole is not a valid
+#: gate (the session fails it: a gate that could not judge a tenth of its figures says nothing) — a CPU
+#: device's busy host and a GPU shared with another process alike
 CONTENDED_RUN_LIMIT = 0.10
+#: the same share for ``throttled``: a card that slows itself down through much of a run (cooling, a
+#: power cap) would otherwise pass every timing gate it could not be judged on
+THROTTLED_RUN_LIMIT = 0.10
 #: the kernel's clock-tick unit of /proc/stat
 _HZ = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
@@ -204,6 +212,85 @@ def summarize_power(windows: list[Mapping[str, Any]]) -> dict[str, Any]:
             "throttled_windows": sum(int(bool(w.get("throttled"))) for w in windows)}
 
 
+# ---- other processes on the card -----------------------------------------------------------------
+class TenantWatch:
+    """The card's other processes around one window: NVML's process list (and the device's utilization)
+    read at the window's start and at its end (:meth:`~..devices.nvml.PowerSensor.tenants`). A process
+    that holds a context at either end shares the card with the measurement; utilization is recorded
+    only — this process's own work fills it, so it cannot tell who ran."""
+
+    def __init__(self, sensor: Any) -> None:
+        self.sensor = sensor
+        self._readings: list[Any] = []
+
+    def start(self) -> None:
+        self._readings = [self._read()]
+
+    def stop(self) -> dict[str, Any] | None:
+        """The window's summary (:func:`tenant_window`), or None when NVML listed no processes at all."""
+        self._readings.append(self._read())
+        return tenant_window([r for r in self._readings if r is not None])
+
+    def _read(self) -> Any:
+        try:
+            return self.sensor.tenants()
+        except Exception:  # noqa: BLE001 - a stand-in or broken sensor: nothing is known of this reading
+            return None
+
+
+def tenant_window(readings: list[Any]) -> dict[str, Any] | None:
+    """One window's tenants from its readings (:class:`~..devices.nvml.Tenants`): ``shared`` is 1 when
+    another process was on the device at any reading; ``processes`` names each other process once (the
+    most memory it was seen to hold). Pure: the tests feed it saved readings."""
+    if not readings:
+        return None
+    procs: dict[int, dict[str, Any]] = {}
+    for r in readings:
+        for p in r.others:
+            doc = procs.setdefault(p.pid, p.to_json())
+            doc["name"] = doc["name"] or p.name
+            if p.used_memory_mib is not None:
+                doc["used_memory_mib"] = max(doc["used_memory_mib"] or 0.0, p.used_memory_mib)
+    gpu = [r.utilization_gpu_pct for r in readings if r.utilization_gpu_pct is not None]
+    mem = [r.utilization_memory_pct for r in readings if r.utilization_memory_pct is not None]
+    return {"readings": len(readings), "shared": int(any(r.shared for r in readings)),
+            "listed_max": max(r.listed for r in readings), "foreign_pids": int(any(r.foreign_pids for r in readings)),
+            "processes": [procs[pid] for pid in sorted(procs)],
+            "utilization_gpu_pct_max": max(gpu) if gpu else None,
+            "utilization_memory_pct_max": max(mem) if mem else None}
+
+
+def summarize_tenants(windows: list[Mapping[str, Any]]) -> dict[str, Any]:
+    """A test's windows for ``info["tenants"]``: how many were ``shared`` (another process on the card),
+    ``remeasured`` and ``contended`` (kept although still shared: the figure was taken on a shared card),
+    every other process seen (each once), and the highest utilization read."""
+    procs: dict[int, dict[str, Any]] = {}
+    for w in windows:
+        for p in w.get("processes", []):
+            doc = procs.setdefault(int(p["pid"]), dict(p))
+            doc["name"] = doc.get("name") or p.get("name")
+            if p.get("used_memory_mib") is not None:
+                doc["used_memory_mib"] = max(doc.get("used_memory_mib") or 0.0, p["used_memory_mib"])
+    gpu = [w["utilization_gpu_pct_max"] for w in windows if w.get("utilization_gpu_pct_max") is not None]
+    mem = [w["utilization_memory_pct_max"] for w in windows if w.get("utilization_memory_pct_max") is not None]
+    return {"windows": len(windows), "shared": sum(int(w.get("shared", 0)) for w in windows),
+            "remeasured": sum(int(w.get("remeasured", 0)) for w in windows),
+            "contended": sum(int(w.get("contended", 0)) for w in windows),
+            "foreign_pids": int(any(w.get("foreign_pids") for w in windows)),
+            "processes": [procs[pid] for pid in sorted(procs)],
+            "utilization_gpu_pct_max": max(gpu) if gpu else None,
+            "utilization_memory_pct_max": max(mem) if mem else None}
+
+
+def describe_processes(processes: list[Mapping[str, Any]], limit: int = 5) -> str:
+    """``pid 4242 (python3, 20480 MiB), pid 77 (Xorg)``: the processes a line names (at most ``limit``)."""
+    from ..devices.nvml import Process
+
+    shown = [Process(int(p["pid"]), p.get("name"), p.get("used_memory_mib")).describe() for p in processes[:limit]]
+    more = len(processes) - limit
+    return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
+
+
 #: the verdicts a measurement that was not the code's own replaces: nothing else was gated
 _GATED = ("regressed", "improved", "pass")
 
@@ -222,6 +309,13 @@ def contended_metric(info: Mapping[str, Any] | None) -> bool:
     return isinstance(host, Mapping) and bool(host.get("contended"))
 
 
+def shared_metric(info: Mapping[str, Any] | None) -> bool:
+    """Whether a metric's ``info["tenants"]`` says one of its measurement windows still had another
+    process on the card after re-measuring (the device's time was shared, whatever kind it is)."""
+    tenants = (info or {}).get("tenants")
+    return isinstance(tenants, Mapping) and bool(tenants.get("contended"))
+
+
 def throttled_verdict(verdict: str, info: Mapping[str, Any] | None) -> str:
     """``throttled`` in place of a gated verdict when the card slowed itself down during the metric's
     measurement: the figure is the throttle's, not the code's, so it neither fails nor passes the gate.
@@ -230,15 +324,21 @@ def throttled_verdict(verdict: str, info: Mapping[str, Any] | None) -> str:
 
 
 def contended_verdict(verdict: str, info: Mapping[str, Any] | None, is_cpu: bool) -> str:
-    """``contended`` in place of a gated verdict of a CPU device's metric measured while other work held
-    the host's cores even after re-measuring: the figure is the neighbour's as much as the code's, so it
+    """``contended`` in place of a gated verdict of a metric measured, even after re-measuring, while
+    another process ran on the card (any device: ``info["tenants"]``) or while other work held the host's
+    cores (a CPU device: ``info["host"]``): the figure is the neighbour's as much as the code's, so it
     neither fails nor passes the gate — the run says so (summary line, and the run fails when more than
-    :data:`CONTENDED_RUN_LIMIT` of its metrics are contended). GPU figures are device-timed and keep their
-    verdict."""
-    return "contended" if is_cpu and contended_metric(info) and verdict in _GATED else verdict
+    :data:`CONTENDED_RUN_LIMIT` of its metrics are contended). A GPU's figures are device-timed, so a busy
+    host alone leaves their verdict as it is."""
+    busy = shared_metric(info) or (is_cpu and contended_metric(info))
+    return "contended" if busy and verdict in _GATED else verdict
 
 
 def measured_verdict(verdict: str, info: Mapping[str, Any] | None, is_cpu: bool) -> str:
-    """A gated verdict, unless what the observers saw makes the figure not the code's own: ``throttled``
-    (the card slowed itself down), else ``contended`` (a CPU device's host was busy)."""
+    """A gated verdict, unless what the observers saw makes the figure not the code's own: ``contended``
+    when another process shared the card (it also explains a throttle: its work heats the card and draws
+    its power), else ``throttled`` (the card slowed itself down), else ``contended`` (a CPU device's host
+    was busy)."""
+    if shared_metric(info):
+        return contended_verdict(verdict, info, is_cpu)
     return contended_verdict(throttled_verdict(verdict, info), info, is_cpu)

@@ -251,3 +251,19 @@ def test_h100_planted_ab_against_one_baseline_run_still_flags_the_plants():
         failing = {r.name for r in rep.rows if r.fails}
         assert plants <= failing and rep.exit_code == 1
         assert all(n.startswith("accuracy.sum.") and ".pairwise." in n for n in failing - plants), ref
+
+
+def test_a_figure_measured_on_a_shared_card_is_shown_not_judged():
+    """``gpuperf compare`` treats a GPU figure whose windows stayed shared with another process as the
+    gate does: contended, never worse."""
+    from compare_support import metric, results
+    from pytest_gpuperf.compare import engine
+    from pytest_gpuperf.compare.load import side_from_docs
+
+    shared = {"tenants": {"contended": True, "processes": [{"pid": 4242, "name": "gemm"}]}}
+    a = side_from_docs("A", [results([metric("memory.copy.bandwidth.1MiB", 2000.0, unit="GB/s", better="higher",
+                                             samples=[1990, 2000, 2010] * 6)])], ["a.json"])
+    b = side_from_docs("B", [results([metric("memory.copy.bandwidth.1MiB", 1670.0, unit="GB/s", better="higher",
+                                             samples=[1660, 1670, 1680] * 6, info=shared)])], ["b.json"])
+    (row,) = engine.compare_sides(a, b, engine.Options()).rows
+    assert not row.gated and "another process the card" in row.reason

@@ -46,7 +46,7 @@ from ..baselines import classes, noise, validity
 from ..baselines.compare import Comparison, band, compare, identity_problem, over_runs
 from ..baselines.store import make_entry, stability
 from ..devices.base import timer_resolution
-from ..timing.observers import contended_metric, throttled_metric
+from ..timing.observers import contended_metric, shared_metric, throttled_metric
 from ..timing.stats import between_run_sigma
 from . import crosscard
 from .load import Side, SideMetric
@@ -267,14 +267,14 @@ def judge(a: SideMetric | None, b: SideMetric | None, device_a: Mapping[str, Any
             return row
     throttled = [side for side, m in (("A", a), ("B", b)) if throttled_metric(m.info)]
     contended = [side for side, m, dev in (("A", a, device_a), ("B", b, device_b))
-                 if dev.get("is_cpu") and contended_metric(m.info)]
+                 if (dev.get("is_cpu") and contended_metric(m.info)) or shared_metric(m.info)]
     if throttled or contended:  # one side's figure is not the code's: shown, never gated
         row.gated = False
         if throttled:
             row.extra["throttled"] = "the card throttled while " + " and ".join(throttled) + " was measured"
         if contended:
-            row.extra["contended"] = ("other work held the host's CPUs while " + " and ".join(contended)
-                                      + " was measured")
+            row.extra["contended"] = ("other work held the host's CPUs or another process the card while "
+                                      + " and ".join(contended) + " was measured")
         row.reason = "; ".join(x for x in (row.reason, row.extra.get("throttled"), row.extra.get("contended")) if x)
     return row
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import numpy as np
@@ -33,6 +34,10 @@ ME = os.getpid()
 def neighbour():
     """A real other process of this machine, standing for another tenant of the card."""
     proc = subprocess.Popen(["sleep", "60"])
+    comm = Path(f"/proc/{proc.pid}/comm")
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and comm.read_text().strip() != "sleep":  # until the exec has happened
+        time.sleep(0.01)
     yield proc.pid
     proc.kill()
     proc.wait()

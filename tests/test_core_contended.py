@@ -58,7 +58,7 @@ def test_contended_metric_is_not_judged_and_too_many_fail_the_run(pytester):
     assert _run(pytester, "--gpuperf-update-baselines", HOGS=0, QUIET=1).ret == 0
     out = pytester.path / "r.json"
     # the work grows 8x while two other processes hold the cores: judged, it would regress
-    result = _run(pytester, f"--gpuperf-json={out}", HOGS=2, QUIET=1, WORK_ITERS=160000)
+    result = _run(pytester, f"--gpuperf-json={out}", HOGS=2, QUIET=1, WORK_ITERS=160000, GITHUB_ACTIONS="true")
     doc = json.loads(out.read_text())
     work = next(m for m in doc["metrics"] if m["name"] == "kernel.work.ms")
     assert work["info"]["host"]["contended"] >= 1 and work["info"]["host"]["remeasured"] == observers.RETRIES, work["info"]
@@ -66,6 +66,7 @@ def test_contended_metric_is_not_judged_and_too_many_fail_the_run(pytester):
     # one of two metrics contended: more than a tenth, so the run is not a valid gate
     assert result.ret == 1
     result.stdout.fnmatch_lines(["*HOST TOO BUSY TO GATE: opencl:0: 1 of 2 metrics*"])
+    assert "::error title=gpuperf%3A HOST TOO BUSY TO GATE::opencl:0: 1 of 2 metrics" in result.stdout.str()
 
 
 def test_a_few_contended_metrics_leave_the_run_green_and_say_so(pytester):

@@ -160,6 +160,8 @@ def _github(state: Any) -> list[str]:
     lines: list[str] = []
     for status, line in run_level_failures(state):
         lines.append(github.command(github.Finding("error", f"gpuperf: {exits.REASONS[status]}", line)))
+    for line in state.too_contended():
+        lines.append(github.command(github.Finding("error", "gpuperf: HOST TOO BUSY TO GATE", line)))
     for run in state.unbaselined():
         level = "error" if state.options.require_baseline else "warning"
         head, make = no_baseline_lines(state, run)

@@ -129,3 +129,19 @@ def test_subset_means_read_incomparable_against_a_larger_set(pytester):
     result, _ = _tuning_run(pytester, "alone", "means")
     result.assert_outcomes(skipped=1)
     result.stdout.fnmatch_lines(["*no kernel was tuned earlier in this session*"])
+
+
+def test_an_aggregate_absent_from_a_subset_run_is_not_missing():
+    """A strategy with no result on any selected kernel records no mean: when the same test recorded
+    means over another set, that absence is the selection's; alone, it is a metric that disappeared."""
+    from types import SimpleNamespace
+
+    from pytest_gpuperf.session import _subset_aggregate
+
+    test = "suites/test_workgroup_tuning.py::test_tuning_means"
+    entry = {"test": test, "identity": {"kernels": "blur1d,matvec_row,transpose_naive"}}
+    subset = [SimpleNamespace(test=test, identity={"kernels": "matvec_row"})]
+    assert _subset_aggregate(entry, subset)
+    assert not _subset_aggregate(entry, [SimpleNamespace(test=test, identity={"kernels": entry["identity"]["kernels"]})])
+    assert not _subset_aggregate(entry, [])
+    assert not _subset_aggregate({"test": test, "identity": {}}, subset)  # not an aggregate: still missing

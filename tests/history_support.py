@@ -19,18 +19,20 @@ from pathlib import Path
 from urllib.parse import quote
 
 ROOT = Path(__file__).resolve().parents[1]
-COMMITTED_HISTORY = ROOT / "results/history.db"
+COMMITTED_RESULTS = ROOT / "results"
 _copies: dict[str, str] = {}
 
 
 def copy_committed_history() -> str:
-    """A private copy of the project's real history (``results/history.db``), made once per test session:
-    the tests read a real history without ever opening, let alone writing, the committed file."""
+    """The project's real history, built once per test session by ``gpuperf history import results/``
+    from the committed results (the history database is generated, so it is not committed)."""
     if "db" not in _copies:
+        from pytest_gpuperf.cli import main as gpuperf
+
         folder = tempfile.mkdtemp(prefix="gpuperf-history-")
         atexit.register(shutil.rmtree, folder, ignore_errors=True)
         dest = Path(folder) / "history.db"
-        shutil.copyfile(COMMITTED_HISTORY, dest)
+        assert gpuperf(["history", "import", str(COMMITTED_RESULTS), "--db", str(dest)]) == 0
         _copies["db"] = str(dest)
     return _copies["db"]
 

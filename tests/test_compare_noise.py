@@ -236,7 +236,6 @@ def test_informational_rows_are_counted_in_every_format_and_fit_the_schema():
     assert "tuning.k.quality" in formats.text(rep, all_rows=True) and "tuning.k.quality" not in formats.text(rep)
 
 
-@pytest.mark.skipif(not (H100 / "planted-ab-cuda.json").exists(), reason="H100 results not in this checkout")
 def test_h100_planted_ab_against_one_baseline_run_still_flags_the_plants():
     """planted-ab's plants touched the copy bandwidths (−5 %) and fp32 sin's ulp; each unchanged run of the
     plant's measuring code against it flags them. Beside them, one run against one can only flag the

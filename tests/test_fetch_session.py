@@ -14,6 +14,7 @@ import tarfile
 from pathlib import Path
 
 import pytest
+from pytest_gpuperf.util import jsonio
 
 from pytest_gpuperf.models.power import load_corpus, save_corpus
 
@@ -27,8 +28,8 @@ def _session(tmp: Path, files: dict[str, Path]) -> Path:
     src = tmp / "packed"
     (src / "results" / KEY).mkdir(parents=True)
     (src / "logs").mkdir()
-    for name, path in files.items():
-        shutil.copy(path, src / "results" / KEY / name)
+    for name, path in files.items():  # committed results are stored compressed; a session packs plain JSON
+        (src / "results" / KEY / name).write_bytes(jsonio.read_bytes(path))
     tgz = tmp / "session.tgz"
     with tarfile.open(tgz, "w:gz") as tar:
         tar.add(src, arcname=".")
@@ -84,5 +85,5 @@ def test_a_new_results_file_lands_and_enters_the_history(tmp_path):
     run = ROOT / "results" / "nvidia-h200" / "upgrade-2b-cuda.json"
     out = _run(work, _session(tmp_path, {"default-9-cuda.json": run}))
     assert out.returncode == 0, out.stdout + out.stderr
-    assert (work / "results" / KEY / "default-9-cuda.json").read_bytes() == run.read_bytes()
+    assert (work / "results" / KEY / "default-9-cuda.json").read_bytes() == jsonio.read_bytes(run)
     assert "imported 1 new run" in out.stdout

@@ -7,6 +7,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from pytest_gpuperf.util import jsonio
 
 from pytest_gpuperf.cli import main
 from pytest_gpuperf.devices import discover
@@ -87,7 +88,7 @@ NOT_RESULTS = {  # real files of results/ that are not results documents, and th
 def _folder(tmp_path: Path, files: list[Path]) -> Path:
     """A results folder like the repository's: copies of real files, plus a torn JSON and a JSON list."""
     folder = tmp_path / "results"
-    for f in files:
+    for f in map(jsonio.saved, files):  # committed results are stored compressed; the copies too
         dest = folder / f.parent.name / f.name
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(f, dest)
@@ -105,7 +106,7 @@ def test_import_skips_what_is_not_a_results_document_with_one_line_each_and_impo
     lines = err.splitlines()
     assert len(lines) == 6 and all(line.startswith("skipped ") for line in lines), err
     for f, why in NOT_RESULTS.items():
-        (line,) = [x for x in lines if f"/{f.parent.name}/{f.name}:" in x]
+        (line,) = [x for x in lines if f"/{f.parent.name}/{jsonio.saved(f).name}:" in x]
         assert why in line, line
     assert any("torn.json: not valid JSON" in x for x in lines)
     assert any("list.json: a JSON list, not a results document" in x for x in lines)
@@ -120,7 +121,7 @@ def test_import_with_nothing_importable_is_an_error_and_creates_no_database(tmp_
     db = tmp_path / "h.db"
     assert main(["history", "import", str(path), "--db", str(db)]) == 2
     err = capsys.readouterr().err
-    expect = {"only-not-results": "nothing to import from", "empty-folder": "holds no .json or .jsonl file",
+    expect = {"only-not-results": "nothing to import from", "empty-folder": "holds no .json, .json.gz or .jsonl file",
               "missing-path": "typo does not exist"}[case]
     assert expect in err and str(path) in err
     if case == "only-not-results":

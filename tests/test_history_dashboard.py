@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from pytest_gpuperf.util import jsonio
 
 from pytest_gpuperf.cli import main
 from pytest_gpuperf.history import record_runs
@@ -69,7 +70,7 @@ def test_a_broken_page_is_caught(dashboard, tmp_path):
 def test_axis_labels_are_the_first_and_last_runs_date_and_commit(dashboard):
     dom, _ = browse(dashboard)
     dates = re.findall(r'<text class="xdate"[^>]*>([^<]+)</text>', dom)
-    last = json.loads((ROOT / "results/nvidia-h100-80gb-hbm3/memory-r3-cuda.json").read_text())["run"]["started"]
+    last = jsonio.read_json(ROOT / "results/nvidia-h100-80gb-hbm3/memory-r3-cuda.json")["run"]["started"]
     assert dates and set(dates) == {"2026-02-01 00:00", last[:16].replace("T", " ")}  # synthetic, then real runs
 
 
@@ -90,7 +91,7 @@ def test_a_step_from_zero_is_drawn_with_its_absolute_size(tmp_path):
 
 @pytest.fixture(scope="module")
 def real_dashboard(tmp_path_factory) -> Path:
-    """The dashboard of the project's real history (a copy of results/history.db), as the README builds it."""
+    """The dashboard of the project's real history (built from the committed results, as the README builds it)."""
     out = tmp_path_factory.mktemp("real") / "html"
     assert main(["history", "report", "--db", copy_committed_history(), "--html", str(out)]) == 0
     return out / "index.html"

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from pytest_gpuperf.util import jsonio
 
 from pytest_gpuperf.history import read_runs, record_runs
 from pytest_gpuperf.history.cli import DEFAULT_DB  # noqa: F401 - the CLI module must import cleanly
@@ -25,7 +26,7 @@ STEP_AT = 30
 
 def measured_noise() -> tuple[float, float, str]:
     """(median, MAD, better) of the real metric's samples in its results file."""
-    doc = json.loads(SOURCE.read_text())
+    doc = jsonio.read_json(SOURCE)
     m = next(m for m in doc["metrics"] if m["name"] == METRIC)
     return m["stats"]["median"], m["stats"]["mad"], m["better"]
 
@@ -172,7 +173,7 @@ def test_a_blip_next_to_a_step_moves_neither_its_commit_nor_its_level():
 
 
 def test_the_committed_history_has_no_step_next_to_a_planted_run_or_across_an_identity():
-    """On a copy of results/history.db: every step is compared within one identity, between levels of two
+    """On the history built from the committed results: every step is compared within one identity, between levels of two
     runs or more, and neither side of it is a planted gate-check run."""
     runs = read_runs(copy_committed_history())
     found = detect_all(runs)

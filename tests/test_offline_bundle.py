@@ -16,6 +16,7 @@ import pytest
 from pytest_gpuperf.cli import main as gpuperf
 from pytest_gpuperf.devices import discover
 from pytest_gpuperf.offline.bundle import manifest_of, requirements
+from pytest_gpuperf.util import jsonio
 
 CL = [d for d in discover().devices if d.backend == "opencl"]
 pytestmark = pytest.mark.skipif(not CL, reason="no OpenCL device (install pocl-opencl-icd)")
@@ -48,11 +49,11 @@ def test_bundle_run_collect(tmp_path: Path) -> None:
     into, history = tmp_path / "results", tmp_path / "h.db"
     for _ in range(2):  # collecting twice keeps one copy of an identical file
         assert gpuperf(["offline", "collect", str(archive), "--into", str(into), "--history", str(history)]) == 0
-    (placed,) = into.glob("*/host-1-opencl.json")
-    doc = json.loads(placed.read_text())
+    (placed,) = into.glob("*/host-1-opencl.json.gz")  # evidence is stored compressed
+    doc = jsonio.read_json(placed)
     assert doc["environment"]["commit"] == "abc1234"
     assert any(m["name"] == "accuracy.fp32.sin.max_ulp" for m in doc["metrics"])
-    assert list(into.glob("*/logs/host-1.log"))
+    assert list(into.glob("*/logs/host-1.log.gz"))
     assert gpuperf(["offline", "collect", str(tmp_path / "nothing.tgz"), "--into", str(into)]) == 2
 
     # a batch limit interrupts the run: what finished is written, marked interrupted, and packed

@@ -5,11 +5,11 @@ committed results file that has them; none exists until the first GPU power sess
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
+from pytest_gpuperf.util import jsonio
 from pytest_gpuperf.devices.nvml import Reading
 from pytest_gpuperf.power.energy import energy_of
 
@@ -18,10 +18,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _saved() -> list[tuple[str, dict]]:
     out = []
-    for path in sorted((ROOT / "results").glob("*/power-*.json")):
+    for path in sorted((ROOT / "results").glob("*/power-*.json*")):
         if "corpus" in path.name:
             continue
-        doc = json.loads(path.read_text())
+        doc = jsonio.read_json(path)
         out += [(f"{path.parent.name}/{path.name}:{m['name']}", m) for m in doc.get("metrics", [])
                 if m["name"].endswith(".joules_per_op") and m.get("info", {}).get("nvml_samples")]
     return out
@@ -55,7 +55,7 @@ CORPORA = sorted((ROOT / "results").glob("*/power-corpus-*.json"))
 def test_saved_corpus_is_complete_and_reproduces_the_recorded_scores(path):
     _, entries = pmodel.load_corpus(path)
     assert entries and all(e.watts > 0 and set(pmodel.SELECTED) <= set(e.features) for e in entries)
-    results = [json.loads(p.read_text()) for p in sorted(path.parent.glob("power-*.json")) if p != path
+    results = [jsonio.read_json(p) for p in sorted(path.parent.glob("power-*.json*")) if p != path
                and "corpus" not in p.name]
     recorded = [m for doc in results for m in doc.get("metrics", []) if m["name"] == "model.power.random_forest.mape"
                 and m.get("identity", {}).get("corpus_entries") == len(entries)]

@@ -4,20 +4,20 @@ and the schemas refuse what the formats forbid (so the first test is not vacuous
 from __future__ import annotations
 
 import copy
-import json
 from pathlib import Path
 
 import pytest
 
+from pytest_gpuperf.util import jsonio
 from pytest_gpuperf import BASELINE_SCHEMA, RESULTS_SCHEMA
 from pytest_gpuperf.schemas import FILES, SchemaError, problems, schema_for, validate
 
 ROOT = Path(__file__).resolve().parent.parent
-COMMITTED = sorted((ROOT / "results").rglob("*.json")) + sorted((ROOT / "pytest_gpuperf" / "baselines" / "reviewed").glob("*.json"))
+COMMITTED = sorted((ROOT / "results").rglob("*.json*")) + sorted((ROOT / "pytest_gpuperf" / "baselines" / "reviewed").glob("*.json"))
 
 
 def _shipped() -> list[Path]:
-    return [p for p in COMMITTED if json.loads(p.read_text()).get("schema") in FILES]
+    return [p for p in COMMITTED if jsonio.read_json(p).get("schema") in FILES]
 
 
 def test_schemas_ship_with_the_package():
@@ -27,16 +27,16 @@ def test_schemas_ship_with_the_package():
 
 @pytest.mark.parametrize("path", _shipped(), ids=lambda p: str(p.relative_to(ROOT)))
 def test_committed_file_follows_its_schema(path):
-    validate(json.loads(path.read_text()), source=str(path))
+    validate(jsonio.read_json(path), source=str(path))
 
 
 def test_both_formats_are_committed():
-    names = {json.loads(p.read_text())["schema"] for p in _shipped()}
+    names = {jsonio.read_json(p)["schema"] for p in _shipped()}
     assert {RESULTS_SCHEMA, BASELINE_SCHEMA} <= names
 
 
 def _doc(schema: str) -> dict:
-    return json.loads(next(p for p in _shipped() if json.loads(p.read_text())["schema"] == schema).read_text())
+    return jsonio.read_json(next(p for p in _shipped() if jsonio.read_json(p)["schema"] == schema))
 
 
 def _first_entry(doc: dict) -> dict:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_gpuperf.util import jsonio
 from pytest_gpuperf.tuning import descent, replay
 from pytest_gpuperf.tuning.evaluate import Config, Ledger
 from pytest_gpuperf.tuning.kernels import by_name
@@ -21,9 +22,8 @@ H200 = RESULTS / "nvidia-h200" / "upgrade-1b-cuda.json"
 
 
 def _saved(path: Path) -> dict:
-    if not path.exists():
-        pytest.skip(f"saved run {path.relative_to(RESULTS.parent)} is not in this checkout")
-    return json.loads(path.read_text())
+    """A committed run (stored compressed); a missing one fails the test — the evidence belongs here."""
+    return jsonio.read_json(path)
 
 
 def _walk(times: dict[Config, float], spread: float = 0.0, start: Config | None = None, floor: float = 0.01):

@@ -22,6 +22,7 @@ from .. import options
 from ..errors import BaselineFileError, GpuPerfError
 from . import first, store, table
 from .merge import merge_runs
+from ..util import jsonio
 
 
 def changed_identity(entries: dict[str, dict[str, Any]], existing: Mapping[str, Mapping[str, Any]]
@@ -61,7 +62,7 @@ def _results_doc(path: str) -> tuple[tuple[str, str], dict[str, Any]]:
     """A results document and its (device key, backend); one clear error for a file that is missing,
     not JSON, or not a results document (a traceback before)."""
     try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+        doc = jsonio.read_json(path)
         key = (str(doc["device"]["key"]), str(doc["device"]["backend"]))
         if not isinstance(doc["metrics"], list):
             raise TypeError("'metrics' is not a list")

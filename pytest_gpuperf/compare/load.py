@@ -31,6 +31,7 @@ from .. import RESULTS_SCHEMA
 from ..baselines import noise
 from ..errors import GpuPerfError
 from ..timing.difference import MIN_SAMPLES
+from ..util import jsonio
 
 
 class CompareInputError(GpuPerfError):
@@ -109,12 +110,12 @@ def read_results(path: str | Path) -> dict[str, Any]:
     """One results document, checked against the results schema; one-line errors otherwise."""
     from ..schemas import SchemaError, validate
 
-    p = Path(path)
+    p = jsonio.saved(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = jsonio.read_text(p)
     except FileNotFoundError:
         raise CompareInputError(f"{p}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, EOFError, UnicodeDecodeError) as exc:  # EOFError: a truncated .gz
         raise CompareInputError(f"{p}: cannot read it ({type(exc).__name__}: {exc})") from None
     try:
         doc = json.loads(text)

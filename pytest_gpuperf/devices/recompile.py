@@ -1,7 +1,7 @@
 """A second NVRTC compile, through the very ``libnvrtc`` this process loaded, for the SASS proof.
 
 Device knowledge (:meth:`CudaDevice.sass_functions` calls it). When ``cuobjdump`` rejects the cubin the
-CUDA backend kept (seen on the lent H100: "does not contain
+CUDA backend kept (seen on an H100 host: "does not contain
 device code" from every cuobjdump there and from a 13.4 one carried along), we compile the same
 source with the same options again via ctypes and disassemble that. The proof stays about the code
 that ran: every kernel's machine code (``.text.<name>``) in the fresh cubin must occur byte for byte

@@ -11,7 +11,6 @@ only "worker": :func:`payload` of it feeds the same code.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from typing import Any
 from ..report import results
 from ..util.atomic import atomic_write_json
 from . import siblings
+from ..util import jsonio
 
 KEY = "gpuperf"
 
@@ -83,4 +83,4 @@ def report(documents: list[dict[str, Any]], paths: dict[str, str],
 
 def load_documents(paths: list[str]) -> list[dict[str, Any]]:
     """Results files for ``gpuperf siblings`` (an unreadable file raises OSError / ValueError)."""
-    return [json.loads(Path(p).read_text()) for p in paths]
+    return [jsonio.read_json(p) for p in paths]

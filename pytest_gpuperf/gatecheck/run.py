@@ -29,6 +29,7 @@ from typing import Any, Mapping, Sequence
 from filelock import FileLock
 
 from ..errors import GpuPerfError
+from ..util import jsonio
 from ..util.atomic import atomic_write_json
 from . import plants
 
@@ -205,7 +206,7 @@ def _free_index(folder: Path, prefix: str, start: int) -> int:
     """The first index from ``start`` whose ``<prefix>-<index>.json``/``.log`` does not exist yet: a run's
     files never replace an earlier run's (entries moved out of the gate-check file keep theirs)."""
     n = max(1, start)
-    while (folder / f"{prefix}-{n}.json").exists() or (folder / f"{prefix}-{n}.log").exists():
+    while any(jsonio.saved(folder / f"{prefix}-{n}{ext}").exists() for ext in (".json", ".log")):  # or .gz
         n += 1
     return n
 

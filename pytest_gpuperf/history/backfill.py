@@ -9,22 +9,22 @@ success.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Iterable, Iterator
 
 from .records import NotResultsError, RunRecord, from_results
 from .target import HistoryTargetError
+from ..util import jsonio
 
 
 def _files(paths: Iterable[str | Path]) -> Iterator[Path]:
-    """Every .json/.jsonl file the paths name (folders searched recursively, sorted); a path that does not
-    exist is an error, since a typo must not pass as an empty backfill."""
-    for p in map(Path, paths):
+    """Every .json/.jsonl file the paths name, compressed (.json.gz) or not (folders searched recursively,
+    sorted); a path that does not exist is an error, since a typo must not pass as an empty backfill."""
+    for p in map(jsonio.saved, paths):
         if p.is_dir():
-            found = sorted(f for f in p.rglob("*") if f.suffix in (".json", ".jsonl") and f.is_file())
+            found = sorted(f for f in p.rglob("*") if f.name.endswith((".json", ".jsonl", ".json.gz")) and f.is_file())
             if not found:
-                raise HistoryTargetError(f"{p} holds no .json or .jsonl file; name the folder your "
+                raise HistoryTargetError(f"{p} holds no .json, .json.gz or .jsonl file; name the folder your "
                                          f"--gpuperf-json results were written to")
             yield from found
         elif p.exists():
@@ -49,8 +49,8 @@ def _read(f: Path) -> list[RunRecord]:
             raise NotResultsError(f"{f}: an empty JSON-lines history")
         return runs
     try:
-        doc = json.loads(f.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
+        doc = jsonio.read_json(f)
+    except (EOFError, OSError, UnicodeDecodeError, ValueError) as exc:
         raise NotResultsError(f"{f}: not valid JSON ({exc})") from None
     try:
         return [from_results(doc, source=str(f))]

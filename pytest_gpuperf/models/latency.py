@@ -25,7 +25,6 @@ it beside every prediction.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Mapping
@@ -34,6 +33,7 @@ from ..baselines import lookup
 from ..devices import BACKENDS
 from ..probes.fit import PiecewiseFit
 from ..probes.global_latency import K20_TABLE_3_3
+from ..util import jsonio
 
 #: Alavani Table 3.2, Tesla V100 column (cycles); ``sfu`` uses the ``sqrt`` row (an SFU operation).
 THESIS_V100: Mapping[str, float] = {
@@ -115,8 +115,8 @@ def _results_metrics(path: Path) -> dict[str, dict[str, Any]]:
     """name → metric record of a results JSON (``{"metrics": [{"name": …, "value": …, "unit": …}, …]}``);
     empty when the file is absent or unreadable (results are optional inputs here)."""
     try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
+        data = jsonio.read_json(path)
+    except (EOFError, OSError, ValueError):
         return {}
     metrics = data.get("metrics") if isinstance(data, dict) else None
     return {m["name"]: m for m in metrics if isinstance(m, dict) and "name" in m} if isinstance(metrics, list) else {}

@@ -30,7 +30,6 @@ held-out predictions: R², RMSE, MAE, MAPE (Table 5.8–5.9's columns), and feat
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -42,6 +41,7 @@ from .cfg import Cfg
 from .latency import LatencyTable
 from .scheduler import cache_miss_cycles, global_penalty_s, memory_counts, occupancy, shared_penalty_s, Calibration
 from ..devices.occupancy import sm_limits
+from ..util import jsonio
 
 #: the corpus file format
 CORPUS_SCHEMA = "pytest-gpuperf-power-corpus/1"
@@ -177,7 +177,7 @@ def load_corpus(path: Path) -> tuple[dict[str, Any], list[Entry]]:
 def read_corpus(path: Path) -> tuple[dict[str, Any], list[Entry], dict[str, Any]]:
     """(device section, entries, meta) of a saved corpus, from one read of the file (a merge needs the
     collection's meta too: jobs, latency sources, left-out configurations)."""
-    doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    doc = jsonio.read_json(path)
     if doc.get("schema") != CORPUS_SCHEMA:
         raise ValueError(f"{path}: schema {doc.get('schema')!r}, expected {CORPUS_SCHEMA!r}")
     try:

@@ -1,20 +1,18 @@
 """``gpuperf offline collect OUT.tgz``: bring an offline host's run back into the results store.
 
-Each results document lands in ``<into>/<device key>/`` under its own name (a different file already
-there keeps its name and the newcomer gets ``-2``, ``-3``…: nothing is overwritten, nothing lost), each
-log beside them under ``logs/``, and, with ``--history``, every run is imported into the history store
+Each results document lands in ``<into>/<device key>/`` under its own name, gzip-compressed (results
+are evidence: kept whole, kept small); a different file already there keeps its name and the newcomer
+gets ``-2``, ``-3``… — nothing is overwritten, nothing lost. Each log lands beside them under ``logs/``, and, with ``--history``, every run is imported into the history store
 (runs already there are skipped by the importer)."""
 
 from __future__ import annotations
 
-import filecmp
-import json
-import shutil
 import tarfile
 import tempfile
 from pathlib import Path
 
 from ..errors import GpuPerfError
+from ..util import jsonio
 
 
 def _unpacked(source: Path, tmp: Path) -> Path:
@@ -30,13 +28,21 @@ def _unpacked(source: Path, tmp: Path) -> Path:
     return tmp
 
 
-def _free(dest: Path) -> Path:
-    n = 2
-    candidate = dest
-    while candidate.exists():
-        candidate = dest.with_name(f"{dest.stem}-{n}{dest.suffix}")
+def _store(src: Path, folder: Path) -> tuple[Path, bool]:
+    """``src`` compressed into ``folder`` under its name (``-2``, ``-3``… where a different file holds
+    it): (the stored file, whether it is new — False when the same content was already there)."""
+    data = src.read_bytes()
+    stem, dot, ext = src.name.partition(".")
+    n = 1
+    while True:
+        name = src.name if n == 1 else f"{stem}-{n}{dot}{ext}"
+        target = folder / (name + jsonio.GZ)
+        if not target.exists():
+            folder.mkdir(parents=True, exist_ok=True)
+            return jsonio.write_gz(target, data), True
+        if jsonio.read_bytes(target) == data:
+            return target, False
         n += 1
-    return candidate
 
 
 def collect(source: Path, into: Path, history: str | None = None, echo=print) -> list[Path]:
@@ -49,26 +55,17 @@ def collect(source: Path, into: Path, history: str | None = None, echo=print) ->
         placed: list[Path] = []
         for path in found:
             try:
-                doc = json.loads(path.read_text(encoding="utf-8"))
-                key = str(doc["device"]["key"])
+                key = str(jsonio.read_json(path)["device"]["key"])
             except (ValueError, KeyError, TypeError):
                 echo(f"skipped {path.name}: not a results document")
                 continue
-            dest = into / key / path.name
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            if dest.exists() and filecmp.cmp(path, dest, shallow=False):
-                placed.append(dest)
+            stored, new = _store(path, into / key)
+            placed.append(stored)
+            if not new:
                 continue
-            dest = _free(dest)
-            shutil.copy2(path, dest)
-            placed.append(dest)
-            echo(f"collected {dest}")
+            echo(f"collected {stored}")
             for log in root.glob("*.log"):
-                logs = into / key / "logs"
-                logs.mkdir(exist_ok=True)
-                target = logs / log.name
-                if not (target.exists() and filecmp.cmp(log, target, shallow=False)):
-                    shutil.copy2(log, _free(target))
+                _store(log, into / key / "logs")
         if history and placed:
             from ..cli import main as gpuperf
 

@@ -295,8 +295,8 @@ def collect(device: Device, table: LatencyTable, path: Path, budget_s: float, ba
 
 
 def merge(paths: Sequence[Path]) -> tuple[dict[str, Any], list[Entry], dict[str, Any]]:
-    """One corpus from several collections of the same device (a device call that could not resume the
-    last one's file measures its first configurations again). The first measurement of a configuration
+    """One corpus from several collections of the same device (a session on a GPU host without network that
+    could not resume the last one's file measures its first configurations again). The first measurement of a configuration
     is its entry; every later one is kept in the entry's ``info["repeats"]`` (watts, J/launch, file), so
     the merged file also says how repeatable the corpus is (:func:`repeatability`). Files of different
     devices are refused: a corpus is one card's."""
@@ -333,8 +333,8 @@ def merge(paths: Sequence[Path]) -> tuple[dict[str, Any], list[Entry], dict[str,
 
 
 def distinct_repeats(entry: Entry) -> list[dict[str, Any]]:
-    """The entry's repeats that are other measurements: a file merged with a copy of itself (a device call
-    carries the corpus it resumes and brings it back) holds the same measurement twice — that is not a
+    """The entry's repeats that are other measurements: a file merged with a copy of itself (a session on an
+    offline host carries the corpus it resumes and brings it back) holds the same measurement twice — that is not a
     repeat, and counting it would read as perfect repeatability. Same (watts, J/launch) = same measurement."""
     seen = {(entry.watts, entry.joules_per_launch)}
     out = []

@@ -95,7 +95,7 @@ def verify_latency_op(instrs: Sequence[Instr], op, fast: bool, u1: int, u2: int)
     """:func:`verify_latency` for an :class:`~.ops.Op`, with the one fallback the H100 showed.
 
     Under ``--use_fast_math`` ``sinf``/``cosf``/``logf``/``powf`` are expected to become MUFU intrinsics,
-    but NVRTC 13.0 with CuPy on the lent H100 kept the IEEE ``sinf`` (FFMA polynomial plus one
+    but NVRTC 13.0 with CuPy on an H100 kept the IEEE ``sinf`` (FFMA polynomial plus one
     Payne–Hanek reduction loop per call: 14 loops instead of 2, no MUFU.SIN). That kernel still measures
     a proven chain — the IEEE routine's — so it is accepted when the IEEE opcodes prove it, and the
     evidence says so (``fast_math_path: "ieee routine"``); a chain proven by neither is still an error.

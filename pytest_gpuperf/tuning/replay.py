@@ -15,7 +15,6 @@ the chain rule (their recorded ``dao_ranked`` picks and costs).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from dataclasses import dataclass
 from typing import Any, Mapping
@@ -24,6 +23,7 @@ from typing import Any, Mapping
 from . import descent
 from .evaluate import Config
 from .strategies import Context
+from ..util import jsonio
 
 
 def points(ctx: Context) -> dict[str, dict[str, float | None]]:
@@ -181,9 +181,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="the ranked pass's rule (default %(default)s; 'walk' is the rule of runs before it)")
     args = ap.parse_args(argv)
     try:
-        with open(args.results, encoding="utf-8") as fh:
-            doc = json.load(fh)
-    except (OSError, ValueError) as exc:
+        doc = jsonio.read_json(args.results)
+    except (EOFError, OSError, ValueError) as exc:
         print(f"error: cannot read {args.results}: {exc}", file=sys.stderr)
         return 2
     rows = replay_results(doc, args.floor, args.rule)

@@ -19,7 +19,6 @@ import json
 import os
 import shlex
 import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -153,11 +152,12 @@ def _plugin_args() -> list[str]:
 def run_pytest(device: str, args: Sequence[str], results: Path, log: Path, *, baseline_dir: str | None,
                env: dict[str, str] | None = None, cwd: str | Path = ".", timeout_s: float = 3600) -> RunOutcome:
     """Run ``python -m pytest --gpuperf-device=DEV ARGS`` writing results to ``results`` and output to ``log``."""
-    from ..paths import suite_arg
+    from ..suiterun import command
 
-    args = [suite_arg(a, Path(cwd)) for a in args]  # ``suites/…``: the shipped suites unless cwd has its own
-    cmd = [sys.executable, "-m", "pytest", *_plugin_args(), f"--gpuperf-device={device}", *args,
-           f"--gpuperf-json={results}", "-p", "no:cacheprovider", "-q", "-rs"]
+    # the same command line ``gpuperf run`` builds: ``suites/…`` names the shipped suites unless cwd has its
+    # own, and the rootdir stays cwd (pytest would otherwise take the installed suites folder)
+    cmd = command([*_plugin_args(), f"--gpuperf-device={device}", *args, f"--gpuperf-json={results}",
+                   "-p", "no:cacheprovider", "-q", "-rs"], cwd=Path(cwd).resolve())
     if baseline_dir:
         cmd.append(f"--gpuperf-baseline-dir={baseline_dir}")
     results.parent.mkdir(parents=True, exist_ok=True)

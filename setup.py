@@ -1,8 +1,8 @@
 """Build hook: a wheel records the commit it was built from (``pytest_gpuperf/_build.json``), so a run
 from an installed plugin still names the plugin's commit beside the user's."""
 
+import importlib.util
 import json
-import subprocess
 from pathlib import Path
 
 from setuptools import setup
@@ -10,15 +10,13 @@ from setuptools.command.build_py import build_py
 
 
 def _commit() -> str:
-    here = Path(__file__).resolve().parent
-    try:
-        sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, timeout=5,
-                             check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=here,
-                               capture_output=True, text=True, timeout=5).stdout.strip()
-        return sha + ("+dirty" if dirty else "")
-    except (OSError, subprocess.SubprocessError):
-        return ""
+    """The checkout's commit by the plugin's own rule (util/provenance.py, loaded alone: it needs only the
+    standard library, and the package itself may not import before its dependencies are installed)."""
+    path = Path(__file__).resolve().parent / "pytest_gpuperf" / "util" / "provenance.py"
+    spec = importlib.util.spec_from_file_location("_gpuperf_provenance", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module._plain_commit(str(path.parents[2]))
 
 
 class BuildWithCommit(build_py):

@@ -32,7 +32,7 @@ def session_lines(state: Any, finish_error: str | None = None) -> list[Line]:
                         {"bold": True}))
         for line in terminal.provenance_changes(current, run.provenance()):
             out.append((f"UPGRADE GATE: {line}", {"yellow": True, "bold": True}))
-        if run in state.unbaselined():
+        if state.has_no_baseline(run):
             out += [(line, {"red": True, "bold": True}) for line in no_baseline_lines(state, run)]
         elif state.reference is None and not state.options.update_baselines:
             out.append((f"gated against {run.source.describe()}", {}))

@@ -23,9 +23,6 @@ from ..paths import REVIEWED_BASELINES
 from . import noise
 from .store import BaselineFile, load, path_for
 
-ORIGINS = ("yours", "reviewed", "family", "none")
-
-
 @dataclass
 class Source:
     """The baseline a device is gated against, and where it came from."""

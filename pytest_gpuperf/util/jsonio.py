@@ -28,12 +28,6 @@ def saved(path: str | os.PathLike[str]) -> Path:
     return twin if twin.exists() else p
 
 
-def plain_name(path: str | os.PathLike[str]) -> str:
-    """The file's name without a ``.gz`` suffix (``a-cuda.json.gz`` → ``a-cuda.json``)."""
-    name = Path(path).name
-    return name[: -len(GZ)] if name.endswith(GZ) else name
-
-
 def read_bytes(path: str | os.PathLike[str]) -> bytes:
     p = saved(path)
     data = p.read_bytes()

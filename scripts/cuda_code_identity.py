@@ -14,7 +14,7 @@ old tree and ``compare`` on the new one:
 
 ``compare`` exits 1 when any kernel's machine code differs (or fails to compile on one side only). On a
 tree older than this script, build the "before" pickle from that tree's own modules with the same case
-list (how results/offline/cuda-code-identity.txt was made for the prelude change).
+list (how results/offline/cuda-code-identity.txt.gz was made for the prelude change).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 """Compile the CUDA side of kernels that no GPU has run yet, with NVRTC and no GPU: the precision
 auto-tuner's six templates (all-double and all-float mixes), the device LU and refinement kernels, the
 VPREC rounding kernel and two VPREC-rendered programs, and the quantization kernels. A compile error
-here is one the lent H100 would otherwise show first (it found a host-only helper in vprec.py).
+here is one a GPU host would otherwise show first (it found a host-only helper in vprec.py).
 
     pip install --target /tmp/nvrtc-site nvidia-cuda-nvrtc==13.0.*
     PYTHONPATH=/tmp/nvrtc-site python scripts/cuda_compile_check.py      # exits 1 on a compile error

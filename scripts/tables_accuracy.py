@@ -3,7 +3,7 @@
 
     python scripts/tables_accuracy.py [results/]
 
-Columns: H100 CUDA (results/nvidia-h100-80gb-hbm3/accuracy-cuda.json), H100 NVIDIA OpenCL
+Columns: H100 CUDA (results/nvidia-h100-80gb-hbm3/accuracy-cuda.json.gz), H100 NVIDIA OpenCL
 (.../accuracy-opencl.json) and PoCL (results/pocl-*/accuracy-opencl.json); a missing file or metric is
 shown as "—"."""
 

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Print the markdown tables of docs/probes.md from probe results JSON files (never typed by hand).
 
-    python3 scripts/tables_probes.py results/nvidia-h100-80gb-hbm3/probes-cuda.json \
-        results/nvidia-h100-80gb-hbm3/probes-opencl.json \
-        --rerun=results/nvidia-h100-80gb-hbm3/probes-r2-cuda.json
+    python3 scripts/tables_probes.py results/nvidia-h100-80gb-hbm3/probes-cuda.json.gz \
+        results/nvidia-h100-80gb-hbm3/probes-opencl.json.gz \
+        --rerun=results/nvidia-h100-80gb-hbm3/probes-r2-cuda.json.gz
 
 Several files of one backend merge (the first one's metrics win; later ones only fill gaps, e.g. a
 group re-measured after a fix). ``--rerun=FILE`` (repeatable): a second run of the same backend; the run-to-run table gives the CV of
@@ -195,6 +195,6 @@ def main(args: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:] or ["results/nvidia-h100-80gb-hbm3/probes-cuda.json",
-                          "results/nvidia-h100-80gb-hbm3/probes-opencl.json",
-                          "--rerun=results/nvidia-h100-80gb-hbm3/probes-r2-cuda.json"])
+    main(sys.argv[1:] or ["results/nvidia-h100-80gb-hbm3/probes-cuda.json.gz",
+                          "results/nvidia-h100-80gb-hbm3/probes-opencl.json.gz",
+                          "--rerun=results/nvidia-h100-80gb-hbm3/probes-r2-cuda.json.gz"])

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Markdown tables for docs/tuning.md from tuning results JSON files (gpu_session.sh output).
 
-    python scripts/tables_tuning.py results/nvidia-h100-80gb-hbm3/tuning-opencl.json [more.json ...]
+    python scripts/tables_tuning.py results/nvidia-h100-80gb-hbm3/tuning-opencl.json.gz [more.json ...]
 """
 
 from __future__ import annotations
@@ -91,4 +91,4 @@ def main(paths: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:] or ["results/nvidia-h100-80gb-hbm3/tuning-opencl.json"])
+    main(sys.argv[1:] or ["results/nvidia-h100-80gb-hbm3/tuning-opencl.json.gz"])

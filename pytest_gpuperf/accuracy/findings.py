@@ -16,7 +16,7 @@ KNOWN: list[tuple[str, str, str]] = [
     ("cuda:CUDA", "math.fp64.hypot",
      "CUDA hypot (binary64, CUDA 13 / NVRTC 13.0, H100) overflows to inf for hypot(tiny, DBL_MAX), e.g. "
      "hypot(0x0.0000000000001p-1022, 0x1.fffffffffffffp+1023), whose correctly rounded value is DBL_MAX "
-     "(64 inputs of the special-value grid; results/nvidia-h100-80gb-hbm3/accuracy-cuda.json)"),
+     "(64 inputs of the special-value grid; results/nvidia-h100-80gb-hbm3/accuracy-cuda.json.gz)"),
     ("opencl:Portable Computing Language", "search.fp32.tgamma",
      "PoCL tgamma (binary32) loses most of its accuracy where the result is subnormal (x just above a "
      "negative integer ≤ -36): e.g. x = -0x1.2ffffep+5 gives 4.667e-40 vs 5.012e-40 (MPFR), > 16 ulp"),
@@ -30,7 +30,7 @@ KNOWN: list[tuple[str, str, str]] = [
     # word of a scaled negative subnormal is a binary32 subnormal, it compares equal to zero, and -inf is
     # selected where IEEE 754 gives NaN. The project's build (no -ftz) returns NaN on the same input.
     # Reproduced offline with NVRTC 13.0 (the one-line PTX difference) and on the H100
-    # (results/nvidia-h100-80gb-hbm3/default-4-cuda.json, accuracy.cupy.*.fp64.log*.max_ulp info).
+    # (results/nvidia-h100-80gb-hbm3/default-4-cuda.json.gz, accuracy.cupy.*.fp64.log*.max_ulp info).
     ("cuda:CUDA", f"{library}.math.fp64.{fn}",
      f"CuPy's {how} {fn} (binary64, CuPy 14 / NVRTC 13.0, H100) returns -inf for negative subnormal inputs, "
      f"e.g. {fn}(-0x0.0000000000001p-1022), where IEEE 754 and the project's own build give NaN: CuPy "
@@ -42,7 +42,7 @@ KNOWN: list[tuple[str, str, str]] = [
     ("cuda:CUDA", f"{library}.math.fp64.hypot",
      f"CuPy's {how} hypot (binary64, CuPy 14 / NVRTC 13.0, H100) overflows to inf for hypot(tiny, DBL_MAX), "
      "e.g. hypot(0x0.0000000000001p-1022, 0x1.fffffffffffffp+1023) — CUDA's hypot, as in the project's "
-     "build (math.fp64.hypot; results/nvidia-h100-80gb-hbm3/default-5c-cuda.json, 64 inputs)")
+     "build (math.fp64.hypot; results/nvidia-h100-80gb-hbm3/default-5c-cuda.json.gz, 64 inputs)")
     for library, how in CUPY_APIS
 ]
 

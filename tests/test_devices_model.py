@@ -85,7 +85,7 @@ def _generated(backend: str) -> dict[str, str]:
 #: baselines were measured with (commit bf0e270). "models" and "tuning" changed once since, when the two
 #: preludes became one (``devices.dialect.portable``, adding macros those kernels do not use): on CUDA,
 #: NVRTC 13.0 for sm_90 gave byte-identical machine code for all 66 builds the baselines time
-#: (results/offline/cuda-code-identity.txt, with how its "before" side was made); on PoCL the PoCL gate
+#: (results/offline/cuda-code-identity.txt.gz, with how its "before" side was made); on PoCL the PoCL gate
 #: check at 121c3ff ran the new texts against the old baseline clean (results/pocl-*/gatecheck.json), and
 #: no NVIDIA OpenCL baseline exists. A change here means the baselines may no longer describe the kernels
 #: that run: re-measure them, or show the machine code unchanged, before updating this.

@@ -80,8 +80,8 @@ H100 = ROOT / "results/nvidia-h100-80gb-hbm3"
 NOT_RESULTS = {  # real files of results/ that are not results documents, and the reason given for each
     H100 / "ncu-dwarfs-cuda.json": "metrics[0] is a str, not a metric object",
     H100 / "gatecheck.json": "schema 'pytest-gpuperf-gatecheck/1', not a results document",
-    ROOT / "results/nvidia-h200/l2-placement-cuda.json": "no device.key",
-    ROOT / "results/upgrade/compare-aa-h100.json": "schema 'pytest-gpuperf-compare/1'",
+    ROOT / "results/nvidia-h200/l2-placement-cuda.json.gz": "no device.key",
+    ROOT / "results/upgrade/compare-aa-h100.json.gz": "schema 'pytest-gpuperf-compare/1'",
 }
 
 

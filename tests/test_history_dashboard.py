@@ -30,9 +30,9 @@ def dashboard(tmp_path_factory) -> Path:
         r.driver = "590.10"
     record_runs(db, runs)
     assert main(["history", "import", "--db", db,
-                 str(ROOT / "results/nvidia-h100-80gb-hbm3/memory-cuda.json"),
-                 str(ROOT / "results/nvidia-h100-80gb-hbm3/memory-r2-cuda.json"),
-                 str(ROOT / "results/nvidia-h100-80gb-hbm3/memory-r3-cuda.json")]) == 0
+                 str(ROOT / "results/nvidia-h100-80gb-hbm3/memory-cuda.json.gz"),
+                 str(ROOT / "results/nvidia-h100-80gb-hbm3/memory-r2-cuda.json.gz"),
+                 str(ROOT / "results/nvidia-h100-80gb-hbm3/memory-r3-cuda.json.gz")]) == 0
     assert main(["history", "report", "--db", db, "--html", str(tmp / "html")]) == 0
     return tmp / "html" / "index.html"
 
@@ -70,7 +70,7 @@ def test_a_broken_page_is_caught(dashboard, tmp_path):
 def test_axis_labels_are_the_first_and_last_runs_date_and_commit(dashboard):
     dom, _ = browse(dashboard)
     dates = re.findall(r'<text class="xdate"[^>]*>([^<]+)</text>', dom)
-    last = jsonio.read_json(ROOT / "results/nvidia-h100-80gb-hbm3/memory-r3-cuda.json")["run"]["started"]
+    last = jsonio.read_json(ROOT / "results/nvidia-h100-80gb-hbm3/memory-r3-cuda.json.gz")["run"]["started"]
     assert dates and set(dates) == {"2026-02-01 00:00", last[:16].replace("T", " ")}  # synthetic, then real runs
 
 

@@ -19,7 +19,7 @@ from pytest_gpuperf.cli import main
 from history_support import copy_committed_history
 
 ROOT = Path(__file__).resolve().parents[1]
-SOURCE = ROOT / "results/nvidia-h100-80gb-hbm3/accuracy-r2-cuda.json"
+SOURCE = ROOT / "results/nvidia-h100-80gb-hbm3/accuracy-r2-cuda.json.gz"
 METRIC = "accuracy.sum.double.pairwise.n12.time_us"  # 200 samples, robust CV 1.6 %: one of the noisier GPU figures
 STEP_AT = 30
 

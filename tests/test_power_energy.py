@@ -5,12 +5,12 @@ to check the loop's mechanics — when it stops, what it divides by — never pr
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 
 import numpy as np
 import pytest
+from pytest_gpuperf.util import jsonio
 
 from pytest_gpuperf.devices.nvml import Reading, decode_throttle
 from pytest_gpuperf.power.energy import K_STEPS, counter_resolution, energy_of, steady_state_energy
@@ -61,7 +61,7 @@ def test_saved_h100_spans_re_derive_and_their_windows_agree():
     """The H100 run's saved NVML samples give back its figures, and 20-update windows of one span agree
     within a few % (the kernel's own power noise, which K_STEPS = 20 leaves in a metric)."""
     path = Path(__file__).resolve().parents[1] / "results/nvidia-h100-80gb-hbm3/default-4-cuda.json.gz"
-    doc = json.loads(path.read_text())
+    doc = jsonio.read_json(path)
     spans = [m for m in doc["metrics"] if m["name"].endswith("joules_per_op") and m["info"].get("nvml_samples")]
     assert len(spans) >= 10
     for m in spans:

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The device tool sends the checkout's tracked files (64 MiB at most); results/ holds the evidence of
-# every GPU session and is larger. Before a device call, leave results/ out of the index except the
+# A copy of the checkout sent to a GPU host without network carries its tracked files; results/ holds the evidence of
+# every GPU session and is larger. Before a session, leave results/ out of the index except the
 # gate-check files a `--append` run extends and the power corpora a collection resumes (the device
 # tree is fresh each call: a corpus left out would restart from nothing); after it, put the index back. Nothing in the work tree is
 # touched, and `restore` is safe to run twice.

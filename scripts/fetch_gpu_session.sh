@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Unpack what scripts/gpu_session.sh produced on the GPU machine (the device tool's files_at folder,
+# Unpack what scripts/gpu_session.sh produced on the GPU machine (the folder it was brought back to,
 # or a session.tgz path) into the repository: results/<key>/<backend>.json, the logs beside them, and
-# the baselines it updated. Run from the repo root:  bash scripts/fetch_gpu_session.sh /work/.device/N
+# the baselines it updated. Run from the repo root:  bash scripts/fetch_gpu_session.sh OUT_DIR
 set -euo pipefail
-src=${1:?usage: fetch_gpu_session.sh FILES_AT_DIR_OR_SESSION_TGZ}
+src=${1:?usage: fetch_gpu_session.sh OUT_DIR_OR_SESSION_TGZ}
 tgz=$src; [ -d "$src" ] && tgz="$src/session.tgz"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 tar xzf "$tgz" -C "$tmp"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Download the wheels the lent GPU machine lacks (PyOpenCL and its needs, gmpy2, Kernel Tuner's
+# Download the wheels a GPU host without network lacks (PyOpenCL and its needs, gmpy2, Kernel Tuner's
 # pure-Python needs) into .whl/, which scripts/gpu_session.sh installs there. Run on this machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -2,7 +2,7 @@
 # The accuracy group on a lent GPU, timed: how long the exhaustive certificates (every unary binary32
 # function and CUDA intrinsic over all its inputs, with the mean over every input) and the rest of the
 # accuracy suites take with the README's defaults, and whether two unchanged runs agree exactly.
-# Run through the device tool from the repo root, carrying .whl (one call, < 3 minutes on an H100):
+# Run on a GPU host without network, from the repo root, carrying .whl (one call, < 3 minutes on an H100):
 #   bash scripts/gpu_accuracy_time.sh
 # Writes under $OUT: run-{1,2}.json (results of the math suite's two runs), accuracy.json (the other
 # accuracy suites), durations-*.log (pytest --durations), sweep-time.txt (each certificate's device

@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # The README's main command on a lent GPU: the runs a baseline is made from, and the gate check
-# against it — one device call each (a run of pytest_gpuperf/suites/ takes ~5.5 minutes on an H100, a call at most 10).
-# Run through the device tool from the repo root, carrying .whl, after `bash scripts/device_tree.sh slim`
+# against it — one session each (a run of pytest_gpuperf/suites/ takes ~5.5 minutes on an H100, a call at most 10).
+# Run on a GPU host without network, from the repo root, carrying .whl, after `bash scripts/device_tree.sh slim`
 # (it stamps the commit in .gpuperf-commit: the device copy's .git is stale; GPUPERF_COMMIT overrides it):
 #   GPUPERF_COMMIT=<sha> GPUPERF_TAG=default-1 bash scripts/gpu_default_session.sh            # one run
 #   GPUPERF_COMMIT=<sha> GPUPERF_GATECHECK="--aa 1" bash scripts/gpu_default_session.sh       # gate check
 #   GPUPERF_SUITES="pytest_gpuperf/suites/test_power.py ..."   one part of pytest_gpuperf/suites/ per call, where the whole command outlasts
-#     a device call (~12 min on an H100 since the power and precision suites): no metric's value depends on
+#     a session (~12 min on an H100 since the power and precision suites): no metric's value depends on
 #     which files run beside it; baselines take the parts' files together (from-results A-1 B-1 A-2 B-2)
 #     (GPUPERF_GATECHECK: arguments of `gpuperf-baseline gatecheck`; the runs are appended to the
 #      checkout's results/<key>/gatecheck.json, so several calls accumulate)
-# Back here: bash scripts/fetch_gpu_session.sh <files_at>   (results/<key>/, logs, gatecheck runs)
+# Back here: bash scripts/fetch_gpu_session.sh OUT_DIR   (results/<key>/, logs, gatecheck runs)
 # then, after two runs:  gpuperf-baseline from-results results/<key>/default-{1,2}-cuda.json
 set -uo pipefail
 cd "$(dirname "$0")/.."

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# Suite groups on the lent GPU: one results file per group and backend
+# Suite groups on a GPU host without network: one results file per group and backend
 # (results/<key>/<group>[SUFFIX]-<backend>.json), logs, and the baselines as the run left them.
-# All five groups take about 10 minutes, more than one device call may run, so a session is two calls:
+# All five groups take about 10 minutes, more than one session may run, so a session is two calls:
 # GPUPERF_GROUPS="memory probes accuracy" (~4 min) and GPUPERF_GROUPS="models tuning" (~6 min).
-# Run through the device tool from the repo root, carrying .whl (pass the sha read here: the device
+# Run on a GPU host without network, from the repo root, carrying .whl (pass the sha read here: the device
 # copy's .git may be stale):
 #   GPUPERF_COMMIT=<sha> [GPUPERF_SUFFIX=-r2] [GPUPERF_GROUPS="memory probes"] [GPUPERF_ARGS=...] \
 #     bash scripts/gpu_full_session.sh
-# then here: bash scripts/fetch_gpu_session.sh <files_at>. GPUPERF_ARGS=--gpuperf-update-baselines
+# then here: bash scripts/fetch_gpu_session.sh OUT_DIR. GPUPERF_ARGS=--gpuperf-update-baselines
 # writes baselines from this run; without it the run is a gate check against baselines/.
 set -uo pipefail
 cd "$(dirname "$0")/.."

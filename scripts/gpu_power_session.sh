@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Issue 16 on a lent NVIDIA GPU, one device call (≤ 10 minutes): collect (or resume) the static power
+# Issue 16 on an NVIDIA GPU host without network, one session (≤ 10 minutes): collect (or resume) the static power
 # model's corpus, then run the power suite (energy per op and watts, model.power.* on the corpus).
-# Run through the device tool from the repo root, carrying .whl (scripts/fetch_wheels.sh):
+# Run on a GPU host without network, from the repo root, carrying .whl (scripts/fetch_wheels.sh):
 #   GPUPERF_TAG=power-1 bash scripts/gpu_power_session.sh
 #   GPUPERF_CORPUS_S   seconds of corpus collection this call (default 150; 0 skips it). The corpus is
 #                      results/<key>/power-corpus-cuda.json in the checkout: commit it (or leave it
@@ -15,7 +15,7 @@
 #   GPUPERF_TIMEOUT    seconds for the suite (default 330); tests that would start in its last 40 s are
 #                      skipped with the reason (--gpuperf-tuning-budget), so the results file is written
 #   GPUPERF_ARGS       extra pytest arguments (e.g. --gpuperf-update-baselines)
-# Back here: bash scripts/fetch_gpu_session.sh <files_at>, then copy power-corpus-cuda.json from the
+# Back here: bash scripts/fetch_gpu_session.sh OUT_DIR, then copy power-corpus-cuda.json from the
 # session into results/<key>/. Baselines need two runs: gpuperf-baseline from-results results/<key>/power-{1,2}-cuda.json
 set -uo pipefail
 cd "$(dirname "$0")/.."

@@ -1,5 +1,5 @@
-# Sourced first by the GPU session scripts (from the repo root): the output folder the device tool
-# brings back ($OUT, packed as session.tgz on exit), a clean work folder ($W with logs/ and results/),
+# Sourced first by the GPU session scripts (from the repo root): the output folder brought back
+# from the GPU host ($OUT, packed as session.tgz on exit), a clean work folder ($W with logs/ and results/),
 # the environment (scripts/gpu_env.sh) and the card's state as nvidia-smi reports it before any run.
 OUT=${OUT:-/tmp/gpuperf-out}
 W=/tmp/gp

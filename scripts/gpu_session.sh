@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One whole GPU session on the lent H100 (run through the device tool from the repo root, with
+# One whole GPU session on an H100 host without network (run on a GPU host without network, from the repo root, with
 # `.whl` carried): install the carried wheels, register NVIDIA's OpenCL ICD, then run the suites on
 # CUDA and on NVIDIA OpenCL, writing results JSON, baselines and logs under $OUT.
 #
@@ -12,7 +12,7 @@
 #   GPUPERF_TAG      optional prefix of the results/log names (results/<key>/<tag>-<backend>.json),
 #                    so runs of different suites do not overwrite each other's results
 set -uo pipefail
-# The device tool returns at most 8 files from $OUT, so everything is written under $W and packed
+# Few files come back from a GPU host, so everything is written under $W and packed
 # into $OUT/session.tgz at the end (fetch_gpu_session.sh unpacks it into results/ and baselines/).
 OUT=${OUT:-/tmp/gpuperf-out}
 W=/tmp/gp

@@ -1,7 +1,7 @@
 """scripts/fetch_gpu_session.sh never loses data: a corpus that arrives beside an existing one is merged
 (first measurement kept, repeats recorded), and a results file that would replace a different one of the
 same name is refused with the fix. Real saved files (the H100 corpus, an H200 results document) are
-packed as a device call packs them (session.tgz of results/<key>/ and logs/)."""
+packed as a session on a GPU host without network packs them (session.tgz of results/<key>/ and logs/)."""
 
 from __future__ import annotations
 

@@ -244,7 +244,7 @@ def test_the_two_hold_out_protocols_differ_on_the_saved_corpus():
 
 
 def test_merging_a_corpus_with_a_copy_of_itself_adds_no_repeats(tmp_path):
-    """A device call carries the corpus it resumes and brings it back: merging the two copies must not count
+    """A session on an offline GPU host carries the corpus it resumes and brings it back: merging the two copies must not count
     each measurement as its own repeat (which read as 0.0 % median repeatability); a real second
     measurement is still a repeat, once, however often the files holding it are merged."""
     from pytest_gpuperf.models.power import Entry, save_corpus

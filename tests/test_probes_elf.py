@@ -27,7 +27,7 @@ def test_truncated_cubin_is_diagnosed():
     shoff = struct.unpack_from("<Q", CUBIN, 0x28)[0]
     assert "truncated" in elf.header_problem(CUBIN[:shoff + 10])
     assert "not an ELF" in elf.header_problem(b"// PTX")
-    # one byte short: cuobjdump says "does not contain device code" (what the lent H100 showed)
+    # one byte short: cuobjdump says "does not contain device code" (what an H100 host showed)
     assert "truncated by 1 bytes" in elf.header_problem(CUBIN[:-1])
 
 

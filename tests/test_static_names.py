@@ -1,6 +1,6 @@
 """Every name the code uses is defined — checked statically, because CI has no GPU: a CUDA-only path
 (the PTX model's calibration read ``gpu_device`` where its parameter is ``dev``) would otherwise first
-fail on the lent H100, in the README's main command."""
+fail on a GPU host, in the README's main command."""
 
 from __future__ import annotations
 

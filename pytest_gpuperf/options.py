@@ -41,6 +41,14 @@ def non_negative(option: str, value: Any, what: str = "number") -> float:
     return x
 
 
+def choice(option: str, value: Any, allowed: Sequence[str]) -> str:
+    """One of ``allowed`` (an ini value is free text, unlike an option with ``choices``)."""
+    text = str(value).strip()
+    if text not in allowed:
+        raise OptionError(f"{option}={value!r}: must be one of {', '.join(allowed)}")
+    return text
+
+
 def _number(option: str, value: Any) -> float:
     try:
         x = float(value)

@@ -73,11 +73,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "repeat it to pool several runs of the reference")
     group.addoption("--gpuperf-budget", type=float, default=2.0, metavar="SECONDS",
                     help="time budget per statistical measurement once the minimum repeats ran (default: 2)")
+    group.addoption("--gpuperf-when-busy", choices=("stop", "finish"), default=None,
+                    help="another process holding the card through several tests in a row: stop the run there "
+                         "(default; it fails as GPU TOO BUSY TO GATE either way) or finish every test; "
+                         "ini: gpuperf_when_busy")
     group.addoption("--gpuperf-fail-on-outlier", action="store_true",
                     help="several cards of one model: fail the run when the sibling check finds a card "
                          "significantly worse than its siblings (default: report it only)")
     parser.addini("gpuperf_device", "default for --gpuperf-device", default=None)
     parser.addini("gpuperf_baseline_dir", "default for --gpuperf-baseline-dir", default=None)
+    parser.addini("gpuperf_when_busy", "default for --gpuperf-when-busy (stop or finish)", default="stop")
     parser.addini("gpuperf_require_baseline", "default for --gpuperf-require-baseline", type="bool", default=False)
 
 
@@ -102,6 +107,8 @@ def pytest_configure(config: pytest.Config) -> None:
             checks.positive("--gpuperf-accuracy-scale", opt("--gpuperf-accuracy-scale"))
         if opt("--gpuperf-json"):
             checks.json_template(opt("--gpuperf-json"))
+        when_busy = opt("--gpuperf-when-busy") or checks.choice("gpuperf_when_busy", config.getini("gpuperf_when_busy"),
+                                                                ("stop", "finish"))
     except ValueError as exc:  # OptionError, and plants' own ValueError
         raise pytest.UsageError(str(exc)) from None
     baseline_dir = opt("--gpuperf-baseline-dir") or config.getini("gpuperf_baseline_dir") or None
@@ -115,7 +122,8 @@ def pytest_configure(config: pytest.Config) -> None:
                       samples=not opt("--gpuperf-no-samples"),
                       plants=tuple(f"{k}={v}" for k, v in plant_table.items())
                       + tuple(v for v in opt("--gpuperf-plant") if "@" in v),  # device-scoped plants kept as given
-                      compare_paths=tuple(opt("--gpuperf-compare") or ()))
+                      compare_paths=tuple(opt("--gpuperf-compare") or ()),
+                      when_busy=when_busy)
     if options.compare_paths and options.update_baselines:
         raise pytest.UsageError("--gpuperf-compare gates against another run; it cannot be combined with "
                                 "--gpuperf-update-baselines")
@@ -326,6 +334,12 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Itera
     """Remember which tests passed: a baseline metric of a passed test that was not recorded is 'missing'."""
     report = yield
     spec = getattr(getattr(item, "callspec", None), "params", {}).get("gpu_device")
+    if spec is not None:
+        state = item.config.stash[session_key]
+        state.note_test(test_id(item), spec, report.when, report.duration, report.outcome)
+        stop = state.busy_stop(test_id(item), spec) if report.when == "call" else None
+        if stop is not None:
+            item.session.shouldstop = f"GPU TOO BUSY TO GATE: {stop}"
     if report.when == "call" and spec is not None:
         if report.passed:
             item.config.stash[session_key].mark_passed(test_id(item), spec)
@@ -356,7 +370,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         config.stash[_exit_status] = int(session.exitstatus)
         return
-    interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
+    # pytest reports a run stopped by ``session.shouldstop`` as interrupted too: a stop on a busy card is not a Ctrl-C
+    interrupted = exitstatus == pytest.ExitCode.INTERRUPTED and not any(r.stopped_busy for r in state.runs.values())
     closed = False
     try:
         failed = False

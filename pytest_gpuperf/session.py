@@ -41,6 +41,7 @@ class Options:
     samples: bool = True  # keep raw samples in results (--gpuperf-no-samples drops them)
     plants: tuple[str, ...] = ()  # --gpuperf-plant: planted regressions of the gate check (gatecheck.plants)
     compare_paths: tuple[str, ...] = ()  # --gpuperf-compare (repeatable): gate against these runs, not baselines
+    when_busy: str = "stop"  # --gpuperf-when-busy: stop the run once another process holds the card throughout
 
 
 @dataclass
@@ -52,6 +53,10 @@ class DeviceRun:
     metrics: dict[str, Metric] = field(default_factory=dict)
     device: Device | None = None
     reference: Any = None  # compare.load.Side of --gpuperf-compare, which replaces the baseline
+    #: test id → {"duration_s": setup + call + teardown, "outcome": the call's (or the failing phase's)}
+    tests: dict[str, dict[str, Any]] = field(default_factory=dict)
+    busy_streak: int = 0  # tests in a row whose measurements all shared the card with another process
+    stopped_busy: str | None = None  # why the run stopped early on a card held by another process
 
     @property
     def baseline(self) -> bl.BaselineFile:
@@ -318,6 +323,39 @@ class GpuPerfSession:
                            "quiet host")
         return out
 
+    def note_test(self, nodeid: str, spec: str, when: str, duration: float, outcome: str) -> None:
+        """Add one phase of a test to its duration (results ``tests``: what each test costs, so the suite's
+        own cost has a trend); the outcome is the call's, or a failing setup's/teardown's."""
+        doc = self.run_for(spec).tests.setdefault(strip_device_id(nodeid, spec), {"duration_s": 0.0, "outcome": ""})
+        doc["duration_s"] = round(doc["duration_s"] + max(0.0, float(duration)), 4)
+        if when == "call" or outcome == "failed" or not doc["outcome"]:
+            doc["outcome"] = outcome
+
+    def busy_stop(self, nodeid: str, spec: str) -> str | None:
+        """After a test: why the run should stop now, or None. A card held by another process through
+        every measurement of :data:`observers.BUSY_STOP_TESTS` tests in a row (each window already taken
+        again) will not be judged by this run — it fails as GPU TOO BUSY TO GATE either way — so with
+        ``--gpuperf-when-busy=stop`` it stops instead of spending the card's time on windows it discards.
+        A test that measured nothing on the card leaves the count as it was."""
+        if self.options.when_busy != "stop" or self.options.update_baselines or spec not in self.runs:
+            return None
+        run = self.runs[spec]
+        test = strip_device_id(nodeid, spec)
+        watched = [m for m in run.metrics.values() if m.test == test and "tenants" in m.info
+                   and m.verdict in ("contended", "regressed", "improved", "pass", "throttled")]
+        if not watched:
+            return None
+        run.busy_streak = run.busy_streak + 1 if all(observers.shared_metric(m.info) for m in watched) else 0
+        if run.busy_streak < observers.BUSY_STOP_TESTS:
+            return None
+        shared = [m for m in run.metrics.values() if observers.shared_metric(m.info)]
+        procs = observers.summarize_tenants([m.info["tenants"] for m in shared])
+        run.stopped_busy = (f"{spec}: another process held the card through every measurement of the last "
+                            f"{run.busy_streak} tests ({len(shared)} metrics 'contended' after re-measuring, "
+                            f"info['tenants']): {observers.describe_processes(procs['processes'])}; the run stopped "
+                            f"early (--gpuperf-when-busy=finish runs every test): run it again with the card to itself")
+        return run.stopped_busy
+
     def gpu_too_busy(self) -> list[str]:
         """One line per device on which more than ``observers.CONTENDED_RUN_LIMIT`` of the metrics read
         ``contended`` because another process ran on the card (``info["tenants"]``), naming the processes:
@@ -327,6 +365,9 @@ class GpuPerfSession:
             return []
         out = []
         for run in self.runs.values():
+            if run.stopped_busy:
+                out.append(run.stopped_busy)
+                continue
             shared = [m for m in run.metrics.values() if m.verdict == "contended" and observers.shared_metric(m.info)]
             if not run.metrics or len(shared) <= observers.CONTENDED_RUN_LIMIT * len(run.metrics):
                 continue
@@ -455,9 +496,11 @@ class GpuPerfSession:
         ``meta``: the run section (:meth:`_run_meta`), shared with the history line."""
         meta = self._run_meta(argv) if meta is None else meta
         for path, run in self.json_paths().items():
-            doc = results.document(run.info, environment(self.rootdir), meta,
+            stopped = {"stopped": run.stopped_busy} if run.stopped_busy else {}
+            doc = results.document(run.info, environment(self.rootdir), {**meta, **stopped},
                                    sorted(run.metrics.values(), key=lambda m: m.name), self.options.samples)
             doc["missing"] = self.missing.get(run.info.spec, [])
+            doc["tests"] = [{"test": t, **run.tests[t]} for t in sorted(run.tests)]
             try:
                 results.write(path, doc)
             except OSError as exc:
@@ -495,7 +538,7 @@ class GpuPerfSession:
                                          spread=MAD_TO_SIGMA * m.stats.mad if m.stats is not None else 0.0,
                                          k=self.options.tolerance_k,
                                          floor_rel=classes.floor(m.unit, run.info.is_cpu, self.options.floor,
-                                                                 classes.is_host_timed(m.info)),
+                                                                 classes.is_host_timed(m.info), spread_known=False),
                                          provenance=prov, samples=None if m.stats is None else m.stats.samples,
                                          identity=m.identity,
                                          resolution=classes.resolution_floor(m.unit, run.info.timer_resolution_s))

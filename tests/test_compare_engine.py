@@ -347,7 +347,7 @@ def test_host_timed_figures_take_the_host_class_floor():
     from pytest_gpuperf.baselines import classes
 
     assert classes.floor("us", False, host_timed=True) == classes.HOST_FLOOR == 1.0
-    assert classes.floor("us", False) == 0.03 and classes.metric_class("us", host_timed=True) == "host"
+    assert classes.floor("us", False, spread_known=False) == 0.03 and classes.metric_class("us", host_timed=True) == "host"
     a, b = noisy(10.0, 0.01, 200, 1), noisy(11.9, 0.01, 200, 2)
     host = {"host_timed": True}
     r = row_of(judge(metric("launch.h", 10.0, samples=a, info=host), metric("launch.h", 11.9, samples=b, info=host)))

@@ -165,7 +165,8 @@ def test_quiet(gpuperf_record, k):
 @pytest.mark.parametrize("k", range(int(os.environ.get("TIMED", "1"))))
 def test_work(gpu_device, gpu_kernel, gpu_measure, gpuperf_record, k):
     # the stand-in NVML of this test's measurement: another process on the card, a throttle, or neither
-    others = [(int(os.environ["OTHER_PID"]), 20 << 30)] if k < int(os.environ.get("SHARED", "0")) else []
+    shared = k < int(os.environ.get("SHARED", "0")) and str(k) != os.environ.get("QUIET_AT")
+    others = [(int(os.environ["OTHER_PID"]), 20 << 30)] if shared else []
     mask = 0x40 if k < int(os.environ.get("THROTTLED", "0")) else 0  # hw_thermal_slowdown
     nv = FakeNvml(masks=[mask], compute=[[(os.getpid(), 1 << 30)] + others])
     gpu_device._power = (nvml.PowerSensor(nv, object(), "0:1:0"), "NVML")
@@ -209,6 +210,39 @@ def test_a_run_with_more_than_a_tenth_shared_is_gpu_too_busy(pytester, monkeypat
     result.stdout.fnmatch_lines([f"*GPU TOO BUSY TO GATE (exit {exits.GPU_TOO_BUSY}): opencl:0: 2 of 10 metrics*"
                                  f"pid {neighbour} (sleep, 20480 MiB)*"])
     result.stdout.fnmatch_lines(["::error title=gpuperf%3A GPU TOO BUSY TO GATE::opencl:0: 2 of 10 metrics*"])
+
+
+@needs_opencl
+def test_a_card_held_through_several_tests_stops_the_run_early(pytester, monkeypatch, neighbour):
+    """Another process through every measurement of ``BUSY_STOP_TESTS`` tests in a row: the run stops
+    there as GPU TOO BUSY TO GATE (the later tests do not run), and the results say why it stopped."""
+    timed = observers.BUSY_STOP_TESTS + 3
+    _baseline(pytester, monkeypatch, timed=timed, quiet=1)
+    out = pytester.path / "r.json"
+    result = _run(pytester, monkeypatch, f"--gpuperf-json={out}", TIMED=timed, QUIET=1, SHARED=timed,
+                  OTHER_PID=neighbour)
+    assert result.ret == exits.GPU_TOO_BUSY, result.stdout.str()
+    doc = json.loads(out.read_text())
+    ran = [t["test"] for t in doc["tests"] if t["test"].startswith("test_") and "test_work" in t["test"]]
+    assert len(ran) == observers.BUSY_STOP_TESTS
+    assert "stopped early" in doc["run"]["stopped"] and f"pid {neighbour} (sleep" in doc["run"]["stopped"]
+    result.stdout.fnmatch_lines([f"*GPU TOO BUSY TO GATE (exit {exits.GPU_TOO_BUSY}): opencl:0: another process held "
+                                 f"the card through every measurement of the last {observers.BUSY_STOP_TESTS} tests*"])
+    finished = _run(pytester, monkeypatch, "--gpuperf-when-busy=finish", f"--gpuperf-json={out}", TIMED=timed,
+                    QUIET=1, SHARED=timed, OTHER_PID=neighbour)
+    assert finished.ret == exits.GPU_TOO_BUSY, finished.stdout.str()
+    assert sum("test_work" in t["test"] for t in json.loads(out.read_text())["tests"]) == timed
+
+
+@needs_opencl
+def test_a_tenant_that_leaves_resets_the_count(pytester, monkeypatch, neighbour):
+    """Shared tests separated by a quiet one never make the streak: the run finishes every test."""
+    _baseline(pytester, monkeypatch, timed=8, quiet=1)
+    monkeypatch.setenv("QUIET_AT", "4")
+    out = pytester.path / "r.json"
+    result = _run(pytester, monkeypatch, f"--gpuperf-json={out}", TIMED=8, QUIET=1, SHARED=8, OTHER_PID=neighbour)
+    assert sum("test_work" in t["test"] for t in json.loads(out.read_text())["tests"]) == 8, result.stdout.str()
+    assert "stopped" not in json.loads(out.read_text())["run"]
 
 
 @needs_opencl

@@ -13,7 +13,7 @@ import numpy as np
 from ..devices.base import timer_resolution
 from ..errors import GpuPerfError
 from ..timing.stats import MAD_TO_SIGMA, between_run_sigma
-from . import classes, store
+from . import classes, noise, store
 
 
 def merge_runs(docs: Sequence[dict[str, Any]], k: float, floor: tuple[float, float] | None = None
@@ -46,7 +46,8 @@ def merge_runs(docs: Sequence[dict[str, Any]], k: float, floor: tuple[float, flo
         entry = store.make_entry(value=value, worst=float(values.max()), unit=ref["unit"], better=ref["better"],
                                  test=ref["test"], info=ref.get("info", {}), tolerance=ref.get("tolerance"),
                                  spread=spread, k=k, floor_rel=classes.floor(ref["unit"], is_cpu, floor,
-                                                                       classes.is_host_timed(ref.get("info"))),
+                                                                       classes.is_host_timed(ref.get("info")),
+                                                                       noise.enough_repeats(len(values))),
                                  provenance=prov, between=between, samples=pooled or None,
                                  identity=ref.get("identity", {}), run_values=[float(v) for v in values],
                                  resolution=classes.resolution_floor(ref["unit"], timer_resolution(last["device"])))

@@ -139,14 +139,15 @@ class Row:
 
 
 def threshold_for(unit: str, device_a: Mapping[str, Any], device_b: Mapping[str, Any], opts: Options,
-                  host_timed: bool = False) -> float:
+                  host_timed: bool = False, runs: int = 1) -> float:
     """The smallest relative effect that counts: ``--threshold``, else the metric class's floor
     (:func:`pytest_gpuperf.baselines.classes.floor`; the CPU floors if either side is a CPU device, the
-    host class's for host-timed figures)."""
+    host class's for host-timed figures; a GPU side of fewer than three runs, ``runs``, does not know
+    its run-to-run spread)."""
     if opts.threshold is not None:
         return float(opts.threshold)
     is_cpu = bool(device_a.get("is_cpu")) or bool(device_b.get("is_cpu"))
-    return classes.floor(unit, is_cpu, host_timed=host_timed)
+    return classes.floor(unit, is_cpu, host_timed=host_timed, spread_known=noise.enough_repeats(runs))
 
 
 #: k of the noise term k × spread: the default of ``--gpuperf-tolerance-k`` and ``gpuperf-baseline from-results --k``
@@ -247,7 +248,7 @@ def judge(a: SideMetric | None, b: SideMetric | None, device_a: Mapping[str, Any
     if model == "informational":
         row.verdict, row.basis, row.gated, row.reason = "informational", "none", False, f"informational: {why}"
         return row
-    thr = threshold_for(a.unit, device_a, device_b, opts, classes.is_host_timed(a.info))
+    thr = threshold_for(a.unit, device_a, device_b, opts, classes.is_host_timed(a.info), len(a.values))
     row.threshold = thr
     entry = entry_from_side(a, device_a, thr, fa, explicit_threshold=opts.threshold is not None)
     row.extra["band"] = band(float(entry["value"]) if a.better != "bound" else va, entry.get("tolerance", {}))

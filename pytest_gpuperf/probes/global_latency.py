@@ -79,6 +79,7 @@ WARM = 64  # untimed steps before the timed sections
 LINE = 128  # bytes between consecutive elements of the chain (one load per line)
 FOOTPRINT = 1 << 20  # bytes of the chain array: 8 192 lines, of which one walk touches 1 024
 REPEATS = 3  # timed launches per point (after one untimed launch)
+ALLOCATIONS = 5  # chains the one-thread point is measured on (:func:`single_thread`)
 BLOCKS = (256, 128, 512, 1024, 64)  # block sizes taken in turn along the sweep
 PER_OCTAVE = 2
 WAVES_BEYOND = (2, 4, 8, 16)  # whole-device waves past one full wave
@@ -207,6 +208,8 @@ class Sweep:
     points: list[Point]
     fit: PiecewiseFit
     evidence: dict[str, object] = field(default_factory=dict)
+    #: the one-thread launch's cycles on each of :data:`ALLOCATIONS` chains (:func:`single_thread`)
+    single: list[float] = field(default_factory=list)
 
     def last_within(self, threads: int) -> Point:
         """The largest launch of at most ``threads`` threads (the full wave for :func:`full_device`)."""
@@ -244,7 +247,17 @@ def sweep(device: Device, timeout_s: float = 30.0) -> Sweep:
     chain = device.to_device(chase_array(FOOTPRINT, LINE))
     launches = plan(full_device(device.info), device.info.max_work_group_size or 1024)
     points = [measure_point(device, kernel, chain, launch, timeout_s) for launch in launches]
-    return Sweep(points, fit_points(points), evidence)
+    return Sweep(points, fit_points(points), evidence, single_thread(device, kernel, points[0], timeout_s))
+
+
+def single_thread(device: Device, kernel: Any, first: Point, timeout_s: float,
+                  allocations: int = ALLOCATIONS) -> list[float]:
+    """The one-thread point on ``allocations`` chains: the sweep's (``first``) and ``allocations − 1`` new
+    ones, all held at once so each is memory of its own. Which L2 partition serves a chain follows its
+    buffer's physical placement, so one chain's figure moves between runs far more than its launches
+    spread; the gated single-thread latency is the median over chains."""
+    held = [device.to_device(chase_array(FOOTPRINT, LINE)) for _ in range(allocations - 1)]
+    return [first.cycles] + [measure_point(device, kernel, chain, first.launch, timeout_s).cycles for chain in held]
 
 
 def measured(device: Device, timeout_s: float = 30.0) -> Sweep:

@@ -28,6 +28,7 @@ SECTION = 256  # loop iterations of the short section (×UNROLL loads); the long
 EVENT_SCALE = 32  # longer sections when timed with events
 ROTATE = 8  # distinct start lines per event-timed measurement (≥ warm-up + repeats)
 REPEATS = 5  # clock-timed samples per launch (CUDA)
+ALLOCATIONS = 5  # buffers a gated clock-timed chase footprint is measured on (:func:`chase_allocations`)
 
 def _timed_sections(array: str) -> str:
     """The clock64-timed short and long sections of a chase through ``array`` (global ``a`` or shared
@@ -157,10 +158,12 @@ def footprints(lo: int, hi: int, per_octave: int = 2) -> list[int]:
         k += 1
 
 
-def chase_clock(device: Device, kernel, footprint: int, stride: int, warm_limit: int, timeout_s: float) -> list[float]:
-    """Cycles per dependent load (CUDA clock64), ``REPEATS`` samples from one launch."""
-    arr = chase_array(footprint, stride)
-    buf = device.to_device(arr)
+def chase_clock(device: Device, kernel, footprint: int, stride: int, warm_limit: int, timeout_s: float,
+                buf: Any = None) -> list[float]:
+    """Cycles per dependent load (CUDA clock64), ``REPEATS`` samples from one launch (over ``buf``, a chain
+    of this footprint and stride already on the device, or a new one)."""
+    if buf is None:
+        buf = device.to_device(chase_array(footprint, stride))
     out, cyc = device.empty(8), device.empty(16 * REPEATS)
     lines = max(1, footprint // max(stride, 4))
     warm = lines if footprint <= warm_limit else 0
@@ -170,6 +173,31 @@ def chase_clock(device: Device, kernel, footprint: int, stride: int, warm_limit:
     device.elapsed(h, timeout_s)
     c = device.to_host(cyc, np.int64, 2 * REPEATS).reshape(REPEATS, 2)
     return [float(b - a) / (SECTION * UNROLL) for a, b in c]
+
+
+def chase_allocations(device: Device, kernel, footprint: int, stride: int, warm_limit: int, timeout_s: float,
+                      first: Sequence[float], allocations: int = ALLOCATIONS) -> list[float]:
+    """The chase's cycles per load on ``allocations`` separate buffers, one median each: ``first`` (the
+    samples of the buffer the curve was measured on) and ``allocations − 1`` new ones, all held at once so
+    that each is memory of its own (a freed buffer's block would come back from the pool). Which L2
+    partition and slices a chain's lines land in follows the buffer's physical placement, so one buffer's
+    figure moves between runs by more than its own samples spread: the unit of that noise is the
+    allocation, and the gated figure is the median over them."""
+    held = [device.to_device(chase_array(footprint, stride)) for _ in range(allocations - 1)]
+    medians = [float(np.median(first))]
+    medians += [float(np.median(chase_clock(device, kernel, footprint, stride, warm_limit, timeout_s, buf)))
+                for buf in held]
+    return medians
+
+
+def anchor_figure(device: Device, kernel, footprint: int, stride: int, warm_limit: int, timeout_s: float,
+                  samples: Sequence[float]) -> tuple[list[float], dict[str, int]]:
+    """What a gated chase footprint is judged on, and its identity: with a device clock, the medians over
+    :func:`chase_allocations`; with event timing (no placement effect resolved), the curve's own samples."""
+    if not device.info.clock_counter:
+        return list(samples), {}
+    return (chase_allocations(device, kernel, footprint, stride, warm_limit, timeout_s, samples),
+            {"allocations": ALLOCATIONS})
 
 
 def starts(footprint: int, stride: int, count: int = ROTATE) -> list[int]:

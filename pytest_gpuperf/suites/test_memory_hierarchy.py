@@ -82,13 +82,15 @@ def test_pointer_chase(gpu_device, gpuperf_record, probe):
     assert len(lv) >= 2, (f"no latency step found between 1 KiB and {4 * cache >> 20} MiB: {main} — the chase "
                           "did not reach past a cache level")
     for f in memory.anchors([p[0] for p in main], info.is_cpu):
-        st = Stats.of(samples_at[f])
+        xs, identity = memory.anchor_figure(gpu_device, kernels["gp_chase"], f, 128, 2 * cache, 30.0, samples_at[f])
+        st = Stats.of(xs)
         gpuperf_record(f"memory.chase.{memory.footprint_label(f)}.latency.cycles", st.median, "cycles", stats=st,
-                       info={"footprint_bytes": f, "stride_bytes": 128, "sass": evidence.get("gp_chase")})
+                       identity=identity, info={"footprint_bytes": f, "stride_bytes": 128, "sass": evidence.get("gp_chase")})
     for level in memory.recorded_levels(lv, info.is_cpu):
-        in_level = [f for f, _ in main if f <= level.size][-level.points:]
-        st = Stats.of([x for f in in_level for x in samples_at[f]])
-        gpuperf_record(f"memory.{level.name}.latency.cycles", level.latency, "cycles", stats=st, info=meta)
+        # the median of the plateau's footprints: no samples of its own (pooling the footprints' samples
+        # measured the plateau's slope, not the figure's noise), so it is judged over runs
+        gpuperf_record(f"memory.{level.name}.latency.cycles", level.latency, "cycles", info=meta,
+                       identity={"estimate": "plateau median"})
         # A CPU's L1 boundary moves between runs on a loaded host (4 KiB to 32 KiB seen on PoCL), so its
         # size is reported in ``info`` there; GPUs detect it reproducibly and gate it.
         if level.name != "dram" and not info.is_cpu:

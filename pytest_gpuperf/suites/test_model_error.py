@@ -223,10 +223,12 @@ def test_global_latency_model(gpu_device, gpuperf_record):
     gpuperf_record(GLOBAL_MODEL_METRIC, sw.fit.r2, "R²", better="higher", tolerance={"abs": 0.1}, info=meta)
     gpuperf_record("model.ptx.global_latency.rmse_cycles", stats["rmse"], "cycles", better="lower",
                    tolerance={"abs": 10.0, "rel": 1.0}, info=dict(stats))
-    ends = (("single_thread", sw.points[0]), ("full_device", sw.last_within(global_latency.full_device(info))))
-    for name, p in ends:
-        gpuperf_record(f"model.ptx.global_latency.{name}.cycles", p.cycles, "cycles", better="lower",
-                       stats=Stats.of(p.per_launch), info=p.to_json())
+    single = Stats.of(sw.single)
+    gpuperf_record("model.ptx.global_latency.single_thread.cycles", single.median, "cycles", better="lower",
+                   stats=single, identity={"allocations": len(sw.single)}, info=sw.points[0].to_json())
+    full = sw.last_within(global_latency.full_device(info))
+    gpuperf_record("model.ptx.global_latency.full_device.cycles", full.cycles, "cycles", better="lower",
+                   stats=Stats.of(full.per_launch), info=full.to_json())
     assert len(sw.points) >= 25 and all(p.cycles > 0 for p in sw.points), [p.to_json() for p in sw.points]
 
 

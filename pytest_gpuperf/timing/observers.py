@@ -43,6 +43,10 @@ CONTENDED_RUN_LIMIT = 0.10
 #: the same share for ``throttled``: a card that slows itself down through much of a run (cooling, a
 #: power cap) would otherwise pass every timing gate it could not be judged on
 THROTTLED_RUN_LIMIT = 0.10
+#: tests in a row whose measurements all kept another process's share of the card (after re-measuring)
+#: before a run stops early as GPU TOO BUSY TO GATE (``--gpuperf-when-busy=stop``): a tenant that stays
+#: that long stays for the run, and every further test would only cost three windows of GPU time each
+BUSY_STOP_TESTS = 5
 #: the kernel's clock-tick unit of /proc/stat
 _HZ = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 

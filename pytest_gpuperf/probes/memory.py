@@ -17,6 +17,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ..timing.stats import Stats
+
 from ..devices.base import Device
 from . import sass
 from .build import compile_many, function_sass
@@ -198,6 +200,34 @@ def anchor_figure(device: Device, kernel, footprint: int, stride: int, warm_limi
         return list(samples), {}
     return (chase_allocations(device, kernel, footprint, stride, warm_limit, timeout_s, samples),
             {"allocations": ALLOCATIONS})
+
+
+def loaded_chase(measurer: Callable[..., Any], kernel, buf: Any, out: Any, elements: int, footprint: int,
+                 threads: int, local: int, steps: int, clock_mhz: float) -> Stats:
+    """Cycles per access of ``threads`` threads each chasing its own stretch of one chain (``buf``, a
+    :func:`chase_array` of ``elements`` uint32 over ``footprint`` bytes), every launch from other lines."""
+    lines, step = elements // 32, 32
+    spacing = max(step, (lines // threads) * step)
+    m = measurer(kernel, (threads,), (local,),
+                 rotate=[[buf, np.int32(steps), np.uint32(spacing), np.uint32(b), np.uint32(elements), out]
+                         for b in starts(footprint, 128)])
+    return m.stats.scaled(clock_mhz * 1e6 / (steps * UNROLL))
+
+
+def loaded_allocations(device: Device, measurer: Callable[..., Any], kernel, out: Any, footprint: int,
+                       threads: int, local: int, steps: int, clock_mhz: float, first: Stats,
+                       allocations: int = ALLOCATIONS) -> tuple[list[float], dict[str, int]]:
+    """A gated end of the loaded-latency curve over separate chains (as :func:`chase_allocations`: the
+    DRAM pages and L2 slices a chain lands on follow its buffer), with its identity; ``first``: the
+    curve's own chain. A CPU device (no placement effect resolved by its event timing) keeps the curve's
+    samples."""
+    if device.info.is_cpu:
+        return list(first.samples), {}
+    arr = chase_array(footprint, 128)
+    held = [device.to_device(arr) for _ in range(allocations - 1)]
+    medians = [first.median] + [loaded_chase(measurer, kernel, buf, out, arr.size, footprint, threads, local, steps,
+                                             clock_mhz).median for buf in held]
+    return medians, {"allocations": allocations}
 
 
 def starts(footprint: int, stride: int, count: int = ROTATE) -> list[int]:

@@ -114,7 +114,6 @@ def test_loaded_latency(gpu_device, gpuperf_record, probe):
     foot = min(4 * cache, 256 * MiB)
     arr = memory.chase_array(foot, 128)
     buf, out = gpu_device.to_device(arr), gpu_device.empty(8)
-    lines, step = arr.size // 32, 32
     full = info.compute_units * (64 if info.is_cpu else 2048)
     counts = [1, 32] + [1 << k for k in range(6, 20) if (1 << k) < full] + [full]
     steps = 16 if info.is_cpu else 64
@@ -123,23 +122,19 @@ def test_loaded_latency(gpu_device, gpuperf_record, probe):
         local = min(256 if not info.is_cpu else 64, t)
         if t % local:
             continue
-        spacing = max(step, (lines // t) * step)
-        # every launch starts from other lines (rotate): a repeat must not find its lines in the L2
-        bases = memory.starts(foot, 128)
-        m = meas(kernels["gp_loaded_chase"], (t,), (local,),
-                 rotate=[[buf, np.int32(steps), np.uint32(spacing), np.uint32(b), np.uint32(arr.size), out]
-                         for b in bases])
-        cyc = m.stats.scaled(clock * 1e6 / (steps * memory.UNROLL))
+        stats[t] = memory.loaded_chase(meas, kernels["gp_loaded_chase"], buf, out, arr.size, foot, t, local, steps, clock)
         xs.append(t)
-        ys.append(cyc.median)
-        stats[t] = cyc
+        ys.append(stats[t].median)
     model = fit.piecewise_linear(xs, ys, max_segments=4, min_points=3)
     meta = {"threads": xs, "cycles": ys, "piecewise_fit": model.to_json(), "footprint_bytes": foot,
             "clock_mhz": clock, "clock_source": src,
             "model": "L = a·(nT_b·nB) + b per interval (Alavani thesis Table 3.3)"}
-    gpuperf_record("memory.global.latency.unloaded.cycles", ys[0], "cycles", stats=stats[xs[0]], info=meta)
-    gpuperf_record("memory.global.latency.loaded.cycles", ys[-1], "cycles", stats=stats[xs[-1]],
-                   info={"threads": xs[-1]})
+    for name, t in (("unloaded", xs[0]), ("loaded", xs[-1])):
+        per, identity = memory.loaded_allocations(gpu_device, meas, kernels["gp_loaded_chase"], out, foot, t,
+                                                  min(256 if not info.is_cpu else 64, t), steps, clock, stats[t])
+        st = Stats.of(per)
+        gpuperf_record(f"memory.global.latency.{name}.cycles", st.median, "cycles", stats=st, identity=identity,
+                       info=meta if name == "unloaded" else {"threads": t})
     # The fit explains a GPU's curve (R² 0.9998 on the H100); on a shared CPU host one jittery point
     # pulls it down to ~0.89 now and then, so there only a fit that stopped working (R² < ~0.6) fails
     gpuperf_record("memory.global.latency_model.r2", model.r2, "R²", better="higher",

@@ -1,0 +1,47 @@
+"""No device-timed GPU figure of a reviewed baseline gates wider than ``classes.WIDE_BAND`` unless the
+measured cause of its noise is written beside its class (``classes.WIDE_BAND_CAUSES``)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pytest_gpuperf.baselines import classes
+from pytest_gpuperf.baselines.compare import band
+from pytest_gpuperf.paths import REVIEWED_BASELINES
+
+TIMING = ("time", "rate", "throughput", "cycles")
+
+
+def _gpu_files():
+    return [p for p in sorted(REVIEWED_BASELINES.glob("*.json")) if not p.name.startswith("pocl")]
+
+
+def wide_without_cause(doc: dict) -> list[str]:
+    out = []
+    for backend in doc.get("backends", {}).values():
+        for name, e in backend.get("metrics", {}).items():
+            if e.get("better") not in ("lower", "higher") or not e.get("value"):
+                continue
+            if classes.metric_class(e.get("unit", ""), classes.is_host_timed(e.get("info"))) not in TIMING:
+                continue
+            if band(e["value"], e.get("tolerance", {})) / abs(e["value"]) > classes.WIDE_BAND \
+                    and classes.wide_band_cause(name) is None:
+                out.append(name)
+    return out
+
+
+@pytest.mark.parametrize("path", _gpu_files(), ids=lambda p: p.stem)
+def test_every_wide_gpu_timing_band_has_its_written_cause(path):
+    assert wide_without_cause(json.loads(path.read_text())) == []
+
+
+def test_a_wide_band_without_a_cause_is_found():
+    doc = {"backends": {"cuda": {"metrics": {
+        "memory.copy.bandwidth.1GiB": {"value": 3000.0, "unit": "GB/s", "better": "higher",
+                                       "tolerance": {"rel": 0.25}},
+        "memory.copy.bandwidth.1MiB": {"value": 480.0, "unit": "GB/s", "better": "higher",
+                                       "tolerance": {"rel": 0.25}},
+        "latency.fp32.fma.cycles": {"value": 4.0, "unit": "cycles", "better": "lower", "tolerance": {"rel": 0.01}}}}}}
+    assert wide_without_cause(doc) == ["memory.copy.bandwidth.1GiB"]

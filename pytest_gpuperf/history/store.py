@@ -22,7 +22,7 @@ from .target import HistoryTargetError, Target, parse
 RUN_COLUMNS = ("uid", "date", "commit_sha", "argv", "options", "device_key", "backend", "device_name", "driver",
                "runtime", "toolkit", "clock_mhz", "mem_clock_mhz", "host", "device", "source", "n_metrics")
 METRIC_COLUMNS = ("run_id", "name", "test", "value", "unit", "better", "median", "mad", "min", "max", "n",
-                  "samples", "verdict", "baseline_value", "band", "identity")
+                  "samples", "verdict", "baseline_value", "band", "identity", "tolerance", "info")
 _ADVISORY_LOCK = 0x67707066  # "gpf": serialises schema migrations across PostgreSQL clients
 BUSY_TIMEOUT_S = 120.0
 
@@ -162,6 +162,8 @@ class Store:
             d = dict(zip(mcols, row[1:]))
             d["samples"] = json.loads(d["samples"]) if d["samples"] else None
             d["identity"] = json.loads(d["identity"]) if d["identity"] else {}
+            d["tolerance"] = json.loads(d["tolerance"]) if d["tolerance"] else None
+            d["info"] = json.loads(d["info"]) if d["info"] else {}
             run.metrics.append(MetricRecord(**d))
         if self.dialect == "sqlite":
             self.conn.execute("COMMIT")
@@ -186,7 +188,8 @@ def _unique(metrics: Iterable[MetricRecord]) -> Iterator[MetricRecord]:
 def _metric_row(run_id: Any, m: MetricRecord) -> tuple[Any, ...]:
     return (run_id, m.name, m.test, m.value, m.unit, m.better, m.median, m.mad, m.min, m.max, m.n,
             None if m.samples is None else dumps(finite(m.samples)), m.verdict, m.baseline_value, m.band,
-            dumps(finite(m.identity), sort_keys=True, default=str))
+            dumps(finite(m.identity), sort_keys=True, default=str),
+            None if m.tolerance is None else dumps(finite(m.tolerance)), dumps(finite(m.info), default=str))
 
 
 def _missing(where: str) -> HistoryTargetError:

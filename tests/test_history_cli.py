@@ -161,4 +161,4 @@ def test_detect_names_each_steps_commit_and_date(tmp_path, capsys):
     record_runs(db, series_runs([1.0] * 6 + [2.0] * 6))
     assert main(["history", "detect", "--db", db]) == 0
     out = capsys.readouterr().out
-    assert "at commit c006 (2026-03-01T00:06:00+00:00; previous run: c005, 2026-03-01T00:05:00+00:00)" in out
+    assert "commits c005..c006 (2026-03-01T00:05:00+00:00 .. 2026-03-01T00:06:00+00:00)" in out

@@ -179,7 +179,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     from .dashboard import write
 
     runs = read_runs(args.db, args.device)
-    steps = det.detect(runs, args.device, args.beta, args.k_sigma, min_runs=args.min_runs)
-    path = write(args.html, runs, steps, max_plots=args.max_plots)
-    print(f"wrote {path} ({len(runs)} run(s), {len(steps)} step(s))")
+    found = det.detect_all(runs, args.device, args.beta, args.k_sigma, min_runs=args.min_runs)
+    path = write(args.html, runs, found, max_plots=args.max_plots)
+    print(f"wrote {path} ({len(runs)} run(s), {len(found.confirmed)} step(s) confirmed, "
+          f"{len(found.candidates)} candidate(s))")
     return 0

@@ -90,6 +90,8 @@ def trend_runs(runs: Iterable[RunRecord]) -> tuple[list[RunRecord], list[tuple[R
 
 def identity_key(identity: dict[str, Any] | None) -> str:
     """The canonical text of an identity (sorted keys, strict JSON), as the stores write it."""
+    if not identity:
+        return "{}"
     return dumps(finite(identity or {}), sort_keys=True, default=str)
 
 
@@ -474,6 +476,18 @@ def exact_shift(rule: Rule, better: str) -> Shift:
     return shift
 
 
+def _can_step(values: Sequence[float], rule: Rule, better: str) -> bool:
+    """Whether any two levels of the series could lie outside each other's band at all: for positive
+    values the widest gap (lowest to highest, and back) is the most any pair of levels can show, so a
+    series whose whole range fits in its band needs no segmenting. Other series are always segmented."""
+    lo, hi = min(values), max(values)
+    if lo == hi:
+        return False
+    if lo <= 0:
+        return True
+    return rule.outside(lo, hi, better) >= 1.0 or rule.outside(hi, lo, better) >= 1.0
+
+
 def _code(p: Point) -> tuple[str, str, str]:
     """What a run measured with: commit, driver, toolkit (runs that share it are A/A runs)."""
     return p.commit, p.driver, p.toolkit
@@ -494,6 +508,8 @@ def series_steps(key: SeriesKey, s: Series, pts: Sequence[Point], beta: float = 
     if rule.model == "informational" or len(pts) < 2:
         return []
     values = [p.value for p in pts]
+    if not _can_step(values, rule, s.better):
+        return []
     if rule.model == "deterministic":  # no noise: PELT splits at every change, the shift keeps those that count
         sigma = 0.0
         found = levels(values, noise_sigma(values), exact_shift(rule, s.better), 0.0, k)

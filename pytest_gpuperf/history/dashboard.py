@@ -13,7 +13,7 @@ gap: a run of the metric's test that did not record it breaks the line, and each
 of its own. Planted and interrupted runs are left out, as in detection, and listed.
 
 The page is rendered from a Jinja2 template (``templates/dashboard.html.j2``); plots are drawn by uPlot
-(MIT, ``static/uPlot.iife.min.js`` with its licence), inlined with the page's own script and the data
+(vendored in :mod:`pytest_gpuperf.report.assets`), inlined with the page's own script and the data
 (strict JSON), so nothing is fetched.
 """
 
@@ -22,11 +22,11 @@ from __future__ import annotations
 import math
 import re
 from collections import defaultdict
-from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable
 
 from ..baselines.classes import NON_NEGATIVE
+from ..report import assets
 from ..timing.stats import MAD_TO_SIGMA
 from ..util.atomic import atomic_write_chunks
 from .detect import CANDIDATE, Detection, Step, detect_all, environment_changes, identity_difference, identity_key
@@ -168,23 +168,6 @@ def _regressions(detection: Detection, device_names: dict[str, str]) -> list[dic
     return out
 
 
-def _asset(name: str) -> str:
-    return resources.files(__package__).joinpath("static", name).read_text(encoding="utf-8")
-
-
-def _environment() -> Any:
-    import jinja2
-
-    return jinja2.Environment(loader=jinja2.PackageLoader(__package__, "templates"),
-                              autoescape=jinja2.select_autoescape(["html", "j2"]), trim_blocks=True,
-                              lstrip_blocks=True, undefined=jinja2.StrictUndefined)
-
-
-def _inline(text: str) -> str:
-    """Text safe inside a ``<script>`` or ``<style>`` element: nothing in it can close the element."""
-    return text.replace("</", "<\\/")
-
-
 def render_html(runs: Iterable[RunRecord], detection: Detection | None = None, max_plots: int = DEFAULT_MAX_PLOTS,
                 title: str = "pytest-gpuperf history") -> str:
     """The page for ``runs`` and what detection found in them (found here when not given)."""
@@ -198,17 +181,17 @@ def render_html(runs: Iterable[RunRecord], detection: Detection | None = None, m
     families = sorted({m["name"].split(".", 1)[0] for ms in data["metrics"].values() for m in ms})
     # strict JSON: the page's JSON.parse rejects NaN/Infinity, so a non-finite figure fails here, not in a browser
     payload = dumps(data, separators=(",", ":"))
-    return _environment().get_template("dashboard.html.j2").render(
+    return assets.environment(__package__).get_template("dashboard.html.j2").render(
         title=title, devices=data["devices"], families=families,
         worse=[s for s in steps if s["step"].worse], better=[s for s in steps if not s["step"].worse],
         confirmed=len(detection.confirmed), candidates=len(detection.candidates),
         runs=sum(d["runs"] for d in data["devices"]), left_out=[(r, why) for r, why in detection.left_out],
         identity_changes=len(detection.identity_changes),
-        uplot_css=markupsafe.Markup(_inline(_asset("uPlot.min.css"))),
-        css=markupsafe.Markup(_inline(_asset("dashboard.css"))),
-        uplot_js=markupsafe.Markup(_inline(_asset("uPlot.iife.min.js"))),
-        app_js=markupsafe.Markup(_inline(_asset("dashboard.js"))),
-        data=markupsafe.Markup(_inline(payload)))
+        uplot_css=markupsafe.Markup(assets.inline(assets.shared(assets.UPLOT_CSS))),
+        css=markupsafe.Markup(assets.inline(assets.read(__package__, "dashboard.css"))),
+        uplot_js=markupsafe.Markup(assets.inline(assets.shared(assets.UPLOT_JS))),
+        app_js=markupsafe.Markup(assets.inline(assets.read(__package__, "dashboard.js"))),
+        data=markupsafe.Markup(assets.inline(payload)))
 
 
 def write(out_dir: str | Path, runs: Iterable[RunRecord], detection: Detection | None = None,

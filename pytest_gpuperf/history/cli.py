@@ -91,18 +91,23 @@ def register(sub: Any) -> None:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    """Import what can be imported; one line on stderr per file skipped, naming it and why."""
+    """Import every good file; one line on stderr per file of another kind (skipped) and per broken file
+    (named with what is wrong, and the exit status is 1)."""
     skipped: list[str] = []
+    bad: list[str] = []
     try:
-        runs = load(args.paths, skipped)
+        runs = load(args.paths, skipped, bad)
     finally:
         for line in skipped:
             print(f"skipped {line}", file=sys.stderr)
+        for line in bad:
+            print(f"error: {line}", file=sys.stderr)
     target = check(args.db)
     new = record_runs(target, runs)
     print(f"imported {new} new run(s) of {len(runs)} read into {target}"
-          + (f"; skipped {len(skipped)} file(s) that are not results documents (named on stderr)" if skipped else ""))
-    return 0
+          + (f"; skipped {len(skipped)} file(s) of another kind" if skipped else "")
+          + (f"; {len(bad)} broken file(s) NOT imported (named on stderr): fix or move them" if bad else ""))
+    return 1 if bad else 0
 
 
 def cmd_list(args: argparse.Namespace) -> int:

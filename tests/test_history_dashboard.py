@@ -29,9 +29,16 @@ def real_dashboard(tmp_path_factory) -> Path:
     return out / "index.html"
 
 
+#: the window of the screenshot in docs/history-dashboard.png
+WINDOW = "1400,1500"
+
+
 @pytest.fixture(scope="module")
-def front_page(real_dashboard) -> tuple[str, list[str]]:
-    return browse(real_dashboard)
+def front_page(real_dashboard, tmp_path_factory) -> tuple[str, list[str]]:
+    shot = tmp_path_factory.mktemp("shot") / "dashboard.png"
+    dom, console = browse(real_dashboard, screenshot=shot, size=WINDOW)
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 50_000
+    return dom, console
 
 
 def page_data(page: Path) -> dict:
@@ -67,6 +74,9 @@ def test_the_real_history_renders_its_regressions_and_plots_without_a_script_err
     drawn = plots(dom)
     assert len(drawn) >= 3 and int(re.search(r'data-plots="(\d+)"', dom).group(1)) == len(drawn)
     assert all(int(n) >= 1 for _, n in drawn)
+    # the first screen (the screenshot's window) shows regressions and at least three plots
+    assert int(re.search(r'data-visible-regressions="(\d+)"', dom).group(1)) >= 3
+    assert int(re.search(r'data-visible-plots="(\d+)"', dom).group(1)) >= 3
 
 
 def test_a_regression_links_to_its_plot_on_its_device(front_page, real_dashboard):

@@ -236,4 +236,8 @@ function follow() {
 for (const id of ["device", "family", "only-steps"]) $(id).addEventListener("change", () => render());
 window.addEventListener("hashchange", follow);
 if (!follow()) render();
+// what the first screen shows (a test reads it off the page with the screenshot's window size)
+const onScreen = e => e.getBoundingClientRect().top < window.innerHeight;
+document.body.dataset.visiblePlots = String([...document.querySelectorAll(".plot")].filter(onScreen).length);
+document.body.dataset.visibleRegressions = String([...document.querySelectorAll("#regressions tbody tr")].filter(onScreen).length);
 document.body.dataset.rendered = "yes";

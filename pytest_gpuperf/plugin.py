@@ -21,7 +21,7 @@ from .gatecheck import plants
 from .helpers import KernelHelper, Measurer, Recorder
 from .fleet import pinning
 from .fleet.workers import KEY as _WORKER_KEY, Gathered, payload, report as sibling_report
-from .report import summary
+from .report import progress, summary
 from .session import GpuPerfSession, Options, test_id
 
 session_key = pytest.StashKey[GpuPerfSession]()
@@ -45,8 +45,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--gpuperf-require-baseline", action="store_true", default=None,
                     help="fail the run (NO BASELINE) when a device has no baseline of its own or shipped; "
                          "ini: gpuperf_require_baseline")
-    group.addoption("--gpuperf-show-all", action="store_true",
-                    help="list every metric in the summary (default: only the rows that are not 'pass', then counts)")
+    group.addoption("--gpuperf-summary", default=None, choices=summary.SUMMARY_CHOICES,
+                    help="end-of-run table: 'failures' lists the rows that are not 'pass', then the counts "
+                         "(default); 'all' lists every metric. ini: gpuperf_summary")
     group.addoption("--gpuperf-update-baselines", action="store_true",
                     help="write measured values into the baseline files (atomically) instead of gating")
     group.addoption("--gpuperf-json", default=None, metavar="PATH",
@@ -80,10 +81,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--gpuperf-fail-on-outlier", action="store_true",
                     help="several cards of one model: fail the run when the sibling check finds a card "
                          "significantly worse than its siblings (default: report it only)")
+    progress.add_option(group)
     parser.addini("gpuperf_device", "default for --gpuperf-device", default=None)
     parser.addini("gpuperf_baseline_dir", "default for --gpuperf-baseline-dir", default=None)
     parser.addini("gpuperf_when_busy", "default for --gpuperf-when-busy (stop or finish)", default="stop")
     parser.addini("gpuperf_require_baseline", "default for --gpuperf-require-baseline", type="bool", default=False)
+    parser.addini("gpuperf_summary", "default for --gpuperf-summary (failures or all)", default="failures")
 
 
 # ---- configuration --------------------------------------------------------------------------------
@@ -112,10 +115,14 @@ def pytest_configure(config: pytest.Config) -> None:
     except ValueError as exc:  # OptionError, and plants' own ValueError
         raise pytest.UsageError(str(exc)) from None
     baseline_dir = opt("--gpuperf-baseline-dir") or config.getini("gpuperf_baseline_dir") or None
+    shown = opt("--gpuperf-summary") or config.getini("gpuperf_summary")
+    if shown not in summary.SUMMARY_CHOICES:
+        raise pytest.UsageError(f"gpuperf_summary = {shown!r} in the ini file: choose one of "
+                                f"{', '.join(summary.SUMMARY_CHOICES)}")
     require = opt("--gpuperf-require-baseline")
     options = Options(device=device, baseline_dir=baseline_dir,
                       require_baseline=bool(config.getini("gpuperf_require_baseline") if require is None else require),
-                      show_all=bool(opt("--gpuperf-show-all")),
+                      show_all=shown == "all",
                       update_baselines=opt("--gpuperf-update-baselines"), json_path=opt("--gpuperf-json"),
                       history_path=opt("--gpuperf-history"), timeout_s=timeout_s,
                       tolerance_k=tolerance_k, measure_budget_s=budget_s, floor=floor,
@@ -144,6 +151,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[session_key] = state
     if options.history_path:
         _check_history(options.history_path)
+    progress.start(config)
 
 
 def _check_history(value: str) -> None:
@@ -281,8 +289,10 @@ def gpuperf_record(gpu_device: Device, request: pytest.FixtureRequest) -> Record
     """Record a metric of the current test; it is compared with the baseline when the test returns."""
     state = request.config.stash[session_key]
     nodeid, spec = test_id(request.node), gpu_device.info.spec
+    note = progress.noting(request.config)
 
     def record(**kw: Any):
+        note(str(kw.get("name", "")))
         try:
             return state.record(nodeid, spec, **kw)
         except GpuPerfError as exc:

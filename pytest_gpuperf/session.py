@@ -30,7 +30,7 @@ class Options:
     device: str = "0"
     baseline_dir: str | None = None  # --gpuperf-baseline-dir; None: ./baselines under the rootdir
     require_baseline: bool = False  # --gpuperf-require-baseline: a device without one fails the run
-    show_all: bool = False  # --gpuperf-show-all: every row in the summary, not only those that are not 'pass'
+    show_all: bool = False  # --gpuperf-summary=all: every row in the summary, not only those that are not 'pass'
     update_baselines: bool = False
     json_path: str | None = None
     history_path: str | None = None

@@ -29,13 +29,60 @@ def report(dev_b=None, driver_b="580.1"):
     return engine.compare_sides(side_from_docs("A", [a], ["a.json"]), side_from_docs("B", [b], ["b.json"]))
 
 
-def test_rows_are_grouped_by_area_worst_first_and_environment_comes_first():
+def test_the_news_comes_first_then_the_rest_by_area_then_the_environment_that_differs():
     rep = report(driver_b="590.2")
     areas = [a for a, _ in rep.areas()]
     assert areas[:2] in (["accuracy", "memory"], ["memory", "accuracy"])  # the two areas with a worse row
     text = formats.text(rep)
-    assert text.index("driver: 580.1 -> 590.2") < text.index("verdicts:") < text.index("== ")
-    assert "FAIL: 2 significant regression(s)" in text and "1 only in A" in text
+    assert (text.index("FAIL: 2 significant regression(s)") < text.index("verdicts:") < text.index("== regressions: 2")
+            < text.index("memory.copy.bw") < text.index("== tuning") < text.index("environment: 1 of")
+            < text.index("driver: 580.1 -> 590.2"))
+    assert "1 only in A" in text and "toolkit: 13.0" not in text, "unchanged fields are left out"
+    assert "toolkit: 13.0" in formats.text(rep, all_rows=True)
+    regressions = text.split("== regressions")[1].split("\n\n")[0]
+    assert "memory.copy.bw" in regressions and "accuracy.sin.max_ulp" in regressions and "-10.0%" in regressions
+    md = formats.markdown(rep)
+    assert md.index("**FAIL: 2") < md.index("## Regressions (2)") < md.index("## Environment (1 of")
+    assert "<details><summary>" in md.split("## Environment")[1]
+
+
+def ungated_report():
+    """One gated regression, and one worse row that is not gated (the card throttled while B measured it)."""
+    throttled = {"power": {"throttled": True, "throttle_reasons": ["hw_slowdown"]}}
+    a = results([metric("memory.copy.bw", 3000, "GB/s", "higher", samples=noisy(3000, 0.005, 100, 1)),
+                 metric("latency.fma.cycles", 4.0, "cycles", samples=noisy(4.0, 0.001, 50, 3))])
+    b = results([metric("memory.copy.bw", 2700, "GB/s", "higher", samples=noisy(2700, 0.005, 100, 2)),
+                 metric("latency.fma.cycles", 4.4, "cycles", samples=noisy(4.4, 0.001, 50, 4), info=throttled)])
+    return engine.compare_sides(side_from_docs("A", [a], ["a.json"]), side_from_docs("B", [b], ["b.json"]))
+
+
+def test_one_count_of_failures_everywhere_and_an_ungated_row_is_not_one():
+    rep = ungated_report()
+    ungated = next(r for r in rep.rows if r.name == "latency.fma.cycles")
+    assert (ungated.verdict, ungated.gated, ungated.fails) == ("worse", False, False)
+    assert [r.name for r in rep.failing] == ["memory.copy.bw"] and rep.exit_code == 1
+    counts = formats.to_json(rep)["counts"]
+    assert (counts["worse"], counts["failing"], counts["worse_ungated"]) == (2, 1, 1)
+    for text in (formats.text(rep), formats.markdown(rep)):
+        assert "FAIL: 1 significant regression(s)" in text and "1 worse, 1 worse but not gated" in text
+    assert "**worse (not gated)**" not in formats.markdown(rep) and "**worse**" in formats.markdown(rep)
+    page = formats.html_page(rep)
+    assert 'class="worse fail"' in page and 'class="worse ungated"' in page
+    assert page.count('class="worse fail"') == 1 == len(github.findings_from_rows(rep.rows))
+
+
+def test_csv_has_every_row_failing_first_with_plain_numbers():
+    import csv
+    import io
+
+    rep = report()
+    rows = list(csv.DictReader(io.StringIO(formats.csv_text(rep))))
+    assert len(rows) == len(rep.rows) and tuple(rows[0]) == formats.CSV_COLUMNS
+    assert [r["metric"] for r in rows[:2]] == [r.name for r in rep.failing]
+    bw = next(r for r in rows if r["metric"] == "memory.copy.bw")
+    assert float(bw["delta_pct"]) == pytest.approx(-10.0, abs=0.5) and bw["fails"] == "true" and bw["gated"] == "true"
+    only = next(r for r in rows if r["metric"] == "tuning.only_a")
+    assert only["b"] == "" and only["ratio"] == ""
 
 
 def test_markdown_tables_have_the_header_shape():
@@ -81,13 +128,18 @@ class _Tables(HTMLParser):
             self.cells.append(data)
 
 
-def test_html_is_self_contained_and_holds_the_table():
-    page = formats.html_page(report())
+def test_html_is_self_contained_leads_with_the_news_and_plots_the_significant_rows():
+    page = formats.html_page(report(driver_b="590.2"))
     parser = _Tables()
-    parser.feed(page)
-    assert "table" in parser.tags and "style" in parser.tags and "script" not in parser.tags and "link" not in parser.tags
-    assert "memory.copy.bw" in parser.cells and "worse" in parser.cells
-    assert page.startswith("<!DOCTYPE html>") and "http" not in page.split("</style>")[0]
+    parser.feed(page)  # raises on any external asset
+    assert "table" in parser.tags and "style" in parser.tags and "link" not in parser.tags
+    assert "memory.copy.bw" in parser.cells and "worse" in parser.cells and "-10.0%" in parser.cells
+    assert page.lstrip().startswith("<!DOCTYPE html>") and "http" not in page.split("</style>")[0]
+    assert page.index('id="verdict"') < page.index('id="regressions"') < page.index('id="other"') < page.index(
+        'id="environment"')
+    env = page.split('id="environment"')[1]
+    assert env.index("driver") < env.index("<details>") < env.index("toolkit"), "unchanged fields are folded"
+    assert page.count('class="strip"') == 2  # the two failing rows: samples (memory.copy.bw), one value a side (ulp)
 
 
 def _gpuperf(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -202,10 +254,30 @@ def test_real_report_in_every_format():
     assert len(doc["rows"]) == 1529 and doc["a"]["environment"]["driver"] == "580.159.04"
     assert "clock MHz at start: 345.0 -> 795.0" in formats.text(rep)
     md = formats.markdown(rep)
-    assert md.count("\n## ") == 1 + len(rep.areas())  # Environment + one section per area
+    listed = [area for area, rows, shown in formats.others(rep) if shown or formats._omitted(rows, False)]
+    assert md.count("\n## ") == 2 + len(listed)  # Regressions, each area with something to say, Environment
     page = formats.html_page(rep)
     parser = _Tables()
     parser.feed(page)
-    per_area = [any(r.verdict not in formats.QUIET for r in rows) + sum(any(r.verdict == v for r in rows) for v in formats.QUIET)
-                for _, rows in rep.areas()]
-    assert parser.tags.count("table") == 1 + sum(per_area)  # environment, then listed and folded rows per area
+    assert "clock MHz at start" in parser.cells and "memory.copy.bandwidth.1GiB" in parser.cells
+
+
+def test_the_planted_ab_page_draws_its_sample_plots_in_chromium(tmp_path):
+    """The HTML report of the planted A/B (three A/A runs of the H100 against the run with planted
+    regressions) opened in headless Chromium: no script error, one strip plot per plotted row."""
+    from history_support import browse, chromium
+
+    if chromium() is None:
+        pytest.skip("chromium absent: apt-get install -y chromium")
+    page = tmp_path / "planted.html"
+    r = _gpuperf("compare", *(str(ROOT / f"results/nvidia-h100-80gb-hbm3/gatecheck/aa-{i}.json.gz") for i in (2, 3, 4)),
+                 "--against", str(ROOT / "results/nvidia-h100-80gb-hbm3/planted-ab-cuda.json.gz"), "--format", "html",
+                 "-o", str(page))
+    assert r.returncode == 1, r.stderr
+    dom, console = browse(page, size="1400,1000")
+    assert console == [] and "data-js-errors" not in dom and 'data-rendered="yes"' in dom
+    strips = dom.count('class="strip"')
+    assert strips >= 4 and dom.count('data-drawn="yes"') == strips and f'data-plots="{strips}"' in dom
+    assert dom.count("uplot") >= strips
+    regressions = dom.split('id="regressions"')[1].split('id="other"')[0]
+    assert "memory.copy.bandwidth.1GiB" in regressions and "accuracy.fp32.sin.max_ulp" in regressions

@@ -95,7 +95,7 @@ def test_unchanged_run_passes_and_a_dropped_metric_is_a_warning(pytester, monkey
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     result = pytester.runpytest(*_args(pytester, reference))
     assert result.ret == 1  # a metric of a passed test that the reference has and this run lacks: missing
-    result.stdout.fnmatch_lines(["::warning title=gpuperf missing%3A accuracy.work.max_ulp on opencl%3A0::*"])
+    result.stdout.fnmatch_lines(["::error title=gpuperf missing%3A accuracy.work.max_ulp on opencl%3A0::*"])  # it fails the run
 
 
 def test_a_derived_figure_is_not_judged_from_one_run_a_side(pytester, monkeypatch, reference):

@@ -56,7 +56,7 @@ def test_host_only_tests_never_touch_devices(pytester):
 def test_results_json_follows_schema(pytester):
     pytester.makepyfile(WORK)
     out = pytester.path / "r" / "{key}-{backend}.json"
-    result = run(pytester, f"--gpuperf-json={out}", "--gpuperf-show-all")
+    result = run(pytester, f"--gpuperf-json={out}", "--gpuperf-summary=all")
     result.assert_outcomes(passed=1)
     files = list((pytester.path / "r").glob("*-opencl.json"))
     assert len(files) == 1

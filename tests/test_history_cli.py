@@ -100,15 +100,16 @@ def test_import_skips_what_is_not_a_results_document_with_one_line_each_and_impo
     (folder / "torn.json").write_text('{"schema": "pytest-gpuperf/1", "metrics": [')
     (folder / "list.json").write_text("[1, 2]")
     db = str(tmp_path / "h.db")
-    assert main(["history", "import", str(folder), "--db", db]) == 0
+    assert main(["history", "import", str(folder), "--db", db]) == 1  # the torn file is broken, not another kind
     out, err = capsys.readouterr()
-    assert "imported 2 new run(s) of 2" in out and "skipped 6 file(s)" in out
+    assert "imported 2 new run(s) of 2" in out and "skipped 5 file(s) of another kind" in out
+    assert "1 broken file(s) NOT imported" in out
     lines = err.splitlines()
-    assert len(lines) == 6 and all(line.startswith("skipped ") for line in lines), err
+    assert len(lines) == 6 and sum(line.startswith("skipped ") for line in lines) == 5, err
     for f, why in NOT_RESULTS.items():
         (line,) = [x for x in lines if f"/{f.parent.name}/{jsonio.saved(f).name}:" in x]
-        assert why in line, line
-    assert any("torn.json: not valid JSON" in x for x in lines)
+        assert line.startswith("skipped ") and why in line, line
+    assert any(x.startswith("error: ") and "torn.json: not valid JSON" in x for x in lines)
     assert any("list.json: a JSON list, not a results document" in x for x in lines)
     assert len(read_runs(db)) == 2
 
@@ -161,4 +162,4 @@ def test_detect_names_each_steps_commit_and_date(tmp_path, capsys):
     record_runs(db, series_runs([1.0] * 6 + [2.0] * 6))
     assert main(["history", "detect", "--db", db]) == 0
     out = capsys.readouterr().out
-    assert "at commit c006 (2026-03-01T00:06:00+00:00; previous run: c005, 2026-03-01T00:05:00+00:00)" in out
+    assert "commits c005..c006 (2026-03-01T00:05:00+00:00 .. 2026-03-01T00:06:00+00:00)" in out

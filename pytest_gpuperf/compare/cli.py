@@ -12,6 +12,10 @@ else 'informational'. Verdicts: ``better``, ``worse``, ``same``, ``informational
 the card are compared (cycles, ulp, ratios, fractions of the card's own peak bandwidth); ``--raw``
 compares absolute figures too.
 
+Formats: text (default), markdown, json (``pytest-gpuperf-compare/1``), csv (one row per metric) and html
+(one self-contained page with a plot of both sides' samples for every significant row). Each leads with
+the verdict and the regressions, then the rest by area, then the environment fields that differ.
+
 Exit status: 0 no significant regression beyond the threshold; 1 a significant regression (or an
 impossible value); 2 bad input (unreadable file, not a results document, a side mixing devices, no
 metric in common).

@@ -452,10 +452,20 @@ class Report:
         """1 when a gated significant regression (or an impossible value) exists, else 0."""
         return 1 if any(r.fails for r in self.rows) else 0
 
+    @property
+    def failing(self) -> list[Row]:
+        """The rows that set exit status 1 (gated worse rows and impossible values), worst first: the one
+        count of failures every format states."""
+        return sorted((r for r in self.rows if r.fails), key=Row.sort_key)
+
     def counts(self) -> dict[str, int]:
+        """Rows per verdict, plus ``failing`` (:attr:`failing`) and ``worse_ungated`` (worse rows that do not
+        fail: a figure gated only if stable, a throttled or shared measurement)."""
         out = {v: 0 for v in VERDICTS}
         for r in self.rows:
             out[r.verdict] += 1
+        out["failing"] = len(self.failing)
+        out["worse_ungated"] = sum(r.verdict == "worse" and not r.gated for r in self.rows)
         return out
 
     def areas(self) -> list[tuple[str, list[Row]]]:

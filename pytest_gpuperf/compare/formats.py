@@ -1,25 +1,37 @@
-"""The comparison as terminal text, Markdown, JSON (``pytest-gpuperf-compare/1``) and one HTML page.
+"""The comparison as terminal text, Markdown, JSON (``pytest-gpuperf-compare/1``), CSV and one HTML page.
 
-Every format opens with what changed in the environment (driver, runtime, toolkit, clocks, device),
-then the tally of verdicts, then the rows grouped by area, worst first (verdict, then p-value, then size).
-Text and Markdown list the rows that say something — ``worse``, ``better``, ``error``, ``incomparable``
-measured on both sides — and count the ``same`` and ``informational`` rows and the metrics only one side
-recorded (``all=True`` lists them too); JSON and HTML always carry every row (HTML folds the ``same`` and
-``informational`` ones away).
-The HTML page is self-contained: inline CSS, no scripts, no external assets, so a CI artifact opens
-anywhere, offline.
+Every format leads with the news: the verdict (PASS/FAIL with the one count of failing rows — gated
+``worse`` rows and impossible values, :attr:`.engine.Report.failing` — that the exit status, the
+annotations and the tally all state), then the regressions themselves, then the rest of what changed by
+area (better, worse but not gated, incomparable), and last the environment: the fields that differ, the
+unchanged ones folded away. Each row shows B/A and the change in percent beside it. A ``worse`` row that
+is not gated (a figure gated only if stable, a throttled or shared measurement) is counted as such and
+never drawn as a failure.
+
+Text and Markdown list the rows that say something and count the ``same`` and ``informational`` rows and
+the metrics only one side recorded (``all=True`` lists them too); JSON and CSV carry every row; the HTML
+page folds the quiet rows away and draws, for every significant row, both sides' samples as a strip
+plot (uPlot, inlined: :mod:`pytest_gpuperf.report.assets`), so the page works from a file, offline.
 """
 
 from __future__ import annotations
 
-import html
+import csv
+import io
 import math
 from typing import Any, Callable
+
+import numpy as np
 
 from .. import COMPARE_SCHEMA, __version__
 from .engine import VERDICTS, Report, Row
 
-FORMATS = ("text", "markdown", "json", "html")
+FORMATS = ("text", "markdown", "json", "html", "csv")
+HEADER = ("metric", "A", "B", "unit", "B/A", "Δ %", "interval", "p", "verdict", "why")
+#: verdicts text and Markdown count instead of listing (``--all`` lists them), HTML folds away
+QUIET = ("same", "informational")
+#: samples per side a strip plot draws at most (more are summarised by evenly spaced quantiles)
+PLOT_SAMPLES = 300
 
 
 def _g(x: float | None, digits: int = 4) -> str:
@@ -34,6 +46,11 @@ def _ratio(r: Row) -> str:
     return "-" if r.ratio is None else f"{r.ratio:.4g}"
 
 
+def _delta(r: Row) -> str:
+    """B against A in percent; ``-`` where A is 0 (no relative change from 0)."""
+    return "-" if r.delta_rel is None or not math.isfinite(r.delta_rel) else f"{r.delta_rel:+.1%}"
+
+
 def _ci(r: Row) -> str:
     return "-" if r.ci is None else f"[{r.ci[0]:.4g}, {r.ci[1]:.4g}]"
 
@@ -43,7 +60,7 @@ def _p(r: Row) -> str:
 
 
 def _verdict(r: Row) -> str:
-    return r.verdict + ("" if r.gated or r.verdict == "informational" else " (ungated)")
+    return r.verdict + ("" if r.gated or r.verdict == "informational" else " (not gated)")
 
 
 def _why(r: Row) -> str:
@@ -54,14 +71,8 @@ def _unit(r: Row) -> str:
     return r.compared_unit or r.unit
 
 
-#: verdicts text and Markdown count instead of listing (``--all`` lists them), HTML folds away
-QUIET = ("same", "informational")
-
-
-def _listed(r: Row, all_rows: bool) -> bool:
-    if all_rows:
-        return True
-    return r.verdict not in QUIET and "only" not in r.extra
+def _cells(r: Row) -> tuple[str, ...]:
+    return (r.name, _g(r.a, 6), _g(r.b, 6), _unit(r), _ratio(r), _delta(r), _ci(r), _p(r), _verdict(r), _why(r))
 
 
 def _side_line(label: str, side: Any) -> str:
@@ -69,16 +80,40 @@ def _side_line(label: str, side: Any) -> str:
     return f"{label} = {side.describe()}, {runs}: {', '.join(side.paths)}"
 
 
-def _tally(report: Report) -> str:
+def _kind(report: Report) -> str:
+    return ("one card (A/B of driver, toolkit or code)" if report.same_card else
+            "two cards: only figures normalised by the card itself are compared (--raw: all)")
+
+
+def tally(report: Report) -> str:
+    """Rows per verdict, worse split into the rows that fail and those that are not gated."""
     c = report.counts()
-    return ", ".join(f"{c[v]} {v}" for v in VERDICTS if c[v])
+    parts = []
+    for v in VERDICTS:
+        n = c[v] - (c["worse_ungated"] if v == "worse" else 0)
+        if n:
+            parts.append(f"{n} {v}")
+        if v == "worse" and c["worse_ungated"]:
+            parts.append(f"{c['worse_ungated']} worse but not gated")
+    return ", ".join(parts)
 
 
 def status(report: Report) -> str:
-    failing = [r for r in report.rows if r.fails]
-    if not failing:
+    """PASS, or FAIL with the number of failing rows — the number every format and annotation states."""
+    n = len(report.failing)
+    if not n:
         return "PASS: no significant regression beyond the threshold (exit 0)"
-    return f"FAIL: {len(failing)} significant regression(s) or impossible value(s) (exit 1)"
+    return f"FAIL: {n} significant regression(s) or impossible value(s) (exit 1)"
+
+
+def _listed(r: Row, all_rows: bool) -> bool:
+    return all_rows or (r.verdict not in QUIET and "only" not in r.extra)
+
+
+def others(report: Report, all_rows: bool = False) -> list[tuple[str, list[Row], list[Row]]]:
+    """Per area: (area, its rows, the rows listed after the regressions — every non-failing row that says
+    something, or every row with ``all_rows``)."""
+    return [(area, rows, [r for r in rows if not r.fails and _listed(r, all_rows)]) for area, rows in report.areas()]
 
 
 def _omitted(rows: list[Row], all_rows: bool) -> str:
@@ -94,43 +129,41 @@ def _omitted(rows: list[Row], all_rows: bool) -> str:
     return ("not listed: " + ", ".join(parts) + " (--all lists them)") if parts else ""
 
 
-#: environment fields the text report prints even when unchanged (what an upgrade gate is about)
-ALWAYS = frozenset({"device", "device key", "backend", "driver", "runtime", "toolkit"})
-
-HEADER = ("metric", "A", "B", "unit", "B/A", "interval", "p", "verdict", "why")
-
-
-def _cells(r: Row) -> tuple[str, ...]:
-    return (r.name, _g(r.a, 6), _g(r.b, 6), _unit(r), _ratio(r), _ci(r), _p(r), _verdict(r), _why(r))
+def environment(report: Report) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(fields that differ between the sides, fields that are the same)."""
+    return ([e for e in report.environment if e["changed"]], [e for e in report.environment if not e["changed"]])
 
 
 # --------------------------------------------------------------------------------------------- text
 def text(report: Report, all_rows: bool = False) -> str:
-    """Terminal text: environment first, then each area's table."""
+    """Terminal text: the verdict, the regressions, the rest by area, then what differs in the environment."""
     from ..report.terminal import format_table
 
-    out = ["gpuperf compare", "  " + _side_line("A", report.a), "  " + _side_line("B", report.b)]
-    kind = "one card (A/B of driver, toolkit or code)" if report.same_card else \
-        "two cards: only figures normalised by the card itself are compared (--raw: all)"
-    out.append(f"  {kind}")
-    out.append("environment (* = differs; unchanged fields beyond the identity ones are left out):")
-    for e in report.environment:
-        if not e["changed"] and e["field"] not in ALWAYS:
-            continue
-        mark = "*" if e["changed"] else " "
-        out.append(f"  {mark} {e['field']}: {e['a']}" + (f" -> {e['b']}" if e["changed"] else ""))
-    out.append(f"verdicts: {_tally(report)}")
-    out.append(status(report))
-    for area, rows in report.areas():
-        listed = [r for r in rows if _listed(r, all_rows)]
-        out.append("")
-        out.append(f"== {area} ({len(rows)} metrics) ==")
-        if listed:
-            table = [tuple(c if len(c) <= 160 else c[:157] + "..." for c in _cells(r)) for r in listed]
-            out.extend("  " + line.rstrip() for line in format_table(table, HEADER))
+    def table(rows: list[Row]) -> list[str]:
+        cells = [tuple(c if len(c) <= 160 else c[:157] + "..." for c in _cells(r)) for r in rows]
+        return ["  " + line.rstrip() for line in format_table(cells, HEADER)]
+
+    out = ["gpuperf compare", "  " + _side_line("A", report.a), "  " + _side_line("B", report.b),
+           f"  {_kind(report)}", status(report), f"verdicts: {tally(report)}", ""]
+    failing = report.failing
+    out.append(f"== regressions: {len(failing)} (they set the exit status) ==")
+    out += table(failing) if failing else ["  none"]
+    for area, rows, listed in others(report, all_rows):
         note = _omitted(rows, all_rows)
+        if not listed and not note:
+            continue
+        out += ["", f"== {area} ({len(rows)} metrics) =="]
+        if listed:
+            out += table(listed)
         if note:
             out.append("  " + note)
+    changed, same = environment(report)
+    out += ["", f"environment: {len(changed)} of {len(report.environment)} field(s) differ"]
+    out += [f"  * {e['field']}: {e['a']} -> {e['b']}" for e in changed]
+    if all_rows:
+        out += [f"    {e['field']}: {e['a']}" for e in same]
+    elif same:
+        out.append(f"  ({len(same)} unchanged field(s) not listed; --all lists them)")
     return "\n".join(out) + "\n"
 
 
@@ -140,32 +173,43 @@ def _md(cell: str) -> str:
 
 
 def markdown_table(rows: list[Row], header: tuple[str, ...] = HEADER) -> list[str]:
-    """A GitHub-flavoured Markdown table of rows (also the step summary's table)."""
+    """A GitHub-flavoured Markdown table of rows (also the step summary's table); failing rows in bold."""
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join(" --- " for _ in header) + "|"]
     for r in rows:
         cells = list(_cells(r))
         cells[0] = f"`{cells[0]}`"
-        cells[7] = f"**{cells[7]}**" if r.verdict in ("worse", "error") else cells[7]
+        cells[8] = f"**{cells[8]}**" if r.fails else cells[8]
         lines.append("| " + " | ".join(_md(c) for c in cells) + " |")
     return lines
 
 
 def markdown(report: Report, all_rows: bool = False) -> str:
-    """Markdown: a heading, the environment table, then one table per area."""
+    """Markdown: the verdict, the regressions, one table per area for the rest, the environment last (the
+    differing fields; the unchanged ones in a folded ``<details>``)."""
+    failing = report.failing
     out = ["# gpuperf compare", "", f"- {_side_line('A', report.a)}", f"- {_side_line('B', report.b)}",
-           f"- **{status(report)}** — {_tally(report)}", "", "## Environment", "",
-           "| field | A | B | |", "| --- | --- | --- | --- |"]
-    for e in report.environment:
-        out.append(f"| {_md(e['field'])} | {_md(str(e['a']))} | {_md(str(e['b']))} | "
-                   f"{'**differs**' if e['changed'] else ''} |")
-    for area, rows in report.areas():
-        listed = [r for r in rows if _listed(r, all_rows)]
+           f"- {_kind(report)}", "", f"**{status(report)}** — {tally(report)}", "",
+           f"## Regressions ({len(failing)})", ""]
+    out += markdown_table(failing) if failing else ["_none: nothing fails the comparison_"]
+    for area, rows, listed in others(report, all_rows):
+        note = _omitted(rows, all_rows)
+        if not listed and not note:
+            continue
         out += ["", f"## {area} ({len(rows)} metrics)", ""]
         if listed:
             out += markdown_table(listed)
-        note = _omitted(rows, all_rows)
         if note:
             out += ["", f"_{note}_"]
+    changed, same = environment(report)
+    out += ["", f"## Environment ({len(changed)} of {len(report.environment)} field(s) differ)", ""]
+    if changed:
+        out += ["| field | A | B |", "| --- | --- | --- |"]
+        out += [f"| {_md(e['field'])} | {_md(str(e['a']))} | {_md(str(e['b']))} |" for e in changed]
+    if same:
+        out += ["", f"<details><summary>{len(same)} unchanged field(s)</summary>", "", "| field | value |",
+                "| --- | --- |"]
+        out += [f"| {_md(e['field'])} | {_md(str(e['a']))} |" for e in same]
+        out += ["", "</details>"]
     return "\n".join(out) + "\n"
 
 
@@ -197,65 +241,99 @@ def json_text(report: Report, all_rows: bool = False) -> str:
     return json.dumps(to_json(report), indent=1, ensure_ascii=False) + "\n"
 
 
+# ---------------------------------------------------------------------------------------------- csv
+CSV_COLUMNS = ("metric", "area", "unit", "compared_unit", "better", "a", "b", "ratio", "delta_pct", "ci_low",
+               "ci_high", "p_value", "verdict", "gated", "fails", "basis", "noise", "runs_a", "runs_b", "reason")
+
+
+def csv_text(report: Report, all_rows: bool = False) -> str:
+    """One CSV row per metric (every row, failing ones first, then by area as in the other formats):
+    numbers unformatted, empty where there is none, for a spreadsheet or a script."""
+    def num(x: float | None) -> str:
+        return "" if x is None else repr(float(x))
+
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(CSV_COLUMNS)
+    failing = report.failing
+    ordered = failing + [r for _, rows in report.areas() for r in rows if not r.fails]
+    for r in ordered:
+        w.writerow((r.name, r.area, r.unit, _unit(r), r.better, num(r.a), num(r.b), num(r.ratio),
+                    "" if r.delta_rel is None else repr(100.0 * r.delta_rel),
+                    "" if r.ci is None else repr(r.ci[0]), "" if r.ci is None else repr(r.ci[1]), num(r.p_value),
+                    r.verdict, str(r.gated).lower(), str(r.fails).lower(), r.basis, r.noise or "", r.runs[0],
+                    r.runs[1], _why(r)))
+    return buf.getvalue()
+
+
 # --------------------------------------------------------------------------------------------- html
-CSS = """
-body{font:14px/1.4 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:1.5em;color:#1b1f24}
-h1{font-size:1.4em}h2{font-size:1.15em;margin-top:1.6em}
-table{border-collapse:collapse;margin:.4em 0}th,td{border:1px solid #d0d7de;padding:.2em .5em;text-align:left;
-vertical-align:top}th{background:#f6f8fa}td.num{text-align:right;font-variant-numeric:tabular-nums}
-tr.worse td.v,tr.error td.v{background:#ffebe9;color:#a40e26;font-weight:600}
-tr.better td.v{background:#dafbe1;color:#116329}tr.incomparable td.v{background:#fff8c5;color:#7d4e00}
-tr.changed td{background:#fff8c5}.pass{color:#116329;font-weight:600}.fail{color:#a40e26;font-weight:600}
-code{font-size:.92em}details{margin:.3em 0}
-"""
+def _plotted(r: Row) -> bool:
+    """Rows drawn with both sides' samples: those whose difference is significant (or that failed)."""
+    return bool(r.significant) or r.fails or r.verdict == "better"
 
 
-def _h(x: Any) -> str:
-    return html.escape(str(x))
+def _sample_values(side: Any, name: str) -> list[float]:
+    """What a side measured of ``name``: its pooled raw samples, else its values per run (or repeats)."""
+    m = side.metrics.get(name)
+    if m is None:
+        return []
+    xs = m.samples if m.samples is not None else m.spread_values()[0]
+    xs = np.asarray([x for x in xs if isinstance(x, (int, float)) and math.isfinite(x)], dtype=np.float64)
+    if xs.size > PLOT_SAMPLES:
+        xs = np.quantile(xs, (np.arange(PLOT_SAMPLES) + 0.5) / PLOT_SAMPLES)
+    return [float(f"{x:.6g}") for x in xs]
 
 
-def _html_rows(rows: list[Row]) -> list[str]:
-    out = ["<table><tr>" + "".join(f"<th>{_h(c)}</th>" for c in HEADER) + "</tr>"]
-    for r in rows:
-        c = _cells(r)
-        out.append(f'<tr class="{_h(r.verdict)}"><td><code>{_h(c[0])}</code></td>'
-                   + "".join(f'<td class="num">{_h(x)}</td>' for x in c[1:3]) + f"<td>{_h(c[3])}</td>"
-                   + "".join(f'<td class="num">{_h(x)}</td>' for x in c[4:7])
-                   + f'<td class="v">{_h(c[7])}</td><td>{_h(c[8])}</td></tr>')
-    out.append("</table>")
-    return out
+def _row_html(r: Row, plot: int | None) -> dict[str, Any]:
+    cls = [r.verdict, "fail" if r.fails else "", "ungated" if r.verdict == "worse" and not r.gated else ""]
+    return {"cells": _cells(r), "cls": " ".join(c for c in cls if c), "plot": plot}
 
 
 def html_page(report: Report, all_rows: bool = False) -> str:
-    """One self-contained HTML page (inline CSS, no scripts or external assets)."""
-    status_cls = "fail" if report.exit_code else "pass"
-    out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-           f"<title>gpuperf compare: {_h(report.a.describe())} vs {_h(report.b.describe())}</title>",
-           f"<style>{CSS}</style></head><body>", "<h1>gpuperf compare</h1>", "<ul>",
-           f"<li>{_h(_side_line('A', report.a))}</li>", f"<li>{_h(_side_line('B', report.b))}</li>",
-           f'<li class="{status_cls}">{_h(status(report))}</li>', f"<li>{_h(_tally(report))}</li>", "</ul>",
-           "<h2>Environment</h2>", "<table><tr><th>field</th><th>A</th><th>B</th></tr>"]
-    for e in report.environment:
-        cls = ' class="changed"' if e["changed"] else ""
-        out.append(f"<tr{cls}><td>{_h(e['field'])}</td><td>{_h(e['a'])}</td><td>{_h(e['b'])}</td></tr>")
-    out.append("</table>")
-    for area, rows in report.areas():
-        shown = [r for r in rows if r.verdict not in QUIET]
-        out.append(f'<h2 id="{_h(area)}">{_h(area)} ({len(rows)} metrics)</h2>')
-        if shown:
-            out += _html_rows(shown)
-        for verdict in QUIET:
-            folded = [r for r in rows if r.verdict == verdict]
-            if folded:
-                out.append(f"<details><summary>{len(folded)} {verdict}</summary>")
-                out += _html_rows(folded)
-                out.append("</details>")
-    out.append(f"<p><small>pytest-gpuperf {_h(__version__)}, schema {_h(COMPARE_SCHEMA)}</small></p>")
-    out.append("</body></html>")
-    return "\n".join(out) + "\n"
+    """One self-contained HTML page (inline CSS, data and scripts; nothing fetched)."""
+    import json
+
+    import markupsafe
+
+    from ..report import assets
+
+    plots: list[dict[str, Any]] = []
+
+    def rows_html(rows: list[Row]) -> list[dict[str, Any]]:
+        out = []
+        for r in rows:
+            index = None
+            if _plotted(r):
+                a, b = _sample_values(report.a, r.name), _sample_values(report.b, r.name)
+                if a and b:
+                    index = len(plots)
+                    plots.append({"name": r.name, "unit": r.unit, "a": a, "b": b, "fails": r.fails})
+            out.append(_row_html(r, index))
+        return out
+
+    failing = rows_html(report.failing)
+    areas = []
+    for area, rows, listed in others(report, False):
+        folded = [(v, rows_html([r for r in rows if r.verdict == v and not r.fails])) for v in QUIET]
+        only = [r for r in rows if "only" in r.extra and r.verdict not in QUIET]
+        areas.append({"name": area, "count": len(rows), "listed": rows_html([r for r in listed if r not in only]),
+                      "folded": [(v, rs) for v, rs in folded if rs], "only": rows_html(only)})
+    changed, same = environment(report)
+    payload = json.dumps(plots, separators=(",", ":"), allow_nan=False)  # strict: JSON.parse takes no NaN
+    return assets.environment(__package__).get_template("compare.html.j2").render(
+        a=report.a.describe(), b=report.b.describe(), side_a=_side_line("A", report.a),
+        side_b=_side_line("B", report.b), kind=_kind(report), status=status(report), tally=tally(report),
+        failed=bool(report.failing), header=HEADER, failing=failing, areas=areas, changed=changed, same=same,
+        version=__version__, schema=COMPARE_SCHEMA,
+        uplot_css=markupsafe.Markup(assets.inline(assets.shared(assets.UPLOT_CSS))),
+        css=markupsafe.Markup(assets.inline(assets.read(__package__, "compare.css"))),
+        uplot_js=markupsafe.Markup(assets.inline(assets.shared(assets.UPLOT_JS))),
+        app_js=markupsafe.Markup(assets.inline(assets.read(__package__, "compare.js"))),
+        data=markupsafe.Markup(assets.inline(payload)))
 
 
-RENDERERS: dict[str, Callable[..., str]] = {"text": text, "markdown": markdown, "json": json_text, "html": html_page}
+RENDERERS: dict[str, Callable[..., str]] = {"text": text, "markdown": markdown, "json": json_text, "html": html_page,
+                                            "csv": csv_text}
 
 
 def render(report: Report, fmt: str, all_rows: bool = False) -> str:

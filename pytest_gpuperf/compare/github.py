@@ -1,7 +1,8 @@
 """GitHub Actions: annotations for regressions and a Markdown table in the job's step summary.
 
-When ``GITHUB_ACTIONS=true`` (set by the runner), a regression becomes an ``::error`` workflow command
-and an incomparable or missing metric a ``::warning`` — GitHub shows them on the run's page without
+When ``GITHUB_ACTIONS=true`` (set by the runner), a regression (and in a pytest run a metric its test no
+longer records, which fails the run too) becomes an ``::error`` workflow command and an incomparable
+metric (or, in ``gpuperf compare``, one side B lacks) a ``::warning`` — GitHub shows them on the run's page without
 anyone opening the log — and the table of findings is appended to the file named by
 ``$GITHUB_STEP_SUMMARY``. Used by ``gpuperf compare`` and by the pytest plugin (baseline or
 ``--gpuperf-compare`` gating alike). The escaping follows GitHub's workflow-command rules
@@ -86,7 +87,8 @@ def findings_from_rows(rows: Iterable[Row]) -> list[Finding]:
 
 
 def findings_from_metrics(metrics: Iterable[Metric], missing: Iterable[str], device: str) -> list[Finding]:
-    """The pytest run: regressed metrics → errors; incomparable and missing ones → warnings."""
+    """The pytest run: regressed and missing metrics → errors (either fails the run); incomparable ones →
+    warnings."""
     out = []
     for m in metrics:
         line = str(m.info.get("line", m.name))
@@ -95,7 +97,7 @@ def findings_from_metrics(metrics: Iterable[Metric], missing: Iterable[str], dev
         elif m.verdict == "incomparable":
             out.append(Finding("warning", f"gpuperf incomparable: {m.name} on {device}", line))
     for name in missing:
-        out.append(Finding("warning", f"gpuperf missing: {name} on {device}",
+        out.append(Finding("error", f"gpuperf missing: {name} on {device}",
                            f"{name} is in the reference but its test no longer records it"))
     return out
 

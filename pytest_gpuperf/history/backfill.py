@@ -1,10 +1,17 @@
 """Importing earlier runs: results JSON documents (one run each) and legacy JSONL histories.
 
 Runs carry a uid derived from their content, so importing ``results/`` again after a new session adds
-only the new runs — backfill is safe to repeat. A results folder also holds JSON that is not a results
-document (Nsight Compute exports, gate-check reports, power corpora): each such file is skipped with the
-reason, and the rest is imported. Input that yields nothing to import at all is an error, never an empty
-success.
+only the new runs — backfill is safe to repeat. What a folder holds falls in three kinds:
+
+* a results document that follows the results schema — the very check ``gpuperf compare`` makes
+  (:mod:`pytest_gpuperf.schemas`) — or a clean JSON-lines history: imported;
+* JSON of another kind (Nsight Compute exports, gate-check and compare reports, power corpora, a
+  results document without metrics): skipped, with one line naming it and why;
+* a broken file — JSON that does not parse (a torn or truncated file), a results document that fails
+  the schema (a value ``"fast"``), a JSON-lines history with a damaged line: named with what is wrong,
+  and the import, which still keeps every good file, ends non-zero.
+
+Input that yields nothing to import at all is an error, never an empty success.
 """
 
 from __future__ import annotations
@@ -12,9 +19,31 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from .records import NotResultsError, RunRecord, from_results
+from .. import RESULTS_SCHEMA
+from .records import NotResultsError, RunRecord, from_results, not_results
 from .target import HistoryTargetError
 from ..util import jsonio
+
+
+class BadFileError(ValueError):
+    """A file that should hold runs but is broken (unparsable JSON, a results document that fails the
+    schema, a damaged history line); the message names the file and the problem."""
+
+
+def schema_problem(doc: object, source: str) -> str | None:
+    """Why a results document fails the results schema (the first problems), or None where it follows it
+    or is not a results document at all."""
+    from ..schemas import problems
+
+    if not isinstance(doc, dict):
+        return None
+    if doc.get("schema") != RESULTS_SCHEMA and not_results(doc) is not None:
+        return None  # another kind of JSON: skipped, not judged by this schema
+    found = problems(doc, RESULTS_SCHEMA)
+    if not found:
+        return None
+    more = f" (and {len(found) - 3} more)" if len(found) > 3 else ""
+    return f"{source}: does not follow schema {RESULTS_SCHEMA!r}: {'; '.join(found[:3])}{more}"
 
 
 def _files(paths: Iterable[str | Path]) -> Iterator[Path]:
@@ -34,14 +63,15 @@ def _files(paths: Iterable[str | Path]) -> Iterator[Path]:
 
 
 def _read(f: Path) -> list[RunRecord]:
-    """The runs of one file; :class:`NotResultsError` saying why when it holds none that can be imported."""
+    """The runs of one file; :class:`NotResultsError` saying why when it is JSON of another kind,
+    :class:`BadFileError` saying what is wrong when it is broken."""
     from . import jsonl
 
     if f.suffix == ".jsonl":
         try:
             runs = jsonl.read(f)
-        except HistoryTargetError as exc:
-            raise NotResultsError(str(exc)) from None
+        except HistoryTargetError as exc:  # a damaged line
+            raise BadFileError(str(exc)) from None
         except (KeyError, TypeError, ValueError) as exc:
             raise NotResultsError(f"{f}: a JSON-lines file that is not a run history ({type(exc).__name__}: "
                                   f"{exc})") from None
@@ -50,24 +80,31 @@ def _read(f: Path) -> list[RunRecord]:
         return runs
     try:
         doc = jsonio.read_json(f)
-    except (EOFError, OSError, UnicodeDecodeError, ValueError) as exc:
-        raise NotResultsError(f"{f}: not valid JSON ({exc})") from None
+    except (EOFError, OSError, UnicodeDecodeError, ValueError) as exc:  # EOFError: a truncated .gz
+        raise BadFileError(f"{f}: not valid JSON ({type(exc).__name__}: {exc}); a torn or truncated file? "
+                           f"restore it, or move it out of the folder") from None
+    problem = schema_problem(doc, str(f))
+    if problem:
+        raise BadFileError(problem + "; fix or move that file (gpuperf compare refuses it too)")
     try:
         return [from_results(doc, source=str(f))]
     except NotResultsError:
         raise
     except (AttributeError, KeyError, TypeError, ValueError) as exc:  # a results document with a bad entry
-        raise NotResultsError(f"{f}: a malformed results document ({type(exc).__name__}: {exc})") from None
+        raise BadFileError(f"{f}: a malformed results document ({type(exc).__name__}: {exc})") from None
 
 
-def load(paths: Iterable[str | Path], skipped: list[str] | None = None) -> list[RunRecord]:
+def load(paths: Iterable[str | Path], skipped: list[str] | None = None,
+         bad: list[str] | None = None) -> list[RunRecord]:
     """Runs from results JSON files and JSONL histories (folders are searched), oldest first.
 
-    A file that holds no importable run goes to ``skipped`` as one line naming the file and why (or raises
-    :class:`NotResultsError` when ``skipped`` is None); a path that does not exist, a folder without JSON,
-    or input in which no file at all could be imported raises :class:`HistoryTargetError`."""
+    A file of another kind goes to ``skipped`` as one line naming it and why; a broken file to ``bad``
+    (where either list is None, the first such file raises :class:`NotResultsError` or
+    :class:`BadFileError`). A path that does not exist, a folder without JSON, or input in which no file at
+    all could be imported raises :class:`HistoryTargetError`."""
     runs: list[RunRecord] = []
     reasons: list[str] = []
+    broken: list[str] = []
     names = [str(p) for p in paths]
     for f in _files(names):
         try:
@@ -76,9 +113,16 @@ def load(paths: Iterable[str | Path], skipped: list[str] | None = None) -> list[
             if skipped is None:
                 raise
             reasons.append(str(exc))
+        except BadFileError as exc:
+            if bad is None:
+                raise
+            broken.append(str(exc))
     if skipped is not None:
         skipped += reasons
+    if bad is not None:
+        bad += broken
     if not runs:
-        raise HistoryTargetError(f"nothing to import from {' '.join(names)}: none of its {len(reasons)} JSON "
-                                 f"file(s) is a results document (written by --gpuperf-json) or a run history")
+        what = f"{len(reasons)} file(s) of another kind" + (f" and {len(broken)} broken one(s)" if broken else "")
+        raise HistoryTargetError(f"nothing to import from {' '.join(names)}: {what}, no results document (written "
+                                 f"by --gpuperf-json) or run history")
     return sorted(runs, key=lambda r: r.date)

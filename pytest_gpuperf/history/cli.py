@@ -33,12 +33,19 @@ def _db(p: argparse.ArgumentParser) -> None:
 def _detect_opts(p: argparse.ArgumentParser) -> None:
     p.add_argument("--beta", type=float, default=det.DEFAULT_BETA,
                    help="PELT penalty = beta × σ² × ln n, σ the series' robust noise (default: %(default)s)")
-    p.add_argument("--min-rel", type=float, default=det.DEFAULT_MIN_REL,
-                   help="smallest relative step reported (default: %(default)s)")
     p.add_argument("--k-sigma", type=float, default=det.DEFAULT_K_SIGMA,
-                   help="smallest step in units of σ (default: %(default)s)")
-    p.add_argument("--min-runs", type=int, default=det.DEFAULT_MIN_RUNS,
-                   help="series with fewer runs are not segmented (default: %(default)s)")
+                   help="a step must also exceed this many σ of the series' noise between runs, beside the "
+                        "metric's gate band (default: %(default)s)")
+    p.add_argument("--min-runs", type=_at_least_one, default=det.DEFAULT_MIN_RUNS, metavar="K",
+                   help="runs a new level must hold before its step is confirmed; a move at the newest runs "
+                        "with fewer is a candidate (default: %(default)s)")
+
+
+def _at_least_one(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a number of runs, 1 or more")
+    return value
 
 
 def register(sub: Any) -> None:
@@ -67,7 +74,8 @@ def register(sub: Any) -> None:
     p.add_argument("--device", metavar="KEY", help="only this device key")
     p.add_argument("--metric", metavar="SUBSTR", help="only metrics whose name contains SUBSTR")
     _detect_opts(p)
-    p.add_argument("--fail-on-step", action="store_true", help="exit 1 if any step goes toward worse")
+    p.add_argument("--fail-on-step", action="store_true",
+                   help="exit 1 if any confirmed step goes toward worse (candidates do not fail)")
     p.add_argument("--json", action="store_true", help="print steps, identity changes and the runs left out "
                                                         "as one strict JSON object")
     p.set_defaults(func=cmd_detect)
@@ -83,18 +91,23 @@ def register(sub: Any) -> None:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    """Import what can be imported; one line on stderr per file skipped, naming it and why."""
+    """Import every good file; one line on stderr per file of another kind (skipped) and per broken file
+    (named with what is wrong, and the exit status is 1)."""
     skipped: list[str] = []
+    bad: list[str] = []
     try:
-        runs = load(args.paths, skipped)
+        runs = load(args.paths, skipped, bad)
     finally:
         for line in skipped:
             print(f"skipped {line}", file=sys.stderr)
+        for line in bad:
+            print(f"error: {line}", file=sys.stderr)
     target = check(args.db)
     new = record_runs(target, runs)
     print(f"imported {new} new run(s) of {len(runs)} read into {target}"
-          + (f"; skipped {len(skipped)} file(s) that are not results documents (named on stderr)" if skipped else ""))
-    return 0
+          + (f"; skipped {len(skipped)} file(s) of another kind" if skipped else "")
+          + (f"; {len(bad)} broken file(s) NOT imported (named on stderr): fix or move them" if bad else ""))
+    return 1 if bad else 0
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -146,22 +159,23 @@ def _identity_lines(changes: list[det.IdentityChange]) -> list[str]:
 
 def cmd_detect(args: argparse.Namespace) -> int:
     runs = read_runs(args.db, args.device)
-    found = det.detect_all(runs, args.device, args.beta, args.min_rel, args.k_sigma, args.metric, args.min_runs)
-    steps = found.steps
+    found = det.detect_all(runs, args.device, args.beta, args.k_sigma, args.metric, args.min_runs)
+    confirmed, candidates = found.confirmed, found.candidates
     if args.json:
         print(dumps(found.to_json(), indent=1))
     else:
-        for s in steps:
+        for s in sorted(found.steps, key=lambda s: (s.status != det.CONFIRMED, s.device_key, s.backend, s.date, s.name)):
             print(s.describe())
         for line in _identity_lines(found.identity_changes):
             print(line)
         if found.left_out:
             why = sorted({w for _, w in found.left_out})
             print(f"left out of the trends: {len(found.left_out)} run(s), {'; '.join(why)}")
-        worse = sum(s.direction in ("worse", "changed") for s in steps)
-        print(f"{len(steps)} step(s), {worse} toward worse, {len(found.identity_changes)} identity change(s), "
-              f"over {len(runs) - len(found.left_out)} run(s)")
-    if args.fail_on_step and any(s.direction in ("worse", "changed") for s in steps):
+        worse = sum(s.worse for s in confirmed)
+        print(f"{len(confirmed)} step(s) confirmed by {args.min_runs}+ runs ({worse} toward worse), "
+              f"{len(candidates)} candidate(s) at the newest runs, {len(found.identity_changes)} identity "
+              f"change(s), over {len(runs) - len(found.left_out)} run(s)")
+    if args.fail_on_step and any(s.worse for s in confirmed):
         return 1
     return 0
 
@@ -170,7 +184,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     from .dashboard import write
 
     runs = read_runs(args.db, args.device)
-    steps = det.detect(runs, args.device, args.beta, args.min_rel, args.k_sigma, min_runs=args.min_runs)
-    path = write(args.html, runs, steps, max_plots=args.max_plots)
-    print(f"wrote {path} ({len(runs)} run(s), {len(steps)} step(s))")
+    found = det.detect_all(runs, args.device, args.beta, args.k_sigma, min_runs=args.min_runs)
+    path = write(args.html, runs, found, max_plots=args.max_plots)
+    print(f"wrote {path} ({len(runs)} run(s), {len(found.confirmed)} step(s) confirmed, "
+          f"{len(found.candidates)} candidate(s))")
     return 0

@@ -1,30 +1,36 @@
-"""Change points of each metric over commits: which commit moved it, by how much, for better or worse.
+"""Steps a team can act on: which commits moved a metric, by how much, for better or worse, and how sure.
 
-In the spirit of asv's step detection (``asv.step_detect``), a series is compared only with itself:
+In the spirit of asv's step detection (``asv.step_detect``), a series is compared only with itself, and
+a step is reported only where the gate would have seen it too:
 
 * **one series per identity.** A metric is keyed by device key, backend, name *and* identity (the
   options that shape the figure, ``MetricRecord.identity``: input set, sizes, sampling …; ``{}`` for
-  runs recorded before identities were). When the identity changes, the figure measures something else:
-  that is reported as an :class:`IdentityChange`, and segments are compared only within one identity —
-  as asv compares results only within one benchmark version.
+  runs recorded before identities were). When the identity changes the figure measures something else:
+  that is an :class:`IdentityChange`, never a step, and levels are compared only within one identity.
 * **only runs that measure the system as it is.** Gate-check runs that plant a regression
-  (``--gpuperf-plant``) are left out of every trend (:func:`left_out`).
-* **a level needs two runs.** PELT (``ruptures``, L2 cost) segments the series; a segment of one run
-  is an outlier, not a new level: it is left out and the rest segmented again, so a blip is neither a
-  step nor pulls a neighbour into a two-run segment of its own.
+  (``--gpuperf-plant``) and runs that Ctrl-C interrupted are left out of every trend (:func:`left_out`).
+* **the gate's threshold and the noise between runs.** Two levels differ only where the newer one lies
+  outside the band the gate would give the older one — the test's own tolerance, else the floor of the
+  metric's class (:mod:`pytest_gpuperf.baselines.classes`: CPU devices and host-timed figures have wider
+  ones), never narrower than the device's timer — *and* by more than ``k_sigma`` times the series' noise
+  between runs. A noisy metric therefore needs a larger step than a quiet one, and no metric a step
+  smaller than its gate resolves.
+* **persistence.** A new level counts once it holds ``k`` runs (``--min-runs``): a shorter excursion in
+  the middle of a series is transient (left out, and the series segmented again), and a move at the
+  newest runs is reported as a *candidate* until ``k`` runs confirm it.
+* **deterministic figures** (the noise model of :mod:`pytest_gpuperf.baselines.noise`: seeded ulp errors,
+  counts, exact metrics) have no noise: any change beyond the test's own tolerance is a step, at once.
+  Informational figures are never judged.
 
-The penalty is calibrated from the series' own noise: ``beta · σ² · ln n``, a BIC-like penalty (a
-split must explain more variance than σ² ln n per extra change point, so pure noise of that σ rarely
-splits). σ is the larger of
-
-* the run-to-run noise: 1.4826 · MAD of successive differences / √2 — robust to the steps themselves
-  (a step is one outlier among the differences), and
-* the within-run noise: 1.4826 · the median of the runs' own MADs (what each run measured),
-
-so a metric is never judged more precise than the device measured it. Then segments whose medians
-differ by less than ``max(min_rel · |level|, k_sigma · σ)`` are merged again: a shift that small is
-a sub-noise wiggle, not a step worth a bisect. A step from a level of 0 has no relative size: its
-``rel`` is None and its absolute change ``delta`` says how far it moved.
+Levels of noisy figures come from PELT (``ruptures``, L2 cost) with a penalty calibrated from the
+series' own noise, ``beta · σ² · ln n`` (BIC-like: pure noise of that σ rarely splits), followed by a
+merge of adjacent levels whose difference does not pass both thresholds above. σ is the larger of the
+run-to-run noise (1.4826 · MAD of successive differences / √2, robust to the steps themselves) and the
+within-run noise (1.4826 · the median of the runs' own MADs). Each step carries its commit range (the
+last run at the old level, the first at the new), its size, direction and confidence: 1 − p of a t-test
+over the runs of the two levels (:func:`pytest_gpuperf.timing.difference.run_difference`), 1 for a
+deterministic change. A step from a level of 0 has no relative size: ``rel`` is None, ``delta`` says
+how far it moved.
 """
 
 from __future__ import annotations
@@ -33,31 +39,40 @@ import json
 import math
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from ..baselines import classes, noise
+from ..baselines.compare import band, edges
+from ..devices.base import timer_resolution
+from ..timing.difference import run_difference
 from ..timing.stats import MAD_TO_SIGMA
-from .records import RunRecord, dumps, finite
+from .records import MetricRecord, RunRecord, dumps, finite
 
 DEFAULT_BETA = 3.0
-DEFAULT_MIN_REL = 0.02
-DEFAULT_K_SIGMA = 2.0
-#: Fewer runs cannot tell a step from noise (σ itself comes from the series): report nothing then.
-DEFAULT_MIN_RUNS = 5
-#: Runs a level needs: a segment of fewer runs is an outlier (a blip), not a new level.
+#: A step must exceed this many σ of the series' noise between runs (beside the gate's band).
+DEFAULT_K_SIGMA = 3.0
+#: Runs a new level must hold before its step is confirmed (``k``); fewer at the newest runs: a candidate.
+DEFAULT_MIN_RUNS = 3
+#: Runs the first level of a series needs to be a level at all (fewer: left out as an outlier).
 MIN_SEGMENT = 2
 #: The pytest option of the gate check's planted regressions: such a run does not measure the system as it is.
 PLANT_OPTION = "--gpuperf-plant"
+#: Step statuses: confirmed by ``k`` runs, or seen at the newest runs only.
+CONFIRMED, CANDIDATE = "confirmed", "candidate"
 
 
 def left_out(run: RunRecord) -> str | None:
     """Why ``run`` is left out of trends, or None: a run with a planted regression (``--gpuperf-plant`` in
     its argv, or ``plants`` in the options a live session recorded) measures a deliberately worsened
-    system. Runs that update baselines measure the real system and stay in."""
+    system; an interrupted run (Ctrl-C) holds only the tests that finished, some of them cut short. Runs
+    that update baselines measure the real system and stay in."""
     plants = [a for a in run.argv if a == PLANT_OPTION or a.startswith(PLANT_OPTION + "=")]
     if plants or run.options.get("plants"):
         return "planted regression (--gpuperf-plant)"
+    if run.options.get("interrupted"):
+        return "interrupted (Ctrl-C before every test ran)"
     return None
 
 
@@ -75,6 +90,8 @@ def trend_runs(runs: Iterable[RunRecord]) -> tuple[list[RunRecord], list[tuple[R
 
 def identity_key(identity: dict[str, Any] | None) -> str:
     """The canonical text of an identity (sorted keys, strict JSON), as the stores write it."""
+    if not identity:
+        return "{}"
     return dumps(finite(identity or {}), sort_keys=True, default=str)
 
 
@@ -93,9 +110,65 @@ class Point:
 
 
 @dataclass(frozen=True)
+class Rule:
+    """How steps of one series are judged, as the gate judges a run: the metric's noise model and the
+    band around a level (``tolerance``, :func:`pytest_gpuperf.baselines.compare.band`)."""
+
+    model: str
+    tolerance: Mapping[str, float]
+    source: str  # where the band comes from, in words
+
+    def width(self, level: float) -> float:
+        return band(level, self.tolerance)
+
+    def outside(self, before: float, after: float, better: str) -> float:
+        """How far ``after`` lies from ``before`` in units of the band's half-width on its side (≥ 1:
+        outside the band; ``inf`` for any change when the band is 0)."""
+        width = self.width(before)
+        direction = better if better in ("lower", "higher") else "lower"
+        # ratio-safe unless an absolute term sets the width, as in the gate (baselines.compare)
+        low, high = edges(before, width, direction, ratio_safe=float(self.tolerance.get("abs", 0.0)) < width)
+        need = (high - before) if after >= before else (before - low)
+        gap = abs(after - before)
+        if need <= 0:
+            return math.inf if gap > 0 else 0.0
+        return gap / need
+
+
+def rule_for(metric: MetricRecord, device: Mapping[str, Any], samples: bool) -> Rule:
+    """The gate's view of ``metric`` on ``device``: its noise model (:func:`.noise.model_of`) and its band —
+    the tolerance its test set, else the floor of its class on this kind of device (host-timed figures
+    their own), never narrower than the device's timer (:func:`.classes.resolution_floor`)."""
+    info = metric.info or {}
+    model = noise.model_of(metric.name, metric.unit, metric.better, samples, info)
+    own = dict(metric.tolerance or {})
+    own.pop("k", None), own.pop("spread", None)  # noise terms belong to a baseline, not to a level
+    if model == "deterministic":
+        return Rule(model, own, "the test's own tolerance" if own else "exact: any change")
+    is_cpu = bool(device.get("is_cpu"))
+    host = classes.is_host_timed(info)
+    if own:
+        tol, source = own, "the test's own tolerance"
+    else:
+        floor = classes.floor(metric.unit, is_cpu, host_timed=host)
+        tol = {"rel": floor}
+        kind = "host-timed figures" if host else f"{classes.metric_class(metric.unit)} on {'CPU' if is_cpu else 'GPU'}s"
+        source = f"class floor {floor:.0%} ({kind})"
+    resolution = classes.resolution_floor(metric.unit, timer_resolution(dict(device)))
+    if resolution > float(tol.get("abs", 0.0)):
+        tol = dict(tol, abs=resolution)
+    return Rule(model, tol, source)
+
+
+@dataclass(frozen=True)
 class Step:
     """A persistent shift of a metric within one identity: ``index`` is the first run at the new level
-    in that identity's series, ``run`` its uid; ``rel`` is None when the level before was 0."""
+    in that identity's series, ``run`` its uid; ``rel`` is None when the level before was 0.
+
+    ``status``: ``confirmed`` (the new level holds ``runs_after`` ≥ k runs) or ``candidate`` (seen at
+    the newest runs only). ``threshold``: the band the new level left (in the metric's unit, at the old
+    level); ``confidence``: 1 − ``p_value`` of the t-test over the two levels' runs (1 for a deterministic
+    change)."""
 
     device_key: str
     backend: str
@@ -115,21 +188,43 @@ class Step:
     direction: str  # "worse", "better", or "changed" (an exact metric moved)
     run: str = ""
     identity: dict[str, Any] = field(default_factory=dict, hash=False)
+    status: str = CONFIRMED
+    runs_before: int = 0
+    runs_after: int = 0
+    threshold: float = 0.0
+    confidence: float = 1.0
+    p_value: float | None = None
+    model: str = ""
+    rule: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        doc = asdict(self)
+        doc["commit_range"] = self.commit_range()
+        return doc
+
+    def commit_range(self) -> str:
+        """``last-at-old..first-at-new``: what to bisect (``git log A..B`` lists the suspects)."""
+        return f"{self.previous_commit[:12] or '?'}..{self.commit[:12] or '?'}"
 
     def size(self) -> str:
         """The step's size: relative when the level before was not 0, else the absolute change."""
         return f"{self.delta:+.5g} {self.unit}".rstrip() if self.rel is None else f"{self.rel:+.1%}"
 
+    @property
+    def worse(self) -> bool:
+        return self.direction in ("worse", "changed")
+
     def describe(self) -> str:
         levels = f"{self.before:.5g} → {self.after:.5g} {self.unit}".rstrip()
         if self.rel is None:
             levels += "; from 0, so no relative size"
-        return (f"{self.device_key}/{self.backend} {self.name}: {self.direction.upper()} {self.size()} ({levels}) "
-                f"at commit {self.commit[:12] or '?'} ({self.date}; previous run: "
-                f"{self.previous_commit[:12] or '?'}, {self.previous_date})")
+        status = (f"confirmed by {self.runs_after} runs" if self.status == CONFIRMED
+                  else f"CANDIDATE: {self.runs_after} run(s) so far")
+        sure = "exact figure" if self.model == "deterministic" else (
+            f"confidence {self.confidence:.4f}" + ("" if self.p_value is None else f", p={self.p_value:.2g}"))
+        return (f"{self.device_key}/{self.backend} {self.name}: {self.direction.upper()} {self.size()} ({levels}; "
+                f"band ±{self.threshold:.3g}, σ {self.sigma:.3g}) {status}, {sure} — commits {self.commit_range()} "
+                f"({self.previous_date} .. {self.date})")
 
 
 @dataclass(frozen=True)
@@ -167,11 +262,20 @@ def identity_difference(before: dict[str, Any], after: dict[str, Any]) -> str:
 
 @dataclass
 class Detection:
-    """What :func:`detect_all` found: steps, identity changes, and the runs left out of the trends."""
+    """What :func:`detect_all` found: steps (confirmed and candidates), identity changes, and the runs
+    left out of the trends."""
 
     steps: list[Step]
     identity_changes: list[IdentityChange]
     left_out: list[tuple[RunRecord, str]]
+
+    @property
+    def confirmed(self) -> list[Step]:
+        return [s for s in self.steps if s.status == CONFIRMED]
+
+    @property
+    def candidates(self) -> list[Step]:
+        return [s for s in self.steps if s.status == CANDIDATE]
 
     def to_json(self) -> dict[str, Any]:
         return {"steps": [s.to_json() for s in self.steps],
@@ -183,33 +287,72 @@ class Detection:
 SeriesKey = tuple[str, str, str]  # device_key, backend, name
 
 
-def series(runs: Iterable[RunRecord]) -> dict[SeriesKey, tuple[dict[str, str], list[Point]]]:
-    """Group runs into per-metric series (date order, every identity): key → ({unit, better}, points).
+@dataclass
+class Series:
+    """One metric of one device and backend over the trend's runs (every identity), with what its
+    newest run says of how it is gated."""
 
-    Runs are taken as given; :func:`trend_runs` is what leaves the planted ones out."""
-    out: dict[SeriesKey, tuple[dict[str, str], list[Point]]] = {}
+    unit: str
+    better: str
+    points: list[Point]
+    latest: MetricRecord
+    device: dict[str, Any]
+    samples: bool = False
+
+    def rule(self) -> Rule:
+        return rule_for(self.latest, self.device, self.samples)
+
+
+def series(runs: Iterable[RunRecord]) -> dict[SeriesKey, Series]:
+    """Group runs into per-metric series (date order, every identity).
+
+    Runs are taken as given; :func:`trend_runs` is what leaves the planted and interrupted ones out."""
+    out: dict[SeriesKey, Series] = {}
     for run in sorted(runs, key=lambda r: r.date):
         uid = run.uid
         for m in run.metrics:
             if m.value is None or not math.isfinite(m.value):
                 continue
             key = (run.device_key, run.backend, m.name)
-            meta, points = out.setdefault(key, ({"unit": m.unit, "better": m.better}, []))
-            meta.update(unit=m.unit or meta["unit"], better=m.better or meta["better"])
-            points.append(Point(run.date, run.commit, float(m.value), m.mad, run.driver, run.toolkit, uid,
-                                identity_key(m.identity)))
+            s = out.get(key)
+            if s is None:
+                s = out[key] = Series(m.unit, m.better, [], m, run.device)
+            s.unit, s.better, s.latest, s.device = m.unit or s.unit, m.better or s.better, m, run.device or s.device
+            s.samples = s.samples or bool(m.samples)
+            s.points.append(Point(run.date, run.commit, float(m.value), m.mad, run.driver, run.toolkit, uid,
+                                  identity_key(m.identity)))
     return out
 
 
-def noise_sigma(values: Sequence[float], mads: Sequence[float | None] = ()) -> float:
-    """Robust σ of a series: max(run-to-run σ from successive differences, median within-run σ)."""
+def noise_sigma(values: Sequence[float], mads: Sequence[float | None] = (),
+                groups: Sequence[Any] | None = None) -> float:
+    """σ of a series' noise between runs: the largest of the run-to-run σ from successive differences, the
+    median within-run σ and, where ``groups`` names each run's code and environment (commit, driver,
+    toolkit), the pooled σ of runs that share one — A/A runs, whose spread is noise by definition, and
+    which shows noise that clusters by session where successive differences miss it."""
     xs = np.asarray(values, dtype=np.float64)
+    aa = aa_sigma(xs, groups) if groups is not None else 0.0
     diffs = np.diff(xs)
     between = MAD_TO_SIGMA * float(np.median(np.abs(diffs - np.median(diffs)))) / math.sqrt(2) if diffs.size else 0.0
     within_raw = [m for m in mads if m is not None and math.isfinite(m)]
     within = MAD_TO_SIGMA * float(np.median(within_raw)) if within_raw else 0.0
     floor = 1e-9 * max(1e-300, float(np.median(np.abs(xs)))) if xs.size else 1e-300
-    return max(between, within, floor)
+    return max(between, within, aa, floor)
+
+
+def aa_sigma(values: Sequence[float], groups: Sequence[Any]) -> float:
+    """Pooled standard deviation of the runs within each group of equal ``groups`` labels (0 when fewer
+    than two degrees of freedom)."""
+    by: dict[Any, list[float]] = defaultdict(list)
+    for v, g in zip(values, groups):
+        by[g].append(float(v))
+    sq, dof = 0.0, 0
+    for xs in by.values():
+        if len(xs) > 1:
+            arr = np.asarray(xs)
+            sq += float(np.sum((arr - arr.mean()) ** 2))
+            dof += len(xs) - 1
+    return math.sqrt(sq / dof) if dof >= 2 else 0.0
 
 
 def direction(better: str, delta: float) -> str:
@@ -220,9 +363,43 @@ def direction(better: str, delta: float) -> str:
     return "better" if (delta > 0) == up_is_good else "worse"
 
 
-def _segments(xs: np.ndarray, sigma: float, beta: float, min_rel: float, k_sigma: float) -> list[int]:
+#: How far level ``after`` (of ``n_after`` runs) lies from level ``before`` (of ``n_before``): ≥ 1 is a step.
+Shift = Callable[[float, float, int, int], float]
+
+
+def noise_term(sigma: float, k_sigma: float, n_before: int, n_after: int) -> float:
+    """The change two levels must exceed to stand out of the noise between runs: ``k_sigma`` standard
+    errors of the difference of their means, σ·√(1/n_before + 1/n_after) — a level of many runs is known
+    better than one run, a candidate of one run must clear ``k_sigma`` σ by itself."""
+    return k_sigma * sigma * math.sqrt(1.0 / max(n_before, 1) + 1.0 / max(n_after, 1))
+
+
+def relative_shift(sigma: float, min_rel: float, k_sigma: float) -> Shift:
+    """A shift that must exceed both ``min_rel`` of the level and the noise (:func:`noise_term`): a rule
+    without a gate's band."""
+    def shift(before: float, after: float, n_before: int, n_after: int) -> float:
+        gap = abs(after - before)
+        rel = gap / (min_rel * abs(before)) if min_rel * abs(before) > 0 else math.inf
+        need = noise_term(sigma, k_sigma, n_before, n_after)
+        return min(rel, gap / need if need > 0 else math.inf) if gap > 0 else 0.0
+    return shift
+
+
+def gate_shift(rule: Rule, better: str, sigma: float, k_sigma: float) -> Shift:
+    """A shift that must leave the gate's band around the old level *and* stand out of the noise between
+    runs (:func:`noise_term`)."""
+    def shift(before: float, after: float, n_before: int, n_after: int) -> float:
+        gap = abs(after - before)
+        if gap == 0:
+            return 0.0
+        need = noise_term(sigma, k_sigma, n_before, n_after)
+        return min(rule.outside(before, after, better), gap / need if need > 0 else math.inf)
+    return shift
+
+
+def _segments(xs: np.ndarray, sigma: float, beta: float, shift: Shift) -> list[int]:
     """Segment bounds ``[0, …, n]`` of one series: PELT (L2 cost, penalty ``beta σ² ln n``), then merging of
-    adjacent segments whose medians differ by less than ``max(min_rel · |level|, k_sigma · σ)``."""
+    the closest adjacent segments while their medians do not differ by a step (``shift`` < 1)."""
     import ruptures as rpt
 
     n = xs.size
@@ -231,36 +408,56 @@ def _segments(xs: np.ndarray, sigma: float, beta: float, min_rel: float, k_sigma
     bounds = [0, *ends[:-1], n]  # segment i spans bounds[i]:bounds[i+1]
     while len(bounds) > 2:
         meds = [float(np.median(xs[a:b])) for a, b in zip(bounds, bounds[1:])]
-        gaps = []
-        for i in range(1, len(meds)):
-            need = max(min_rel * abs(meds[i - 1]), k_sigma * sigma)
-            gaps.append((abs(meds[i] - meds[i - 1]) / need if need > 0 else math.inf, i))
-        ratio, i = min(gaps)
+        sizes = [b - a for a, b in zip(bounds, bounds[1:])]
+        ratio, i = min((shift(meds[i - 1], meds[i], sizes[i - 1], sizes[i]), i) for i in range(1, len(meds)))
         if ratio >= 1.0:
             break
         del bounds[i]  # merge segment i into i-1
     return bounds
 
 
-def change_points(values: Sequence[float], sigma: float, beta: float = DEFAULT_BETA, min_rel: float = DEFAULT_MIN_REL,
-                  k_sigma: float = DEFAULT_K_SIGMA, min_runs: int = DEFAULT_MIN_RUNS) -> tuple[list[int], list[int]]:
-    """(indices where a new level starts, indices of outliers) of one series.
+@dataclass(frozen=True)
+class Levels:
+    """A series cut into levels: ``starts`` (the index where each level after the first begins),
+    ``outliers`` (runs of transient excursions, left out), and whether the newest level is a candidate
+    (fewer than k runs so far)."""
 
-    A level must hold at least :data:`MIN_SEGMENT` runs: a segment shorter than that is an outlier (one
-    run away from its neighbours), left out before the series is segmented again — so a blip neither
-    counts as a step nor drags a neighbouring run into a segment of its own. Steps are reported between
-    the remaining levels, at their first run."""
+    starts: list[int]
+    outliers: list[int]
+    candidate: bool = False
+
+
+def levels(values: Sequence[float], sigma: float, shift: Shift, beta: float = DEFAULT_BETA,
+           k: int = DEFAULT_MIN_RUNS) -> Levels:
+    """The levels of a noisy series.
+
+    A level in the middle needs ``k`` runs and the first :data:`MIN_SEGMENT`: a shorter one is an
+    excursion (a blip, a transient), left out before the series is segmented again, so it neither
+    counts as a step nor drags a neighbour into a level of its own. The newest level with fewer than
+    ``k`` runs is a candidate."""
     xs = np.asarray(values, dtype=np.float64)
     keep = np.arange(xs.size)
     outliers: list[int] = []
-    while keep.size >= max(2 * MIN_SEGMENT, min_runs):
-        bounds = _segments(xs[keep], sigma, beta, min_rel, k_sigma)
-        short = [i for a, b in zip(bounds, bounds[1:]) if b - a < MIN_SEGMENT for i in range(a, b)]
+    k = max(int(k), 1)
+    while keep.size >= MIN_SEGMENT + 1:
+        bounds = _segments(xs[keep], sigma, beta, shift)
+        spans = list(zip(bounds, bounds[1:]))
+        short = [i for j, (a, b) in enumerate(spans[:-1]) if b - a < (MIN_SEGMENT if j == 0 else k)
+                 for i in range(a, b)]
         if not short:
-            return [int(keep[b]) for b in bounds[1:-1]], sorted(outliers)
+            last = spans[-1][1] - spans[-1][0] < k and len(spans) > 1
+            return Levels([int(keep[b]) for b in bounds[1:-1]], sorted(outliers), last)
         outliers += [int(keep[i]) for i in short]
         keep = np.delete(keep, short)
-    return [], sorted(outliers)
+    return Levels([], sorted(outliers))
+
+
+def change_points(values: Sequence[float], sigma: float, beta: float = DEFAULT_BETA, min_rel: float = 0.02,
+                  k_sigma: float = DEFAULT_K_SIGMA, min_runs: int = DEFAULT_MIN_RUNS) -> tuple[list[int], list[int]]:
+    """(indices where a confirmed new level starts, indices of outliers) of one series, judged by a
+    relative threshold ``min_rel`` and ``k_sigma`` σ rather than a metric's gate (:func:`levels`)."""
+    found = levels(values, sigma, relative_shift(sigma, min_rel, k_sigma), beta, min_runs)
+    return (found.starts[:-1] if found.candidate else found.starts), found.outliers
 
 
 def _identity_changes(key: SeriesKey, points: Sequence[Point]) -> list[IdentityChange]:
@@ -272,45 +469,113 @@ def _identity_changes(key: SeriesKey, points: Sequence[Point]) -> list[IdentityC
     return out
 
 
+def exact_shift(rule: Rule, better: str) -> Shift:
+    """A deterministic figure's shift: any change beyond its own tolerance is a step (no noise to beat)."""
+    def shift(before: float, after: float, n_before: int, n_after: int) -> float:
+        return rule.outside(before, after, better) if after != before else 0.0
+    return shift
+
+
+def _can_step(values: Sequence[float], rule: Rule, better: str) -> bool:
+    """Whether any two levels of the series could lie outside each other's band at all: for positive
+    values the widest gap (lowest to highest, and back) is the most any pair of levels can show, so a
+    series whose whole range fits in its band needs no segmenting. Other series are always segmented."""
+    lo, hi = min(values), max(values)
+    if lo == hi:
+        return False
+    if lo <= 0:
+        return True
+    return rule.outside(lo, hi, better) >= 1.0 or rule.outside(hi, lo, better) >= 1.0
+
+
+def _code(p: Point) -> tuple[str, str, str]:
+    """What a run measured with: commit, driver, toolkit (runs that share it are A/A runs)."""
+    return p.commit, p.driver, p.toolkit
+
+
+def series_steps(key: SeriesKey, s: Series, pts: Sequence[Point], beta: float = DEFAULT_BETA,
+                 k_sigma: float = DEFAULT_K_SIGMA, k: int = DEFAULT_MIN_RUNS, newest: bool = True) -> list[Step]:
+    """The steps of one identity's points of a series, by the series' :class:`Rule`.
+
+    ``newest``: these points end the series (no later identity took over), so a move at their end is a
+    candidate; otherwise a short level at their end is an excursion that was never confirmed. A step
+    whose two sides ran the same commit with the same driver and toolkit has no cause and is noise; a
+    metric its test marks ``gate: if-stable`` steps only from an old level as stable as the gate demands
+    (:func:`pytest_gpuperf.baselines.store.stability`)."""
+    from ..baselines.store import stability
+
+    rule = s.rule()
+    if rule.model == "informational" or len(pts) < 2:
+        return []
+    values = [p.value for p in pts]
+    if not _can_step(values, rule, s.better):
+        return []
+    if rule.model == "deterministic":  # no noise: PELT splits at every change, the shift keeps those that count
+        sigma = 0.0
+        found = levels(values, noise_sigma(values), exact_shift(rule, s.better), 0.0, k)
+    else:
+        sigma = noise_sigma(values, [p.mad for p in pts], [_code(p) for p in pts])
+        found = levels(values, sigma, gate_shift(rule, s.better, sigma, k_sigma), beta, k)
+    starts, outliers, candidate = found.starts, found.outliers, found.candidate
+    if candidate and not newest:  # an excursion at the end of a superseded identity: never confirmed
+        outliers = sorted(set(outliers) | set(range(starts[-1], len(values))))
+        starts, candidate = starts[:-1], False
+    kept = [i for i in range(len(values)) if i not in set(outliers)]
+    bounds = [0, *starts, len(values)]
+    if_stable = (s.latest.info or {}).get("gate") == "if-stable"
+    out = []
+    for j, cp in enumerate(starts):
+        old = [values[i] for i in kept if bounds[j] <= i < cp]
+        new = [values[i] for i in kept if cp <= i < bounds[j + 2]]
+        prev = max(i for i in kept if i < cp)  # the last run at the old level: bisect from there
+        if _code(pts[prev]) == _code(pts[cp]):
+            continue  # the same code on the same driver and toolkit on both sides: nothing can have caused it
+        before, after = float(np.median(old)), float(np.median(new))
+        if if_stable and not stability({"value": before, "run_values": old, "tolerance": rule.tolerance})[0]:
+            continue  # the gate would not judge it against that level either
+        delta = after - before
+        rel = delta / abs(before) if before else None  # from 0 a relative change is undefined
+        p_value = None
+        confidence = 1.0
+        if rule.model != "deterministic" and len(old) + len(new) >= 3:
+            p_value = run_difference(old, new).p_value
+            confidence = 1.0 - p_value
+        status = CANDIDATE if candidate and j == len(starts) - 1 else CONFIRMED
+        out.append(Step(key[0], key[1], key[2], s.unit, s.better, cp, pts[cp].commit, pts[prev].commit,
+                        pts[cp].date, pts[prev].date, before, after, delta, rel, sigma, direction(s.better, delta),
+                        pts[cp].run, json.loads(pts[cp].identity), status, len(old), len(new),
+                        rule.width(before), confidence, p_value, rule.model, rule.source))
+    return out
+
+
 def detect_all(runs: Iterable[RunRecord], device_key: str | None = None, beta: float = DEFAULT_BETA,
-               min_rel: float = DEFAULT_MIN_REL, k_sigma: float = DEFAULT_K_SIGMA, names: str | None = None,
+               k_sigma: float = DEFAULT_K_SIGMA, names: str | None = None,
                min_runs: int = DEFAULT_MIN_RUNS) -> Detection:
     """Steps of every series within each identity, the identity changes, and the runs left out
-    (optionally of one device key, or of metrics whose name contains ``names``)."""
+    (optionally of one device key, or of metrics whose name contains ``names``); ``min_runs`` is k, the
+    runs a new level must hold to be confirmed."""
     kept, dropped = trend_runs(r for r in runs if not device_key or r.device_key == device_key)
     steps: list[Step] = []
     changes: list[IdentityChange] = []
-    for (key, backend, name), (meta, points) in sorted(series(kept).items()):
-        if names and names not in name:
+    for key, s in sorted(series(kept).items()):
+        if names and names not in key[2]:
             continue
-        changes += _identity_changes((key, backend, name), points)
+        changes += _identity_changes(key, s.points)
         by_identity: dict[str, list[Point]] = defaultdict(list)
-        for p in points:
+        for p in s.points:
             by_identity[p.identity].append(p)
-        for ident, pts in by_identity.items():
-            values = [p.value for p in pts]
-            sigma = noise_sigma(values, [p.mad for p in pts])
-            cps, outliers = change_points(values, sigma, beta, min_rel, k_sigma, min_runs)
-            kept = sorted(set(range(len(values))) - set(outliers))
-            bounds = [0, *cps, len(values)]
-            for j, cp in enumerate(cps):
-                before = float(np.median([values[i] for i in kept if bounds[j] <= i < cp]))
-                after = float(np.median([values[i] for i in kept if cp <= i < bounds[j + 2]]))
-                prev = max(i for i in kept if i < cp)  # the last run at the old level: bisect from there
-                delta = after - before
-                rel = delta / abs(before) if before else None  # from 0 a relative change is undefined
-                steps.append(Step(key, backend, name, meta["unit"], meta["better"], cp, pts[cp].commit,
-                                  pts[prev].commit, pts[cp].date, pts[prev].date, before, after, delta, rel,
-                                  sigma, direction(meta["better"], delta), pts[cp].run, json.loads(ident)))
+        for pts in by_identity.values():
+            steps += series_steps(key, s, pts, beta, k_sigma, min_runs, newest=pts[-1] is s.points[-1])
     steps.sort(key=lambda s: (s.device_key, s.backend, s.name, s.date))
     return Detection(steps, changes, dropped)
 
 
 def detect(runs: Iterable[RunRecord], device_key: str | None = None, beta: float = DEFAULT_BETA,
-           min_rel: float = DEFAULT_MIN_REL, k_sigma: float = DEFAULT_K_SIGMA, names: str | None = None,
+           k_sigma: float = DEFAULT_K_SIGMA, names: str | None = None,
            min_runs: int = DEFAULT_MIN_RUNS) -> list[Step]:
-    """Every step of every series (optionally of one device key, or metrics whose name contains ``names``)."""
-    return detect_all(runs, device_key, beta, min_rel, k_sigma, names, min_runs).steps
+    """Every step of every series, confirmed and candidates (optionally of one device key, or metrics whose
+    name contains ``names``)."""
+    return detect_all(runs, device_key, beta, k_sigma, names, min_runs).steps
 
 
 def environment_changes(runs: Iterable[RunRecord]) -> dict[tuple[str, str], list[dict[str, str]]]:

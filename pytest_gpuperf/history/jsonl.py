@@ -17,7 +17,7 @@ from typing import Any
 from filelock import FileLock
 
 from .records import RunRecord, dumps, finite, from_legacy_line
-from .target import HistoryTargetError
+from .target import HistoryTargetError, disk_full, full_error
 
 LOCK_TIMEOUT_S = 120.0
 
@@ -75,11 +75,17 @@ def append_record(path: str | Path, record: dict[str, Any]) -> None:
     with _lock(target):
         _lines(target)
         fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        size = os.fstat(fd).st_size
         try:
             view = memoryview(line)
             while view:
                 view = view[os.write(fd, view):]
             os.fsync(fd)
+        except OSError as exc:
+            os.ftruncate(fd, size)  # no torn line left behind
+            if disk_full(exc):
+                raise full_error(str(target), exc) from None
+            raise
         finally:
             os.close(fd)
 

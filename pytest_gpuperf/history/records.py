@@ -63,6 +63,13 @@ class MetricRecord:
     baseline_value: float | None = None
     band: float | None = None
     identity: dict[str, Any] = field(default_factory=dict)
+    tolerance: dict[str, float] | None = None  # the band the test set itself (None: its class's floor)
+    info: dict[str, Any] = field(default_factory=dict)  # what of Metric.info decides its gate (GATE_INFO)
+
+
+#: the keys of a metric's ``info`` that decide how it is gated (host-timed class, declared noise model,
+#: ``gate: if-stable``, a documented bound): kept so trends judge a step as the gate judges a run
+GATE_INFO = ("host_timed", "noise", "why", "gate", "bound")
 
 
 @dataclass
@@ -138,13 +145,24 @@ def metric_from_json(m: Mapping[str, Any]) -> MetricRecord:
     base = m.get("baseline") or {}
     samples = m.get("samples", stats.get("samples"))
     summary = samples if isinstance(samples, dict) else sample_summary(samples)
+    info = m.get("info") if isinstance(m.get("info"), dict) else {}
     return MetricRecord(
         name=str(m["name"]), test=str(m.get("test", "")), value=_num(m.get("value")), unit=str(m.get("unit", "")),
         better=str(m.get("better", "lower")), median=_num(stats.get("median")), mad=_num(stats.get("mad")),
         min=_num(stats.get("min")), max=_num(stats.get("max")),
         n=int(stats["n"]) if isinstance(stats.get("n"), (int, float)) else None, samples=summary,
         verdict=str(m.get("verdict", "new")), baseline_value=_num(base.get("value")), band=_num(base.get("band")),
-        identity=dict(m.get("identity") or {}))
+        identity=dict(m.get("identity") or {}), tolerance=_tolerance(m.get("tolerance")),
+        info={k: info[k] for k in GATE_INFO if k in info})
+
+
+def _tolerance(tol: Any) -> dict[str, float] | None:
+    """The finite numeric terms of a test's own tolerance, or None where it set none."""
+    if not isinstance(tol, dict):
+        return None
+    out = {str(k): float(v) for k, v in tol.items()
+           if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)}
+    return out or None
 
 
 def not_results(doc: Any) -> str | None:

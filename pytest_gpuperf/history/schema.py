@@ -55,6 +55,10 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
         "CREATE INDEX runs_device_date ON runs (device_key, backend, date)",
         "CREATE INDEX metrics_name ON metrics (name)",
     ]),
+    (2, "what decides a metric's gate: the test's own tolerance and the gating keys of its info", [
+        "ALTER TABLE metrics ADD COLUMN tolerance {json}",
+        "ALTER TABLE metrics ADD COLUMN info {json}",
+    ]),
 ]
 
 LATEST = MIGRATIONS[-1][0]

@@ -9,7 +9,6 @@ together or not at all, so a reader never sees a torn run.
 from __future__ import annotations
 
 import json
-import re
 import sqlite3
 import time
 from pathlib import Path
@@ -17,19 +16,14 @@ from typing import Any, Iterable, Iterator, Sequence
 
 from . import schema
 from .records import MetricRecord, RunRecord, dumps, finite
-from .target import HistoryTargetError, Target, parse
+from .target import HistoryTargetError, Target, disk_full, full_error, parse, redact
 
 RUN_COLUMNS = ("uid", "date", "commit_sha", "argv", "options", "device_key", "backend", "device_name", "driver",
                "runtime", "toolkit", "clock_mhz", "mem_clock_mhz", "host", "device", "source", "n_metrics")
 METRIC_COLUMNS = ("run_id", "name", "test", "value", "unit", "better", "median", "mad", "min", "max", "n",
-                  "samples", "verdict", "baseline_value", "band", "identity")
+                  "samples", "verdict", "baseline_value", "band", "identity", "tolerance", "info")
 _ADVISORY_LOCK = 0x67707066  # "gpf": serialises schema migrations across PostgreSQL clients
 BUSY_TIMEOUT_S = 120.0
-
-
-def redact(url: str) -> str:
-    """A URL safe to print: the password replaced by ``***``."""
-    return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", url)
 
 
 class Store:
@@ -129,9 +123,24 @@ class Store:
                             [_metric_row(run_id, m) for m in _unique(run.metrics)])
             self._commit()
             return True
-        except BaseException:
+        except BaseException as exc:
             self._rollback()
+            if self.known(exc):
+                raise self.problem(exc) from None
             raise
+
+    def known(self, exc: BaseException) -> bool:
+        """Whether ``exc`` is the database's own error (said in one line by :meth:`problem`)."""
+        if isinstance(exc, (sqlite3.Error, OSError)):
+            return True
+        return type(exc).__module__.split(".")[0] == "psycopg"
+
+    def problem(self, exc: BaseException) -> HistoryTargetError:
+        """One line for a database error: a full disk as a full disk, never as a damaged database."""
+        if disk_full(exc, self.where if self.dialect == "sqlite" else None):
+            return full_error(self.where, exc)
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        return HistoryTargetError(f"history database {self.where}: {redact(first)}")
 
     # ---- reading ---------------------------------------------------------------------------------
     def runs(self, device_key: str | None = None) -> list[RunRecord]:
@@ -162,6 +171,8 @@ class Store:
             d = dict(zip(mcols, row[1:]))
             d["samples"] = json.loads(d["samples"]) if d["samples"] else None
             d["identity"] = json.loads(d["identity"]) if d["identity"] else {}
+            d["tolerance"] = json.loads(d["tolerance"]) if d["tolerance"] else None
+            d["info"] = json.loads(d["info"]) if d["info"] else {}
             run.metrics.append(MetricRecord(**d))
         if self.dialect == "sqlite":
             self.conn.execute("COMMIT")
@@ -186,7 +197,8 @@ def _unique(metrics: Iterable[MetricRecord]) -> Iterator[MetricRecord]:
 def _metric_row(run_id: Any, m: MetricRecord) -> tuple[Any, ...]:
     return (run_id, m.name, m.test, m.value, m.unit, m.better, m.median, m.mad, m.min, m.max, m.n,
             None if m.samples is None else dumps(finite(m.samples)), m.verdict, m.baseline_value, m.band,
-            dumps(finite(m.identity), sort_keys=True, default=str))
+            dumps(finite(m.identity), sort_keys=True, default=str),
+            None if m.tolerance is None else dumps(finite(m.tolerance)), dumps(finite(m.info), default=str))
 
 
 def _missing(where: str) -> HistoryTargetError:
@@ -206,9 +218,9 @@ def _open_sqlite(path: str, create: bool = True) -> Store:
         if head != b"SQLite format 3\x00":  # sqlite3 would take a short foreign file as empty and write over it
             raise HistoryTargetError(f"history target {path} exists and is not a SQLite database; move it away "
                                      f"or choose another path (a .jsonl name selects the legacy format)")
-    if create:
-        file.parent.mkdir(parents=True, exist_ok=True)
     try:
+        if create:
+            file.parent.mkdir(parents=True, exist_ok=True)
         # a reader opens in mode=rw: SQLite itself then refuses to create a file that vanished meanwhile
         conn = (sqlite3.connect(str(file), timeout=BUSY_TIMEOUT_S, isolation_level=None) if create else
                 sqlite3.connect(file.resolve().as_uri() + "?mode=rw", uri=True, timeout=BUSY_TIMEOUT_S,
@@ -218,13 +230,25 @@ def _open_sqlite(path: str, create: bool = True) -> Store:
             conn.execute("PRAGMA journal_mode = WAL")  # readers never block the writer, nor it them
         conn.execute("PRAGMA foreign_keys = ON")
         conn.execute("PRAGMA synchronous = NORMAL")  # durable at checkpoints; WAL keeps commits atomic
-    except sqlite3.DatabaseError as exc:
-        raise HistoryTargetError(f"history target {path} is not a usable SQLite database ({exc}); move it "
-                                 f"away or choose another path") from None
-    except OSError as exc:
-        raise HistoryTargetError(f"history target {path} cannot be created ({exc.strerror or exc}); choose "
-                                 f"a writable path") from None
+    except (sqlite3.DatabaseError, OSError) as exc:
+        raise _sqlite_problem(path, exc) from None
     return Store(conn, "sqlite", path)
+
+
+def _sqlite_problem(path: str, exc: BaseException) -> HistoryTargetError:
+    """What went wrong opening a SQLite history, in one line: a full disk, a locked or unwritable file,
+    or (only when SQLite says so) a file that is not a database."""
+    if disk_full(exc, path):
+        return full_error(path, exc)
+    if isinstance(exc, OSError):
+        return HistoryTargetError(f"history target {path} cannot be created ({exc.strerror or exc}); choose a "
+                                  f"writable path")
+    text = str(exc)
+    if isinstance(exc, sqlite3.OperationalError) and not any(w in text for w in ("not a database", "malformed")):
+        return HistoryTargetError(f"history target {path}: {text}; check that the file and its folder can be "
+                                  f"written and that no other program holds it")
+    return HistoryTargetError(f"history target {path} is not a usable SQLite database ({text}); move it away or "
+                              f"choose another path")
 
 
 def _open_postgresql(url: str) -> Store:
@@ -237,8 +261,8 @@ def _open_postgresql(url: str) -> Store:
         conn = psycopg.connect(url, connect_timeout=10, autocommit=False)
     except psycopg.Error as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise HistoryTargetError(f"cannot reach history database {redact(url)}: {first}; start the server or "
-                                 f"fix the URL") from None
+        raise HistoryTargetError(f"cannot reach history database {redact(url)}: {redact(first)}; start the server "
+                                 f"or fix the URL") from None
     return Store(conn, "postgresql", redact(url))
 
 
@@ -262,9 +286,10 @@ def open_store(target: Target | str, create: bool = True) -> Store:
             store.migrate()
     except sqlite3.DatabaseError as exc:
         store.close()
-        raise HistoryTargetError(f"history target {target} is not a usable SQLite database ({exc}); move it "
-                                 f"away or choose another path") from None
-    except BaseException:
+        raise _sqlite_problem(str(target), exc) from None
+    except BaseException as exc:
         store.close()
+        if store.known(exc) and not isinstance(exc, HistoryTargetError):
+            raise store.problem(exc) from None
         raise
     return store

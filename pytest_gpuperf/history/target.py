@@ -8,7 +8,10 @@ not after an hour of benchmarks whose history is then lost.
 
 from __future__ import annotations
 
+import errno
 import os
+import re
+import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -20,13 +23,55 @@ class HistoryTargetError(GpuPerfError):
     """The history target cannot be used; the message names the problem and the fix."""
 
 
+def redact(text: str) -> str:
+    """``text`` with every password of a database URL or connection string in it replaced by ``***``
+    (``user:password@…``, ``?password=…``, ``password=…``): all that may be printed of a URL, in output and
+    in errors alike."""
+    text = re.sub(r"(://[^:/@\s]*):[^@/\s]*@", r"\1:***@", text)
+    return re.sub(r"((?:[?&]|\b)password=)[^&\s'\"]*", r"\1***", text, flags=re.IGNORECASE)
+
+
+def disk_full(exc: BaseException, path: str | os.PathLike[str] | None = None) -> bool:
+    """Whether ``exc`` says the disk (or the database server's disk) is full: ENOSPC, SQLite's
+    ``SQLITE_FULL`` ("database or disk is full"), PostgreSQL's SQLSTATE 53100 (disk_full) — or a SQLite
+    I/O error while the filesystem holding ``path`` has no free block left (SQLite reports a write into
+    its full WAL or shared-memory file as "disk I/O error")."""
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return True
+    if isinstance(exc, sqlite3.Error):
+        code = getattr(exc, "sqlite_errorcode", None)
+        if code == sqlite3.SQLITE_FULL or "disk is full" in str(exc):
+            return True
+        return code is not None and code & 0xFF == sqlite3.SQLITE_IOERR and path is not None and _no_space(path)
+    return getattr(exc, "sqlstate", None) == "53100"
+
+
+def _no_space(path: str | os.PathLike[str]) -> bool:
+    """Whether the filesystem holding ``path`` (or its nearest existing parent) has no free block."""
+    where = Path(path)
+    while not where.exists() and where != where.parent:
+        where = where.parent
+    try:
+        st = os.statvfs(where)
+    except OSError:
+        return False
+    return st.f_bavail * st.f_frsize < 64 * 1024  # less than one page of the WAL: nothing more fits
+
+
+def full_error(where: str, exc: BaseException) -> HistoryTargetError:
+    """The one message of a full disk: what is full, and that nothing was half-written."""
+    return HistoryTargetError(f"history target {where}: the disk is full ({redact(str(exc).strip() or type(exc).__name__)}); "
+                              f"nothing of this run was written (its transaction was rolled back) and the history is "
+                              f"intact — free space there, or choose another --db / --gpuperf-history")
+
+
 @dataclass(frozen=True)
 class Target:
     kind: str  # "sqlite", "postgresql" or "jsonl"
-    location: str  # a filesystem path, or the PostgreSQL URL
+    location: str  # a filesystem path, or the PostgreSQL URL (with its password: never print it, print the Target)
 
     def __str__(self) -> str:
-        return self.location
+        return redact(self.location)
 
 
 def parse(value: str) -> Target:
@@ -43,12 +88,12 @@ def parse(value: str) -> Target:
         rest = text.split("://", 1)[1]
         path = rest[1:] if rest.startswith("/") else rest
         if not path:
-            raise HistoryTargetError(f"history target {text!r} names no file; use sqlite:///path/history.db")
+            raise HistoryTargetError(f"history target {redact(text)!r} names no file; use sqlite:///path/history.db")
         return Target("sqlite", path)
     if scheme in ("file", ""):
         path = text.split("://", 1)[1] if scheme else text
         return Target("jsonl" if path.endswith(".jsonl") else "sqlite", path)
-    raise HistoryTargetError(f"history target {text!r} has unknown scheme {scheme!r}; use a file path "
+    raise HistoryTargetError(f"history target {redact(text)!r} has unknown scheme {scheme!r}; use a file path "
                              f"(path.db for SQLite, path.jsonl for the legacy format), sqlite:///path or "
                              f"postgresql://user@host/dbname")
 
@@ -89,6 +134,8 @@ def check(value: str) -> Target:
 
             open_store(target).close()  # creates the file and its schema now: proves it can be written
     except OSError as exc:
+        if disk_full(exc):
+            raise full_error(str(path), exc) from None
         raise HistoryTargetError(f"history target {path} cannot be written ({exc.strerror or exc}); choose a "
                                  f"writable path") from None
     return target

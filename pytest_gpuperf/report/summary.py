@@ -3,24 +3,48 @@
 Why lines: under pytest-xdist a worker's terminal goes nowhere; the worker hands its lines to the
 controller (``fleet.workers``), which prints every worker's devices in one summary. Without xdist the
 plugin prints the same lines itself, so both paths show the same text.
+
+Per device the table lists the rows that are not ``pass`` (nor ``new`` or ``ungated``), then the counts;
+``--gpuperf-summary=all`` (ini ``gpuperf_summary``) lists every row. Every line that fails the run
+(ABANDONED, NO BASELINE when required, HOST TOO BUSY, GPU TOO BUSY, CARD THROTTLED, MISSING, an
+end-of-run error) is also a GitHub annotation under Actions: the lines and the annotations are made in
+one place (:class:`Alarms`), so none of them can go without the other.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from .. import exits
 from . import terminal
 
 Line = tuple[str, dict[str, bool]]
+#: ``--gpuperf-summary`` values: the rows that are not ``pass`` (default), or every row
+SUMMARY_CHOICES = ("failures", "all")
+FAIL = {"red": True, "bold": True}
+
+
+@dataclass
+class Alarms:
+    """The summary's lines that fail the run, each with the title of its GitHub annotation."""
+
+    lines: list[Line] = field(default_factory=list)
+    found: list[tuple[str, str, str]] = field(default_factory=list)  # (level, title, text)
+
+    def fail(self, title: str, text: str, line: str | None = None) -> Line:
+        """A red line (``line``, default ``title: text``) and an ``::error`` annotation titled ``title``."""
+        self.found.append(("error", title, text))
+        return (line if line is not None else f"{title}: {text}"), FAIL
 
 
 def session_lines(state: Any, finish_error: str | None = None) -> list[Line]:
     """Abandoned devices, then per device that recorded anything: the upgrade gate, missing metrics,
     the table and the tally; GitHub annotations when under Actions; the end-of-run error; files."""
     out: list[Line] = []
+    alarms = Alarms()
     for spec, why in state.abandoned().items():
-        out.append((f"gpuperf ABANDONED {spec}: {why}", {"red": True, "bold": True}))
+        out.append(alarms.fail(f"gpuperf ABANDONED {spec}", why))
     for run in state.runs.values():
         if not run.metrics and not state.missing.get(run.info.spec):
             continue
@@ -33,10 +57,10 @@ def session_lines(state: Any, finish_error: str | None = None) -> list[Line]:
         for line in terminal.provenance_changes(current, run.provenance()):
             out.append((f"UPGRADE GATE: {line}", {"yellow": True, "bold": True}))
         if state.has_no_baseline(run):
-            out += [(line, {"red": True, "bold": True}) for line in no_baseline_lines(state, run)]
+            out += [(line, FAIL) for line in no_baseline_lines(state, run)]
         elif state.reference is None and not state.options.update_baselines:
             out.append((f"gated against {run.source.describe()}", {}))
-        for name in state.missing.get(info.spec, []):
+        for name in state.missing.get(info.spec, []):  # annotated with the regressions (compare.github)
             out.append((f"MISSING: {name} is in the {state.against} but its test no longer records it", {"red": True}))
         shown = [m for m in run.metrics.values() if state.options.show_all or m.verdict not in QUIET]
         table = terminal.rows(shown)
@@ -46,7 +70,7 @@ def session_lines(state: Any, finish_error: str | None = None) -> list[Line]:
                 out.append((line, {"red": line.rstrip().endswith("regressed")}))
         hidden = len(run.metrics) - len(shown)
         if hidden:
-            out.append((f"({hidden} rows {' or '.join(QUIET)} not listed; --gpuperf-show-all lists every row)", {}))
+            out.append((f"({hidden} rows {' or '.join(QUIET)} not listed; --gpuperf-summary=all lists every row)", {}))
         tally = ", ".join(f"{n} {v}" for v, n in sorted(terminal.counts(run.metrics.values()).items()))
         out.append((f"gpuperf {info.spec}: {tally}", {}))
         busy = sorted(m.name for m in run.metrics.values() if (m.info.get("host") or {}).get("contended"))
@@ -58,16 +82,18 @@ def session_lines(state: Any, finish_error: str | None = None) -> list[Line]:
         out += [(line, {"yellow": True}) for line in observed_lines(run)]
     if state.options.require_baseline:
         for run in state.unbaselined():
-            out.append((f"FAIL ({exits.REASONS[exits.NO_BASELINE]}, exit {exits.NO_BASELINE}): {run.info.key} has no "
-                        f"baseline and --gpuperf-require-baseline is set; make one with {init_command(state, run)}",
-                        {"red": True, "bold": True}))
+            head, make = no_baseline_lines(state, run)
+            out.append(alarms.fail(f"gpuperf: NO BASELINE for {run.info.key}", f"{head}. {make.strip()}",
+                                   f"FAIL ({exits.REASONS[exits.NO_BASELINE]}, exit {exits.NO_BASELINE}): {run.info.key} "
+                                   f"has no baseline and --gpuperf-require-baseline is set; make one with "
+                                   f"{init_command(state, run)}"))
     for line in state.too_contended():
-        out.append((f"HOST TOO BUSY TO GATE: {line}", {"red": True, "bold": True}))
+        out.append(alarms.fail("gpuperf: HOST TOO BUSY TO GATE", line, f"HOST TOO BUSY TO GATE: {line}"))
     for status, line in run_level_failures(state):
-        out.append((f"{exits.REASONS[status]} (exit {status}): {line}", {"red": True, "bold": True}))
-    out += [(line, {}) for line in _github(state)]
+        out.append(alarms.fail(f"gpuperf: {exits.REASONS[status]}", line, f"{exits.REASONS[status]} (exit {status}): {line}"))
     if finish_error:
-        out.append((f"gpuperf error: {finish_error}", {"red": True}))
+        out.append(alarms.fail("gpuperf error", finish_error))
+    out += [(line, {}) for line in _github(state, alarms)]
     for path in state.files_written:
         out.append((f"gpuperf wrote {path}", {}))
     return out
@@ -111,7 +137,7 @@ def run_level_failures(state: Any) -> list[tuple[int, str]]:
             + [(exits.THROTTLED, line) for line in state.too_throttled()])
 
 
-#: verdicts the summary does not list row by row (their count is in the tally); ``--gpuperf-show-all`` lists them.
+#: verdicts the summary does not list row by row (their count is in the tally); ``--gpuperf-summary=all`` lists them.
 #: ``ungated``: recorded, deliberately not judged (a figure whose runs disagree, a derived figure against a
 #: baseline of fewer than three runs or of one run under ``--gpuperf-compare``): hundreds of rows that hold no news
 QUIET = ("pass", "new", "ungated")
@@ -149,24 +175,20 @@ def no_baseline_lines(state: Any, run: Any) -> list[str]:
     return [head, f"  make one (review, then commit it): {init_command(state, run)}"]
 
 
-def _github(state: Any) -> list[str]:
-    """Under GitHub Actions: annotation commands for a device the run could not gate (a shared or
-    throttled card), regressions (and incomparable/missing metrics), and the table appended to the step
-    summary (compare.github does the work)."""
+def _github(state: Any, alarms: Alarms) -> list[str]:
+    """Under GitHub Actions: an ``::error`` for every line that failed the run (:class:`Alarms`), a warning
+    for a device without a baseline when none is required, the regressions (and incomparable and missing
+    metrics), and the table appended to the step summary (compare.github does the work)."""
     from ..compare import github
 
     if not github.enabled():
         return []
-    lines: list[str] = []
-    for status, line in run_level_failures(state):
-        lines.append(github.command(github.Finding("error", f"gpuperf: {exits.REASONS[status]}", line)))
-    for line in state.too_contended():
-        lines.append(github.command(github.Finding("error", "gpuperf: HOST TOO BUSY TO GATE", line)))
-    for run in state.unbaselined():
-        level = "error" if state.options.require_baseline else "warning"
-        head, make = no_baseline_lines(state, run)
-        lines.append(github.command(github.Finding(level, f"gpuperf: NO BASELINE for {run.info.key}",
-                                                   f"{head}. {make.strip()}")))
+    lines = [github.command(github.Finding(level, title, text)) for level, title, text in alarms.found]
+    if not state.options.require_baseline:
+        for run in state.unbaselined():
+            head, make = no_baseline_lines(state, run)
+            lines.append(github.command(github.Finding("warning", f"gpuperf: NO BASELINE for {run.info.key}",
+                                                       f"{head}. {make.strip()}")))
     for run in state.runs.values():
         missing = state.missing.get(run.info.spec, [])
         if not run.metrics and not missing:

@@ -9,7 +9,8 @@ strategy): any change in any of them retunes. Entries live in one JSON file per 
 torn entry. Each entry names its schema (``pytest-gpuperf-tuning/1``,
 ``pytest_gpuperf/schemas/tuning-cache-1.json``); an entry of another version, or one that does not
 follow the schema, is refused with a warning that says why, and the kernel is tuned again.
-Long runs show a progress bar on the terminal.
+Long tunings show their progress (configurations timed, time left) on the session's live status line
+(:mod:`pytest_gpuperf.report.progress`), which pytest's capture does not swallow.
 """
 
 from __future__ import annotations
@@ -17,8 +18,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import sys
-import time
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -161,37 +160,14 @@ def cache_root(config: pytest.Config) -> Path:
     return Path.home() / ".cache" / "pytest-gpuperf" / "gpuperf-tuning"
 
 
-class ProgressBar:
-    """``[#####.....] 12/40 configurations`` on stderr, only when a run takes longer than a second."""
-
-    def __init__(self, label: str, stream: Any = None) -> None:
-        self.label = label
-        self.stream = stream or sys.stderr
-        self.start = time.perf_counter()
-        self.shown = False
-
-    def __call__(self, done: int, total: int) -> None:
-        if time.perf_counter() - self.start < 1.0 and done < total:
-            return
-        width = 30
-        fill = int(width * done / max(total, 1))
-        self.stream.write(f"\r  tuning {self.label}: [{'#' * fill}{'.' * (width - fill)}] {done}/{total}")
-        self.stream.flush()
-        self.shown = True
-
-    def close(self) -> None:
-        if self.shown:
-            self.stream.write("\n")
-            self.stream.flush()
-
-
 class TunedWorkgroup:
     """Callable behind the fixture; ``last_from_cache`` tells whether the last answer was cached."""
 
-    def __init__(self, device: Device, cache: TuningCache, retune: bool) -> None:
+    def __init__(self, device: Device, cache: TuningCache, retune: bool, status: Any = None) -> None:
         self.device = device
         self.cache = cache
         self.retune = retune
+        self.status = status  # the live status line (report.progress.LiveStatus), None where it is off
         self.last_from_cache = False
         self.last_entry: dict[str, Any] = {}
 
@@ -205,11 +181,12 @@ class TunedWorkgroup:
         entry = None if self.retune else self.cache.get(key)
         self.last_from_cache = entry is not None
         if entry is None:
-            bar = ProgressBar(f"{bench.name} on {self.device.info.name}")
+            bar = None if self.status is None else self.status.task(f"tuning {bench.name}", "configurations")
             try:
                 best, out, ctx = tune(self.device, bench, sizes, strategy, progress=bar)
             finally:
-                bar.close()
+                if bar is not None:
+                    bar.close()
             entry = {"local": list(best.local), "variant": best.variant, "kernel": bench.name,
                      "device": self.device.info.key, "problem": sizes, "strategy": strategy,
                      "time_us": ctx.ev.measure(best).time_s * 1e6, "evaluations": len(out.ledger.visited),
@@ -223,4 +200,7 @@ class TunedWorkgroup:
 def tuned_workgroup(gpu_device: Device, request: pytest.FixtureRequest) -> TunedWorkgroup:
     """``tuned_workgroup(kernel, problem)`` → work-group shape chosen by the thesis' tuner (cached)."""
     cfg = request.config
-    return TunedWorkgroup(gpu_device, TuningCache(cache_root(cfg)), bool(cfg.getoption("--gpuperf-retune")))
+    from ..report import progress
+
+    return TunedWorkgroup(gpu_device, TuningCache(cache_root(cfg)), bool(cfg.getoption("--gpuperf-retune")),
+                          progress.of(cfg))

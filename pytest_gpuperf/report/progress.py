@@ -1,0 +1,248 @@
+"""A live status line while a long test runs: which test, what it measured last, how long it has run and
+an estimate of what is left — on the terminal pytest reports to, never on a stream pytest captures.
+
+pytest captures what a test writes (at the file-descriptor level by default) until the test is over, so a
+progress bar a test prints shows up only afterwards, if at all. The status line is written by this
+plugin instead, through a duplicate of the terminal's file descriptor taken before any test ran: capture
+redirects descriptor 1, not its duplicate. On a terminal the line is rewritten in place every second
+below the reporter's current line and erased (the cursor put back) before pytest reports the test; in a
+log (CI) a line is printed once a test has run ``--gpuperf-progress`` seconds and then every
+:data:`LOG_EVERY_S` seconds, so a 90-second test is no longer a silent one.
+
+What the line says: ``[i/N]`` and the test's id, its elapsed time, the last metric it recorded
+(``gpuperf_record``), a task's progress where one reports it (:meth:`LiveStatus.task`: the tuner's
+configurations, with the time left at the rate so far), and the session's time left estimated from the
+mean duration of the tests that finished. Off under pytest-xdist (its workers have no terminal) and with
+``--gpuperf-progress=0``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from typing import Any, Callable
+
+import pytest
+
+#: seconds a test runs before its status line appears (``--gpuperf-progress``)
+DEFAULT_AFTER_S = 5.0
+#: a log (not a terminal) gets a line at most this often per test
+LOG_EVERY_S = 30.0
+#: the line is refreshed this often on a terminal
+TICK_S = 1.0
+_KEY = pytest.StashKey["LiveStatus"]()
+
+
+def add_option(group: Any) -> None:
+    """``--gpuperf-progress`` in the plugin's option group."""
+    group.addoption(
+        "--gpuperf-progress", type=float, default=DEFAULT_AFTER_S, metavar="SECONDS",
+        help="show a live status line (test, last measurement, elapsed, time left) for tests running longer "
+             "than SECONDS; in a log one line then and every 30 s; 0: never (default: %(default)s)")
+
+
+def duration(seconds: float) -> str:
+    """``42 s``, ``3 min 05 s``, ``1 h 02 min``."""
+    s = int(round(seconds))
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min {s % 60:02d} s"
+    return f"{s // 3600} h {s % 3600 // 60:02d} min"
+
+
+class Task:
+    """A unit of work inside a test that knows how far it is (``done`` of ``total`` ``what``)."""
+
+    def __init__(self, status: "LiveStatus", label: str, what: str) -> None:
+        self.status, self.label, self.what = status, label, what
+        self.start = time.monotonic()
+        self.done = self.total = 0
+
+    def __call__(self, done: int, total: int) -> None:
+        self.done, self.total = int(done), int(total)
+
+    def describe(self) -> str:
+        text = f"{self.label}: {self.done}/{self.total} {self.what}"
+        if 0 < self.done < self.total:
+            left = (time.monotonic() - self.start) / self.done * (self.total - self.done)
+            text += f", ~{duration(left)} left"
+        return text
+
+    def close(self) -> None:
+        self.status.end_task(self)
+
+
+class LiveStatus:
+    """The status line of one session (a pytest plugin object: it implements the runtest hooks)."""
+
+    def __init__(self, fd: int | None, tty: bool, after_s: float, writer: Any = None) -> None:
+        self.fd, self.tty, self.after_s = fd, tty, after_s
+        self.writer = writer  # the terminal reporter's TerminalWriter (known once collection is done)
+        self.lock = threading.Lock()
+        self.total = 0
+        self.index = 0
+        self.durations: list[float] = []
+        self.test: str | None = None
+        self.started = 0.0
+        self.last = ""
+        self.tasks: list[Task] = []
+        self.shown = False  # a terminal line is on screen
+        self.column = 0  # where the reporter's line ended when the status line went below it
+        self.next_log = 0.0
+        self.wake = threading.Event()
+        self.thread: threading.Thread | None = None
+
+    @property
+    def enabled(self) -> bool:
+        return self.fd is not None and self.after_s > 0
+
+    # ---- what tests report ---------------------------------------------------------------------------
+    def recorded(self, name: str) -> None:
+        """The test recorded metric ``name``: the line names it as the last measurement."""
+        self.last = name
+
+    def task(self, label: str, what: str = "steps") -> Task:
+        """A task whose progress the line shows; call it with (done, total), then ``close()`` it."""
+        t = Task(self, label, what)
+        with self.lock:
+            self.tasks.append(t)
+        return t
+
+    def end_task(self, task: Task) -> None:
+        with self.lock:
+            if task in self.tasks:
+                self.tasks.remove(task)
+
+    # ---- the line ------------------------------------------------------------------------------------
+    def line(self, now: float | None = None) -> str:
+        now = time.monotonic() if now is None else now
+        elapsed = now - self.started
+        parts = [f"gpuperf [{self.index}/{self.total or '?'}] {self.test}: running {duration(elapsed)}"]
+        if self.last:
+            parts.append(f"last measured {self.last}")
+        parts += [t.describe() for t in self.tasks]
+        left = self.total - self.index
+        if self.durations and left > 0:
+            parts.append(f"session ~{duration(left * sum(self.durations) / len(self.durations))} left "
+                         f"for {left} more test(s)")
+        return " · ".join(parts)
+
+    def _write(self, text: str) -> None:
+        try:
+            os.write(self.fd, text.encode("utf-8", "replace"))
+        except OSError:  # the terminal went away: say nothing more
+            self.fd = None
+
+    def _show(self, now: float) -> None:
+        """Write the line (under the lock): in place on a terminal, as a new log line otherwise."""
+        if self.fd is None or self.test is None or now - self.started < self.after_s:
+            return
+        text = self.line(now)
+        if self.tty:
+            width = max(20, (self.writer.fullwidth if self.writer is not None else 100) - 1)
+            text = text if len(text) <= width else text[:width - 1] + "…"
+            if not self.shown:
+                self.column = self.writer.width_of_current_line if self.writer is not None else 0
+                self._write("\n")
+                self.shown = True
+            self._write("\r\x1b[K" + text)
+        elif now >= self.next_log:
+            self._write(f"\n{text}\n")
+            self.next_log = now + LOG_EVERY_S
+
+    def _clear(self) -> None:
+        """Erase the terminal line and put the cursor back where the reporter left it (under the lock)."""
+        if self.shown and self.fd is not None:
+            self._write(f"\r\x1b[K\x1b[A\x1b[{self.column + 1}G")
+        self.shown = False
+
+    def _run(self) -> None:
+        while not self.wake.wait(TICK_S):
+            with self.lock:
+                self._show(time.monotonic())
+
+    # ---- pytest hooks --------------------------------------------------------------------------------
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.total = len(session.items)
+        if session.config.pluginmanager.get_plugin("terminalreporter") is None:  # no terminal (-p no:terminal)
+            self.fd = None
+        else:
+            self.writer = session.config.get_terminal_writer()
+
+    def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
+        with self.lock:
+            self.index += 1
+            self.test, self.started, self.last, self.tasks = nodeid, time.monotonic(), "", []
+            self.next_log = self.started + self.after_s
+        if self.thread is None:
+            self.thread = threading.Thread(target=self._run, name="gpuperf-status", daemon=True)
+            self.thread.start()
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        with self.lock:
+            self._clear()  # the reporter writes the outcome now
+
+    def pytest_runtest_logfinish(self, nodeid: str, location: Any) -> None:
+        with self.lock:
+            self._clear()
+            if self.test is not None:
+                self.durations.append(time.monotonic() - self.started)
+            self.test = None
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        self.wake.set()
+        with self.lock:
+            self._clear()
+            self.test = None
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        if self.fd is not None:  # a session that ended before its first test
+            os.close(self.fd)
+            self.fd = None
+
+
+def _terminal_fd() -> tuple[int | None, bool]:
+    """A duplicate of the terminal's descriptor (capture cannot redirect it), and whether it is a tty."""
+    stream = sys.__stdout__ if sys.__stdout__ is not None else sys.stdout
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):  # an in-process stream without a descriptor
+        return None, False
+    try:
+        return os.dup(fd), os.isatty(fd)
+    except OSError:
+        return None, False
+
+
+def start(config: pytest.Config) -> None:
+    """Register the status line of this session (the plugin's ``pytest_configure`` calls it last)."""
+    from ..fleet import pinning
+
+    after = float(config.getoption("--gpuperf-progress"))
+    if after <= 0 or pinning.is_worker(config) or pinning.is_controller(config):
+        return
+    fd, tty = _terminal_fd()
+    if fd is None:
+        return
+    status = LiveStatus(fd, tty, after)
+    config.stash[_KEY] = status
+    config.pluginmanager.register(status, "gpuperf-status")
+
+
+def of(config: pytest.Config) -> LiveStatus | None:
+    """The session's status line, or None where it is off."""
+    return config.stash.get(_KEY, None)
+
+
+def noting(config: pytest.Config) -> Callable[[str], None]:
+    """What to call with each metric a test records (does nothing where the line is off)."""
+    status = of(config)
+    return status.recorded if status is not None else (lambda name: None)

@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""Print the table of docs/history.md's steps from the committed results (never typed by hand).
+
+    python scripts/tables_history.py [results/]
+
+Imports the results folder into a temporary history database (``gpuperf history import``), runs
+``detect`` with its defaults and prints one row per device, commit range and status: the metrics that
+stepped there, their directions and sizes, and the cause found with ``git log`` on that range
+(:data:`CAUSES`, written after reading the range's commits; a range without an entry prints "?", so a new
+step cannot go unexplained without showing it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import sys
+import tempfile
+from collections import Counter, defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from pytest_gpuperf.cli import main as gpuperf  # noqa: E402
+from pytest_gpuperf.history import read_runs  # noqa: E402
+from pytest_gpuperf.history.detect import detect_all  # noqa: E402
+
+#: (device key, backend, commit range) → what moved it, from ``git log A..B`` (the first commit of a range
+#: that the repository no longer has is named by the run that recorded it)
+CAUSES: dict[tuple[str, str, str], str] = {
+    ("nvidia-h100-80gb-hbm3", "cuda", "849ea2b3a7f4..e391d77"):
+        "e391d77: the PTX model charges global loads with Alavani's latency model measured on the device",
+    ("nvidia-h100-80gb-hbm3", "cuda", "e4f0c1d..05c8507"):
+        "no commit in the range touches the chase kernel or its timing; the level moved when the runs went from "
+        "the probes group alone (runs `probes-*`) to the whole suite list in one session (`default-*`) and "
+        "stayed there: a measurement context, not code",
+    ("nvidia-h100-80gb-hbm3", "cuda", "05c8507..a00f8a6"):
+        "5d3968b: accuracy inputs seeded from the test id without the device, so the fuzz and summation "
+        "tests draw other (fixed) inputs",
+    ("nvidia-h100-80gb-hbm3", "cuda", "840e373..9ab4cdb"):
+        "7ea1438: tuning budgets count from the session's start (the one tuning change in the range); one run "
+        "recorded the figure since, so it stays a candidate",
+    ("nvidia-h100-80gb-hbm3", "cuda", "fbe1609..2ddbc93"):
+        "905cbc9/9607a60/c322406: the accuracy kernels' text now comes from the device dialect; two runs so far, "
+        "bisect to confirm",
+    ("nvidia-h100-80gb-hbm3", "cuda", "2ddbc93..fa19cec"):
+        "one run so far (`h100-a1`); no commit in the range touches the memory probes: wait for a second run",
+    ("nvidia-h100-80gb-hbm3", "cuda", "f9f85d1..39fafc7"):
+        "one run so far (`h100-b1`): no precision change in the range but the suites' move into the package",
+    ("nvidia-h100-80gb-hbm3", "opencl", "849ea2b3a7f4..6bb9be0"):
+        "the exploratory OpenCL tuning run with the probe limit lifted (a2f7beb): another configuration space",
+    ("nvidia-h100-80gb-hbm3", "opencl", "6bb9be0..df12932"):
+        "back to the default space after that exploratory run (a2f7beb); one run so far",
+    ("nvidia-h100-80gb-hbm3", "opencl", "849ea2b3a7f4..e4f0c1d"):
+        "one run so far (`accuracy-r3-opencl`); no change to the summation kernels or OpenCL timing in the range",
+    ("nvidia-h200", "cuda", "f9f85d1..5cf97c0"):
+        "8b24074: the ranked tuner's final pass times the middle of the largest untimed stretch (finds a faster "
+        "histogram configuration); two runs so far (`upgrade-3m`, `upgrade-4m`)",
+    ("nvidia-h200", "cuda", "5cf97c0..na"):
+        "one run so far (`upgrade-4m`), recorded without a commit (`na`): nothing to bisect until the next run",
+    ("pocl-pthread-haswell-amd-epyc", "opencl", "1ce692762e98..202b79a34fb8"):
+        "no commit in the range touches the host-timed empty launch; the level fell between the night's "
+        "development gate check and the morning's final one on the same shared 2-core host: host load. The "
+        "fuzz maximum: no accuracy code changed in the range either (its merges are history, compare and hang "
+        "handling); bisect to confirm",
+    ("pocl-pthread-haswell-amd-epyc", "opencl", "266ec6dc1beb..121c3ffcb1b0"):
+        "905cbc9/9607a60/c322406: the accuracy kernels' text now comes from the device dialect; two runs so far",
+}
+
+
+def steps(results: Path) -> tuple[list, int]:
+    with tempfile.TemporaryDirectory() as tmp:
+        db = str(Path(tmp) / "h.db")
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            assert gpuperf(["history", "import", str(results), "--db", db]) in (0, 1)
+        runs = read_runs(db)
+    found = detect_all(runs)
+    return found.steps, len(runs) - len(found.left_out)
+
+
+def table(results: Path) -> str:
+    found, runs = steps(results)
+    groups: dict[tuple[str, str, str, str], list] = defaultdict(list)
+    for s in sorted(found, key=lambda s: (s.device_key, s.backend, s.date, s.name)):
+        groups[(s.device_key, s.backend, s.commit_range(), s.status)].append(s)
+    confirmed = sum(s.status == "confirmed" for s in found)
+    out = [f"{confirmed} confirmed step(s) and {len(found) - confirmed} candidate(s) over {runs} runs.", "",
+           "| device | commits (last old..first new) | status | steps | metrics | sizes | cause |",
+           "| --- | --- | --- | --- | --- | --- | --- |"]
+    for (key, backend, commits, status), group in groups.items():
+        dirs = Counter(s.direction for s in group)
+        names = sorted({s.name for s in group})
+        shown = ", ".join(f"`{n}`" for n in names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+        sizes = sorted(s.size() for s in group)
+        size = sizes[0] if len(set(sizes)) == 1 else f"{sizes[0]} … {sizes[-1]}"
+        cause = CAUSES.get((key, backend, commits), "?")
+        out.append(f"| {key}/{backend} | `{commits}` | {status} | "
+                   f"{', '.join(f'{n} {d}' for d, n in sorted(dirs.items()))} | {shown} | {size} | {cause} |")
+    return "\n".join(out)
+
+
+if __name__ == "__main__":
+    print(table(Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "results"))

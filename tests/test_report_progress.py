@@ -1,0 +1,110 @@
+"""The end of a run and its course: a live status line during long tests on the terminal (not on a stream
+pytest captures), the summary table of the rows that are not ``pass`` (``--gpuperf-summary``), and a
+GitHub annotation for every summary line that fails the run. On PoCL, in pytest subprocesses (the status
+line writes to the terminal's own descriptor, which an in-process run does not have)."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_gpuperf.devices import discover
+
+CL = [d for d in discover().devices if d.backend == "opencl"]
+pytestmark = pytest.mark.skipif(not CL, reason="no OpenCL device (install pocl-opencl-icd)")
+
+SLOW = '''
+import time
+
+def test_quick_first():
+    pass
+
+def test_slow(gpuperf_record, gpu_device, request):
+    from pytest_gpuperf.report import progress
+
+    print("a line the test prints, captured")
+    gpuperf_record("area.first.us", 1.0, "us")
+    task = progress.of(request.config).task("tuning k", "configurations")
+    task(3, 12)
+    time.sleep(1.6)
+    task.close()
+
+def test_quick_last():
+    pass
+'''
+
+
+def _run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    pytester.makepyfile(SLOW)
+    return pytester.runpytest_subprocess("--gpuperf-device=opencl:0", "-p", "no:cacheprovider", *args)
+
+
+def test_a_long_test_shows_its_measurement_elapsed_time_and_what_is_left(pytester):
+    result = _run(pytester, "--gpuperf-progress=0.4")
+    result.assert_outcomes(passed=3)
+    out = result.stdout.str()
+    (line,) = [ln for ln in out.splitlines() if ln.startswith("gpuperf [2/3] ")]
+    assert "test_slow[opencl:0]: running" in line and "last measured area.first.us" in line
+    assert "tuning k: 3/12 configurations, ~" in line and " left" in line.split("tuning k")[1]
+    assert "session ~" in line and "left for 1 more test(s)" in line  # from the first test's duration
+    assert "a line the test prints" not in out, "the test's own output stays captured"
+
+
+def test_no_status_line_for_short_tests_or_when_off(pytester):
+    assert "gpuperf [" not in _run(pytester, "--gpuperf-progress=0").stdout.str()
+    assert "gpuperf [" not in _run(pytester, "--gpuperf-progress=30").stdout.str()
+
+
+WORK = '''
+def test_work(gpuperf_record, gpu_device):
+    gpuperf_record("area.a.count", 1.0, "count", better="exact")
+    gpuperf_record("area.b.count", 2.0, "count", better="exact")
+'''
+
+
+def test_the_summary_lists_the_rows_that_are_not_pass_unless_asked_for_all(pytester):
+    pytester.makepyfile(WORK)
+    common = ("--gpuperf-device=opencl:0", "-p", "no:cacheprovider", "--gpuperf-baseline-dir=bl")
+    pytester.mkdir("bl")
+    pytester.runpytest_subprocess(*common, "--gpuperf-update-baselines").assert_outcomes(passed=1)
+    quiet = pytester.runpytest_subprocess(*common).stdout.str()
+    assert "area.a.count" not in quiet and "(2 rows pass or new or ungated not listed; --gpuperf-summary=all" in quiet
+    assert "gpuperf opencl:0: 2 pass" in quiet
+    every = pytester.runpytest_subprocess(*common, "--gpuperf-summary=all").stdout.str()
+    assert "area.a.count" in every and "area.b.count" in every and "not listed" not in every
+    pytester.makeini("[pytest]\ngpuperf_summary = all\n")
+    assert "area.a.count" in pytester.runpytest_subprocess(*common).stdout.str()
+    pytester.makeini("[pytest]\ngpuperf_summary = some\n")
+    bad = pytester.runpytest_subprocess(*common)
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR and "gpuperf_summary = 'some'" in bad.stderr.str()
+
+
+ABANDON = '''
+import os
+
+def test_gives_up(gpuperf_record, gpu_device):
+    gpuperf_record("area.a.count", 1.0, "count", better="exact")
+    if os.environ.get("STAGE") == "baseline":
+        gpuperf_record("area.b.count", 2.0, "count", better="exact")
+    else:
+        gpu_device.abandon("a fault poisoned its queue (test)")
+'''
+
+
+def test_every_failing_summary_line_has_its_github_annotation(pytester, monkeypatch):
+    """An abandoned device and a metric its test no longer records both fail the run: each red line of the
+    summary comes with an ``::error`` annotation."""
+    pytester.makepyfile(ABANDON)
+    pytester.mkdir("bl")
+    common = ("--gpuperf-device=opencl:0", "-p", "no:cacheprovider", "--gpuperf-baseline-dir=bl")
+    monkeypatch.setenv("STAGE", "baseline")
+    pytester.runpytest_subprocess(*common, "--gpuperf-update-baselines").assert_outcomes(passed=1)
+    monkeypatch.setenv("STAGE", "run")
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(pytester.path / "summary.md"))
+    result = pytester.runpytest_subprocess(*common)
+    out = result.stdout.str()
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert "gpuperf ABANDONED opencl:0: a fault poisoned its queue (test)" in out
+    assert "::error title=gpuperf ABANDONED opencl%3A0::a fault poisoned its queue (test)" in out
+    assert "MISSING: area.b.count is in the baseline" in out
+    assert "::error title=gpuperf missing%3A area.b.count on opencl%3A0::" in out

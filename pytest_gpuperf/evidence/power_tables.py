@@ -36,7 +36,7 @@ def model(inp: Inputs) -> list[str]:
         out.append(f"| Thesis, Table 5.8 (shuffled rows, 5 folds), {label} — {' / '.join(g.split()[-1] for g in gpus)} | "
                    + " | ".join(" / ".join(f"{v[i]:g}" for v in vals) for i in range(3)) + " | — |")
     for gpu, v in doc["thesis_table_5_9"].items():
-        out.append(f"| Thesis, Table 5.9 (XGBoost, shuffled rows, 5 runs) — {gpu} | {v[0]:g} | {v[1]:g} | {v[2]:g} | {v[3]:g} % |")
+        out.append(f"| Thesis, Table 5.9 (XGBoost, shuffled rows, mean of 5 runs) — {gpu} | {v[0]:g} | {v[1]:g} | {v[2]:g} | {v[3]:g} % |")
     for protocol, label in (("rows", "thesis' protocol (rows)"), ("kernels", "held-out kernels (goal: MAPE ≤ 4 %)")):
         for key, dev in doc["devices"].items():
             out.append(f"| **{SHORT.get(key, key)}, {label}** — XGBoost / RF / ET / SVR ({dev['entries']} configurations "

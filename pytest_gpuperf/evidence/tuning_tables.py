@@ -173,5 +173,41 @@ def means(inp: Inputs) -> list[str]:
     return out
 
 
-TABLES = {"tuning-summary": summary, "tuning-kernels": per_kernel, "tuning-dao-per-gpu": dao_per_gpu,
+def _own_rule(run: Run) -> str:
+    rules = {str(run.info(f"tuning.{k}.dao_ranked.quality").get("pruning", {}).get("rule", "")) for k in kernels_of(run)}
+    rules.discard("")
+    return ", ".join(sorted(rules)) or "walk"  # runs before the chain rule recorded no rule: they walked
+
+
+def replay(inp: Inputs) -> list[str]:
+    """Each run's saved points replayed under both final-pass rules (``tuning.replay``): the ranked pass's
+    means, ``matvec_row``'s pick, ``blur1d``'s kernel time, and the kernels that miss the targets."""
+    from ..tuning import replay as rp  # noqa: PLC0415
+    out = ["| run (its own rule) | replayed with | mean quality | evaluations | kernel time, mean per kernel | "
+           "`matvec_row` pick (quality) | `blur1d` kernel time | MISSED (1-D and 2-D ≥ 200 targets) |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for run in inp.runs("runs"):
+        for rule in ("walk", "bracket"):
+            ranked = [b for _, b in rp.replay_results(run.doc, rule=rule)]
+            if not ranked:
+                continue
+            by = {b.kernel: b for b in ranked}
+            mv, bl = by.get("matvec_row"), by.get("blur1d")
+            missed = []
+            for b in sorted(ranked, key=lambda b: b.kernel):
+                v = b.verdict()
+                if "quality" in v:
+                    missed.append(f"`{b.kernel}` {b.quality:.3f}×")
+                if "kernel time" in v:
+                    missed.append(f"`{b.kernel}` {100 * b.device_cost:.1f} %")
+            n = len(ranked)
+            dev = str(run.device.get("name", "?")).replace("NVIDIA ", "").split()[0]
+            out.append(f"| {dev} `{run.stem}` ({_own_rule(run)}) | {rule} | {sum(b.quality for b in ranked) / n:.3f} | "
+                       f"{100 * sum(b.cost for b in ranked) / n:.1f} % | {100 * sum(b.device_cost for b in ranked) / n:.1f} % | "
+                       f"{f'{mv.pick} ({mv.quality:.3f})' if mv else '–'} | {f'{100 * bl.device_cost:.1f} %' if bl else '–'} | "
+                       f"{'; '.join(missed) or 'none'} |")
+    return out
+
+
+TABLES = {"tuning-replay": replay, "tuning-summary": summary, "tuning-kernels": per_kernel, "tuning-dao-per-gpu": dao_per_gpu,
           "tuning-ranked": ranked, "tuning-means": means}

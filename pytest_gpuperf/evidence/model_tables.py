@@ -41,20 +41,25 @@ def _cells(vals: list[str]) -> str:
 #: Dao, thesis §2.6 (70 kernels of 39 OpenCL applications — Parboil, SNU NPB, SHOC, AMD and NVIDIA
 #: samples — each with hundreds of work-groups and ≥ 0.1 s; sampled at the 2nd and 3rd saturation points;
 #: the ML model evaluated leave-one-kernel-out): GPU → (linear, ML) mean error %, overhead %.
-DAO_SAMPLED = [("GTX 580 (Fermi)", 5.72, 4.76, "8 (NVIDIA average)"), ("GTX 280 (Tesla)", 7.19, 6.42, "8 (NVIDIA average)"),
-               ("Radeon HD 6970", 8.10, 7.91, "15 (AMD average)")]
+DAO_SAMPLED = [("GTX 580 (Fermi)", 5.72, 4.76, "8 % (NVIDIA average)"), ("GTX 280 (Tesla)", 7.19, 6.42, "8 % (NVIDIA average)"),
+               ("Radeon HD 6970", 8.10, 7.91, "15 % (AMD average)")]
 DAO_PROTOCOL = "70 application kernels (≥ 0.1 s, hundreds of work-groups), 2nd/3rd saturation points"
 
 
+def _ordinal(n: int) -> str:
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+
+
 def _geometry(run: Run, prefix: str) -> str:
-    """Where a run's samples sat, from its mean metric's identity and a kernel's plan."""
-    ident = (run.get(f"{prefix}.mean_error") or {}).get("identity") or {}
+    """Where a run's samples sat, from a kernel's recorded plan (``sampling.describe``)."""
     plan = next((m.get("info") or {} for n, m in sorted(run.metrics.items())
                  if n.startswith(f"{prefix}.") and n.endswith(".error") and "mean" not in n), {})
-    units, p1, p2 = plan.get("units"), plan.get("p1_groups"), plan.get("p2_groups")
-    sat = plan.get("p_sat")
-    where = f"{p1 // (units * sat)}th/{p2 // (units * sat)}th" if units and sat and p1 and p2 else "?"
-    return f"{where} saturation points, {ident.get('waves', '?')}-wave runs ({ident.get('sampling', '?')} geometry)"
+    units, sat, p1, p2, n = (plan.get(k) for k in ("units", "p_sat", "p1_groups", "p2_groups", "n_groups"))
+    if not (units and sat and p1 and p2 and n):
+        return "sampling points not recorded"
+    wave = units * sat
+    return (f"{_ordinal(p1 // wave)} and {_ordinal(p2 // wave)} saturation points of a run of {n // wave} waves "
+            f"({plan.get('geometry', 'thesis')} geometry)")
 
 
 def sampled_vs_dao(inp: Inputs) -> list[str]:
@@ -65,12 +70,13 @@ def sampled_vs_dao(inp: Inputs) -> list[str]:
     out = ["| GPU | kernels and protocol | linear model, mean error | ML model, mean error (leave-one-kernel-out) | "
            "sampling overhead |", "| --- | --- | --- | --- | --- |"]
     for gpu, lin, ml, ovh in DAO_SAMPLED:
-        out.append(f"| {gpu} | Dao thesis: {DAO_PROTOCOL} | {lin:.2f} % | {ml:.2f} % (SVR-class regression on counters) | {ovh} % |")
+        out.append(f"| {gpu} | Dao thesis: {DAO_PROTOCOL} | {lin:.2f} % | {ml:.2f} % (ε-SVR on static features, "
+                   f"hardware counters and the linear model) | {ovh} |")
     for run in inp.runs("runs"):
         kernels = (run.get(f"{prefix}.mean_error") or {}).get("info", {}).get("kernels", "?")
         name = str(run.device.get("name", "?")).replace("NVIDIA ", "")
         out.append(f"| {name}, {run.backend} (`{run.stem}`) | ours: {kernels} self-written kernels, {_geometry(run, prefix)} | "
-                   f"{pct(run.value(f'{prefix}.mean_error'))} | {pct(run.value(f'{svr}.mean_error'))} (RBF SVR on portable features) | "
+                   f"{pct(run.value(f'{prefix}.mean_error'))} | {pct(run.value(f'{svr}.mean_error'))} (RBF ε-SVR on portable features, no counters) | "
                    f"{pct(run.value(f'{prefix}.mean_overhead'))} |")
     return out
 
@@ -104,7 +110,10 @@ def ptx_dwarfs(inp: Inputs) -> list[str]:
     bad = [v for v in variants if v not in VARIANTS]
     if bad:
         raise EvidenceError(f"{inp.block.where}: unknown variant {', '.join(bad)}; known: {', '.join(VARIANTS)}")
-    out = ["| dwarf | " + " | ".join(f"Table 4.9 {g}" for g in THESIS_GPUS) + " | median | "
+    out = ["Table 4.9: Alavani's static PTX model, MAPE per dwarf over 108 launch configurations (several kernels per "
+           "dwarf, each swept over launches) on four GPUs. Ours: the same model family in each variant, one launch per "
+           "dwarf kernel (12 kernels; 6 of the 8 dwarfs a single kernel), on the run's card.", "",
+           "| dwarf | " + " | ".join(f"Table 4.9 {g}" for g in THESIS_GPUS) + " | median | "
            + " | ".join(f"ours, {v} variant" for v in variants) + " |", "|" + " --- |" * (2 + len(THESIS_GPUS) + len(variants))]
     counts = {v: [0] * len(runs) for v in variants}
     for dwarf, thesis in THESIS_MAPE.items():
@@ -117,9 +126,9 @@ def ptx_dwarfs(inp: Inputs) -> list[str]:
             text = " / ".join(pct(x) for x in vals)
             cells.append(f"**{text}**" if all(x is not None and x <= med for x in vals) else text)
         out.append(f"| {dwarf} | " + " | ".join(f"{t:.2f} %" for t in thesis) + f" | {100 * med:.1f} % | " + " | ".join(cells) + " |")
-    out.append("| mean error (all kernels) | " + " | " * len(THESIS_GPUS) + " | ".join(
+    out.append("| mean error (all kernels) | " + " | " * (len(THESIS_GPUS) + 1) + " | ".join(
         " / ".join(pct(r.value(f"{VARIANTS[v]}.mean_error")) for r in runs) for v in variants) + " |")
-    out.append("| dwarfs at or below the median | " + " | " * len(THESIS_GPUS) + " | ".join(
+    out.append("| dwarfs at or below the median | " + " | " * (len(THESIS_GPUS) + 1) + " | ".join(
         " / ".join(f"{c} of {len(THESIS_MAPE)}" for c in counts[v]) for v in variants) + " |")
     return out
 
@@ -232,6 +241,23 @@ def hopper_kernels(inp: Inputs) -> list[str]:
     return out
 
 
+def ptx_replay(inp: Inputs) -> list[str]:
+    """The offline replay of saved runs (``results/offline/ptx-variants.json``): per replayed run, whether
+    the thesis variant reproduced the run's own predictions, each variant's mean error, and the dwarfs at
+    or below Table 4.9's median."""
+    doc = inp.run("replay").doc
+    variants = list((doc["runs"][0].get("mean_error") or {}) if doc.get("runs") else [])
+    out = ["| replayed run | device | commit | reproduces the saved predictions | "
+           + " | ".join(f"{v}: mean error" for v in variants) + " | "
+           + " | ".join(f"{v}: dwarfs ≤ median" for v in variants) + " |", "|" + " --- |" * (4 + 2 * len(variants))]
+    for r in doc.get("runs", []):
+        out.append(f"| `{r['results']}` | {r['device'].replace('NVIDIA ', '')} | {r['commit']} | "
+                   f"{'yes' if r.get('reproduces_saved') else '**no**'} | "
+                   + " | ".join(f"{r['mean_error'][v]:.3f}" for v in variants) + " | "
+                   + " | ".join(f"{r['at_or_below_thesis_median'][v]} of {len(THESIS_MAPE)}" for v in variants) + " |")
+    return out
+
+
 # ---- classifiers and similarity ----------------------------------------------------------------------------
 def _off_diagonal(conf: Mapping[str, Mapping[str, int]]) -> str:
     errs = [(t, p, n) for t, row in conf.items() for p, n in row.items() if p != t]
@@ -316,5 +342,5 @@ def similarity(inp: Inputs) -> list[str]:
 TABLES = {"models-sampled-vs-dao": sampled_vs_dao, "models-sampled": sampled, "models-ptx-dwarfs": ptx_dwarfs,
           "models-ptx-kernels": ptx_kernels, "models-ptx-recombined": ptx_recombined,
           "models-ptx-latencies": ptx_latencies, "models-ptx-latency-sensitivity": ptx_latency_sensitivity,
-          "models-hopper-kernels": hopper_kernels, "models-classify": classify, "models-classify-resplit": resplit,
+          "models-hopper-kernels": hopper_kernels, "models-ptx-replay": ptx_replay, "models-classify": classify, "models-classify-resplit": resplit,
           "models-classify-counters": counters, "models-similarity": similarity}

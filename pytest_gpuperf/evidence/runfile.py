@@ -52,8 +52,10 @@ class Run:
 
     @property
     def stem(self) -> str:
-        """The run's short name: the file name without ``.json[.gz]`` (``default-7c-cuda``)."""
-        name = Path(self.path).name
+        """The run's short name: its path below ``results/<device key>/`` without ``.json[.gz]``
+        (``default-7c-cuda``, ``gatecheck/aa-2``)."""
+        parts = Path(self.path).parts
+        name = "/".join(parts[2:]) if len(parts) > 2 and parts[0] == "results" else Path(self.path).name
         for suffix in (".gz", ".json"):
             name = name[: -len(suffix)] if name.endswith(suffix) else name
         return name

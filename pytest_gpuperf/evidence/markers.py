@@ -1,8 +1,8 @@
 """The generated blocks of a doc: ``<!-- gpuperf:table NAME key=value … -->`` … ``<!-- /gpuperf:table -->``.
 
-The opening marker's words after ``NAME`` are ``key=value`` pairs. A value that names files under
-``results/`` (comma-separated) makes ``key`` a *role*, the runs a generator reads under that name
-(``sources`` is the usual one); any other value is an option. The text between the markers is the
+The opening marker's words after ``NAME`` are ``key=value`` pairs. A value that names files
+(comma-separated paths) makes ``key`` a *role*, the runs a generator reads under that name (``sources`` is
+the usual one), and every one of them must lie under ``results/``; any other value is an option. The text between the markers is the
 generator's output and nothing else: :func:`splice` replaces it whole.
 """
 
@@ -59,7 +59,7 @@ def _words(doc: str, line: int, words: str) -> tuple[str, dict[str, list[str]], 
         if key in roles or key in options:
             raise EvidenceError(f"{doc}:{line}: {key!r} is given twice in the marker; join the files with commas")
         items = value.split(",")
-        if key == "sources" or any(i.startswith(RESULTS) for i in items):
+        if key == "sources" or any("/" in i or i.endswith((".json", ".gz")) for i in items):
             bad = [i for i in items if not i.startswith(RESULTS)]
             if bad:
                 raise EvidenceError(f"{doc}:{line}: {key}= names {', '.join(bad)}, outside results/; a table "

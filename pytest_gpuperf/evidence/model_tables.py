@@ -258,6 +258,26 @@ def ptx_replay(inp: Inputs) -> list[str]:
     return out
 
 
+def ncu_dwarfs(inp: Inputs) -> list[str]:
+    """Nsight Compute counters of each dwarf kernel as the suite launches it (role ``ncu``: the profile
+    saved by the dwarfs' ncu run): DRAM bytes, hit rates, sectors per request, SASS warp instructions,
+    issue slots, occupancy and the two largest stall reasons."""
+    doc = inp.run("ncu").doc
+    out = ["| kernel | DRAM bytes | L1 / L2 hit | global sectors per request (ld / st) | SASS warp instr. | "
+           "issue slots busy | warps active | largest stalls (warps per issue) |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    stall = "smsp__average_warps_issue_stalled_"
+    for name, d in doc.get("dwarfs", {}).items():
+        ld = d["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"] / max(d["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"], 1)
+        st = d["l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"] / max(d["l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"], 1)
+        stalls = sorted(((v, k[len(stall):].split("_per_issue")[0]) for k, v in d.items() if k.startswith(stall)), reverse=True)[:2]
+        out.append(f"| {name} | {(d['dram__bytes_read.sum'] + d['dram__bytes_write.sum']) / 1e6:.1f} MB | "
+                   f"{d['l1tex__t_sector_hit_rate.pct']:.0f} % / {d['lts__t_sector_hit_rate.pct']:.0f} % | {ld:.1f} / {st:.1f} | "
+                   f"{d['smsp__inst_executed.sum'] / 1e6:.2f} M | {d['smsp__issue_active.avg.pct_of_peak_sustained_active']:.0f} % | "
+                   f"{d['sm__warps_active.avg.pct_of_peak_sustained_active']:.0f} % | "
+                   + ", ".join(f"`{k}` {v:.1f}" for v, k in stalls) + " |")
+    return out
+
+
 # ---- classifiers and similarity ----------------------------------------------------------------------------
 def _off_diagonal(conf: Mapping[str, Mapping[str, int]]) -> str:
     errs = [(t, p, n) for t, row in conf.items() for p, n in row.items() if p != t]
@@ -342,5 +362,6 @@ def similarity(inp: Inputs) -> list[str]:
 TABLES = {"models-sampled-vs-dao": sampled_vs_dao, "models-sampled": sampled, "models-ptx-dwarfs": ptx_dwarfs,
           "models-ptx-kernels": ptx_kernels, "models-ptx-recombined": ptx_recombined,
           "models-ptx-latencies": ptx_latencies, "models-ptx-latency-sensitivity": ptx_latency_sensitivity,
-          "models-hopper-kernels": hopper_kernels, "models-ptx-replay": ptx_replay, "models-classify": classify, "models-classify-resplit": resplit,
+          "models-hopper-kernels": hopper_kernels, "models-ptx-replay": ptx_replay,
+          "models-ncu-dwarfs": ncu_dwarfs, "models-classify": classify, "models-classify-resplit": resplit,
           "models-classify-counters": counters, "models-similarity": similarity}

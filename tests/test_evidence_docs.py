@@ -118,3 +118,10 @@ def test_every_marked_table_of_the_docs_names_a_known_table_and_saved_runs():
         assert b.name in known, b.where
         for rel in b.sources():
             assert docsync.runfile.load(ROOT, rel).path == rel, b.where
+
+
+def test_a_marker_quoted_in_inline_code_is_text_not_a_table():
+    text = ("Write `<!-- gpuperf:table NAME sources=results/… -->` … `<!-- /gpuperf:table -->`.\n"
+            "<!-- gpuperf:table metric-runs runs=" + RUN + " metrics=a -->\nold\n<!-- /gpuperf:table -->\n")
+    blocks = markers.parse("a.md", text)
+    assert [b.name for b in blocks] == ["metric-runs"] and blocks[0].body == "\nold\n"

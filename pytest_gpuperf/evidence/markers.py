@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 
 from .runfile import EvidenceError
 
-OPEN = re.compile(r"<!--\s*gpuperf:table\b(?P<words>.*?)-->", re.S)
-CLOSE = re.compile(r"<!--\s*/gpuperf:table\s*-->")
+#: a marker quoted in inline code (a backtick right before it) is text about markers, not a marker
+OPEN = re.compile(r"(?<!`)<!--\s*gpuperf:table\b(?P<words>.*?)-->", re.S)
+CLOSE = re.compile(r"(?<!`)<!--\s*/gpuperf:table\s*-->")
 RESULTS = "results/"
 
 

@@ -16,6 +16,8 @@ from .registry import Inputs
 from .runfile import Run, merged
 
 ROLES = ("cuda", "opencl", "pocl")
+#: how a saved run's backend is written in a column label
+BACKEND_LABEL = {"cuda": "CUDA", "opencl": "OpenCL"}
 Metrics = Mapping[str, Mapping[str, Any]]
 
 
@@ -26,7 +28,13 @@ def device_label(run: Run) -> str:
         return "PoCL"
     name = str(dev.get("name", "GPU"))
     short = next((w for w in name.split() if any(c.isdigit() for c in w)), name)
-    return f"{short} {'CUDA' if run.backend == 'cuda' else 'OpenCL'}"
+    return f"{short} {BACKEND_LABEL.get(run.backend, run.backend)}"
+
+
+def column_backend(label: str) -> str:
+    """The backend a column's label names (PoCL is an OpenCL device)."""
+    word = "OpenCL" if label == "PoCL" else label.split()[-1]
+    return next((b for b, w in BACKEND_LABEL.items() if w == word), word.lower())
 
 
 def columns(inp: Inputs, roles: tuple[str, ...] = ROLES) -> list[tuple[str, Metrics]]:
@@ -102,7 +110,7 @@ def fast_table(inp: Inputs) -> list[str]:
            "|---|---|---|---|---|---|---|"]
     for v in functions.FAST:
         for label, ms in cols:
-            if (v.backend == "cuda") != label.endswith("CUDA"):
+            if column_backend(label) != v.backend:
                 continue
             base = f"accuracy.fp32.{v.label}"
             if f"{base}.max_ulp" not in ms:

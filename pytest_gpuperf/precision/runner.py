@@ -1,11 +1,20 @@
 """The tuner on a device: compile a precision mix of a program, validate it on the test inputs, time it.
 
 :func:`tune` profiles the original (its outputs are the ground truth, §7.4.1), runs the lowering search
-(:mod:`.search`) with validation and timing on the device (each candidate timed alternately with the
-original, so the pool's costs are paired ratios), and finally times the chosen program against
-the original *alternately* (:func:`~pytest_gpuperf.timing.measure.measure_pair`), so the reported speedup
-does not carry a drift of the device between two blocks of runs. Tuning time is the host's wall clock
-of the whole search (compiles included), as the thesis' iterations count whole pipeline passes.
+(:mod:`.search`) with validation on the device, picks the mix by :data:`CHOICES`, and finally times the
+chosen program against the original *alternately* (:func:`~pytest_gpuperf.timing.measure.measure_pair`):
+the speedup is the median of the pairs' ratios, and those ratios travel as the figure's samples. Tuning
+time is the host's wall clock of the whole search (compiles included), as the thesis' iterations count
+whole pipeline passes.
+
+Which mix, and why not the thesis' cost by default: the thesis keeps the cheapest of a pool by
+``error + t/t₀`` (§7.4.3.1), so the answer depends on timings taken inside the search. Where several
+passing mixes run within the timing noise of each other — most mixes of a memory-bound kernel — unchanged
+runs chose different mixes: the choice moved with the noise, not with the program. ``"lowered"`` (the default) chooses without a
+clock: the passing program that lowers the most operations — the search only grows the lowered set, so
+that is its furthest program, a function of the validations alone (seeded inputs, deterministic
+outputs). Its time is then a separate figure. ``"cost"`` keeps the thesis' pool, timing every passing
+candidate alternately with the original.
 """
 
 from __future__ import annotations
@@ -18,6 +27,7 @@ import numpy as np
 
 from ..devices.base import Device
 from ..timing.measure import MeasureConfig, Measurement, measure, measure_pair
+from ..timing.stats import Stats
 from . import dialect, graph as dataflow
 from .cost import Threshold, errors
 from .programs import Program, Setup
@@ -82,7 +92,7 @@ class Tuned:
     outcome: Outcome
     chosen_error: float  # in the threshold's unit
     chosen_errors: dict[str, float]
-    speedup: float  # original median / chosen median, timed alternately
+    speedup: float  # median over the alternating pairs of original / chosen time
     original: Measurement
     chosen: Measurement
     tuning_s: float
@@ -92,17 +102,52 @@ class Tuned:
     mix: dict[str, str] = field(default_factory=dict)
     size: dict[str, int] = field(default_factory=dict)
     plain: Outcome | None = None  # the same search with step 1 and no cut points (``compare_plain``)
+    choice: str = "lowered"
 
     @property
     def fp32_fraction(self) -> float:
         return sum(t == "float" for t in self.mix.values()) / max(len(self.mix), 1)
 
+    @property
+    def ratios(self) -> list[float]:
+        """original / chosen time of each alternating pair of the closing measurement."""
+        return [a / b for a, b in zip(self.original.samples, self.chosen.samples)]
+
+    @property
+    def lowered(self) -> list[str]:
+        return sorted(n for n, t in self.mix.items() if t == "float")
+
+    def info(self) -> dict[str, Any]:
+        """What a reader needs to see why this mix was chosen and what the search did."""
+        out = self.outcome
+        info: dict[str, Any] = {
+            "threshold": self.threshold.describe(), "choice": CHOICES[self.choice], "chosen_lowered": self.lowered,
+            "furthest_lowered": sorted(out.furthest.lowered), "furthest_error": out.furthest.error,
+            "tuning_s": round(self.tuning_s, 3), "ops": self.n_ops, "levels": self.depth, "blocks": self.blocks,
+            "trace": [{"lowered": list(s[0]), "passed": s[1], "step": s[2], "mode": s[3]} for s in out.trace.steps],
+            "skipped": out.trace.skipped, "cut_point_fallback": out.trace.fell_back, "errors": self.chosen_errors,
+            "size": self.size, "speedup_pairs": len(self.ratios),
+            "tuning_time": "host wall clock of the whole search (compiles, validations, pool timings)"}
+        if self.choice == "cost":
+            info.update(chosen_cost=out.best.cost, furthest_speedup_search=out.original.time_s / out.furthest.time_s)
+        if self.plain is not None:
+            info.update(iterations_without_speedups=self.plain.trace.iterations,
+                        furthest_without_speedups=sorted(self.plain.furthest.lowered))
+        return info
+
+
+#: How :func:`tune` picks the mix it reports (see the module docstring).
+CHOICES = {"lowered": "the passing mix that lowers the most operations (no timing in the search)",
+           "cost": "the thesis' pool: cheapest error + t/t0, each candidate timed alternately with the original"}
+
 
 def tune(dev: Device, program: Program, rng: np.random.Generator, *, threshold: Threshold | None = None,
          step: int = 8, cut_points: bool = True, pool_size: int = 4, search_config: MeasureConfig,
-         final_config: MeasureConfig, compare_plain: bool = False) -> Tuned:
+         final_config: MeasureConfig, compare_plain: bool = False, choice: str = "lowered") -> Tuned:
     """Tune ``program`` on ``dev`` (see the module docstring); ``search_config`` times the pool's
-    candidates, ``final_config`` the closing original-vs-chosen comparison."""
+    candidates (``choice="cost"`` only), ``final_config`` the closing original-vs-chosen comparison."""
+    if choice not in CHOICES:
+        raise ValueError(f"unknown choice {choice!r}; known: {', '.join(CHOICES)}")
     threshold = threshold or program.threshold
     t_start = time.perf_counter()
     setup = program.setup(rng, dev.info.is_cpu)
@@ -119,13 +164,14 @@ def tune(dev: Device, program: Program, rng: np.random.Generator, *, threshold: 
             checked[lowered] = Validation(e[threshold.kind] <= threshold.value, e[threshold.kind], e["abs"])
         return checked[lowered]
 
-    t0 = bench.time(frozenset(), search_config).stats.median
+    timed = choice == "cost"
+    t0 = bench.time(frozenset(), search_config).stats.median if timed else 1.0
 
     def timer(lowered: frozenset[str]) -> float:
         # each candidate is timed alternately with the original, and its time is the original's t0 scaled
         # by their paired ratio: on a noisy device two separate blocks of runs let a drift between them pick
         # the pool's winner (seen on PoCL: an all-float LU 0.3 % "faster" in the search, 7 % slower paired)
-        if not lowered:
+        if not lowered or not timed:
             return t0
         m0, m1 = measure_pair(bench.dev, bench.runner(frozenset()), bench.runner(lowered), search_config,
                               before_each=bench.reset)
@@ -133,7 +179,7 @@ def tune(dev: Device, program: Program, rng: np.random.Generator, *, threshold: 
 
     outcome = lower(bench.graph, validate, timer, step=step, cut_points=cut_points, pool_size=pool_size)
     tuning_s = time.perf_counter() - t_start
-    chosen = outcome.best.lowered
+    chosen = outcome.best.lowered if timed else outcome.furthest.lowered
     m_orig, m_chosen = measure_pair(dev, bench.runner(frozenset()), bench.runner(chosen), final_config,
                                     before_each=bench.reset)
     plain = None
@@ -142,7 +188,27 @@ def tune(dev: Device, program: Program, rng: np.random.Generator, *, threshold: 
         # its validations are counted (timing does not steer which candidates are tried), so it is untimed.
         plain = lower(bench.graph, validate, lambda m: t0, step=1, cut_points=False, pool_size=pool_size)
     errs = errors(bench.output(chosen), reference)
-    return Tuned(program.name, threshold, outcome, errs[threshold.kind], errs,
-                 m_orig.stats.median / m_chosen.stats.median, m_orig, m_chosen, tuning_s,
-                 len(bench.template.ops), bench.graph.depth, len(bench.graph.blocks),
-                 bench.template.lowered_mix(chosen), dict(setup.size), plain)
+    ratios = [a / b for a, b in zip(m_orig.samples, m_chosen.samples)]
+    return Tuned(program.name, threshold, outcome, errs[threshold.kind], errs, float(np.median(ratios)),
+                 m_orig, m_chosen, tuning_s, len(bench.template.ops), bench.graph.depth, len(bench.graph.blocks),
+                 bench.template.lowered_mix(chosen), dict(setup.size), plain, choice)
+
+
+def metrics(res: Tuned) -> list[dict[str, Any]]:
+    """The tuner's figures as ``gpuperf_record`` keyword sets. The chosen mix's figures carry the choice
+    rule in their identity (a baseline chosen by another rule compares unlike things: ``incomparable``);
+    the iteration count does not depend on it. ``.speedup`` carries the pairs' ratios as its samples."""
+    thr = res.threshold
+    search = {"threshold": f"{thr.kind}:{thr.value:g}", "step": 8, "cut_points": True, **res.size}
+    chosen = {**search, "choice": res.choice}
+    return [
+        dict(name=f"precision.tuner.{res.program}.speedup", value=res.speedup, unit="ratio", better="higher",
+             stats=Stats.of(res.ratios), info=res.info(), identity={**chosen, "statistic": "median of paired ratios"},
+             valid=(0.0, 1e3)),
+        dict(name=f"precision.tuner.{res.program}.error", value=res.chosen_error, unit="1" if thr.kind == "rel" else "ulp",
+             better="lower", identity=chosen, valid=(0.0, thr.value), tolerance={"rel": 1.0, "abs": thr.value}),
+        dict(name=f"precision.tuner.{res.program}.iterations", value=res.outcome.trace.iterations, unit="iterations",
+             better="lower", identity=search, valid=(1, 1e6)),
+        dict(name=f"precision.tuner.{res.program}.fp32_fraction", value=res.fp32_fraction, unit="ratio",
+             better="higher", identity=chosen, valid=(0.0, 1.0), tolerance={"abs": 0.0}),
+    ]

@@ -1,9 +1,12 @@
 """Prediction error of performance models (issue 6).
 
 * ``model.sampled.<kernel>.error`` / ``.overhead`` — Dao's sampled linear model (thesis ch. 2) on the
-  24-kernel corpus: |t_linear − t_full| / t_full and (t_P1 + t_P2) / t_full; ``model.sampled.mean_*``.
+  24-kernel corpus, sampled at his 2nd and 3rd saturation points: |t_linear − t_full| / t_full and
+  (t_P1 + t_P2) / t_full; ``model.sampled.mean_*``. ``model.sampled_project.*``: the same at the project's
+  own geometry (the 2m-th and 3m-th points), a separate family (``models.sampled_corpus``).
 * ``model.svr.<kernel>.error`` — Dao's ML model (SVR over the sampled runs' features) evaluated
-  leave-one-kernel-out: the kernel's own runs are never in its training set; ``model.svr.mean_error``.
+  leave-one-kernel-out: the kernel's own runs are never in its training set; ``model.svr.mean_error``
+  (``model.svr_project.*`` on the project's geometry).
 * ``model.ptx.<kernel>.error``, ``model.ptx.dwarf.<dwarf>.mape`` — Alavani's static PTX model
   (thesis ch. 4) on the thesis' dwarfs re-written for CUDA (CUDA only: PTX comes from NVRTC).
 * ``model.ptx.global_latency.{r2,rmse_cycles}``, ``….{single_thread,full_device}.cycles`` — the model's
@@ -29,120 +32,29 @@ from scipy.optimize import curve_fit
 
 from pytest_gpuperf.models import cfg as cfgmod
 from pytest_gpuperf.models import ptx as ptxmod
-from pytest_gpuperf.models import aggregate, scheduler, svr
+from pytest_gpuperf.models import aggregate, sampled_corpus, scheduler
 from pytest_gpuperf.models.corpus import CORPUS
 from pytest_gpuperf.models.dwarfs import DWARFS, THESIS_MAPE
 from pytest_gpuperf.models.latency import GLOBAL_MODEL_METRIC, GlobalLatencyModel, chain_ops, latencies
-from pytest_gpuperf.models.sampling import GEOMETRY, describe, multiple_for, saturation_point, steady_state_flush
 from pytest_gpuperf.probes import global_latency, memory
 from pytest_gpuperf.probes import latency as latency_probe
 from pytest_gpuperf.timing import Stats
 from pytest_gpuperf.timing.profiles import profile
-
-#: Tolerance of one kernel's error: absolute percentage points. One rule on every device: a per-kernel
-#: error is a metric (history and compare see it) gated only where the baseline's runs agree within half
-#: this band (``info["gate"] = "if-stable"``, ``baselines.store.stability``; verdict ``ungated`` otherwise).
-#: Why not always: one kernel's error swings between runs of unchanged code — H100 blend 0.001–0.044 over
-#: seven runs, its full run stable to 0.3 % but the sampled difference t_P2 − t_P1 amplified ~158× (see
-#: ``sampling.GEOMETRY``); PoCL 0.05–5.9 for one kernel (a sampled wave is ~1 µs of work against ~100 µs of
-#: launch jitter). The means over kernels are always gated.
-TOL_KERNEL = {"abs": 0.02, "rel": 0.5}
-#: Tolerance of the means over kernels on GPUs (run-to-run noise of the timings behind them).
-TOL_GPU = {"abs": 0.02, "rel": 0.5}
-#: The means on PoCL (shared 2-core CI machine; repeated local runs: sampled 0.17–0.57, SVR 0.09–0.30).
-TOL_CPU_MEAN = {"abs": 0.8, "rel": 1.0}
-MAX_OVERHEAD = 0.035  # 5m sampled waves ≤ 3.5 % of the run (target ≤ 5 % with the two launch intercepts)
-#: PoCL: a wave is 2 groups of ~1 µs work against ~100 µs of launch jitter, so a slope over a few waves is
-#: noise; CPU devices sample longer (30 % of the run) to exercise the model rather than the jitter.
-MAX_OVERHEAD_CPU = 0.30
-
 
 def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
 
 
 def test_sampled_models(gpu_device, gpu_kernel, sampled_kernel, gpuperf_record):
-    info = gpu_device.info
-    cpu = info.is_cpu
-    backend = info.backend
-    local = 64 if cpu else 256
-    waves = (400, 800) if cpu else (200, 400, 800)
-    timing = profile("sampled_model", cpu)
-    tol_mean = TOL_CPU_MEAN if cpu else TOL_GPU
-    # the sampling geometry shapes every sampled and SVR figure: a baseline made with another is incomparable
-    identity = {"sampling": GEOMETRY, "waves": max(waves)}
-
-    def record_kernel(name: str, value: float, info: dict) -> None:
-        """A per-kernel metric, gated only where the baseline's runs agree (see TOL_KERNEL)."""
-        gpuperf_record(name, value, "ratio", better="lower", tolerance=TOL_KERNEL, identity=identity,
-                       info={**info, "gate": "if-stable"})
-
-    kernels = {k.name: gpu_kernel.compile(k.source(backend), k.name) for k in CORPUS}
-    sats = {n: saturation_point(info, kern.attributes, local) for n, kern in kernels.items()}
-    n_items = max(waves) * max(s.wave for s in sats.values()) * local
-    rng = np.random.default_rng(42)
-    a = gpu_device.to_device(rng.random(n_items, dtype=np.float32) + 0.5)
-    b = gpu_device.to_device(rng.random(n_items, dtype=np.float32) + 0.5)
-    c = gpu_device.empty(4 * n_items)
-    # GPUs: scratch buffers for the untimed pre-run of each kernel (sampling.steady_state_flush), 2× the L2
-    # each. CPU devices keep the fixture's copy flush: a 2×-cache pre-run of the compute-heavy corpus
-    # kernels would cost seconds per kernel on PoCL, and the CPU's cache is not what this measures.
-    flush_items = max(2 * int(info.l2_bytes or 0), 64 << 20) // 4 // local * local
-    fa = fb = fc = None
-    if not cpu:
-        fa = gpu_device.to_device(rng.random(flush_items, dtype=np.float32) + 0.5)
-        fb = gpu_device.to_device(rng.random(flush_items, dtype=np.float32) + 0.5)
-        fc = gpu_device.empty(4 * flush_items)
-
-    instances: list[svr.Instance] = []
-    main: dict[str, object] = {}
-    for name, kern in kernels.items():
-        pre = None if cpu else steady_state_flush(gpu_device, kern, local, [fa, fb, fc, np.int32(flush_items)])
-        for w in waves:
-            n_groups = w * sats[name].wave
-            args = [a, b, c, np.int32(n_groups * local)]
-            run = sampled_kernel(kern, local, args, n_groups, multiple=multiple_for(w, MAX_OVERHEAD_CPU if cpu else MAX_OVERHEAD),
-                                 flush=pre, geometry=GEOMETRY, **timing)
-            attrs = kern.attributes
-            instances.append(svr.Instance(name, sats[name].p_sat, float(attrs.get("num_regs", 0)),
-                                          float(attrs.get("shared_size_bytes", attrs.get("local_bytes", 0))),
-                                          local, run.plan.p1, run.plan.p2, n_groups, run.t_p1.stats.median,
-                                          run.t_p2.stats.median, run.measured))
-            if w == max(waves):
-                main[name] = run
-
-    errors, overheads = [], []
-    for name, run in main.items():
-        errors.append(run.error_rel)
-        overheads.append(run.overhead)
-        meta = {**describe(run.plan), "predicted_s": run.predicted, "measured_s": run.measured,
-                "model": "Dao thesis §2.5.1 linear model", **run.noise()}
-        record_kernel(f"model.sampled.{name}.error", run.error_rel, info=meta)
-        record_kernel(f"model.sampled.{name}.overhead", run.overhead, info=run.noise())
-
-    loko = svr.leave_one_kernel_out(instances)
-    split = svr.split_report(instances)
-    svr_errors = []
-    for name, preds in loko.items():
-        inst, t_ml = max(preds, key=lambda p: p[0].n)
-        err = abs(t_ml - inst.t_full) / inst.t_full
-        svr_errors.append(err)
-        record_kernel(f"model.svr.{name}.error", err,
-                      info={"predicted_s": t_ml, "measured_s": inst.t_full, "split": "leave-one-kernel-out",
-                            "train_instances": sum(len(v) for k, v in loko.items() if k != name)})
-
-    sampled_scope = {**identity, **aggregate.over(main)}
-    gpuperf_record("model.sampled.mean_error", float(np.mean(errors)), "ratio", better="lower", tolerance=tol_mean,
-                   identity=sampled_scope,
-                   info={"kernels": len(errors), "target": "≤ 0.04 on the H100 (thesis: 4.76–7.91 %)"})
-    gpuperf_record("model.sampled.mean_overhead", float(np.mean(overheads)), "ratio", better="lower", tolerance=tol_mean,
-                   identity=sampled_scope, info={"target": "≤ 0.05 (thesis: 8–15 %)", "waves": list(waves),
-                         "max_sampled_share": MAX_OVERHEAD_CPU if cpu else MAX_OVERHEAD,
-                         "cold_cache": "steady-state pre-run of the same kernel over 2xL2 scratch buffers"})
-    gpuperf_record("model.svr.mean_error", float(np.mean(svr_errors)), "ratio", better="lower", tolerance=tol_mean,
-                   identity={**identity, **aggregate.over(loko)}, info={**split, "features": list(svr.FEATURES)})
-    assert len(errors) >= 20
-    assert all(np.isfinite(errors)) and all(np.isfinite(svr_errors))
+    """Dao's protocol (the 2nd and 3rd saturation points) and the project's geometry, recorded as separate
+    families (``models.sampled_corpus``)."""
+    kernels = {k.name: gpu_kernel.compile(k.source(gpu_device.info.backend), k.name) for k in CORPUS}
+    results = sampled_corpus.measure(gpu_device, kernels, sampled_kernel, profile("sampled_model", gpu_device.info.is_cpu))
+    for res in results:
+        for m in sampled_corpus.records(res):
+            gpuperf_record(**m)
+        assert len(res.main) >= 20
+        assert all(np.isfinite(res.errors)) and all(np.isfinite(e[0]) for e in res.svr_errors().values())
 
 
 # ---- static PTX model (Alavani ch. 4) --------------------------------------------------------------------

@@ -2,8 +2,9 @@
 
 * ``precision.refine.n<n>.*`` — Ax = b with A of condition 100 (SVD construction): LU in fp32 with fp64
   iterative refinement against the fp64 LU solve, both on the device with the same kernels
-  (``pytest_gpuperf/precision/lukernels.py``): ``.speedup`` (fp64 solve time / mixed solve time, timed
-  alternately; higher better), ``.iterations`` (refinements to reach a backward error ≤ √n·ε₆₄; lower),
+  (``pytest_gpuperf/precision/lukernels.py``): ``.speedup`` (median over alternating pairs of fp64 solve
+  time / mixed solve time, the ratios as its samples; info: launches per solve and µs per launch, which
+  show where a size is bound by launching rather than arithmetic; higher better), ``.iterations`` (refinements to reach a backward error ≤ √n·ε₆₄; lower),
   ``.backward_error`` (final normwise backward error, extended-precision residual; lower).
 * ``precision.refine.kappa_limit`` — over κ = 10, 10², …, 10¹⁰ (n = 128 on CPU devices, 512 on GPUs): the
   smallest κ at which refinement no longer converges (higher better); info holds every point.
@@ -25,6 +26,7 @@ from pytest_gpuperf.precision.conditioned import with_condition
 from pytest_gpuperf.precision.cost import EPS32
 from pytest_gpuperf.precision.programs import PROGRAMS
 from pytest_gpuperf.timing.measure import MeasureConfig
+from pytest_gpuperf.timing.stats import Stats
 from pytest_gpuperf.timing.profiles import profile
 
 KAPPA = 100.0
@@ -48,9 +50,8 @@ def test_refinement_speedup_over_n(gpu_device, gpu_measure, gpuperf_record, accu
         assert c.fp64.backward_error < 1e-12, f"n={n}: the fp64 solve itself is wrong ({c.fp64.backward_error:.3g})"
         base = f"precision.refine.n{n}"
         ident = {"kappa": KAPPA, "criterion": "sqrt(n)*eps64", "max_iter": refine.MAX_ITER}
-        gpuperf_record(f"{base}.speedup", c.speedup, "ratio", better="higher", identity=ident, valid=(0.0, 1e3),
-                       info={"t_mixed_us": c.t_mixed.stats.median * 1e6, "t_fp64_us": c.t_fp64.stats.median * 1e6,
-                             "fp64_backward_error": c.fp64.backward_error, "history": c.mixed.history})
+        gpuperf_record(f"{base}.speedup", c.speedup, "ratio", better="higher", stats=Stats.of(c.ratios),
+                       identity={**ident, "statistic": "median of paired ratios"}, valid=(0.0, 1e3), info=c.info())
         gpuperf_record(f"{base}.iterations", c.mixed.iterations, "iterations", better="lower", identity=ident,
                        valid=(0, refine.MAX_ITER))
         gpuperf_record(f"{base}.backward_error", c.mixed.backward_error, "1", better="lower", identity=ident,

@@ -1,0 +1,62 @@
+"""The docs' table generators on committed runs: each reads what its marker names and states the
+conditions of every seed figure it sets beside ours."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pytest_gpuperf.evidence import markers, runfile
+from pytest_gpuperf.evidence.model_tables import ptx_dwarfs, sampled_vs_dao
+from pytest_gpuperf.evidence.power_tables import reference
+from pytest_gpuperf.evidence.precision_tables import tuner
+from pytest_gpuperf.evidence.registry import Inputs
+from pytest_gpuperf.evidence.tuning_tables import dao_per_gpu, transformed
+
+ROOT = Path(__file__).resolve().parents[1]
+H100 = "results/nvidia-h100-80gb-hbm3"
+POCL = "results/pocl-pthread-skylake-avx512-intel-r-xeon-r-processor"
+
+
+def _inputs(name: str, **roles: str) -> Inputs:
+    words = " ".join(f"{k}={v}" for k, v in roles.items())
+    text = f"<!-- gpuperf:table {name} {words} -->\n<!-- /gpuperf:table -->\n"
+    block = markers.parse("t.md", text)[0]
+    return Inputs(block, {r: [runfile.load(ROOT, p) for p in ps] for r, ps in block.roles.items()}, ROOT)
+
+
+def _row(lines: list[str], start: str) -> list[str]:
+    return [c.strip() for c in next(line for line in lines if line.startswith(start)).strip("|").split("|")]
+
+
+def test_dao_per_gpu_separates_the_workload_transformed_kernels():
+    inp = _inputs("tuning-dao-per-gpu", runs=f"{H100}/tuning-cuda.json.gz")
+    assert transformed(inp.run("runs")) == ["matvec_wg", "reduce"]
+    lines = dao_per_gpu(inp)
+    assert _row(lines, "| GTX Titan X")[3] == "1.06" and "54" in _row(lines, "| GTX 580")
+    ours = _row(lines, "| H100")
+    assert ours[3] == "0.975" and ours[5] == "1.005 (10)"
+
+
+def test_sampled_rows_name_the_protocol_of_each_row():
+    lines = sampled_vs_dao(_inputs("models-sampled-vs-dao", runs=f"{H100}/default-7c-cuda.json.gz"))
+    assert "2nd/3rd saturation points" in _row(lines, "| GTX 580")[1]
+    assert "10th and 15th saturation points of a run of 800 waves" in _row(lines, "| H100")[1]
+
+
+def test_ptx_dwarfs_count_the_dwarfs_at_or_below_table_4_9s_median():
+    lines = ptx_dwarfs(_inputs("models-ptx-dwarfs", runs=f"{H100}/default-7b-cuda.json.gz", variants="thesis,hopper"))
+    assert "108 launch configurations" in lines[0]
+    assert _row(lines, "| dwarfs at or below the median")[-2:] == ["2 of 8", "4 of 8"]
+
+
+def test_the_no_feature_reference_is_computed_from_the_corpora():
+    lines = reference(_inputs("power-reference", corpora=f"{H100}/power-corpus-cuda.json"))
+    assert _row(lines, "| H100, rows")[-1] == "9.51 %" and _row(lines, "| H100, held-out")[-1] == "21.44 %"
+
+
+def test_two_runs_of_the_deterministic_choice_read_the_same_mixes():
+    runs = f"{POCL}/precision-choice-1-opencl.json.gz,{POCL}/precision-choice-2-opencl.json.gz"
+    for line in tuner(_inputs("precision-tuner", runs=runs))[2:]:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        passing, chosen = cells[2].split(" / "), cells[3].split(" / ")
+        assert passing == chosen and len(set(chosen)) == 1 and cells[4] == "most lowered", line

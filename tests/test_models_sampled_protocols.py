@@ -70,10 +70,16 @@ def test_the_corpus_is_measured_under_both_protocols_sharing_each_full_run(cl_de
         config = MeasureConfig(warmup=1, min_repeats=3, max_repeats=3, budget_s=0.01)
 
     timing = {"min_repeats": 3, "max_repeats": 3, "budget_s": 0.01}
-    results = sc.measure(cl_device, kernels, SampledKernel(cl_device, Measurer()), timing)
+    results = sc.measure(cl_device, kernels, SampledKernel(cl_device, Measurer()), timing, protocols=sc.PROTOCOLS)
     dao, project = results
     assert [r.protocol for r in results] == [sc.DAO, sc.PROJECT]
     for name in kernels:
         assert dao.main[name].t_full is project.main[name].t_full  # one full run, shared
         assert dao.main[name].plan.waves == (2, 3) and project.main[name].plan.waves == (96, 144)
     assert len(dao.instances) == len(project.instances) == 3 * 2 and all(np.isfinite(dao.errors))
+
+
+def test_a_cpu_device_is_measured_by_the_project_geometry_only():
+    """Dao's one-wave samples on a CPU device time launch jitter: only the project's geometry runs there."""
+    assert sc.protocols_for(cpu=True) == (sc.PROJECT,)
+    assert sc.protocols_for(cpu=False) == (sc.DAO, sc.PROJECT)

@@ -66,6 +66,13 @@ PROJECT = Protocol("project", "model.sampled_project", "model.svr_project",
 PROTOCOLS = (DAO, PROJECT)
 
 
+def protocols_for(cpu: bool) -> tuple[Protocol, ...]:
+    """The protocols a device is measured by. A CPU device's waves last about a microsecond, so Dao's
+    one-wave samples time launch jitter, not the kernel (their error reads thousands of percent): there
+    only the project's geometry, which samples longer, is measured."""
+    return (PROJECT,) if cpu else PROTOCOLS
+
+
 @dataclass
 class CorpusResult:
     """One protocol's runs: the longest run of every kernel and the SVR's instances over all lengths."""
@@ -95,12 +102,13 @@ Sampler = Callable[..., SampledRun]
 
 
 def measure(dev: Device, kernels: Mapping[str, Kernel], sampled_kernel: Sampler, timing: Mapping[str, Any],
-            protocols: tuple[Protocol, ...] = PROTOCOLS) -> list[CorpusResult]:
+            protocols: tuple[Protocol, ...] | None = None) -> list[CorpusResult]:
     """Every kernel at every run length under every protocol; the full run is measured once per kernel and
     length (with the first protocol's samples) and shared. GPUs pre-run each kernel over 2×L2 scratch
     buffers before every timed run (:func:`.sampling.steady_state_flush`); CPU devices keep the copy flush."""
     info = dev.info
     cpu = info.is_cpu
+    protocols = protocols_for(cpu) if protocols is None else protocols
     local = 64 if cpu else 256
     waves = (400, 800) if cpu else (200, 400, 800)
     sats = {n: saturation_point(info, k.attributes, local) for n, k in kernels.items()}

@@ -1,5 +1,7 @@
 """Baseline files: ``<dir>/<device.key>.json``, one section per backend, reviewed like code.
 
+Code works on the expanded document (what :attr:`BaselineFile.data` holds)::
+
     {"schema": "pytest-gpuperf-baseline/1",
      "device": {"key": "nvidia-h100-80gb-hbm3", "name": "NVIDIA H100 80GB HBM3"},
      "backends": {"cuda": {"provenance": {driver, runtime, toolkit, date, commit},
@@ -9,8 +11,10 @@
                                         "test": "suites/test_memory.py::test_copy_bandwidth",
                                         "provenance": {...}, "citation": "..."}}}}}
 
-Loading validates everything and raises :class:`BaselineFileError` naming the file and the
-problem; a malformed file is never silently treated as empty and never overwritten.
+Files are written in the lean form (:mod:`.fileformat`, schema ``/2``: one provenance header per section,
+sample digests, one line per metric); both forms are read. Loading validates everything and raises
+:class:`BaselineFileError` naming the file and the problem; a malformed file is never silently treated
+as empty and never overwritten.
 """
 
 from __future__ import annotations
@@ -25,8 +29,8 @@ from filelock import FileLock
 
 from .. import BASELINE_SCHEMA
 from ..errors import BaselineFileError
-from ..util.atomic import atomic_write_json, remove_stale_temps
-from . import problems
+from ..util.atomic import atomic_write_text, remove_stale_temps
+from . import fileformat, problems
 from .problems import TOLERANCE_KEYS  # noqa: F401 - re-exported: store.TOLERANCE_KEYS predates problems.py
 
 #: how long an update waits for another process's update of the same file (they take milliseconds)
@@ -61,12 +65,13 @@ def load(directory: str | Path, key: str) -> BaselineFile:
     if not path.exists():
         return BaselineFile(path, {"schema": BASELINE_SCHEMA, "device": {"key": key}, "backends": {}})
     try:
-        data, duplicates = problems.parse(path.read_text(encoding="utf-8"))
+        doc, duplicates = problems.parse(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
         raise BaselineFileError(str(path), f"cannot be read ({exc})") from exc
     except json.JSONDecodeError as exc:
         raise BaselineFileError(str(path), f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from exc
-    _raise_if(str(path), duplicates + problems.problems(data))
+    data, lean_problems = fileformat.expand(doc)
+    _raise_if(str(path), duplicates + lean_problems + problems.problems(data))
     return BaselineFile(path, data)
 
 
@@ -75,7 +80,7 @@ def validate(path: str, data: Any) -> None:
     _raise_if(path, problems.problems(data))
 
 
-#: problems shown in one error message; the rest are counted (``gpuperf-baseline check`` lists them all)
+#: problems shown in one error message; the rest are counted (``gpuperf baseline check`` lists them all)
 SHOWN_PROBLEMS = 10
 
 
@@ -84,7 +89,7 @@ def _raise_if(path: str, found: list[str]) -> None:
         return
     text = "; ".join(found[:SHOWN_PROBLEMS])
     if len(found) > SHOWN_PROBLEMS:
-        text += f"; and {len(found) - SHOWN_PROBLEMS} more (gpuperf-baseline check {path} lists them all)"
+        text += f"; and {len(found) - SHOWN_PROBLEMS} more (gpuperf baseline check {path} lists them all)"
     error = BaselineFileError(path, text)
     error.problems = list(found)
     raise error
@@ -117,7 +122,7 @@ def make_entry(*, value: float, worst: float, unit: str, better: str, test: str,
                identity: Mapping[str, Any] | None = None, run_values: Sequence[float] | None = None,
                resolution: float = 0.0) -> dict[str, Any]:
     """One baseline entry from a measured metric — the single rule both a pytest run
-    (``--gpuperf-update-baselines``) and ``gpuperf-baseline from-results`` write by.
+    (``--gpuperf-update-baselines``) and ``gpuperf baseline from-results`` write by.
 
     ``value``: the figure (median over runs); ``worst``: the largest seen (what a ``bound`` metric
     without a documented limit is held to); ``spread``: robust σ of the noise; ``between``: the
@@ -215,4 +220,21 @@ def update(baseline: BaselineFile, backend: str, device: Mapping[str, Any], prov
             metrics[name] = merged
         section["metrics"] = dict(sorted(metrics.items()))
         validate(str(baseline.path), data)
-        atomic_write_json(baseline.path, data)
+        write(baseline.path, data)
+
+
+def write(path: Path, data: Mapping[str, Any]) -> None:
+    """Write an expanded document to ``path`` in the lean form, atomically (callers hold its lock)."""
+    atomic_write_text(path, fileformat.dumps(data))
+
+
+def migrate(path: Path) -> bool:
+    """Rewrite one baseline file in the lean form under its lock; False when it already was (byte for byte).
+    A malformed file raises :class:`BaselineFileError` and is left as it is."""
+    with lock_for(path):
+        data = load(path.parent, path.stem).data
+        text = fileformat.dumps(data)
+        if path.read_text(encoding="utf-8") == text:
+            return False
+        atomic_write_text(path, text)
+        return True

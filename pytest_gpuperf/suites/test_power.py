@@ -98,7 +98,7 @@ def test_power_model(gpu_device, gpuperf_record, request):
     path = _corpus_path(gpu_device.info, root)
     if not path.exists():
         pytest.skip(f"no power corpus for {gpu_device.info.key} ({path.relative_to(root)}): collect it with "
-                    "python -m pytest_gpuperf.power.collect (scripts/gpu_power_session.sh)")
+                    "python -m pytest_gpuperf.power.collect")
     _, entries = pmodel.load_corpus(path)
     kernels = len({e.kernel for e in entries})
     identity = {"corpus_entries": len(entries), "kernels": kernels}
@@ -194,8 +194,7 @@ def test_energy_pareto(gpu_device, gpuperf_record, bench, request):
     options = tuning_options(request.config)
     if not options.energy_pareto:
         pytest.skip("the (time, energy) Pareto search is opt-in: --gpuperf-energy-pareto (up to "
-                    f"{options.pareto_budget_s:g} s per kernel, --gpuperf-pareto-budget; "
-                    "scripts/gpu_power_session.sh with GPUPERF_PARETO=1)")
+                    f"{options.pareto_budget_s:g} s per kernel, --gpuperf-pareto-budget)")
     sensor = _sensor(gpu_device, request)
     ctx = context(gpu_device, bench, seed=11, objective="time")  # time every configuration without an energy
     found, idle = pareto.pareto_search(ctx, sensor, _pareto_budget(request))

@@ -45,13 +45,15 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A fresh virtual environment with the wheel built from this checkout installed in it (its bin/)."""
     work = tmp_path_factory.mktemp("journey")
     wheels, venv = work / "wheels", work / "venv"
-    build = _run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", str(REPO), "-w", str(wheels)], work,
-                 dict(os.environ))
+    # an outsider's environment: no PYTHONPATH into a checkout (whose egg-info would make pip take the plugin
+    # as installed already and leave it out of the fresh environment)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "PYTEST_"))}
+    build = _run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", str(REPO), "-w", str(wheels)], work, env)
     assert build.returncode == 0, _said(build)
     (wheel,) = wheels.glob("pytest_gpuperf-*.whl")
-    assert _run([sys.executable, "-m", "venv", str(venv)], work, dict(os.environ)).returncode == 0
+    assert _run([sys.executable, "-m", "venv", str(venv)], work, env).returncode == 0
     pip = _run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check",
-                str(wheel)], work, dict(os.environ), timeout=900)
+                str(wheel)], work, env, timeout=900)
     assert pip.returncode == 0, _said(pip)
     return venv / "bin"
 

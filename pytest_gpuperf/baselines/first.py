@@ -4,7 +4,7 @@ Each run is ``gpuperf run --gpuperf-device=DEV --gpuperf-json=…`` in the curre
 repository: its commit is what the runs record); the runs' results are kept under
 ``<results dir>/<key>/init-<n>-<backend>.json`` and merged by the same rule as ``from-results`` (value =
 median of the runs, band from the larger of the within-run and between-run noise), into
-``<dir>/<key>.json``: a candidate for review, with its provenance in every entry. An existing file is
+``<dir>/<key>.json``: a candidate for review, with the runs' provenance as its header. An existing file is
 not replaced unless asked.
 """
 

@@ -158,10 +158,8 @@ def make_entry(*, value: float, worst: float, unit: str, better: str, test: str,
     return entry
 
 
-#: runs that must agree before a metric marked ``gate: if-stable`` is gated. Three were not enough on the
-#: H100: ``model.svr.gather.error`` agreed over three baseline runs (0.074–0.090) and read 0.119 in the next
-#: unchanged run (eight runs: 0.072–0.120), and four per-kernel sampled errors that agreed over three runs
-#: of one commit moved 4–6× in a fourth (intmix 0.004 → 0.025, poly128, copy, stencil7).
+#: runs that must agree before a metric marked ``gate: if-stable`` is gated. Three are not enough: per-kernel
+#: model errors that agreed over three baseline runs have moved several-fold in the next unchanged run.
 STABLE_RUNS = 5
 
 
@@ -170,8 +168,8 @@ def stability(entry: Mapping[str, Any]) -> tuple[bool, str]:
     over kernels is the figure, one kernel's error can swing between unchanged runs) is stable
     enough to gate: its baseline came from at least :data:`STABLE_RUNS` runs (``run_values``) whose
     values span at most half the band *its test* set (``rel``/``abs``). Not the stored band: that one
-    was widened by k × the same runs' σ, so judging the runs against it is circular — eight H100 runs of
-    ``model.svr.gather.error`` spanning 0.072–0.120 passed against their own ±0.113."""
+    was widened by k × the same runs' σ, so judging the runs against it is circular: runs that disagree
+    widely pass against the band their own spread made."""
     from .compare import band
 
     values = [float(v) for v in entry.get("run_values", [entry["value"]])]

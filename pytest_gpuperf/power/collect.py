@@ -1,7 +1,7 @@
 """``python -m pytest_gpuperf.power.collect``: measure the static power model's corpus on a GPU.
 
     python -m pytest_gpuperf.power.collect --device cuda:0 --budget-s 480 \\
-        --out results/nvidia-h100-80gb-hbm3/power-corpus-cuda.json
+        --out results/<device key>/power-corpus-cuda.json
 
 Resumable: a second call with the same ``--out`` keeps what the first measured and goes on, so a corpus
 larger than one time-boxed session is collected over several. The

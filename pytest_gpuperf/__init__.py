@@ -13,7 +13,8 @@ The plugin module (:mod:`pytest_gpuperf.plugin`) only wires the pieces below int
 
 __version__ = "0.1.0"
 RESULTS_SCHEMA = "pytest-gpuperf/1"
-BASELINE_SCHEMA = "pytest-gpuperf-baseline/1"
+BASELINE_SCHEMA = "pytest-gpuperf-baseline/1"  # the expanded form code works on (and older files)
+LEAN_BASELINE_SCHEMA = "pytest-gpuperf-baseline/2"  # the lean form baseline files are written in
 TUNING_CACHE_SCHEMA = "pytest-gpuperf-tuning/1"
 COMPARE_SCHEMA = "pytest-gpuperf-compare/1"
 SIBLINGS_SCHEMA = "pytest-gpuperf-siblings/1"

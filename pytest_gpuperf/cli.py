@@ -21,6 +21,7 @@ GROUPS: list[tuple[str, str]] = [
     ("siblings", "pytest_gpuperf.fleet.cli"),
     ("offline", "pytest_gpuperf.offline.cli"),
     ("docs", "pytest_gpuperf.evidence.cli"),
+    ("baseline", "pytest_gpuperf.baselines.cli"),
 ]
 
 

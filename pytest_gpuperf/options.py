@@ -143,7 +143,7 @@ def readable_dir(option: str, path: Path) -> None:
     unreadable one is a usage error, never an empty baseline that gates nothing."""
     if not path.exists():
         raise OptionError(f"{option}={path}: does not exist; create your first baseline with "
-                          f"'gpuperf-baseline init --dir {path}', or name the folder that holds your <device-key>.json files")
+                          f"'gpuperf baseline init --dir {path}', or name the folder that holds your <device-key>.json files")
     if not path.is_dir():
         raise OptionError(f"{option}={path}: is not a directory; name the folder that holds your <device-key>.json files")
     try:

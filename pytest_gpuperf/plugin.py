@@ -155,7 +155,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _check_history(value: str) -> None:
-    """A history target that cannot be written fails before any test runs, in one line (issue 14)."""
+    """A history target that cannot be written fails before any test runs, in one line."""
     from .history import HistoryTargetError, check
 
     try:

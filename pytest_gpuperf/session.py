@@ -508,7 +508,7 @@ class GpuPerfSession:
             self.files_written.append(path)
 
     def _record_history(self, argv: list[str], meta: dict[str, Any] | None = None) -> None:
-        """One history run per device that recorded metrics, each in one transaction (issue 14).
+        """One history run per device that recorded metrics, each in one transaction.
         ``meta``: the run section (:meth:`_run_meta`), shared with the results file."""
         from .history import HistoryTargetError, record_runs
         from .history.records import from_session

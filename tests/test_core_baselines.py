@@ -149,7 +149,7 @@ def test_history_appends_atomically(tmp_path):
 
 
 def test_from_results_uses_run_to_run_noise(tmp_path):
-    from pytest_gpuperf.baselines.cli import main
+    from pytest_gpuperf.cli import main
 
     def doc(value, mad):
         return {"schema": "pytest-gpuperf/1",
@@ -167,7 +167,7 @@ def test_from_results_uses_run_to_run_noise(tmp_path):
         p = tmp_path / f"r{i}.json"
         p.write_text(json.dumps(doc(v, 0.1)))
         paths.append(str(p))
-    assert main(["from-results", "--dir", str(tmp_path / "bl"), *paths]) == 0
+    assert main(["baseline", "from-results", "--dir", str(tmp_path / "bl"), *paths]) == 0
     b = load(tmp_path / "bl", "dev")
     bw = b.metrics("opencl")["bw"]
     assert bw["value"] == 100.0 and bw["runs"] == 3
@@ -175,13 +175,13 @@ def test_from_results_uses_run_to_run_noise(tmp_path):
     assert bw["tolerance"]["spread"] == pytest.approx(10.0)
     ulp = b.metrics("opencl")["ulp"]
     assert ulp["value"] == 2.0 and ulp["measured"] == 1.0 and ulp["citation"] == "spec"
-    assert main(["check", str(tmp_path / "bl")]) == 0
+    assert main(["baseline", "check", str(tmp_path / "bl")]) == 0
 
 
 def test_from_results_widens_a_test_tolerance_the_runs_already_exceed(tmp_path):
     """A model error with its own abs tolerance of 0.02 that two runs put 0.026 apart must not make a
     flaky gate: the rebuilt entry keeps the test's terms and adds k × the between-run σ."""
-    from pytest_gpuperf.baselines.cli import main
+    from pytest_gpuperf.cli import main
     from pytest_gpuperf.baselines.compare import compare
 
     def doc(err):
@@ -198,7 +198,7 @@ def test_from_results_widens_a_test_tolerance_the_runs_already_exceed(tmp_path):
         p = tmp_path / f"r{i}.json"
         p.write_text(json.dumps(doc(err)))
         paths.append(str(p))
-    assert main(["from-results", "--dir", str(tmp_path / "bl"), *paths]) == 0
+    assert main(["baseline", "from-results", "--dir", str(tmp_path / "bl"), *paths]) == 0
     entries = load(tmp_path / "bl", "dev").metrics("cuda")
     tol = entries["model.err"]["tolerance"]
     assert tol["abs"] == 0.02 and tol["rel"] == 0.5 and tol["k"] == 6.0

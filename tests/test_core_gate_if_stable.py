@@ -1,6 +1,6 @@
 """Per-kernel model errors: recorded on every device, gated only where the baseline's runs agree.
 
-End to end on the real OpenCL device: three runs → ``gpuperf-baseline from-results`` (which keeps each
+End to end on the real OpenCL device: three runs → ``gpuperf baseline from-results`` (which keeps each
 run's value as ``run_values``) → a later run. The H100's three unchanged runs read axpby 0.014, 0.014,
 0.043: a later 0.09 is ``ungated`` (the session passes); had the runs agreed, the same 0.09 regresses.
 The mean over kernels is gated without ``if-stable``, by its noise model (a ``repeated`` figure: leaving
@@ -13,7 +13,7 @@ import json
 
 import pytest
 
-from pytest_gpuperf.baselines.cli import main as baseline_cli
+from pytest_gpuperf.cli import main as gpuperf
 from pytest_gpuperf.devices import discover
 from suite_support import baseline_folder
 
@@ -49,7 +49,7 @@ def _baseline(pytester, monkeypatch, values: list[float], tag: str, means: list[
     for i, v in enumerate(values):
         _run(pytester, monkeypatch, v, f"{tag}{i}.json", None if means is None else means[i])
         files.append(str(pytester.path / f"{tag}{i}.json"))
-    assert baseline_cli(["from-results", *files, "--dir", str(pytester.path / "bl")]) == 0
+    assert gpuperf(["baseline", "from-results", *files, "--dir", str(pytester.path / "bl")]) == 0
 
 
 def _verdicts(path) -> dict[str, str]:

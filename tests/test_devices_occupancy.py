@@ -1,6 +1,6 @@
 """The one occupancy model (:mod:`pytest_gpuperf.devices.occupancy`): hand-computed cases of the CUDA
 calculator's rules (Lim Eqs. 3.1-3.5), equality with the three calculators it replaced (golden values
-generated from their code at 7419ccc by ``scripts/occupancy_golden.py``), unknown devices as explicit
+generated once from their code, before the merge), unknown devices as explicit
 errors, and the CUDA driver's own occupancy query where CUDA exists."""
 
 from __future__ import annotations

@@ -40,7 +40,7 @@ def _file(directory: Path, metrics: str, name: str = "dev", **top: str) -> Path:
 
 
 def _check(*paths: object) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pytest_gpuperf.baselines.cli", "check", *map(str, paths)],
+    return subprocess.run([sys.executable, "-m", "pytest_gpuperf.cli", "baseline", "check", *map(str, paths)],
                           env=ENV, capture_output=True, text=True, timeout=60)
 
 
@@ -225,7 +225,7 @@ def test_malformed_baseline_is_reported_once_per_run_not_per_test(tmp_path):
 
 
 def _from_results(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pytest_gpuperf.baselines.cli", "from-results",
+    return subprocess.run([sys.executable, "-m", "pytest_gpuperf.cli", "baseline", "from-results",
                            f"--dir={tmp_path / 'bl'}", *args], env=ENV, capture_output=True, text=True, timeout=60)
 
 

@@ -35,7 +35,7 @@ def test_repeated_figure_from_two_runs_is_ungated_with_the_reason():
                 unit="ratio")
     assert c.verdict == "ungated"
     assert f"baseline from 2 run(s), needs {MIN_REPEATS}" in c.reason
-    assert "gpuperf-baseline from-results" in c.reason and "init --runs 3" in c.reason
+    assert "gpuperf baseline from-results" in c.reason and "init --runs 3" in c.reason
     line = c.line("precision.tuner.stencil.fp32_fraction", 0.667, "ratio", "higher")
     assert "UNGATED" in line and "needs 3" in line  # the summary line says why
 
@@ -140,7 +140,7 @@ def _opencl() -> bool:
 
 @pytest.mark.skipif(not _opencl(), reason="no OpenCL device (install pocl-opencl-icd)")
 def test_plugin_gates_a_repeated_figure_only_against_three_runs(pytester, monkeypatch):
-    from pytest_gpuperf.baselines.cli import main as baseline_cli
+    from pytest_gpuperf.cli import main as gpuperf
     from suite_support import baseline_folder
 
     pytester.makepyfile(SUITE)
@@ -156,7 +156,7 @@ def test_plugin_gates_a_repeated_figure_only_against_three_runs(pytester, monkey
         for i, v in enumerate(values):
             run(v, f"{tag}{i}.json")
             files.append(str(pytester.path / f"{tag}{i}.json"))
-        assert baseline_cli(["from-results", *files, "--dir", str(pytester.path / "bl")]) == 0
+        assert gpuperf(["baseline", "from-results", *files, "--dir", str(pytester.path / "bl")]) == 0
 
     def metric(out: str) -> dict[str, Any]:
         (m,) = json.loads((pytester.path / out).read_text())["metrics"]

@@ -1,4 +1,4 @@
-"""The gate check (``gpuperf-baseline gatecheck``) end to end on the real OpenCL device of this machine.
+"""The gate check (``gpuperf baseline gatecheck``) end to end on the real OpenCL device of this machine.
 
 A tiny generated project (its own ``suites/``) stands in for the repository's suites so the A/A runs —
 the whole ``suites/`` each time, as the README's command does — take seconds; the memory plant is also
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_gpuperf.baselines.cli import main
+from pytest_gpuperf.cli import main as gpuperf
 from pytest_gpuperf.devices import discover
 from pytest_gpuperf.errors import GpuPerfError
 from pytest_gpuperf.gatecheck import run as gc
@@ -21,6 +21,11 @@ pytestmark = pytest.mark.skipif(not any(d.backend == "opencl" for d in INV.devic
                                 reason="no OpenCL device (install pocl-opencl-icd)")
 DEV = "opencl:0"
 REPO = Path(__file__).resolve().parents[1]
+
+
+def main(argv: list[str]) -> int:
+    """``gpuperf baseline ARGV``."""
+    return gpuperf(["baseline", *argv])
 
 # A copy that honours the memory plant the way suites/test_memory.py does (moves (1 + F) x the bytes it
 # is credited with), and a second, exact metric for the missing plant. Its band is the test's own
@@ -162,7 +167,7 @@ def test_choose_plants():
 def test_cli_errors_are_one_line(tmp_path, capsys, argv, message):
     code = main(["gatecheck", "--device", DEV, "--out", str(tmp_path / "g.json"), "--results-dir", str(tmp_path), *argv])
     err = capsys.readouterr().err
-    assert code == 2 and err.count("\n") == 1 and err.startswith("gpuperf-baseline: ") and message in err, err
+    assert code == 2 and err.count("\n") == 1 and err.startswith("gpuperf baseline: ") and message in err, err
 
 
 def test_cli_refuses_to_extend_a_foreign_file(tmp_path, capsys):

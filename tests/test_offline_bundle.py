@@ -42,7 +42,7 @@ def test_bundle_run_collect(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     site = subprocess.run([str(tmp_path / "venv" / "bin" / "python"), "-c",
                            "import pytest_gpuperf; print(pytest_gpuperf.__file__)"], capture_output=True, text=True,
-                          cwd=work)
+                          cwd=work, env=env)  # the host's environment: no PYTHONPATH into a checkout
     assert str(tmp_path / "venv") in site.stdout  # the bundle's plugin, not this checkout's
     archive = Path(f"{out}.tgz")
     assert archive.is_file()

@@ -194,14 +194,14 @@ def test_x(gpu_device, gpuperf_record):
 @pytest.mark.skipif(not any(d.backend == "opencl" for d in INV.devices), reason="no OpenCL device")
 def test_a_throttled_metric_is_not_gated(pytester, monkeypatch):
     pytester.makepyfile(THROTTLE)
-    from pytest_gpuperf.baselines.cli import main as baseline_cli
+    from pytest_gpuperf.cli import main as gpuperf
 
     base = ["--gpuperf-device=opencl:0", f"--gpuperf-baseline-dir={baseline_folder(pytester.path, 'bl')}"]
     # energy is a repeated figure (baselines.noise): gated against a baseline of three runs
     runs = [str(pytester.path / f"b{i}.json") for i in range(3)]
     for path in runs:
         pytester.runpytest(*base, f"--gpuperf-json={path}").assert_outcomes(passed=1)
-    assert baseline_cli(["from-results", *runs, "--dir", str(pytester.path / "bl")]) == 0
+    assert gpuperf(["baseline", "from-results", *runs, "--dir", str(pytester.path / "bl")]) == 0
     monkeypatch.setenv("VALUE", "2.0")
     monkeypatch.setenv("THROTTLED", "1")
     out = pytester.path / "r.json"

@@ -1,7 +1,7 @@
 """Saved NVML samples: the energy figures of a GPU run's results file, re-derived from the readings
 the power suite saved with them (``info.nvml_samples`` of ``power.*.joules_per_op``). Runs on every
-committed results file that has them; none exists until the first GPU power session
-(``scripts/gpu_power_session.sh``), so until then this test skips with that reason."""
+committed results file that has them; none exists until the power suite's first run on a GPU
+(``gpuperf run suites/test_power.py --gpuperf-json=…``), so until then this test skips with that reason."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ SAVED = _saved()
 
 
 @pytest.mark.skipif(not SAVED, reason="no results/<key>/power-*.json with saved NVML samples yet (run "
-                                      "scripts/gpu_power_session.sh on a GPU)")
+                                      "suites/test_power.py on a GPU with --gpuperf-json)")
 @pytest.mark.parametrize("where,metric", SAVED, ids=[w for w, _ in SAVED] or None)
 def test_saved_samples_give_the_recorded_figures(where, metric):
     info = metric["info"]

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from pytest_gpuperf.util import jsonio
-from pytest_gpuperf import BASELINE_SCHEMA, RESULTS_SCHEMA
+from pytest_gpuperf import BASELINE_SCHEMA, LEAN_BASELINE_SCHEMA, RESULTS_SCHEMA
+from pytest_gpuperf.baselines import fileformat
 from pytest_gpuperf.schemas import FILES, SchemaError, problems, schema_for, validate
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -32,11 +33,15 @@ def test_committed_file_follows_its_schema(path):
 
 def test_both_formats_are_committed():
     names = {jsonio.read_json(p)["schema"] for p in _shipped()}
-    assert {RESULTS_SCHEMA, BASELINE_SCHEMA} <= names
+    assert {RESULTS_SCHEMA, LEAN_BASELINE_SCHEMA} <= names
 
 
 def _doc(schema: str) -> dict:
-    return jsonio.read_json(next(p for p in _shipped() if jsonio.read_json(p)["schema"] == schema))
+    """A committed document of ``schema``; the expanded baseline form (what code reads, and what older
+    files hold) from a committed lean file."""
+    wanted = LEAN_BASELINE_SCHEMA if schema == BASELINE_SCHEMA else schema
+    doc = jsonio.read_json(next(p for p in _shipped() if jsonio.read_json(p)["schema"] == wanted))
+    return fileformat.expand(doc)[0] if schema == BASELINE_SCHEMA else doc
 
 
 def _first_entry(doc: dict) -> dict:
@@ -56,6 +61,12 @@ def _first_entry(doc: dict) -> dict:
     (BASELINE_SCHEMA, lambda d: _first_entry(d).update(samples=[1.0, None]), "samples/1"),
     (BASELINE_SCHEMA, lambda d: _first_entry(d).update(tolerance={"pct": 3}), "tolerance"),
     (BASELINE_SCHEMA, lambda d: _first_entry(d).update(identity="x"), "identity"),
+    (LEAN_BASELINE_SCHEMA, lambda d: _first_entry(d).update(value="1.0"), "value"),
+    (LEAN_BASELINE_SCHEMA, lambda d: _first_entry(d).update(samples=[1.0, 2.0]), "samples"),
+    (LEAN_BASELINE_SCHEMA, lambda d: _first_entry(d).update(samples={"values": [1.0, None]}), "samples/values/1"),
+    (LEAN_BASELINE_SCHEMA, lambda d: _first_entry(d).update(provenance=7), "provenance"),
+    (LEAN_BASELINE_SCHEMA, lambda d: next(iter(d["backends"].values())).update(provenances={"x": "y"}),
+     "provenances/x"),
 ])
 def test_schema_refuses_a_broken_document(schema, break_it, where):
     doc = copy.deepcopy(_doc(schema))

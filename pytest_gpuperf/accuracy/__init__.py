@@ -1,4 +1,4 @@
-"""Floating-point accuracy of device arithmetic against correctly rounded MPFR references (issue 4).
+"""Floating-point accuracy of device arithmetic against correctly rounded MPFR references.
 
 One job per module:
 

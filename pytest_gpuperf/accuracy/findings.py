@@ -29,8 +29,7 @@ KNOWN: list[tuple[str, str, str]] = [
     # setp.eq.f32 %p3, %f1, 0f00000000); under -ftz=true that compare becomes setp.eq.ftz.f32, the high
     # word of a scaled negative subnormal is a binary32 subnormal, it compares equal to zero, and -inf is
     # selected where IEEE 754 gives NaN. The project's build (no -ftz) returns NaN on the same input.
-    # Reproduced offline with NVRTC 13.0 (the one-line PTX difference) and on the H100
-    # (results/nvidia-h100-80gb-hbm3/default-4-cuda.json.gz, accuracy.cupy.*.fp64.log*.max_ulp info).
+    # Reproduced offline with NVRTC 13.0 (the one-line PTX difference) and on an H100.
     ("cuda:CUDA", f"{library}.math.fp64.{fn}",
      f"CuPy's {how} {fn} (binary64, CuPy 14 / NVRTC 13.0, H100) returns -inf for negative subnormal inputs, "
      f"e.g. {fn}(-0x0.0000000000001p-1022), where IEEE 754 and the project's own build give NaN: CuPy "

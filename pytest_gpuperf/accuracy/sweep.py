@@ -8,7 +8,7 @@ memory as 64-bit keys ``float_bits(err) << 32 | input_bits`` (non-negative float
 bits), so one pass returns each group's worst input; the host takes the maximum and MPFR re-scores it.
 inf/nan mismatches are counted separately (and the largest such input kept).
 Two comparison kernels time the same inputs: ``acc_ref``, the *plain one-kernel sweep against an fp64
-reference* the issue's target names (evaluate the binary32 function, evaluate the binary64 reference,
+reference* the target is set against (evaluate the binary32 function, evaluate the binary64 reference,
 compare — ulp of the reference, one figure — and reduce the maximum; no argmax, no second convention, no
 mismatch classes), and ``acc_plain`` (evaluate only, results folded into one word per work-group), which
 shows what the reference itself costs.

@@ -10,7 +10,7 @@ large copy's bandwidth to a few hundredths of a percent), so the band is set by 
 run-to-run spread (the k × spread term, from the baseline's runs) with 1 % as the least it may be; a
 2 % slowdown of a steady figure is then caught.
 CPU devices (PoCL on CI's shared 2 cores) are far noisier; their floors are the sizes the PoCL gate
-check measured it can detect reliably (``results/<pocl key>/gatecheck.json``).
+check measured it can detect reliably (docs/evidence.md).
 """
 
 from __future__ import annotations
@@ -26,21 +26,16 @@ UNIT_CLASS = {
 #: relative floor of new baselines' bands, per device type and class
 FLOORS = {
     "gpu": {"time": 0.01, "rate": 0.01, "throughput": 0.01, "cycles": 0.01, "ulp": 0.01, "other": 0.01},
-    # PoCL on 2 shared cores. Set from five unchanged runs of the memory and latency suites, and checked
-    # against the seven committed runs of the README's command on this host (results/pocl-pthread-
-    # haswell-amd-epyc/: default-1/2, gatecheck/aa-1..5; the host is shared with other engineers' jobs,
-    # as CI's cores are with neighbours). Run-to-run max/min − 1 of each gated metric's value, by class:
-    # copy bandwidth (GB/s) 21–31 % (256 MiB: 19.7–25.8 GB/s); dependent-chain and memory latencies
-    # (cycles) median 15 %, 90th percentile 50 %, worst 265 % (memory.chase.256KiB); ns-timed latencies
-    # median 14 %, p90 45 %, worst 152 % (fp64 log). A 30 % rate band holds the copies (ratio-safe edges:
-    # a run may read down to value/1.3); 100 % for times and cycles holds the p90 metric, and k × the
-    # measured spread widens the noisier ones. The µs launch figures carry their own absolute band
+    # PoCL on 2 shared cores: set from the run-to-run spread of unchanged runs of the memory and latency
+    # suites on such a host (shared with other jobs, as CI's cores are with neighbours). Copy bandwidth moves
+    # by a fifth to a third between runs; dependent-chain and memory latencies by about 15 % at the median
+    # and 50 % at the 90th percentile. A 30 % rate band holds the copies (ratio-safe edges: a run may read
+    # down to value/1.3); 100 % for times and cycles holds the p90 metric, and k × the measured spread
+    # widens the noisier ones. The µs launch figures carry their own absolute band
     # (probes.memory.launch_tolerance: the slow mode of a descheduled PoCL worker).
     # Compute throughput (ops/clk/SM) is its own class there: its kernels keep both PoCL workers busy, so
-    # a neighbour process holding one of the two cores halves it — fp64 FMA read 1.22 and 1.27 against
-    # 2.27–2.41 ops/clk/CU (a reproduction beside a busy-loop process, and A/A run 8 of the gate check,
-    # which failed on it), while the copies, memory-bound, did not move (256 MiB: 24.0 beside it, 23.5
-    # without). 125 % (ratio-safe: down to value/2.25, 1.03 for fp64 FMA) holds a lost core with room.
+    # a neighbour process holding one of the two cores halves it, while memory-bound copies do not move;
+    # 125 % (ratio-safe: down to value/2.25) holds a lost core with room.
     "cpu": {"time": 1.0, "rate": 0.3, "throughput": 1.25, "cycles": 1.0, "ulp": 0.03, "other": 2.0},
 }
 
@@ -58,10 +53,9 @@ NON_NEGATIVE = {"s", "ms", "us", "ns", "cycles", "GB/s", "1/s", "ops/clk/SM", "u
 #: Host-timed figures (``info["host_timed"]``: the host's clock around Python-side launches or a tuner's
 #: compile-and-time loop, pytest-benchmark timings) are a class of their own on every device: their noise
 #: is the host's (which core the interpreter runs on, its frequency, neighbour processes), not the
-#: device's. Measured: ``launch.empty.host_us`` read 10.6–19.7 µs over 13 unchanged H100 runs (×1.86),
-#: 9.8–11.9 µs over 4 H200 runs, 42–79 µs over 13 PoCL runs (×1.88). A 100 % floor (ratio-safe: a
-#: lower-is-better figure may read up to 2× before it regresses) holds that spread; a host-side launch
-#: path that doubled is still caught. Device-timed figures keep their device floors.
+#: device's: a host-timed launch figure moves by up to ×1.9 between unchanged runs on GPUs and on PoCL
+#: alike. A 100 % floor (ratio-safe: a lower-is-better figure may read up to 2× before it regresses) holds
+#: that spread; a host-side launch path that doubled is still caught. Device-timed figures keep their device floors.
 HOST_FLOOR = 1.0
 
 
@@ -96,9 +90,9 @@ TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
 
 def resolution_floor(unit: str, timer_resolution_s: float) -> float:
     """The narrowest absolute band a time metric can have on a device: its event timer's resolution, in
-    the metric's unit (0 for other units). A band below it gates quantisation noise: on the H100 (CUDA
-    documents ~0.5 µs for event timing; the readings come in 32 ns steps) the 3 µs launch fit's intercept
-    moved 3.06–3.19 µs over six runs of unchanged code, outside a 3 % band."""
+    the metric's unit (0 for other units). A band below it gates quantisation noise: CUDA documents
+    ~0.5 µs for event timing, so a µs-scale figure such as a launch fit's intercept moves between unchanged
+    runs by more than a few percent of its value."""
     per = TIME_UNITS.get(unit)
     return 0.0 if per is None else timer_resolution_s / per
 

@@ -1,10 +1,14 @@
-"""``gpuperf-baseline``: maintain baseline files outside a pytest run.
+"""``gpuperf baseline …``: make, check, migrate and review baseline files outside a pytest run.
 
+* ``init`` — the first baseline of a device, from N runs of the shipped suites.
 * ``from-results R1.json R2.json ...`` — rebuild baseline entries from several results files of the
   same device and backend, so tolerances reflect *run-to-run* noise: value = median of the runs'
   values, spread = max(median within-run σ, between-run σ), tolerance = k × spread with the floor.
   A tolerance the test set itself is kept, widened to k × the between-run σ where the runs disagree.
 * ``check [PATH ...]`` — validate baseline files, listing every problem of every file (CI, review).
+* ``migrate [PATH ...]`` — rewrite baseline files in the lean form (one provenance header per section).
+* ``diff A B`` — what changed from baseline file A to B, for a reviewer.
+* ``gatecheck``, ``family``, ``table`` — the gate check, a CPU family's file, the gating table.
 """
 
 from __future__ import annotations
@@ -20,9 +24,9 @@ from typing import Any, Mapping, Sequence
 
 from .. import options
 from ..errors import BaselineFileError, GpuPerfError
-from . import first, store, table
-from .merge import merge_runs
 from ..util import jsonio
+from . import first, review, store, table
+from .merge import merge_runs
 
 
 def changed_identity(entries: dict[str, dict[str, Any]], existing: Mapping[str, Mapping[str, Any]]
@@ -92,24 +96,29 @@ def _checked(check: Any, name: str, text: str) -> float:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def cmd_check(args: argparse.Namespace) -> int:
-    """Validate every baseline file named (a file, or each ``*.json`` of a directory) and report every
-    problem of every file — not only the first of the first bad file. Exit 0 when all are valid, 1 when
-    any is malformed, 2 when a path does not exist or names no baseline files (nothing was checked)."""
+def _files(paths: Sequence[str]) -> list[Path]:
+    """The baseline files named: files, and each ``*.json`` of a directory; a path that does not exist or
+    a directory without baseline files is an error (nothing would be checked)."""
     files: list[Path] = []
-    for arg in args.paths or ["baselines"]:
+    for arg in paths:
         path = Path(arg)
         if path.is_dir():
             found = sorted(path.glob("*.json"))
             if not found:
-                print(f"gpuperf-baseline check: {path} holds no baseline files (*.json)", file=sys.stderr)
-                return 2
+                raise GpuPerfError(f"{path} holds no baseline files (*.json)")
             files += found
         elif path.is_file():
             files.append(path)
         else:
-            print(f"gpuperf-baseline check: {path} does not exist", file=sys.stderr)
-            return 2
+            raise GpuPerfError(f"{path} does not exist")
+    return files
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    """Validate every baseline file named (a file, or each ``*.json`` of a directory) and report every
+    problem of every file — not only the first of the first bad file. Exit 0 when all are valid, 1 when
+    any is malformed, 2 when a path does not exist or names no baseline files (nothing was checked)."""
+    files = _files(args.paths or ["baselines"])
     bad = 0
     for path in files:
         try:
@@ -122,8 +131,31 @@ def cmd_check(args: argparse.Namespace) -> int:
             continue
         print(f"ok {path}")
     if bad:
-        print(f"gpuperf-baseline check: {bad} of {len(files)} file(s) malformed", file=sys.stderr)
+        print(f"gpuperf baseline check: {bad} of {len(files)} file(s) malformed", file=sys.stderr)
     return 1 if bad else 0
+
+
+def cmd_migrate(args: argparse.Namespace) -> int:
+    """Rewrite every baseline file named in the lean form; the entries (and so every verdict) stay as they
+    were. A malformed file stops the command before anything is written."""
+    files = _files(args.paths or ["baselines"])
+    for path in files:
+        store.load(path.parent, path.stem)  # every file valid before the first is rewritten
+    for path in files:
+        print(f"{'migrated' if store.migrate(path) else 'already lean'} {path}")
+    return 0
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    """Print what changed from baseline file A to B; exit 0 when nothing did, 1 when something did."""
+    for path in (args.a, args.b):
+        if not Path(path).is_file():
+            raise GpuPerfError(f"{path} is not a file; pass two baseline files (an older version: "
+                               f"git show REV:PATH > old.json)")
+    a, b = (store.load(Path(p).parent, Path(p).stem) for p in (args.a, args.b))
+    changes = review.diff(a.data, b.data)
+    print(review.render(changes, args.a, args.b, verbose=args.all), end="")
+    return 1 if changes.any() else 0
 
 
 def cmd_gatecheck(args: argparse.Namespace) -> int:
@@ -150,11 +182,12 @@ def cmd_gatecheck(args: argparse.Namespace) -> int:
     return 0 if passed else 1
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="gpuperf-baseline", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest="cmd", required=True)
-    p = sub.add_parser("from-results", help="rebuild baseline entries from several results JSON files")
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("baseline", help="baseline files: init, from-results, check, migrate, diff, gatecheck, "
+                                             "family, table", description=__doc__,
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
+    bs = parser.add_subparsers(dest="baseline_command", required=True, metavar="SUBCOMMAND")
+    p = bs.add_parser("from-results", help="rebuild baseline entries from several results JSON files")
     p.add_argument("results", nargs="+")
     p.add_argument("--dir", default="baselines")
     p.add_argument("--k", type=_k, default=6.0)
@@ -165,11 +198,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--floor", type=_floor, nargs=2, default=None, metavar=("GPU", "CPU"),
                    help="relative floor for every metric class (default: per class, baselines/classes.py)")
     p.set_defaults(func=cmd_from_results)
-    c = sub.add_parser("check", help="validate baseline files (each *.json of a directory, or files), "
-                                     "listing every problem; exit 1 if any is malformed, 2 if a path is missing")
+    c = bs.add_parser("check", help="validate baseline files (each *.json of a directory, or files), "
+                                    "listing every problem; exit 1 if any is malformed, 2 if a path is missing")
     c.add_argument("paths", nargs="*", metavar="PATH", help="baseline directories or files (default: baselines)")
     c.set_defaults(func=cmd_check)
-    g = sub.add_parser("gatecheck", help="run the README's main command N times (A/A) plus planted regressions")
+    m = bs.add_parser("migrate", help="rewrite baseline files in the lean form (one provenance header per "
+                                      "section, sample digests, one line per metric); the entries stay as they were")
+    m.add_argument("paths", nargs="*", metavar="PATH", help="baseline directories or files (default: baselines)")
+    m.set_defaults(func=cmd_migrate)
+    d = bs.add_parser("diff", help="what changed from baseline file A to B, for review: headers, added and removed "
+                                   "metrics, values, bands, identities (exit 1 when anything changed)")
+    d.add_argument("a", metavar="A", help="the older baseline file (e.g. from git show main:PATH > old.json)")
+    d.add_argument("b", metavar="B", help="the newer baseline file")
+    d.add_argument("--all", action="store_true", help="list every changed metric (default: the first 40 per kind)")
+    d.set_defaults(func=cmd_diff)
+    g = bs.add_parser("gatecheck", help="run the README's main command N times (A/A) plus planted regressions")
     g.add_argument("--device", default="0", help="--gpuperf-device of the runs (default 0, as in the README)")
     g.add_argument("--aa", type=int, default=3, help="A/A runs of the whole suites/ (default 3)")
     g.add_argument("--plant", action="append", default=None, metavar="KIND[=ARG]",
@@ -187,8 +230,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     g.add_argument("--fresh-first", action="store_true",
                    help="start the first A/A run with an empty PoCL kernel cache, as on a fresh machine")
     g.set_defaults(func=cmd_gatecheck)
-    i = sub.add_parser("init", help="the first baseline of a device: run the shipped suites N times and write a "
-                                    "candidate <dir>/<key>.json from them, for review")
+    i = bs.add_parser("init", help="the first baseline of a device: run the shipped suites N times and write a "
+                                   "candidate <dir>/<key>.json from them, for review")
     i.add_argument("--runs", type=int, default=3, help="runs to merge (default 3: the band holds their spread)")
     i.add_argument("--device", default="0", help="--gpuperf-device of the runs (default 0)")
     i.add_argument("--dir", default="baselines", help="your baseline folder (default ./baselines; created)")
@@ -198,24 +241,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     i.add_argument("pytest_args", nargs=argparse.REMAINDER, metavar="-- PYTEST ARGS",
                    help="passed to every run (e.g. -- -k 'memory or latency')")
     i.set_defaults(func=first.main_init)
-    f = sub.add_parser("family", help="a CPU family baseline: the deterministic entries of CPU baseline files, "
-                                      "which every CPU model of one OpenCL runtime and compiler shares")
+    f = bs.add_parser("family", help="a CPU family baseline: the deterministic entries of CPU baseline files, "
+                                     "which every CPU model of one OpenCL runtime and compiler shares")
     f.add_argument("baselines", nargs="+", help="baseline files of CPU devices")
     f.add_argument("--dir", default="baselines", help="where <family key>.json is written (default baselines)")
     f.add_argument("--agree-with", action="append", default=[], metavar="RESULTS.json",
                    help="results of the same runtime on another CPU model: entries it does not reproduce stay out "
                         "of the family (repeatable)")
     f.set_defaults(func=first.main_family)
-    t = sub.add_parser("table", help="per device and metric family: the gated share, the median band and the noise model")
+    t = bs.add_parser("table", help="per device and metric family: the gated share, the median band and the noise model")
     t.add_argument("paths", nargs="+", metavar="PATH", help="baseline files or directories")
     t.set_defaults(func=table.main_table)
-    args = parser.parse_args(argv)
-    try:
-        return args.func(args)
-    except GpuPerfError as exc:
-        print(f"gpuperf-baseline: {exc}", file=sys.stderr)
-        return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main())

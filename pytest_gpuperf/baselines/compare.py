@@ -194,7 +194,7 @@ def unjudged(model: str, name: str, unit: str, better: str, entry: Mapping[str, 
     if noise.enough_repeats(runs):
         return None
     return (f"repeated figure: baseline from {runs} run(s), needs {noise.MIN_REPEATS} — re-make it from "
-            f"{noise.MIN_REPEATS} runs (gpuperf-baseline from-results R1 R2 R3 or init --runs "
+            f"{noise.MIN_REPEATS} runs (gpuperf baseline from-results R1 R2 R3 or init --runs "
             f"{noise.MIN_REPEATS}); {noise.why(name, unit, info)}")
 
 

@@ -1,10 +1,10 @@
-"""``gpuperf-baseline init``: the first baseline of a device, from N runs of the shipped suites.
+"""``gpuperf baseline init``: the first baseline of a device, from N runs of the shipped suites.
 
 Each run is ``gpuperf run --gpuperf-device=DEV --gpuperf-json=…`` in the current directory (the user's
 repository: its commit is what the runs record); the runs' results are kept under
 ``<results dir>/<key>/init-<n>-<backend>.json`` and merged by the same rule as ``from-results`` (value =
 median of the runs, band from the larger of the within-run and between-run noise), into
-``<dir>/<key>.json``: a candidate for review, with its provenance in every entry. An existing file is
+``<dir>/<key>.json``: a candidate for review, with the runs' provenance as its header. An existing file is
 not replaced unless asked.
 """
 
@@ -46,19 +46,19 @@ def init(*, device: str, runs: int, baseline_dir: Path, results_dir: Path, pytes
     infos = resolve(device, discover())
     existing = [store.path_for(baseline_dir, i.key) for i in infos if store.path_for(baseline_dir, i.key).exists()]
     if existing and not replace:
-        raise GpuPerfError(f"{', '.join(map(str, existing))} exists; review it with 'gpuperf-baseline check', refresh "
-                           f"entries with 'gpuperf-baseline from-results', or pass --replace to start over")
+        raise GpuPerfError(f"{', '.join(map(str, existing))} exists; review it with 'gpuperf baseline check', refresh "
+                           f"entries with 'gpuperf baseline from-results', or pass --replace to start over")
     baseline_dir.mkdir(parents=True, exist_ok=True)
     docs: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for n, cmd in enumerate(run_commands(device, runs, results_dir, baseline_dir, pytest_args), start=1):
-        echo(f"gpuperf-baseline init: run {n} of {runs}: {' '.join(cmd[2:])}")
+        echo(f"gpuperf baseline init: run {n} of {runs}: {' '.join(cmd[2:])}")
         code = subprocess.call(cmd)
         found = sorted(results_dir.glob(f"*/init-{n}-*.json"))
         if code not in (0, 1) or not found:
             raise GpuPerfError(f"run {n} ended with exit {code} and {'no' if not found else 'partial'} results; "
                                f"fix what its output names, then run init again")
         if code == 1:
-            echo(f"gpuperf-baseline init: run {n} had failing tests (exit 1); their metrics are still taken — "
+            echo(f"gpuperf baseline init: run {n} had failing tests (exit 1); their metrics are still taken — "
                  f"review them before committing the baseline")
         for path in found:
             doc = json.loads(path.read_text(encoding="utf-8"))
@@ -71,7 +71,7 @@ def init(*, device: str, runs: int, baseline_dir: Path, results_dir: Path, pytes
             target.path.unlink()
         prov = next(iter(entries.values()))["provenance"] if entries else {}
         store.update(target, backend, {"key": key, "name": group[-1]["device"]["name"]}, prov, entries)
-        echo(f"gpuperf-baseline init: wrote {target.path}: {backend}: {len(entries)} metrics from {len(group)} runs "
+        echo(f"gpuperf baseline init: wrote {target.path}: {backend}: {len(entries)} metrics from {len(group)} runs "
              f"(results under {results_dir}/{key}/); review it, then commit it")
         written.append(target.path)
     if not written:
@@ -80,7 +80,7 @@ def init(*, device: str, runs: int, baseline_dir: Path, results_dir: Path, pytes
 
 
 def main_init(args: Any) -> int:
-    """``gpuperf-baseline init`` (argparse namespace from :mod:`.cli`)."""
+    """``gpuperf baseline init`` (argparse namespace from :mod:`.cli`)."""
     extra = list(args.pytest_args)
     if extra[:1] == ["--"]:
         extra = extra[1:]
@@ -112,7 +112,7 @@ def _disagreeing(entries: dict[str, dict[str, Any]], results: Sequence[str], bac
 
 
 def main_family(args: Any) -> int:
-    """``gpuperf-baseline family FILE…``: each CPU baseline's deterministic entries into its family's file
+    """``gpuperf baseline family FILE…``: each CPU baseline's deterministic entries into its family's file
     (the family key from the file's provenance: runtime, driver, compiler)."""
     from ..devices.base import DeviceInfo
     from . import noise

@@ -1,5 +1,5 @@
 """Baseline entries from several results documents of one device: the one merge rule that
-``gpuperf-baseline from-results`` and ``init`` write by (value = median of the runs, spread = the larger
+``gpuperf baseline from-results`` and ``init`` write by (value = median of the runs, spread = the larger
 of the median within-run σ and the between-run σ)."""
 
 from __future__ import annotations

@@ -132,7 +132,7 @@ def repeats_of(info: Any) -> list[float] | None:
 
 
 def run_values(entry: Mapping[str, Any]) -> list[float]:
-    """A baseline entry's value per baseline run (``run_values``: written by ``gpuperf-baseline
+    """A baseline entry's value per baseline run (``run_values``: written by ``gpuperf baseline
     from-results``/``init`` from two runs or more), the finite ones; an entry without them stands for
     one run."""
     xs = entry.get("run_values")

@@ -1,5 +1,7 @@
 """Baseline files: ``<dir>/<device.key>.json``, one section per backend, reviewed like code.
 
+Code works on the expanded document (what :attr:`BaselineFile.data` holds)::
+
     {"schema": "pytest-gpuperf-baseline/1",
      "device": {"key": "nvidia-h100-80gb-hbm3", "name": "NVIDIA H100 80GB HBM3"},
      "backends": {"cuda": {"provenance": {driver, runtime, toolkit, date, commit},
@@ -9,8 +11,10 @@
                                         "test": "suites/test_memory.py::test_copy_bandwidth",
                                         "provenance": {...}, "citation": "..."}}}}}
 
-Loading validates everything and raises :class:`BaselineFileError` naming the file and the
-problem; a malformed file is never silently treated as empty and never overwritten.
+Files are written in the lean form (:mod:`.fileformat`, schema ``/2``: one provenance header per section,
+sample digests, one line per metric); both forms are read. Loading validates everything and raises
+:class:`BaselineFileError` naming the file and the problem; a malformed file is never silently treated
+as empty and never overwritten.
 """
 
 from __future__ import annotations
@@ -25,8 +29,8 @@ from filelock import FileLock
 
 from .. import BASELINE_SCHEMA
 from ..errors import BaselineFileError
-from ..util.atomic import atomic_write_json, remove_stale_temps
-from . import problems
+from ..util.atomic import atomic_write_text, remove_stale_temps
+from . import fileformat, problems
 from .problems import TOLERANCE_KEYS  # noqa: F401 - re-exported: store.TOLERANCE_KEYS predates problems.py
 
 #: how long an update waits for another process's update of the same file (they take milliseconds)
@@ -61,12 +65,13 @@ def load(directory: str | Path, key: str) -> BaselineFile:
     if not path.exists():
         return BaselineFile(path, {"schema": BASELINE_SCHEMA, "device": {"key": key}, "backends": {}})
     try:
-        data, duplicates = problems.parse(path.read_text(encoding="utf-8"))
+        doc, duplicates = problems.parse(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
         raise BaselineFileError(str(path), f"cannot be read ({exc})") from exc
     except json.JSONDecodeError as exc:
         raise BaselineFileError(str(path), f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from exc
-    _raise_if(str(path), duplicates + problems.problems(data))
+    data, lean_problems = fileformat.expand(doc)
+    _raise_if(str(path), duplicates + lean_problems + problems.problems(data))
     return BaselineFile(path, data)
 
 
@@ -75,7 +80,7 @@ def validate(path: str, data: Any) -> None:
     _raise_if(path, problems.problems(data))
 
 
-#: problems shown in one error message; the rest are counted (``gpuperf-baseline check`` lists them all)
+#: problems shown in one error message; the rest are counted (``gpuperf baseline check`` lists them all)
 SHOWN_PROBLEMS = 10
 
 
@@ -84,7 +89,7 @@ def _raise_if(path: str, found: list[str]) -> None:
         return
     text = "; ".join(found[:SHOWN_PROBLEMS])
     if len(found) > SHOWN_PROBLEMS:
-        text += f"; and {len(found) - SHOWN_PROBLEMS} more (gpuperf-baseline check {path} lists them all)"
+        text += f"; and {len(found) - SHOWN_PROBLEMS} more (gpuperf baseline check {path} lists them all)"
     error = BaselineFileError(path, text)
     error.problems = list(found)
     raise error
@@ -117,7 +122,7 @@ def make_entry(*, value: float, worst: float, unit: str, better: str, test: str,
                identity: Mapping[str, Any] | None = None, run_values: Sequence[float] | None = None,
                resolution: float = 0.0) -> dict[str, Any]:
     """One baseline entry from a measured metric — the single rule both a pytest run
-    (``--gpuperf-update-baselines``) and ``gpuperf-baseline from-results`` write by.
+    (``--gpuperf-update-baselines``) and ``gpuperf baseline from-results`` write by.
 
     ``value``: the figure (median over runs); ``worst``: the largest seen (what a ``bound`` metric
     without a documented limit is held to); ``spread``: robust σ of the noise; ``between``: the
@@ -153,10 +158,8 @@ def make_entry(*, value: float, worst: float, unit: str, better: str, test: str,
     return entry
 
 
-#: runs that must agree before a metric marked ``gate: if-stable`` is gated. Three were not enough on the
-#: H100: ``model.svr.gather.error`` agreed over three baseline runs (0.074–0.090) and read 0.119 in the next
-#: unchanged run (eight runs: 0.072–0.120), and four per-kernel sampled errors that agreed over three runs
-#: of one commit moved 4–6× in a fourth (intmix 0.004 → 0.025, poly128, copy, stencil7).
+#: runs that must agree before a metric marked ``gate: if-stable`` is gated. Three are not enough: per-kernel
+#: model errors that agreed over three baseline runs have moved several-fold in the next unchanged run.
 STABLE_RUNS = 5
 
 
@@ -165,8 +168,8 @@ def stability(entry: Mapping[str, Any]) -> tuple[bool, str]:
     over kernels is the figure, one kernel's error can swing between unchanged runs) is stable
     enough to gate: its baseline came from at least :data:`STABLE_RUNS` runs (``run_values``) whose
     values span at most half the band *its test* set (``rel``/``abs``). Not the stored band: that one
-    was widened by k × the same runs' σ, so judging the runs against it is circular — eight H100 runs of
-    ``model.svr.gather.error`` spanning 0.072–0.120 passed against their own ±0.113."""
+    was widened by k × the same runs' σ, so judging the runs against it is circular: runs that disagree
+    widely pass against the band their own spread made."""
     from .compare import band
 
     values = [float(v) for v in entry.get("run_values", [entry["value"]])]
@@ -215,4 +218,21 @@ def update(baseline: BaselineFile, backend: str, device: Mapping[str, Any], prov
             metrics[name] = merged
         section["metrics"] = dict(sorted(metrics.items()))
         validate(str(baseline.path), data)
-        atomic_write_json(baseline.path, data)
+        write(baseline.path, data)
+
+
+def write(path: Path, data: Mapping[str, Any]) -> None:
+    """Write an expanded document to ``path`` in the lean form, atomically (callers hold its lock)."""
+    atomic_write_text(path, fileformat.dumps(data))
+
+
+def migrate(path: Path) -> bool:
+    """Rewrite one baseline file in the lean form under its lock; False when it already was (byte for byte).
+    A malformed file raises :class:`BaselineFileError` and is left as it is."""
+    with lock_for(path):
+        data = load(path.parent, path.stem).data
+        text = fileformat.dumps(data)
+        if path.read_text(encoding="utf-8") == text:
+            return False
+        atomic_write_text(path, text)
+        return True

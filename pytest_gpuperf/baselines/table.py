@@ -1,4 +1,4 @@
-"""``gpuperf-baseline table DIR…``: how finely each metric family gates on each device, from the
+"""``gpuperf baseline table DIR…``: how finely each metric family gates on each device, from the
 baseline files themselves — the share of entries that gate, the median relative band of those that do,
 and the family's noise model (:mod:`.noise`). The table in docs/gating.md is this command's output.
 
@@ -75,7 +75,7 @@ def markdown(table: list[dict[str, Any]]) -> str:
 
 
 def main_table(args: Any) -> int:
-    """``gpuperf-baseline table``: print the Markdown table of every baseline file named."""
+    """``gpuperf baseline table``: print the Markdown table of every baseline file named."""
     files: list[Path] = []
     for arg in args.paths:
         p = Path(arg)

@@ -1,6 +1,6 @@
 """One row per metric: run B judged against run A, with the verdicts of the baseline gate.
 
-Run A plays the part of a baseline entry — the one ``gpuperf-baseline from-results`` would make of its
+Run A plays the part of a baseline entry — the one ``gpuperf baseline from-results`` would make of its
 runs (:func:`entry_from_side`: its value, raw samples, identity, and a band of the metric class's minimum
 effect or the test's own tolerance) — and :func:`pytest_gpuperf.baselines.compare.compare` gives the
 band verdict: direction semantics, ratio-safe band edges and the identity rule are the gate's own. How a
@@ -150,13 +150,13 @@ def threshold_for(unit: str, device_a: Mapping[str, Any], device_b: Mapping[str,
     return classes.floor(unit, is_cpu, host_timed=host_timed, spread_known=noise.enough_repeats(runs))
 
 
-#: k of the noise term k × spread: the default of ``--gpuperf-tolerance-k`` and ``gpuperf-baseline from-results --k``
+#: k of the noise term k × spread: the default of ``--gpuperf-tolerance-k`` and ``gpuperf baseline from-results --k``
 DEFAULT_K = 6.0
 
 
 def entry_from_side(a: SideMetric, device_a: Mapping[str, Any], threshold: float, scale: float = 1.0,
                     explicit_threshold: bool = False) -> dict[str, Any]:
-    """Side A as the baseline entry ``gpuperf-baseline from-results`` would make of its runs
+    """Side A as the baseline entry ``gpuperf baseline from-results`` would make of its runs
     (:func:`pytest_gpuperf.baselines.store.make_entry`, the single rule): value = median of the runs,
     band = the widest of the class floor (or ``--threshold``), the timer's resolution, and k × the
     between-run σ of A's runs (0 for one run). Unlike a baseline, the band leaves out the within-run σ:

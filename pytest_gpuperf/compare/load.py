@@ -11,7 +11,7 @@ Several runs per side are merged per metric, keeping what each noise model
   single run is tested on;
 * a figure's own **within-run repeats** (``info["repeats"]``, a list of numbers) when the side is one run.
 
-The side's value is the median of its runs' values (as ``gpuperf-baseline from-results``). A side whose
+The side's value is the median of its runs' values (as ``gpuperf baseline from-results``). A side whose
 runs measured a metric with different options (identities) cannot be pooled: that metric is
 incomparable, with the reason. Every problem with the input is a :class:`CompareInputError` of one line,
 which the CLI turns into exit 2.

@@ -167,9 +167,8 @@ class OpenCLDevice(Device):
 
     def driver_registers(self, kernel: Kernel) -> int | None:
         """Registers per thread as NVIDIA's OpenCL compiler reports them in its build log when built with
-        ``-cl-nv-verbose`` (``cl_nv_compiler_options``) — the fallback where ``ptxas -v`` gives no count (the
-        H100 run of 4baa7dd got none, so its calculator ran without the register limit; at the 10-32
-        registers its driver log reports, that limit does not bind on sm_90)."""
+        ``-cl-nv-verbose`` (``cl_nv_compiler_options``) — the fallback where ``ptxas -v`` gives no count
+        (without either, the occupancy calculator runs without the register limit)."""
         if not self.info.nv_compiler_options:
             return None
         opts = tuple(kernel.options or ())
@@ -272,8 +271,8 @@ class OpenCLDevice(Device):
     def timed(self, enqueue: Callable[[], Any]) -> Any:
         """Run ``enqueue`` with every command it issues waiting on a user event that is set complete only
         after ``enqueue`` returns. Without it, a span of several launches (a 24-pass pairwise sum) times
-        PyOpenCL's ~25 µs per enqueue as well: 780 µs on the H100's OpenCL against 208 µs on CUDA, and 1365
-        µs under host load in the run of bff8dd7. Blocking calls inside ``enqueue`` release the gate first."""
+        PyOpenCL's tens of µs per enqueue as well, several times the device time and more under host load.
+        Blocking calls inside ``enqueue`` release the gate first."""
         self.check_usable()
         self._gate = cl.UserEvent(self.context)
         try:

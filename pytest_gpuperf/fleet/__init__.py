@@ -1,4 +1,4 @@
-"""Several GPUs in one host (issue 19).
+"""Several GPUs in one host.
 
 * :mod:`.identity` — which devices are one physical GPU (a CUDA and an NVIDIA-OpenCL view of one card
   share its PCI bus id), so a worker owns a whole card, never half of it;

@@ -14,7 +14,7 @@ inputs, a metric is not recorded. The kinds and their meaning:
 * ``missing=NAME`` — the metric NAME is not recorded (its test still passes): the ``missing`` verdict.
 
 ``KIND=ARG@DEVICE`` (e.g. ``compute=1.0@opencl:1``) plants on that device only: the sibling check's
-planted slower card (issue 19). PoCL 3.1 cannot limit the cores of one of its devices (its pthread
+planted slower card. PoCL 3.1 cannot limit the cores of one of its devices (its pthread
 devices share one thread pool; ``POCL_MAX_PTHREAD_COUNT`` is process-wide), so a slower sibling on the
 CPU machine is a device that does more work for the same credit.
 """

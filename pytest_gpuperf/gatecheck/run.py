@@ -55,20 +55,13 @@ class Plant:
 
 
 def default_plants(is_cpu: bool, memory: float | None = None, compute: float | None = None) -> list[Plant]:
-    """The four planted kinds of the issue: a memory-bound slowdown, a compute-bound slowdown, a math
+    """The four planted kinds: a memory-bound slowdown, a compute-bound slowdown, a math
     function 1 ulp off on some inputs, a metric that disappears. GPUs must catch 5 %; a CPU device
     gets the smallest size its noise lets it catch (``memory``/``compute`` override the sizes)."""
     copy = "256MiB" if is_cpu else "1GiB"
-    # PoCL (results/pocl-pthread-haswell-amd-epyc/gatecheck.json, 3 tries each): the 256 MiB copy moving
-    # 2x its bytes was caught 0 of 3 (−45 %: its band is 6σ of samples that spread 13–30 GB/s within a
-    # run), 2.2x 3 of 3 but only 6–11 % past the band's edge (less than the copy's ±13 % run-to-run
-    # spread), 2.5x 3 of 3 with room (−58 %); the FMA chain running 2x its credited instructions was
-    # caught 3 of 3 with one try 0.4 % past the edge, 2.2x 3 of 3 with 10 % to spare (the chain's
-    # run-to-run spread is 9 %). At 202b79a, on the same host without neighbour jobs, the copy read 29.6–31.9
-    # GB/s in five A/A runs against a baseline of 21.0 made beside other jobs (19.7, 22.3): 2.5x its bytes
-    # read 11.6–12.1 GB/s, just above the band's edge (11.3), caught 0 of 3; 3x read 8.9–9.4, caught 3 of 3.
-    # The gate's reference sits at the busy host's reading, so a quiet host needs 3x. Those are the CPU
-    # defaults: the smallest sizes caught reliably on a busy and on a quiet host
+    # The CPU defaults are the smallest sizes the PoCL gate check caught in every try, on a busy and on a
+    # quiet host (docs/evidence.md): the copy's band sits at a busy host's reading, so on a quiet host the
+    # copy must move 3x its bytes (2.0); the FMA chain at 2.2x its instructions (1.2) clears its band with room
     mem = memory if memory is not None else (2.0 if is_cpu else 0.05)
     comp = compute if compute is not None else (1.2 if is_cpu else 0.05)
     return [

@@ -97,7 +97,7 @@ class RunRecord:
     def uid(self) -> str:
         """Stable identity of the run, so importing the same results twice adds nothing.
 
-        Two cards of one model in one run (issue 19) share date, key, backend, argv and metric names: the
+        Two cards of one model in one run share date, key, backend, argv and metric names: the
         device index keeps their results files apart on import. It is hashed only when it is not 0, so the
         uids of runs already imported from single-device files do not change."""
         ident = [self.date, self.commit, self.device_key, self.backend, self.host, self.argv,

@@ -1,4 +1,4 @@
-"""Performance models and their prediction error (issue 6).
+"""Performance models and their prediction error.
 
 One module per job:
 

@@ -264,7 +264,7 @@ def outer_folds(groups: Sequence[str], k: int = 5) -> list[tuple[np.ndarray, np.
     return list(splitter.split(np.zeros(len(g)), groups=g))
 
 
-#: the two ways of holding data out: ``kernels`` — no kernel in both train and test (the issue's goal, a
+#: the two ways of holding data out: ``kernels`` — no kernel in both train and test (the goal: a
 #: new kernel predicted from its PTX alone); ``rows`` — the thesis' protocol (Alavani §5.4.3: "after
 #: shuffling the dataset randomly, we split the dataset into 5 folds"), where other launch configurations
 #: of a test kernel are in the training folds

@@ -73,14 +73,10 @@ def linear_model(t_p1: float, t_p2: float, p1: int, p2: int, n: int) -> float:
 #: so the same overhead): ``"thesis"`` samples 2m and 3m waves (Dao §2.5.1's 2·P_sat and 3·P_sat, scaled
 #: by m); ``"wide"`` keeps the first sample at the thesis' 2 waves and puts the second at 5m − 2 waves.
 GEOMETRIES = ("thesis", "wide")
-#: The geometry the model suite uses. Why "wide": the prediction extrapolates the slope over
+#: The geometry the model suite uses. Why "wide" exists: the prediction extrapolates the slope over
 #: A = (N − P1)/(P2 − P1) — for an 800-wave run and m = 5 that is 158× with "thesis" and 38× with
-#: "wide". Seven saved H100 runs of unchanged code (results/nvidia-h100-80gb-hbm3/models*-cuda.json,
-#: default-*-cuda.json, gatecheck/aa-1.json) show the full run stable to 0.2–0.5 % per kernel while the
-#: sampled difference t_P2 − t_P1 (≈ 5.8 µs for the 15 µs kernels) moves by 0.06–0.17 µs (std), part of
-#: it shared by all kernels of a run: × 158 that is a 1–3 % swing of one kernel's error (blend
-#: 0.001–0.044), × 38 it is a quarter of that for the same absolute noise. scripts/diag_model_error.py
-#: measures both geometries side by side on a GPU.
+#: "wide" — so the run-to-run noise of the sampled difference t_P2 − t_P1, while the full run is stable,
+#: swings one kernel's error four times less with "wide" for the same absolute noise.
 GEOMETRY = "thesis"
 
 
@@ -194,9 +190,9 @@ class CacheFlush:
     """Evicts the last-level cache between timed runs: a device copy of twice its size (at least
     ``floor`` bytes), enqueued *before* the timed region on the same in-order queue.
 
-    Why: a sample touches only a few waves' data (tens of MiB on an H100 — inside its 50 MiB L2), so
+    Why: a sample touches only a few waves' data (tens of MiB on a large GPU — inside its L2), so
     repeating it for statistics would time a warm cache, while the sampled groups of a real run (and
-    the full run) read cold data. On the H100 warm samples under-predicted streaming kernels by ~40 %.
+    the full run) read cold data: warm samples under-predict streaming kernels.
     """
 
     def __init__(self, device: Device, floor: int = 64 << 20) -> None:
@@ -215,9 +211,9 @@ def steady_state_flush(device: Device, kernel: Kernel, local_size: int, args: Se
     but leaves the cache in the kernel's own steady state (its mix of clean read lines and dirty
     written lines) instead of a copy's 1:1 mix.
 
-    Why: in a real run the sampled groups follow other groups of the same kernel. After a copy flush
-    on the H100, kernels that read two arrays and write one sampled 13–17 % slower per wave than their
-    full run (evicting the copy's dirty lines), while a copy-like kernel sampled within 2 %."""
+    Why: in a real run the sampled groups follow other groups of the same kernel. After a copy flush,
+    kernels that read two arrays and write one sample slower per wave than their full run (they evict the
+    copy's dirty lines), while a copy-like kernel samples close to it."""
     n = int(args[-1])
     groups = max(1, n // local_size)
 
@@ -237,11 +233,10 @@ def run_pair(device: Device, kernel: Kernel, p1: int, p2: int, local: int, args:
     """Time the two sampling points *alternately* (P1, P2, P1, P2, …; :func:`measure_pair`), each run
     cold if ``flush``.
 
-    Why: the model extrapolates the slope (t_P2 − t_P1)/(P2 − P1) over (N − P1)/(P2 − P1) ≈ 160× on
-    the H100 (15 and 21 µs samples for a 940 µs run), so any shift of one point against the other is
-    magnified; alternating runs see the same device state. This alone did not make one kernel's error
-    stable across runs on the H100 (three runs after the change: axpby 0.014, 0.014, 0.043) — the
-    per-kernel errors are therefore gated only once baseline runs agree (``store.stability``)."""
+    Why: the model extrapolates the slope (t_P2 − t_P1)/(P2 − P1) over (N − P1)/(P2 − P1), some 160× on a
+    large GPU, so any shift of one point against the other is magnified; alternating runs see the same
+    device state. This alone does not make one kernel's error stable across runs, so the per-kernel errors
+    are gated only once baseline runs agree (``store.stability``)."""
     def one(groups: int) -> Callable[[], Any]:
         return lambda: device.launch(kernel, (groups * local,), (local,), args)
 

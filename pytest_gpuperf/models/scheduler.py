@@ -10,10 +10,9 @@ The launch overhead and penalties are times here (seconds), converted at the clo
 come from our own dynamic analysis on the device (:class:`Calibration`), not from cycle counts.
 The global and shared penalties are Eq. 4.10/4.11 as printed (and repeated as Eq. 5.3/5.4): one access
 of ``access_sz`` bytes per ``R[LSU]`` threads (per ``R[LSU]·nSM`` threads for shared memory) at the
-whole device's fitted throughput — :func:`global_penalty_s`, :func:`shared_penalty_s`. (Until commit
-``c73bc69`` both charged *every* thread's bytes at ``TP``, i.e. ``R[LSU]`` = 32× (global) and
-``R[LSU]·nSM`` = 4224× (shared) the thesis' penalty on the H100, on top of the scheduled delay, which
-already holds each global access for ``L(gm) + ⌈nTW/R[LSU]⌉ − 1`` cycles per wave.)
+whole device's fitted throughput — :func:`global_penalty_s`, :func:`shared_penalty_s` (charging *every*
+thread's bytes would count the penalty ``R[LSU]`` times over, on top of the scheduled delay, which already
+holds each global access for ``L(gm) + ⌈nTW/R[LSU]⌉ − 1`` cycles per wave).
 The cache-miss penalty is the thesis' parameterised Eq. 4.12 (§4.4.5.4): the global accesses of the
 whole launch, divided by how many accesses of the kernel's mean size fit in ``waves × L2_sz``, times
 the global-memory latency ``L(gm)``, in cycles. ``L(gm)`` is one value per launch, ``LatencyTable.of`` at
@@ -103,7 +102,7 @@ class _Reservations:
 
 
 #: The variants :func:`predict` offers: the thesis' Algorithm 6; "issue", Algorithm 6 with issue-rate
-#: reservations (:func:`schedule_block`); and "hopper", the Hopper model of issue 18 (:func:`predict_hopper`).
+#: reservations (:func:`schedule_block`); and "hopper", the Hopper model (:func:`predict_hopper`).
 VARIANTS = ("thesis", "issue", "hopper")
 #: the variants :func:`schedule_block` itself knows ("hopper" schedules one warp with "issue")
 BLOCK_VARIANTS = ("thesis", "issue")
@@ -111,8 +110,8 @@ BLOCK_VARIANTS = ("thesis", "issue")
 
 def issue_resource(klass: str) -> str:
     """The unit an instruction issues on in the "issue" variant: as :func:`resource_of`, except that
-    integer multiply(-add) has its own rate — on sm_90 IADD3 issues at 124.7 and IMAD at 64.0
-    ops/clk/SM (``throughput.int32.{add,mad}`` on the H100), where the thesis' table has one INT rate."""
+    integer multiply(-add) has its own rate — on sm_90 IMAD issues at about half IADD3's rate (the
+    ``throughput.int32.{add,mad}`` probes), where the thesis' table has one INT rate."""
     if klass in ("mads", "mul"):
         return "INTMAD"
     return resource_of(klass)
@@ -143,8 +142,8 @@ def issue_rates(measured: Mapping[str, float], cc: str = "9.0") -> tuple[dict[st
 def rates_origin(sources: Mapping[str, str]) -> str:
     """Where a set of :func:`issue_rates` came from, in one word for a metric's identity: ``measured``
     (every unit that has a probe, :data:`RATE_METRICS`, was probed this session), ``table`` (none: the
-    latency suite did not run), or how many were. The issue variant's figures move with it (0.569 vs 0.617
-    on one H100 run), so runs that differ here are incomparable, not regressions."""
+    latency suite did not run), or how many were. The issue variant's figures move with it, so runs that
+    differ here are incomparable, not regressions."""
     measured = sum(1 for unit in RATE_METRICS if sources.get(unit, "").startswith("measured"))
     return "measured" if measured == len(RATE_METRICS) else "table" if measured == 0 else \
         f"measured {measured} of {len(RATE_METRICS)}"
@@ -157,7 +156,7 @@ def schedule_block(block: Block, lat: Callable[[Instruction], float], units: Map
 
     ``variant="thesis"``: an instruction holds its unit for its whole latency plus one cycle per extra
     batch of ``units[R]`` threads (Alg. 6 as printed) — so two independent global loads of a wave
-    queue one behind the other for ~L(gm) each. ``variant="issue"`` (Hopper, issue 18): the unit is
+    queue one behind the other for ~L(gm) each. ``variant="issue"`` (Hopper): the unit is
     busy only while it issues the instruction for the wave, ``⌈nTW / rate⌉`` cycles at the unit's
     measured rate (:func:`issue_rates`), and the latency delays only the instruction's dependents:
     pipelined units overlap the latencies of independent instructions, memory latency included."""
@@ -370,7 +369,7 @@ def predict(cfg: Cfg, table: LatencyTable, cal: Calibration, *, grid: int, block
 
 
 #: warp instructions one SM issues per cycle, whatever their unit: four partitions, one dispatch each
-#: (sm_70 and later). The fp32 throughput probe saturates at it (122 of 128 threads/clk/SM on the H100).
+#: (sm_70 and later). The fp32 throughput probe saturates just below it.
 ISSUE_SLOTS_PER_SM = 4
 
 
@@ -403,7 +402,7 @@ def global_stream_s(threads_total: int, ngm: float, gbytes: float, tp: tuple[flo
 def predict_hopper(cfg: Cfg, table: LatencyTable, cal: Calibration, *, grid: int, block: int, regs: int,
                    shared: int, trips: Sequence[float], n_sm: int, clock_hz: float, cc: str = "9.0",
                    rates: Mapping[str, float] | None = None) -> Prediction:
-    """The Hopper variant of issue 18: three limits a launch runs against at once, each one a measurement
+    """The Hopper variant: three limits a launch runs against at once, each one a measurement
     the project already makes, and the time is the largest of them after the fixed launch cost::
 
         t = l0 + max(l1·nB·nT_b,  Σ_waves max(issue(wave), chain),  bytes / TP(gm))

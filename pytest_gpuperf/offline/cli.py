@@ -45,7 +45,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--platform", action="append", default=None, help="pip platform tags (default: glibc x86-64)")
     b.add_argument("--wheel", default=None, help="the plugin wheel to carry (default: built from this checkout)")
     b.set_defaults(func=_bundle)
-    c = s.add_parser("collect", help="bring OUT.tgz of run.sh back: results/<key>/, logs, history")
+    c = s.add_parser("collect", help="bring OUT.tgz of run.sh back: results/<key>/, logs, history; "
+                                       "power corpora joined with the store's")
     c.add_argument("source", help="OUT.tgz (or the OUT folder)")
     c.add_argument("--into", default="results", help="results store (default ./results)")
     c.add_argument("--history", default=None, help="also import the runs into this history store "

@@ -2,17 +2,27 @@
 
 Each results document lands in ``<into>/<device key>/`` under its own name, gzip-compressed (results
 are evidence: kept whole, kept small); a different file already there keeps its name and the newcomer
-gets ``-2``, ``-3``… — nothing is overwritten, nothing lost. Each log lands beside them under ``logs/``, and, with ``--history``, every run is imported into the history store
-(runs already there are skipped by the importer)."""
+gets ``-2``, ``-3``… — nothing is overwritten, nothing lost. Each log lands beside them under ``logs/``,
+and, with ``--history``, every run is imported into the history store (runs already there are skipped
+by the importer). A power corpus (``power-corpus-<backend>.json``, collected on the host into
+``OUT/results/<key>/``) is joined with the store's corpus of that card, kept plain so the next collection
+resumes it: a configuration measured on both sides keeps the store's measurement, the other as a repeat
+(:func:`pytest_gpuperf.power.corpus.merge`)."""
 
 from __future__ import annotations
 
+import fnmatch
 import tarfile
 import tempfile
 from pathlib import Path
+from typing import Callable
 
 from ..errors import GpuPerfError
 from ..util import jsonio
+from ..util.atomic import atomic_write_chunks
+
+#: the files of a power corpus among a run's results
+CORPUS = "power-corpus-*.json"
 
 
 def _unpacked(source: Path, tmp: Path) -> Path:
@@ -45,13 +55,48 @@ def _store(src: Path, folder: Path) -> tuple[Path, bool]:
         n += 1
 
 
+def _corpus(src: Path, into: Path, echo: Callable[[str], object]) -> Path | None:
+    """A power corpus brought back, joined with the store's corpus of its card (or placed, where the store
+    has none): the file now in the store, or None when ``src`` is not a corpus."""
+    from ..models.power import read_corpus, save_corpus
+    from ..power.corpus import merge
+
+    try:
+        device = read_corpus(src)[0]
+        key = str(device["key"])
+    except (ValueError, KeyError, TypeError) as exc:
+        echo(f"skipped {src.name}: not a power corpus ({exc})")
+        return None
+    plain = into / key / src.name
+    existing = jsonio.saved(plain)
+    if not existing.exists():
+        atomic_write_chunks(plain, [src.read_bytes()])
+        echo(f"collected {plain}")
+        return plain
+    if jsonio.read_bytes(existing) == src.read_bytes():
+        return existing
+    try:
+        device, entries, meta = merge([existing, src])
+    except ValueError as exc:
+        raise GpuPerfError(f"{src.name} cannot be joined with {existing}: {exc}; move one of them away") from None
+    save_corpus(plain, device, entries, meta)
+    if existing != plain:  # the store held it compressed: the joined file replaces it, plain
+        existing.unlink()
+    echo(f"joined {src.name} with {plain}: {len(entries)} configurations")
+    return plain
+
+
 def collect(source: Path, into: Path, history: str | None = None, echo=print) -> list[Path]:
-    """Copy the run's results and logs into ``into``; returns the results files now there."""
+    """Copy the run's results and logs into ``into`` and join its power corpora with the store's; returns
+    the results files now there."""
     with tempfile.TemporaryDirectory(prefix="gpuperf-collect-") as tmp:
         root = _unpacked(source, Path(tmp))
         found = sorted(root.glob("results/*/*.json"))
-        if not found:
+        corpora = [p for p in found if fnmatch.fnmatch(p.name, CORPUS)]
+        found = [p for p in found if p not in corpora]
+        if not found and not corpora:
             raise GpuPerfError(f"{source}: holds no results/<key>/*.json; did the run record anything? (see its log)")
+        joined = [c for c in (_corpus(path, into, echo) for path in corpora) if c is not None]
         placed: list[Path] = []
         for path in found:
             try:
@@ -66,6 +111,9 @@ def collect(source: Path, into: Path, history: str | None = None, echo=print) ->
             echo(f"collected {stored}")
             for log in root.glob("*.log"):
                 _store(log, into / key / "logs")
+        if not placed and not joined:
+            raise GpuPerfError(f"{source}: none of {', '.join(p.name for p in found + corpora)} is a results document "
+                               f"or a power corpus; nothing collected")
         if history and placed:
             from ..cli import main as gpuperf
 

@@ -1,10 +1,10 @@
 """``python -m pytest_gpuperf.power.collect``: measure the static power model's corpus on a GPU.
 
     python -m pytest_gpuperf.power.collect --device cuda:0 --budget-s 480 \\
-        --out results/nvidia-h100-80gb-hbm3/power-corpus-cuda.json
+        --out results/<device key>/power-corpus-cuda.json
 
 Resumable: a second call with the same ``--out`` keeps what the first measured and goes on, so a corpus
-larger than one time-boxed session is collected over several (``scripts/gpu_power_session.sh``). The
+larger than one time-boxed session is collected over several. The
 instruction latencies are the device's probe figures where the checkout has them (``models.latency``,
 the same table the PTX time model uses), else the thesis' V100 column, named in the file's ``meta``.
 Exit status 2 when the device has no power sensor or yields no PTX (the reason is printed).

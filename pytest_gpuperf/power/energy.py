@@ -1,8 +1,8 @@
 """Steady-state energy of one kernel launch, from the board's total-energy counter.
 
 Why a loop: NVML's total-energy counter (mJ) does not advance continuously — the firmware adds the energy
-of each of its integration periods at once (on the H100: every 100 ms, measured in results JSON as
-``info["power"]["counter"]["period_s"]``). A single 50 µs launch is far below one period; its energy is
+of each of its integration periods at once (on recent data-centre cards about every 100 ms; the period a
+run measured is in ``info["power"]["counter"]["period_s"]``). A single 50 µs launch is far below one period; its energy is
 unobservable. So the launch is repeated, back to back, until the counter has moved by
 :data:`K_STEPS` of its own update steps.
 
@@ -10,12 +10,11 @@ Why that count is enough: the span starts at the first reading that shows a coun
 the first reading that shows the K-th one after it, so the energy delta is exact (whole firmware
 periods) and only the span's two ends are uncertain — each by the gap between that reading and the one
 before it (one batch of launches, about :data:`BATCH_S`, plus the read). The relative error bound is
-``(gap_start + gap_end) / span`` plus the counter's 1 mJ over the delta. On the H100 at K = 20 that is
-0.6–1.9 % in the H100 and H200 runs (reading gaps of 6–19 ms over 2 s spans), well inside the metrics' 8 % band and the board sensor's own accuracy
-(about ±5 %). (An earlier bound of 2/K assumed unaligned ends.) What a 2-second span does not remove is
-the kernel's own power drift: ``drift_rel`` is the relative difference of the span's two halves' power,
-so a reader sees whether the span was at steady state. On saved H100 spans of 100 steps, consecutive
-20-step windows agreed within 0.6–3.7 % (tests/test_power_energy.py re-derives that from the samples).
+``(gap_start + gap_end) / span`` plus the counter's 1 mJ over the delta: at K = 20 and a 100-ms period,
+reading gaps of milliseconds over a 2-second span, a few percent at most, inside the metrics' band and
+the board sensor's own accuracy (about ±5 %). What a 2-second span does not remove is the kernel's own
+power drift: ``drift_rel`` is the relative difference of the span's two halves' power, so a reader sees
+whether the span was at steady state.
 
 Steady state: the loop is preceded by a warm-up of :data:`WARMUP_S` seconds of the same launches, long
 enough for the clocks to leave idle and the board power to settle (the thesis measures "at steady
@@ -240,7 +239,7 @@ def steady_state_energy(device: Any, sensor: Any, run_once: Callable[[], Any], o
 #: idle power: wait this long after the last launch finished before reading (the board's 1-s averaged power
 #: reading and the counter's last period may still hold the previous kernel's energy) …
 IDLE_SETTLE_S = 0.3
-#: … then read the idle board for this long (≈ 10 counter updates on the H100)
+#: … then read the idle board for this long (≈ 10 counter updates of a 100-ms counter)
 IDLE_SPAN_S = 1.0
 
 

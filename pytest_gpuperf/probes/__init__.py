@@ -1,4 +1,4 @@
-"""Instruction-latency, throughput and memory-hierarchy microbenchmarks (issue 3).
+"""Instruction-latency, throughput and memory-hierarchy microbenchmarks.
 
 * :mod:`.ops` — the catalog of probed operations; :mod:`.chain` — dependent/independent chain kernels;
 * :mod:`.sass` — proof from the CUDA SASS that a probe timed what it claims;

@@ -304,22 +304,14 @@ def launch_tolerance(info: Any) -> dict[str, float] | None:
     """The band of a launch time (``launch.*`` in µs) on ``info``'s device, one rule for both suites that
     record them. GPUs keep the noise-derived one (``None``).
 
-    On CPU devices every launch time is bimodal, and the cause is measured (``scripts/diag_pocl_launch.py``,
-    saved in ``results/pocl-pthread-haswell-amd-epyc/diag/launch-modes.*``): PoCL's pthread driver runs one
-    worker thread per core, and on the 2-core host those two workers share the cores with the Python
-    thread that enqueues and polls and with anything else runnable; a launch that finds a worker
-    descheduled waits for the OS scheduler. Empty 1- and 2-group kernels read ~1 µs (fast mode) or
-    11–20 µs (slow mode) per launch; 0–61 % of a measurement's launches were slow with two workers, 46–84 %
-    with a busy neighbour process (p90 59–86 µs), and 0–3 % with ``POCL_MAX_PTHREAD_COUNT=1`` even beside
-    that neighbour. Not the kernel cache: compilation (1.0 s fresh, 0.06 s cached) happens before the
-    timed launches, and fresh- and warm-cache processes show the slow mode alike (only the first
-    measurement after a fresh compile was slow more often, 47–60 % against 0–38 % warm, which makes a
-    fresh machine's first run the likeliest to land in it). Not the
-    worker's sleep: pausing 20 ms between launches moves the fast mode from ~1 to ~3 µs, not to 11 µs. Not
-    the clock: 2445 MHz before and after every condition. Whether a run's median lands in the slow mode
-    thus depends on the host's load at that moment — a whole first run on a fresh machine read 11–13 µs
-    against 0.3 µs baselines. The band is therefore the slow mode's reach, 25 µs absolute: a launch path
-    that got tens of µs slower still fails, a descheduled worker does not."""
+    On CPU devices every launch time is bimodal: PoCL's pthread driver runs one worker thread per core,
+    and on a 2-core host those workers share the cores with the Python thread that enqueues and polls and
+    with anything else runnable; a launch that finds a worker descheduled waits for the OS scheduler, about
+    ten times the fast mode's microsecond. Neither the kernel cache, the worker's sleep nor the clock
+    causes it, and a single worker (``POCL_MAX_PTHREAD_COUNT=1``) nearly removes it. Whether a run's median
+    lands in the slow mode thus depends on the host's load at that moment (a fresh machine's first run is
+    the likeliest). The band is therefore the slow mode's reach, 25 µs absolute: a launch path that got
+    tens of µs slower still fails, a descheduled worker does not."""
     return {"abs": 25.0, "rel": 2.0} if info.is_cpu else None
 
 

@@ -151,7 +151,7 @@ def gated_count(run: Any) -> int:
 
 def init_command(state: Any, run: Any) -> str:
     """The command that makes a first baseline for ``run``'s device from three runs of the suites."""
-    return (f"gpuperf-baseline init --runs 3 --device {run.info.spec} --dir {_shown_path(state.baseline_dir)}")
+    return (f"gpuperf baseline init --runs 3 --device {run.info.spec} --dir {_shown_path(state.baseline_dir)}")
 
 
 def _shown_path(path: Any) -> str:

@@ -11,7 +11,7 @@ strided binary32 sweep on the device.
   all 2^32 with ``--gpuperf-exhaustive`` (opt-in), else every k-th bit pattern. Records the maximum
   (MPFR-confirmed on the host) and ``accuracy.sweep.fp32.<fn>.checked_per_s`` (device time, one pass),
   plus ``accuracy.sweep.fp32.<fn>.checked_over_reference``: its device time over that of a plain
-  one-kernel sweep against the fp64 reference (the issue's "within 2×"; bound 2 in exhaustive mode),
+  one-kernel sweep against the fp64 reference (target: within 2×; bound 2 in exhaustive mode),
   and the evaluate-only sweep's rate.
 """
 
@@ -120,7 +120,7 @@ SWEEP = {"cuda": {"exp": ("expf", "exp"), "sin": ("sinf", "sin"), "log": ("logf"
 @pytest.mark.gpuperf(requires=["fp64"])
 def test_sweep(gpu_device, gpuperf_record, request, fn):
     info = gpu_device.info
-    # exp is swept over all 2^32 inputs on GPUs (0.02 s on an H100) and, with --gpuperf-exhaustive, on CPU
+    # exp is swept over all 2^32 inputs on GPUs (a fraction of a second) and, with --gpuperf-exhaustive, on CPU
     # devices too; the others stay strided. The mode is part of every sweep metric's identity.
     exhaustive = fn == "exp" and (not info.is_cpu or request.config.getoption("--gpuperf-exhaustive"))
     fn32, fn64 = SWEEP[info.backend][fn]
@@ -157,7 +157,7 @@ def test_sweep(gpu_device, gpuperf_record, request, fn):
                          "checked_over_plain_time": r.seconds / r.plain_seconds,
                          "reference_sweep_per_s": r.count / r.ref_seconds,
                          "checked_over_reference_time": r.seconds / r.ref_seconds}), identity=ident)
-    # the issue's yardstick: a plain one-kernel sweep against the fp64 reference (evaluate, compare, max)
+    # the yardstick: a plain one-kernel sweep against the fp64 reference (evaluate, compare, max)
     gpuperf_record(f"accuracy.sweep.fp32.{fn}.checked_over_reference", r.seconds / r.ref_seconds, "x",
                    better="bound" if exhaustive else "lower", bound=2.0 if exhaustive else None,
                    # one short pass each: noisy; on CPU devices one pass of an unchanged run took 2.2x (A/A run 3)

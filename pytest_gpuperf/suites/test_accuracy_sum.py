@@ -7,8 +7,8 @@ confirmed by MPFR) and ``....time_us`` (device time of the whole reduction, both
 The accuracy ordering the thesis reports is asserted for the compensated and composite sums: Kahan and
 float2/double2 are never less accurate than the plain sum of the same precision by more than a few ulps of
 the largest partial — checked as err(float2) ≤ err(float) + 1e3·eps (likewise Kahan and double2) for the
-serial layout; in the parallel one the partials meet in an order the device chooses, and the two errors
-swapped places in one of four H100 runs of unchanged code.
+serial layout; in the parallel one the partials meet in an order the device chooses, so the two errors
+can swap places between runs of unchanged code.
 """
 
 from __future__ import annotations
@@ -68,8 +68,8 @@ def test_summation(gpu_device, gpu_measure, gpuperf_record, accuracy_rng, layout
                            tolerance={"rel": 3.0, "abs": 50.0} if info.is_cpu else None)
     # The ordering is a property of the serial sums: in the parallel layout each thread compensates its
     # own part but the partials meet in an order the device chooses, so there the compensated and plain
-    # errors (both ~1e-11 at 2^20 in double) swap places between unchanged runs — seen once in four H100
-    # runs of the same code (double.kahan 1.95e-11 vs double 9.1e-12). The metrics still gate both.
+    # errors (both ~1e-11 at 2^20 in double) can swap places between unchanged runs. The metrics still
+    # gate both.
     for lg in sizes if layout == "serial" else ():
         for prec in ("float", "double"):
             eps = float(np.finfo(np.float32 if prec == "float" else np.float64).eps)

@@ -149,9 +149,8 @@ def test_kernel_classification(gpu_device, gpu_kernel, gpu_measure, gpuperf_reco
     assert ev.split["test_runs"] > 0
 
 
-# ncu replays each kernel once per counter pass; the dataset (195 launches) profiled in 89–94 s on the
-# H100 (ncu wall time, results/nvidia-h100-80gb-hbm3/models-{counters,gl-r2,r3}-cuda.json), and the
-# timeout (--gpuperf-ncu-timeout) turns anything much slower into a failure that says so.
+# ncu replays each kernel once per counter pass; the dataset (195 launches) takes one to two minutes on a
+# large GPU, and the timeout (--gpuperf-ncu-timeout) turns anything much slower into a failure that says so.
 
 
 def _raw_csv_path(request, info, fallback: Path) -> Path:

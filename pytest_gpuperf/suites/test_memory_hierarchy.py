@@ -135,7 +135,7 @@ def test_loaded_latency(gpu_device, gpuperf_record, probe):
         st = Stats.of(per)
         gpuperf_record(f"memory.global.latency.{name}.cycles", st.median, "cycles", stats=st, identity=identity,
                        info=meta if name == "unloaded" else {"threads": t})
-    # The fit explains a GPU's curve (R² 0.9998 on the H100); on a shared CPU host one jittery point
+    # The fit explains a GPU's curve (R² near 1); on a shared CPU host one jittery point
     # pulls it down to ~0.89 now and then, so there only a fit that stopped working (R² < ~0.6) fails
     gpuperf_record("memory.global.latency_model.r2", model.r2, "R²", better="higher",
                    tolerance={"abs": 0.4 if gpu_device.info.is_cpu else 0.1}, info=meta)

@@ -1,4 +1,4 @@
-"""Prediction error of performance models (issue 6).
+"""Prediction error of performance models.
 
 * ``model.sampled.<kernel>.error`` / ``.overhead`` — Dao's sampled linear model (thesis ch. 2) on the
   24-kernel corpus, sampled at his 2nd and 3rd saturation points: |t_linear − t_full| / t_full and
@@ -154,7 +154,7 @@ def _session_latencies(device, measure) -> dict[str, float]:
     return cycles
 
 
-#: the Hopper variants of issue 18 recorded beside the thesis' model (``model.ptx.<variant>.*``)
+#: the Hopper variants recorded beside the thesis' model (``model.ptx.<variant>.*``)
 ALT_VARIANTS = {
     "issue": "issue: a unit is busy only while issuing at its measured rate (models.scheduler.schedule_block)",
     "hopper": "hopper: launch fixed cost + max(dispatch, execution, memory stream), execution per wave the "
@@ -184,7 +184,7 @@ def test_ptx_model(gpu_device, gpu_kernel, gpu_measure, gpuperf_record, gpuperf_
     sources = sorted(set(table.sources.values()) | {table.global_source})
     per_dwarf: dict[str, dict[str, float]] = {}
     errs: dict[str, float] = {}
-    # the "issue" scheduling variant (Hopper, issue 18): unit issue rates from this session's throughput
+    # the "issue" scheduling variant (Hopper): unit issue rates from this session's throughput
     # probes (the latency suite ran first), the architecture table where a probe did not run
     rates, rate_sources = scheduler.issue_rates(gpuperf_recorded, info.compute_capability)
     # where the rates came from is part of the issue variant's identity (scheduler.rates_origin)

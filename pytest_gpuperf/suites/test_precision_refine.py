@@ -1,4 +1,4 @@
-"""Mixed-precision solvers and emulated precision (issue 17; Lim ch. VI, Verificarlo's VPREC).
+"""Mixed-precision solvers and emulated precision (Lim ch. VI, Verificarlo's VPREC).
 
 * ``precision.refine.n<n>.*`` — Ax = b with A of condition 100 (SVD construction): LU in fp32 with fp64
   iterative refinement against the fp64 LU solve, both on the device with the same kernels

@@ -36,8 +36,7 @@ from pytest_gpuperf.tuning.tuner import calibration, context
 
 # Kernel Tuner 1.5.0's diff_evo is left out: on some search paths it calls ``numpy.shuffle`` (which does
 # not exist) and raises, and since the path depends on the measured times, whether it yields a result
-# changes from run to run — the gate would then report its metrics as missing at random. It ran in the
-# H100 session of 8d0c985 (results/…/tuning-opencl.json); see docs/tuning.md.
+# changes from run to run — the gate would then report its metrics as missing at random (docs/tuning.md).
 KT_STRATEGIES = ("random_sample", "greedy_ils", "genetic_algorithm", "simulated_annealing", "pso", "mls",
                  "firefly_algorithm", "dual_annealing", "basinhopping")
 SEEDS = (1, 2, 3)
@@ -157,15 +156,14 @@ def test_tune(gpu_device, gpuperf_record, bench, request, tuning_summaries):
             # The host-seconds ratio (compile + timing of each visited configuration, Evaluator.cost) is
             # kept beside the thesis' cost, not gated per kernel: each configuration's host time is one
             # wall-clock reading, so a one-off host stall lands on whichever configuration was being
-            # built — H100 matvec_row read 0.161, 0.155, 0.809 in three unchanged runs (9ab4cdb: the
-            # strategies that visited that configuration 0.80, the others 0.04 against 0.18). The mean
-            # over kernels (tuning.mean.*.time_cost) dilutes one stall and stays gated.
+            # built, and one kernel's ratio can jump several-fold between unchanged runs. The mean over
+            # kernels (tuning.mean.*.time_cost) dilutes one stall and stays gated.
             gpuperf_record(f"tuning.{bench.name}.{strat}.device_cost", dcost, "ratio", better="lower",
                            tolerance=ctol, info={"definition": "Dao §3.6.2: Σ kernel time of the visited "
                                                  "configurations / Σ over the whole space",
                                                  "host_time_cost": tcost})
     space = len(ctx.space)
-    # Where the thesis tuner's evaluations go (issue: its final pass is most of its cost): per stage,
+    # Where the thesis tuner's evaluations go (its final pass is most of its cost): per stage,
     # as a fraction of the space; gated only where the baseline runs agree (a contention decision that
     # flips between runs moves them).
     for strat, out in (("dao", d), ("dao_ranked", dr)):

@@ -93,9 +93,8 @@ def measure_pair(device: Device, run_a: Callable[[], Any], run_b: Callable[[], A
     Every differenced figure — a chain's two sections, a chase's short and long run, the sampled
     model's two points — magnifies a shift of one against the other. Timed as two separate blocks, the
     device's state moving between the blocks (clocks, a CPU host's other tenants, worker threads going
-    to sleep) lands in one side only: on PoCL a 1 MiB chase's long-minus-short difference came out
-    negative, and on the H100 a 1 % shift between the sampled model's blocks became a 3 % prediction
-    error. Alternating runs see the same state, so a drift moves both alike and cancels."""
+    to sleep) lands in one side only: a chase's long-minus-short difference can come out negative, and a
+    small shift between the sampled model's blocks becomes a larger prediction error. Alternating runs see the same state, so a drift moves both alike and cancels."""
     prepare = before_each or (lambda: None)
     for _ in range(config.warmup):
         for run in (run_a, run_b):

@@ -130,7 +130,7 @@ def summarize(windows: list[Mapping[str, float]]) -> dict[str, float]:
             "contended": sum(int(w.get("contended", 0)) for w in windows)}
 
 
-# ---- the energy observer (issue 16) ---------------------------------------------------------------
+# ---- the energy observer ------------------------------------------------------------------------------
 #: how often the background sampler reads the clocks and throttle reasons inside a window
 POWER_SAMPLE_S = 0.020
 

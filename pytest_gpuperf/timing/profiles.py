@@ -40,13 +40,13 @@ PROFILES: Mapping[str, tuple[Mapping[str, Any], Mapping[str, Any]]] = {
     # summation suite: one multi-pass reduction per sample
     "summation": ({"warmup": 1, "min_repeats": 5, "budget_s": 0.25},
                   {"warmup": 1, "min_repeats": 3, "budget_s": 0.2}),
-    # precision tuner (issue 17): each validated mix is timed briefly for the pool's cost; the chosen mix is
+    # precision tuner: each validated mix is timed briefly for the pool's cost; the chosen mix is
     # re-timed against the original alternately (measure_pair) for the reported speedup
     "precision_search": ({"warmup": 1, "min_repeats": 5, "max_repeats": 15, "budget_s": 0.05},
                          {"warmup": 1, "min_repeats": 3, "max_repeats": 5, "budget_s": 0.05}),
     "precision_final": ({"warmup": 2, "min_repeats": 10, "max_repeats": 40, "budget_s": 0.3},
                         {"warmup": 1, "min_repeats": 7, "max_repeats": 15, "budget_s": 0.3}),
-    # mixed-precision solvers (issue 17): one whole solve (LU + substitutions + refinement) per sample
+    # mixed-precision solvers: one whole solve (LU + substitutions + refinement) per sample
     "precision_solve": ({"warmup": 1, "min_repeats": 5, "max_repeats": 20, "budget_s": 0.3},
                         {"warmup": 1, "min_repeats": 3, "max_repeats": 7, "budget_s": 0.2}),
     # work-group tuning: one point per configuration (quality is re-timed at the end)

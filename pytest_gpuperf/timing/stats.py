@@ -21,10 +21,8 @@ def between_run_sigma(values: Sequence[float]) -> float:
     """The run-to-run σ of one metric's per-run values (0 for one run).
 
     Few runs cannot afford a robust estimate: the MAD of three values is the middle deviation, so two
-    runs in one mode and a third in another read σ ≈ 0. Measured on the H100: the 2^16-element pairwise
-    summation runs at 32.2–33.1 µs in 5 of 16 unchanged runs and at 34.7–36.2 µs in the other 11 (tight
-    within each run); three runs of 33.06, 35.23, 33.02 µs have a MAD σ of 0.06 µs, and a fourth run at
-    35.5 µs then read as a significant +7 %. Below :data:`ROBUST_FROM_RUNS` runs every run counts
+    runs in one mode and a third in another read σ ≈ 0, and a fourth run in the second mode then reads as a
+    significant change (GPU timings can be bimodal across runs while tight within each). Below :data:`ROBUST_FROM_RUNS` runs every run counts
     (sample standard deviation); from there on one odd run no longer inflates the estimate."""
     xs = np.asarray([float(v) for v in values], dtype=float)
     if xs.size < 2:

@@ -1,8 +1,8 @@
 """Ranked final pass over a tuner's survivors: the final pass of ``dao_ranked``.
 
-The thesis ends its filters with an exhaustive pass over whatever survives them. On the H100's 1-D
-spaces five sizes survive (every multiple of 32 from 64 to 1024 that divides 2048 reaches 100 %
-occupancy) and the pass times all five; on 2-D spaces about twenty shapes. Work-group time over a
+The thesis ends its filters with an exhaustive pass over whatever survives them: on a 1-D space of a
+large GPU a handful of sizes (every multiple of 32 that divides the problem and reaches full occupancy),
+on 2-D spaces some twenty shapes. Work-group time over a
 family of shapes that share occupancy and coalescing is close to unimodal in the shape's log2 sizes,
 so fewer runs find the best one — provided the pass stops only when no untimed survivor can be better,
 and "better" means by more than the timings' own noise (a survivor within noise of the best is a tie).
@@ -14,28 +14,22 @@ Two rules (``RULES``):
   member slower than the best by more than the noise of the two timings is a *wall*, and nothing beyond
   a wall (seen from the best) can be faster than the wall, so nothing there can beat the best. The pass
   times the middle of the largest stretch of untimed members between the two walls nearest the best
-  (bisection: with the static rank tied along a chain, as it is on every 1-D space of the H100, nothing
+  (bisection: with the static rank tied along a chain, as it is on 1-D spaces, nothing
   says where the optimum lies, and halving the stretch bounds the number of timings), and stops when no
   untimed member is left between the walls. A tie is neither a direction nor a stop: it bounds nothing,
   so the members beyond it stay open. Off a chain (2-D shapes) the pass is the neighbour walk below.
 * ``walk`` (the rule of the runs before the chain rule; kept so that :mod:`.replay` reproduces them):
   from the fastest survivor the filters profiled, move to a neighbouring shape (one power of two away
   per dimension; in 1-D also the next size) while one is faster than the best by more than the noise,
-  and stop at the first best whose neighbours are all ties or slower. On a chain this stops on a tie:
-  H100 ``matvec_row`` stopped at 512 work-items (1.022× of the optimum), 0.38 % slower than 256 and
-  0.9 % slower than 64 (1.013×), with every step inside the 1 % noise floor (saved run default-5c).
+  and stop at the first best whose neighbours are all ties or slower. On a chain this can stop on a tie,
+  short of the optimum, when every step lies inside the noise floor.
 
-Noise is the larger robust spread of the two timings compared, at least ``floor`` (1 %). What the saved
-runs measure supports that floor: the suite re-times every pick at the end of a kernel, and the
-re-timing differs from the first timing of the same configuration by more than that configuration's own
-spread in 7 of 21 (H100, default-5c) and 7 of 22 (H200, upgrade-1b) cases — the spread of one measuring
-window misses the drift between windows — but by more than max(spread, 1 %) in 0 and 1 (H200
-``bfs_step`` at 128: 1.27 %). Under the ``bracket`` rule the floor only decides what counts as a wall (a
-larger floor leaves more members open; a tie never stops the pass). On both saved GPU runs its 1-D picks
-are the same for floors from 0.5 to 3 % (costs from 1 to 3 %); with no floor, H200 ``matvec_row`` at 128
-work-items (0.16 % slower than 256, spreads 0.13 % and 0.07 %) becomes a wall and the pass stops at 256
-(1.014×) instead of 64 (1.012×) — a flat landscape wiggles by tenths of a percent. The ``walk`` rule's
-picks move with the floor (H200 ``matvec_row`` at a 2 % floor: 1024 work-items, 1.040×).
+Noise is the larger robust spread of the two timings compared, at least ``floor`` (1 %): the spread of
+one measuring window misses the drift between windows, and a re-timing of the same configuration can
+differ from the first by more than its own spread, rarely by more than 1 %. Under the ``bracket`` rule the
+floor only decides what counts as a wall (a larger floor leaves more members open; a tie never stops the
+pass), so its picks hardly depend on it; without a floor a flat landscape's wiggles of tenths of a percent
+become walls. The ``walk`` rule's picks move with the floor.
 
 The functions are pure: they see configurations only through ``time_of`` (a measurement, charged by the
 caller) and ``spread_of`` (that measurement's robust relative spread, asked only of timed members), so

@@ -159,48 +159,23 @@ def search_front(times: Mapping[K, tuple[float, float]], measure_energy: Callabl
 
     ``times``: every configuration's (median seconds per launch, robust relative spread) — the cheap timing
     pass, done first. ``measure_energy(k)`` → (joules per launch, average watts of its span or None) — the
-    expensive one (~2.3 s on the H100: 20 updates of a 100-ms counter). ``floor_w``: P_floor, a measured lower
-    bound on the board power while any kernel runs (None or 0: nothing is pruned).
+    expensive one. ``floor_w``: P_floor, a measured lower bound on the board power while any kernel runs
+    (None or 0: nothing is pruned).
 
-    **Order.** Energies are measured in order of increasing median time. A point can only be dominated by a
-    point at most as slow, and every such point comes earlier in this order.
+    Energies are measured in order of increasing median time, so a point that could dominate c is measured
+    before c. One launch's energy is at least ``P_floor · t_c`` (the board never draws less than idle, and the
+    energy loop's wall time per launch is at least the launch's device time); when the lowest energy so far is
+    below ``P_floor · t_lo(c) · (1 − energy_margin)``, c is dominated and skipped, so the front and the
+    energy- and EDP-optimal configurations are the exhaustive search's. ``t_lo`` (:func:`time_lower`) and the
+    margin keep a median read high or an energy read low from pruning a point of the front. Every measured
+    point checks the bound; a *violation* (a floor measured too high, a throttling card) switches pruning off
+    and puts the pruned configurations back in the queue; ``slack()`` reports how far measured points stayed
+    from the bound.
 
-    **Bound.** The energy of one launch is ``E_c = P̄_c · w_c``: the board's average power over the energy
-    loop times the loop's wall seconds per launch. ``w_c ≥ t_c``, the device time of one launch (the launches
-    of one stream run one after another; the loop adds host gaps, never overlap), and ``P̄_c ≥ P_floor`` (the
-    board draws its idle power plus whatever the kernel switches; saved H100 loops draw 171–480 W against an
-    idle floor of 121–132 W measured before each search, and w is 1.7–2.3 × t). So ``E_c ≥ P_floor · t_c``. Let E_min be the lowest energy measured so
-    far, at a point m no slower than c (the order). If ``E_min ≤ P_floor · t_lo(c) · (1 − energy_margin)``
-    then c is no faster and no cheaper than m: dominated (or an exact tie), so it is skipped ("pruned") —
-    the front and the energy- and EDP-optimal configurations are the exhaustive search's.
-
-    **Noise.** ``t_lo(c) = median · (1 − max(z · spread, min_rel))`` (:func:`time_lower`), not the median: a
-    median read high would overstate the bound and prune a point that may belong to the front. The margin
-    covers a measured energy reading low (the counter bound and span-to-span noise, ≤ ~4 %): the claim is
-    about what an exhaustive search would have *measured*.
-
-    **Where it can fail, and what is done.** (1) P_floor measured too high — another process on the GPU while
-    idling, a reading still holding a previous kernel's power (energy.idle_power waits, and takes the lower of
-    the counter rate and the lowest power reading), the board cooler during the search than during the idle
-    reading (leakage grows with temperature: a few watts, against a > 100 W gap). (2) ``w_c < t_c``: a timing
-    pass at lower clocks than the energy loop (a card ramping up from idle), overlapping launches. (3) A kernel
-    whose loop draws less than idle: not possible at the same temperature and clocks — running adds switching
-    power to the same static power — but a card that throttles hard could in principle drop its clocks below
-    idle's P-state; such a span is marked throttled. Every measured point checks the bound itself: a point
-    with ``E_c < P_floor · t_lo(c) · (1 − margin)`` or ``P̄_c < P_floor · (1 − margin)`` is a *violation*
-    (``violations``): pruning is switched off and the configurations pruned so far go back into the queue.
-    The check sees measured points only — a floor too high can prune a whole slow tail before any measured
-    point shows it — which is why the floor is the board's lowest state (idle), not a fitted figure;
-    ``slack()`` reports how far the measured points stayed from the bound (2.9–5.8 in the H100 searches,
-    ``bound_slack_min`` of ``pareto-1``/``pareto-2``/``power-4``/``power-5``: the bound is sound there and, for the same reason, weak — it rules out only configurations
-    several times slower than the cheapest one measured, so on those spaces the budget is what stops).
-
-    **Budget.** ``budget_s`` (wall seconds from ``start``, default now; None: no budget) is a hard cap: an
-    energy is not started when the average energy cost so far would overrun it (at least ``min_energies``
-    are measured). The configurations left are then swept once more by the bound; those it cannot rule out
-    are ``unreached`` and the result says "front over the N fastest of M configurations" — exact on that
-    prefix (a dominating point is never slower, so it is in the prefix too — up to exact ties of two
-    medians), silent on the slower tail.
+    ``budget_s`` (wall seconds from ``start``, default now; None: no budget) is a hard cap: an energy is not
+    started when the average cost so far would overrun it (at least ``min_energies`` are measured). What the
+    bound cannot rule out then is ``unreached``, and the result is the front over the N fastest of M
+    configurations — exact on that prefix (up to exact ties of two medians), silent on the slower tail.
     """
     t0 = clock() if start is None else start
     order = sorted(times, key=lambda k: (times[k][0], times[k][1]))
@@ -260,8 +235,8 @@ def pareto_search(ctx: Any, sensor: Any, budget_s: float | None = BUDGET_S, *, f
     loop's count and warm-up); each measured energy is stored on the evaluator's point (so ``ctx.ev.front()`` is the
     front). The context must be built with objective "time" — else the timing pass would measure every energy.
     The budget counts from before the idle reading; the timing pass always completes (the order needs every
-    time; it is the evaluator's short tuning profile, well under a second per configuration — a 223-shape
-    space's whole exhaustive timing fits in the H100 tuning suite's 7–20 s per kernel).
+    time; it is the evaluator's short tuning profile, well under a second per configuration, so even a
+    space of a few hundred shapes is timed in seconds).
     Returns (the search, the idle reading)."""
     from ..power.energy import idle_power
 

@@ -8,7 +8,7 @@ another device run — as :mod:`.ktsim` does for Kernel Tuner's strategies. ``py
 pytest_gpuperf.tuning.replay RESULTS.json [--rule bracket|walk]`` prints, per kernel, its dimensions and
 space, what the filters spent, and for the thesis' pass and the ranked pass the pick, its quality (× the
 saved optimum), the evaluations (filters + final pass) and the kernel time as a share of the exhaustive
-search's, with the ranked pass against the issue's target. ``--rule walk`` reproduces runs made before
+search's, with the ranked pass against its target. ``--rule walk`` reproduces runs made before
 the chain rule (their recorded ``dao_ranked`` picks and costs).
 """
 

@@ -166,7 +166,7 @@ def dao_ranked(ctx: Context, floor: float = 0.01, rule: str = "bracket") -> Outc
 
     The survivors of the filters all reach the occupancy the concurrency tuner chose and (2-D) pass
     the coalescing filter; the thesis times every one of them, which is most of its cost on 1-D
-    spaces (5 of its 6 evaluations on the H100). Here the pass ranks the survivors by the static model
+    spaces (nearly all of its evaluations on a large GPU). Here the pass ranks the survivors by the static model
     (occupancy, then coalescing factor) and starts from what the filters already profiled. Along a chain
     (1-D sizes, merge factors) it stops when every untimed survivor lies beyond a timed one slower than
     the best by more than the measured noise (``bracket``); on 2-D shapes it walks to a neighbour while one

@@ -1,0 +1,183 @@
+"""Baseline files in the lean form (schema /2) and their review: the older form is read and migrated
+without changing a single entry or verdict, the lean form lists its own problems, a changed metric is
+one changed line, and ``gpuperf baseline diff`` says what moved."""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_gpuperf import BASELINE_SCHEMA, LEAN_BASELINE_SCHEMA
+from pytest_gpuperf.baselines import fileformat, store
+from pytest_gpuperf.baselines.compare import compare
+from pytest_gpuperf.cli import main as gpuperf
+from pytest_gpuperf.errors import BaselineFileError
+from pytest_gpuperf.util import jsonio
+
+ROOT = Path(__file__).resolve().parents[1]
+REVIEWED = sorted((ROOT / "pytest_gpuperf" / "baselines" / "reviewed").glob("*.json"))
+#: the H100 baseline as it was committed in the older form (schema /1: provenance in every entry)
+V1_H100 = ROOT / "tests" / "data" / "baseline-v1-nvidia-h100-80gb-hbm3.json.gz"
+H100_RUNS = sorted((ROOT / "results" / "nvidia-h100-80gb-hbm3").glob("default-[0-9]-cuda.json.gz"))
+
+
+def _verdict(metric: dict, entry: dict | None) -> tuple:
+    """A results metric judged against a baseline entry as a run judges it (session.record's call)."""
+    info = metric.get("info") or {}
+    c = compare(float(metric["value"]), metric["better"], entry, samples=(metric.get("stats") or {}).get("samples"),
+                identity=metric.get("identity"), gate_if_stable=info.get("gate") == "if-stable",
+                name=metric["name"], unit=metric["unit"], info=info)
+    return c.verdict, c.band, c.reason, None if c.difference is None else c.difference.to_json()
+
+
+@pytest.mark.parametrize("path", REVIEWED, ids=lambda p: p.name)
+def test_reviewed_files_are_lean_and_written_as_the_writer_writes_them(path):
+    text = path.read_text(encoding="utf-8")
+    assert json.loads(text)["schema"] == LEAN_BASELINE_SCHEMA
+    data = store.load(path.parent, path.stem).data
+    assert fileformat.dumps(data) == text  # migrate on it changes nothing
+    metrics = sum(len(s["metrics"]) for s in data["backends"].values())
+    assert len(text.splitlines()) < metrics + 40  # one line per metric, a few header lines
+
+
+def test_migrating_the_older_form_keeps_every_entry_and_every_verdict(tmp_path):
+    old = tmp_path / "old" / "nvidia-h100-80gb-hbm3.json"
+    old.parent.mkdir()
+    old.write_bytes(jsonio.read_bytes(V1_H100))
+    new = tmp_path / "nvidia-h100-80gb-hbm3.json"
+    new.write_bytes(old.read_bytes())
+    assert gpuperf(["baseline", "migrate", str(new)]) == 0
+    before, after = store.load(old.parent, old.stem), store.load(new.parent, new.stem)
+    assert json.loads(old.read_text())["schema"] == BASELINE_SCHEMA
+    assert json.loads(new.read_text())["schema"] == LEAN_BASELINE_SCHEMA
+    assert after.data == before.data
+    assert new.stat().st_size < old.stat().st_size / 1.8 and len(new.read_text().splitlines()) < 2000
+    assert len(before.data["backends"]["cuda"]["metrics"]) > 1900  # the whole file, not a sample of it
+    # re-judge the committed H100 runs against the old file and the migrated one: every verdict, band,
+    # reason and significance test the same (sampled timings included)
+    assert H100_RUNS
+    judged = sampled = 0
+    for path in H100_RUNS:
+        for m in jsonio.read_json(path)["metrics"]:
+            entry = before.metrics("cuda").get(m["name"])
+            if entry is None or not isinstance(m.get("value"), (int, float)):
+                continue
+            old_verdict = _verdict(m, entry)
+            assert _verdict(m, after.metrics("cuda")[m["name"]]) == old_verdict, m["name"]
+            judged += 1
+            sampled += old_verdict[3] is not None
+    assert judged > 3000 and sampled > 500
+
+
+def _entry(value: float, **extra: object) -> dict:
+    return {"value": value, "unit": "us", "better": "lower", "test": "t.py::f", "tolerance": {"rel": 0.03},
+            "identity": {}, **extra}
+
+
+def _v1(**sections: dict) -> dict:
+    return {"schema": BASELINE_SCHEMA, "device": {"key": "dev", "name": "Dev"}, "note": "reviewed by A",
+            "backends": sections}
+
+
+def test_the_lean_form_keeps_reviewers_notes_and_tells_provenances_apart():
+    p1 = {"driver": "1", "commit": "abc", "date": "d", "runs": 3}
+    p2 = {**p1, "driver": "2"}  # the same commit, date and runs: a label of its own all the same
+    head = {**p1, "commit": "def"}
+    data = _v1(opencl={"provenance": head, "owner": "team",
+                       "metrics": {"a": _entry(1.0, provenance=p1, samples=[1.0, 1.1, 0.9, 1.0, 1.2], note="x"),
+                                   "b": _entry(2.0, provenance=p2, run_values=[2.0, 2.1], runs=2),
+                                   "c": _entry(3.0, provenance=dict(head))}})
+    text = fileformat.dumps(data)
+    doc = json.loads(text)
+    section = doc["backends"]["opencl"]
+    assert sorted(section["provenances"]) == ["abc d 3 runs", "abc d 3 runs (2)"]
+    assert "provenance" not in section["metrics"]["c"]  # the header's: not repeated
+    assert section["metrics"]["a"]["samples"] == {"median": 1.0, "mad": 0.1, "values": [1.0, 1.1, 0.9, 1.0, 1.2]}
+    expanded, problems = fileformat.expand(doc)
+    assert problems == [] and expanded == data
+    assert text.count("\n") == 20  # 14 lines of headers and braces, two labels, one line per metric
+
+
+def test_changing_one_metric_changes_one_line():
+    data = _v1(opencl={"provenance": {"commit": "a"},
+                       "metrics": {f"m{i}": _entry(float(i), provenance={"commit": "a"}) for i in range(1, 30)}})
+    changed = copy.deepcopy(data)
+    changed["backends"]["opencl"]["metrics"]["m7"]["value"] = 7.5
+    delta = [line for line in difflib.unified_diff(fileformat.dumps(data).splitlines(),
+                                                   fileformat.dumps(changed).splitlines(), lineterm="", n=0)
+             if line[:1] in "+-" and not line.startswith(("+++", "---"))]
+    assert len(delta) == 2 and '"m7": {"value": 7.5' in delta[1]
+
+
+def test_a_lean_file_lists_every_problem_of_its_own(tmp_path):
+    path = tmp_path / "dev.json"
+    store.write(path, _v1(opencl={"provenance": {"commit": "a"},
+                                  "metrics": {"a": _entry(1.0, samples=[1.0, 2.0, 3.0, 4.0, 5.0]),
+                                              "b": _entry(2.0, provenance={"commit": "old"})}}))
+    doc = json.loads(path.read_text())
+    doc["backends"]["opencl"]["metrics"]["a"]["samples"]["median"] = 9.0
+    doc["backends"]["opencl"]["metrics"]["b"]["provenance"] = "zzz"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(BaselineFileError) as err:
+        store.load(tmp_path, "dev")
+    problems = err.value.problems
+    assert any("metrics['a'].samples.median is 9.0 but its values give 3.0" in p for p in problems), problems
+    assert any("metrics['b'].provenance names 'zzz', which is not among" in p for p in problems), problems
+    doc["backends"]["opencl"]["metrics"]["a"]["samples"] = [1.0, 2.0]  # the older form's list in a lean file
+    path.write_text(json.dumps(doc))
+    with pytest.raises(BaselineFileError, match=r"samples must be a digest"):
+        store.load(tmp_path, "dev")
+
+
+def test_migrate_writes_nothing_when_a_file_is_malformed(tmp_path, capsys):
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(_v1(opencl={"provenance": {}, "metrics": {"a": _entry(1.0)}})))
+    (tmp_path / "bad.json").write_text('{"schema": "pytest-gpuperf-baseline/1", "backends": {')
+    before = good.read_text()
+    assert gpuperf(["baseline", "migrate", str(tmp_path)]) == 2
+    assert "malformed baseline file" in capsys.readouterr().err and good.read_text() == before
+    (tmp_path / "bad.json").unlink()
+    assert gpuperf(["baseline", "migrate", str(tmp_path)]) == 0
+    assert json.loads(good.read_text())["schema"] == LEAN_BASELINE_SCHEMA
+    assert "migrated" in capsys.readouterr().out
+    assert gpuperf(["baseline", "migrate", str(good)]) == 0 and "already lean" in capsys.readouterr().out
+
+
+def test_baseline_diff_reads_as_a_review(tmp_path, capsys):
+    prov_a, prov_b = {"driver": "550", "commit": "aaa"}, {"driver": "580", "commit": "bbb"}
+    a = _v1(cuda={"provenance": prov_a, "metrics": {
+        "copy.bw": {**_entry(2900.0, provenance=prov_a), "unit": "GB/s", "better": "higher"},
+        "launch.us": _entry(5.0, provenance=prov_a),
+        "sin.ulp": _entry(1.0, provenance=prov_a, identity={"n": 4096}),
+        "gone.us": _entry(9.0, provenance=prov_a),
+        "same.us": _entry(4.0, provenance=prov_a, samples=[4.0, 4.1, 3.9, 4.0, 4.0])}})
+    b = _v1(cuda={"provenance": prov_b, "metrics": {
+        "copy.bw": {**_entry(2755.0, provenance=prov_b), "unit": "GB/s", "better": "higher"},
+        "launch.us": _entry(5.0, provenance=prov_b, tolerance={"rel": 0.04}, test="t.py::g"),
+        "sin.ulp": _entry(1.0, provenance=prov_b, identity={"n": 8192}),
+        "new.us": _entry(3.0, provenance=prov_b),
+        "same.us": _entry(4.0, provenance=prov_b, samples=[4.0, 4.2, 3.8, 4.0, 4.0])}})
+    for name, data in (("a", a), ("b", b)):
+        (tmp_path / name).mkdir()
+        store.write(tmp_path / name / "dev.json", data)
+    fa, fb = str(tmp_path / "a" / "dev.json"), str(tmp_path / "b" / "dev.json")
+    assert gpuperf(["baseline", "diff", fa, fb]) == 1
+    out = capsys.readouterr().out
+    assert "cuda: 5 → 5 metrics: 1 added, 1 removed, 1 identities changed, 2 values or bands moved, " \
+           "1 re-measured with the same value and band" in out, out
+    assert "header commit: aaa → bbb" in out and "header driver: 550 → 580" in out
+    assert "+ new.us: 3 us ± 0.09 (3.0%), lower is better" in out
+    assert "- gone.us: 9 us ± 0.27 (3.0%), lower is better" in out
+    assert "~ sin.ulp: n: 4096 → 8192" in out
+    assert "~ copy.bw: 2900 → 2755 GB/s (-5.0%)" in out
+    assert "~ launch.us: band ± 0.15 (3.0%) → ± 0.2 (4.0%)" in out
+    assert "~ launch.us: test: t.py::f → t.py::g" in out
+    assert out.index("copy.bw: 2900") < out.index("launch.us: band")  # the larger move (5 % of the value against 1 %) first
+    assert gpuperf(["baseline", "diff", fa, fa]) == 0
+    assert "no changes" in capsys.readouterr().out
+    assert gpuperf(["baseline", "diff", fa, str(tmp_path / "nope.json")]) == 2
+    assert "nope.json is not a file" in capsys.readouterr().err

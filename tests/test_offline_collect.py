@@ -1,0 +1,77 @@
+"""``gpuperf offline collect`` never loses a power corpus: one brought back beside the store's corpus of the
+same card is joined with it (the store's measurement kept, the other as a repeat), one the store lacks is
+placed, plain, where the next collection resumes it. Real saved data: the committed H100 corpus."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+from pytest_gpuperf.cli import main as gpuperf
+from pytest_gpuperf.models.power import load_corpus, save_corpus
+from pytest_gpuperf.util import jsonio
+
+ROOT = Path(__file__).resolve().parents[1]
+KEY = "nvidia-h100-80gb-hbm3"
+NAME = "power-corpus-cuda.json"
+
+
+def _parts(tmp: Path) -> tuple[Path, Path]:
+    """Two collections of the H100 corpus: configurations 0-29, and 20-39 (20-29 measured again, other watts)."""
+    dev, entries = load_corpus(ROOT / "results" / KEY / NAME)
+    entries = [dataclasses.replace(e, info={k: v for k, v in e.info.items() if k != "repeats"}) for e in entries]
+    a, b = tmp / "a.json", tmp / "b.json"
+    save_corpus(a, dev, entries[:30])
+    save_corpus(b, dev, [dataclasses.replace(e, watts=e.watts * 1.02) for e in entries[20:30]] + entries[30:40])
+    return a, b
+
+
+def _out(tmp: Path, corpus: Path) -> Path:
+    """An OUT folder as run.sh leaves it, holding only a corpus collected on the host."""
+    out = tmp / "out"
+    (out / "results" / KEY).mkdir(parents=True)
+    (out / "results" / KEY / NAME).write_bytes(corpus.read_bytes())
+    return out
+
+
+def test_a_returning_corpus_is_joined_with_the_stores(tmp_path, capsys):
+    a, b = _parts(tmp_path)
+    store = tmp_path / "results"
+    (store / KEY).mkdir(parents=True)
+    (store / KEY / NAME).write_bytes(a.read_bytes())
+    assert gpuperf(["offline", "collect", str(_out(tmp_path, b)), "--into", str(store)]) == 0
+    assert f"joined {NAME}" in capsys.readouterr().out
+    _, joined = load_corpus(store / KEY / NAME)
+    assert len(joined) == 40  # 30 kept + 10 new; the 10 measured twice carry their repeat
+    assert sum(1 for e in joined if e.info.get("repeats")) == 10
+    _, first = load_corpus(a)
+    assert [e.watts for e in joined[20:30]] == [e.watts for e in first[20:30]]  # the store's measurement stays
+    before = (store / KEY / NAME).read_bytes()
+    assert gpuperf(["offline", "collect", str(tmp_path / "out"), "--into", str(store)]) == 0
+    _, again = load_corpus(store / KEY / NAME)
+    assert len(again) == 40 and sum(len(e.info.get("repeats") or []) for e in again) == 10  # no repeat twice
+    assert json.loads(before)["entries"][0] == json.loads((store / KEY / NAME).read_bytes())["entries"][0]
+
+
+def test_a_corpus_the_store_lacks_is_placed_plain_and_a_compressed_one_is_joined(tmp_path):
+    a, b = _parts(tmp_path)
+    store = tmp_path / "results"
+    assert gpuperf(["offline", "collect", str(_out(tmp_path, b)), "--into", str(store)]) == 0
+    assert (store / KEY / NAME).read_bytes() == b.read_bytes()  # plain: the next collection resumes it
+    (store / KEY / NAME).unlink()
+    jsonio.write_gz(store / KEY / NAME, a.read_bytes())  # a store that keeps its corpus compressed
+    assert gpuperf(["offline", "collect", str(tmp_path / "out"), "--into", str(store)]) == 0
+    assert not (store / KEY / (NAME + ".gz")).exists()
+    assert len(load_corpus(store / KEY / NAME)[1]) == 40
+
+
+def test_a_broken_corpus_is_named_and_an_archive_of_nothing_else_is_an_error(tmp_path, capsys):
+    out = tmp_path / "out"
+    (out / "results" / KEY).mkdir(parents=True)
+    (out / "results" / KEY / NAME).write_text('{"schema": "something else"}')
+    store = tmp_path / "results"
+    assert gpuperf(["offline", "collect", str(out), "--into", str(store)]) == 2
+    said = capsys.readouterr()
+    assert f"skipped {NAME}: not a power corpus" in said.out and "nothing collected" in said.err
+    assert not store.exists()

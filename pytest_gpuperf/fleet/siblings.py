@@ -205,8 +205,10 @@ def check(documents: Iterable[Mapping[str, Any]], *, floor: float | None = None,
             for card in members:
                 sibs = [c for c in members if c is not card]
                 unit = str(card.metrics[name].get("unit", ""))
+                # one run per card: how far unchanged cards' figures spread between runs is not known here
                 thr = floor if floor is not None else classes.floor(
-                    unit, card.is_cpu, floor_override, classes.is_host_timed(card.metrics[name].get("info")))
+                    unit, card.is_cpu, floor_override, classes.is_host_timed(card.metrics[name].get("info")),
+                    spread_known=False)
                 group.rows.append(judge(name, card, sibs, thr, alpha))
         order = {v: i for i, v in enumerate(VERDICTS)}
         group.rows.sort(key=lambda r: (order.get(r.verdict, 99), r.metric, r.spec))

@@ -150,7 +150,8 @@ def rule_for(metric: MetricRecord, device: Mapping[str, Any], samples: bool) -> 
     if own:
         tol, source = own, "the test's own tolerance"
     else:
-        floor = classes.floor(metric.unit, is_cpu, host_timed=host)
+        # a level's band carries no k × spread term, as a baseline from one run: the floor that guards it
+        floor = classes.floor(metric.unit, is_cpu, host_timed=host, spread_known=False)
         tol = {"rel": floor}
         kind = "host-timed figures" if host else f"{classes.metric_class(metric.unit)} on {'CPU' if is_cpu else 'GPU'}s"
         source = f"class floor {floor:.0%} ({kind})"

@@ -28,6 +28,7 @@ import numpy as np
 import pytest
 
 from pytest_gpuperf.models import power as pmodel
+from pytest_gpuperf.power import sustained
 from pytest_gpuperf.power.energy import K_STEPS, steady_state_energy
 from pytest_gpuperf.tuning import pareto
 from pytest_gpuperf.tuning.kernels import BENCHMARKS
@@ -138,6 +139,17 @@ def test_energy_fma(gpu_device, gpu_kernel, gpuperf_record, precision, request):
     flops = 2.0 * CHAINS * ITERS * THREADS
     e = steady_state_energy(gpu_device, sensor, lambda: gpu_device.launch(kern, (THREADS,), (256,), args), flops)
     _record(gpuperf_record, f"fma_{precision}", e, "flop", {"flops_per_launch": flops, "k_steps": K_STEPS})
+
+
+def test_sustained_clock(gpu_device, gpu_kernel, gpuperf_record, request):
+    """The card's own state under one standard load (the fp32 FMA chain): the SM clock it sustains, the
+    power it draws, the slowdown reasons it reports — a card that now runs slower is ``regressed``."""
+    sensor = _sensor(gpu_device, request)
+    kern = gpu_kernel.compile(_fma_source(gpu_device.info.dialect, "float"), "fma_chain")
+    args = [gpu_device.empty(THREADS * 4), np.float32(0.999), np.float32(0.001)]
+    load = sustained.under_load(gpu_device, sensor, lambda: gpu_device.launch(kern, (THREADS,), (256,), args))
+    for m in sustained.records("fma_fp32", load):
+        gpuperf_record(**m)
 
 
 def test_energy_copy(gpu_device, gpuperf_record, request):

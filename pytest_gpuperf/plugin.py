@@ -378,6 +378,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         _siblings(session, gathered.documents(), gathered.paths())
         if gathered.failed:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        if gathered.status() is not None:  # a worker's own reason (exits) survives the controller
+            session.exitstatus = gathered.status()
         config.stash[_exit_status] = int(session.exitstatus)
         return
     # pytest reports a run stopped by ``session.shouldstop`` as interrupted too: a stop on a busy card is not a Ctrl-C
@@ -437,7 +439,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             session.exitstatus = pytest.ExitCode.INTERRUPTED
         if pinning.is_worker(config):
             lines = summary.session_lines(state, config.stash.get(_finish_error, None))
-            config.workeroutput[_WORKER_KEY] = payload(state, lines, failed)  # type: ignore[attr-defined]
+            config.workeroutput[_WORKER_KEY] = payload(state, lines, failed,  # type: ignore[attr-defined]
+                                                       int(session.exitstatus))
         elif sum(1 for run in state.runs.values() if run.metrics) > 1:  # siblings need two cards at least
             docs = payload(state, [], failed)
             _siblings(session, docs["documents"], docs["paths"])

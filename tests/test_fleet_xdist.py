@@ -213,3 +213,12 @@ def test_the_planted_slower_device_is_the_sibling_outlier(tmp_path):
         assert slow["verdict"] == "outlier" and slow["ratio"] > 2.0, slow
         assert rows[("opencl:0", f"kernel.work.{size}.ms")]["verdict"] != "outlier"
         assert rows[("opencl:1", f"kernel.work.{size}.items")]["verdict"] == "same"
+
+
+def test_a_worker_s_own_exit_status_survives_the_controller(tmp_path):
+    """Devices without a baseline under ``--gpuperf-require-baseline``: each worker ends with NO BASELINE
+    (6), and so does the run — not the generic 1 of a failed test."""
+    from pytest_gpuperf import exits
+
+    res = _run(tmp_path, "-n", "2", "--gpuperf-require-baseline")
+    assert res.returncode == exits.NO_BASELINE, res.stdout + res.stderr

@@ -23,7 +23,7 @@ from ..util import jsonio
 KEY = "gpuperf"
 
 
-def payload(state: Any, lines: list[tuple[str, dict[str, bool]]], failed: bool) -> dict[str, Any]:
+def payload(state: Any, lines: list[tuple[str, dict[str, bool]]], failed: bool, status: int = 0) -> dict[str, Any]:
     """A session's share of the host report: its summary lines, one results document per device that
     recorded metrics (raw samples kept: the sibling check tests significance on them), the results path
     of each device, and whether it failed at the end (a missing metric, a write that failed)."""
@@ -37,7 +37,8 @@ def payload(state: Any, lines: list[tuple[str, dict[str, bool]]], failed: bool) 
         if run.metrics:
             doc = results.document(run.info, env, {}, sorted(run.metrics.values(), key=lambda m: m.name), True)
             docs.append(results.jsonable(doc))
-    return {"lines": [[t, m] for t, m in lines], "documents": docs, "paths": paths, "failed": bool(failed)}
+    return {"lines": [[t, m] for t, m in lines], "documents": docs, "paths": paths, "failed": bool(failed),
+            "status": int(status)}
 
 
 @dataclass
@@ -53,6 +54,15 @@ class Gathered:
     @property
     def failed(self) -> bool:
         return any(p.get("failed") for p in self.payloads)
+
+    def status(self) -> int | None:
+        """The exit status of its own a worker ended with (``exits``: no baseline, a card too busy or
+        throttled to gate), in the order a single session settles them (a missing baseline over a busy card
+        over a throttled one); None when no worker had one."""
+        from .. import exits
+
+        seen = {p.get("status") for p in self.payloads}
+        return next((code for code in (exits.NO_BASELINE, exits.GPU_TOO_BUSY, exits.THROTTLED) if code in seen), None)
 
     def lines(self) -> list[tuple[str, dict[str, bool]]]:
         """Every worker's summary lines, the workers ordered by the first device they report."""

@@ -77,3 +77,34 @@ def test_change_points_do_not_depend_on_the_unit(scale):
     values = (level * (1 + 0.01 * rng.standard_normal(level.size))) * scale
     steps, _ = change_points(list(values), noise_sigma(list(values)))
     assert steps == [8 * i for i in range(1, 11)]
+
+
+def test_significance_needs_both_the_u_test_and_the_bootstrap_interval():
+    """A difference is significant only where the Mann–Whitney test *and* the bootstrap interval of the
+    ratio agree: either alone is not enough."""
+    from pytest_gpuperf.timing.difference import Difference
+
+    assert Difference(1.03, 1.01, 1.05, 1e-9, 50, 50).significant
+    assert not Difference(1.03, 0.99, 1.05, 1e-9, 50, 50).significant  # the interval holds 1
+    assert not Difference(1.03, 1.01, 1.05, 0.2, 50, 50).significant  # the test does not find it
+    # on real samples: a shift the test finds but the median's interval straddles 1 stays not significant
+    from pytest_gpuperf.timing.difference import difference
+
+    a = [1.0] * 600 + [1.5] * 400  # the same median; B's upper tail is twice as far
+    b = [1.0] * 600 + [3.0] * 400
+    d = difference(a, b)
+    assert d.p_value < d.alpha and d.ci_low <= 1.0 <= d.ci_high and not d.significant
+
+
+def test_runs_of_mixed_identity_on_one_side_are_incomparable_never_pooled():
+    """``gpuperf compare`` with two runs on side A made with different options: the metric's row is
+    ``incomparable`` naming the disagreement, not a verdict on the pooled values."""
+    from compare_support import metric, results
+    from pytest_gpuperf.compare import engine
+    from pytest_gpuperf.compare.load import side_from_docs
+
+    runs_a = [metric("a.err", 1.0, "ulp", identity={"n": 4096}), metric("a.err", 1.0, "ulp", identity={"n": 8192})]
+    a = side_from_docs("A", [results([m]) for m in runs_a], ["a0.json", "a1.json"])
+    b = side_from_docs("B", [results([metric("a.err", 9.0, "ulp", identity={"n": 4096})])], ["b0.json"])
+    (row,) = engine.compare_sides(a, b, engine.Options()).rows
+    assert row.verdict == "incomparable" and "different options" in row.reason and not row.fails

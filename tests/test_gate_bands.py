@@ -43,3 +43,18 @@ def test_a_wide_band_without_a_cause_is_found():
                                        "tolerance": {"rel": 0.25}},
         "latency.fp32.fma.cycles": {"value": 4.0, "unit": "cycles", "better": "lower", "tolerance": {"rel": 0.01}}}}}}
     assert wide_without_cause(doc) == ["memory.copy.bandwidth.1GiB"]
+
+
+def test_the_gating_table_in_the_docs_is_the_one_the_baselines_give():
+    """docs/gating.md's table is ``gpuperf baseline table`` of the reviewed baselines, as they are now."""
+    import io
+    from contextlib import redirect_stdout
+    from pathlib import Path
+
+    from pytest_gpuperf.cli import main
+
+    buf = io.StringIO()
+    with redirect_stdout(buf):
+        assert main(["baseline", "table", str(REVIEWED_BASELINES)]) == 0
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "gating.md").read_text()
+    assert buf.getvalue().strip() in doc, "regenerate it: gpuperf baseline table pytest_gpuperf/baselines/reviewed"

@@ -31,10 +31,6 @@ from pytest_gpuperf.history.detect import detect_all  # noqa: E402
 CAUSES: dict[tuple[str, str, str], str] = {
     ("nvidia-h100-80gb-hbm3", "cuda", "849ea2b3a7f4..e391d77"):
         "e391d77: the PTX model charges global loads with Alavani's latency model measured on the device",
-    ("nvidia-h100-80gb-hbm3", "cuda", "e4f0c1d..05c8507"):
-        "no commit in the range touches the chase kernel or its timing; the level moved when the runs went from "
-        "the probes group alone (runs `probes-*`) to the whole suite list in one session (`default-*`) and "
-        "stayed there: a measurement context, not code",
     ("nvidia-h100-80gb-hbm3", "cuda", "05c8507..a00f8a6"):
         "5d3968b: accuracy inputs seeded from the test id without the device, so the fuzz and summation "
         "tests draw other (fixed) inputs",
@@ -46,14 +42,14 @@ CAUSES: dict[tuple[str, str, str], str] = {
         "bisect to confirm",
     ("nvidia-h100-80gb-hbm3", "cuda", "2ddbc93..fa19cec"):
         "one run so far (`h100-a1`); no commit in the range touches the memory probes: wait for a second run",
-    ("nvidia-h100-80gb-hbm3", "cuda", "f9f85d1..39fafc7"):
-        "one run so far (`h100-b1`): no precision change in the range but the suites' move into the package",
     ("nvidia-h100-80gb-hbm3", "opencl", "849ea2b3a7f4..6bb9be0"):
         "the exploratory OpenCL tuning run with the probe limit lifted (a2f7beb): another configuration space",
     ("nvidia-h100-80gb-hbm3", "opencl", "6bb9be0..df12932"):
         "back to the default space after that exploratory run (a2f7beb); one run so far",
-    ("nvidia-h100-80gb-hbm3", "opencl", "849ea2b3a7f4..e4f0c1d"):
-        "one run so far (`accuracy-r3-opencl`); no change to the summation kernels or OpenCL timing in the range",
+    ("nvidia-h200", "cuda", "d63256a..f9f85d1"):
+        "the global-latency sweep: 62b1543 keeps its results per device and 51d2a87 builds the chase kernels' "
+        "timed sections from one template (text unchanged); the tuner: e6fd1fd parses a kernel's accesses once "
+        "per context. Bisect to tell which",
     ("nvidia-h200", "cuda", "f9f85d1..5cf97c0"):
         "8b24074: the ranked tuner's final pass times the middle of the largest untimed stretch (finds a faster "
         "histogram configuration); two runs so far (`upgrade-3m`, `upgrade-4m`)",

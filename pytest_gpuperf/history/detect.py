@@ -8,25 +8,32 @@ a step is reported only where the gate would have seen it too:
   runs recorded before identities were). When the identity changes the figure measures something else:
   that is an :class:`IdentityChange`, never a step, and levels are compared only within one identity.
 * **only runs that measure the system as it is.** Gate-check runs that plant a regression
-  (``--gpuperf-plant``) and runs that Ctrl-C interrupted are left out of every trend (:func:`left_out`).
+  (``--gpuperf-plant``) and runs that Ctrl-C interrupted are left out of every trend (:func:`left_out`),
+  and so are the figures the observers marked as not the code's (:data:`NOT_THE_CODES`).
 * **the gate's threshold and the noise between runs.** Two levels differ only where the newer one lies
-  outside the band the gate would give the older one — the test's own tolerance, else the floor of the
-  metric's class (:mod:`pytest_gpuperf.baselines.classes`: CPU devices and host-timed figures have wider
-  ones), never narrower than the device's timer — *and* by more than ``k_sigma`` times the series' noise
-  between runs. A noisy metric therefore needs a larger step than a quiet one, and no metric a step
-  smaller than its gate resolves.
+  outside the band a baseline made of the older level's runs would have — the test's own tolerance, else
+  the floor of the metric's class (:mod:`pytest_gpuperf.baselines.classes`: CPU devices and host-timed
+  figures have wider ones, and a GPU figure a wider one while its old level holds fewer runs than show
+  its run-to-run spread), widened by the gate's k × the run-to-run σ of those runs, never narrower than
+  the device's timer — *and* by more than ``k_sigma`` standard errors of the series' noise between runs,
+  between levels whose runs do not overlap (two placement modes of one figure that take turns are one
+  level). A noisy metric therefore needs a larger step than a quiet one, and no metric a step smaller
+  than its gate resolves.
 * **persistence.** A new level counts once it holds ``k`` runs (``--min-runs``): a shorter excursion in
   the middle of a series is transient (left out, and the series segmented again), and a move at the
   newest runs is reported as a *candidate* until ``k`` runs confirm it.
 * **deterministic figures** (the noise model of :mod:`pytest_gpuperf.baselines.noise`: seeded ulp errors,
-  counts, exact metrics) have no noise: any change beyond the test's own tolerance is a step, at once.
-  Informational figures are never judged.
+  counts, exact metrics) have no noise: any change beyond the test's own tolerance is a step (confidence
+  1), once it persists like any other. Informational figures are never judged.
+* **a cause.** A change between two runs of the same commit, driver and toolkit has nothing that could
+  have caused it; a metric its test marks ``gate: if-stable`` steps only from a level as stable as the
+  gate demands.
 
 Levels of noisy figures come from PELT (``ruptures``, L2 cost) with a penalty calibrated from the
 series' own noise, ``beta · σ² · ln n`` (BIC-like: pure noise of that σ rarely splits), followed by a
-merge of adjacent levels whose difference does not pass both thresholds above. σ is the larger of the
-run-to-run noise (1.4826 · MAD of successive differences / √2, robust to the steps themselves) and the
-within-run noise (1.4826 · the median of the runs' own MADs). Each step carries its commit range (the
+merge of adjacent levels whose difference does not pass both thresholds above. σ is the largest of the
+run-to-run noise (1.4826 · MAD of successive differences / √2, robust to the steps themselves), the
+within-run noise (1.4826 · the median of the runs' own MADs) and the pooled spread of A/A runs. Each step carries its commit range (the
 last run at the old level, the first at the new), its size, direction and confidence: 1 − p of a t-test
 over the runs of the two levels (:func:`pytest_gpuperf.timing.difference.run_difference`), 1 for a
 deterministic change. A step from a level of 0 has no relative size: ``rel`` is None, ``delta`` says
@@ -47,7 +54,7 @@ from ..baselines import classes, noise
 from ..baselines.compare import band, edges
 from ..devices.base import timer_resolution
 from ..timing.difference import run_difference
-from ..timing.stats import MAD_TO_SIGMA
+from ..timing.stats import MAD_TO_SIGMA, between_run_sigma
 from .records import MetricRecord, RunRecord, dumps, finite
 
 DEFAULT_BETA = 3.0
@@ -59,6 +66,9 @@ DEFAULT_MIN_RUNS = 3
 MIN_SEGMENT = 2
 #: The pytest option of the gate check's planted regressions: such a run does not measure the system as it is.
 PLANT_OPTION = "--gpuperf-plant"
+#: Verdicts of figures that were not the code's: another process shared the card or the host's cores, or
+#: the card throttled while they were measured (``timing.observers``) — left out of trends as out of the gate.
+NOT_THE_CODES = ("contended", "throttled")
 #: Step statuses: confirmed by ``k`` runs, or seen at the newest runs only.
 CONFIRMED, CANDIDATE = "confirmed", "candidate"
 
@@ -117,17 +127,31 @@ class Rule:
     model: str
     tolerance: Mapping[str, float]
     source: str  # where the band comes from, in words
+    few: Mapping[str, float] | None = None  # the band while a level holds fewer runs than show its spread
+    k: float = 0.0  # the gate's k × (run-to-run σ of the level's runs) term; 0 for deterministic figures
 
-    def width(self, level: float) -> float:
-        return band(level, self.tolerance)
+    def tol(self, runs: int, spread: float = 0.0) -> Mapping[str, float]:
+        """The band's terms for a level of ``runs`` runs whose values spread by σ = ``spread``, as a baseline
+        made of those runs would hold them (:func:`pytest_gpuperf.baselines.store.make_entry`): a GPU figure's
+        floor is wider until three runs show its run-to-run spread
+        (:func:`pytest_gpuperf.baselines.classes.floor`), and k × that spread widens any band."""
+        tol = dict(self.few if self.few is not None and not noise.enough_repeats(runs) else self.tolerance)
+        if self.k and spread > 0:
+            tol.update(k=self.k, spread=spread)
+        return tol
 
-    def outside(self, before: float, after: float, better: str) -> float:
-        """How far ``after`` lies from ``before`` in units of the band's half-width on its side (≥ 1:
-        outside the band; ``inf`` for any change when the band is 0)."""
-        width = self.width(before)
+    def width(self, level: float, runs: int = noise.MIN_REPEATS, spread: float = 0.0) -> float:
+        return band(level, self.tol(runs, spread))
+
+    def outside(self, before: float, after: float, better: str, runs: int = noise.MIN_REPEATS,
+                spread: float = 0.0) -> float:
+        """How far ``after`` lies from ``before`` (a level of ``runs`` runs spreading by ``spread``) in units of
+        the band's half-width on its side (≥ 1: outside the band; ``inf`` for any change when the band is 0)."""
+        tol = self.tol(runs, spread)
+        width = band(before, tol)
         direction = better if better in ("lower", "higher") else "lower"
         # ratio-safe unless an absolute term sets the width, as in the gate (baselines.compare)
-        low, high = edges(before, width, direction, ratio_safe=float(self.tolerance.get("abs", 0.0)) < width)
+        low, high = edges(before, width, direction, ratio_safe=float(tol.get("abs", 0.0)) < width)
         need = (high - before) if after >= before else (before - low)
         gap = abs(after - before)
         if need <= 0:
@@ -145,20 +169,29 @@ def rule_for(metric: MetricRecord, device: Mapping[str, Any], samples: bool) -> 
     own.pop("k", None), own.pop("spread", None)  # noise terms belong to a baseline, not to a level
     if model == "deterministic":
         return Rule(model, own, "the test's own tolerance" if own else "exact: any change")
+    from ..compare.engine import DEFAULT_K
+
     is_cpu = bool(device.get("is_cpu"))
     host = classes.is_host_timed(info)
+    few = None
     if own:
         tol, source = own, "the test's own tolerance"
     else:
-        # a level's band carries no k × spread term, as a baseline from one run: the floor that guards it
-        floor = classes.floor(metric.unit, is_cpu, host_timed=host, spread_known=False)
+        # as the gate: the 1 % GPU floor only beside the k × spread term of three runs or more (Rule.tol);
+        # a level of fewer runs, whose spread is unknown, takes the one-run floor (3 %)
+        floor = classes.floor(metric.unit, is_cpu, host_timed=host)
+        floor_few = classes.floor(metric.unit, is_cpu, host_timed=host, spread_known=False)
         tol = {"rel": floor}
+        few = {"rel": floor_few} if floor_few != floor else None
         kind = "host-timed figures" if host else f"{classes.metric_class(metric.unit)} on {'CPU' if is_cpu else 'GPU'}s"
-        source = f"class floor {floor:.0%} ({kind})"
+        source = f"class floor {floor:.0%}" + (f" ({floor_few:.0%} from fewer than {noise.MIN_REPEATS} runs)" if few
+                                              else "") + f" ({kind})"
     resolution = classes.resolution_floor(metric.unit, timer_resolution(dict(device)))
     if resolution > float(tol.get("abs", 0.0)):
         tol = dict(tol, abs=resolution)
-    return Rule(model, tol, source)
+    if few is not None and resolution > float(few.get("abs", 0.0)):
+        few = dict(few, abs=resolution)
+    return Rule(model, tol, source + f" and {DEFAULT_K:g} × the old level's run-to-run σ", few, DEFAULT_K)
 
 
 @dataclass(frozen=True)
@@ -305,14 +338,15 @@ class Series:
 
 
 def series(runs: Iterable[RunRecord]) -> dict[SeriesKey, Series]:
-    """Group runs into per-metric series (date order, every identity).
+    """Group runs into per-metric series (date order, every identity), without the figures the observers
+    marked as not the code's (:data:`NOT_THE_CODES`).
 
     Runs are taken as given; :func:`trend_runs` is what leaves the planted and interrupted ones out."""
     out: dict[SeriesKey, Series] = {}
     for run in sorted(runs, key=lambda r: r.date):
         uid = run.uid
         for m in run.metrics:
-            if m.value is None or not math.isfinite(m.value):
+            if m.value is None or not math.isfinite(m.value) or m.verdict in NOT_THE_CODES:
                 continue
             key = (run.device_key, run.backend, m.name)
             s = out.get(key)
@@ -364,8 +398,8 @@ def direction(better: str, delta: float) -> str:
     return "better" if (delta > 0) == up_is_good else "worse"
 
 
-#: How far level ``after`` (of ``n_after`` runs) lies from level ``before`` (of ``n_before``): ≥ 1 is a step.
-Shift = Callable[[float, float, int, int], float]
+#: How far a level (the run values ``new``) lies from the one before it (``old``): ≥ 1 is a step.
+Shift = Callable[[np.ndarray, np.ndarray], float]
 
 
 def noise_term(sigma: float, k_sigma: float, n_before: int, n_after: int) -> float:
@@ -378,23 +412,34 @@ def noise_term(sigma: float, k_sigma: float, n_before: int, n_after: int) -> flo
 def relative_shift(sigma: float, min_rel: float, k_sigma: float) -> Shift:
     """A shift that must exceed both ``min_rel`` of the level and the noise (:func:`noise_term`): a rule
     without a gate's band."""
-    def shift(before: float, after: float, n_before: int, n_after: int) -> float:
+    def shift(old: np.ndarray, new: np.ndarray) -> float:
+        before, after = float(np.median(old)), float(np.median(new))
         gap = abs(after - before)
         rel = gap / (min_rel * abs(before)) if min_rel * abs(before) > 0 else math.inf
-        need = noise_term(sigma, k_sigma, n_before, n_after)
+        need = noise_term(sigma, k_sigma, old.size, new.size)
         return min(rel, gap / need if need > 0 else math.inf) if gap > 0 else 0.0
     return shift
 
 
+def overlap(old: np.ndarray, new: np.ndarray) -> bool:
+    """Whether either level's median lies within the other's range of runs: the old level already held
+    runs like the new one (or the other way round) — two modes of one noisy figure taking turns, as a
+    buffer's placement or a clock's step makes them, not a new level."""
+    before, after = float(np.median(old)), float(np.median(new))
+    return bool(old.min() <= after <= old.max() or new.min() <= before <= new.max())
+
+
 def gate_shift(rule: Rule, better: str, sigma: float, k_sigma: float) -> Shift:
     """A shift that must leave the gate's band around the old level *and* stand out of the noise between
-    runs (:func:`noise_term`)."""
-    def shift(before: float, after: float, n_before: int, n_after: int) -> float:
+    runs (:func:`noise_term`), between levels that do not overlap (:func:`overlap`)."""
+    def shift(old: np.ndarray, new: np.ndarray) -> float:
+        before, after = float(np.median(old)), float(np.median(new))
         gap = abs(after - before)
-        if gap == 0:
+        if gap == 0 or overlap(old, new):
             return 0.0
-        need = noise_term(sigma, k_sigma, n_before, n_after)
-        return min(rule.outside(before, after, better), gap / need if need > 0 else math.inf)
+        need = noise_term(sigma, k_sigma, old.size, new.size)
+        spread = between_run_sigma(old)
+        return min(rule.outside(before, after, better, old.size, spread), gap / need if need > 0 else math.inf)
     return shift
 
 
@@ -408,9 +453,8 @@ def _segments(xs: np.ndarray, sigma: float, beta: float, shift: Shift) -> list[i
     ends = rpt.Pelt(model="l2", min_size=1, jump=1).fit(xs.reshape(-1, 1)).predict(pen=penalty)
     bounds = [0, *ends[:-1], n]  # segment i spans bounds[i]:bounds[i+1]
     while len(bounds) > 2:
-        meds = [float(np.median(xs[a:b])) for a, b in zip(bounds, bounds[1:])]
-        sizes = [b - a for a, b in zip(bounds, bounds[1:])]
-        ratio, i = min((shift(meds[i - 1], meds[i], sizes[i - 1], sizes[i]), i) for i in range(1, len(meds)))
+        parts = [xs[a:b] for a, b in zip(bounds, bounds[1:])]
+        ratio, i = min((shift(parts[i - 1], parts[i]), i) for i in range(1, len(parts)))
         if ratio >= 1.0:
             break
         del bounds[i]  # merge segment i into i-1
@@ -472,8 +516,9 @@ def _identity_changes(key: SeriesKey, points: Sequence[Point]) -> list[IdentityC
 
 def exact_shift(rule: Rule, better: str) -> Shift:
     """A deterministic figure's shift: any change beyond its own tolerance is a step (no noise to beat)."""
-    def shift(before: float, after: float, n_before: int, n_after: int) -> float:
-        return rule.outside(before, after, better) if after != before else 0.0
+    def shift(old: np.ndarray, new: np.ndarray) -> float:
+        before, after = float(np.median(old)), float(np.median(new))
+        return rule.outside(before, after, better, old.size) if after != before else 0.0
     return shift
 
 
@@ -486,7 +531,7 @@ def _can_step(values: Sequence[float], rule: Rule, better: str) -> bool:
         return False
     if lo <= 0:
         return True
-    return rule.outside(lo, hi, better) >= 1.0 or rule.outside(hi, lo, better) >= 1.0
+    return rule.outside(lo, hi, better) >= 1.0 or rule.outside(hi, lo, better) >= 1.0  # the narrowest band
 
 
 def _code(p: Point) -> tuple[str, str, str]:
@@ -532,7 +577,7 @@ def series_steps(key: SeriesKey, s: Series, pts: Sequence[Point], beta: float = 
         if _code(pts[prev]) == _code(pts[cp]):
             continue  # the same code on the same driver and toolkit on both sides: nothing can have caused it
         before, after = float(np.median(old)), float(np.median(new))
-        if if_stable and not stability({"value": before, "run_values": old, "tolerance": rule.tolerance})[0]:
+        if if_stable and not stability({"value": before, "run_values": old, "tolerance": rule.tol(len(old))})[0]:
             continue  # the gate would not judge it against that level either
         delta = after - before
         rel = delta / abs(before) if before else None  # from 0 a relative change is undefined
@@ -545,7 +590,8 @@ def series_steps(key: SeriesKey, s: Series, pts: Sequence[Point], beta: float = 
         out.append(Step(key[0], key[1], key[2], s.unit, s.better, cp, pts[cp].commit, pts[prev].commit,
                         pts[cp].date, pts[prev].date, before, after, delta, rel, sigma, direction(s.better, delta),
                         pts[cp].run, json.loads(pts[cp].identity), status, len(old), len(new),
-                        rule.width(before), confidence, p_value, rule.model, rule.source))
+                        rule.width(before, len(old), between_run_sigma(old) if rule.k else 0.0), confidence,
+                        p_value, rule.model, rule.source))
     return out
 
 

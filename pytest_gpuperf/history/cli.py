@@ -80,11 +80,12 @@ def register(sub: Any) -> None:
                                                         "as one strict JSON object")
     p.set_defaults(func=cmd_detect)
 
-    p = hs.add_parser("report", help="write a static HTML dashboard (no network needed to view it)")
+    p = hs.add_parser("report", help="write a static HTML dashboard: the regressions found, then a plot per "
+                                     "metric (one file, no network needed to view it)")
     p.add_argument("--html", required=True, metavar="DIR", help="folder to write index.html into")
     p.add_argument("--device", metavar="KEY", help="only this device key")
-    p.add_argument("--max-plots", type=int, default=12, help="plots drawn per area and device at first "
-                                                              "(the rest on 'show all'; default: %(default)s)")
+    p.add_argument("--max-plots", type=_at_least_one, default=12,
+                   help="plots drawn per family and device at first (the rest on 'show all'; default: %(default)s)")
     _db(p)
     _detect_opts(p)
     p.set_defaults(func=cmd_report)

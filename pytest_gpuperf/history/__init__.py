@@ -3,8 +3,9 @@
 Modules, one job each: :mod:`.target` (which store a URL names, and checking it early),
 :mod:`.schema` (tables and versioned migrations), :mod:`.store` (SQLite/PostgreSQL reads and writes),
 :mod:`.jsonl` (the legacy locked JSON-lines format), :mod:`.records` (the run/metric shape, from a live
-session or a results file), :mod:`.backfill` (imports), :mod:`.detect` (change points),
-:mod:`.dashboard` (the static HTML report), :mod:`.cli` (``gpuperf history …``).
+session or a results file), :mod:`.backfill` (imports), :mod:`.detect` (steps a team can act on),
+:mod:`.dashboard` (the static HTML report: ``templates/`` and ``static/`` hold its page and script),
+:mod:`.cli` (``gpuperf history …``).
 """
 
 from __future__ import annotations

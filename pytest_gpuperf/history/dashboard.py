@@ -107,7 +107,8 @@ def build_data(runs: Iterable[RunRecord], detection: Detection, max_plots: int =
         for name, pts in sorted(points.items()):
             last = pts[max(pts)]
             test = _test_file(last.test)
-            xs = [i for i in range(len(dev_runs)) if i in pts or (test and test in ran[i] and min(pts) < i < max(pts))]
+            first, last_i = min(pts), max(pts)
+            xs = [i for i in range(first, last_i + 1) if i in pts or (test and test in ran[i])]
             ids: list[str] = []
             seg = []
             for i in xs:

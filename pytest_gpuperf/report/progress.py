@@ -196,17 +196,20 @@ class LiveStatus:
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         self.wake.set()
+        self._close()
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        self._close()  # a session that ended before its first test
+
+    def _close(self) -> None:
+        """Erase the line and close the descriptor — under the lock, so the thread never writes to a
+        descriptor number the process may already have reused."""
         with self.lock:
             self._clear()
             self.test = None
-        if self.fd is not None:
-            os.close(self.fd)
-            self.fd = None
-
-    def pytest_unconfigure(self, config: pytest.Config) -> None:
-        if self.fd is not None:  # a session that ended before its first test
-            os.close(self.fd)
-            self.fd = None
+            if self.fd is not None:
+                os.close(self.fd)
+                self.fd = None
 
 
 def _terminal_fd() -> tuple[int | None, bool]:

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from pytest_gpuperf import BASELINE_SCHEMA, LEAN_BASELINE_SCHEMA
-from pytest_gpuperf.baselines import fileformat, store
-from pytest_gpuperf.baselines.compare import compare
+from pytest_gpuperf.baselines import fileformat, baseline_file
+from pytest_gpuperf.baselines.verdicts import compare
 from pytest_gpuperf.cli import main as gpuperf
 from pytest_gpuperf.errors import BaselineFileError
 from pytest_gpuperf.util import jsonio
@@ -38,7 +38,7 @@ def _verdict(metric: dict, entry: dict | None) -> tuple:
 def test_reviewed_files_are_lean_and_written_as_the_writer_writes_them(path):
     text = path.read_text(encoding="utf-8")
     assert json.loads(text)["schema"] == LEAN_BASELINE_SCHEMA
-    data = store.load(path.parent, path.stem).data
+    data = baseline_file.load(path.parent, path.stem).data
     assert fileformat.dumps(data) == text  # migrate on it changes nothing
     metrics = sum(len(s["metrics"]) for s in data["backends"].values())
     assert len(text.splitlines()) < metrics + 40  # one line per metric, a few header lines
@@ -51,7 +51,7 @@ def test_migrating_the_older_form_keeps_every_entry_and_every_verdict(tmp_path):
     new = tmp_path / "nvidia-h100-80gb-hbm3.json"
     new.write_bytes(old.read_bytes())
     assert gpuperf(["baseline", "migrate", str(new)]) == 0
-    before, after = store.load(old.parent, old.stem), store.load(new.parent, new.stem)
+    before, after = baseline_file.load(old.parent, old.stem), baseline_file.load(new.parent, new.stem)
     assert json.loads(old.read_text())["schema"] == BASELINE_SCHEMA
     assert json.loads(new.read_text())["schema"] == LEAN_BASELINE_SCHEMA
     assert after.data == before.data
@@ -115,7 +115,7 @@ def test_changing_one_metric_changes_one_line():
 
 def test_a_lean_file_lists_every_problem_of_its_own(tmp_path):
     path = tmp_path / "dev.json"
-    store.write(path, _v1(opencl={"provenance": {"commit": "a"},
+    baseline_file.write(path, _v1(opencl={"provenance": {"commit": "a"},
                                   "metrics": {"a": _entry(1.0, samples=[1.0, 2.0, 3.0, 4.0, 5.0]),
                                               "b": _entry(2.0, provenance={"commit": "old"})}}))
     doc = json.loads(path.read_text())
@@ -123,14 +123,14 @@ def test_a_lean_file_lists_every_problem_of_its_own(tmp_path):
     doc["backends"]["opencl"]["metrics"]["b"]["provenance"] = "zzz"
     path.write_text(json.dumps(doc))
     with pytest.raises(BaselineFileError) as err:
-        store.load(tmp_path, "dev")
+        baseline_file.load(tmp_path, "dev")
     problems = err.value.problems
     assert any("metrics['a'].samples.median is 9.0 but its values give 3.0" in p for p in problems), problems
     assert any("metrics['b'].provenance names 'zzz', which is not among" in p for p in problems), problems
     doc["backends"]["opencl"]["metrics"]["a"]["samples"] = [1.0, 2.0]  # the older form's list in a lean file
     path.write_text(json.dumps(doc))
     with pytest.raises(BaselineFileError, match=r"samples must be a digest"):
-        store.load(tmp_path, "dev")
+        baseline_file.load(tmp_path, "dev")
 
 
 def test_migrate_writes_nothing_when_a_file_is_malformed(tmp_path, capsys):
@@ -163,7 +163,7 @@ def test_baseline_diff_reads_as_a_review(tmp_path, capsys):
         "same.us": _entry(4.0, provenance=prov_b, samples=[4.0, 4.2, 3.8, 4.0, 4.0])}})
     for name, data in (("a", a), ("b", b)):
         (tmp_path / name).mkdir()
-        store.write(tmp_path / name / "dev.json", data)
+        baseline_file.write(tmp_path / name / "dev.json", data)
     fa, fb = str(tmp_path / "a" / "dev.json"), str(tmp_path / "b" / "dev.json")
     assert gpuperf(["baseline", "diff", fa, fb]) == 1
     out = capsys.readouterr().out

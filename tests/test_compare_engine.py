@@ -169,7 +169,7 @@ def test_per_run_values_of_a_figure_without_samples_are_its_test():
 
 def test_per_kernel_component_is_ungated_without_agreeing_runs():
     """Three runs a side judge a per-kernel model error, but the ``if-stable`` mark gates it only from
-    five agreeing runs of A (``baselines.store.stability``): the clear worsening is shown, not gated."""
+    five agreeing runs of A (``baselines.verdicts.stability``): the clear worsening is shown, not gated."""
     info, tol = {"gate": "if-stable"}, {"abs": 0.02, "rel": 0.5}
     runs_a = [metric("model.k.error", v, "ratio", info=info, tolerance=tol) for v in (0.01, 0.05, 0.03)]
     runs_b = [metric("model.k.error", v, "ratio", info=info, tolerance=tol) for v in (0.30, 0.31, 0.29)]

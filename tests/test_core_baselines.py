@@ -182,7 +182,7 @@ def test_from_results_widens_a_test_tolerance_the_runs_already_exceed(tmp_path):
     """A model error with its own abs tolerance of 0.02 that two runs put 0.026 apart must not make a
     flaky gate: the rebuilt entry keeps the test's terms and adds k × the between-run σ."""
     from pytest_gpuperf.cli import main
-    from pytest_gpuperf.baselines.compare import compare
+    from pytest_gpuperf.baselines.verdicts import compare
 
     def doc(err):
         return {"schema": "pytest-gpuperf/1",

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from pytest_gpuperf import exits
-from pytest_gpuperf.baselines import lookup, store
+from pytest_gpuperf.baselines import lookup, baseline_file
 from pytest_gpuperf.devices import discover
 from pytest_gpuperf.session import canonical_test, strip_device_id
 from suite_support import WORK_HEAD, baseline_folder
@@ -151,7 +151,7 @@ def test_the_shipped_family_baseline_is_found_for_this_hosts_pocl():
     if info.family_key != "pocl-3-1-debian-llvm-15-0-6-cpu":
         pytest.skip(f"no shipped family baseline for {info.family_key}")
     assert src.family_count > 200
-    assert all(store.path_for(Path(p).parent, Path(p).stem).is_file() for p in src.read)
+    assert all(baseline_file.path_for(Path(p).parent, Path(p).stem).is_file() for p in src.read)
 
 
 def test_gpuperf_run_keeps_the_users_directory_as_rootdir(tmp_path):

@@ -58,7 +58,7 @@ def _verdicts(path) -> dict[str, str]:
 
 def test_unstable_per_kernel_error_is_recorded_not_gated_stable_one_gates(pytester, monkeypatch):
     pytester.makepyfile(SUITE)
-    # five runs (store.STABLE_RUNS): three agreeing runs were not enough on the H100
+    # five runs (verdicts.STABLE_RUNS): three agreeing runs were not enough on the H100
     # the mean over kernels agrees across those runs, as the mean of many kernels does
     _baseline(pytester, monkeypatch, [0.014, 0.014, 0.043, 0.015, 0.013], "u", [0.020, 0.020, 0.021, 0.020, 0.020])
     doc = json.loads(next((pytester.path / "bl").glob("*.json")).read_text())

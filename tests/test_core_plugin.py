@@ -7,7 +7,7 @@ import json
 import pytest
 
 from pytest_gpuperf import RESULTS_SCHEMA
-from pytest_gpuperf.baselines import store
+from pytest_gpuperf.baselines import baseline_file
 from pytest_gpuperf.devices import discover
 from suite_support import WORK_HEAD
 from suite_support import baseline_folder
@@ -80,7 +80,7 @@ def test_update_then_gate_then_planted_slowdown(pytester, monkeypatch):
     run(pytester, "--gpuperf-update-baselines", "--gpuperf-floor", "0.05", "0.6").assert_outcomes(passed=1)
     files = list((pytester.path / "bl").glob("*.json"))
     assert len(files) == 1
-    entry = store.load(files[0].parent, files[0].stem).metrics("opencl")["kernel.work.ms"]
+    entry = baseline_file.load(files[0].parent, files[0].stem).metrics("opencl")["kernel.work.ms"]
     assert entry["better"] == "lower" and entry["tolerance"]["k"] == 6.0 and "commit" in entry["provenance"]
 
     run(pytester).assert_outcomes(passed=1)  # unchanged code passes its own baseline

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from pytest_gpuperf.baselines import classes, compare, make_entry, validity
-from pytest_gpuperf.baselines.compare import band, edges, identity_problem
+from pytest_gpuperf.baselines.verdicts import band, edges, identity_problem
 from pytest_gpuperf.timing.difference import ALPHA, difference, usable
 from pytest_gpuperf.timing.stats import Stats
 from suite_support import WORK_HEAD
@@ -196,7 +196,7 @@ def test_results_file_survives_non_finite_values_anywhere(tmp_path):
 
 def test_per_kernel_errors_gate_only_where_baseline_runs_agree():
     """H100, unchanged runs: axpby's sampled error 0.014, 0.014, 0.043, … — not gated; matvec64's
-    0.0012, 0.0002, 0.0003, … — gated; three runs are not enough to know (store.STABLE_RUNS = 5: gather's SVR
+    0.0012, 0.0002, 0.0003, … — gated; three runs are not enough to know (verdicts.STABLE_RUNS = 5: gather's SVR
     error agreed over three and left their band in the fourth)."""
     tol = {"abs": 0.02, "rel": 0.5}
 

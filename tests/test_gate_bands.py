@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_gpuperf.baselines import classes, store
-from pytest_gpuperf.baselines.compare import band
+from pytest_gpuperf.baselines import classes, baseline_file
+from pytest_gpuperf.baselines.verdicts import band
 from pytest_gpuperf.paths import REVIEWED_BASELINES
 
 TIMING = ("time", "rate", "throughput", "cycles")
@@ -32,7 +32,7 @@ def wide_without_cause(doc: dict) -> list[str]:
 
 @pytest.mark.parametrize("path", _gpu_files(), ids=lambda p: p.stem)
 def test_every_wide_gpu_timing_band_has_its_written_cause(path):
-    assert wide_without_cause(store.load(path.parent, path.stem).data) == []
+    assert wide_without_cause(baseline_file.load(path.parent, path.stem).data) == []
 
 
 def test_a_wide_band_without_a_cause_is_found():

@@ -2,7 +2,7 @@
 compare`` does: a ``repeated`` figure (derived from timings, without raw samples) is judged only against a
 baseline of three runs or more, and then leaves its band only where the new value is significant against
 those runs; against fewer it reads ``ungated`` with the reason. Deterministic figures, documented bounds
-and NaN are judged as before. Unit tests of :func:`~pytest_gpuperf.baselines.compare.compare`, then the
+and NaN are judged as before. Unit tests of :func:`~pytest_gpuperf.baselines.verdicts.compare`, then the
 plugin end to end on the real OpenCL device.
 """
 
@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from pytest_gpuperf.baselines.compare import compare
+from pytest_gpuperf.baselines.verdicts import compare
 from pytest_gpuperf.baselines.noise import MIN_REPEATS
 
 QUALITY = "tuning.fake.quality"

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_gpuperf.baselines.compare import identity_problem
+from pytest_gpuperf.baselines.verdicts import identity_problem
 from pytest_gpuperf.devices import discover
 from pytest_gpuperf.models import aggregate
 from pytest_gpuperf.models import kernel_classes as kc

@@ -25,7 +25,7 @@ from typing import Any, Mapping, Sequence
 from .. import options
 from ..errors import BaselineFileError, GpuPerfError
 from ..util import jsonio
-from . import first, review, store, table
+from . import first, review, baseline_file, table
 from .merge import merge_runs
 
 
@@ -34,7 +34,7 @@ def changed_identity(entries: dict[str, dict[str, Any]], existing: Mapping[str, 
     """The entries whose identity differs from the baseline's (or that it lacks): after a change that gave
     metrics an identity (or a new one), only those entries read ``incomparable`` and need re-making;
     every other entry keeps the runs and bands it was reviewed with."""
-    from .compare import identity_problem
+    from .verdicts import identity_problem
     return {n: e for n, e in entries.items()
             if n not in existing or identity_problem(existing[n].get("identity"), e.get("identity")) is not None}
 
@@ -53,11 +53,11 @@ def cmd_from_results(args: argparse.Namespace) -> int:
         except (KeyError, TypeError, ValueError) as exc:
             raise GpuPerfError(f"results of {key}/{backend} lack a field from-results needs ({type(exc).__name__}: "
                                f"{exc}); pass results files written by pytest --gpuperf-json") from None
-        baseline = store.load(args.dir, key)
+        baseline = baseline_file.load(args.dir, key)
         if args.identity_changed:
             entries = changed_identity(entries, baseline.metrics(backend))
         prov = next(iter(entries.values()))["provenance"] if entries else {}
-        store.update(baseline, backend, {"key": key, "name": docs[-1]["device"]["name"]}, prov, entries)
+        baseline_file.update(baseline, backend, {"key": key, "name": docs[-1]["device"]["name"]}, prov, entries)
         print(f"{baseline.path}: {backend}: {len(entries)} metrics from {len(docs)} runs")
     return 0
 
@@ -122,7 +122,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     bad = 0
     for path in files:
         try:
-            store.load(path.parent, path.stem)
+            baseline_file.load(path.parent, path.stem)
         except BaselineFileError as exc:
             bad += 1
             print(f"FAIL {path}: {len(exc.problems)} problem(s)")
@@ -140,9 +140,9 @@ def cmd_migrate(args: argparse.Namespace) -> int:
     were. A malformed file stops the command before anything is written."""
     files = _files(args.paths or ["baselines"])
     for path in files:
-        store.load(path.parent, path.stem)  # every file valid before the first is rewritten
+        baseline_file.load(path.parent, path.stem)  # every file valid before the first is rewritten
     for path in files:
-        print(f"{'migrated' if store.migrate(path) else 'already lean'} {path}")
+        print(f"{'migrated' if baseline_file.migrate(path) else 'already lean'} {path}")
     return 0
 
 
@@ -152,7 +152,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
         if not Path(path).is_file():
             raise GpuPerfError(f"{path} is not a file; pass two baseline files (an older version: "
                                f"git show REV:PATH > old.json)")
-    a, b = (store.load(Path(p).parent, Path(p).stem) for p in (args.a, args.b))
+    a, b = (baseline_file.load(Path(p).parent, Path(p).stem) for p in (args.a, args.b))
     changes = review.diff(a.data, b.data)
     print(review.render(changes, args.a, args.b, verbose=args.all), end="")
     return 1 if changes.any() else 0
@@ -168,7 +168,7 @@ def cmd_gatecheck(args: argparse.Namespace) -> int:
     key = info.key
     results_dir = Path(args.results_dir or f"results/{key}") / "gatecheck"
     out = Path(args.out or f"results/{key}/gatecheck.json")
-    baseline = store.load(args.baseline_dir or "baselines", key)
+    baseline = baseline_file.load(args.baseline_dir or "baselines", key)
     recorded = {name: e["test"] for name, e in baseline.metrics(info.backend).items() if "test" in e}
     chosen = gc.choose_plants(args.plant, info.is_cpu, recorded, args.memory, args.compute, spec=info.spec)
     doc = gc.gatecheck(device=args.device, out=out, aa=args.aa, plant_list=chosen, tries=args.tries,

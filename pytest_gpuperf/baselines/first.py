@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..errors import GpuPerfError
-from . import store
+from . import baseline_file
 
 
 def run_commands(device: str, runs: int, results_dir: Path, baseline_dir: Path,
@@ -44,7 +44,7 @@ def init(*, device: str, runs: int, baseline_dir: Path, results_dir: Path, pytes
     if runs < 1:
         raise GpuPerfError(f"--runs {runs}: at least 1 run (3 recommended: the band then holds the spread between runs)")
     infos = resolve(device, discover())
-    existing = [store.path_for(baseline_dir, i.key) for i in infos if store.path_for(baseline_dir, i.key).exists()]
+    existing = [baseline_file.path_for(baseline_dir, i.key) for i in infos if baseline_file.path_for(baseline_dir, i.key).exists()]
     if existing and not replace:
         raise GpuPerfError(f"{', '.join(map(str, existing))} exists; review it with 'gpuperf baseline check', refresh "
                            f"entries with 'gpuperf baseline from-results', or pass --replace to start over")
@@ -66,11 +66,11 @@ def init(*, device: str, runs: int, baseline_dir: Path, results_dir: Path, pytes
     written = []
     for (key, backend), group in sorted(docs.items()):
         entries = merge_runs(group, k)
-        target = store.BaselineFile(store.path_for(baseline_dir, key))
+        target = baseline_file.BaselineFile(baseline_file.path_for(baseline_dir, key))
         if replace and target.path.exists() and target.path not in written:
             target.path.unlink()
         prov = next(iter(entries.values()))["provenance"] if entries else {}
-        store.update(target, backend, {"key": key, "name": group[-1]["device"]["name"]}, prov, entries)
+        baseline_file.update(target, backend, {"key": key, "name": group[-1]["device"]["name"]}, prov, entries)
         echo(f"gpuperf baseline init: wrote {target.path}: {backend}: {len(entries)} metrics from {len(group)} runs "
              f"(results under {results_dir}/{key}/); review it, then commit it")
         written.append(target.path)
@@ -94,7 +94,7 @@ def _disagreeing(entries: dict[str, dict[str, Any]], results: Sequence[str], bac
     """Entries whose value another CPU model's results (same runtime and compiler) do not reproduce within
     the entry's own tolerance: such a figure depends on the CPU (PoCL compiles for the host's ISA, and its
     vector math variants differ on a few inputs), so it cannot be shared by the family."""
-    from .compare import compare
+    from .verdicts import compare
 
     out: dict[str, str] = {}
     for path in results:
@@ -119,7 +119,7 @@ def main_family(args: Any) -> int:
 
     for name in args.baselines:
         path = Path(name)
-        src = store.load(path.parent, path.stem)
+        src = baseline_file.load(path.parent, path.stem)
         for backend, section in src.data.get("backends", {}).items():
             prov = section.get("provenance", {})
             info = DeviceInfo(backend=backend, index=0, name=str(src.data["device"].get("name", "")), vendor="",
@@ -135,8 +135,8 @@ def main_family(args: Any) -> int:
                 print(f"{len(apart)} entries differ on another CPU model and stay with their own: " + ", ".join(
                     f"{n} {v}" for n, v in sorted(apart.items())))
             prov = {**prov, "cpu_dependent": apart} if apart else prov
-            target = store.BaselineFile(store.path_for(args.dir, info.family_key))
-            store.update(target, backend, {"key": info.family_key, "name": f"CPU family {info.family_key}"},
+            target = baseline_file.BaselineFile(baseline_file.path_for(args.dir, info.family_key))
+            baseline_file.update(target, backend, {"key": info.family_key, "name": f"CPU family {info.family_key}"},
                          {**prov, "device_name": f"family of {path.stem}"}, entries)
             print(f"{target.path}: {backend}: {len(entries)} deterministic entries from {path}")
     return 0

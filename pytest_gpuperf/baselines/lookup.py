@@ -21,7 +21,7 @@ from pathlib import Path
 
 from ..paths import REVIEWED_BASELINES
 from . import noise
-from .store import BaselineFile, load, path_for
+from .baseline_file import BaselineFile, load, path_for
 
 @dataclass
 class Source:

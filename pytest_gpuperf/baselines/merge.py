@@ -13,7 +13,7 @@ import numpy as np
 from ..devices.base import timer_resolution
 from ..errors import GpuPerfError
 from ..timing.stats import MAD_TO_SIGMA, between_run_sigma
-from . import classes, noise, store
+from . import classes, noise, baseline_file
 
 
 def merge_runs(docs: Sequence[dict[str, Any]], k: float, floor: tuple[float, float] | None = None
@@ -43,7 +43,7 @@ def merge_runs(docs: Sequence[dict[str, Any]], k: float, floor: tuple[float, flo
             raise GpuPerfError(f"metric {name!r} was measured with different options across the runs "
                                f"({' vs '.join(sorted(identities))}); pass only runs made the same way")
         pooled = [x for m in ms for x in ((m.get("stats") or {}).get("samples") or [])]
-        entry = store.make_entry(value=value, worst=float(values.max()), unit=ref["unit"], better=ref["better"],
+        entry = baseline_file.make_entry(value=value, worst=float(values.max()), unit=ref["unit"], better=ref["better"],
                                  test=ref["test"], info=ref.get("info", {}), tolerance=ref.get("tolerance"),
                                  spread=spread, k=k, floor_rel=classes.floor(ref["unit"], is_cpu, floor,
                                                                        classes.is_host_timed(ref.get("info")),

@@ -14,7 +14,7 @@ verdict on it may be reached. One table, read by the baseline gate and by ``gpup
   threshold alone. The baseline gate needs them on the baseline's side (``run_values``, or the entry
   reads ``ungated``) and tests the new run's value (or its repeats) against them — the prediction test of
   one new run against several — so leaving the band counts only where that test finds the change too
-  (:func:`pytest_gpuperf.baselines.compare.compare`).
+  (:func:`pytest_gpuperf.baselines.verdicts.compare`).
 * ``informational`` — recorded and shown, never gated; the row of the table says why.
 
 A documented bound (``better == "bound"``) and a NaN are judged whatever the model: an input past a

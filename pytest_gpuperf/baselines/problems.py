@@ -20,7 +20,7 @@ from typing import Any, Iterator
 import jsonschema
 
 from .. import BASELINE_SCHEMA
-from .compare import DIRECTIONS
+from .verdicts import DIRECTIONS
 
 TOLERANCE_KEYS = {"rel", "abs", "k", "spread"}
 Path_ = tuple[Any, ...]

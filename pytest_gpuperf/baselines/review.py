@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from .compare import band
+from .verdicts import band
 
 #: changed metrics listed per kind unless every one is asked for
 SHOWN = 40
@@ -126,7 +126,7 @@ def _section(backend: str, a: Mapping[str, Any], b: Mapping[str, Any]) -> Sectio
 
 
 def diff(a: Mapping[str, Any], b: Mapping[str, Any]) -> Changes:
-    """The changes from expanded baseline document ``a`` to ``b`` (:attr:`.store.BaselineFile.data`)."""
+    """The changes from expanded baseline document ``a`` to ``b`` (:attr:`.baseline_file.BaselineFile.data`)."""
     out = Changes(device=_fields(a.get("device") or {}, b.get("device") or {}))
     sa, sb = a.get("backends") or {}, b.get("backends") or {}
     for backend in sorted(set(sa) | set(sb)):

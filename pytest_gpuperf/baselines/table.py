@@ -3,7 +3,7 @@ baseline files themselves — the share of entries that gate, the median relativ
 and the family's noise model (:mod:`.noise`). The table in docs/gating.md is this command's output.
 
 An entry gates unless its test marked it ``gate: if-stable`` and its runs do not agree
-(:func:`.store.stability`); a ``bound`` entry gates at its documented limit (band 0 above it)."""
+(:func:`.verdicts.stability`); a ``bound`` entry gates at its documented limit (band 0 above it)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from . import noise, store
-from .compare import band
+from . import noise, baseline_file
+from .verdicts import band, stability
 
 #: a family is the metric name's first two parts (``memory.copy``, ``accuracy.fp32``)
 FAMILY_PARTS = 2
@@ -26,7 +26,7 @@ def family(name: str) -> str:
 def gates(entry: Mapping[str, Any]) -> bool:
     """Whether a baseline entry judges a run (an ``if-stable`` entry only once its runs agree)."""
     if (entry.get("info") or {}).get("gate") == "if-stable" or entry.get("gate") == "if-stable":
-        return store.stability(entry)[0]
+        return stability(entry)[0]
     return True
 
 
@@ -42,7 +42,7 @@ def rows(files: Iterable[Path]) -> list[dict[str, Any]]:
     """One row per (device key, backend, family)."""
     out = []
     for path in files:
-        data = store.load(path.parent, path.stem).data
+        data = baseline_file.load(path.parent, path.stem).data
         for backend, section in sorted(data.get("backends", {}).items()):
             groups: dict[str, list[tuple[str, Mapping[str, Any]]]] = defaultdict(list)
             for name, entry in section.get("metrics", {}).items():

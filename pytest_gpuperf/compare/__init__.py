@@ -1,7 +1,7 @@
 """Run against run: the upgrade gate.
 
 ``gpuperf compare A.json B.json`` — and ``pytest --gpuperf-compare=A.json`` — judge every metric of run B
-against run A with the verdicts of :mod:`pytest_gpuperf.baselines.compare` (run A plays the baseline
+against run A with the verdicts of :mod:`pytest_gpuperf.baselines.verdicts` (run A plays the baseline
 entry: its value, its raw samples, its identity), so a run-against-run verdict and a baseline verdict
 can never disagree on the same numbers. The pieces:
 
@@ -17,9 +17,3 @@ can never disagree on the same numbers. The pieces:
   JUnit property;
 * :mod:`.cli` — the ``gpuperf compare`` subcommand.
 """
-
-from __future__ import annotations
-
-from .. import COMPARE_SCHEMA
-
-__all__ = ["COMPARE_SCHEMA"]

@@ -2,7 +2,7 @@
 
 Run A plays the part of a baseline entry — the one ``gpuperf baseline from-results`` would make of its
 runs (:func:`entry_from_side`: its value, raw samples, identity, and a band of the metric class's minimum
-effect or the test's own tolerance) — and :func:`pytest_gpuperf.baselines.compare.compare` gives the
+effect or the test's own tolerance) — and :func:`pytest_gpuperf.baselines.verdicts.compare` gives the
 band verdict: direction semantics, ratio-safe band edges and the identity rule are the gate's own. How a
 verdict may be reached is the metric's noise model (:mod:`pytest_gpuperf.baselines.noise`):
 
@@ -30,7 +30,7 @@ operation) are ``worse`` only when B exceeds the documented bound — a found in
 holds for every model; within it they move ``better`` or stay ``same`` by their model's rule.
 
 A metric its test marks ``gate: if-stable`` (one kernel's model error) is gated only when side A has
-runs that agree (:func:`pytest_gpuperf.baselines.store.stability`); otherwise its row keeps its
+runs that agree (:func:`pytest_gpuperf.baselines.verdicts.stability`); otherwise its row keeps its
 direction verdict with ``gated = False`` and does not set the exit status.
 """
 
@@ -43,8 +43,8 @@ from typing import Any, Mapping
 import numpy as np
 
 from ..baselines import classes, noise, validity
-from ..baselines.compare import Comparison, band, compare, identity_problem, over_runs
-from ..baselines.store import make_entry, stability
+from ..baselines.verdicts import Comparison, band, compare, identity_problem, over_runs, stability
+from ..baselines.baseline_file import make_entry
 from ..devices.base import timer_resolution
 from ..timing.observers import contended_metric, shared_metric, throttled_metric
 from ..timing.stats import between_run_sigma
@@ -157,7 +157,7 @@ DEFAULT_K = 6.0
 def entry_from_side(a: SideMetric, device_a: Mapping[str, Any], threshold: float, scale: float = 1.0,
                     explicit_threshold: bool = False) -> dict[str, Any]:
     """Side A as the baseline entry ``gpuperf baseline from-results`` would make of its runs
-    (:func:`pytest_gpuperf.baselines.store.make_entry`, the single rule): value = median of the runs,
+    (:func:`pytest_gpuperf.baselines.baseline_file.make_entry`, the single rule): value = median of the runs,
     band = the widest of the class floor (or ``--threshold``), the timer's resolution, and k × the
     between-run σ of A's runs (0 for one run). Unlike a baseline, the band leaves out the within-run σ:
     a baseline gates runs whose samples it may lack, a comparison tests B's samples against A's, so the
@@ -334,7 +334,7 @@ def judge_spread(measured: float, better: str, entry: Mapping[str, Any], xa: lis
                  unit: str, identity: Mapping[str, Any], alpha: float | None = None) -> Comparison:
     """The band verdict of ``measured`` against ``entry``, kept only where a t-test over one value per run
     (or per repeat) also finds the difference — the baseline gate's own rule
-    (:func:`pytest_gpuperf.baselines.compare.over_runs`): the unit of the noise is the run, not the sample
+    (:func:`pytest_gpuperf.baselines.verdicts.over_runs`): the unit of the noise is the run, not the sample
     within it."""
     return over_runs(compare(measured, better, entry, identity=identity), xa, xb, unit, alpha)
 

@@ -51,7 +51,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from ..baselines import classes, noise
-from ..baselines.compare import band, edges
+from ..baselines.verdicts import band, edges
 from ..devices.base import timer_resolution
 from ..timing.difference import run_difference
 from ..timing.stats import MAD_TO_SIGMA, between_run_sigma
@@ -122,7 +122,7 @@ class Point:
 @dataclass(frozen=True)
 class Rule:
     """How steps of one series are judged, as the gate judges a run: the metric's noise model and the
-    band around a level (``tolerance``, :func:`pytest_gpuperf.baselines.compare.band`)."""
+    band around a level (``tolerance``, :func:`pytest_gpuperf.baselines.verdicts.band`)."""
 
     model: str
     tolerance: Mapping[str, float]
@@ -132,7 +132,7 @@ class Rule:
 
     def tol(self, runs: int, spread: float = 0.0) -> Mapping[str, float]:
         """The band's terms for a level of ``runs`` runs whose values spread by σ = ``spread``, as a baseline
-        made of those runs would hold them (:func:`pytest_gpuperf.baselines.store.make_entry`): a GPU figure's
+        made of those runs would hold them (:func:`pytest_gpuperf.baselines.baseline_file.make_entry`): a GPU figure's
         floor is wider until three runs show its run-to-run spread
         (:func:`pytest_gpuperf.baselines.classes.floor`), and k × that spread widens any band."""
         tol = dict(self.few if self.few is not None and not noise.enough_repeats(runs) else self.tolerance)
@@ -150,7 +150,7 @@ class Rule:
         tol = self.tol(runs, spread)
         width = band(before, tol)
         direction = better if better in ("lower", "higher") else "lower"
-        # ratio-safe unless an absolute term sets the width, as in the gate (baselines.compare)
+        # ratio-safe unless an absolute term sets the width, as in the gate (baselines.verdicts)
         low, high = edges(before, width, direction, ratio_safe=float(tol.get("abs", 0.0)) < width)
         need = (high - before) if after >= before else (before - low)
         gap = abs(after - before)
@@ -547,8 +547,8 @@ def series_steps(key: SeriesKey, s: Series, pts: Sequence[Point], beta: float = 
     candidate; otherwise a short level at their end is an excursion that was never confirmed. A step
     whose two sides ran the same commit with the same driver and toolkit has no cause and is noise; a
     metric its test marks ``gate: if-stable`` steps only from an old level as stable as the gate demands
-    (:func:`pytest_gpuperf.baselines.store.stability`)."""
-    from ..baselines.store import stability
+    (:func:`pytest_gpuperf.baselines.verdicts.stability`)."""
+    from ..baselines.verdicts import stability
 
     rule = s.rule()
     if rule.model == "informational" or len(pts) < 2:

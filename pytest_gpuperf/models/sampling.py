@@ -236,7 +236,7 @@ def run_pair(device: Device, kernel: Kernel, p1: int, p2: int, local: int, args:
     Why: the model extrapolates the slope (t_P2 − t_P1)/(P2 − P1) over (N − P1)/(P2 − P1), some 160× on a
     large GPU, so any shift of one point against the other is magnified; alternating runs see the same
     device state. This alone does not make one kernel's error stable across runs, so the per-kernel errors
-    are gated only once baseline runs agree (``store.stability``)."""
+    are gated only once baseline runs agree (``verdicts.stability``)."""
     def one(groups: int) -> Callable[[], Any]:
         return lambda: device.launch(kernel, (groups * local,), (local,), args)
 

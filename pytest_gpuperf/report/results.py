@@ -9,7 +9,7 @@
                   "better": "lower|higher|bound|exact", "stats": {median, mad, min, max, n, samples: [raw repeats]} | null,
                   "baseline": {value, tolerance, band, ...} | null, "verdict": str, "info": {...},
                   "tolerance": explicit tolerance asked for by the test | null,
-                  "identity": {option: value} — the options that shaped the value (see baselines.compare)}],
+                  "identity": {option: value} — the options that shaped the value (see baselines.verdicts)}],
      "missing": [names of baseline metrics a passed test no longer records]}
 
 Later suites and tools read this format: add keys, never rename or remove them.

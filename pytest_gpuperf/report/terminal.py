@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from ..baselines.compare import VERDICTS
+from ..baselines.verdicts import VERDICTS
 from .results import Metric
 
 

@@ -14,7 +14,7 @@ Samples of one run share that run's placement, clocks and code layout, so they s
 a second unchanged run lands: where several runs are pooled, or a figure carries repeats instead of
 samples, :func:`run_difference` tests with the run (or repeat) as the unit — a t-test on one value per run.
 
-The effect threshold is policy and lives with the verdicts (:mod:`pytest_gpuperf.baselines.compare`).
+The effect threshold is policy and lives with the verdicts (:mod:`pytest_gpuperf.baselines.verdicts`).
 """
 
 from __future__ import annotations

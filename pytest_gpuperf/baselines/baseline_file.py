@@ -31,7 +31,6 @@ from .. import BASELINE_SCHEMA
 from ..errors import BaselineFileError
 from ..util.atomic import atomic_write_text, remove_stale_temps
 from . import fileformat, problems
-from .problems import TOLERANCE_KEYS  # noqa: F401 - re-exported: store.TOLERANCE_KEYS predates problems.py
 
 #: how long an update waits for another process's update of the same file (they take milliseconds)
 LOCK_TIMEOUT_S = 120.0
@@ -156,32 +155,6 @@ def make_entry(*, value: float, worst: float, unit: str, better: str, test: str,
     if run_values is not None and len(run_values) > 1:
         entry["run_values"] = [float(f"{v:.7g}") for v in run_values]  # what stability() judges
     return entry
-
-
-#: runs that must agree before a metric marked ``gate: if-stable`` is gated. Three are not enough: per-kernel
-#: model errors that agreed over three baseline runs have moved several-fold in the next unchanged run.
-STABLE_RUNS = 5
-
-
-def stability(entry: Mapping[str, Any]) -> tuple[bool, str]:
-    """Whether a metric whose test marked it ``gate: if-stable`` (a per-kernel model error: the mean
-    over kernels is the figure, one kernel's error can swing between unchanged runs) is stable
-    enough to gate: its baseline came from at least :data:`STABLE_RUNS` runs (``run_values``) whose
-    values span at most half the band *its test* set (``rel``/``abs``). Not the stored band: that one
-    was widened by k × the same runs' σ, so judging the runs against it is circular: runs that disagree
-    widely pass against the band their own spread made."""
-    from .compare import band
-
-    values = [float(v) for v in entry.get("run_values", [entry["value"]])]
-    own = {k: v for k, v in (entry.get("tolerance") or {}).items() if k in ("rel", "abs")}
-    width = band(float(entry["value"]), own)
-    spread = max(values) - min(values)
-    if len(values) < STABLE_RUNS:
-        return False, f"{len(values)} run(s): stability across runs unknown (gated from {STABLE_RUNS} agreeing runs)"
-    if spread > width / 2:
-        return False, (f"runs disagree: {', '.join(f'{v:.4g}' for v in values)} span {spread:.3g} > half the "
-                       f"band ({width / 2:.3g})")
-    return True, ""
 
 
 def lock_for(path: Path) -> FileLock:

@@ -127,7 +127,7 @@ def compare(measured: float, better: str, entry: Mapping[str, Any] | None, *,
 
     ``samples``: this run's raw repeats (in the metric's unit); with the entry's ``samples`` they make
     the significance test. ``identity``: the options that shaped this value. ``gate_if_stable``: the test
-    marked the metric as gated only where the baseline's runs agree (:func:`.store.stability`).
+    marked the metric as gated only where the baseline's runs agree (:func:`stability`).
     ``alpha``: significance level of that test (default: :data:`..timing.difference.ALPHA`; ``gpuperf
     compare --alpha`` sets it, so the run-against-run verdicts stay these verdicts).
 
@@ -147,8 +147,6 @@ def compare(measured: float, better: str, entry: Mapping[str, Any] | None, *,
         return Comparison("incomparable", expected, width, delta, reason=problem)
     direction = entry.get("better", better)
     if gate_if_stable:
-        from .store import stability
-
         stable, why = stability(entry)
         if not stable:
             return Comparison("ungated", expected, width, delta, reason="not gated: " + why)
@@ -168,6 +166,30 @@ def compare(measured: float, better: str, entry: Mapping[str, Any] | None, *,
         return over_runs(cmp, noise.run_values(entry), new, "runs", alpha,
                          advice="a baseline from more runs sharpens the test")
     return cmp
+
+
+#: runs that must agree before a metric marked ``gate: if-stable`` is gated. Three are not enough: per-kernel
+#: model errors that agreed over three baseline runs have moved several-fold in the next unchanged run.
+STABLE_RUNS = 5
+
+
+def stability(entry: Mapping[str, Any]) -> tuple[bool, str]:
+    """Whether a metric whose test marked it ``gate: if-stable`` (a per-kernel model error: the mean
+    over kernels is the figure, one kernel's error can swing between unchanged runs) is stable
+    enough to gate: its baseline came from at least :data:`STABLE_RUNS` runs (``run_values``) whose
+    values span at most half the band *its test* set (``rel``/``abs``). Not the stored band: that one
+    was widened by k × the same runs' σ, so judging the runs against it is circular: runs that disagree
+    widely pass against the band their own spread made."""
+    values = [float(v) for v in entry.get("run_values", [entry["value"]])]
+    own = {k: v for k, v in (entry.get("tolerance") or {}).items() if k in ("rel", "abs")}
+    width = band(float(entry["value"]), own)
+    spread = max(values) - min(values)
+    if len(values) < STABLE_RUNS:
+        return False, f"{len(values)} run(s): stability across runs unknown (gated from {STABLE_RUNS} agreeing runs)"
+    if spread > width / 2:
+        return False, (f"runs disagree: {', '.join(f'{v:.4g}' for v in values)} span {spread:.3g} > half the "
+                       f"band ({width / 2:.3g})")
+    return True, ""
 
 
 def gate_model(name: str, unit: str, better: str, entry: Mapping[str, Any],

@@ -18,7 +18,7 @@ from pytest_gpuperf.devices.resources import Resources
 from pytest_gpuperf.models import cfg as cfgmod
 from pytest_gpuperf.models import ptx as ptxmod
 from pytest_gpuperf.models.latency import latencies
-from pytest_gpuperf.models.power import load_corpus
+from pytest_gpuperf.models.power_model import load_corpus
 from pytest_gpuperf.power import collect as collect_cli
 from pytest_gpuperf.power.corpus import Job, _trips_for, collect
 
@@ -165,7 +165,7 @@ def test_resume_measures_only_the_configurations_missing_from_the_file(tmp_path,
     resumed collection measures exactly the configurations it lacks and nothing it has; one that fails is
     not written, so the next call tries only that one; a complete file measures nothing."""
     import pytest_gpuperf.power.corpus as corpus
-    from pytest_gpuperf.models.power import Entry, save_corpus
+    from pytest_gpuperf.models.power_model import Entry, save_corpus
 
     saved = Path(__file__).resolve().parents[1] / "results" / "nvidia-h100-80gb-hbm3" / "power-corpus-cuda.json"
     device, saved_entries = load_corpus(saved)
@@ -206,7 +206,7 @@ def test_resume_measures_only_the_configurations_missing_from_the_file(tmp_path,
 def test_merge_keeps_first_measurement_and_repeats(tmp_path):
     """Two collections of one device: a configuration measured in both keeps the first, the second is in
     ``info["repeats"]``; a corpus of another device is refused (saved H100 and H200 corpora)."""
-    from pytest_gpuperf.models.power import load_corpus, save_corpus
+    from pytest_gpuperf.models.power_model import load_corpus, save_corpus
     from pytest_gpuperf.power.corpus import merge, repeatability
 
     root = Path(__file__).resolve().parents[1] / "results"
@@ -232,7 +232,7 @@ def test_merge_keeps_first_measurement_and_repeats(tmp_path):
 def test_the_two_hold_out_protocols_differ_on_the_saved_corpus():
     """Rows (the thesis' shuffled folds) let a kernel's other configurations train the model; held-out
     kernels do not — on the H100 corpus the first must score better, which is why both are reported."""
-    from pytest_gpuperf.models.power import load_corpus, nested_cv
+    from pytest_gpuperf.models.power_model import load_corpus, nested_cv
 
     root = Path(__file__).resolve().parents[1] / "results"
     _, entries = load_corpus(root / "nvidia-h100-80gb-hbm3" / "power-corpus-cuda.json")
@@ -247,7 +247,7 @@ def test_merging_a_corpus_with_a_copy_of_itself_adds_no_repeats(tmp_path):
     """A session on an offline GPU host carries the corpus it resumes and brings it back: merging the two copies must not count
     each measurement as its own repeat (which read as 0.0 % median repeatability); a real second
     measurement is still a repeat, once, however often the files holding it are merged."""
-    from pytest_gpuperf.models.power import Entry, save_corpus
+    from pytest_gpuperf.models.power_model import Entry, save_corpus
     from pytest_gpuperf.power.corpus import merge, repeatability
 
     a = Entry("k", "local=64", {"x": 1.0}, 200.0, 1e-3, {})

@@ -44,7 +44,7 @@ def test_saved_samples_give_the_recorded_figures(where, metric):
 
 
 # ---- saved corpora -------------------------------------------------------------------------------
-from pytest_gpuperf.models import power as pmodel  # noqa: E402
+from pytest_gpuperf.models import power_model as pmodel  # noqa: E402
 
 CORPORA = sorted((ROOT / "results").glob("*/power-corpus-*.json"))
 

@@ -10,7 +10,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..models import power as pm
+from ..models import power_model as pm
 from ..util import jsonio
 from .registry import Inputs
 from .runfile import EvidenceError, Run

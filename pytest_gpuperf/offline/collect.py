@@ -58,7 +58,7 @@ def _store(src: Path, folder: Path) -> tuple[Path, bool]:
 def _corpus(src: Path, into: Path, echo: Callable[[str], object]) -> Path | None:
     """A power corpus brought back, joined with the store's corpus of its card (or placed, where the store
     has none): the file now in the store, or None when ``src`` is not a corpus."""
-    from ..models.power import read_corpus, save_corpus
+    from ..models.power_model import read_corpus, save_corpus
     from ..power.corpus import merge
 
     try:

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from ..devices import discover, open_device, resolve
 from ..models.latency import latencies
-from ..models.power import save_corpus
+from ..models.power_model import save_corpus
 from .corpus import check_ptx, collect, merge, repeatability
 
 

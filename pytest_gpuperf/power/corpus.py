@@ -41,7 +41,7 @@ from ..models import ptx as ptxmod
 from ..models.corpus import CORPUS, CorpusKernel
 from ..models.dwarfs import DWARFS
 from ..models.latency import LatencyTable
-from ..models.power import Entry, features, load_corpus, read_corpus, save_corpus
+from ..models.power_model import Entry, features, load_corpus, read_corpus, save_corpus
 from ..models.scheduler import memory_counts
 from ..tuning.kernels import by_name as bench_by_name
 from ..devices.dialect import dialect, portable

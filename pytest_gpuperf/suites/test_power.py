@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pytest_gpuperf.models import power as pmodel
+from pytest_gpuperf.models import power_model as pmodel
 from pytest_gpuperf.power import sustained
 from pytest_gpuperf.power.energy import K_STEPS, steady_state_energy
 from pytest_gpuperf.tuning import pareto

@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from pytest_gpuperf.models import power_model as pm  # noqa: E402
-from pytest_gpuperf.power.corpus import repeatability  # noqa: E402
+from pytest_gpuperf.power.model_corpus import repeatability  # noqa: E402
 from pytest_gpuperf.util.atomic import atomic_write_json  # noqa: E402
 
 KEYS = ("nvidia-h100-80gb-hbm3", "nvidia-h200")

@@ -1,5 +1,5 @@
 """The pruned (time, energy) front search (tuning/pareto.py search_front, pareto_search) and its power floor
-(power/energy.py idle_floor) on synthetic tables: the same front as an exhaustive search when the floor is a
+(timing/energy.py idle_floor) on synthetic tables: the same front as an exhaustive search when the floor is a
 true lower bound, early stops, a truncation that says so, time noise that cannot prune a front point."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from pytest_gpuperf.devices.nvml import Reading
-from pytest_gpuperf.power.energy import idle_floor
+from pytest_gpuperf.timing.energy import idle_floor
 from pytest_gpuperf.tuning.pareto import FrontSearch, pareto_front, search_front, time_lower
 
 

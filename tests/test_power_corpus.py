@@ -1,4 +1,4 @@
-"""Corpus collection mechanics (power/corpus.py, power/collect.py) without a GPU.
+"""Corpus collection mechanics (power/model_corpus.py, power/collect.py) without a GPU.
 
 The stand-in device hands out PTX saved from NVRTC (tests/data/models) and the power sensor is a
 simulated stepping counter: the entries written here test the plumbing — features, resume, reasons —
@@ -20,7 +20,7 @@ from pytest_gpuperf.models import ptx as ptxmod
 from pytest_gpuperf.models.latency import latencies
 from pytest_gpuperf.models.power_model import load_corpus
 from pytest_gpuperf.power import collect as collect_cli
-from pytest_gpuperf.power.corpus import Job, _trips_for, collect
+from pytest_gpuperf.power.model_corpus import Job, _trips_for, collect
 
 DATA = Path(__file__).parent / "data" / "models"
 
@@ -91,14 +91,14 @@ def test_trip_counts_match_or_leave_out():
 
 
 def test_collect_writes_resumes_and_gives_reasons(tmp_path, table, monkeypatch):
-    import pytest_gpuperf.power.energy as energy
+    import pytest_gpuperf.timing.energy as energy
 
     dev = StandIn(SimCounter())
     path = tmp_path / "corpus.json"
     todo = [_job("saxpy"), _job("matrixMulCUDA", [4]), _job("matrixMulCUDA", [4, 4], grid=132), _job("nope")]
-    import pytest_gpuperf.power.corpus as corpus
+    import pytest_gpuperf.power.model_corpus as model_corpus
 
-    monkeypatch.setattr(corpus, "steady_state_energy",
+    monkeypatch.setattr(model_corpus, "steady_state_energy",
                         lambda *a, **k: energy.steady_state_energy(*a, warmup_s=0.01, k_steps=5))
     n, total, left = collect(dev, table, path, 60.0, "cuda", log=lambda s: None, todo=todo[:2])
     assert (n, total, left) == (2, 2, [])
@@ -127,7 +127,7 @@ def test_the_cli_exits_2_on_pocl_with_the_reason(capsys):
 
 
 def test_the_corpus_is_43_kernels_in_158_configurations(cl_device):
-    from pytest_gpuperf.power.corpus import jobs
+    from pytest_gpuperf.power.model_corpus import jobs
 
     js = jobs(cl_device, cl_device.info.backend)
     assert len(js) == 158 and len({j.kernel for j in js}) == 43  # issue 16: at least 40 kernels
@@ -139,7 +139,7 @@ def test_the_planned_gpu_corpus_without_a_gpu():
     """The plan a GPU gets (GPU problem sizes, through the offline stand-in): 43 kernels in 158 configurations;
     the kernels whose PTX loops are not their source's carry per-PTX-loop counts and say why."""
     import numpy as np
-    from pytest_gpuperf.power.corpus import EXTRA, PlanDevice, jobs, unrolled_by_4
+    from pytest_gpuperf.power.model_corpus import EXTRA, PlanDevice, jobs, unrolled_by_4
     from pytest_gpuperf.tuning.kernels import by_name
 
     js = jobs(PlanDevice(), "cuda")
@@ -164,7 +164,7 @@ def test_resume_measures_only_the_configurations_missing_from_the_file(tmp_path,
     """The saved H100 corpus, less the kernels it once left out or mis-counted, against the full plan: a
     resumed collection measures exactly the configurations it lacks and nothing it has; one that fails is
     not written, so the next call tries only that one; a complete file measures nothing."""
-    import pytest_gpuperf.power.corpus as corpus
+    import pytest_gpuperf.power.model_corpus as model_corpus
     from pytest_gpuperf.models.power_model import Entry, save_corpus
 
     saved = Path(__file__).resolve().parents[1] / "results" / "nvidia-h100-80gb-hbm3" / "power-corpus-cuda.json"
@@ -174,7 +174,7 @@ def test_resume_measures_only_the_configurations_missing_from_the_file(tmp_path,
     save_corpus(path, device, [e for e in saved_entries if e.kernel not in redo])
     _, before = load_corpus(path)
     have = [(e.kernel, e.config) for e in before]
-    plan = corpus.jobs(corpus.PlanDevice(), "cuda")
+    plan = model_corpus.jobs(model_corpus.PlanDevice(), "cuda")
     missing = [(j.kernel, j.config) for j in plan if (j.kernel, j.config) not in set(have)]
     assert len(have) >= 100 and set(have) <= {(j.kernel, j.config) for j in plan}
     assert {k for k, _ in missing} == redo and len(missing) == len(plan) - len(have)
@@ -186,7 +186,7 @@ def test_resume_measures_only_the_configurations_missing_from_the_file(tmp_path,
             return "simulated failure"
         return Entry(job.kernel, job.config, {"x": 1.0}, 100.0, 1e-3, {"trips": job.trips})
 
-    monkeypatch.setattr(corpus, "measure_job", fake)
+    monkeypatch.setattr(model_corpus, "measure_job", fake)
     dev = StandIn(SimCounter())
     n, total, left = collect(dev, table, path, 600.0, "cuda", log=lambda s: None, todo=plan)
     k = len(have)
@@ -207,7 +207,7 @@ def test_merge_keeps_first_measurement_and_repeats(tmp_path):
     """Two collections of one device: a configuration measured in both keeps the first, the second is in
     ``info["repeats"]``; a corpus of another device is refused (saved H100 and H200 corpora)."""
     from pytest_gpuperf.models.power_model import load_corpus, save_corpus
-    from pytest_gpuperf.power.corpus import merge, repeatability
+    from pytest_gpuperf.power.model_corpus import merge, repeatability
 
     root = Path(__file__).resolve().parents[1] / "results"
     dev, entries = load_corpus(root / "nvidia-h100-80gb-hbm3" / "power-corpus-cuda.json")
@@ -248,7 +248,7 @@ def test_merging_a_corpus_with_a_copy_of_itself_adds_no_repeats(tmp_path):
     each measurement as its own repeat (which read as 0.0 % median repeatability); a real second
     measurement is still a repeat, once, however often the files holding it are merged."""
     from pytest_gpuperf.models.power_model import Entry, save_corpus
-    from pytest_gpuperf.power.corpus import merge, repeatability
+    from pytest_gpuperf.power.model_corpus import merge, repeatability
 
     a = Entry("k", "local=64", {"x": 1.0}, 200.0, 1e-3, {})
     b = Entry("k", "local=128", {"x": 2.0}, 250.0, 2e-3, {})

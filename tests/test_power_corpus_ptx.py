@@ -42,7 +42,7 @@ GUARDS = r"""
 import re, struct
 from pytest_gpuperf.devices import recompile
 from pytest_gpuperf.models.corpus import by_name
-from pytest_gpuperf.power.corpus import SIN_SLOW_PATH, SIN_ARG_MAX
+from pytest_gpuperf.power.model_corpus import SIN_SLOW_PATH, SIN_ARG_MAX
 for name in ("trig", "sinloop"):
     ptx = recompile.ptx_text(by_name(name).source("cuda"), "90")
     guards = re.findall(r"setp\.ltu\.f32\s+%p\d+, %f\d+, 0f([0-9A-F]{8});", ptx)

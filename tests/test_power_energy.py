@@ -1,4 +1,4 @@
-"""Steady-state energy per launch (power/energy.py) on hand-written readings and a simulated counter.
+"""Steady-state energy per launch (timing/energy.py) on hand-written readings and a simulated counter.
 
 The counter below is a simulation of NVML's behaviour (it advances in steps, at a fixed period), used
 to check the loop's mechanics — when it stops, what it divides by — never presented as a measurement."""
@@ -13,7 +13,7 @@ import pytest
 from pytest_gpuperf.util import jsonio
 
 from pytest_gpuperf.devices.nvml import Reading, decode_throttle
-from pytest_gpuperf.power.energy import K_STEPS, counter_resolution, energy_of, steady_state_energy
+from pytest_gpuperf.timing.energy import K_STEPS, counter_resolution, energy_of, steady_state_energy
 
 
 def _r(t, mj, mask=0, sm=1980.0):

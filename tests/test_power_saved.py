@@ -11,7 +11,7 @@ import pytest
 
 from pytest_gpuperf.util import jsonio
 from pytest_gpuperf.devices.nvml import Reading
-from pytest_gpuperf.power.energy import energy_of
+from pytest_gpuperf.timing.energy import energy_of
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -16,7 +16,7 @@ final fifteen features are :data:`SELECTED` (Table 5.4's highlighted rows less `
 
 **Corpus** (:class:`Entry`, :func:`save_corpus`, :func:`load_corpus`): one row per (kernel, launch
 configuration) with its features and the *measured* average board power at steady state
-(``power.energy.steady_state_energy``). Only a GPU run makes one (``power.collect``); the tests here
+(``timing.energy.steady_state_energy``). Only a GPU run makes one (``power.collect``); the tests here
 run on saved corpora.
 
 **Evaluation** (:func:`nested_cv`): outer folds are grouped by kernel (scikit-learn ``GroupKFold``), so

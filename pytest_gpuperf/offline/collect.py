@@ -7,7 +7,7 @@ and, with ``--history``, every run is imported into the history store (runs alre
 by the importer). A power corpus (``power-corpus-<backend>.json``, collected on the host into
 ``OUT/results/<key>/``) is joined with the store's corpus of that card, kept plain so the next collection
 resumes it: a configuration measured on both sides keeps the store's measurement, the other as a repeat
-(:func:`pytest_gpuperf.power.corpus.merge`)."""
+(:func:`pytest_gpuperf.power.model_corpus.merge`)."""
 
 from __future__ import annotations
 
@@ -59,7 +59,7 @@ def _corpus(src: Path, into: Path, echo: Callable[[str], object]) -> Path | None
     """A power corpus brought back, joined with the store's corpus of its card (or placed, where the store
     has none): the file now in the store, or None when ``src`` is not a corpus."""
     from ..models.power_model import read_corpus, save_corpus
-    from ..power.corpus import merge
+    from ..power.model_corpus import merge
 
     try:
         device = read_corpus(src)[0]

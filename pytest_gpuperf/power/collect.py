@@ -30,7 +30,7 @@ from pathlib import Path
 from ..devices import discover, open_device, resolve
 from ..models.latency import latencies
 from ..models.power_model import save_corpus
-from .corpus import check_ptx, collect, merge, repeatability
+from .model_corpus import check_ptx, collect, merge, repeatability
 
 
 def main(argv: list[str] | None = None) -> int:

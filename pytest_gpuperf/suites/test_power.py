@@ -3,7 +3,7 @@ and traded against time by the work-group tuner. Devices without a power sensor 
 no NVML) skip every test here with the reason.
 
 * ``power.<kernel>.joules_per_op`` / ``.watts`` — steady-state energy per operation and average board
-  power (``power.energy.steady_state_energy``: launches looped until the energy counter moved ≥ 20 of
+  power (``timing.energy.steady_state_energy``: launches looped until the energy counter moved ≥ 20 of
   its own update steps, both ends aligned to an update: its error bound is saved per metric
   as ``info["power"]["error_bound_rel"]`` beside the span's power drift ``drift_rel``) of probe kernels (fp32 and fp64 FMA chains: J per flop; a device
   copy: J per byte read + written) and the 12 tuning kernels at their default work-group (J per element
@@ -29,7 +29,7 @@ import pytest
 
 from pytest_gpuperf.models import power_model as pmodel
 from pytest_gpuperf.power import sustained
-from pytest_gpuperf.power.energy import K_STEPS, steady_state_energy
+from pytest_gpuperf.timing.energy import K_STEPS, steady_state_energy
 from pytest_gpuperf.tuning import pareto
 from pytest_gpuperf.tuning.kernels import BENCHMARKS
 from pytest_gpuperf.devices.dialect import portable

@@ -19,7 +19,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..devices.base import Device, Kernel
-from ..power.energy import K_STEPS, steady_state_energy
+from ..timing.energy import K_STEPS, steady_state_energy
 from ..timing.measure import MeasureConfig, measure
 from . import workload
 from .kernels import Benchmark, Prepared
@@ -96,7 +96,7 @@ class Evaluator:
         #: the power sensor energy is read from (set by :meth:`set_objective`, or by a caller that wants the
         #: energy of every point recorded while tuning for time); None → points carry no energy
         self.sensor: Any = None
-        #: energy loop of each point: the power metrics' count (``power.energy.K_STEPS``, a 0.6–1.9 % bound),
+        #: energy loop of each point: the power metrics' count (``timing.energy.K_STEPS``, a 0.6–1.9 % bound),
         #: a shorter warm-up — the points run back to back, the card is already warm
         self.energy_k_steps = K_STEPS
         self.energy_warmup_s = 0.2
@@ -167,7 +167,7 @@ class Evaluator:
         return point
 
     def _add_energy(self, point: Point, sensor: Any, launch: Callable[[], Any]) -> None:
-        """The energy loop of one point (``power.energy.steady_state_energy`` with this evaluator's count and
+        """The energy loop of one point (``timing.energy.steady_state_energy`` with this evaluator's count and
         warm-up); its seconds are charged to the point's cost."""
         t0 = time.perf_counter()
         e = steady_state_energy(self.device, sensor, launch, 1.0, self.config.timeout_s,

@@ -5,7 +5,7 @@ busy, lower clocks under a power cap), so "the best configuration" depends on wh
 tuner takes an objective (:data:`OBJECTIVES`):
 
 * ``time`` — median device seconds per launch (the default, the thesis' objective);
-* ``energy`` — joules per launch at steady state (``power.energy``);
+* ``energy`` — joules per launch at steady state (``timing.energy``);
 * ``both`` — the strategies minimise the energy-delay product (J·s), one scalar that weighs both, and
   the suite reports the whole Pareto front (:func:`pareto_front`): every configuration no other beats
   in both time and energy.
@@ -65,7 +65,7 @@ def pareto_front(points: Mapping[K, tuple[float, float]]) -> list[K]:
 TIME_Z = 3.0
 TIME_MIN_REL = 0.02
 #: measured energies may read this much low (counter bound 0.6–1.9 % plus a kernel's own power noise between
-#: 2-s spans, 0.6–3.7 %: power/energy.py): the bound must clear it before it prunes
+#: 2-s spans, 0.6–3.7 %: timing/energy.py): the bound must clear it before it prunes
 ENERGY_MARGIN = 0.05
 #: per-kernel wall-clock budget of a search (timing pass + idle reading + energies): ~18 energies of 2.3 s
 BUDGET_S = 45.0
@@ -229,7 +229,7 @@ def search_front(times: Mapping[K, tuple[float, float]], measure_energy: Callabl
 
 def pareto_search(ctx: Any, sensor: Any, budget_s: float | None = BUDGET_S, *, floor: Any = "idle",
                   clock: Callable[[], float] = time.monotonic) -> tuple[FrontSearch, Any]:
-    """:func:`search_front` on a tuning context: the idle board power (``power.energy.idle_power``, unless
+    """:func:`search_front` on a tuning context: the idle board power (``timing.energy.idle_power``, unless
     ``floor`` is given: an ``IdlePower`` or None for no pruning), then every configuration of ``ctx.space``
     timed through the evaluator, then energies through the evaluator's ``measure_energy`` (its energy
     loop's count and warm-up); each measured energy is stored on the evaluator's point (so ``ctx.ev.front()`` is the
@@ -238,7 +238,7 @@ def pareto_search(ctx: Any, sensor: Any, budget_s: float | None = BUDGET_S, *, f
     time; it is the evaluator's short tuning profile, well under a second per configuration, so even a
     space of a few hundred shapes is timed in seconds).
     Returns (the search, the idle reading)."""
-    from ..power.energy import idle_power
+    from ..timing.energy import idle_power
 
     ev = ctx.ev
     if ev.sensor is not None:

@@ -45,7 +45,7 @@ from ..models.power_model import Entry, features, load_corpus, read_corpus, save
 from ..models.scheduler import memory_counts
 from ..tuning.kernels import by_name as bench_by_name
 from ..devices.dialect import dialect, portable
-from .energy import steady_state_energy
+from ..timing.energy import steady_state_energy
 
 #: |x| from which CUDA's ``sinf``/``cosf`` leave their fast path for the Payne–Hanek range reduction (PTX:
 #: ``setp.ltu.f32 %p, |x|, 0f47CE4780`` — 105615.0f — guards the 6-step loop over ``__cudart_i2opi_f``)
@@ -171,7 +171,7 @@ def jobs(device: Device, backend: str) -> list[Job]:
             if k.name in EXTRA_FP64:
                 source = dialect(backend).fp64_prelude + source
             out.append(Job(k.name, f"local={local}", source, k.name, (), (N_ITEMS,), (local,),
-                           lambda: [a, b, c, np.int32(N_ITEMS)], trips, "power.corpus" if k in EXTRA else
+                           lambda: [a, b, c, np.int32(N_ITEMS)], trips, "power.model_corpus" if k in EXTRA else
                            "models.corpus", _NOTES.get(k.name, "")))
     for d in DWARFS:
         for scale in DWARF_SCALES:

@@ -75,3 +75,24 @@ def test_a_broken_corpus_is_named_and_an_archive_of_nothing_else_is_an_error(tmp
     said = capsys.readouterr()
     assert f"skipped {NAME}: not a power corpus" in said.out and "nothing collected" in said.err
     assert not store.exists()
+
+
+def test_runs_brought_back_are_imported_into_the_history_and_a_bad_history_is_named(tmp_path, capsys):
+    """``--history``: the collected runs go into the history store (the same import as ``gpuperf history
+    import``); a target that cannot be written fails the command naming it, after the results are placed."""
+    from pytest_gpuperf.history import read_runs
+
+    out = tmp_path / "out"
+    (out / "results" / KEY).mkdir(parents=True)
+    doc = jsonio.read_bytes(ROOT / "results" / KEY / "memory-r3-opencl.json.gz")
+    (out / "results" / KEY / "memory-r3-opencl.json").write_bytes(doc)
+    store, history = tmp_path / "results", tmp_path / "h.db"
+    assert gpuperf(["offline", "collect", str(out), "--into", str(store), "--history", str(history)]) == 0
+    assert [r.device_key for r in read_runs(str(history))] == [KEY]
+    folder = tmp_path / "a-folder"
+    folder.mkdir()
+    capsys.readouterr()
+    assert gpuperf(["offline", "collect", str(out), "--into", str(tmp_path / "r2"), "--history", str(folder)]) == 2
+    err = capsys.readouterr().err
+    assert f"importing them into {folder} failed" in err and "is a directory" in err
+    assert list((tmp_path / "r2" / KEY).glob("*.json.gz"))

@@ -12,7 +12,7 @@ import argparse
 import os
 import sys
 from collections import defaultdict
-from typing import Any
+from typing import Any, Sequence
 
 from ..report.terminal import format_table
 from . import detect as det
@@ -92,18 +92,23 @@ def register(sub: Any) -> None:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    """Import every good file; one line on stderr per file of another kind (skipped) and per broken file
-    (named with what is wrong, and the exit status is 1)."""
+    """``gpuperf history import``: :func:`import_files`."""
+    return import_files(args.paths, args.db)
+
+
+def import_files(paths: Sequence[str], db: str) -> int:
+    """Import every good file into the history target ``db``; one line on stderr per file of another kind
+    (skipped) and per broken file (named with what is wrong, and the exit status is 1)."""
     skipped: list[str] = []
     bad: list[str] = []
     try:
-        runs = load(args.paths, skipped, bad)
+        runs = load(paths, skipped, bad)
     finally:
         for line in skipped:
             print(f"skipped {line}", file=sys.stderr)
         for line in bad:
             print(f"error: {line}", file=sys.stderr)
-    target = check(args.db)
+    target = check(db)
     new = record_runs(target, runs)
     print(f"imported {new} new run(s) of {len(runs)} read into {target}"
           + (f"; skipped {len(skipped)} file(s) of another kind" if skipped else "")

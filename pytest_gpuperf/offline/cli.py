@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from .bundle import PLATFORMS, bundle, describe
-from .collect import collect
+from .intake import collect
 
 #: what a CUDA GPU host's Python usually has already (a CUDA image with CuPy and the scientific stack);
 #: ``--host-has`` replaces it

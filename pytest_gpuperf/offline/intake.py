@@ -115,9 +115,12 @@ def collect(source: Path, into: Path, history: str | None = None, echo=print) ->
             raise GpuPerfError(f"{source}: none of {', '.join(p.name for p in found + corpora)} is a results document "
                                f"or a power corpus; nothing collected")
         if history and placed:
-            from ..cli import main as gpuperf
+            from ..history.cli import import_files
 
-            code = gpuperf(["history", "import", *map(str, placed), "--db", history])
+            try:
+                code = import_files([str(p) for p in placed], history)
+            except GpuPerfError as exc:
+                raise GpuPerfError(f"the results were collected, but importing them into {history} failed: {exc}") from None
             if code != 0:
                 raise GpuPerfError(f"the results were collected, but importing them into {history} failed (exit {code})")
         return placed

@@ -26,7 +26,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from .load import CompareInputError, load_side
 from . import engine, formats, github
@@ -107,14 +107,3 @@ def cmd_compare(args: argparse.Namespace) -> int:
             print(line)
         github.append_step_summary(formats.markdown(report))
     return report.exit_code
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m pytest_gpuperf.compare.cli`` — the same as ``gpuperf compare``."""
-    from ..cli import main as gpuperf_main
-
-    return gpuperf_main(["compare", *(sys.argv[1:] if argv is None else argv)])
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -13,7 +13,7 @@ import pytest
 from pytest_gpuperf import BASELINE_SCHEMA
 from pytest_gpuperf.baselines import band, compare, load, noise_tolerance, update
 from pytest_gpuperf.errors import BaselineFileError
-from pytest_gpuperf.report import history
+from pytest_gpuperf.history import jsonl
 from suite_support import kill_mid_write
 
 
@@ -143,9 +143,9 @@ def test_failed_write_removes_temp_and_keeps_old(tmp_path):
 
 def test_history_appends_atomically(tmp_path):
     path = tmp_path / "h.jsonl"
-    history.append(path, {"run": 1})
-    history.append(path, {"run": 2})
-    assert [r["run"] for r in history.read(path)] == [1, 2]
+    jsonl.append_record(path, {"run": 1})
+    jsonl.append_record(path, {"run": 2})
+    assert [r["run"] for r in jsonl.records(path)] == [1, 2]
 
 
 def test_from_results_uses_run_to_run_noise(tmp_path):

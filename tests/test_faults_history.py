@@ -1,5 +1,5 @@
-"""History under concurrent writers and with damaged files (issue 12), through the legacy API the
-plugin used to call (``report.history``) and the store it calls now: real processes, real files.
+"""History under concurrent writers and with damaged files (issue 12), through the JSON-lines file's own
+functions (``history.jsonl``) and the store the plugin calls: real processes, real files.
 
 The report said two processes × 300 appends lost lines, and a file with garbage lines was appended to
 without a word and then failed to read with UnicodeDecodeError. The locking of ``history/jsonl.py``
@@ -18,17 +18,17 @@ from pathlib import Path
 import pytest
 
 from pytest_gpuperf.history import HistoryTargetError, read_runs
-from pytest_gpuperf.report import history
+from pytest_gpuperf.history import jsonl
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
 
 APPENDER = textwrap.dedent('''
     import sys
-    from pytest_gpuperf.report import history
+    from pytest_gpuperf.history import jsonl
     path, wid, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     for i in range(n):
-        history.append(path, {"writer": wid, "i": i, "pad": "x" * (i % 97)})
+        jsonl.append_record(path, {"writer": wid, "i": i, "pad": "x" * (i % 97)})
 ''')
 
 
@@ -38,7 +38,7 @@ def test_four_processes_times_300_appends_lose_no_line(tmp_path):
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for w in range(4)]
     outs = [p.communicate(timeout=300)[0] for p in procs]
     assert all(p.returncode == 0 for p in procs), outs
-    records = history.read(path)
+    records = jsonl.records(path)
     assert sorted((r["writer"], r["i"]) for r in records) == [(w, i) for w in range(4) for i in range(300)]
     assert all(json.loads(line) for line in path.read_text().splitlines())
 
@@ -48,9 +48,9 @@ def test_damaged_history_is_refused_on_append_and_read_with_the_line_number(tmp_
     path = tmp_path / "h.jsonl"
     path.write_bytes(content)
     with pytest.raises(HistoryTargetError, match=r"h.jsonl line \d+ is not a JSON record"):
-        history.append(path, {"run": 1})
+        jsonl.append_record(path, {"run": 1})
     with pytest.raises(HistoryTargetError, match=r"line \d+ is not a JSON record"):
-        history.read(path)
+        jsonl.records(path)
     with pytest.raises(HistoryTargetError, match=r"line \d+ is not a JSON record"):
         read_runs(str(path))
     assert path.read_bytes() == content
@@ -182,5 +182,5 @@ def test_a_full_disk_is_reported_as_a_full_disk_and_the_history_stays_intact(sma
     assert main(["history", "import", small, "--db", str(small_disk / "h2.db")]) == 0
     filler = _fill(small_disk)
     with pytest.raises(HistoryTargetError, match="the disk is full"):
-        history.append(jsonl_target, {"run": "x" * 200_000})
+        jsonl.append_record(jsonl_target, {"run": "x" * 200_000})
     assert not jsonl_target.exists() or jsonl_target.read_bytes() == b""  # no torn line left behind

@@ -19,7 +19,7 @@ from . import detect as det
 from . import read_runs, record_runs
 from .backfill import load
 from .records import dumps
-from .target import check
+from .backends import check
 
 DEFAULT_DB = "results/history.db"
 

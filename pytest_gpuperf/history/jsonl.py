@@ -90,8 +90,15 @@ def append_record(path: str | Path, record: dict[str, Any]) -> None:
             os.close(fd)
 
 
+def records(path: str | Path) -> list[dict[str, Any]]:
+    """Every line of the file as the JSON object written, under the lock; HistoryTargetError names a
+    damaged line."""
+    target = Path(path)
+    with _lock(target):
+        return _lines(target)
+
+
 def read(path: str | Path) -> list[RunRecord]:
     """Every run of a JSONL history (old lines and new ones)."""
     target = Path(path)
-    with _lock(target):
-        return [from_legacy_line(rec, source=str(target)) for rec in _lines(target)]
+    return [from_legacy_line(rec, source=str(target)) for rec in records(target)]

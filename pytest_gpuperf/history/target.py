@@ -2,8 +2,8 @@
 
 Chosen by URL, as pytest-benchmark's ``--benchmark-storage``: ``postgresql://…`` (or ``postgres://``)
 is PostgreSQL, ``sqlite:///relative.db`` / ``sqlite:////abs.db`` or a plain path is SQLite, and a path ending in ``.jsonl`` is the
-legacy one-line-per-run file. The check runs before any test so a typo fails in a second with one line,
-not after an hour of benchmarks whose history is then lost.
+legacy one-line-per-run file. Which backend then serves it, and the early check that it can be
+written, is :mod:`.backends`' job: this module knows no backend.
 """
 
 from __future__ import annotations
@@ -96,46 +96,3 @@ def parse(value: str) -> Target:
     raise HistoryTargetError(f"history target {redact(text)!r} has unknown scheme {scheme!r}; use a file path "
                              f"(path.db for SQLite, path.jsonl for the legacy format), sqlite:///path or "
                              f"postgresql://user@host/dbname")
-
-
-def check(value: str) -> Target:
-    """Parse and verify that the target can be written (databases: connect and migrate the schema)."""
-    target = parse(value)
-    if target.kind == "postgresql":
-        from .store import open_store  # connecting is the only real check of a URL
-
-        open_store(target).close()
-        return target
-    path = Path(target.location)
-    if path.is_dir():
-        raise HistoryTargetError(f"history target {path} is a directory; name a file in it, e.g. "
-                                 f"--gpuperf-history={path / 'history.db'}")
-    parent = path.parent if str(path.parent) else Path(".")
-    existing = parent
-    while not existing.exists() and existing != existing.parent:
-        existing = existing.parent
-    if not existing.is_dir():
-        raise HistoryTargetError(f"history target {path}: {existing} is not a directory; choose a path whose "
-                                 f"parent is a directory")
-    if path.exists() and not os.access(path, os.W_OK):
-        raise HistoryTargetError(f"history target {path} is not writable; fix its permissions or choose "
-                                 f"another path")
-    if not os.access(existing, os.W_OK | os.X_OK):
-        raise HistoryTargetError(f"history target {path}: directory {existing} is not writable; choose a "
-                                 f"writable location")
-    try:
-        if target.kind == "jsonl":
-            from .jsonl import validate
-
-            path.parent.mkdir(parents=True, exist_ok=True)
-            validate(path)
-        else:
-            from .store import open_store
-
-            open_store(target).close()  # creates the file and its schema now: proves it can be written
-    except OSError as exc:
-        if disk_full(exc):
-            raise full_error(str(path), exc) from None
-        raise HistoryTargetError(f"history target {path} cannot be written ({exc.strerror or exc}); choose a "
-                                 f"writable path") from None
-    return target

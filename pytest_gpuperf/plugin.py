@@ -151,7 +151,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[session_key] = state
     if options.history_path:
         _check_history(options.history_path)
-    progress.start(config)
+    # the controller of xdist workers runs no test, and a worker's terminal is not the user's
+    progress.start(config, shown=not (pinning.is_worker(config) or pinning.is_controller(config)))
 
 
 def _check_history(value: str) -> None:

@@ -12,7 +12,9 @@ from html.parser import HTMLParser
 import pytest
 
 from compare_support import H100, H100_GC, ROOT, device, metric, noisy, results, write
-from pytest_gpuperf.compare import engine, formats, github
+from pytest_gpuperf.compare import engine, formats
+from pytest_gpuperf.compare.cli import findings_from_rows
+from pytest_gpuperf.report import github
 from pytest_gpuperf.compare.load import side_from_docs
 from pytest_gpuperf.schemas import problems, validate
 
@@ -68,7 +70,7 @@ def test_one_count_of_failures_everywhere_and_an_ungated_row_is_not_one():
     assert "**worse (not gated)**" not in formats.markdown(rep) and "**worse**" in formats.markdown(rep)
     page = formats.html_page(rep)
     assert 'class="worse fail"' in page and 'class="worse ungated"' in page
-    assert page.count('class="worse fail"') == 1 == len(github.findings_from_rows(rep.rows))
+    assert page.count('class="worse fail"') == 1 == len(findings_from_rows(rep.rows))
 
 
 def test_csv_has_every_row_failing_first_with_plain_numbers():

@@ -12,8 +12,8 @@ can never disagree on the same numbers. The pieces:
   ``informational``/``incomparable`` (or ``error`` for an impossible value), reached by the metric's
   noise model (:mod:`pytest_gpuperf.baselines.noise`), grouped and sorted;
 * :mod:`.formats` — terminal text, Markdown, JSON (``pytest-gpuperf-compare/1``), self-contained HTML;
-* :mod:`.github` — GitHub Actions annotations and the step summary;
+* GitHub Actions annotations and the step summary: :mod:`pytest_gpuperf.report.github`;
 * :mod:`.gate` — ``pytest --gpuperf-compare``: each recorded metric through :func:`.engine.judge`, and its
   JUnit property;
-* :mod:`.cli` — the ``gpuperf compare`` subcommand.
+* :mod:`.cli` — the ``gpuperf compare`` subcommand (its rows as GitHub annotations too).
 """

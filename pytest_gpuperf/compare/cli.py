@@ -26,10 +26,11 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from .load import CompareInputError, load_side
-from . import engine, formats, github
+from ..report import github
+from . import engine, formats
 
 
 def _fraction(text: str) -> float:
@@ -103,7 +104,18 @@ def cmd_compare(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(text)
     if github.enabled() and not args.no_annotations:
-        for line in github.commands(github.findings_from_rows(report.rows)):
+        for line in github.commands(findings_from_rows(report.rows)):
             print(line)
         github.append_step_summary(formats.markdown(report))
     return report.exit_code
+
+
+def findings_from_rows(rows: Iterable[engine.Row]) -> list[github.Finding]:
+    """``gpuperf compare``: worse/error rows → errors; incomparable rows and metrics B lacks → warnings."""
+    out = []
+    for r in rows:
+        if r.fails:
+            out.append(github.Finding("error", f"gpuperf {r.verdict}: {r.name}", r.line()))
+        elif r.verdict == "incomparable" and r.extra.get("only") != "B":
+            out.append(github.Finding("warning", f"gpuperf incomparable: {r.name}", r.line()))
+    return out

@@ -225,12 +225,11 @@ def _terminal_fd() -> tuple[int | None, bool]:
         return None, False
 
 
-def start(config: pytest.Config) -> None:
-    """Register the status line of this session (the plugin's ``pytest_configure`` calls it last)."""
-    from ..fleet import pinning
-
+def start(config: pytest.Config, shown: bool = True) -> None:
+    """Register the status line of this session (the plugin's ``pytest_configure`` calls it last);
+    ``shown=False`` where this process should draw none (an xdist worker or controller)."""
     after = float(config.getoption("--gpuperf-progress"))
-    if after <= 0 or pinning.is_worker(config) or pinning.is_controller(config):
+    if after <= 0 or not shown:
         return
     fd, tty = _terminal_fd()
     if fd is None:

@@ -60,7 +60,7 @@ def session_lines(state: Any, finish_error: str | None = None) -> list[Line]:
             out += [(line, FAIL) for line in no_baseline_lines(state, run)]
         elif state.reference is None and not state.options.update_baselines:
             out.append((f"gated against {run.source.describe()}", {}))
-        for name in state.missing.get(info.spec, []):  # annotated with the regressions (compare.github)
+        for name in state.missing.get(info.spec, []):  # annotated with the regressions (report.github)
             out.append((f"MISSING: {name} is in the {state.against} but its test no longer records it", {"red": True}))
         shown = [m for m in run.metrics.values() if state.options.show_all or m.verdict not in QUIET]
         table = terminal.rows(shown)
@@ -178,8 +178,8 @@ def no_baseline_lines(state: Any, run: Any) -> list[str]:
 def _github(state: Any, alarms: Alarms) -> list[str]:
     """Under GitHub Actions: an ``::error`` for every line that failed the run (:class:`Alarms`), a warning
     for a device without a baseline when none is required, the regressions (and incomparable and missing
-    metrics), and the table appended to the step summary (compare.github does the work)."""
-    from ..compare import github
+    metrics), and the table appended to the step summary (report.github does the work)."""
+    from . import github
 
     if not github.enabled():
         return []

@@ -4,7 +4,7 @@ When ``GITHUB_ACTIONS=true`` (set by the runner), a regression (and in a pytest 
 longer records, which fails the run too) becomes an ``::error`` workflow command and an incomparable
 metric (or, in ``gpuperf compare``, one side B lacks) a ``::warning`` — GitHub shows them on the run's page without
 anyone opening the log — and the table of findings is appended to the file named by
-``$GITHUB_STEP_SUMMARY``. Used by ``gpuperf compare`` and by the pytest plugin (baseline or
+``$GITHUB_STEP_SUMMARY``. Used by ``gpuperf compare`` (its rows become findings there) and by the pytest plugin (baseline or
 ``--gpuperf-compare`` gating alike). The escaping follows GitHub's workflow-command rules
 (``%``, CR and LF in the message; also ``:`` and ``,`` in properties such as ``title``).
 """
@@ -17,8 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Mapping
 
 if TYPE_CHECKING:
-    from ..report.results import Metric
-    from .engine import Row
+    from .results import Metric
 
 #: annotations of one level printed at most (GitHub shows only the first few per step anyway);
 #: a final annotation counts the rest
@@ -73,17 +72,6 @@ def append_step_summary(markdown: str, env: Mapping[str, str] | None = None) -> 
     with Path(path).open("a", encoding="utf-8") as fh:
         fh.write(markdown if markdown.endswith("\n") else markdown + "\n")
     return path
-
-
-def findings_from_rows(rows: Iterable[Row]) -> list[Finding]:
-    """``gpuperf compare``: worse/error rows → errors; incomparable rows and metrics B lacks → warnings."""
-    out = []
-    for r in rows:
-        if r.fails:
-            out.append(Finding("error", f"gpuperf {r.verdict}: {r.name}", r.line()))
-        elif r.verdict == "incomparable" and r.extra.get("only") != "B":
-            out.append(Finding("warning", f"gpuperf incomparable: {r.name}", r.line()))
-    return out
 
 
 def findings_from_metrics(metrics: Iterable[Metric], missing: Iterable[str], device: str) -> list[Finding]:

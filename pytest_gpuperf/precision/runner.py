@@ -30,7 +30,7 @@ from ..timing.measure import MeasureConfig, Measurement, measure, measure_pair
 from ..timing.stats import Stats
 from . import dialect, graph as dataflow
 from .cost import Threshold, errors
-from .programs import Program, Setup
+from .programs.program import Program, Setup
 from .search import Outcome, Validation, lower
 from .template import TypedTemplate, lint
 

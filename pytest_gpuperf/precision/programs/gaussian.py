@@ -13,7 +13,7 @@ import numpy as np
 
 from ...devices import ndrange
 from ..cost import EPS32, Threshold
-from . import Program, Setup
+from .program import Program, Setup
 
 TEMPLATE = r"""
 __kernel void ge_fan1(__global const double* a, __global double* m, int n, int t) {

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..cost import EPS32, Threshold
-from . import Program, Setup
+from .program import Program, Setup
 
 TEMPLATE = r"""
 __kernel void lavamd(__global const double* rv, __global const double* qv, __global double* fv,

@@ -11,7 +11,7 @@ import numpy as np
 
 from ...devices import ndrange
 from ..cost import EPS32, Threshold
-from . import Program, Setup
+from .program import Program, Setup
 
 TEMPLATE = r"""
 __kernel void lu_row(__global double* a, int n, int k) {

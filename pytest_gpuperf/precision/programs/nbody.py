@@ -11,7 +11,7 @@ import numpy as np
 
 from ...devices import ndrange
 from ..cost import EPS32, Threshold
-from . import Program, Setup
+from .program import Program, Setup
 
 TEMPLATE = r"""
 __kernel void nbody_step(__global const double* pos, __global const double* vel, __global double* pout,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..cost import EPS32, Threshold
-from . import Program, Setup
+from .program import Program, Setup
 
 LOCAL = 256
 

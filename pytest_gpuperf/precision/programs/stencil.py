@@ -10,7 +10,7 @@ import numpy as np
 
 from ...devices import ndrange
 from ..cost import EPS32, Threshold
-from . import Program, Setup
+from .program import Program, Setup
 
 TEMPLATE = r"""
 __kernel void stencil5(__global const double* u, __global double* v, int n, double c0, double c1) {

@@ -22,7 +22,7 @@ from .helpers import KernelHelper, Measurer, Recorder
 from .fleet import pinning
 from .fleet.workers import KEY as _WORKER_KEY, Gathered, payload, report as sibling_report
 from .report import progress, summary
-from .session import GpuPerfSession, Options, test_id
+from .session import GpuPerfSession, Options, strip_device_id, test_id
 
 session_key = pytest.StashKey[GpuPerfSession]()
 
@@ -273,6 +273,15 @@ def gpuperf_plant(request: pytest.FixtureRequest) -> dict[str, str]:
     """The planted regressions of this run (``--gpuperf-plant``; empty outside the gate check)."""
     spec = getattr(getattr(request.node, "callspec", None), "params", {}).get("gpu_device")
     return plants.parse(list(request.config.stash[session_key].options.plants), device=spec)
+
+
+@pytest.fixture
+def gpuperf_test_id(request: pytest.FixtureRequest) -> str:
+    """This test's id as its baseline entries name it: ``suites/<file>::<test>[params]`` wherever the suites
+    are installed, without the device (``[cuda:0-sin]`` and ``[cuda:1-sin]`` are one test), so a seed
+    derived from it is the same on every card and in every run."""
+    spec = getattr(getattr(request.node, "callspec", None), "params", {}).get("gpu_device", "")
+    return strip_device_id(test_id(request.node), spec)
 
 
 @pytest.fixture

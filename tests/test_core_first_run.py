@@ -169,6 +169,7 @@ def test_the_same_suite_test_has_one_id_and_seed_however_it_is_collected(tmp_pat
     """--pyargs (ids relative to the package), named files (ids through site-packages) and the checkout's
     path all record ``suites/<file>::<test>`` and derive the same seed from it, so baselines match."""
     import sys
+    import zlib
 
     from pytest_gpuperf.paths import SUITES
 
@@ -185,3 +186,5 @@ def test_the_same_suite_test_has_one_id_and_seed_however_it_is_collected(tmp_pat
     assert m["test"] == "suites/test_accuracy_math.py::test_math_function[sin-fp32]"
     assert m["test"] == b["accuracy.fp32.sin.max_ulp"]["test"]
     assert m["identity"] == b["accuracy.fp32.sin.max_ulp"]["identity"] and "seed" in m["identity"]
+    # the seed is the CRC of that device-free id (the plugin's gpuperf_test_id): the same on every card
+    assert m["identity"]["seed"] == zlib.crc32(m["test"].encode())

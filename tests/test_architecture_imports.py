@@ -1,18 +1,34 @@
-"""The package imports in one direction: no module-level import circle between modules of pytest_gpuperf
-(a circle makes import order matter and hides which layer owns what)."""
+"""The package imports in one direction, by the layers CONTRIBUTING.md declares ("Layers"): every import
+of pytest_gpuperf — at module level, inside functions, under ``TYPE_CHECKING`` — goes to the importer's
+own layer or one below it, and there is no circle, neither between modules nor between packages.
+
+Imports inside functions count: deferring an import hides a circle from the interpreter, not from a
+reader, and the layer that owns a piece of code is the same wherever the import statement stands."""
 
 from __future__ import annotations
 
 import ast
+import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import networkx as nx
 
-PKG = Path(__file__).resolve().parents[1] / "pytest_gpuperf"
+ROOT = Path(__file__).resolve().parents[1]
+PKG = ROOT / "pytest_gpuperf"
 
 
-def _module(path: Path) -> tuple[str, str]:
-    parts = path.relative_to(PKG.parent).with_suffix("").parts
+@dataclass(frozen=True)
+class Import:
+    importer: str  # dotted module name
+    imported: str  # the module (or package) the statement names
+    line: int
+    deferred: bool  # inside a function
+
+
+def _module(pkg: Path, path: Path) -> tuple[str, str]:
+    """(dotted name of the module, dotted name of the package its relative imports start from)."""
+    parts = path.relative_to(pkg.parent).with_suffix("").parts
     if parts[-1] == "__init__":
         name = ".".join(parts[:-1])
         return name, name
@@ -20,60 +36,166 @@ def _module(path: Path) -> tuple[str, str]:
     return name, name.rsplit(".", 1)[0]
 
 
-def _target(base: str, name: str) -> str:
-    """``base.name`` where that is a module or package of its own, else ``base``."""
+def _target(pkg: Path, base: str, name: str) -> str:
+    """``base.name`` where that is a module or package of its own, else ``base`` (a name defined in it)."""
     sub = f"{base}.{name}"
-    path = PKG.parent / sub.replace(".", "/")
+    path = pkg.parent / sub.replace(".", "/")
     return sub if path.with_suffix(".py").exists() or path.is_dir() else base
 
 
-def import_graph() -> nx.DiGraph:
-    """Edges of the imports that run when a module is imported (module level, and inside a top-level
-    ``try``); imports inside functions run later and cannot form an import-time circle."""
-    graph = nx.DiGraph()
-    for path in PKG.rglob("*.py"):
-        mod, pkg = _module(path)
-        graph.add_node(mod)
-        body = ast.parse(path.read_text(encoding="utf-8")).body
-        stmts = [n for n in body if isinstance(n, (ast.Import, ast.ImportFrom))]
-        stmts += [m for n in body if isinstance(n, ast.Try) for m in n.body if isinstance(m, (ast.Import, ast.ImportFrom))]
-        for node in stmts:
+def _functions(tree: ast.AST) -> set[int]:
+    """ids of the import statements that stand inside a function (run when it is called)."""
+    inside: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            inside |= {id(n) for n in ast.walk(node) if isinstance(n, (ast.Import, ast.ImportFrom))}
+    return inside
+
+
+def imports(pkg: Path = PKG) -> list[Import]:
+    """Every import statement of the package that names one of its own modules, wherever it stands."""
+    root = pkg.name
+    out: list[Import] = []
+    for path in sorted(pkg.rglob("*.py")):
+        mod, here = _module(pkg, path)
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        deferred = _functions(tree)
+        for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom):
                 if node.level:
-                    parts = pkg.split(".")
+                    parts = here.split(".")
                     base = ".".join(parts[:len(parts) - (node.level - 1)] + ([node.module] if node.module else []))
-                elif node.module and node.module.startswith("pytest_gpuperf"):
+                elif node.module and (node.module == root or node.module.startswith(root + ".")):
                     base = node.module
                 else:
                     continue
-                for alias in node.names:
-                    graph.add_edge(mod, _target(base, alias.name))
+                names = [_target(pkg, base, alias.name) for alias in node.names]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names if a.name == root or a.name.startswith(root + ".")]
             else:
-                for alias in node.names:
-                    if alias.name.startswith("pytest_gpuperf"):
-                        graph.add_edge(mod, alias.name)
-    return graph
+                continue
+            out += [Import(mod, name, node.lineno, id(node) in deferred) for name in names if name != mod]
+    return out
 
 
-def test_no_module_level_import_circle():
-    graph = import_graph()
-    assert graph.number_of_nodes() > 100  # the walk saw the package
-    circles = [c for c in nx.simple_cycles(graph) if len(c) > 1]
-    assert not circles, "import circles: " + "; ".join(" -> ".join(c + [c[0]]) for c in circles[:10])
+def unit(module: str) -> str:
+    """The layer table's name of a module: its top-level package or module (``baselines``, ``session``),
+    or the package itself for its ``__init__``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
 
 
-def test_the_graph_sees_a_circle_when_there_is_one(tmp_path):
-    """The detector itself: two modules importing each other at module level are reported."""
-    global PKG
+def declared_layers(text: str) -> list[tuple[str, list[str]]]:
+    """(layer, the names in it) for each row of CONTRIBUTING.md's layer table, bottom layer first."""
+    section = text.split("## Layers", 1)[1].split("\n## ", 1)[0]
+    lines = section.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("|"))
+    rows = []
+    for line in lines[start + 2:]:  # after the header and the separator, up to the table's end
+        if not line.startswith("|"):
+            break
+        rows.append([c.strip() for c in line.strip().strip("|").split("|")])
+    return [(cells[0], re.findall(r"`([^`]+)`", cells[1])) for cells in rows]
+
+
+def layer_of(layers: list[tuple[str, list[str]]]) -> dict[str, int]:
+    return {name: i for i, (_, names) in enumerate(layers) for name in names}
+
+
+def units(pkg: Path = PKG) -> set[str]:
+    """Every top-level package and module of the package (and the package itself)."""
+    found = {pkg.name}
+    for path in pkg.iterdir():
+        if path.is_dir() and any(path.glob("*.py")):  # a namespace package (no __init__.py) too
+            found.add(path.name)
+        elif path.suffix == ".py" and path.stem != "__init__":
+            found.add(path.stem)
+    return found
+
+
+def module_circles(found: list[Import]) -> list[list[str]]:
+    graph = nx.DiGraph((i.importer, i.imported) for i in found)
+    return [c for c in nx.simple_cycles(graph) if len(c) > 1]
+
+
+def package_circles(found: list[Import]) -> list[list[str]]:
+    graph = nx.DiGraph((unit(i.importer), unit(i.imported)) for i in found if unit(i.importer) != unit(i.imported))
+    return list(nx.simple_cycles(graph))
+
+
+def upward(found: list[Import], layers: list[tuple[str, list[str]]]) -> list[str]:
+    """One line per import that reaches a layer above the importer's, naming both layers."""
+    level = layer_of(layers)
+    out = [f"{i.importer}:{i.line} ({layers[level[unit(i.importer)]][0]} layer) imports {i.imported} "
+           f"({layers[level[unit(i.imported)]][0]} layer){' inside a function' if i.deferred else ''}"
+           for i in found if level[unit(i.imported)] > level[unit(i.importer)]]
+    return list(dict.fromkeys(out))
+
+
+def _shown(circles: list[list[str]]) -> str:
+    return "; ".join(" -> ".join(c + [c[0]]) for c in circles[:10])
+
+
+LAYERS = declared_layers((ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8"))
+
+
+def test_every_package_and_module_has_exactly_one_layer():
+    named = [n for _, names in LAYERS for n in names]
+    assert len(LAYERS) >= 5 and len(named) == len(set(named)), named
+    assert set(named) == units(), (f"not in CONTRIBUTING.md's layer table: {sorted(units() - set(named))}; "
+                                   f"in it but not in the package: {sorted(set(named) - units())}")
+
+
+def test_the_walk_sees_module_level_and_deferred_imports():
+    found = imports()
+    assert len({i.importer for i in found}) > 150
+    assert any(i.deferred for i in found) and any(not i.deferred for i in found)
+
+
+def test_no_module_circle():
+    circles = module_circles(imports())
+    assert not circles, "module import circles: " + _shown(circles)
+
+
+def test_no_package_circle():
+    circles = package_circles(imports())
+    assert not circles, "package import circles: " + _shown(circles)
+
+
+def test_no_import_reaches_a_higher_layer():
+    found = upward(imports(), LAYERS)
+    assert not found, "imports into a higher layer (CONTRIBUTING.md, Layers):\n" + "\n".join(found)
+
+
+def _tiny(tmp_path: Path, files: dict[str, str]) -> Path:
     pkg = tmp_path / "pytest_gpuperf"
-    (pkg / "a").mkdir(parents=True)
-    (pkg / "__init__.py").write_text("")
-    (pkg / "a" / "__init__.py").write_text("")
-    (pkg / "a" / "x.py").write_text("from .y import f\n")
-    (pkg / "a" / "y.py").write_text("from . import x\ndef f(): pass\n")
-    old, PKG = PKG, pkg
-    try:
-        circles = [c for c in nx.simple_cycles(import_graph()) if len(c) > 1]
-    finally:
-        PKG = old
-    assert any(set(c) == {"pytest_gpuperf.a.x", "pytest_gpuperf.a.y"} for c in circles), circles
+    for name, text in {"__init__.py": "", **files}.items():
+        (pkg / name).parent.mkdir(parents=True, exist_ok=True)
+        (pkg / name).write_text(text)
+    return pkg
+
+
+def test_the_checks_see_a_deferred_circle_a_package_circle_and_an_upward_import(tmp_path):
+    """The detectors themselves, on a package made for it: a circle closed only by an import inside a
+    function, two packages importing each other, and a low layer importing a high one."""
+    pkg = _tiny(tmp_path, {
+        "a/__init__.py": "", "a/x.py": "from .y import f\n",
+        "a/y.py": "def f():\n    from . import x\n",  # the circle exists only when f runs
+        "low/__init__.py": "", "low/m.py": "def g():\n    from ..high.n import h\n",
+        "high/__init__.py": "", "high/n.py": "from ..low import m\ndef h(): pass\n",
+        "top.py": "import pytest_gpuperf.low.m\n",
+    })
+    found = imports(pkg)
+    assert {i.imported for i in found if i.importer == "pytest_gpuperf.a.y" and i.deferred} == {"pytest_gpuperf.a.x"}
+    assert any(set(c) == {"pytest_gpuperf.a.x", "pytest_gpuperf.a.y"} for c in module_circles(found))
+    assert [set(c) for c in package_circles(found)] == [{"low", "high"}]
+    layers = [("base", ["pytest_gpuperf", "a"]), ("low", ["low"]), ("high", ["high", "top"])]
+    assert upward(found, layers) == ["pytest_gpuperf.low.m:2 (low layer) imports pytest_gpuperf.high.n (high layer) "
+                                     "inside a function"]
+    assert units(pkg) == {"pytest_gpuperf", "a", "low", "high", "top"}
+
+
+def test_the_layer_table_is_read_bottom_first():
+    text = ("## Layers\nintro\n\n| layer | names | job |\n| --- | --- | --- |\n| base | `errors`, `util` | x |\n"
+            "| top | `cli` (the command) | y |\n\n## Next\n| a | `b` | c |\n")
+    assert declared_layers(text) == [("base", ["errors", "util"]), ("top", ["cli"])]

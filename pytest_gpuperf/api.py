@@ -150,13 +150,13 @@ def check_accuracy(expr: str, reference: str, inputs: Sequence[np.ndarray], *, f
     """Evaluate ``expr`` (a C expression over ``x0``, ``x1``, …, e.g. ``"native_exp(x0)"``) element-wise on
     the device and score it in ulps of the exact value of MPFR function ``reference`` (``"exp"``,
     ``"sin"``, ``"pow"``, …: :data:`pytest_gpuperf.accuracy.mpfr.MPFR_FUNCS`)."""
-    from .accuracy import check, formats, kernels, mpfr
+    from .accuracy import check, expr_kernels, fp_formats, mpfr
 
     if reference not in mpfr.MPFR_FUNCS:
         raise ValueError(f"no MPFR reference {reference!r}; known: {', '.join(sorted(mpfr.MPFR_FUNCS))}")
-    f = formats.get(fmt)
+    f = fp_formats.get(fmt)
     cols = [np.asarray(a, dtype=f.dtype) for a in inputs]
-    y = kernels.evaluate(device(dev), f, expr, cols, options)
+    y = expr_kernels.evaluate(device(dev), f, expr, cols, options)
     exact, sgn = mpfr.exact_pairs(reference, cols)
     s = check.score(y, cols, exact, f, reference, "ulp", sgn)
     return Accuracy(s.max, s.mean, tuple(float(c[s.argmax]) for c in cols), float(y[s.argmax]), s.n,

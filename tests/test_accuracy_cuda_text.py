@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_gpuperf.accuracy import formats, functions, kernels, sweep
+from pytest_gpuperf.accuracy import expr_kernels, fp_formats, functions, sweep
 
 NVCC = shutil.which("nvcc")
 pytestmark = pytest.mark.skipif(NVCC is None, reason="no nvcc on this machine: CUDA texts cannot be compiled here")
@@ -72,6 +72,6 @@ def test_fast_variant_sweeps_compile(tmp_path):
 
 
 def test_planted_evaluators_compile(tmp_path):
-    texts = [kernels.eval_source("cuda", formats.FP32, e32, 1, plant=True) for e32, _ in _unary()]
-    texts += [kernels.eval_source("cuda", formats.FP32, "powf(x0, x1)", 2, plant=True)]
+    texts = [expr_kernels.eval_source("cuda", fp_formats.FP32, e32, 1, plant=True) for e32, _ in _unary()]
+    texts += [expr_kernels.eval_source("cuda", fp_formats.FP32, "powf(x0, x1)", 2, plant=True)]
     _compile(tmp_path, "evaluators", _unit(texts))

@@ -24,7 +24,7 @@ import gmpy2
 import numpy as np
 import pytest
 
-from pytest_gpuperf.accuracy import certificate, check, formats, functions, kernels
+from pytest_gpuperf.accuracy import certificate, check, expr_kernels, fp_formats, functions
 from pytest_gpuperf.devices import discover
 from suite_support import baseline_folder
 
@@ -92,8 +92,8 @@ def test_certificate_is_the_true_maximum_confirmed_in_mpfr(cl_device, sin_certif
     # the host check of every input finds the same maximum and (to the device fp64's error) the same mean
     x = np.arange(0x3F800000, 0x3F800000 + cert.checked, dtype=np.uint32).view(np.float32)
     assert float(x[-1]) == dom[1]
-    y = kernels.evaluate(cl_device, formats.FP32, "sin(x0)", [x])
-    sc = check.score(y, [x], functions.reference_fn("sin", "fp32")(x), formats.FP32, "sin", "ulp")
+    y = expr_kernels.evaluate(cl_device, fp_formats.FP32, "sin(x0)", [x])
+    sc = check.score(y, [x], functions.reference_fn("sin", "fp32")(x), fp_formats.FP32, "sin", "ulp")
     assert sc.max == pytest.approx(cert.max, abs=1e-9)
     assert sc.mean == pytest.approx(cert.mean, abs=1e-6)
     # MPFR on its own: |y − sin x| / ulp(sin x) at the worst input, 200 bits

@@ -8,8 +8,8 @@ import zlib
 import numpy as np
 import pytest
 
-from pytest_gpuperf.accuracy import check, inputs, mpfr, ops, rounding, search, ulp
-from pytest_gpuperf.accuracy.formats import FP16, FP32, FP64
+from pytest_gpuperf.accuracy import check, exact_ops, inputs, mpfr, rounding, search, ulp
+from pytest_gpuperf.accuracy.fp_formats import FP16, FP32, FP64
 from pytest_gpuperf.accuracy.rounding import LD
 
 F32 = np.float32
@@ -80,17 +80,17 @@ def test_ordered_key_is_monotone():
 
 
 @pytest.mark.parametrize("fmt", [FP16, FP32, FP64], ids=lambda f: f.name)
-@pytest.mark.parametrize("op", ops.OPS)
+@pytest.mark.parametrize("op", exact_ops.OPS)
 def test_exact_op_rounding_matches_mpfr(fmt, op):
     """The vectorized path (error-free transforms + round_exact) equals MPFR's correct rounding in every
     mode, including subnormal results, cancellation and overflow."""
     rng = np.random.default_rng(zlib.crc32(f"{fmt.name}.{op}".encode()))  # str hash() is salted per run
     n = 120
     args = [np.concatenate([inputs.stratified(fmt, 1, rng)[rng.integers(0, 1 << 11 if fmt is FP64 else 60, n)],
-                            inputs.specials(fmt)[:6]]) for _ in range(ops.ARITY[op])]
+                            inputs.specials(fmt)[:6]]) for _ in range(exact_ops.ARITY[op])]
     if op in ("add", "sub"):
         args[1][: n // 3] = (-1 if op == "add" else 1) * args[0][: n // 3] * fmt.dtype.type(1 + 2.0 ** (3 - fmt.p))
-    r, s = ops.exact_op(op, *args)
+    r, s = exact_ops.exact_op(op, *args)
     for mode in rounding.MODES:
         got = rounding.round_exact(r, s, fmt, mode)
         for i in range(len(r)):
@@ -148,7 +148,7 @@ def test_mpfr_confirmation_keeps_far_remainders(mode):
     """1e300 ± 1e-300: the remainder sign survives MPFR confirmation (exact, not 256-bit, sums)."""
     a = np.array([1e300, 1e300, -1e300], np.float64)
     b = np.array([1e-300, -1e-300, 1e-300], np.float64)
-    r, s = ops.exact_op("add", a, b)
+    r, s = exact_ops.exact_op("add", a, b)
     want = np.array([mpfr.correctly_rounded("add", [x, y], FP64, mode) for x, y in zip(a, b)])
     sc = check.score(want, [a, b], r, FP64, "add", "cr", s, mode=mode)
     assert sc.max == 0 and sc.confirmed == 3
@@ -159,7 +159,7 @@ def test_strategies_stay_in_their_regions():
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from pytest_gpuperf.accuracy import strategies as S
+    from pytest_gpuperf.accuracy import region_strategies as S
 
     @settings(max_examples=60, deadline=None, database=None)
     @given(st.data())

@@ -46,7 +46,7 @@ def test_dialects_are_complete_and_unknown_backends_are_refused():
 
 def _generated(backend: str) -> dict[str, str]:
     """Every kernel text (and build-option tuple) the areas generate for ``backend``, per area."""
-    from pytest_gpuperf.accuracy import formats, functions, kernels, summation, sweep
+    from pytest_gpuperf.accuracy import expr_kernels, fp_formats, functions, summation, sweep
     from pytest_gpuperf.models import corpus, kernel_classes
     from pytest_gpuperf.probes import chain, global_latency, memory, ops, throughput
     from pytest_gpuperf.tuning import concurrency
@@ -64,8 +64,8 @@ def _generated(backend: str) -> dict[str, str]:
         out["chain"].append(chain.program(backend, ["A", "B"], bool(fp64), bool(clock), bool(fp16)))
     out["memory"] += [memory.source(backend), throughput._SPIN, global_latency.SOURCE]
     for fmt in ("fp16", "fp32", "fp64"):
-        out["accuracy"] += [kernels.eval_source(backend, formats.get(fmt), "f(x0)", arity) for arity in (1, 2, 3)]
-    out["accuracy"].append(kernels.eval_source(backend, formats.get("fp32"), "f(x0)", 1, plant=True))
+        out["accuracy"] += [expr_kernels.eval_source(backend, fp_formats.get(fmt), "f(x0)", arity) for arity in (1, 2, 3)]
+    out["accuracy"].append(expr_kernels.eval_source(backend, fp_formats.get("fp32"), "f(x0)", 1, plant=True))
     out["accuracy"] += [f.expr(backend, fmt, ["x0", "x1"][:f.arity]) for f in functions.FUNCTIONS.values()
                         for fmt in ("fp32", "fp64")]
     out["accuracy"] += [summation.source(backend, t, m) for t in ("float", "double") for m in summation.ACC]

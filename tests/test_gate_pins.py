@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pytest_gpuperf.accuracy.formats import FORMATS
+from pytest_gpuperf.accuracy.fp_formats import FORMATS
 from pytest_gpuperf.accuracy.rounding import LD
 from pytest_gpuperf.accuracy.ulp import cr_distance, ordered_key, ulp_errors
 from pytest_gpuperf.baselines import classes, compare, make_entry, validity

@@ -2,7 +2,7 @@
 
 One job per module:
 
-* :mod:`formats`   — binary16/32/64 parameters (precision, exponent range, numpy dtypes).
+* :mod:`fp_formats` — binary16/32/64 parameters (precision, exponent range, numpy dtypes).
 * :mod:`rounding`  — vectorized correct rounding of an exact value ``r + e`` (long double pair) to a
   format in any IEEE rounding mode; the bulk reference path.
 * :mod:`ulp`       — the ULP error metric (against the exact value and against the correctly rounded
@@ -10,10 +10,10 @@ One job per module:
 * :mod:`mpfr`      — gmpy2/MPFR (and mpmath) references, one element at a time, used to confirm
   near-boundary cases and every reported maximum.
 * :mod:`functions` — the catalog: math functions, device spellings, references, documented bounds.
-* :mod:`ops`       — exact results of + − × ÷ sqrt fma as long double pairs (error-free transforms).
-* :mod:`inputs` / :mod:`strategies` — stratified inputs over every binade, hypothesis strategies for
+* :mod:`exact_ops` — exact results of + − × ÷ sqrt fma as long double pairs (error-free transforms).
+* :mod:`inputs` / :mod:`region_strategies` — stratified inputs over every binade, hypothesis strategies for
   dangerous regions.
-* :mod:`kernels`   — device evaluators (CUDA and OpenCL source generation, launch).
+* :mod:`expr_kernels` — device evaluators (CUDA and OpenCL source generation, launch).
 * :mod:`check`     — bulk check of a device result vector: max/mean ULP, worst input, MPFR confirmation.
 * :mod:`search`    — worst-case search (random restarts + local search) under a budget.
 * :mod:`sweep`     — exhaustive (all 2^32) or strided fp32 sweep on the device.

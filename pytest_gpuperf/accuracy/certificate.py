@@ -16,7 +16,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from . import check, formats, kernels, mpfr
+from . import check, expr_kernels, fp_formats, mpfr
 from .sweep import run_sweep
 
 ALL = ((0, 1 << 32),)
@@ -107,9 +107,9 @@ def certify(device, fn: str, expr32: str, expr64: str, metric: str, *, domain: t
         assert r.sums is not None
         s_err += r.sums[0] if metric == "cr" else r.sums[1]
         scored += r.sums[2]
-    fmt = formats.FP32
+    fmt = fp_formats.FP32
     x = np.array([worst_bits], np.uint32).view(np.float32)
-    y = kernels.evaluate(device, fmt, expr32 if "x0" in expr32 else f"{expr32}(x0)", [x], options, plant=plant)
+    y = expr_kernels.evaluate(device, fmt, expr32 if "x0" in expr32 else f"{expr32}(x0)", [x], options, plant=plant)
     ref = reference or fn
     ex, sgn = mpfr.exact_pairs(ref, [x])
     sc = check.score(y, [x], ex, fmt, ref, metric, sgn)

@@ -15,7 +15,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from . import mpfr
-from .formats import Format
+from .fp_formats import Format
 from .rounding import LD, ulp_of
 from .ulp import CLASS_NAMES, OK, UlpErrors, ulp_errors
 

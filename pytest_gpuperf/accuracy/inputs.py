@@ -10,7 +10,7 @@ from typing import Optional
 
 import numpy as np
 
-from .formats import Format
+from .fp_formats import Format
 
 
 def specials(fmt: Format) -> np.ndarray:

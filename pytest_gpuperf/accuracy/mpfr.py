@@ -19,7 +19,7 @@ import gmpy2
 import mpmath
 import numpy as np
 
-from .formats import Format
+from .fp_formats import Format
 from .rounding import LD
 
 ROUND = {"rn": gmpy2.RoundToNearest, "rz": gmpy2.RoundToZero, "ru": gmpy2.RoundUp, "rd": gmpy2.RoundDown}

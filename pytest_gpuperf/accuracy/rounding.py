@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .formats import Format
+from .fp_formats import Format
 
 MODES = ("rn", "rz", "ru", "rd")
 LD = np.longdouble

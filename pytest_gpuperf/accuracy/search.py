@@ -11,7 +11,7 @@ from typing import Callable
 
 import numpy as np
 
-from .formats import Format
+from .fp_formats import Format
 from .inputs import stratified
 from .ulp import ulp_errors
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .formats import Format
+from .fp_formats import Format
 from .rounding import LD, round_exact, ulp_of
 
 OK, NAN_MISMATCH, INF_MISMATCH = 0, 1, 2

@@ -1,6 +1,6 @@
 """The math as users call it: each backend's array library, evaluated on the device under test.
 
-The accuracy suites build their own kernels (``accuracy.kernels``); users mostly do not. They call
+The accuracy suites build their own kernels (``accuracy.expr_kernels``); users mostly do not. They call
 ``pyopencl.clmath.sin`` on a ``pyopencl.array`` or CuPy's ufuncs, ``ElementwiseKernel`` and
 ``RawKernel``, which compile the same built-ins with the *library's* build options. This module is the
 one place that knows those libraries (backend-specific by nature): :func:`user_math` returns an

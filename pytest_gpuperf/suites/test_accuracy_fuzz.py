@@ -2,7 +2,7 @@
 strided binary32 sweep on the device.
 
 * ``test_dangerous_region`` — hypothesis draws batches from the region strategies of
-  :mod:`pytest_gpuperf.accuracy.strategies`; a batch exceeding the documented bound (or with an inf/nan
+  :mod:`pytest_gpuperf.accuracy.region_strategies`; a batch exceeding the documented bound (or with an inf/nan
   mismatch) fails, shrinks to a minimal input list and the message names the hypothesis seed.
   Metric ``accuracy.fuzz.<fmt>.<fn>.<region>.max_ulp``.
 * ``test_worst_case_search`` — random restarts + local search (``search.worst_case_search``) under a
@@ -20,16 +20,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pytest_gpuperf.accuracy import check, findings, formats, functions, kernels, mpfr, search, sweep
+from pytest_gpuperf.accuracy import check, expr_kernels, findings, fp_formats, functions, mpfr, search, sweep
 
 hypothesis = pytest.importorskip("hypothesis", reason="hypothesis is needed for the fuzz suite: pip install hypothesis")
 from hypothesis import given, seed, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from pytest_gpuperf.accuracy import strategies  # noqa: E402
+from pytest_gpuperf.accuracy import region_strategies  # noqa: E402
 from pytest_gpuperf.timing.measure import observed
 
-FUZZ = [(fmt, fn, region) for fmt in ("fp32", "fp64") for fn, regs in strategies.regions(formats.get(fmt)).items()
+FUZZ = [(fmt, fn, region) for fmt in ("fp32", "fp64") for fn, regs in region_strategies.regions(fp_formats.get(fmt)).items()
         for region, _ in regs if fmt == "fp32" or fn in ("sin", "cos", "log", "exp")]
 
 
@@ -38,9 +38,9 @@ def test_dangerous_region(gpu_device, gpuperf_record, accuracy_rng, fmt_name, fn
     info = gpu_device.info
     if fmt_name == "fp64" and not info.fp64:
         pytest.skip(f"{info.name} has no binary64 support")
-    fmt = formats.get(fmt_name)
+    fmt = fp_formats.get(fmt_name)
     f = functions.FUNCTIONS[fn]
-    strat = dict(strategies.regions(fmt)[fn])[region]
+    strat = dict(region_strategies.regions(fmt)[fn])[region]
     backend = info.backend
     bound = f.bound(backend, fmt_name)
     metric = f.metric(backend, fmt_name)
@@ -55,7 +55,7 @@ def test_dangerous_region(gpu_device, gpuperf_record, accuracy_rng, fmt_name, fn
     @given(st.lists(strat, min_size=1, max_size=64))
     def check_batch(xs):
         x = np.array(xs, fmt.dtype)
-        y = kernels.evaluate(gpu_device, fmt, expr, [x])
+        y = expr_kernels.evaluate(gpu_device, fmt, expr, [x])
         exact, sgn = (ref(x), 0) if ref is not None else mpfr.exact_pairs(fn, [x])
         sc = check.score(y, [x], exact, fmt, fn, metric, sgn, confirm_top=4)
         if sc.max > worst["max"]:
@@ -86,7 +86,7 @@ SEARCH = ["sin", "tan", "exp", "log", "erfc", "tgamma", "cbrt"]
 @pytest.mark.parametrize("fn", SEARCH)
 def test_worst_case_search(gpu_device, gpuperf_record, accuracy_seed, accuracy_rng, fn):
     info = gpu_device.info
-    fmt = formats.FP32
+    fmt = fp_formats.FP32
     f = functions.FUNCTIONS[fn]
     backend = info.backend
     bound = f.bound(backend, "fp32")
@@ -94,10 +94,10 @@ def test_worst_case_search(gpu_device, gpuperf_record, accuracy_seed, accuracy_r
     expr = f.expr(backend, "fp32", ["x0"])
     budget = 1.0 if info.is_cpu else 2.0
     batch = 1 << (12 if info.is_cpu else 16)
-    res = search.worst_case_search(fmt, lambda x: kernels.evaluate(gpu_device, fmt, expr, [x]), f.ref32, metric,
+    res = search.worst_case_search(fmt, lambda x: expr_kernels.evaluate(gpu_device, fmt, expr, [x]), f.ref32, metric,
                                    budget, accuracy_rng, batch=batch, domain=f.domain)
     x = res.best_x
-    y = kernels.evaluate(gpu_device, fmt, expr, [x])
+    y = expr_kernels.evaluate(gpu_device, fmt, expr, [x])
     sc = check.score(y, [x], f.ref32(x), fmt, fn, metric)
     worst = sc.worst([x], y)
     gpuperf_record(f"accuracy.search.fp32.{fn}.max_ulp", sc.max, "ulp", better="bound", bound=float(bound),
@@ -135,9 +135,9 @@ def test_sweep(gpu_device, gpuperf_record, request, fn):
     bound = f.bound(info.backend, "fp32")
     metric = f.metric(info.backend, "fp32")
     err, bits = r.worst_cr if metric == "cr" else r.worst_ulp
-    fmt = formats.FP32
+    fmt = fp_formats.FP32
     x = np.array([bits], np.uint32).view(np.float32)
-    y = kernels.evaluate(gpu_device, fmt, f.expr(info.backend, "fp32", ["x0"]), [x])
+    y = expr_kernels.evaluate(gpu_device, fmt, f.expr(info.backend, "fp32", ["x0"]), [x])
     ex, sgn = mpfr.exact_pairs(fn, [x])
     sc = check.score(y, [x], ex, fmt, fn, metric, sgn)
     mode = "exhaustive" if exhaustive else f"stride{stride}"

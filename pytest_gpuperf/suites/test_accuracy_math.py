@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pytest_gpuperf.accuracy import certificate, check, findings, formats, functions, inputs, kernels, mpfr
+from pytest_gpuperf.accuracy import certificate, check, expr_kernels, findings, fp_formats, functions, inputs, mpfr
 from pytest_gpuperf.gatecheck import plants
 
 PER_BINADE = {"fp32": 4, "fp64": 1}
@@ -57,7 +57,7 @@ def test_math_function(gpu_device, gpuperf_record, gpuperf_plant, accuracy_seed,
     if fmt_name == "fp64" and not info.fp64:
         pytest.skip(f"{info.name} has no binary64 support")
     f = functions.FUNCTIONS[fn]
-    fmt = formats.get(fmt_name)
+    fmt = fp_formats.get(fmt_name)
     backend = info.backend
     scale = inputs.sample_factor(gpu_device)
     planted = plants.ulp_function(gpuperf_plant) == fn and fmt_name == "fp32"
@@ -70,7 +70,7 @@ def test_math_function(gpu_device, gpuperf_record, gpuperf_plant, accuracy_seed,
         keep = accuracy_rng.choice(args[0].size, MPFR_ONLY_MAX, replace=False)
         args = [a[keep] for a in args]
     expr = f.expr(backend, fmt_name, [f"x{k}" for k in range(f.arity)])
-    y = kernels.evaluate(gpu_device, fmt, expr, args, plant=planted)
+    y = expr_kernels.evaluate(gpu_device, fmt, expr, args, plant=planted)
     exact, sgn = _reference(fn, fmt_name, args)
     bound = f.bound(backend, fmt_name)
     metric = f.metric(backend, fmt_name)
@@ -125,7 +125,7 @@ def test_fast_variant(gpu_device, gpuperf_record, accuracy_seed, accuracy_rng, v
     info = gpu_device.info
     if variant.backend != info.backend:
         pytest.skip(f"{variant.label} is a {variant.backend} function; this device is {info.backend}")
-    fmt = formats.FP32
+    fmt = fp_formats.FP32
     n = int(20000 * inputs.sample_factor(gpu_device))
     lo, hi = variant.domain
     if variant.base == "div":
@@ -139,7 +139,7 @@ def test_fast_variant(gpu_device, gpuperf_record, accuracy_seed, accuracy_rng, v
     else:
         args = [inputs.dense(fmt, lo, hi, n, accuracy_rng)]
         call = f"{variant.call}(x0)"
-    y = kernels.evaluate(gpu_device, fmt, call, args, variant.options)
+    y = expr_kernels.evaluate(gpu_device, fmt, call, args, variant.options)
     ref = functions.reference_fn(variant.base, "fp32")
     exact = ref(*args)
     metric = functions.CONVENTION[info.backend]

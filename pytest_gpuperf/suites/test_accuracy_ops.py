@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pytest_gpuperf.accuracy import check, formats, inputs, kernels, ops
+from pytest_gpuperf.accuracy import check, exact_ops, expr_kernels, fp_formats, inputs
 
 MODES = {"cuda": ("rn", "rz", "ru", "rd"), "opencl": ("rn",)}
 CUDA32 = {"add": "__fadd_{m}(x0, x1)", "sub": "__fsub_{m}(x0, x1)", "mul": "__fmul_{m}(x0, x1)",
@@ -51,11 +51,11 @@ def cuda_expr(fmt: str, op: str, mode: str) -> str:
     return f"__float2half_{mode}({f32})"
 
 
-def operands(fmt: formats.Format, op: str, scale: float, rng: np.random.Generator) -> list[np.ndarray]:
+def operands(fmt: fp_formats.Format, op: str, scale: float, rng: np.random.Generator) -> list[np.ndarray]:
     """All-binade operands plus the hard cases of each operation (cancellation, products near −c)."""
     per = {"fp16": 64, "fp32": 8, "fp64": 1}[fmt.name]
     per = max(1, int(per * scale))
-    cols = inputs.sample(fmt, ops.ARITY[op], per, 2000, (-4.0, 4.0), rng)
+    cols = inputs.sample(fmt, exact_ops.ARITY[op], per, 2000, (-4.0, 4.0), rng)
     n = cols[0].size
     if op in ("add", "sub"):  # near-cancellation: b = ∓a·(1 + k·eps)
         a = cols[0][: n // 4]
@@ -72,8 +72,8 @@ def operands(fmt: formats.Format, op: str, scale: float, rng: np.random.Generato
 
 
 def _check_mode(dev, fmt, op, mode, expr, args, options, gpuperf_record, bound, metric, cite, extra_info):
-    y = kernels.evaluate(dev, fmt, expr, args, options)
-    r, s = ops.exact_op(op, *args)
+    y = expr_kernels.evaluate(dev, fmt, expr, args, options)
+    r, s = exact_ops.exact_op(op, *args)
     sc = check.score(y, args, r, fmt, op, metric, s, mode="rn" if mode.startswith("rn") else mode)
     info = {"citation": cite, "expr": expr, "options": list(options), "metric": metric, "n": sc.n,
             "mean": sc.mean, "worst": sc.worst(args, y), "mismatches": sc.mismatches,
@@ -90,7 +90,7 @@ def _check_mode(dev, fmt, op, mode, expr, args, options, gpuperf_record, bound, 
     return problems
 
 
-@pytest.mark.parametrize("op", ops.OPS)
+@pytest.mark.parametrize("op", exact_ops.OPS)
 @pytest.mark.parametrize("fmt_name", ["fp16", "fp32", "fp64"])
 def test_basic_op(gpu_device, gpuperf_record, accuracy_scale, accuracy_seed, accuracy_rng, fmt_name, op):
     info = gpu_device.info
@@ -98,7 +98,7 @@ def test_basic_op(gpu_device, gpuperf_record, accuracy_scale, accuracy_seed, acc
         pytest.skip(f"{info.name} has no binary16 support (cl_khr_fp16)")
     if fmt_name == "fp64" and not info.fp64:
         pytest.skip(f"{info.name} has no binary64 support")
-    fmt = formats.get(fmt_name)
+    fmt = fp_formats.get(fmt_name)
     backend = info.backend
     args = operands(fmt, op, accuracy_scale, accuracy_rng)
     ident = {"identity": {"inputs": "seeded", "scale": float(accuracy_scale), "seed": int(accuracy_seed)}}

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pytest_gpuperf.accuracy import check, findings, formats, functions, inputs, kernels, search
+from pytest_gpuperf.accuracy import check, expr_kernels, findings, fp_formats, functions, inputs, search
 from pytest_gpuperf.devices import usermath
 from pytest_gpuperf.errors import BackendUnavailableError
 
@@ -56,14 +56,14 @@ def test_user_math(gpu_device, gpuperf_record, accuracy_seed, accuracy_rng, libr
     if fmt_name == "fp64" and not info.fp64:
         pytest.skip(f"{info.name} has no binary64 support")
     f = functions.FUNCTIONS[fn]
-    fmt = formats.get(fmt_name)
+    fmt = fp_formats.get(fmt_name)
     backend = info.backend
     scale = inputs.sample_factor(gpu_device)
     args = inputs.sample(fmt, f.arity, max(1, int(PER_BINADE[fmt_name] * scale)), int(DENSE[fmt_name] * scale),
                          f.domain, accuracy_rng, functions.EXCLUDE.get(fn, {}).get(fmt_name))
     expr = f.expr(backend, fmt_name, [f"x{k}" for k in range(f.arity)])
     y = np.asarray(um.evaluate(fn, args, fmt.dtype, expr), fmt.dtype)
-    y_proj = kernels.evaluate(gpu_device, fmt, expr, args)
+    y_proj = expr_kernels.evaluate(gpu_device, fmt, expr, args)
     ref = functions.reference_fn(fn, fmt_name)
     exact = ref(*args)
     bound = f.bound(backend, fmt_name)

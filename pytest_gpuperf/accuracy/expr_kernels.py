@@ -9,7 +9,7 @@ import numpy as np
 
 from ..devices import ndrange
 from ..devices.dialect import DIALECTS, dialect
-from .formats import Format
+from .fp_formats import Format
 
 #: C element type per kernel language and format (binary16 is the dialect's half type)
 CTYPE = {name: {"fp16": d.half_type, "fp32": "float", "fp64": "double"} for name, d in DIALECTS.items()}

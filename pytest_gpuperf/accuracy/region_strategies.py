@@ -16,7 +16,7 @@ import math
 import numpy as np
 from hypothesis import strategies as st
 
-from .formats import Format
+from .fp_formats import Format
 
 
 def _from_bits(fmt: Format, bits: int) -> float:

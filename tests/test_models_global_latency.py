@@ -14,10 +14,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from pytest_gpuperf.devices import sass
 from pytest_gpuperf.models import cfg, ptx, scheduler
-from pytest_gpuperf.models.latency import (GLOBAL_MODEL_METRIC, GlobalLatencyModel, LatencyTable,
+from pytest_gpuperf.models.ptx_latency import (GLOBAL_MODEL_METRIC, GlobalLatencyModel, LatencyTable,
                                            global_latency_k20, latencies, with_global_model)
-from pytest_gpuperf.probes import fit, global_latency, sass
+from pytest_gpuperf.probes import fit, global_latency, sass_proof
 
 #: Table 3.3 (Tesla K20): (interval end, a, b) of L = a·(nT_b·nB) + b.
 TABLE_3_3 = tuple((hi, a, b) for _, hi, a, b in global_latency.K20_TABLE_3_3)
@@ -192,6 +193,6 @@ def test_chase_kernel_compiles_to_l1_bypassing_dependent_loads(tmp_path):
     if not sass.cuobjdump_candidates():
         pytest.skip("no cuobjdump here: the SASS check runs on the GPU")
     funcs = sass.parse(sass.disassemble((tmp_path / "chase.cubin").read_bytes()))
-    ev = sass.verify_chain(funcs[global_latency.NAME], [(global_latency.CG_OPCODE,)], [global_latency.UNROLL] * 3,
+    ev = sass_proof.verify_chain(funcs[global_latency.NAME], [(global_latency.CG_OPCODE,)], [global_latency.UNROLL] * 3,
                            "global latency chase")
     assert len(ev["loops"]) == 3

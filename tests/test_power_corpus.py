@@ -17,7 +17,7 @@ from pytest_gpuperf.devices.nvml import Reading, decode_throttle
 from pytest_gpuperf.devices.resources import Resources
 from pytest_gpuperf.models import cfg as cfgmod
 from pytest_gpuperf.models import ptx as ptxmod
-from pytest_gpuperf.models.latency import latencies
+from pytest_gpuperf.models.ptx_latency import latencies
 from pytest_gpuperf.models.power_model import load_corpus
 from pytest_gpuperf.power import collect as collect_cli
 from pytest_gpuperf.power.model_corpus import Job, _trips_for, collect

@@ -15,7 +15,7 @@ import pytest
 from pytest_gpuperf.models import cfg as cfgmod
 from pytest_gpuperf.models import ptx as ptxmod
 from pytest_gpuperf.models import power_model
-from pytest_gpuperf.models.latency import latencies
+from pytest_gpuperf.models.ptx_latency import latencies
 
 DATA = Path(__file__).parent / "data" / "models"
 

@@ -12,7 +12,7 @@ import pytest
 from pytest_gpuperf.precision import graph
 from pytest_gpuperf.precision.cost import EPS32, Threshold, cost, errors
 from pytest_gpuperf.precision.programs import PROGRAMS
-from pytest_gpuperf.precision.search import Pool, Candidate, Validation, lower
+from pytest_gpuperf.precision.lowering import Pool, Candidate, Validation, lower
 from pytest_gpuperf.precision.template import TypedTemplate, lint
 
 SMALL = r"""

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_gpuperf.devices import elf, recompile
-from pytest_gpuperf.probes import sass
+from pytest_gpuperf.devices import elf, recompile, sass
+from pytest_gpuperf.errors import ProbeVerificationError
 
 CUBIN = (Path(__file__).parent / "data" / "probes" / "lat_fp32_fma.cubin").read_bytes()
 
@@ -35,7 +35,7 @@ def test_identity_check_accepts_the_same_code_and_rejects_other_code():
     assert recompile.check_identical(CUBIN, CUBIN, ["lat_fp32_fma"])["lat_fp32_fma"] > 0
     code = elf.function_code(CUBIN, "lat_fp32_fma")
     tampered = CUBIN.replace(code, code[:-16] + bytes(16))
-    with pytest.raises(sass.ProbeVerificationError, match="not in the cubin that ran"):
+    with pytest.raises(ProbeVerificationError, match="not in the cubin that ran"):
         recompile.check_identical(tampered, CUBIN, ["lat_fp32_fma"])
 
 
@@ -50,6 +50,6 @@ def test_cupy_truncated_cubin_is_repaired_exactly():
 @pytest.mark.skipif(not sass.cuobjdump_candidates(), reason="no cuobjdump here (pip install nvidia-cuda-cuobjdump "
                     "nvidia-cuda-nvdisasm, or set $GPUPERF_CUOBJDUMP)")
 def test_cuobjdump_rejects_the_short_cubin_and_reads_the_repaired_one():
-    with pytest.raises(sass.ProbeVerificationError, match="does not contain device code"):
+    with pytest.raises(ProbeVerificationError, match="does not contain device code"):
         sass.disassemble(CUBIN[:-1])
     assert "lat_fp32_fma" in sass.parse(sass.disassemble(elf.repaired(CUBIN[:-1])))

@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_gpuperf.probes import chain, ops, sass
+from pytest_gpuperf.devices import sass
+from pytest_gpuperf.errors import ProbeVerificationError
+from pytest_gpuperf.probes import chain, ops, sass_proof
 
 DATA = Path(__file__).parent / "data" / "probes"
 
@@ -37,54 +39,54 @@ def test_generated_latency_chains_verify(fn, opname, fast):
     o = ops.op(opname)
     _, ck = chain.latency_kernel(o, "cuda", "clock")
     _, instrs = _func(fn)
-    ev = sass.verify_latency(instrs, o.sass_for(fast), ck.u1, ck.u2, sass.per_step(o.heavy, o.ops_per_step), o.name)
+    ev = sass_proof.verify_latency(instrs, o.sass_for(fast), ck.u1, ck.u2, sass_proof.per_step(o.heavy, o.ops_per_step), o.name)
     assert len(ev["loops"]) == 2
     # the two timed sections hold exactly the unrolled chains (u1 and u2 steps), nothing was merged
-    per = sass.per_step(o.heavy, o.ops_per_step)
+    per = sass_proof.per_step(o.heavy, o.ops_per_step)
     assert sorted(c[0] for c in ev["opcode_counts"]) == [ck.u1 * per, ck.u2 * per]
 
 
 def test_wrong_instruction_is_an_error():
     o = ops.op("fp32.fma")
     _, instrs = _func("lat_fp32_fma.sass")
-    with pytest.raises(sass.ProbeVerificationError, match="DFMA"):
-        sass.verify_latency(instrs, (("DFMA",),), 32, 64, 1, "fp32 chain claimed as DFMA")
+    with pytest.raises(ProbeVerificationError, match="DFMA"):
+        sass_proof.verify_latency(instrs, (("DFMA",),), 32, 64, 1, "fp32 chain claimed as DFMA")
     assert o.sass == (("FFMA",),)
 
 
 def test_folded_chain_is_an_error():
     # step x = fmaf(c1, c2, c2) does not depend on x: ptxas hoists it, the loops hold no FFMA chain
     _, instrs = _func("folded.sass")
-    with pytest.raises(sass.ProbeVerificationError):
-        sass.verify_latency(instrs, (("FFMA",),), 32, 64, 1, "folded")
+    with pytest.raises(ProbeVerificationError):
+        sass_proof.verify_latency(instrs, (("FFMA",),), 32, 64, 1, "folded")
 
 
 def test_fully_unrolled_chain_without_loop_is_an_error():
     _, instrs = _func("unrolled.sass")
     assert sum(i.opcode == "FFMA" for i in instrs) >= 2 * 32  # the FFMAs are there, but in no loop
-    with pytest.raises(sass.ProbeVerificationError, match="no loop"):
-        sass.verify_latency(instrs, (("FFMA",),), 32, 64, 1, "unrolled")
+    with pytest.raises(ProbeVerificationError, match="no loop"):
+        sass_proof.verify_latency(instrs, (("FFMA",),), 32, 64, 1, "unrolled")
 
 
 def test_throughput_loop_holds_all_independent_chains():
     _, instrs = _func("tp_fp32_fma_ilp4.sass")
-    ev = sass.verify_throughput(instrs, (("FFMA",),), chain.TP_UNROLL, 4, 1, "tp")
+    ev = sass_proof.verify_throughput(instrs, (("FFMA",),), chain.TP_UNROLL, 4, 1, "tp")
     assert ev["opcode_counts"][0][0] >= chain.TP_UNROLL * 4
-    with pytest.raises(sass.ProbeVerificationError):
-        sass.verify_throughput(instrs, (("FFMA",),), chain.TP_UNROLL, 8, 1, "claims ILP 8")
+    with pytest.raises(ProbeVerificationError):
+        sass_proof.verify_throughput(instrs, (("FFMA",),), chain.TP_UNROLL, 8, 1, "claims ILP 8")
 
 
 def test_opcode_match_respects_dot_boundaries():
-    assert sass.matches("FFMA.FTZ", "FFMA")
-    assert sass.matches("MUFU.EX2", "MUFU.EX2")
-    assert not sass.matches("MUFU.EX2", "MUFU.RCP")
-    assert not sass.matches("FFMA32I", "FFMA")
+    assert sass_proof.matches("FFMA.FTZ", "FFMA")
+    assert sass_proof.matches("MUFU.EX2", "MUFU.EX2")
+    assert not sass_proof.matches("MUFU.EX2", "MUFU.RCP")
+    assert not sass_proof.matches("FFMA32I", "FFMA")
 
 
 def test_loops_are_backward_branches():
     instrs = [sass.Instr(0x10, "", "FFMA", "R1, R1, R2, R3"), sass.Instr(0x20, "@P0", "BRA", "0x10"),
               sass.Instr(0x30, "", "BRA", "0x40"), sass.Instr(0x40, "", "EXIT", "")]
-    assert sass.loops(instrs) == [(0x10, 0x20)]
+    assert sass_proof.loops(instrs) == [(0x10, 0x20)]
 
 
 def test_fast_math_falls_back_to_the_ieee_proof_and_says_so():
@@ -92,9 +94,9 @@ def test_fast_math_falls_back_to_the_ieee_proof_and_says_so():
     o = ops.Op("fp32.fma", "x = fmaf(x, c1, c2);", None, (("FFMA",),), sass_fast=(("MUFU.SIN",),))
     _, ck = chain.latency_kernel(ops.op("fp32.fma"), "cuda", "clock")
     _, instrs = _func("lat_fp32_fma.sass")
-    ev = sass.verify_latency_op(instrs, o, True, ck.u1, ck.u2)
+    ev = sass_proof.verify_latency_op(instrs, o, True, ck.u1, ck.u2)
     assert ev["fast_math_path"] == "ieee routine" and "MUFU.SIN" in ev["fast_math_note"]
-    assert "fast_math_path" not in sass.verify_latency_op(instrs, o, False, ck.u1, ck.u2)
+    assert "fast_math_path" not in sass_proof.verify_latency_op(instrs, o, False, ck.u1, ck.u2)
     neither = ops.Op("fp32.fma", "x = fmaf(x, c1, c2);", None, (("DFMA",),), sass_fast=(("MUFU.SIN",),))
-    with pytest.raises(sass.ProbeVerificationError, match="IEEE routine"):
-        sass.verify_latency_op(instrs, neither, True, ck.u1, ck.u2)
+    with pytest.raises(ProbeVerificationError, match="IEEE routine"):
+        sass_proof.verify_latency_op(instrs, neither, True, ck.u1, ck.u2)

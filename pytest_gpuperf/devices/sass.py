@@ -2,7 +2,7 @@
 exact code that ran) and :func:`parse` turns the text into instructions per function.
 
 Device knowledge: :meth:`pytest_gpuperf.devices.cuda.CudaDevice.sass_functions` uses it for a compiled
-kernel; the probes' proofs built on it live in :mod:`pytest_gpuperf.probes.sass`.
+kernel; the probes' proofs built on it live in :mod:`pytest_gpuperf.probes.sass_proof`.
 """
 
 from __future__ import annotations

@@ -196,7 +196,7 @@ def ptx_latency_sensitivity(inp: Inputs) -> list[str]:
     """Diagnostic: the thesis variant's mean error re-predicted from the saved PTX (``tests/data/models``),
     the run's calibration and measured times, with ``L(gm)`` set to the probe run's DRAM, L2 and L1 latency."""
     from ..models import cfg as cfgmod, ptx as ptxmod, scheduler  # noqa: PLC0415
-    from ..models.latency import LatencyTable  # noqa: PLC0415
+    from ..models.ptx_latency import LatencyTable  # noqa: PLC0415
     run = inp.runs("cuda")[-1]
     m = merged(inp.runs("cuda"), prefer="last")
     info = (m.get("model.ptx.mean_error") or {}).get("info") or {}

@@ -8,7 +8,7 @@ One module per job:
 * :mod:`.svr` — the ML (SVR) model over sampled features, leave-one-kernel-out (Dao §2.5.2, §2.6.1).
 * :mod:`.ptx` — PTX parser (instructions, operands, classes).
 * :mod:`.cfg` — basic blocks, control-flow graph, natural loops, data-dependence graphs.
-* :mod:`.latency` — instruction latencies: probe baselines first, the Alavani thesis table as fallback.
+* :mod:`.ptx_latency` — instruction latencies: probe baselines first, the Alavani thesis table as fallback.
 * :mod:`.scheduler` — Alavani's Algorithms 6–8, memory penalties (Eq. 4.10–4.12) and launch overhead.
 * :mod:`.dwarfs` — the thesis' dwarf benchmarks re-written for CUDA, with their loop trip counts.
 * :mod:`.kernel_classes` — the ten kernel classes K1–K10 of paper 004 and its three unseen kernels.

@@ -3,7 +3,7 @@ thesis' model families compared under nested cross-validation.
 
 **Features** (:func:`features`, Algorithms 9–10 and Table 5.4). The CFG, loop multipliers, instruction
 classes, latencies, occupancy and penalties are the project's static PTX model (``models.ptx``,
-``models.cfg``, ``models.latency``, ``models.scheduler``) — the same analysis chapter 4's time model
+``models.cfg``, ``models.ptx_latency``, ``models.scheduler``) — the same analysis chapter 4's time model
 uses, as the thesis reuses its Algorithms 6–8. Per thread, each instruction counts once per execution
 (its block's loop multiplier: Alg. 10 line 12) in one of four types — computation, global memory,
 shared memory, miscellaneous (moves, branches, barriers, parameter loads) — with its latency from the
@@ -38,7 +38,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from .cfg import Cfg
-from .latency import LatencyTable
+from .ptx_latency import LatencyTable
 from .scheduler import cache_miss_cycles, global_penalty_s, memory_counts, occupancy, shared_penalty_s, Calibration
 from ..devices.occupancy import sm_limits
 from ..util import jsonio

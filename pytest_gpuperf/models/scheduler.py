@@ -40,7 +40,7 @@ import networkx as nx
 import numpy as np
 
 from .cfg import Block, Cfg
-from .latency import LatencyTable
+from .ptx_latency import LatencyTable
 from .ptx import Instruction
 from ..devices.occupancy import alavani_threads_per_sm, sm_limits
 

@@ -5,7 +5,7 @@
 
 Resumable: a second call with the same ``--out`` keeps what the first measured and goes on, so a corpus
 larger than one time-boxed session is collected over several. The
-instruction latencies are the device's probe figures where the checkout has them (``models.latency``,
+instruction latencies are the device's probe figures where the checkout has them (``models.ptx_latency``,
 the same table the PTX time model uses), else the thesis' V100 column, named in the file's ``meta``.
 Exit status 2 when the device has no power sensor or yields no PTX (the reason is printed).
 
@@ -28,7 +28,7 @@ import sys
 from pathlib import Path
 
 from ..devices import discover, open_device, resolve
-from ..models.latency import latencies
+from ..models.ptx_latency import latencies
 from ..models.power_model import save_corpus
 from .model_corpus import check_ptx, collect, merge, repeatability
 

@@ -40,7 +40,7 @@ from ..models import cfg as cfgmod
 from ..models import ptx as ptxmod
 from ..models.corpus import CORPUS, CorpusKernel
 from ..models.dwarfs import DWARFS
-from ..models.latency import LatencyTable
+from ..models.ptx_latency import LatencyTable
 from ..models.power_model import Entry, features, load_corpus, read_corpus, save_corpus
 from ..models.scheduler import memory_counts
 from ..tuning.kernels import by_name as bench_by_name

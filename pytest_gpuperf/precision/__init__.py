@@ -8,7 +8,7 @@ One job per module:
 * :mod:`.graph` — the data-flow graph: levels from the loads down (top-down, §7.4.2.2), blocks
   (cut points, §7.4.2.3.2);
 * :mod:`.cost` — error measures (ulp of the double result, relative) and the thesis' cost;
-* :mod:`.search` — the level-by-level lowering with step size and cut points, and the pool of best
+* :mod:`.lowering` — the level-by-level lowering with step size and cut points, and the pool of best
   programs (§7.4.2.3, §7.4.3.1); pure Python, tested without a device;
 * :mod:`.dialect` — the prelude that makes one kernel text compile on OpenCL and CUDA;
 * :mod:`.runner` — compiles, validates and times mixes on a device; :func:`.runner.tune`;

@@ -1,7 +1,7 @@
 """The tuner on a device: compile a precision mix of a program, validate it on the test inputs, time it.
 
 :func:`tune` profiles the original (its outputs are the ground truth, §7.4.1), runs the lowering search
-(:mod:`.search`) with validation on the device, picks the mix by :data:`CHOICES`, and finally times the
+(:mod:`.lowering`) with validation on the device, picks the mix by :data:`CHOICES`, and finally times the
 chosen program against the original *alternately* (:func:`~pytest_gpuperf.timing.measure.measure_pair`):
 the speedup is the median of the pairs' ratios, and those ratios travel as the figure's samples. Tuning
 time is the host's wall clock of the whole search (compiles included), as the thesis' iterations count
@@ -31,7 +31,7 @@ from ..timing.stats import Stats
 from . import dialect, graph as dataflow
 from .cost import Threshold, errors
 from .programs.program import Program, Setup
-from .search import Outcome, Validation, lower
+from .lowering import Outcome, Validation, lower
 from .template import TypedTemplate, lint
 
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import Sequence
 
 from ..devices.base import Device, Kernel
-from . import sass
+from ..devices.sass import Instr
+from ..errors import ProbeVerificationError
 
 
 def compile_many(device: Device, source: str, names: Sequence[str], options: Sequence[str] = ()) -> dict[str, Kernel]:
@@ -20,16 +21,16 @@ def compile_many(device: Device, source: str, names: Sequence[str], options: Seq
     return device.compile_many(source, names, options)
 
 
-def sass_functions(kernel: Kernel) -> dict[str, list[sass.Instr]]:
+def sass_functions(kernel: Kernel) -> dict[str, list[Instr]]:
     """Parsed SASS of the cubin ``kernel`` came from (:meth:`Device.sass_functions`)."""
     return kernel.device.sass_functions(kernel)
 
 
-def function_sass(kernel: Kernel) -> list[sass.Instr]:
+def function_sass(kernel: Kernel) -> list[Instr]:
     """SASS of one entry point; raises ProbeVerificationError when the cubin lacks it."""
     funcs = sass_functions(kernel)
     if kernel.name not in funcs:
-        raise sass.ProbeVerificationError(
+        raise ProbeVerificationError(
             f"{kernel.name} is not in the cubin's SASS (functions: {', '.join(funcs)}); was it declared "
             "extern \"C\"?")
     return funcs[kernel.name]

@@ -61,13 +61,13 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..devices.base import Device, DeviceInfo
-from . import sass
+from . import sass_proof
 from .build import function_sass
 from .fit import PiecewiseFit, piecewise_linear
 from .memory import chase_array
 
 #: Alavani Table 3.3 (Tesla K20): (interval start, interval end, a, b) of L = a·(nT_b·nB) + b cycles — the
-#: thesis' fitted model, kept once: the K20 fallback of :func:`models.latency.global_latency_k20`, the
+#: thesis' fitted model, kept once: the K20 fallback of :func:`models.ptx_latency.global_latency_k20`, the
 #: reference in every fit's ``info`` and the tests' ground truth.
 K20_TABLE_3_3: tuple[tuple[float, float, float, float], ...] = (
     (0, 4096, 0.02828, 220.0), (4096, 24576, 0.004780, 251.7), (24576, 991232, 0.0001679, 307.8),
@@ -115,7 +115,7 @@ def build(device: Device) -> tuple[Any, dict[str, object]]:
     """Compile the chase and prove from the SASS that its three loops hold ``UNROLL`` dependent L1-bypassing
     loads each (a compiler that merged, hoisted or cached them would make the timing meaningless)."""
     kernel = device.compile(SOURCE, NAME)
-    evidence = sass.verify_chain(function_sass(kernel), [(CG_OPCODE,)], [UNROLL, UNROLL, UNROLL],
+    evidence = sass_proof.verify_chain(function_sass(kernel), [(CG_OPCODE,)], [UNROLL, UNROLL, UNROLL],
                                  "global latency chase (ld.global.cg)")
     return kernel, evidence
 

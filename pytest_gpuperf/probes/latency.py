@@ -3,7 +3,7 @@
 CUDA: one thread, ``clock64()`` around two sections with ``u1`` and ``u2`` unrolled steps per loop
 iteration and the same iteration count ``n``; ``(cycles₂ − cycles₁) / (n·(u2−u1)·ops_per_step)`` is
 the latency in SM cycles with loop overhead and clock-read cost differenced away. Every kernel's SASS
-is checked first (:mod:`.sass`): no proof, no number.
+is checked first (:mod:`.sass_proof`): no proof, no number.
 
 OpenCL: the same kernel launched once with only section 1 (``n1 = n, n2 = 0``) and once with only
 section 2; the profiling-event times are differenced the same way → ns per operation, converted to
@@ -19,7 +19,7 @@ import numpy as np
 from ..devices.base import Device, DeviceInfo
 from ..timing import Stats
 from ..timing.profiles import profile
-from . import chain, sass
+from . import chain, sass_proof
 from .build import compile_many, function_sass
 from .ops import Op
 
@@ -47,7 +47,7 @@ def build(device: Device, ops: Sequence[Op], fast: bool, timing: str):
     if device.info.has_sass:
         for _, ck in pairs:
             instrs = function_sass(kernels[ck.name])
-            evidence[ck.name] = sass.verify_latency_op(instrs, ck.op, fast, ck.u1, ck.u2)
+            evidence[ck.name] = sass_proof.verify_latency_op(instrs, ck.op, fast, ck.u1, ck.u2)
             evidence[ck.name]["origin"] = device.sass_origin(kernels[ck.name])
     return [(ck, kernels[ck.name]) for _, ck in pairs], evidence
 

@@ -20,7 +20,7 @@ import numpy as np
 from ..timing.stats import Stats
 
 from ..devices.base import Device
-from . import sass
+from . import sass_proof
 from .build import compile_many, function_sass
 from .fit import plateaus
 
@@ -129,9 +129,9 @@ def build(device: Device) -> tuple[dict[str, Any], dict[str, object]]:
     kernels = compile_many(device, source(device.info.backend), list(NAMES))
     evidence: dict[str, object] = {}
     if device.info.has_sass:
-        evidence["gp_chase"] = sass.verify_chain(function_sass(kernels["gp_chase"]), [("LDG",)],
+        evidence["gp_chase"] = sass_proof.verify_chain(function_sass(kernels["gp_chase"]), [("LDG",)],
                                                  [UNROLL, UNROLL], "global pointer chase")
-        evidence["gp_shared_chase"] = sass.verify_chain(function_sass(kernels["gp_shared_chase"]), [("LDS",)],
+        evidence["gp_shared_chase"] = sass_proof.verify_chain(function_sass(kernels["gp_shared_chase"]), [("LDS",)],
                                                         [UNROLL, UNROLL], "shared-memory pointer chase")
     return kernels, evidence
 

@@ -13,7 +13,7 @@ at a fixed point (``sqrt(1)``, ``cos`` → Dottie number, ``exp(-x)`` → Ω) so
 
 ``sass`` lists the machine opcodes that prove the step ran: a tuple of alternatives per required
 instruction (``(("F2I",), ("I2F",))`` needs both). Each required instruction must occur at least
-``per_step`` times per unrolled step inside the timed loop (see :mod:`.sass`).
+``per_step`` times per unrolled step inside the timed loop (see :mod:`.sass_proof`).
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..devices.base import Device
 from ..timing import Stats
-from . import chain, sass
+from . import chain, sass_proof
 from .build import compile_many, function_sass
 from .ops import Op
 
@@ -62,9 +62,9 @@ def build(device: Device, op: Op, ilps: Sequence[int] = ILPS):
     evidence = {}
     if device.info.has_sass:
         for _, ck in pairs:
-            evidence[ck.name] = sass.verify_throughput(function_sass(kernels[ck.name]), op.sass_for(False),
+            evidence[ck.name] = sass_proof.verify_throughput(function_sass(kernels[ck.name]), op.sass_for(False),
                                                        chain.TP_UNROLL, ck.ilp,
-                                                       sass.per_step(op.heavy, op.ops_per_step),
+                                                       sass_proof.per_step(op.heavy, op.ops_per_step),
                                                        f"{op.name} throughput ILP {ck.ilp}")
             evidence[ck.name]["origin"] = device.sass_origin(kernels[ck.name])
     return [(ck, kernels[ck.name]) for _, ck in pairs], evidence

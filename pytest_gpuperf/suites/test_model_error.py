@@ -35,7 +35,7 @@ from pytest_gpuperf.models import ptx as ptxmod
 from pytest_gpuperf.models import aggregate, sampled_corpus, scheduler
 from pytest_gpuperf.models.corpus import CORPUS
 from pytest_gpuperf.models.dwarfs import DWARFS, THESIS_MAPE
-from pytest_gpuperf.models.latency import GLOBAL_MODEL_METRIC, GlobalLatencyModel, chain_ops, latencies
+from pytest_gpuperf.models.ptx_latency import GLOBAL_MODEL_METRIC, GlobalLatencyModel, chain_ops, latencies
 from pytest_gpuperf.probes import global_latency, memory
 from pytest_gpuperf.probes import latency as latency_probe
 from pytest_gpuperf.timing import Stats

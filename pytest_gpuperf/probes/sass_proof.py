@@ -13,11 +13,11 @@ from __future__ import annotations
 import re
 from typing import Iterable, Sequence
 
-from ..devices.sass import Instr, cuobjdump_candidates, disassemble, parse
+from ..devices.sass import Instr
 from ..errors import ProbeVerificationError
 
-__all__ = ["Instr", "ProbeVerificationError", "count_in", "cuobjdump_candidates", "disassemble", "loops", "matches",
-           "parse", "per_step", "verify_chain", "verify_latency", "verify_latency_op", "verify_throughput"]
+__all__ = ["count_in", "loops", "matches", "per_step", "verify_chain", "verify_latency", "verify_latency_op",
+           "verify_throughput"]
 
 
 def loops(instrs: Sequence[Instr]) -> list[tuple[int, int]]:

@@ -62,18 +62,18 @@ def test_resources_once_per_build(gpu_device, monkeypatch):
     verbose driver build on NVIDIA OpenCL) are read once, not once per size."""
     import dataclasses
 
-    from pytest_gpuperf.tuning import resources
+    from pytest_gpuperf.devices.resources import resources_of
     from pytest_gpuperf.tuning.evaluate import Config, Evaluator
     from pytest_gpuperf.tuning.kernels import by_name
     from pytest_gpuperf.tuning.tuner import tuning_config
 
     calls = []
-    real = resources._resources
-    monkeypatch.setattr(resources, "_resources", lambda k: calls.append(k.options) or real(k))
+    real = gpu_device.kernel_resources
+    monkeypatch.setattr(gpu_device, "kernel_resources", lambda k: calls.append(k.options) or real(k))
     bench = dataclasses.replace(by_name("matvec_row"), source=by_name("matvec_row").source + "\n// fresh build\n")
     ev = Evaluator(gpu_device, bench, {"m": 64, "n": 32}, tuning_config(gpu_device))
     w = ev.warp
-    got = {resources.resources(ev.kernel(Config((s,)))) for s in (w, 2 * w, 3 * w)}
+    got = {resources_of(ev.kernel(Config((s,)))) for s in (w, 2 * w, 3 * w)}
     assert len(got) == 1 and len(calls) == 1
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from pytest_gpuperf.tuning.concurrency import Calibration, calibrate, concurrency_filter, memory_intensiveness
 from pytest_gpuperf.devices.occupancy import cuda_occupancy, sm_limits
-from pytest_gpuperf.tuning.resources import resources
+from pytest_gpuperf.devices.resources import resources_of
 from pytest_gpuperf.tuning.tuner import tuning_config
 
 H100 = sm_limits("9.0")
@@ -54,7 +54,7 @@ def test_micro_benchmark_runs_and_yields_a_threshold(gpu_device):
     """The Fig. 3.6 kernel over all strides and occupancy levels (occupancy from the H100 table as a
     stand-in mapping on devices without an SM model); λ0 is a fraction or ∞."""
     def occ(threads, kernel):
-        r = resources(kernel)
+        r = resources_of(kernel)
         return cuda_occupancy(H100, threads, r.regs, r.shared).occupancy
 
     w = gpu_device.info.warp_size or 1

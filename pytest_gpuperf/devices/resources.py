@@ -1,6 +1,6 @@
 """Resource usage of a compiled kernel — registers per work-item and shared/local bytes per work-group —
 as a backend reads it (Lim's step 1). :meth:`Device.kernel_resources` returns it; the occupancy rules
-that consume it live in :mod:`.occupancy`, the per-kernel cache in :mod:`pytest_gpuperf.tuning.resources`.
+that consume it live in :mod:`.occupancy`; :func:`resources_of` keeps it on the compiled kernel.
 
 CUDA reports ``num_regs``/``shared_size_bytes``; NVIDIA OpenCL reports local bytes, and its registers
 are read from ``ptxas -v`` on the program's PTX when ptxas is on the PATH, else from the driver's
@@ -15,6 +15,7 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 _USED_REGS = re.compile(r"Used (\d+) registers")
 
@@ -49,3 +50,15 @@ def ptxas_registers(ptx: str, arch: str, maxrregcount: int = 0) -> int | None:
         except (OSError, subprocess.TimeoutExpired):
             return None
     return log_registers(proc.stderr + proc.stdout)
+
+
+def resources_of(kernel: Any) -> Resources:
+    """Registers and shared/local memory of a compiled kernel (:meth:`Device.kernel_resources`), computed
+    once per compiled kernel and kept on it: :meth:`Device.compile` hands every configuration with the
+    same source and options the same kernel, so ``ptxas -v`` / the ``-cl-nv-verbose`` build run once per
+    build, not once per work-group size."""
+    found = getattr(kernel, "_gpuperf_resources", None)
+    if found is None:
+        found = kernel.device.kernel_resources(kernel)
+        kernel._gpuperf_resources = found
+    return found

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from math import ceil, prod
 from typing import Any
 
-from .resources import build_log, kernel_ptx, log_registers, resources
+from ..devices.resources import log_registers, resources_of
 
 _DIRECTIVE = re.compile(r"\.(maxntid|reqntid|maxnreg|minnctapersm)\s+([0-9, ]+)")
 
@@ -81,12 +81,12 @@ def resolve(ev: Any, cfg: Any, probe_launch: bool = False) -> KernelLimit:
     regs_per_block = int(dinfo.extra.get("registers_per_block") or 65536)
     probe = ev.kernel(cfg)
     kmax = int(probe.attributes.get("max_threads_per_block", 0) or 0) or device_max
-    res = resources(probe)
+    res = resources_of(probe)
     info: dict[str, Any] = {"device_max": device_max, "kernel_max_default": kmax, "regs": res.regs,
                             "regs_from": res.source, "regs_limit": register_limit(res.regs, regs_per_block, warp,
                                                                                  device_max=device_max),
                             "private_bytes": int(probe.attributes.get("private_bytes", 0) or 0)}
-    directives = ptx_directives(kernel_ptx(probe)) if dinfo.compute_capability else {}
+    directives = ptx_directives(probe.device.kernel_ptx(probe)) if dinfo.compute_capability else {}
     if directives:
         info["ptx_directives"] = directives
     options: tuple[str, ...] = ()
@@ -94,7 +94,7 @@ def resolve(ev: Any, cfg: Any, probe_launch: bool = False) -> KernelLimit:
         src, opts = ev.source_options(cfg)
         try:
             verbose = device.compile(src, ev.bench.kernel, tuple(opts) + ("-cl-nv-verbose",))
-            drv = log_registers(build_log(verbose))
+            drv = log_registers(verbose.device.build_log(verbose))
             if drv is not None:
                 info["regs_driver"] = drv
         except Exception as exc:  # noqa: BLE001

@@ -30,7 +30,7 @@ from .concurrency import Calibration, concurrency_filter
 from .evaluate import Config, Evaluator, Ledger
 from .instmix import instruction_mix, rule_filter
 from .limits import KernelLimit, resolve
-from .resources import kernel_ptx, resources
+from ..devices.resources import resources_of
 from .space import Limits, enumerate_space, limits_for
 
 
@@ -62,7 +62,7 @@ class Context:
         kernel_max = self.kernel_limit.kernel_max
         self.kernel_max = kernel_max
         self.probe = probe
-        self.probe_resources = resources(probe)
+        self.probe_resources = resources_of(probe)
         self.limits: Limits = limits_for(self.device.info, ev.bench.dims, kernel_max=kernel_max,
                                          max_dim=ev.bench.max_dim, pow2_only=ev.bench.pow2_only, cap=cap)
         self.space: list[Config] = [Config(s) for s in enumerate_space(ev.bench.dims, self.limits)]
@@ -88,11 +88,11 @@ class Context:
             return None
         if cfg not in self._res:
             if cfg.variant == "wl":
-                base = resources(self.ev.kernel(Config((self.warp, 1), "wl")))
+                base = resources_of(self.ev.kernel(Config((self.warp, 1), "wl")))
                 c = int(cfg.local[1])
                 self._res[cfg] = (base.regs, base.shared * c)  # every __local array is sliced C times
             else:
-                r = resources(self.ev.kernel(cfg))
+                r = resources_of(self.ev.kernel(cfg))
                 self._res[cfg] = (r.regs, r.shared)
         regs, shared = self._res[cfg]
         return cuda_occupancy(self.sm, int(np.prod(cfg.local)), regs, shared)
@@ -141,7 +141,7 @@ def lim_rules(ctx: Context) -> Outcome:
         return Outcome("lim_rules", _best(ctx, ctx.space, ledger), ledger, {"rules": "no SM model: nothing pruned"})
     t_star, top = _t_star(ctx)
     arch = "sm_" + (ctx.device.info.compute_capability or "6.0").replace(".", "")
-    mix = instruction_mix(kernel_ptx(ctx.probe), arch)
+    mix = instruction_mix(ctx.probe.device.kernel_ptx(ctx.probe), arch)
     bound = mix.bound()
     sizes, how = rule_filter([int(np.prod(c.local)) for c in t_star], bound)
     kept = [c for c in t_star if int(np.prod(c.local)) in sizes]

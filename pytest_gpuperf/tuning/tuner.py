@@ -12,7 +12,7 @@ from ..timing.profiles import profile
 from .concurrency import Calibration, calibrate
 from .evaluate import Config, Evaluator
 from .kernels import Benchmark
-from .resources import resources
+from ..devices.resources import resources_of
 from .space import enumerate_space, limits_for
 from .strategies import Context, Outcome, dao, exhaustive, lim_rules, lim_static
 
@@ -49,7 +49,7 @@ def calibration(device: Device) -> Calibration | None:
             sizes = [s[0] for s in enumerate_space(1, lim)]
 
             def occ(threads: int, kernel: object) -> float:
-                r = resources(kernel)  # computed once per compiled kernel
+                r = resources_of(kernel)  # computed once per compiled kernel
                 return cuda_occupancy(sm, threads, r.regs, r.shared).occupancy
 
             n = 1 << 20

@@ -12,8 +12,8 @@ from __future__ import annotations
 import sys
 
 from pytest_gpuperf.devices import recompile
+from pytest_gpuperf.devices.dialect import portable_fp64
 from pytest_gpuperf.errors import ProbeVerificationError
-from pytest_gpuperf.precision import dialect as pd
 from pytest_gpuperf.precision import lukernels, quant_kernels, template, vprec
 from pytest_gpuperf.precision.programs import PROGRAMS
 
@@ -26,13 +26,13 @@ def cases() -> list[tuple[str, str]]:
     out = []
     for name, prog in PROGRAMS.items():
         t = template.TypedTemplate.parse(prog.template)
-        out += [(f"precision.{name}.{d}", pd.source(t.render(default=d), "cuda")) for d in ("double", "float")]
-    out += [(f"lu.{real}", pd.source(f"#define REAL {real}\n" + lukernels.LU, "cuda")) for real in ("float", "double")]
-    out.append(("lu.refine", pd.source(lukernels.REFINE, "cuda")))
+        out += [(f"precision.{name}.{d}", portable_fp64(t.render(default=d), "cuda")) for d in ("double", "float")]
+    out += [(f"lu.{real}", portable_fp64(f"#define REAL {real}\n" + lukernels.LU, "cuda")) for real in ("float", "double")]
+    out.append(("lu.refine", portable_fp64(lukernels.REFINE, "cuda")))
     fmt = vprec.Format(8, 10)
-    out.append(("vprec.round", pd.source(fmt.defines() + vprec.ROUNDING_KERNEL, "cuda")))
+    out.append(("vprec.round", portable_fp64(fmt.defines() + vprec.ROUNDING_KERNEL, "cuda")))
     for name, prog in list(PROGRAMS.items())[:2]:
-        out.append((f"vprec.{name}", pd.source(vprec.render(template.TypedTemplate.parse(prog.template), fmt), "cuda")))
+        out.append((f"vprec.{name}", portable_fp64(vprec.render(template.TypedTemplate.parse(prog.template), fmt), "cuda")))
     out.append(("quant", quant_kernels.source("cuda")))
     return out
 

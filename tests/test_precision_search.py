@@ -223,13 +223,13 @@ def test_errors_in_ulp_and_relative():
 
 
 def test_one_text_for_both_backends():
-    from pytest_gpuperf.precision import dialect
+    from pytest_gpuperf.devices.dialect import portable_fp64
 
     t = TypedTemplate.parse(SMALL)
     text = t.render(t.lowered_mix({"p"}))
-    cl = dialect.source(text, "opencl")
-    cu = dialect.source(text, "cuda")
+    cl = portable_fp64(text, "opencl")
+    cu = portable_fp64(text, "cuda")
     assert "cl_khr_fp64" in cl and "cl_khr_fp64" not in cu
     assert '#define __kernel extern "C" __global__' in cu and text in cl and text in cu
     with pytest.raises(ValueError):
-        dialect.source(text, "metal")
+        portable_fp64(text, "metal")

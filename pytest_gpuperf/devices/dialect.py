@@ -181,3 +181,11 @@ def portable(source: str, backend: str) -> str:
     use; NVRTC 13.0 for sm_90 gives byte-identical machine code for each of the 66 kernel builds the
     committed baselines time (checked offline before the change)."""
     return dialect(backend).prelude + source
+
+
+def portable_fp64(source: str, backend: str) -> str:
+    """:func:`portable` for a kernel that computes in ``double``: the language's binary64 prelude first
+    (:attr:`Dialect.fp64_prelude`: the ``cl_khr_fp64`` pragma on OpenCL, nothing on CUDA), then the text.
+    The precision kernels use only what both languages share through the prelude (``fabs``, ``sqrt``,
+    ``exp``, ``rint``, ``ldexp``, ``ilogb``, ``copysign`` on ``double`` and ``float``)."""
+    return portable(dialect(backend).fp64_prelude + source, backend)

@@ -10,7 +10,6 @@ One job per module:
 * :mod:`.cost` — error measures (ulp of the double result, relative) and the thesis' cost;
 * :mod:`.lowering` — the level-by-level lowering with step size and cut points, and the pool of best
   programs (§7.4.2.3, §7.4.3.1); pure Python, tested without a device;
-* :mod:`.dialect` — the prelude that makes one kernel text compile on OpenCL and CUDA;
 * :mod:`.runner` — compiles, validates and times mixes on a device; :func:`.runner.tune`;
 * :mod:`.programs` — the six kernels (Gaussian elimination, LU, LavaMD, stencil, n-body, reduction);
 * :mod:`.conditioned`, :mod:`.lukernels`, :mod:`.refine` — matrices of prescribed condition, the

@@ -1,5 +1,5 @@
 """Device LU with partial pivoting and the triangular solves, written once (OpenCL C, ``REAL`` = ``float``
-or ``double``) for both backends through :mod:`.dialect`, plus the fp64 pieces of iterative refinement.
+or ``double``) for both backends through :func:`pytest_gpuperf.devices.dialect.portable_fp64`, plus the fp64 pieces of iterative refinement.
 
 Per column k of the row-major n×n matrix: ``lu_pivot`` (one work-group) finds the largest |a[i][k]|,
 i ≥ k, swaps rows k and p across the whole row and records the swap in ``perm``; ``lu_scale`` divides
@@ -21,7 +21,7 @@ import numpy as np
 
 from ..devices import ndrange
 from ..devices.base import Device
-from . import dialect
+from ..devices.dialect import portable_fp64
 
 WG = 256
 
@@ -137,9 +137,9 @@ class Kernels:
         if real not in ("float", "double"):
             raise ValueError(f"REAL must be float or double, not {real!r}")
         self.dev, self.real = dev, real
-        src = dialect.source(f"#define REAL {real}\n" + LU, dev.info.backend)
+        src = portable_fp64(f"#define REAL {real}\n" + LU, dev.info.backend)
         self.lu = dev.compile_many(src, ("lu_pivot", "lu_scale", "lu_update", "lu_solve"))
-        rsrc = dialect.source(REFINE, dev.info.backend)
+        rsrc = portable_fp64(REFINE, dev.info.backend)
         self.ir = dev.compile_many(rsrc, ("ir_residual", "ir_demote", "ir_update", "ir_promote"))
 
     def factor(self, a: Any, perm: Any, n: int) -> list[Any]:

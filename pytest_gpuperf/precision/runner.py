@@ -26,9 +26,10 @@ from typing import Any
 import numpy as np
 
 from ..devices.base import Device
+from ..devices.dialect import portable_fp64
 from ..timing.measure import MeasureConfig, Measurement, measure, measure_pair
 from ..timing.stats import Stats
-from . import dialect, graph as dataflow
+from . import graph as dataflow
 from .cost import Threshold, errors
 from .programs.program import Program, Setup
 from .lowering import Outcome, Validation, lower
@@ -55,7 +56,7 @@ class Bench:
 
     def compile(self, text: str) -> dict[str, Any]:
         """Every kernel of a rendering of the template (a mix, or a VPREC rewrite)."""
-        src = dialect.source(text, self.dev.info.backend)
+        src = portable_fp64(text, self.dev.info.backend)
         return self.dev.compile_many(src, list(self.template.kernels))
 
     def reset(self) -> Any:

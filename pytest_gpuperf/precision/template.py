@@ -3,8 +3,8 @@ type as a template parameter.
 
 Why a source template rather than PTX (the thesis rewrites LLVM IR of the NVPTX flow, §7.2–7.4): PTX
 exists only on NVIDIA's CUDA path; the project runs every suite on PoCL (CI) and on NVIDIA's OpenCL too.
-A C template compiles through both backends (OpenCL directly, CUDA through the project's shim,
-:mod:`.dialect`), so the tuner lowers the *same* program everywhere and a reader can see the mix.
+A C template compiles through both backends (OpenCL directly, CUDA through the language prelude,
+:func:`pytest_gpuperf.devices.dialect.portable_fp64`), so the tuner lowers the *same* program everywhere and a reader can see the mix.
 
 Conventions (checked by :func:`lint`):
 

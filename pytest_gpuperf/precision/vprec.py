@@ -164,10 +164,10 @@ __kernel void gp_vprec_round(__global const double* x, __global double* y, int n
 def round_device(dev, x: np.ndarray, fmt: Format) -> np.ndarray:
     """The in-kernel rounding applied to ``x`` on ``dev`` (to check it against :func:`round_host`)."""
     from ..devices import ndrange
-    from . import dialect
+    from ..devices.dialect import portable_fp64
 
     x = np.ascontiguousarray(x, dtype=np.float64)
-    k = dev.compile(dialect.source(fmt.defines() + ROUNDING_KERNEL, dev.info.backend), "gp_vprec_round")
+    k = dev.compile(portable_fp64(fmt.defines() + ROUNDING_KERNEL, dev.info.backend), "gp_vprec_round")
     xb, yb = dev.to_device(x), dev.empty(x.nbytes)
     dev.launch(k, ndrange((x.size,), (256,)), (256,), [xb, yb, np.int32(x.size)])
     dev.synchronize()

@@ -10,6 +10,7 @@ import gmpy2
 import numpy as np
 
 from ..devices import ndrange
+from ..devices.dialect import dialect
 
 ACC = {
     "plain": "s += v;",
@@ -35,9 +36,7 @@ extern "C" __global__ void acc_pair(const T* __restrict__ x, unsigned long long 
   if (i < m) y[i] = (2 * i + 1 < n) ? x[2 * i] + x[2 * i + 1] : x[2 * i];
 }
 """
-OPENCL = r"""
-#pragma OPENCL EXTENSION cl_khr_fp64 : enable
-__kernel void acc_sum(__global const T* x, ulong n, __global T* out) {
+OPENCL = "\n" + dialect("opencl").fp64_prelude + r"""__kernel void acc_sum(__global const T* x, ulong n, __global T* out) {
   ulong t = get_global_id(0), nt = get_global_size(0);
   T s = 0, c = 0;
   for (ulong i = t; i < n; i += nt) { T v = x[i]; ACC }

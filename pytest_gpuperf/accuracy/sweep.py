@@ -21,6 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..devices.dialect import dialect
+
 GROUPS = 4096
 LOCAL = 256
 
@@ -127,9 +129,7 @@ extern "C" __global__ void acc_ref(unsigned int start, unsigned int stride, unsi
 }
 """
 
-OPENCL_SRC = r"""
-#pragma OPENCL EXTENSION cl_khr_fp64 : enable
-#define AS_FLOAT as_float
+OPENCL_SRC = "\n" + dialect("opencl").fp64_prelude + r"""#define AS_FLOAT as_float
 #define AS_INT as_int
 #define AS_UINT as_uint
 #define KEYT ulong

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from pytest_gpuperf.devices.base import DeviceInfo
-from pytest_gpuperf.devices.occupancy import SM_TABLE, cuda_occupancy, sm_limits
+from pytest_gpuperf.devices.architectures import ARCHITECTURES
+from pytest_gpuperf.devices.occupancy import cuda_occupancy, sm_limits
 from pytest_gpuperf.errors import UnsupportedDevice
 from pytest_gpuperf.models import scheduler
 from pytest_gpuperf.models.sampling import saturation_point
@@ -46,7 +47,7 @@ def test_hand_computed(lim, threads, regs, shared, blocks, warps, limiter):
 
 def test_unknown_architecture_and_bad_input():
     for cc in ("", "1.0", "10.0"):
-        with pytest.raises(UnsupportedDevice, match="SM_TABLE" if cc else "no compute capability"):
+        with pytest.raises(UnsupportedDevice, match="ARCHITECTURES" if cc else "no compute capability"):
             sm_limits(cc)
     with pytest.raises(ValueError, match="at least one work-item"):
         cuda_occupancy(H100, 0, 32, 0)
@@ -152,7 +153,7 @@ def test_tuning_occupancy_unchanged(key):
 
 
 def test_every_old_table_row_is_in_the_one_table():
-    assert set(GOLDEN["scheduler"]) | {k.split("/")[0] for k in GOLDEN["tuning"]} <= set(SM_TABLE)
+    assert set(GOLDEN["scheduler"]) | {k.split("/")[0] for k in GOLDEN["tuning"]} <= set(ARCHITECTURES)
 
 
 def test_unknown_gpu_is_an_explicit_error_not_the_h100():
@@ -231,3 +232,25 @@ def test_cuda_rules_match_the_driver():
                 assert ours == driver, (cc, maxreg, regs, block, static + dyn)
                 checked += 1
     assert checked > 50
+
+
+def test_per_architecture_figures_live_in_one_table():
+    """No module but devices/architectures.py keeps a table keyed by compute capability (``{"8.0": …,
+    "9.0": …}``): the scheduler's units and the power model's issue widths are read from that table."""
+    import ast
+    import re
+
+    from pytest_gpuperf.models import power_model
+
+    pkg = Path(__file__).resolve().parents[1] / "pytest_gpuperf"
+    tables = []
+    for path in pkg.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            keys = [k.value for k in getattr(node, "keys", []) or [] if isinstance(k, ast.Constant)
+                    and isinstance(k.value, str) and re.fullmatch(r"\d+\.\d", k.value)]
+            if isinstance(node, ast.Dict) and len(keys) >= 2:
+                tables.append(f"{path.relative_to(pkg)}:{node.lineno}")
+    assert [t.split(":")[0] for t in tables] == ["devices/architectures.py"], tables
+    assert scheduler.units_per_sm("8.0") == ARCHITECTURES["8.0"].units
+    assert scheduler.units_per_sm("7.5") == ARCHITECTURES["9.0"].units  # no unit counts for Turing: Hopper's
+    assert power_model._issue("3.5") == (4, 8) and power_model._issue("7.5") == (4, 4)

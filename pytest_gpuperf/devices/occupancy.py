@@ -1,8 +1,8 @@
 """Per-SM limits of NVIDIA GPUs and the occupancy rules computed from them — the one place that knows
 how many work-groups a compute unit holds at once.
 
-One table, :data:`SM_TABLE`, keyed by compute capability (CUDA C Programming Guide, "Technical
-Specifications per Compute Capability"), and three rule sets over it. The rules differ *on purpose*:
+The per-SM limits come from the one table of architectures (:data:`.architectures.ARCHITECTURES`,
+CUDA C Programming Guide, "Technical Specifications per Compute Capability"); three rule sets over them. The rules differ *on purpose*:
 each thesis the project reproduces defines its own, and the H100 baselines were measured with each as
 printed, so each keeps its own function, named after its thesis:
 
@@ -28,54 +28,20 @@ from math import ceil
 from typing import Any, Mapping
 
 from ..errors import UnsupportedDevice
-
-
-@dataclass(frozen=True)
-class SMLimits:
-    """Per-SM hardware limits of one compute capability."""
-
-    max_warps: int
-    max_blocks: int
-    regs: int  # 32-bit registers per SM
-    max_regs_thread: int
-    reg_unit: int  # register allocation unit (per warp)
-    shared: int  # shared memory per SM usable by blocks (bytes)
-    shared_block: int  # max shared per block (opt-in)
-    shared_granule: int
-    shared_reserved: int  # per-block system reservation (cc ≥ 8.0)
-    warp: int = 32
-
-    @property
-    def max_threads(self) -> int:
-        """Resident threads per SM."""
-        return self.max_warps * self.warp
-
-
-SM_TABLE: Mapping[str, SMLimits] = {
-    "3.5": SMLimits(64, 16, 65536, 255, 256, 49152, 49152, 256, 0),  # Tesla K20 (Alavani's example)
-    "5.0": SMLimits(64, 32, 65536, 255, 256, 65536, 49152, 256, 0),
-    "5.2": SMLimits(64, 32, 65536, 255, 256, 98304, 49152, 256, 0),  # GTX Titan X (Dao's Maxwell)
-    "6.0": SMLimits(64, 32, 65536, 255, 256, 65536, 49152, 256, 0),
-    "6.1": SMLimits(64, 32, 65536, 255, 256, 98304, 49152, 256, 0),
-    "7.0": SMLimits(64, 32, 65536, 255, 256, 98304, 98304, 256, 0),
-    "7.5": SMLimits(32, 16, 65536, 255, 256, 65536, 65536, 256, 0),
-    "8.0": SMLimits(64, 32, 65536, 255, 256, 167936, 166912, 128, 1024),
-    "8.6": SMLimits(48, 16, 65536, 255, 256, 102400, 101376, 128, 1024),
-    "8.9": SMLimits(48, 24, 65536, 255, 256, 102400, 101376, 128, 1024),
-    "9.0": SMLimits(64, 32, 65536, 255, 256, 233472, 232448, 128, 1024),  # H100, H200
-}
+from .architectures import ARCHITECTURES, SMLimits
 
 
 def sm_limits(compute_capability: str, extra: Mapping[str, Any] | None = None, device: str = "") -> SMLimits:
     """Limits of a compute capability; values the CUDA driver reports (``DeviceInfo.extra``) override
     the table. Raises :class:`UnsupportedDevice` for a capability the table lacks (or none at all)."""
-    base = SM_TABLE.get(compute_capability)
+    arch = ARCHITECTURES.get(compute_capability)
+    base = arch.sm if arch is not None else None
     if base is None:
         who = device or (f"compute capability {compute_capability}" if compute_capability else "this device")
         if compute_capability:
-            why = (f"no per-SM limits for compute capability {compute_capability} (known: {', '.join(SM_TABLE)}); "
-                   "add its row to pytest_gpuperf/devices/occupancy.py SM_TABLE from the CUDA C Programming "
-                   "Guide's 'Technical Specifications per Compute Capability'")
+            why = (f"no per-SM limits for compute capability {compute_capability} (known: "
+                   f"{', '.join(ARCHITECTURES)}); add its row to pytest_gpuperf/devices/architectures.py ARCHITECTURES "
+                   "from the CUDA C Programming Guide's 'Technical Specifications per Compute Capability'")
         else:
             why = "no compute capability: occupancy models need an NVIDIA SM (CUDA, or NVIDIA OpenCL)"
         raise UnsupportedDevice(who, why)

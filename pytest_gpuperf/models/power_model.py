@@ -40,6 +40,7 @@ import numpy as np
 from .cfg import Cfg
 from .ptx_latency import LatencyTable
 from .scheduler import cache_miss_cycles, global_penalty_s, memory_counts, occupancy, shared_penalty_s, Calibration
+from ..devices.architectures import ARCHITECTURES
 from ..devices.occupancy import sm_limits
 from ..util import jsonio
 
@@ -68,10 +69,13 @@ THESIS_TABLE_5_9: Mapping[str, tuple[float, float, float, float]] = {
 _GLOBAL = {"ld.global", "st.global", "atom.global", "ld.generic", "st.generic", "atom.generic", "ld.local", "st.local"}
 _SHARED = {"ld.shared", "st.shared", "atom.shared"}
 _MISC = {"mov", "bra", "bar", "ld.param", "other"}
-#: warp schedulers (nWS) and dispatch units (nDU) per SM (NVIDIA whitepapers): Kepler 4 × 2 per scheduler;
-#: Volta, Ampere, Hopper 4 × 1
-ISSUE_BY_CC: Mapping[str, tuple[int, int]] = {"3.5": (4, 8), "7.0": (4, 4), "8.0": (4, 4), "8.6": (4, 4),
-                                             "8.9": (4, 4), "9.0": (4, 4)}
+
+
+def _issue(cc: str) -> tuple[int, int]:
+    """Warp schedulers (nWS) and dispatch units (nDU) per SM of ``cc`` (:data:`ARCHITECTURES`' ``issue``);
+    4 × 4 (Volta to Hopper) where the table has none."""
+    arch = ARCHITECTURES.get(cc)
+    return arch.issue if arch is not None and arch.issue is not None else (4, 4)
 
 
 def kind(klass: str) -> str:
@@ -113,7 +117,7 @@ def features(cfg: Cfg, table: LatencyTable, *, grid: int, block: int, regs: int,
     per_sm = -(-grid // n_sm) * block  # Alg. 10 line 3
     waves = max(1, -(-per_sm // max(occ.threads_per_sm, 1)))  # lines 5–16
     total_inst = sum(count.values())
-    n_ws, n_du = ISSUE_BY_CC.get(cc, (4, 4))
+    n_ws, n_du = _issue(cc)
     ngm, gbytes, nshm, sbytes = memory_counts(cfg, trips)
     l_gm = table.of("ld.global", threads_total)
     lim = sm_limits(cc)

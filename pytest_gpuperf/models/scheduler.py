@@ -42,18 +42,19 @@ import numpy as np
 from .cfg import Block, Cfg
 from .ptx_latency import LatencyTable
 from .ptx import Instruction
+from ..devices.architectures import ARCHITECTURES, REFERENCE
 from ..devices.occupancy import alavani_threads_per_sm, sm_limits
 
-#: Functional units per SM (NVIDIA architecture whitepapers): Hopper GH100 SM = 4 partitions × (32 FP32,
-#: 16 INT32, 16 FP64, 4 SFU, 8 LD/ST). ``M`` (miscellaneous: moves, branches, barriers, parameter loads) is
-#: given one warp-wide dispatch per partition per cycle.
-RESOURCES_SM90: Mapping[str, int] = {"SP": 128, "INT": 64, "DP": 64, "SFU": 16, "LSU": 32, "M": 128}
-RESOURCES_BY_CC: Mapping[str, Mapping[str, int]] = {
-    "9.0": RESOURCES_SM90,
-    "8.0": {"SP": 64, "INT": 64, "DP": 32, "SFU": 16, "LSU": 32, "M": 128},
-    "7.0": {"SP": 64, "INT": 64, "DP": 32, "SFU": 16, "LSU": 32, "M": 128},
-    "3.5": {"SP": 192, "INT": 192, "DP": 64, "SFU": 32, "LSU": 32, "M": 192},  # Tesla K20 (thesis' example)
-}
+
+
+def units_per_sm(cc: str) -> Mapping[str, int]:
+    """Functional units per SM of compute capability ``cc`` (:data:`ARCHITECTURES`' ``units``: SP, INT, DP,
+    SFU, LSU and ``M``, one warp-wide dispatch per partition per cycle for moves, branches, barriers and
+    parameter loads); the reference architecture's (Hopper) where the table has none for ``cc``."""
+    arch = ARCHITECTURES.get(cc)
+    units = arch.units if arch is not None else None
+    return units if units is not None else ARCHITECTURES[REFERENCE].units  # type: ignore[return-value]
+
 L_PIPELINE = 1  # "we assume the latency of v is 1 when it is perfectly pipelined" (§4.4.4.2)
 
 
@@ -128,7 +129,7 @@ def issue_rates(measured: Mapping[str, float], cc: str = "9.0") -> tuple[dict[st
     """Per-unit issue rates (threads per cycle per SM) for the "issue" variant: the device's measured
     throughput (``measured``: metric name → ops/clk/SM) where probed, else the unit count of the
     architecture table; and where each came from."""
-    units = RESOURCES_BY_CC.get(cc, RESOURCES_SM90)
+    units = units_per_sm(cc)
     rates: dict[str, float] = {k: float(v) for k, v in units.items()}
     rates["INTMAD"] = float(units["INT"])
     sources = {k: f"unit count ({cc} table)" for k in rates}
@@ -337,7 +338,7 @@ def predict(cfg: Cfg, table: LatencyTable, cal: Calibration, *, grid: int, block
     if variant == "hopper":
         return predict_hopper(cfg, table, cal, grid=grid, block=block, regs=regs, shared=shared, trips=trips,
                               n_sm=n_sm, clock_hz=clock_hz, cc=cc, rates=rates)
-    units: Mapping[str, float] = RESOURCES_BY_CC.get(cc, RESOURCES_SM90)
+    units: Mapping[str, float] = units_per_sm(cc)
     if variant == "issue":
         units = rates if rates is not None else issue_rates({}, cc)[0]
     threads_total = grid * block

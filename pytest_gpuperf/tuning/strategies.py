@@ -24,7 +24,8 @@ from typing import Any
 import numpy as np
 
 from ..devices.base import Device
-from ..devices.occupancy import Occupancy, SMLimits, cuda_occupancy
+from ..devices.architectures import SMLimits, sm_arch
+from ..devices.occupancy import Occupancy, cuda_occupancy
 from . import coalescing, descent, workload
 from .concurrency import Calibration, concurrency_filter
 from .evaluate import Config, Evaluator, Ledger
@@ -140,7 +141,7 @@ def lim_rules(ctx: Context) -> Outcome:
     if ctx.sm is None:
         return Outcome("lim_rules", _best(ctx, ctx.space, ledger), ledger, {"rules": "no SM model: nothing pruned"})
     t_star, top = _t_star(ctx)
-    arch = "sm_" + (ctx.device.info.compute_capability or "6.0").replace(".", "")
+    arch = sm_arch(ctx.device.info.compute_capability or "6.0")
     mix = instruction_mix(ctx.probe.device.kernel_ptx(ctx.probe), arch)
     bound = mix.bound()
     sizes, how = rule_filter([int(np.prod(c.local)) for c in t_star], bound)

@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Callable
 
 from ..devices.base import Device
-from ..devices.occupancy import SMLimits, cuda_occupancy, device_limits, has_sm_model
+from ..devices.architectures import SMLimits
+from ..devices.occupancy import cuda_occupancy, device_limits, has_sm_model
 from ..timing.measure import MeasureConfig
 from ..timing.profiles import profile
 from .concurrency import Calibration, calibrate

@@ -157,7 +157,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def _check_history(value: str) -> None:
     """A history target that cannot be written fails before any test runs, in one line."""
-    from .history import HistoryTargetError, check
+    from .history.backends import check
+    from .history.target import HistoryTargetError
 
     try:
         check(value)

@@ -510,7 +510,8 @@ class GpuPerfSession:
     def _record_history(self, argv: list[str], meta: dict[str, Any] | None = None) -> None:
         """One history run per device that recorded metrics, each in one transaction.
         ``meta``: the run section (:meth:`_run_meta`), shared with the results file."""
-        from .history import HistoryTargetError, record_runs
+        from .history.backends import record_runs
+        from .history.target import HistoryTargetError
         from .history.records import from_session
 
         meta = self._run_meta(argv) if meta is None else meta

@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from pytest_gpuperf.cli import main as gpuperf  # noqa: E402
-from pytest_gpuperf.history import read_runs  # noqa: E402
+from pytest_gpuperf.history.backends import read_runs  # noqa: E402
 from pytest_gpuperf.history.detect import detect_all  # noqa: E402
 
 #: (device key, backend, commit range) → what moved it, from ``git log A..B`` (the first commit of a range

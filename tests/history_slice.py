@@ -37,7 +37,7 @@ def load() -> list:
 def build() -> None:
     """Import ``results/`` into a temporary database and save the slice."""
     from pytest_gpuperf.cli import main
-    from pytest_gpuperf.history import read_runs
+    from pytest_gpuperf.history.backends import read_runs
     from pytest_gpuperf.util import jsonio
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -38,7 +38,7 @@ def copy_committed_history() -> str:
 
 WRITER = textwrap.dedent('''
     import sys
-    from pytest_gpuperf.history import record_run
+    from pytest_gpuperf.history.backends import record_run
     from pytest_gpuperf.history.records import MetricRecord, RunRecord
     target, wid, runs, metrics = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
     for i in range(runs):

@@ -148,7 +148,7 @@ def test_every_package_and_module_has_exactly_one_layer():
 
 def test_the_walk_sees_module_level_and_deferred_imports():
     found = imports()
-    assert len({i.importer for i in found}) > 150
+    assert len({i.importer for i in found}) > 100  # the walk saw the package
     assert any(i.deferred for i in found) and any(not i.deferred for i in found)
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pytest_gpuperf.timing import MeasureConfig, Stats, measure, measure_kernel
+from pytest_gpuperf.timing.measure import MeasureConfig, measure, measure_kernel
+from pytest_gpuperf.timing.stats import Stats
 
 
 def test_stats_are_robust_to_one_outlier():

@@ -17,7 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_gpuperf.history import HistoryTargetError, read_runs
+from pytest_gpuperf.history.backends import read_runs
+
+from pytest_gpuperf.history.target import HistoryTargetError
 from pytest_gpuperf.history import jsonl
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -62,7 +64,7 @@ import gzip  # noqa: E402
 import shutil  # noqa: E402
 
 from pytest_gpuperf.cli import main  # noqa: E402
-from pytest_gpuperf.history import check  # noqa: E402
+from pytest_gpuperf.history.backends import check  # noqa: E402
 from pytest_gpuperf.util import jsonio  # noqa: E402
 from history_support import PostgresServer, pg_bin  # noqa: E402
 

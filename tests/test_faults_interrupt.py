@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from pytest_gpuperf.devices import discover
-from pytest_gpuperf.history import read_runs
+from pytest_gpuperf.history.backends import read_runs
 from suite_support import finish_within
 
 ROOT = Path(__file__).resolve().parents[1]

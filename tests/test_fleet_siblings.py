@@ -184,7 +184,7 @@ def test_cli_exit_status_and_formats(tmp_path):
 def test_history_import_keeps_two_cards_of_one_model_from_one_run_apart(tmp_path):
     """Results files of two same-model cards of one run differ only in the device index: importing both
     must add two runs (the uid hashes the index), and importing them again adds none."""
-    from pytest_gpuperf.history import read_runs, record_runs
+    from pytest_gpuperf.history.backends import read_runs, record_runs
     from pytest_gpuperf.history.records import from_results
 
     docs = []

@@ -177,7 +177,7 @@ def test_concurrent_workers_lose_nothing_in_results_history_and_baselines(tmp_pa
         got = {m["name"] for m in doc["metrics"]}
         want = {f"kernel.work.{s}.{u}" for s in (64, 128, 256) for u in ("ms", "items")} | {f"only.dev{index}"}
         assert got == want, (spec, got)
-    from pytest_gpuperf.history import read_runs
+    from pytest_gpuperf.history.backends import read_runs
 
     runs = read_runs(str(tmp_path / "h.db"))
     assert len(runs) == 2 and sorted(len(r.metrics) for r in runs) == [7, 7]

@@ -11,7 +11,7 @@ from pytest_gpuperf.util import jsonio
 
 from pytest_gpuperf.cli import main
 from pytest_gpuperf.devices import discover
-from pytest_gpuperf.history import read_runs, record_runs
+from pytest_gpuperf.history.backends import read_runs, record_runs
 from suite_support import baseline_folder
 
 ROOT = Path(__file__).resolve().parents[1]

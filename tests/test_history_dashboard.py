@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pytest_gpuperf.cli import main
-from pytest_gpuperf.history import read_runs, record_runs
+from pytest_gpuperf.history.backends import read_runs, record_runs
 from pytest_gpuperf.history.dashboard import metric_id
 from pytest_gpuperf.history.detect import detect_all
 from history_support import browse, chromium, copy_committed_history

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from pytest_gpuperf.util import jsonio
 
-from pytest_gpuperf.history import read_runs, record_runs
+from pytest_gpuperf.history.backends import read_runs, record_runs
 from pytest_gpuperf.history.cli import DEFAULT_DB  # noqa: F401 - the CLI module must import cleanly
 from pytest_gpuperf.history.detect import detect, detect_all
 from pytest_gpuperf.history.records import MetricRecord, RunRecord

@@ -8,7 +8,9 @@ import sqlite3
 
 import pytest
 
-from pytest_gpuperf.history import HistoryTargetError, check, read_runs, record_run
+from pytest_gpuperf.history.backends import check, read_runs, record_run
+
+from pytest_gpuperf.history.target import HistoryTargetError
 from pytest_gpuperf.history import jsonl, records, schema
 from pytest_gpuperf.history.store import open_store
 from history_support import PostgresServer, check_complete, pg_bin, run_writers

@@ -80,7 +80,7 @@ def test_a_broken_corpus_is_named_and_an_archive_of_nothing_else_is_an_error(tmp
 def test_runs_brought_back_are_imported_into_the_history_and_a_bad_history_is_named(tmp_path, capsys):
     """``--history``: the collected runs go into the history store (the same import as ``gpuperf history
     import``); a target that cannot be written fails the command naming it, after the results are placed."""
-    from pytest_gpuperf.history import read_runs
+    from pytest_gpuperf.history.backends import read_runs
 
     out = tmp_path / "out"
     (out / "results" / KEY).mkdir(parents=True)

@@ -8,12 +8,3 @@ session or a results file), :mod:`.backfill` (imports), :mod:`.detect` (steps a 
 :mod:`.dashboard` (the static HTML report: ``templates/`` and ``static/`` hold its page and script),
 :mod:`.cli` (``gpuperf history …``).
 """
-
-from __future__ import annotations
-
-from .records import MetricRecord, RunRecord
-from .backends import check, read_runs, record_run, record_runs
-from .target import HistoryTargetError, Target, parse
-
-__all__ = ["HistoryTargetError", "MetricRecord", "RunRecord", "Target", "check", "parse", "record_run",
-           "record_runs", "read_runs"]

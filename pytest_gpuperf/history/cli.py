@@ -16,10 +16,9 @@ from typing import Any, Sequence
 
 from ..report.terminal import format_table
 from . import detect as det
-from . import read_runs, record_runs
+from .backends import check, read_runs, record_runs
 from .backfill import load
 from .records import dumps
-from .backends import check
 
 DEFAULT_DB = "results/history.db"
 

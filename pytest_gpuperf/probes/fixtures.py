@@ -14,7 +14,7 @@ import pytest
 
 from ..devices.base import Device
 from ..helpers import Measurer
-from ..timing import Stats
+from ..timing.stats import Stats
 from . import latency, ops
 
 

@@ -17,7 +17,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..devices.base import Device, DeviceInfo
-from ..timing import Stats
+from ..timing.stats import Stats
 from ..timing.profiles import profile
 from . import chain, sass_proof
 from .build import compile_many, function_sass

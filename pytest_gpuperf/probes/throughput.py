@@ -15,7 +15,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..devices.base import Device
-from ..timing import Stats
+from ..timing.stats import Stats
 from . import chain, sass_proof
 from .build import compile_many, function_sass
 from .ops import Op

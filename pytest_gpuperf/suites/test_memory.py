@@ -18,7 +18,7 @@ import pytest
 
 from pytest_gpuperf.gatecheck import plants
 from pytest_gpuperf.probes.memory import launch_tolerance
-from pytest_gpuperf.timing import Stats
+from pytest_gpuperf.timing.stats import Stats
 
 MiB = 1 << 20
 SIZES = {"1MiB": 1 * MiB, "16MiB": 16 * MiB, "256MiB": 256 * MiB, "1GiB": 1024 * MiB}

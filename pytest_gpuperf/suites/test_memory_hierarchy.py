@@ -21,7 +21,7 @@ from scipy.stats import theilslopes
 import pytest
 
 from pytest_gpuperf.probes import fit, memory, throughput
-from pytest_gpuperf.timing import Stats
+from pytest_gpuperf.timing.stats import Stats
 from pytest_gpuperf.timing.profiles import profile
 
 MiB = 1 << 20

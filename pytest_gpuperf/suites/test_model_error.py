@@ -38,7 +38,7 @@ from pytest_gpuperf.models.dwarfs import DWARFS, THESIS_MAPE
 from pytest_gpuperf.models.ptx_latency import GLOBAL_MODEL_METRIC, GlobalLatencyModel, chain_ops, latencies
 from pytest_gpuperf.probes import global_latency, memory
 from pytest_gpuperf.probes import latency as latency_probe
-from pytest_gpuperf.timing import Stats
+from pytest_gpuperf.timing.stats import Stats
 from pytest_gpuperf.timing.profiles import profile
 
 def _slug(text: str) -> str:

@@ -1,6 +1,4 @@
-"""Statistical timing with device events (see :mod:`.measure`) and robust statistics (:mod:`.stats`)."""
-
-from .measure import MeasureConfig, Measurement, measure, measure_kernel, measure_pair
-from .stats import MAD_TO_SIGMA, Stats, noise_floor
-
-__all__ = ["MAD_TO_SIGMA", "MeasureConfig", "Measurement", "Stats", "measure", "measure_kernel", "measure_pair", "noise_floor"]
+"""Measurement: the one timing path with device events (:mod:`.measure`), robust statistics
+(:mod:`.stats`), the two-run comparison (:mod:`.difference`), the repeat settings per device type
+(:mod:`.profiles`), the observers around every measurement window (:mod:`.observers`) and the energy of
+a launch (:mod:`.energy`)."""

@@ -1,5 +1,5 @@
 """One name, one job: no two modules of pytest_gpuperf share a file name, and no module is named like a
-package (``baselines/compare.py`` beside the ``compare`` package read as one thing and were two).
+package (a ``baselines/compare.py`` beside the ``compare`` package reads as one thing and is two).
 
 Three names are roles, the same job in every package that has them, and may repeat: ``__init__.py``;
 ``cli.py``, a package's ``gpuperf`` subcommand group (``register(subparsers)``, listed in the top-level

@@ -253,4 +253,4 @@ def test_per_architecture_figures_live_in_one_table():
     assert [t.split(":")[0] for t in tables] == ["devices/architectures.py"], tables
     assert scheduler.units_per_sm("8.0") == ARCHITECTURES["8.0"].units
     assert scheduler.units_per_sm("7.5") == ARCHITECTURES["9.0"].units  # no unit counts for Turing: Hopper's
-    assert power_model._issue("3.5") == (4, 8) and power_model._issue("7.5") == (4, 4)
+    assert power_model.issue_width("3.5") == (4, 8) and power_model.issue_width("7.5") == (4, 4)

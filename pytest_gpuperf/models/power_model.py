@@ -71,7 +71,7 @@ _SHARED = {"ld.shared", "st.shared", "atom.shared"}
 _MISC = {"mov", "bra", "bar", "ld.param", "other"}
 
 
-def _issue(cc: str) -> tuple[int, int]:
+def issue_width(cc: str) -> tuple[int, int]:
     """Warp schedulers (nWS) and dispatch units (nDU) per SM of ``cc`` (:data:`ARCHITECTURES`' ``issue``);
     4 × 4 (Volta to Hopper) where the table has none."""
     arch = ARCHITECTURES.get(cc)
@@ -117,7 +117,7 @@ def features(cfg: Cfg, table: LatencyTable, *, grid: int, block: int, regs: int,
     per_sm = -(-grid // n_sm) * block  # Alg. 10 line 3
     waves = max(1, -(-per_sm // max(occ.threads_per_sm, 1)))  # lines 5–16
     total_inst = sum(count.values())
-    n_ws, n_du = _issue(cc)
+    n_ws, n_du = issue_width(cc)
     ngm, gbytes, nshm, sbytes = memory_counts(cfg, trips)
     l_gm = table.of("ld.global", threads_total)
     lim = sm_limits(cc)

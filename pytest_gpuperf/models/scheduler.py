@@ -46,14 +46,15 @@ from ..devices.architectures import ARCHITECTURES, REFERENCE
 from ..devices.occupancy import alavani_threads_per_sm, sm_limits
 
 
-
 def units_per_sm(cc: str) -> Mapping[str, int]:
     """Functional units per SM of compute capability ``cc`` (:data:`ARCHITECTURES`' ``units``: SP, INT, DP,
     SFU, LSU and ``M``, one warp-wide dispatch per partition per cycle for moves, branches, barriers and
     parameter loads); the reference architecture's (Hopper) where the table has none for ``cc``."""
-    arch = ARCHITECTURES.get(cc)
-    units = arch.units if arch is not None else None
-    return units if units is not None else ARCHITECTURES[REFERENCE].units  # type: ignore[return-value]
+    for arch in (ARCHITECTURES.get(cc), ARCHITECTURES[REFERENCE]):
+        if arch is not None and arch.units is not None:
+            return arch.units
+    raise AssertionError(f"the reference architecture {REFERENCE} lacks its functional units")
+
 
 L_PIPELINE = 1  # "we assume the latency of v is 1 when it is perfectly pipelined" (§4.4.4.2)
 

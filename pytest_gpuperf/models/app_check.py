@@ -1,9 +1,10 @@
 """Runs an application-corpus kernel on a device and checks it: its outputs against its NumPy reference,
 and that a shorter launch does exactly the first groups' share (what the sampled model relies on).
 
-Write-only outputs start filled with a sentinel (NaN, or all ones for integers) so that a value a kernel
-never wrote cannot pass for a computed one, and so that after a launch of the first groups only the
-outputs those groups own have changed.
+Write-only outputs start filled with a sentinel (the most negative float, or all ones for integers) so that
+a value a kernel never wrote cannot pass for a computed one, and so that after a launch of the first groups
+only the outputs those groups own have changed. A reference marks the outputs a kernel must leave alone
+(a stencil's boundary) with NaN: there the sentinel must remain.
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ from .app_kernel import AppKernel, Out, Params, Problem
 
 
 def sentinel(dtype: Any) -> Any:
-    """The value a write-only output starts with: NaN for floats, all bits set for integers."""
+    """The value a write-only output starts with: the most negative finite float (a NaN could not tell an
+    unwritten value from a computed NaN), all bits set for integers."""
     dt = np.dtype(dtype)
-    return np.array(np.nan, dt) if dt.kind == "f" else np.array(-1, np.int64).astype(dt)
+    return np.finfo(dt).min if dt.kind == "f" else np.array(-1, np.int64).astype(dt)
 
 
 def _fill(out: Out) -> np.ndarray:
@@ -67,7 +69,8 @@ def _compare(name: str, got: np.ndarray, want: np.ndarray, rtol: float, atol: fl
     if mask is not None:
         got, want = got[mask], want[mask]
     if got.dtype.kind == "f" or atol:
-        bad = ~np.isclose(got.astype(np.float64), want.astype(np.float64), rtol=rtol, atol=atol, equal_nan=True)
+        w = want.astype(np.float64)
+        bad = np.where(np.isnan(w), got != sentinel(got.dtype), ~np.isclose(got.astype(np.float64), w, rtol=rtol, atol=atol))
     else:
         bad = got != want
     if not bad.any():
@@ -84,7 +87,7 @@ def _prefix(dev: Device, app: AppKernel, problem: Problem, want: Mapping[str, np
     issues = []
     for name, out in problem.outputs.items():
         g = got[name]
-        written = ~np.isnan(g) if g.dtype.kind == "f" else g != sentinel(out.dtype)
+        written = g != sentinel(out.dtype)
         if not written.any() or written.all():
             issues.append(f"{name}: a launch of {half} of {problem.groups} groups wrote {int(written.sum())} of "
                           f"{written.size} values (expected some, not all)")

@@ -190,6 +190,23 @@ def uniform(rng: np.random.Generator, n: int, lo: float = 0.0, hi: float = 1.0) 
     return out
 
 
+def tiled(rng: np.random.Generator, n: int, make: Callable[[np.random.Generator, int], np.ndarray],
+          block: int = 1 << 22) -> np.ndarray:
+    """``n`` values: ``make(rng, m)`` for up to ``block`` of them, repeated beyond that (a GPU-size input
+    of values whose order does not shape the work is made in a fraction of the time)."""
+    if n <= block:
+        return make(rng, n)
+    return np.resize(make(rng, block), n)
+
+
+def skewed_lengths(rows: int, minlen: int, maxlen: int, skew: float = 0.5) -> np.ndarray:
+    """Row lengths of a sparse matrix with a heavy tail, longest first: the quantiles of
+    ``minlen·u^-skew`` clipped to ``maxlen`` — a few rows of ``maxlen``, most near ``minlen``. Quantiles
+    rather than draws, so that a size's number of non-zeros (and its cost) is known without the matrix."""
+    u = (np.arange(rows, dtype=np.float64) + 0.5) / rows
+    return np.clip((minlen * u ** -skew).astype(np.int64), minlen, maxlen)
+
+
 def f32(x: float) -> np.float32:
     return np.float32(x)
 

@@ -6,17 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .app_kernel import AppKernel, Cost, Origin, Out, Problem, f32, i32, uniform
+from .app_kernel import AppKernel, Cost, Origin, Out, Problem, f32, i32, skewed_lengths, tiled, uniform
 
 PB = "Parboil"
-
-
-def tiled(rng: np.random.Generator, n: int, make, block: int = 1 << 22) -> np.ndarray:
-    """``n`` values: ``make(rng, m)`` for up to ``block`` of them, repeated beyond that (a GPU-size input
-    of values whose order does not shape the work is made in a fraction of the time)."""
-    if n <= block:
-        return make(rng, n)
-    return np.resize(make(rng, block), n)
 
 
 # ---- sgemm ---------------------------------------------------------------------------------------------
@@ -85,17 +77,10 @@ KERNEL void parboil_spmv(GLOBAL float* dst, GLOBAL const float* data, GLOBAL con
 """
 
 
-def jds_lengths(rows: int, minlen: int, maxlen: int, skew: float = 0.5) -> np.ndarray:
-    """Row lengths of a skewed matrix, longest first (JDS order): the quantiles of ``minlen·u^-skew``
-    clipped to ``maxlen`` — a few rows of ``maxlen``, most near ``minlen``."""
-    u = (np.arange(rows, dtype=np.float64) + 0.5) / rows
-    return np.clip((minlen * u ** -skew).astype(np.int64), minlen, maxlen)
-
-
 def _jds_layout(rows: int, minlen: int, maxlen: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(row lengths, per-32-row slice maximum, jagged-diagonal starts, rows per diagonal), as Parboil pads
     every diagonal to whole 32-row slices."""
-    lens = jds_lengths(rows, minlen, maxlen)
+    lens = skewed_lengths(rows, minlen, maxlen)
     zcnt = lens[::32].astype(np.int64)
     kmax = int(zcnt[0])
     per_k = 32 * np.searchsorted(-zcnt, -np.arange(kmax), side="left")  # slices whose maximum exceeds k

@@ -47,7 +47,8 @@ BEHAVIOURS: Mapping[str, str] = {
     "irregular": "data-dependent gathers (indices read from memory)",
     "imbalanced": "work per work-group depends on its id or its data, so the first groups are not typical",
     "atomics": "accumulates with atomic operations whose contention depends on the data",
-    "warm-up": "early work-groups see other cache or contention states than later ones (Dao §2.6.2)",
+    "warm-up": "reads data many work-groups share, so the first groups meet cold caches that later ones find "
+               "warm (the warm-up Dao names as a source of the linear model's error, §2.6.2)",
 }
 
 

@@ -712,13 +712,13 @@ KERNELS: tuple[AppKernel, ...] = (
     AppKernel("parboil_sgemm", Origin(PB, "sgemm", "mysgemmNT (register-tiled, opencl_nvidia)"),
               "the 2-D NDRange of 16×8 work-items is linearised into 1-D groups of 128; C is read from one buffer "
               "and written to another (the original updates it in place); inputs generated",
-              ("compute", "local", "regular"), SGEMM, 128, _sgemm, _sgemm_cost,
+              ("compute", "local", "regular", "warm-up"), SGEMM, 128, _sgemm, _sgemm_cost,
               gpu=dict(m=16384, n=16384, k=12288), tiny=dict(m=512, n=64, k=24)),
     AppKernel("parboil_spmv", Origin(PB, "spmv", "spmv_jds"),
               "a generated matrix of skewed row lengths (longest rows first, as JDS orders them) instead of the "
               "Parboil inputs; the row pointer and slice counts read from global instead of constant memory; "
               "`reps` passes accumulate into the sum",
-              ("memory", "irregular", "imbalanced"), SPMV, 256, _spmv, _spmv_cost,
+              ("memory", "irregular", "imbalanced", "warm-up"), SPMV, 256, _spmv, _spmv_cost,
               gpu=dict(groups=32768, minlen=32, maxlen=2048, reps=80), tiny=dict(groups=16, minlen=4, maxlen=64, reps=2)),
     AppKernel("parboil_stencil", Origin(PB, "stencil", "block2D_reg_tiling (7-point, coarsened along z)"),
               "each work-item walks a chunk of z (not the whole column) so that there are many groups; the "
@@ -729,29 +729,29 @@ KERNELS: tuple[AppKernel, ...] = (
               "one kernel instead of the original's four: a local-memory sub-histogram per group merged into the "
               "global one with atomics, 32-bit counts without the 8-bit saturation; a generated peaked image; "
               "`reps` passes over each group's chunk",
-              ("atomics", "local", "imbalanced", "warm-up"), HISTO, 256, _histo, _histo_cost,
+              ("atomics", "local", "memory"), HISTO, 256, _histo, _histo_cost,
               gpu=dict(groups=32768, chunk=32768, reps=80), tiny=dict(groups=16, chunk=2048, reps=2)),
     AppKernel("parboil_tpacf", Origin(PB, "tpacf", "gen_hists"),
               "one correlation (data × random) per launch, a group per 128 points × one chunk of the other set, "
               "per-group histograms written out (summed on the host, as the original's per-block histograms are); "
               "points generated uniformly on the sphere, 21 bins from 0.5° to 150°",
-              ("compute", "local", "atomics"), TPACF, 128, _tpacf, _tpacf_cost,
+              ("compute", "local", "atomics", "warm-up"), TPACF, 128, _tpacf, _tpacf_cost,
               gpu=dict(n_i=1 << 19, n_j=1 << 19, jchunk=4096), tiny=dict(n_i=256, n_j=512, jchunk=128)),
     AppKernel("parboil_cutcp", Origin(PB, "cutcp", "cuda_cutoff_potential_lattice6overlap"),
               "one group per cell of 8×8×8 lattice points staging the 27 neighbour cells' atoms (32 slots per "
               "cell, a quarter empty) in local memory; each work-item computes 4 points along z; generated atoms",
-              ("compute", "local", "regular"), CUTCP, 128, _cutcp, _cutcp_cost,
+              ("compute", "local", "regular", "warm-up"), CUTCP, 128, _cutcp, _cutcp_cost,
               gpu=dict(ncx=128, ncy=128, ncz=120), tiny=dict(ncx=3, ncy=3, ncz=2)),
     AppKernel("parboil_mriq", Origin(PB, "mri-q", "ComputeQ_GPU"),
               "all k-space samples in one launch from global memory (the original streams chunks through "
               "constant memory); phiMag given (ComputePhiMag not ported); generated trajectory and voxels",
-              ("compute", "regular"), MRIQ, 256, _mriq, _mriq_cost,
+              ("compute", "regular", "warm-up"), MRIQ, 256, _mriq, _mriq_cost,
               gpu=dict(groups=32768, numk=24576), tiny=dict(groups=8, numk=512)),
     AppKernel("parboil_binning", Origin(PB, "mri-gridding", "binning_kernel"),
               "no bin capacity (the original undoes an increment past a bin's size, which repeated timed launches "
               "would make the only path); each group bins a chunk of samples `reps` times; generated samples "
               "dense at the centre of k-space",
-              ("atomics", "memory", "imbalanced", "warm-up"), BINNING, 256, _binning, _binning_cost,
+              ("atomics", "memory"), BINNING, 256, _binning, _binning_cost,
               gpu=dict(groups=32768, per_group=4096, grid=128, reps=120), tiny=dict(groups=16, per_group=512, grid=16, reps=2),
               scatters=True),
     AppKernel("parboil_gridding", Origin(PB, "mri-gridding", "gridding_GPU"),

@@ -630,7 +630,7 @@ KERNELS: tuple[AppKernel, ...] = (
               "the frontier mask is not cleared (so that every timed launch does the same work); one level's "
               "state generated (frontier likelier at low node ids, heavy-tailed degrees) instead of running BFS; "
               "each group walks a chunk of nodes `reps` times",
-              ("irregular", "imbalanced", "memory"), BFS, 256, _bfs, _bfs_cost,
+              ("irregular", "imbalanced", "memory", "warm-up"), BFS, 256, _bfs, _bfs_cost,
               gpu=dict(groups=32768, per_group=1024, degree=8, reps=64), tiny=dict(groups=16, per_group=512, degree=2, reps=2),
               scatters=True),
     AppKernel("rodinia_gaussian", Origin(RD, "gaussian", "Fan2"),
@@ -646,6 +646,6 @@ KERNELS: tuple[AppKernel, ...] = (
     AppKernel("rodinia_particlefilter", Origin(RD, "particlefilter (float)", "find_index_kernel"),
               "a CDF of `ncdf` entries, fewer than the particles (the original's equal counts would make the "
               "linear search quadratic in the particles); generated weights and positions",
-              ("imbalanced", "compute"), PARTICLEFILTER, 256, _particlefilter, _particlefilter_cost,
+              ("imbalanced", "compute", "warm-up"), PARTICLEFILTER, 256, _particlefilter, _particlefilter_cost,
               gpu=dict(groups=32768, ncdf=409600), tiny=dict(groups=16, ncdf=1024)),
 )

@@ -412,7 +412,7 @@ KERNELS: tuple[AppKernel, ...] = (
     AppKernel("shoc_md", Origin(SH, "MD", "compute_lj_force"),
               "atoms on a jittered lattice whose 128 nearest lattice sites are each atom's neighbour list (the "
               "original builds the list from distances); float4 positions as four floats; `reps` passes accumulate",
-              ("irregular", "memory", "regular"), MD, 256, _md, _md_cost,
+              ("irregular", "memory", "warm-up"), MD, 256, _md, _md_cost,
               gpu=dict(groups=32768, side=64, neigh=128, reps=80), tiny=dict(groups=36, side=32, neigh=32, reps=2)),
     AppKernel("shoc_fft", Origin(SH, "FFT", "fft1D_512 (forward)"),
               "a radix-2 decimation-in-time FFT of 512 points in local memory, one butterfly per work-item and "
@@ -434,11 +434,11 @@ KERNELS: tuple[AppKernel, ...] = (
     AppKernel("shoc_spmv_scalar", Origin(SH, "Spmv", "spmv_csr_scalar_kernel"),
               "a generated matrix with heavy-tailed row lengths in random row order (SHOC generates uniform "
               "random rows); `reps` passes accumulate",
-              ("memory", "irregular", "imbalanced"), SPMV_SCALAR, 256, _scalar, _scalar_cost,
+              ("memory", "irregular", "imbalanced", "warm-up"), SPMV_SCALAR, 256, _scalar, _scalar_cost,
               gpu=dict(groups=32768, minlen=16, maxlen=1024, reps=150), tiny=dict(groups=16, minlen=2, maxlen=64, reps=2)),
     AppKernel("shoc_spmv_vector", Origin(SH, "Spmv", "spmv_csr_vector_kernel"),
               "a generated matrix with heavy-tailed row lengths in random row order, 32 work-items per row, four "
               "rows per group; `reps` passes accumulate",
-              ("memory", "irregular", "imbalanced", "local"), SPMV_VECTOR, 128, _vector, _vector_cost,
+              ("memory", "irregular", "imbalanced", "local", "warm-up"), SPMV_VECTOR, 128, _vector, _vector_cost,
               gpu=dict(groups=65536, minlen=1024, maxlen=16384, reps=80), tiny=dict(groups=16, minlen=32, maxlen=512, reps=2)),
 )

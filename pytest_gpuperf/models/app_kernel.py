@@ -194,10 +194,13 @@ def uniform(rng: np.random.Generator, n: int, lo: float = 0.0, hi: float = 1.0) 
 def tiled(rng: np.random.Generator, n: int, make: Callable[[np.random.Generator, int], np.ndarray],
           block: int = 1 << 22) -> np.ndarray:
     """``n`` values: ``make(rng, m)`` for up to ``block`` of them, repeated beyond that (a GPU-size input
-    of values whose order does not shape the work is made in a fraction of the time)."""
-    if n <= block:
-        return make(rng, n)
-    return np.resize(make(rng, block), n)
+    of values whose order does not shape the work is made in a fraction of the time). ``make`` returns
+    exactly ``m`` values in one dimension (a multi-column record is flattened by the caller)."""
+    m = min(int(n), block)
+    out = make(rng, m)
+    if out.shape != (m,):
+        raise ValueError(f"tiled: make returned shape {out.shape}, expected ({m},): flatten records and size them in values")
+    return out if m == n else np.resize(out, n)
 
 
 def skewed_lengths(rows: int, minlen: int, maxlen: int, skew: float = 0.5) -> np.ndarray:

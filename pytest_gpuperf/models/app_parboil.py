@@ -92,15 +92,16 @@ def _spmv(rng, groups: int, minlen: int, maxlen: int, reps: int) -> Problem:
     rows = groups * 256
     lens, zcnt, ptr, per_k = _jds_layout(rows, minlen, maxlen)
     total = int(ptr[-1])
-    ks = np.repeat(np.arange(per_k.size, dtype=np.int32), per_k)
-    rs = (np.arange(total, dtype=np.int64) - np.repeat(ptr[:-1], per_k)).astype(np.int32)
-    valid = rs < np.searchsorted(-lens, -ks, side="left")  # rows longer than k form a prefix
-    data = np.where(valid, uniform(rng, total, -1, 1), np.float32(0)).astype(np.float32)
-    index = np.where(valid, rng.integers(0, rows, total, dtype=np.int32), 0).astype(np.int32)
+    longer = np.searchsorted(-lens, -np.arange(per_k.size), side="left")  # rows longer than k: a prefix
+    data, index = np.zeros(total, np.float32), np.zeros(total, np.int32)
+    for k, (start, count) in enumerate(zip(ptr[:-1], longer)):  # diagonal by diagonal: padding stays zero
+        data[start:start + count] = uniform(rng, count, -1, 1)
+        index[start:start + count] = rng.integers(0, rows, count, dtype=np.int32)
     perm = rng.permutation(rows).astype(np.int32)
     x = uniform(rng, rows, -1, 1)
 
     def ref():
+        rs = np.concatenate([np.arange(c) for c in per_k])
         y = np.bincount(rs, weights=data.astype(np.float64) * x[index], minlength=rows) * reps
         out = np.empty(rows)
         out[perm] = y
@@ -439,21 +440,23 @@ KERNEL void parboil_binning(GLOBAL const float* sample, GLOBAL unsigned int* key
 
 def kspace_samples(rng: np.random.Generator, n: int, grid: int, margin: float) -> np.ndarray:
     """``n`` MRI samples (real, imag, kX, kY, kZ, sdc) in grid units, dense at the centre of k-space as
-    a radial or spiral trajectory is: radius ``(grid/2 − margin)·u²`` in a random direction."""
-    direction = rng.standard_normal((n, 3))
-    direction /= np.linalg.norm(direction, axis=1, keepdims=True)
-    radius = (grid / 2 - margin) * rng.random(n) ** 2
-    k = grid / 2 + direction * radius[:, None]
+    a radial or spiral trajectory is: radius ``(grid/2 − margin)·u²`` in a uniformly random direction."""
+    z = uniform(rng, n, -1, 1)
+    phi = uniform(rng, n, 0, 2 * np.pi)
+    rxy = np.sqrt(np.maximum(0, 1 - z * z))
+    radius = np.float32(grid / 2 - margin) * uniform(rng, n) ** 2
     out = np.empty((n, 6), np.float32)
-    out[:, 0:2] = rng.uniform(-1, 1, (n, 2))
-    out[:, 2:5] = np.clip(k, 0, grid - 1e-3)
+    out[:, 0] = uniform(rng, n, -1, 1)
+    out[:, 1] = uniform(rng, n, -1, 1)
+    for c, d in ((2, rxy * np.cos(phi)), (3, rxy * np.sin(phi)), (4, z)):
+        out[:, c] = np.clip(grid / 2 + d * radius, 0, grid - 1e-3)
     out[:, 5] = 1.0
     return out
 
 
 def _binning(rng, groups: int, per_group: int, grid: int, reps: int) -> Problem:
     n = groups * per_group
-    s = tiled(rng, n, lambda r, m: kspace_samples(r, m, grid, 0.0), block=1 << 20).reshape(-1)
+    s = tiled(rng, 6 * n, lambda r, m: kspace_samples(r, m // 6, grid, 0.0).reshape(-1), block=6 << 20)
 
     def ref():
         k = s.reshape(-1, 6)[:, 2:5].astype(np.uint32)
@@ -518,9 +521,9 @@ def kaiser_bessel_lut(beta: float = 13.9) -> np.ndarray:
 def _gridding(rng, grid: int, samples: int, reps: int) -> Problem:
     s = kspace_samples(rng, samples, grid, 4.0)
     nb = grid // 2
-    b = (s[:, 2:5] // 2).astype(np.int64)
+    b = (s[:, 2:5] * 0.5).astype(np.int32)
     bins = (b[:, 2] * nb + b[:, 1]) * nb + b[:, 0]
-    order = np.argsort(bins, kind="stable")
+    order = np.argsort(bins)
     s, bins = s[order], bins[order]
     start = np.searchsorted(bins, np.arange(nb ** 3 + 1)).astype(np.int32)
     lut = kaiser_bessel_lut()
@@ -673,11 +676,12 @@ KERNEL void parboil_sad(GLOBAL const unsigned short* cur, GLOBAL const unsigned 
 
 def _frames(rng: np.random.Generator, width: int, height: int) -> tuple[np.ndarray, np.ndarray]:
     """A smooth random frame and the next one: the same scene shifted by a few pixels, plus noise."""
-    base = rng.integers(0, 4096, (height // 8 + 2, width // 8 + 2)).astype(np.float32)
-    img = np.kron(base, np.ones((8, 8), np.float32))[:height + 8, :width + 8]
-    cur = img[4:4 + height, 4:4 + width] + rng.integers(0, 16, (height, width))
-    ref = img[1:1 + height, 6:6 + width] + rng.integers(0, 16, (height, width))
-    return cur.astype(np.uint16).reshape(-1), ref.astype(np.uint16).reshape(-1)
+    base = rng.integers(0, 4096, (height // 8 + 2, width // 8 + 2)).astype(np.uint16)
+    img = np.repeat(np.repeat(base, 8, axis=0), 8, axis=1)[:height + 8, :width + 8]
+    noise = tiled(rng, 2 * height * width, lambda r, m: r.integers(0, 16, m, dtype=np.uint16)).reshape(2, height, width)
+    cur = img[4:4 + height, 4:4 + width] + noise[0]
+    ref = img[1:1 + height, 6:6 + width] + noise[1]
+    return cur.reshape(-1), ref.reshape(-1)
 
 
 def _sad(rng, width: int, height: int, reps: int) -> Problem:

@@ -88,7 +88,7 @@ KERNEL void shoc_scan(GLOBAL const float* in, GLOBAL const float* isums, GLOBAL 
 
 def _scan(rng, groups: int, chunk: int, reps: int) -> Problem:
     x = _values(rng, groups * chunk, 0, 1)
-    sums = x.reshape(groups, chunk).astype(np.float64).sum(axis=1)
+    sums = x.reshape(groups, chunk).sum(axis=1, dtype=np.float64)
     isums = (np.cumsum(sums) - sums).astype(np.float32)
 
     def ref():
@@ -147,12 +147,16 @@ def _md(rng, groups: int, side: int, neigh: int, reps: int) -> Problem:
     n = groups * 256
     if n % (side * side) or n // (side * side) < 9:
         raise ValueError(f"md: {n} atoms do not fill at least 9 layers of {side}×{side}")
-    i = np.arange(n)
-    lat = np.stack([i % side, (i // side) % side, i // (side * side)], axis=1)
+    i = np.arange(n, dtype=np.int32)
     pos = np.zeros((n, 4), np.float32)
-    pos[:, :3] = lat + tiled(rng, 3 * n, lambda r, m: uniform(r, m, -0.2, 0.2)).reshape(n, 3)
+    pos[:, :3] = tiled(rng, 3 * n, lambda r, m: uniform(r, m, -0.2, 0.2)).reshape(n, 3)
+    pos[:, 0] += i % side
+    pos[:, 1] += (i // side) % side
+    pos[:, 2] += i // (side * side)
     off = md_offsets(neigh)
-    nbr = (i[None, :] + (off[:, 0] + side * off[:, 1] + side * side * off[:, 2])[:, None]) % n
+    nbr = np.empty((neigh, n), np.int32)
+    for row, o in zip(nbr, off[:, 0] + side * off[:, 1] + side * side * off[:, 2]):
+        np.remainder(i + np.int32(o), n, out=row)
     cutsq, lj1, lj2 = 2.6 ** 2, 1.5, 2.0
 
     def ref():
@@ -166,7 +170,7 @@ def _md(rng, groups: int, side: int, neigh: int, reps: int) -> Problem:
         out[:, :3] = f.sum(axis=0) * reps
         return {"force": out.reshape(-1)}
     return Problem(groups, ("force", "position", i32(neigh), "neighList", f32(cutsq), f32(lj1), f32(lj2), i32(n), i32(reps)),
-                   {"position": pos.reshape(-1), "neighList": nbr.astype(np.int32).reshape(-1)},
+                   {"position": pos.reshape(-1), "neighList": nbr.reshape(-1)},
                    {"force": Out(np.float32, 4 * n)}, ref, rtol=1e-3, atol=1e-3)
 
 

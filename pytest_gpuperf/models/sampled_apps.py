@@ -67,10 +67,11 @@ Sampler = Callable[..., SampledRun]
 
 
 def measure(dev: Device, sampled_kernel: Sampler, timing: Mapping[str, Any], compile: Compile | None = None,
-            kernels: Sequence[AppKernel] = APP_KERNELS, size: str = "gpu") -> AppsResult:
+            kernels: Sequence[AppKernel] = APP_KERNELS, size: str = "gpu", cold: bool = True) -> AppsResult:
     """Every kernel at its ``size`` ("gpu"; "tiny" for a CPU device's test of this procedure) over each
-    run length of :data:`DIVISORS` whose groups exceed the second sampling point. Each kernel's buffers
-    are uploaded, measured and released before the next kernel's (the largest hold 6.4 GB)."""
+    run length of :data:`DIVISORS` whose groups exceed the second sampling point, each timed run after
+    the cache flush unless ``cold`` is false. Each kernel's buffers are uploaded, measured and released
+    before the next kernel's (the largest hold 6.4 GB)."""
     if size not in ("gpu", "tiny"):
         raise ValueError(f"size must be 'gpu' or 'tiny', got {size!r}")
     build = compile or dev.compile
@@ -87,7 +88,8 @@ def measure(dev: Device, sampled_kernel: Sampler, timing: Mapping[str, Any], com
             if n_groups <= 3 * sat.wave:
                 out.too_short.setdefault(app.name, []).append(n_groups)
                 continue
-            run = sampled_kernel(kern, app.local_size, launched.args, n_groups, multiple=1, full=True, **timing)
+            run = sampled_kernel(kern, app.local_size, launched.args, n_groups, multiple=1, full=True, cold=cold,
+                                 **timing)
             out.runs.instances.append(svr.Instance(
                 app.name, sat.p_sat, float(attrs.get("num_regs", 0)),
                 float(attrs.get("shared_size_bytes", attrs.get("local_bytes", 0))), app.local_size, run.plan.p1,

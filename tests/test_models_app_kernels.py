@@ -105,3 +105,8 @@ def test_dao_s_protocol_measures_the_corpus_on_a_real_device(cl_device):
     assert {"model.sampled_apps.mean_error", "model.sampled_apps.mean_overhead", "model.svr_apps.mean_error"} <= set(recs)
     assert recs["model.sampled_apps.mean_error"]["identity"]["corpus"] == CORPUS_VERSION
     assert all(np.isfinite(r["value"]) for r in recs.values())
+
+
+def test_the_models_doc_names_every_kernel_of_the_corpus_and_its_version():
+    doc = (ROOT / "docs" / "models.md").read_text(encoding="utf-8")
+    assert [n for n in NAMES if f"`{n}`" not in doc] == [] and f"corpus: {CORPUS_VERSION}" in doc

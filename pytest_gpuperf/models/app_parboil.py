@@ -741,7 +741,7 @@ KERNELS: tuple[AppKernel, ...] = (
               "points generated uniformly on the sphere, 21 bins from 0.5° to 150°",
               ("compute", "local", "atomics", "warm-up"), TPACF, 128, _tpacf, _tpacf_cost,
               gpu=dict(n_i=1 << 19, n_j=1 << 19, jchunk=4096), tiny=dict(n_i=256, n_j=512, jchunk=128)),
-    AppKernel("parboil_cutcp", Origin(PB, "cutcp", "cuda_cutoff_potential_lattice6overlap"),
+    AppKernel("parboil_cutcp", Origin(PB, "cutcp", "cuda_cutoff_potential_lattice6overlap (CUDA version)"),
               "one group per cell of 8×8×8 lattice points staging the 27 neighbour cells' atoms (32 slots per "
               "cell, a quarter empty) in local memory; each work-item computes 4 points along z; generated atoms",
               ("compute", "local", "regular", "warm-up"), CUTCP, 128, _cutcp, _cutcp_cost,

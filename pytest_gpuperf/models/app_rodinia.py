@@ -586,20 +586,20 @@ def _particlefilter_cost(groups: int, ncdf: int) -> Cost:
 
 
 KERNELS: tuple[AppKernel, ...] = (
-    AppKernel("rodinia_hotspot", Origin(RD, "hotspot", "calculate_temp"),
+    AppKernel("rodinia_hotspot", Origin(RD, "hotspot", "hotspot (calculate_temp in the CUDA version)"),
               "one time step per pass (the original's pyramid of several steps in local memory not kept): each "
               "work-item walks down its column of a 256-wide strip with borders clamped as in the original; "
               "`reps` passes recompute the step; generated power and temperatures",
               ("memory", "regular"), HOTSPOT, 256, _hotspot, _hotspot_cost,
               gpu=dict(tiles=16, tile_rows=2048, rows_per_group=32, reps=100),
               tiny=dict(tiles=2, tile_rows=8, rows_per_group=8, reps=2)),
-    AppKernel("rodinia_srad", Origin(RD, "srad (v2)", "srad_cuda_1 (derivatives and diffusion coefficient)"),
+    AppKernel("rodinia_srad", Origin(RD, "srad (v2, CUDA version)", "srad_cuda_1 (derivatives and diffusion coefficient)"),
               "each work-item walks down its column of a 256-wide strip; `reps` passes recompute the step; a "
               "generated image instead of the ultrasound input",
               ("memory", "regular"), SRAD, 256, _srad, _srad_cost,
               gpu=dict(tiles=16, tile_rows=2048, rows_per_group=16, reps=100),
               tiny=dict(tiles=2, tile_rows=8, rows_per_group=8, reps=2)),
-    AppKernel("rodinia_nw", Origin(RD, "nw", "needle_cuda_shared_1 (anti-diagonal dynamic programming)"),
+    AppKernel("rodinia_nw", Origin(RD, "nw", "nw_kernel1 (needle_cuda_shared_1 in the CUDA version)"),
               "each group aligns one query of 128 residues (a work-item per row) with one database sequence along "
               "anti-diagonals in local memory, instead of one 16×16 tile of a single large matrix per group and "
               "launch; writes the last column; a generated BLOSUM-like table",

@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 """Compile the CUDA side of kernels that no GPU has run yet, with NVRTC and no GPU: the precision
 auto-tuner's six templates (all-double and all-float mixes), the device LU and refinement kernels, the
-VPREC rounding kernel and two VPREC-rendered programs, and the quantization kernels. A compile error
-here is one a GPU host would otherwise show first (it found a host-only helper in vprec.py).
+VPREC rounding kernel and two VPREC-rendered programs, the quantization kernels, and the application
+corpus of the sampled-kernel model. A compile error here is one a GPU host would otherwise show first
+(it found a host-only helper in vprec.py).
 
     pip install --target /tmp/nvrtc-site nvidia-cuda-nvrtc==13.0.*
-    PYTHONPATH=/tmp/nvrtc-site python scripts/cuda_compile_check.py      # exits 1 on a compile error
+    PYTHONPATH=/tmp/nvrtc-site python scripts/cuda_compile_check.py [PREFIX]   # exits 1 on a compile error
+
+PREFIX compiles only the cases whose name starts with it (``app.``: the application corpus).
 """
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ import sys
 from pytest_gpuperf.devices import recompile
 from pytest_gpuperf.devices.dialect import portable_fp64
 from pytest_gpuperf.errors import ProbeVerificationError
+from pytest_gpuperf.models.app_kernels import APP_KERNELS
 from pytest_gpuperf.precision import lukernels, quant_kernels, template, vprec
 from pytest_gpuperf.precision.programs import PROGRAMS
 
@@ -34,11 +38,16 @@ def cases() -> list[tuple[str, str]]:
     for name, prog in list(PROGRAMS.items())[:2]:
         out.append((f"vprec.{name}", portable_fp64(vprec.render(template.TypedTemplate.parse(prog.template), fmt), "cuda")))
     out.append(("quant", quant_kernels.source("cuda")))
+    out += [(f"app.{k.name}", k.source("cuda")) for k in APP_KERNELS]
     return out
 
 
-def main() -> int:
-    todo = cases()
+def main(argv: list[str]) -> int:
+    prefix = argv[0] if argv else ""
+    todo = [c for c in cases() if c[0].startswith(prefix)]
+    if not todo:
+        print(f"no case starts with {prefix!r}")
+        return 1
     bad = 0
     for name, src in todo:
         try:
@@ -51,4 +60,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

@@ -31,6 +31,9 @@ PROFILES: Mapping[str, tuple[Mapping[str, Any], Mapping[str, Any]]] = {
     # sampled-kernel model: the full run and the sampled points
     "sampled_model": ({"warmup": 2, "min_repeats": 10, "max_repeats": 40, "budget_s": 0.15},
                       {"warmup": 1, "min_repeats": 5, "max_repeats": 9, "budget_s": 0.1}),
+    # sampled-kernel model on the application corpus: full runs of ≥ 0.1 s (few repeats), millisecond samples
+    "sampled_apps": ({"warmup": 1, "min_repeats": 3, "max_repeats": 10, "budget_s": 1.0},
+                     {"warmup": 1, "min_repeats": 3, "max_repeats": 5, "budget_s": 0.1}),
     # PTX model calibration: launch overhead and throughput regressions
     "ptx_calibration": ({"min_repeats": 10, "max_repeats": 40, "budget_s": 0.2},
                         {"min_repeats": 10, "max_repeats": 40, "budget_s": 0.2}),

@@ -519,7 +519,8 @@ class GpuPerfSession:
 
         meta = self._run_meta(argv) if meta is None else meta
         shaping = {k: v for k, v in asdict(self.options).items() if not k.endswith(("_path", "_dir"))}
-        runs = [from_session(run.info, environment(self.rootdir), meta, run.metrics.values(), shaping)
+        runs = [from_session(run.info, environment(self.rootdir), meta, run.metrics.values(), shaping,
+                             [{"test": t, **run.tests[t]} for t in sorted(run.tests)])
                 for run in self.runs.values() if run.metrics]
         try:
             record_runs(self.options.history_path or "", runs)

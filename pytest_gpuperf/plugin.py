@@ -23,6 +23,7 @@ from .fleet import pinning
 from .fleet.workers import KEY as _WORKER_KEY, Gathered, payload, report as sibling_report
 from .report import progress, summary
 from .session import GpuPerfSession, Options, strip_device_id, test_id
+from .timing import suite_profiles
 
 session_key = pytest.StashKey[GpuPerfSession]()
 
@@ -81,7 +82,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--gpuperf-fail-on-outlier", action="store_true",
                     help="several cards of one model: fail the run when the sibling check finds a card "
                          "significantly worse than its siblings (default: report it only)")
+    group.addoption("--gpuperf-profile", default=None, choices=suite_profiles.NAMES,
+                    help="which tests of the shipped suites run: 'quick' the headline figures (the rest is "
+                         "deselected; metrics keep their names, so it gates against a full baseline), 'full' every "
+                         "test (default). ini: gpuperf_profile; pytest_gpuperf/timing/suite_profiles.py")
     progress.add_option(group)
+    parser.addini("gpuperf_profile", "default for --gpuperf-profile (quick or full)", default=suite_profiles.DEFAULT)
     parser.addini("gpuperf_device", "default for --gpuperf-device", default=None)
     parser.addini("gpuperf_baseline_dir", "default for --gpuperf-baseline-dir", default=None)
     parser.addini("gpuperf_when_busy", "default for --gpuperf-when-busy (stop or finish)", default="stop")
@@ -112,6 +118,8 @@ def pytest_configure(config: pytest.Config) -> None:
             checks.json_template(opt("--gpuperf-json"))
         when_busy = opt("--gpuperf-when-busy") or checks.choice("gpuperf_when_busy", config.getini("gpuperf_when_busy"),
                                                                 ("stop", "finish"))
+        suite_profile = opt("--gpuperf-profile") or checks.choice("gpuperf_profile", config.getini("gpuperf_profile"),
+                                                                  suite_profiles.NAMES)
     except ValueError as exc:  # OptionError, and plants' own ValueError
         raise pytest.UsageError(str(exc)) from None
     baseline_dir = opt("--gpuperf-baseline-dir") or config.getini("gpuperf_baseline_dir") or None
@@ -130,7 +138,11 @@ def pytest_configure(config: pytest.Config) -> None:
                       plants=tuple(f"{k}={v}" for k, v in plant_table.items())
                       + tuple(v for v in opt("--gpuperf-plant") if "@" in v),  # device-scoped plants kept as given
                       compare_paths=tuple(opt("--gpuperf-compare") or ()),
-                      when_busy=when_busy)
+                      when_busy=when_busy, profile=suite_profile)
+    if options.update_baselines and suite_profiles.get(options.profile).tests is not None:
+        raise pytest.UsageError(f"--gpuperf-profile={options.profile} measures part of the suites; a baseline is made "
+                                f"by a full run (its means over a part of the kernels would replace the full ones): "
+                                f"drop --gpuperf-profile or use --gpuperf-profile={suite_profiles.DEFAULT}")
     if options.compare_paths and options.update_baselines:
         raise pytest.UsageError("--gpuperf-compare gates against another run; it cannot be combined with "
                                 "--gpuperf-update-baselines")
@@ -177,13 +189,27 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Fail fast on an unknown device before any test runs, but only when some test needs a device."""
+    """Deselect what the suite profile leaves out (reported as deselected); then fail fast on an unknown
+    device before any test runs, but only when some test needs a device."""
+    chosen = suite_profiles.get(config.stash[session_key].options.profile)
+    if chosen.tests is not None:
+        dropped = [item for item in items if not chosen.selects(_profile_id(item))]
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+            gone = set(map(id, dropped))
+            items[:] = [item for item in items if id(item) not in gone]
     if any("gpu_device" in getattr(item, "fixturenames", ()) for item in items):
         _selected(config)
         try:  # a malformed baseline is reported once, before any test, not once per test
             config.stash[session_key].load_baselines()
         except GpuPerfError as exc:
             raise pytest.UsageError(str(exc)) from None
+
+
+def _profile_id(item: pytest.Item) -> str:
+    """The test id a suite profile names: canonical, without the device parameter."""
+    spec = getattr(getattr(item, "callspec", None), "params", {}).get("gpu_device")
+    return strip_device_id(test_id(item), spec) if spec is not None else test_id(item)
 
 
 def _selected(config: pytest.Config) -> list:
@@ -283,6 +309,14 @@ def gpuperf_test_id(request: pytest.FixtureRequest) -> str:
     derived from it is the same on every card and in every run."""
     spec = getattr(getattr(request.node, "callspec", None), "params", {}).get("gpu_device", "")
     return strip_device_id(test_id(request.node), spec)
+
+
+@pytest.fixture
+def gpuperf_part(request: pytest.FixtureRequest) -> suite_profiles.Part | None:
+    """What the run's suite profile measures of this test when it runs only part of it (the kernels, and
+    the metrics it then records); None when the test runs whole."""
+    state = request.config.stash[session_key]
+    return suite_profiles.get(state.options.profile).part(_profile_id(request.node))
 
 
 @pytest.fixture

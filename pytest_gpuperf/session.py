@@ -19,7 +19,7 @@ from .errors import GpuPerfError, ImpossibleValueError
 from .gatecheck import plants
 from .report import results
 from .report.results import Metric
-from .timing import observers
+from .timing import observers, suite_profiles
 from .timing.measure import MeasureConfig
 from .timing.stats import MAD_TO_SIGMA, Stats
 from .util.provenance import environment, git_commit, now_iso
@@ -42,6 +42,7 @@ class Options:
     plants: tuple[str, ...] = ()  # --gpuperf-plant: planted regressions of the gate check (gatecheck.plants)
     compare_paths: tuple[str, ...] = ()  # --gpuperf-compare (repeatable): gate against these runs, not baselines
     when_busy: str = "stop"  # --gpuperf-when-busy: stop the run once another process holds the card throughout
+    profile: str = "full"  # --gpuperf-profile: which tests of the suites run (timing.suite_profiles)
 
 
 @dataclass
@@ -472,12 +473,15 @@ class GpuPerfSession:
         if threading.current_thread() is threading.main_thread():  # signal handlers: main thread only
             previous = signal.getsignal(signal.SIGINT)
             signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
+        chosen = suite_profiles.get(self.options.profile)
         try:
             for spec, run in self.runs.items():
                 recorded = set(run.metrics)
+                # a part of a test the suite profile leaves out (its other kernels) is not missing
                 self.missing[spec] = sorted(name for name, e in run.expected.items()
                                             if e.get("test") in self.passed_tests and name not in recorded
-                                            and not _subset_aggregate(e, run.metrics.values()))
+                                            and not _subset_aggregate(e, run.metrics.values())
+                                            and chosen.measures(str(e.get("test")), name))
                 if self.options.update_baselines and run.metrics:
                     _attempt(errors, f"baseline not updated for {spec}", lambda run=run: self._update_baseline(run))
             if self.options.json_path:
@@ -516,7 +520,8 @@ class GpuPerfSession:
 
         meta = self._run_meta(argv) if meta is None else meta
         shaping = {k: v for k, v in asdict(self.options).items() if not k.endswith(("_path", "_dir"))}
-        runs = [from_session(run.info, environment(self.rootdir), meta, run.metrics.values(), shaping)
+        runs = [from_session(run.info, environment(self.rootdir), meta, run.metrics.values(), shaping,
+                             [{"test": t, **run.tests[t]} for t in sorted(run.tests)])
                 for run in self.runs.values() if run.metrics]
         try:
             record_runs(self.options.history_path or "", runs)
@@ -578,7 +583,7 @@ class GpuPerfSession:
     def _run_meta(self, argv: list[str], interrupted: bool = False) -> dict[str, Any]:
         """The ``run`` section of the results and of the history record; ``interrupted``: Ctrl-C ended the
         run before every test ran, so the records hold only what finished."""
-        return {"started": self.started, "finished": now_iso(), "argv": argv,
+        return {"started": self.started, "finished": now_iso(), "argv": argv, "profile": self.options.profile,
                 "update_baselines": self.options.update_baselines, "interrupted": bool(interrupted)}
 
     def blocks_exit(self) -> bool:

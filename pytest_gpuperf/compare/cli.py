@@ -14,7 +14,8 @@ compares absolute figures too.
 
 Formats: text (default), markdown, json (``pytest-gpuperf-compare/1``), csv (one row per metric) and html
 (one self-contained page with a plot of both sides' samples for every significant row). Each leads with
-the verdict and the regressions, then the rest by area, then the environment fields that differ.
+the verdict and the regressions, then the rest by area, then each test's duration on both sides (the
+suite's own cost, never judged), then the environment fields that differ.
 
 Exit status: 0 no significant regression beyond the threshold; 1 a significant regression (or an
 impossible value); 2 bad input (unreadable file, not a results document, a side mixing devices, no

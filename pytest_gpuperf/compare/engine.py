@@ -433,6 +433,35 @@ def environment_difference(a: Side, b: Side) -> list[dict[str, Any]]:
     return out
 
 
+@dataclass(frozen=True)
+class Duration:
+    """One test's duration on both sides (seconds, setup + call + teardown; the median over a side's runs,
+    None where the side did not run it): the suite's own cost, shown beside the rows, never judged."""
+
+    test: str
+    a: float | None
+    b: float | None
+
+    @property
+    def delta(self) -> float | None:
+        """B − A in seconds (None unless both sides ran the test)."""
+        return None if self.a is None or self.b is None else self.b - self.a
+
+    @property
+    def delta_rel(self) -> float | None:
+        """(B − A) / A (None where A is 0 or a side did not run it)."""
+        return None if self.delta is None or not self.a else self.delta / self.a
+
+
+def durations(a: Side, b: Side) -> list[Duration]:
+    """Every test either side ran, the costliest first (the larger of its two durations)."""
+    def med(xs: list[float] | None) -> float | None:
+        return None if not xs else float(np.median(xs))
+
+    rows = [Duration(t, med(a.durations.get(t)), med(b.durations.get(t))) for t in set(a.durations) | set(b.durations)]
+    return sorted(rows, key=lambda d: (-max(x for x in (d.a, d.b) if x is not None), d.test))
+
+
 @dataclass
 class Report:
     """The whole comparison: both sides, the environment difference and the sorted rows."""
@@ -467,6 +496,11 @@ class Report:
         out["failing"] = len(self.failing)
         out["worse_ungated"] = sum(r.verdict == "worse" and not r.gated for r in self.rows)
         return out
+
+    @property
+    def durations(self) -> list[Duration]:
+        """The tests' durations of both sides (:func:`durations`)."""
+        return durations(self.a, self.b)
 
     def areas(self) -> list[tuple[str, list[Row]]]:
         """Rows grouped by area; areas with failing rows first, then by name; rows by verdict, p, size."""

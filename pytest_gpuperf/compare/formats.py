@@ -4,7 +4,9 @@ Every format leads with the news: the verdict (PASS/FAIL with the one count of f
 ``worse`` rows and impossible values, :attr:`.engine.Report.failing` — that the exit status, the
 annotations and the tally all state), then the regressions themselves, then the rest of what changed by
 area (better, worse but not gated, incomparable), and last the environment: the fields that differ, the
-unchanged ones folded away. Each row shows B/A and the change in percent beside it. A ``worse`` row that
+unchanged ones folded away. Before the environment, each test's duration on both sides (A, B, Δ; the
+costliest first): the suite's own cost, shown and never judged (JSON ``durations``, CSV rows of area
+``durations``). Each row shows B/A and the change in percent beside it. A ``worse`` row that
 is not gated (a figure gated only if stable, a throttled or shared measurement) is counted as such and
 never drawn as a failure.
 
@@ -24,7 +26,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import COMPARE_SCHEMA, __version__
-from .engine import VERDICTS, Report, Row
+from .engine import VERDICTS, Duration, Report, Row
 
 FORMATS = ("text", "markdown", "json", "html", "csv")
 HEADER = ("metric", "A", "B", "unit", "B/A", "Δ %", "interval", "p", "verdict", "why")
@@ -32,6 +34,10 @@ HEADER = ("metric", "A", "B", "unit", "B/A", "Δ %", "interval", "p", "verdict",
 QUIET = ("same", "informational")
 #: samples per side a strip plot draws at most (more are summarised by evenly spaced quantiles)
 PLOT_SAMPLES = 300
+#: the tests' durations (the suite's own cost, never judged): the columns, and how many of the costliest
+#: tests text and Markdown list (``all=True``: every one; HTML folds them away; JSON and CSV carry them all)
+DURATION_HEADER = ("test", "A s", "B s", "Δ s", "Δ %")
+DURATIONS_LISTED = 15
 
 
 def _g(x: float | None, digits: int = 4) -> str:
@@ -129,6 +135,29 @@ def _omitted(rows: list[Row], all_rows: bool) -> str:
     return ("not listed: " + ", ".join(parts) + " (--all lists them)") if parts else ""
 
 
+def _seconds(x: float | None, sign: bool = False) -> str:
+    return "-" if x is None else (f"{x:+.2f}" if sign else f"{x:.2f}")
+
+
+def _duration_cells(d: Duration) -> tuple[str, ...]:
+    return (d.test, _seconds(d.a), _seconds(d.b), _seconds(d.delta, sign=True),
+            "-" if d.delta_rel is None else f"{d.delta_rel:+.1%}")
+
+
+def duration_title(report: Report, head: str = "test durations") -> str:
+    """``test durations (N tests): A 12.3 s, B 10.1 s``: what the whole suite cost on each side."""
+    ds = report.durations
+    total_a = sum(d.a for d in ds if d.a is not None)
+    total_b = sum(d.b for d in ds if d.b is not None)
+    return f"{head} ({len(ds)} tests): A {total_a:.1f} s, B {total_b:.1f} s"
+
+
+def _listed_durations(report: Report, all_rows: bool) -> tuple[list[Duration], int]:
+    ds = report.durations
+    shown = ds if all_rows else ds[:DURATIONS_LISTED]
+    return shown, len(ds) - len(shown)
+
+
 def environment(report: Report) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(fields that differ between the sides, fields that are the same)."""
     return ([e for e in report.environment if e["changed"]], [e for e in report.environment if not e["changed"]])
@@ -157,6 +186,12 @@ def text(report: Report, all_rows: bool = False) -> str:
             out += table(listed)
         if note:
             out.append("  " + note)
+    if report.durations:
+        shown, more = _listed_durations(report, all_rows)
+        out += ["", f"== {duration_title(report)}, costliest first; not judged =="]
+        out += ["  " + line.rstrip() for line in format_table([_duration_cells(d) for d in shown], DURATION_HEADER)]
+        if more:
+            out.append(f"  {more} more not listed (--all lists them)")
     changed, same = environment(report)
     out += ["", f"environment: {len(changed)} of {len(report.environment)} field(s) differ"]
     out += [f"  * {e['field']}: {e['a']} -> {e['b']}" for e in changed]
@@ -200,6 +235,15 @@ def markdown(report: Report, all_rows: bool = False) -> str:
             out += markdown_table(listed)
         if note:
             out += ["", f"_{note}_"]
+    if report.durations:
+        shown, more = _listed_durations(report, all_rows)
+        out += ["", f"## {duration_title(report, 'Test durations')}", "",
+                "_costliest first; the suite's own cost, not judged_", "",
+                "| " + " | ".join(DURATION_HEADER) + " |", "|" + "|".join(" --- " for _ in DURATION_HEADER) + "|"]
+        out += ["| " + " | ".join(_md(c) for c in (f"`{cells[0]}`", *cells[1:])) + " |"
+                for cells in map(_duration_cells, shown)]
+        if more:
+            out += ["", f"_{more} more not listed (--all lists them)_"]
     changed, same = environment(report)
     out += ["", f"## Environment ({len(changed)} of {len(report.environment)} field(s) differ)", ""]
     if changed:
@@ -232,7 +276,8 @@ def to_json(report: Report) -> dict[str, Any]:
                     "threshold_source": "--threshold" if o.threshold is not None else
                     "per metric class (pytest_gpuperf/baselines/classes.py), or the tolerance the test set itself"},
         "environment_difference": report.environment, "counts": report.counts(), "exit_code": report.exit_code,
-        "rows": rows})
+        "rows": rows,
+        "durations": [{"test": d.test, "a_s": d.a, "b_s": d.b, "delta_s": d.delta} for d in report.durations]})
 
 
 def json_text(report: Report, all_rows: bool = False) -> str:
@@ -263,6 +308,13 @@ def csv_text(report: Report, all_rows: bool = False) -> str:
                     "" if r.ci is None else repr(r.ci[0]), "" if r.ci is None else repr(r.ci[1]), num(r.p_value),
                     r.verdict, str(r.gated).lower(), str(r.fails).lower(), r.basis, r.noise or "", r.runs[0],
                     r.runs[1], _why(r)))
+    # then each test's duration, as a row of area "durations" (shown, never judged)
+    for d in report.durations:
+        ratio = None if d.a is None or d.b is None or not d.a else d.b / d.a
+        w.writerow((d.test, "durations", "s", "s", "lower", num(d.a), num(d.b), num(ratio),
+                    "" if d.delta_rel is None else repr(100.0 * d.delta_rel), "", "", "", "informational", "false",
+                    "false", "none", "", len(report.a.durations.get(d.test, ())), len(report.b.durations.get(d.test, ())),
+                    "the test's duration (setup + call + teardown; median over a side's runs): not judged"))
     return buf.getvalue()
 
 
@@ -324,6 +376,9 @@ def html_page(report: Report, all_rows: bool = False) -> str:
         a=report.a.describe(), b=report.b.describe(), side_a=_side_line("A", report.a),
         side_b=_side_line("B", report.b), kind=_kind(report), status=status(report), tally=tally(report),
         failed=bool(report.failing), header=HEADER, failing=failing, areas=areas, changed=changed, same=same,
+        durations_title=duration_title(report, "Test durations") if report.durations else "",
+        duration_header=DURATION_HEADER,
+        durations=[_duration_cells(d) for d in report.durations],
         version=__version__, schema=COMPARE_SCHEMA,
         uplot_css=markupsafe.Markup(assets.inline(assets.shared(assets.UPLOT_CSS))),
         css=markupsafe.Markup(assets.inline(assets.read(__package__, "compare.css"))),

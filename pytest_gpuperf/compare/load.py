@@ -86,6 +86,8 @@ class Side:
     environment: dict[str, Any]
     metrics: dict[str, SideMetric]
     runs: int
+    #: test id → its duration in seconds in each run of the side that ran it (results ``tests``)
+    durations: dict[str, list[float]] = field(default_factory=dict)
 
     @property
     def key(self) -> str:
@@ -166,8 +168,12 @@ def side_from_docs(label: str, docs: Sequence[dict[str, Any]], paths: Sequence[s
         for m in doc["metrics"]:
             by_name.setdefault(m["name"], []).append(m)
     metrics = {name: merge(name, ms) for name, ms in by_name.items()}
+    durations: dict[str, list[float]] = {}
+    for doc in docs:
+        for t in doc.get("tests") or []:
+            durations.setdefault(str(t["test"]), []).append(float(t["duration_s"]))
     return Side(label, list(paths), dict(docs[-1]["device"]), dict(docs[-1].get("environment") or {}), metrics,
-                len(docs))
+                len(docs), durations)
 
 
 def load_side(label: str, paths: Iterable[str | Path]) -> Side:

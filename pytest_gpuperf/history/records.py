@@ -92,6 +92,8 @@ class RunRecord:
     device: dict[str, Any] = field(default_factory=dict)  # the full DeviceInfo JSON
     source: str = ""  # "pytest", or the file a backfill came from
     metrics: list[MetricRecord] = field(default_factory=list)
+    #: each test's duration (``{"test", "duration_s", "outcome"}``, results ``tests``): the suite's own cost
+    tests: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def uid(self) -> str:
@@ -116,6 +118,7 @@ class RunRecord:
         data = dict(doc)
         metrics = [MetricRecord(**m) for m in data.pop("metrics", [])]
         known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        known["tests"] = durations_from(known.get("tests"))
         return cls(**known, metrics=metrics)
 
 
@@ -165,6 +168,16 @@ def _tolerance(tol: Any) -> dict[str, float] | None:
     return out or None
 
 
+def durations_from(tests: Any) -> list[dict[str, Any]]:
+    """The well-formed entries of a results document's ``tests`` (test id, a finite duration in seconds, the
+    outcome), in order; anything else is left out (older files have no ``tests``)."""
+    out = []
+    for t in tests if isinstance(tests, list) else []:
+        if isinstance(t, dict) and isinstance(t.get("test"), str) and _num(t.get("duration_s")) is not None:
+            out.append({"test": t["test"], "duration_s": _num(t["duration_s"]), "outcome": str(t.get("outcome") or "")})
+    return out
+
+
 def not_results(doc: Any) -> str | None:
     """Why ``doc`` is not a results document that can be imported, or None when it is one.
 
@@ -209,6 +222,8 @@ def from_results(doc: Mapping[str, Any], source: str = "") -> RunRecord:
                                "interrupted": bool(run.get("interrupted", False))}  # Ctrl-C: the tests that finished
     if isinstance(env.get("plugin"), dict):
         options["plugin"] = {k: str(v) for k, v in env["plugin"].items()}
+    if isinstance(run.get("profile"), str):  # the suite profile (quick runs measure part of the suites)
+        options["profile"] = run["profile"]
     return RunRecord(
         date=str(run.get("started") or run.get("finished") or ""), commit=str(env.get("commit") or ""),
         device_key=str(dev["key"]), backend=str(dev.get("backend", "")), device_name=str(dev.get("name", "")),
@@ -219,7 +234,8 @@ def from_results(doc: Mapping[str, Any], source: str = "") -> RunRecord:
         mem_clock_mhz=_num(extra.get("mem_clock_mhz")), host=str(env.get("host", "")),
         argv=[str(a) for a in run.get("argv") or []],
         options=options, device=dev, source=source,
-        metrics=[metric_from_json(m) for m in doc.get("metrics") or [] if m.get("name")])
+        metrics=[metric_from_json(m) for m in doc.get("metrics") or [] if m.get("name")],
+        tests=durations_from(doc.get("tests")))
 
 
 def from_legacy_line(rec: Mapping[str, Any], source: str = "") -> RunRecord:
@@ -234,8 +250,10 @@ def from_legacy_line(rec: Mapping[str, Any], source: str = "") -> RunRecord:
 
 
 def from_session(info: Any, environment: Mapping[str, Any], run_meta: Mapping[str, Any],
-                 metrics: Iterable[Any], options: Mapping[str, Any] | None = None) -> RunRecord:
-    """A run from the live session: ``info`` is a DeviceInfo, ``metrics`` are ``results.Metric``.
+                 metrics: Iterable[Any], options: Mapping[str, Any] | None = None,
+                 tests: Iterable[Mapping[str, Any]] = ()) -> RunRecord:
+    """A run from the live session: ``info`` is a DeviceInfo, ``metrics`` are ``results.Metric``, ``tests``
+    the durations the results document carries (``{"test", "duration_s", "outcome"}``).
 
     ``Metric.identity`` and ``Stats.samples`` are read with getattr: they are newer than this module."""
     docs = []
@@ -248,8 +266,8 @@ def from_session(info: Any, environment: Mapping[str, Any], run_meta: Mapping[st
         docs.append(doc)
     env = dict(environment)
     env.update({"driver": info.driver_version, "runtime": info.runtime_version, "toolkit": info.toolkit_version})
-    record = from_results({"device": info.to_json(), "environment": env, "run": dict(run_meta), "metrics": docs},
-                          source="pytest")
+    record = from_results({"device": info.to_json(), "environment": env, "run": dict(run_meta), "metrics": docs,
+                           "tests": [dict(t) for t in tests]}, source="pytest")
     record.options.update(options or {})
     # two runs of one host can finish within the same second (the dates have second resolution): a
     # session nonce keeps them apart, while a results file imported twice still maps to one run

@@ -59,6 +59,16 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
         "ALTER TABLE metrics ADD COLUMN tolerance {json}",
         "ALTER TABLE metrics ADD COLUMN info {json}",
     ]),
+    (3, "each test's duration: the suite's own cost", [
+        """CREATE TABLE tests (
+            id {pk},
+            run_id {bigint} NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+            test TEXT NOT NULL,
+            duration_s {float} NOT NULL,
+            outcome TEXT NOT NULL DEFAULT '',
+            UNIQUE (run_id, test)
+        )""",
+    ]),
 ]
 
 LATEST = MIGRATIONS[-1][0]

@@ -121,6 +121,10 @@ class Store:
             cur = self.conn.cursor()
             cur.executemany(self._q(f"INSERT INTO metrics ({mcols}) VALUES ({mmarks})"),
                             [_metric_row(run_id, m) for m in _unique(run.metrics)])
+            tests = {t["test"]: t for t in run.tests}  # one row per test id (a malformed file's last one)
+            if tests:
+                cur.executemany(self._q("INSERT INTO tests (run_id, test, duration_s, outcome) VALUES (?, ?, ?, ?)"),
+                                [(run_id, t["test"], t["duration_s"], t["outcome"]) for t in tests.values()])
             self._commit()
             return True
         except BaseException as exc:
@@ -174,6 +178,12 @@ class Store:
             d["tolerance"] = json.loads(d["tolerance"]) if d["tolerance"] else None
             d["info"] = json.loads(d["info"]) if d["info"] else {}
             run.metrics.append(MetricRecord(**d))
+        sql = "SELECT run_id, test, duration_s, outcome FROM tests"
+        if device_key:
+            sql += " WHERE run_id IN (SELECT id FROM runs WHERE device_key = ?)"
+        for run_id, test, duration_s, outcome in self.execute(sql + " ORDER BY run_id, id", params).fetchall():
+            if run_id in by_id:
+                by_id[run_id].tests.append({"test": test, "duration_s": duration_s, "outcome": outcome})
         if self.dialect == "sqlite":
             self.conn.execute("COMMIT")
         else:

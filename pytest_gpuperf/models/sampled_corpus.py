@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -82,6 +82,9 @@ class CorpusResult:
     cpu: bool
     main: dict[str, SampledRun] = field(default_factory=dict)
     instances: list[svr.Instance] = field(default_factory=list)
+    #: the kernels were a part of the corpus (a suite profile's): the leave-one-kernel-out SVR would be
+    #: trained on another set, so it is another model and is not recorded
+    part: bool = False
 
     @property
     def errors(self) -> list[float]:
@@ -102,10 +105,13 @@ Sampler = Callable[..., SampledRun]
 
 
 def measure(dev: Device, kernels: Mapping[str, Kernel], sampled_kernel: Sampler, timing: Mapping[str, Any],
-            protocols: tuple[Protocol, ...] | None = None) -> list[CorpusResult]:
+            protocols: tuple[Protocol, ...] | None = None, only: Sequence[str] | None = None) -> list[CorpusResult]:
     """Every kernel at every run length under every protocol; the full run is measured once per kernel and
     length (with the first protocol's samples) and shared. GPUs pre-run each kernel over 2×L2 scratch
-    buffers before every timed run (:func:`.sampling.steady_state_flush`); CPU devices keep the copy flush."""
+    buffers before every timed run (:func:`.sampling.steady_state_flush`); CPU devices keep the copy flush.
+
+    ``only``: measure these of ``kernels`` (a suite profile's part). The buffers are sized and filled over
+    all of ``kernels`` all the same, so a kernel's figures do not depend on which others ran."""
     info = dev.info
     cpu = info.is_cpu
     protocols = protocols_for(cpu) if protocols is None else protocols
@@ -121,8 +127,13 @@ def measure(dev: Device, kernels: Mapping[str, Kernel], sampled_kernel: Sampler,
     if not cpu:
         scratch = [dev.to_device(rng.random(flush_items, dtype=np.float32) + 0.5) for _ in range(2)]
         scratch += [dev.empty(4 * flush_items), np.int32(flush_items)]
-    results = [CorpusResult(p, waves, cpu) for p in protocols]
-    for name, kern in kernels.items():
+    chosen = list(kernels) if only is None else list(only)
+    unknown = sorted(set(chosen) - set(kernels))
+    if unknown or not chosen:
+        raise ValueError(f"sampled corpus: cannot measure {unknown or 'no kernel'}; known: {', '.join(kernels)}")
+    part = set(chosen) != set(kernels)
+    results = [CorpusResult(p, waves, cpu, part=part) for p in protocols]
+    for name, kern in ((n, kernels[n]) for n in chosen):
         pre = None if cpu else steady_state_flush(dev, kern, local, scratch)
         attrs = kern.attributes
         for w in waves:
@@ -157,7 +168,7 @@ def records(res: CorpusResult) -> list[dict[str, Any]]:
         out.append(dict(name=f"{p.family}.{name}.error", value=run.error_rel, info={**meta, "gate": "if-stable"}, **kernel))
         out.append(dict(name=f"{p.family}.{name}.overhead", value=run.overhead,
                         info={**run.noise(), "protocol": p.label, "gate": "if-stable"}, **kernel))
-    svr_err = res.svr_errors()
+    svr_err = {} if res.part else res.svr_errors()
     for name, (err, t_ml, t_full, n_train) in svr_err.items():
         out.append(dict(name=f"{p.svr_family}.{name}.error", value=err, **kernel,
                         info={"predicted_s": t_ml, "measured_s": t_full, "split": "leave-one-kernel-out",
@@ -172,6 +183,8 @@ def records(res: CorpusResult) -> list[dict[str, Any]]:
                     info={"protocol": p.label, "waves": list(res.waves), "seed": "Dao: 8 % (NVIDIA), 15 % (AMD)",
                           "definition": "(t_P1 + t_P2) / t_full per kernel, mean over kernels",
                           "cold_cache": "steady-state pre-run of the same kernel over 2xL2 scratch buffers"}))
+    if not svr_err:
+        return out
     out.append(dict(name=f"{p.svr_family}.mean_error", value=float(np.mean([e[0] for e in svr_err.values()])),
                     identity={**ident, **aggregate.over(svr_err)}, **mean,
                     info={**svr.split_report(res.instances), "features": list(svr.FEATURES), "protocol": p.label,

@@ -16,6 +16,10 @@ Random search and Kernel Tuner's strategies get the thesis tuner's number of eva
 and are averaged over seeds. ``tuning.mean.<strategy>.*`` averages over the kernels tuned earlier in the
 session (last test; the set is the metric's identity, so a subset never gates against all kernels).
 Every strategy's pick is run once on fresh random inputs and compared with NumPy.
+The exhaustive table is stored in the user's cache directory per kernel source, device, driver and space
+(``tuning.reference``); a later run's strategies replay it and only the picks and the cached optimum are
+timed again (together, as always), so every ``quality`` and ``optimum_us`` is a time of this run
+(``info["reference"]`` of ``optimum_us`` says which); ``--gpuperf-retune`` times the whole space again.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from statistics import mean
 import pytest
 
 from pytest_gpuperf.models import aggregate
-from pytest_gpuperf.tuning import ktsim, replay
+from pytest_gpuperf.tuning import ktsim, reference, replay
 from pytest_gpuperf.tuning.evaluate import Ledger
 from pytest_gpuperf.tuning.fixtures import tuning_options
 from pytest_gpuperf.util.clock import session_elapsed
@@ -40,6 +44,7 @@ from pytest_gpuperf.tuning.tuner import calibration, context
 KT_STRATEGIES = ("random_sample", "greedy_ils", "genetic_algorithm", "simulated_annealing", "pso", "mls",
                  "firefly_algorithm", "dual_annealing", "basinhopping")
 SEEDS = (1, 2, 3)
+INPUT_SEED = 11  # the inputs every configuration is timed on
 THESIS = "Dao thesis §3.6.1-3.6.2: 1.06x optimum at 3% of exhaustive cost on GTX Titan X"
 # Wall-clock budget (--gpuperf-tuning-budget, from the session's start) on GPUs: the session script kills
 # pytest at GPUPERF_TIMEOUT and then no results file is written at all, so kernels beyond the budget are
@@ -81,8 +86,9 @@ def test_tune(gpu_device, gpuperf_record, bench, request, tuning_summaries):
     if opts.budget_s and session_elapsed(request.config) > opts.budget_s:
         pytest.skip(f"--gpuperf-tuning-budget={opts.budget_s:g} s spent before {bench.name}; raise it to tune "
                     "every kernel")
-    ctx = context(gpu_device, bench, seed=11, probe_limit=opts.probe_limit)
+    ctx = context(gpu_device, bench, seed=INPUT_SEED, probe_limit=opts.probe_limit)
     ev = ctx.ev
+    ref = reference.begin(ctx, INPUT_SEED, retune=opts.retune)  # a stored table: the strategies replay it
     ex = exhaustive(ctx)
     d = dao(ctx)
     dr = dao_ranked(ctx)
@@ -103,6 +109,7 @@ def test_tune(gpu_device, gpuperf_record, bench, request, tuning_summaries):
                 kt_errors[f"{strat}/seed{s}"] = f"{type(exc).__name__}: {exc}"[:200]
         if runs:
             picks[f"kt_{strat}"] = runs
+    reference.finish(ref, ctx, ex.best)  # a table timed now is stored for the next run
     chosen = sorted({c for runs in picks.values() for c, _ in runs})
     # Correctness of every configuration a strategy returned, on fresh random inputs.
     for i, c in enumerate(chosen):
@@ -116,7 +123,7 @@ def test_tune(gpu_device, gpuperf_record, bench, request, tuning_summaries):
     gpuperf_record(f"tuning.{bench.name}.optimum_us", opt * 1e6, "us", better="lower",
                    # CPU devices (CI) share two cores with other jobs: 2x swings were seen between runs
                    tolerance={"rel": 3.0} if gpu_device.info.is_cpu else None,
-                   info={"config": ex.best.label(), "space": len(ctx.space)})
+                   info={"config": ex.best.label(), "space": len(ctx.space), "reference": ref.info()})
     # Every configuration's measurement, so a change of a strategy can be replayed on this run's numbers
     # (tuning.replay) before it costs device time.
     gpuperf_record(f"tuning.{bench.name}.space", len(ctx.space), "configs", better="exact", tolerance={"abs": 0},

@@ -38,7 +38,8 @@ from .tuner import tune
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("gpuperf")
     group.addoption("--gpuperf-retune", action="store_true", default=False,
-                    help="ignore cached work-group tuning results and tune again")
+                    help="ignore cached work-group tuning results (tuned_workgroup's picks, the tuning suite's "
+                         "exhaustive references) and tune again")
     group.addoption("--gpuperf-tuning-budget", type=float, default=None, metavar="S",
                     help="tuning suite: skip (with the reason) kernels that would start more than S seconds after "
                          "the session began, so a time-boxed GPU session still writes its results "
@@ -79,6 +80,7 @@ class TuningOptions:
     probe_limit: bool
     energy_pareto: bool = False  # the power suite's (time, energy) fronts (tuning.pareto.pareto_search)
     pareto_budget_s: float = BUDGET_S  # wall seconds per kernel of one of those searches
+    retune: bool = False  # --gpuperf-retune: stored exhaustive references are not replayed (tuning.reference)
 
 
 def tuning_options(config: pytest.Config) -> TuningOptions:
@@ -93,7 +95,7 @@ def tuning_options(config: pytest.Config) -> TuningOptions:
     return TuningOptions(float(budget if budget is not None else config.getini("gpuperf_tuning_budget") or 0),
                          bool(probe if probe is not None else config.getini("gpuperf_tuning_probe_limit")),
                          bool(pareto if pareto is not None else config.getini("gpuperf_energy_pareto")),
-                         pareto_budget)
+                         pareto_budget, bool(config.getoption("--gpuperf-retune")))
 
 
 @pytest.fixture(scope="session")

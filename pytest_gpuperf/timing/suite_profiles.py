@@ -1,0 +1,109 @@
+"""Suite profiles: which tests of the shipped suites a run measures (``--gpuperf-profile``, ini
+``gpuperf_profile``), in one place beside the timing profiles (:mod:`.profiles`).
+
+* ``full`` (the default) — every test of every suite.
+* ``quick`` — the headline figures, for a verdict on every commit: copy bandwidth (1 GiB and 1 MiB),
+  empty-kernel launch overhead, the fp32/fp64/fp16x2 dependent-chain latencies (the groups that hold
+  FFMA, DFMA and HFMA2), L1/L2/DRAM and shared-memory latency, the exhaustive certificates of five fp32
+  math functions, one tuner pick (the whole race on one kernel) and the sampled model on three corpus
+  kernels. The other tests are deselected at collection (pytest counts them as deselected).
+
+A profile chooses tests, never how a figure is measured: a test it keeps runs as under ``full``, so every
+metric keeps its name and identity, and a quick run gates against a baseline made by a full run. A test
+that a profile runs in part is described by a :class:`Part`: the kernels it measures (the test reads
+them through the ``gpuperf_part`` fixture) and the metric names it still records, so that the baseline's
+entries of the kernels left out do not read ``missing`` (:meth:`SuiteProfile.measures`). A figure over
+the kernels carries its kernel set as identity (:mod:`pytest_gpuperf.models.aggregate`): the sampled
+model's means over three kernels read ``incomparable`` against a full baseline's, never ``regressed``.
+
+A profile selects among the shipped suites only (test ids ``suites/<file>::<test>``): a user's own tests
+always run. Test ids here have no device (``strip_device_id``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from typing import Mapping
+
+#: the profile a run uses when neither the option nor the ini key names one
+DEFAULT = "full"
+SUITES_PREFIX = "suites/"
+
+
+@dataclass(frozen=True)
+class Part:
+    """What a profile measures of a test it runs in part: ``kernels`` (the test measures only these) and
+    ``metrics``, shell patterns of the metric names the test then records (every other baseline entry
+    of the test is left out on purpose, not missing)."""
+
+    kernels: tuple[str, ...]
+    metrics: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SuiteProfile:
+    """A named selection of the shipped suites' tests; ``tests`` None selects every test."""
+
+    name: str
+    description: str
+    tests: tuple[str, ...] | None = None
+    parts: Mapping[str, Part] = field(default_factory=dict)
+
+    def selects(self, test: str) -> bool:
+        """Whether a run under this profile runs ``test`` (a device-free canonical test id)."""
+        if self.tests is None or not test.startswith(SUITES_PREFIX):
+            return True
+        return test in self.tests
+
+    def part(self, test: str) -> Part | None:
+        """The part of ``test`` this profile measures, or None when it runs the whole test."""
+        return self.parts.get(_function(test))
+
+    def measures(self, test: str, metric: str) -> bool:
+        """Whether a passed ``test`` is expected to record ``metric`` under this profile: the rule that
+        keeps the entries of a part left out from reading ``missing``."""
+        part = self.part(test)
+        return part is None or any(fnmatchcase(metric, p) for p in part.metrics)
+
+
+def _function(test: str) -> str:
+    """``suites/f.py::t[x]`` → ``suites/f.py::t``: a part belongs to the test function."""
+    return test.split("[", 1)[0]
+
+
+_SAMPLED = "suites/test_model_error.py::test_sampled_models"
+#: the sampled model's quick kernels: memory-bound, compute-bound (an FMA chain), local memory + barriers
+_SAMPLED_KERNELS = ("copy", "poly32", "group_reduce")
+_MATH = ("sin", "cos", "exp", "log", "tan")
+
+FULL = SuiteProfile("full", "every test of every suite")
+QUICK = SuiteProfile(
+    "quick", "the headline figures: copy bandwidth, launch overhead, FMA latencies, memory latencies, five "
+             "fp32 certificates, one tuner pick, the sampled model on three kernels",
+    tests=("suites/test_memory.py::test_copy_bandwidth[1GiB]",
+           "suites/test_memory.py::test_copy_bandwidth[1MiB]",
+           "suites/test_memory.py::test_launch_overhead",
+           "suites/test_latency.py::test_latency[fp32-ieee]",
+           "suites/test_latency.py::test_latency[fp64-ieee]",
+           "suites/test_latency.py::test_latency[fp16-ieee]",
+           "suites/test_memory_hierarchy.py::test_pointer_chase",
+           "suites/test_memory_hierarchy.py::test_shared_latency",
+           *(f"suites/test_accuracy_math.py::test_math_function[{fn}-fp32]" for fn in _MATH),
+           "suites/test_workgroup_tuning.py::test_tune[matvec_row]",
+           _SAMPLED),
+    # per kernel (both sampling families) and the means over the kernels measured; the SVR is trained
+    # leave-one-kernel-out over the whole corpus, so on a part of it it would be another model: not recorded
+    parts={_SAMPLED: Part(_SAMPLED_KERNELS, tuple(f"model.sampled*.{k}.*" for k in _SAMPLED_KERNELS)
+                          + ("model.sampled*.mean_*",))})
+
+PROFILES: Mapping[str, SuiteProfile] = {p.name: p for p in (QUICK, FULL)}
+NAMES: tuple[str, ...] = tuple(PROFILES)
+
+
+def get(name: str) -> SuiteProfile:
+    """The profile called ``name`` (ValueError naming the known ones otherwise)."""
+    try:
+        return PROFILES[name]
+    except KeyError:
+        raise ValueError(f"unknown suite profile {name!r}; choose one of {', '.join(NAMES)}") from None

@@ -1,0 +1,134 @@
+"""The tuning suite's exhaustive reference, cached across runs: every configuration's measurement, timed
+once per kernel source, device, driver and search space, and replayed by the strategies of later runs.
+
+A ``test_tune`` case times every configuration of its space (exhaustive search) so that each strategy's
+pick can be judged against the optimum; that pass is most of the suite's device time. Its table — each
+configuration's median time, spread and host cost, and what the strategies of that run measured besides
+(the workload-transformed kernels) — is stored as a tuning-cache entry (``pytest-gpuperf-tuning/1`` with
+``strategy: exhaustive`` and ``points``) under the user's cache directory (:func:`cache_dir`). A later
+run with the same key loads the table into its :class:`~.evaluate.Evaluator` before any strategy runs, so
+exhaustive search, the thesis tuner, the static pruners, random search and Kernel Tuner's strategies all
+replay it (as :mod:`.ktsim` replays Kernel Tuner's own cache) and pay its recorded price per point; the
+device then runs only what the figures need of this run: every pick is checked against NumPy on fresh
+inputs, and the picks and the cached optimum are re-timed together (``Evaluator.remeasure``), so
+``optimum_us`` and every ``quality`` ratio are times of this run, as with a cold cache.
+
+The key (:func:`key`) holds everything that shapes a point: the kernel's source, entry point and build
+options (those the limits added too), the problem sizes and the input seed, the device key, backend,
+driver, runtime and toolkit, the timing settings of a point, and the search space itself. Anything else
+is a miss, and a miss behaves as before the cache existed: every point is timed, and the table stored.
+A table is not stored when the card was shared with another process or throttled while it was timed
+(the session's observers): such a table would bias every later run's picks. ``--gpuperf-retune``
+ignores stored tables and stores the new one. The entry of another schema version is refused with a
+warning (:class:`~.fixtures.TuningCache`) and the space timed again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+
+from ..util.provenance import now_iso
+from .evaluate import Config, Point
+from .fixtures import TuningCache
+from .replay import config as config_of
+from .strategies import Context
+
+#: the folder of the references under the user's cache directory
+FOLDER = "tuning-reference"
+
+
+def cache_dir() -> Path:
+    """``<user cache dir>/pytest-gpuperf/tuning-reference`` (platformdirs: ``$XDG_CACHE_HOME`` or
+    ``~/.cache`` on Linux)."""
+    return Path(platformdirs.user_cache_dir("pytest-gpuperf", appauthor=False)) / FOLDER
+
+
+def key_fields(ctx: Context, seed: int) -> dict[str, Any]:
+    """Everything that shapes a point of ``ctx``'s exhaustive table (``seed``: its inputs')."""
+    ev, info = ctx.ev, ctx.device.info
+    timing = {k: v for k, v in dataclasses.asdict(ev.config).items() if k != "timeout_s"}
+    return {"source": hashlib.sha256(ev.bench.source.encode()).hexdigest(), "kernel": ev.bench.kernel,
+            "bench": ev.bench.name, "options": list(ev.bench.extra_options), "limit_options": list(ev.extra_options),
+            "problem": sorted(ev.sizes.items()), "seed": seed, "device": info.key, "backend": info.backend,
+            "driver": info.driver_version, "runtime": info.runtime_version, "toolkit": info.toolkit_version,
+            "timing": timing, "space": [c.label() for c in ctx.space]}
+
+
+def key(ctx: Context, seed: int) -> str:
+    """The cache key of ``ctx``'s exhaustive table: a digest of :func:`key_fields`."""
+    text = json.dumps(key_fields(ctx, seed), sort_keys=True)
+    return "exhaustive-" + hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+@dataclass
+class Reference:
+    """Where this run's exhaustive table came from: ``cached`` (replayed from ``path``, measured on
+    ``measured``) or timed now (then ``stored`` says whether it was written, ``why`` why not)."""
+
+    key: str
+    path: str
+    cached: bool
+    measured: str = ""
+    stored: bool = False
+    why: str = ""
+
+    def info(self) -> dict[str, Any]:
+        """What the suite keeps in a metric's ``info`` (the figures' meaning is the same either way)."""
+        out: dict[str, Any] = {"cached": self.cached, "key": self.key, "measured": self.measured}
+        if not self.cached:
+            out["stored"] = self.stored
+            if self.why:
+                out["why"] = self.why
+        return out
+
+
+def begin(ctx: Context, seed: int, retune: bool = False, root: Path | None = None) -> Reference:
+    """Before any strategy runs: load the stored table of ``ctx`` into its evaluator when there is one
+    (and ``retune`` is off); the strategies then replay it. A miss leaves the evaluator as it was."""
+    cache = TuningCache(cache_dir() if root is None else root)
+    k = key(ctx, seed)
+    entry = None if retune else cache.get(k)
+    if entry is None or not entry.get("points"):
+        return Reference(k, str(cache.path(k)), cached=False)
+    ctx.ev.points.update({config_of(label): Point(float(p["time_s"]), float(p["spread"]), float(p["cost_s"]))
+                          for label, p in entry["points"].items()})
+    return Reference(k, str(cache.path(k)), cached=True, measured=str(entry.get("measured", "")))
+
+
+def finish(ref: Reference, ctx: Context, optimum: Config, root: Path | None = None) -> Reference:
+    """After the strategies of a run that timed its table: store every point it measured, unless the card
+    was shared with another process or throttled meanwhile (``why`` then says so)."""
+    if ref.cached:
+        return ref
+    dev = ctx.device
+    if any(w.get("contended") for w in dev.tenant_observations):
+        ref.why = "another process was on the card while the space was timed"
+    elif any(w.get("throttled") for w in dev.power_observations):
+        ref.why = "the card throttled while the space was timed"
+    elif any(p.energy_j is not None for p in ctx.ev.points.values()):
+        ref.why = "the points carry energies (a power objective), which the table does not keep"
+    if ref.why:
+        return ref
+    ev = ctx.ev
+    ref.measured = now_iso()
+    entry = {"local": list(optimum.local), "variant": optimum.variant, "kernel": ev.bench.name,
+             "device": dev.info.key, "problem": dict(ev.sizes), "strategy": "exhaustive",
+             "time_us": ev.points[optimum].time_s * 1e6, "evaluations": len(ctx.space), "space": len(ctx.space),
+             "driver": dev.info.driver_version, "measured": ref.measured,
+             "points": {c.label(): {"time_s": p.time_s, "spread": p.spread, "cost_s": p.cost_s}
+                        for c, p in sorted(ev.points.items())}}
+    try:
+        TuningCache(cache_dir() if root is None else root).put(ref.key, entry)
+    except OSError as exc:  # a read-only or full cache folder costs the next run time, never this run
+        ref.why = f"not written: {exc.strerror or exc}"
+        return ref
+    ref.stored = True
+    return ref
+

@@ -1,0 +1,153 @@
+"""Suite profiles (``--gpuperf-profile``, ``timing.suite_profiles``).
+
+* ``quick`` collects exactly the headline tests of the shipped suites and reports the rest as deselected;
+  every test it names exists in a full collection; the ini key selects it too; a bad name and a quick run
+  that would write baselines are usage errors.
+* The missing rule: of the sampled model run on a part of the corpus, the metrics a full run records for
+  the other kernels (and the leave-one-kernel-out SVR) are left out on purpose, never ``missing``, while
+  every figure the part records is expected.
+* End to end on PoCL: a quick run gated against a baseline made by a full run reads 0 missing, says
+  ``run.profile = quick``, and its metrics carry the full run's names and identities (the means over
+  kernels differ only in their kernel set, so they read ``incomparable``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pytest_gpuperf.devices import discover
+from pytest_gpuperf.models import sampled_corpus as sc
+from pytest_gpuperf.models.corpus import CORPUS
+from pytest_gpuperf.models.sampling import SampledRun, SamplePlan, saturation_point
+from pytest_gpuperf.devices.base import DeviceInfo
+from pytest_gpuperf.session import strip_device_id
+from pytest_gpuperf.timing import suite_profiles
+from pytest_gpuperf.timing.measure import Measurement
+from pytest_gpuperf.timing.stats import Stats
+from suite_support import baseline_folder
+
+SUITES = Path(__file__).resolve().parents[1] / "pytest_gpuperf" / "suites"
+HAVE_CL = any(d.backend == "opencl" for d in discover().devices)
+needs_cl = pytest.mark.skipif(not HAVE_CL, reason="no OpenCL device (install pocl-opencl-icd)")
+SAMPLED = "suites/test_model_error.py::test_sampled_models"
+
+
+def _collected(pytester, *args: str) -> tuple[set[str], str]:
+    """Device-free canonical ids a collection of the shipped suites yields, and pytest's last line."""
+    result = pytester.runpytest("--gpuperf-device=opencl:0", "-p", "no:cacheprovider", "--collect-only", "-q",
+                                str(SUITES), *args)
+    ids = set()
+    for line in result.outlines:
+        m = re.match(r"^(?:\S*/)?(test_\w+\.py::\S+)$", line.strip())  # ids are relative to the rootdir
+        if m:
+            ids.add(strip_device_id("suites/" + m.group(1), "opencl:0"))
+    return ids, result.outlines[-1] if result.outlines else ""
+
+
+@needs_cl
+def test_quick_collects_only_the_headline_tests(pytester):
+    full, _ = _collected(pytester)
+    quick, last = _collected(pytester, "--gpuperf-profile=quick")
+    assert quick == set(suite_profiles.QUICK.tests)
+    assert set(suite_profiles.QUICK.tests) <= full  # every test it names exists
+    assert f"{len(quick)}/{len(full)} tests collected ({len(full) - len(quick)} deselected)" in last
+
+
+@needs_cl
+def test_the_ini_key_selects_a_profile_and_bad_values_are_usage_errors(pytester):
+    ini = pytester.makeini("[pytest]\ngpuperf_profile = quick\n")  # -c: the suites' own folder has another
+    quick, _ = _collected(pytester, "-c", str(ini))
+    assert quick == set(suite_profiles.QUICK.tests)
+    ini = pytester.makeini("[pytest]\ngpuperf_profile = fast\n")
+    result = pytester.runpytest("--gpuperf-device=opencl:0", "-p", "no:cacheprovider", "-c", str(ini), "--collect-only",
+                                str(SUITES))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*gpuperf_profile='fast': must be one of quick, full*"])
+    result = pytester.runpytest("--gpuperf-device=opencl:0", "-p", "no:cacheprovider", "--gpuperf-profile=quick",
+                                "--gpuperf-update-baselines", str(SUITES / "test_memory.py"))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--gpuperf-profile=quick measures part of the suites; a baseline is made by a full run*"])
+
+
+def test_an_unknown_profile_name_says_which_exist():
+    with pytest.raises(ValueError, match="quick, full"):
+        suite_profiles.get("fast")
+
+
+def test_a_profile_selects_among_the_shipped_suites_only():
+    assert not suite_profiles.QUICK.selects("suites/test_memory.py::test_copy_bandwidth[16MiB]")
+    assert suite_profiles.QUICK.selects("tests/test_mine.py::test_my_kernel")  # a user's own test runs
+    assert suite_profiles.FULL.selects("suites/test_memory.py::test_copy_bandwidth[16MiB]")
+
+
+def _corpus_result(names: tuple[str, ...], part: bool) -> sc.CorpusResult:
+    """A corpus result of made-up times over ``names`` (the records' names and identities are the point)."""
+    h100 = DeviceInfo(backend="cuda", index=0, name="H100", vendor="NVIDIA", key="h100", compute_capability="9.0",
+                      compute_units=132, warp_size=32)
+    sat = saturation_point(h100, {"num_regs": 16}, 256)
+    res = sc.CorpusResult(sc.PROJECT, (200, 400, 800), cpu=False, part=part)
+    for i, name in enumerate(names):
+        for waves in res.waves:
+            plan = SamplePlan(sat, waves * sat.wave, 256, sc.PROJECT.multiple(waves, cpu=False))
+            per_wave = 1e-6 * (1 + i)
+
+            def m(x: float) -> Measurement:
+                return Measurement((x,) * 5, Stats.of([x] * 5), True)
+
+            run = SampledRun(plan, m(plan.waves[0] * per_wave), m(plan.waves[1] * per_wave), m(waves * per_wave * 1.01))
+            res.instances.append(sc.svr.Instance(name, sat.p_sat, 16.0, 0.0, 256, plan.p1, plan.p2, plan.n_groups,
+                                                 run.t_p1.stats.median, run.t_p2.stats.median, run.measured))
+            if waves == max(res.waves):
+                res.main[name] = run
+    return res
+
+
+def test_the_part_left_out_of_the_sampled_model_is_not_missing():
+    quick = suite_profiles.QUICK
+    part = quick.part(SAMPLED)
+    assert part is not None and set(part.kernels) < {k.name for k in CORPUS}
+    full = {r["name"]: r for r in sc.records(_corpus_result(tuple(k.name for k in CORPUS), part=False))}
+    some = {r["name"]: r for r in sc.records(_corpus_result(part.kernels, part=True))}
+    assert set(some) <= set(full)  # the same names
+    assert all(quick.measures(SAMPLED, n) for n in some)  # what the part records is expected
+    left = set(full) - set(some)
+    assert left and not any(quick.measures(SAMPLED, n) for n in left)  # what it leaves out is not missing
+    assert not [n for n in some if n.startswith("model.svr")]  # leave-one-kernel-out over a part: another model
+    for name, rec in some.items():  # per kernel: the same identity; the means: another kernel set
+        mine, theirs = dict(rec.get("identity") or {}), dict(full[name].get("identity") or {})
+        assert mine.pop("kernels", None) == (",".join(sorted(part.kernels)) if ".mean_" in name else None)
+        theirs.pop("kernels", None)
+        assert mine == theirs, name
+    assert suite_profiles.FULL.measures(SAMPLED, "model.svr_project.copy.error")
+
+
+@needs_cl
+def test_a_quick_run_gates_against_a_full_baseline_with_nothing_missing(pytester):
+    nodes = [f"{SUITES / 'test_accuracy_math.py'}::test_math_function[opencl:0-sin-fp32]",
+             f"{SUITES / 'test_accuracy_math.py'}::test_math_function[opencl:0-sin-fp64]",
+             f"{SUITES / 'test_model_error.py'}::test_sampled_models[opencl:0]"]
+    folder = baseline_folder(pytester.path, "bl")
+    common = ("--gpuperf-device=opencl:0", "-p", "no:cacheprovider", f"--gpuperf-baseline-dir={folder}")
+    full_json, quick_json = pytester.path / "full.json", pytester.path / "quick.json"
+    made = pytester.runpytest(*common, "--gpuperf-update-baselines", f"--gpuperf-json={full_json}", *nodes)
+    made.assert_outcomes(passed=3)
+    result = pytester.runpytest(*common, "--gpuperf-profile=quick", f"--gpuperf-json={quick_json}", *nodes)
+    result.assert_outcomes(passed=2, deselected=1)
+    assert result.ret == pytest.ExitCode.OK
+    doc = json.loads(quick_json.read_text())
+    assert doc["run"]["profile"] == "quick" and doc["missing"] == []
+    full = {m["name"]: m for m in json.loads(full_json.read_text())["metrics"]}
+    quick = {m["name"]: m for m in doc["metrics"]}
+    assert quick and set(quick) <= set(full)
+    for name, m in quick.items():
+        if name.startswith("model.sampled") and ".mean_" in name:  # over the quick kernels: never judged on all
+            assert m["verdict"] == "incomparable" and "kernels" in m["baseline"]["reason"], m
+            assert {**m["identity"], "kernels": ""} == {**full[name]["identity"], "kernels": ""}
+        else:
+            assert m["identity"] == full[name]["identity"], name
+    assert any(n.startswith("model.sampled_project.copy.") for n in quick)

@@ -1,0 +1,104 @@
+"""The tuning suite's exhaustive reference, cached across runs (``tuning.reference``), on PoCL.
+
+* The key holds the kernel source, build options, problem, input seed, device key, backend, driver,
+  runtime, toolkit, a point's timing settings and the space: another problem or seed is another table.
+* A cold run times the space and stores it (under the user's cache directory: ``$XDG_CACHE_HOME``); a
+  warm run loads it before any strategy, so exhaustive search and the thesis tuner replay it without
+  timing a point and reach the same picks; ``--gpuperf-retune`` ignores it; an entry of another schema
+  version is refused with a warning; a table timed while another process held the card is not stored.
+* End to end: ``test_tune`` twice with one cache — the second run says it replayed the table, records the
+  same metrics with the same identities, and its search costs (read off the table) are the first run's.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_gpuperf.tuning import reference
+from pytest_gpuperf.tuning.fixtures import StaleTuningEntry
+from pytest_gpuperf.tuning.kernels import by_name
+from pytest_gpuperf.tuning.strategies import dao, exhaustive
+from pytest_gpuperf.tuning.tuner import context
+
+SIZES = {"m": 200, "n": 64}
+SUITE = Path(__file__).resolve().parents[1] / "pytest_gpuperf" / "suites" / "test_workgroup_tuning.py"
+
+
+def _ctx(dev, sizes=SIZES):
+    return context(dev, by_name("matvec_row"), dict(sizes), seed=11)
+
+
+def test_the_key_holds_what_shapes_a_point(cl_device):
+    ctx = _ctx(cl_device)
+    fields = reference.key_fields(ctx, 11)
+    info = cl_device.info
+    assert (fields["device"], fields["backend"], fields["driver"], fields["runtime"], fields["toolkit"]) == \
+        (info.key, info.backend, info.driver_version, info.runtime_version, info.toolkit_version)
+    assert fields["space"] == [c.label() for c in ctx.space] and fields["timing"]["min_repeats"] >= 1
+    assert reference.key(ctx, 11) == reference.key(_ctx(cl_device), 11)
+    assert reference.key(ctx, 11) != reference.key(ctx, 12)
+    assert reference.key(ctx, 11) != reference.key(_ctx(cl_device, {"m": 201, "n": 64}), 11)
+
+
+def test_a_stored_table_is_replayed_without_timing_a_point(cl_device, tmp_path):
+    cold = _ctx(cl_device)
+    ref = reference.begin(cold, 11, root=tmp_path)
+    assert not ref.cached
+    best, picked = exhaustive(cold).best, dao(cold).best
+    ref = reference.finish(ref, cold, best, root=tmp_path)
+    assert ref.stored and ref.info()["stored"] and Path(ref.path).is_file()
+
+    warm = _ctx(cl_device)
+    timed: list[int] = []
+    warm.ev.on_point = timed.append  # called for every point the evaluator times
+    ref = reference.begin(warm, 11, root=tmp_path)
+    assert ref.cached and ref.measured and ref.info() == {"cached": True, "key": ref.key, "measured": ref.measured}
+    assert {c: p.time_s for c, p in warm.ev.points.items()} == {c: p.time_s for c, p in cold.ev.points.items()}
+    assert exhaustive(warm).best == best and dao(warm).best == picked
+    assert timed == []  # every strategy replayed the table
+    assert not reference.begin(_ctx(cl_device), 11, retune=True, root=tmp_path).cached
+    assert reference.finish(ref, warm, best, root=tmp_path) is ref and not ref.stored  # nothing rewritten
+
+
+def test_an_entry_of_another_schema_version_is_refused_and_the_space_timed_again(cl_device, tmp_path):
+    ctx = _ctx(cl_device)
+    ref = reference.begin(ctx, 11, root=tmp_path)
+    reference.finish(ref, ctx, exhaustive(ctx).best, root=tmp_path)
+    entry = json.loads(Path(ref.path).read_text())
+    Path(ref.path).write_text(json.dumps(dict(entry, schema="pytest-gpuperf-tuning/0")))
+    with pytest.warns(StaleTuningEntry, match="expected 'pytest-gpuperf-tuning/1'"):
+        assert not reference.begin(_ctx(cl_device), 11, root=tmp_path).cached
+
+
+def test_a_table_timed_on_a_shared_card_is_not_stored(cl_device, tmp_path):
+    ctx = _ctx(cl_device)
+    ref = reference.begin(ctx, 11, root=tmp_path)
+    best = exhaustive(ctx).best
+    # the observers' record of a window kept although another process was on the card (timing.measure)
+    cl_device.tenant_observations.append({"shared": 1, "contended": 1, "processes": []})
+    try:
+        ref = reference.finish(ref, ctx, best, root=tmp_path)
+    finally:
+        cl_device.tenant_observations.clear()
+    assert not ref.stored and "another process" in ref.why and not Path(ref.path).exists()
+
+
+def test_a_second_suite_run_replays_the_first_ones_table(pytester, monkeypatch, cl_device):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(pytester.path / "cache"))
+    runs = []
+    for tag in ("cold", "warm"):
+        out = pytester.path / f"{tag}.json"
+        result = pytester.runpytest("--gpuperf-device=opencl:0", "-p", "no:cacheprovider", f"--gpuperf-json={out}",
+                                    f"{SUITE}::test_tune[opencl:0-matvec_row]")
+        result.assert_outcomes(passed=1)
+        runs.append({m["name"]: m for m in json.loads(out.read_text())["metrics"]})
+    cold, warm = runs
+    assert cold["tuning.matvec_row.optimum_us"]["info"]["reference"]["stored"] is True
+    assert warm["tuning.matvec_row.optimum_us"]["info"]["reference"]["cached"] is True
+    assert list((pytester.path / "cache" / "pytest-gpuperf" / reference.FOLDER).glob("exhaustive-*.json"))
+    assert set(warm) == set(cold) and all(warm[n]["identity"] == cold[n]["identity"] for n in warm)
+    costs = [n for n in cold if n.endswith((".cost", ".device_cost"))]
+    assert costs and all(warm[n]["value"] == cold[n]["value"] for n in costs)  # the same table, replayed

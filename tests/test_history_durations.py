@@ -11,7 +11,7 @@ import sqlite3
 import pytest
 
 from pytest_gpuperf.cli import main
-from pytest_gpuperf.history import read_runs, record_run
+from pytest_gpuperf.history.backends import read_runs, record_run
 from pytest_gpuperf.history.records import from_results
 from pytest_gpuperf.history.store import open_store
 

@@ -16,14 +16,16 @@ an H100, whose memory could not hold one pass's worth of data for that long. Eve
 the same outputs or accumulates into them, so no compiler can drop a pass, and the app kernels use no
 ``restrict`` (a store may alias a later pass's loads).
 
-The cost of a kernel is an *estimate*, a lower bound of its H100 run time: fp32 operations at
-:data:`H100_FLOPS` and the bytes that must cross DRAM (each buffer once per pass; reads that caches can
-serve are not counted) at :data:`H100_BYTES_S`, whichever is longer. The GPU run measures the real time.
+The cost of a kernel is an *estimate*, a lower bound of its H100 run time: its arithmetic operations (fp32
+or integer, a fused multiply-add as two; a kernel's cost function says how it counts the rest, e.g. sin
+and cos) at :data:`H100_FLOPS`, and the bytes that must cross DRAM (each buffer once per pass; reads that
+caches can serve are not counted) at :data:`H100_BYTES_S`, whichever is longer. The GPU run measures the
+real time.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Union
 
 import numpy as np
@@ -111,10 +113,10 @@ class Problem:
 
 @dataclass(frozen=True)
 class Cost:
-    """A kernel's work at one size: fp32 operations, DRAM bytes (each counted as in the module's
-    docstring), work-groups and device bytes (the buffers' footprint)."""
+    """A kernel's work at one size: arithmetic operations and DRAM bytes (counted as the module's docstring
+    says), work-groups and device bytes (the buffers' footprint)."""
 
-    flops: float
+    ops: float
     bytes: float
     groups: int
     footprint: int
@@ -122,11 +124,12 @@ class Cost:
     @property
     def estimate_s(self) -> float:
         """Lower-bound H100 time: the longer of the arithmetic at peak and the DRAM traffic at bandwidth."""
-        return max(self.flops / H100_FLOPS, self.bytes / H100_BYTES_S)
+        return max(self.ops / H100_FLOPS, self.bytes / H100_BYTES_S)
 
     @property
     def bound(self) -> str:
-        return "arithmetic" if self.flops / H100_FLOPS >= self.bytes / H100_BYTES_S else "DRAM bytes"
+        """Which of the two sets the estimate."""
+        return "arithmetic" if self.ops / H100_FLOPS >= self.bytes / H100_BYTES_S else "DRAM bytes"
 
 
 Params = Mapping[str, int]
@@ -151,7 +154,6 @@ class AppKernel:
     gpu: Params
     tiny: Params
     scatters: bool = False
-    notes: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
         unknown = [b for b in self.behaviour if b not in BEHAVIOURS]

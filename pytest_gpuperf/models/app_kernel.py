@@ -177,7 +177,8 @@ class AppKernel:
         """The entry's provenance, as results and docs quote it."""
         est = self.cost(**self.gpu)
         return {"suite": self.origin.suite, "benchmark": self.origin.benchmark, "function": self.origin.function,
-                "differs": self.differs, "behaviour": list(self.behaviour), "local_size": self.local_size,
+                "differs": self.differs, "inputs": f"generated (seed {self.seed})",
+                "behaviour": list(self.behaviour), "local_size": self.local_size,
                 "gpu_params": dict(self.gpu), "h100_estimate_s": round(est.estimate_s, 4),
                 "h100_estimate_bound": est.bound, "groups": est.groups}
 

@@ -42,7 +42,7 @@ class Options:
     plants: tuple[str, ...] = ()  # --gpuperf-plant: planted regressions of the gate check (gatecheck.plants)
     compare_paths: tuple[str, ...] = ()  # --gpuperf-compare (repeatable): gate against these runs, not baselines
     when_busy: str = "stop"  # --gpuperf-when-busy: stop the run once another process holds the card throughout
-    profile: str = "full"  # --gpuperf-profile: which tests of the suites run (timing.suite_profiles)
+    profile: str = suite_profiles.DEFAULT  # --gpuperf-profile: which tests of the suites run (timing.suite_profiles)
 
 
 @dataclass

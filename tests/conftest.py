@@ -19,16 +19,17 @@ def cl_device():
 
 
 @pytest.fixture(scope="session", autouse=True)
-def private_cache_dir(tmp_path_factory):
-    """The user's cache directory of every test (``$XDG_CACHE_HOME``): the tuning suite's stored exhaustive
-    references (``tuning.reference``) of one test must not be replayed by another, nor by the developer's
-    own runs."""
+def private_tuning_cache(tmp_path_factory):
+    """The tuning caches of every test (``$GPUPERF_TUNING_CACHE``): a stored exhaustive reference
+    (``tuning.reference``) or pick of one test must not be replayed by another, nor by the developer's own
+    runs. (Not ``$XDG_CACHE_HOME``: PoCL keeps its compiled kernels there, and every test would compile
+    cold.)"""
     import os
 
-    before = os.environ.get("XDG_CACHE_HOME")
-    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("xdg-cache"))
+    before = os.environ.get("GPUPERF_TUNING_CACHE")
+    os.environ["GPUPERF_TUNING_CACHE"] = str(tmp_path_factory.mktemp("tuning-cache"))
     yield
     if before is None:
-        os.environ.pop("XDG_CACHE_HOME", None)
+        os.environ.pop("GPUPERF_TUNING_CACHE", None)
     else:
-        os.environ["XDG_CACHE_HOME"] = before
+        os.environ["GPUPERF_TUNING_CACHE"] = before

@@ -6,9 +6,11 @@
 * The missing rule: of the sampled model run on a part of the corpus, the metrics a full run records for
   the other kernels (and the leave-one-kernel-out SVR) are left out on purpose, never ``missing``, while
   every figure the part records is expected.
-* End to end on PoCL: a quick run gated against a baseline made by a full run reads 0 missing, says
-  ``run.profile = quick``, and its metrics carry the full run's names and identities (the means over
-  kernels differ only in their kernel set, so they read ``incomparable``).
+* End to end on PoCL: a quick run gated against a full baseline reads 0 missing, says ``run.profile =
+  quick``, and its metrics carry the full run's names and identities (the means over kernels differ only
+  in their kernel set, so they read ``incomparable``). The baseline's math entries come from a real full
+  run; its sampled-model entries are what a full run of the corpus names (the library's records over all
+  24 kernels, with made-up times), since that run alone costs minutes on PoCL.
 """
 
 from __future__ import annotations
@@ -85,15 +87,16 @@ def test_a_profile_selects_among_the_shipped_suites_only():
     assert suite_profiles.FULL.selects("suites/test_memory.py::test_copy_bandwidth[16MiB]")
 
 
-def _corpus_result(names: tuple[str, ...], part: bool) -> sc.CorpusResult:
-    """A corpus result of made-up times over ``names`` (the records' names and identities are the point)."""
+def _corpus_result(names: tuple[str, ...], part: bool, cpu: bool = False) -> sc.CorpusResult:
+    """A corpus result of made-up times over ``names`` (the records' names and identities are the point),
+    with the run lengths of a GPU or a CPU device."""
     h100 = DeviceInfo(backend="cuda", index=0, name="H100", vendor="NVIDIA", key="h100", compute_capability="9.0",
                       compute_units=132, warp_size=32)
     sat = saturation_point(h100, {"num_regs": 16}, 256)
-    res = sc.CorpusResult(sc.PROJECT, (200, 400, 800), cpu=False, part=part)
+    res = sc.CorpusResult(sc.PROJECT, (400, 800) if cpu else (200, 400, 800), cpu=cpu, part=part)
     for i, name in enumerate(names):
         for waves in res.waves:
-            plan = SamplePlan(sat, waves * sat.wave, 256, sc.PROJECT.multiple(waves, cpu=False))
+            plan = SamplePlan(sat, waves * sat.wave, 256, sc.PROJECT.multiple(waves, cpu=cpu))
             per_wave = 1e-6 * (1 + i)
 
             def m(x: float) -> Measurement:
@@ -126,28 +129,49 @@ def test_the_part_left_out_of_the_sampled_model_is_not_missing():
     assert suite_profiles.FULL.measures(SAMPLED, "model.svr_project.copy.error")
 
 
+def _as_results_metric(rec: dict) -> dict:
+    """A record of ``sampled_corpus.records`` as a metric of a results document."""
+    return {"test": SAMPLED, "name": rec["name"], "value": float(rec["value"]), "unit": rec["unit"],
+            "better": rec["better"], "stats": None, "baseline": None, "verdict": "new",
+            "info": json.loads(json.dumps(rec.get("info") or {}, default=str)), "tolerance": rec.get("tolerance"),
+            "identity": dict(rec.get("identity") or {})}
+
+
 @needs_cl
 def test_a_quick_run_gates_against_a_full_baseline_with_nothing_missing(pytester):
-    nodes = [f"{SUITES / 'test_accuracy_math.py'}::test_math_function[opencl:0-sin-fp32]",
-             f"{SUITES / 'test_accuracy_math.py'}::test_math_function[opencl:0-sin-fp64]",
-             f"{SUITES / 'test_model_error.py'}::test_sampled_models[opencl:0]"]
+    """The baseline: a real full run of ``test_math_function[sin-*]``, and the sampled model's entries as a full
+    run names them — the library's records over the whole corpus (made-up times: nothing here is judged on
+    them; a real full run of the corpus costs minutes on PoCL)."""
+    math_nodes = [f"{SUITES / 'test_accuracy_math.py'}::test_math_function[opencl:0-sin-fp32]",
+                  f"{SUITES / 'test_accuracy_math.py'}::test_math_function[opencl:0-sin-fp64]"]
     folder = baseline_folder(pytester.path, "bl")
     common = ("--gpuperf-device=opencl:0", "-p", "no:cacheprovider", f"--gpuperf-baseline-dir={folder}")
     full_json, quick_json = pytester.path / "full.json", pytester.path / "quick.json"
-    made = pytester.runpytest(*common, "--gpuperf-update-baselines", f"--gpuperf-json={full_json}", *nodes)
-    made.assert_outcomes(passed=3)
-    result = pytester.runpytest(*common, "--gpuperf-profile=quick", f"--gpuperf-json={quick_json}", *nodes)
+    made = pytester.runpytest(*common, "--gpuperf-update-baselines", f"--gpuperf-json={full_json}", *math_nodes)
+    made.assert_outcomes(passed=2)
+    full_doc = json.loads(full_json.read_text())
+    corpus = [_as_results_metric(r) for r in sc.records(_corpus_result(tuple(k.name for k in CORPUS), False, cpu=True))]
+    assert any(n["name"].startswith("model.svr_project.") for n in corpus)
+    (pytester.path / "corpus.json").write_text(json.dumps({**full_doc, "metrics": corpus, "missing": [], "tests": []}))
+    from pytest_gpuperf.cli import main as gpuperf
+
+    assert gpuperf(["baseline", "from-results", str(pytester.path / "corpus.json"), "--dir", str(folder)]) == 0
+
+    result = pytester.runpytest(*common, "--gpuperf-profile=quick", f"--gpuperf-json={quick_json}", *math_nodes,
+                                f"{SUITES / 'test_model_error.py'}::test_sampled_models[opencl:0]")
     result.assert_outcomes(passed=2, deselected=1)
     assert result.ret == pytest.ExitCode.OK
     doc = json.loads(quick_json.read_text())
     assert doc["run"]["profile"] == "quick" and doc["missing"] == []
-    full = {m["name"]: m for m in json.loads(full_json.read_text())["metrics"]}
+    full = {m["name"]: m for m in full_doc["metrics"] + corpus}
     quick = {m["name"]: m for m in doc["metrics"]}
-    assert quick and set(quick) <= set(full)
+    part = suite_profiles.QUICK.part(SAMPLED)
+    assert {n.split(".")[2] for n in quick if n.startswith("model.sampled_project.") and ".mean_" not in n} \
+        == set(part.kernels)
+    assert set(quick) <= set(full) and not [n for n in quick if n.startswith("model.svr")]
     for name, m in quick.items():
         if name.startswith("model.sampled") and ".mean_" in name:  # over the quick kernels: never judged on all
             assert m["verdict"] == "incomparable" and "kernels" in m["baseline"]["reason"], m
             assert {**m["identity"], "kernels": ""} == {**full[name]["identity"], "kernels": ""}
         else:
             assert m["identity"] == full[name]["identity"], name
-    assert any(n.startswith("model.sampled_project.copy.") for n in quick)

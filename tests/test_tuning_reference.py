@@ -2,10 +2,11 @@
 
 * The key holds the kernel source, build options, problem, input seed, device key, backend, driver,
   runtime, toolkit, a point's timing settings and the space: another problem or seed is another table.
-* A cold run times the space and stores it (under the user's cache directory: ``$XDG_CACHE_HOME``); a
-  warm run loads it before any strategy, so exhaustive search and the thesis tuner replay it without
+* The folder: ``$GPUPERF_TUNING_CACHE`` where set, else the user's cache directory (``$XDG_CACHE_HOME``).
+* A cold run times the space and stores it; a warm run loads it before any strategy, so exhaustive search and the thesis tuner replay it without
   timing a point and reach the same picks; ``--gpuperf-retune`` ignores it; an entry of another schema
   version is refused with a warning; a table timed while another process held the card is not stored.
+* The runs ``gpuperf baseline init`` makes a baseline of time their own tables (``--gpuperf-retune``).
 * End to end: ``test_tune`` twice with one cache — the second run says it replayed the table, records the
   same metrics with the same identities, and its search costs (read off the table) are the first run's.
 """
@@ -86,8 +87,23 @@ def test_a_table_timed_on_a_shared_card_is_not_stored(cl_device, tmp_path):
     assert not ref.stored and "another process" in ref.why and not Path(ref.path).exists()
 
 
+def test_the_cache_folder_is_the_user_cache_dir_unless_named(monkeypatch, tmp_path):
+    monkeypatch.delenv("GPUPERF_TUNING_CACHE", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert reference.cache_dir() == tmp_path / "xdg" / "pytest-gpuperf" / reference.FOLDER
+    monkeypatch.setenv("GPUPERF_TUNING_CACHE", str(tmp_path / "mine"))
+    assert reference.cache_dir() == tmp_path / "mine"
+
+
+def test_the_runs_of_a_first_baseline_time_their_own_tables(tmp_path):
+    from pytest_gpuperf.baselines.first import run_commands
+
+    cmds = run_commands("opencl:0", 3, tmp_path / "r", tmp_path / "bl", ["-k", "tune"])
+    assert len(cmds) == 3 and all("--gpuperf-retune" in cmd for cmd in cmds)
+
+
 def test_a_second_suite_run_replays_the_first_ones_table(pytester, monkeypatch, cl_device):
-    monkeypatch.setenv("XDG_CACHE_HOME", str(pytester.path / "cache"))
+    monkeypatch.setenv("GPUPERF_TUNING_CACHE", str(pytester.path / "cache"))
     runs = []
     for tag in ("cold", "warm"):
         out = pytester.path / f"{tag}.json"
@@ -98,7 +114,7 @@ def test_a_second_suite_run_replays_the_first_ones_table(pytester, monkeypatch, 
     cold, warm = runs
     assert cold["tuning.matvec_row.optimum_us"]["info"]["reference"]["stored"] is True
     assert warm["tuning.matvec_row.optimum_us"]["info"]["reference"]["cached"] is True
-    assert list((pytester.path / "cache" / "pytest-gpuperf" / reference.FOLDER).glob("exhaustive-*.json"))
+    assert list((pytester.path / "cache").glob("exhaustive-*.json"))
     assert set(warm) == set(cold) and all(warm[n]["identity"] == cold[n]["identity"] for n in warm)
     costs = [n for n in cold if n.endswith((".cost", ".device_cost"))]
     assert costs and all(warm[n]["value"] == cold[n]["value"] for n in costs)  # the same table, replayed

@@ -22,14 +22,16 @@ from . import baseline_file
 
 def run_commands(device: str, runs: int, results_dir: Path, baseline_dir: Path,
                  pytest_args: Sequence[str]) -> list[list[str]]:
-    """The ``gpuperf run`` command lines of the N runs (their results: ``init-<n>-<backend>.json``)."""
+    """The ``gpuperf run`` command lines of the N runs (their results: ``init-<n>-<backend>.json``). Each run
+    times its own tuning tables (``--gpuperf-retune``): runs that replayed one stored table would agree on
+    every search figure by construction, and the band would take that for stability."""
     from ..suiterun import command
 
     out = []
     for n in range(1, runs + 1):
         args = [f"--gpuperf-device={device}", f"--gpuperf-json={results_dir}/{{key}}/init-{n}-{{backend}}.json",
                 f"--gpuperf-baseline-dir={baseline_dir}", "-o", "gpuperf_require_baseline=false",
-                "-p", "no:cacheprovider", *pytest_args]
+                "-p", "no:cacheprovider", "--gpuperf-retune", *pytest_args]
         out.append(command(args))
     return out
 

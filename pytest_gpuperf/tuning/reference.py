@@ -5,7 +5,8 @@ A ``test_tune`` case times every configuration of its space (exhaustive search) 
 pick can be judged against the optimum; that pass is most of the suite's device time. Its table — each
 configuration's median time, spread and host cost, and what the strategies of that run measured besides
 (the workload-transformed kernels) — is stored as a tuning-cache entry (``pytest-gpuperf-tuning/1`` with
-``strategy: exhaustive`` and ``points``) under the user's cache directory (:func:`cache_dir`). A later
+``strategy: exhaustive`` and ``points``) under the user's cache directory, or ``$GPUPERF_TUNING_CACHE``
+(:func:`cache_dir`). A later
 run with the same key loads the table into its :class:`~.evaluate.Evaluator` before any strategy runs, so
 exhaustive search, the thesis tuner, the static pruners, random search and Kernel Tuner's strategies all
 replay it (as :mod:`.ktsim` replays Kernel Tuner's own cache) and pay its recorded price per point; the
@@ -19,7 +20,9 @@ driver, runtime and toolkit, the timing settings of a point, and the search spac
 is a miss, and a miss behaves as before the cache existed: every point is timed, and the table stored.
 A table is not stored when the card was shared with another process or throttled while it was timed
 (the session's observers): such a table would bias every later run's picks. ``--gpuperf-retune``
-ignores stored tables and stores the new one. The entry of another schema version is refused with a
+ignores stored tables and stores the new one. Runs that replay one table agree on every search figure
+(costs, evaluations) by construction, so the runs a baseline is made of time their own
+(``gpuperf baseline init`` passes ``--gpuperf-retune``): otherwise their agreement would read as stability. The entry of another schema version is refused with a
 warning (:class:`~.fixtures.TuningCache`) and the space timed again.
 """
 
@@ -28,6 +31,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,8 +49,12 @@ FOLDER = "tuning-reference"
 
 
 def cache_dir() -> Path:
-    """``<user cache dir>/pytest-gpuperf/tuning-reference`` (platformdirs: ``$XDG_CACHE_HOME`` or
-    ``~/.cache`` on Linux)."""
+    """``$GPUPERF_TUNING_CACHE`` where set (the folder ``tuned_workgroup``'s picks go to as well: the keys
+    differ), else ``<user cache dir>/pytest-gpuperf/tuning-reference`` (platformdirs: ``$XDG_CACHE_HOME``
+    or ``~/.cache`` on Linux)."""
+    env = os.environ.get("GPUPERF_TUNING_CACHE")
+    if env:
+        return Path(env)
     return Path(platformdirs.user_cache_dir("pytest-gpuperf", appauthor=False)) / FOLDER
 
 

@@ -1,11 +1,13 @@
 """pytest-gpuperf: benchmark GPUs from pytest and gate regressions against reviewed baselines.
 
-The plugin module (:mod:`pytest_gpuperf.plugin`) only wires the pieces below into pytest:
+The plugin module (:mod:`pytest_gpuperf.plugin`) only wires the pieces below into pytest (their layers:
+CONTRIBUTING.md, "Layers"):
 
 * :mod:`pytest_gpuperf.devices` — real CUDA (CuPy/NVRTC) and OpenCL (PyOpenCL) backends.
 * :mod:`pytest_gpuperf.timing` — the single statistical timing path every suite uses.
 * :mod:`pytest_gpuperf.baselines` — reviewed expectations per device model and the verdicts.
-* :mod:`pytest_gpuperf.report` — results JSON, history and the terminal summary.
+* :mod:`pytest_gpuperf.report` — the results JSON, the terminal summary and GitHub Actions annotations.
+* :mod:`pytest_gpuperf.history` — every run in a history store, change points, the dashboard.
 * :mod:`pytest_gpuperf.compare` — run against run (``gpuperf compare``, ``--gpuperf-compare``): the upgrade gate.
 * :mod:`pytest_gpuperf.schemas` — the versioned JSON Schemas of results, baselines and the tuning cache.
 * :mod:`pytest_gpuperf.api` — tune, predict and check users' own kernels outside pytest.

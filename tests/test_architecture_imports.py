@@ -124,11 +124,12 @@ def package_circles(found: list[Import]) -> list[list[str]]:
 
 
 def upward(found: list[Import], layers: list[tuple[str, list[str]]]) -> list[str]:
-    """One line per import that reaches a layer above the importer's, naming both layers."""
+    """One line per import that reaches a layer above the importer's, naming both layers (a name the table
+    lacks is the coverage test's finding, not this one's)."""
     level = layer_of(layers)
     out = [f"{i.importer}:{i.line} ({layers[level[unit(i.importer)]][0]} layer) imports {i.imported} "
            f"({layers[level[unit(i.imported)]][0]} layer){' inside a function' if i.deferred else ''}"
-           for i in found if level[unit(i.imported)] > level[unit(i.importer)]]
+           for i in found if level.get(unit(i.imported), -1) > level.get(unit(i.importer), len(layers))]
     return list(dict.fromkeys(out))
 
 

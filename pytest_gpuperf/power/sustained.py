@@ -26,6 +26,9 @@ WARMUP_S = 2.0
 SPAN_S = 4.0
 #: device seconds of one batch of launches (one board reading per batch)
 BATCH_S = 0.05
+#: the span goes on until this many readings are in: the significance test behind a ``regressed`` verdict
+#: needs enough samples on each side (``timing.difference.MIN_SAMPLES`` and well above), whatever the span
+MIN_READINGS = 20
 
 
 @dataclass(frozen=True)
@@ -58,9 +61,10 @@ class Sustained:
 
 
 def under_load(device: Any, sensor: Any, run_once: Callable[[], Any], timeout_s: float = 10.0,
-               warmup_s: float = WARMUP_S, span_s: float = SPAN_S) -> Sustained:
-    """Run ``run_once`` (enqueues one launch) back to back on ``device`` and read ``sensor`` after each batch.
-    Raises RuntimeError when the sensor gives no reading in the span (an unreadable board is no figure)."""
+               warmup_s: float = WARMUP_S, span_s: float = SPAN_S, min_readings: int = MIN_READINGS) -> Sustained:
+    """Run ``run_once`` (enqueues one launch) back to back on ``device`` and read ``sensor`` after each batch,
+    for ``span_s`` seconds and at least ``min_readings`` readings. Raises RuntimeError when the sensor gives no
+    reading (an unreadable board is no figure)."""
     one = device.elapsed(device.timed(run_once), timeout_s)
     batch = max(1, int(BATCH_S / max(one, 1e-7)))
 
@@ -78,8 +82,10 @@ def under_load(device: Any, sensor: Any, run_once: Callable[[], Any], timeout_s:
     slowdowns: dict[str, int] = {}
     slowed = 0
     start = time.perf_counter()
-    while time.perf_counter() - start < span_s:
+    attempts = 0
+    while time.perf_counter() - start < span_s or (len(clocks) < min_readings and attempts < 4 * min_readings):
         run_batch()
+        attempts += 1
         r = sensor.read()
         if r is None:
             continue

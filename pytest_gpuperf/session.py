@@ -14,7 +14,7 @@ from typing import Any, Callable, Mapping
 
 from . import baselines as bl
 from .devices import Device, DeviceInfo, Inventory, discover, open_device, resolve
-from .baselines import classes, lookup, validity
+from .baselines import catalog, classes, lookup, validity
 from .errors import GpuPerfError, ImpossibleValueError
 from .gatecheck import plants
 from .report import results
@@ -244,12 +244,20 @@ class GpuPerfSession:
 
         ``identity``: the options that shaped the value (sample count, seed, sweep mode); a baseline
         made with other ones gives ``incomparable``. ``valid``: the metric's physical range; a value
-        outside it (or a negative time, a bandwidth above peak) raises :class:`ImpossibleValueError`."""
+        outside it (or a negative time, a bandwidth above peak) raises :class:`ImpossibleValueError`.
+        ``tolerance``: None takes the metric family's from :mod:`~pytest_gpuperf.baselines.catalog`, whose
+        unit and direction the metric must also have."""
         if better not in bl.DIRECTIONS:
             raise GpuPerfError(f"metric {name!r}: better={better!r} is not one of {bl.DIRECTIONS}")
         if not re.fullmatch(r"[A-Za-z0-9_.\-\[\]=:+]+", name):
             raise GpuPerfError(f"metric name {name!r} may hold only letters, digits and _ . - [ ] = : +")
         run = self.run_for(spec)
+        fam = catalog.family(name)
+        if fam is not None and (fam.unit, fam.better) != (unit, better):
+            raise GpuPerfError(f"metric {name!r} recorded as {unit!r}, better={better!r}; its family "
+                               f"{fam.pattern!r} in baselines/catalog.py says {fam.unit!r}, better={fam.better!r}")
+        if tolerance is None and fam is not None:
+            tolerance = fam.tolerance(run.info.is_cpu)
         if name in run.metrics:
             raise GpuPerfError(f"metric {name!r} recorded twice on {spec} (by {run.metrics[name].test} and "
                                f"{nodeid}); give each parametrization its own name")

@@ -1,0 +1,65 @@
+"""The catalog of metric families: for each family of metric names, its unit, the direction that is
+better and the tolerance a new baseline entry gets on a GPU and on a CPU device.
+
+Why one table: a tolerance is policy, not procedure. Written beside each ``gpuperf_record`` call it
+drifts between suites and cannot be reviewed as a whole; here every band a suite asks for is one row,
+keyed by metric family and device class, and ``gpuperf_record`` takes it from here when the suite
+names none. Bands measured from run-to-run spread (``tolerance: None``) stay the default: a family is
+listed only where a fixed band or a fixed direction is the family's definition.
+
+A family's ``pattern`` is an ``fnmatch`` pattern over metric names; the first matching row wins, so a
+narrower pattern stands before a wider one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from typing import Mapping
+
+Tolerance = Mapping[str, float]
+
+
+@dataclass(frozen=True)
+class Family:
+    """One family of metric names and the policy its entries share."""
+
+    pattern: str
+    unit: str
+    better: str
+    gpu: Tolerance | None = None  # tolerance of a new entry on a GPU (None: from the measured spread)
+    cpu: Tolerance | None = None  # on a CPU device (PoCL); the same as ``gpu`` unless set
+    cpu_differs: bool = False  # True where ``cpu`` is meant even when it is None
+    why: str = ""  # what the band stands for, where it is not the measured spread
+
+    def tolerance(self, is_cpu: bool) -> dict[str, float] | None:
+        tol = self.cpu if is_cpu and (self.cpu is not None or self.cpu_differs) else self.gpu
+        return None if tol is None else dict(tol)
+
+
+#: every family with a fixed band or direction, narrow patterns first; each area of the suites keeps its
+#: rows together under its heading
+FAMILIES: tuple[Family, ...] = (
+    # ---- accuracy -----------------------------------------------------------------------------------
+    # ---- latency and throughput probes ------------------------------------------------------------
+    # ---- memory -------------------------------------------------------------------------------------
+    # ---- kernel classes -----------------------------------------------------------------------------
+    # ---- models -------------------------------------------------------------------------------------
+    # ---- power --------------------------------------------------------------------------------------
+    # ---- precision ----------------------------------------------------------------------------------
+    # ---- tuning -------------------------------------------------------------------------------------
+)
+
+
+def family(name: str) -> Family | None:
+    """The catalog row of a metric name, or None where its band is the measured spread alone."""
+    for f in FAMILIES:
+        if fnmatchcase(name, f.pattern):
+            return f
+    return None
+
+
+def tolerance(name: str, is_cpu: bool) -> dict[str, float] | None:
+    """The tolerance a new baseline entry of ``name`` gets on a CPU or a GPU device (None: none fixed)."""
+    f = family(name)
+    return None if f is None else f.tolerance(is_cpu)

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..devices.nvml import decode_throttle, is_slowdown
+from ..timing.energy import batched, warm_up
 
 #: seconds of load before the readings count
 WARMUP_S = 2.0
@@ -65,17 +66,8 @@ def under_load(device: Any, sensor: Any, run_once: Callable[[], Any], timeout_s:
     """Run ``run_once`` (enqueues one launch) back to back on ``device`` and read ``sensor`` after each batch,
     for ``span_s`` seconds and at least ``min_readings`` readings. Raises RuntimeError when the sensor gives no
     reading (an unreadable board is no figure)."""
-    one = device.elapsed(device.timed(run_once), timeout_s)
-    batch = max(1, int(BATCH_S / max(one, 1e-7)))
-
-    def run_batch() -> None:
-        for _ in range(batch):
-            run_once()
-        device.synchronize(timeout_s)
-
-    end = time.perf_counter() + warmup_s
-    while time.perf_counter() < end:
-        run_batch()
+    run_batch = batched(device, run_once, timeout_s, BATCH_S)
+    warm_up(run_batch, warmup_s)
     clocks: list[float] = []
     watts: list[float] = []
     temps: list[float] = []

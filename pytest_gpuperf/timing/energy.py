@@ -184,6 +184,27 @@ def energy_of(readings: Sequence[Reading], launches: int, ops_per_launch: float,
                   max(r.temperature_c for r in readings), tuple(readings), k_steps)
 
 
+def batched(device: Any, run_once: Callable[[], Any], timeout_s: float, batch_s: float) -> Callable[[], None]:
+    """A function that enqueues about ``batch_s`` device seconds of ``run_once`` launches and waits for them
+    (at most ``timeout_s``): a board reading taken after it is taken with the batch's launches finished."""
+    one = device.elapsed(device.timed(run_once), timeout_s)
+    batch = max(1, int(batch_s / max(one, 1e-7)))
+
+    def run_batch() -> None:
+        for _ in range(batch):
+            run_once()
+        device.synchronize(timeout_s)
+
+    return run_batch
+
+
+def warm_up(run_batch: Callable[[], None], seconds: float) -> None:
+    """Run batches back to back for ``seconds``: clocks leave idle and power settles before readings count."""
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        run_batch()
+
+
 def steady_state_energy(device: Any, sensor: Any, run_once: Callable[[], Any], ops_per_launch: float,
                         timeout_s: float = 10.0, warmup_s: float = WARMUP_S, max_span_s: float = MAX_SPAN_S,
                         k_steps: int = K_STEPS) -> Energy:
@@ -192,17 +213,8 @@ def steady_state_energy(device: Any, sensor: Any, run_once: Callable[[], Any], o
 
     Batches of launches (about :data:`BATCH_S` of device time each) are followed by a synchronize and a
     counter reading, so every reading is taken with the batch's launches finished."""
-    one = device.elapsed(device.timed(run_once), timeout_s)
-    batch = max(1, int(BATCH_S / max(one, 1e-7)))
-
-    def run_batch() -> None:
-        for _ in range(batch):
-            run_once()
-        device.synchronize(timeout_s)
-
-    t_end = time.perf_counter() + warmup_s
-    while time.perf_counter() < t_end:
-        run_batch()
+    run_batch = batched(device, run_once, timeout_s, BATCH_S)
+    warm_up(run_batch, warmup_s)
     # start the span right after a counter update, so its first reading is not already part-way into a step
     start = sensor.read()
     t_wait = time.perf_counter() + 1.0

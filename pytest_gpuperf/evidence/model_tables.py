@@ -303,13 +303,25 @@ def classify(inp: Inputs) -> list[str]:
     return out
 
 
-def resplit(inp: Inputs, splits: int = 20) -> list[str]:
-    """Accuracy over 20 stratified 70/30 re-splits of each run's recorded timing-only dataset (the suite
-    records one split; this shows its spread), and with K1+K2 merged (the pair timing cannot separate)."""
+def _split_accuracy(x: Any, labels: Any, clf: str, seed: int) -> float:
+    """Held-out accuracy of one classifier on one stratified 70/30 split (``seed``)."""
     import numpy as np  # noqa: PLC0415
     from sklearn.model_selection import train_test_split  # noqa: PLC0415
 
     from ..models import classify as clfmod  # noqa: PLC0415
+    xtr, xte, ytr, yte = train_test_split(x, labels, test_size=0.3, random_state=seed, stratify=labels)
+    c = clfmod.make_classifiers(0)[clf]
+    c.fit(xtr, ytr)
+    return float(np.mean(c.predict(xte) == yte))
+
+
+def resplit(inp: Inputs, splits: int = 20) -> list[str]:
+    """Accuracy over 20 stratified 70/30 re-splits of each run's recorded timing-only dataset (the suite
+    records one split; this shows its spread), and with K1+K2 merged (the pair timing cannot separate).
+    The fits are independent and seeded, so they run on every core with the same figures."""
+    import numpy as np  # noqa: PLC0415
+    from joblib import Parallel, delayed  # noqa: PLC0415
+
     out = ["| backend | classifier | mean ± sd over re-splits | K1+K2 merged |", "|" + " --- |" * 4]
     for b, m in _backends(inp).items():
         ds = ((m.get("model.classify.random_forest.accuracy") or {}).get("info") or {}).get("dataset")
@@ -318,13 +330,11 @@ def resplit(inp: Inputs, splits: int = 20) -> list[str]:
         x, y = np.array(ds["x"]), np.array(ds["y"])
         merged_y = np.where(np.isin(y, ["K1", "K2"]), "K1+K2", y)
         for clf in ("random_forest", "naive_bayes", "mlp"):
+            jobs = [(key, labels, seed) for seed in range(splits) for key, labels in (("", y), ("m", merged_y))]
+            got = Parallel(n_jobs=-1)(delayed(_split_accuracy)(x, labels, clf, seed) for _, labels, seed in jobs)
             accs: dict[str, list[float]] = {"": [], "m": []}
-            for seed in range(splits):
-                for key, labels in (("", y), ("m", merged_y)):
-                    xtr, xte, ytr, yte = train_test_split(x, labels, test_size=0.3, random_state=seed, stratify=labels)
-                    c = clfmod.make_classifiers(0)[clf]
-                    c.fit(xtr, ytr)
-                    accs[key].append(float(np.mean(c.predict(xte) == yte)))
+            for (key, _, _), acc in zip(jobs, got):
+                accs[key].append(acc)
             out.append(f"| {b} | {clf} | {np.mean(accs['']) * 100:.1f} ± {np.std(accs['']) * 100:.1f} % | "
                        f"{np.mean(accs['m']) * 100:.1f} % |")
     return out

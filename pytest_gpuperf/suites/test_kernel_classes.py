@@ -28,10 +28,6 @@ import pytest
 from pytest_gpuperf.models import class_dataset, class_records, ncu, similarity_reuse
 from pytest_gpuperf.util.atomic import atomic_write_text
 
-# ncu replays each kernel once per counter pass; the dataset (195 launches) takes one to two minutes on a
-# large GPU, and the timeout (--gpuperf-ncu-timeout) turns anything much slower into a failure that says so.
-
-
 def test_kernel_classification(gpu_device, gpu_kernel, gpu_measure, gpuperf_record):
     """Paper 004's classes from portable timing features (and with the static code features added):
     held-out accuracy on a stratified 30 % split of runs, and the unseen kernels' votes."""
@@ -40,6 +36,10 @@ def test_kernel_classification(gpu_device, gpu_kernel, gpu_measure, gpuperf_reco
     for r in class_records.timing_records(ds, evs):
         gpuperf_record(**r)
     assert all(ev.split["test_runs"] > 0 for ev in evs.values())
+
+
+# ncu replays each kernel once per counter pass; the dataset (195 launches) takes one to two minutes on a
+# large GPU, and the timeout (--gpuperf-ncu-timeout) turns anything much slower into a failure that says so.
 
 
 def test_kernel_classification_counters(gpu_device, gpuperf_record, request, tmp_path, gpuperf_ncu_timeout):

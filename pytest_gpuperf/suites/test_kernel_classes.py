@@ -28,6 +28,7 @@ import pytest
 from pytest_gpuperf.models import class_dataset, class_records, ncu, similarity_reuse
 from pytest_gpuperf.util.atomic import atomic_write_text
 
+
 def test_kernel_classification(gpu_device, gpu_kernel, gpu_measure, gpuperf_record):
     """Paper 004's classes from portable timing features (and with the static code features added):
     held-out accuracy on a stratified 30 % split of runs, and the unseen kernels' votes."""

@@ -44,7 +44,31 @@ FAMILIES: tuple[Family, ...] = (
     # ---- latency and throughput probes ------------------------------------------------------------
     # ---- memory -------------------------------------------------------------------------------------
     # ---- kernel classes -----------------------------------------------------------------------------
+    Family("model.classify.counters.*.accuracy", "ratio", "higher", gpu={"abs": 0.10, "rel": 0.0},
+           why="held-out accuracy from Nsight Compute counters (CUDA only), in absolute points"),
+    Family("model.classify.counters.*.unseen_agreement", "ratio", "higher", gpu={"abs": 0.34, "rel": 0.0},
+           why="share of the unseen kernels' runs voted as the paper argues, in absolute points"),
+    Family("model.classify.*.accuracy*", "ratio", "higher", gpu={"abs": 0.10, "rel": 0.0},
+           cpu={"abs": 0.25, "rel": 0.0},
+           why="held-out accuracy from timing features (with and without code features), in absolute points; "
+               "wider on a CPU device"),
+    Family("model.classify.*.unseen_agreement*", "ratio", "higher", gpu={"abs": 0.34, "rel": 0.0},
+           cpu={"abs": 0.6, "rel": 0.0},
+           why="share of the unseen kernels' runs voted as the paper argues (timing features, with and without "
+               "code features), in absolute points; wider on a CPU device"),
+    Family("model.similarity.*.slowdown", "ratio", "lower", gpu={"abs": 0.1, "rel": 0.0},
+           why="time at the reused work-group size over the query's own best (≥ 1), in absolute terms"),
     # ---- models -------------------------------------------------------------------------------------
+    Family("model.ptx.global_latency.r2", "R²", "higher", gpu={"abs": 0.1},
+           why="quality of the piecewise-linear L(gm) fit: 0.1 of R²"),
+    Family("model.ptx.global_latency.rmse_cycles", "cycles", "lower", gpu={"abs": 10.0, "rel": 1.0},
+           why="residual of the L(gm) fit: it may double, or move 10 cycles"),
+    Family("model.ptx.*.error", "ratio", "lower", gpu={"abs": 0.05, "rel": 0.2},
+           why="one dwarf kernel's relative error of the static PTX model (or a variant): 20 % of it, or 5 points"),
+    Family("model.ptx.*.mape", "ratio", "lower", gpu={"abs": 0.05, "rel": 0.2},
+           why="a dwarf's mean error of the static PTX model (or a variant): 20 % of it, or 5 points"),
+    Family("model.ptx.*mean_error", "ratio", "lower", gpu={"abs": 0.05, "rel": 0.2},
+           why="the mean error over the dwarf kernels of the static PTX model (or a variant): 20 % of it, or 5 points"),
     # ---- power --------------------------------------------------------------------------------------
     # ---- precision ----------------------------------------------------------------------------------
     # ---- tuning -------------------------------------------------------------------------------------

@@ -32,7 +32,7 @@ FLOORS = {
     # and 50 % at the 90th percentile. A 30 % rate band holds the copies (ratio-safe edges: a run may read
     # down to value/1.3); 100 % for times and cycles holds the p90 metric, and k × the measured spread
     # widens the noisier ones. The µs launch figures carry their own absolute band
-    # (probes.memory.launch_tolerance: the slow mode of a descheduled PoCL worker).
+    # (the launch families of baselines/catalog.py: the slow mode of a descheduled PoCL worker).
     # Compute throughput (ops/clk/SM) is its own class there: its kernels keep both PoCL workers busy, so
     # a neighbour process holding one of the two cores halves it, while memory-bound copies do not move;
     # 125 % (ratio-safe: down to value/2.25) holds a lost core with room.

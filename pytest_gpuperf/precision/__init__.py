@@ -18,5 +18,7 @@ One job per module:
   search for the fewest mantissa bits that meet a bound.
 
 Integer quantization (Dao, ch. 4): :mod:`.quant_scale` (scale choices, adaptive precision),
-:mod:`.quant_kernels` (the kernels), :mod:`.quant_mlp` (the network trained and quantized on the device).
+:mod:`.quant_kernels` (the kernels), :mod:`.quant_mlp` (the network trained and quantized on the device),
+:mod:`.quant_runs` (networks trained once per device, the accuracy figures), :mod:`.quant_gemm` (int8
+against fp32 GEMM, checked exact, then timed).
 """

@@ -38,6 +38,13 @@ EPS64 = float(np.finfo(np.float64).eps)
 MAX_ITER = 30
 
 
+def backward_error_tolerance(n: int) -> dict[str, float]:
+    """The band of the mixed solve's final backward error at order ``n``: the figure is a rounding
+    residue, so it may move tenfold, or anywhere up to the stopping rule's √n·ε₆₄ (every value below it
+    met the convergence criterion)."""
+    return {"rel": 10.0, "abs": math.sqrt(n) * EPS64}
+
+
 @dataclass
 class Solve:
     x: np.ndarray

@@ -12,7 +12,7 @@ cycles with the device's reported clock (``DeviceInfo.clock_mhz``).
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
@@ -20,8 +20,9 @@ from ..devices.base import Device, DeviceInfo
 from ..timing.stats import Stats
 from ..timing.profiles import profile
 from . import chain, sass_proof
+from .bound_measurer import BoundMeasurer
 from .build import compile_many, function_sass
-from .ops import Op
+from .ops import GROUP_REQUIRES, Op, ops_in
 
 #: Loop iterations per timed section: enough for ≥ 10⁴ cycles per section on CUDA (clock-timed) and
 #: for ~1 ms per launch with events (event resolution and launch jitter are µs).
@@ -111,19 +112,6 @@ def measure_events(device: Device, measurer, ck: chain.ChainKernel, kernel, time
     return [(t2 - t1) * 1e9 / (n * ck.ops_per_iteration_delta) for t1, t2 in zip(m1.samples, m2.samples)], n
 
 
-class _Bound:
-    """``gpu_measure`` with this probe's repeat settings, for single launches and alternating pairs."""
-
-    def __init__(self, measurer: Any, cfg: dict[str, Any]) -> None:
-        self.measurer, self.cfg = measurer, cfg
-
-    def __call__(self, *args: Any) -> Any:
-        return self.measurer(*args, **self.cfg)
-
-    def pair(self, run_a: Any, run_b: Any) -> Any:
-        return self.measurer.pair(run_a, run_b, **self.cfg)
-
-
 def timing_of(info: DeviceInfo) -> str:
     """How chains are timed on this device: ``clock`` (a device cycle counter read inside the kernel:
     ``clock64()`` on CUDA) or ``events`` (profiling events around launches, OpenCL)."""
@@ -145,12 +133,51 @@ def measure(device: Device, measurer, ck: chain.ChainKernel, kernel, plant: floa
             extra["planted_slowdown"] = planted_iterations(ck, ITERATIONS[("clock", ck.op.heavy)], plant)[1]
         return Stats.of(samples), "cycles", extra
     cfg = profile("chain_events", device.info.is_cpu)
-    bound = _Bound(measurer, cfg)
+    bound = BoundMeasurer(measurer, cfg)
     samples, n = measure_events(device, bound, ck, kernel, timeout_s, plant=plant)
     extra["iterations"] = n
     if plant > 0:
         extra["planted_slowdown"] = planted_iterations(ck, n, plant)[1]
     return Stats.of(samples), "ns", extra
+
+
+def group_ops(group: str, info: DeviceInfo) -> tuple[list[Op], str | None]:
+    """The operations of ``group`` this device can run, or why none is timed here (the reason to skip):
+    the group needs a feature the device lacks, or none of its operations has a form in the backend."""
+    missing = set(GROUP_REQUIRES[group]) - info.features
+    if missing:
+        return [], f"{group} needs {', '.join(sorted(missing))}, which {info.name} lacks"
+    chosen = [o for o in ops_in(group, info.backend) if o.features() <= info.features]
+    if not chosen:
+        return [], f"no {group} operation is expressible on {info.backend}"
+    return chosen, None
+
+
+def records(device: Device, measurer, chosen: Sequence[Op], fast: bool, plant: float = 0.0
+            ) -> Iterator[dict[str, Any]]:
+    """The latency suite's figures of one group, as ``gpuperf_record`` arguments, one operation after the
+    other (each measured when its records are asked for): cycles with the SASS proof on a device with a
+    cycle counter; elsewhere ns per operation and, where the device reports a clock, cycles at that clock.
+    ``plant``: the gate check's compute-bound plant (:func:`planted_iterations`)."""
+    info = device.info
+    timing = timing_of(info)
+    built, evidence = build(device, chosen, fast, timing)
+    for ck, kernel in built:
+        o = ck.op
+        meta = {"u1": ck.u1, "u2": ck.u2, "step": o.source(info.backend), "timing": timing, "note": o.note}
+        st, unit, extra = measure(device, measurer, ck, kernel, plant=plant)
+        meta.update(extra)
+        if unit == "cycles":
+            yield {"name": o.metric("latency", "cycles", fast), "value": st.median, "unit": "cycles",
+                   "better": "lower", "stats": st, "info": {**meta, "sass": evidence[ck.name]}}
+            continue
+        yield {"name": o.metric("latency", "ns", fast), "value": st.median, "unit": "ns", "better": "lower",
+               "stats": st, "info": meta}
+        if info.clock_mhz > 0:
+            cyc = st.scaled(info.clock_mhz / 1e3)
+            yield {"name": o.metric("latency", "cycles", fast), "value": cyc.median, "unit": "cycles",
+                   "better": "lower", "stats": cyc,
+                   "info": {**meta, "clock_mhz": info.clock_mhz, "clock_source": "reported maximum"}}
 
 
 def chain_cycles(device: Device, measurer, names: Sequence[str]) -> dict[str, float]:

@@ -1,5 +1,6 @@
 """Memory-hierarchy probes: pointer chasing (Alavani ch. 3.3, Wong et al.), shared-memory latency,
-latency under load with the piecewise model (:mod:`.fit`), launch overhead vs grid size (ch. 3.4).
+latency under load with the piecewise model (:mod:`.fit`); the memory kernels' program (whose empty
+kernel :mod:`.launch_overhead` sweeps over grid sizes, ch. 3.4).
 
 Pointer chase: ``j = a[j]`` over a random cyclic permutation of the lines (``stride`` bytes apart)
 of a ``footprint``-byte array — every load depends on the previous one and no prefetcher can guess
@@ -298,44 +299,6 @@ def anchors(sizes: Sequence[int], is_cpu: bool = False) -> list[int]:
     lo, hi = CPU_SHARED_LLC
     return [f for f in sizes if f >= KiB and f % KiB == 0 and (f // KiB) & (f // KiB - 1) == 0
             and ((f // KiB).bit_length() - 1) % 2 == 0 and not (is_cpu and lo <= f < hi)]
-
-
-def launch_tolerance(info: Any) -> dict[str, float] | None:
-    """The band of a launch time (``launch.*`` in µs) on ``info``'s device, one rule for both suites that
-    record them. GPUs keep the noise-derived one (``None``).
-
-    On CPU devices every launch time is bimodal: PoCL's pthread driver runs one worker thread per core,
-    and on a 2-core host those workers share the cores with the Python thread that enqueues and polls and
-    with anything else runnable; a launch that finds a worker descheduled waits for the OS scheduler, about
-    ten times the fast mode's microsecond. Neither the kernel cache, the worker's sleep nor the clock
-    causes it, and a single worker (``POCL_MAX_PTHREAD_COUNT=1``) nearly removes it. Whether a run's median
-    lands in the slow mode thus depends on the host's load at that moment (a fresh machine's first run is
-    the likeliest). The band is therefore the slow mode's reach, 25 µs absolute: a launch path that got
-    tens of µs slower still fails, a descheduled worker does not."""
-    return {"abs": 25.0, "rel": 2.0} if info.is_cpu else None
-
-
-def launch_slope_tolerance(info: Any) -> dict[str, float] | None:
-    """The band of ``launch.overhead.slope_ns_per_kthread`` (time per 1,000 threads of an empty kernel) on
-    ``info``'s device; GPUs keep the noise-derived one (``None``).
-
-    On a CPU device the slope is the inverse of the workers' throughput over the largest grids, and a
-    neighbour process holding one of the two cores halves that throughput: the 8192-group point's lower
-    quartile read 160 µs in gate-check A/A run 11 against 74–81 µs in other runs (slope 303 against
-    133–158 ns/kthread), as a busy-loop neighbour halved fp64 FMA throughput (``baselines.classes``).
-    So the band holds a lost core: 125 %, the CPU class floor of compute throughput."""
-    from ..baselines.classes import FLOORS
-
-    return {"rel": FLOORS["cpu"]["throughput"]} if info.is_cpu else None
-
-
-def launch_intercept(xs: Sequence[float], ys: Sequence[float], slope: float, points: int = 3) -> float:
-    """The launch overhead at zero threads: the median of ``y − slope·x`` over the ``points`` smallest
-    grids, where the work term is a fraction of a µs. Theil–Sen's own intercept (the median over every
-    grid) is dragged by the largest grids' residuals: one of them in the lost-core mode (A/A run 11:
-    −18.8 µs) made it −1.17 µs, an impossible value."""
-    order = np.argsort(np.asarray(xs, float))[:points]
-    return float(np.median([ys[i] - slope * xs[i] for i in order]))
 
 
 def footprint_label(footprint: int) -> str:

@@ -10,7 +10,7 @@ maximum on OpenCL. The saturating ILP is the smallest ILP that reaches 90 % of t
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -95,3 +95,86 @@ def saturating_ilp(points: Sequence[IlpPoint], fraction: float = SATURATION) -> 
     """Smallest ILP whose median rate reaches ``fraction`` of the best (Alavani's saturation point)."""
     best = max(p.ops_per_clk_cu.median for p in points)
     return min(p.ilp for p in points if p.ops_per_clk_cu.median >= fraction * best)
+
+
+@dataclass(frozen=True)
+class SmClock:
+    """The clock that turns a rate into operations per clock, where it came from, and the record of the
+    measured clock where this call measured it (once per device and module)."""
+
+    mhz: float
+    source: str
+    records: tuple[dict[str, Any], ...] = ()
+
+
+class ClockCache:
+    """The SM clock measured once per device (by its spec) and reused, so every throughput test of a module
+    does not spin the clock again; owned by a fixture, never by a module."""
+
+    def __init__(self) -> None:
+        self._measured: dict[str, Stats] = {}
+
+    def of(self, device: Device, measurer: Callable[..., Any]) -> SmClock | None:
+        """The clock of ``device``: measured with a ``clock64()`` spin where the device has a cycle counter
+        (boost clocks move under load), else the reported maximum; None where it reports none."""
+        info = device.info
+        if not info.clock_counter:
+            return None if info.clock_mhz <= 0 else SmClock(info.clock_mhz, "reported maximum")
+        first = info.spec not in self._measured
+        if first:
+            self._measured[info.spec] = measured_clock_mhz(device, measurer)
+        st = self._measured[info.spec]
+        rec = {"name": "clock.sm.measured_mhz", "value": st.median, "unit": "MHz", "better": "bound", "stats": st,
+               "bound": info.clock_mhz * 1.02,
+               "info": {"method": "clock64() spin timed by CUDA events", "max_mhz": info.clock_mhz}}
+        return SmClock(st.median, "measured (clock64 spin vs events)", (rec,) if first else ())
+
+
+@dataclass
+class Sweep:
+    """One operation's rates over the ILP sweep, with the kernels' SASS evidence."""
+
+    op: Op
+    clock: SmClock
+    points: list[IlpPoint]
+    evidence: dict[str, Any]
+    kernel_names: list[str]
+    is_cpu: bool
+    geometry: tuple[int, int]
+
+    def records(self) -> Iterator[dict[str, Any]]:
+        """The figures as ``gpuperf_record`` arguments: each ILP's rate, the best ILP's rate and the
+        saturating ILP (its band, one ILP step, is the catalog's).
+
+        On CPU devices one ILP point switches between two modes run to run (PoCL's worker threads sharing
+        or splitting the work-groups halve or double it), so there a per-ILP point gates only where three
+        runs agree (``gate: if-stable``) and the best ILP's rate carries the figure."""
+        o, clock = self.op, self.clock
+        for p, name in zip(self.points, self.kernel_names):
+            meta = {"iterations": p.iterations, "sass": self.evidence.get(name), "clock_mhz": clock.mhz,
+                    "clock_source": clock.source}
+            if self.is_cpu:
+                meta["gate"] = "if-stable"
+            yield {"name": f"throughput.{o.precision}.{o.short}.ilp{p.ilp}.ops_per_clk_sm",
+                   "value": p.ops_per_clk_cu.median, "unit": "ops/clk/SM", "better": "higher",
+                   "stats": p.ops_per_clk_cu, "info": meta}
+        best = max(self.points, key=lambda p: p.ops_per_clk_cu.median)
+        gsize, lsize = self.geometry
+        yield {"name": o.metric("throughput", "ops_per_clk_sm"), "value": best.ops_per_clk_cu.median,
+               "unit": "ops/clk/SM", "better": "higher", "stats": best.ops_per_clk_cu,
+               "info": {"best_ilp": best.ilp, "global": gsize, "local": lsize, "clock_mhz": clock.mhz,
+                        "clock_source": clock.source,
+                        "note": o.note or "thread-level operations (half2: one per pair)"}}
+        yield {"name": f"throughput.{o.precision}.{o.short}.saturating_ilp", "value": saturating_ilp(self.points),
+               "unit": "ilp", "better": "lower",
+               "info": {"fraction_of_best": SATURATION, "ilps": [p.ilp for p in self.points]}}
+
+
+def sweep(device: Device, measurer: Callable[..., Any], op: Op, clock: SmClock) -> Sweep:
+    """Measure ``op``'s rate at every ILP of the sweep (1..8 on GPUs; 1, 2, 4, 8 on CPU devices), each
+    launch calibrated to 2 ms on GPUs and 5 ms on CPU devices, whose launch jitter is larger."""
+    is_cpu = device.info.is_cpu
+    built, evidence = build(device, op, ILPS if not is_cpu else (1, 2, 4, 8))
+    target = 5e-3 if is_cpu else 2e-3
+    points = [measure(device, measurer, ck, k, clock.mhz, target) for ck, k in built]
+    return Sweep(op, clock, points, evidence, [ck.name for ck, _ in built], is_cpu, geometry(device))

@@ -55,7 +55,7 @@ def test_refinement_speedup_over_n(gpu_device, gpu_measure, gpuperf_record, accu
         gpuperf_record(f"{base}.iterations", c.mixed.iterations, "iterations", better="lower", identity=ident,
                        valid=(0, refine.MAX_ITER))
         gpuperf_record(f"{base}.backward_error", c.mixed.backward_error, "1", better="lower", identity=ident,
-                       valid=(0.0, 1.0), tolerance={"rel": 10.0, "abs": math.sqrt(n) * refine.EPS64})
+                       valid=(0.0, 1.0), tolerance=refine.backward_error_tolerance(n))
 
 
 @pytest.mark.gpuperf(requires=["fp64"])
@@ -83,7 +83,7 @@ def test_vprec_rounding_in_kernel_matches_host(gpu_device, gpuperf_record, accur
         bad += int(np.sum(vprec.round_device(gpu_device, x, fmt) != vprec.round_host(x, fmt)))
         checked.append(f"r={r},p={p}")
     gpuperf_record("precision.vprec.rounding_mismatches", bad, "1", better="exact", valid=(0, x.size),
-                   tolerance={"abs": 0.0}, info={"formats": checked, "n": x.size})
+                   info={"formats": checked, "n": x.size})
     assert bad == 0
 
 

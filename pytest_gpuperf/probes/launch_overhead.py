@@ -1,0 +1,106 @@
+"""Kernel-launch overhead: one empty launch's device time, the host's rate of issuing launches, and the
+empty kernel's time against the number of threads launched (Alavani ch. 3.4).
+
+The grid sweep's line ``l_overhead = a·nB·nT_b + b`` is fitted with Theil–Sen (the median of pairwise
+slopes), which one point caught in a CPU device's slow launch mode does not drag; its bands are the
+launch families of :mod:`pytest_gpuperf.baselines.catalog`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, Iterator, Sequence
+
+import numpy as np
+from scipy.stats import theilslopes
+
+from ..devices.base import Device
+from ..timing.profiles import profile
+from ..timing.stats import Stats
+
+#: the empty kernel of the launch figures, per backend (one work-item, one unused argument)
+EMPTY = {
+    "cuda": 'extern "C" __global__ void empty_kernel(int x) { }',
+    "opencl": "__kernel void empty_kernel(int x) { }",
+}
+EMPTY_NAME = "empty_kernel"
+HOST_LAUNCHES = 2000  # back-to-back launches per host-timed sample
+HOST_SAMPLES = 7
+
+
+def host_launch_us(device: Device, kernel: Any, args: list[Any], launches: int = HOST_LAUNCHES,
+                   samples: int = HOST_SAMPLES) -> Stats:
+    """Host wall time per launch (µs) of ``launches`` back-to-back launches, synchronised before and after
+    each sample: the rate at which the runtime can issue work, which device events cannot see."""
+    out = []
+    for _ in range(samples):
+        device.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(launches):
+            device.launch(kernel, (1,), (1,), args)
+        device.synchronize()
+        out.append((time.perf_counter() - t0) / launches * 1e6)
+    return Stats.of(out)
+
+
+def empty_records(device: Device, measurer: Any, kernel: Any) -> Iterator[dict[str, Any]]:
+    """``launch.empty.device_us`` (device-event time of one empty launch of one work-item) and
+    ``launch.empty.host_us`` (:func:`host_launch_us`) as ``gpuperf_record`` arguments, each measured when
+    asked for; ``measurer``: the test's ``gpu_measure``."""
+    arg = [np.int32(0)]
+    us = measurer(kernel, (1,), (1,), arg).stats.scaled(1e6)
+    yield {"name": "launch.empty.device_us", "value": us.median, "unit": "us", "better": "lower", "stats": us}
+    host = host_launch_us(device, kernel, arg)
+    yield {"name": "launch.empty.host_us", "value": host.median, "unit": "us", "better": "lower", "stats": host,
+           "info": {"launches_per_sample": HOST_LAUNCHES, "host_timed": True}}
+
+
+def grid_blocks(compute_units: int, is_cpu: bool) -> list[int]:
+    """Work-groups per point of the sweep: 1, one per compute unit, and multiples of that. A CPU device's
+    point carries a worker wake-up of up to ~20 µs, so its grid reaches thousands of groups per core,
+    where the work outweighs it (over a few groups its fit is noise); GPUs go to 256 per SM."""
+    mults = (16, 256, 1024, 4096) if is_cpu else (4, 16, 64, 256)
+    return [1, compute_units] + [compute_units * k for k in mults]
+
+
+def launch_intercept(xs: Sequence[float], ys: Sequence[float], slope: float, points: int = 3) -> float:
+    """The launch overhead at zero threads: the median of ``y − slope·x`` over the ``points`` smallest
+    grids, where the work term is a fraction of a µs. Theil–Sen's own intercept (the median over every
+    grid) is dragged by the largest grids' residuals, where a lost core on a CPU host once made it
+    negative, an impossible value."""
+    order = np.argsort(np.asarray(xs, float))[:points]
+    return float(np.median([ys[i] - slope * xs[i] for i in order]))
+
+
+def grid_records(device: Device, measurer: Any, kernel: Any) -> Iterator[dict[str, Any]]:
+    """The empty kernel's device time at every grid of :func:`grid_blocks`, then the fitted intercept (µs)
+    and slope (ns per 1,000 threads), as ``gpuperf_record`` arguments (each point measured when asked
+    for). ``measurer`` times one launch configuration (the probe's bound ``gpu_measure``).
+
+    On a CPU device a launch that finds a PoCL worker descheduled reads a slow mode (several times the fast
+    one), and a median in that mode pulls the slope; so there each point takes the ``launch_grid``
+    profile's many launches and the fit goes through their lower quartile (the device's cost while its
+    workers hold the cores), robust while under three launches in four are slowed. GPUs keep the median."""
+    info = device.info
+    local = 64 if info.is_cpu else 256
+    reps = profile("launch_grid", info.is_cpu)
+    point = "q25" if info.is_cpu else "median"
+    xs: list[int] = []
+    ys: list[float] = []
+    for b in grid_blocks(info.compute_units, info.is_cpu):
+        us = measurer(kernel, (b * local,), (local,), [np.int32(0)], **reps).stats.scaled(1e6)
+        xs.append(b * local)
+        ys.append(float(np.percentile(us.samples, 25)) if info.is_cpu else us.median)
+        yield {"name": f"launch.grid.{b}x{local}.device_us", "value": us.median, "unit": "us", "better": "lower",
+               "stats": us}
+    fit = theilslopes(np.asarray(ys, float), np.asarray(xs, float))
+    a = float(fit.slope)
+    b0 = launch_intercept(xs, ys, a) if info.is_cpu else float(fit.intercept)
+    meta = {"threads": xs, "us": ys, "model": "l_overhead = a·nB·nT_b + b (Alavani ch. 3.4)", "fit": "Theil–Sen",
+            "point": point, "slope_interval_ns_per_kthread": [float(fit.low_slope) * 1e6, float(fit.high_slope) * 1e6]}
+    ident = {"fit_point": point} if info.is_cpu else {}
+    yield {"name": "launch.overhead.intercept_us", "value": float(b0), "unit": "us", "better": "lower", "info": meta,
+           "identity": {**ident, "intercept": "3 smallest grids"} if info.is_cpu else ident}
+    yield {"name": "launch.overhead.slope_ns_per_kthread", "value": float(a) * 1e6, "unit": "ns/kthread",
+           "better": "lower", "info": meta, "identity": ident}

@@ -1,0 +1,50 @@
+"""The quantization and refinement suites' library parts: networks kept per device by a fixture-owned
+store (no module state), the figures' identity, and the bands the catalog and refinement give them."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from pytest_gpuperf.baselines import catalog
+from pytest_gpuperf.precision import quant_runs, refine
+
+
+def test_networks_are_kept_per_device_object(cl_device):
+    nets = quant_runs.TrainedNetworks()
+    first = nets.on(cl_device)
+    assert nets.on(cl_device) is first and first.device is cl_device
+    assert quant_runs.TrainedNetworks().on(cl_device) is not first  # a new store starts empty
+
+
+def test_the_identity_names_the_data_the_target_and_the_method():
+    ident = quant_runs.identity({"method": "rand"}, bits=4)
+    assert ident["data"] == quant_runs.DATA_ID and ident["bits"] == 4 and ident["method"] == "rand"
+    assert ident["seed"] == quant_runs.CFG.seed and quant_runs.identity()["bits"] == 8
+
+
+@pytest.mark.parametrize("name,unit,better", [("precision.quant.fp32.accuracy", "%", "higher"),
+                                              ("precision.quant.ptq_max.accuracy_drop", "pp", "lower"),
+                                              ("precision.quant.rand_mix.int4.accuracy_drop", "pp", "lower")])
+def test_accuracies_are_gated_to_two_test_images(name, unit, better):
+    fam = catalog.family(name)
+    assert (fam.unit, fam.better) == (unit, better)
+    assert catalog.tolerance(name, is_cpu=False) == catalog.tolerance(name, is_cpu=True) == {"abs": 0.5}
+
+
+def test_quant_timings_and_the_refinement_figures_keep_the_measured_spread():
+    for name in ("precision.quant.gemm.int8.time_us", "precision.quant.gemm.int8_over_fp32",
+                 "precision.refine.n128.speedup", "precision.refine.n128.backward_error"):
+        assert catalog.family(name) is None, name
+
+
+def test_a_rounding_mismatch_is_never_tolerated():
+    assert catalog.tolerance("precision.vprec.rounding_mismatches", is_cpu=True) == {"abs": 0.0}
+    assert catalog.tolerance("precision.vprec.rounding_mismatches", is_cpu=False) == {"abs": 0.0}
+
+
+def test_the_backward_error_band_reaches_the_stopping_rule():
+    tol = refine.backward_error_tolerance(512)
+    assert tol == {"rel": 10.0, "abs": math.sqrt(512) * float(np.finfo(np.float64).eps)}

@@ -184,18 +184,27 @@ def energy_of(readings: Sequence[Reading], launches: int, ops_per_launch: float,
                   max(r.temperature_c for r in readings), tuple(readings), k_steps)
 
 
-def batched(device: Any, run_once: Callable[[], Any], timeout_s: float, batch_s: float) -> Callable[[], None]:
-    """A function that enqueues about ``batch_s`` device seconds of ``run_once`` launches and waits for them
-    (at most ``timeout_s``): a board reading taken after it is taken with the batch's launches finished."""
+@dataclass(frozen=True)
+class Batch:
+    """About ``batch_s`` device seconds of one launch, enqueued back to back and waited for: a board
+    reading taken after a call is taken with the batch's launches finished."""
+
+    device: Any
+    run_once: Callable[[], Any]
+    launches: int
+    timeout_s: float
+
+    def __call__(self) -> None:
+        for _ in range(self.launches):
+            self.run_once()
+        self.device.synchronize(self.timeout_s)
+
+
+def batched(device: Any, run_once: Callable[[], Any], timeout_s: float, batch_s: float) -> Batch:
+    """A :class:`Batch` of ``run_once`` sized from one timed launch to about ``batch_s`` device seconds
+    (each wait at most ``timeout_s``)."""
     one = device.elapsed(device.timed(run_once), timeout_s)
-    batch = max(1, int(batch_s / max(one, 1e-7)))
-
-    def run_batch() -> None:
-        for _ in range(batch):
-            run_once()
-        device.synchronize(timeout_s)
-
-    return run_batch
+    return Batch(device, run_once, max(1, int(batch_s / max(one, 1e-7))), timeout_s)
 
 
 def warm_up(run_batch: Callable[[], None], seconds: float) -> None:
@@ -231,7 +240,7 @@ def steady_state_energy(device: Any, sensor: Any, run_once: Callable[[], Any], o
     deadline = start.t + max_span_s
     while True:
         run_batch()
-        launches += batch
+        launches += run_batch.launches
         r = sensor.read()
         if r is None:  # a failed reading: the span still ends at its deadline, never in an endless loop
             if time.perf_counter() > deadline:

@@ -93,7 +93,7 @@ def _corpus_result(names: tuple[str, ...], part: bool, cpu: bool = False) -> sc.
     h100 = DeviceInfo(backend="cuda", index=0, name="H100", vendor="NVIDIA", key="h100", compute_capability="9.0",
                       compute_units=132, warp_size=32)
     sat = saturation_point(h100, {"num_regs": 16}, 256)
-    res = sc.CorpusResult(sc.PROJECT, (400, 800) if cpu else (200, 400, 800), cpu=cpu, part=part)
+    res = sc.CorpusResult(sc.PROJECT, sc.waves_for(cpu), cpu=cpu, part=part)
     for i, name in enumerate(names):
         for waves in res.waves:
             plan = SamplePlan(sat, waves * sat.wave, 256, sc.PROJECT.multiple(waves, cpu=cpu))

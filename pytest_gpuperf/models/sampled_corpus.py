@@ -32,6 +32,10 @@ from . import aggregate, svr
 from .sampling import GEOMETRY, SampledRun, describe, multiple_for, saturation_point, steady_state_flush
 
 MAX_OVERHEAD = 0.035  # the project's geometry: 5m sampled waves ≤ 3.5 % of the run
+#: run lengths (waves) per kernel; the longest is the reported run. CPU devices run one work-group per core
+#: and each wave lasts microseconds, so their lengths are shorter: the corpus fits a CI job on two cores
+WAVES_GPU = (200, 400, 800)
+WAVES_CPU = (200, 400)
 MAX_OVERHEAD_CPU = 0.30  # CPU devices: a slope over a few ~1 µs waves is launch jitter, so sample longer
 #: Tolerance of one kernel's error (absolute points); gated only where the baseline's runs agree
 #: (``info["gate"] = "if-stable"``): one kernel's error swings between runs of unchanged code.
@@ -104,6 +108,11 @@ class CorpusResult:
 Sampler = Callable[..., SampledRun]
 
 
+def waves_for(cpu: bool) -> tuple[int, ...]:
+    """The run lengths (in waves) a device class measures each kernel at."""
+    return WAVES_CPU if cpu else WAVES_GPU
+
+
 def measure(dev: Device, kernels: Mapping[str, Kernel], sampled_kernel: Sampler, timing: Mapping[str, Any],
             protocols: tuple[Protocol, ...] | None = None, only: Sequence[str] | None = None) -> list[CorpusResult]:
     """Every kernel at every run length under every protocol; the full run is measured once per kernel and
@@ -116,7 +125,7 @@ def measure(dev: Device, kernels: Mapping[str, Kernel], sampled_kernel: Sampler,
     cpu = info.is_cpu
     protocols = protocols_for(cpu) if protocols is None else protocols
     local = 64 if cpu else 256
-    waves = (400, 800) if cpu else (200, 400, 800)
+    waves = waves_for(cpu)
     sats = {n: saturation_point(info, k.attributes, local) for n, k in kernels.items()}
     n_items = max(waves) * max(s.wave for s in sats.values()) * local
     rng = np.random.default_rng(42)

@@ -7,6 +7,7 @@ as the test body returns, and at the end baselines/results are written and summa
 
 from __future__ import annotations
 
+import copy
 import os
 import sys
 from pathlib import Path
@@ -327,6 +328,15 @@ def gpuperf_recorded(gpu_device: Device, request: pytest.FixtureRequest) -> dict
     another run. A snapshot: empty when nothing ran before."""
     state = request.config.stash[session_key]
     return {name: m.value for name, m in state.run_for(gpu_device.info.spec).metrics.items()}
+
+
+@pytest.fixture
+def gpuperf_recorded_info(gpu_device: Device, request: pytest.FixtureRequest) -> dict[str, dict[str, Any]]:
+    """The ``info`` of each metric this session has recorded so far on the test's device (metric name → a
+    copy): what ``gpuperf_recorded``'s values were measured with, for a later test that aggregates them
+    (the tuning means read each kernel's host-time ratio and timed points). A snapshot."""
+    state = request.config.stash[session_key]
+    return {name: copy.deepcopy(m.info) for name, m in state.run_for(gpu_device.info.spec).metrics.items()}
 
 
 @pytest.fixture

@@ -96,6 +96,23 @@ FAMILIES: tuple[Family, ...] = (
     Family("model.ptx.*mean_error", "ratio", "lower", gpu={"abs": 0.05, "rel": 0.2},
            why="the mean error over the dwarf kernels of the static PTX model (or a variant): 20 % of it, or 5 points"),
     # ---- power --------------------------------------------------------------------------------------
+    Family("power.*.joules_per_op", "J/op", "lower", {"rel": 0.08},
+           why="the energy counter's error bound, the kernel's power noise over the span and run-to-run "
+               "drift of board temperature (leakage grows with it)"),
+    # named loads only: the sustained-load watts (power.sustained.*) keep the band of their readings
+    Family("power.fma_*.watts", "W", "lower", {"rel": 0.08}, why="as the energy per operation"),
+    Family("power.copy_*.watts", "W", "lower", {"rel": 0.08}, why="as the energy per operation"),
+    Family("power.tuning.*.watts", "W", "lower", {"rel": 0.08}, why="as the energy per operation"),
+    Family("power.tuning.*.front", "configs", "exact", {"abs": 2},
+           why="a count of configurations, each placed by energies that carry the counter's noise"),
+    Family("power.tuning.*.energy_saving", "ratio", "higher", {"abs": 0.05, "rel": 0.1},
+           why="a ratio of two steady-state energies, each within the counter's bound"),
+    # the static power model's scores: the corpus is a file and the cross-validation seeded, so a change
+    # is a change of code or corpus
+    Family("model.power.*.r2", "ratio", "higher", {"abs": 0.02, "rel": 0.1}, why="a seeded fit of a saved corpus"),
+    Family("model.power.*.rmse_w", "W", "lower", {"abs": 0.02, "rel": 0.1}, why="a seeded fit of a saved corpus"),
+    Family("model.power.*.mae_w", "W", "lower", {"abs": 0.02, "rel": 0.1}, why="a seeded fit of a saved corpus"),
+    Family("model.power.*.mape", "%", "lower", {"abs": 0.02, "rel": 0.1}, why="a seeded fit of a saved corpus"),
     # ---- precision ----------------------------------------------------------------------------------
     Family("precision.quant.fp32.accuracy", "%", "higher", gpu={"abs": 0.5},
            why="seeded training, deterministic on a device; one of the 450 test images is 0.22 points: two images"),
@@ -104,6 +121,49 @@ FAMILIES: tuple[Family, ...] = (
     Family("precision.vprec.rounding_mismatches", "1", "exact", gpu={"abs": 0.0},
            why="the in-kernel rounding to (r, p) must equal the host's element for element"),
     # ---- tuning -------------------------------------------------------------------------------------
+    Family("tuning.lambda0", "ratio", "exact", {"abs": 0.25},
+           why="λ0 is one step of the micro-benchmark's stride sweep, not a continuous figure"),
+    # the means over kernels first: the per-kernel patterns below match them too
+    Family("tuning.mean.exhaustive.quality", "ratio", "lower", {"rel": 0.08, "abs": 0.02}, {"rel": 3.0, "abs": 0.5},
+           why="as a kernel's quality of a strategy that does not search"),
+    Family("tuning.mean.dao*.quality", "ratio", "lower", {"rel": 0.08, "abs": 0.02}, {"rel": 3.0, "abs": 0.5},
+           why="as a kernel's quality of a strategy that does not search"),
+    Family("tuning.mean.lim_*.quality", "ratio", "lower", {"rel": 0.08, "abs": 0.02}, {"rel": 3.0, "abs": 0.5},
+           why="as a kernel's quality of a strategy that does not search"),
+    Family("tuning.mean.*.quality", "ratio", "lower", {"rel": 0.1, "abs": 0.03}, {"rel": 1.0, "abs": 0.3},
+           why="a searching strategy's mean: averaging over kernels and seeds narrows one kernel's swings"),
+    Family("tuning.mean.*.time_cost", "ratio", "lower", {"rel": 0.6, "abs": 0.1}, {"rel": 2.0, "abs": 0.3},
+           why="host seconds: one wall-clock reading per configuration, diluted over the kernels"),
+    Family("tuning.mean.*.device_cost", "ratio", "lower", {"rel": 0.3, "abs": 0.05},
+           why="a ratio of kernel-time sums, averaged over kernels"),
+    Family("tuning.mean.*.cost", "ratio", "lower", {"rel": 0.3, "abs": 0.05},
+           why="evaluations over the space's, averaged over kernels"),
+    Family("tuning.total.*.device_cost", "ratio", "lower", {"rel": 0.3, "abs": 0.05}, {"rel": 1.0, "abs": 0.2},
+           why="on a shared 2-core CPU one slow kernel moves the sum: gross changes only there"),
+    # per kernel
+    Family("tuning.*.optimum_us", "us", "lower", None, {"rel": 3.0},
+           why="CPU devices share their cores with other jobs: the optimum swings several-fold between runs"),
+    Family("tuning.*.space", "configs", "exact", {"abs": 0}, why="a count: any change is a change"),
+    Family("tuning.*.evals.*", "fraction", "lower",
+           why="band: one configuration of the space (1/space), passed by tuning.race"),
+    Family("tuning.*.pruned.*", "fraction", "higher", {"abs": 0.05}, why="a filter's share of the space"),
+    Family("tuning.*.exhaustive.quality", "ratio", "lower", {"rel": 0.08, "abs": 0.02}, {"rel": 3.0, "abs": 0.5},
+           why="two re-timed medians plus picks that flip between near-equal configurations; on a CPU one "
+               "noisy point of the exhaustive pass moves the optimum by tens of percent: gross failures only"),
+    Family("tuning.*.dao*.quality", "ratio", "lower", {"rel": 0.08, "abs": 0.02}, {"rel": 3.0, "abs": 0.5},
+           why="as exhaustive's quality"),
+    Family("tuning.*.lim_*.quality", "ratio", "lower", {"rel": 0.08, "abs": 0.02}, {"rel": 3.0, "abs": 0.5},
+           why="as exhaustive's quality"),
+    Family("tuning.*.quality", "ratio", "lower", {"rel": 0.25, "abs": 0.05}, {"rel": 5.0, "abs": 0.5},
+           why="a searching strategy follows the measured values, so one noisy point changes its path; on a "
+               "shared CPU its pick on a small space can land several times off the optimum in one run"),
+    Family("tuning.*.dao*.*cost", "ratio", "lower", {"rel": 0.25, "abs": 0.05}, {"rel": 1.0, "abs": 0.2},
+           why="a strategy that does not search: a contention decision that flips moves its evaluations"),
+    Family("tuning.*.lim_*.*cost", "ratio", "lower", {"rel": 0.25, "abs": 0.05}, {"rel": 1.0, "abs": 0.2},
+           why="as the thesis tuner's cost"),
+    Family("tuning.*.*cost", "ratio", "lower", {"rel": 0.6, "abs": 0.15}, {"rel": 1.5, "abs": 0.5},
+           why="a searching strategy's path (and the budget the thesis tuner's evaluations give it) moves "
+               "with one noisy point: per kernel only a broken strategy is caught; the means compare"),
 )
 
 

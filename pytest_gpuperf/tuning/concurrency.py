@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -49,6 +49,20 @@ class Calibration:
     bytes_per_s: float
     stride_at: int  # STRIDE where contention was first seen (0 = never)
     table: dict[int, list[tuple[float, float, float]]]  # stride -> [(occupancy, µs, λ)]
+
+    def figure(self) -> float:
+        """λ0 as the suite records it (``tuning.lambda0``): 1.0 where it is infinite — no stride slowed
+        down at a higher occupancy, the thesis' FirePro case — which :meth:`record_info` says."""
+        return self.lambda0 if self.lambda0 != math.inf else 1.0
+
+    def record_info(self) -> dict[str, Any]:
+        """What ``tuning.lambda0`` keeps beside the figure: where contention began, the coalesced rate, the
+        sweep (per stride: occupancy, µs, λ) and the thesis' values to compare with."""
+        table = {str(s): [[round(o, 3), round(t, 2), round(lam, 3)] for o, t, lam in rows]
+                 for s, rows in self.table.items()}
+        return {"stride_at": self.stride_at, "infinite": self.lambda0 == math.inf,
+                "coalesced_GBps": round(self.bytes_per_s / 1e9, 1), "table": table,
+                "thesis": "Table 3.3: GTX 580 0.52, GTX Titan 0.62, GTX Titan X 0.88, FirePro ∞"}
 
 
 def calibrate(device: Device, occupancy_of: Callable[[int, object], float], sizes: list[int],

@@ -29,7 +29,7 @@ from .. import TUNING_CACHE_SCHEMA
 from ..devices.base import Device
 from ..schemas import SchemaError, validate
 from ..util.atomic import atomic_write_json
-from ..util.clock import mark_session_start
+from ..util.clock import mark_session_start, session_elapsed
 from .pareto import BUDGET_S
 from .kernels import Benchmark, by_name
 from .tuner import tune
@@ -98,13 +98,21 @@ def tuning_options(config: pytest.Config) -> TuningOptions:
                          pareto_budget, bool(config.getoption("--gpuperf-retune")))
 
 
-@pytest.fixture(scope="session")
-def tuning_summaries() -> dict[str, dict[str, dict[str, dict[str, float]]]]:
-    """Per device spec and kernel, the tuning suite's per-strategy summary — filled by ``test_tune``, read by
-    ``test_tuning_means``, whose metrics name the kernels they found here in their identity (a subset of
-    the kernels is then another figure, not a change); one per session, so it cannot leak between
-    sessions in one process."""
-    return {}
+def budget_spent(config: pytest.Config) -> float | None:
+    """``--gpuperf-tuning-budget`` once the session has run longer than it, else None: the suites skip what
+    would start later (with the reason), so a time-boxed GPU session still writes its results."""
+    budget = tuning_options(config).budget_s
+    return budget if budget and session_elapsed(config) > budget else None
+
+
+def pareto_budget(config: pytest.Config) -> float:
+    """One kernel's (time, energy) search budget: ``--gpuperf-pareto-budget``, never past what is left of the
+    session's ``--gpuperf-tuning-budget``, so the last search of a time-boxed call ends truncated but recorded."""
+    options = tuning_options(config)
+    budget, session = options.pareto_budget_s, options.budget_s
+    if session:
+        budget = min(budget, max(session - session_elapsed(config), 1.0))
+    return budget
 
 
 def cache_key(bench: Benchmark, device: Device, sizes: dict[str, int], strategy: str) -> str:

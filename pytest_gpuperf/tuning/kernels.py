@@ -256,6 +256,11 @@ class Benchmark:
     def sizes(self, device: Device) -> dict[str, int]:
         return dict(self.sizes_cpu if device.info.is_cpu else self.sizes_gpu)
 
+    def default_local(self) -> Local:
+        """The work-group of an untuned launch (the power suite's energy per element): 256 work-items in 1-D,
+        16 × 16 in 2-D."""
+        return (256,) if self.dims == 1 else (16, 16)
+
     def options(self, local: Local) -> tuple[str, ...]:
         """Compile options for this work-group shape (only kernels with group-sized local arrays)."""
         if not self.local_defines:

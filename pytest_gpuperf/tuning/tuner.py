@@ -15,7 +15,7 @@ from .evaluate import Config, Evaluator
 from .kernels import Benchmark
 from ..devices.resources import resources_of
 from .space import enumerate_space, limits_for
-from .strategies import Context, Outcome, dao, exhaustive, lim_rules, lim_static
+from .strategies import REGISTRY, Context, Outcome, Registered
 
 
 def tuning_config(device: Device) -> MeasureConfig:
@@ -68,8 +68,8 @@ def context(device: Device, bench: Benchmark, sizes: dict[str, int] | None = Non
                    objective=objective)
 
 
-STRATEGIES: dict[str, Callable[[Context], Outcome]] = {"dao": dao, "exhaustive": exhaustive, "lim_static": lim_static,
-                                                      "lim_rules": lim_rules}
+#: the strategies ``tune`` offers (and ``api.tune``): registered ones that need neither a budget nor a seed
+STRATEGIES: dict[str, Registered] = {n: REGISTRY[n] for n in ("dao", "exhaustive", "lim_static", "lim_rules")}
 
 
 def tune(device: Device, bench: Benchmark, sizes: dict[str, int] | None = None, strategy: str = "dao",
@@ -80,5 +80,5 @@ def tune(device: Device, bench: Benchmark, sizes: dict[str, int] | None = None, 
     ctx = context(device, bench, sizes)
     if progress is not None:
         ctx.ev.on_point = lambda done: progress(done, len(ctx.space))
-    out = STRATEGIES[strategy](ctx)
+    out = STRATEGIES[strategy].run(ctx, 0, 0)
     return out.best, out, ctx

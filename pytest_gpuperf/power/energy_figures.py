@@ -1,0 +1,17 @@
+"""A steady-state energy reading (``timing.energy.Energy``) as the power suite's two figures of one load:
+``power.<load>.joules_per_op`` and ``power.<load>.watts``, with the span's readings in their info."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+
+def records(load: str, e: Any, per: str, extra: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """``gpuperf_record`` arguments of ``e`` measured on ``load`` (``per``: what one op is). The energy per op
+    keeps the span's NVML readings (the informative ones), from which the figures can be re-derived."""
+    info = {"power": e.info(), "per": per, **extra}
+    return [
+        {"name": f"power.{load}.joules_per_op", "value": e.joules_per_op, "unit": "J/op", "better": "lower",
+         "info": {**info, "ops_per_launch": e.joules_per_launch / e.joules_per_op, "nvml_samples": e.samples()}},
+        {"name": f"power.{load}.watts", "value": e.watts, "unit": "W", "better": "lower", "info": info},
+    ]

@@ -11,6 +11,12 @@ from typing import Optional
 import numpy as np
 
 from .fp_formats import Format
+from .functions import EXCLUDE, MathFunction
+
+#: values per binade and sign in a math function's seeded set, per format (before the device's factor)
+PER_BINADE = {"fp32": 4, "fp64": 1}
+#: size of the dense sample of the function's useful domain, per format (before the device's factor)
+DENSE = {"fp32": 2000, "fp64": 1000}
 
 
 def specials(fmt: Format) -> np.ndarray:
@@ -64,6 +70,15 @@ def sample(fmt: Format, arity: int, per_binade: int, n_dense: int, domain: tuple
             keep = ~((cols[0] > exclude[0]) & (cols[0] < exclude[1]))
         cols = [c[keep] for c in cols]
     return cols
+
+
+def function_sample(fmt: Format, f: MathFunction, scale: float, rng: np.random.Generator) -> list[np.ndarray]:
+    """The seeded input set of math function ``f`` in ``fmt`` at size factor ``scale``: :func:`sample` with
+    the sizes of :data:`PER_BINADE` and :data:`DENSE` and without the interval its bound leaves out
+    (``functions.EXCLUDE``). One definition, so the project's build and the libraries users call are
+    checked on sets drawn the same way."""
+    return sample(fmt, f.arity, max(1, int(PER_BINADE[fmt.name] * scale)), int(DENSE[fmt.name] * scale), f.domain,
+                  rng, EXCLUDE.get(f.name, {}).get(fmt.name))
 
 
 def sample_factor(device) -> float:

@@ -79,7 +79,8 @@ def check_variant(device: Any, variant: functions.FastVariant, rng: np.random.Ge
                         "info": check.jsonable({**base_info, "worst_abs_input": float(args[0][i])}),
                         "identity": seeded})
         if abs_err[i] > variant.abs_bound:
-            problems.append(f"{variant.label}: abs error {abs_err[i]:.3g} > {variant.abs_bound:.3g} at x={args[0][i]!r}")
+            problems.append(f"{variant.label}: abs error {abs_err[i]:.3g} > {variant.abs_bound:.3g} "
+                            f"at x={args[0][i]!r}")
     elif variant.bound_fn is not None:
         errs = sc.errors.cr if metric == "cr" else sc.errors.ulp
         b = variant.bound_fn(args[0].astype(np.float64))

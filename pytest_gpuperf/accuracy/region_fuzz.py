@@ -87,8 +87,8 @@ class RegionFuzz:
             if sc.max > self.worst_max:
                 self.worst_max, self.worst_at = sc.max, sc.worst([x], y)
             assert not sc.mismatches, f"inf/nan mismatch {sc.mismatch_example} (hypothesis seed {hseed})"
-            assert bound is None or sc.max <= bound, \
-                f"{fn} {fmt_name} {region}: {sc.max} ulp ({metric}) > {bound} at {sc.worst([x], y)} (hypothesis seed {hseed})"
+            assert bound is None or sc.max <= bound, (f"{fn} {fmt_name} {region}: {sc.max} ulp ({metric}) > {bound} "
+                                                      f"at {sc.worst([x], y)} (hypothesis seed {hseed})")
 
         try:
             check_batch()

@@ -92,21 +92,26 @@ class SummationRun:
         return got, m.stats.scaled(1e6)
 
     def ordering_problem(self) -> str | None:
-        """The first serial size where Kahan or float2/double2 is less accurate than the plain sum of its
-        precision by more than :data:`ORDERING_SLACK_EPS` epsilons (None: the thesis's ordering holds).
+        """:func:`ordering_problem` of the sums this run made (call after :meth:`records`)."""
+        return ordering_problem(self.errs, self.layout, sizes(self.layout, self.device.info.is_cpu))
 
-        Only the serial layout is judged: in the parallel one each thread compensates its own part but the
-        partials meet in an order the device chooses, so there the compensated and plain errors can swap
-        places between unchanged runs (the metrics still gate both)."""
-        if self.layout != "serial":
-            return None
-        for lg in sizes(self.layout, self.device.info.is_cpu):
-            for prec in ("float", "double"):
-                eps = float(np.finfo(np.float32 if prec == "float" else np.float64).eps)
-                for better in (f"{prec}2", f"{prec}.kahan"):
-                    if (better, lg) in self.errs:
-                        plain, comp = self.errs[prec, lg], self.errs[better, lg]
-                        if not comp <= plain + ORDERING_SLACK_EPS * eps:
-                            return (f"{better} sum less accurate than {prec} at n=2^{lg} ({self.layout}): "
-                                    f"{comp} > {plain}")
+
+def ordering_problem(errs: dict[tuple[str, int], float], layout: str, lgs: list[int]) -> str | None:
+    """The first size (log2 in ``lgs``) where Kahan or float2/double2 is less accurate than the plain sum of
+    its precision by more than :data:`ORDERING_SLACK_EPS` epsilons (None: the thesis's ordering holds).
+    ``errs``: |sum − exact| per (variant label, log2 n).
+
+    Only the serial layout is judged: in the parallel one each thread compensates its own part but the
+    partials meet in an order the device chooses, so there the compensated and plain errors can swap places
+    between unchanged runs (the metrics still gate both)."""
+    if layout != "serial":
         return None
+    for lg in lgs:
+        for prec in ("float", "double"):
+            eps = float(np.finfo(np.float32 if prec == "float" else np.float64).eps)
+            for better in (f"{prec}2", f"{prec}.kahan"):
+                if (better, lg) in errs:
+                    plain, comp = errs[prec, lg], errs[better, lg]
+                    if not comp <= plain + ORDERING_SLACK_EPS * eps:
+                        return f"{better} sum less accurate than {prec} at n=2^{lg} ({layout}): {comp} > {plain}"
+    return None

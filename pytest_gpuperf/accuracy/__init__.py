@@ -19,5 +19,10 @@ One job per module:
 * :mod:`sweep`     — exhaustive (all 2^32) or strided fp32 sweep on the device.
 * :mod:`summation` — serial/parallel/pairwise/Kahan/float2/double2 sums against the exact MPFR sum.
 * :mod:`findings`  — reproduced violations of specific implementations (xfail with the input).
+* the suites' checks, each returning an :class:`~.outcome.Outcome` (records and problem) for its suite
+  to record: :mod:`mathfn_check` (a math function of the device's library), :mod:`fastmath_check` (fast
+  intrinsics, ``native_*``/``half_*``, fast-math builds), :mod:`usermath_check` (the libraries users
+  call), :mod:`region_fuzz` (hypothesis over the dangerous regions), :mod:`search_check` (budgeted
+  worst-case search), :mod:`sweep_check` (the binary32 sweep), :mod:`summation_check` (sums × layouts).
 * :mod:`fixtures`  — ``--gpuperf-exhaustive``, ``--gpuperf-accuracy-scale``, ``--gpuperf-accuracy-budget``.
 """

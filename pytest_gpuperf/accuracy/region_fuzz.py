@@ -8,7 +8,7 @@ whether or not a batch failed — so a run that found a violation still records 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -48,16 +48,17 @@ class RegionFuzz:
     examples: int
     worst_max: float = 0.0
     worst_at: dict | None = None
+    #: the function's documented bound in this format on the device's backend (None: none documented)
+    bound: float | None = None
     #: the bound violation or inf/nan mismatch hypothesis found and shrank; None: none
     problem: str | None = None
-    _bound: float | None = field(default=None, repr=False)
 
     @classmethod
     def start(cls, device: Any, fmt_name: str, fn: str, region: str, rng: np.random.Generator) -> "RegionFuzz":
         """A run whose hypothesis seed is drawn from the test's seeded ``rng``."""
         hseed = int(rng.integers(0, 2 ** 31))
         bound = functions.FUNCTIONS[fn].bound(device.info.backend, fmt_name)
-        return cls(device, fmt_name, fn, region, hseed, examples_per_region(device.info.is_cpu), _bound=bound)
+        return cls(device, fmt_name, fn, region, hseed, examples_per_region(device.info.is_cpu), bound=bound)
 
     @property
     def key(self) -> str:
@@ -71,7 +72,7 @@ class RegionFuzz:
         f = functions.FUNCTIONS[fn]
         strat = dict(region_strategies.regions(fmt)[fn])[region]
         backend = device.info.backend
-        bound = self._bound
+        bound = self.bound
         metric = f.metric(backend, fmt_name)
         expr = f.expr(backend, fmt_name, ["x0"])
         ref = functions.reference_fn(fn, fmt_name)
@@ -100,7 +101,7 @@ class RegionFuzz:
         bound where there is one, else against the baseline within :data:`UNBOUNDED_BAND`."""
         f = functions.FUNCTIONS[self.fn]
         backend = self.device.info.backend
-        bound = self._bound
+        bound = self.bound
         return [{"name": f"accuracy.fuzz.{self.fmt_name}.{self.fn}.{self.region}.max_ulp", "value": self.worst_max,
                  "unit": "ulp", "better": "bound" if bound is not None else "lower",
                  "bound": None if bound is None else float(bound),

@@ -23,7 +23,7 @@ from .helpers import KernelHelper, Measurer, Recorder
 from .fleet import pinning
 from .fleet.workers import KEY as _WORKER_KEY, Gathered, payload, report as sibling_report
 from .report import progress, summary
-from .session import GpuPerfSession, Options, strip_device_id, test_id
+from .session import GpuPerfSession, Options, is_shipped, strip_device_id, test_id
 from .timing import suite_profiles
 
 session_key = pytest.StashKey[GpuPerfSession]()
@@ -344,12 +344,13 @@ def gpuperf_record(gpu_device: Device, request: pytest.FixtureRequest) -> Record
     """Record a metric of the current test; it is compared with the baseline when the test returns."""
     state = request.config.stash[session_key]
     nodeid, spec = test_id(request.node), gpu_device.info.spec
+    shipped = is_shipped(request.node)
     note = progress.noting(request.config)
 
     def record(**kw: Any):
         note(str(kw.get("name", "")))
         try:
-            return state.record(nodeid, spec, **kw)
+            return state.record(nodeid, spec, shipped=shipped, **kw)
         except GpuPerfError as exc:
             pytest.fail(str(exc), pytrace=False)
 

@@ -110,6 +110,20 @@ def canonical_test(nodeid: str, path: str | Path | None = None) -> str:
     return nodeid
 
 
+def is_shipped(node: Any) -> bool:
+    """Whether a pytest item is a test of the shipped suites (its file lies in the installed package)."""
+    from .paths import SUITES
+
+    path = getattr(node, "path", None)
+    if path is None:
+        return False
+    try:
+        Path(path).resolve().relative_to(SUITES)
+    except ValueError:
+        return False
+    return True
+
+
 def test_id(node: Any) -> str:
     """The canonical id of a pytest item (:func:`canonical_test` with its file)."""
     return canonical_test(node.nodeid, getattr(node, "path", None))
@@ -239,25 +253,25 @@ class GpuPerfSession:
     def record(self, nodeid: str, spec: str, name: str, value: float, unit: str, better: str,
                stats: Stats | None = None, tolerance: Mapping[str, float] | None = None,
                bound: float | None = None, info: Mapping[str, Any] | None = None,
-               identity: Mapping[str, Any] | None = None, valid: tuple[float, float] | None = None) -> Metric | None:
+               identity: Mapping[str, Any] | None = None, valid: tuple[float, float] | None = None,
+               shipped: bool = False) -> Metric | None:
         """Record one metric of a test on a device and compare it with the baseline.
 
         ``identity``: the options that shaped the value (sample count, seed, sweep mode); a baseline
         made with other ones gives ``incomparable``. ``valid``: the metric's physical range; a value
         outside it (or a negative time, a bandwidth above peak) raises :class:`ImpossibleValueError`.
-        ``tolerance``: None takes the metric family's from :mod:`~pytest_gpuperf.baselines.catalog`, whose
-        unit and direction the metric must also have."""
+        ``shipped``: a test of the shipped suites; its metric's tolerance, where it names none, is its
+        family's in :mod:`~pytest_gpuperf.baselines.catalog`, whose unit and direction it must also have."""
         if better not in bl.DIRECTIONS:
             raise GpuPerfError(f"metric {name!r}: better={better!r} is not one of {bl.DIRECTIONS}")
         if not re.fullmatch(r"[A-Za-z0-9_.\-\[\]=:+]+", name):
             raise GpuPerfError(f"metric name {name!r} may hold only letters, digits and _ . - [ ] = : +")
         run = self.run_for(spec)
-        fam = catalog.family(name)
-        if fam is not None and (fam.unit, fam.better) != (unit, better):
-            raise GpuPerfError(f"metric {name!r} recorded as {unit!r}, better={better!r}; its family "
-                               f"{fam.pattern!r} in baselines/catalog.py says {fam.unit!r}, better={fam.better!r}")
-        if tolerance is None and fam is not None:
-            tolerance = fam.tolerance(run.info.is_cpu)
+        if shipped:
+            try:
+                tolerance = catalog.policy(name, unit, better, tolerance, run.info.is_cpu)
+            except ValueError as exc:
+                raise GpuPerfError(str(exc)) from None
         if name in run.metrics:
             raise GpuPerfError(f"metric {name!r} recorded twice on {spec} (by {run.metrics[name].test} and "
                                f"{nodeid}); give each parametrization its own name")

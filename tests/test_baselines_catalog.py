@@ -4,6 +4,8 @@ tolerance and refuses a metric whose unit or direction contradict its row."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from pytest_gpuperf import baselines as bl
@@ -12,8 +14,8 @@ from pytest_gpuperf.baselines.catalog import Family
 
 
 def _example(pattern: str) -> str:
-    """A metric name the pattern matches: each wildcard stands for one made-up word."""
-    return pattern.replace("*", "zz").replace("?", "z")
+    """A metric name the pattern matches: each wildcard stands for one made-up word, a set for its first member."""
+    return re.sub(r"\[!?(.)[^\]]*\]", r"\1", pattern).replace("*", "zz").replace("?", "z")
 
 
 @pytest.mark.parametrize("fam", catalog.FAMILIES, ids=lambda f: f.pattern)
@@ -33,17 +35,22 @@ def test_a_cpu_band_falls_back_to_the_gpu_band_unless_it_differs_on_purpose() ->
     assert catalog.tolerance("no.such.family.anywhere", True) is None
 
 
-def test_record_takes_the_family_band_and_refuses_a_contradicting_unit(pytester: pytest.Pytester) -> None:
+def test_policy_takes_the_family_band_keeps_a_computed_one_and_refuses_a_contradicting_unit() -> None:
     fam = next(f for f in catalog.FAMILIES if f.pattern == "memory.*.size.bytes")
     name = _example(fam.pattern)
-    pytester.makepyfile(f"""
-        def test_right(gpuperf_record):
-            m = gpuperf_record({name!r}, 4096.0, "bytes", better="exact")
-            assert m.tolerance == {fam.tolerance(True)!r}
+    assert catalog.policy(name, "bytes", "exact", None, True) == fam.tolerance(True)
+    assert catalog.policy(name, "bytes", "exact", {"abs": 3.0}, True) == {"abs": 3.0}
+    assert catalog.policy("a.metric.of.no.family", "s", "lower", None, False) is None
+    with pytest.raises(ValueError, match="recorded as 'KiB'.*baselines/catalog.py says 'bytes'"):
+        catalog.policy(name, "KiB", "exact", None, True)
 
-        def test_wrong_unit(gpuperf_record):
-            gpuperf_record({name!r}, 4096.0, "KiB", better="exact")
+
+def test_a_users_own_metric_of_a_catalog_name_is_left_as_the_user_records_it(pytester: pytest.Pytester) -> None:
+    """The catalog is the shipped suites' policy: a user's own test may name a metric as it likes."""
+    name = _example(next(f for f in catalog.FAMILIES if f.pattern == "memory.*.size.bytes").pattern)
+    pytester.makepyfile(f"""
+        def test_mine(gpuperf_record):
+            m = gpuperf_record({name!r}, 4.0, "KiB", better="lower")
+            assert m.tolerance is None
     """)
-    res = pytester.runpytest("--gpuperf-device=0", "-p", "no:cacheprovider")
-    res.assert_outcomes(passed=1, failed=1)
-    res.stdout.fnmatch_lines(["*recorded as 'KiB'*baselines/catalog.py says 'bytes'*"])
+    pytester.runpytest("--gpuperf-device=0", "-p", "no:cacheprovider").assert_outcomes(passed=1)

@@ -4,7 +4,7 @@ better and the tolerance a new baseline entry gets on a GPU and on a CPU device.
 Why one table: a tolerance is policy, not procedure. Written beside each ``gpuperf_record`` call it
 drifts between suites and cannot be reviewed as a whole; here every band a suite asks for is one row,
 keyed by metric family and device class, and ``gpuperf_record`` takes it from here when the suite
-names none. Bands measured from run-to-run spread (``tolerance: None``) stay the default: a family is
+names none (for the shipped suites' metrics: a user's own test names its metrics as it likes). Bands measured from run-to-run spread (``tolerance: None``) stay the default: a family is
 listed only where a fixed band or a fixed direction is the family's definition.
 
 A family's ``pattern`` is an ``fnmatch`` pattern over metric names; the first matching row wins, so a
@@ -202,6 +202,19 @@ def family(name: str) -> Family | None:
         if fnmatchcase(name, f.pattern):
             return f
     return None
+
+
+def policy(name: str, unit: str, better: str, tolerance: Tolerance | None, is_cpu: bool) -> dict[str, float] | None:
+    """The tolerance a shipped suite's metric is recorded with: its own (a band computed from the data) or
+    its family's. Raises ValueError where the metric's unit or direction contradict its family's row — a
+    catalog row out of date, or a metric named into the wrong family."""
+    fam = family(name)
+    if fam is not None and (fam.unit, fam.better) != (unit, better):
+        raise ValueError(f"metric {name!r} recorded as {unit!r}, better={better!r}; its family {fam.pattern!r} "
+                         f"in baselines/catalog.py says {fam.unit!r}, better={fam.better!r}")
+    if tolerance is not None:
+        return dict(tolerance)
+    return None if fam is None else fam.tolerance(is_cpu)
 
 
 def tolerance(name: str, is_cpu: bool) -> dict[str, float] | None:

@@ -75,8 +75,8 @@ def test_the_corpus_is_measured_under_both_protocols_sharing_each_full_run(cl_de
     assert [r.protocol for r in results] == [sc.DAO, sc.PROJECT]
     for name in kernels:
         assert dao.main[name].t_full is project.main[name].t_full  # one full run, shared
-        m = sc.PROJECT.multiple(max(sc.WAVES_CPU), cpu=True)  # 0.30 · 400 / 5 = 24
-        assert dao.main[name].plan.waves == (2, 3) and project.main[name].plan.waves == (2 * m, 3 * m) == (48, 72)
+        m = sc.PROJECT.multiple(max(sc.WAVES_CPU), cpu=True)  # 0.30 · 800 / 5 = 48
+        assert dao.main[name].plan.waves == (2, 3) and project.main[name].plan.waves == (2 * m, 3 * m) == (96, 144)
     assert len(dao.instances) == len(project.instances) == 3 * len(sc.WAVES_CPU) and all(np.isfinite(dao.errors))
 
 

@@ -20,6 +20,7 @@ from importlib import resources
 from typing import Any
 
 import jsonschema
+import jsonschema_rs
 
 from .. import (BASELINE_SCHEMA, COMPARE_SCHEMA, LEAN_BASELINE_SCHEMA, RESULTS_SCHEMA, SIBLINGS_SCHEMA,
                 TUNING_CACHE_SCHEMA)
@@ -43,8 +44,20 @@ def schema_for(name: str) -> dict[str, Any]:
     return json.loads(resources.files(__package__).joinpath(FILES[name]).read_text(encoding="utf-8"))
 
 
+@lru_cache(maxsize=None)
+def _fast(name: str) -> Any:
+    """A compiled validator of schema ``name`` (jsonschema-rs): a results document of a few thousand
+    metrics is checked in milliseconds instead of a fifth of a second."""
+    return jsonschema_rs.validator_for(schema_for(name))
+
+
 def problems(doc: Any, name: str) -> list[str]:
-    """Every violation of schema ``name`` in ``doc``, each as ``path: message`` (empty if valid)."""
+    """Every violation of schema ``name`` in ``doc``, each as ``path: message`` (empty if valid).
+
+    The compiled validator decides; only a document it refuses is walked again by ``jsonschema`` for the
+    messages, so what a user reads about a broken file does not depend on which validator found it."""
+    if _fast(name).is_valid(doc):
+        return []
     schema = schema_for(name)
     validator = jsonschema.Draft202012Validator(schema)
     out = []

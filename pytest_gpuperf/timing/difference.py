@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
-from scipy import stats as sps
 
 #: Confidence of the interval and significance level of the test. A gate runs ~1,500 metrics per
 #: device: at α = 0.001 an unchanged system raises about 1.5 significant-but-tiny differences per
@@ -97,6 +96,8 @@ def difference(a: Sequence[float], b: Sequence[float], *, resamples: int = BOOTS
     if np.ptp(np.concatenate([xa, xb])) == 0.0:
         p = 1.0  # identical constant samples: no difference at all (scipy would warn and return nan)
     else:
+        from scipy import stats as sps  # noqa: PLC0415 - 0.4 s to import: every pytest process loads this module
+
         p = float(sps.mannwhitneyu(xa, xb, alternative="two-sided").pvalue)
     return Difference(mb / ma, lo, hi, p, int(xa.size), int(xb.size), float(alpha))
 
@@ -125,6 +126,8 @@ def run_difference(a: Sequence[float], b: Sequence[float], *, alpha: float = ALP
         test = "welch" if min(xa.size, xb.size) >= 2 else "student"
     else:
         equal_var = min(xa.size, xb.size) < 2
+        from scipy import stats as sps  # noqa: PLC0415 - see above
+
         with warnings.catch_warnings():  # nearly equal values: scipy warns of precision loss; the band decides
             warnings.simplefilter("ignore", RuntimeWarning)
             res = sps.ttest_ind(xb, xa, equal_var=equal_var)

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from pytest_gpuperf.baselines import catalog
 from pytest_gpuperf.devices import discover
 from pytest_gpuperf.models import sampled_corpus as sc
 from pytest_gpuperf.models.corpus import CORPUS
@@ -133,7 +134,7 @@ def _as_results_metric(rec: dict) -> dict:
     """A record of ``sampled_corpus.records`` as a metric of a results document."""
     return {"test": SAMPLED, "name": rec["name"], "value": float(rec["value"]), "unit": rec["unit"],
             "better": rec["better"], "stats": None, "baseline": None, "verdict": "new",
-            "info": json.loads(json.dumps(rec.get("info") or {}, default=str)), "tolerance": rec.get("tolerance"),
+            "info": json.loads(json.dumps(rec.get("info") or {}, default=str)), "tolerance": catalog.tolerance(rec["name"], True),
             "identity": dict(rec.get("identity") or {})}
 
 

@@ -10,7 +10,7 @@
   quick``, and its metrics carry the full run's names and identities (the means over kernels differ only
   in their kernel set, so they read ``incomparable``). The baseline's math entries come from a real full
   run; its sampled-model entries are what a full run of the corpus names (the library's records over all
-  24 kernels, with made-up times), since that run alone costs minutes on PoCL.
+  24 kernels, with made-up times): fixed entries, so the check is of names and identities alone.
 """
 
 from __future__ import annotations
@@ -142,7 +142,7 @@ def _as_results_metric(rec: dict) -> dict:
 def test_a_quick_run_gates_against_a_full_baseline_with_nothing_missing(pytester):
     """The baseline: a real full run of ``test_math_function[sin-*]``, and the sampled model's entries as a full
     run names them — the library's records over the whole corpus (made-up times: nothing here is judged on
-    them; a real full run of the corpus costs minutes on PoCL)."""
+    them: fixed entries, so only names and identities are checked)."""
     math_nodes = [f"{SUITES / 'test_accuracy_math.py'}::test_math_function[opencl:0-sin-fp32]",
                   f"{SUITES / 'test_accuracy_math.py'}::test_math_function[opencl:0-sin-fp64]"]
     folder = baseline_folder(pytester.path, "bl")

@@ -33,3 +33,19 @@ def private_tuning_cache(tmp_path_factory):
         os.environ.pop("GPUPERF_TUNING_CACHE", None)
     else:
         os.environ["GPUPERF_TUNING_CACHE"] = before
+
+
+@pytest.fixture(scope="module")
+def postgres_url():
+    """A real PostgreSQL server of its own per test module (an empty database: the writers' race to create
+    the schema is part of what is tested); skips, naming the install, where the server or psycopg is absent."""
+    from history_support import PostgresServer, pg_bin
+
+    if not (pg_bin("initdb") and pg_bin("pg_ctl")):
+        pytest.skip("PostgreSQL server binaries (initdb, pg_ctl) absent: apt-get install -y postgresql")
+    pytest.importorskip("psycopg", reason="psycopg 3 absent: pip install 'psycopg[binary]'")
+    server = PostgresServer()
+    try:
+        yield server.start()
+    finally:
+        server.stop()

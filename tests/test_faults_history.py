@@ -66,7 +66,6 @@ import shutil  # noqa: E402
 from pytest_gpuperf.cli import main  # noqa: E402
 from pytest_gpuperf.history.backends import check  # noqa: E402
 from pytest_gpuperf.util import jsonio  # noqa: E402
-from history_support import PostgresServer, pg_bin  # noqa: E402
 
 GOOD = ROOT / "results/nvidia-h100-80gb-hbm3/memory-cuda.json.gz"
 OTHER = ROOT / "results/nvidia-h100-80gb-hbm3/memory-r2-cuda.json.gz"
@@ -105,18 +104,6 @@ def test_import_keeps_every_good_file_names_each_broken_one_and_exits_non_zero(t
     # the same schema as compare: it refuses the file just the same
     assert main(["compare", str(folder / GOOD.name), str(folder / "fast.json")]) == 2
     assert "does not follow schema 'pytest-gpuperf/1'" in capsys.readouterr().err
-
-
-@pytest.fixture(scope="module")
-def postgres_url():
-    if not (pg_bin("initdb") and pg_bin("pg_ctl")):
-        pytest.skip("PostgreSQL server binaries (initdb, pg_ctl) absent: apt-get install -y postgresql")
-    pytest.importorskip("psycopg", reason="psycopg 3 absent: pip install 'psycopg[binary]'")
-    server = PostgresServer()
-    try:
-        yield server.start()
-    finally:
-        server.stop()
 
 
 SECRET = "s3cr3t-pw"

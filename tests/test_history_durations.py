@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import sqlite3
 
-import pytest
 
 from pytest_gpuperf.cli import main
 from pytest_gpuperf.history.backends import read_runs, record_run
@@ -59,20 +58,6 @@ def test_postgresql_keeps_the_durations(postgres_url):
     assert record_run(postgres_url, run)
     (back,) = [r for r in read_runs(postgres_url) if r.device_key == "pocl-test"]
     assert back.tests == TESTS
-
-
-@pytest.fixture(scope="module")
-def postgres_url():
-    from history_support import PostgresServer, pg_bin
-
-    if not (pg_bin("initdb") and pg_bin("pg_ctl")):
-        pytest.skip("PostgreSQL server binaries (initdb, pg_ctl) absent: apt-get install -y postgresql")
-    pytest.importorskip("psycopg", reason="psycopg 3 absent: pip install 'psycopg[binary]'")
-    server = PostgresServer()
-    try:
-        yield server.start()
-    finally:
-        server.stop()
 
 
 def test_a_database_of_an_older_schema_gets_the_durations_table(tmp_path):

@@ -11,9 +11,9 @@ import pytest
 from pytest_gpuperf.history.backends import check, read_runs, record_run
 
 from pytest_gpuperf.history.target import HistoryTargetError
-from pytest_gpuperf.history import jsonl, records, schema
+from pytest_gpuperf.history import records, schema
 from pytest_gpuperf.history.store import open_store
-from history_support import PostgresServer, check_complete, pg_bin, run_writers
+from history_support import check_complete, run_writers
 
 
 def test_sqlite_four_concurrent_writers_lose_nothing_and_tear_nothing(tmp_path):
@@ -32,18 +32,6 @@ def test_jsonl_four_concurrent_writers_lose_nothing(tmp_path):
     check_complete(read_runs(path))
     lines = (tmp_path / "h.jsonl").read_text().splitlines()
     assert len(lines) == 400 and all(json.loads(x)["key"] == "dev-key" for x in lines)
-
-
-@pytest.fixture(scope="module")
-def postgres_url():
-    if not (pg_bin("initdb") and pg_bin("pg_ctl")):
-        pytest.skip("PostgreSQL server binaries (initdb, pg_ctl) absent: apt-get install -y postgresql")
-    pytest.importorskip("psycopg", reason="psycopg 3 absent: pip install 'psycopg[binary]'")
-    server = PostgresServer()
-    try:
-        yield server.start()
-    finally:
-        server.stop()
 
 
 def test_postgresql_four_concurrent_writers_lose_nothing_and_tear_nothing(postgres_url):

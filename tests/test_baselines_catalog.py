@@ -27,11 +27,11 @@ def test_each_family_is_reachable_explained_and_gateable(fam: Family) -> None:
         assert tol is None or (set(tol) <= {"abs", "rel", "k"} and all(v >= 0 for v in tol.values()))
 
 
-def test_a_cpu_band_falls_back_to_the_gpu_band_unless_it_differs_on_purpose() -> None:
+def test_a_cpu_band_falls_back_to_the_gpu_band_unless_the_row_sets_one() -> None:
     both = Family("a.*", "s", "lower", gpu={"rel": 0.1})
     assert both.tolerance(True) == both.tolerance(False) == {"rel": 0.1}
-    gpu_only = Family("a.*", "s", "lower", gpu={"rel": 0.1}, cpu_differs=True)
-    assert gpu_only.tolerance(True) is None and gpu_only.tolerance(False) == {"rel": 0.1}
+    own = Family("a.*", "s", "lower", gpu={"rel": 0.1}, cpu={"rel": 2.0})
+    assert own.tolerance(True) == {"rel": 2.0} and own.tolerance(False) == {"rel": 0.1}
     assert catalog.tolerance("no.such.family.anywhere", True) is None
 
 

@@ -6,6 +6,17 @@ import pytest
 
 from pytest_gpuperf.devices import discover, open_device
 
+try:  # imported here, before any test: see below
+    import pyopencl.cltypes  # noqa: F401
+    import pyopencl.tools  # noqa: F401
+except ImportError:  # no PyOpenCL: the OpenCL tests skip
+    pass
+# pytester's in-process runs (``pytester.runpytest``) drop from ``sys.modules`` every module first imported
+# inside them. PyOpenCL's ``tools`` and ``cltypes`` are imported lazily by the device code; dropped and
+# imported again they re-register nanobind enumerations of the extension, which aborts the interpreter
+# ("refusing to add duplicate key ... program_kind") at the next OpenCL test. Imported once up front, they
+# are part of every snapshot and never re-imported.
+
 
 @pytest.fixture(scope="module")
 def cl_device():

@@ -94,15 +94,10 @@ def canonical_test(nodeid: str, path: str | Path | None = None) -> str:
     ``test_memory.py::…`` under ``--pyargs pytest_gpuperf.suites``), and a baseline — and every seed
     derived from the id — must match in all of them. ``path``: the test file (``item.path``), which
     decides for sure; without it the id's own path is read. A user's own tests keep their ids."""
-    from .paths import SUITES
-
     _, sep, rest = nodeid.partition("::")
     if path is not None:
-        try:
-            rel = Path(path).resolve().relative_to(SUITES)
-        except ValueError:
-            return nodeid
-        return "suites/" + rel.as_posix() + sep + rest
+        rel = _in_suites(path)
+        return nodeid if rel is None else "suites/" + rel + sep + rest
     parts = nodeid.partition("::")[0].replace("\\", "/").split("/")
     for i in range(len(parts) - 2, -1, -1):
         if parts[i] == "suites" and i > 0 and parts[i - 1] == "pytest_gpuperf":
@@ -110,18 +105,20 @@ def canonical_test(nodeid: str, path: str | Path | None = None) -> str:
     return nodeid
 
 
-def is_shipped(node: Any) -> bool:
-    """Whether a pytest item is a test of the shipped suites (its file lies in the installed package)."""
+def _in_suites(path: str | Path) -> str | None:
+    """The file's path within the shipped suites (``test_memory.py``), or None for a file outside them."""
     from .paths import SUITES
 
-    path = getattr(node, "path", None)
-    if path is None:
-        return False
     try:
-        Path(path).resolve().relative_to(SUITES)
+        return Path(path).resolve().relative_to(SUITES).as_posix()
     except ValueError:
-        return False
-    return True
+        return None
+
+
+def is_shipped(node: Any) -> bool:
+    """Whether a pytest item is a test of the shipped suites (its file lies in the installed package)."""
+    path = getattr(node, "path", None)
+    return path is not None and _in_suites(path) is not None
 
 
 def test_id(node: Any) -> str:

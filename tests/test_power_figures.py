@@ -59,7 +59,9 @@ def test_model_scores_are_one_figure_per_score_and_protocol(monkeypatch, tmp_pat
     root = tmp_path
     path = model_scores.corpus_path(SimpleNamespace(key="card", backend="cuda"), root)
     assert path == root / "results" / "card" / "power-corpus-cuda.json"
-    recs = {r["name"]: r for r in model_scores.records(path, root)}
+    path.parent.mkdir(parents=True)
+    path.write_text("{}")
+    recs = {r["name"]: r for r in model_scores.records(path, root, cache=tmp_path / "cache")}
     assert sorted(recs) == sorted(f"model.power.random_forest{p}.{s}" for p in ("", ".rows")
                                   for s in ("r2", "rmse_w", "mae_w", "mape"))
     r2 = recs["model.power.random_forest.r2"]
@@ -67,6 +69,31 @@ def test_model_scores_are_one_figure_per_score_and_protocol(monkeypatch, tmp_pat
     assert r2["identity"] == {"corpus_entries": 3, "kernels": 1}
     assert r2["info"]["corpus"] == str(Path("results/card/power-corpus-cuda.json"))
     assert recs["model.power.random_forest.rows.rmse_w"]["info"]["protocol"] == "rows"
+    assert r2["info"]["computed"]["cached"] is False
+
+
+def test_model_scores_are_computed_once_per_corpus(monkeypatch, tmp_path):
+    """The scores depend on the corpus, the code and its libraries only: a second run with the same corpus
+    reads them back (nothing is fitted), a changed corpus is fitted again."""
+    from pytest_gpuperf.models import power_model as pmodel
+
+    fits = []
+    result = SimpleNamespace(estimator="rf", importances={"a": 1.0}, folds=5,
+                             scores={"r2": 0.9, "rmse": 3.0, "mae": 2.0, "mape": 4.0})
+    monkeypatch.setattr(pmodel, "load_corpus", lambda path: (None, [SimpleNamespace(kernel="k1")] * 3))
+    monkeypatch.setattr(pmodel, "nested_cv", lambda entries, protocol: fits.append(protocol) or {"rf": result})
+    path, cache = tmp_path / "corpus.json", tmp_path / "cache"
+    path.write_text('{"entries": 1}')
+    first = model_scores.records(path, tmp_path, cache=cache)
+    n = len(fits)
+    second = model_scores.records(path, tmp_path, cache=cache)
+    assert len(fits) == n and n > 0
+    assert [r["info"]["computed"]["cached"] for r in second] == [True] * len(second)
+    strip = [{**r, "info": {k: v for k, v in r["info"].items() if k != "computed"}} for r in first]
+    assert strip == [{**r, "info": {k: v for k, v in r["info"].items() if k != "computed"}} for r in second]
+    path.write_text('{"entries": 2}')
+    model_scores.records(path, tmp_path, cache=cache)
+    assert len(fits) == 2 * n
 
 
 def test_a_pareto_search_becomes_the_front_and_the_saving(cl_device):

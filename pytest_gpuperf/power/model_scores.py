@@ -7,6 +7,10 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..models import power_model as pmodel
+from ..util import memo
+
+#: the libraries whose versions the scores depend on (a new version of one is a new computation)
+LIBRARIES = ("numpy", "scipy", "scikit-learn", "xgboost", "joblib")
 
 #: (score, metric suffix, unit, better) of each figure
 SCORES = (("r2", "r2", "ratio", "higher"), ("rmse", "rmse_w", "W", "lower"), ("mae", "mae_w", "W", "lower"),
@@ -19,10 +23,22 @@ def corpus_path(info: Any, root: Path) -> Path:
     return root / "results" / info.key / f"power-corpus-{info.backend}.json"
 
 
-def records(path: Path, root: Path) -> list[dict[str, Any]]:
+def records(path: Path, root: Path, cache: Path | None = None) -> list[dict[str, Any]]:
     """Every protocol's nested cross-validation (``models.power_model.PROTOCOLS``: held-out kernels, unnamed;
     the thesis' shuffled rows, ``.<protocol>``) of the corpus at ``path`` as ``gpuperf_record`` arguments; the
-    corpus' size is their identity."""
+    corpus' size is their identity.
+
+    The scores are a function of the corpus, this code and its libraries alone (seeded estimators), so they
+    are computed once per such combination and kept (:func:`pytest_gpuperf.util.memo.remember`; ``cache``
+    moves the store); each record's ``info['computed']`` says whether this run computed them."""
+    fields = {"corpus": memo.file_digest(path), "libraries": memo.versions(LIBRARIES)}
+    value, how = memo.remember("power-model", fields, lambda: _compute(path, root), root=cache)
+    for r in value:
+        r["info"] = {**r["info"], "computed": how}
+    return value
+
+
+def _compute(path: Path, root: Path) -> list[dict[str, Any]]:
     _, entries = pmodel.load_corpus(path)
     identity = {"corpus_entries": len(entries), "kernels": len({e.kernel for e in entries})}
     corpus = str(path.relative_to(root))

@@ -12,7 +12,7 @@ import argparse
 import os
 import sys
 from collections import defaultdict
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from ..report.terminal import format_table
 from . import detect as det
@@ -27,6 +27,17 @@ def _db(p: argparse.ArgumentParser) -> None:
     p.add_argument("--db", default=os.environ.get("GPUPERF_HISTORY", DEFAULT_DB), metavar="URL",
                    help="history store: path.db, sqlite:///path, postgresql://..., or path.jsonl "
                         "(default: $GPUPERF_HISTORY or results/history.db)")
+
+
+def _device(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--device", metavar="KEY", help="only this device key")
+
+
+def _command(hs: Any, name: str, func: Callable[[argparse.Namespace], int], summary: str) -> argparse.ArgumentParser:
+    """The subcommand ``name`` of ``gpuperf history``, run by ``func``."""
+    p = hs.add_parser(name, help=summary)
+    p.set_defaults(func=func)
+    return p
 
 
 def _detect_opts(p: argparse.ArgumentParser) -> None:
@@ -52,42 +63,37 @@ def register(sub: Any) -> None:
                             description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     hs = parser.add_subparsers(dest="history_command", required=True, metavar="SUBCOMMAND")
 
-    p = hs.add_parser("import", help="backfill runs from results JSON files, folders or legacy JSONL histories")
+    p = _command(hs, "import", cmd_import, "backfill runs from results JSON files, folders or legacy JSONL histories")
     p.add_argument("paths", nargs="+", metavar="RESULTS.json|HISTORY.jsonl|DIR")
     _db(p)
-    p.set_defaults(func=cmd_import)
 
-    p = hs.add_parser("list", help="the runs stored, oldest first")
+    p = _command(hs, "list", cmd_list, "the runs stored, oldest first")
     _db(p)
-    p.add_argument("--device", metavar="KEY", help="only this device key")
-    p.set_defaults(func=cmd_list)
+    _device(p)
 
-    p = hs.add_parser("show", help="one metric over time (names containing METRIC)")
+    p = _command(hs, "show", cmd_show, "one metric over time (names containing METRIC)")
     p.add_argument("metric")
-    p.add_argument("--device", metavar="KEY", help="only this device key")
+    _device(p)
     _db(p)
-    p.set_defaults(func=cmd_show)
 
-    p = hs.add_parser("detect", help="change points per metric and device over commits")
+    p = _command(hs, "detect", cmd_detect, "change points per metric and device over commits")
     _db(p)
-    p.add_argument("--device", metavar="KEY", help="only this device key")
+    _device(p)
     p.add_argument("--metric", metavar="SUBSTR", help="only metrics whose name contains SUBSTR")
     _detect_opts(p)
     p.add_argument("--fail-on-step", action="store_true",
                    help="exit 1 if any confirmed step goes toward worse (candidates do not fail)")
     p.add_argument("--json", action="store_true", help="print steps, identity changes and the runs left out "
                                                         "as one strict JSON object")
-    p.set_defaults(func=cmd_detect)
 
-    p = hs.add_parser("report", help="write a static HTML dashboard: the regressions found, then a plot per "
-                                     "metric (one file, no network needed to view it)")
+    p = _command(hs, "report", cmd_report, "write a static HTML dashboard: the regressions found, then a plot per "
+                                           "metric (one file, no network needed to view it)")
     p.add_argument("--html", required=True, metavar="DIR", help="folder to write index.html into")
-    p.add_argument("--device", metavar="KEY", help="only this device key")
+    _device(p)
     p.add_argument("--max-plots", type=_at_least_one, default=12,
                    help="plots drawn per family and device at first (the rest on 'show all'; default: %(default)s)")
     _db(p)
     _detect_opts(p)
-    p.set_defaults(func=cmd_report)
 
 
 def cmd_import(args: argparse.Namespace) -> int:

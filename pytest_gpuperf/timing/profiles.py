@@ -15,17 +15,23 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+Overrides = Mapping[str, Any]
+
+
+def _same(overrides: Overrides) -> tuple[Overrides, Overrides]:
+    """A profile whose GPU and CPU overrides are the same."""
+    return overrides, overrides
+
+
 #: name → (GPU overrides, CPU overrides)
-PROFILES: Mapping[str, tuple[Mapping[str, Any], Mapping[str, Any]]] = {
+PROFILES: Mapping[str, tuple[Overrides, Overrides]] = {
     # latency suite: clock measurement and ops without a chain of their own
-    "latency": ({"warmup": 1, "min_repeats": 5, "max_repeats": 10, "budget_s": 0.3},
-                {"warmup": 1, "min_repeats": 5, "max_repeats": 10, "budget_s": 0.3}),
+    "latency": _same({"warmup": 1, "min_repeats": 5, "max_repeats": 10, "budget_s": 0.3}),
     # event-timed dependent chains (OpenCL): two sections, many repeats of short kernels
     "chain_events": ({"warmup": 1, "min_repeats": 5, "max_repeats": 15, "budget_s": 0.5},
                      {"warmup": 1, "min_repeats": 5, "max_repeats": 15, "budget_s": 0.25}),
     # memory hierarchy probes: pointer chases, shared/loaded latency, bandwidth points
-    "memory_probe": ({"warmup": 1, "min_repeats": 3, "max_repeats": 5, "budget_s": 0.3},
-                     {"warmup": 1, "min_repeats": 3, "max_repeats": 5, "budget_s": 0.3}),
+    "memory_probe": _same({"warmup": 1, "min_repeats": 3, "max_repeats": 5, "budget_s": 0.3}),
     # launch-vs-grid points of the launch fit (extra to memory_probe)
     "launch_grid": ({}, {"min_repeats": 21, "max_repeats": 41}),
     # sampled-kernel model: the full run and the sampled points
@@ -35,8 +41,7 @@ PROFILES: Mapping[str, tuple[Mapping[str, Any], Mapping[str, Any]]] = {
     "sampled_apps": ({"warmup": 1, "min_repeats": 3, "max_repeats": 10, "budget_s": 1.0},
                      {"warmup": 1, "min_repeats": 3, "max_repeats": 5, "budget_s": 0.1}),
     # PTX model calibration: launch overhead and throughput regressions
-    "ptx_calibration": ({"min_repeats": 10, "max_repeats": 40, "budget_s": 0.2},
-                        {"min_repeats": 10, "max_repeats": 40, "budget_s": 0.2}),
+    "ptx_calibration": _same({"min_repeats": 10, "max_repeats": 40, "budget_s": 0.2}),
     # kernel-class features (portable timing)
     "kernel_classes": ({"warmup": 2, "min_repeats": 5, "max_repeats": 30, "budget_s": 0.1},
                        {"warmup": 1, "min_repeats": 3, "max_repeats": 7, "budget_s": 0.05}),

@@ -22,6 +22,11 @@ def _over(runs: list[Run], name: str, fmt: Callable[[Mapping[str, Any]], str]) -
     return " / ".join(cells)
 
 
+def _value(spec: str) -> Callable[[Mapping[str, Any]], str]:
+    """A cell of :func:`_over`: the metric's value in the format ``spec``."""
+    return lambda m: format(m["value"], spec)
+
+
 def _rule(info: Mapping[str, Any]) -> str:
     choice = str(info.get("choice", ""))
     return "most lowered" if choice.startswith("the passing mix") else "thesis cost (timed)" if info else "–"
@@ -43,9 +48,8 @@ def tuner(inp: Inputs) -> list[str]:
         rule = " / ".join(sorted({_rule(i) for i in infos}))
         its = " / ".join(f"{int(r.value(f'{base}.iterations'))} ({r.info(f'{base}.speedup').get('iterations_without_speedups', '–')})"
                          for r in runs if r.get(f"{base}.iterations") is not None)
-        out.append(f"| {k} | {ops} | {passing} | {chosen} | {rule} | "
-                   f"{_over(runs, f'{base}.error', lambda m: format(m['value'], '.2g'))} | "
-                   f"{_over(runs, f'{base}.speedup', lambda m: format(m['value'], '.3f'))} | {its} |")
+        out.append(f"| {k} | {ops} | {passing} | {chosen} | {rule} | {_over(runs, f'{base}.error', _value('.2g'))} | "
+                   f"{_over(runs, f'{base}.speedup', _value('.3f'))} | {its} |")
     return out
 
 
@@ -73,16 +77,16 @@ def refinement(inp: Inputs) -> list[str]:
         ms = lambda key: (lambda m: f"{m['info'][key] / 1000:.1f}")  # noqa: E731
         per = " / ".join(f"{i['us_per_launch']['mixed']:.1f}, {i['us_per_launch']['fp64']:.1f}" if "us_per_launch" in i else "–"
                          for i in (r.info(f"{b}.speedup") for r in runs if r.get(f"{b}.speedup") is not None))
-        out.append(f"| {n} | {_over(runs, f'{b}.speedup', lambda m: format(m['value'], '.2f'))} | "
+        out.append(f"| {n} | {_over(runs, f'{b}.speedup', _value('.2f'))} | "
                    f"{_over(runs, f'{b}.speedup', ms('t_mixed_us'))} | {_over(runs, f'{b}.speedup', ms('t_fp64_us'))} | "
                    f"{_over(runs, f'{b}.iterations', lambda m: str(int(m['value'])))} | "
-                   f"{_over(runs, f'{b}.backward_error', lambda m: format(m['value'], '.2g'))} | {per} |")
+                   f"{_over(runs, f'{b}.backward_error', _value('.2g'))} | {per} |")
     lim = [r for r in runs if r.get("precision.refine.kappa_limit") is not None]
     if lim:
         pts = lim[0].info("precision.refine.kappa_limit").get("points", [])
         steps = ", ".join(str(p["iterations"]) for p in pts if p["converged"])
         out.append(f"| κ limit (n = {lim[0].get('precision.refine.kappa_limit')['identity'].get('n', '?')}) | "
-                   f"{_over(lim, 'precision.refine.kappa_limit', lambda m: format(m['value'], '.0e'))} | | | "
+                   f"{_over(lim, 'precision.refine.kappa_limit', _value('.0e'))} | | | "
                    f"{steps} (κ = 10, 100, … while converging) | | |")
     return out
 

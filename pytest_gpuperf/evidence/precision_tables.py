@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping
 
-from .accuracy_tables import device_label
+from .accuracy_tables import columns, device_label
 from .registry import Inputs
 from .runfile import Run, merged
 
@@ -127,7 +127,7 @@ def _ours(ms: Mapping[str, Any], name: str, fmt: str = "{:+.2f}") -> str:
 
 def quant(inp: Inputs) -> list[str]:
     """INT8/INT4 accuracy drops per method (ours: digits MLP) beside the thesis' Tables 5 and 6."""
-    cols = [(device_label(inp.maybe(r)[0]), merged(inp.maybe(r))) for r in ("pocl", "gpu") if inp.maybe(r)]
+    cols = columns(inp, ("pocl", "gpu"))
     heads = [f"{n} {t.split(' ')[0]} {t.split(' ')[1]} (thesis)" for t, n in THESIS]
     out = ["| method | " + " | ".join(f"digits MLP, {c} (ours)" for c, _ in cols) + " | " + " | ".join(heads) + " |",
            "|---|" + "---|" * len(cols) + "---|" * len(heads)]

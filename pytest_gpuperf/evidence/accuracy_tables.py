@@ -188,9 +188,10 @@ def tradeoff_table(inp: Inputs) -> list[str]:
                 continue
             lg = lgs[0]
             f, f2, d, d2 = (_sum(ms, v, layout, lg) for v in ("float", "float2", "double", "double2"))
-            out.append(f"| {label} | {layout} | 2^{lg} | {_orders(f[0], f2[0])}, {f2[1] / f[1]:.2f}× | "
-                       f"{_orders(d[0], d2[0])}, {d2[1] / d[1]:.2f}× | {_orders(f2[0], d[0])} (double better), "
-                       f"{f2[1] / d[1]:.2f}× |")
+            float2_float = f"{_orders(f[0], f2[0])}, {f2[1] / f[1]:.2f}×"
+            double2_double = f"{_orders(d[0], d2[0])}, {d2[1] / d[1]:.2f}×"
+            float2_double = f"{_orders(f2[0], d[0])} (double better), {f2[1] / d[1]:.2f}×"
+            out.append(f"| {label} | {layout} | 2^{lg} | {float2_float} | {double2_double} | {float2_double} |")
     return out
 
 

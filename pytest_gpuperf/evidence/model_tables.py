@@ -75,9 +75,10 @@ def sampled_vs_dao(inp: Inputs) -> list[str]:
     for run in inp.runs("runs"):
         kernels = (run.get(f"{prefix}.mean_error") or {}).get("info", {}).get("kernels", "?")
         name = str(run.device.get("name", "?")).replace("NVIDIA ", "")
+        linear, ml, overhead = (pct(run.value(n)) for n in (f"{prefix}.mean_error", f"{svr}.mean_error",
+                                                             f"{prefix}.mean_overhead"))
         out.append(f"| {name}, {run.backend} (`{run.stem}`) | ours: {kernels} self-written kernels, {_geometry(run, prefix)} | "
-                   f"{pct(run.value(f'{prefix}.mean_error'))} | {pct(run.value(f'{svr}.mean_error'))} (RBF ε-SVR on portable features, no counters) | "
-                   f"{pct(run.value(f'{prefix}.mean_overhead'))} |")
+                   f"{linear} | {ml} (RBF ε-SVR on portable features, no counters) | {overhead} |")
     return out
 
 

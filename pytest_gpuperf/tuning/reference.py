@@ -31,14 +31,12 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import platformdirs
-
 from ..util.provenance import now_iso
+from ..util.usercache import cache_folder
 from .evaluate import Config, Point
 from .fixtures import TuningCache
 from .replay import config as config_of
@@ -51,11 +49,8 @@ FOLDER = "tuning-reference"
 def cache_dir() -> Path:
     """``$GPUPERF_TUNING_CACHE`` where set (the folder ``tuned_workgroup``'s picks go to as well: the keys
     differ), else ``<user cache dir>/pytest-gpuperf/tuning-reference`` (platformdirs: ``$XDG_CACHE_HOME``
-    or ``~/.cache`` on Linux)."""
-    env = os.environ.get("GPUPERF_TUNING_CACHE")
-    if env:
-        return Path(env)
-    return Path(platformdirs.user_cache_dir("pytest-gpuperf", appauthor=False)) / FOLDER
+    or ``~/.cache`` on Linux; :func:`~..util.usercache.cache_folder`)."""
+    return cache_folder(FOLDER, "GPUPERF_TUNING_CACHE")
 
 
 def key_fields(ctx: Context, seed: int) -> dict[str, Any]:

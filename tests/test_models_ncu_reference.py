@@ -84,8 +84,11 @@ def test_key_is_stable_and_changes_with_everything_that_shapes_a_counter(monkeyp
 
 def test_the_cache_folder_is_the_user_cache_dir_unless_named(monkeypatch, tmp_path):
     monkeypatch.delenv(nr.ENV, raising=False)
+    monkeypatch.delenv("GPUPERF_CACHE", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert nr.cache_dir() == tmp_path / "xdg" / "pytest-gpuperf" / nr.FOLDER
+    monkeypatch.setenv("GPUPERF_CACHE", str(tmp_path / "all"))
+    assert nr.cache_dir() == tmp_path / "all" / nr.FOLDER
     monkeypatch.setenv(nr.ENV, str(tmp_path / "mine"))
     assert nr.cache_dir() == tmp_path / "mine"
 

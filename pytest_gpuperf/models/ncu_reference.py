@@ -5,7 +5,7 @@ each replayed once per counter pass) is most of that suite's device time. Its co
 the kernels' build on one device model, driver and ncu, so — like the tuning suite's exhaustive reference
 (:mod:`..tuning.reference`) — the whole profile is kept as one entry (``pytest-gpuperf-ncu-reference/1``:
 ncu's raw CSV, the worker's launch log, the metrics, replay passes, ncu's version, when it was measured)
-under the user's cache directory or ``$GPUPERF_NCU_CACHE`` (:func:`cache_dir`).
+under the package's cache directory or ``$GPUPERF_NCU_CACHE`` (:func:`cache_dir`).
 
 The key (:func:`key_fields`) holds everything that shapes a counter: the planned runs (kernel, size,
 group size, repetition, data seed, in launch order), each kernel's CUDA source, the code that builds their
@@ -31,6 +31,7 @@ import hashlib
 import inspect
 import json
 import math
+import os
 import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -41,8 +42,8 @@ from ..devices.base import Device, DeviceInfo
 from ..schemas import SchemaError, validate
 from ..timing.measure import observed
 from ..util.atomic import atomic_write_json
+from ..util.memo import cache_root
 from ..util.provenance import now_iso
-from ..util.usercache import cache_folder
 from . import kernel_classes as kc
 from . import ncu
 from .ncu_worker import SPEC_VERSION, PlannedRun
@@ -74,9 +75,10 @@ class StaleNcuReference(UserWarning):
 
 
 def cache_dir() -> Path:
-    """``$GPUPERF_NCU_CACHE`` where set, else ``<user cache dir>/pytest-gpuperf/ncu-reference``
-    (:func:`~..util.usercache.cache_folder`)."""
-    return cache_folder(FOLDER, ENV)
+    """``$GPUPERF_NCU_CACHE`` where set, else ``ncu-reference`` under the package's cache directory
+    (:func:`~..util.memo.cache_root`: ``$GPUPERF_CACHE``, or ``<user cache dir>/pytest-gpuperf``)."""
+    named = os.environ.get(ENV)
+    return Path(named) if named else cache_root() / FOLDER
 
 
 # ---- the key --------------------------------------------------------------------------------------------

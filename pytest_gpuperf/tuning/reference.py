@@ -31,12 +31,13 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..util.memo import cache_root
 from ..util.provenance import now_iso
-from ..util.usercache import cache_folder
 from .evaluate import Config, Point
 from .fixtures import TuningCache
 from .replay import config as config_of
@@ -48,9 +49,10 @@ FOLDER = "tuning-reference"
 
 def cache_dir() -> Path:
     """``$GPUPERF_TUNING_CACHE`` where set (the folder ``tuned_workgroup``'s picks go to as well: the keys
-    differ), else ``<user cache dir>/pytest-gpuperf/tuning-reference`` (platformdirs: ``$XDG_CACHE_HOME``
-    or ``~/.cache`` on Linux; :func:`~..util.usercache.cache_folder`)."""
-    return cache_folder(FOLDER, "GPUPERF_TUNING_CACHE")
+    differ), else ``tuning-reference`` under the package's cache directory (:func:`~..util.memo.cache_root`:
+    ``$GPUPERF_CACHE``, or ``<user cache dir>/pytest-gpuperf``, ``$XDG_CACHE_HOME`` or ``~/.cache`` on Linux)."""
+    named = os.environ.get("GPUPERF_TUNING_CACHE")
+    return Path(named) if named else cache_root() / FOLDER
 
 
 def key_fields(ctx: Context, seed: int) -> dict[str, Any]:

@@ -9,7 +9,7 @@ CONTRIBUTING.md, "Layers"):
 * :mod:`pytest_gpuperf.report` — the results JSON, the terminal summary and GitHub Actions annotations.
 * :mod:`pytest_gpuperf.history` — every run in a history store, change points, the dashboard.
 * :mod:`pytest_gpuperf.compare` — run against run (``gpuperf compare``, ``--gpuperf-compare``): the upgrade gate.
-* :mod:`pytest_gpuperf.schemas` — the versioned JSON Schemas of results, baselines and the tuning cache.
+* :mod:`pytest_gpuperf.schemas` — the versioned JSON Schemas of results, baselines and the measurement caches.
 * :mod:`pytest_gpuperf.api` — tune, predict and check users' own kernels outside pytest.
 """
 
@@ -18,5 +18,6 @@ RESULTS_SCHEMA = "pytest-gpuperf/1"
 BASELINE_SCHEMA = "pytest-gpuperf-baseline/1"  # the expanded form code works on (and older files)
 LEAN_BASELINE_SCHEMA = "pytest-gpuperf-baseline/2"  # the lean form baseline files are written in
 TUNING_CACHE_SCHEMA = "pytest-gpuperf-tuning/1"
+NCU_REFERENCE_SCHEMA = "pytest-gpuperf-ncu-reference/1"
 COMPARE_SCHEMA = "pytest-gpuperf-compare/1"
 SIBLINGS_SCHEMA = "pytest-gpuperf-siblings/1"

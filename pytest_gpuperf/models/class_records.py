@@ -100,9 +100,12 @@ def raw_csv_path(json_template: str | None, info: DeviceInfo, fallback: Path) ->
     return folder / f"ncu-kernel-classes-{info.backend}{info.index}.csv"
 
 
-def counter_records(prof: ncu.Profile, cc: CounterClassification, raw: Path) -> list[dict[str, Any]]:
+def counter_records(prof: ncu.Profile, cc: CounterClassification, raw: Path,
+                    reference: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
     """``model.classify.counters.<clf>.accuracy`` and ``….unseen_agreement``, with how the counters were
-    collected; the random forest's accuracy carries the counter dataset itself."""
+    collected; the random forest's accuracy carries the counter dataset itself. ``reference``: whether
+    the counters came from the stored profile (:meth:`.ncu_reference.CounterReference.info`), kept in
+    every record's ``info`` — never in the identity: the figures mean the same either way."""
     ev, y, unseen = cc.evaluation, cc.y, cc.unseen
     identity = scope(y, unseen)
     by_name = {m.name: m for m in ncu.METRICS}
@@ -110,6 +113,8 @@ def counter_records(prof: ncu.Profile, cc: CounterClassification, raw: Path) -> 
                   "wall_s": round(prof.wall_s, 1), "launches": len(prof.runs), "passes": prof.passes,
                   "metrics": {m: by_name[m].paper for m in prof.metrics}, "dropped_metrics": prof.dropped,
                   "non_finite_set_to_0": cc.non_finite, "raw_csv": str(raw)}
+    if reference is not None:
+        collection["reference"] = dict(reference)
     out = []
     for clf, acc in ev.accuracy.items():
         meta = {**ev.split, "features": list(prof.metrics), "target": TARGET,
@@ -125,5 +130,6 @@ def counter_records(prof: ncu.Profile, cc: CounterClassification, raw: Path) -> 
                         identity=identity,
                         info={"votes": votes, "predictions": ev.predictions[clf],
                               "tags": {k: [r.tag for r in prof.runs if r.kernel == k] for k in unseen},
-                              "expected": _expected(), "advice": _advice(votes)}))
+                              "expected": _expected(), "advice": _advice(votes),
+                              **({"reference": dict(reference)} if reference is not None else {})}))
     return out

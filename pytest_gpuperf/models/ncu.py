@@ -369,6 +369,7 @@ class Profile:
     raw: str
     version: str = ""
     passes: dict[str, int] = field(default_factory=dict)
+    launches: list[dict[str, Any]] = field(default_factory=list)  # the worker's launch log, one per run
 
 
 def _env() -> dict[str, str]:
@@ -412,10 +413,11 @@ def profile(runs: Sequence[PlannedRun], device_index: int, metrics: Sequence[str
         raise NcuError(f"no CSV rows in ncu's output (command: {' '.join(cmd)}):\n{_tail(out + err)}")
     if not log.exists():
         raise NcuError(f"the worker wrote no launch log ({log}):\n{_tail(err)}")
-    match(results, json.loads(log.read_text()))
+    launches = json.loads(log.read_text())
+    match(results, launches)
     if len(results) != len(runs):
         raise NcuError(f"{len(results)} profiled kernels for {len(runs)} planned runs")
-    return Profile(list(runs), results, wanted, dropped, cmd, wall, out, ver, passes(out + err))
+    return Profile(list(runs), results, wanted, dropped, cmd, wall, out, ver, passes(out + err), launches)
 
 
 # ---- features ------------------------------------------------------------------------------------------

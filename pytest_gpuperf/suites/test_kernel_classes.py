@@ -11,6 +11,8 @@
   protocol from hardware counters, the paper's own features: every run of K1–K10 and the unseen kernels
   profiled once by ``ncu`` (``pytest_gpuperf.models.ncu``; metric list and its mapping to the paper's
   nvprof metrics in docs/models.md). Skips on OpenCL/PoCL and where ncu or counter access is missing.
+  The whole profile is stored and, on later runs, used once a spot check agrees
+  (``pytest_gpuperf.models.ncu_reference``; ``info.collection.reference`` says which).
 * ``model.similarity.<query>.slowdown`` (CUDA) — the unseen kernel run at the work-group size tuned
   for the most similar known kernel (Lim's transition-probability CFG matching), relative to the
   query's own best work-group size: 1.0 means the reused configuration is optimal.
@@ -25,7 +27,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_gpuperf.models import class_dataset, class_records, ncu, similarity_reuse
+from pytest_gpuperf.models import class_dataset, class_records, ncu, ncu_reference, similarity_reuse
 from pytest_gpuperf.util.atomic import atomic_write_text
 
 
@@ -41,6 +43,8 @@ def test_kernel_classification(gpu_device, gpu_kernel, gpu_measure, gpuperf_reco
 
 # ncu replays each kernel once per counter pass; the dataset (195 launches) takes one to two minutes on a
 # large GPU, and the timeout (--gpuperf-ncu-timeout) turns anything much slower into a failure that says so.
+# A stored profile of the same build (models.ncu_reference) serves later runs once a spot check of one run
+# per kernel agrees with it; --gpuperf-retune profiles the whole dataset again.
 
 
 def test_kernel_classification_counters(gpu_device, gpuperf_record, request, tmp_path, gpuperf_ncu_timeout):
@@ -51,9 +55,8 @@ def test_kernel_classification_counters(gpu_device, gpuperf_record, request, tmp
         pytest.skip(f"Nsight Compute counters exist only on CUDA devices; {info.spec} ({info.name}) is "
                     f"{info.backend} — test_kernel_classification classifies it from portable timing features")
     try:
-        ncu_path = ncu.require_ncu()
-        prof = ncu.profile(ncu.dataset_plan(), info.index, timeout_s=gpuperf_ncu_timeout, workdir=tmp_path / "ncu",
-                           ncu=ncu_path)
+        prof, ref = ncu_reference.collect(gpu_device, ncu.dataset_plan(), ncu.require_ncu(), gpuperf_ncu_timeout,
+                                          tmp_path / "ncu", retune=request.config.getoption("--gpuperf-retune"))
     except ncu.NcuUnavailable as exc:
         pytest.skip(exc.reason)
     except ncu.NcuError as exc:
@@ -61,7 +64,7 @@ def test_kernel_classification_counters(gpu_device, gpuperf_record, request, tmp
     raw = class_records.raw_csv_path(request.config.getoption("--gpuperf-json"), info, tmp_path)
     atomic_write_text(raw, prof.raw)
     cc = class_records.classify_counters(prof)
-    for r in class_records.counter_records(prof, cc, raw):
+    for r in class_records.counter_records(prof, cc, raw, ref.info()):
         gpuperf_record(**r)
     assert cc.evaluation.split["test_runs"] > 0
 

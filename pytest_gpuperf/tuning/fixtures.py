@@ -39,7 +39,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("gpuperf")
     group.addoption("--gpuperf-retune", action="store_true", default=False,
                     help="ignore cached work-group tuning results (tuned_workgroup's picks, the tuning suite's "
-                         "exhaustive references) and tune again")
+                         "exhaustive references) and tune again; the kernel-class suite's stored Nsight Compute "
+                         "profile is not used either (models.ncu_reference)")
     group.addoption("--gpuperf-tuning-budget", type=float, default=None, metavar="S",
                     help="tuning suite: skip (with the reason) kernels that would start more than S seconds after "
                          "the session began, so a time-boxed GPU session still writes its results "

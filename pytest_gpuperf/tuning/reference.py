@@ -36,8 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import platformdirs
-
+from ..util.memo import cache_root
 from ..util.provenance import now_iso
 from .evaluate import Config, Point
 from .fixtures import TuningCache
@@ -50,12 +49,10 @@ FOLDER = "tuning-reference"
 
 def cache_dir() -> Path:
     """``$GPUPERF_TUNING_CACHE`` where set (the folder ``tuned_workgroup``'s picks go to as well: the keys
-    differ), else ``<user cache dir>/pytest-gpuperf/tuning-reference`` (platformdirs: ``$XDG_CACHE_HOME``
-    or ``~/.cache`` on Linux)."""
-    env = os.environ.get("GPUPERF_TUNING_CACHE")
-    if env:
-        return Path(env)
-    return Path(platformdirs.user_cache_dir("pytest-gpuperf", appauthor=False)) / FOLDER
+    differ), else ``tuning-reference`` under the package's cache directory (:func:`~..util.memo.cache_root`:
+    ``$GPUPERF_CACHE``, or ``<user cache dir>/pytest-gpuperf``, ``$XDG_CACHE_HOME`` or ``~/.cache`` on Linux)."""
+    named = os.environ.get("GPUPERF_TUNING_CACHE")
+    return Path(named) if named else cache_root() / FOLDER
 
 
 def key_fields(ctx: Context, seed: int) -> dict[str, Any]:

@@ -86,9 +86,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--gpuperf-profile", default=None, choices=suite_profiles.NAMES,
                     help="which tests of the shipped suites run: 'quick' the headline figures (the rest is "
                          "deselected; metrics keep their names, so it gates against a full baseline), 'full' every "
-                         "test (default). ini: gpuperf_profile; pytest_gpuperf/timing/suite_profiles.py")
+                         "test but the long seed-protocol studies (default), 'study' full and the studies. "
+                         "ini: gpuperf_profile; pytest_gpuperf/timing/suite_profiles.py")
     progress.add_option(group)
-    parser.addini("gpuperf_profile", "default for --gpuperf-profile (quick or full)", default=suite_profiles.DEFAULT)
+    parser.addini("gpuperf_profile", "default for --gpuperf-profile (quick, full or study)",
+                  default=suite_profiles.DEFAULT)
     parser.addini("gpuperf_device", "default for --gpuperf-device", default=None)
     parser.addini("gpuperf_baseline_dir", "default for --gpuperf-baseline-dir", default=None)
     parser.addini("gpuperf_when_busy", "default for --gpuperf-when-busy (stop or finish)", default="stop")
@@ -193,12 +195,11 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     """Deselect what the suite profile leaves out (reported as deselected); then fail fast on an unknown
     device before any test runs, but only when some test needs a device."""
     chosen = suite_profiles.get(config.stash[session_key].options.profile)
-    if chosen.tests is not None:
-        dropped = [item for item in items if not chosen.selects(_profile_id(item))]
-        if dropped:
-            config.hook.pytest_deselected(items=dropped)
-            gone = set(map(id, dropped))
-            items[:] = [item for item in items if id(item) not in gone]
+    dropped = [item for item in items if not chosen.selects(_profile_id(item))]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        gone = set(map(id, dropped))
+        items[:] = [item for item in items if id(item) not in gone]
     if any("gpu_device" in getattr(item, "fixturenames", ()) for item in items):
         _selected(config)
         try:  # a malformed baseline is reported once, before any test, not once per test

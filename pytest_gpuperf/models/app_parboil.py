@@ -438,13 +438,15 @@ KERNEL void parboil_binning(GLOBAL const float* sample, GLOBAL unsigned int* key
 """
 
 
-def kspace_samples(rng: np.random.Generator, n: int, grid: int, margin: float) -> np.ndarray:
+def kspace_samples(rng: np.random.Generator, n: int, grid: int, margin: float, power: float = 2.0) -> np.ndarray:
     """``n`` MRI samples (real, imag, kX, kY, kZ, sdc) in grid units, dense at the centre of k-space as
-    a radial or spiral trajectory is: radius ``(grid/2 − margin)·u²`` in a uniformly random direction."""
+    MRI trajectories are: radius ``(grid/2 − margin)·u^power`` in a uniformly random direction, so the
+    density falls as ``r^(1/power − 3)`` (``power`` 2: r^-2.5, more peaked than a radial trajectory's
+    r^-2; 0.4: r^-0.5; 1/3 would be uniform)."""
     z = uniform(rng, n, -1, 1)
     phi = uniform(rng, n, 0, 2 * np.pi)
     rxy = np.sqrt(np.maximum(0, 1 - z * z))
-    radius = np.float32(grid / 2 - margin) * uniform(rng, n) ** 2
+    radius = np.float32(grid / 2 - margin) * uniform(rng, n) ** np.float32(power)
     out = np.empty((n, 6), np.float32)
     out[:, 0] = uniform(rng, n, -1, 1)
     out[:, 1] = uniform(rng, n, -1, 1)
@@ -510,6 +512,11 @@ KERNEL void parboil_gridding(GLOBAL const float* sample, GLOBAL const int* binSt
 """
 
 GR_LUT = 256  # Kaiser–Bessel window table entries over r² ∈ [0, cutoff²]
+#: How peaked gridding's samples are (``kspace_samples``' power: density ∝ r^-0.5). Each work-item loops
+#: over every sample of its 27 neighbouring bins, so the centre's grid points run the longest serial loops:
+#: at the GPU size, binning's power 2 would give the central points over 10⁴ times the mean point's
+#: samples — one work-item's loop far longer than the whole run is sized for — while 0.4 gives about 12×.
+GR_POWER = 0.4
 
 
 def kaiser_bessel_lut(beta: float = 13.9) -> np.ndarray:
@@ -519,7 +526,7 @@ def kaiser_bessel_lut(beta: float = 13.9) -> np.ndarray:
 
 
 def _gridding(rng, grid: int, samples: int, reps: int) -> Problem:
-    s = kspace_samples(rng, samples, grid, 4.0)
+    s = kspace_samples(rng, samples, grid, 4.0, GR_POWER)
     nb = grid // 2
     b = (s[:, 2:5] * 0.5).astype(np.int32)
     bins = (b[:, 2] * nb + b[:, 1]) * nb + b[:, 0]
@@ -761,7 +768,9 @@ KERNELS: tuple[AppKernel, ...] = (
     AppKernel("parboil_gridding", Origin(PB, "mri-gridding", "gridding_GPU"),
               "one work-item per output point gathering the samples of the 27 neighbouring bins (bins of 2 grid "
               "points, window radius 2), the Kaiser–Bessel table interpolated linearly; the samples sorted by bin "
-              "on the host (the original's sort and reorder kernels not ported); `reps` passes accumulate",
+              "on the host (the original's sort and reorder kernels not ported); generated samples whose density "
+              "falls as r^-0.5 from the centre of k-space (a radial trajectory's r^-2 would leave the central "
+              "points' work-items looping over most samples); `reps` passes accumulate",
               ("irregular", "imbalanced", "warm-up"), GRIDDING, 256, _gridding, _gridding_cost,
               gpu=dict(grid=256, samples=1 << 25, reps=100), tiny=dict(grid=16, samples=1000, reps=2)),
     AppKernel("parboil_lbm", Origin(PB, "lbm", "performStreamCollide_kernel (D3Q19 BGK)"),

@@ -13,6 +13,17 @@ names the corpus version, beside the self-written corpus' ``model.sampled.*`` (`
 Every timed run starts after a copy of twice the last-level cache (the ``sampled_kernel`` fixture's
 default flush): these kernels' samples last milliseconds, so the copy's write-back is noise there.
 
+A kernel's size is chosen by an estimate (``app_kernel``), so every kernel is guarded before its
+full-length runs: one run of its first :data:`PROBE_SHARE`-th of the groups is timed and extrapolated to
+all of them, and every run length is predicted from the longest run measured so far. A kernel predicted
+over :func:`run_budget` (:data:`RUN_BUDGET_S`, at most a quarter of the session's watchdog) is not run at
+that length: it is left out of the figures, with its instances (so the SVR never trains on it and every
+mean's kernel set, its identity, names exactly the kernels measured), and reported
+(:attr:`AppsResult.over_budget`, :func:`problems`); the other kernels go on. A kernel whose full run was
+predicted within the budget but took longer keeps its figures and is reported too. Each run's watchdog is
+derived from its prediction (:func:`run_timeout`), so a kernel that hangs is named within seconds
+(its device is then abandoned, as after any hang).
+
 What still differs from the thesis, and is said wherever the figures are quoted: 40 ported kernels, not
 his 70; the ML model is the project's RBF SVR on portable features (``svr``), not his regression on
 hardware counters; GPU-sized problems, so CPU devices do not run it (:data:`CPU_SKIP`).
@@ -25,7 +36,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from ..devices.base import Device, Kernel
+from ..devices.base import Device, Kernel, KernelArg
+from ..errors import ProbeTimeoutError
 from . import aggregate, svr
 from .app_check import upload
 from .app_kernel import MIN_RUN_S, AppKernel
@@ -44,6 +56,45 @@ CPU_SKIP = ("CPU device: the application corpus is sized for GPUs (up to 6.4 GB,
 SEED_LINEAR = "Dao: linear 5.72 / 7.19 / 8.10 % (GTX 580 / GTX 280 / HD 6970), 70 application kernels, 2nd/3rd saturation points"
 SEED_ML = "Dao: ML 4.76 / 6.42 / 7.91 % (GTX 580 / GTX 280 / HD 6970), leave-one-kernel-out, hardware counters"
 SEED_OVERHEAD = "Dao: 8 % (NVIDIA), 15 % (AMD)"
+#: The longest a kernel's full-length run may take, predicted or measured: its measurement repeats it
+#: several times at three lengths, so a kernel over this costs the study tens of seconds
+RUN_BUDGET_S = 2.0
+#: The probe times the first 1/PROBE_SHARE of a kernel's groups once, before any full-length run
+PROBE_SHARE = 16
+#: A run's watchdog: HANG_FACTOR × its predicted time, at least HANG_FLOOR_S, never over the session's
+HANG_FACTOR = 4.0
+HANG_FLOOR_S = 1.0
+SHRINK = "shrink its gpu size in models/app_*.py"
+
+
+def run_budget(session_timeout_s: float, budget_s: float = RUN_BUDGET_S) -> float:
+    """The budget of one full-length run: ``budget_s``, at most a quarter of the session's watchdog, so a
+    run within it is never near a timeout (which would abandon the device)."""
+    return min(budget_s, session_timeout_s / 4)
+
+
+def run_timeout(predicted_s: float, session_timeout_s: float) -> float:
+    """The watchdog of a run predicted to take ``predicted_s``: a hang is caught after a few times its
+    prediction instead of the session's whole timeout."""
+    return min(session_timeout_s, max(HANG_FLOOR_S, HANG_FACTOR * predicted_s))
+
+
+@dataclass(frozen=True)
+class OverBudget:
+    """A kernel whose full-length run was predicted (``measured`` False: it was not run at full length)
+    or measured over the budget: ``full_s`` its full run's seconds, ``basis`` what they come from."""
+
+    full_s: float
+    budget_s: float
+    basis: str
+    measured: bool = False
+
+    def message(self, name: str) -> str:
+        """The failure's line: the kernel, its time, the budget and the fix."""
+        what = "its full run took" if self.measured else "not run at full length: its full run is estimated at"
+        return (f"{name}: {what} {self.full_s:.3g} s ({self.basis}), over the budget of {self.budget_s:g} s per "
+                f"full-length run; {SHRINK} (its work by about {max(1.0, self.full_s / (2 * MIN_RUN_S)):.0f}× for a "
+                f"full run near {2 * MIN_RUN_S:g} s)")
 
 
 def identity() -> dict[str, str]:
@@ -60,6 +111,7 @@ class AppsResult:
     runs: CorpusResult
     too_short: dict[str, list[int]] = field(default_factory=dict)
     kernels: dict[str, AppKernel] = field(default_factory=dict)
+    over_budget: dict[str, OverBudget] = field(default_factory=dict)
 
 
 Compile = Callable[[str, str], Kernel]
@@ -67,38 +119,96 @@ Sampler = Callable[..., SampledRun]
 
 
 def measure(dev: Device, sampled_kernel: Sampler, timing: Mapping[str, Any], compile: Compile | None = None,
-            kernels: Sequence[AppKernel] = APP_KERNELS, size: str = "gpu", cold: bool = True) -> AppsResult:
+            kernels: Sequence[AppKernel] = APP_KERNELS, size: str = "gpu", cold: bool = True,
+            budget_s: float = RUN_BUDGET_S) -> AppsResult:
     """Every kernel at its ``size`` ("gpu"; "tiny" for a CPU device's test of this procedure) over each
     run length of :data:`DIVISORS` whose groups exceed the second sampling point, each timed run after
-    the cache flush unless ``cold`` is false. Each kernel's buffers are uploaded, measured and released
-    before the next kernel's (the largest hold 6.4 GB)."""
+    the cache flush unless ``cold`` is false, each kernel guarded by :func:`run_budget` of ``budget_s``
+    (the module's docstring). Each kernel's buffers are uploaded, measured and released before the next
+    kernel's (the largest hold 6.4 GB)."""
     if size not in ("gpu", "tiny"):
         raise ValueError(f"size must be 'gpu' or 'tiny', got {size!r}")
     build = compile or dev.compile
     out = AppsResult(CorpusResult(APPS, (), dev.info.is_cpu))
+    limit = run_budget(dev.timeout_s, budget_s)
     for app in kernels:
-        params = app.gpu if size == "gpu" else app.tiny
         kern = build(app.source(dev.info.backend), app.name)
-        sat = saturation_point(dev.info, kern.attributes, app.local_size)
-        problem = app.problem(params)
+        problem = app.problem(app.gpu if size == "gpu" else app.tiny)
         launched = upload(dev, problem, fill_outputs=False)
-        attrs = kern.attributes
-        for d in DIVISORS:
-            n_groups = problem.groups // d
-            if n_groups <= 3 * sat.wave:
-                out.too_short.setdefault(app.name, []).append(n_groups)
-                continue
-            run = sampled_kernel(kern, app.local_size, launched.args, n_groups, multiple=1, full=True, cold=cold,
-                                 **timing)
-            out.runs.instances.append(svr.Instance(
-                app.name, sat.p_sat, float(attrs.get("num_regs", 0)),
-                float(attrs.get("shared_size_bytes", attrs.get("local_bytes", 0))), app.local_size, run.plan.p1,
-                run.plan.p2, n_groups, run.t_p1.stats.median, run.t_p2.stats.median, run.measured))
-            if d == 1:
-                out.runs.main[app.name] = run
-                out.kernels[app.name] = app
+        _kernel(dev, app, kern, problem.groups, launched.args, sampled_kernel, timing, cold, limit, out)
         del launched, problem
         dev.release_pooled_memory()
+    return out
+
+
+def _kernel(dev: Device, app: AppKernel, kern: Kernel, groups: int, args: Sequence[KernelArg], sampled_kernel: Sampler,
+            timing: Mapping[str, Any], cold: bool, limit: float, out: AppsResult) -> None:
+    """One kernel's probe and run lengths into ``out``: its instances and full run only when it completes
+    within ``limit``, else its :class:`OverBudget` entry."""
+    sat = saturation_point(dev.info, kern.attributes, app.local_size)
+    attrs = kern.attributes
+    n_probe = max(1, groups // PROBE_SHARE)
+    t_probe = _timed_once(dev, app, kern, n_probe, groups, args, dev.timeout_s, "its probe")
+    full_s = t_probe * groups / n_probe
+    basis = f"extrapolated from a run of its first {n_probe} of {groups} work-groups"
+    instances: list[svr.Instance] = []
+    for d in DIVISORS:
+        n_groups = groups // d
+        if n_groups <= 3 * sat.wave:
+            out.too_short.setdefault(app.name, []).append(n_groups)
+            continue
+        if full_s > limit:
+            out.over_budget[app.name] = OverBudget(full_s, limit, basis)
+            return
+        predicted = full_s * n_groups / groups
+        timeout = run_timeout(predicted, dev.timeout_s)
+        try:
+            run = sampled_kernel(kern, app.local_size, args, n_groups, multiple=1, full=True, cold=cold,
+                                 **{**timing, "timeout_s": timeout})
+        except ProbeTimeoutError as exc:
+            raise ProbeTimeoutError(_hang(app, n_groups, groups, timeout, predicted, basis)) from exc
+        instances.append(svr.Instance(
+            app.name, sat.p_sat, float(attrs.get("num_regs", 0)),
+            float(attrs.get("shared_size_bytes", attrs.get("local_bytes", 0))), app.local_size, run.plan.p1,
+            run.plan.p2, n_groups, run.t_p1.stats.median, run.t_p2.stats.median, run.measured))
+        if run.measured * groups / n_groups > full_s:
+            full_s = run.measured * groups / n_groups
+            basis = f"scaled from its run of {n_groups} of {groups} work-groups"
+        if d == 1:
+            out.runs.main[app.name] = run
+            out.kernels[app.name] = app
+            if run.measured > limit:
+                out.over_budget[app.name] = OverBudget(run.measured, limit, "the median of its timed full runs",
+                                                       measured=True)
+    out.runs.instances.extend(instances if app.name in out.runs.main else ())
+
+
+def _timed_once(dev: Device, app: AppKernel, kern: Kernel, n_groups: int, groups: int, args: Sequence[KernelArg],
+                timeout: float, what: str) -> float:
+    """Device seconds of one run of the first ``n_groups`` groups; a hang names the kernel."""
+    try:
+        return dev.elapsed(dev.timed(lambda: dev.launch(kern, (n_groups * app.local_size,), (app.local_size,), args)),
+                           timeout)
+    except ProbeTimeoutError as exc:
+        raise ProbeTimeoutError(_hang(app, n_groups, groups, timeout, None, what)) from exc
+
+
+def _hang(app: AppKernel, n_groups: int, groups: int, timeout: float, predicted: float | None, basis: str) -> str:
+    """The message of a run that outlived its watchdog: which kernel, which run, what was expected, the fix."""
+    expected = f"predicted {predicted:.3g} s, {basis}" if predicted is not None else basis
+    return (f"{app.name}: a run of (up to) its first {n_groups} of {groups} work-groups did not finish within "
+            f"{timeout:g} s ({expected}); the device was abandoned. A kernel whose loops end only on data or on "
+            f"other work-groups can hang: fix the kernel, or {SHRINK}")
+
+
+def problems(res: AppsResult) -> list[str]:
+    """Why kernels of the corpus have no figure, or cost the study more than its budget, one line each
+    (empty when every kernel was measured within it): the suite fails with these lines."""
+    out = [ob.message(name) for name, ob in sorted(res.over_budget.items())]
+    for name, lengths in sorted(res.too_short.items()):
+        if name not in res.runs.main and name not in res.over_budget:
+            out.append(f"{name}: no run length exceeds three waves of its work-groups (groups per length: {lengths}); "
+                       "grow its gpu size in models/app_*.py")
     return out
 
 
@@ -141,7 +251,9 @@ def records(res: AppsResult) -> list[dict[str, Any]]:
     out.append(dict(name=f"{p.family}.mean_error", value=float(np.mean(res.runs.errors)), identity=scope, **mean,
                     info={"kernels": len(main), "protocol": p.label, "seed": SEED_LINEAR,
                           "by_behaviour": _by_behaviour(res), "too_short_run_lengths": res.too_short,
-                          "full_runs_under_0.1s": short}))
+                          "full_runs_under_0.1s": short,
+                          "over_budget": {n: {"full_s": o.full_s, "budget_s": o.budget_s, "basis": o.basis,
+                                              "measured": o.measured} for n, o in sorted(res.over_budget.items())}}))
     out.append(dict(name=f"{p.family}.mean_overhead", value=float(np.mean([r.overhead for r in main.values()])),
                     identity=scope, **mean,
                     info={"protocol": p.label, "seed": SEED_OVERHEAD,

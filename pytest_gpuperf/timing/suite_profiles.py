@@ -1,7 +1,10 @@
 """Suite profiles: which tests of the shipped suites a run measures (``--gpuperf-profile``, ini
 ``gpuperf_profile``), in one place beside the timing profiles (:mod:`.profiles`).
 
-* ``full`` (the default) — every test of every suite.
+* ``full`` (the default) — every test of every suite except the studies (:data:`STUDIES`).
+* ``study`` — ``full`` and the studies: tests that replay a published seed protocol at its own scale (an
+  application corpus of tens of kernels, each run for a tenth of a second or more at several lengths),
+  minutes of device time that a gate on every change does not need.
 * ``quick`` — the headline figures, for a verdict on every commit: copy bandwidth (1 GiB and 1 MiB),
   empty-kernel launch overhead, the fp32/fp64/fp16x2 dependent-chain latencies (the groups that hold
   FFMA, DFMA and HFMA2), L1/L2/DRAM and shared-memory latency, the exhaustive certificates of five fp32
@@ -15,6 +18,10 @@ them through the ``gpuperf_part`` fixture) and the metric names it still records
 entries of the kernels left out do not read ``missing`` (:meth:`SuiteProfile.measures`). A figure over
 the kernels carries its kernel set as identity (:mod:`pytest_gpuperf.models.aggregate`): the sampled
 model's means over three kernels read ``incomparable`` against a full baseline's, never ``regressed``.
+
+The studies are listed once, here (:data:`STUDIES`); ``full`` leaves them out by that list, so a full run
+deselects them (pytest counts them as deselected) and a baseline's entries of a study never read
+``missing`` under ``full`` or ``quick`` (:meth:`SuiteProfile.measures`): they are gated by ``study`` runs.
 
 A profile selects among the shipped suites only (test ids ``suites/<file>::<test>``): a user's own tests
 always run. Test ids here have no device (``strip_device_id``).
@@ -43,18 +50,22 @@ class Part:
 
 @dataclass(frozen=True)
 class SuiteProfile:
-    """A named selection of the shipped suites' tests; ``tests`` None selects every test."""
+    """A named selection of the shipped suites' tests; ``tests`` None selects every test but those whose
+    function ``leaves_out`` names (ids without parameters: ``suites/f.py::t``)."""
 
     name: str
     description: str
     tests: tuple[str, ...] | None = None
     parts: Mapping[str, Part] = field(default_factory=dict)
+    leaves_out: tuple[str, ...] = ()
 
     def selects(self, test: str) -> bool:
         """Whether a run under this profile runs ``test`` (a device-free canonical test id)."""
-        if self.tests is None or not test.startswith(SUITES_PREFIX):
+        if not test.startswith(SUITES_PREFIX):
             return True
-        return test in self.tests
+        if _function(test) in self.leaves_out:
+            return False
+        return self.tests is None or test in self.tests
 
     def part(self, test: str) -> Part | None:
         """The part of ``test`` this profile measures, or None when it runs the whole test."""
@@ -62,7 +73,10 @@ class SuiteProfile:
 
     def measures(self, test: str, metric: str) -> bool:
         """Whether a passed ``test`` is expected to record ``metric`` under this profile: the rule that
-        keeps the entries of a part left out from reading ``missing``."""
+        keeps the entries of a part left out, and of a test the profile does not select, from reading
+        ``missing``."""
+        if not self.selects(test):
+            return False
         part = self.part(test)
         return part is None or any(fnmatchcase(metric, p) for p in part.metrics)
 
@@ -77,7 +91,15 @@ _SAMPLED = "suites/test_model_error.py::test_sampled_models"
 _SAMPLED_KERNELS = ("copy", "poly32", "group_reduce")
 _MATH = ("sin", "cos", "exp", "log", "tan")
 
-FULL = SuiteProfile("full", "every test of every suite")
+#: The studies: test function → what it replays and why a full run leaves it out. Only ``study`` runs them.
+STUDIES: Mapping[str, str] = {
+    "suites/test_model_apps.py::test_sampled_app_models":
+        "Dao's sampled-kernel model on the 40-kernel application corpus at his scale (each kernel's full run "
+        "≥ 0.1 s on an H100, at three run lengths): minutes of device time",
+}
+
+FULL = SuiteProfile("full", "every test of every suite except the studies", leaves_out=tuple(STUDIES))
+STUDY = SuiteProfile("study", "every test of every suite and the studies: " + "; ".join(STUDIES.values()))
 QUICK = SuiteProfile(
     "quick", "the headline figures: copy bandwidth, launch overhead, FMA latencies, memory latencies, five "
              "fp32 certificates, one tuner pick, the sampled model on three kernels",
@@ -97,7 +119,7 @@ QUICK = SuiteProfile(
     parts={_SAMPLED: Part(_SAMPLED_KERNELS, tuple(f"model.sampled*.{k}.*" for k in _SAMPLED_KERNELS)
                           + ("model.sampled*.mean_*",))})
 
-PROFILES: Mapping[str, SuiteProfile] = {p.name: p for p in (QUICK, FULL)}
+PROFILES: Mapping[str, SuiteProfile] = {p.name: p for p in (QUICK, FULL, STUDY)}
 NAMES: tuple[str, ...] = tuple(PROFILES)
 
 

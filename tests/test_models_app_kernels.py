@@ -1,13 +1,17 @@
 """The application corpus of the sampled-kernel model (``models.app_kernels``): every kernel computes what
 its NumPy reference computes on PoCL, a launch of its first groups does exactly their share, its CUDA text
 compiles with NVRTC, its cost formulas describe the problem it builds, its GPU size meets Dao's two
-conditions by the H100 estimate, and Dao's protocol runs the corpus on a real device (PoCL, tiny sizes)."""
+conditions by the H100 estimate, no work-item of gridding loops for a large share of its run, Dao's protocol
+runs the corpus on a real device (PoCL, tiny sizes), and its guard leaves out and names a kernel over its
+budget, and names a kernel that hangs."""
 
 from __future__ import annotations
 
 import dataclasses
+import os
 import subprocess
 import sys
+import textwrap
 from collections import Counter
 from pathlib import Path
 
@@ -15,6 +19,7 @@ import numpy as np
 import pytest
 
 from nvrtc_support import nvrtc_env
+from suite_support import finish_within
 from pytest_gpuperf.models import app_check, sampled_apps
 from pytest_gpuperf.models.app_kernel import H100_WAVE_ITEMS, MIN_RUN_S, tiled
 from pytest_gpuperf.models.app_kernels import APP_KERNELS, CORPUS_VERSION, by_name
@@ -63,6 +68,21 @@ def test_every_gpu_size_meets_dao_s_conditions_by_the_h100_estimate():
     assert max(c.footprint for c in cost.values()) < 8 << 30
 
 
+def test_no_gridding_work_item_gathers_more_than_a_quarter_of_a_thread_slot_s_share_of_the_run():
+    """Each work-item of gridding loops over every sample of its 27 neighbouring bins, so the densest point's
+    loop is the run's critical path. At the GPU grid its gathers stay within a quarter of what one H100
+    thread slot (``H100_WAVE_ITEMS`` of them) gathers over the whole run on average. Counted from the built
+    problem over 1/32 of the samples: the ratio to the mean does not depend on how many there are."""
+    app = by_name("parboil_gridding")
+    params = {**app.gpu, "samples": app.gpu["samples"] // 32, "reps": 1}
+    problem = app.problem(params)
+    nb = params["grid"] // 2
+    per_bin = np.pad(np.diff(problem.inputs["binStart"]).reshape(nb, nb, nb).astype(np.int64), 1)
+    gathers = sum(per_bin[a:a + nb, b:b + nb, c:c + nb] for a in range(3) for b in range(3) for c in range(3))
+    items_per_slot = problem.groups * app.local_size / H100_WAVE_ITEMS
+    assert gathers.max() / gathers.mean() <= items_per_slot / 4, (gathers.max(), gathers.mean(), items_per_slot)
+
+
 def test_the_check_catches_a_wrong_result(cl_device):
     sgemm = by_name("parboil_sgemm")
     wrong = dataclasses.replace(sgemm, text=sgemm.text.replace("alpha * c[i]", "alpha * c[i] * 1.001f"))
@@ -98,7 +118,7 @@ def test_dao_s_protocol_measures_the_corpus_on_a_real_device(cl_device):
 
     res = sampled_apps.measure(cl_device, SampledKernel(cl_device, Measurer()), {"min_repeats": 3, "max_repeats": 3},
                                kernels=kernels, size="tiny", cold=False)  # PoCL's "L2" is the host's 0.5 GB L3
-    assert set(res.runs.main) == {k.name for k in kernels}
+    assert set(res.runs.main) == {k.name for k in kernels} and res.over_budget == {} and sampled_apps.problems(res) == []
     assert all(r.plan.waves == (2, 3) for r in res.runs.main.values())
     assert len(res.runs.instances) == 2 * len(kernels) and res.too_short  # the quarter-length runs are too short
     recs = {r["name"]: r for r in sampled_apps.records(res)}
@@ -107,6 +127,109 @@ def test_dao_s_protocol_measures_the_corpus_on_a_real_device(cl_device):
     assert all(np.isfinite(r["value"]) for r in recs.values())
 
 
-def test_the_models_doc_names_every_kernel_of_the_corpus_and_its_version():
-    doc = (ROOT / "docs" / "models.md").read_text(encoding="utf-8")
-    assert [n for n in NAMES if f"`{n}`" not in doc] == [] and f"corpus: {CORPUS_VERSION}" in doc
+class _Measurer:
+    config = MeasureConfig(warmup=1, min_repeats=3, max_repeats=3, budget_s=0.01)
+
+
+def test_the_guard_leaves_out_and_names_every_kernel_over_its_budget_and_goes_on(cl_device):
+    """A budget of 0 s: every kernel's probe predicts a full run over it. None is run at full length, none is
+    silently dropped: each is reported with its estimate and the fix, the loop goes on to the next, and no
+    instance of a kernel left out reaches the SVR."""
+    kernels = [by_name(n) for n in ("shoc_triad", "rodinia_nn")]
+    res = sampled_apps.measure(cl_device, SampledKernel(cl_device, _Measurer()), {"min_repeats": 3, "max_repeats": 3},
+                               kernels=kernels, size="tiny", cold=False, budget_s=0.0)
+    assert set(res.over_budget) == {"shoc_triad", "rodinia_nn"} and not res.runs.main and not res.runs.instances
+    lines = sampled_apps.problems(res)
+    assert len(lines) == 2
+    for line, (name, over) in zip(lines, sorted(res.over_budget.items())):
+        assert not over.measured and over.full_s > 0 and "extrapolated from a run of its first" in over.basis
+        assert line.startswith(f"{name}: not run at full length: its full run is estimated at {over.full_s:.3g} s")
+        assert "shrink its gpu size in models/app_*.py" in line
+
+
+def test_a_kernel_left_out_leaves_the_means_over_the_kernels_measured(cl_device):
+    """The means carry their kernel set as identity: with a kernel left out (over its budget) they name the
+    kernels measured, so a baseline over the whole corpus reads them ``incomparable``; the kernel left out is
+    named in the mean's ``info``. Fewer kernels measured than the SVR trains on: its figures are not recorded,
+    the linear model's still are."""
+    sampler = SampledKernel(cl_device, _Measurer())
+    timing = {"min_repeats": 3, "max_repeats": 3}
+    measured = [by_name(n) for n in ("shoc_triad", "rodinia_nn", "polybench_jacobi2d")]
+    res = sampled_apps.measure(cl_device, sampler, timing, kernels=measured, size="tiny", cold=False)
+    left = sampled_apps.measure(cl_device, sampler, timing, kernels=[by_name("parboil_histo")], size="tiny", cold=False,
+                                budget_s=0.0)
+    res.over_budget.update(left.over_budget)
+    recs = {r["name"]: r for r in sampled_apps.records(res)}
+    for mean in ("model.sampled_apps.mean_error", "model.sampled_apps.mean_overhead", "model.svr_apps.mean_error"):
+        assert recs[mean]["identity"]["kernels"] == "polybench_jacobi2d,rodinia_nn,shoc_triad", mean
+    assert list(recs["model.sampled_apps.mean_error"]["info"]["over_budget"]) == ["parboil_histo"]
+    assert not [n for n in recs if "parboil_histo" in n]
+    two = sampled_apps.measure(cl_device, sampler, timing, kernels=measured[:2], size="tiny", cold=False)
+    names = {r["name"] for r in sampled_apps.records(two)}
+    assert "model.sampled_apps.mean_error" in names and not [n for n in names if n.startswith("model.svr_apps")]
+
+
+def test_a_run_s_budget_and_watchdog_follow_the_session_s_timeout():
+    assert sampled_apps.run_budget(10.0) == sampled_apps.RUN_BUDGET_S == 2.0
+    assert sampled_apps.run_budget(4.0) == 1.0  # a quarter of the watchdog at most
+    assert sampled_apps.run_timeout(0.01, 10.0) == sampled_apps.HANG_FLOOR_S
+    assert sampled_apps.run_timeout(1.5, 10.0) == 1.5 * sampled_apps.HANG_FACTOR
+    assert sampled_apps.run_timeout(5.0, 10.0) == 10.0  # never past the session's
+
+
+#: shoc_triad's signature, one work-item of the groups ``SPIN_FROM`` on spinning on an input nobody changes
+HANG = textwrap.dedent('''
+    import dataclasses, os, sys
+    from pytest_gpuperf.devices import discover, open_device
+    from pytest_gpuperf.errors import ProbeTimeoutError
+    from pytest_gpuperf.models import sampled_apps
+    from pytest_gpuperf.models.app_kernels import by_name
+    from pytest_gpuperf.models.fixtures import SampledKernel
+    from pytest_gpuperf.timing.measure import MeasureConfig
+
+    SPIN = """
+    KERNEL void shoc_triad(GLOBAL const float* A, GLOBAL const float* B, GLOBAL float* C, float s, int chunk, int reps) {
+      volatile GLOBAL const float* a = A;
+      if (GROUP >= SPIN_FROM && LID == 0) while (a[0] < 2.0f) { C[GID] += 1.0f; }
+    }
+    """.replace("SPIN_FROM", sys.argv[1])
+
+    class Measurer:
+        config = MeasureConfig(warmup=1, min_repeats=3, max_repeats=3, budget_s=0.01)
+
+    dev = open_device([d for d in discover().devices if d.backend == "opencl"][0])
+    dev.timeout_s = float(sys.argv[2])
+    spin = dataclasses.replace(by_name("shoc_triad"), text=SPIN)
+    try:
+        sampled_apps.measure(dev, SampledKernel(dev, Measurer()), {}, kernels=[spin], size="tiny", cold=False)
+    except ProbeTimeoutError as exc:
+        print(f"ABANDONED={dev.abandoned is not None} {exc}", flush=True)
+    os._exit(0)  # the spinning work-item would keep the interpreter from exiting
+''')
+
+
+def _hang(tmp_path: Path, spin_from: int, timeout_s: float) -> str:
+    """The output of :data:`HANG` in a subprocess (its work-item spins until the process dies)."""
+    (tmp_path / "hang.py").write_text(HANG)
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    proc = subprocess.Popen([sys.executable, str(tmp_path / "hang.py"), str(spin_from), str(timeout_s)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    return finish_within(proc, limit_s=120)
+
+
+def test_a_kernel_that_hangs_in_its_probe_is_named_with_its_run_and_the_fix(cl_device, tmp_path):
+    """Group 0 spins: the probe (its first of 16 groups) outlives the session's watchdog; the error names the
+    kernel, the run and the fix, and the device is abandoned."""
+    out = _hang(tmp_path, 0, 1.0)
+    assert "ABANDONED=True shoc_triad: a run of (up to) its first 1 of 16 work-groups did not finish within 1 s" in out, out
+    assert "(its probe)" in out and "shrink its gpu size in models/app_*.py" in out, out
+
+
+def test_a_full_run_that_hangs_is_caught_by_a_watchdog_derived_from_its_prediction(cl_device, tmp_path):
+    """Groups 12 on spin: the probe and the half-length run finish, the full run hangs. Its watchdog is a few
+    times its predicted time (at least ``HANG_FLOOR_S``; the prediction is microseconds here), not the
+    session's 60 s."""
+    out = _hang(tmp_path, 12, 60.0)
+    floor = f"{sampled_apps.HANG_FLOOR_S:g} s"
+    assert (f"ABANDONED=True shoc_triad: a run of (up to) its first 16 of 16 work-groups did not finish within {floor} "
+            "(predicted ") in out, out

@@ -3,6 +3,9 @@
 * ``quick`` collects exactly the headline tests of the shipped suites and reports the rest as deselected;
   every test it names exists in a full collection; the ini key selects it too; a bad name and a quick run
   that would write baselines are usage errors.
+* ``full`` collects every test but the studies (``STUDIES``: the application corpus), ``study`` every test;
+  a study's baseline entries are measured by ``study`` only, and a full run gated against a baseline that
+  holds them deselects the study and reads none of them ``missing``.
 * The missing rule: of the sampled model run on a part of the corpus, the metrics a full run records for
   the other kernels (and the leave-one-kernel-out SVR) are left out on purpose, never ``missing``, while
   every figure the part records is expected.
@@ -24,7 +27,9 @@ import pytest
 
 from pytest_gpuperf.baselines import catalog
 from pytest_gpuperf.devices import discover
+from pytest_gpuperf.models import sampled_apps
 from pytest_gpuperf.models import sampled_corpus as sc
+from pytest_gpuperf.models.app_kernels import by_name
 from pytest_gpuperf.models.corpus import CORPUS
 from pytest_gpuperf.models.sampling import SampledRun, SamplePlan, saturation_point
 from pytest_gpuperf.devices.base import DeviceInfo
@@ -38,6 +43,7 @@ SUITES = Path(__file__).resolve().parents[1] / "pytest_gpuperf" / "suites"
 HAVE_CL = any(d.backend == "opencl" for d in discover().devices)
 needs_cl = pytest.mark.skipif(not HAVE_CL, reason="no OpenCL device (install pocl-opencl-icd)")
 SAMPLED = "suites/test_model_error.py::test_sampled_models"
+APPS = "suites/test_model_apps.py::test_sampled_app_models"
 
 
 def _collected(pytester, *args: str) -> tuple[set[str], str]:
@@ -54,11 +60,23 @@ def _collected(pytester, *args: str) -> tuple[set[str], str]:
 
 @needs_cl
 def test_quick_collects_only_the_headline_tests(pytester):
-    full, _ = _collected(pytester)
+    every, _ = _collected(pytester, "--gpuperf-profile=study")
     quick, last = _collected(pytester, "--gpuperf-profile=quick")
     assert quick == set(suite_profiles.QUICK.tests)
-    assert set(suite_profiles.QUICK.tests) <= full  # every test it names exists
-    assert f"{len(quick)}/{len(full)} tests collected ({len(full) - len(quick)} deselected)" in last
+    assert set(suite_profiles.QUICK.tests) <= every  # every test it names exists
+    assert f"{len(quick)}/{len(every)} tests collected ({len(every) - len(quick)} deselected)" in last
+
+
+@needs_cl
+def test_full_leaves_out_the_studies_and_study_runs_every_test(pytester):
+    full, last = _collected(pytester)
+    study, study_last = _collected(pytester, "--gpuperf-profile=study")
+    assert APPS in suite_profiles.STUDIES and APPS in study and APPS not in full
+    assert study - full == set(suite_profiles.STUDIES)  # the studies, and nothing else
+    assert f"{len(full)}/{len(study)} tests collected ({len(study) - len(full)} deselected)" in last
+    assert "deselected" not in study_last
+    ini = pytester.makeini("[pytest]\ngpuperf_profile = study\n")  # the ini key accepts it too
+    assert _collected(pytester, "-c", str(ini))[0] == study
 
 
 @needs_cl
@@ -86,6 +104,20 @@ def test_a_profile_selects_among_the_shipped_suites_only():
     assert not suite_profiles.QUICK.selects("suites/test_memory.py::test_copy_bandwidth[16MiB]")
     assert suite_profiles.QUICK.selects("tests/test_mine.py::test_my_kernel")  # a user's own test runs
     assert suite_profiles.FULL.selects("suites/test_memory.py::test_copy_bandwidth[16MiB]")
+    assert suite_profiles.FULL.selects("tests/test_model_apps.py::test_sampled_app_models")  # a user's, same name
+
+
+def test_a_study_is_selected_and_measured_by_the_study_profile_only():
+    """Its entries are expected of ``study`` runs alone: under ``full`` and ``quick`` none reads ``missing``,
+    whatever the test's parameters."""
+    names = ("model.sampled_apps.parboil_sgemm.error", "model.sampled_apps.mean_error", "model.svr_apps.mean_error")
+    for test in (APPS, APPS + "[x]"):
+        assert suite_profiles.STUDY.selects(test) and all(suite_profiles.STUDY.measures(test, n) for n in names)
+        for other in (suite_profiles.FULL, suite_profiles.QUICK):
+            assert not other.selects(test) and not any(other.measures(test, n) for n in names), other.name
+    assert suite_profiles.STUDY.tests is None and not suite_profiles.STUDY.parts  # full's tests, whole
+    assert all(t.startswith(suite_profiles.SUITES_PREFIX) and "[" not in t for t in suite_profiles.STUDIES)
+    assert suite_profiles.get("study") is suite_profiles.STUDY
 
 
 def _corpus_result(names: tuple[str, ...], part: bool, cpu: bool = False) -> sc.CorpusResult:
@@ -130,9 +162,9 @@ def test_the_part_left_out_of_the_sampled_model_is_not_missing():
     assert suite_profiles.FULL.measures(SAMPLED, "model.svr_project.copy.error")
 
 
-def _as_results_metric(rec: dict) -> dict:
-    """A record of ``sampled_corpus.records`` as a metric of a results document."""
-    return {"test": SAMPLED, "name": rec["name"], "value": float(rec["value"]), "unit": rec["unit"],
+def _as_results_metric(rec: dict, test: str = SAMPLED) -> dict:
+    """A record of ``sampled_corpus.records`` (or ``sampled_apps.records``) as a metric of a results document."""
+    return {"test": test, "name": rec["name"], "value": float(rec["value"]), "unit": rec["unit"],
             "better": rec["better"], "stats": None, "baseline": None, "verdict": "new",
             "info": json.loads(json.dumps(rec.get("info") or {}, default=str)), "tolerance": catalog.tolerance(rec["name"], True),
             "identity": dict(rec.get("identity") or {})}
@@ -176,3 +208,55 @@ def test_a_quick_run_gates_against_a_full_baseline_with_nothing_missing(pytester
             assert {**m["identity"], "kernels": ""} == {**full[name]["identity"], "kernels": ""}
         else:
             assert m["identity"] == full[name]["identity"], name
+
+
+def _measured(x: float) -> Measurement:
+    return Measurement((x,) * 5, Stats.of([x] * 5), True)
+
+
+def _apps_result(names: tuple[str, ...]) -> sampled_apps.AppsResult:
+    """The application corpus' result over ``names`` with made-up times at every run length (the records'
+    names and identities are the point)."""
+    h100 = DeviceInfo(backend="cuda", index=0, name="H100", vendor="NVIDIA", key="h100", compute_capability="9.0",
+                      compute_units=132, warp_size=32)
+    sat = saturation_point(h100, {"num_regs": 16}, 256)
+    res = sampled_apps.AppsResult(sc.CorpusResult(sampled_apps.APPS, (), False))
+    for i, name in enumerate(names):
+        per_wave = 1e-4 * (1 + i)
+        for d in sampled_apps.DIVISORS:
+            plan = SamplePlan(sat, 64 * sat.wave // d, 256)
+            run = SampledRun(plan, _measured(2 * per_wave), _measured(3 * per_wave), _measured(64 / d * per_wave * 1.01))
+            res.runs.instances.append(sc.svr.Instance(name, sat.p_sat, 16.0, 0.0, 256, plan.p1, plan.p2, plan.n_groups,
+                                                      run.t_p1.stats.median, run.t_p2.stats.median, run.measured))
+        res.runs.main[name] = run
+        res.kernels[name] = by_name(name)
+    return res
+
+
+@needs_cl
+def test_a_full_run_reads_no_entry_of_a_study_as_missing(pytester):
+    """The baseline: a real run of ``test_math_function[sin-fp32]`` and the application corpus' entries as a
+    study run names them (``sampled_apps.records``, made-up times). A full run of both tests deselects the
+    study and gates the rest with nothing missing."""
+    node = f"{SUITES / 'test_accuracy_math.py'}::test_math_function[opencl:0-sin-fp32]"
+    folder = baseline_folder(pytester.path, "bl")
+    common = ("--gpuperf-device=opencl:0", "-p", "no:cacheprovider", f"--gpuperf-baseline-dir={folder}")
+    made_json, full_json = pytester.path / "made.json", pytester.path / "full.json"
+    pytester.runpytest(*common, "--gpuperf-update-baselines", f"--gpuperf-json={made_json}", node).assert_outcomes(passed=1)
+    apps = [_as_results_metric(r, APPS) for r in
+            sampled_apps.records(_apps_result(("parboil_sgemm", "shoc_triad", "rodinia_nn")))]
+    (pytester.path / "apps.json").write_text(json.dumps({**json.loads(made_json.read_text()), "metrics": apps,
+                                                         "missing": [], "tests": []}))
+    from pytest_gpuperf.cli import main as gpuperf
+
+    assert gpuperf(["baseline", "from-results", str(pytester.path / "apps.json"), "--dir", str(folder)]) == 0
+    stored = json.dumps(json.loads(next(folder.glob("*.json")).read_text()))
+    assert all(m["name"] in stored for m in apps)  # the study's entries are in the baseline
+
+    result = pytester.runpytest(*common, "--gpuperf-profile=full", f"--gpuperf-json={full_json}", node,
+                                f"{SUITES / 'test_model_apps.py'}::test_sampled_app_models[opencl:0]")
+    result.assert_outcomes(passed=1, deselected=1)
+    assert result.ret == pytest.ExitCode.OK
+    doc = json.loads(full_json.read_text())
+    assert doc["run"]["profile"] == "full" and doc["missing"] == []
+    assert not [m for m in doc["metrics"] if m["name"].startswith(("model.sampled_apps", "model.svr_apps"))]

@@ -73,11 +73,15 @@ def make_model() -> object:
     return make_pipeline(StandardScaler(), SVR(kernel="rbf", C=10.0, epsilon=0.01, gamma="scale"))
 
 
+#: the fewest kernels leave-one-kernel-out trains on (each fit sees at least two)
+MIN_KERNELS = 3
+
+
 def leave_one_kernel_out(instances: Sequence[Instance]) -> dict[str, list[tuple[Instance, float]]]:
     """For each kernel: fit on all other kernels' instances, predict its own (instance, t_ML)."""
     kernels = sorted({i.kernel for i in instances})
-    if len(kernels) < 3:
-        raise ValueError(f"leave-one-kernel-out needs at least 3 kernels, got {len(kernels)}")
+    if len(kernels) < MIN_KERNELS:
+        raise ValueError(f"leave-one-kernel-out needs at least {MIN_KERNELS} kernels, got {len(kernels)}")
     out: dict[str, list[tuple[Instance, float]]] = {}
     for k in kernels:
         train = [i for i in instances if i.kernel != k]

@@ -172,9 +172,10 @@ def test_a_kernel_left_out_leaves_the_means_over_the_kernels_measured(cl_device)
 def test_a_run_s_budget_and_watchdog_follow_the_session_s_timeout():
     assert sampled_apps.run_budget(10.0) == sampled_apps.RUN_BUDGET_S == 2.0
     assert sampled_apps.run_budget(4.0) == 1.0  # a quarter of the watchdog at most
-    assert sampled_apps.run_timeout(0.01, 10.0) == sampled_apps.HANG_FLOOR_S
-    assert sampled_apps.run_timeout(1.5, 10.0) == 1.5 * sampled_apps.HANG_FACTOR
-    assert sampled_apps.run_timeout(5.0, 10.0) == 10.0  # never past the session's
+    # a run within the budget is never cut off, whatever its prediction; a longer one after a few times it
+    assert sampled_apps.run_timeout(0.001, 2.0, 10.0) == 2.0 * sampled_apps.HANG_BUDGETS
+    assert sampled_apps.run_timeout(1.5, 2.0, 10.0) == 1.5 * sampled_apps.HANG_FACTOR
+    assert sampled_apps.run_timeout(5.0, 2.0, 10.0) == 10.0  # never past the session's
 
 
 #: shoc_triad's signature, one work-item of the groups ``SPIN_FROM`` on spinning on an input nobody changes
@@ -201,35 +202,36 @@ HANG = textwrap.dedent('''
     dev.timeout_s = float(sys.argv[2])
     spin = dataclasses.replace(by_name("shoc_triad"), text=SPIN)
     try:
-        sampled_apps.measure(dev, SampledKernel(dev, Measurer()), {}, kernels=[spin], size="tiny", cold=False)
+        sampled_apps.measure(dev, SampledKernel(dev, Measurer()), {}, kernels=[spin], size="tiny", cold=False,
+                             budget_s=float(sys.argv[3]))
     except ProbeTimeoutError as exc:
         print(f"ABANDONED={dev.abandoned is not None} {exc}", flush=True)
     os._exit(0)  # the spinning work-item would keep the interpreter from exiting
 ''')
 
 
-def _hang(tmp_path: Path, spin_from: int, timeout_s: float) -> str:
+def _hang(tmp_path: Path, spin_from: int, timeout_s: float, budget_s: float) -> str:
     """The output of :data:`HANG` in a subprocess (its work-item spins until the process dies)."""
     (tmp_path / "hang.py").write_text(HANG)
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    proc = subprocess.Popen([sys.executable, str(tmp_path / "hang.py"), str(spin_from), str(timeout_s)], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    proc = subprocess.Popen([sys.executable, str(tmp_path / "hang.py"), str(spin_from), str(timeout_s), str(budget_s)],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
     return finish_within(proc, limit_s=120)
 
 
 def test_a_kernel_that_hangs_in_its_probe_is_named_with_its_run_and_the_fix(cl_device, tmp_path):
     """Group 0 spins: the probe (its first of 16 groups) outlives the session's watchdog; the error names the
     kernel, the run and the fix, and the device is abandoned."""
-    out = _hang(tmp_path, 0, 1.0)
+    out = _hang(tmp_path, 0, 1.0, sampled_apps.RUN_BUDGET_S)
     assert "ABANDONED=True shoc_triad: a run of (up to) its first 1 of 16 work-groups did not finish within 1 s" in out, out
     assert "(its probe)" in out and "shrink its gpu size in models/app_*.py" in out, out
 
 
 def test_a_full_run_that_hangs_is_caught_by_a_watchdog_derived_from_its_prediction(cl_device, tmp_path):
     """Groups 12 on spin: the probe and the half-length run finish, the full run hangs. Its watchdog is a few
-    times its predicted time (at least ``HANG_FLOOR_S``; the prediction is microseconds here), not the
-    session's 60 s."""
-    out = _hang(tmp_path, 12, 60.0)
-    floor = f"{sampled_apps.HANG_FLOOR_S:g} s"
+    times its predicted time, at least twice the run budget (0.25 s here; the prediction is microseconds),
+    not the session's 60 s."""
+    out = _hang(tmp_path, 12, 60.0, 0.25)
+    floor = f"{0.25 * sampled_apps.HANG_BUDGETS:g} s"
     assert (f"ABANDONED=True shoc_triad: a run of (up to) its first 16 of 16 work-groups did not finish within {floor} "
             "(predicted ") in out, out

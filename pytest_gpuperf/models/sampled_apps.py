@@ -110,7 +110,8 @@ def identity() -> dict[str, str]:
 @dataclass
 class AppsResult:
     """The corpus' runs (``runs.main``: each kernel's full-length run; ``runs.instances``: the SVR's),
-    which run lengths were too short for the device's waves, and each kernel's provenance."""
+    which run lengths were too short for the device's waves, each kernel's provenance, and the kernels
+    whose full run was predicted (left out) or measured (kept) over the run budget."""
 
     runs: CorpusResult
     too_short: dict[str, list[int]] = field(default_factory=dict)

@@ -25,8 +25,10 @@ from .fleet.workers import KEY as _WORKER_KEY, Gathered, payload, report as sibl
 from .report import progress, summary
 from .session import GpuPerfSession, Options, is_shipped, strip_device_id, test_id
 from .timing import suite_profiles
+from .util.interrupt_latch import Latch
 
 session_key = pytest.StashKey[GpuPerfSession]()
+_latch = pytest.StashKey[Latch]()
 
 #: Each concern package may ship a ``fixtures`` module (its fixtures, options and markers); pytest
 #: registers those as sub-plugins of this one, so this module stays the only place wired to pytest.
@@ -150,6 +152,9 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError("--gpuperf-compare gates against another run; it cannot be combined with "
                                 "--gpuperf-update-baselines")
     state = GpuPerfSession(options, Path(str(config.rootpath)))
+    latch = Latch()
+    latch.install()
+    config.stash[_latch] = latch
     state.distributed = pinning.is_worker(config)  # other xdist workers own the other GPUs
     pinning.check_dist(config)
     try:
@@ -358,6 +363,17 @@ def gpuperf_record(gpu_device: Device, request: pytest.FixtureRequest) -> Record
     return Recorder(record)
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[object]:
+    """A Ctrl-C that code under test swallowed ends the run after the test it landed in
+    (:mod:`.util.interrupt_latch`)."""
+    result = yield
+    latch = item.config.stash.get(_latch, None)
+    if latch is not None:
+        latch.check()
+    return result
+
+
 # ---- the regression gate --------------------------------------------------------------------------------
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
@@ -531,6 +547,9 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     """After everything is reported: a process holding a device whose finalisation could wait on hung work
     forever (``Device.blocks_exit``: an abandoned CUDA device, an OpenCL read-back left queued behind a hang)
     leaves with ``os._exit``."""
+    latch = config.stash.get(_latch, None)
+    if latch is not None:
+        latch.uninstall()
     state = config.stash.get(session_key, None)
     if state is None or not state.blocks_exit():
         return

@@ -55,6 +55,14 @@ PROJECT = textwrap.dedent('''
             Path(os.environ["MARKER"]).write_text("measuring")
             gpu_measure(k, (1 << 16,), None, [buf], warmup=1, min_repeats=10**7, max_repeats=10**7, budget_s=120)
 
+        if how == "swallow":  # a library call that catches everything, as Kernel Tuner's host queries do
+            Path(os.environ["MARKER"]).write_text("waiting")
+            try:
+                import time
+                time.sleep(60)
+            except:  # noqa: E722
+                pass
+
     def test_c_later():
         pass
 ''')
@@ -133,6 +141,25 @@ def test_ctrl_c_during_the_run_ends_it_as_interrupted_with_records_of_what_finis
     assert "gpuperf INTERRUPTED: Ctrl-C stopped the run before every test ran" in out
     assert "marked \"interrupted\"" in out
     assert "1 passed" in out, out  # the later test never ran
+
+
+def test_a_ctrl_c_that_the_code_under_test_swallows_still_ends_the_run(tmp_path):
+    """SIGINT lands in a bare ``except:`` of the code under test, which carries on: the run still ends
+    after that test (exit 2, the later test never runs), with the records marked interrupted."""
+    proc, marker = _start(tmp_path, "swallow")
+    deadline = time.monotonic() + 60
+    while not marker.exists():
+        if proc.poll() is not None or time.monotonic() > deadline:
+            os.killpg(proc.pid, signal.SIGKILL)
+            pytest.fail(f"the swallowing test never started:\n{proc.communicate()[0][-3000:]}")
+        time.sleep(0.05)
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGINT)
+    out = finish_within(proc, limit_s=60)
+    assert proc.returncode == pytest.ExitCode.INTERRUPTED, out
+    assert "2 passed" in out and "test_c_later" not in out.split("short test summary")[-1], out
+    _check_records(tmp_path, out, interrupted=True)
+    assert "gpuperf INTERRUPTED: Ctrl-C stopped the run before every test ran" in out
 
 
 @pytest.mark.parametrize("how", ["", "raise"])

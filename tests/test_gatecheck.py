@@ -180,3 +180,18 @@ def test_cli_refuses_to_extend_a_foreign_file(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "is not valid JSON" in err and "move it aside" in err
     assert out.read_text() == "{not json"  # never overwritten
+
+
+def test_appended_runs_keep_the_number_of_their_results_files():
+    """A run whose earlier index was taken by a killed run's log (``aa-1.log`` without a result) is
+    ``aa-2``: appended later, it stays run 2, and the next is run 3, as their files are named."""
+    from pytest_gpuperf.gatecheck.run import merge
+
+    dev = {"key": "card"}
+    first = {"device": dev, "commit": "a", "aa": [{"run": 2, "results": "aa-2.json"}], "planted": []}
+    second = {"device": dev, "commit": "a", "aa": [{"run": 3, "results": "aa-3.json"}], "planted": []}
+    doc = merge(first, second)
+    assert [(r["run"], r["results"]) for r in doc["aa"]] == [(2, "aa-2.json"), (3, "aa-3.json")]
+    # runs from another folder whose numbers the old file already holds are numbered after it
+    doc = merge(doc, {"device": dev, "commit": "b", "aa": [{"run": 1, "results": "aa-1.json"}], "planted": []})
+    assert [r["run"] for r in doc["aa"]] == [2, 3, 4]

@@ -234,9 +234,13 @@ def merge(old: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
         raise GpuPerfError(f"cannot append a gate check of {new['device'].get('key')} to one of "
                            f"{old['device'].get('key')}")
     out = dict(old)
-    base = len(old["aa"])
-    out["aa"] = _stamped(old["aa"], old.get("commit")) + [
-        {**r, "run": base + i + 1} for i, r in enumerate(_stamped(new["aa"], new.get("commit")))]
+    # a run keeps its number (its results files' index) unless the old file already used it
+    taken = max((int(e["run"]) for e in old["aa"]), default=0)
+    added = []
+    for r in _stamped(new["aa"], new.get("commit")):
+        taken = max(taken + 1, int(r["run"]))
+        added.append({**r, "run": taken})
+    out["aa"] = _stamped(old["aa"], old.get("commit")) + added
     planted = {(p["kind"], p["metric"], json.dumps(p["size"]), p["commit"]): dict(p)
                for p in _stamped(old["planted"], old.get("commit"))}
     for p in _stamped(new["planted"], new.get("commit")):

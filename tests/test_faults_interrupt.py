@@ -102,6 +102,16 @@ def _start(tmp_path: Path, how: str, sigint_in_writes: bool = False) -> tuple[su
     return proc, marker
 
 
+def _wait_for(marker: Path, proc: subprocess.Popen, what: str) -> None:
+    """Until the test in ``proc`` wrote ``marker`` (fails, killing the run, after 60 s or if it ended)."""
+    deadline = time.monotonic() + 60
+    while not marker.exists():
+        if proc.poll() is not None or time.monotonic() > deadline:
+            os.killpg(proc.pid, signal.SIGKILL)
+            pytest.fail(f"{what} never started:\n{proc.communicate()[0][-3000:]}")
+        time.sleep(0.05)
+
+
 def _check_records(tmp_path: Path, out: str, interrupted: bool) -> None:
     """The results file and the history run exist, hold the finished test's metric and agree on
     ``interrupted``."""
@@ -126,12 +136,7 @@ def test_ctrl_c_during_the_run_ends_it_as_interrupted_with_records_of_what_finis
     never runs, and results and history hold the first test's metric, marked interrupted."""
     proc, marker = _start(tmp_path, how)
     if how == "signal":
-        deadline = time.monotonic() + 60
-        while not marker.exists():
-            if proc.poll() is not None or time.monotonic() > deadline:
-                os.killpg(proc.pid, signal.SIGKILL)
-                pytest.fail(f"the measuring test never started:\n{proc.communicate()[0][-3000:]}")
-            time.sleep(0.05)
+        _wait_for(marker, proc, "the measuring test")
         time.sleep(0.5)  # inside the measurement loop
         proc.send_signal(signal.SIGINT)
     out = finish_within(proc, limit_s=60)
@@ -147,12 +152,7 @@ def test_a_ctrl_c_that_the_code_under_test_swallows_still_ends_the_run(tmp_path)
     """SIGINT lands in a bare ``except:`` of the code under test, which carries on: the run still ends
     after that test (exit 2, the later test never runs), with the records marked interrupted."""
     proc, marker = _start(tmp_path, "swallow")
-    deadline = time.monotonic() + 60
-    while not marker.exists():
-        if proc.poll() is not None or time.monotonic() > deadline:
-            os.killpg(proc.pid, signal.SIGKILL)
-            pytest.fail(f"the swallowing test never started:\n{proc.communicate()[0][-3000:]}")
-        time.sleep(0.05)
+    _wait_for(marker, proc, "the swallowing test")
     time.sleep(0.3)
     proc.send_signal(signal.SIGINT)
     out = finish_within(proc, limit_s=60)

@@ -68,12 +68,8 @@ FAMILIES: tuple[Family, ...] = (
     Family("accuracy.fp*.*.r[nudz].max_ulp", "ulp", "bound", why=ACCURACY_BOUND_WHY),
     Family("accuracy.fp*.*.rn.default.max_ulp", "ulp", "bound", why=ACCURACY_BOUND_WHY),
     # math functions, fast variants and the libraries users call, on seeded sets or certified over every input
-    Family("accuracy.fp*.*.max_ulp", "ulp", "lower", gpu=ACCURACY_EXACT, why=ACCURACY_EXACT_WHY),
-    Family("accuracy.fp*.*.mean_ulp", "ulp", "lower", gpu=ACCURACY_EXACT, why=ACCURACY_EXACT_WHY),
-    Family("accuracy.pyopencl.*.max_ulp", "ulp", "lower", gpu=ACCURACY_EXACT, why=ACCURACY_EXACT_WHY),
-    Family("accuracy.pyopencl.*.mean_ulp", "ulp", "lower", gpu=ACCURACY_EXACT, why=ACCURACY_EXACT_WHY),
-    Family("accuracy.cupy.*.max_ulp", "ulp", "lower", gpu=ACCURACY_EXACT, why=ACCURACY_EXACT_WHY),
-    Family("accuracy.cupy.*.mean_ulp", "ulp", "lower", gpu=ACCURACY_EXACT, why=ACCURACY_EXACT_WHY),
+    *(Family(f"accuracy.{source}.*.{stat}", "ulp", "lower", gpu=ACCURACY_EXACT, why=ACCURACY_EXACT_WHY)
+      for source in ("fp*", "pyopencl", "cupy") for stat in ("max_ulp", "mean_ulp")),
     Family("accuracy.sum.*.abs_err", "1", "lower", gpu={"rel": 1.0, "abs": 1e-30},
            why="a rounding error, not a timing: the band flags a change of its order of magnitude; the absolute "
                "floor keeps an exact sum (0) comparable"),

@@ -32,16 +32,14 @@ import inspect
 import json
 import math
 import os
-import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from .. import NCU_REFERENCE_SCHEMA, __version__
 from ..devices.base import Device, DeviceInfo
-from ..schemas import SchemaError, validate
+from ..schemas.keyed_store import KeyedStore
 from ..timing.measure import observed
-from ..util.atomic import atomic_write_json
 from ..util.memo import cache_root
 from ..util.provenance import now_iso
 from . import kernel_classes as kc
@@ -112,48 +110,17 @@ def key(fields: Mapping[str, Any]) -> str:
 
 
 # ---- the store ------------------------------------------------------------------------------------------
-class NcuReferenceCache:
-    """One JSON file per key, written atomically, every entry checked against
-    :data:`~pytest_gpuperf.NCU_REFERENCE_SCHEMA` when read and before it is written."""
+class NcuReferenceCache(KeyedStore):
+    """The stored profiles (:class:`~..schemas.keyed_store.KeyedStore` of
+    :data:`~pytest_gpuperf.NCU_REFERENCE_SCHEMA`): a refused entry warns :class:`StaleNcuReference`."""
 
     def __init__(self, root: Path) -> None:
-        self.root = Path(root)
-
-    def path(self, key: str) -> Path:
-        return self.root / f"{key}.json"
-
-    def get(self, key: str) -> dict[str, Any] | None:
-        """The entry, or None: absent (silently), or torn or refused (with a warning that says why)."""
-        path = self.path(key)
-        try:
-            text = path.read_text()
-        except FileNotFoundError:
-            return None
-        except OSError as exc:
-            _stale(f"stored ncu profile {path} cannot be read ({exc.strerror or exc})")
-            return None
-        try:
-            entry = json.loads(text)
-            validate(entry, NCU_REFERENCE_SCHEMA, source=f"stored ncu profile {path}")
-        except ValueError:
-            _stale(f"stored ncu profile {path} is not JSON (a torn or foreign file)")
-            return None
-        except SchemaError as exc:
-            _stale(str(exc))
-            return None
-        return entry
+        super().__init__(root, NCU_REFERENCE_SCHEMA, "stored ncu profile", StaleNcuReference,
+                         "the counter dataset is profiled again and the entry rewritten.")
 
     def put(self, key: str, value: Mapping[str, Any]) -> Path:
-        """Store ``value`` under ``key`` stamped with the current schema (validated before writing)."""
-        entry = {"schema": NCU_REFERENCE_SCHEMA, "key": key, **value}
-        validate(entry, NCU_REFERENCE_SCHEMA, source=f"stored ncu profile for {key}")
-        atomic_write_json(self.path(key), entry)
-        return self.path(key)
-
-
-def _stale(why: str) -> None:
-    warnings.warn(StaleNcuReference(f"{why}\nNot used: the counter dataset is profiled again and the entry "
-                                    "rewritten."), stacklevel=3)
+        """Store ``value`` stamped with its key too (the entry names the profile it is)."""
+        return super().put(key, {"key": key, **value})
 
 
 def entry_of(prof: ncu.Profile, fields: Mapping[str, Any], measured: str) -> dict[str, Any]:
@@ -340,7 +307,7 @@ def _load(cache: NcuReferenceCache, k: str, runs: Sequence[PlannedRun]) -> tuple
     try:
         return profile_of(entry, runs), str(entry["measured"]), ""
     except (ncu.NcuError, KeyError, TypeError, ValueError) as exc:
-        _stale(f"stored ncu profile {cache.path(k)} does not hold this run's dataset: {exc}")
+        cache.refuse(f"stored ncu profile {cache.path(k)} does not hold this run's dataset: {exc}")
         return None, "", "the stored profile was refused (see the warning)"
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,8 +26,7 @@ import pytest
 
 from .. import TUNING_CACHE_SCHEMA
 from ..devices.base import Device
-from ..schemas import SchemaError, validate
-from ..util.atomic import atomic_write_json
+from ..schemas.keyed_store import KeyedStore
 from ..util.clock import mark_session_start, session_elapsed
 from .pareto import BUDGET_S
 from .kernels import Benchmark, by_name
@@ -128,37 +126,13 @@ class StaleTuningEntry(UserWarning):
     """A tuning cache entry was not used (another schema version, or malformed): the kernel is retuned."""
 
 
-class TuningCache:
-    """Small JSON-per-key store with atomic writes; every entry carries and is checked against
-    :data:`~pytest_gpuperf.TUNING_CACHE_SCHEMA`."""
+class TuningCache(KeyedStore):
+    """The tuning suite's store (:class:`~..schemas.keyed_store.KeyedStore` of
+    :data:`~pytest_gpuperf.TUNING_CACHE_SCHEMA`): a refused entry warns :class:`StaleTuningEntry`."""
 
     def __init__(self, root: Path) -> None:
-        self.root = root
-
-    def path(self, key: str) -> Path:
-        return self.root / f"{key}.json"
-
-    def get(self, key: str) -> dict[str, Any] | None:
-        """The entry, or None for a miss: absent, torn (an interrupted write), or refused — written by
-        another schema version or not following this one, which warns so the retune is explained."""
-        path = self.path(key)
-        try:
-            entry = json.loads(path.read_text())
-        except (OSError, ValueError):
-            return None
-        try:
-            validate(entry, TUNING_CACHE_SCHEMA, source=f"tuning cache entry {path}")
-        except SchemaError as exc:
-            warnings.warn(StaleTuningEntry(f"{exc}\nNot used: the kernel is tuned again and the entry rewritten."),
-                          stacklevel=2)
-            return None
-        return entry
-
-    def put(self, key: str, value: dict[str, Any]) -> None:
-        """Store ``value`` under ``key`` stamped with the current schema (validated before writing)."""
-        entry = {"schema": TUNING_CACHE_SCHEMA, **value}
-        validate(entry, TUNING_CACHE_SCHEMA, source=f"tuning cache entry for {key}")
-        atomic_write_json(self.path(key), entry)
+        super().__init__(root, TUNING_CACHE_SCHEMA, "tuning cache entry", StaleTuningEntry,
+                         "the kernel is tuned again and the entry rewritten.")
 
 
 def cache_root(config: pytest.Config) -> Path:

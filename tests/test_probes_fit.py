@@ -53,6 +53,26 @@ def test_levels_from_a_latency_curve():
     assert lv[2].latency == 650.0
 
 
+#: an H100 chase curve (cycles, 1 KiB … 181 MiB, two footprints per doubling) taken right after a 1 GiB
+#: copy: the 16 and 22.6 MiB buffers landed partly on the far L2 partition, the far partition reads 548–565
+#: (DRAM 680/683: a step of 1.22×, under the plateaus' 1.25× jump) and the two footprints past the warm
+#: limit (128 and 181 MiB, chased cold) read below DRAM
+H100_AFTER_COPY = [41.0] * 15 + [167, 283, 282, 282, 282, 284, 282, 282, 282, 282, 282, 282, 336, 378, 565, 548, 680,
+                                 683, 565, 591]
+
+
+def test_the_l2_ends_where_dram_begins_whatever_the_far_partition_reads():
+    sizes = memory.footprints(1024, 4 * 50 * 2**20)
+    assert len(sizes) == len(H100_AFTER_COPY)
+    lv = {x.name: x for x in memory.levels(sizes, H100_AFTER_COPY, warm_limit=100 * 2**20)}
+    assert lv["l2"].size == sizes[30] and round(sizes[30] / 2**20, 1) == 45.3  # not 16 MiB
+    assert lv["l2"].latency == 282.0
+    # DRAM from the warmed footprints only (64 and 90.5 MiB), not the cold 128/181 MiB transients
+    assert lv["dram"].latency == pytest.approx(681.5) and lv["dram"].size == sizes[32]
+    # without the warm limit the cold points count (what the figure used to be)
+    assert memory.levels(sizes, H100_AFTER_COPY)[-1].latency < 650
+
+
 def test_chase_array_is_one_cycle_over_all_lines():
     a = memory.chase_array(64 * 1024, 128)
     j, seen = 0, set()

@@ -106,8 +106,9 @@ class ChaseSweep:
                    "info": {"footprint_bytes": f, "stride_bytes": CHASE_STRIDE, "sass": p.evidence.get("gp_chase")}}
         meta = self.meta()
         for level in memory.recorded_levels(self.levels, self.is_cpu):
+            estimate = "warmed plateau median" if level.name == "dram" else "plateau median"
             yield {"name": f"memory.{level.name}.latency.cycles", "value": level.latency, "unit": "cycles",
-                   "better": "lower", "info": meta, "identity": {"estimate": "plateau median"}}
+                   "better": "lower", "info": meta, "identity": {"estimate": estimate}}
             if level.name != "dram" and not self.is_cpu:
                 yield {"name": f"memory.{level.name}.size.bytes", "value": level.size, "unit": "bytes",
                        "better": "exact", "info": {"grid": "2 footprints per doubling", "levels": meta["levels"]}}
@@ -136,7 +137,7 @@ def chase_sweep(device: Device, p: Probe) -> ChaseSweep:
                 samples_at[f] = s
         curves[stride] = pts
     main = curves[CHASE_STRIDE]
-    lv = memory.levels([x for x, _ in main], [y for _, y in main])
+    lv = memory.levels([x for x, _ in main], [y for _, y in main], warm_limit=2 * cache)
     return ChaseSweep(p, cache, info.clock_counter, info.is_cpu, curves, samples_at, lv)
 
 

@@ -324,11 +324,35 @@ class Level:
     points: int
 
 
-def levels(sizes: Sequence[int], lat: Sequence[float], jump: float = 1.25) -> list[Level]:
-    """Cache levels from a latency-vs-footprint curve: the first plateau is L1, the last DRAM (when the
-    sweep went past the L2), everything between is L2 (H100's L2 shows a near and a far partition)."""
-    spans = plateaus(lat, jump)
-    # a one-point "plateau" before the last is a transition between two levels: it joins the next one
+#: a warmed footprint whose latency is within this factor of the largest warmed footprint's is at the DRAM
+#: level: the step from a far L2 partition to DRAM (H100: about 1.3×) is too close to the plateaus' 1.25×
+#: jump for a running median to find it in every run, but far below this factor's reach from DRAM itself
+DRAM_NEAR = 1.12
+
+
+def levels(sizes: Sequence[int], lat: Sequence[float], jump: float = 1.25,
+           warm_limit: int | None = None) -> list[Level]:
+    """Cache levels from a latency-vs-footprint curve: the first plateau is L1; DRAM starts at the first
+    footprint past it within :data:`DRAM_NEAR` of the largest warmed footprint's latency and ends there
+    (footprints past ``warm_limit`` were chased cold, a transient, and only bound the curve); everything
+    between is L2 (H100's L2 shows a near and a far partition: latency of the first, size of the last)."""
+    warmed = [i for i, f in enumerate(sizes) if warm_limit is None or f <= warm_limit] or list(range(len(sizes)))
+    last = warmed[-1]
+    first = _merged_spans(plateaus(lat[:last + 1], jump))[0]
+    out = [Level("l1", _body_median(lat, *first), int(sizes[first[1] - 1]), first[1] - first[0])]
+    if first[1] > last:
+        return out
+    dram = next(i for i in range(first[1], last + 1) if lat[i] * DRAM_NEAR >= lat[last])
+    if dram > first[1]:
+        near = _merged_spans(plateaus(lat[first[1]:dram], jump))[0]
+        out.append(Level("l2", _body_median(lat, first[1] + near[0], first[1] + near[1]), int(sizes[dram - 1]),
+                         dram - first[1]))
+    out.append(Level("dram", float(np.median(lat[dram:last + 1])), int(sizes[last]), last + 1 - dram))
+    return out
+
+
+def _merged_spans(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """A one-point "plateau" before the last is a transition between two levels: it joins the next one."""
     merged: list[tuple[int, int]] = []
     pending = None
     for k, (i, j) in enumerate(spans):
@@ -337,14 +361,10 @@ def levels(sizes: Sequence[int], lat: Sequence[float], jump: float = 1.25) -> li
             continue
         merged.append((i, j) if pending is None else (pending, j))
         pending = None
-    spans = merged
-    names = ["l1"] + ["l2"] * max(0, len(spans) - 2) + (["dram"] if len(spans) > 1 else [])
-    out: list[Level] = []
-    for (i, j), name in zip(spans, names):
-        if out and out[-1].name == name:  # merge the L2 partitions: latency of the first, size of the last
-            prev = out[-1]
-            out[-1] = Level(name, prev.latency, int(sizes[j - 1]), prev.points + (j - i))
-        else:
-            body = lat[i + 1:j] if j - i > 2 else lat[i:j]  # drop the transitional first point
-            out.append(Level(name, float(np.median(body)), int(sizes[j - 1]), j - i))
-    return out
+    return merged
+
+
+def _body_median(lat: Sequence[float], i: int, j: int) -> float:
+    """A plateau's latency: the median of its points without the transitional first one (when it has more
+    than two)."""
+    return float(np.median(lat[i + 1:j] if j - i > 2 else lat[i:j]))

@@ -17,6 +17,9 @@ import json
 from pathlib import Path
 
 import pytest
+# Kernel Tuner's annealing strategies import scipy.optimize; a second in-process pytester run cannot load its C
+# extensions again once the first run's imports are undone, so they are imported here, before any run
+import scipy.optimize  # noqa: F401
 
 from pytest_gpuperf.tuning import reference
 from pytest_gpuperf.tuning.fixtures import StaleTuningEntry
@@ -56,12 +59,32 @@ def test_a_stored_table_is_replayed_without_timing_a_point(cl_device, tmp_path):
     timed: list[int] = []
     warm.ev.on_point = timed.append  # called for every point the evaluator times
     ref = reference.begin(warm, 11, root=tmp_path)
-    assert ref.cached and ref.measured and ref.info() == {"cached": True, "key": ref.key, "measured": ref.measured}
+    assert ref.cached and ref.measured and ref.info() == {"cached": True, "key": ref.key, "measured": ref.measured,
+                                                          "verified": {"stored": 0, "now": 0}}
     assert {c: p.time_s for c, p in warm.ev.points.items()} == {c: p.time_s for c, p in cold.ev.points.items()}
     assert exhaustive(warm).best == best and dao(warm).best == picked
     assert timed == []  # every strategy replayed the table
     assert not reference.begin(_ctx(cl_device), 11, retune=True, root=tmp_path).cached
     assert reference.finish(ref, warm, best, root=tmp_path) is ref and not ref.stored  # nothing rewritten
+
+
+def test_a_pick_checked_against_numpy_under_a_key_is_not_checked_again(cl_device, tmp_path):
+    cold = _ctx(cl_device)
+    ref = reference.begin(cold, 11, root=tmp_path)
+    best, picked = exhaustive(cold).best, dao(cold).best
+    picks = sorted({best, picked})
+    assert ref.unverified(picks) == picks  # nothing checked before the first run
+    reference.record_verified(ref, picks)
+    reference.finish(ref, cold, best, root=tmp_path)
+    warm = reference.begin(_ctx(cl_device), 11, root=tmp_path)
+    assert warm.cached and warm.unverified(picks) == [] and warm.info()["verified"] == {"stored": len(picks), "now": 0}
+    # a configuration no run checked yet is checked, and kept in the stored entry for the next run
+    other = next(c for c in cold.space if c not in picks)
+    assert warm.unverified([other, best]) == [other]
+    reference.record_verified(warm, [other], root=tmp_path)
+    assert reference.begin(_ctx(cl_device), 11, root=tmp_path).unverified([other, *picks]) == []
+    # another key (here: a retune, which ignores the stored table) checks every pick again
+    assert reference.begin(_ctx(cl_device), 11, retune=True, root=tmp_path).unverified(picks) == picks
 
 
 def test_an_entry_of_another_schema_version_is_refused_and_the_space_timed_again(cl_device, tmp_path):

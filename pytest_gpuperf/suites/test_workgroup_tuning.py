@@ -16,7 +16,8 @@ Random search and Kernel Tuner's strategies get the thesis tuner's number of eva
 and are averaged over seeds (``tuning.race``, over the strategies of ``tuning.strategies.REGISTRY``).
 ``tuning.mean.<strategy>.*`` averages the figures this session recorded of the kernels tuned before it
 (``tuning.standings``; the set is the metric's identity, so a subset never gates against all kernels).
-Every strategy's pick is run once on fresh random inputs and compared with NumPy.
+Every strategy's pick is run once on fresh random inputs and compared with NumPy (once per stored table:
+the entry keeps the configurations checked under its key).
 The exhaustive table is stored in the user's cache directory per kernel source, device, driver and space
 (``tuning.reference``); a later run's strategies replay it and only the picks and the cached optimum are
 timed again (together, as always), so every ``quality`` and ``optimum_us`` is a time of this run

@@ -406,7 +406,8 @@ def _bfs_check(dev: Device, p: Prepared, local: Local) -> None:
     want = level.copy()
     frontier = np.flatnonzero(level == 0)
     starts, ends = h["row_ptr"][frontier], h["row_ptr"][frontier + 1]
-    idx = np.concatenate([np.arange(a, b) for a, b in zip(starts, ends)]) if len(frontier) else np.array([], int)
+    lengths = ends - starts
+    idx = np.repeat(starts - np.cumsum(lengths) + lengths, lengths) + np.arange(int(lengths.sum()))
     nbrs = h["cols"][idx]
     nbrs = nbrs[level[nbrs] < 0]
     want[nbrs] = 1

@@ -10,8 +10,9 @@ configuration's median time, spread and host cost, and what the strategies of th
 run with the same key loads the table into its :class:`~.evaluate.Evaluator` before any strategy runs, so
 exhaustive search, the thesis tuner, the static pruners, random search and Kernel Tuner's strategies all
 replay it (as :mod:`.ktsim` replays Kernel Tuner's own cache) and pay its recorded price per point; the
-device then runs only what the figures need of this run: every pick is checked against NumPy on fresh
-inputs, and the picks and the cached optimum are re-timed together (``Evaluator.remeasure``), so
+device then runs only what the figures need of this run: every pick no run under the key has checked
+is checked against NumPy on fresh inputs (the checked configurations are kept in the entry,
+``verified``: a check's outcome depends on nothing outside the key), and the picks and the cached optimum are re-timed together (``Evaluator.remeasure``), so
 ``optimum_us`` and every ``quality`` ratio are times of this run, as with a cold cache.
 
 The key (:func:`key`) holds everything that shapes a point: the kernel's source, entry point and build
@@ -83,10 +84,17 @@ class Reference:
     measured: str = ""
     stored: bool = False
     why: str = ""
+    verified: frozenset[str] = frozenset()  # configurations checked against NumPy under this key
+    verified_now: int = 0  # how many this run checked
+
+    def unverified(self, picks: list[Config]) -> list[Config]:
+        """The picks no run under this key has checked against NumPy yet."""
+        return [c for c in picks if c.label() not in self.verified]
 
     def info(self) -> dict[str, Any]:
         """What the suite keeps in a metric's ``info`` (the figures' meaning is the same either way)."""
-        out: dict[str, Any] = {"cached": self.cached, "key": self.key, "measured": self.measured}
+        out: dict[str, Any] = {"cached": self.cached, "key": self.key, "measured": self.measured,
+                               "verified": {"stored": len(self.verified), "now": self.verified_now}}
         if not self.cached:
             out["stored"] = self.stored
             if self.why:
@@ -104,7 +112,28 @@ def begin(ctx: Context, seed: int, retune: bool = False, root: Path | None = Non
         return Reference(k, str(cache.path(k)), cached=False)
     ctx.ev.points.update({config_of(label): Point(float(p["time_s"]), float(p["spread"]), float(p["cost_s"]))
                           for label, p in entry["points"].items()})
-    return Reference(k, str(cache.path(k)), cached=True, measured=str(entry.get("measured", "")))
+    return Reference(k, str(cache.path(k)), cached=True, measured=str(entry.get("measured", "")),
+                     verified=frozenset(entry.get("verified", ())))
+
+
+def record_verified(ref: Reference, checked: list[Config], root: Path | None = None) -> Reference:
+    """Add the picks this run checked against NumPy to a replayed table's entry, so later runs under the
+    same key (kernel source, sizes, device, driver, toolkit) do not check them again. A table timed now
+    keeps them through :func:`finish`."""
+    ref.verified_now = len(checked)
+    ref.verified = ref.verified | {c.label() for c in checked}
+    if not ref.cached or not checked:
+        return ref
+    cache = TuningCache(cache_dir() if root is None else root)
+    entry = cache.get(ref.key)
+    if entry is None:
+        return ref
+    entry["verified"] = sorted(ref.verified)
+    try:
+        cache.put(ref.key, entry)
+    except OSError:  # the next run checks them again: costs time, never a figure
+        pass
+    return ref
 
 
 def finish(ref: Reference, ctx: Context, optimum: Config, root: Path | None = None) -> Reference:
@@ -126,7 +155,7 @@ def finish(ref: Reference, ctx: Context, optimum: Config, root: Path | None = No
     entry = {"local": list(optimum.local), "variant": optimum.variant, "kernel": ev.bench.name,
              "device": dev.info.key, "problem": dict(ev.sizes), "strategy": "exhaustive",
              "time_us": ev.points[optimum].time_s * 1e6, "evaluations": len(ctx.space), "space": len(ctx.space),
-             "driver": dev.info.driver_version, "measured": ref.measured,
+             "driver": dev.info.driver_version, "measured": ref.measured, "verified": sorted(ref.verified),
              "points": {c.label(): {"time_s": p.time_s, "spread": p.spread, "cost_s": p.cost_s}
                         for c, p in sorted(ev.points.items())}}
     try:

@@ -48,3 +48,11 @@ def test_a_value_json_cannot_keep_is_refused(tmp_path):
 def test_the_environment_moves_the_store(monkeypatch, tmp_path):
     monkeypatch.setenv(memo.ENV, str(tmp_path))
     assert memo.cache_root() == tmp_path
+
+
+def test_a_stored_value_the_check_refuses_is_computed_again_and_replaced(tmp_path):
+    memo.remember("t", {"a": 1}, lambda: {"out": 1}, root=tmp_path)
+    value, how = memo.remember("t", {"a": 1}, lambda: {"out": 2}, root=tmp_path, valid=lambda v: v["out"] == 2)
+    assert (value, how["cached"], how.get("refused")) == ({"out": 2}, False, True)
+    value, how = memo.remember("t", {"a": 1}, lambda: {"out": 3}, root=tmp_path, valid=lambda v: v["out"] == 2)
+    assert (value, how["cached"]) == ({"out": 2}, True)  # the replacement is what the next run reads

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ..util import memo
 from . import check, expr_kernels, fp_formats, functions, inputs, search
 from .fp_formats import Format
 from .outcome import Outcome
@@ -33,29 +34,57 @@ def subnormal(a: np.ndarray, fmt: Format) -> np.ndarray:
 #: library's own build (the project's build of each binary32 function has its exhaustive certificate in the
 #: math suite); four libraries times every unary function make a longer search a large share of a run.
 SEARCH_BUDGET_S = 0.25
+#: the distributions whose version is part of a stored search's key (a library's math is its build's)
+LIBRARY_DISTRIBUTIONS = ("cupy", "cupy-cuda12x", "cupy-cuda13x", "pyopencl", "numpy")
 
 
-def _search(um: Any, fn: str, fmt: Format, f: functions.MathFunction, expr: str, metric: str,
+def _search(device: Any, um: Any, fn: str, fmt: Format, f: functions.MathFunction, expr: str, metric: str,
             rng: np.random.Generator) -> tuple[dict[str, Any] | None, float]:
     """The budgeted worst-case search through the library's call: its ``info`` entry (None when every input it
     found is one the library may flush) and its MPFR-confirmed maximum (-inf when nothing was scored, or on
-    an inf/nan mismatch: those count in the seeded check)."""
-    budget = SEARCH_BUDGET_S
+    an inf/nan mismatch: those count in the seeded check).
+
+    Kept across runs (:func:`~pytest_gpuperf.util.memo.remember`) per library build and options, function,
+    device, driver and toolkit: the worst inputs a search found are what it is worth, and a later run
+    evaluates them again through the library — the same output bits, the same scores — instead of searching
+    anew; any other bit is a new search."""
 
     def dev_eval(x: np.ndarray) -> np.ndarray:
         return np.asarray(um.evaluate(fn, [x], fmt.dtype, expr), fmt.dtype)
 
-    res = search.worst_case_search(fmt, dev_eval, f.ref32, metric, budget, rng, batch=1 << 12, domain=f.domain)
-    x = res.best_x
-    if um.flushes_subnormals:
-        x = x[~subnormal(x, fmt) & ~subnormal(f.ref32(x).astype(np.float64), fmt)]
-    if not x.size:
+    def same_outputs(stored: dict[str, Any]) -> bool:
+        if not stored["x"]:
+            return True
+        x = np.asarray(stored["x"], np.int64).astype(fmt.bits).view(fmt.dtype)
+        return dev_eval(x).view(fmt.bits).astype(np.int64).tolist() == stored["y"]
+
+    def compute() -> dict[str, Any]:
+        res = search.worst_case_search(fmt, dev_eval, f.ref32, metric, SEARCH_BUDGET_S, rng, batch=1 << 12,
+                                       domain=f.domain)
+        x = res.best_x
+        if um.flushes_subnormals:
+            x = x[~subnormal(x, fmt) & ~subnormal(f.ref32(x).astype(np.float64), fmt)]
+        if not x.size:
+            return {"x": [], "y": [], "entry": None, "max": None}
+        ys = dev_eval(x)
+        ss = check.score(ys, [x], f.ref32(x), fmt, fn, metric)
+        entry = {"max": ss.max, "worst": ss.worst([x], ys), "rounds": res.rounds, "evaluated": res.evaluated,
+                 "budget_s": SEARCH_BUDGET_S}
+        return {"x": x.view(fmt.bits).astype(np.int64).tolist(), "y": ys.view(fmt.bits).astype(np.int64).tolist(),
+                "entry": check.jsonable(entry), "max": None if ss.mismatches else float(ss.max)}
+
+    info = device.info
+    fields = {"library": um.library, "build": um.build, "options": list(um.options),
+              "versions": memo.versions(LIBRARY_DISTRIBUTIONS), "call": um.spelling(fn), "fn": fn, "fmt": fmt.name,
+              "expr": expr, "metric": metric, "flushes": um.flushes_subnormals, "device": info.key,
+              "driver": info.driver_version, "runtime": info.runtime_version, "toolkit": info.toolkit_version,
+              "budget_s": SEARCH_BUDGET_S}
+    value, how = memo.remember("usermath-search", fields, compute, valid=same_outputs)
+    if value["entry"] is None:
         return None, -np.inf
-    ys = dev_eval(x)
-    ss = check.score(ys, [x], f.ref32(x), fmt, fn, metric)
-    entry = {"max": ss.max, "worst": ss.worst([x], ys), "rounds": res.rounds, "evaluated": res.evaluated,
-             "budget_s": budget}
-    return entry, (-np.inf if ss.mismatches else ss.max)
+    entry = dict(value["entry"], stored={"cached": how["cached"], "key": how["key"], "computed": how["computed"],
+                                         "spot_checked": len(value["x"]) if how["cached"] else 0})
+    return entry, (-np.inf if value["max"] is None else value["max"])
 
 
 def check_user_math(device: Any, um: Any, library: str, fn: str, fmt_name: str, rng: np.random.Generator,
@@ -104,7 +133,7 @@ def check_user_math(device: Any, um: Any, library: str, fn: str, fmt_name: str, 
     elif bound is not None and sc.max > bound:
         problems.append(f"{library} {fn} {fmt_name}: {sc.max} ulp ({metric}) > documented {bound} at {worst}")
     if fmt_name == "fp32" and f.arity == 1:
-        found, found_max = _search(um, fn, fmt, f, expr, metric, rng)
+        found, found_max = _search(device, um, fn, fmt, f, expr, metric, rng)
         if found is not None:
             info_d["search"] = found
             if bound is not None and found_max > bound:

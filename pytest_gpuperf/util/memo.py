@@ -79,20 +79,25 @@ def _path(root: Path, k: str) -> Path:
     return root / "memo" / f"{k}.json"
 
 
-def remember(kind: str, fields: Mapping[str, Any], compute: Callable[[], Any],
-             root: Path | None = None) -> tuple[Any, dict[str, Any]]:
+def remember(kind: str, fields: Mapping[str, Any], compute: Callable[[], Any], root: Path | None = None,
+             valid: Callable[[Any], bool] | None = None) -> tuple[Any, dict[str, Any]]:
     """``compute()``'s value for these ``fields``, from the store when it holds one, else computed and
-    stored; and what happened (``cached``, ``key``, ``computed`` timestamp, ``why`` a store failed)."""
+    stored; and what happened (``cached``, ``key``, ``computed`` timestamp, ``why`` a store failed).
+    ``valid``: a check of a stored value against the world of this run (a spot check of a device's
+    outputs, say); a stored value it refuses is computed again and replaced (``refused`` says so)."""
     k = key(kind, fields)
     path = _path(cache_root() if root is None else root, k)
+    refused = False
     try:
         entry = json.loads(path.read_text())
         if entry.get("schema") == SCHEMA and entry.get("key") == k and "value" in entry:
-            return entry["value"], {"cached": True, "key": k, "computed": entry.get("computed", "")}
+            if valid is None or valid(entry["value"]):
+                return entry["value"], {"cached": True, "key": k, "computed": entry.get("computed", "")}
+            refused = True
     except (OSError, ValueError, AttributeError):
         pass
     value = json.loads(json.dumps(compute(), allow_nan=False, default=_plain))  # as a hit would return it
-    how: dict[str, Any] = {"cached": False, "key": k, "computed": now_iso()}
+    how: dict[str, Any] = {"cached": False, "key": k, "computed": now_iso(), **({"refused": True} if refused else {})}
     try:
         atomic_write_json(path, {"schema": SCHEMA, "key": k, "computed": how["computed"], "value": value})
     except (OSError, TypeError, ValueError) as exc:

@@ -5,6 +5,8 @@ naive (one output per work-item, no tiling); the ports keep that, except where a
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 from .app_kernel import AppKernel, Cost, Origin, Out, Problem, f32, i32, tiled, uniform
@@ -266,16 +268,24 @@ def _grid(tiles: int, tile_rows: int, rows: int) -> tuple[int, int]:
     return tiles * 256 + 2, tile_rows * rows + 2
 
 
-def _jacobi(rng, tiles: int, tile_rows: int, rows: int, reps: int) -> Problem:
+def _strip_stencil(rng, tiles: int, tile_rows: int, rows: int, reps: int,
+                   inner: Callable[[np.ndarray], np.ndarray]) -> Problem:
+    """A kernel that reads grid A and writes B on its inner points from their 3 × 3 neighbourhood (jacobi-2d,
+    convolution-2d): ``inner(A)`` is the reference's inner points of B; its border is NaN (the kernel must
+    leave it unwritten)."""
     w, h = _grid(tiles, tile_rows, rows)
     a = _values(rng, w * h)
 
     def ref():
-        x = a.reshape(h, w).astype(np.float64)
         out = np.full((h, w), np.nan)
-        out[1:-1, 1:-1] = 0.2 * (x[1:-1, 1:-1] + x[1:-1, :-2] + x[1:-1, 2:] + x[2:, 1:-1] + x[:-2, 1:-1])
+        out[1:-1, 1:-1] = inner(a.reshape(h, w).astype(np.float64))
         return {"B": out.reshape(-1)}
     return Problem(tiles * tile_rows, ("A", "B", i32(w), i32(rows), i32(reps)), {"A": a}, {"B": Out(np.float32, w * h)}, ref)
+
+
+def _jacobi(rng, tiles: int, tile_rows: int, rows: int, reps: int) -> Problem:
+    return _strip_stencil(rng, tiles, tile_rows, rows, reps, lambda x: 0.2 * (
+        x[1:-1, 1:-1] + x[1:-1, :-2] + x[1:-1, 2:] + x[2:, 1:-1] + x[:-2, 1:-1]))
 
 
 def _jacobi_cost(tiles: int, tile_rows: int, rows: int, reps: int) -> Cost:
@@ -284,23 +294,16 @@ def _jacobi_cost(tiles: int, tile_rows: int, rows: int, reps: int) -> Cost:
     return Cost(5.0 * inner * reps, 8.0 * inner * reps, tiles * tile_rows, 8 * w * h)
 
 
-CONV_C = np.array([[0.2, 0.5, -0.8], [-0.3, 0.6, -0.9], [0.4, 0.7, 0.10]])  # c[row offset][col offset] as the kernel reads them
+#: the kernel's weights c[row offset + 1][col offset + 1]: B[i][j] = Σ c[r][k] A[i + r − 1][j + k − 1]
+#: (PolyBench's c11…c33 naming is c{col}{row})
+CONV_C = np.array([[0.2, 0.5, -0.8], [-0.3, 0.6, -0.9], [0.4, 0.7, 0.10]])
 
 
 def _conv2d(rng, tiles: int, tile_rows: int, rows: int, reps: int) -> Problem:
-    w, h = _grid(tiles, tile_rows, rows)
-    a = _values(rng, w * h)
-
-    def ref():
-        x = a.reshape(h, w).astype(np.float64)
-        out = np.full((h, w), np.nan)
-        # B[i][j] = Σ c_{col,row} A[i + row − 1][j + col − 1], PolyBench's c11…c33 naming (c{col}{row})
-        coeff = {(-1, -1): 0.2, (-1, 0): 0.5, (-1, 1): -0.8, (0, -1): -0.3, (0, 0): 0.6, (0, 1): -0.9,
-                 (1, -1): 0.4, (1, 0): 0.7, (1, 1): 0.10}
-        out[1:-1, 1:-1] = sum(c * x[1 + di:h - 1 + di, 1 + dj:w - 1 + dj] for (di, dj), c in coeff.items())
-        return {"B": out.reshape(-1)}
-    return Problem(tiles * tile_rows, ("A", "B", i32(w), i32(rows), i32(reps)), {"A": a}, {"B": Out(np.float32, w * h)},
-                   ref, rtol=1e-5, atol=1e-5)
+    def inner(x: np.ndarray) -> np.ndarray:
+        h, w = x.shape
+        return sum(c * x[r:h - 2 + r, k:w - 2 + k] for (r, k), c in np.ndenumerate(CONV_C))
+    return _strip_stencil(rng, tiles, tile_rows, rows, reps, inner)
 
 
 def _conv2d_cost(tiles: int, tile_rows: int, rows: int, reps: int) -> Cost:

@@ -179,28 +179,36 @@ KERNEL void polybench_gesummv(GLOBAL const float* a, GLOBAL const float* b, GLOB
 """
 
 
+def _matvec(rng, groups: int, k: int, reps: int, vec: str, out: str, transposed: bool) -> Problem:
+    """One output per work-item (``groups`` × 256 of them), each a dot product of length ``k`` with the vector
+    ``vec``: atax's A·x over a tall A (rows of ``k``), or with ``transposed`` bicg's rᵀ·A (``k`` rows)."""
+    n = groups * 256
+    a, v = _values(rng, n * k), uniform(rng, k, -1, 1)
+    rows, cols = (k, n) if transposed else (n, k)
+    return Problem(groups, ("A", vec, out, i32(rows), i32(cols), i32(reps)), {"A": a, vec: v}, {out: Out(np.float32, n)},
+                   lambda: {out: v.astype(np.float64) @ a.reshape(rows, cols) if transposed
+                            else a.reshape(rows, cols).astype(np.float64) @ v}, rtol=1e-4, atol=1e-4)
+
+
+def _matvec_cost(groups: int, k: int, reps: int) -> Cost:
+    n = groups * 256
+    return Cost(2.0 * n * k * reps, 4.0 * n * (k + 1) * reps, groups, 4 * (n * k + k + n))
+
+
 def _atax(rng, groups: int, ny: int, reps: int) -> Problem:
-    nx = groups * 256
-    a, x = _values(rng, nx * ny), uniform(rng, ny, -1, 1)
-    return Problem(groups, ("A", "x", "tmp", i32(nx), i32(ny), i32(reps)), {"A": a, "x": x}, {"tmp": Out(np.float32, nx)},
-                   lambda: {"tmp": a.reshape(nx, ny).astype(np.float64) @ x}, rtol=1e-4, atol=1e-4)
+    return _matvec(rng, groups, ny, reps, "x", "tmp", transposed=False)
 
 
 def _atax_cost(groups: int, ny: int, reps: int) -> Cost:
-    nx = groups * 256
-    return Cost(2.0 * nx * ny * reps, 4.0 * nx * (ny + 1) * reps, groups, 4 * (nx * ny + ny + nx))
+    return _matvec_cost(groups, ny, reps)
 
 
 def _bicg(rng, groups: int, nx: int, reps: int) -> Problem:
-    ny = groups * 256
-    a, r = _values(rng, nx * ny), uniform(rng, nx, -1, 1)
-    return Problem(groups, ("A", "r", "s", i32(nx), i32(ny), i32(reps)), {"A": a, "r": r}, {"s": Out(np.float32, ny)},
-                   lambda: {"s": r.astype(np.float64) @ a.reshape(nx, ny)}, rtol=1e-4, atol=1e-4)
+    return _matvec(rng, groups, nx, reps, "r", "s", transposed=True)
 
 
 def _bicg_cost(groups: int, nx: int, reps: int) -> Cost:
-    ny = groups * 256
-    return Cost(2.0 * nx * ny * reps, 4.0 * ny * (nx + 1) * reps, groups, 4 * (nx * ny + ny + nx))
+    return _matvec_cost(groups, nx, reps)
 
 
 def _gesummv(rng, groups: int, m: int, reps: int) -> Problem:

@@ -72,3 +72,12 @@ def test_seconds_options_are_validated_at_start_up(pytester, option, ini, check)
     pytester.makeini(f"[pytest]\n{ini} = 12.5\n")
     assert pytester.runpytest_subprocess().ret == 0
 
+
+def test_every_budget_option_promises_the_same(pytester: pytest.Pytester):
+    """The accuracy and tuning budgets are declared by one helper (util.clock.add_budget_option): each takes
+    seconds, says what its area skips and that the time counts from the session's start."""
+    help_text = " ".join(pytester.runpytest_subprocess("--help").stdout.str().split())
+    for option, skips in (("--gpuperf-accuracy-budget", "accuracy: skip accuracy tests"),
+                          ("--gpuperf-tuning-budget", "tuning suite: skip kernels")):
+        assert (f"{option}=S {skips} that would start more than S seconds after the session began (skipped with "
+                "the reason)") in help_text

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ..util.clock import mark_session_start, session_elapsed
+from ..util.clock import add_budget_option, mark_session_start, session_elapsed
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -13,9 +13,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="accuracy: on CPU devices too, sweep all 2^32 binary32 inputs of the sweep suite's exp "
                          "(GPUs always do; CPU devices default to a strided 2^18; the mode is part of the metric's "
                          "identity)")
-    group.addoption("--gpuperf-accuracy-budget", type=float, default=None, metavar="S",
-                    help="accuracy: skip accuracy tests that would start more than S seconds after the session "
-                         "began, so a time-boxed run (GPU sessions) still ends normally and writes its results")
+    add_budget_option(group, "--gpuperf-accuracy-budget", "accuracy: skip accuracy tests")
     group.addoption("--gpuperf-accuracy-scale", type=float, default=None, metavar="F",
                     help="accuracy: multiply the correctly-rounded-operations suite's sample counts by F (default 1 "
                          "on CPU devices, 8 on GPUs); recorded in those metrics' identity, so a baseline made with "

@@ -59,6 +59,11 @@ ACCURACY_EXACT: Tolerance = {"abs": 1e-6}
 ACCURACY_EXACT_WHY = "deterministic (the same inputs, device and library): any change of the library is news"
 ACCURACY_BOUND_WHY = "correctly rounded or a documented bound: the bound is the gate"
 
+#: the tuning strategies that do not search (the exhaustive reference, the thesis tuner, Lim's occupancy
+#: filters) and the band (GPU, CPU device) of their quality, per kernel and as a mean over kernels
+NO_SEARCH = ("exhaustive", "dao*", "lim_*")
+NO_SEARCH_QUALITY: tuple[Tolerance, Tolerance] = ({"rel": 0.08, "abs": 0.02}, {"rel": 3.0, "abs": 0.5})
+
 #: every family with a fixed band or direction, narrow patterns first; each area of the suites keeps its
 #: rows together under its heading
 FAMILIES: tuple[Family, ...] = (
@@ -93,9 +98,8 @@ FAMILIES: tuple[Family, ...] = (
     Family("memory.global.latency_model.r2", "R²", "higher", gpu={"abs": 0.1}, cpu={"abs": 0.4},
            why="the piecewise fit explains a GPU's loaded-latency curve (R² near 1); on a shared CPU host one "
                "jittery point pulls it down now and then, so there only a fit that stopped working fails"),
-    Family("launch.empty.device_us", "us", "lower", cpu=LAUNCH_CPU, why=LAUNCH_CPU_WHY),
-    Family("launch.grid.*.device_us", "us", "lower", cpu=LAUNCH_CPU, why=LAUNCH_CPU_WHY),
-    Family("launch.overhead.intercept_us", "us", "lower", cpu=LAUNCH_CPU, why=LAUNCH_CPU_WHY),
+    *(Family(pattern, "us", "lower", cpu=LAUNCH_CPU, why=LAUNCH_CPU_WHY)
+      for pattern in ("launch.empty.device_us", "launch.grid.*.device_us", "launch.overhead.intercept_us")),
     Family("launch.overhead.slope_ns_per_kthread", "ns/kthread", "lower", cpu={"rel": FLOORS["cpu"]["throughput"]},
            why="on a CPU device the slope is the inverse of the workers' throughput over the largest grids, and a "
                "neighbour holding one of the host's cores halves it: the CPU floor of compute throughput holds a "
@@ -140,36 +144,30 @@ FAMILIES: tuple[Family, ...] = (
            why="the energy counter's error bound, the kernel's power noise over the span and run-to-run "
                "drift of board temperature (leakage grows with it)"),
     # named loads only: the sustained-load watts (power.sustained.*) keep the band of their readings
-    Family("power.fma_*.watts", "W", "lower", {"rel": 0.08}, why="as the energy per operation"),
-    Family("power.copy_*.watts", "W", "lower", {"rel": 0.08}, why="as the energy per operation"),
-    Family("power.tuning.*.watts", "W", "lower", {"rel": 0.08}, why="as the energy per operation"),
+    *(Family(f"power.{load}.watts", "W", "lower", {"rel": 0.08}, why="as the energy per operation")
+      for load in ("fma_*", "copy_*", "tuning.*")),
     Family("power.tuning.*.front", "configs", "exact", {"abs": 2},
            why="a count of configurations, each placed by energies that carry the counter's noise"),
     Family("power.tuning.*.energy_saving", "ratio", "higher", {"abs": 0.05, "rel": 0.1},
            why="a ratio of two steady-state energies, each within the counter's bound"),
     # the static power model's scores: the corpus is a file and the cross-validation seeded, so a change
     # is a change of code or corpus
-    Family("model.power.*.r2", "ratio", "higher", {"abs": 0.02, "rel": 0.1}, why="a seeded fit of a saved corpus"),
-    Family("model.power.*.rmse_w", "W", "lower", {"abs": 0.02, "rel": 0.1}, why="a seeded fit of a saved corpus"),
-    Family("model.power.*.mae_w", "W", "lower", {"abs": 0.02, "rel": 0.1}, why="a seeded fit of a saved corpus"),
-    Family("model.power.*.mape", "%", "lower", {"abs": 0.02, "rel": 0.1}, why="a seeded fit of a saved corpus"),
+    *(Family(f"model.power.*.{score}", unit, better, {"abs": 0.02, "rel": 0.1}, why="a seeded fit of a saved corpus")
+      for score, unit, better in (("r2", "ratio", "higher"), ("rmse_w", "W", "lower"), ("mae_w", "W", "lower"),
+                                  ("mape", "%", "lower"))),
     # ---- precision ----------------------------------------------------------------------------------
-    Family("precision.quant.fp32.accuracy", "%", "higher", gpu={"abs": 0.5},
-           why="seeded training, deterministic on a device; one of the 450 test images is 0.22 points: two images"),
-    Family("precision.quant.*.accuracy_drop", "pp", "lower", gpu={"abs": 0.5},
-           why="seeded training, deterministic on a device; one of the 450 test images is 0.22 points: two images"),
+    *(Family(pattern, unit, better, gpu={"abs": 0.5},
+             why="seeded training, deterministic on a device; one of the 450 test images is 0.22 points: two images")
+      for pattern, unit, better in (("precision.quant.fp32.accuracy", "%", "higher"),
+                                    ("precision.quant.*.accuracy_drop", "pp", "lower"))),
     Family("precision.vprec.rounding_mismatches", "1", "exact", gpu={"abs": 0.0},
            why="the in-kernel rounding to (r, p) must equal the host's element for element"),
     # ---- tuning -------------------------------------------------------------------------------------
     Family("tuning.lambda0", "ratio", "exact", {"abs": 0.25},
            why="λ0 is one step of the micro-benchmark's stride sweep, not a continuous figure"),
     # the means over kernels first: the per-kernel patterns below match them too
-    Family("tuning.mean.exhaustive.quality", "ratio", "lower", {"rel": 0.08, "abs": 0.02}, {"rel": 3.0, "abs": 0.5},
-           why="as a kernel's quality of a strategy that does not search"),
-    Family("tuning.mean.dao*.quality", "ratio", "lower", {"rel": 0.08, "abs": 0.02}, {"rel": 3.0, "abs": 0.5},
-           why="as a kernel's quality of a strategy that does not search"),
-    Family("tuning.mean.lim_*.quality", "ratio", "lower", {"rel": 0.08, "abs": 0.02}, {"rel": 3.0, "abs": 0.5},
-           why="as a kernel's quality of a strategy that does not search"),
+    *(Family(f"tuning.mean.{strategy}.quality", "ratio", "lower", *NO_SEARCH_QUALITY,
+             why="as a kernel's quality of a strategy that does not search") for strategy in NO_SEARCH),
     Family("tuning.mean.*.quality", "ratio", "lower", {"rel": 0.1, "abs": 0.03}, {"rel": 1.0, "abs": 0.3},
            why="a searching strategy's mean: averaging over kernels and seeds narrows one kernel's swings"),
     Family("tuning.mean.*.time_cost", "ratio", "lower", {"rel": 0.6, "abs": 0.1}, {"rel": 2.0, "abs": 0.3},
@@ -187,13 +185,11 @@ FAMILIES: tuple[Family, ...] = (
     Family("tuning.*.evals.*", "fraction", "lower",
            why="band: one configuration of the space (1/space), passed by tuning.race"),
     Family("tuning.*.pruned.*", "fraction", "higher", {"abs": 0.05}, why="a filter's share of the space"),
-    Family("tuning.*.exhaustive.quality", "ratio", "lower", {"rel": 0.08, "abs": 0.02}, {"rel": 3.0, "abs": 0.5},
+    Family("tuning.*.exhaustive.quality", "ratio", "lower", *NO_SEARCH_QUALITY,
            why="two re-timed medians plus picks that flip between near-equal configurations; on a CPU one "
                "noisy point of the exhaustive pass moves the optimum by tens of percent: gross failures only"),
-    Family("tuning.*.dao*.quality", "ratio", "lower", {"rel": 0.08, "abs": 0.02}, {"rel": 3.0, "abs": 0.5},
-           why="as exhaustive's quality"),
-    Family("tuning.*.lim_*.quality", "ratio", "lower", {"rel": 0.08, "abs": 0.02}, {"rel": 3.0, "abs": 0.5},
-           why="as exhaustive's quality"),
+    *(Family(f"tuning.*.{strategy}.quality", "ratio", "lower", *NO_SEARCH_QUALITY, why="as exhaustive's quality")
+      for strategy in NO_SEARCH[1:]),
     Family("tuning.*.quality", "ratio", "lower", {"rel": 0.25, "abs": 0.05}, {"rel": 5.0, "abs": 0.5},
            why="a searching strategy follows the measured values, so one noisy point changes its path; on a "
                "shared CPU its pick on a small space can land several times off the optimum in one run"),

@@ -5,6 +5,8 @@ naive (one output per work-item, no tiling); the ports keep that, except where a
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 from .app_kernel import AppKernel, Cost, Origin, Out, Problem, f32, i32, tiled, uniform
@@ -177,28 +179,36 @@ KERNEL void polybench_gesummv(GLOBAL const float* a, GLOBAL const float* b, GLOB
 """
 
 
+def _matvec(rng, groups: int, k: int, reps: int, vec: str, out: str, transposed: bool) -> Problem:
+    """One output per work-item (``groups`` × 256 of them), each a dot product of length ``k`` with the vector
+    ``vec``: atax's A·x over a tall A (rows of ``k``), or with ``transposed`` bicg's rᵀ·A (``k`` rows)."""
+    n = groups * 256
+    a, v = _values(rng, n * k), uniform(rng, k, -1, 1)
+    rows, cols = (k, n) if transposed else (n, k)
+    return Problem(groups, ("A", vec, out, i32(rows), i32(cols), i32(reps)), {"A": a, vec: v}, {out: Out(np.float32, n)},
+                   lambda: {out: v.astype(np.float64) @ a.reshape(rows, cols) if transposed
+                            else a.reshape(rows, cols).astype(np.float64) @ v}, rtol=1e-4, atol=1e-4)
+
+
+def _matvec_cost(groups: int, k: int, reps: int) -> Cost:
+    n = groups * 256
+    return Cost(2.0 * n * k * reps, 4.0 * n * (k + 1) * reps, groups, 4 * (n * k + k + n))
+
+
 def _atax(rng, groups: int, ny: int, reps: int) -> Problem:
-    nx = groups * 256
-    a, x = _values(rng, nx * ny), uniform(rng, ny, -1, 1)
-    return Problem(groups, ("A", "x", "tmp", i32(nx), i32(ny), i32(reps)), {"A": a, "x": x}, {"tmp": Out(np.float32, nx)},
-                   lambda: {"tmp": a.reshape(nx, ny).astype(np.float64) @ x}, rtol=1e-4, atol=1e-4)
+    return _matvec(rng, groups, ny, reps, "x", "tmp", transposed=False)
 
 
 def _atax_cost(groups: int, ny: int, reps: int) -> Cost:
-    nx = groups * 256
-    return Cost(2.0 * nx * ny * reps, 4.0 * nx * (ny + 1) * reps, groups, 4 * (nx * ny + ny + nx))
+    return _matvec_cost(groups, ny, reps)
 
 
 def _bicg(rng, groups: int, nx: int, reps: int) -> Problem:
-    ny = groups * 256
-    a, r = _values(rng, nx * ny), uniform(rng, nx, -1, 1)
-    return Problem(groups, ("A", "r", "s", i32(nx), i32(ny), i32(reps)), {"A": a, "r": r}, {"s": Out(np.float32, ny)},
-                   lambda: {"s": r.astype(np.float64) @ a.reshape(nx, ny)}, rtol=1e-4, atol=1e-4)
+    return _matvec(rng, groups, nx, reps, "r", "s", transposed=True)
 
 
 def _bicg_cost(groups: int, nx: int, reps: int) -> Cost:
-    ny = groups * 256
-    return Cost(2.0 * nx * ny * reps, 4.0 * ny * (nx + 1) * reps, groups, 4 * (nx * ny + ny + nx))
+    return _matvec_cost(groups, nx, reps)
 
 
 def _gesummv(rng, groups: int, m: int, reps: int) -> Problem:
@@ -266,16 +276,24 @@ def _grid(tiles: int, tile_rows: int, rows: int) -> tuple[int, int]:
     return tiles * 256 + 2, tile_rows * rows + 2
 
 
-def _jacobi(rng, tiles: int, tile_rows: int, rows: int, reps: int) -> Problem:
+def _strip_stencil(rng, tiles: int, tile_rows: int, rows: int, reps: int,
+                   inner: Callable[[np.ndarray], np.ndarray]) -> Problem:
+    """A kernel that reads grid A and writes B on its inner points from their 3 × 3 neighbourhood (jacobi-2d,
+    convolution-2d): ``inner(A)`` is the reference's inner points of B; its border is NaN (the kernel must
+    leave it unwritten)."""
     w, h = _grid(tiles, tile_rows, rows)
     a = _values(rng, w * h)
 
     def ref():
-        x = a.reshape(h, w).astype(np.float64)
         out = np.full((h, w), np.nan)
-        out[1:-1, 1:-1] = 0.2 * (x[1:-1, 1:-1] + x[1:-1, :-2] + x[1:-1, 2:] + x[2:, 1:-1] + x[:-2, 1:-1])
+        out[1:-1, 1:-1] = inner(a.reshape(h, w).astype(np.float64))
         return {"B": out.reshape(-1)}
     return Problem(tiles * tile_rows, ("A", "B", i32(w), i32(rows), i32(reps)), {"A": a}, {"B": Out(np.float32, w * h)}, ref)
+
+
+def _jacobi(rng, tiles: int, tile_rows: int, rows: int, reps: int) -> Problem:
+    return _strip_stencil(rng, tiles, tile_rows, rows, reps, lambda x: 0.2 * (
+        x[1:-1, 1:-1] + x[1:-1, :-2] + x[1:-1, 2:] + x[2:, 1:-1] + x[:-2, 1:-1]))
 
 
 def _jacobi_cost(tiles: int, tile_rows: int, rows: int, reps: int) -> Cost:
@@ -284,23 +302,16 @@ def _jacobi_cost(tiles: int, tile_rows: int, rows: int, reps: int) -> Cost:
     return Cost(5.0 * inner * reps, 8.0 * inner * reps, tiles * tile_rows, 8 * w * h)
 
 
-CONV_C = np.array([[0.2, 0.5, -0.8], [-0.3, 0.6, -0.9], [0.4, 0.7, 0.10]])  # c[row offset][col offset] as the kernel reads them
+#: the kernel's weights c[row offset + 1][col offset + 1]: B[i][j] = Σ c[r][k] A[i + r − 1][j + k − 1]
+#: (PolyBench's c11…c33 naming is c{col}{row})
+CONV_C = np.array([[0.2, 0.5, -0.8], [-0.3, 0.6, -0.9], [0.4, 0.7, 0.10]])
 
 
 def _conv2d(rng, tiles: int, tile_rows: int, rows: int, reps: int) -> Problem:
-    w, h = _grid(tiles, tile_rows, rows)
-    a = _values(rng, w * h)
-
-    def ref():
-        x = a.reshape(h, w).astype(np.float64)
-        out = np.full((h, w), np.nan)
-        # B[i][j] = Σ c_{col,row} A[i + row − 1][j + col − 1], PolyBench's c11…c33 naming (c{col}{row})
-        coeff = {(-1, -1): 0.2, (-1, 0): 0.5, (-1, 1): -0.8, (0, -1): -0.3, (0, 0): 0.6, (0, 1): -0.9,
-                 (1, -1): 0.4, (1, 0): 0.7, (1, 1): 0.10}
-        out[1:-1, 1:-1] = sum(c * x[1 + di:h - 1 + di, 1 + dj:w - 1 + dj] for (di, dj), c in coeff.items())
-        return {"B": out.reshape(-1)}
-    return Problem(tiles * tile_rows, ("A", "B", i32(w), i32(rows), i32(reps)), {"A": a}, {"B": Out(np.float32, w * h)},
-                   ref, rtol=1e-5, atol=1e-5)
+    def inner(x: np.ndarray) -> np.ndarray:
+        h, w = x.shape
+        return sum(c * x[r:h - 2 + r, k:w - 2 + k] for (r, k), c in np.ndenumerate(CONV_C))
+    return _strip_stencil(rng, tiles, tile_rows, rows, reps, inner)
 
 
 def _conv2d_cost(tiles: int, tile_rows: int, rows: int, reps: int) -> Cost:

@@ -27,7 +27,7 @@ import pytest
 from .. import TUNING_CACHE_SCHEMA
 from ..devices.base import Device
 from ..schemas.keyed_store import KeyedStore
-from ..util.clock import mark_session_start, session_elapsed
+from ..util.clock import add_budget_option, mark_session_start, session_elapsed
 from .pareto import BUDGET_S
 from .kernels import Benchmark, by_name
 from .tuner import tune
@@ -39,10 +39,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="ignore cached work-group tuning results (tuned_workgroup's picks, the tuning suite's "
                          "exhaustive references) and tune again; the kernel-class suite's stored Nsight Compute "
                          "profile is not used either (models.ncu_reference)")
-    group.addoption("--gpuperf-tuning-budget", type=float, default=None, metavar="S",
-                    help="tuning suite: skip (with the reason) kernels that would start more than S seconds after "
-                         "the session began, so a time-boxed GPU session still writes its results "
-                         "(ini gpuperf_tuning_budget; default 0 = no budget)")
+    add_budget_option(group, "--gpuperf-tuning-budget", "tuning suite: skip kernels",
+                      " (ini gpuperf_tuning_budget; default 0 = no budget)")
     group.addoption("--gpuperf-tuning-probe-limit", action="store_true", default=None,
                     help="tuning: where the driver reports a kernel maximum below the device's, launch the "
                          "device maximum once and, if its output matches NumPy, tune up to it "

@@ -4,6 +4,7 @@ and the schemas refuse what the formats forbid (so the first test is not vacuous
 from __future__ import annotations
 
 import copy
+import functools
 from pathlib import Path
 
 import pytest
@@ -17,8 +18,14 @@ ROOT = Path(__file__).resolve().parent.parent
 COMMITTED = sorted((ROOT / "results").rglob("*.json*")) + sorted((ROOT / "pytest_gpuperf" / "baselines" / "reviewed").glob("*.json"))
 
 
-def _shipped() -> list[Path]:
-    return [p for p in COMMITTED if jsonio.read_json(p).get("schema") in FILES]
+def _schemas_named() -> dict[Path, str]:
+    """Each committed file that names a shipped schema, with that name: read once per module (the
+    committed files are many megabytes; each test re-reading them all cost seconds)."""
+    named = {p: jsonio.read_json(p).get("schema") for p in COMMITTED}
+    return {p: name for p, name in named.items() if name in FILES}
+
+
+SHIPPED = _schemas_named()
 
 
 def test_schemas_ship_with_the_package():
@@ -26,21 +33,22 @@ def test_schemas_ship_with_the_package():
         assert schema_for(name)["properties"]["schema"] == {"const": name}
 
 
-@pytest.mark.parametrize("path", _shipped(), ids=lambda p: str(p.relative_to(ROOT)))
+@pytest.mark.parametrize("path", list(SHIPPED), ids=lambda p: str(p.relative_to(ROOT)))
 def test_committed_file_follows_its_schema(path):
     validate(jsonio.read_json(path), source=str(path))
 
 
 def test_both_formats_are_committed():
-    names = {jsonio.read_json(p)["schema"] for p in _shipped()}
+    names = set(SHIPPED.values())
     assert {RESULTS_SCHEMA, LEAN_BASELINE_SCHEMA} <= names
 
 
+@functools.cache
 def _doc(schema: str) -> dict:
     """A committed document of ``schema``; the expanded baseline form (what code reads, and what older
-    files hold) from a committed lean file."""
+    files hold) from a committed lean file. Built once per schema: callers break a deep copy."""
     wanted = LEAN_BASELINE_SCHEMA if schema == BASELINE_SCHEMA else schema
-    doc = jsonio.read_json(next(p for p in _shipped() if jsonio.read_json(p)["schema"] == wanted))
+    doc = jsonio.read_json(next(p for p, name in SHIPPED.items() if name == wanted))
     return fileformat.expand(doc)[0] if schema == BASELINE_SCHEMA else doc
 
 

@@ -1,6 +1,9 @@
 """A CPU device's figure measured while other processes held the host's cores is not judged: verdict
 ``contended`` (never a pass, never a failure), and a run with more than a tenth of its metrics contended
-is not a valid gate and fails. Real contention: busy-loop processes beside a real PoCL measurement."""
+is not a valid gate and fails. Real contention: busy-loop processes beside a real PoCL measurement.
+
+The work is small (2500 loop steps a launch, 8x that while contended: a window of about a second, far
+above the ten clock ticks the contention reading needs)."""
 
 from __future__ import annotations
 
@@ -35,7 +38,7 @@ def test_work(gpu_device, gpu_kernel, gpu_measure, gpuperf_record):
         time.sleep(0.2 if hogs else 0)
         k = gpu_kernel.compile(SRC, "work")
         buf = gpu_kernel.to_device(np.ones(4096, np.float32))
-        n = int(os.environ.get("WORK_ITERS", "20000"))
+        n = int(os.environ.get("WORK_ITERS", "2500"))
         m = gpu_measure(k, (4096,), (64,), [buf, np.int32(n)], min_repeats=5, max_repeats=5)
     finally:
         for h in hogs:
@@ -57,8 +60,8 @@ def test_contended_metric_is_not_judged_and_too_many_fail_the_run(pytester):
     pytester.makepyfile(SUITE)
     assert _run(pytester, "--gpuperf-update-baselines", HOGS=0, QUIET=1).ret == 0
     out = pytester.path / "r.json"
-    # the work grows 8x while two other processes hold the cores: judged, it would regress
-    result = _run(pytester, f"--gpuperf-json={out}", HOGS=2, QUIET=1, WORK_ITERS=160000, GITHUB_ACTIONS="true")
+    # the work grows 8x while two other processes hold the cores: judged, it would lie far outside the band
+    result = _run(pytester, f"--gpuperf-json={out}", HOGS=2, QUIET=1, WORK_ITERS=20000, GITHUB_ACTIONS="true")
     doc = json.loads(out.read_text())
     work = next(m for m in doc["metrics"] if m["name"] == "kernel.work.ms")
     assert work["info"]["host"]["contended"] >= 1 and work["info"]["host"]["remeasured"] == observers.RETRIES, work["info"]
@@ -72,7 +75,7 @@ def test_contended_metric_is_not_judged_and_too_many_fail_the_run(pytester):
 def test_a_few_contended_metrics_leave_the_run_green_and_say_so(pytester):
     pytester.makepyfile(SUITE)
     assert _run(pytester, "--gpuperf-update-baselines", HOGS=0, QUIET=10).ret == 0
-    result = _run(pytester, HOGS=2, QUIET=10, WORK_ITERS=160000)  # 1 contended of 11 metrics: under a tenth
+    result = _run(pytester, HOGS=2, QUIET=10, WORK_ITERS=20000)  # 1 contended of 11 metrics: under a tenth
     assert result.ret == 0, result.stdout.str()
     result.stdout.fnmatch_lines(["*kernel.work.ms*contended*", "*HOST BUSY: 1 metric(s) of opencl:0*not gated*"])
 

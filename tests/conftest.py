@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from pytest_gpuperf.devices import discover, open_device
@@ -60,3 +62,15 @@ def postgres_url():
         yield server.start()
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def checkout_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The plugin's wheel built from this checkout once per session, by the builder ``gpuperf offline
+    bundle`` uses without ``--wheel``; the tests that install the plugin (the outsider's journey, the
+    offline bundle) share it: a build costs seconds."""
+    from pytest_gpuperf.offline.bundle import _plugin_wheel
+
+    wheel = _plugin_wheel(tmp_path_factory.mktemp("checkout-wheel"), None)
+    assert wheel.is_file() and wheel.name.startswith("pytest_gpuperf-") and wheel.suffix == ".whl", wheel
+    return wheel

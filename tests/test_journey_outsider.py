@@ -41,19 +41,18 @@ def _said(proc: subprocess.CompletedProcess) -> str:
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A fresh virtual environment with the wheel built from this checkout installed in it (its bin/)."""
+def installed(tmp_path_factory: pytest.TempPathFactory, checkout_wheel: Path) -> Path:
+    """A fresh virtual environment with the wheel built from this checkout installed in it (its bin/).
+    ``--no-compile``: pip's byte-compiling of every dependency (NumPy, SciPy, scikit-learn…) is most of an
+    install's time and checks nothing; the modules a run imports compile as they load."""
     work = tmp_path_factory.mktemp("journey")
-    wheels, venv = work / "wheels", work / "venv"
+    venv = work / "venv"
     # an outsider's environment: no PYTHONPATH into a checkout (whose egg-info would make pip take the plugin
     # as installed already and leave it out of the fresh environment)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "PYTEST_"))}
-    build = _run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", str(REPO), "-w", str(wheels)], work, env)
-    assert build.returncode == 0, _said(build)
-    (wheel,) = wheels.glob("pytest_gpuperf-*.whl")
     assert _run([sys.executable, "-m", "venv", str(venv)], work, env).returncode == 0
     pip = _run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check",
-                str(wheel)], work, env, timeout=900)
+                "--no-compile", str(checkout_wheel)], work, env, timeout=900)
     assert pip.returncode == 0, _said(pip)
     return venv / "bin"
 

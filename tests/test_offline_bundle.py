@@ -22,14 +22,17 @@ CL = [d for d in discover().devices if d.backend == "opencl"]
 pytestmark = pytest.mark.skipif(not CL, reason="no OpenCL device (install pocl-opencl-icd)")
 
 
-def test_bundle_run_collect(tmp_path: Path) -> None:
+def test_bundle_run_collect(tmp_path: Path, checkout_wheel: Path) -> None:
     here = f"{sys.version_info.major}.{sys.version_info.minor}"
     have = [r.split(">")[0].split("=")[0] for r in requirements([])]  # this machine has them all: only the plugin
     bundle = tmp_path / "bundle"
-    args = ["offline", "bundle", str(bundle), "--python", here] + [a for h in have for a in ("--host-has", h)]
+    # the wheel the bundle builds without --wheel, built once per session (conftest.checkout_wheel)
+    args = ["offline", "bundle", str(bundle), "--python", here, "--wheel", str(checkout_wheel)] + [
+        a for h in have for a in ("--host-has", h)]
     assert gpuperf(args) == 0
     manifest = manifest_of(bundle)
-    assert manifest["plugin"]["wheel"].startswith("pytest_gpuperf-") and manifest["wheels"] == []
+    assert manifest["plugin"]["wheel"] == checkout_wheel.name and manifest["wheels"] == []
+    assert (bundle / "wheels" / checkout_wheel.name).read_bytes() == checkout_wheel.read_bytes()
     out = tmp_path / "out"
     env = {**{k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "PYTEST_"))},
            "GPUPERF_VENV": str(tmp_path / "venv"), "GPUPERF_PYTHON": sys.executable, "GPUPERF_TAG": "host-1",

@@ -53,6 +53,9 @@ CORPORA = sorted((ROOT / "results").glob("*/power-corpus-*.json"))
                                         "pytest_gpuperf.power.collect on a GPU)")
 @pytest.mark.parametrize("path", CORPORA, ids=[f"{p.parent.name}/{p.name}" for p in CORPORA] or None)
 def test_saved_corpus_is_complete_and_reproduces_the_recorded_scores(path):
+    """Every entry has power and the model's features; where a results file of the same device recorded
+    the random forest's held-out error over this corpus, the same seeds give it again (the cross-validation,
+    seconds of fitting, runs only where there is a recorded figure to compare it with)."""
     _, entries = pmodel.load_corpus(path)
     assert entries and all(e.watts > 0 and set(pmodel.SELECTED) <= set(e.features) for e in entries)
     results = [jsonio.read_json(p) for p in sorted(path.parent.glob("power-*.json*")) if p != path
@@ -61,6 +64,6 @@ def test_saved_corpus_is_complete_and_reproduces_the_recorded_scores(path):
                 and m.get("identity", {}).get("corpus_entries") == len(entries)]
     if len({e.kernel for e in entries}) < 2:
         pytest.skip(f"{path.name}: fewer than two kernels collected so far")
-    got = pmodel.nested_cv(entries, only=["random_forest"])["random_forest"].scores["mape"]
+    got = pmodel.nested_cv(entries, only=["random_forest"])["random_forest"].scores["mape"] if recorded else None
     for m in recorded:  # the same corpus and seeds give the same held-out error
         assert got == pytest.approx(m["value"], rel=0.02)  # seeded; scikit-learn versions may differ a little

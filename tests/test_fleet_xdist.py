@@ -128,8 +128,19 @@ def _log(tmp_path: Path) -> list[dict]:
     return [json.loads(line) for f in sorted((tmp_path / "log").glob("*.jsonl")) for line in f.read_text().splitlines()]
 
 
-def test_each_device_runs_on_one_worker_and_the_two_run_side_by_side(tmp_path):
-    res = _run(tmp_path, "-n", "2", FLEET_RENDEZVOUS="120")
+@pytest.fixture(scope="module")
+def side_by_side(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess]:
+    """(folder, result) of one ``-n 2`` run that the pinning and the concurrent-write checks both read (an
+    xdist run costs seconds): the devices' first tests meet at a rendezvous, so the two workers run at once,
+    and both write results, SQLite history and one shared baseline update at the end of that run."""
+    tmp = tmp_path_factory.mktemp("side-by-side")
+    res = _run(tmp, "-n", "2", f"--gpuperf-json={tmp / 'out' / '{key}.json'}", f"--gpuperf-history={tmp / 'h.db'}",
+               "--gpuperf-update-baselines", FLEET_RENDEZVOUS="120")
+    return tmp, res
+
+
+def test_each_device_runs_on_one_worker_and_the_two_run_side_by_side(side_by_side):
+    tmp_path, res = side_by_side
     out = res.stdout + res.stderr
     assert res.returncode == 0, out
     entries = _log(tmp_path)
@@ -157,13 +168,12 @@ def test_auto_starts_one_worker_per_device_and_dist_each_is_refused(tmp_path):
     assert "--dist each" in res.stderr
 
 
-def test_concurrent_workers_lose_nothing_in_results_history_and_baselines(tmp_path):
+def test_concurrent_workers_lose_nothing_in_results_history_and_baselines(side_by_side, tmp_path):
     # SQLite history, JSONL history and a baseline update shared by both workers (one device key)
-    res = _run(tmp_path, "-n", "2", f"--gpuperf-json={tmp_path / 'out' / '{key}.json'}",
-               f"--gpuperf-history={tmp_path / 'h.db'}", "--gpuperf-update-baselines")
+    run_dir, res = side_by_side
     out = res.stdout + res.stderr
     assert res.returncode == 0, out
-    files = sorted((tmp_path / "out").glob("*.json"))
+    files = sorted((run_dir / "out").glob("*.json"))
     names = sorted(p.name for p in files)
     assert len([n for n in names if n != "siblings.json"]) == 2, names  # one key, two files: the index apart
     docs = {}
@@ -179,10 +189,10 @@ def test_concurrent_workers_lose_nothing_in_results_history_and_baselines(tmp_pa
         assert got == want, (spec, got)
     from pytest_gpuperf.history.backends import read_runs
 
-    runs = read_runs(str(tmp_path / "h.db"))
+    runs = read_runs(str(run_dir / "h.db"))
     assert len(runs) == 2 and sorted(len(r.metrics) for r in runs) == [7, 7]
     assert {m.name for r in runs for m in r.metrics} >= {"only.dev0", "only.dev1"}
-    baseline_files = list((tmp_path / "bl").glob("*.json"))
+    baseline_files = list((run_dir / "bl").glob("*.json"))
     assert len(baseline_files) == 1
     entries = json.loads(baseline_files[0].read_text())
     section = json.dumps(entries)

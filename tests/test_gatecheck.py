@@ -49,8 +49,11 @@ def test_copy(gpu_device, gpu_kernel, gpu_measure, gpuperf_record, gpuperf_plant
 '''
 
 
-def _project(tmp_path: Path) -> tuple[Path, Path]:
-    """A project with ``suites/test_tiny.py`` and its baseline (one update run); returns (root, baseline dir)."""
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A project with ``suites/test_tiny.py`` and its baseline (one update run); returns (root, baseline dir).
+    Shared by the module's gate checks (each writes its own results folder): nothing they run changes it."""
+    tmp_path = tmp_path_factory.mktemp("tiny-project")
     (tmp_path / "suites").mkdir()
     (tmp_path / "suites" / "test_tiny.py").write_text(TINY)
     bl = tmp_path / "bl"
@@ -60,8 +63,8 @@ def _project(tmp_path: Path) -> tuple[Path, Path]:
     return tmp_path, bl
 
 
-def test_gatecheck_writes_the_schema_catches_plants_and_appends(tmp_path):
-    root, bl = _project(tmp_path)
+def test_gatecheck_writes_the_schema_catches_plants_and_appends(project):
+    root, bl = project
     out, runs = root / "gatecheck.json", root / "runs"
     memory = gc.Plant("memory", "3", "tiny.copy.bandwidth", ("suites/test_tiny.py",))
     missing = gc.Plant("missing", "tiny.copy.credited_bytes", "tiny.copy.credited_bytes", ("suites/test_tiny.py",))
@@ -105,12 +108,12 @@ def test_gatecheck_writes_the_schema_catches_plants_and_appends(tmp_path):
     assert [(p["tries"], p["runs"]) for p in later] == [(2, ["plant-missing-2", "plant-missing-4"])]
 
 
-def test_an_undetected_plant_fails_the_gate_check(tmp_path):
+def test_an_undetected_plant_fails_the_gate_check(project, tmp_path):
     """A plant the gate misses is reported: a planted 'missing' of a metric nobody records is not caught."""
-    root, bl = _project(tmp_path)
+    root, bl = project
     ghost = gc.Plant("missing", "tiny.no.such.metric", "tiny.no.such.metric", ("suites/test_tiny.py",))
-    doc = gc.gatecheck(device=DEV, out=root / "g.json", aa=0, plant_list=[ghost], tries=1, baseline_dir=str(bl),
-                       results_dir=root / "runs", commit="x", append=False, fresh_first=False, cwd=root,
+    doc = gc.gatecheck(device=DEV, out=tmp_path / "g.json", aa=0, plant_list=[ghost], tries=1, baseline_dir=str(bl),
+                       results_dir=tmp_path / "runs", commit="x", append=False, fresh_first=False, cwd=root,
                        echo=lambda line: None)
     passed, problems = gc.verdict(doc)
     assert not passed and problems == ["plant missing=tiny.no.such.metric on tiny.no.such.metric: caught 0 of 1"]

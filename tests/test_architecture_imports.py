@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import networkx as nx
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "pytest_gpuperf"
@@ -140,6 +141,12 @@ def _shown(circles: list[list[str]]) -> str:
 LAYERS = declared_layers((ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8"))
 
 
+@pytest.fixture(scope="module")
+def package_imports() -> list[Import]:
+    """:func:`imports` of the package, walked once for the module's checks (a walk parses every module)."""
+    return imports()
+
+
 def test_every_package_and_module_has_exactly_one_layer():
     named = [n for _, names in LAYERS for n in names]
     assert len(LAYERS) >= 5 and len(named) == len(set(named)), named
@@ -147,24 +154,24 @@ def test_every_package_and_module_has_exactly_one_layer():
                                    f"in it but not in the package: {sorted(set(named) - units())}")
 
 
-def test_the_walk_sees_module_level_and_deferred_imports():
-    found = imports()
+def test_the_walk_sees_module_level_and_deferred_imports(package_imports):
+    found = package_imports
     assert len({i.importer for i in found}) > 100  # the walk saw the package
     assert any(i.deferred for i in found) and any(not i.deferred for i in found)
 
 
-def test_no_module_circle():
-    circles = module_circles(imports())
+def test_no_module_circle(package_imports):
+    circles = module_circles(package_imports)
     assert not circles, "module import circles: " + _shown(circles)
 
 
-def test_no_package_circle():
-    circles = package_circles(imports())
+def test_no_package_circle(package_imports):
+    circles = package_circles(package_imports)
     assert not circles, "package import circles: " + _shown(circles)
 
 
-def test_no_import_reaches_a_higher_layer():
-    found = upward(imports(), LAYERS)
+def test_no_import_reaches_a_higher_layer(package_imports):
+    found = upward(package_imports, LAYERS)
     assert not found, "imports into a higher layer (CONTRIBUTING.md, Layers):\n" + "\n".join(found)
 
 

@@ -16,11 +16,12 @@ import sys
 import tempfile
 import textwrap
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMITTED_RESULTS = ROOT / "results"
-_copies: dict[str, str] = {}
+_copies: dict[str, Any] = {}
 
 
 def copy_committed_history() -> str:
@@ -35,6 +36,18 @@ def copy_committed_history() -> str:
         assert gpuperf(["history", "import", str(COMMITTED_RESULTS), "--db", str(dest)]) == 0
         _copies["db"] = str(dest)
     return _copies["db"]
+
+
+def committed_detection() -> tuple[list, Any]:
+    """(runs, ``detect_all`` of them) of the project's real history (:func:`copy_committed_history`), read
+    and detected once per test session: each costs seconds, and the tests only read them."""
+    if "detection" not in _copies:
+        from pytest_gpuperf.history.backends import read_runs
+        from pytest_gpuperf.history.detect import detect_all
+
+        runs = read_runs(copy_committed_history())
+        _copies["detection"] = (runs, detect_all(runs))
+    return _copies["detection"]
 
 WRITER = textwrap.dedent('''
     import sys

@@ -10,10 +10,9 @@ from pathlib import Path
 import pytest
 
 from pytest_gpuperf.cli import main
-from pytest_gpuperf.history.backends import read_runs, record_runs
+from pytest_gpuperf.history.backends import record_runs
 from pytest_gpuperf.history.dashboard import metric_id
-from pytest_gpuperf.history.detect import detect_all
-from history_support import browse, chromium, copy_committed_history
+from history_support import browse, chromium, committed_detection, copy_committed_history
 from test_history_detect import series_runs, strict_loads
 
 pytestmark = pytest.mark.skipif(chromium() is None, reason="chromium absent: apt-get install -y chromium")
@@ -67,7 +66,7 @@ def test_the_real_history_renders_its_regressions_and_plots_without_a_script_err
     assert 'data-rendered="yes"' in dom and "data-js-errors" not in dom and '<pre id="errors"></pre>' in dom
     table = re.search(r'<section id="regressions">(.*?)</section>', dom, re.S).group(1)
     rows = re.findall(r'<tr class="(worse|changed)[^"]*">.*?<a href="#([^"]+)"', table, re.S)
-    expected = [s for s in detect_all(read_runs(copy_committed_history())).steps if s.worse]
+    expected = [s for s in committed_detection()[1].steps if s.worse]
     assert len(rows) == len(expected) >= 3
     dates = re.findall(r'<tr class="(?:worse|changed)[^"]*">\s*<td>([^<]+)</td>', table)
     assert dates == sorted(dates, reverse=True), "newest first"

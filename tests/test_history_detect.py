@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 from pytest_gpuperf.util import jsonio
 
-from pytest_gpuperf.history.backends import read_runs, record_runs
+from pytest_gpuperf.history.backends import record_runs
 from pytest_gpuperf.history.cli import DEFAULT_DB  # noqa: F401 - the CLI module must import cleanly
 from pytest_gpuperf.history.detect import detect, detect_all
 from pytest_gpuperf.history.records import MetricRecord, RunRecord
 from pytest_gpuperf.timing.stats import MAD_TO_SIGMA
 from pytest_gpuperf.cli import main
-from history_support import copy_committed_history
+from history_support import committed_detection
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE = ROOT / "results/nvidia-h100-80gb-hbm3/accuracy-r2-cuda.json.gz"
@@ -217,8 +217,7 @@ def test_the_committed_history_has_no_step_next_to_a_planted_run_across_an_ident
     """On the history built from the committed results: every step is compared within one identity, between
     levels of runs that are not planted gate-check runs, and none falls between two runs of a stretch of
     unchanged A/A runs (the committed A/A comparisons and gate checks)."""
-    runs = read_runs(copy_committed_history())
-    found = detect_all(runs)
+    runs, found = committed_detection()
     planted = {r.uid for r, _ in found.left_out}
     assert planted and found.identity_changes and found.steps
     by_uid = {r.uid: r for r in runs}

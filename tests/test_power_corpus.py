@@ -72,6 +72,15 @@ class StandIn:
         time.sleep(0.0005)
 
 
+@pytest.fixture(scope="module")
+def gpu_plan() -> list[Job]:
+    """The plan a GPU gets (GPU problem sizes, through the offline stand-in), made once for the module's
+    checks: building it generates the GPU-sized inputs (seconds); its jobs are frozen."""
+    from pytest_gpuperf.power.model_corpus import PlanDevice, jobs
+
+    return jobs(PlanDevice(), "cuda")
+
+
 def _job(name, trips=(), grid=264):
     return Job(name, f"grid={grid}", "", name, (), (grid * 256,), (256,), lambda: [], list(trips), "test")
 
@@ -135,14 +144,14 @@ def test_the_corpus_is_43_kernels_in_158_configurations(cl_device):
     assert all(j.local_size[0] <= 256 for j in js if j.kernel in ("group_reduce", "local_reverse"))
 
 
-def test_the_planned_gpu_corpus_without_a_gpu():
+def test_the_planned_gpu_corpus_without_a_gpu(gpu_plan):
     """The plan a GPU gets (GPU problem sizes, through the offline stand-in): 43 kernels in 158 configurations;
     the kernels whose PTX loops are not their source's carry per-PTX-loop counts and say why."""
     import numpy as np
-    from pytest_gpuperf.power.model_corpus import EXTRA, PlanDevice, jobs, unrolled_by_4
+    from pytest_gpuperf.power.model_corpus import EXTRA, unrolled_by_4
     from pytest_gpuperf.tuning.kernels import by_name
 
-    js = jobs(PlanDevice(), "cuda")
+    js = gpu_plan
     assert len(js) == 158 and len({j.kernel for j in js}) == 43
     assert len({(j.kernel, j.config) for j in js}) == len(js)
     by = {j.kernel: j for j in js}
@@ -160,7 +169,7 @@ def test_the_planned_gpu_corpus_without_a_gpu():
     assert 0.5 <= a.min() and a.max() <= 1.5  # the float32 sum may round up to 1.5
 
 
-def test_resume_measures_only_the_configurations_missing_from_the_file(tmp_path, table, monkeypatch):
+def test_resume_measures_only_the_configurations_missing_from_the_file(tmp_path, table, monkeypatch, gpu_plan):
     """The saved H100 corpus, less the kernels it once left out or mis-counted, against the full plan: a
     resumed collection measures exactly the configurations it lacks and nothing it has; one that fails is
     not written, so the next call tries only that one; a complete file measures nothing."""
@@ -174,7 +183,7 @@ def test_resume_measures_only_the_configurations_missing_from_the_file(tmp_path,
     save_corpus(path, device, [e for e in saved_entries if e.kernel not in redo])
     _, before = load_corpus(path)
     have = [(e.kernel, e.config) for e in before]
-    plan = model_corpus.jobs(model_corpus.PlanDevice(), "cuda")
+    plan = gpu_plan
     missing = [(j.kernel, j.config) for j in plan if (j.kernel, j.config) not in set(have)]
     assert len(have) >= 100 and set(have) <= {(j.kernel, j.config) for j in plan}
     assert {k for k, _ in missing} == redo and len(missing) == len(plan) - len(have)

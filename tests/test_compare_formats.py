@@ -239,7 +239,11 @@ def test_ci_doc_workflows_parse_and_their_compare_commands_are_valid():
     text = (ROOT / "docs" / "ci.md").read_text()
     yaml = pytest.importorskip("yaml")
     blocks = re.findall(r"```yaml\n(.*?)```", text, re.S)
-    assert len(blocks) == 2 and all("jobs" in yaml.safe_load(b) for b in blocks)
+    docs = [yaml.safe_load(b) for b in blocks]
+    workflows = [d for d in docs if isinstance(d, dict) and "jobs" in d]
+    steps = [d for d in docs if isinstance(d, list)]  # snippets: steps to add to a job
+    assert len(workflows) == 2 and len(workflows) + len(steps) == len(blocks)
+    assert all(isinstance(s, dict) and ("uses" in s or "run" in s) for d in steps for s in d)
     commands = re.findall(r"(gpuperf compare [^|\n]*?)(?:\s*\|\||\s*#|\n)", text)
     assert len(commands) >= 8
     for cmd in commands:

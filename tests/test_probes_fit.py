@@ -53,10 +53,11 @@ def test_levels_from_a_latency_curve():
     assert lv[2].latency == 650.0
 
 
-#: an H100 chase curve (cycles, 1 KiB … 181 MiB, two footprints per doubling) taken right after a 1 GiB
-#: copy: the 16 and 22.6 MiB buffers landed partly on the far L2 partition, the far partition reads 548–565
-#: (DRAM 680/683: a step of 1.22×, under the plateaus' 1.25× jump) and the two footprints past the warm
-#: limit (128 and 181 MiB, chased cold) read below DRAM
+#: the H100 chase curve of results/nvidia-h100-80gb-hbm3/quick-6bf8fcf-q1 (cycles, 1 KiB … 181 MiB, two
+#: footprints per doubling), taken right after the 1 GiB copy: the 16 and 22.6 MiB buffers landed partly on
+#: the far L2 partition, the far partition reads 548–565 (DRAM 680/683: a step of 1.22×, under the
+#: plateaus' 1.25× jump) and the two footprints past the warm limit (128 and 181 MiB, chased cold) read
+#: below DRAM
 H100_AFTER_COPY = [41.0] * 15 + [167, 283, 282, 282, 282, 284, 282, 282, 282, 282, 282, 282, 336, 378, 565, 548, 680,
                                  683, 565, 591]
 

@@ -325,8 +325,9 @@ class Level:
 
 
 #: a warmed footprint whose latency is within this factor of the largest warmed footprint's is at the DRAM
-#: level: the step from a far L2 partition to DRAM (H100: about 1.3×) is too close to the plateaus' 1.25×
-#: jump for a running median to find it in every run, but far below this factor's reach from DRAM itself
+#: level: the step from a far L2 partition to DRAM (H100: 1.14–1.32×) straddles the plateaus' 1.25× jump,
+#: so a running median does not find it in every run; DRAM's own warmed footprints lie within 1.03× of
+#: each other
 DRAM_NEAR = 1.12
 
 

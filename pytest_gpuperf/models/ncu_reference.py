@@ -31,7 +31,6 @@ import hashlib
 import inspect
 import json
 import math
-import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -40,7 +39,7 @@ from .. import NCU_REFERENCE_SCHEMA, __version__
 from ..devices.base import Device, DeviceInfo
 from ..schemas.keyed_store import KeyedStore
 from ..timing.measure import observed
-from ..util.memo import cache_root
+from ..util.memo import cache_folder
 from ..util.provenance import now_iso
 from . import kernel_classes as kc
 from . import ncu
@@ -75,8 +74,7 @@ class StaleNcuReference(UserWarning):
 def cache_dir() -> Path:
     """``$GPUPERF_NCU_CACHE`` where set, else ``ncu-reference`` under the package's cache directory
     (:func:`~..util.memo.cache_root`: ``$GPUPERF_CACHE``, or ``<user cache dir>/pytest-gpuperf``)."""
-    named = os.environ.get(ENV)
-    return Path(named) if named else cache_root() / FOLDER
+    return cache_folder(FOLDER, ENV)
 
 
 # ---- the key --------------------------------------------------------------------------------------------
@@ -321,7 +319,8 @@ def collect(device: Device, runs: Sequence[PlannedRun], ncu_path: str, timeout_s
     cache = NcuReferenceCache(cache_dir() if root is None else Path(root))
     version = ncu.version(ncu_path)
     fields = key_fields(runs, device.info, version, metrics)
-    ref = CounterReference(key(fields), str(cache.path(key(fields))))
+    k = key(fields)
+    ref = CounterReference(k, str(cache.path(k)))
     unknown = "" if ncu.parse_version(f"Version {version}") else \
         f"ncu's version could not be read ({version}), so a stored profile could not be told from another ncu's"
     if unknown:

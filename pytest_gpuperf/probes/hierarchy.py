@@ -60,6 +60,12 @@ def cache_bytes(info: DeviceInfo) -> int:
     return max(info.l2_bytes, info.l2_bytes if info.l2_bytes_reliable else 64 * MiB)
 
 
+def warm_pass_limit(cache: int) -> int:
+    """The largest footprint a chase warms up before it is timed: past twice the cache every access misses
+    anyway, so those are chased cold (and only bound the curve, :func:`memory.levels`)."""
+    return 2 * cache
+
+
 @dataclass
 class ChaseSweep:
     """The pointer chase's latency-vs-footprint curves (per stride), the gated curve's samples per
@@ -98,8 +104,8 @@ class ChaseSweep:
         ``info``; GPUs detect it reproducibly and gate it."""
         p = self.probe
         for f in memory.anchors([x for x, _ in self.main], self.is_cpu):
-            xs, identity = memory.anchor_figure(device, p.kernels["gp_chase"], f, CHASE_STRIDE, 2 * self.cache,
-                                                CLOCK_TIMEOUT_S, self.samples_at[f])
+            xs, identity = memory.anchor_figure(device, p.kernels["gp_chase"], f, CHASE_STRIDE,
+                                                warm_pass_limit(self.cache), CLOCK_TIMEOUT_S, self.samples_at[f])
             st = Stats.of(xs)
             yield {"name": f"memory.chase.{memory.footprint_label(f)}.latency.cycles", "value": st.median,
                    "unit": "cycles", "better": "lower", "stats": st, "identity": identity,
@@ -119,6 +125,7 @@ def chase_sweep(device: Device, p: Probe) -> ChaseSweep:
     1 KiB too where the device clock makes it cheap; clock-timed on CUDA, event-timed elsewhere."""
     info = device.info
     cache = cache_bytes(info)
+    warm_limit = warm_pass_limit(cache)
     sizes = memory.footprints(1024, 4 * cache)
     strides = (CHASE_STRIDE, WIDE_STRIDE) if info.clock_counter else (CHASE_STRIDE,)
     curves: dict[int, list[tuple[int, float]]] = {}
@@ -129,15 +136,15 @@ def chase_sweep(device: Device, p: Probe) -> ChaseSweep:
             if f < 2 * stride:
                 continue
             if info.clock_counter:
-                s = memory.chase_clock(device, p.kernels["gp_chase"], f, stride, 2 * cache, CLOCK_TIMEOUT_S)
+                s = memory.chase_clock(device, p.kernels["gp_chase"], f, stride, warm_limit, CLOCK_TIMEOUT_S)
             else:
-                s = memory.chase_events(device, p.meas, p.kernels["gp_chase"], f, stride, 2 * cache, p.clock)
+                s = memory.chase_events(device, p.meas, p.kernels["gp_chase"], f, stride, warm_limit, p.clock)
             pts.append((f, float(np.median(s))))
             if stride == CHASE_STRIDE:
                 samples_at[f] = s
         curves[stride] = pts
     main = curves[CHASE_STRIDE]
-    lv = memory.levels([x for x, _ in main], [y for _, y in main], warm_limit=2 * cache)
+    lv = memory.levels([x for x, _ in main], [y for _, y in main], warm_limit=warm_limit)
     return ChaseSweep(p, cache, info.clock_counter, info.is_cpu, curves, samples_at, lv)
 
 

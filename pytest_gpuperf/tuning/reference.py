@@ -32,12 +32,11 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..util.memo import cache_root
+from ..util.memo import cache_folder
 from ..util.provenance import now_iso
 from .evaluate import Config, Point
 from .fixtures import TuningCache
@@ -52,8 +51,7 @@ def cache_dir() -> Path:
     """``$GPUPERF_TUNING_CACHE`` where set (the folder ``tuned_workgroup``'s picks go to as well: the keys
     differ), else ``tuning-reference`` under the package's cache directory (:func:`~..util.memo.cache_root`:
     ``$GPUPERF_CACHE``, or ``<user cache dir>/pytest-gpuperf``, ``$XDG_CACHE_HOME`` or ``~/.cache`` on Linux)."""
-    named = os.environ.get("GPUPERF_TUNING_CACHE")
-    return Path(named) if named else cache_root() / FOLDER
+    return cache_folder(FOLDER, "GPUPERF_TUNING_CACHE")
 
 
 def key_fields(ctx: Context, seed: int) -> dict[str, Any]:
@@ -86,6 +84,7 @@ class Reference:
     why: str = ""
     verified: frozenset[str] = frozenset()  # configurations checked against NumPy under this key
     verified_now: int = 0  # how many this run checked
+    entry: dict[str, Any] | None = field(default=None, repr=False, compare=False)  # the stored table replayed
 
     def unverified(self, picks: list[Config]) -> list[Config]:
         """The picks no run under this key has checked against NumPy yet."""
@@ -113,7 +112,7 @@ def begin(ctx: Context, seed: int, retune: bool = False, root: Path | None = Non
     ctx.ev.points.update({config_of(label): Point(float(p["time_s"]), float(p["spread"]), float(p["cost_s"]))
                           for label, p in entry["points"].items()})
     return Reference(k, str(cache.path(k)), cached=True, measured=str(entry.get("measured", "")),
-                     verified=frozenset(entry.get("verified", ())))
+                     verified=frozenset(entry.get("verified", ())), entry=entry)
 
 
 def record_verified(ref: Reference, checked: list[Config], root: Path | None = None) -> Reference:
@@ -122,15 +121,11 @@ def record_verified(ref: Reference, checked: list[Config], root: Path | None = N
     keeps them through :func:`finish`."""
     ref.verified_now = len(checked)
     ref.verified = ref.verified | {c.label() for c in checked}
-    if not ref.cached or not checked:
+    if ref.entry is None or not checked:
         return ref
-    cache = TuningCache(cache_dir() if root is None else root)
-    entry = cache.get(ref.key)
-    if entry is None:
-        return ref
-    entry["verified"] = sorted(ref.verified)
+    ref.entry["verified"] = sorted(ref.verified)
     try:
-        cache.put(ref.key, entry)
+        TuningCache(cache_dir() if root is None else root).put(ref.key, ref.entry)
     except OSError:  # the next run checks them again: costs time, never a figure
         pass
     return ref

@@ -36,6 +36,12 @@ def cache_root() -> Path:
     return Path(env) if env else Path(platformdirs.user_cache_dir("pytest-gpuperf", appauthor=False))
 
 
+def cache_folder(folder: str, env: str) -> Path:
+    """A store's folder: ``$<env>`` where set, else ``folder`` under :func:`cache_root`."""
+    named = os.environ.get(env)
+    return Path(named) if named else cache_root() / folder
+
+
 @functools.lru_cache(maxsize=1)
 def code_digest() -> str:
     """A digest of every Python source of this package as installed: any edit is another key."""
@@ -47,14 +53,20 @@ def code_digest() -> str:
 
 
 def versions(distributions: Sequence[str]) -> dict[str, str]:
-    """The installed version of each distribution ("absent" where it is not installed)."""
+    """The installed version of each distribution ("absent" where it is not installed); looked up once per
+    process (suites ask per test)."""
+    return dict(_versions(tuple(distributions)))
+
+
+@functools.lru_cache(maxsize=None)
+def _versions(distributions: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
     out = {}
     for d in distributions:
         try:
             out[d] = metadata.version(d)
         except metadata.PackageNotFoundError:
             out[d] = "absent"
-    return out
+    return tuple(out.items())
 
 
 def file_digest(path: Path) -> str:

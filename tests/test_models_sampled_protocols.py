@@ -84,3 +84,25 @@ def test_a_cpu_device_is_measured_by_the_project_geometry_only():
     """Dao's one-wave samples on a CPU device time launch jitter: only the project's geometry runs there."""
     assert sc.protocols_for(cpu=True) == (sc.PROJECT,)
     assert sc.protocols_for(cpu=False) == (sc.DAO, sc.PROJECT)
+
+
+def test_a_gpu_gates_each_kernel_s_linear_figures_and_keeps_the_svr_s_per_kernel_errors_in_its_mean():
+    """On a GPU a kernel's error and overhead are gated figures carrying the error's own standard error;
+    the SVR's per-kernel errors swing several-fold between unchanged runs, so they live in its mean."""
+    res = _result()
+    recs = {r["name"]: r for r in sc.records(res)}
+    assert not [n for n in recs if n.startswith("model.svr.") and n != "model.svr.mean_error"]
+    assert sorted(recs["model.svr.mean_error"]["info"]["per_kernel"]) == ["a", "b", "c", "d"]
+    per = recs["model.svr.mean_error"]["info"]["per_kernel"]
+    assert recs["model.svr.mean_error"]["value"] == pytest.approx(np.mean([v["error"] for v in per.values()]), abs=1e-5)
+    for name in ("model.sampled.a.error", "model.sampled.a.overhead"):
+        assert "gate" not in recs[name]["info"], name
+    assert recs["model.sampled.a.error"]["info"]["error_se"] >= 0
+
+
+def test_a_cpu_device_gates_each_kernel_s_figures_only_where_its_runs_agree():
+    res = _result()
+    res.cpu = True
+    recs = sc.records(res)
+    per_kernel = [r for r in recs if not r["name"].split(".")[-1].startswith("mean")]
+    assert per_kernel and all(r["info"]["gate"] == "if-stable" for r in per_kernel)

@@ -159,7 +159,7 @@ def test_the_part_left_out_of_the_sampled_model_is_not_missing():
         assert mine.pop("kernels", None) == (",".join(sorted(part.kernels)) if ".mean_" in name else None)
         theirs.pop("kernels", None)
         assert mine == theirs, name
-    assert suite_profiles.FULL.measures(SAMPLED, "model.svr_project.copy.error")
+    assert suite_profiles.FULL.measures(SAMPLED, "model.svr_project.mean_error")
 
 
 def _as_results_metric(rec: dict, test: str = SAMPLED) -> dict:

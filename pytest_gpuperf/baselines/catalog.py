@@ -134,11 +134,14 @@ FAMILIES: tuple[Family, ...] = (
            why=SAMPLED_MEAN_WHY),
     Family("model.sampled*.mean_overhead", "ratio", "lower", gpu=SAMPLED_BAND, cpu={"abs": 0.8, "rel": 1.0},
            why=SAMPLED_MEAN_WHY),
-    Family("model.s[av][mr]*.*.error", "ratio", "lower", gpu=SAMPLED_BAND,
-           why="one kernel's error of the sampled model (linear or SVR): half of it, or 2 points; gated only "
-               "where the baseline's runs agree (if-stable), since one kernel's error swings between runs"),
-    Family("model.sampled*.*.overhead", "ratio", "lower", gpu=SAMPLED_BAND,
-           why="one kernel's sampling overhead (sampled time / full run): half of it, or 2 points; if-stable"),
+    Family("model.sampled*.*.error", "ratio", "lower", gpu=SAMPLED_BAND,
+           why="one kernel's error of the sampled model: half of it, or 2 points, widened to k x the larger of "
+               "its runs' spread and its own standard error in a run (error_se): the slope of two samples is "
+               "extrapolated over ~160x on an 800-wave run, so the sample pairs' scatter moves one kernel's "
+               "error by several points between unchanged runs"),
+    Family("model.sampled*.*.overhead", "ratio", "lower", gpu={"rel": 0.05},
+           why="one kernel's sampling overhead (sampled time / full run, a ratio of device-timed medians): "
+               "unchanged runs agree within 2 %"),
     # ---- power --------------------------------------------------------------------------------------
     Family("power.*.joules_per_op", "J/op", "lower", {"rel": 0.08},
            why="the energy counter's error bound, the kernel's power noise over the span and run-to-run "

@@ -1,6 +1,6 @@
 """Baseline entries from several results documents of one device: the one merge rule that
 ``gpuperf baseline from-results`` and ``init`` write by (value = median of the runs, spread = the larger
-of the median within-run σ and the between-run σ)."""
+of the median within-run σ (:func:`.noise.within_sigma`) and the between-run σ)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import numpy as np
 
 from ..devices.base import timer_resolution
 from ..errors import GpuPerfError
-from ..timing.stats import MAD_TO_SIGMA, between_run_sigma
+from ..timing.stats import between_run_sigma
 from . import classes, noise, baseline_file
 
 
@@ -34,7 +34,7 @@ def merge_runs(docs: Sequence[dict[str, Any]], k: float, floor: tuple[float, flo
     for name, ms in by_name.items():
         values = np.array([m["value"] for m in ms], dtype=float)
         value = float(np.median(values))
-        within = [MAD_TO_SIGMA * m["stats"]["mad"] for m in ms if m.get("stats")]
+        within = [w for w in map(noise.within_sigma, ms) if w is not None]
         between = between_run_sigma(values)
         spread = max(float(np.median(within)) if within else 0.0, between)
         ref = ms[-1]

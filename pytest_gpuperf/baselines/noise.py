@@ -28,6 +28,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
+from ..timing.stats import MAD_TO_SIGMA
+
 MODELS = ("deterministic", "sampled", "repeated", "informational")
 
 #: repeats (runs on a side, or repeats within a run) a ``repeated`` figure needs before it is judged
@@ -129,6 +131,24 @@ def repeats_of(info: Any) -> list[float] | None:
     if not all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in xs):
         return None
     return [float(x) for x in xs]
+
+
+#: the key under which a figure derived from several timings carries its own standard error in one run
+#: (a sampled model's per-kernel error: the slope's amplification times its sample pairs' scatter)
+OWN_SE = "error_se"
+
+
+def within_sigma(metric: Mapping[str, Any]) -> float | None:
+    """A results metric's noise within its run: σ of its raw repeats (``stats.mad`` scaled to σ), else the
+    standard error it carries in ``info[OWN_SE]``, else None (its runs' spread is all there is)."""
+    stats = metric.get("stats")
+    if isinstance(stats, Mapping) and isinstance(stats.get("mad"), (int, float)):
+        return MAD_TO_SIGMA * float(stats["mad"])
+    info = metric.get("info")
+    se = info.get(OWN_SE) if isinstance(info, Mapping) else None
+    if isinstance(se, (int, float)) and not isinstance(se, bool) and math.isfinite(se) and se >= 0:
+        return float(se)
+    return None
 
 
 def run_values(entry: Mapping[str, Any]) -> list[float]:

@@ -168,14 +168,15 @@ def compare(measured: float, better: str, entry: Mapping[str, Any] | None, *,
     return cmp
 
 
-#: runs that must agree before a metric marked ``gate: if-stable`` is gated. Three are not enough: per-kernel
-#: model errors that agreed over three baseline runs have moved several-fold in the next unchanged run.
+#: runs that must agree before a metric marked ``gate: if-stable`` is gated (figures that switch between modes
+#: from run to run: a CPU device's per-ILP points and one-wave model errors, a power front). Three are not
+#: enough: per-kernel figures that agreed over three baseline runs have moved several-fold in the next one.
 STABLE_RUNS = 5
 
 
 def stability(entry: Mapping[str, Any]) -> tuple[bool, str]:
-    """Whether a metric whose test marked it ``gate: if-stable`` (a per-kernel model error: the mean
-    over kernels is the figure, one kernel's error can swing between unchanged runs) is stable
+    """Whether a metric whose test marked it ``gate: if-stable`` (a figure that can switch modes between
+    unchanged runs, :data:`STABLE_RUNS`) is stable
     enough to gate: its baseline came from at least :data:`STABLE_RUNS` runs (``run_values``) whose
     values span at most half the band *its test* set (``rel``/``abs``). Not the stored band: that one
     was widened by k × the same runs' σ, so judging the runs against it is circular: runs that disagree

@@ -42,7 +42,7 @@ from . import aggregate, svr
 from .app_check import upload
 from .app_kernel import MIN_RUN_S, AppKernel
 from .app_kernels import APP_KERNELS, CORPUS_VERSION
-from .sampled_corpus import CorpusResult, Protocol
+from .sampled_corpus import CorpusResult, Protocol, kernel_records, svr_per_kernel
 from .sampling import SampledRun, describe, saturation_point
 
 APPS = Protocol("dao", "model.sampled_apps", "model.svr_apps",
@@ -229,8 +229,8 @@ def _by_behaviour(res: AppsResult) -> dict[str, float]:
 
 
 def records(res: AppsResult) -> list[dict[str, Any]]:
-    """The family's figures as ``gpuperf_record`` keyword sets: per kernel (gated only where the baseline's
-    runs agree) and the means over the kernels, each with Dao's figure beside it in ``info``."""
+    """The family's figures as ``gpuperf_record`` keyword sets: per kernel
+    (:func:`~.sampled_corpus.kernel_records`) and the means over the kernels, each with Dao's figure beside it in ``info``."""
     p, ident = APPS, identity()
     main = res.runs.main
     if not main:
@@ -241,16 +241,10 @@ def records(res: AppsResult) -> list[dict[str, Any]]:
         app = res.kernels[name]
         prov = {**app.describe(), "measured_full_s": run.measured, "under_min_run": run.measured < MIN_RUN_S}
         meta = {**describe(run.plan), "predicted_s": run.predicted, "measured_s": run.measured,
-                "model": "Dao thesis §2.5.1 linear model", "protocol": p.label, "kernel": prov, **run.noise()}
-        out.append(dict(name=f"{p.family}.{name}.error", value=run.error_rel, info={**meta, "gate": "if-stable"}, **kernel))
-        out.append(dict(name=f"{p.family}.{name}.overhead", value=run.overhead,
-                        info={**run.noise(), "protocol": p.label, "gate": "if-stable"}, **kernel))
+                "model": "Dao thesis §2.5.1 linear model", "protocol": p.label, "kernel": prov}
+        out += kernel_records(p, name, run, kernel, res.runs.cpu, meta)
     # fewer kernels than the SVR trains on only when the guard left most out: the run fails naming them
     svr_err = res.runs.svr_errors() if len(main) >= svr.MIN_KERNELS else {}
-    for name, (err, t_ml, t_full, n_train) in svr_err.items():
-        out.append(dict(name=f"{p.svr_family}.{name}.error", value=err, **kernel,
-                        info={"predicted_s": t_ml, "measured_s": t_full, "split": "leave-one-kernel-out",
-                              "train_instances": n_train, "protocol": p.label, "gate": "if-stable"}))
     scope = {**ident, **aggregate.over(main)}
     mean = dict(unit="ratio", better="lower")
     short = sorted(n for n, r in main.items() if r.measured < MIN_RUN_S)
@@ -269,5 +263,6 @@ def records(res: AppsResult) -> list[dict[str, Any]]:
         out.append(dict(name=f"{p.svr_family}.mean_error", value=float(np.mean([e[0] for e in svr_err.values()])),
                         identity={**ident, **aggregate.over(svr_err)}, **mean,
                         info={**svr.split_report(res.runs.instances), "features": list(svr.FEATURES), "protocol": p.label,
+                              "per_kernel": svr_per_kernel(svr_err),
                               "seed": SEED_ML, "model": "RBF ε-SVR on portable features (no hardware counters)"}))
     return out

@@ -163,24 +163,42 @@ def measure(dev: Device, kernels: Mapping[str, Kernel], sampled_kernel: Sampler,
     return results
 
 
+def kernel_records(p: Protocol, name: str, run: SampledRun, kernel: Mapping[str, Any], cpu: bool,
+                   meta: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One kernel's error and sampling overhead under protocol ``p``, as ``gpuperf_record`` keyword sets.
+
+    The error's own standard error in this run (``error_se``: the slope's amplification times the scatter
+    of the alternating sample pairs, :meth:`SampledRun.noise`) travels in its info, so a baseline's band
+    holds the larger of it and the runs' spread: three runs that agree by chance do not make a band
+    narrower than one run's own noise. On CPU devices a one-wave slope is launch jitter, so there the
+    per-kernel figures gate only where the baseline's runs agree (``gate: if-stable``)."""
+    noise = run.noise()
+    stable = {"gate": "if-stable"} if cpu else {}
+    return [dict(name=f"{p.family}.{name}.error", value=run.error_rel, info={**meta, **noise, **stable}, **kernel),
+            dict(name=f"{p.family}.{name}.overhead", value=run.overhead,
+                 info={**noise, "protocol": p.label, **stable}, **kernel)]
+
+
+def svr_per_kernel(svr_err: Mapping[str, tuple[float, float, float, int]]) -> dict[str, dict[str, float]]:
+    """The SVR's leave-one-kernel-out error per kernel, kept in its mean's info: one kernel's SVR error
+    moves several-fold between unchanged runs (its features carry the samples' amplified noise and the
+    other kernels' training data), so only the mean over the kernels is a gated figure."""
+    return {name: {"error": round(err, 6), "predicted_s": t_ml, "measured_s": t_full, "train_instances": n}
+            for name, (err, t_ml, t_full, n) in sorted(svr_err.items())}
+
+
 def records(res: CorpusResult) -> list[dict[str, Any]]:
-    """The protocol's figures as ``gpuperf_record`` keyword sets: per kernel (gated only where the baseline's
-    runs agree) and the means over the kernels, each with the protocol in its identity and info."""
+    """The protocol's figures as ``gpuperf_record`` keyword sets: per kernel (:func:`kernel_records`) and
+    the means over the kernels, each with the protocol in its identity and info."""
     p, cpu = res.protocol, res.cpu
     ident = {**p.identity(max(res.waves)), **({"cache": "warm"} if cpu else {})}
     kernel = dict(unit="ratio", better="lower", identity=ident)  # bands: baselines/catalog.py
     out: list[dict[str, Any]] = []
     for name, run in res.main.items():
         meta = {**describe(run.plan), "predicted_s": run.predicted, "measured_s": run.measured,
-                "model": "Dao thesis §2.5.1 linear model", "protocol": p.label, **run.noise()}
-        out.append(dict(name=f"{p.family}.{name}.error", value=run.error_rel, info={**meta, "gate": "if-stable"}, **kernel))
-        out.append(dict(name=f"{p.family}.{name}.overhead", value=run.overhead,
-                        info={**run.noise(), "protocol": p.label, "gate": "if-stable"}, **kernel))
+                "model": "Dao thesis §2.5.1 linear model", "protocol": p.label}
+        out += kernel_records(p, name, run, kernel, cpu, meta)
     svr_err = {} if res.part else res.svr_errors()
-    for name, (err, t_ml, t_full, n_train) in svr_err.items():
-        out.append(dict(name=f"{p.svr_family}.{name}.error", value=err, **kernel,
-                        info={"predicted_s": t_ml, "measured_s": t_full, "split": "leave-one-kernel-out",
-                              "train_instances": n_train, "protocol": p.label, "gate": "if-stable"}))
     scope = {**ident, **aggregate.over(res.main)}
     mean = dict(unit="ratio", better="lower")
     out.append(dict(name=f"{p.family}.mean_error", value=float(np.mean(res.errors)), identity=scope, **mean,
@@ -197,5 +215,6 @@ def records(res: CorpusResult) -> list[dict[str, Any]]:
     out.append(dict(name=f"{p.svr_family}.mean_error", value=float(np.mean([e[0] for e in svr_err.values()])),
                     identity={**ident, **aggregate.over(svr_err)}, **mean,
                     info={**svr.split_report(res.instances), "features": list(svr.FEATURES), "protocol": p.label,
+                          "per_kernel": svr_per_kernel(svr_err),
                           "seed": "Dao: ML 4.76 / 6.42 / 7.91 % (GTX 580 / GTX 280 / HD 6970), leave-one-kernel-out"}))
     return out

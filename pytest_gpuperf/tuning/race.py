@@ -172,12 +172,12 @@ def _strategy_records(race: Race, name: str, runs: list[Outcome]) -> list[dict[s
 
 def _stage_records(kernel: str, name: str, out: Outcome, space: int) -> list[dict[str, Any]]:
     """Where a tuner's evaluations go, per stage as a fraction of the space (its final pass is most of its
-    cost; gated only where the baseline runs agree, a contention decision that flips between runs moves
-    them; band: one configuration), and the share of the space each of its reported filters left out."""
+    cost; band: one configuration — the stages' decisions read the stored tuning table, so unchanged runs
+    count the same evaluations), and the share of the space each of its reported filters left out."""
     reg, prefix = REGISTRY[name], f"tuning.{kernel}.{name}"
     recs: list[dict[str, Any]] = [
         {"name": f"{prefix}.evals.{stage}", "value": n / space, "unit": "fraction", "better": "lower",
-         "tolerance": {"abs": 1.0 / space}, "info": {"gate": "if-stable", "evaluations": n, "space": space}}
+         "tolerance": {"abs": 1.0 / space}, "info": {"evaluations": n, "space": space}}
         for stage, n in (out.pruning.get("evaluations") or {}).items() if not reg.searching]
     for stage in reg.filters:
         if stage in out.pruning:

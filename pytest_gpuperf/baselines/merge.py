@@ -1,6 +1,7 @@
 """Baseline entries from several results documents of one device: the one merge rule that
 ``gpuperf baseline from-results`` and ``init`` write by (value = median of the runs, spread = the larger
-of the median within-run σ (:func:`.noise.within_sigma`) and the between-run σ)."""
+of the median within-run σ and the between-run σ, the latter never below the median standard error a
+figure carries for itself, :func:`.noise.own_se`)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import numpy as np
 
 from ..devices.base import timer_resolution
 from ..errors import GpuPerfError
-from ..timing.stats import between_run_sigma
+from ..timing.stats import MAD_TO_SIGMA, between_run_sigma
 from . import classes, noise, baseline_file
 
 
@@ -34,8 +35,9 @@ def merge_runs(docs: Sequence[dict[str, Any]], k: float, floor: tuple[float, flo
     for name, ms in by_name.items():
         values = np.array([m["value"] for m in ms], dtype=float)
         value = float(np.median(values))
-        within = [w for w in map(noise.within_sigma, ms) if w is not None]
-        between = between_run_sigma(values)
+        within = [MAD_TO_SIGMA * m["stats"]["mad"] for m in ms if m.get("stats")]
+        own = [se for se in map(noise.own_se, ms) if se is not None]
+        between = max(between_run_sigma(values), float(np.median(own)) if own else 0.0)
         spread = max(float(np.median(within)) if within else 0.0, between)
         ref = ms[-1]
         identities = {json.dumps(m.get("identity", {}), sort_keys=True) for m in ms}

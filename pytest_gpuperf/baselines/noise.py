@@ -28,7 +28,6 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
-from ..timing.stats import MAD_TO_SIGMA
 
 MODELS = ("deterministic", "sampled", "repeated", "informational")
 
@@ -138,12 +137,10 @@ def repeats_of(info: Any) -> list[float] | None:
 OWN_SE = "error_se"
 
 
-def within_sigma(metric: Mapping[str, Any]) -> float | None:
-    """A results metric's noise within its run: σ of its raw repeats (``stats.mad`` scaled to σ), else the
-    standard error it carries in ``info[OWN_SE]``, else None (its runs' spread is all there is)."""
-    stats = metric.get("stats")
-    if isinstance(stats, Mapping) and isinstance(stats.get("mad"), (int, float)):
-        return MAD_TO_SIGMA * float(stats["mad"])
+def own_se(metric: Mapping[str, Any]) -> float | None:
+    """The standard error a derived figure carries for itself in one run (``info[OWN_SE]``), or None:
+    an estimate of how far the next unchanged run may move it, so a baseline's run-to-run σ is never
+    taken below it."""
     info = metric.get("info")
     se = info.get(OWN_SE) if isinstance(info, Mapping) else None
     if isinstance(se, (int, float)) and not isinstance(se, bool) and math.isfinite(se) and se >= 0:

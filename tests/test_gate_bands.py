@@ -58,3 +58,16 @@ def test_the_gating_table_in_the_docs_is_the_one_the_baselines_give():
         assert main(["baseline", "table", str(REVIEWED_BASELINES)]) == 0
     doc = (Path(__file__).resolve().parents[1] / "docs" / "gating.md").read_text()
     assert buf.getvalue().strip() in doc, "regenerate it: gpuperf baseline table pytest_gpuperf/baselines/reviewed"
+
+
+@pytest.mark.parametrize("name,entry,starts", [
+    ("made.up.bandwidth", {"value": 480.0, "unit": "GB/s", "tolerance": {"k": 6.0, "spread": 10.5, "rel": 0.01},
+                                    "run_values": [470.0, 480.0, 490.0]}, "measured: k 6 × σ 10.5 (3 runs)"),
+    ("launch.empty.device_us", {"value": 3.0, "unit": "us", "tolerance": {"abs": 0.5}}, "written: "),
+    ("tuning.blur1d.kt_genetic_algorithm.cost", {"value": 0.5, "unit": "ratio", "tolerance": {"rel": 1.6}}, "catalog: "),
+    ("made.up.figure", {"value": 1.0, "unit": "ratio", "tolerance": {"rel": 0.5}}, "none written"),
+])
+def test_the_table_says_why_a_band_is_wide(name, entry, starts):
+    from pytest_gpuperf.baselines.table import cause
+
+    assert cause(name, entry).startswith(starts)

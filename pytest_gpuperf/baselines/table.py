@@ -1,6 +1,7 @@
 """``gpuperf baseline table DIR…``: how finely each metric family gates on each device, from the
 baseline files themselves — the share of entries that gate, the median relative band of those that do,
-and the family's noise model (:mod:`.noise`). The table in docs/gating.md is this command's output.
+the family's noise model (:mod:`.noise`) and, where its widest band is over :data:`.classes.WIDE_BAND`,
+why (:func:`cause`). The table in docs/gating.md is this command's output.
 
 An entry gates unless its test marked it ``gate: if-stable`` and its runs do not agree
 (:func:`.verdicts.stability`); a ``bound`` entry gates at its documented limit (band 0 above it)."""
@@ -12,7 +13,8 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from . import noise, baseline_file
+from . import catalog, noise, baseline_file
+from .classes import TIME_UNITS, WIDE_BAND, wide_band_cause
 from .verdicts import band, stability
 
 #: a family is the metric name's first two parts (``memory.copy``, ``accuracy.fp32``)
@@ -38,6 +40,26 @@ def relative_band(entry: Mapping[str, Any]) -> float | None:
     return band(value, entry.get("tolerance") or {}) / abs(value)
 
 
+def cause(name: str, entry: Mapping[str, Any]) -> str:
+    """Why an entry's band is as wide as it is: the measured cause written for its class
+    (:data:`.classes.WIDE_BAND_CAUSES`), else what set it — k × the noise measured over its runs
+    (``tolerance.k`` × ``spread``), the timer's resolution (the absolute band of a time), or the band its
+    family's catalog row sets and the reason written there."""
+    written = wide_band_cause(name)
+    if written is not None:
+        return f"written: {written}"
+    value, tol = abs(float(entry["value"])), entry.get("tolerance") or {}
+    width = band(value, tol)
+    measured = float(tol.get("k", 0.0)) * float(tol.get("spread", 0.0))
+    runs = len(noise.run_values(entry))
+    if measured > 0 and measured >= 0.999 * width:
+        return f"measured: k {float(tol['k']):g} × σ {float(tol['spread']):.3g} ({runs} runs)"
+    if entry.get("unit") in TIME_UNITS and float(tol.get("abs", 0.0)) >= 0.999 * width and "rel" not in tol:
+        return "the event timer's resolution"
+    fam = catalog.family(name)
+    return f"catalog: {fam.why}" if fam is not None and fam.why else "none written"
+
+
 def rows(files: Iterable[Path]) -> list[dict[str, Any]]:
     """One row per (device key, backend, family)."""
     out = []
@@ -49,13 +71,17 @@ def rows(files: Iterable[Path]) -> list[dict[str, Any]]:
                 groups[family(name)].append((name, entry))
             for fam, members in sorted(groups.items()):
                 gated = [e for _, e in members if gates(e)]
-                bands = [b for b in (relative_band(e) for e in gated if e.get("better") in ("lower", "higher"))
-                         if b is not None]
+                judged = [(n, e, relative_band(e)) for n, e in members
+                          if gates(e) and e.get("better") in ("lower", "higher")]
+                bands = [b for _, _, b in judged if b is not None]
+                widest = max(((n, e) for n, e, b in judged if b is not None and b > WIDE_BAND),
+                             key=lambda ne: relative_band(ne[1]) or 0.0, default=None)
                 models = Counter(noise.model_of(n, str(e.get("unit", "")), str(e.get("better", "lower")),
                                                 bool(e.get("samples"))) for n, e in members)
                 out.append({"device": path.stem, "backend": backend, "family": fam, "entries": len(members),
                             "gated": len(gated), "median_band": statistics.median(bands) if bands else None,
                             "max_band": max(bands) if bands else None,
+                            "widest_why": "" if widest is None else f"`{widest[0]}`: {cause(*widest)}",
                             "noise": ", ".join(f"{m} {c}" for m, c in models.most_common())})
     return out
 
@@ -65,12 +91,13 @@ def markdown(table: list[dict[str, Any]]) -> str:
     def pct(x: float | None) -> str:
         return "-" if x is None else f"{100 * x:.1f} %"
 
-    lines = ["| device | backend | family | entries | gated | median band | widest band | noise model |",
-             "| --- | --- | --- | ---: | ---: | ---: | ---: | --- |"]
+    lines = ["| device | backend | family | entries | gated | median band | widest band | noise model | "
+             f"why the widest band is over {100 * WIDE_BAND:.0f} % |",
+             "| --- | --- | --- | ---: | ---: | ---: | ---: | --- | --- |"]
     for r in table:
         lines.append(f"| {r['device']} | {r['backend']} | `{r['family']}` | {r['entries']} | "
                      f"{100 * r['gated'] / r['entries']:.0f} % | {pct(r['median_band'])} | {pct(r['max_band'])} | "
-                     f"{r['noise']} |")
+                     f"{r['noise']} | {r['widest_why'].replace('|', '/')} |")
     return "\n".join(lines) + "\n"
 
 

@@ -71,3 +71,10 @@ def test_the_table_says_why_a_band_is_wide(name, entry, starts):
     from pytest_gpuperf.baselines.table import cause
 
     assert cause(name, entry).startswith(starts)
+
+
+def test_a_gpu_only_band_leaves_a_cpu_device_to_its_measured_spread():
+    from pytest_gpuperf.baselines import catalog
+
+    assert catalog.tolerance("memory.chase.4MiB.latency.cycles", False) == {"rel": 0.03}
+    assert catalog.tolerance("memory.chase.4MiB.latency.cycles", True) is None

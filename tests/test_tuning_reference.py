@@ -111,11 +111,18 @@ def test_a_table_timed_on_a_shared_card_is_not_stored(cl_device, tmp_path):
 
 
 def test_the_cache_folder_is_the_user_cache_dir_unless_named(monkeypatch, tmp_path):
+    """One folder for the references and tuned_workgroup's picks: the one a CI job keeps."""
+    from pytest_gpuperf.tuning import fixtures
+
     monkeypatch.delenv("GPUPERF_TUNING_CACHE", raising=False)
+    monkeypatch.delenv("GPUPERF_CACHE", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    assert reference.cache_dir() == tmp_path / "xdg" / "pytest-gpuperf" / reference.FOLDER
+    assert fixtures.cache_dir() == tmp_path / "xdg" / "pytest-gpuperf" / "tuning"
+    monkeypatch.setenv("GPUPERF_CACHE", str(tmp_path / "all"))
+    assert fixtures.cache_dir() == tmp_path / "all" / "tuning"
     monkeypatch.setenv("GPUPERF_TUNING_CACHE", str(tmp_path / "mine"))
-    assert reference.cache_dir() == tmp_path / "mine"
+    assert fixtures.cache_dir() == tmp_path / "mine"
+    assert "cache_root" not in vars(fixtures)  # no second rule beside it
 
 
 def test_the_runs_of_a_first_baseline_time_their_own_tables(tmp_path):

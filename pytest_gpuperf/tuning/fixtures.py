@@ -3,8 +3,8 @@ benchmark kernel on the test's device, cached across runs.
 
 The cache key is (kernel source hash, compile options, device key + backend + driver, problem sizes,
 strategy): any change in any of them retunes. Entries live in one JSON file per key under
-``<cache dir>/gpuperf-tuning/`` (pytest's cache directory, or ``$GPUPERF_TUNING_CACHE`` /
-``~/.cache/pytest-gpuperf`` when the cache provider is disabled) and are written atomically
+the folder of the tuning suite's references (:func:`cache_dir`: ``$GPUPERF_TUNING_CACHE``, or
+``tuning`` under the user's cache directory — one folder to keep between CI jobs) and are written atomically
 (:func:`pytest_gpuperf.util.atomic.atomic_write_json`) so concurrent or interrupted runs never leave a
 torn entry. Each entry names its schema (``pytest-gpuperf-tuning/1``,
 ``pytest_gpuperf/schemas/tuning-cache-1.json``); an entry of another version, or one that does not
@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +27,7 @@ from .. import TUNING_CACHE_SCHEMA
 from ..devices.base import Device
 from ..schemas.keyed_store import KeyedStore
 from ..util.clock import add_budget_option, mark_session_start, session_elapsed
+from ..util.memo import cache_folder
 from .pareto import BUDGET_S
 from .kernels import Benchmark, by_name
 from .tuner import tune
@@ -133,14 +133,15 @@ class TuningCache(KeyedStore):
                          "the kernel is tuned again and the entry rewritten.")
 
 
-def cache_root(config: pytest.Config) -> Path:
-    env = os.environ.get("GPUPERF_TUNING_CACHE")
-    if env:
-        return Path(env)
-    cache = getattr(config, "cache", None)
-    if cache is not None:
-        return Path(cache.mkdir("gpuperf-tuning"))
-    return Path.home() / ".cache" / "pytest-gpuperf" / "gpuperf-tuning"
+#: the folder of the references and of ``tuned_workgroup``'s picks under the user's cache directory
+FOLDER = "tuning"
+
+
+def cache_dir() -> Path:
+    """``$GPUPERF_TUNING_CACHE`` where set, else ``tuning`` under the package's cache directory
+    (:func:`~..util.memo.cache_root`: ``$GPUPERF_CACHE``, or ``<user cache dir>/pytest-gpuperf``). The tuning
+    suite's exhaustive references (:mod:`.reference`) are stored here too (their keys differ from the picks')."""
+    return cache_folder(FOLDER, "GPUPERF_TUNING_CACHE")
 
 
 class TunedWorkgroup:
@@ -185,5 +186,5 @@ def tuned_workgroup(gpu_device: Device, request: pytest.FixtureRequest) -> Tuned
     cfg = request.config
     from ..report import progress
 
-    return TunedWorkgroup(gpu_device, TuningCache(cache_root(cfg)), bool(cfg.getoption("--gpuperf-retune")),
+    return TunedWorkgroup(gpu_device, TuningCache(cache_dir()), bool(cfg.getoption("--gpuperf-retune")),
                           progress.of(cfg))

@@ -36,22 +36,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..util.memo import cache_folder
 from ..util.provenance import now_iso
 from .evaluate import Config, Point
-from .fixtures import TuningCache
+from .fixtures import TuningCache, cache_dir
 from .replay import config as config_of
 from .strategies import Context
 
-#: the folder of the references under the user's cache directory
-FOLDER = "tuning-reference"
-
-
-def cache_dir() -> Path:
-    """``$GPUPERF_TUNING_CACHE`` where set (the folder ``tuned_workgroup``'s picks go to as well: the keys
-    differ), else ``tuning-reference`` under the package's cache directory (:func:`~..util.memo.cache_root`:
-    ``$GPUPERF_CACHE``, or ``<user cache dir>/pytest-gpuperf``, ``$XDG_CACHE_HOME`` or ``~/.cache`` on Linux)."""
-    return cache_folder(FOLDER, "GPUPERF_TUNING_CACHE")
 
 
 def key_fields(ctx: Context, seed: int) -> dict[str, Any]:

@@ -34,7 +34,7 @@ def test_bundle_run_collect(tmp_path: Path, checkout_wheel: Path) -> None:
     assert manifest["plugin"]["wheel"] == checkout_wheel.name and manifest["wheels"] == []
     assert (bundle / "wheels" / checkout_wheel.name).read_bytes() == checkout_wheel.read_bytes()
     out = tmp_path / "out"
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "PYTEST_"))},
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "PYTEST_")) and k != "GPUPERF_CACHE"},
            "GPUPERF_VENV": str(tmp_path / "venv"), "GPUPERF_PYTHON": sys.executable, "GPUPERF_TAG": "host-1",
            "GPUPERF_COMMIT": "abc1234"}
     work = tmp_path / "work"
@@ -47,6 +47,7 @@ def test_bundle_run_collect(tmp_path: Path, checkout_wheel: Path) -> None:
                            "import pytest_gpuperf; print(pytest_gpuperf.__file__)"], capture_output=True, text=True,
                           cwd=work, env=env)  # the host's environment: no PYTHONPATH into a checkout
     assert str(tmp_path / "venv") in site.stdout  # the bundle's plugin, not this checkout's
+    assert (bundle / "cache").is_dir()  # what a first run stores, beside the bundle for every host that runs it
     archive = Path(f"{out}.tgz")
     assert archive.is_file()
     into, history = tmp_path / "results", tmp_path / "h.db"
@@ -69,3 +70,16 @@ def test_bundle_run_collect(tmp_path: Path, checkout_wheel: Path) -> None:
     (doc_path,) = cut.glob("results/*/cut-opencl.json")
     cut_doc = json.loads(doc_path.read_text())
     assert cut_doc["run"]["interrupted"] is True and cut_doc["metrics"]
+
+
+def test_a_bundle_starts_its_cache_from_a_named_folder_and_refuses_a_missing_one(tmp_path: Path, checkout_wheel: Path) -> None:
+    have = [r.split(">")[0].split("=")[0] for r in requirements([])]
+    base = ["--python", f"{sys.version_info.major}.{sys.version_info.minor}", "--wheel", str(checkout_wheel)] + [
+        a for h in have for a in ("--host-has", h)]
+    old = tmp_path / "old-cache" / "tuning"
+    old.mkdir(parents=True)
+    (old / "entry.json").write_text("{}")
+    assert gpuperf(["offline", "bundle", str(tmp_path / "b"), *base, "--cache", str(tmp_path / "old-cache")]) == 0
+    assert (tmp_path / "b" / "cache" / "tuning" / "entry.json").read_text() == "{}"
+    assert manifest_of(tmp_path / "b")["cache"] == str(tmp_path / "old-cache")
+    assert gpuperf(["offline", "bundle", str(tmp_path / "c"), *base, "--cache", str(tmp_path / "nowhere")]) == 2

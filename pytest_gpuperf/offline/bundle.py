@@ -35,7 +35,8 @@ RUN_SH = r"""#!/usr/bin/env bash
 # Environment: GPUPERF_TAG (results name, default run), GPUPERF_PYTHON (default python3),
 # GPUPERF_VENV (default /tmp/gpuperf-venv), GPUPERF_TIME_LIMIT (seconds, then the run is interrupted and
 # packed with what finished), GPUPERF_COMMIT (the commit of the code you measure, when the
-# directory you run in has no .git), GPUPERF_HISTORY (a history store; default OUT/history.db).
+# directory you run in has no .git), GPUPERF_HISTORY (a history store; default OUT/history.db),
+# GPUPERF_CACHE (what a first run measures and later runs replay; default: cache/ beside this script).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=${1:?usage: bash run.sh OUT [gpuperf run arguments]}; shift
@@ -43,6 +44,10 @@ mkdir -p "$out"; out=$(cd "$out" && pwd)
 py=${GPUPERF_PYTHON:-python3}
 venv=${GPUPERF_VENV:-/tmp/gpuperf-venv}
 tag=${GPUPERF_TAG:-run}
+# the tuning references, profiler counters and searches a first run stores: beside the bundle unless named,
+# so every host that runs it from a shared folder (or a copy of it) replays them instead of measuring again
+export GPUPERF_CACHE="${GPUPERF_CACHE:-$here/cache}"
+mkdir -p "$GPUPERF_CACHE" 2>/dev/null || echo "gpuperf offline: $GPUPERF_CACHE cannot be created: every run measures again" >&2
 if [ ! -x "$venv/bin/gpuperf" ]; then
   "$py" -m venv "$venv" || exit 3
   # the host's own packages (CuPy, NumPy, …) stay visible, also when its python is itself a virtual
@@ -116,11 +121,17 @@ def _name(requirement_or_wheel: str) -> str:
 
 
 def bundle(directory: Path, *, python: str, extras: Sequence[str], host_has: Sequence[str], wheel: str | None,
-           platforms: Sequence[str] = PLATFORMS, also: Sequence[str] = ()) -> dict:
+           platforms: Sequence[str] = PLATFORMS, also: Sequence[str] = (), cache: Path | None = None) -> dict:
     """Write the bundle into ``directory`` (created; must be empty) and return its manifest. ``also``:
-    projects installed beside the plugin (e.g. ``xgboost-cpu``, the power model's library without CUDA)."""
+    projects installed beside the plugin (e.g. ``xgboost-cpu``, the power model's library without CUDA).
+    ``cache``: a cache folder to start the bundle's ``cache/`` from (another bundle's, or a machine's
+    ``$GPUPERF_CACHE``): its entries are keyed by kernel source, device, driver and toolkit, so a host
+    they do not match measures again."""
     if directory.exists() and any(directory.iterdir()):
         raise GpuPerfError(f"{directory} is not empty; give a new folder for the bundle")
+    if cache is not None and not cache.is_dir():
+        raise GpuPerfError(f"--cache {cache}: no such folder; give a cache folder (a bundle's cache/, or "
+                           "$GPUPERF_CACHE / ~/.cache/pytest-gpuperf of a machine that ran the suites)")
     wheels = directory / "wheels"
     wheels.mkdir(parents=True, exist_ok=True)
     own = _plugin_wheel(wheels, wheel)
@@ -140,12 +151,15 @@ def bundle(directory: Path, *, python: str, extras: Sequence[str], host_has: Seq
             if _name(path.name) not in skip:
                 shutil.move(str(path), wheels / path.name)
                 kept.append(path.name)
+    if cache is not None:
+        shutil.copytree(cache, directory / "cache", dirs_exist_ok=True)
     spec = f"[{','.join(extras)}]" if extras else ""
     atomic_write_text(directory / "run.sh", RUN_SH.replace("@SPEC@", spec).replace(
         "@ALSO@", " ".join(f'"{a}"' for a in also)).replace("@WHEEL@", own.name))
     (directory / "run.sh").chmod(0o755)
     manifest = {"schema": "pytest-gpuperf-bundle/1", "plugin": {**plugin(), "wheel": own.name},
                 "python": python, "extras": list(extras), "also": list(also), "host_has": sorted(skip), "wheels": sorted(kept),
+                "cache": None if cache is None else str(cache),
                 "size_bytes": sum(p.stat().st_size for p in wheels.iterdir())}
     atomic_write_json(directory / "MANIFEST.json", manifest)
     return manifest

@@ -17,7 +17,8 @@ HOST_HAS = ("numpy", "scipy", "scikit-learn", "cupy-cuda13x", "cupy-cuda12x", "p
 
 def _bundle(args: argparse.Namespace) -> int:
     manifest = bundle(Path(args.dir), python=args.python, extras=args.extra, host_has=args.host_has or HOST_HAS,
-                      wheel=args.wheel, platforms=args.platform or PLATFORMS, also=args.also)
+                      wheel=args.wheel, platforms=args.platform or PLATFORMS, also=args.also,
+                      cache=None if args.cache is None else Path(args.cache))
     print(describe(manifest, Path(args.dir)))
     return 0
 
@@ -44,6 +45,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "model without the CUDA build of XGBoost)")
     b.add_argument("--platform", action="append", default=None, help="pip platform tags (default: glibc x86-64)")
     b.add_argument("--wheel", default=None, help="the plugin wheel to carry (default: built from this checkout)")
+    b.add_argument("--cache", default=None, metavar="DIR",
+                   help="start the bundle's cache/ (what run.sh replays instead of measuring again: tuning "
+                        "references, profiler counters, searches) from this folder, e.g. another bundle's cache/")
     b.set_defaults(func=_bundle)
     c = s.add_parser("collect", help="bring OUT.tgz of run.sh back: results/<key>/, logs, history; "
                                        "power corpora joined with the store's")

@@ -60,3 +60,15 @@ def test_two_runs_of_the_deterministic_choice_read_the_same_mixes():
         cells = [c.strip() for c in line.strip("|").split("|")]
         passing, chosen = cells[2].split(" / "), cells[3].split(" / ")
         assert passing == chosen and len(set(chosen)) == 1 and cells[4] == "most lowered", line
+
+
+def test_the_per_kernel_table_reads_the_svr_s_kernels_from_its_mean_where_a_run_keeps_them_there():
+    """Runs of the current suites keep the SVR's per-kernel errors in its mean's info (H200, 171978e)."""
+    from pytest_gpuperf.evidence.model_tables import pct, sampled
+
+    lines = sampled(_inputs("models-sampled-kernels", cuda="results/nvidia-h200/baseline-171978e/b1-cuda.json.gz"))
+    doc = runfile.load(ROOT, "results/nvidia-h200/baseline-171978e/b1-cuda.json.gz")
+    per = doc.info("model.svr.mean_error")["per_kernel"]
+    row = _row(lines, "| copy")
+    assert "model.svr.copy.error" not in doc.metrics and row[2] != "–"
+    assert row[2] == pct(per["copy"]["error"])

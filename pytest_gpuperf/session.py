@@ -259,11 +259,27 @@ class GpuPerfSession:
         outside it (or a negative time, a bandwidth above peak) raises :class:`ImpossibleValueError`.
         ``shipped``: a test of the shipped suites; its metric's tolerance, where it names none, is its
         family's in :mod:`~pytest_gpuperf.baselines.catalog`, whose unit and direction it must also have."""
+        run = self.run_for(spec)
+        tolerance = self._validated(run, nodeid, spec, name, float(value), unit, better, tolerance, valid, shipped)
+        if plants.drops(plants.parse(list(self.options.plants), device=spec), name):
+            return None  # the gate check's planted "metric disappears": its test no longer records it
+        metric = self._annotated(run, Metric(strip_device_id(nodeid, spec), name, float(value), unit, better, stats,
+                                             None, "new", dict(info or {}),
+                                             None if tolerance is None else dict(tolerance), dict(identity or {})),
+                                 bound)
+        self._judge(run, metric, bound)
+        run.metrics[name] = metric
+        return metric
+
+    def _validated(self, run: DeviceRun, nodeid: str, spec: str, name: str, value: float, unit: str, better: str,
+                   tolerance: Mapping[str, float] | None, valid: tuple[float, float] | None,
+                   shipped: bool) -> Mapping[str, float] | None:
+        """Refuse a metric the gate cannot take (a bad direction or name, a second record of one name, an
+        impossible value); the tolerance it is recorded with (a shipped suite's family's where it names none)."""
         if better not in bl.DIRECTIONS:
             raise GpuPerfError(f"metric {name!r}: better={better!r} is not one of {bl.DIRECTIONS}")
         if not re.fullmatch(r"[A-Za-z0-9_.\-\[\]=:+]+", name):
             raise GpuPerfError(f"metric name {name!r} may hold only letters, digits and _ . - [ ] = : +")
-        run = self.run_for(spec)
         if shipped:
             try:
                 tolerance = catalog.policy(name, unit, better, tolerance, run.info.is_cpu)
@@ -272,28 +288,36 @@ class GpuPerfSession:
         if name in run.metrics:
             raise GpuPerfError(f"metric {name!r} recorded twice on {spec} (by {run.metrics[name].test} and "
                                f"{nodeid}); give each parametrization its own name")
-        problem = validity.problem(name, float(value), unit, peak_bandwidth_gbs=run.info.peak_bandwidth_gbs,
-                                   valid=valid)
+        problem = validity.problem(name, value, unit, peak_bandwidth_gbs=run.info.peak_bandwidth_gbs, valid=valid)
         if problem is not None:
             raise ImpossibleValueError(problem)
-        if plants.drops(plants.parse(list(self.options.plants), device=spec), name):
-            return None  # the gate check's planted "metric disappears": its test no longer records it
-        test = strip_device_id(nodeid, spec)
-        entry = run.expected.get(name)
-        metric = Metric(test, name, float(value), unit, better, stats, None, "new", dict(info or {}),
-                        None if tolerance is None else dict(tolerance), dict(identity or {}))
+        return tolerance
+
+    @staticmethod
+    def _annotated(run: DeviceRun, metric: Metric, bound: float | None) -> Metric:
+        """The metric with what the observers saw while it was measured (host load, other processes on the
+        card, power and throttling) and its documented bound."""
         if bound is not None:
             metric.info["bound"] = float(bound)
-        if run.device is not None and run.device.observations:
-            metric.info["host"] = observers.summarize(run.device.observations)
-        if run.device is not None and run.device.tenant_observations:
-            metric.info["tenants"] = observers.summarize_tenants(run.device.tenant_observations)
-        if run.device is not None and run.device.power_observations:
-            seen = observers.summarize_power(run.device.power_observations)
+        dev = run.device
+        if dev is not None and dev.observations:
+            metric.info["host"] = observers.summarize(dev.observations)
+        if dev is not None and dev.tenant_observations:
+            metric.info["tenants"] = observers.summarize_tenants(dev.tenant_observations)
+        if dev is not None and dev.power_observations:
+            seen = observers.summarize_power(dev.power_observations)
             given = dict(metric.info.get("power") or {})
             # the test's own power figures win, but a throttle either of them saw stays seen
             metric.info["power"] = {**seen, **given,
                                     "throttled": bool(seen["throttled"] or given.get("throttled"))}
+        return metric
+
+    def _judge(self, run: DeviceRun, metric: Metric, bound: float | None) -> None:
+        """The metric's verdict: against the reference run under ``--gpuperf-compare`` (the verdict of
+        ``gpuperf compare``), else against its baseline entry by its noise model, else against its
+        documented bound (a baseline of its own before anyone reviewed a file)."""
+        name, value, unit, better, stats = metric.name, metric.value, metric.unit, metric.better, metric.stats
+        entry = run.expected.get(name)
         if self.reference is not None:  # --gpuperf-compare: the verdict of 'gpuperf compare' (compare.gate)
             entry = None  # the reference run replaces the baseline; a documented bound still gates below
             if name in self.reference.metrics:
@@ -305,10 +329,9 @@ class GpuPerfSession:
                 if observers.shared_metric(metric.info) and metric.verdict in ("regressed", "improved", "pass",
                                                                                  "throttled"):
                     metric.verdict = "contended"  # this run's card was shared (timing.observers.measured_verdict)
-                run.metrics[name] = metric
-                return metric
+                return
         # the metric's noise model decides how a verdict may be reached, as in 'gpuperf compare' (baselines.noise)
-        cmp = bl.compare(float(value), better, entry, samples=None if stats is None else stats.samples,
+        cmp = bl.compare(value, better, entry, samples=None if stats is None else stats.samples,
                          identity=metric.identity, gate_if_stable=metric.info.get("gate") == "if-stable",
                          name=name, unit=unit, info=metric.info)
         metric.verdict = observers.measured_verdict(cmp.verdict, metric.info, run.info.is_cpu)
@@ -317,13 +340,11 @@ class GpuPerfSession:
             metric.baseline.update(cmp.to_json())
         elif bound is not None and better == "bound":
             # A documented bound is a baseline of its own even before anyone reviewed a file.
-            doc = {"value": float(bound), "better": "bound", "tolerance": dict(tolerance or {})}
-            cmp = bl.compare(float(value), "bound", doc)
+            doc = {"value": float(bound), "better": "bound", "tolerance": dict(metric.tolerance or {})}
+            cmp = bl.compare(value, "bound", doc)
             metric.verdict = "regressed" if cmp.verdict == "regressed" else "new"
             metric.baseline = {**doc, **cmp.to_json(), "source": "documented bound"}
-        metric.info["line"] = cmp.line(name, float(value), unit, better)
-        run.metrics[name] = metric
-        return metric
+        metric.info["line"] = cmp.line(name, value, unit, better)
 
     def too_contended(self) -> list[str]:
         """One line per CPU device on which more than ``observers.CONTENDED_RUN_LIMIT`` of the metrics read

@@ -8,6 +8,9 @@ import pytest
 
 from pytest_gpuperf.devices import discover, open_device
 
+import numpy.fft  # noqa: F401  (an extension module that cannot be loaded twice: see below)
+import scipy.optimize  # noqa: F401
+
 try:  # imported here, before any test: see below
     import pyopencl.cltypes  # noqa: F401
     import pyopencl.tools  # noqa: F401
@@ -17,7 +20,9 @@ except ImportError:  # no PyOpenCL: the OpenCL tests skip
 # inside them. PyOpenCL's ``tools`` and ``cltypes`` are imported lazily by the device code; dropped and
 # imported again they re-register nanobind enumerations of the extension, which aborts the interpreter
 # ("refusing to add duplicate key ... program_kind") at the next OpenCL test. Imported once up front, they
-# are part of every snapshot and never re-imported.
+# are part of every snapshot and never re-imported. NumPy's FFT and SciPy's optimizers hold extension
+# modules that refuse a second load ("cannot load module more than once per process"), so they too are
+# imported here rather than first inside a pytester run.
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import numpy.fft  # noqa: F401  (loaded once here: the in-process pytester runs cannot load its extension again)
 import pytest
 
 from pytest_gpuperf.devices import discover

@@ -17,9 +17,6 @@ import json
 from pathlib import Path
 
 import pytest
-# Kernel Tuner's annealing strategies import scipy.optimize; a second in-process pytester run cannot load its C
-# extensions again once the first run's imports are undone, so they are imported here, before any run
-import scipy.optimize  # noqa: F401
 
 from pytest_gpuperf.tuning import reference
 from pytest_gpuperf.tuning.fixtures import StaleTuningEntry

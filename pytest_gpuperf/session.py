@@ -172,6 +172,7 @@ class GpuPerfSession:
         self.started = now_iso()
         self.files_written: list[str] = []
         self.missing: dict[str, list[str]] = {}
+        self.retired: dict[str, list[str]] = {}  # baseline entries of metrics the suites no longer record
         self.reference = None  # compare.load.Side: --gpuperf-compare's run, loaded by load_reference()
         #: an xdist worker: other workers own the other devices (results paths: :meth:`json_paths`)
         self.distributed = False
@@ -518,10 +519,11 @@ class GpuPerfSession:
             for spec, run in self.runs.items():
                 recorded = set(run.metrics)
                 # a part of a test the suite profile leaves out (its other kernels) is not missing
-                self.missing[spec] = sorted(name for name, e in run.expected.items()
-                                            if e.get("test") in self.passed_tests and name not in recorded
-                                            and not _subset_aggregate(e, run.metrics.values())
-                                            and chosen.measures(str(e.get("test")), name))
+                gone = [name for name, e in run.expected.items()
+                        if e.get("test") in self.passed_tests and name not in recorded
+                        and not _subset_aggregate(e, run.metrics.values()) and chosen.measures(str(e.get("test")), name)]
+                self.retired[spec] = sorted(n for n in gone if catalog.retired(n))  # the suites moved them
+                self.missing[spec] = sorted(n for n in gone if not catalog.retired(n))
                 if self.options.update_baselines and run.metrics:
                     _attempt(errors, f"baseline not updated for {spec}", lambda run=run: self._update_baseline(run))
             if self.options.json_path:

@@ -206,3 +206,26 @@ def test_b(gpu_device, gpuperf_recorded):
     assert gpuperf_recorded == {"probe.rate": 123.5}
 ''')
     run(pytester).assert_outcomes(passed=2)
+
+
+def test_a_retired_metric_in_the_baseline_is_neither_missing_nor_a_failure(pytester):
+    """A baseline made by an older plugin names a metric the suites no longer record (catalog.RETIRED):
+    the run says so and passes; ``gpuperf baseline migrate`` drops the entry."""
+    from pytest_gpuperf.baselines import catalog
+    from pytest_gpuperf.cli import main as gpuperf
+
+    pytester.makepyfile(WORK)
+    run(pytester, "--gpuperf-update-baselines").assert_outcomes(passed=1)
+    (path,) = (pytester.path / "bl").glob("*.json")
+    data = baseline_file.load(path.parent, path.stem).data
+    metrics = data["backends"]["opencl"]["metrics"]
+    old = "model.svr.copy.error"
+    assert catalog.retired(old) and not catalog.retired("model.svr.mean_error")
+    metrics[old] = {**metrics["kernel.work.ms"], "value": 0.01, "unit": "ratio", "tolerance": {"abs": 0.02}}
+    path.write_text(json.dumps(data))
+    result = run(pytester)
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["*RETIRED: 1 baseline entries name metrics this plugin no longer records*"])
+    result.stdout.no_fnmatch_line("*MISSING*")
+    assert gpuperf(["baseline", "migrate", str(path)]) == 0
+    assert old not in baseline_file.load(path.parent, path.stem).metrics("opencl")

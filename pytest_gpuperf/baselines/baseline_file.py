@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 from filelock import FileLock
@@ -199,13 +199,20 @@ def write(path: Path, data: Mapping[str, Any]) -> None:
     atomic_write_text(path, fileformat.dumps(data))
 
 
-def migrate(path: Path) -> bool:
-    """Rewrite one baseline file in the lean form under its lock; False when it already was (byte for byte).
-    A malformed file raises :class:`BaselineFileError` and is left as it is."""
+def migrate(path: Path, retired: Callable[[str], Any] | None = None) -> tuple[bool, list[str]]:
+    """Rewrite one baseline file in the lean form under its lock, without the entries ``retired`` names
+    (metrics the suites no longer record); (whether the file changed, the entries dropped). A malformed
+    file raises :class:`BaselineFileError` and is left as it is."""
     with lock_for(path):
         data = load(path.parent, path.stem).data
+        dropped = []
+        for backend, section in sorted(data.get("backends", {}).items()):
+            metrics = section.get("metrics", {})
+            for name in sorted(n for n in metrics if retired is not None and retired(n)):
+                del metrics[name]
+                dropped.append(f"{backend}: {name}")
         text = fileformat.dumps(data)
         if path.read_text(encoding="utf-8") == text:
-            return False
+            return False, dropped
         atomic_write_text(path, text)
-        return True
+        return True, dropped

@@ -13,6 +13,7 @@ narrower pattern stands before a wider one.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Mapping
@@ -213,6 +214,20 @@ FAMILIES: tuple[Family, ...] = (
            why="a searching strategy's path (and the budget the thesis tuner's evaluations give it) moves "
                "with one noisy point: per kernel only a broken strategy is caught; the means compare"),
 )
+
+
+#: metric names the shipped suites recorded once and no longer record (regex, where the figure went): a
+#: baseline entry of one is not ``missing`` but retired — the run says so, ``gpuperf baseline migrate`` drops it
+RETIRED: tuple[tuple[str, str], ...] = (
+    (r"^model\.svr(_project|_apps)?\.(?!mean_)[^.]+\.error$",
+     "the SVR's per-kernel error is kept in its mean's info['per_kernel']: one kernel's leave-one-kernel-out "
+     "error moves several-fold between unchanged runs, so only the mean is a gated figure"),
+)
+
+
+def retired(name: str) -> str | None:
+    """Where a metric the shipped suites no longer record went (:data:`RETIRED`), or None."""
+    return next((why for pattern, why in RETIRED if re.search(pattern, name)), None)
 
 
 def family(name: str) -> Family | None:

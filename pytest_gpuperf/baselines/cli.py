@@ -25,7 +25,7 @@ from typing import Any, Mapping, Sequence
 from .. import options
 from ..errors import BaselineFileError, GpuPerfError
 from ..util import jsonio
-from . import first, review, baseline_file, table
+from . import first, review, baseline_file, catalog, table
 from .merge import merge_runs
 
 
@@ -136,13 +136,17 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_migrate(args: argparse.Namespace) -> int:
-    """Rewrite every baseline file named in the lean form; the entries (and so every verdict) stay as they
-    were. A malformed file stops the command before anything is written."""
+    """Rewrite every baseline file named in the lean form, without the entries of metrics the suites no longer
+    record (:data:`.catalog.RETIRED`); every other entry (and so every verdict) stays as it was. A malformed
+    file stops the command before anything is written."""
     files = _files(args.paths or ["baselines"])
     for path in files:
         baseline_file.load(path.parent, path.stem)  # every file valid before the first is rewritten
     for path in files:
-        print(f"{'migrated' if baseline_file.migrate(path) else 'already lean'} {path}")
+        changed, dropped = baseline_file.migrate(path, catalog.retired)
+        print(f"{'migrated' if changed else 'already lean'} {path}"
+              + (f": {len(dropped)} retired entries dropped ({', '.join(dropped[:3])}{', …' if len(dropped) > 3 else ''})"
+                 if dropped else ""))
     return 0
 
 

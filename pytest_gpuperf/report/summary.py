@@ -62,6 +62,11 @@ def session_lines(state: Any, finish_error: str | None = None) -> list[Line]:
             out.append((f"gated against {run.source.describe()}", {}))
         for name in state.missing.get(info.spec, []):  # annotated with the regressions (report.github)
             out.append((f"MISSING: {name} is in the {state.against} but its test no longer records it", {"red": True}))
+        retired = state.retired.get(info.spec, [])
+        if retired:
+            out.append((f"RETIRED: {len(retired)} baseline entries name metrics this plugin no longer records "
+                        f"({', '.join(retired[:3])}{', …' if len(retired) > 3 else ''}): not gated, not missing; "
+                        f"`gpuperf baseline migrate` drops them", {"yellow": True}))
         shown = [m for m in run.metrics.values() if state.options.show_all or m.verdict not in QUIET]
         table = terminal.rows(shown)
         header = ("metric", "reference" if state.reference is not None else "baseline", "measured", "delta", "verdict")

@@ -261,7 +261,8 @@ class GpuPerfSession:
         ``shipped``: a test of the shipped suites; its metric's tolerance, where it names none, is its
         family's in :mod:`~pytest_gpuperf.baselines.catalog`, whose unit and direction it must also have."""
         run = self.run_for(spec)
-        tolerance = self._validated(run, nodeid, spec, name, float(value), unit, better, tolerance, valid, shipped)
+        tolerance = self._validated(run, nodeid, spec, name, float(value), unit, better, tolerance, valid, shipped,
+                                    identity)
         if plants.drops(plants.parse(list(self.options.plants), device=spec), name):
             return None  # the gate check's planted "metric disappears": its test no longer records it
         metric = self._annotated(run, Metric(strip_device_id(nodeid, spec), name, float(value), unit, better, stats,
@@ -274,9 +275,10 @@ class GpuPerfSession:
 
     def _validated(self, run: DeviceRun, nodeid: str, spec: str, name: str, value: float, unit: str, better: str,
                    tolerance: Mapping[str, float] | None, valid: tuple[float, float] | None,
-                   shipped: bool) -> Mapping[str, float] | None:
-        """Refuse a metric the gate cannot take (a bad direction or name, a second record of one name, an
-        impossible value); the tolerance it is recorded with (a shipped suite's family's where it names none)."""
+                   shipped: bool, identity: Mapping[str, Any] | None = None) -> Mapping[str, float] | None:
+        """Refuse a metric the gate cannot take (a bad direction or name, a shipped suite's metric without its
+        family's identity keys, a second record of one name, an impossible value); the tolerance it is recorded
+        with (a shipped suite's family's where it names none)."""
         if better not in bl.DIRECTIONS:
             raise GpuPerfError(f"metric {name!r}: better={better!r} is not one of {bl.DIRECTIONS}")
         if not re.fullmatch(r"[A-Za-z0-9_.\-\[\]=:+]+", name):
@@ -286,6 +288,11 @@ class GpuPerfSession:
                 tolerance = catalog.policy(name, unit, better, tolerance, run.info.is_cpu)
             except ValueError as exc:
                 raise GpuPerfError(str(exc)) from None
+            lacking = catalog.missing_identity(name, identity)
+            if lacking:
+                raise GpuPerfError(f"metric {name!r} is recorded without the identity key(s) {', '.join(lacking)} "
+                                   f"its family {catalog.family(name).pattern!r} carries (baselines/catalog.py): pass "
+                                   "the options that shape its value as identity=, or runs made differently compare")
         if name in run.metrics:
             raise GpuPerfError(f"metric {name!r} recorded twice on {spec} (by {run.metrics[name].test} and "
                                f"{nodeid}); give each parametrization its own name")

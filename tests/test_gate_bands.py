@@ -78,3 +78,19 @@ def test_a_gpu_only_band_leaves_a_cpu_device_to_its_measured_spread():
 
     assert catalog.tolerance("memory.chase.4MiB.latency.cycles", False) == {"rel": 0.03}
     assert catalog.tolerance("memory.chase.4MiB.latency.cycles", True) is None
+
+
+def test_the_catalog_s_identity_keys_are_those_the_suites_record():
+    """Every metric of a full run of the current suites (H200, 171978e) carries the identity keys its
+    family declares, and a family declares keys only where its metrics carry them."""
+    from pytest_gpuperf.baselines import catalog
+    from pytest_gpuperf.util import jsonio
+    from pytest_gpuperf.paths import REVIEWED_BASELINES
+
+    run = REVIEWED_BASELINES.parents[2] / "results" / "nvidia-h200" / "baseline-171978e" / "b1-cuda.json.gz"
+    metrics = jsonio.read_json(run)["metrics"]
+    assert not [m["name"] for m in metrics if catalog.missing_identity(m["name"], m.get("identity"))]
+    declared = {catalog.family(m["name"]).pattern for m in metrics
+                if catalog.family(m["name"]) is not None and catalog.family(m["name"]).identity}
+    assert len(declared) >= 20
+    assert catalog.missing_identity("model.sampled.copy.error", {"sampling": "dao"}) == ["waves"]

@@ -13,6 +13,7 @@ narrower pattern stands before a wider one.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
@@ -49,6 +50,12 @@ class Family:
     cpu: Tolerance | None = None  # on a CPU device (PoCL); the same as ``gpu`` unless set
     why: str = ""  # what the band stands for, where it is not the measured spread
     gpu_only: bool = False  # a CPU device's entries take the measured spread (``cpu`` is not used)
+    identity: tuple[str, ...] = ()  # keys its metrics' identity must hold: the options that shape the value
+
+    def carrying(self, *keys: str) -> "Family":
+        """This row with the identity keys its metrics must carry (a shipped suite's metric without one is
+        refused: a value that depends on an option must name it, or runs made differently would compare)."""
+        return dataclasses.replace(self, identity=tuple(keys))
 
     def tolerance(self, is_cpu: bool) -> dict[str, float] | None:
         if is_cpu and self.gpu_only:
@@ -74,20 +81,21 @@ FAMILIES: tuple[Family, ...] = (
     # ---- accuracy -----------------------------------------------------------------------------------
     # the correctly rounded basic operations: gated by their documented bound alone; before the math
     # functions' rows, whose patterns would take them too
-    Family("accuracy.fp*.*.r[nudz].max_ulp", "ulp", "bound", why=ACCURACY_BOUND_WHY),
-    Family("accuracy.fp*.*.rn.default.max_ulp", "ulp", "bound", why=ACCURACY_BOUND_WHY),
+    Family("accuracy.fp*.*.r[nudz].max_ulp", "ulp", "bound", why=ACCURACY_BOUND_WHY).carrying("inputs", "n", "scale", "seed"),
+    Family("accuracy.fp*.*.rn.default.max_ulp", "ulp", "bound", why=ACCURACY_BOUND_WHY).carrying("inputs", "n", "scale", "seed"),
     # math functions, fast variants and the libraries users call, on seeded sets or certified over every input
-    *(Family(f"accuracy.{source}.*.{stat}", "ulp", "lower", gpu=ACCURACY_EXACT, why=ACCURACY_EXACT_WHY)
+    *(Family(f"accuracy.{source}.*.{stat}", "ulp", "lower", gpu=ACCURACY_EXACT, why=ACCURACY_EXACT_WHY).carrying(
+        *(("inputs",) if source == "fp*" else ("inputs", "n", "seed")))
       for source in ("fp*", "pyopencl", "cupy") for stat in ("max_ulp", "mean_ulp")),
     Family("accuracy.sum.*.abs_err", "1", "lower", gpu={"rel": 1.0, "abs": 1e-30},
            why="a rounding error, not a timing: the band flags a change of its order of magnitude; the absolute "
-               "floor keeps an exact sum (0) comparable"),
+               "floor keeps an exact sum (0) comparable").carrying("inputs", "n", "seed"),
     Family("accuracy.sum.*.time_us", "us", "lower", cpu={"rel": 3.0, "abs": 50.0},
            why="µs-scale kernels on a shared 2-core CPU swing by up to 3× run to run: there the band only "
                "catches gross regressions"),
     Family("accuracy.sweep.fp32.*.checked_per_s", "1/s", "higher", cpu={"rel": 2.0},
            why="one timed pass on shared CPU cores: a concurrent process halves it, so only a rate that fell "
-               "by more than that fails"),
+               "by more than that fails").carrying("checked", "inputs"),
     # not here, their band depends on the case (accuracy/region_fuzz.py, accuracy/sweep_check.py compute it):
     # accuracy.fuzz.*.max_ulp (a bound where the function documents one, else the baseline's) and
     # accuracy.sweep.fp32.*.checked_over_reference (a bound in exhaustive mode, else the baseline's)
@@ -116,17 +124,17 @@ FAMILIES: tuple[Family, ...] = (
                "lost core (GPUs: the measured spread)"),
     # ---- kernel classes -----------------------------------------------------------------------------
     Family("model.classify.counters.*.accuracy", "ratio", "higher", gpu={"abs": 0.10, "rel": 0.0},
-           why="held-out accuracy from Nsight Compute counters (CUDA only), in absolute points"),
+           why="held-out accuracy from Nsight Compute counters (CUDA only), in absolute points").carrying("classes", "unseen"),
     Family("model.classify.counters.*.unseen_agreement", "ratio", "higher", gpu={"abs": 0.34, "rel": 0.0},
-           why="share of the unseen kernels' runs voted as the paper argues, in absolute points"),
+           why="share of the unseen kernels' runs voted as the paper argues, in absolute points").carrying("classes", "unseen"),
     Family("model.classify.*.accuracy*", "ratio", "higher", gpu={"abs": 0.10, "rel": 0.0},
            cpu={"abs": 0.25, "rel": 0.0},
            why="held-out accuracy from timing features (with and without code features), in absolute points; "
-               "wider on a CPU device"),
+               "wider on a CPU device").carrying("classes", "unseen"),
     Family("model.classify.*.unseen_agreement*", "ratio", "higher", gpu={"abs": 0.34, "rel": 0.0},
            cpu={"abs": 0.6, "rel": 0.0},
            why="share of the unseen kernels' runs voted as the paper argues (timing features, with and without "
-               "code features), in absolute points; wider on a CPU device"),
+               "code features), in absolute points; wider on a CPU device").carrying("classes", "unseen"),
     Family("model.similarity.*.slowdown", "ratio", "lower", gpu={"abs": 0.1, "rel": 0.0},
            why="time at the reused work-group size over the query's own best (≥ 1), in absolute terms"),
     # ---- models -------------------------------------------------------------------------------------
@@ -135,23 +143,23 @@ FAMILIES: tuple[Family, ...] = (
     Family("model.ptx.global_latency.rmse_cycles", "cycles", "lower", gpu={"abs": 10.0, "rel": 1.0},
            why="residual of the L(gm) fit: it may double, or move 10 cycles"),
     Family("model.ptx.*.error", "ratio", "lower", gpu={"abs": 0.05, "rel": 0.2},
-           why="one dwarf kernel's relative error of the static PTX model (or a variant): 20 % of it, or 5 points"),
+           why="one dwarf kernel's relative error of the static PTX model (or a variant): 20 % of it, or 5 points").carrying("latencies"),
     Family("model.ptx.*.mape", "ratio", "lower", gpu={"abs": 0.05, "rel": 0.2},
-           why="a dwarf's mean error of the static PTX model (or a variant): 20 % of it, or 5 points"),
+           why="a dwarf's mean error of the static PTX model (or a variant): 20 % of it, or 5 points").carrying("kernels", "latencies"),
     Family("model.ptx.*mean_error", "ratio", "lower", gpu={"abs": 0.05, "rel": 0.2},
-           why="the mean error over the dwarf kernels of the static PTX model (or a variant): 20 % of it, or 5 points"),
+           why="the mean error over the dwarf kernels of the static PTX model (or a variant): 20 % of it, or 5 points").carrying("kernels", "latencies"),
     Family("model.s[av][mr]*.mean_error", "ratio", "lower", gpu=SAMPLED_BAND, cpu={"abs": 0.8, "rel": 1.0},
-           why=SAMPLED_MEAN_WHY),
+           why=SAMPLED_MEAN_WHY).carrying("kernels", "sampling", "waves"),
     Family("model.sampled*.mean_overhead", "ratio", "lower", gpu=SAMPLED_BAND, cpu={"abs": 0.8, "rel": 1.0},
-           why=SAMPLED_MEAN_WHY),
+           why=SAMPLED_MEAN_WHY).carrying("kernels", "sampling", "waves"),
     Family("model.sampled*.*.error", "ratio", "lower", gpu=SAMPLED_BAND,
            why="one kernel's error of the sampled model: half of it, or 2 points, widened to k x the larger of "
                "its runs' spread and its own standard error in a run (error_se): the slope of two samples is "
                "extrapolated over ~160x on an 800-wave run, so the sample pairs' scatter moves one kernel's "
-               "error by several points between unchanged runs"),
+               "error by several points between unchanged runs").carrying("sampling", "waves"),
     Family("model.sampled*.*.overhead", "ratio", "lower", gpu={"rel": 0.05},
            why="one kernel's sampling overhead (sampled time / full run, a ratio of device-timed medians): "
-               "unchanged runs agree within 2 %"),
+               "unchanged runs agree within 2 %").carrying("sampling", "waves"),
     # ---- power --------------------------------------------------------------------------------------
     Family("power.*.joules_per_op", "J/op", "lower", {"rel": 0.08},
            why="the energy counter's error bound, the kernel's power noise over the span and run-to-run "
@@ -165,7 +173,8 @@ FAMILIES: tuple[Family, ...] = (
            why="a ratio of two steady-state energies, each within the counter's bound"),
     # the static power model's scores: the corpus is a file and the cross-validation seeded, so a change
     # is a change of code or corpus
-    *(Family(f"model.power.*.{score}", unit, better, {"abs": 0.02, "rel": 0.1}, why="a seeded fit of a saved corpus")
+    *(Family(f"model.power.*.{score}", unit, better, {"abs": 0.02, "rel": 0.1},
+             why="a seeded fit of a saved corpus").carrying("corpus_entries", "kernels")
       for score, unit, better in (("r2", "ratio", "higher"), ("rmse_w", "W", "lower"), ("mae_w", "W", "lower"),
                                   ("mape", "%", "lower"))),
     # ---- precision ----------------------------------------------------------------------------------
@@ -180,17 +189,17 @@ FAMILIES: tuple[Family, ...] = (
            why="λ0 is one step of the micro-benchmark's stride sweep, not a continuous figure"),
     # the means over kernels first: the per-kernel patterns below match them too
     *(Family(f"tuning.mean.{strategy}.quality", "ratio", "lower", *NO_SEARCH_QUALITY,
-             why="as a kernel's quality of a strategy that does not search") for strategy in NO_SEARCH),
+             why="as a kernel's quality of a strategy that does not search").carrying("kernels") for strategy in NO_SEARCH),
     Family("tuning.mean.*.quality", "ratio", "lower", {"rel": 0.1, "abs": 0.03}, {"rel": 1.0, "abs": 0.3},
-           why="a searching strategy's mean: averaging over kernels and seeds narrows one kernel's swings"),
+           why="a searching strategy's mean: averaging over kernels and seeds narrows one kernel's swings").carrying("kernels"),
     Family("tuning.mean.*.time_cost", "ratio", "lower", {"rel": 0.6, "abs": 0.1}, {"rel": 2.0, "abs": 0.3},
-           why="host seconds: one wall-clock reading per configuration, diluted over the kernels"),
+           why="host seconds: one wall-clock reading per configuration, diluted over the kernels").carrying("kernels"),
     Family("tuning.mean.*.device_cost", "ratio", "lower", {"rel": 0.3, "abs": 0.05},
-           why="a ratio of kernel-time sums, averaged over kernels"),
+           why="a ratio of kernel-time sums, averaged over kernels").carrying("kernels"),
     Family("tuning.mean.*.cost", "ratio", "lower", {"rel": 0.3, "abs": 0.05},
-           why="evaluations over the space's, averaged over kernels"),
+           why="evaluations over the space's, averaged over kernels").carrying("kernels"),
     Family("tuning.total.*.device_cost", "ratio", "lower", {"rel": 0.3, "abs": 0.05}, {"rel": 1.0, "abs": 0.2},
-           why="on a shared 2-core CPU one slow kernel moves the sum: gross changes only there"),
+           why="on a shared 2-core CPU one slow kernel moves the sum: gross changes only there").carrying("kernels"),
     # per kernel
     Family("tuning.*.optimum_us", "us", "lower", None, {"rel": 3.0},
            why="CPU devices share their cores with other jobs: the optimum swings several-fold between runs"),
@@ -249,6 +258,12 @@ def policy(name: str, unit: str, better: str, tolerance: Tolerance | None, is_cp
     if tolerance is not None:
         return dict(tolerance)
     return None if fam is None else fam.tolerance(is_cpu)
+
+
+def missing_identity(name: str, identity: Mapping[str, object] | None) -> list[str]:
+    """The identity keys ``name``'s family says its metrics carry and ``identity`` lacks (empty: none)."""
+    fam = family(name)
+    return [] if fam is None else [k for k in fam.identity if k not in (identity or {})]
 
 
 def tolerance(name: str, is_cpu: bool) -> dict[str, float] | None:

@@ -17,7 +17,7 @@ import dataclasses
 import re
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
-from typing import Mapping
+from typing import Iterable, Mapping
 
 from .classes import FLOORS
 
@@ -223,6 +223,51 @@ FAMILIES: tuple[Family, ...] = (
            why="a searching strategy's path (and the budget the thesis tuner's evaluations give it) moves "
                "with one noisy point: per kernel only a broken strategy is caught; the means compare"),
 )
+
+
+#: the noise models (:mod:`.noise` says what each means for a verdict)
+MODELS = ("deterministic", "sampled", "repeated", "informational")
+
+
+@dataclass(frozen=True)
+class NoiseRow:
+    """One class of the noise table: metric names matching ``pattern`` (a regex; and, if given, one of
+    ``units``), the noise model they follow and why."""
+
+    pattern: str
+    units: frozenset[str] | None
+    model: str
+    why: str
+
+    def matches(self, name: str, unit: str) -> bool:
+        return re.search(self.pattern, name) is not None and (self.units is None or unit in self.units)
+
+
+def _row(pattern: str, units: Iterable[str] | None, model: str, why: str) -> NoiseRow:
+    return NoiseRow(pattern, None if units is None else frozenset(units), model, why)
+
+
+#: how each class of metrics varies between unchanged runs (:mod:`.noise` reads it; first match wins; a
+#: metric that carries raw samples is ``sampled`` whatever its row, :func:`.noise.model_of`)
+NOISE: tuple[NoiseRow, ...] = (
+    _row(r"^accuracy\.search\.", None, "repeated",
+         "a time-budgeted search: how far it gets depends on the device's speed (its documented bound gates it)"),
+    _row(r"^accuracy\.", ("ulp", "1", "bits"), "deterministic",
+         "seeded or exhaustive inputs: one build gives the same bits on every run"),
+    _row(r"^precision\.", ("bits", "iterations"), "deterministic",
+         "seeded matrices and a fixed solver: the same arithmetic on every run"),
+    _row(r".", ("configs", "bytes", "count"), "deterministic", "sizes and counts"),
+    _row(r"^tuning\.(mean|total)\.", None, "repeated",
+         "a mean over the tuned kernels of timing-derived ratios; its set of kernels is part of its identity"),
+    _row(r"^tuning\.", None, "repeated", "a tuner's pick and its quality are decided by timings"),
+    _row(r"^model\.", None, "repeated", "a model's error is a ratio of timings measured in the run"),
+    _row(r"^precision\.", None, "repeated", "speedups and chosen mixes are decided by timings"),
+    _row(r"^power\.", None, "repeated", "energy and watts integrate a power counter over a timed span"),
+    _row(r".", ("us", "ns", "ms", "s", "cycles", "GB/s", "1/s", "ops/clk/SM", "x", "ns/kthread", "MHz", "W", "J",
+                "J/op"), "repeated", "timings reduced to one figure without their samples"),
+    _row(r".", None, "repeated", "a figure derived from the run's measurements"),
+)
+
 
 
 #: metric names the shipped suites recorded once and no longer record (regex, where the figure went): a

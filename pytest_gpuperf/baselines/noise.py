@@ -1,5 +1,6 @@
 """The noise model of every metric class: how a figure varies between unchanged runs, and so how a
-verdict on it may be reached. One table, read by the baseline gate and by ``gpuperf compare``.
+verdict on it may be reached. The table is the catalog's (:data:`.catalog.NOISE`, beside each family's band
+and identity keys); this module holds what a model means, read by the baseline gate and by ``gpuperf compare``.
 
 * ``deterministic`` — the same build on the same inputs gives the same figure (ulp errors of seeded or
   exhaustive inputs, correct-rounding counts, summation errors of seeded data, sizes and counts):
@@ -24,58 +25,17 @@ documented bound is a finding, not noise.
 from __future__ import annotations
 
 import math
-import re
-from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any, Mapping
 
-
-MODELS = ("deterministic", "sampled", "repeated", "informational")
+from .catalog import MODELS, NOISE, NoiseRow
 
 #: repeats (runs on a side, or repeats within a run) a ``repeated`` figure needs before it is judged
 MIN_REPEATS = 3
 
 
-@dataclass(frozen=True)
-class Row:
-    """One class of the table: metric names matching ``pattern`` (and, if given, one of ``units``)."""
-
-    pattern: str
-    units: frozenset[str] | None
-    model: str
-    why: str
-
-    def matches(self, name: str, unit: str) -> bool:
-        return re.search(self.pattern, name) is not None and (self.units is None or unit in self.units)
-
-
-def _row(pattern: str, units: Iterable[str] | None, model: str, why: str) -> Row:
-    return Row(pattern, None if units is None else frozenset(units), model, why)
-
-
-#: first match wins; a metric that carries raw samples is ``sampled`` whatever its row (:func:`model_of`)
-TABLE: tuple[Row, ...] = (
-    _row(r"^accuracy\.search\.", None, "repeated",
-         "a time-budgeted search: how far it gets depends on the device's speed (its documented bound gates it)"),
-    _row(r"^accuracy\.", ("ulp", "1", "bits"), "deterministic",
-         "seeded or exhaustive inputs: one build gives the same bits on every run"),
-    _row(r"^precision\.", ("bits", "iterations"), "deterministic",
-         "seeded matrices and a fixed solver: the same arithmetic on every run"),
-    _row(r".", ("configs", "bytes", "count"), "deterministic", "sizes and counts"),
-    _row(r"^tuning\.(mean|total)\.", None, "repeated",
-         "a mean over the tuned kernels of timing-derived ratios; its set of kernels is part of its identity"),
-    _row(r"^tuning\.", None, "repeated", "a tuner's pick and its quality are decided by timings"),
-    _row(r"^model\.", None, "repeated", "a model's error is a ratio of timings measured in the run"),
-    _row(r"^precision\.", None, "repeated", "speedups and chosen mixes are decided by timings"),
-    _row(r"^power\.", None, "repeated", "energy and watts integrate a power counter over a timed span"),
-    _row(r".", ("us", "ns", "ms", "s", "cycles", "GB/s", "1/s", "ops/clk/SM", "x", "ns/kthread", "MHz", "W", "J",
-                "J/op"), "repeated", "timings reduced to one figure without their samples"),
-    _row(r".", None, "repeated", "a figure derived from the run's measurements"),
-)
-
-
-def row_of(name: str, unit: str) -> Row:
-    """The table's row for a metric (the last row catches every name)."""
-    return next(r for r in TABLE if r.matches(name, unit))
+def row_of(name: str, unit: str) -> NoiseRow:
+    """The catalog's noise row for a metric (:data:`.catalog.NOISE`; the last row catches every name)."""
+    return next(r for r in NOISE if r.matches(name, unit))
 
 
 def model_of(name: str, unit: str, better: str = "lower", samples: bool = False,

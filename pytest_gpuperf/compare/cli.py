@@ -1,6 +1,6 @@
 """``gpuperf compare A.json [A2.json ...] --against B.json [B2.json ...]`` or ``gpuperf compare A.json B.json``.
 
-Judges every metric of run B against run A by its noise model (pytest_gpuperf/baselines/noise.py):
+Judges every metric of run B against run A by its noise model (pytest_gpuperf/baselines/catalog.py, noise.py):
 deterministic figures (seeded ulp errors, counts) exactly, within their tolerance; timings with raw
 samples by the band and a significance test — one run against one: both runs' samples (bootstrap
 interval of the median ratio, Mann–Whitney U); several runs on a side: one value per run, a t-test over

@@ -1,11 +1,11 @@
 """No device-timed GPU figure of a reviewed baseline gates wider than ``classes.WIDE_BAND`` unless the
-measured cause of its noise is written beside its class (``classes.WIDE_BAND_CAUSES``)."""
+measured cause of its noise is written beside its class (``catalog.WIDE_BAND_CAUSES``)."""
 
 from __future__ import annotations
 
 import pytest
 
-from pytest_gpuperf.baselines import classes, baseline_file
+from pytest_gpuperf.baselines import baseline_file, catalog, classes
 from pytest_gpuperf.baselines.verdicts import band
 from pytest_gpuperf.paths import REVIEWED_BASELINES
 
@@ -25,7 +25,7 @@ def wide_without_cause(doc: dict) -> list[str]:
             if classes.metric_class(e.get("unit", ""), classes.is_host_timed(e.get("info"))) not in TIMING:
                 continue
             if band(e["value"], e.get("tolerance", {})) / abs(e["value"]) > classes.WIDE_BAND \
-                    and classes.wide_band_cause(name) is None:
+                    and catalog.wide_band_cause(name) is None:
                 out.append(name)
     return out
 

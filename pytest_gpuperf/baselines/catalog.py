@@ -225,6 +225,31 @@ FAMILIES: tuple[Family, ...] = (
 )
 
 
+#: (metric-name pattern, the measured cause) of every family of device-timed GPU figures whose band is
+#: wider than :data:`.classes.WIDE_BAND`; ``tests/test_gate_bands.py`` holds every reviewed GPU baseline to it
+WIDE_BAND_CAUSES: tuple[tuple[str, str], ...] = (
+    (r"^launch\.(empty|grid\.[0-9x]+)\.device_us$|^launch\.overhead\.intercept_us$",
+     "a 3–5 µs launch read by CUDA events: the band is the event timer's resolution (0.5 µs; readings come "
+     "in 32 ns steps), see resolution_floor"),
+    (r"\.host_us$", "timed by the host's clock around Python-side launches: HOST_FLOOR"),
+    (r"^accuracy\.sum\..*\.time_us$",
+     "one launch of a summation kernel of 24–440 µs, part of the accuracy study: its runs differ by up to "
+     "10 % (launch latency and the clock's ramp between launches), as the entry's run_values show"),
+    (r"^memory\.copy\.bandwidth\.(1|16)MiB$",
+     "a copy of 1–16 MiB lasts 1–8 µs: launch-bound, read near the event timer's resolution; its samples "
+     "within one run spread by several percent"),
+    (r"^memory\.chase\.256KiB\.latency\.cycles$",
+     "256 KiB is the SM's L1 capacity (shared with shared memory): how much of a chain the L1 keeps depends "
+     "on the buffer, and the per-allocation medians spread by a few percent"),
+    (r"_cycles$|\.rmse", "a model fit's residual in cycles (not a latency): the test's own absolute band"),
+)
+
+
+def wide_band_cause(name: str) -> str | None:
+    """The written cause that lets a device-timed GPU figure gate wider than :data:`.classes.WIDE_BAND`, or None."""
+    return next((why for pattern, why in WIDE_BAND_CAUSES if re.search(pattern, name)), None)
+
+
 #: the noise models (:mod:`.noise` says what each means for a verdict)
 MODELS = ("deterministic", "sampled", "repeated", "informational")
 

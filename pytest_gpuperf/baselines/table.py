@@ -13,8 +13,8 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from . import catalog, noise, baseline_file
-from .classes import TIME_UNITS, WIDE_BAND, wide_band_cause
+from . import baseline_file, catalog, noise
+from .classes import TIME_UNITS, WIDE_BAND
 from .verdicts import band, stability
 
 #: a family is the metric name's first two parts (``memory.copy``, ``accuracy.fp32``)
@@ -42,10 +42,10 @@ def relative_band(entry: Mapping[str, Any]) -> float | None:
 
 def cause(name: str, entry: Mapping[str, Any]) -> str:
     """Why an entry's band is as wide as it is: the measured cause written for its class
-    (:data:`.classes.WIDE_BAND_CAUSES`), else what set it — k × the noise measured over its runs
+    (:data:`.catalog.WIDE_BAND_CAUSES`), else what set it — k × the noise measured over its runs
     (``tolerance.k`` × ``spread``), the timer's resolution (the absolute band of a time), or the band its
     family's catalog row sets and the reason written there."""
-    written = wide_band_cause(name)
+    written = catalog.wide_band_cause(name)
     if written is not None:
         return f"written: {written}"
     value, tol = abs(float(entry["value"])), entry.get("tolerance") or {}

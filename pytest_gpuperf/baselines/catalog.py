@@ -109,9 +109,8 @@ FAMILIES: tuple[Family, ...] = (
                "grid step either way"),
     *(Family(f"memory.{level}.latency.cycles", "cycles", "lower", gpu={"rel": 0.03}, gpu_only=True,
              why="the latency differs between machines of one card model: on H100s the L2-range footprints read "
-                 "282-284 cycles on some machines and 289-291 on others, the 64 MiB one 684-704 (15 runs over six "
-                 "sessions), while the runs of one machine agree within 0.5 %: a baseline from one machine's runs "
-                 "must still pass the next machine")
+                 "about 283 cycles on some machines and about 290 on others, the 64 MiB one 684-704, while the runs "
+                 "of one machine agree within 0.6 %: a baseline from one machine's runs must pass the next machine")
       for level in ("chase.*", "l2", "dram")),
     Family("memory.global.latency_model.r2", "R²", "higher", gpu={"abs": 0.1}, cpu={"abs": 0.4},
            why="the piecewise fit explains a GPU's loaded-latency curve (R² near 1); on a shared CPU host one "
@@ -159,7 +158,7 @@ FAMILIES: tuple[Family, ...] = (
                "error by several points between unchanged runs").carrying("sampling", "waves"),
     Family("model.sampled*.*.overhead", "ratio", "lower", gpu={"rel": 0.05},
            why="one kernel's sampling overhead (sampled time / full run, a ratio of device-timed medians): "
-               "unchanged runs agree within 2 %").carrying("sampling", "waves"),
+               "unchanged runs on two machines of one card model agree within 4 %").carrying("sampling", "waves"),
     # ---- power --------------------------------------------------------------------------------------
     Family("power.*.joules_per_op", "J/op", "lower", {"rel": 0.08},
            why="the energy counter's error bound, the kernel's power noise over the span and run-to-run "
@@ -230,8 +229,8 @@ FAMILIES: tuple[Family, ...] = (
 WIDE_BAND_CAUSES: tuple[tuple[str, str], ...] = (
     (r"^launch\.(empty|grid\.[0-9x]+)\.device_us$|^launch\.overhead\.intercept_us$",
      "a 3–5 µs launch read by CUDA events: the band is the event timer's resolution (0.5 µs; readings come "
-     "in 32 ns steps), see resolution_floor"),
-    (r"\.host_us$", "timed by the host's clock around Python-side launches: HOST_FLOOR"),
+     "in 32 ns steps), see classes.resolution_floor"),
+    (r"\.host_us$", "timed by the host's clock around Python-side launches: classes.HOST_FLOOR"),
     (r"^accuracy\.sum\..*\.time_us$",
      "one launch of a summation kernel of 24–440 µs, part of the accuracy study: its runs differ by up to "
      "10 % (launch latency and the clock's ramp between launches), as the entry's run_values show"),
@@ -245,9 +244,14 @@ WIDE_BAND_CAUSES: tuple[tuple[str, str], ...] = (
 )
 
 
+def _why(table: tuple[tuple[str, str], ...], name: str) -> str | None:
+    """The reason of the first (regex, reason) row of ``table`` whose pattern ``name`` matches, or None."""
+    return next((why for pattern, why in table if re.search(pattern, name)), None)
+
+
 def wide_band_cause(name: str) -> str | None:
     """The written cause that lets a device-timed GPU figure gate wider than :data:`.classes.WIDE_BAND`, or None."""
-    return next((why for pattern, why in WIDE_BAND_CAUSES if re.search(pattern, name)), None)
+    return _why(WIDE_BAND_CAUSES, name)
 
 
 #: the noise models (:mod:`.noise` says what each means for a verdict)
@@ -294,7 +298,6 @@ NOISE: tuple[NoiseRow, ...] = (
 )
 
 
-
 #: metric names the shipped suites recorded once and no longer record (regex, where the figure went): a
 #: baseline entry of one is not ``missing`` but retired — the run says so, ``gpuperf baseline migrate`` drops it
 RETIRED: tuple[tuple[str, str], ...] = (
@@ -306,7 +309,7 @@ RETIRED: tuple[tuple[str, str], ...] = (
 
 def retired(name: str) -> str | None:
     """Where a metric the shipped suites no longer record went (:data:`RETIRED`), or None."""
-    return next((why for pattern, why in RETIRED if re.search(pattern, name)), None)
+    return _why(RETIRED, name)
 
 
 def family(name: str) -> Family | None:

@@ -74,14 +74,14 @@ def rows(files: Iterable[Path]) -> list[dict[str, Any]]:
                 judged = [(n, e, relative_band(e)) for n, e in members
                           if gates(e) and e.get("better") in ("lower", "higher")]
                 bands = [b for _, _, b in judged if b is not None]
-                widest = max(((n, e) for n, e, b in judged if b is not None and b > WIDE_BAND),
-                             key=lambda ne: relative_band(ne[1]) or 0.0, default=None)
+                widest = max(((n, e, b) for n, e, b in judged if b is not None and b > WIDE_BAND),
+                             key=lambda neb: neb[2], default=None)
                 models = Counter(noise.model_of(n, str(e.get("unit", "")), str(e.get("better", "lower")),
                                                 bool(e.get("samples"))) for n, e in members)
                 out.append({"device": path.stem, "backend": backend, "family": fam, "entries": len(members),
                             "gated": len(gated), "median_band": statistics.median(bands) if bands else None,
                             "max_band": max(bands) if bands else None,
-                            "widest_why": "" if widest is None else f"`{widest[0]}`: {cause(*widest)}",
+                            "widest_why": "" if widest is None else f"`{widest[0]}`: {cause(widest[0], widest[1])}",
                             "noise": ", ".join(f"{m} {c}" for m, c in models.most_common())})
     return out
 

@@ -25,6 +25,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
+from ..baselines.noise import OWN_SE
 from ..devices.base import Device, DeviceInfo, Kernel, KernelArg
 from ..devices.occupancy import dao_saturation, device_limits
 from ..timing.measure import MeasureConfig, Measurement, measure, measure_pair
@@ -181,7 +182,7 @@ class SampledRun:
                "amplification": round(self.plan.amplification, 2)}
         if self.t_full is not None:
             out["full_rel_spread"] = round(self.t_full.stats.rel_spread, 5)
-            out["error_se"] = (self.plan.amplification * MAD_TO_SIGMA * ds.mad / math.sqrt(len(d))
+            out[OWN_SE] = (self.plan.amplification * MAD_TO_SIGMA * ds.mad / math.sqrt(len(d))
                                / self.t_full.stats.median)
         return out
 

@@ -185,3 +185,30 @@ def test_baseline_diff_reads_as_a_review(tmp_path, capsys):
     assert "no changes" in capsys.readouterr().out
     assert gpuperf(["baseline", "diff", fa, str(tmp_path / "nope.json")]) == 2
     assert "nope.json is not a file" in capsys.readouterr().err
+
+
+def test_migrate_gives_entries_the_catalog_s_class_band_only_when_asked(tmp_path, capsys):
+    """After an upgrade whose catalog measured a class's noise anew (DRAM latency between machines), a
+    user's baseline takes the new band with ``--catalog-bands``; the measured k × spread stays, an entry
+    whose family sets no band keeps its own, and without the option no verdict changes."""
+    src = ROOT / "pytest_gpuperf" / "baselines" / "reviewed" / "nvidia-h200.json"
+    path = tmp_path / "nvidia-h200.json"
+    data = json.loads(src.read_text())
+    metrics = data["backends"]["cuda"]["metrics"]
+    metrics["memory.dram.latency.cycles"]["tolerance"] = {"rel": 0.03, "k": 6.0, "spread": 1.5}
+    own = copy.deepcopy(metrics["latency.fp32.fma.cycles"])
+    assert catalog.tolerance("latency.fp32.fma.cycles", False) is None
+    path.write_text(json.dumps(data))
+    before = path.read_text()
+    assert gpuperf(["baseline", "migrate", str(path)]) == 0
+    assert json.loads(path.read_text())["backends"]["cuda"]["metrics"]["memory.dram.latency.cycles"]["tolerance"]["rel"] == 0.03
+    assert gpuperf(["baseline", "migrate", str(path), "--catalog-bands", "gpu"]) == 0
+    out = capsys.readouterr().out
+    assert "entries given the catalog's band" in out and "memory.dram.latency.cycles" in out, out
+    after = json.loads(path.read_text())["backends"]["cuda"]["metrics"]
+    assert after["memory.dram.latency.cycles"]["tolerance"] == {"rel": catalog.tolerance("memory.dram.latency.cycles", False)["rel"],
+                                                                "k": 6.0, "spread": 1.5}
+    assert after["latency.fp32.fma.cycles"]["tolerance"] == own["tolerance"]
+    assert path.read_text() != before
+    assert gpuperf(["baseline", "migrate", str(path), "--catalog-bands", "gpu"]) == 0
+    assert "already lean" in capsys.readouterr().out  # the shipped file holds the catalog's bands already

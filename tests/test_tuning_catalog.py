@@ -25,6 +25,8 @@ ROWS = [
     ("tuning.bfs_step.space", "configs", "exact", ({"abs": 0},) * 2),
     ("tuning.blur1d.dao.evals.final", "fraction", "lower", (None, None)),  # 1/space, passed by tuning.race
     ("tuning.blur1d.dao_ranked.evals.concurrency", "fraction", "lower", (None, None)),
+    # the ranked pass's stop follows near-ties in a table a new machine measures afresh
+    ("tuning.blur1d.dao_ranked.evals.final", "fraction", "lower", (None, None)),
     ("tuning.reduce.dao.pruned.workload", "fraction", "higher", ({"abs": 0.05},) * 2),
     ("tuning.reduce.lim_static.pruned.static", "fraction", "higher", ({"abs": 0.05},) * 2),
     ("tuning.reduce.lim_rules.pruned.rules", "fraction", "higher", ({"abs": 0.05},) * 2),
@@ -32,7 +34,9 @@ ROWS = [
       for s in ("exhaustive", "dao", "dao_ranked", "lim_static", "lim_rules")],
     *[(f"tuning.matvec_wg.{s}.quality", "ratio", "lower", SEARCH_Q) for s in ("random", "kt_pso", "kt_mls")],
     *[(f"tuning.nbody.{s}.{c}", "ratio", "lower", OWN_C)
-      for s in ("dao", "dao_ranked", "lim_static", "lim_rules") for c in ("cost", "device_cost")],
+      for s in ("dao", "dao_ranked", "lim_static", "lim_rules") for c in ("cost", "device_cost")
+      if (s, c) != ("dao_ranked", "cost")],
+    ("tuning.nbody.dao_ranked.cost", "ratio", "lower", ({"rel": 0.25, "abs": 0.1}, {"rel": 1.0, "abs": 0.2})),
     *[(f"tuning.nbody.{s}.{c}", "ratio", "lower", SEARCH_C)
       for s in ("random", "kt_greedy_ils", "kt_basinhopping") for c in ("cost", "device_cost")],
     *[(f"tuning.mean.{s}.quality", "ratio", "lower", OWN_Q)

@@ -199,20 +199,40 @@ def write(path: Path, data: Mapping[str, Any]) -> None:
     atomic_write_text(path, fileformat.dumps(data))
 
 
-def migrate(path: Path, retired: Callable[[str], Any] | None = None) -> tuple[bool, list[str]]:
+@dataclass
+class Migration:
+    """What :func:`migrate` did to one file: whether it changed, the entries dropped as retired, and the
+    bands re-applied (``backend: name: old → new``)."""
+
+    changed: bool = False
+    dropped: list[str] = field(default_factory=list)
+    rebanded: list[str] = field(default_factory=list)
+
+
+def migrate(path: Path, retired: Callable[[str], Any] | None = None,
+            band: Callable[[str], Mapping[str, float] | None] | None = None) -> Migration:
     """Rewrite one baseline file in the lean form under its lock, without the entries ``retired`` names
-    (metrics the suites no longer record); (whether the file changed, the entries dropped). A malformed
-    file raises :class:`BaselineFileError` and is left as it is."""
+    (metrics the suites no longer record) and, where ``band`` gives a metric's class band (the catalog's
+    row for the file's device class), with that band's parts in place of the entry's (its measured
+    ``k`` × ``spread`` and floors the band does not name stay). A malformed file raises
+    :class:`BaselineFileError` and is left as it is."""
     with lock_for(path):
         data = load(path.parent, path.stem).data
-        dropped = []
+        out = Migration()
         for backend, section in sorted(data.get("backends", {}).items()):
             metrics = section.get("metrics", {})
             for name in sorted(n for n in metrics if retired is not None and retired(n)):
                 del metrics[name]
-                dropped.append(f"{backend}: {name}")
+                out.dropped.append(f"{backend}: {name}")
+            for name, entry in sorted(metrics.items()):
+                wanted = None if band is None else band(name)
+                old = dict(entry.get("tolerance") or {})
+                if wanted and any(old.get(k) != v for k, v in wanted.items()):
+                    entry["tolerance"] = {**old, **wanted}
+                    parts = lambda t: {k: t[k] for k in wanted if k in t}  # noqa: E731
+                    out.rebanded.append(f"{backend}: {name}: {parts(old)} → {dict(wanted)}")
         text = fileformat.dumps(data)
-        if path.read_text(encoding="utf-8") == text:
-            return False, dropped
-        atomic_write_text(path, text)
-        return True, dropped
+        out.changed = path.read_text(encoding="utf-8") != text
+        if out.changed:
+            atomic_write_text(path, text)
+        return out

@@ -39,6 +39,14 @@ SAMPLED_MEAN_WHY = ("the mean over kernels of the sampled model's error or overh
                     "stopped working fails")
 
 
+#: DRAM latency differs between machines of one card model by more than within one: H200 machines read a
+#: 64 MiB chase at 657-670 cycles or at 679-689 (3.5 % apart, each machine's runs within 1 %), and every
+#: figure bound by DRAM latency moves with it; a baseline from one machine's runs must pass the next one
+DRAM_LATENCY_BAND: Tolerance = {"rel": 0.05}
+DRAM_LATENCY_WHY = ("DRAM latency differs between machines of one card model: H200 machines read the 64 MiB chase "
+                    "at 657-670 or at 679-689 cycles, 3.5 % apart, while one machine's runs agree within 1 %")
+
+
 @dataclass(frozen=True)
 class Family:
     """One family of metric names and the policy its entries share."""
@@ -75,6 +83,11 @@ ACCURACY_BOUND_WHY = "correctly rounded or a documented bound: the bound is the 
 NO_SEARCH = ("exhaustive", "dao*", "lim_*")
 NO_SEARCH_QUALITY: tuple[Tolerance, Tolerance] = ({"rel": 0.08, "abs": 0.02}, {"rel": 3.0, "abs": 0.5})
 
+#: the ranked final pass stops where no untimed survivor can beat the best by more than the noise, so
+#: how many it times follows near-ties in the measured table, which a new machine measures afresh
+RANKED_PASS_WHY = ("a new machine measures the tuning table afresh and near-tied survivors move the ranked pass's "
+                   "stop: over three H200 tables matvec_wg's final pass timed 1, 2 and 4 of 32 configurations")
+
 #: every family with a fixed band or direction, narrow patterns first; each area of the suites keeps its
 #: rows together under its heading
 FAMILIES: tuple[Family, ...] = (
@@ -90,6 +103,9 @@ FAMILIES: tuple[Family, ...] = (
     Family("accuracy.sum.*.abs_err", "1", "lower", gpu={"rel": 1.0, "abs": 1e-30},
            why="a rounding error, not a timing: the band flags a change of its order of magnitude; the absolute "
                "floor keeps an exact sum (0) comparable").carrying("inputs", "n", "seed"),
+    Family("accuracy.sum.*.parallel.n24.time_us", "us", "lower", gpu=DRAM_LATENCY_BAND, cpu={"rel": 3.0, "abs": 50.0},
+           why="2048 threads each walk a strided slice of a 64-128 MiB array, a working set past the L2: the time is "
+               "loads × DRAM latency, which moves with the machine as memory.dram.latency does"),
     Family("accuracy.sum.*.time_us", "us", "lower", cpu={"rel": 3.0, "abs": 50.0},
            why="µs-scale kernels on a shared 2-core CPU swing by up to 3× run to run: there the band only "
                "catches gross regressions"),
@@ -107,11 +123,14 @@ FAMILIES: tuple[Family, ...] = (
     Family("memory.*.size.bytes", "bytes", "exact", gpu={"rel": 0.45},
            why="the detected cache size is one of the sweep's footprints (two per doubling): one sqrt(2) "
                "grid step either way"),
+    # DRAM-resident footprints first: the 64 MiB chase lies past an H100's or H200's L2
+    *(Family(f"memory.{level}.latency.cycles", "cycles", "lower", gpu=DRAM_LATENCY_BAND, gpu_only=True,
+             why=DRAM_LATENCY_WHY) for level in ("chase.64MiB", "dram")),
     *(Family(f"memory.{level}.latency.cycles", "cycles", "lower", gpu={"rel": 0.03}, gpu_only=True,
              why="the latency differs between machines of one card model: on H100s the L2-range footprints read "
-                 "about 283 cycles on some machines and about 290 on others, the 64 MiB one 684-704, while the runs "
-                 "of one machine agree within 0.6 %: a baseline from one machine's runs must pass the next machine")
-      for level in ("chase.*", "l2", "dram")),
+                 "about 283 cycles on some machines and about 290 on others, while the runs of one machine agree "
+                 "within 0.6 %: a baseline from one machine's runs must pass the next machine")
+      for level in ("chase.*", "l2")),
     Family("memory.global.latency_model.r2", "R²", "higher", gpu={"abs": 0.1}, cpu={"abs": 0.4},
            why="the piecewise fit explains a GPU's loaded-latency curve (R² near 1); on a shared CPU host one "
                "jittery point pulls it down now and then, so there only a fit that stopped working fails"),
@@ -203,6 +222,9 @@ FAMILIES: tuple[Family, ...] = (
     Family("tuning.*.optimum_us", "us", "lower", None, {"rel": 3.0},
            why="CPU devices share their cores with other jobs: the optimum swings several-fold between runs"),
     Family("tuning.*.space", "configs", "exact", {"abs": 0}, why="a count: any change is a change"),
+    Family("tuning.*.dao_ranked.evals.final", "fraction", "lower",
+           why="band: tuning.race.RANKED_PASS_CONFIGS configurations of the space, passed by tuning.race; "
+               + RANKED_PASS_WHY),
     Family("tuning.*.evals.*", "fraction", "lower",
            why="band: one configuration of the space (1/space), passed by tuning.race"),
     Family("tuning.*.pruned.*", "fraction", "higher", {"abs": 0.05}, why="a filter's share of the space"),
@@ -214,6 +236,8 @@ FAMILIES: tuple[Family, ...] = (
     Family("tuning.*.quality", "ratio", "lower", {"rel": 0.25, "abs": 0.05}, {"rel": 5.0, "abs": 0.5},
            why="a searching strategy follows the measured values, so one noisy point changes its path; on a "
                "shared CPU its pick on a small space can land several times off the optimum in one run"),
+    Family("tuning.*.dao_ranked.cost", "ratio", "lower", {"rel": 0.25, "abs": 0.1}, {"rel": 1.0, "abs": 0.2},
+           why=RANKED_PASS_WHY),
     Family("tuning.*.dao*.*cost", "ratio", "lower", {"rel": 0.25, "abs": 0.05}, {"rel": 1.0, "abs": 0.2},
            why="a strategy that does not search: a contention decision that flips moves its evaluations"),
     Family("tuning.*.lim_*.*cost", "ratio", "lower", {"rel": 0.25, "abs": 0.05}, {"rel": 1.0, "abs": 0.2},

@@ -6,7 +6,9 @@
   values, spread = max(median within-run σ, between-run σ), tolerance = k × spread with the floor.
   A tolerance the test set itself is kept, widened to k × the between-run σ where the runs disagree.
 * ``check [PATH ...]`` — validate baseline files, listing every problem of every file (CI, review).
-* ``migrate [PATH ...]`` — rewrite baseline files in the lean form (one provenance header per section).
+* ``migrate [PATH ...]`` — rewrite baseline files in the lean form (one provenance header per section);
+  with ``--catalog-bands gpu|cpu``, also give every entry its class band as the installed catalog states
+  it (after an upgrade that measured a class's noise anew).
 * ``diff A B`` — what changed from baseline file A to B, for a reviewer.
 * ``gatecheck``, ``family``, ``table`` — the gate check, a CPU family's file, the gating table.
 """
@@ -137,17 +139,28 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def cmd_migrate(args: argparse.Namespace) -> int:
     """Rewrite every baseline file named in the lean form, without the entries of metrics the suites no longer
-    record (:data:`.catalog.RETIRED`); every other entry (and so every verdict) stays as it was. A malformed
-    file stops the command before anything is written."""
+    record (:data:`.catalog.RETIRED`). Every other entry (and so every verdict) stays as it was, unless
+    ``--catalog-bands`` names the files' device class: then each entry whose family row sets a band for it
+    takes that band (what a new run would record). A malformed file stops the command before anything is
+    written."""
     files = _files(args.paths or ["baselines"])
     for path in files:
         baseline_file.load(path.parent, path.stem)  # every file valid before the first is rewritten
+    band = None
+    if args.catalog_bands is not None:
+        is_cpu = args.catalog_bands == "cpu"
+        band = lambda name: catalog.tolerance(name, is_cpu)  # noqa: E731
     for path in files:
-        changed, dropped = baseline_file.migrate(path, catalog.retired)
-        print(f"{'migrated' if changed else 'already lean'} {path}"
-              + (f": {len(dropped)} retired entries dropped ({', '.join(dropped[:3])}{', …' if len(dropped) > 3 else ''})"
-                 if dropped else ""))
+        done = baseline_file.migrate(path, catalog.retired, band)
+        print(f"{'migrated' if done.changed else 'already lean'} {path}"
+              + (f": {len(done.dropped)} retired entries dropped ({_some(done.dropped)})" if done.dropped else "")
+              + (f": {len(done.rebanded)} entries given the catalog's band ({_some(done.rebanded)})"
+                 if done.rebanded else ""))
     return 0
+
+
+def _some(items: Sequence[str], n: int = 3) -> str:
+    return ", ".join(items[:n]) + (", …" if len(items) > n else "")
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
@@ -209,6 +222,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     m = bs.add_parser("migrate", help="rewrite baseline files in the lean form (one provenance header per "
                                       "section, sample digests, one line per metric); the entries stay as they were")
     m.add_argument("paths", nargs="*", metavar="PATH", help="baseline directories or files (default: baselines)")
+    m.add_argument("--catalog-bands", choices=("gpu", "cpu"), default=None, metavar="gpu|cpu",
+                   help="also give each entry the band its family's catalog row sets for this device class "
+                        "(the files named must all be of that class); review the change with 'gpuperf baseline diff'")
     m.set_defaults(func=cmd_migrate)
     d = bs.add_parser("diff", help="what changed from baseline file A to B, for review: headers, added and removed "
                                    "metrics, values, bands, identities (exit 1 when anything changed)")

@@ -211,4 +211,16 @@ def test_migrate_gives_entries_the_catalog_s_class_band_only_when_asked(tmp_path
     assert after["latency.fp32.fma.cycles"]["tolerance"] == own["tolerance"]
     assert path.read_text() != before
     assert gpuperf(["baseline", "migrate", str(path), "--catalog-bands", "gpu"]) == 0
-    assert "already lean" in capsys.readouterr().out  # the shipped file holds the catalog's bands already
+    assert "already lean" in capsys.readouterr().out  # a second migration finds nothing left to change
+
+
+@pytest.mark.parametrize("path", REVIEWED, ids=lambda p: p.stem)
+def test_the_shipped_baselines_hold_the_catalog_s_bands(path, tmp_path, capsys):
+    """A catalog row whose band changed without its shipped baselines being migrated fails here: the reviewed
+    files must gate as a run of this plugin records its metrics."""
+    copy_ = tmp_path / path.name
+    copy_.write_text(path.read_text())
+    device_class = "cpu" if path.stem.startswith("pocl-") else "gpu"
+    assert gpuperf(["baseline", "migrate", str(copy_), "--catalog-bands", device_class]) == 0
+    out = capsys.readouterr().out
+    assert "already lean" in out and "catalog's band" not in out, out

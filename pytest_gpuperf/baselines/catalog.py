@@ -14,6 +14,7 @@ narrower pattern stands before a wider one.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
@@ -336,8 +337,10 @@ def retired(name: str) -> str | None:
     return _why(RETIRED, name)
 
 
+@functools.lru_cache(maxsize=None)
 def family(name: str) -> Family | None:
-    """The catalog row of a metric name, or None where its band is the measured spread alone."""
+    """The catalog row of a metric name, or None where its band is the measured spread alone (remembered per
+    name: a run looks each metric up when it validates, records and judges it)."""
     for f in FAMILIES:
         if fnmatchcase(name, f.pattern):
             return f

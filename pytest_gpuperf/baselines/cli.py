@@ -27,6 +27,7 @@ from typing import Any, Mapping, Sequence
 from .. import options
 from ..errors import BaselineFileError, GpuPerfError
 from ..util import jsonio
+from ..util.listing import few
 from . import first, review, baseline_file, catalog, table
 from .merge import merge_runs
 
@@ -153,14 +154,10 @@ def cmd_migrate(args: argparse.Namespace) -> int:
     for path in files:
         done = baseline_file.migrate(path, catalog.retired, band)
         print(f"{'migrated' if done.changed else 'already lean'} {path}"
-              + (f": {len(done.dropped)} retired entries dropped ({_some(done.dropped)})" if done.dropped else "")
-              + (f": {len(done.rebanded)} entries given the catalog's band ({_some(done.rebanded)})"
+              + (f": {len(done.dropped)} retired entries dropped ({few(done.dropped)})" if done.dropped else "")
+              + (f": {len(done.rebanded)} entries given the catalog's band ({few(done.rebanded)})"
                  if done.rebanded else ""))
     return 0
-
-
-def _some(items: Sequence[str], n: int = 3) -> str:
-    return ", ".join(items[:n]) + (", …" if len(items) > n else "")
 
 
 def cmd_diff(args: argparse.Namespace) -> int:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import exits
+from ..util.listing import few
 from . import terminal
 
 Line = tuple[str, dict[str, bool]]
@@ -65,7 +66,7 @@ def session_lines(state: Any, finish_error: str | None = None) -> list[Line]:
         retired = state.retired.get(info.spec, [])
         if retired:
             out.append((f"RETIRED: {len(retired)} baseline entries name metrics this plugin no longer records "
-                        f"({', '.join(retired[:3])}{', …' if len(retired) > 3 else ''}): not gated, not missing; "
+                        f"({few(retired)}): not gated, not missing; "
                         f"`gpuperf baseline migrate` drops them", {"yellow": True}))
         shown = [m for m in run.metrics.values() if state.options.show_all or m.verdict not in QUIET]
         table = terminal.rows(shown)
@@ -82,8 +83,8 @@ def session_lines(state: Any, finish_error: str | None = None) -> list[Line]:
         if busy:  # timing.observers: still contended after its re-measurements
             judged = "not gated (verdict 'contended')" if info.is_cpu else "device-timed, so still gated"
             out.append((f"HOST BUSY: {len(busy)} metric(s) of {info.spec} were measured while other work used this "
-                        f"host's CPUs even after re-measuring (info['host']; {judged}): {', '.join(busy[:5])}"
-                        f"{' …' if len(busy) > 5 else ''}", {"yellow": True}))
+                        f"host's CPUs even after re-measuring (info['host']; {judged}): {few(busy, 5)}",
+                        {"yellow": True}))
         out += [(line, {"yellow": True}) for line in observed_lines(run)]
     if state.options.require_baseline:
         for run in state.unbaselined():
@@ -131,7 +132,7 @@ def observed_lines(run: Any) -> list[str]:
 
 
 def _names(metrics: list[Any], limit: int = 5) -> str:
-    return ", ".join(m.name for m in metrics[:limit]) + (" …" if len(metrics) > limit else "")
+    return few((m.name for m in metrics), limit)
 
 
 def run_level_failures(state: Any) -> list[tuple[int, str]]:

@@ -43,7 +43,6 @@ from .replay import config as config_of
 from .strategies import Context
 
 
-
 def key_fields(ctx: Context, seed: int) -> dict[str, Any]:
     """Everything that shapes a point of ``ctx``'s exhaustive table (``seed``: its inputs')."""
     ev, info = ctx.ev, ctx.device.info

@@ -16,7 +16,7 @@ import numpy as np
 from ..devices.base import Device, DeviceInfo
 from ..timing.profiles import profile
 from ..timing.stats import Stats
-from . import fit, memory
+from . import chase_windows, fit, memory
 from .bound_measurer import BoundMeasurer
 from .throughput import measured_clock_mhz
 
@@ -93,10 +93,27 @@ class ChaseSweep:
             out[f"curve_stride{stride}"] = self.curves[stride]
         return out
 
+    def anchor(self, device: Device, footprint: int) -> tuple[list[float], dict[str, int], dict[str, Any]]:
+        """One gated footprint's samples, identity and what its ``info`` adds: an event-timed CPU device's
+        pairs pooled over several windows (:func:`chase_windows.pooled`, its noise is the host's
+        neighbours'); otherwise :func:`memory.anchor_figure` (a device clock's allocations, a GPU's event
+        samples), with nothing added."""
+        p = self.probe
+        kernel, warm_limit = p.kernels["gp_chase"], warm_pass_limit(self.cache)
+        if self.is_cpu and not self.clock_counter:
+            pool = chase_windows.pooled(lambda: memory.chase_events(device, p.meas, kernel, footprint, CHASE_STRIDE,
+                                                                    warm_limit, p.clock),
+                                        self.samples_at[footprint])
+            return pool.samples, {}, pool.info()
+        xs, identity = memory.anchor_figure(device, kernel, footprint, CHASE_STRIDE, warm_limit, CLOCK_TIMEOUT_S,
+                                            self.samples_at[footprint])
+        return xs, identity, {}
+
     def records(self, device: Device) -> Iterator[dict[str, Any]]:
         """The gated figures as ``gpuperf_record`` arguments: the chase latency at the fixed footprints
-        (:func:`memory.anchors`; with a device clock each is measured over separate allocations when asked
-        for), then each named level's latency and, on GPUs, its size (the catalog's one-grid-step band).
+        (:func:`memory.anchors`, each measured further when asked for, :meth:`anchor`: over separate
+        allocations with a device clock, over several paired windows on a CPU device), then each named
+        level's latency and, on GPUs, its size (the catalog's one-grid-step band).
 
         A level's latency is the median of its plateau's footprints, with no samples of its own (pooling
         the footprints' samples would measure the plateau's slope, not the figure's noise), so it is judged
@@ -104,12 +121,12 @@ class ChaseSweep:
         ``info``; GPUs detect it reproducibly and gate it."""
         p = self.probe
         for f in memory.anchors([x for x, _ in self.main], self.is_cpu):
-            xs, identity = memory.anchor_figure(device, p.kernels["gp_chase"], f, CHASE_STRIDE,
-                                                warm_pass_limit(self.cache), CLOCK_TIMEOUT_S, self.samples_at[f])
+            xs, identity, windows = self.anchor(device, f)
             st = Stats.of(xs)
             yield {"name": f"memory.chase.{memory.footprint_label(f)}.latency.cycles", "value": st.median,
                    "unit": "cycles", "better": "lower", "stats": st, "identity": identity,
-                   "info": {"footprint_bytes": f, "stride_bytes": CHASE_STRIDE, "sass": p.evidence.get("gp_chase")}}
+                   "info": {"footprint_bytes": f, "stride_bytes": CHASE_STRIDE, "sass": p.evidence.get("gp_chase"),
+                            **windows}}
         meta = self.meta()
         for level in memory.recorded_levels(self.levels, self.is_cpu):
             estimate = "warmed plateau median" if level.name == "dram" else "plateau median"

@@ -196,7 +196,8 @@ def chase_allocations(device: Device, kernel, footprint: int, stride: int, warm_
 def anchor_figure(device: Device, kernel, footprint: int, stride: int, warm_limit: int, timeout_s: float,
                   samples: Sequence[float]) -> tuple[list[float], dict[str, int]]:
     """What a gated chase footprint is judged on, and its identity: with a device clock, the medians over
-    :func:`chase_allocations`; with event timing (no placement effect resolved), the curve's own samples."""
+    :func:`chase_allocations`; with event timing on a GPU (no placement effect resolved), the curve's own
+    samples. (An event-timed CPU device pools several windows instead: :mod:`.chase_windows`.)"""
     if not device.info.clock_counter:
         return list(samples), {}
     return (chase_allocations(device, kernel, footprint, stride, warm_limit, timeout_s, samples),

@@ -47,6 +47,13 @@ DRAM_LATENCY_BAND: Tolerance = {"rel": 0.05}
 DRAM_LATENCY_WHY = ("DRAM latency differs between machines of one card model: H200 machines read the 64 MiB chase "
                     "at 657-670 or at 679-689 cycles, 3.5 % apart, while one machine's runs agree within 1.5 %")
 
+#: boards of one card model draw different power for the same work at the same clock (leakage, the board's
+#: sensor), and every power figure moves with the board: a baseline from one machine must pass the next
+POWER_BOARD_BANDS: dict[str, Tolerance] = {"energy": {"rel": 0.2}, "watts": {"rel": 0.25}, "sustained": {"rel": 0.15}}
+POWER_BOARD_WHY = ("boards of one card model draw different power for the same work: one H100 drew 9 % more under "
+                   "the standard FMA load at the same 1980 MHz (376 W against 336-350 W on four other machines), and "
+                   "its per-kernel energies read up to 13 % and its watts up to 20 % above the baseline board's")
+
 
 @dataclass(frozen=True)
 class Family:
@@ -180,12 +187,10 @@ FAMILIES: tuple[Family, ...] = (
            why="one kernel's sampling overhead (sampled time / full run, a ratio of device-timed medians): "
                "unchanged runs on two machines of one card model agree within 4 %").carrying("sampling", "waves"),
     # ---- power --------------------------------------------------------------------------------------
-    Family("power.*.joules_per_op", "J/op", "lower", {"rel": 0.08},
-           why="the energy counter's error bound, the kernel's power noise over the span and run-to-run "
-               "drift of board temperature (leakage grows with it)"),
-    # named loads only: the sustained-load watts (power.sustained.*) keep the band of their readings
-    *(Family(f"power.{load}.watts", "W", "lower", {"rel": 0.08}, why="as the energy per operation")
+    Family("power.*.joules_per_op", "J/op", "lower", gpu=POWER_BOARD_BANDS["energy"], why=POWER_BOARD_WHY),
+    *(Family(f"power.{load}.watts", "W", "lower", gpu=POWER_BOARD_BANDS["watts"], why=POWER_BOARD_WHY)
       for load in ("fma_*", "copy_*", "tuning.*")),
+    Family("power.sustained.*.watts", "W", "lower", gpu=POWER_BOARD_BANDS["sustained"], why=POWER_BOARD_WHY),
     Family("power.tuning.*.front", "configs", "exact", {"abs": 2},
            why="a count of configurations, each placed by energies that carry the counter's noise"),
     Family("power.tuning.*.energy_saving", "ratio", "higher", {"abs": 0.05, "rel": 0.1},

@@ -10,7 +10,7 @@ extra training instances, and the SVR is evaluated leave-one-kernel-out (§2.6.1
 
 The figures form their own metric family, ``model.sampled_apps.*`` / ``model.svr_apps.*``, whose identity
 names the corpus version, beside the self-written corpus' ``model.sampled.*`` (``sampled_corpus``).
-Every timed run starts after a copy of twice the last-level cache (the ``sampled_kernel`` fixture's
+On a GPU every timed run starts after a copy of twice the last-level cache (the ``sampled_kernel`` fixture's
 default flush): these kernels' samples last milliseconds, so the copy's write-back is noise there.
 
 A kernel's size is chosen by an estimate (``app_kernel``), so every kernel is guarded before its
@@ -24,9 +24,15 @@ predicted within the budget but took longer keeps its figures and is reported to
 derived from its prediction and the budget (:func:`run_timeout`), so a kernel that hangs is named within
 seconds (its device is then abandoned, as after any hang).
 
+Every figure's identity names what shapes it (:func:`identity`): Dao's points, the corpus, the run
+lengths, the size and cache state, and the reported run's length in waves of the device (its groups over
+``P_sat`` × compute units: how far the two samples' slope is extrapolated, which the kernel's occupancy on
+the device decides); a mean's names every kernel's.
+
 What still differs from the thesis, and is said wherever the figures are quoted: 40 ported kernels, not
 his 70; the ML model is the project's RBF SVR on portable features (``svr``), not his regression on
-hardware counters; GPU-sized problems, so CPU devices do not run it (:data:`CPU_SKIP`).
+hardware counters. A CPU device runs the corpus at its PoCL size, warm (:data:`CPU_NOTE`): the procedure
+end to end, not Dao's claims.
 """
 
 from __future__ import annotations
@@ -36,13 +42,13 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from ..devices.base import Device, Kernel, KernelArg
+from ..devices.base import Device, DeviceInfo, Kernel, KernelArg
 from ..errors import ProbeTimeoutError
 from . import aggregate, svr
 from .app_check import upload
 from .app_kernel import MIN_RUN_S, AppKernel
 from .app_kernels import APP_KERNELS, CORPUS_VERSION
-from .sampled_corpus import CorpusResult, Protocol, kernel_records, svr_per_kernel
+from .sampled_corpus import WARM_CPU, CorpusResult, Protocol, kernel_records, svr_per_kernel
 from .sampling import SampledRun, describe, saturation_point
 
 APPS = Protocol("dao", "model.sampled_apps", "model.svr_apps",
@@ -50,9 +56,12 @@ APPS = Protocol("dao", "model.sampled_apps", "model.svr_apps",
                 "overhead = sampled time / full run")
 #: The run lengths, as divisors of a kernel's groups: a quarter, a half and all of them (the last is reported)
 DIVISORS = (4, 2, 1)
-CPU_SKIP = ("CPU device: the application corpus is sized for GPUs (up to 6.4 GB, ≥ 0.1 s on an H100), and a "
-            "CPU's wave of one work-group per core lasts microseconds, so Dao's 2nd and 3rd saturation points would "
-            "time launch jitter; the kernels' correctness is checked on PoCL by tests/test_models_app_kernels.py")
+#: The sizes a kernel runs at (``AppKernel.gpu``, ``.tiny``): the GPU size, and the PoCL size CPU devices run
+SIZES = ("gpu", "tiny")
+CPU_NOTE = ("CPU device: the corpus runs at its PoCL size (8 to 64 work-groups a kernel), warm (its data stays in "
+            "the host's caches), each kernel whose full run spans more than three waves of one work-group per "
+            "core; a CPU's wave lasts microseconds, so its figures time launch jitter as much as the kernels: "
+            "they check the procedure end to end, not Dao's claims")
 SEED_LINEAR = "Dao: linear 5.72 / 7.19 / 8.10 % (GTX 580 / GTX 280 / HD 6970), 70 application kernels, 2nd/3rd saturation points"
 SEED_ML = "Dao: ML 4.76 / 6.42 / 7.91 % (GTX 580 / GTX 280 / HD 6970), leave-one-kernel-out, hardware counters"
 SEED_OVERHEAD = "Dao: 8 % (NVIDIA), 15 % (AMD)"
@@ -101,22 +110,44 @@ class OverBudget:
                 f"full run near {2 * MIN_RUN_S:g} s)")
 
 
-def identity() -> dict[str, str]:
-    """What every figure of the family was measured under: Dao's points, the corpus, the run lengths."""
+def size_for(info: DeviceInfo) -> str:
+    """The size a device runs the corpus at: the GPU size, or on a CPU device the PoCL size (:data:`CPU_NOTE`)."""
+    return "tiny" if info.is_cpu else "gpu"
+
+
+def run_waves(run: SampledRun) -> float:
+    """The length of ``run`` in waves of its device (groups over ``P_sat`` × compute units), to 1/100."""
+    return round(run.plan.n_groups / run.plan.sat.wave, 2)
+
+
+def identity(size: str = "gpu", cold: bool = True) -> dict[str, str]:
+    """What every figure of the family was measured under: Dao's points, the corpus, the run lengths, the
+    size and whether every timed run started from a flushed cache. A figure adds its run's :func:`run_waves`."""
     return {"sampling": "dao", "saturation_points": "2,3", "corpus": CORPUS_VERSION,
-            "run_lengths": ",".join(f"1/{d}" if d > 1 else "1" for d in DIVISORS)}
+            "run_lengths": ",".join(f"1/{d}" if d > 1 else "1" for d in DIVISORS), "size": size,
+            "cache": "cold" if cold else "warm"}
+
+
+def waves_over(runs: Mapping[str, SampledRun]) -> dict[str, str]:
+    """A mean's ``waves``: each kernel's reported run in waves, ``name=waves`` sorted by name
+    (:func:`.aggregate.over`'s spelling), so a kernel whose occupancy changed makes the mean incomparable."""
+    return aggregate.over((f"{name}={run_waves(run)}" for name, run in runs.items()), key="waves")
 
 
 @dataclass
 class AppsResult:
     """The corpus' runs (``runs.main``: each kernel's full-length run; ``runs.instances``: the SVR's),
-    which run lengths were too short for the device's waves, each kernel's provenance, and the kernels
-    whose full run was predicted (left out) or measured (kept) over the run budget."""
+    which run lengths were too short for the device's waves, each kernel's provenance, the kernels whose
+    full run was predicted (left out) or measured (kept) over the run budget, and how it was measured:
+    the size, the cache state and the device's compute units."""
 
     runs: CorpusResult
     too_short: dict[str, list[int]] = field(default_factory=dict)
     kernels: dict[str, AppKernel] = field(default_factory=dict)
     over_budget: dict[str, OverBudget] = field(default_factory=dict)
+    size: str = "gpu"
+    cold: bool = True
+    compute_units: int = 0
 
 
 Compile = Callable[[str, str], Kernel]
@@ -126,15 +157,16 @@ Sampler = Callable[..., SampledRun]
 def measure(dev: Device, sampled_kernel: Sampler, timing: Mapping[str, Any], compile: Compile | None = None,
             kernels: Sequence[AppKernel] = APP_KERNELS, size: str = "gpu", cold: bool = True,
             budget_s: float = RUN_BUDGET_S) -> AppsResult:
-    """Every kernel at its ``size`` ("gpu"; "tiny" for a CPU device's test of this procedure) over each
-    run length of :data:`DIVISORS` whose groups exceed the second sampling point, each timed run after
-    the cache flush unless ``cold`` is false, each kernel guarded by :func:`run_budget` of ``budget_s``
+    """Every kernel at its ``size`` (:data:`SIZES`: "gpu"; "tiny", what a CPU device runs, :func:`size_for`)
+    over each run length of :data:`DIVISORS` whose groups exceed the second sampling point, each timed run
+    after the cache flush unless ``cold`` is false (a CPU device runs warm), each kernel guarded by :func:`run_budget` of ``budget_s``
     (the module's docstring). Each kernel's buffers are uploaded, measured and released before the next
     kernel's (the largest hold 6.4 GB)."""
-    if size not in ("gpu", "tiny"):
-        raise ValueError(f"size must be 'gpu' or 'tiny', got {size!r}")
+    if size not in SIZES:
+        raise ValueError(f"size must be one of {', '.join(map(repr, SIZES))}, got {size!r}")
     build = compile or dev.compile
-    out = AppsResult(CorpusResult(APPS, (), dev.info.is_cpu))
+    out = AppsResult(CorpusResult(APPS, (), dev.info.is_cpu), size=size, cold=cold,
+                     compute_units=int(dev.info.compute_units))
     limit = run_budget(dev.timeout_s, budget_s)
     for app in kernels:
         kern = build(app.source(dev.info.backend), app.name)
@@ -208,13 +240,33 @@ def _hang(app: AppKernel, n_groups: int, groups: int, timeout: float, predicted:
 
 def problems(res: AppsResult) -> list[str]:
     """Why kernels of the corpus have no figure, or cost the study more than its budget, one line each
-    (empty when every kernel was measured within it): the suite fails with these lines."""
+    (empty when every kernel was measured within it): the suite fails with these lines. On a CPU device a
+    kernel whose PoCL size spans too few waves of its cores is left out on purpose (:func:`left_out`); only a
+    run that measured none of them is a problem there."""
     out = [ob.message(name) for name, ob in sorted(res.over_budget.items())]
+    if res.runs.cpu:
+        short = left_out(res)
+        if not res.runs.main and short:
+            lengths = sorted({n for v in short.values() for n in v})
+            out.append(f"no kernel of the corpus spans more than three waves of this CPU's {res.compute_units} compute "
+                       f"units at its PoCL size ({lengths[0]} to {lengths[-1]} work-groups a run, one work-group per "
+                       "core a wave): run the study on a GPU, or on a PoCL device of fewer threads "
+                       "(POCL_MAX_PTHREAD_COUNT)")
+        return out
     for name, lengths in sorted(res.too_short.items()):
         if name not in res.runs.main and name not in res.over_budget:
             out.append(f"{name}: no run length exceeds three waves of its work-groups (groups per length: {lengths}); "
                        "grow its gpu size in models/app_*.py")
     return out
+
+
+def left_out(res: AppsResult) -> dict[str, list[int]]:
+    """The kernels a CPU device left out on purpose, with the work-groups of each run length: at its PoCL size
+    none of its runs spans more than three waves of the device's cores (empty on a GPU, where such a kernel is
+    a problem of its size, :func:`problems`)."""
+    if not res.runs.cpu:
+        return {}
+    return {n: v for n, v in sorted(res.too_short.items()) if n not in res.runs.main and n not in res.over_budget}
 
 
 def _by_behaviour(res: AppsResult) -> dict[str, float]:
@@ -230,38 +282,42 @@ def _by_behaviour(res: AppsResult) -> dict[str, float]:
 
 def records(res: AppsResult) -> list[dict[str, Any]]:
     """The family's figures as ``gpuperf_record`` keyword sets: per kernel
-    (:func:`~.sampled_corpus.kernel_records`) and the means over the kernels, each with Dao's figure beside it in ``info``."""
-    p, ident = APPS, identity()
+    (:func:`~.sampled_corpus.kernel_records`) and the means over the kernels, each with Dao's figure beside it
+    in ``info``. Every identity holds the catalog's keys of its family: :func:`identity`, and the reported
+    run's :func:`run_waves` (per kernel) or every kernel's (:func:`waves_over`, the means, beside their kernel set)."""
+    p, ident = APPS, identity(res.size, res.cold)
     main = res.runs.main
     if not main:
         raise ValueError("no kernel of the application corpus was measured: nothing to record")
-    kernel = dict(unit="ratio", better="lower", identity=ident)  # bands: baselines/catalog.py
     out: list[dict[str, Any]] = []
     for name, run in main.items():
         app = res.kernels[name]
         prov = {**app.describe(), "measured_full_s": run.measured, "under_min_run": run.measured < MIN_RUN_S}
         meta = {**describe(run.plan), "predicted_s": run.predicted, "measured_s": run.measured,
                 "model": "Dao thesis §2.5.1 linear model", "protocol": p.label, "kernel": prov}
+        kernel = dict(unit="ratio", better="lower", identity={**ident, "waves": run_waves(run)})  # bands: baselines/catalog.py
         out += kernel_records(p, name, run, kernel, res.runs.cpu, meta)
     # fewer kernels than the SVR trains on only when the guard left most out: the run fails naming them
     svr_err = res.runs.svr_errors() if len(main) >= svr.MIN_KERNELS else {}
-    scope = {**ident, **aggregate.over(main)}
+    scope = {**ident, **aggregate.over(main), **waves_over(main)}
     mean = dict(unit="ratio", better="lower")
     short = sorted(n for n, r in main.items() if r.measured < MIN_RUN_S)
     out.append(dict(name=f"{p.family}.mean_error", value=float(np.mean(res.runs.errors)), identity=scope, **mean,
                     info={"kernels": len(main), "protocol": p.label, "seed": SEED_LINEAR,
                           "by_behaviour": _by_behaviour(res), "too_short_run_lengths": res.too_short,
-                          "full_runs_under_0.1s": short,
+                          "left_out_on_this_cpu": left_out(res), "full_runs_under_0.1s": short,
                           "over_budget": {n: {"full_s": o.full_s, "budget_s": o.budget_s, "basis": o.basis,
                                               "measured": o.measured} for n, o in sorted(res.over_budget.items())}}))
     out.append(dict(name=f"{p.family}.mean_overhead", value=float(np.mean([r.overhead for r in main.values()])),
                     identity=scope, **mean,
                     info={"protocol": p.label, "seed": SEED_OVERHEAD,
                           "definition": "(t_P1 + t_P2) / t_full per kernel, mean over kernels",
-                          "cold_cache": "a copy of twice the last-level cache before every timed run"}))
+                          "cold_cache": "a copy of twice the last-level cache before every timed run" if res.cold
+                          else WARM_CPU}))
     if svr_err:
+        trained = {n: main[n] for n in svr_err}
         out.append(dict(name=f"{p.svr_family}.mean_error", value=float(np.mean([e[0] for e in svr_err.values()])),
-                        identity={**ident, **aggregate.over(svr_err)}, **mean,
+                        identity={**ident, **aggregate.over(svr_err), **waves_over(trained)}, **mean,
                         info={**svr.split_report(res.runs.instances), "features": list(svr.FEATURES), "protocol": p.label,
                               "per_kernel": svr_per_kernel(svr_err),
                               "seed": SEED_ML, "model": "RBF ε-SVR on portable features (no hardware counters)"}))

@@ -20,6 +20,7 @@ import pytest
 
 from nvrtc_support import nvrtc_env
 from suite_support import finish_within
+from pytest_gpuperf.baselines import catalog
 from pytest_gpuperf.models import app_check, sampled_apps
 from pytest_gpuperf.models.app_kernel import H100_WAVE_ITEMS, MIN_RUN_S, tiled
 from pytest_gpuperf.models.app_kernels import APP_KERNELS, CORPUS_VERSION, by_name
@@ -125,6 +126,16 @@ def test_dao_s_protocol_measures_the_corpus_on_a_real_device(cl_device):
     assert {"model.sampled_apps.mean_error", "model.sampled_apps.mean_overhead", "model.svr_apps.mean_error"} <= set(recs)
     assert recs["model.sampled_apps.mean_error"]["identity"]["corpus"] == CORPUS_VERSION
     assert all(np.isfinite(r["value"]) for r in recs.values())
+    # every figure holds the identity keys its catalog family demands (the session refuses one without them)
+    assert {n: catalog.missing_identity(n, r["identity"]) for n, r in recs.items()} == {n: [] for n in recs}
+    for name, run in res.runs.main.items():  # waves: the reported run's groups over the device's wave
+        for fig in ("error", "overhead"):
+            ident = recs[f"model.sampled_apps.{name}.{fig}"]["identity"]
+            assert ident["waves"] == round(run.plan.n_groups / run.plan.sat.wave, 2) and ident["sampling"] == "dao"
+            assert (ident["size"], ident["cache"]) == ("tiny", "warm")
+    every = ",".join(f"{n}={round(r.plan.n_groups / r.plan.sat.wave, 2)}" for n, r in sorted(res.runs.main.items()))
+    for mean in ("model.sampled_apps.mean_error", "model.sampled_apps.mean_overhead", "model.svr_apps.mean_error"):
+        assert recs[mean]["identity"]["waves"] == every, mean
 
 
 class _Measurer:
@@ -167,6 +178,30 @@ def test_a_kernel_left_out_leaves_the_means_over_the_kernels_measured(cl_device)
     two = sampled_apps.measure(cl_device, sampler, timing, kernels=measured[:2], size="tiny", cold=False)
     names = {r["name"] for r in sampled_apps.records(two)}
     assert "model.sampled_apps.mean_error" in names and not [n for n in names if n.startswith("model.svr_apps")]
+
+
+def test_a_cpu_leaves_out_and_names_a_kernel_too_short_for_its_cores_and_fails_when_none_is_left(cl_device):
+    """shoc_triad at exactly three waves of the device's cores (its full run must exceed them): a CPU device
+    leaves it out on purpose, names it in the mean's ``info`` and its kernel set, and records the others;
+    measured alone, nothing is left to record and the run fails naming the cause. On a GPU the same kernel is
+    a problem of its size."""
+    units = int(cl_device.info.compute_units)
+    triad = by_name("shoc_triad")
+    short = dataclasses.replace(triad, tiny={**triad.tiny, "groups": 3 * units})
+    sampler, timing = SampledKernel(cl_device, _Measurer()), {"min_repeats": 3, "max_repeats": 3}
+    others = [by_name(n) for n in ("rodinia_nn", "polybench_jacobi2d", "parboil_histo")]
+    res = sampled_apps.measure(cl_device, sampler, timing, kernels=[short, *others], size="tiny", cold=False)
+    assert sampled_apps.left_out(res) == {"shoc_triad": [3 * units // 4, 3 * units // 2, 3 * units]}
+    assert sampled_apps.problems(res) == [] and set(res.runs.main) == {k.name for k in others}
+    recs = {r["name"]: r for r in sampled_apps.records(res)}
+    assert list(recs["model.sampled_apps.mean_error"]["info"]["left_out_on_this_cpu"]) == ["shoc_triad"]
+    assert "shoc_triad" not in recs["model.sampled_apps.mean_error"]["identity"]["kernels"]
+    alone = sampled_apps.measure(cl_device, sampler, timing, kernels=[short], size="tiny", cold=False)
+    (line,) = sampled_apps.problems(alone)
+    assert line.startswith(f"no kernel of the corpus spans more than three waves of this CPU's {units} compute units")
+    res.runs.cpu = False  # the rule for a GPU's result: a kernel its size leaves without a long enough run
+    assert sampled_apps.left_out(res) == {}
+    assert [m for m in sampled_apps.problems(res) if m.startswith("shoc_triad: no run length exceeds three waves")]
 
 
 def test_a_run_s_budget_and_watchdog_follow_the_session_s_timeout():

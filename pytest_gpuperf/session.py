@@ -598,7 +598,8 @@ class GpuPerfSession:
                                          identity=m.identity,
                                          resolution=classes.resolution_floor(m.unit, run.info.timer_resolution_s))
                    for m in run.metrics.values()}
-        bl.update(bl.BaselineFile(run.source.write_path), run.info.backend, {"key": run.info.key, "name": run.info.name}, prov, entries)
+        device = {"key": run.info.key, "name": run.info.name, "class": bl.device_class(run.info.is_cpu)}
+        bl.update(bl.BaselineFile(run.source.write_path), run.info.backend, device, prov, entries)
         self.files_written.append(str(run.source.write_path))
 
     def json_paths(self) -> dict[str, DeviceRun]:

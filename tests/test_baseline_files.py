@@ -58,6 +58,8 @@ def test_migrating_the_older_form_keeps_every_entry_and_every_verdict(tmp_path):
     assert retired and not [n for n in retired if n in after.metrics("cuda")]
     for name in retired:
         del before.data["backends"]["cuda"]["metrics"][name]
+    assert after.data["device"] == {**before.data["device"], "class": "gpu"}  # its cuda section proves it
+    before.data["device"]["class"] = "gpu"
     assert after.data == before.data
     assert new.stat().st_size < old.stat().st_size / 1.8 and len(new.read_text().splitlines()) < 2000
     assert len(before.data["backends"]["cuda"]["metrics"]) > 1900  # the whole file, not a sample of it
@@ -220,7 +222,50 @@ def test_the_shipped_baselines_hold_the_catalog_s_bands(path, tmp_path, capsys):
     files must gate as a run of this plugin records its metrics."""
     copy_ = tmp_path / path.name
     copy_.write_text(path.read_text())
-    device_class = "cpu" if path.stem.startswith("pocl-") else "gpu"
+    device_class = baseline_file.recorded_class(json.loads(path.read_text()))
+    assert device_class == ("cpu" if path.stem.startswith("pocl-") else "gpu")
     assert gpuperf(["baseline", "migrate", str(copy_), "--catalog-bands", device_class]) == 0
     out = capsys.readouterr().out
     assert "already lean" in out and "catalog's band" not in out, out
+
+
+def test_migrate_gives_an_older_ranked_pass_entry_its_band_in_configurations_of_the_space(tmp_path, capsys):
+    """A baseline made before the ranked pass's band (one configuration of the space, as every stage) takes
+    ``catalog.RANKED_PASS_CONFIGS`` configurations of its kernel's space (the section's ``tuning.<k>.space``)
+    from ``--catalog-bands``; the other stages keep their one configuration; a section without the space
+    entry keeps the entry's band and says so."""
+    src = ROOT / "pytest_gpuperf" / "baselines" / "reviewed" / "nvidia-h200.json"
+    data = json.loads(src.read_text())
+    metrics = data["backends"]["cuda"]["metrics"]
+    ranked, plain = "tuning.matvec_wg.dao_ranked.evals.final", "tuning.matvec_wg.dao.evals.final"
+    space = metrics["tuning.matvec_wg.space"]["value"]
+    assert metrics[plain]["tolerance"] == {"abs": 1 / space}
+    metrics[ranked]["tolerance"] = {"abs": 1 / space}  # as the older plugin recorded it
+    path = tmp_path / "nvidia-h200.json"
+    path.write_text(json.dumps(data))
+    assert gpuperf(["baseline", "migrate", str(path), "--catalog-bands", "gpu"]) == 0
+    out = capsys.readouterr().out
+    assert "1 entries given the catalog's band" in out and ranked in out, out
+    after = json.loads(path.read_text())["backends"]["cuda"]["metrics"]
+    assert after[ranked]["tolerance"] == {"abs": catalog.RANKED_PASS_CONFIGS / space} == {"abs": 4 / 32}
+    assert after[plain]["tolerance"] == {"abs": 1 / space}
+    del metrics["tuning.matvec_wg.space"]
+    path.write_text(json.dumps(data))
+    assert gpuperf(["baseline", "migrate", str(path), "--catalog-bands", "gpu"]) == 0
+    out = capsys.readouterr().out
+    assert f"kept its band: cuda: {ranked}: its band is 4 configuration(s)" in out, out
+    assert "no tuning.matvec_wg.space entry" in out
+    assert json.loads(path.read_text())["backends"]["cuda"]["metrics"][ranked]["tolerance"] == {"abs": 1 / space}
+
+
+def test_the_tuner_and_migrate_take_the_ranked_pass_s_band_from_one_row():
+    """The race records each stage's band through the catalog, and migrate computes the same band from a
+    section's space entry: the number of configurations lives in one row."""
+    name = "tuning.reduce.dao_ranked.evals.final"
+    assert catalog.space_band(name, 223) == {"abs": catalog.RANKED_PASS_CONFIGS / 223}
+    assert catalog.space_band("tuning.reduce.lim_rules.evals.final", 223) == {"abs": 1 / 223}
+    assert catalog.space_band("tuning.reduce.dao.quality", 223) is None  # not a band in configurations
+    section = {"tuning.reduce.space": {"value": 223.0}}
+    assert catalog.baseline_band(name, False, section) == catalog.baseline_band(name, True, section) \
+        == catalog.space_band(name, 223)
+    assert catalog.tolerance(name, False) is None  # no space, no band

@@ -82,6 +82,7 @@ def test_update_then_gate_then_planted_slowdown(pytester, monkeypatch):
     assert len(files) == 1
     entry = baseline_file.load(files[0].parent, files[0].stem).metrics("opencl")["kernel.work.ms"]
     assert entry["better"] == "lower" and entry["tolerance"]["k"] == 6.0 and "commit" in entry["provenance"]
+    assert baseline_file.recorded_class(json.loads(files[0].read_text())) == "cpu"  # PoCL: a CPU device
 
     run(pytester).assert_outcomes(passed=1)  # unchanged code passes its own baseline
 

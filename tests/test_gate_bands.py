@@ -1,5 +1,5 @@
 """No device-timed GPU figure of a reviewed baseline gates wider than ``classes.WIDE_BAND`` unless the
-measured cause of its noise is written beside its class (``catalog.WIDE_BAND_CAUSES``)."""
+measured cause of its noise is written in its catalog row (``Family.cause``)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def wide_without_cause(doc: dict) -> list[str]:
             if classes.metric_class(e.get("unit", ""), classes.is_host_timed(e.get("info"))) not in TIMING:
                 continue
             if band(e["value"], e.get("tolerance", {})) / abs(e["value"]) > classes.WIDE_BAND \
-                    and catalog.wide_band_cause(name) is None:
+                    and catalog.wide_band_cause(name, e.get("unit", "")) is None:
                 out.append(name)
     return out
 

@@ -3,13 +3,16 @@
 Code works on the expanded document (what :attr:`BaselineFile.data` holds)::
 
     {"schema": "pytest-gpuperf-baseline/1",
-     "device": {"key": "nvidia-h100-80gb-hbm3", "name": "NVIDIA H100 80GB HBM3"},
+     "device": {"key": "nvidia-h100-80gb-hbm3", "name": "NVIDIA H100 80GB HBM3", "class": "gpu"},
      "backends": {"cuda": {"provenance": {driver, runtime, toolkit, date, commit},
                            "metrics": {"memory.copy.bandwidth.64MiB":
                                        {"value": 2900.0, "unit": "GB/s", "better": "higher",
                                         "tolerance": {"rel": 0.03, "k": 6, "spread": 4.1},
                                         "test": "suites/test_memory.py::test_copy_bandwidth",
                                         "provenance": {...}, "citation": "..."}}}}}
+
+The device header names the device and its class (``gpu`` or ``cpu``: which floors and catalog bands its
+entries took, :func:`device_class`), recorded when the file is made; older files lack the class.
 
 Files are written in the lean form (:mod:`.fileformat`, schema ``/2``: one provenance header per section,
 sample digests, one line per metric); both forms are read. Loading validates everything and raises
@@ -172,14 +175,20 @@ def update(baseline: BaselineFile, backend: str, device: Mapping[str, Any], prov
     at start-up: two runs updating one file at once (``-k copy`` and ``-k launch``) each keep the
     other's entries instead of the last writer silently dropping them. Temporary files that killed
     writers left behind are removed under the same lock (no live writer can own them then). A user's
-    first baseline creates its folder."""
+    first baseline creates its folder. ``device``: its key, name and, where the caller knows it, ``class``
+    (:func:`device_class`), which must not contradict the class the file records."""
     baseline.path.parent.mkdir(parents=True, exist_ok=True)
     with lock_for(baseline.path):
         remove_stale_temps(baseline.path)
         baseline.data = load(baseline.path.parent, baseline.path.stem).data
         data = baseline.data
         data.setdefault("schema", BASELINE_SCHEMA)
-        data.setdefault("device", {}).update({"key": device["key"], "name": device["name"]})
+        header = data.setdefault("device", {})
+        if "class" in device and header.get("class", device["class"]) != device["class"]:
+            raise BaselineFileError(str(baseline.path), f"records device class {header['class']!r}, and entries of a "
+                                    f"{device['class']} device are being written into it: write them to another "
+                                    f"baseline folder, or correct the file's device class if it is wrong")
+        header.update({k: device[k] for k in ("key", "name", "class") if k in device})
         section = data.setdefault("backends", {}).setdefault(backend, {})
         section["provenance"] = dict(provenance)
         metrics = section.setdefault("metrics", {})
@@ -199,33 +208,88 @@ def write(path: Path, data: Mapping[str, Any]) -> None:
     atomic_write_text(path, fileformat.dumps(data))
 
 
+#: the device classes a baseline file records (``device.class``)
+DEVICE_CLASSES = ("gpu", "cpu")
+
+#: key prefixes of PoCL's CPU drivers (a PoCL key alone proves nothing: PoCL also drives NVIDIA GPUs)
+POCL_CPU_KEYS = ("pocl-pthread-", "pocl-cpu-", "pocl-basic-")
+
+
+def device_class(is_cpu: bool) -> str:
+    """The device class a baseline file records for a device (``device.class``)."""
+    return "cpu" if is_cpu else "gpu"
+
+
+def device_header(device: Mapping[str, Any]) -> dict[str, Any]:
+    """A baseline file's device header from a results document's ``device`` section: key, name and class (where
+    the results say whether the device is a CPU; older results do not, and the class is then left out)."""
+    header = {"key": device["key"], "name": device["name"]}
+    if isinstance(device.get("is_cpu"), bool):
+        header["class"] = device_class(device["is_cpu"])
+    return header
+
+
+def recorded_class(data: Mapping[str, Any]) -> str | None:
+    """The device class the file's device header records, or None (a file made before it was recorded)."""
+    device = data.get("device")
+    found = device.get("class") if isinstance(device, Mapping) else None
+    return str(found) if found is not None else None
+
+
+def proven_class(data: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(class, how) where a file that records no class proves one — a CUDA section (CUDA devices are GPUs),
+    the key of a PoCL CPU driver's device or a CPU family's name — else None."""
+    device = data.get("device") if isinstance(data.get("device"), Mapping) else {}
+    key, name = str(device.get("key") or ""), str(device.get("name") or "")
+    if "cuda" in (data.get("backends") or {}):
+        return "gpu", "it has a cuda section, and CUDA devices are GPUs"
+    if key.startswith(POCL_CPU_KEYS):
+        return "cpu", f"its device key {key!r} names a PoCL CPU driver"
+    if name.startswith("CPU family "):
+        return "cpu", f"it is a CPU family file ({name!r})"
+    return None
+
+
 @dataclass
 class Migration:
-    """What :func:`migrate` did to one file: whether it changed, the entries dropped as retired, and the
-    bands re-applied (``backend: name: old → new``)."""
+    """What :func:`migrate` did to one file: whether it changed, the entries dropped as retired, the bands
+    re-applied (``backend: name: old → new``) and the entries whose catalog band could not be computed
+    (``backend: name: why``)."""
 
     changed: bool = False
     dropped: list[str] = field(default_factory=list)
     rebanded: list[str] = field(default_factory=list)
+    unbanded: list[str] = field(default_factory=list)
 
 
-def migrate(path: Path, retired: Callable[[str], Any] | None = None,
-            band: Callable[[str], Mapping[str, float] | None] | None = None) -> Migration:
+#: ``band(name, section metrics)``: the band the catalog gives an entry (None: none fixed); ValueError where it
+#: cannot be computed from the section (:func:`.catalog.baseline_band`)
+Band = Callable[[str, Mapping[str, Mapping[str, Any]]], Mapping[str, float] | None]
+
+
+def migrate(path: Path, retired: Callable[[str], Any] | None = None, band: Band | None = None,
+            device_class: str | None = None) -> Migration:
     """Rewrite one baseline file in the lean form under its lock, without the entries ``retired`` names
     (metrics the suites no longer record) and, where ``band`` gives a metric's class band (the catalog's
     row for the file's device class), with that band's parts in place of the entry's (its measured
-    ``k`` × ``spread`` and floors the band does not name stay). A malformed file raises
-    :class:`BaselineFileError` and is left as it is."""
+    ``k`` × ``spread`` and floors the band does not name stay); ``device_class``: the class to record in
+    the device header. A malformed file raises :class:`BaselineFileError` and is left as it is."""
     with lock_for(path):
         data = load(path.parent, path.stem).data
         out = Migration()
+        if device_class is not None:
+            data.setdefault("device", {})["class"] = device_class
         for backend, section in sorted(data.get("backends", {}).items()):
             metrics = section.get("metrics", {})
             for name in sorted(n for n in metrics if retired is not None and retired(n)):
                 del metrics[name]
                 out.dropped.append(f"{backend}: {name}")
             for name, entry in sorted(metrics.items()):
-                wanted = None if band is None else band(name)
+                try:
+                    wanted = None if band is None else band(name, metrics)
+                except ValueError as exc:
+                    out.unbanded.append(f"{backend}: {name}: {exc}")
+                    continue
                 old = dict(entry.get("tolerance") or {})
                 if wanted and any(old.get(k) != v for k, v in wanted.items()):
                     entry["tolerance"] = {**old, **wanted}

@@ -1,14 +1,21 @@
-"""The catalog of metric families: for each family of metric names, its unit, the direction that is
-better and the tolerance a new baseline entry gets on a GPU and on a CPU device.
+"""The catalog of metric families: one table, :data:`FAMILIES`, of what the project knows about each family
+of metric names — its unit, the direction that is better, the tolerance a new baseline entry gets on a GPU
+and on a CPU device, the identity keys its metrics carry, how it varies between unchanged runs (its noise
+model) and, where its GPU band is wider than :data:`.classes.WIDE_BAND`, the measured cause of that noise.
 
 Why one table: a tolerance is policy, not procedure. Written beside each ``gpuperf_record`` call it
 drifts between suites and cannot be reviewed as a whole; here every band a suite asks for is one row,
 keyed by metric family and device class, and ``gpuperf_record`` takes it from here when the suite
-names none (for the shipped suites' metrics: a user's own test names its metrics as it likes). Bands measured from run-to-run spread (``tolerance: None``) stay the default: a family is
-listed only where a fixed band or a fixed direction is the family's definition.
+names none (for the shipped suites' metrics: a user's own test names its metrics as it likes). Bands measured
+from run-to-run spread (``tolerance: None``) stay the default.
 
-A family's ``pattern`` is an ``fnmatch`` pattern over metric names; the first matching row wins, so a
-narrower pattern stands before a wider one.
+Two kinds of rows: a *family* (a unit and a direction: a fixed band, a fixed direction or identity keys are
+the family's definition, and ``gpuperf_record`` holds its metrics to them) and a *class* (no unit: metrics
+of any name the pattern covers, optionally only in some ``units``, whose band is their measured spread; it
+says only how they vary and, where their bands are wide, why). A row's ``pattern`` is an ``fnmatch``
+pattern over metric names and the first matching row answers: :func:`family` reads the families alone,
+:func:`row` every row that accepts the metric's unit (the last rows catch every name). So a narrower
+pattern stands before a wider one, and the classes after the families.
 """
 
 from __future__ import annotations
@@ -24,6 +31,36 @@ from .classes import FLOORS
 
 Tolerance = Mapping[str, float]
 
+#: the noise models (:mod:`.noise` says what each means for a verdict)
+MODELS = ("deterministic", "sampled", "repeated", "informational")
+
+
+@dataclass(frozen=True)
+class Noise:
+    """How a class of metrics varies between unchanged runs: its noise model (one of :data:`MODELS`; a
+    metric that carries raw samples is ``sampled`` whatever its row, :func:`.noise.model_of`) and why."""
+
+    model: str
+    why: str
+
+
+SEARCH = Noise("repeated", "a time-budgeted search: how far it gets depends on the device's speed (its documented "
+                           "bound gates it)")
+SEEDED = Noise("deterministic", "seeded or exhaustive inputs: one build gives the same bits on every run")
+SOLVER = Noise("deterministic", "seeded matrices and a fixed solver: the same arithmetic on every run")
+COUNTS = Noise("deterministic", "sizes and counts")
+TUNING_MEAN = Noise("repeated", "a mean over the tuned kernels of timing-derived ratios; its set of kernels is part "
+                                "of its identity")
+TUNER = Noise("repeated", "a tuner's pick and its quality are decided by timings")
+MODEL = Noise("repeated", "a model's error is a ratio of timings measured in the run")
+PRECISION = Noise("repeated", "speedups and chosen mixes are decided by timings")
+POWER = Noise("repeated", "energy and watts integrate a power counter over a timed span")
+TIMINGS = Noise("repeated", "timings reduced to one figure without their samples")
+DERIVED = Noise("repeated", "a figure derived from the run's measurements")
+
+#: the units of timings (a class row of them catches every timing no earlier row names)
+TIMING_UNITS = ("us", "ns", "ms", "s", "cycles", "GB/s", "1/s", "ops/clk/SM", "x", "ns/kthread", "MHz", "W", "J", "J/op")
+
 #: A launch time on a CPU device (PoCL) is bimodal: one worker thread per core shares the host's cores
 #: with the Python thread that enqueues and polls, and a launch that finds a worker descheduled waits for
 #: the OS scheduler, about ten times the fast mode's microsecond (a single worker nearly removes it).
@@ -31,6 +68,8 @@ Tolerance = Mapping[str, float]
 #: is the slow mode's reach: a launch path that got tens of µs slower still fails. GPUs: measured spread.
 LAUNCH_CPU: Tolerance = {"abs": 25.0, "rel": 2.0}
 LAUNCH_CPU_WHY = "a descheduled PoCL worker's slow launch mode (tens of µs) on a CPU device; GPUs: the measured spread"
+LAUNCH_GPU_CAUSE = ("a 3–5 µs launch read by CUDA events: the band is the event timer's resolution (0.5 µs; readings "
+                    "come in 32 ns steps), see classes.resolution_floor")
 
 
 #: the sampled model's figures (Dao's protocol, the project's geometry, the application corpus, the SVR)
@@ -54,30 +93,73 @@ POWER_BOARD_WHY = ("boards of one card model draw different power for the same w
                    "the standard FMA load at the same 1980 MHz (376 W against 336-350 W on four other machines), and "
                    "its per-kernel energies read up to 13 % and its watts up to 20 % above the baseline board's")
 
+#: the summations of the accuracy study on a CPU device: µs-scale kernels on a shared host
+SUM_CPU: Tolerance = {"rel": 3.0, "abs": 50.0}
+SUM_CPU_WHY = "µs-scale kernels on a shared 2-core CPU swing by up to 3× run to run: there the band only catches gross regressions"
+
+#: the ranked final pass stops where no untimed survivor can beat the best by more than the noise, so how
+#: many configurations it times follows near-ties in the measured table, which a new machine measures
+#: afresh: tables measured on three H200 machines moved it by up to 4 configurations (matvec_wg 1, 2 and 4
+#: of 32; stencil2d 10 and 6 of 223). Its band, in configurations of the kernel's space:
+RANKED_PASS_CONFIGS = 4
+RANKED_PASS_WHY = ("a new machine measures the tuning table afresh and near-tied survivors move the ranked pass's "
+                   "stop: over three H200 tables matvec_wg's final pass timed 1, 2 and 4 of 32 configurations")
+
 
 @dataclass(frozen=True)
 class Family:
-    """One family of metric names and the policy its entries share."""
+    """One row of the catalog: a family of metric names and the policy its entries share (``unit`` and
+    ``better`` set), or a class of metrics that only says how they vary (``unit`` None; ``units``, if given,
+    the units it covers)."""
 
     pattern: str
-    unit: str
-    better: str
+    unit: str | None
+    better: str | None
     gpu: Tolerance | None = None  # tolerance of a new entry on a GPU (None: from the measured spread)
     cpu: Tolerance | None = None  # on a CPU device (PoCL); the same as ``gpu`` unless set
     why: str = ""  # what the band stands for, where it is not the measured spread
     gpu_only: bool = False  # a CPU device's entries take the measured spread (``cpu`` is not used)
     identity: tuple[str, ...] = ()  # keys its metrics' identity must hold: the options that shape the value
+    noise: Noise | None = None  # how its metrics vary between unchanged runs (every row of FAMILIES has one)
+    cause: str = ""  # the measured cause of its GPU entries' noise, where their band is wider than WIDE_BAND
+    configs: float | None = None  # a band of this many configurations of the tuned kernel's space (see space_of)
+    units: frozenset[str] | None = None  # a class row's units (None: every unit)
 
     def carrying(self, *keys: str) -> "Family":
         """This row with the identity keys its metrics must carry (a shipped suite's metric without one is
         refused: a value that depends on an option must name it, or runs made differently would compare)."""
         return dataclasses.replace(self, identity=tuple(keys))
 
-    def tolerance(self, is_cpu: bool) -> dict[str, float] | None:
+    @property
+    def is_family(self) -> bool:
+        """Whether the row is a family (a unit and a direction its metrics are held to), not a class."""
+        return self.unit is not None
+
+    def accepts(self, unit: str) -> bool:
+        """Whether a metric recorded in ``unit`` belongs to this row (a family: its unit alone)."""
+        if self.unit is not None:
+            return unit == self.unit
+        return self.units is None or unit in self.units
+
+    def tolerance(self, is_cpu: bool, space: float | None = None) -> dict[str, float] | None:
+        """The band of a new entry on a CPU or a GPU device; a band in configurations (``configs``) needs the
+        kernel's ``space`` (None without it)."""
         if is_cpu and self.gpu_only:
             return None
+        if self.configs is not None:
+            return None if space is None or space <= 0 else {"abs": self.configs / space}
         tol = self.cpu if is_cpu and self.cpu is not None else self.gpu
         return None if tol is None else dict(tol)
+
+
+def _area(noise: Noise, *rows: Family) -> tuple[Family, ...]:
+    """The rows of one area of the suites, each with the area's noise model unless it names its own."""
+    return tuple(r if r.noise is not None else dataclasses.replace(r, noise=noise) for r in rows)
+
+
+def _class(pattern: str, noise: Noise, units: Iterable[str] | None = None, cause: str = "") -> Family:
+    """A class row: metrics the pattern covers (in ``units``, if given) whose band is their measured spread."""
+    return Family(pattern, None, None, noise=noise, cause=cause, units=None if units is None else frozenset(units))
 
 
 #: a deterministic accuracy statistic (the same inputs on the same device and library) moves only when
@@ -91,240 +173,212 @@ ACCURACY_BOUND_WHY = "correctly rounded or a documented bound: the bound is the 
 NO_SEARCH = ("exhaustive", "dao*", "lim_*")
 NO_SEARCH_QUALITY: tuple[Tolerance, Tolerance] = ({"rel": 0.08, "abs": 0.02}, {"rel": 3.0, "abs": 0.5})
 
-#: the ranked final pass stops where no untimed survivor can beat the best by more than the noise, so
-#: how many it times follows near-ties in the measured table, which a new machine measures afresh
-RANKED_PASS_WHY = ("a new machine measures the tuning table afresh and near-tied survivors move the ranked pass's "
-                   "stop: over three H200 tables matvec_wg's final pass timed 1, 2 and 4 of 32 configurations")
-
-#: every family with a fixed band or direction, narrow patterns first; each area of the suites keeps its
-#: rows together under its heading
+#: every row, families first (narrow patterns first), each area of the suites under its heading with the
+#: noise model its rows share unless a row names its own; then the classes
 FAMILIES: tuple[Family, ...] = (
-    # ---- accuracy -----------------------------------------------------------------------------------
-    # the correctly rounded basic operations: gated by their documented bound alone; before the math
-    # functions' rows, whose patterns would take them too
-    Family("accuracy.fp*.*.r[nudz].max_ulp", "ulp", "bound", why=ACCURACY_BOUND_WHY).carrying("inputs", "n", "scale", "seed"),
-    Family("accuracy.fp*.*.rn.default.max_ulp", "ulp", "bound", why=ACCURACY_BOUND_WHY).carrying("inputs", "n", "scale", "seed"),
-    # math functions, fast variants and the libraries users call, on seeded sets or certified over every input
-    *(Family(f"accuracy.{source}.*.{stat}", "ulp", "lower", gpu=ACCURACY_EXACT, why=ACCURACY_EXACT_WHY).carrying(
-        *(("inputs",) if source == "fp*" else ("inputs", "n", "seed")))
-      for source in ("fp*", "pyopencl", "cupy") for stat in ("max_ulp", "mean_ulp")),
-    Family("accuracy.sum.*.abs_err", "1", "lower", gpu={"rel": 1.0, "abs": 1e-30},
-           why="a rounding error, not a timing: the band flags a change of its order of magnitude; the absolute "
-               "floor keeps an exact sum (0) comparable").carrying("inputs", "n", "seed"),
-    Family("accuracy.sum.*.parallel.n24.time_us", "us", "lower", gpu=DRAM_LATENCY_BAND, cpu={"rel": 3.0, "abs": 50.0},
-           why="2048 threads each walk a strided slice of a 64-128 MiB array, a working set past the L2: the time is "
-               "loads × DRAM latency, which moves with the machine as memory.dram.latency does"),
-    Family("accuracy.sum.*.time_us", "us", "lower", cpu={"rel": 3.0, "abs": 50.0},
-           why="µs-scale kernels on a shared 2-core CPU swing by up to 3× run to run: there the band only "
-               "catches gross regressions"),
-    Family("accuracy.sweep.fp32.*.checked_per_s", "1/s", "higher", cpu={"rel": 2.0},
-           why="one timed pass on shared CPU cores: a concurrent process halves it, so only a rate that fell "
-               "by more than that fails").carrying("checked", "inputs"),
-    # not here, their band depends on the case (accuracy/region_fuzz.py, accuracy/sweep_check.py compute it):
-    # accuracy.fuzz.*.max_ulp (a bound where the function documents one, else the baseline's) and
-    # accuracy.sweep.fp32.*.checked_over_reference (a bound in exhaustive mode, else the baseline's)
-    # ---- latency and throughput probes ------------------------------------------------------------
-    Family("throughput.*.saturating_ilp", "ilp", "lower", gpu={"abs": 1.0}, cpu={"abs": 4.0},
-           why="one step of the ILP sweep: GPUs sweep ILP 1..8, CPU devices 1, 2, 4, 8, where on a shared host "
-               "the saturating ILP moves by a step between runs"),
-    # ---- memory -------------------------------------------------------------------------------------
-    Family("memory.*.size.bytes", "bytes", "exact", gpu={"rel": 0.45},
-           why="the detected cache size is one of the sweep's footprints (two per doubling): one sqrt(2) "
-               "grid step either way"),
-    # DRAM-resident footprints first: the 64 MiB chase lies past an H100's or H200's L2
-    *(Family(f"memory.{level}.latency.cycles", "cycles", "lower", gpu=DRAM_LATENCY_BAND, gpu_only=True,
-             why=DRAM_LATENCY_WHY) for level in ("chase.64MiB", "dram")),
-    *(Family(f"memory.{level}.latency.cycles", "cycles", "lower", gpu={"rel": 0.03}, gpu_only=True,
-             why="the latency differs between machines of one card model: on H100s the L2-range footprints read "
-                 "about 283 cycles on some machines and about 290 on others, while the runs of one machine agree "
-                 "within 0.6 %: a baseline from one machine's runs must pass the next machine")
-      for level in ("chase.*", "l2")),
-    Family("memory.global.latency_model.r2", "R²", "higher", gpu={"abs": 0.1}, cpu={"abs": 0.4},
-           why="the piecewise fit explains a GPU's loaded-latency curve (R² near 1); on a shared CPU host one "
-               "jittery point pulls it down now and then, so there only a fit that stopped working fails"),
-    *(Family(pattern, "us", "lower", cpu=LAUNCH_CPU, why=LAUNCH_CPU_WHY)
-      for pattern in ("launch.empty.device_us", "launch.grid.*.device_us", "launch.overhead.intercept_us")),
-    Family("launch.overhead.slope_ns_per_kthread", "ns/kthread", "lower", cpu={"rel": FLOORS["cpu"]["throughput"]},
-           why="on a CPU device the slope is the inverse of the workers' throughput over the largest grids, and a "
-               "neighbour holding one of the host's cores halves it: the CPU floor of compute throughput holds a "
-               "lost core (GPUs: the measured spread)"),
-    # ---- kernel classes -----------------------------------------------------------------------------
-    Family("model.classify.counters.*.accuracy", "ratio", "higher", gpu={"abs": 0.10, "rel": 0.0},
-           why="held-out accuracy from Nsight Compute counters (CUDA only), in absolute points").carrying("classes", "unseen"),
-    Family("model.classify.counters.*.unseen_agreement", "ratio", "higher", gpu={"abs": 0.34, "rel": 0.0},
-           why="share of the unseen kernels' runs voted as the paper argues, in absolute points").carrying("classes", "unseen"),
-    Family("model.classify.*.accuracy*", "ratio", "higher", gpu={"abs": 0.10, "rel": 0.0},
-           cpu={"abs": 0.25, "rel": 0.0},
-           why="held-out accuracy from timing features (with and without code features), in absolute points; "
-               "wider on a CPU device").carrying("classes", "unseen"),
-    Family("model.classify.*.unseen_agreement*", "ratio", "higher", gpu={"abs": 0.34, "rel": 0.0},
-           cpu={"abs": 0.6, "rel": 0.0},
-           why="share of the unseen kernels' runs voted as the paper argues (timing features, with and without "
-               "code features), in absolute points; wider on a CPU device").carrying("classes", "unseen"),
-    Family("model.similarity.*.slowdown", "ratio", "lower", gpu={"abs": 0.1, "rel": 0.0},
-           why="time at the reused work-group size over the query's own best (≥ 1), in absolute terms"),
-    # ---- models -------------------------------------------------------------------------------------
-    Family("model.ptx.global_latency.r2", "R²", "higher", gpu={"abs": 0.1},
-           why="quality of the piecewise-linear L(gm) fit: 0.1 of R²"),
-    Family("model.ptx.global_latency.rmse_cycles", "cycles", "lower", gpu={"abs": 10.0, "rel": 1.0},
-           why="residual of the L(gm) fit: it may double, or move 10 cycles"),
-    Family("model.ptx.*.error", "ratio", "lower", gpu={"abs": 0.05, "rel": 0.2},
-           why="one dwarf kernel's relative error of the static PTX model (or a variant): 20 % of it, or 5 points").carrying("latencies"),
-    Family("model.ptx.*.mape", "ratio", "lower", gpu={"abs": 0.05, "rel": 0.2},
-           why="a dwarf's mean error of the static PTX model (or a variant): 20 % of it, or 5 points").carrying("kernels", "latencies"),
-    Family("model.ptx.*mean_error", "ratio", "lower", gpu={"abs": 0.05, "rel": 0.2},
-           why="the mean error over the dwarf kernels of the static PTX model (or a variant): 20 % of it, or 5 points").carrying("kernels", "latencies"),
-    Family("model.s[av][mr]*.mean_error", "ratio", "lower", gpu=SAMPLED_BAND, cpu={"abs": 0.8, "rel": 1.0},
-           why=SAMPLED_MEAN_WHY).carrying("kernels", "sampling", "waves"),
-    Family("model.sampled*.mean_overhead", "ratio", "lower", gpu=SAMPLED_BAND, cpu={"abs": 0.8, "rel": 1.0},
-           why=SAMPLED_MEAN_WHY).carrying("kernels", "sampling", "waves"),
-    Family("model.sampled*.*.error", "ratio", "lower", gpu=SAMPLED_BAND,
-           why="one kernel's error of the sampled model: half of it, or 2 points, widened to k x the larger of "
-               "its runs' spread and its own standard error in a run (error_se): the slope of two samples is "
-               "extrapolated over ~160x on an 800-wave run, so the sample pairs' scatter moves one kernel's "
-               "error by several points between unchanged runs").carrying("sampling", "waves"),
-    Family("model.sampled*.*.overhead", "ratio", "lower", gpu={"rel": 0.05},
-           why="one kernel's sampling overhead (sampled time / full run, a ratio of device-timed medians): "
-               "unchanged runs on two machines of one card model agree within 4 %").carrying("sampling", "waves"),
-    # ---- power --------------------------------------------------------------------------------------
-    Family("power.*.joules_per_op", "J/op", "lower", gpu=POWER_BOARD_BANDS["energy"], why=POWER_BOARD_WHY),
-    *(Family(f"power.{load}.watts", "W", "lower", gpu=POWER_BOARD_BANDS["watts"], why=POWER_BOARD_WHY)
-      for load in ("fma_*", "copy_*", "tuning.*")),
-    Family("power.sustained.*.watts", "W", "lower", gpu=POWER_BOARD_BANDS["sustained"], why=POWER_BOARD_WHY),
-    Family("power.tuning.*.front", "configs", "exact", {"abs": 2},
-           why="a count of configurations, each placed by energies that carry the counter's noise"),
-    Family("power.tuning.*.energy_saving", "ratio", "higher", {"abs": 0.05, "rel": 0.1},
-           why="a ratio of two steady-state energies, each within the counter's bound"),
-    # the static power model's scores: the corpus is a file and the cross-validation seeded, so a change
-    # is a change of code or corpus
-    *(Family(f"model.power.*.{score}", unit, better, {"abs": 0.02, "rel": 0.1},
-             why="a seeded fit of a saved corpus").carrying("corpus_entries", "kernels")
-      for score, unit, better in (("r2", "ratio", "higher"), ("rmse_w", "W", "lower"), ("mae_w", "W", "lower"),
-                                  ("mape", "%", "lower"))),
-    # ---- precision ----------------------------------------------------------------------------------
-    *(Family(pattern, unit, better, gpu={"abs": 0.5},
-             why="seeded training, deterministic on a device; one of the 450 test images is 0.22 points: two images")
-      for pattern, unit, better in (("precision.quant.fp32.accuracy", "%", "higher"),
-                                    ("precision.quant.*.accuracy_drop", "pp", "lower"))),
-    Family("precision.vprec.rounding_mismatches", "1", "exact", gpu={"abs": 0.0},
-           why="the in-kernel rounding to (r, p) must equal the host's element for element"),
-    # ---- tuning -------------------------------------------------------------------------------------
-    Family("tuning.lambda0", "ratio", "exact", {"abs": 0.25},
-           why="λ0 is one step of the micro-benchmark's stride sweep, not a continuous figure"),
-    # the means over kernels first: the per-kernel patterns below match them too
-    *(Family(f"tuning.mean.{strategy}.quality", "ratio", "lower", *NO_SEARCH_QUALITY,
-             why="as a kernel's quality of a strategy that does not search").carrying("kernels") for strategy in NO_SEARCH),
-    Family("tuning.mean.*.quality", "ratio", "lower", {"rel": 0.1, "abs": 0.03}, {"rel": 1.0, "abs": 0.3},
-           why="a searching strategy's mean: averaging over kernels and seeds narrows one kernel's swings").carrying("kernels"),
-    Family("tuning.mean.*.time_cost", "ratio", "lower", {"rel": 0.6, "abs": 0.1}, {"rel": 2.0, "abs": 0.3},
-           why="host seconds: one wall-clock reading per configuration, diluted over the kernels").carrying("kernels"),
-    Family("tuning.mean.*.device_cost", "ratio", "lower", {"rel": 0.3, "abs": 0.05},
-           why="a ratio of kernel-time sums, averaged over kernels").carrying("kernels"),
-    Family("tuning.mean.*.cost", "ratio", "lower", {"rel": 0.3, "abs": 0.05},
-           why="evaluations over the space's, averaged over kernels").carrying("kernels"),
-    Family("tuning.total.*.device_cost", "ratio", "lower", {"rel": 0.3, "abs": 0.05}, {"rel": 1.0, "abs": 0.2},
-           why="on a shared 2-core CPU one slow kernel moves the sum: gross changes only there").carrying("kernels"),
-    # per kernel
-    Family("tuning.*.optimum_us", "us", "lower", None, {"rel": 3.0},
-           why="CPU devices share their cores with other jobs: the optimum swings several-fold between runs"),
-    Family("tuning.*.space", "configs", "exact", {"abs": 0}, why="a count: any change is a change"),
-    Family("tuning.*.dao_ranked.evals.final", "fraction", "lower",
-           why="band: tuning.race.RANKED_PASS_CONFIGS configurations of the space, passed by tuning.race; "
-               + RANKED_PASS_WHY),
-    Family("tuning.*.evals.*", "fraction", "lower",
-           why="band: one configuration of the space (1/space), passed by tuning.race"),
-    Family("tuning.*.pruned.*", "fraction", "higher", {"abs": 0.05}, why="a filter's share of the space"),
-    Family("tuning.*.exhaustive.quality", "ratio", "lower", *NO_SEARCH_QUALITY,
-           why="two re-timed medians plus picks that flip between near-equal configurations; on a CPU one "
-               "noisy point of the exhaustive pass moves the optimum by tens of percent: gross failures only"),
-    *(Family(f"tuning.*.{strategy}.quality", "ratio", "lower", *NO_SEARCH_QUALITY, why="as exhaustive's quality")
-      for strategy in NO_SEARCH[1:]),
-    Family("tuning.*.quality", "ratio", "lower", {"rel": 0.25, "abs": 0.05}, {"rel": 5.0, "abs": 0.5},
-           why="a searching strategy follows the measured values, so one noisy point changes its path; on a "
-               "shared CPU its pick on a small space can land several times off the optimum in one run"),
-    Family("tuning.*.dao_ranked.cost", "ratio", "lower", {"rel": 0.25, "abs": 0.1}, {"rel": 1.0, "abs": 0.2},
-           why=RANKED_PASS_WHY),
-    Family("tuning.*.dao*.*cost", "ratio", "lower", {"rel": 0.25, "abs": 0.05}, {"rel": 1.0, "abs": 0.2},
-           why="a strategy that does not search: a contention decision that flips moves its evaluations"),
-    Family("tuning.*.lim_*.*cost", "ratio", "lower", {"rel": 0.25, "abs": 0.05}, {"rel": 1.0, "abs": 0.2},
-           why="as the thesis tuner's cost"),
-    Family("tuning.*.*cost", "ratio", "lower", {"rel": 0.6, "abs": 0.15}, {"rel": 1.5, "abs": 0.5},
-           why="a searching strategy's path (and the budget the thesis tuner's evaluations give it) moves "
-               "with one noisy point: per kernel only a broken strategy is caught; the means compare"),
-)
-
-
-#: (metric-name pattern, the measured cause) of every family of device-timed GPU figures whose band is
-#: wider than :data:`.classes.WIDE_BAND`; ``tests/test_gate_bands.py`` holds every reviewed GPU baseline to it
-WIDE_BAND_CAUSES: tuple[tuple[str, str], ...] = (
-    (r"^launch\.(empty|grid\.[0-9x]+)\.device_us$|^launch\.overhead\.intercept_us$",
-     "a 3–5 µs launch read by CUDA events: the band is the event timer's resolution (0.5 µs; readings come "
-     "in 32 ns steps), see classes.resolution_floor"),
-    (r"\.host_us$", "timed by the host's clock around Python-side launches: classes.HOST_FLOOR"),
-    (r"^accuracy\.sum\..*\.time_us$",
-     "one launch of a summation kernel of 24–440 µs, part of the accuracy study: its runs differ by up to "
-     "10 % (launch latency and the clock's ramp between launches), as the entry's run_values show"),
-    (r"^memory\.copy\.bandwidth\.(1|16)MiB$",
-     "a copy of 1–16 MiB lasts 1–8 µs: launch-bound, read near the event timer's resolution; its samples "
-     "within one run spread by several percent"),
-    (r"^memory\.chase\.256KiB\.latency\.cycles$",
-     "256 KiB is the SM's L1 capacity (shared with shared memory): how much of a chain the L1 keeps depends "
-     "on the buffer, and the per-allocation medians spread by a few percent"),
-    (r"_cycles$|\.rmse", "a model fit's residual in cycles (not a latency): the test's own absolute band"),
-)
-
-
-def _why(table: tuple[tuple[str, str], ...], name: str) -> str | None:
-    """The reason of the first (regex, reason) row of ``table`` whose pattern ``name`` matches, or None."""
-    return next((why for pattern, why in table if re.search(pattern, name)), None)
-
-
-def wide_band_cause(name: str) -> str | None:
-    """The written cause that lets a device-timed GPU figure gate wider than :data:`.classes.WIDE_BAND`, or None."""
-    return _why(WIDE_BAND_CAUSES, name)
-
-
-#: the noise models (:mod:`.noise` says what each means for a verdict)
-MODELS = ("deterministic", "sampled", "repeated", "informational")
-
-
-@dataclass(frozen=True)
-class NoiseRow:
-    """One class of the noise table: metric names matching ``pattern`` (a regex; and, if given, one of
-    ``units``), the noise model they follow and why."""
-
-    pattern: str
-    units: frozenset[str] | None
-    model: str
-    why: str
-
-    def matches(self, name: str, unit: str) -> bool:
-        return re.search(self.pattern, name) is not None and (self.units is None or unit in self.units)
-
-
-def _row(pattern: str, units: Iterable[str] | None, model: str, why: str) -> NoiseRow:
-    return NoiseRow(pattern, None if units is None else frozenset(units), model, why)
-
-
-#: how each class of metrics varies between unchanged runs (:mod:`.noise` reads it; first match wins; a
-#: metric that carries raw samples is ``sampled`` whatever its row, :func:`.noise.model_of`)
-NOISE: tuple[NoiseRow, ...] = (
-    _row(r"^accuracy\.search\.", None, "repeated",
-         "a time-budgeted search: how far it gets depends on the device's speed (its documented bound gates it)"),
-    _row(r"^accuracy\.", ("ulp", "1", "bits"), "deterministic",
-         "seeded or exhaustive inputs: one build gives the same bits on every run"),
-    _row(r"^precision\.", ("bits", "iterations"), "deterministic",
-         "seeded matrices and a fixed solver: the same arithmetic on every run"),
-    _row(r".", ("configs", "bytes", "count"), "deterministic", "sizes and counts"),
-    _row(r"^tuning\.(mean|total)\.", None, "repeated",
-         "a mean over the tuned kernels of timing-derived ratios; its set of kernels is part of its identity"),
-    _row(r"^tuning\.", None, "repeated", "a tuner's pick and its quality are decided by timings"),
-    _row(r"^model\.", None, "repeated", "a model's error is a ratio of timings measured in the run"),
-    _row(r"^precision\.", None, "repeated", "speedups and chosen mixes are decided by timings"),
-    _row(r"^power\.", None, "repeated", "energy and watts integrate a power counter over a timed span"),
-    _row(r".", ("us", "ns", "ms", "s", "cycles", "GB/s", "1/s", "ops/clk/SM", "x", "ns/kthread", "MHz", "W", "J",
-                "J/op"), "repeated", "timings reduced to one figure without their samples"),
-    _row(r".", None, "repeated", "a figure derived from the run's measurements"),
+    # ---- accuracy: seeded or exhaustive inputs ------------------------------------------------------
+    *_area(
+        SEEDED,
+        # the correctly rounded basic operations: gated by their documented bound alone; before the math
+        # functions' rows, whose patterns would take them too
+        Family("accuracy.fp*.*.r[nudz].max_ulp", "ulp", "bound", why=ACCURACY_BOUND_WHY).carrying("inputs", "n", "scale", "seed"),
+        Family("accuracy.fp*.*.rn.default.max_ulp", "ulp", "bound", why=ACCURACY_BOUND_WHY).carrying("inputs", "n", "scale", "seed"),
+        # math functions, fast variants and the libraries users call, on seeded sets or certified over every input
+        *(Family(f"accuracy.{source}.*.{stat}", "ulp", "lower", gpu=ACCURACY_EXACT, why=ACCURACY_EXACT_WHY).carrying(
+            *(("inputs",) if source == "fp*" else ("inputs", "n", "seed")))
+          for source in ("fp*", "pyopencl", "cupy") for stat in ("max_ulp", "mean_ulp")),
+        Family("accuracy.sum.*.abs_err", "1", "lower", gpu={"rel": 1.0, "abs": 1e-30},
+               why="a rounding error, not a timing: the band flags a change of its order of magnitude; the absolute "
+                   "floor keeps an exact sum (0) comparable").carrying("inputs", "n", "seed"),
+        # the summations' device times (every launch of one reduction), longest first
+        Family("accuracy.sum.*.parallel.n24.time_us", "us", "lower", gpu=DRAM_LATENCY_BAND, cpu=SUM_CPU,
+               noise=TIMINGS,
+               why="2048 threads each walk a strided slice of a 64-128 MiB array, a working set past the L2: the time is "
+                   "loads × DRAM latency, which moves with the machine as memory.dram.latency does"),
+        Family("accuracy.sum.*.serial.n16.time_us", "us", "lower", cpu=SUM_CPU, noise=TIMINGS,
+               why="one work-item adds 2^16 values in one 3–5 ms launch, whose runs on a GPU agree within 1 % (the "
+                   "measured spread); " + SUM_CPU_WHY),
+        Family("accuracy.sum.*.time_us", "us", "lower", cpu=SUM_CPU, noise=TIMINGS, why=SUM_CPU_WHY,
+               cause="a reduction of 20–430 µs on a GPU: the pairwise sums (one launch per halving), the parallel ones "
+                     "of up to 2^20 values (two launches) and the serial ones of 2^12 values (one launch); the runs of "
+                     "one differ by up to 10 % (launch latency, the clock's ramp between launches), as its entries' "
+                     "run_values show"),
+        Family("accuracy.sweep.fp32.*.checked_per_s", "1/s", "higher", cpu={"rel": 2.0}, noise=TIMINGS,
+               why="one timed pass on shared CPU cores: a concurrent process halves it, so only a rate that fell "
+                   "by more than that fails").carrying("checked", "inputs"),
+        # not here, their band depends on the case (accuracy/region_fuzz.py, accuracy/sweep_check.py compute it):
+        # accuracy.fuzz.*.max_ulp (a bound where the function documents one, else the baseline's) and
+        # accuracy.sweep.fp32.*.checked_over_reference (a bound in exhaustive mode, else the baseline's)
+    ),
+    # ---- latency and throughput probes, memory, launches: timings -----------------------------------
+    *_area(
+        TIMINGS,
+        Family("throughput.*.saturating_ilp", "ilp", "lower", gpu={"abs": 1.0}, cpu={"abs": 4.0}, noise=DERIVED,
+               why="one step of the ILP sweep: GPUs sweep ILP 1..8, CPU devices 1, 2, 4, 8, where on a shared host "
+                   "the saturating ILP moves by a step between runs"),
+        Family("memory.*.size.bytes", "bytes", "exact", gpu={"rel": 0.45}, noise=COUNTS,
+               why="the detected cache size is one of the sweep's footprints (two per doubling): one sqrt(2) "
+                   "grid step either way"),
+        # DRAM-resident footprints first: the 64 MiB chase lies past an H100's or H200's L2
+        *(Family(f"memory.{level}.latency.cycles", "cycles", "lower", gpu=DRAM_LATENCY_BAND, gpu_only=True,
+                 why=DRAM_LATENCY_WHY) for level in ("chase.64MiB", "dram")),
+        *(Family(f"memory.{level}.latency.cycles", "cycles", "lower", gpu={"rel": 0.03}, gpu_only=True,
+                 why="the latency differs between machines of one card model: on H100s the L2-range footprints read "
+                     "about 283 cycles on some machines and about 290 on others, while the runs of one machine agree "
+                     "within 0.6 %: a baseline from one machine's runs must pass the next machine",
+                 cause=("256 KiB is the SM's L1 capacity (shared with shared memory): how much of a chain the L1 keeps "
+                        "depends on the buffer, and the per-allocation medians spread by a few percent")
+                 if level == "chase.256KiB" else "")
+          for level in ("chase.256KiB", "chase.*", "l2")),
+        *(_class(f"memory.copy.bandwidth.{size}", TIMINGS, ("GB/s",),
+                 cause="a copy of 1–16 MiB lasts 1–8 µs: launch-bound, read near the event timer's resolution; its "
+                       "samples within one run spread by several percent") for size in ("1MiB", "16MiB")),
+        Family("memory.global.latency_model.r2", "R²", "higher", gpu={"abs": 0.1}, cpu={"abs": 0.4}, noise=DERIVED,
+               why="the piecewise fit explains a GPU's loaded-latency curve (R² near 1); on a shared CPU host one "
+                   "jittery point pulls it down now and then, so there only a fit that stopped working fails"),
+        *(Family(pattern, "us", "lower", cpu=LAUNCH_CPU, why=LAUNCH_CPU_WHY, cause=LAUNCH_GPU_CAUSE)
+          for pattern in ("launch.empty.device_us", "launch.grid.*.device_us", "launch.overhead.intercept_us")),
+        Family("launch.overhead.slope_ns_per_kthread", "ns/kthread", "lower", cpu={"rel": FLOORS["cpu"]["throughput"]},
+               why="on a CPU device the slope is the inverse of the workers' throughput over the largest grids, and a "
+                   "neighbour holding one of the host's cores halves it: the CPU floor of compute throughput holds a "
+                   "lost core (GPUs: the measured spread)"),
+    ),
+    # ---- kernel classes and models: a model's error is a ratio of timings ---------------------------
+    *_area(
+        MODEL,
+        Family("model.classify.counters.*.accuracy", "ratio", "higher", gpu={"abs": 0.10, "rel": 0.0},
+               why="held-out accuracy from Nsight Compute counters (CUDA only), in absolute points").carrying("classes", "unseen"),
+        Family("model.classify.counters.*.unseen_agreement", "ratio", "higher", gpu={"abs": 0.34, "rel": 0.0},
+               why="share of the unseen kernels' runs voted as the paper argues, in absolute points").carrying("classes", "unseen"),
+        Family("model.classify.*.accuracy*", "ratio", "higher", gpu={"abs": 0.10, "rel": 0.0},
+               cpu={"abs": 0.25, "rel": 0.0},
+               why="held-out accuracy from timing features (with and without code features), in absolute points; "
+                   "wider on a CPU device").carrying("classes", "unseen"),
+        Family("model.classify.*.unseen_agreement*", "ratio", "higher", gpu={"abs": 0.34, "rel": 0.0},
+               cpu={"abs": 0.6, "rel": 0.0},
+               why="share of the unseen kernels' runs voted as the paper argues (timing features, with and without "
+                   "code features), in absolute points; wider on a CPU device").carrying("classes", "unseen"),
+        Family("model.similarity.*.slowdown", "ratio", "lower", gpu={"abs": 0.1, "rel": 0.0},
+               why="time at the reused work-group size over the query's own best (≥ 1), in absolute terms"),
+        Family("model.ptx.global_latency.r2", "R²", "higher", gpu={"abs": 0.1},
+               why="quality of the piecewise-linear L(gm) fit: 0.1 of R²"),
+        Family("model.ptx.global_latency.rmse_cycles", "cycles", "lower", gpu={"abs": 10.0, "rel": 1.0},
+               why="residual of the L(gm) fit: it may double, or move 10 cycles",
+               cause="the residual of the L(gm) fit in cycles, not a latency: the band is the row's own (a doubling, "
+                     "or 10 cycles)"),
+        Family("model.ptx.*.error", "ratio", "lower", gpu={"abs": 0.05, "rel": 0.2},
+               why="one dwarf kernel's relative error of the static PTX model (or a variant): 20 % of it, or 5 points").carrying("latencies"),
+        Family("model.ptx.*.mape", "ratio", "lower", gpu={"abs": 0.05, "rel": 0.2},
+               why="a dwarf's mean error of the static PTX model (or a variant): 20 % of it, or 5 points").carrying("kernels", "latencies"),
+        Family("model.ptx.*mean_error", "ratio", "lower", gpu={"abs": 0.05, "rel": 0.2},
+               why="the mean error over the dwarf kernels of the static PTX model (or a variant): 20 % of it, or 5 points").carrying("kernels", "latencies"),
+        Family("model.s[av][mr]*.mean_error", "ratio", "lower", gpu=SAMPLED_BAND, cpu={"abs": 0.8, "rel": 1.0},
+               why=SAMPLED_MEAN_WHY).carrying("kernels", "sampling", "waves"),
+        Family("model.sampled*.mean_overhead", "ratio", "lower", gpu=SAMPLED_BAND, cpu={"abs": 0.8, "rel": 1.0},
+               why=SAMPLED_MEAN_WHY).carrying("kernels", "sampling", "waves"),
+        Family("model.sampled*.*.error", "ratio", "lower", gpu=SAMPLED_BAND,
+               why="one kernel's error of the sampled model: half of it, or 2 points, widened to k x the larger of "
+                   "its runs' spread and its own standard error in a run (error_se): the slope of two samples is "
+                   "extrapolated over ~160x on an 800-wave run, so the sample pairs' scatter moves one kernel's "
+                   "error by several points between unchanged runs").carrying("sampling", "waves"),
+        Family("model.sampled*.*.overhead", "ratio", "lower", gpu={"rel": 0.05},
+               why="one kernel's sampling overhead (sampled time / full run, a ratio of device-timed medians): "
+                   "unchanged runs on two machines of one card model agree within 4 %").carrying("sampling", "waves"),
+        # the static power model's scores: the corpus is a file and the cross-validation seeded, so a change
+        # is a change of code or corpus
+        *(Family(f"model.power.*.{score}", unit, better, {"abs": 0.02, "rel": 0.1},
+                 why="a seeded fit of a saved corpus").carrying("corpus_entries", "kernels")
+          for score, unit, better in (("r2", "ratio", "higher"), ("rmse_w", "W", "lower"), ("mae_w", "W", "lower"),
+                                      ("mape", "%", "lower"))),
+    ),
+    # ---- power: energy and watts over a timed span --------------------------------------------------
+    *_area(
+        POWER,
+        Family("power.*.joules_per_op", "J/op", "lower", gpu=POWER_BOARD_BANDS["energy"], why=POWER_BOARD_WHY),
+        *(Family(f"power.{load}.watts", "W", "lower", gpu=POWER_BOARD_BANDS["watts"], why=POWER_BOARD_WHY)
+          for load in ("fma_*", "copy_*", "tuning.*")),
+        Family("power.sustained.*.watts", "W", "lower", gpu=POWER_BOARD_BANDS["sustained"], why=POWER_BOARD_WHY),
+        Family("power.tuning.*.front", "configs", "exact", {"abs": 2}, noise=COUNTS,
+               why="a count of configurations, each placed by energies that carry the counter's noise"),
+        Family("power.tuning.*.energy_saving", "ratio", "higher", {"abs": 0.05, "rel": 0.1},
+               why="a ratio of two steady-state energies, each within the counter's bound"),
+    ),
+    # ---- precision: speedups and chosen mixes -------------------------------------------------------
+    *_area(
+        PRECISION,
+        *(Family(pattern, unit, better, gpu={"abs": 0.5},
+                 why="seeded training, deterministic on a device; one of the 450 test images is 0.22 points: two images")
+          for pattern, unit, better in (("precision.quant.fp32.accuracy", "%", "higher"),
+                                        ("precision.quant.*.accuracy_drop", "pp", "lower"))),
+        Family("precision.vprec.rounding_mismatches", "1", "exact", gpu={"abs": 0.0},
+               why="the in-kernel rounding to (r, p) must equal the host's element for element"),
+    ),
+    # ---- tuning: a tuner's pick and cost are decided by timings -------------------------------------
+    *_area(
+        TUNER,
+        Family("tuning.lambda0", "ratio", "exact", {"abs": 0.25},
+               why="λ0 is one step of the micro-benchmark's stride sweep, not a continuous figure"),
+        # the means over kernels first: the per-kernel patterns below match them too
+        *(Family(f"tuning.mean.{strategy}.quality", "ratio", "lower", *NO_SEARCH_QUALITY, noise=TUNING_MEAN,
+                 why="as a kernel's quality of a strategy that does not search").carrying("kernels") for strategy in NO_SEARCH),
+        Family("tuning.mean.*.quality", "ratio", "lower", {"rel": 0.1, "abs": 0.03}, {"rel": 1.0, "abs": 0.3},
+               noise=TUNING_MEAN,
+               why="a searching strategy's mean: averaging over kernels and seeds narrows one kernel's swings").carrying("kernels"),
+        Family("tuning.mean.*.time_cost", "ratio", "lower", {"rel": 0.6, "abs": 0.1}, {"rel": 2.0, "abs": 0.3},
+               noise=TUNING_MEAN,
+               why="host seconds: one wall-clock reading per configuration, diluted over the kernels").carrying("kernels"),
+        Family("tuning.mean.*.device_cost", "ratio", "lower", {"rel": 0.3, "abs": 0.05}, noise=TUNING_MEAN,
+               why="a ratio of kernel-time sums, averaged over kernels").carrying("kernels"),
+        Family("tuning.mean.*.cost", "ratio", "lower", {"rel": 0.3, "abs": 0.05}, noise=TUNING_MEAN,
+               why="evaluations over the space's, averaged over kernels").carrying("kernels"),
+        Family("tuning.total.*.device_cost", "ratio", "lower", {"rel": 0.3, "abs": 0.05}, {"rel": 1.0, "abs": 0.2},
+               noise=TUNING_MEAN,
+               why="on a shared 2-core CPU one slow kernel moves the sum: gross changes only there").carrying("kernels"),
+        # per kernel
+        Family("tuning.*.optimum_us", "us", "lower", None, {"rel": 3.0},
+               why="CPU devices share their cores with other jobs: the optimum swings several-fold between runs"),
+        Family("tuning.*.space", "configs", "exact", {"abs": 0}, noise=COUNTS, why="a count: any change is a change"),
+        # a tuner's evaluations per stage, as a fraction of the space: a filter's decisions read the stored
+        # tuning table, so unchanged runs count the same evaluations (one configuration's band), except
+        # where the count follows near-ties in a table that a new machine measures afresh
+        Family("tuning.*.dao_ranked.evals.final", "fraction", "lower", configs=RANKED_PASS_CONFIGS,
+               why=f"{RANKED_PASS_CONFIGS} configurations of the space: " + RANKED_PASS_WHY),
+        Family("tuning.*.evals.*", "fraction", "lower", configs=1,
+               why="one configuration of the space (1/space): unchanged runs count the same evaluations"),
+        Family("tuning.*.pruned.*", "fraction", "higher", {"abs": 0.05}, why="a filter's share of the space"),
+        Family("tuning.*.exhaustive.quality", "ratio", "lower", *NO_SEARCH_QUALITY,
+               why="two re-timed medians plus picks that flip between near-equal configurations; on a CPU one "
+                   "noisy point of the exhaustive pass moves the optimum by tens of percent: gross failures only"),
+        *(Family(f"tuning.*.{strategy}.quality", "ratio", "lower", *NO_SEARCH_QUALITY, why="as exhaustive's quality")
+          for strategy in NO_SEARCH[1:]),
+        Family("tuning.*.quality", "ratio", "lower", {"rel": 0.25, "abs": 0.05}, {"rel": 5.0, "abs": 0.5},
+               why="a searching strategy follows the measured values, so one noisy point changes its path; on a "
+                   "shared CPU its pick on a small space can land several times off the optimum in one run"),
+        Family("tuning.*.dao_ranked.cost", "ratio", "lower", {"rel": 0.25, "abs": 0.1}, {"rel": 1.0, "abs": 0.2},
+               why=RANKED_PASS_WHY),
+        Family("tuning.*.dao*.*cost", "ratio", "lower", {"rel": 0.25, "abs": 0.05}, {"rel": 1.0, "abs": 0.2},
+               why="a strategy that does not search: a contention decision that flips moves its evaluations"),
+        Family("tuning.*.lim_*.*cost", "ratio", "lower", {"rel": 0.25, "abs": 0.05}, {"rel": 1.0, "abs": 0.2},
+               why="as the thesis tuner's cost"),
+        Family("tuning.*.*cost", "ratio", "lower", {"rel": 0.6, "abs": 0.15}, {"rel": 1.5, "abs": 0.5},
+               why="a searching strategy's path (and the budget the thesis tuner's evaluations give it) moves "
+                   "with one noisy point: per kernel only a broken strategy is caught; the means compare"),
+    ),
+    # ---- classes: every other metric, by area and unit ----------------------------------------------
+    _class("accuracy.search.*", SEARCH),
+    _class("accuracy.*", SEEDED, ("ulp", "1", "bits")),
+    _class("precision.*", SOLVER, ("bits", "iterations")),
+    _class("*", COUNTS, ("configs", "bytes", "count")),
+    _class("tuning.mean.*", TUNING_MEAN),
+    _class("tuning.total.*", TUNING_MEAN),
+    _class("tuning.*", TUNER),
+    _class("model.*", MODEL),
+    _class("precision.*", PRECISION),
+    _class("power.*", POWER),
+    _class("*.host_us", TIMINGS, ("us",),
+           cause="timed by the host's clock around Python-side launches: classes.HOST_FLOOR"),
+    _class("*", TIMINGS, TIMING_UNITS),
+    _class("*", DERIVED),
 )
 
 
@@ -339,17 +393,28 @@ RETIRED: tuple[tuple[str, str], ...] = (
 
 def retired(name: str) -> str | None:
     """Where a metric the shipped suites no longer record went (:data:`RETIRED`), or None."""
-    return _why(RETIRED, name)
+    return next((why for pattern, why in RETIRED if re.search(pattern, name)), None)
 
 
 @functools.lru_cache(maxsize=None)
 def family(name: str) -> Family | None:
-    """The catalog row of a metric name, or None where its band is the measured spread alone (remembered per
-    name: a run looks each metric up when it validates, records and judges it)."""
-    for f in FAMILIES:
-        if fnmatchcase(name, f.pattern):
-            return f
-    return None
+    """The family of a metric name (the first family row its name matches), or None where its band is the
+    measured spread alone (remembered per name: a run looks each metric up when it validates, records and
+    judges it)."""
+    return next((f for f in FAMILIES if f.is_family and fnmatchcase(name, f.pattern)), None)
+
+
+@functools.lru_cache(maxsize=None)
+def row(name: str, unit: str) -> Family:
+    """The row that says how a metric of ``name`` recorded in ``unit`` varies and, where its band is wide, why:
+    the first row whose pattern its name matches and that accepts its unit (the last row accepts every one)."""
+    return next(f for f in FAMILIES if f.accepts(unit) and fnmatchcase(name, f.pattern))
+
+
+def wide_band_cause(name: str, unit: str) -> str | None:
+    """The measured cause that lets a device-timed GPU figure gate wider than :data:`.classes.WIDE_BAND`
+    (its row's ``cause``), or None."""
+    return row(name, unit).cause or None
 
 
 def policy(name: str, unit: str, better: str, tolerance: Tolerance | None, is_cpu: bool) -> dict[str, float] | None:
@@ -372,6 +437,34 @@ def missing_identity(name: str, identity: Mapping[str, object] | None) -> list[s
 
 
 def tolerance(name: str, is_cpu: bool) -> dict[str, float] | None:
-    """The tolerance a new baseline entry of ``name`` gets on a CPU or a GPU device (None: none fixed)."""
+    """The tolerance a new baseline entry of ``name`` gets on a CPU or a GPU device (None: none fixed, or a
+    band in configurations of a space, which :func:`space_band` and :func:`baseline_band` give)."""
     f = family(name)
     return None if f is None else f.tolerance(is_cpu)
+
+
+def space_of(name: str) -> str:
+    """The metric counting the configurations of the space a tuning figure's band is measured in: the tuning
+    suite records each kernel's space as ``tuning.<kernel>.space``."""
+    return f"tuning.{name.split('.')[1]}.space"
+
+
+def space_band(name: str, space: int) -> dict[str, float] | None:
+    """The band of a tuning figure whose family counts its band in configurations, for a space of ``space``
+    configurations (the tuner passes it when it records the figure), or None for a figure of another family."""
+    f = family(name)
+    return None if f is None or f.configs is None else f.tolerance(False, float(space))
+
+
+def baseline_band(name: str, is_cpu: bool, metrics: Mapping[str, Mapping[str, object]]) -> dict[str, float] | None:
+    """The band the catalog gives an entry of ``name`` in a baseline section holding ``metrics`` (what a run of
+    this plugin would record: ``gpuperf baseline migrate --catalog-bands``), None where it fixes none. A band in
+    configurations takes the space from the section's :func:`space_of` entry; ValueError where it has none."""
+    f = family(name)
+    if f is None or f.configs is None:
+        return None if f is None else f.tolerance(is_cpu)
+    space = (metrics.get(space_of(name)) or {}).get("value")
+    if isinstance(space, bool) or not isinstance(space, (int, float)) or not space > 0:
+        raise ValueError(f"its band is {f.configs:g} configuration(s) of the kernel's space, and the section has no "
+                         f"{space_of(name)} entry to count them by")
+    return f.tolerance(is_cpu, float(space))

@@ -97,7 +97,7 @@ def resolution_floor(unit: str, timer_resolution_s: float) -> float:
     return 0.0 if per is None else timer_resolution_s / per
 
 
-#: the widest relative band a device-timed GPU figure may gate with, unless :data:`.catalog.WIDE_BAND_CAUSES` names
-#: the measured cause of its noise (a band wider than the noise allows gates nothing)
+#: the widest relative band a device-timed GPU figure may gate with, unless its row of the catalog
+#: (:data:`.catalog.FAMILIES`) writes the measured cause of its noise (a band wider than the noise allows gates nothing)
 WIDE_BAND = 0.10
 

@@ -6,9 +6,10 @@
   values, spread = max(median within-run σ, between-run σ), tolerance = k × spread with the floor.
   A tolerance the test set itself is kept, widened to k × the between-run σ where the runs disagree.
 * ``check [PATH ...]`` — validate baseline files, listing every problem of every file (CI, review).
-* ``migrate [PATH ...]`` — rewrite baseline files in the lean form (one provenance header per section);
-  with ``--catalog-bands gpu|cpu``, also give every entry its class band as the installed catalog states
-  it (after an upgrade that measured a class's noise anew).
+* ``migrate [PATH ...]`` — rewrite baseline files in the lean form (one provenance header per section),
+  recording the device class where a file proves it; with ``--catalog-bands gpu|cpu``, also give every
+  entry its class band as the installed catalog states it (after an upgrade that measured a class's noise
+  anew), refusing a file whose class is another.
 * ``diff A B`` — what changed from baseline file A to B, for a reviewer.
 * ``gatecheck``, ``family``, ``table`` — the gate check, a CPU family's file, the gating table.
 """
@@ -60,7 +61,7 @@ def cmd_from_results(args: argparse.Namespace) -> int:
         if args.identity_changed:
             entries = changed_identity(entries, baseline.metrics(backend))
         prov = next(iter(entries.values()))["provenance"] if entries else {}
-        baseline_file.update(baseline, backend, {"key": key, "name": docs[-1]["device"]["name"]}, prov, entries)
+        baseline_file.update(baseline, backend, baseline_file.device_header(docs[-1]["device"]), prov, entries)
         print(f"{baseline.path}: {backend}: {len(entries)} metrics from {len(docs)} runs")
     return 0
 
@@ -142,22 +143,48 @@ def cmd_migrate(args: argparse.Namespace) -> int:
     """Rewrite every baseline file named in the lean form, without the entries of metrics the suites no longer
     record (:data:`.catalog.RETIRED`). Every other entry (and so every verdict) stays as it was, unless
     ``--catalog-bands`` names the files' device class: then each entry whose family row sets a band for it
-    takes that band (what a new run would record). A malformed file stops the command before anything is
-    written."""
+    takes that band (what a new run would record). A file that records no device class gets the one it
+    proves (:func:`.baseline_file.proven_class`) or, failing that, the one ``--catalog-bands`` names. A
+    malformed file, or a class that contradicts the one a file records or proves, stops the command before
+    anything is written."""
     files = _files(args.paths or ["baselines"])
-    for path in files:
-        baseline_file.load(path.parent, path.stem)  # every file valid before the first is rewritten
+    classes = {path: _device_class(path, baseline_file.load(path.parent, path.stem).data, args.catalog_bands)
+               for path in files}  # every file valid, and of the class asked for, before the first is rewritten
     band = None
     if args.catalog_bands is not None:
         is_cpu = args.catalog_bands == "cpu"
-        band = lambda name: catalog.tolerance(name, is_cpu)  # noqa: E731
+        band = lambda name, metrics: catalog.baseline_band(name, is_cpu, metrics)  # noqa: E731
     for path in files:
-        done = baseline_file.migrate(path, catalog.retired, band)
+        device_class, how = classes[path]
+        done = baseline_file.migrate(path, catalog.retired, band, device_class)
         print(f"{'migrated' if done.changed else 'already lean'} {path}"
+              + (f": device class {device_class} recorded ({how})" if how else "")
               + (f": {len(done.dropped)} retired entries dropped ({few(done.dropped)})" if done.dropped else "")
               + (f": {len(done.rebanded)} entries given the catalog's band ({few(done.rebanded)})"
                  if done.rebanded else ""))
+        for line in done.unbanded:
+            print(f"  kept its band: {line}; re-make the entry with 'gpuperf baseline from-results'")
     return 0
+
+
+def _device_class(path: Path, data: Mapping[str, Any], asked: str | None) -> tuple[str | None, str]:
+    """(the device class to record in ``path``'s header, how it is known — empty where the file records it
+    already); GpuPerfError where ``asked`` (``--catalog-bands``) contradicts the class the file records or
+    proves. A file that records and proves none takes ``asked``, and the output says so."""
+    recorded = baseline_file.recorded_class(data)
+    proven = baseline_file.proven_class(data) if recorded is None else None
+    known, how = (recorded, "its device header records it") if recorded else proven or (None, "")
+    if asked is not None and known is not None and asked != known:
+        raise GpuPerfError(f"{path} is a {known} baseline ({how}), and --catalog-bands {asked} would give its entries "
+                           f"the bands of a {asked} device: pass --catalog-bands {known} (or migrate the files of "
+                           f"each class separately), or correct the file's device class if it is wrong")
+    if recorded is not None:
+        return recorded, ""
+    if proven is not None:
+        return proven
+    if asked is not None:
+        return asked, "it records none and nothing in it proves one: taken from --catalog-bands"
+    return None, ""
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
@@ -221,7 +248,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     m.add_argument("paths", nargs="*", metavar="PATH", help="baseline directories or files (default: baselines)")
     m.add_argument("--catalog-bands", choices=("gpu", "cpu"), default=None, metavar="gpu|cpu",
                    help="also give each entry the band its family's catalog row sets for this device class "
-                        "(the files named must all be of that class); review the change with 'gpuperf baseline diff'")
+                        "(the files named must all be of that class: one whose header records or whose content "
+                        "proves another is refused; one that does neither records this one); review the change "
+                        "with 'gpuperf baseline diff'")
     m.set_defaults(func=cmd_migrate)
     d = bs.add_parser("diff", help="what changed from baseline file A to B, for review: headers, added and removed "
                                    "metrics, values, bands, identities (exit 1 when anything changed)")

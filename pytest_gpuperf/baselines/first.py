@@ -72,7 +72,7 @@ def init(*, device: str, runs: int, baseline_dir: Path, results_dir: Path, pytes
         if replace and target.path.exists() and target.path not in written:
             target.path.unlink()
         prov = next(iter(entries.values()))["provenance"] if entries else {}
-        baseline_file.update(target, backend, {"key": key, "name": group[-1]["device"]["name"]}, prov, entries)
+        baseline_file.update(target, backend, baseline_file.device_header(group[-1]["device"]), prov, entries)
         echo(f"gpuperf baseline init: wrote {target.path}: {backend}: {len(entries)} metrics from {len(group)} runs "
              f"(results under {results_dir}/{key}/); review it, then commit it")
         written.append(target.path)
@@ -138,7 +138,8 @@ def main_family(args: Any) -> int:
                     f"{n} {v}" for n, v in sorted(apart.items())))
             prov = {**prov, "cpu_dependent": apart} if apart else prov
             target = baseline_file.BaselineFile(baseline_file.path_for(args.dir, info.family_key))
-            baseline_file.update(target, backend, {"key": info.family_key, "name": f"CPU family {info.family_key}"},
-                         {**prov, "device_name": f"family of {path.stem}"}, entries)
+            baseline_file.update(target, backend, {"key": info.family_key, "name": f"CPU family {info.family_key}",
+                                                   "class": baseline_file.device_class(True)},
+                                 {**prov, "device_name": f"family of {path.stem}"}, entries)
             print(f"{target.path}: {backend}: {len(entries)} deterministic entries from {path}")
     return 0

@@ -1,6 +1,7 @@
 """The noise model of every metric class: how a figure varies between unchanged runs, and so how a
-verdict on it may be reached. The table is the catalog's (:data:`.catalog.NOISE`, beside each family's band
-and identity keys); this module holds what a model means, read by the baseline gate and by ``gpuperf compare``.
+verdict on it may be reached. Which model a metric follows is the catalog's (each row of
+:data:`.catalog.FAMILIES` names its own, beside its band and identity keys); this module holds what a model
+means, read by the baseline gate and by ``gpuperf compare``.
 
 * ``deterministic`` — the same build on the same inputs gives the same figure (ulp errors of seeded or
   exhaustive inputs, correct-rounding counts, summation errors of seeded data, sizes and counts):
@@ -27,15 +28,18 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping
 
-from .catalog import MODELS, NOISE, NoiseRow
+from . import catalog
+from .catalog import MODELS, Noise
 
 #: repeats (runs on a side, or repeats within a run) a ``repeated`` figure needs before it is judged
 MIN_REPEATS = 3
 
 
-def row_of(name: str, unit: str) -> NoiseRow:
-    """The catalog's noise row for a metric (:data:`.catalog.NOISE`; the last row catches every name)."""
-    return next(r for r in NOISE if r.matches(name, unit))
+def noise_of(name: str, unit: str) -> Noise:
+    """How a metric's row of the catalog says it varies (:func:`.catalog.row`; the last row catches every name)."""
+    noise = catalog.row(name, unit).noise
+    assert noise is not None, "every row of catalog.FAMILIES names its noise model"
+    return noise
 
 
 def model_of(name: str, unit: str, better: str = "lower", samples: bool = False,
@@ -46,7 +50,7 @@ def model_of(name: str, unit: str, better: str = "lower", samples: bool = False,
     declared = (info or {}).get("noise")
     if declared in MODELS:
         return str(declared)
-    row = row_of(name, unit)
+    row = noise_of(name, unit)
     if row.model == "deterministic" or better == "exact":
         return "deterministic"
     if samples:
@@ -78,7 +82,7 @@ def why(name: str, unit: str, info: Mapping[str, Any] | None = None) -> str:
     """Why a metric follows its model: the test's own ``info["why"]`` where it declared the model
     (``info["noise"]``), else the table's row."""
     declared = (info or {}).get("why") if (info or {}).get("noise") in MODELS else None
-    return str(declared or row_of(name, unit).why)
+    return str(declared or noise_of(name, unit).why)
 
 
 def repeats_of(info: Any) -> list[float] | None:

@@ -41,11 +41,11 @@ def relative_band(entry: Mapping[str, Any]) -> float | None:
 
 
 def cause(name: str, entry: Mapping[str, Any]) -> str:
-    """Why an entry's band is as wide as it is: the measured cause written for its class
-    (:data:`.catalog.WIDE_BAND_CAUSES`), else what set it — k × the noise measured over its runs
+    """Why an entry's band is as wide as it is: the measured cause its catalog row writes
+    (:func:`.catalog.wide_band_cause`), else what set it — k × the noise measured over its runs
     (``tolerance.k`` × ``spread``), the timer's resolution (the absolute band of a time), or the band its
     family's catalog row sets and the reason written there."""
-    written = catalog.wide_band_cause(name)
+    written = catalog.wide_band_cause(name, str(entry.get("unit", "")))
     if written is not None:
         return f"written: {written}"
     value, tol = abs(float(entry["value"])), entry.get("tolerance") or {}

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from statistics import mean
 from typing import Any
 
+from ..baselines import catalog
 from ..devices.base import Device
 from . import reference, replay
 from .evaluate import Config
@@ -170,22 +171,14 @@ def _strategy_records(race: Race, name: str, runs: list[Outcome]) -> list[dict[s
     return out
 
 
-#: the band, in configurations of the space, of a stage whose count follows near-ties in the measured table:
-#: tables measured on three H200 machines moved the ranked final pass by up to 4 configurations (matvec_wg
-#: 1, 2 and 4 of 32; stencil2d 10 and 6 of 223)
-RANKED_PASS_CONFIGS = 4
-
-
 def _stage_records(kernel: str, name: str, out: Outcome, space: int) -> list[dict[str, Any]]:
     """Where a tuner's evaluations go, per stage as a fraction of the space (its final pass is most of its
-    cost; band: one configuration — a filter's decisions read the stored tuning table, so unchanged runs
-    count the same evaluations — or :data:`RANKED_PASS_CONFIGS` where the count follows near-ties in a table
-    that a new machine measures afresh), and the share of the space each of its reported
-    filters left out."""
+    cost; band: the configurations of the space its catalog row counts, :func:`.catalog.space_band`), and the
+    share of the space each of its reported filters left out."""
     reg, prefix = REGISTRY[name], f"tuning.{kernel}.{name}"
     recs: list[dict[str, Any]] = [
         {"name": f"{prefix}.evals.{stage}", "value": n / space, "unit": "fraction", "better": "lower",
-         "tolerance": {"abs": (RANKED_PASS_CONFIGS if stage in reg.table_stages else 1.0) / space},
+         "tolerance": catalog.space_band(f"{prefix}.evals.{stage}", space),
          "info": {"evaluations": n, "space": space}}
         for stage, n in (out.pruning.get("evaluations") or {}).items() if not reg.searching]
     for stage in reg.filters:

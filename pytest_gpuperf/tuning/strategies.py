@@ -237,9 +237,8 @@ class Registered:
     evaluations and is run once per seed (random search, Kernel Tuner's); ``third_party``: a failure of one
     run is recorded and the race goes on (Kernel Tuner's, which can raise on some search paths);
     ``filters``: the stages of its ``pruning`` it reports as the share of the space each left out,
-    ``filters_info``: whether those figures carry the whole pruning record, and ``table_stages``: the stages
-    whose count of evaluations follows near-ties in the measured table (a ranked pass that stops within the
-    noise), so their band is the catalog's rather than one configuration."""
+    and ``filters_info``: whether those figures carry the whole pruning record (the band of each stage's count
+    of evaluations is its catalog row's, in configurations of the space)."""
 
     name: str
     run: Strategy
@@ -247,7 +246,6 @@ class Registered:
     third_party: bool = False
     filters: tuple[str, ...] = ()
     filters_info: bool = False
-    table_stages: tuple[str, ...] = ()
 
     @property
     def prunes(self) -> bool:
@@ -281,8 +279,7 @@ REGISTRY: dict[str, Registered] = {r.name: r for r in (
     Registered(REFERENCE, lambda ctx, budget, seed: exhaustive(ctx)),
     Registered("dao", lambda ctx, budget, seed: dao(ctx),
                filters=("after_workload", "after_ncf", "after_concurrency")),
-    Registered("dao_ranked", lambda ctx, budget, seed: dao_ranked(ctx),  # dao's filters: reported under dao
-               table_stages=("final",)),
+    Registered("dao_ranked", lambda ctx, budget, seed: dao_ranked(ctx)),  # dao's filters: reported under dao
     Registered("lim_static", lambda ctx, budget, seed: lim_static(ctx), filters=("after_static",)),
     Registered("lim_rules", lambda ctx, budget, seed: lim_rules(ctx), filters=("after_rules",), filters_info=True),
     Registered("random", random_search, searching=True),

@@ -73,6 +73,16 @@ def test_the_table_says_why_a_band_is_wide(name, entry, starts):
     assert cause(name, entry).startswith(starts)
 
 
+def test_a_cause_of_gpu_noise_is_not_given_for_a_cpu_device_s_band():
+    """The written causes are measured GPU noise (CUDA events, launch-bound copies): a CPU device's wide
+    band is its catalog row's (PoCL's slow launch mode), as the table of a CPU baseline file says."""
+    from pytest_gpuperf.baselines.table import cause
+
+    entry = {"value": 3.0, "unit": "us", "tolerance": {"abs": 25.0, "rel": 2.0}}
+    assert cause("launch.empty.device_us", entry, is_cpu=False).startswith("written: a 3–5 µs launch read by CUDA")
+    assert cause("launch.empty.device_us", entry, is_cpu=True) == f"catalog: {catalog.LAUNCH_CPU_WHY}"
+
+
 def test_a_gpu_only_band_leaves_a_cpu_device_to_its_measured_spread():
     from pytest_gpuperf.baselines import catalog
 

@@ -250,6 +250,12 @@ def proven_class(data: Mapping[str, Any]) -> tuple[str, str] | None:
     return None
 
 
+def known_class(data: Mapping[str, Any]) -> str | None:
+    """The device class a file records or, failing that, proves (:func:`proven_class`); None where neither."""
+    proven = proven_class(data)
+    return recorded_class(data) or (proven[0] if proven else None)
+
+
 @dataclass
 class Migration:
     """What :func:`migrate` did to one file: whether it changed, the entries dropped as retired, the bands

@@ -40,12 +40,12 @@ def relative_band(entry: Mapping[str, Any]) -> float | None:
     return band(value, entry.get("tolerance") or {}) / abs(value)
 
 
-def cause(name: str, entry: Mapping[str, Any]) -> str:
-    """Why an entry's band is as wide as it is: the measured cause its catalog row writes
-    (:func:`.catalog.wide_band_cause`), else what set it — k × the noise measured over its runs
+def cause(name: str, entry: Mapping[str, Any], is_cpu: bool = False) -> str:
+    """Why an entry's band is as wide as it is: on a GPU, the measured cause its catalog row writes
+    (:func:`.catalog.wide_band_cause`, a cause of GPU noise), else what set it — k × the noise measured over its runs
     (``tolerance.k`` × ``spread``), the timer's resolution (the absolute band of a time), or the band its
     family's catalog row sets and the reason written there."""
-    written = catalog.wide_band_cause(name, str(entry.get("unit", "")))
+    written = None if is_cpu else catalog.wide_band_cause(name, str(entry.get("unit", "")))
     if written is not None:
         return f"written: {written}"
     value, tol = abs(float(entry["value"])), entry.get("tolerance") or {}
@@ -65,6 +65,7 @@ def rows(files: Iterable[Path]) -> list[dict[str, Any]]:
     out = []
     for path in files:
         data = baseline_file.load(path.parent, path.stem).data
+        is_cpu = baseline_file.known_class(data) == "cpu"
         for backend, section in sorted(data.get("backends", {}).items()):
             groups: dict[str, list[tuple[str, Mapping[str, Any]]]] = defaultdict(list)
             for name, entry in section.get("metrics", {}).items():
@@ -81,7 +82,7 @@ def rows(files: Iterable[Path]) -> list[dict[str, Any]]:
                 out.append({"device": path.stem, "backend": backend, "family": fam, "entries": len(members),
                             "gated": len(gated), "median_band": statistics.median(bands) if bands else None,
                             "max_band": max(bands) if bands else None,
-                            "widest_why": "" if widest is None else f"`{widest[0]}`: {cause(widest[0], widest[1])}",
+                            "widest_why": "" if widest is None else f"`{widest[0]}`: {cause(widest[0], widest[1], is_cpu)}",
                             "noise": ", ".join(f"{m} {c}" for m, c in models.most_common())})
     return out
 

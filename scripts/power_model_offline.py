@@ -3,7 +3,7 @@ every family, beside Tables 5.8–5.9, plus the corpus' own repeatability (confi
 
     python scripts/power_model_offline.py        # writes results/offline/power-model.{json,txt}
 
-The corpora are real NVML measurements (results/<key>/power-corpus-cuda.json, collected by
+The corpora are real NVML measurements (results/<key>/power-corpus-cuda.json.gz, collected by
 ``python -m pytest_gpuperf.power.collect``); this script only fits and scores, deterministically (seeded
 folds and estimators), so its figures are what the power suite's ``model.power.*`` metrics read on a GPU
 with the same corpus.
@@ -31,7 +31,7 @@ def main() -> int:
              "protocol kernels = no kernel in both train and test (the goal: MAPE <= 4 %);",
              "protocol rows = the thesis' shuffled 5-fold over kernel x configuration rows", ""]
     for key in KEYS:
-        path = ROOT / "results" / key / "power-corpus-cuda.json"
+        path = pm.corpus_path(ROOT / "results", key, "cuda")
         if not path.exists():
             lines.append(f"{key}: no corpus")
             continue

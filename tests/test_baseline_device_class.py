@@ -81,7 +81,8 @@ def test_a_pocl_cpu_key_proves_a_cpu_and_a_pocl_gpu_key_proves_nothing(tmp_path,
     cpu = _file(tmp_path, "pocl-pthread-haswell-amd-epyc", "opencl", None)
     assert gpuperf(["baseline", "migrate", str(cpu), "--catalog-bands", "gpu"]) == 2
     assert "names a PoCL CPU driver" in capsys.readouterr().err
-    assert baseline_file.proven_class(json.loads(_file(tmp_path, "pocl-nvidia-h100", "opencl", None).read_text())) is None
+    gpu_by_pocl = _file(tmp_path, "pocl-nvidia-h100", "opencl", None)  # PoCL's CUDA driver: a GPU
+    assert baseline_file.proven_class(json.loads(gpu_by_pocl.read_text())) is None
 
 
 def test_a_file_that_proves_no_class_takes_the_one_passed_and_says_so(tmp_path, capsys):

@@ -50,7 +50,7 @@ def test_ptx_dwarfs_count_the_dwarfs_at_or_below_table_4_9s_median():
 
 
 def test_the_no_feature_reference_is_computed_from_the_corpora():
-    lines = reference(_inputs("power-reference", corpora=f"{H100}/power-corpus-cuda.json"))
+    lines = reference(_inputs("power-reference", corpora=f"{H100}/power-corpus-cuda.json.gz"))
     assert _row(lines, "| H100, rows")[-1] == "9.51 %" and _row(lines, "| H100, held-out")[-1] == "21.44 %"
 
 

@@ -1,6 +1,7 @@
-"""``gpuperf offline collect`` never loses a power corpus: one brought back beside the store's corpus of the
-same card is joined with it (the store's measurement kept, the other as a repeat), one the store lacks is
-placed, plain, where the next collection resumes it. Real saved data: the committed H100 corpus."""
+"""``gpuperf offline collect`` never loses a power corpus: one brought back (plain, or compressed where the
+host resumed a compressed one) beside the store's corpus of the same card is joined with it (the store's
+measurement kept, the other as a repeat) in the form the store keeps it; one the store lacks is placed
+compressed, where the next collection resumes it. Real saved data: the committed H100 corpus."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ NAME = "power-corpus-cuda.json"
 
 def _parts(tmp: Path) -> tuple[Path, Path]:
     """Two collections of the H100 corpus: configurations 0-29, and 20-39 (20-29 measured again, other watts)."""
-    dev, entries = load_corpus(ROOT / "results" / KEY / NAME)
+    dev, entries = load_corpus(ROOT / "results" / KEY / (NAME + ".gz"))
     entries = [dataclasses.replace(e, info={k: v for k, v in e.info.items() if k != "repeats"}) for e in entries]
     a, b = tmp / "a.json", tmp / "b.json"
     save_corpus(a, dev, entries[:30])
@@ -54,16 +55,34 @@ def test_a_returning_corpus_is_joined_with_the_stores(tmp_path, capsys):
     assert json.loads(before)["entries"][0] == json.loads((store / KEY / NAME).read_bytes())["entries"][0]
 
 
-def test_a_corpus_the_store_lacks_is_placed_plain_and_a_compressed_one_is_joined(tmp_path):
+def test_a_corpus_the_store_lacks_is_placed_compressed_and_a_compressed_one_is_joined_in_place(tmp_path, capsys):
     a, b = _parts(tmp_path)
     store = tmp_path / "results"
     assert gpuperf(["offline", "collect", str(_out(tmp_path, b)), "--into", str(store)]) == 0
-    assert (store / KEY / NAME).read_bytes() == b.read_bytes()  # plain: the next collection resumes it
-    (store / KEY / NAME).unlink()
-    jsonio.write_gz(store / KEY / NAME, a.read_bytes())  # a store that keeps its corpus compressed
+    placed = store / KEY / (NAME + ".gz")
+    assert not (store / KEY / NAME).exists() and placed.read_bytes()[:2] == b"\x1f\x8b"  # gzip, as results are
+    assert jsonio.read_bytes(placed) == b.read_bytes()
+    placed.unlink()
+    jsonio.write_gz(placed, a.read_bytes())  # the store keeps its corpus compressed (as the repository does)
     assert gpuperf(["offline", "collect", str(tmp_path / "out"), "--into", str(store)]) == 0
-    assert not (store / KEY / (NAME + ".gz")).exists()
-    assert len(load_corpus(store / KEY / NAME)[1]) == 40
+    assert f"joined {NAME} with {placed}" in capsys.readouterr().out
+    assert not (store / KEY / NAME).exists() and placed.read_bytes()[:2] == b"\x1f\x8b"
+    assert len(load_corpus(placed)[1]) == 40
+
+
+def test_a_corpus_brought_back_compressed_is_recognised(tmp_path, capsys):
+    """A host that resumed a compressed corpus brings back ``power-corpus-<backend>.json.gz``: the intake's
+    pattern takes it, and it joins the store's corpus like a plain one."""
+    a, b = _parts(tmp_path)
+    out = tmp_path / "out"
+    (out / "results" / KEY).mkdir(parents=True)
+    jsonio.write_gz(out / "results" / KEY / (NAME + ".gz"), b.read_bytes())
+    store = tmp_path / "results"
+    (store / KEY).mkdir(parents=True)
+    (store / KEY / NAME).write_bytes(a.read_bytes())  # a store that keeps it plain keeps it plain
+    assert gpuperf(["offline", "collect", str(out), "--into", str(store)]) == 0
+    assert f"joined {NAME}.gz with {store / KEY / NAME}" in capsys.readouterr().out
+    assert len(load_corpus(store / KEY / NAME)[1]) == 40 and not (store / KEY / (NAME + ".gz")).exists()
 
 
 def test_a_broken_corpus_is_named_and_an_archive_of_nothing_else_is_an_error(tmp_path, capsys):

@@ -30,7 +30,10 @@ held-out predictions: R², RMSE, MAE, MAPE (Table 5.8–5.9's columns), and feat
 
 from __future__ import annotations
 
+import gzip
+import json
 import math
+import zlib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -161,15 +164,29 @@ class Entry:
     info: dict[str, Any] = field(default_factory=dict)
 
 
+#: the file name of a device's corpus under ``results/<key>/`` (a repository keeps it compressed: ``….json.gz``)
+CORPUS_NAME = "power-corpus-{backend}.json"
+
+
+def corpus_path(results: Path, key: str, backend: str) -> Path:
+    """A device's measured corpus under a results folder: ``<results>/<key>/power-corpus-<backend>.json``, or its
+    compressed twin ``….json.gz`` where that is the file there (:func:`pytest_gpuperf.util.jsonio.saved`)."""
+    return jsonio.saved(results / key / CORPUS_NAME.format(backend=backend))
+
+
 def save_corpus(path: Path, device: Mapping[str, Any], entries: Sequence[Entry],
                 meta: Mapping[str, Any] | None = None) -> None:
-    """Write a measured corpus (atomically: a killed collection never leaves a torn file)."""
+    """Write a measured corpus atomically (a killed collection never leaves a torn file), gzip-compressed where
+    ``path`` ends in ``.gz`` (so a collection resumed from a compressed corpus stays compressed)."""
     from ..util.atomic import atomic_write_json
 
     doc = {"schema": CORPUS_SCHEMA, "device": dict(device), "meta": dict(meta or {}),
            "entries": [asdict(e) for e in entries]}
     path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_json(path, doc)
+    if path.suffix == jsonio.GZ:
+        jsonio.write_gz(path, (json.dumps(doc, indent=2, allow_nan=False) + "\n").encode("utf-8"))
+    else:
+        atomic_write_json(path, doc)
 
 
 def load_corpus(path: Path) -> tuple[dict[str, Any], list[Entry]]:
@@ -181,9 +198,13 @@ def load_corpus(path: Path) -> tuple[dict[str, Any], list[Entry]]:
 def read_corpus(path: Path) -> tuple[dict[str, Any], list[Entry], dict[str, Any]]:
     """(device section, entries, meta) of a saved corpus, from one read of the file (a merge needs the
     collection's meta too: jobs, latency sources, left-out configurations)."""
-    doc = jsonio.read_json(path)
-    if doc.get("schema") != CORPUS_SCHEMA:
-        raise ValueError(f"{path}: schema {doc.get('schema')!r}, expected {CORPUS_SCHEMA!r}")
+    try:
+        doc = jsonio.read_json(path)
+    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:  # a torn or foreign .gz
+        raise ValueError(f"{path}: not a readable gzip file ({exc})") from None
+    if not isinstance(doc, dict) or doc.get("schema") != CORPUS_SCHEMA:
+        found = doc.get("schema") if isinstance(doc, dict) else type(doc).__name__
+        raise ValueError(f"{path}: schema {found!r}, expected {CORPUS_SCHEMA!r}")
     try:
         entries = [Entry(str(e["kernel"]), str(e["config"]), {k: float(v) for k, v in e["features"].items()},
                          float(e["watts"]), float(e["joules_per_launch"]), dict(e.get("info") or {}))

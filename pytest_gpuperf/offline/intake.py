@@ -4,14 +4,14 @@ Each results document lands in ``<into>/<device key>/`` under its own name, gzip
 are evidence: kept whole, kept small); a different file already there keeps its name and the newcomer
 gets ``-2``, ``-3``… — nothing is overwritten, nothing lost. Each log lands beside them under ``logs/``,
 and, with ``--history``, every run is imported into the history store (runs already there are skipped
-by the importer). A power corpus (``power-corpus-<backend>.json``, collected on the host into
-``OUT/results/<key>/``) is joined with the store's corpus of that card, kept plain so the next collection
-resumes it: a configuration measured on both sides keeps the store's measurement, the other as a repeat
+by the importer). A power corpus (``power-corpus-<backend>.json``, or ``.json.gz`` where the host resumed a
+compressed one, collected into ``OUT/results/<key>/``) is joined with the store's corpus of that card, in
+the form the store keeps it (one the store lacks lands compressed, as results do; the collector resumes
+either form): a configuration measured on both sides keeps the store's measurement, the other as a repeat
 (:func:`pytest_gpuperf.power.model_corpus.merge`)."""
 
 from __future__ import annotations
 
-import fnmatch
 import tarfile
 import tempfile
 from pathlib import Path
@@ -19,10 +19,9 @@ from typing import Callable
 
 from ..errors import GpuPerfError
 from ..util import jsonio
-from ..util.atomic import atomic_write_chunks
 
-#: the files of a power corpus among a run's results
-CORPUS = "power-corpus-*.json"
+#: the files of a power corpus among a run's results, plain or compressed
+CORPUS = ("power-corpus-*.json", "power-corpus-*.json.gz")
 
 
 def _unpacked(source: Path, tmp: Path) -> Path:
@@ -56,8 +55,8 @@ def _store(src: Path, folder: Path) -> tuple[Path, bool]:
 
 
 def _corpus(src: Path, into: Path, echo: Callable[[str], object]) -> Path | None:
-    """A power corpus brought back, joined with the store's corpus of its card (or placed, where the store
-    has none): the file now in the store, or None when ``src`` is not a corpus."""
+    """A power corpus brought back, joined with the store's corpus of its card (or placed, compressed, where the
+    store has none): the file now in the store, or None when ``src`` is not a corpus."""
     from ..models.power_model import read_corpus, save_corpus
     from ..power.model_corpus import merge
 
@@ -67,23 +66,20 @@ def _corpus(src: Path, into: Path, echo: Callable[[str], object]) -> Path | None
     except (ValueError, KeyError, TypeError) as exc:
         echo(f"skipped {src.name}: not a power corpus ({exc})")
         return None
-    plain = into / key / src.name
-    existing = jsonio.saved(plain)
+    existing = jsonio.saved(into / key / src.name.removesuffix(jsonio.GZ))
     if not existing.exists():
-        atomic_write_chunks(plain, [src.read_bytes()])
-        echo(f"collected {plain}")
-        return plain
-    if jsonio.read_bytes(existing) == src.read_bytes():
+        placed = jsonio.write_gz(existing, jsonio.read_bytes(src))
+        echo(f"collected {placed}")
+        return placed
+    if jsonio.read_bytes(existing) == jsonio.read_bytes(src):
         return existing
     try:
         device, entries, meta = merge([existing, src])
     except ValueError as exc:
         raise GpuPerfError(f"{src.name} cannot be joined with {existing}: {exc}; move one of them away") from None
-    save_corpus(plain, device, entries, meta)
-    if existing != plain:  # the store held it compressed: the joined file replaces it, plain
-        existing.unlink()
-    echo(f"joined {src.name} with {plain}: {len(entries)} configurations")
-    return plain
+    save_corpus(existing, device, entries, meta)
+    echo(f"joined {src.name} with {existing}: {len(entries)} configurations")
+    return existing
 
 
 def collect(source: Path, into: Path, history: str | None = None, echo=print) -> list[Path]:
@@ -91,9 +87,8 @@ def collect(source: Path, into: Path, history: str | None = None, echo=print) ->
     the results files now there."""
     with tempfile.TemporaryDirectory(prefix="gpuperf-collect-") as tmp:
         root = _unpacked(source, Path(tmp))
-        found = sorted(root.glob("results/*/*.json"))
-        corpora = [p for p in found if fnmatch.fnmatch(p.name, CORPUS)]
-        found = [p for p in found if p not in corpora]
+        corpora = sorted(p for pattern in CORPUS for p in root.glob(f"results/*/{pattern}"))
+        found = [p for p in sorted(root.glob("results/*/*.json")) if p not in corpora]
         if not found and not corpora:
             raise GpuPerfError(f"{source}: holds no results/<key>/*.json; did the run record anything? (see its log)")
         joined = [c for c in (_corpus(path, into, echo) for path in corpora) if c is not None]

@@ -4,7 +4,9 @@
         --out results/<device key>/power-corpus-cuda.json
 
 Resumable: a second call with the same ``--out`` keeps what the first measured and goes on, so a corpus
-larger than one time-boxed session is collected over several. The
+larger than one time-boxed session is collected over several. A corpus kept compressed (``….json.gz``, as a
+repository keeps it) is resumed as it is, named either way: ``--out X.json`` resumes ``X.json.gz`` where
+that is the file there, and the file stays compressed; every write replaces the file atomically. The
 instruction latencies are the device's probe figures where the checkout has them (``models.ptx_latency``,
 the same table the PTX time model uses), else the thesis' V100 column, named in the file's ``meta``.
 Exit status 2 when the device has no power sensor or yields no PTX (the reason is printed).
@@ -29,15 +31,28 @@ from pathlib import Path
 
 from ..devices import discover, open_device, resolve
 from ..models.ptx_latency import latencies
-from ..models.power_model import save_corpus
+from ..models.power_model import corpus_path, save_corpus
+from ..util import jsonio
 from .model_corpus import check_ptx, collect, merge, repeatability
+
+
+def corpus_out(out: Path | None, root: Path, key: str, backend: str) -> Path:
+    """The corpus file a call writes: ``--out`` (default: the device's corpus under ``root``'s results), or its
+    compressed twin ``….json.gz`` where only that exists — the file to resume, kept in its form."""
+    return corpus_path(root / "results", key, backend) if out is None else jsonio.saved(out)
+
+
+def _said(asked: Path | None, out: Path) -> None:
+    if asked is not None and out != asked:
+        print(f"{asked}: the corpus is kept compressed as {out}; writing that file")
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m pytest_gpuperf.power.collect", description=__doc__.split("\n\n")[0])
     ap.add_argument("--device", default="0", help="a --gpuperf-device spelling (default 0)")
     ap.add_argument("--out", type=Path, default=None,
-                    help="corpus file (default results/<device key>/power-corpus-<backend>.json)")
+                    help="corpus file (default results/<device key>/power-corpus-<backend>.json); where only its "
+                         "compressed twin (.json.gz) exists, that one is resumed and stays compressed")
     ap.add_argument("--budget-s", type=float, default=480.0, help="stop starting new entries after this long")
     ap.add_argument("--root", type=Path, default=Path.cwd(), help="checkout root (baselines/, results/)")
     ap.add_argument("--merge", type=Path, nargs="+", default=None, metavar="CORPUS",
@@ -66,9 +81,11 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as exc:
             print(f"cannot merge: {exc}", file=sys.stderr)
             return 2
-        save_corpus(args.out, device, entries, meta)
+        out = jsonio.saved(args.out)
+        _said(args.out, out)
+        save_corpus(out, device, entries, meta)
         rep = repeatability(entries)
-        print(f"{args.out}: {len(entries)} entries from {len(args.merge)} file(s); repeats: {rep}")
+        print(f"{out}: {len(entries)} entries from {len(args.merge)} file(s); repeats: {rep}")
         return 0
     info = resolve(args.device, discover())[0]
     device = open_device(info)
@@ -76,7 +93,8 @@ def main(argv: list[str] | None = None) -> int:
     if sensor is None:
         print(f"{info.spec} ({info.name}): no power sensor — {why}", file=sys.stderr)
         return 2
-    out = args.out or args.root / "results" / info.key / f"power-corpus-{info.backend}.json"
+    out = corpus_out(args.out, args.root, info.key, info.backend)
+    _said(args.out, out)
     table = latencies(args.root, info.key, info.backend, info.clock_mhz)
     try:
         n, total, left = collect(device, table, out, args.budget_s, info.backend)

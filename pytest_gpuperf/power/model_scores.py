@@ -19,8 +19,8 @@ SCORES = (("r2", "r2", "ratio", "higher"), ("rmse", "rmse_w", "W", "lower"), ("m
 
 def corpus_path(info: Any, root: Path) -> Path:
     """Where the device ``info`` describes keeps its saved corpus in the user's repository (``root``:
-    pytest's rootdir), as ``python -m pytest_gpuperf.power.collect`` writes it."""
-    return root / "results" / info.key / f"power-corpus-{info.backend}.json"
+    pytest's rootdir), as ``python -m pytest_gpuperf.power.collect`` writes it (plain or compressed)."""
+    return pmodel.corpus_path(root / "results", info.key, info.backend)
 
 
 def records(path: Path, root: Path, cache: Path | None = None) -> list[dict[str, Any]]:

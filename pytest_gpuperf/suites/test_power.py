@@ -11,7 +11,7 @@ no NVML) skip every test here with the reason.
   (``info["power"]["throttled"]``) and not gated (verdict ``throttled``).
 * ``model.power.<family>.{r2,rmse_w,mae_w,mape}`` — the static power model's scores on held-out kernels
   (nested, kernel-grouped cross-validation) over the device's saved corpus
-  (``results/<key>/power-corpus-<backend>.json``, collected by ``python -m pytest_gpuperf.power.collect``);
+  (``results/<key>/power-corpus-<backend>.json[.gz]``, collected by ``python -m pytest_gpuperf.power.collect``);
   skipped with the reason where no corpus was collected for this device.
 * ``power.tuning.<kernel>.{front,energy_saving}`` — the (time, energy) Pareto front of the tuning space
   under the objective ``both``, and the energy the energy-optimal configuration saves over the time-optimal

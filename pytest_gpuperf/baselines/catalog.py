@@ -15,7 +15,7 @@ of any name the pattern covers, optionally only in some ``units``, whose band is
 says only how they vary and, where their bands are wide, why). A row's ``pattern`` is an ``fnmatch``
 pattern over metric names and the first matching row answers: :func:`family` reads the families alone,
 :func:`row` every row that accepts the metric's unit (the last rows catch every name). So a narrower
-pattern stands before a wider one, and the classes after the families.
+pattern stands before a wider one, and the catch-all classes after the families.
 """
 
 from __future__ import annotations
@@ -173,8 +173,9 @@ ACCURACY_BOUND_WHY = "correctly rounded or a documented bound: the bound is the 
 NO_SEARCH = ("exhaustive", "dao*", "lim_*")
 NO_SEARCH_QUALITY: tuple[Tolerance, Tolerance] = ({"rel": 0.08, "abs": 0.02}, {"rel": 3.0, "abs": 0.5})
 
-#: every row, families first (narrow patterns first), each area of the suites under its heading with the
-#: noise model its rows share unless a row names its own; then the classes
+#: every row: the families (narrow patterns first), each area of the suites under its heading with the noise
+#: model its rows share unless a row names its own (a class row that writes the cause of a few figures' wide
+#: bands stands among its area's families); then the classes by area and unit, which catch every other metric
 FAMILIES: tuple[Family, ...] = (
     # ---- accuracy: seeded or exhaustive inputs ------------------------------------------------------
     *_area(

@@ -66,13 +66,14 @@ def test_a_family_s_noise_follows_its_unit() -> None:
 
 
 @pytest.mark.parametrize("row", catalog.FAMILIES, ids=lambda f: f"{f.pattern} {sorted(f.units or [f.unit or '*'])[0]}")
-def test_a_row_whose_gpu_band_is_wide_for_a_timing_writes_its_measured_cause(row: Family) -> None:
-    """Where a row itself gives a device-timed GPU figure a band wider than classes.WIDE_BAND, the row says
-    why (the measured cause); tests/test_gate_bands.py holds the reviewed baselines' measured bands to it."""
+def test_a_row_whose_gpu_band_is_wide_for_a_measured_figure_writes_its_cause(row: Family) -> None:
+    """Where a row itself gives a device-timed GPU figure or a board reading (watts, energy) a band wider
+    than classes.WIDE_BAND, the row says why (the measured cause); tests/test_gate_bands.py holds the reviewed baselines' measured bands to it."""
     from pytest_gpuperf.baselines import classes
 
     timing = row.unit is not None and classes.metric_class(row.unit) in ("time", "rate", "throughput", "cycles")
-    if timing and row.gpu is not None and row.gpu.get("rel", 0.0) > classes.WIDE_BAND:
+    measured = timing or row.unit in ("W", "J/op")  # board readings are measured figures too
+    if measured and row.gpu is not None and row.gpu.get("rel", 0.0) > classes.WIDE_BAND:
         assert row.cause.strip()
 
 

@@ -295,10 +295,13 @@ FAMILIES: tuple[Family, ...] = (
     # ---- power: energy and watts over a timed span --------------------------------------------------
     *_area(
         POWER,
-        Family("power.*.joules_per_op", "J/op", "lower", gpu=POWER_BOARD_BANDS["energy"], why=POWER_BOARD_WHY),
-        *(Family(f"power.{load}.watts", "W", "lower", gpu=POWER_BOARD_BANDS["watts"], why=POWER_BOARD_WHY)
+        Family("power.*.joules_per_op", "J/op", "lower", gpu=POWER_BOARD_BANDS["energy"], why=POWER_BOARD_WHY,
+               cause=POWER_BOARD_WHY),
+        *(Family(f"power.{load}.watts", "W", "lower", gpu=POWER_BOARD_BANDS["watts"], why=POWER_BOARD_WHY,
+                 cause=POWER_BOARD_WHY)
           for load in ("fma_*", "copy_*", "tuning.*")),
-        Family("power.sustained.*.watts", "W", "lower", gpu=POWER_BOARD_BANDS["sustained"], why=POWER_BOARD_WHY),
+        Family("power.sustained.*.watts", "W", "lower", gpu=POWER_BOARD_BANDS["sustained"],
+               why=POWER_BOARD_WHY, cause=POWER_BOARD_WHY),
         Family("power.tuning.*.front", "configs", "exact", {"abs": 2}, noise=COUNTS,
                why="a count of configurations, each placed by energies that carry the counter's noise"),
         Family("power.tuning.*.energy_saving", "ratio", "higher", {"abs": 0.05, "rel": 0.1},

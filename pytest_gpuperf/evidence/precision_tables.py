@@ -27,7 +27,8 @@ def _value(spec: str) -> Callable[[Mapping[str, Any]], str]:
     return lambda m: format(m["value"], spec)
 
 
-def _rule(info: Mapping[str, Any]) -> str:
+def choice_rule(info: Mapping[str, Any]) -> str:
+    """How a run's tuner chose its mix, from the speedup's info: the most lowered or the thesis' timed cost."""
     choice = str(info.get("choice", ""))
     return "most lowered" if choice.startswith("the passing mix") else "thesis cost (timed)" if info else "–"
 
@@ -45,7 +46,7 @@ def tuner(inp: Inputs) -> list[str]:
         ops = infos[0].get("ops", "–")
         passing = " / ".join(str(len(i.get("furthest_lowered", []))) for i in infos)
         chosen = " / ".join(str(len(i.get("chosen_lowered", []))) for i in infos)
-        rule = " / ".join(sorted({_rule(i) for i in infos}))
+        rule = " / ".join(sorted({choice_rule(i) for i in infos}))
         its = " / ".join(f"{int(r.value(f'{base}.iterations'))} ({r.info(f'{base}.speedup').get('iterations_without_speedups', '–')})"
                          for r in runs if r.get(f"{base}.iterations") is not None)
         out.append(f"| {k} | {ops} | {passing} | {chosen} | {rule} | {_over(runs, f'{base}.error', _value('.2g'))} | "

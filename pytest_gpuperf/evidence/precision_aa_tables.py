@@ -114,6 +114,12 @@ def _speedup(runs: Sequence[Run], name: str) -> str:
     return f"{statistics.median(vals):.3f} [{_range(vals, '.3f', collapse=False)}]"
 
 
+def _iterations(run: Run, base: str) -> str:
+    """Validations of the search with step 8 and cut points, and (in parentheses) one level at a time."""
+    without = run.info(f"{base}.speedup").get("iterations_without_speedups", "–")
+    return f"{int(run.value(f'{base}.iterations') or 0)} ({without})"
+
+
 def tuner_choices(inp: Inputs) -> list[str]:
     """Per kernel: the fp32 operations the tuner chose and in how many runs of each device, the chosen
     operations, the rule, the speedup's median and range per device, error and iterations."""
@@ -140,8 +146,7 @@ def tuner_choices(inp: Inputs) -> list[str]:
         chosen = [distribution(runs, _choice(k), _share) for _, runs in devs]
         speed = [_speedup(runs, f"{base}.speedup") for _, runs in devs]
         err = _distinct(format(r.value(f"{base}.error"), ".3g") for r in have if r.get(f"{base}.error") is not None)
-        its = _distinct(f"{int(r.value(f'{base}.iterations'))} ({r.info(f'{base}.speedup').get('iterations_without_speedups', '–')})"
-                        for r in have if r.get(f"{base}.iterations") is not None)
+        its = _distinct(_iterations(r, base) for r in have if r.get(f"{base}.iterations") is not None)
         out.append("| " + " | ".join([k, rule, ops, *chosen, *speed, err, its]) + " |")
     return out
 

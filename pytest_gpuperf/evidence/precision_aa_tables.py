@@ -120,16 +120,28 @@ def _iterations(run: Run, base: str) -> str:
     return f"{int(run.value(f'{base}.iterations') or 0)} ({without})"
 
 
+def per_timed_run_ms(run: Run, name: str) -> float | None:
+    """Wall clock per timed run of the tuner's closing measurement (ms): its one sampling window's wall
+    clock over the timed runs, two per pair; None where the figure holds another count of windows."""
+    info = run.info(name)
+    power, pairs = info.get("power") or {}, info.get("speedup_pairs")
+    if power.get("windows") != 1 or power.get("wall_s") is None or not pairs:
+        return None
+    return 1e3 * float(power["wall_s"]) / (2 * int(pairs))
+
+
 def tuner_choices(inp: Inputs) -> list[str]:
     """Per kernel: the fp32 operations the tuner chose and in how many runs of each device, the chosen
-    operations, the rule, the speedup's median and range per device, error and iterations."""
+    operations, the rule, the speedup's median and range per device, error, iterations, and the wall clock
+    per timed run of the closing measurement (where it reaches the CUDA timer's hold, the kernel's launches
+    filled the driver's queue)."""
     devs = devices(inp)
     every = [r for _, runs in devs for r in runs]
     _require(inp, every, "precision.tuner.")
     head = (["kernel", "chosen by", "chosen fp32 operations"]
             + [f"{label}: fp32 operations chosen" for label, _ in devs]
             + [f"{label}: speedup, median [min–max]" for label, _ in devs]
-            + ["error", "iterations: step 8 + cut points (step 1)"])
+            + ["error", "iterations: step 8 + cut points (step 1)", "wall clock per timed run, ms (all runs)"])
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for k in KERNELS:
         base = f"precision.tuner.{k}"
@@ -147,7 +159,8 @@ def tuner_choices(inp: Inputs) -> list[str]:
         speed = [_speedup(runs, f"{base}.speedup") for _, runs in devs]
         err = _distinct(format(r.value(f"{base}.error"), ".3g") for r in have if r.get(f"{base}.error") is not None)
         its = _distinct(_iterations(r, base) for r in have if r.get(f"{base}.iterations") is not None)
-        out.append("| " + " | ".join([k, rule, ops, *chosen, *speed, err, its]) + " |")
+        wall = _range([w for w in (per_timed_run_ms(r, f"{base}.speedup") for r in have) if w is not None], ".1f")
+        out.append("| " + " | ".join([k, rule, ops, *chosen, *speed, err, its, wall]) + " |")
     return out
 
 

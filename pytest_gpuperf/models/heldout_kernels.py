@@ -978,7 +978,7 @@ PORTS: tuple[Port, ...] = (
     Port("spmv_csr_scalar_kernel", SPMV,
          "the vector read with a read-only global load (`__restrict__ const`, the texture path on sm_90) "
          "instead of a texture fetch, passed as a last argument; the row loop kept rolled; SHOC's 1 % random "
-         "fill drawn by rows", _spmv_shape, _spmv_problem, dict(block=32, rows=300)),
+         "fill drawn as a row and a column per non-zero (a position may repeat; SHOC's never does)", _spmv_shape, _spmv_problem, dict(block=32, rows=300)),
     Port("bitonicSortShared", BITONIC,
          "cooperative groups' block sync written as a barrier, the comparator's references as pointers; "
          "loops kept rolled; distinct generated keys", _bitonic_shape, _bitonic_problem, dict(length=64, n=2048)),

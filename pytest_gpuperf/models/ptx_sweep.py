@@ -33,9 +33,21 @@ from .ptx_latency import THESIS_V100, LatencyTable
 SWEEP_VERSION = "alavani-sweep-1"
 
 
+def _number(v: float) -> str:
+    """A parameter's value in a label: ``0.25``, ``2048``, ``256K`` (2**18), ``1M`` (2**20)."""
+    if isinstance(v, float) and v != int(v):
+        return f"{v:g}"
+    n = int(v)
+    for unit, size in (("M", 1 << 20), ("K", 1 << 10)):
+        if n >= 1 << 16 and n % size == 0:
+            return f"{n // size}{unit}"
+    return str(n)
+
+
 def label(params: Mapping[str, float]) -> str:
-    """``{"bs": 16, "dim": 2048}`` → ``bs16.dim2048``: a configuration's name in records and identities."""
-    return ".".join(f"{k}{v:g}" if isinstance(v, float) else f"{k}{v}" for k, v in params.items())
+    """``{"bs": 16, "dim": 2048}`` → ``bs16.dim2048``, ``{"n": 2**20}`` → ``n1M``: a configuration's name in
+    records and identities."""
+    return ".".join(f"{k}{_number(v)}" for k, v in params.items())
 
 
 @dataclass(frozen=True)
@@ -192,8 +204,57 @@ def check_ptx(arch: str = "90", kernels: Sequence[StudyKernel] = STUDY_KERNELS) 
                     for v in scheduler.VARIANTS}
             rows.append({"kernel": k.name, "config": c.label, "held_out": k.held_out, "grid": shape.grid,
                          "block": shape.block, "trips": list(shape.trips), "loops_in_ptx": len(graph.loops),
+                         "const_loads": sum(i.opcode.startswith("ld.const") for b in graph.blocks for i in b.instructions),
                          "predicted_s": pred})
     return rows
+
+
+def _span(values: Sequence[int]) -> str:
+    lo, hi = min(values), max(values)
+    return f"{lo}" if lo == hi else f"{lo}–{hi}"
+
+
+def configurations_table() -> list[str]:
+    """The sweep as the docs show it (docs/models.md §2): per dwarf and kernel, whether it is held out, its
+    configurations' labels, threads per block, blocks per launch and loop trip counts."""
+    out = ["| dwarf | kernel | held out | configurations | threads per block | blocks | trip counts |",
+           "| --- | --- | --- | --- | --- | --- | --- |"]
+    for dwarf in sorted({k.dwarf for k in STUDY_KERNELS}):
+        for k in (k for k in STUDY_KERNELS if k.dwarf == dwarf):
+            shapes = [k.shape(c) for c in k.configs]
+            trips = sorted({tuple(round(t, 1) for t in s.trips) for s in shapes})
+            out.append(f"| {dwarf} | `{k.name}` | {'yes' if k.held_out else 'no'} | "
+                       f"{', '.join(f'`{c.label}`' for c in k.configs)} | "
+                       f"{', '.join(str(b) for b in sorted({s.block for s in shapes}))} | {_span([s.grid for s in shapes])} | "
+                       f"{'; '.join(', '.join(f'{t:g}' for t in tr) for tr in trips) if any(trips) else '—'} |")
+    n_k, n_l = len(STUDY_KERNELS), len(launches())
+    out.append(f"| {len({k.dwarf for k in STUDY_KERNELS})} dwarfs | {n_k} kernels | "
+               f"{sum(k.held_out for k in STUDY_KERNELS)} | {n_l} launches | | | |")
+    return out
+
+
+def ports_table() -> list[str]:
+    """The held-out ports as the docs show them: dwarf, kernel, where it comes from, what the port changed."""
+    out = ["| dwarf | kernel | from | what the port changed |", "| --- | --- | --- | --- |"]
+    for k in STUDY_KERNELS:
+        if k.port is not None:
+            out.append(f"| {k.dwarf} | `{k.name}` | {k.origin} | {k.port.differs} |")
+    return out
+
+
+def estimate_s(ptx_test_s: float) -> float:
+    """The study's time on a device, estimated from one run of the model suite's PTX test on it
+    (``suites/test_model_error.py::test_ptx_model``, its ``duration_s`` in a results file): that test
+    calibrates the device and then compiles, predicts, fills and times 12 launches, the same steps as the
+    study's for each of its launches (the study's timing stops sooner: ``timing.profiles`` "ptx_study").
+    So a launch costs at most the test's time over 12 (its calibration counted in), scaled by the launch's
+    buffer bytes over the mean of the test's 12 launches where larger (inputs are generated, copied and
+    streamed by bytes); the nine held-out kernels' checks count as launches of their first
+    configuration; and the calibration is added once more, as if the study ran alone."""
+    test_mean = sum(d.shape(1).bytes for d in DWARFS) / len(DWARFS)
+    weights = [max(1.0, k.shape(c).bytes / test_mean) for k, c in launches()]
+    weights += [max(1.0, k.shape(k.configs[0]).bytes / test_mean) for k in STUDY_KERNELS if k.held_out]
+    return ptx_test_s + ptx_test_s / len(DWARFS) * sum(weights)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

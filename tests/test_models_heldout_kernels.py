@@ -1,7 +1,8 @@
 """The PTX model's held-out kernels, ported (``models.heldout_kernels``): one port per kernel the held-out
 list names, each computing on PoCL what its NumPy reference computes (the same text the GPU runs as CUDA),
 a wrong port caught, the problem's buffers the bytes its shape claims, the tree of findK one that its walk
-descends, and a launch the kernel's text cannot take refused with a message naming the rule."""
+descends, a launch the kernel's text cannot take refused with a message naming the rule, and the study's
+timing of a kernel that moves its own cursors restoring them before every launch."""
 
 from __future__ import annotations
 
@@ -10,8 +11,10 @@ import dataclasses
 import numpy as np
 import pytest
 
-from pytest_gpuperf.models import heldout_kernels as hk
+from pytest_gpuperf.helpers import Measurer
+from pytest_gpuperf.models import heldout_kernels as hk, ptx_study, ptx_sweep
 from pytest_gpuperf.models.heldout import DESIGN_KERNELS, HELD_OUT
+from pytest_gpuperf.timing.measure import MeasureConfig
 
 NAMES = [p.kernel for p in hk.PORTS]
 
@@ -105,3 +108,20 @@ def test_the_far_field_tables_are_the_solver_s():
     assert np.allclose(ff["ff_fc_momentum_x"], (1.2 * 1.68 + 1.0, 0.0, 0.0), rtol=1e-6)
     assert np.allclose(ff["ff_fc_density_energy"], (1.2 * 4.508, 0.0, 0.0), rtol=1e-6)
     assert all(f"{float(v)!r}f" in hk.by_name("cuda_compute_flux").text for v in ff["ff_variable"])
+
+
+def test_a_timed_launch_restores_the_cursors_before_each_launch(cl_device):
+    """The study's timing path on a real device: with findK's cursors restored before every launch, the
+    last of many timed launches walks from the root to each query's leaf; without, it does not."""
+    port = hk.by_name("findK")
+    study = ptx_sweep.by_name("findK")
+    shape, problem = port.build(port.tiny)
+    kern = cl_device.compile(port.source("opencl", shape), port.kernel)
+    measurer = Measurer(cl_device, MeasureConfig(timeout_s=30.0))
+    found = []
+    for keep in (True, False):
+        args, restore = ptx_study.upload(cl_device, study, shape, problem)
+        m = ptx_study.time_launch(cl_device, measurer, kern, shape, args, restore if keep else [])
+        assert len(m.samples) >= 10
+        found.append(np.array_equal(cl_device.to_host(args[4], np.int64), problem.reference()["currKnode"]))
+    assert found == [True, False]

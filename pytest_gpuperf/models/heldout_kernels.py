@@ -20,7 +20,7 @@ restores before every launch.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -98,7 +98,6 @@ class Port:
     problem: Callable[[np.random.Generator, Shape], HostProblem]
     tiny: Mapping[str, int]
     fp64: bool = False
-    defaults: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def held_out(self) -> HeldOut:
@@ -117,7 +116,7 @@ class Port:
 
     def build(self, params: Mapping[str, int]) -> tuple[Shape, HostProblem]:
         """The shape and the problem (seeded inputs) at ``params``."""
-        shape = self.shape({**self.defaults, **params})
+        shape = self.shape(params)
         return shape, self.problem(np.random.default_rng(self.seed), shape)
 
 

@@ -103,7 +103,7 @@ class StudyResult:
         return ident
 
 
-def _upload(dev: Device, k: StudyKernel, shape: Shape, problem: HostProblem | None
+def upload(dev: Device, k: StudyKernel, shape: Shape, problem: HostProblem | None
             ) -> tuple[list[Any], list[tuple[Any, Any, int]]]:
     """The launch's arguments on ``dev``, and the (buffer, pristine copy, bytes) a timed run restores first."""
     if problem is None:
@@ -115,7 +115,7 @@ def _upload(dev: Device, k: StudyKernel, shape: Shape, problem: HostProblem | No
     return [bufs[a] if isinstance(a, str) else a for a in problem.args], restore
 
 
-def _measure(dev: Device, gpu_measure: Measurer, kern: Any, shape: Shape, args: list[Any],
+def time_launch(dev: Device, gpu_measure: Measurer, kern: Any, shape: Shape, args: list[Any],
              restore: list[tuple[Any, Any, int]]) -> Measurement:
     """The launch timed with the study's repeat settings; the restored buffers copied back untimed first."""
     config = dataclasses.replace(gpu_measure.config, **profile("ptx_study", dev.info.is_cpu))
@@ -152,10 +152,10 @@ def run(dev: Device, gpu_kernel: KernelHelper, gpu_measure: Measurer, root: Path
                     if wrong:
                         res.problems += [f"{m} — left out of the study's figures" for m in wrong]
                         break
-            args, restore = _upload(dev, k, shape, problem)
+            args, restore = upload(dev, k, shape, problem)
             pshape = model.shape(info, kern, shape.grid, shape.block, list(shape.trips))
             pred, alt = model.predict(graphs[src], pshape)
-            m = _measure(dev, gpu_measure, kern, shape, args, restore)
+            m = time_launch(dev, gpu_measure, kern, shape, args, restore)
             res.runs.append(LaunchRun(k.name, k.dwarf, k.held_out, c.label, shape, pshape["regs"], pshape["shared"],
                                       {"thesis": pred, **alt}, m.stats.median))
             del args, restore

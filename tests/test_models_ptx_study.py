@@ -144,7 +144,9 @@ def _result() -> ptx_study.StudyResult:
 
 def test_the_records_pool_what_their_names_say_with_their_family_s_identity():
     res = _result()
-    recs = {r["name"]: r for r in ptx_study.records(res)}
+    listed = ptx_study.records(res)
+    recs = {r["name"]: r for r in listed}
+    assert len(recs) == len(listed)  # the session refuses a second record of one name
     for v in scheduler.VARIANTS:
         base = f"model.ptx.study.{v}"
         want = {f"{base}.{k}.error" for k in ("vectorAdd", "lud_internal", "sobolGPU_kernel", "quasirandomGeneratorKernel")}
@@ -168,7 +170,8 @@ def test_the_records_pool_what_their_names_say_with_their_family_s_identity():
     launches = recs["model.ptx.study.hopper.lud_internal.error"]["info"]["launches"]
     assert [r["config"] for r in launches] == [c.label for c in ptx_sweep.by_name("lud_internal").configs[:2]]
     assert {"grid", "block", "trips", "predicted_s", "measured_s", "bound"} <= set(launches[0])
-    for name, r in recs.items():  # every figure carries its family's identity keys and the catalog's band
+    for name, r in recs.items():  # what the session checks of a shipped suite's metric, and the catalog's band
+        assert re.fullmatch(r"[A-Za-z0-9_.\-\[\]=:+]+", name), name
         assert catalog.missing_identity(name, r["identity"]) == [], name
         assert r["identity"]["sweep"] == ptx_sweep.SWEEP_VERSION and r["identity"]["latencies"] == "probed in session"
         assert (r["unit"], r["better"]) == ("ratio", "lower") and catalog.tolerance(name, False) == {"abs": 0.05, "rel": 0.2}

@@ -69,11 +69,14 @@ def test_a_dwarf_s_shape_is_the_inputs_it_makes(cl_device):
         assert sum(b.nbytes for b in bufs) == shape.bytes, d.name
 
 
-def test_a_block_size_the_text_does_not_allow_is_refused():
+def test_a_launch_or_a_language_the_text_does_not_allow_is_refused():
     with pytest.raises(ValueError, match="its text allows 16"):
         DWARFS[4].shape(1, 32)
     with pytest.raises(ValueError, match="not a positive multiple of 16"):
         DWARFS[2].shape(0.01)
+    k = ptx_sweep.by_name("vectorAdd")
+    with pytest.raises(ValueError, match="no opencl text, only CUDA C"):
+        k.source("opencl", k.shape(k.configs[0]))
 
 
 CHECK = r"""

@@ -103,9 +103,10 @@ class StudyKernel:
         if self.port is not None:
             return self.port.source(backend, shape)
         assert self.dwarf_kernel is not None
-        if backend != "cuda":
-            raise ValueError(f"{self.name} is written in CUDA C only (models.dwarfs); the study runs on CUDA devices")
-        return self.dwarf_kernel.source
+        texts = {"cuda": self.dwarf_kernel.source}  # a dwarf kernel is written in CUDA C only (models.dwarfs)
+        if backend not in texts:
+            raise ValueError(f"{self.name} has no {backend} text, only CUDA C (models.dwarfs); the study runs on CUDA devices")
+        return texts[backend]
 
 
 def _dwarf_configs(scales: Sequence[float], blocks: Sequence[int], base_block: int = 256) -> tuple[Config, ...]:

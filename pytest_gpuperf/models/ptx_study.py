@@ -104,7 +104,7 @@ class StudyResult:
 
 
 def upload(dev: Device, k: StudyKernel, shape: Shape, problem: HostProblem | None
-            ) -> tuple[list[Any], list[tuple[Any, Any, int]]]:
+           ) -> tuple[list[Any], list[tuple[Any, Any, int]]]:
     """The launch's arguments on ``dev``, and the (buffer, pristine copy, bytes) a timed run restores first."""
     if problem is None:
         assert k.dwarf_kernel is not None
@@ -116,7 +116,7 @@ def upload(dev: Device, k: StudyKernel, shape: Shape, problem: HostProblem | Non
 
 
 def time_launch(dev: Device, gpu_measure: Measurer, kern: Any, shape: Shape, args: list[Any],
-             restore: list[tuple[Any, Any, int]]) -> Measurement:
+                restore: list[tuple[Any, Any, int]]) -> Measurement:
     """The launch timed with the study's repeat settings; the restored buffers copied back untimed first."""
     config = dataclasses.replace(gpu_measure.config, **profile("ptx_study", dev.info.is_cpu))
 
@@ -171,6 +171,7 @@ def _pooled(runs: Sequence[LaunchRun], variant: str) -> tuple[float, float]:
 
 def _figure(name: str, runs: Sequence[LaunchRun], variant: str, identity: Mapping[str, str],
             info: Mapping[str, Any]) -> dict[str, Any]:
+    """A MAPE over ``runs``: its identity names the kernels and the launches it pools."""
     mape, mpe = _pooled(runs, variant)
     return dict(name=name, value=mape, unit="ratio", better="lower",
                 identity={**identity, **aggregate.over(r.kernel for r in runs),

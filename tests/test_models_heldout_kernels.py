@@ -12,39 +12,40 @@ import numpy as np
 import pytest
 
 from pytest_gpuperf.helpers import Measurer
-from pytest_gpuperf.models import heldout_kernels as hk, ptx_study, ptx_sweep
+from pytest_gpuperf.models import heldout_port, heldout_rodinia, ptx_study, ptx_sweep
+from pytest_gpuperf.models.heldout_kernels import PORTS, by_name
 from pytest_gpuperf.models.heldout import DESIGN_KERNELS, HELD_OUT
 from pytest_gpuperf.timing.measure import MeasureConfig
 
-NAMES = [p.kernel for p in hk.PORTS]
+NAMES = [p.kernel for p in PORTS]
 
 
 def test_every_held_out_kernel_is_ported_once_and_none_is_a_design_kernel():
     assert NAMES == [h.kernel for h in HELD_OUT]
     assert not set(NAMES) & set(DESIGN_KERNELS)
-    assert all(p.differs and p.held_out.kernel == p.kernel for p in hk.PORTS)
+    assert all(p.differs and p.held_out.kernel == p.kernel for p in PORTS)
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_each_port_computes_its_numpy_reference_on_pocl(cl_device, name):
-    port = hk.by_name(name)
+    port = by_name(name)
     shape, problem = port.build(port.tiny)
-    assert hk.mismatches(cl_device, port, shape, problem) == []
+    assert heldout_port.mismatches(cl_device, port, shape, problem) == []
 
 
 def test_the_check_catches_a_wrong_port(cl_device):
-    fan2 = hk.by_name("Fan2")
+    fan2 = by_name("Fan2")
     wrong = dataclasses.replace(fan2, text=fan2.text.replace("-= m_cuda[Size * (xidx + 1 + t) + t]",
                                                              "+= m_cuda[Size * (xidx + 1 + t) + t]"))
     shape, problem = wrong.build(wrong.tiny)
-    issues = hk.mismatches(cl_device, wrong, shape, problem)
+    issues = heldout_port.mismatches(cl_device, wrong, shape, problem)
     assert len(issues) == 1 and issues[0].startswith("Fan2 at ") and "a: " in issues[0], issues
 
 
 def test_a_launch_that_leaves_a_cursor_moved_is_restored_before_the_next(cl_device):
     """findK walks the tree by cursors it updates in place: a second launch on the same buffers starts at
     the leaves and finds other records, which is why a timed run restores them (``restore``)."""
-    port = hk.by_name("findK")
+    port = by_name("findK")
     shape, problem = port.build(port.tiny)
     assert problem.restore == ("currKnode", "offset")
     kern = cl_device.compile(port.source("opencl", shape), port.kernel)
@@ -63,7 +64,7 @@ def test_a_launch_that_leaves_a_cursor_moved_is_restored_before_the_next(cl_devi
 
 @pytest.mark.parametrize("name", NAMES)
 def test_a_problem_holds_the_bytes_its_shape_claims(name):
-    port = hk.by_name(name)
+    port = by_name(name)
     shape, problem = port.build(port.tiny)
     assert problem.bytes == shape.bytes
     assert shape.grid * shape.block == int(np.prod(shape.global_size)) and shape.block == int(np.prod(shape.local_size))
@@ -74,8 +75,8 @@ def test_the_b_tree_routes_every_key_to_its_record():
     ``keys[i] ≤ k < keys[i+1]``, then the leaf slot holding ``k``."""
     keys = np.sort(np.random.default_rng(1).choice(1 << 20, 3000, replace=False)).astype(np.int32)
     fanout = 8
-    nodes = hk.btree(keys, fanout)
-    levels = hk.btree_levels(len(keys), fanout)
+    nodes = heldout_rodinia.btree(keys, fanout)
+    levels = heldout_rodinia.btree_levels(len(keys), fanout)
     assert levels == [375, 47, 6, 1] and len(nodes) == sum(levels) and nodes.itemsize == 2068
     for k in keys[::37]:
         node = 0
@@ -98,22 +99,22 @@ def test_the_b_tree_routes_every_key_to_its_record():
 ])
 def test_a_launch_the_text_cannot_take_is_refused(name, params, match):
     with pytest.raises(ValueError, match=match):
-        hk.by_name(name).shape(params)
+        by_name(name).shape(params)
 
 
 def test_the_far_field_tables_are_the_solver_s():
     """euler3d's far field: ρ 1.4, Mach 1.2 along x, p 1: momentum (1.68, 0, 0) and energy 3.508."""
-    ff = hk.far_field()
+    ff = heldout_rodinia.far_field()
     assert np.allclose(ff["ff_variable"], (1.4, 1.68, 0.0, 0.0, 3.508), rtol=1e-6)
     assert np.allclose(ff["ff_fc_momentum_x"], (1.2 * 1.68 + 1.0, 0.0, 0.0), rtol=1e-6)
     assert np.allclose(ff["ff_fc_density_energy"], (1.2 * 4.508, 0.0, 0.0), rtol=1e-6)
-    assert all(f"{float(v)!r}f" in hk.by_name("cuda_compute_flux").text for v in ff["ff_variable"])
+    assert all(f"{float(v)!r}f" in by_name("cuda_compute_flux").text for v in ff["ff_variable"])
 
 
 def test_a_timed_launch_restores_the_cursors_before_each_launch(cl_device):
     """The study's timing path on a real device: with findK's cursors restored before every launch, the
     last of many timed launches walks from the root to each query's leaf; without, it does not."""
-    port = hk.by_name("findK")
+    port = by_name("findK")
     study = ptx_sweep.by_name("findK")
     shape, problem = port.build(port.tiny)
     kern = cl_device.compile(port.source("opencl", shape), port.kernel)

@@ -35,7 +35,7 @@ import numpy as np
 
 from . import aggregate, cfg as cfgmod, ptx as ptxmod, scheduler
 from .dwarfs import THESIS_MAPE, Shape
-from .heldout_kernels import HostProblem, mismatches
+from .heldout_port import HostProblem, mismatches
 from .ptx_errors import THESIS_GPUS, DeviceModel, device_model, slug
 from .ptx_sweep import STUDY_KERNELS, SWEEP_VERSION, StudyKernel
 from ..devices.base import Device

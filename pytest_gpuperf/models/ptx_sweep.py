@@ -26,7 +26,8 @@ from typing import Any, Mapping, Sequence
 
 from . import cfg as cfgmod, ptx as ptxmod, scheduler
 from .dwarfs import DWARFS, Dwarf, Shape
-from .heldout_kernels import PORTS, Port
+from .heldout_kernels import PORTS
+from .heldout_port import Port
 from .ptx_latency import THESIS_V100, LatencyTable
 
 #: the sweep's name and version in every figure's identity: a change of any configuration is a new version

@@ -5,12 +5,16 @@ the order the loop headers appear in the PTX — the thesis takes "the number of
 user input (§4.4.1), and so do we. Loops are kept rolled (``#pragma unroll 1``) where the count is a
 launch parameter, so one source loop is one PTX loop; fully unrolled constant loops vanish from the
 CFG and need no trip count.
+
+A dwarf's launch is its :class:`Shape` — grid, block, trip counts, problem sizes and buffer bytes, computed
+without a device at a ``scale`` and block size (the model suite's: scale 1, its one block size; the study's
+sweep, :mod:`.ptx_sweep`, others) — and its inputs, made on a device for that shape.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Callable
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
@@ -26,6 +30,8 @@ THESIS_MAPE: dict[str, tuple[float, float, float, float]] = {
     "Unstructured Grid": (31.61, 69.82, 87.09, 28.81),
 }
 THESIS_GPUS = ("Tesla K20", "Quadro K4200", "Tesla M60", "GTX 1050")
+#: block sizes of a kernel that reads ``blockDim`` and guards its index: multiples of the warp up to 1024
+ANY_BLOCK = (32, 64, 128, 192, 256, 384, 512, 768, 1024)
 
 
 @dataclass(frozen=True)
@@ -37,11 +43,60 @@ class Launch:
 
 
 @dataclass(frozen=True)
+class Shape:
+    """A launch without its data: blocks and threads per block (in all: the model's ``nB`` and ``nT_b``),
+    the loops' trip counts (PTX order), the problem's sizes its inputs are made from, the bytes of its
+    buffers, the compile-time defines of a text whose block size is a macro, and the per-dimension layout
+    of a 2-D launch (none for the dwarfs). Computed without a device, so that a sweep's configurations can
+    be listed, checked against the PTX and costed before a GPU runs them."""
+
+    grid: int
+    block: int
+    trips: tuple[float, ...]
+    size: Mapping[str, int]
+    bytes: int
+    defines: Mapping[str, int] = field(default_factory=dict)
+    #: (blocks, threads per block) per dimension of a 2-D launch; None: one dimension, (grid,), (block,)
+    layout: tuple[tuple[int, ...], tuple[int, ...]] | None = None
+
+    @property
+    def local_size(self) -> tuple[int, ...]:
+        return (self.block,) if self.layout is None else tuple(self.layout[1])
+
+    @property
+    def global_size(self) -> tuple[int, ...]:
+        """The NDRange in work-items, as ``Device.launch`` takes it."""
+        if self.layout is None:
+            return (self.grid * self.block,)
+        return tuple(g * b for g, b in zip(*self.layout))
+
+
+@dataclass(frozen=True)
 class Dwarf:
+    """One dwarf kernel: its CUDA text, its shape at a scale and block size (``scale`` grows the problem
+    from the size the model suite measures, 1; ``blocks``: the block sizes its text allows; ``block``: the
+    suite's), and its inputs on a device."""
+
     name: str
     dwarf: str
     source: str
-    setup: Callable[[Any, int], Launch]  # (device, scale) -> launch; scale ≥ 1 grows the problem
+    sizing: Callable[[float, int], Shape]
+    inputs: Callable[[Any, Shape], list[Any]]
+    blocks: tuple[int, ...] = ANY_BLOCK
+    block: int = 256
+
+    def shape(self, scale: float = 1, block: int | None = None) -> Shape:
+        """The launch's shape at ``scale`` with ``block`` threads per block (the suite's by default);
+        ValueError for a block size the text does not allow."""
+        b = self.block if block is None else block
+        if b not in self.blocks:
+            raise ValueError(f"{self.name}: a block of {b} threads; its text allows {', '.join(map(str, self.blocks))}")
+        return self.sizing(scale, b)
+
+    def setup(self, dev: Any, scale: float = 1, block: int | None = None) -> Launch:
+        """The launch at ``scale`` (≥ 1 grows the problem) with ``block`` threads per block."""
+        s = self.shape(scale, block)
+        return Launch(s.grid, s.block, self.inputs(dev, s), list(s.trips))
 
 
 def _f32(dev: Any, n: int, seed: int = 0) -> Any:
@@ -205,96 +260,172 @@ BITONIC = r'''extern "C" __global__ void mergeSortSharedKernel(unsigned int* key
 }'''
 
 
-def _vecadd(dev: Any, scale: int) -> Launch:
-    n = (1 << 22) * scale
-    return Launch(-(-n // 256), 256, [_f32(dev, n), _f32(dev, n, 1), dev.empty(4 * n), np.int32(n)], [])
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
 
 
-def _saxpy(dev: Any, scale: int) -> Launch:
-    n = (1 << 22) * scale
-    return Launch(-(-n // 256), 256, [np.int32(n), np.float32(2.0), _f32(dev, n), _f32(dev, n, 1)], [])
+def _sized(scale: float, base: int, multiple: int = 1) -> int:
+    """``base × scale`` elements, a positive multiple of ``multiple`` (ValueError otherwise: a sweep's size
+    must be one the kernel can be launched at exactly)."""
+    n = base * scale
+    if n <= 0 or n != int(n) or int(n) % multiple:
+        raise ValueError(f"scale {scale} gives {n} from {base}: not a positive multiple of {multiple}")
+    return int(n)
 
 
-def _matmul(dev: Any, scale: int) -> Launch:
-    w = 512 * scale
-    return Launch((w // 16) ** 2, 256, [dev.empty(4 * w * w), _f32(dev, w * w), _f32(dev, w * w, 1),
-                                        np.int32(w), np.int32(w)], [w / 16])
+def _vecadd_shape(scale: float, block: int) -> Shape:
+    n = _sized(scale, 1 << 22)
+    return Shape(_cdiv(n, block), block, (), {"n": n}, 12 * n)
 
 
-def _transpose(dev: Any, scale: int) -> Launch:
-    w = 2048 * scale
-    return Launch(w * w // 256, 256, [dev.empty(4 * w * w), _f32(dev, w * w), np.int32(w), np.int32(w)], [])
+def _vecadd_inputs(dev: Any, s: Shape) -> list[Any]:
+    n = s.size["n"]
+    return [_f32(dev, n), _f32(dev, n, 1), dev.empty(4 * n), np.int32(n)]
 
 
-def _needle(dev: Any, scale: int) -> Launch:
-    blocks = 4096 * scale
+def _saxpy_shape(scale: float, block: int) -> Shape:
+    n = _sized(scale, 1 << 22)
+    return Shape(_cdiv(n, block), block, (), {"n": n}, 8 * n)
+
+
+def _saxpy_inputs(dev: Any, s: Shape) -> list[Any]:
+    n = s.size["n"]
+    return [np.int32(n), np.float32(2.0), _f32(dev, n), _f32(dev, n, 1)]
+
+
+def _matmul_shape(scale: float, block: int) -> Shape:
+    w = _sized(scale, 512, 16)
+    return Shape((w // 16) ** 2, 256, (w / 16,), {"w": w}, 12 * w * w)
+
+
+def _matmul_inputs(dev: Any, s: Shape) -> list[Any]:
+    w = s.size["w"]
+    return [dev.empty(4 * w * w), _f32(dev, w * w), _f32(dev, w * w, 1), np.int32(w), np.int32(w)]
+
+
+def _transpose_shape(scale: float, block: int) -> Shape:
+    w = _sized(scale, 2048)
+    return Shape(_cdiv(w * w, block), block, (), {"w": w}, 8 * w * w)
+
+
+def _transpose_inputs(dev: Any, s: Shape) -> list[Any]:
+    w = s.size["w"]
+    return [dev.empty(4 * w * w), _f32(dev, w * w), np.int32(w), np.int32(w)]
+
+
+def _needle_shape(scale: float, block: int) -> Shape:
+    blocks = _sized(scale, 4096)
+    return Shape(blocks, 16, (2 * 16 - 1,), {"blocks": blocks}, 4 * blocks * (17 * 17 + 256))
+
+
+def _needle_inputs(dev: Any, s: Shape) -> list[Any]:
+    blocks = s.size["blocks"]
     score = np.random.default_rng(2).integers(-5, 5, blocks * 17 * 17, dtype=np.int32)
     ref = np.random.default_rng(3).integers(-5, 5, blocks * 256, dtype=np.int32)
-    return Launch(blocks, 16, [dev.to_device(score), dev.to_device(ref), np.int32(17), np.int32(10)],
-                  [2 * 16 - 1])
+    return [dev.to_device(score), dev.to_device(ref), np.int32(17), np.int32(10)]
 
 
-def _scan(dev: Any, scale: int) -> Launch:
-    n = (1 << 22) * scale
+#: block sizes scanExclusiveShared's text allows: powers of two up to its 2 × 256 shared words
+SCAN_BLOCKS = (32, 64, 128, 256)
+
+
+def _scan_shape(scale: float, block: int) -> Shape:
+    n = _sized(scale, 1 << 22, block)
+    return Shape(n // block, block, (block.bit_length() - 1,), {"n": n}, 8 * n)
+
+
+def _scan_inputs(dev: Any, s: Shape) -> list[Any]:
+    n = s.size["n"]
     src = np.random.default_rng(4).integers(0, 10, n, dtype=np.uint32)
-    return Launch(n // 256, 256, [dev.empty(4 * n), dev.to_device(src), np.int32(n)], [8])
+    return [dev.empty(4 * n), dev.to_device(src), np.int32(n)]
 
 
-def _montecarlo(dev: Any, scale: int) -> Launch:
+def _montecarlo_shape(scale: float, block: int) -> Shape:
+    threads = 1024 * 256  # the problem is the number of samples: threads × per_thread, whatever the block
+    per_thread = _sized(scale, 64)
+    if threads % block:
+        raise ValueError(f"sobolGPU_kernel: block of {block} threads does not divide {threads}")
+    return Shape(threads // block, block, (per_thread,), {"threads": threads, "per_thread": per_thread},
+                 4 * threads + 4 * 16)
+
+
+def _montecarlo_inputs(dev: Any, s: Shape) -> list[Any]:
     dirs = (np.uint32(1) << (31 - np.arange(16, dtype=np.uint32))).astype(np.uint32)
-    grid = 1024
-    return Launch(grid, 256, [dev.empty(4 * grid * 256), dev.to_device(dirs), np.int32(64 * scale)], [64 * scale])
+    return [dev.empty(4 * s.size["threads"]), dev.to_device(dirs), np.int32(s.size["per_thread"])]
 
 
-def _hotspot(dev: Any, scale: int) -> Launch:
-    w = 2048 * scale
-    return Launch(w * w // 256, 256, [dev.empty(4 * w * w), _f32(dev, w * w), _f32(dev, w * w, 1), np.int32(w),
-                                      np.int32(w), np.float32(0.5), np.float32(0.1), np.float32(0.1),
-                                      np.float32(0.01)], [])
+def _hotspot_shape(scale: float, block: int) -> Shape:
+    w = _sized(scale, 2048)
+    return Shape(_cdiv(w * w, block), block, (), {"w": w}, 12 * w * w)
 
 
-def _convrows(dev: Any, scale: int) -> Launch:
-    w, h = 2048, 1024 * scale
-    return Launch(w * h // 256, 256, [dev.empty(4 * w * h), _f32(dev, w * h), _f32(dev, 17), np.int32(w),
-                                      np.int32(w * h)], [17])
+def _hotspot_inputs(dev: Any, s: Shape) -> list[Any]:
+    w = s.size["w"]
+    return [dev.empty(4 * w * w), _f32(dev, w * w), _f32(dev, w * w, 1), np.int32(w), np.int32(w), np.float32(0.5),
+            np.float32(0.1), np.float32(0.1), np.float32(0.01)]
 
 
-def _bfs(dev: Any, scale: int) -> Launch:
-    n, deg = (1 << 20) * scale, 8
+def _convrows_shape(scale: float, block: int) -> Shape:
+    w, h = 2048, _sized(scale, 1024)
+    return Shape(_cdiv(w * h, block), block, (17,), {"w": w, "h": h}, 8 * w * h + 4 * 17)
+
+
+def _convrows_inputs(dev: Any, s: Shape) -> list[Any]:
+    w, h = s.size["w"], s.size["h"]
+    return [dev.empty(4 * w * h), _f32(dev, w * h), _f32(dev, 17), np.int32(w), np.int32(w * h)]
+
+
+def _bfs_shape(scale: float, block: int) -> Shape:
+    n, deg = _sized(scale, 1 << 20), 8
+    return Shape(_cdiv(n, block), block, (deg,), {"n": n, "deg": deg}, 4 * (n + 1) + 4 * n * deg + 12 * n)
+
+
+def _bfs_inputs(dev: Any, s: Shape) -> list[Any]:
+    n, deg = s.size["n"], s.size["deg"]
     rng = np.random.default_rng(5)
     row = (np.arange(n + 1, dtype=np.int32) * deg).astype(np.int32)
     col = rng.integers(0, n, n * deg, dtype=np.int32)
     frontier = np.ones(n, dtype=np.int32)
     cost = np.where(rng.random(n) < 0.5, -1, 0).astype(np.int32)
-    return Launch(-(-n // 256), 256, [dev.to_device(row), dev.to_device(col), dev.to_device(frontier),
-                                      dev.to_device(cost), dev.empty(4 * n), np.int32(n)], [deg])
+    return [dev.to_device(row), dev.to_device(col), dev.to_device(frontier), dev.to_device(cost), dev.empty(4 * n),
+            np.int32(n)]
 
 
-def _cfd(dev: Any, scale: int) -> Launch:
-    n = (1 << 21) * scale
+def _cfd_shape(scale: float, block: int) -> Shape:
+    n = _sized(scale, 1 << 21)
+    return Shape(_cdiv(n, block), block, (), {"n": n}, 28 * n)
+
+
+def _cfd_inputs(dev: Any, s: Shape) -> list[Any]:
+    n = s.size["n"]
     v = np.random.default_rng(6).random(5 * n, dtype=np.float32) + 1.0
     v[:n] += 1.0
     v[4 * n:] += 10.0
-    return Launch(-(-n // 256), 256, [np.int32(n), dev.to_device(v), _f32(dev, n, 7), dev.empty(4 * n)], [])
+    return [np.int32(n), dev.to_device(v), _f32(dev, n, 7), dev.empty(4 * n)]
 
 
-def _bitonic(dev: Any, scale: int) -> Launch:
-    n = (1 << 21) * scale
+def _bitonic_shape(scale: float, block: int) -> Shape:
+    n = _sized(scale, 1 << 21, 256)
+    return Shape(n // 256, 256, (8, 4.5), {"n": n}, 4 * n)
+
+
+def _bitonic_inputs(dev: Any, s: Shape) -> list[Any]:
+    n = s.size["n"]
     keys = np.random.default_rng(8).integers(0, 1 << 30, n, dtype=np.uint32)
-    return Launch(n // 256, 256, [dev.to_device(keys), np.int32(n)], [8, 4.5])
+    return [dev.to_device(keys), np.int32(n)]
 
 
 DWARFS: tuple[Dwarf, ...] = (
-    Dwarf("vectorAdd", "Dense Linear Algebra", VECADD, _vecadd),
-    Dwarf("saxpy", "Dense Linear Algebra", SAXPY, _saxpy),
-    Dwarf("matrixMulCUDA", "Dense Linear Algebra", MATMUL, _matmul),
-    Dwarf("transposeNaive", "Dense Linear Algebra", TRANSPOSE, _transpose),
-    Dwarf("needle_shared", "Dynamic Programming", NEEDLE, _needle),
-    Dwarf("scanExclusiveShared", "Sparse Linear Algebra", SCAN, _scan),
-    Dwarf("sobolGPU_kernel", "Monte Carlo", MONTECARLO, _montecarlo),
-    Dwarf("calculate_temp", "Structured Grid", HOTSPOT, _hotspot),
-    Dwarf("convolutionRowsKernel", "Structured Grid", CONVROWS, _convrows),
-    Dwarf("bfs_kernel1", "Graph Traversal", BFS, _bfs),
-    Dwarf("compute_step_factor", "Unstructured Grid", CFD, _cfd),
-    Dwarf("mergeSortSharedKernel", "Backtrack and Branch-and-Bound", BITONIC, _bitonic),
+    Dwarf("vectorAdd", "Dense Linear Algebra", VECADD, _vecadd_shape, _vecadd_inputs),
+    Dwarf("saxpy", "Dense Linear Algebra", SAXPY, _saxpy_shape, _saxpy_inputs),
+    Dwarf("matrixMulCUDA", "Dense Linear Algebra", MATMUL, _matmul_shape, _matmul_inputs, (256,)),
+    Dwarf("transposeNaive", "Dense Linear Algebra", TRANSPOSE, _transpose_shape, _transpose_inputs),
+    Dwarf("needle_shared", "Dynamic Programming", NEEDLE, _needle_shape, _needle_inputs, (16,), 16),
+    Dwarf("scanExclusiveShared", "Sparse Linear Algebra", SCAN, _scan_shape, _scan_inputs, SCAN_BLOCKS),
+    Dwarf("sobolGPU_kernel", "Monte Carlo", MONTECARLO, _montecarlo_shape, _montecarlo_inputs),
+    Dwarf("calculate_temp", "Structured Grid", HOTSPOT, _hotspot_shape, _hotspot_inputs),
+    Dwarf("convolutionRowsKernel", "Structured Grid", CONVROWS, _convrows_shape, _convrows_inputs),
+    Dwarf("bfs_kernel1", "Graph Traversal", BFS, _bfs_shape, _bfs_inputs),
+    Dwarf("compute_step_factor", "Unstructured Grid", CFD, _cfd_shape, _cfd_inputs),
+    Dwarf("mergeSortSharedKernel", "Backtrack and Branch-and-Bound", BITONIC, _bitonic_shape, _bitonic_inputs, (256,)),
 )

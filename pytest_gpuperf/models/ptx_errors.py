@@ -21,7 +21,7 @@ from . import aggregate, cfg as cfgmod, ptx as ptxmod, scheduler
 from .dwarfs import DWARFS, THESIS_MAPE
 from .ptx_calibration import calibrate, global_latency_model, session_latencies
 from .ptx_latency import LatencyTable, latencies
-from ..devices.base import Device
+from ..devices.base import Device, DeviceInfo
 from ..helpers import KernelHelper, Measurer
 from ..probes import global_latency
 
@@ -95,34 +95,70 @@ class PtxEvaluation:
         return out
 
 
+@dataclass(frozen=True)
+class DeviceModel:
+    """What every prediction on one device is built from, measured in the session: the calibration (launch
+    overhead and throughput fits), the global-latency sweep, the latency table, and the issue rates of the
+    "issue" and "hopper" variants with where each came from."""
+
+    cal: scheduler.Calibration
+    cal_info: dict[str, Any]
+    sweep: global_latency.Sweep
+    table: LatencyTable
+    rates: dict[str, float]
+    rate_sources: dict[str, str]
+
+    def shape(self, info: DeviceInfo, kernel: Any, grid: int, block: int, trips: Any) -> dict[str, Any]:
+        """The keyword arguments of :func:`scheduler.predict` for a launch of ``kernel`` (its registers and
+        shared memory from the build) on the device ``info`` describes."""
+        attrs = kernel.attributes
+        return dict(grid=grid, block=block, regs=int(attrs.get("num_regs", 0)),
+                    shared=int(attrs.get("shared_size_bytes", 0)), trips=trips, n_sm=info.compute_units,
+                    clock_hz=info.clock_mhz * 1e6, cc=info.compute_capability, l2_bytes=int(info.l2_bytes or 0))
+
+    def predict(self, graph: cfgmod.Cfg, shape: Mapping[str, Any]
+                ) -> tuple[scheduler.Prediction, dict[str, scheduler.Prediction]]:
+        """The thesis model's prediction and each of :data:`ALT_VARIANTS`'."""
+        pred = scheduler.predict(graph, self.table, self.cal, **shape)
+        alt = {v: scheduler.predict(graph, self.table, self.cal, **shape, variant=v, rates=self.rates)
+               for v in ALT_VARIANTS}
+        return pred, alt
+
+
+def device_model(dev: Device, gpu_kernel: KernelHelper, gpu_measure: Measurer, root: Path, baseline_dir: Path,
+                 recorded: Mapping[str, float]) -> DeviceModel:
+    """Calibrate the device and build its latency table (probed now; ``root``/``baseline_dir`` for the classes
+    no probe ran for), once per device and session (the model suite's test and the study share them); the
+    issue rates from ``recorded`` (this session's throughput probes, where the latency suite ran first),
+    else from the architecture table, at every call."""
+    info = dev.info
+    cache: dict[str, Any] = dev.measured.setdefault("ptx_device_model", {})
+    if "table" not in cache:
+        cache["cal"] = calibrate(dev, gpu_kernel, gpu_measure)
+        cache["sweep"] = global_latency.measured(dev)
+        cache["table"] = latencies(root, info.key, info.backend, info.clock_mhz,
+                                   global_model=global_latency_model(cache["sweep"]), baseline_dir=baseline_dir,
+                                   measured=session_latencies(dev, gpu_measure))
+    rates, rate_sources = scheduler.issue_rates(recorded, info.compute_capability)
+    (cal, cal_info), sweep, table = cache["cal"], cache["sweep"], cache["table"]
+    return DeviceModel(cal, cal_info, sweep, table, rates, rate_sources)
+
+
 def evaluate(dev: Device, gpu_kernel: KernelHelper, gpu_measure: Measurer, root: Path, baseline_dir: Path,
              recorded: Mapping[str, float]) -> PtxEvaluation:
-    """Calibrate the device, build its latency table (probed now; ``root``/``baseline_dir`` for the classes no
-    probe ran for), then predict and measure every dwarf kernel. The "issue" variant takes its unit issue
-    rates from ``recorded`` (this session's throughput probes, where the latency suite ran first), else
-    from the architecture table."""
+    """The device's model (:func:`device_model`), then every dwarf kernel predicted and measured."""
     info = dev.info
-    cal, cal_info = calibrate(dev, gpu_kernel, gpu_measure)
-    sweep = global_latency.measured(dev)
-    table = latencies(root, info.key, info.backend, info.clock_mhz, global_model=global_latency_model(sweep),
-                      baseline_dir=baseline_dir, measured=session_latencies(dev, gpu_measure))
-    rates, rate_sources = scheduler.issue_rates(recorded, info.compute_capability)
+    model = device_model(dev, gpu_kernel, gpu_measure, root, baseline_dir, recorded)
     runs = []
     for d in DWARFS:
         kern = gpu_kernel.compile(d.source, d.name)
-        text = dev.ptx(kern)
-        graph = cfgmod.build(ptxmod.parse(text, d.name))
+        graph = cfgmod.build(ptxmod.parse(dev.ptx(kern), d.name))
         launch = d.setup(dev, 1)
-        attrs = kern.attributes
-        shape = dict(grid=launch.grid, block=launch.block, regs=int(attrs.get("num_regs", 0)),
-                     shared=int(attrs.get("shared_size_bytes", 0)), trips=launch.trips, n_sm=info.compute_units,
-                     clock_hz=info.clock_mhz * 1e6, cc=info.compute_capability, l2_bytes=int(info.l2_bytes or 0))
-        pred = scheduler.predict(graph, table, cal, **shape)
+        pred, alt = model.predict(graph, model.shape(info, kern, launch.grid, launch.block, launch.trips))
         m = gpu_measure(kern, (launch.grid * launch.block,), (launch.block,), launch.args, budget_s=0.5)
-        alt = {v: scheduler.predict(graph, table, cal, **shape, variant=v, rates=rates) for v in ALT_VARIANTS}
         runs.append(KernelRun(d.name, d.dwarf, pred, alt, m.stats.median, launch.trips,
-                              int(attrs.get("local_size_bytes", 0))))
-    return PtxEvaluation(runs, table, sweep, cal_info, rates, rate_sources)
+                              int(kern.attributes.get("local_size_bytes", 0))))
+    return PtxEvaluation(runs, model.table, model.sweep, model.cal_info, model.rates, model.rate_sources)
 
 
 def _dwarf_records(prefix: str, per_dwarf: dict[str, dict[str, float]], identity: dict[str, str]

@@ -42,6 +42,8 @@ PROFILES: Mapping[str, tuple[Overrides, Overrides]] = {
                      {"warmup": 1, "min_repeats": 3, "max_repeats": 5, "budget_s": 0.1}),
     # PTX model calibration: launch overhead and throughput regressions
     "ptx_calibration": _same({"min_repeats": 10, "max_repeats": 40, "budget_s": 0.2}),
+    # PTX model study: 108 launches of 10 µs to a few ms, each timed warm like the model suite's kernels
+    "ptx_study": _same({"warmup": 3, "min_repeats": 10, "max_repeats": 100, "budget_s": 0.25}),
     # kernel-class features (portable timing)
     "kernel_classes": ({"warmup": 2, "min_repeats": 5, "max_repeats": 30, "budget_s": 0.1},
                        {"warmup": 1, "min_repeats": 3, "max_repeats": 7, "budget_s": 0.05}),

@@ -36,8 +36,18 @@ def test_accuracies_are_gated_to_two_test_images(name, unit, better):
 
 def test_quant_timings_and_the_refinement_figures_keep_the_measured_spread():
     for name in ("precision.quant.gemm.int8.time_us", "precision.quant.gemm.int8_over_fp32",
-                 "precision.refine.n128.speedup", "precision.refine.n128.backward_error"):
+                 "precision.refine.n128.backward_error"):
         assert catalog.family(name) is None, name
+
+
+def test_the_refinement_speedup_gates_within_its_written_cause_on_gpus_only():
+    """A GPU's refinement speedup takes in part of the host's launching (the solve overfills the launch
+    queue behind the CUDA timer's blocking kernel): 30 % there, with the cause in the row; a CPU device keeps
+    the band its runs' spread gives."""
+    name = "precision.refine.n128.speedup"
+    assert catalog.tolerance(name, is_cpu=False) == {"rel": 0.3}
+    assert catalog.tolerance(name, is_cpu=True) is None
+    assert "launch queue" in catalog.wide_band_cause(name, "ratio")
 
 
 def test_a_rounding_mismatch_is_never_tolerated():

@@ -17,4 +17,10 @@ One module per job:
   :mod:`.ncu_worker` is the process ncu profiles (each planned run launched once, in order).
 * :mod:`.similarity` — Lim's CFG transition-probability matching to reuse tuned configurations.
 * :mod:`.fixtures` — the ``sampled_kernel`` pytest fixture.
+* :mod:`.app_kernels` (with :mod:`.app_parboil`, :mod:`.app_shoc`, :mod:`.app_rodinia`, :mod:`.app_polybench`) —
+  the application corpus ported for Dao's protocol; :mod:`.sampled_apps` measures it.
+* :mod:`.heldout` names the PTX model's held-out kernels; :mod:`.heldout_kernels` (:mod:`.heldout_rodinia`,
+  :mod:`.heldout_samples`, :mod:`.heldout_port`) ports them; :mod:`.ptx_sweep` and :mod:`.ptx_study` sweep
+  every dwarf kernel over launch configurations (Alavani ch. 4).
+* :mod:`.srad_reference` — SRAD's coefficients on the host, the reference of both SRAD ports.
 """

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from .app_kernel import AppKernel, Cost, Origin, Out, Problem, f32, i32, skewed_lengths, tiled, uniform
+from .srad_reference import srad_coefficients
 
 RD = "Rodinia"
 
@@ -98,14 +99,7 @@ def _srad(rng, tiles: int, tile_rows: int, rows_per_group: int, reps: int) -> Pr
     q0 = 0.05
 
     def ref():
-        j = np.pad(img.reshape(rows, cols).astype(np.float64), 1, mode="edge")
-        jc = j[1:-1, 1:-1]
-        n, s, w, e = j[:-2, 1:-1] - jc, j[2:, 1:-1] - jc, j[1:-1, :-2] - jc, j[1:-1, 2:] - jc
-        g2 = (n * n + s * s + w * w + e * e) / (jc * jc)
-        lap = (n + s + w + e) / jc
-        qsqr = (0.5 * g2 - lap * lap / 16) / (1 + 0.25 * lap) ** 2
-        c = np.clip(1.0 / (1.0 + (qsqr - q0) / (q0 * (1 + q0))), 0, 1)
-        return {k: v.reshape(-1) for k, v in (("dN", n), ("dS", s), ("dW", w), ("dE", e), ("C", c))}
+        return srad_coefficients(img.reshape(rows, cols), q0)
     outs = {k: Out(np.float32, cols * rows) for k in ("dN", "dS", "dW", "dE", "C")}
     return Problem(tiles * tile_rows, ("J", "dN", "dS", "dW", "dE", "C", i32(cols), i32(rows), i32(rows_per_group),
                                        f32(q0), i32(reps)), {"J": img}, outs, ref, rtol=1e-4, atol=1e-5)

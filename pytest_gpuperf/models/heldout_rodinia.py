@@ -11,6 +11,7 @@ import numpy as np
 
 from .dwarfs import Shape
 from .heldout_port import HostProblem, Port, layout, uniform
+from .srad_reference import srad_coefficients
 
 # ---- Rodinia lud: lud_internal ---------------------------------------------------------------------------
 
@@ -394,14 +395,8 @@ def _srad_problem(rng: np.random.Generator, s: Shape) -> HostProblem:
     q0 = np.float32(srad_q0sqr(img.reshape(rows, cols)))
 
     def ref() -> dict[str, np.ndarray]:
-        j = np.pad(img.reshape(rows, cols).astype(np.float64), 1, mode="edge")
-        jc = j[1:-1, 1:-1]
-        n, so, w, e = j[:-2, 1:-1] - jc, j[2:, 1:-1] - jc, j[1:-1, :-2] - jc, j[1:-1, 2:] - jc
-        g2 = (n * n + so * so + w * w + e * e) / (jc * jc)
-        lap = (n + so + w + e) / jc
-        qsqr = (0.5 * g2 - lap * lap / 16) / (1 + 0.25 * lap) ** 2
-        c = np.clip(1.0 / (1.0 + (qsqr - q0) / (q0 * (1 + q0))), 0, 1)
-        return {k: v.reshape(-1) for k, v in zip(SRAD_OUTPUTS, (e, w, n, so, c))}
+        d = srad_coefficients(img.reshape(rows, cols), float(q0))
+        return dict(zip(SRAD_OUTPUTS, (d["dE"], d["dW"], d["dN"], d["dS"], d["C"])))
     outs = {k: np.full(rows * cols, -1.0, np.float32) for k in SRAD_OUTPUTS}
     return HostProblem(("E_C", "W_C", "N_C", "S_C", "J", "C_cuda", np.int32(cols), np.int32(rows), q0),
                        {**outs, "J": img}, ref, rtol=1e-4, atol=1e-5)

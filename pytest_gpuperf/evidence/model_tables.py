@@ -43,14 +43,19 @@ def _cells(vals: list[str]) -> str:
 #: the ML model evaluated leave-one-kernel-out): GPU → (linear, ML) mean error %, overhead %.
 DAO_SAMPLED = [("GTX 580 (Fermi)", 5.72, 4.76, "8 % (NVIDIA average)"), ("GTX 280 (Tesla)", 7.19, 6.42, "8 % (NVIDIA average)"),
                ("Radeon HD 6970", 8.10, 7.91, "15 % (AMD average)")]
-DAO_PROTOCOL = "70 application kernels (≥ 0.1 s, hundreds of work-groups), 2nd/3rd saturation points"
+DAO_KERNELS, DAO_APPLICATIONS = 70, 39
+DAO_POINTS = "2nd/3rd saturation points"
+DAO_PROTOCOL = f"{DAO_KERNELS} application kernels (≥ 0.1 s, hundreds of work-groups), {DAO_POINTS}"
+#: Dao's ML model (§2.5.2) and ours (``models.svr``), as each row names its model
+DAO_ML = "ε-SVR on static features, hardware counters and the linear model"
+OUR_ML = "RBF ε-SVR on portable features, no counters"
 
 
 def _ordinal(n: int) -> str:
     return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
 
 
-def _geometry(run: Run, prefix: str) -> str:
+def sample_geometry(run: Run, prefix: str) -> str:
     """Where a run's samples sat, from a kernel's recorded plan (``sampling.describe``)."""
     plan = next((m.get("info") or {} for n, m in sorted(run.metrics.items())
                  if n.startswith(f"{prefix}.") and n.endswith(".error") and "mean" not in n), {})
@@ -70,15 +75,14 @@ def sampled_vs_dao(inp: Inputs) -> list[str]:
     out = ["| GPU | kernels and protocol | linear model, mean error | ML model, mean error (leave-one-kernel-out) | "
            "sampling overhead |", "| --- | --- | --- | --- | --- |"]
     for gpu, lin, ml, ovh in DAO_SAMPLED:
-        out.append(f"| {gpu} | Dao thesis: {DAO_PROTOCOL} | {lin:.2f} % | {ml:.2f} % (ε-SVR on static features, "
-                   f"hardware counters and the linear model) | {ovh} |")
+        out.append(f"| {gpu} | Dao thesis: {DAO_PROTOCOL} | {lin:.2f} % | {ml:.2f} % ({DAO_ML}) | {ovh} |")
     for run in inp.runs("runs"):
         kernels = (run.get(f"{prefix}.mean_error") or {}).get("info", {}).get("kernels", "?")
         name = str(run.device.get("name", "?")).replace("NVIDIA ", "")
         linear, ml, overhead = (pct(run.value(n)) for n in (f"{prefix}.mean_error", f"{svr}.mean_error",
                                                              f"{prefix}.mean_overhead"))
-        out.append(f"| {name}, {run.backend} (`{run.stem}`) | ours: {kernels} self-written kernels, {_geometry(run, prefix)} | "
-                   f"{linear} | {ml} (RBF ε-SVR on portable features, no counters) | {overhead} |")
+        out.append(f"| {name}, {run.backend} (`{run.stem}`) | ours: {kernels} self-written kernels, {sample_geometry(run, prefix)} | "
+                   f"{linear} | {ml} ({OUR_ML}) | {overhead} |")
     return out
 
 
@@ -107,6 +111,8 @@ def sampled(inp: Inputs) -> list[str]:
 
 # ---- static PTX model (Alavani ch. 4) -----------------------------------------------------------------------
 VARIANTS = {"thesis": "model.ptx", "issue": "model.ptx.issue", "hopper": "model.ptx.hopper"}
+#: what Table 4.9's figures are (thesis §4.4.8–4.4.10)
+TABLE_4_9 = "MAPE per dwarf over 108 launch configurations (several kernels per dwarf, each swept over launches) on four GPUs"
 
 
 def ptx_dwarfs(inp: Inputs) -> list[str]:
@@ -117,8 +123,7 @@ def ptx_dwarfs(inp: Inputs) -> list[str]:
     bad = [v for v in variants if v not in VARIANTS]
     if bad:
         raise EvidenceError(f"{inp.block.where}: unknown variant {', '.join(bad)}; known: {', '.join(VARIANTS)}")
-    out = ["Table 4.9: Alavani's static PTX model, MAPE per dwarf over 108 launch configurations (several kernels per "
-           "dwarf, each swept over launches) on four GPUs. Ours: the same model family in each variant, one launch per "
+    out = [f"Table 4.9: Alavani's static PTX model, {TABLE_4_9}. Ours: the same model family in each variant, one launch per "
            "dwarf kernel (12 kernels; 6 of the 8 dwarfs a single kernel), on the run's card.", "",
            "| dwarf | " + " | ".join(f"Table 4.9 {g}" for g in THESIS_GPUS) + " | median | "
            + " | ".join(f"ours, {v} variant" for v in variants) + " |", "|" + " --- |" * (2 + len(THESIS_GPUS) + len(variants))]

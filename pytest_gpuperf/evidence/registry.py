@@ -1,5 +1,5 @@
 """Table names → generators. Each doc area has one module of generators (``probe_tables``,
-``accuracy_tables``, ``model_tables``, ``tuning_tables``, ``precision_tables``, ``power_tables``; precision's
+``accuracy_tables``, ``model_tables`` (the model studies' in ``model_study_tables``), ``tuning_tables``, ``precision_tables``, ``power_tables``; precision's
 tables over many unchanged runs in ``precision_aa_tables``); each exposes ``TABLES``, a name → function mapping. A generator takes the block's :class:`Inputs` and returns
 the table's Markdown lines; it never reads a file its marker does not name."""
 
@@ -13,7 +13,7 @@ from typing import Callable, Mapping
 from .markers import Block
 from .runfile import EvidenceError, Run
 
-MODULES = ("probe_tables", "accuracy_tables", "model_tables", "tuning_tables", "precision_tables",
+MODULES = ("probe_tables", "accuracy_tables", "model_tables", "model_study_tables", "tuning_tables", "precision_tables",
            "precision_aa_tables", "power_tables", "run_tables")
 
 

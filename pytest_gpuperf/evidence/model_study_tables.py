@@ -156,8 +156,8 @@ def _scope(runs: list[Run], name: str) -> str:
     cells = []
     for r in runs:
         m = r.get(name)
-        cells.append("–" if m is None else f"{len(str(m['identity'].get('kernels', '')).split(','))} kernels, "
-                     f"{m['info'].get('launches', '?')} launches")
+        n = len(str(m["identity"].get("kernels", "")).split(",")) if m else 0
+        cells.append("–" if m is None else f"{n} kernel{'s' * (n != 1)}, {m['info'].get('launches', '?')} launches")
     return cells[0] if len(set(cells)) == 1 else " / ".join(cells)
 
 

@@ -23,8 +23,11 @@ from .registry import Inputs
 from .runfile import EvidenceError, Run
 
 APPS, SVR_APPS, PROJECT, SVR_PROJECT = "model.sampled_apps", "model.svr_apps", "model.sampled_project", "model.svr_project"
-APPS_RUN = "gpuperf run suites/test_model_apps.py --gpuperf-profile=study"
-PTX_RUN = "gpuperf run suites/test_latency.py suites/test_model_ptx_study.py --gpuperf-profile=study"
+WHOLE = "(the whole study, not a part of it)"
+APPS_FIX = f"name the results file of `gpuperf run suites/test_model_apps.py --gpuperf-profile=study` {WHOLE}"
+PTX_FIX = ("name the results file of `gpuperf run suites/test_latency.py suites/test_model_ptx_study.py "
+           f"--gpuperf-profile=study` {WHOLE}, a CUDA device's")
+PROJECT_FIX = "name the results file of a default run (`gpuperf run --gpuperf-device=0`)"
 PROCEDURE_CHECK = "no: a procedure check on a CPU device (PoCL size, warm caches), not comparable to Dao"
 
 
@@ -37,12 +40,12 @@ def _on_cpu(run: Run, identity: Mapping[str, Any]) -> bool:
     return bool(run.device.get("is_cpu")) or identity.get("size") == "tiny" or identity.get("cache") == "warm"
 
 
-def _require(inp: Inputs, run: Run, names: Sequence[str], what: str, how: str) -> None:
+def _require(inp: Inputs, run: Run, names: Sequence[str], what: str, fix: str) -> None:
+    """Refuse ``run`` where it lacks any of ``names``, naming the first few and the ``fix``."""
     missing = [n for n in names if run.get(n) is None]
     if missing:
         shown = ", ".join(missing[:6]) + (f" and {len(missing) - 6} more" if len(missing) > 6 else "")
-        raise EvidenceError(f"{inp.block.where}: {run.path} lacks {shown} of {what}; name the results file of "
-                            f"`{how}` (the whole study, not a part of it)")
+        raise EvidenceError(f"{inp.block.where}: {run.path} lacks {shown} of {what}; {fix}")
 
 
 # ---- Dao's protocol on application kernels (Dao ch. 2, §2.6) -----------------------------------------------
@@ -53,12 +56,12 @@ def _waves(identity: Mapping[str, Any]) -> str:
 
 
 def _apps_row(inp: Inputs, run: Run) -> str:
-    _require(inp, run, (f"{APPS}.mean_error", f"{APPS}.mean_overhead"), "the application study", APPS_RUN)
+    _require(inp, run, (f"{APPS}.mean_error", f"{APPS}.mean_overhead"), "the application study", APPS_FIX)
     mean = run.get(f"{APPS}.mean_error") or {}
     ident, info = mean.get("identity") or {}, mean.get("info") or {}
     k = int(info.get("kernels", len(str(ident.get("kernels", "")).split(","))))
     if run.get(f"{SVR_APPS}.mean_error") is None and k >= svr.MIN_KERNELS:
-        _require(inp, run, (f"{SVR_APPS}.mean_error",), "the application study", APPS_RUN)
+        _require(inp, run, (f"{SVR_APPS}.mean_error",), "the application study", APPS_FIX)
     ml = (pct(run.value(f"{SVR_APPS}.mean_error")) if run.get(f"{SVR_APPS}.mean_error") is not None else
           f"not recorded ({k} kernels; it trains on {svr.MIN_KERNELS} or more)")
     notes = [f"{len(v)} {label}" for key, label in (("full_runs_under_0.1s", "with full runs under 0.1 s"),
@@ -75,8 +78,7 @@ def _apps_row(inp: Inputs, run: Run) -> str:
 
 
 def _project_row(inp: Inputs, run: Run) -> str:
-    _require(inp, run, (f"{PROJECT}.mean_error", f"{PROJECT}.mean_overhead"), "the project's geometry",
-             "gpuperf run --gpuperf-device=0 (the default profile)")
+    _require(inp, run, (f"{PROJECT}.mean_error", f"{PROJECT}.mean_overhead"), "the project's geometry", PROJECT_FIX)
     mean = run.get(f"{PROJECT}.mean_error") or {}
     ident = mean.get("identity") or {}
     k = (mean.get("info") or {}).get("kernels", "?")
@@ -95,11 +97,11 @@ def apps_vs_dao(inp: Inputs) -> list[str]:
     neither = [r.path for r in runs if r.get(f"{APPS}.mean_error") is None and r.get(f"{PROJECT}.mean_error") is None]
     if neither:
         raise EvidenceError(f"{inp.block.where}: {', '.join(neither)} record neither the application study "
-                            f"({APPS}.mean_error) nor the project's geometry ({PROJECT}.mean_error); name results of "
-                            f"`{APPS_RUN}` or of a default run")
+                            f"({APPS}.mean_error) nor the project's geometry ({PROJECT}.mean_error); {APPS_FIX}, "
+                            "or of a default run")
     if all(r.get(f"{APPS}.mean_error") is None for r in runs):
         raise EvidenceError(f"{inp.block.where}: no file named records the application study ({APPS}.*); "
-                            f"add the results file of `{APPS_RUN}`")
+                            f"{APPS_FIX}")
     out = ["| row | GPU | kernels | protocol | ML model | linear model, mean error | ML model, mean error "
            "(leave-one-kernel-out) | sampling overhead | beside Dao |", "|" + " --- |" * 9]
     for gpu, lin, ml, ovh in DAO_SAMPLED:
@@ -137,12 +139,12 @@ def _check_ptx(inp: Inputs, runs: list[Run], variants: list[str]) -> None:
     for run in runs:
         if not any(n.startswith(f"{PTX_STUDY}.") for n in run.metrics):
             raise EvidenceError(f"{inp.block.where}: {run.path} records no figure of the PTX study ({PTX_STUDY}.*); "
-                                f"name the results file of `{PTX_RUN}` (CUDA only)")
+                                f"{PTX_FIX}")
         parts = ["mape", "design.mape", "held_out.mape"] + [f"dwarf.{slug(d)}.mape" for d in THESIS_MAPE]
-        _require(inp, run, [f"{PTX_STUDY}.{v}.{p}" for v in variants for p in parts], "the PTX study", PTX_RUN)
+        _require(inp, run, [f"{PTX_STUDY}.{v}.{p}" for v in variants for p in parts], "the PTX study", PTX_FIX)
         if not _problems(run, variants[0]):
             _require(inp, run, [f"{PTX_STUDY}.{v}.held_out.dwarf.{slug(d)}.mape" for v in variants for d in THESIS_MAPE],
-                     "the PTX study (no kernel of the run was left out)", PTX_RUN)
+                     "the PTX study (no kernel of the run was left out)", PTX_FIX)
     for what, key in (("devices", lambda r: str(r.device.get("name", "?"))),
                       ("sweeps", lambda r: str(r.get(f"{PTX_STUDY}.{variants[0]}.mape")["identity"].get("sweep", "?")))):
         seen = sorted({key(r) for r in runs})

@@ -14,6 +14,7 @@ import statistics
 from typing import Any, Mapping
 
 from ..models.dwarfs import THESIS_GPUS, THESIS_MAPE
+from ..models.ptx_errors import slug
 from .registry import Inputs
 from .runfile import EvidenceError, Run, merged
 
@@ -23,10 +24,6 @@ KERNEL_ERROR = re.compile(r"model\.ptx\.[A-Za-z0-9_]+\.error")
 
 def pct(x: float | None) -> str:
     return "–" if x is None else f"{100 * x:.1f} %"
-
-
-def slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
 
 
 def _backends(inp: Inputs) -> dict[str, Metrics]:
@@ -171,7 +168,7 @@ def ptx_recombined(inp: Inputs) -> list[str]:
     clock_hz = float(run.device.get("clock_mhz") or 0) * 1e6
     if clock_hz <= 0:
         raise EvidenceError(f"{inp.block.where}: the run records no clock_mhz to turn cycles into time")
-    out = [f"| kernel | waves | d_kernel cycles / wave | d_kernel µs / measured | error, Eq. 4.8 | error without l_overhead |",
+    out = ["| kernel | waves | d_kernel cycles / wave | d_kernel µs / measured | error, Eq. 4.8 | error without l_overhead |",
            "|" + " --- |" * 6]
     e_all, e_nol = [], []
     for k, i, _ in _kernel_rows(m):

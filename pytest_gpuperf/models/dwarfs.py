@@ -29,7 +29,9 @@ THESIS_MAPE: dict[str, tuple[float, float, float, float]] = {
     "Structured Grid": (25.05, 15.34, 29.88, 16.49),
     "Unstructured Grid": (31.61, 69.82, 87.09, 28.81),
 }
-THESIS_GPUS = ("Tesla K20", "Quadro K4200", "Tesla M60", "GTX 1050")
+#: the thesis' four GPUs: the short key its figures carry in a metric's ``info``, and the full name
+THESIS_GPU_NAMES: dict[str, str] = {"K20": "Tesla K20", "K4200": "Quadro K4200", "M60": "Tesla M60", "GTX1050": "GTX 1050"}
+THESIS_GPUS = tuple(THESIS_GPU_NAMES.values())
 #: block sizes of a kernel that reads ``blockDim`` and guards its index: multiples of the warp up to 1024
 ANY_BLOCK = (32, 64, 128, 192, 256, 384, 512, 768, 1024)
 

@@ -18,7 +18,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from . import aggregate, cfg as cfgmod, ptx as ptxmod, scheduler
-from .dwarfs import DWARFS, THESIS_MAPE
+from .dwarfs import DWARFS, THESIS_GPU_NAMES, THESIS_MAPE
 from .ptx_calibration import calibrate, global_latency_model, session_latencies
 from .ptx_latency import LatencyTable, latencies
 from ..devices.base import Device, DeviceInfo
@@ -32,7 +32,7 @@ ALT_VARIANTS: Mapping[str, str] = {
               "longer of issuing at the measured rates and one warp's dependent chain "
               "(models.scheduler.predict_hopper)"}
 #: the GPUs of the thesis' Table 4.9, in its column order
-THESIS_GPUS = ("K20", "K4200", "M60", "GTX1050")
+THESIS_GPU_KEYS = tuple(THESIS_GPU_NAMES)
 
 
 def slug(text: str) -> str:
@@ -167,7 +167,7 @@ def _dwarf_records(prefix: str, per_dwarf: dict[str, dict[str, float]], identity
     thesis' Table 4.9 row; the dwarf's kernels are part of the identity."""
     return [dict(name=f"{prefix}.dwarf.{slug(dwarf)}.mape", value=float(np.mean(list(e.values()))), unit="ratio",
                  better="lower", identity={**identity, **aggregate.over(e)},
-                 info={"kernels": len(e), "thesis_mape_pct": dict(zip(THESIS_GPUS, THESIS_MAPE[dwarf]))})
+                 info={"kernels": len(e), "thesis_mape_pct": dict(zip(THESIS_GPU_KEYS, THESIS_MAPE[dwarf]))})
             for dwarf, e in per_dwarf.items()]
 
 

@@ -36,7 +36,7 @@ import numpy as np
 from . import aggregate, cfg as cfgmod, ptx as ptxmod, scheduler
 from .dwarfs import THESIS_MAPE, Shape
 from .heldout_port import HostProblem, mismatches
-from .ptx_errors import THESIS_GPUS, DeviceModel, device_model, slug
+from .ptx_errors import THESIS_GPU_KEYS, DeviceModel, device_model, slug
 from .ptx_sweep import STUDY_KERNELS, SWEEP_VERSION, StudyKernel
 from ..devices.base import Device
 from ..helpers import KernelHelper, Measurer
@@ -194,7 +194,7 @@ def records(res: StudyResult) -> list[dict[str, Any]]:
                             info={"dwarf": runs[0].dwarf, "held_out": runs[0].held_out, "mpe": mpe,
                                   "launches": [r.row(v) for r in runs]}))
         for dwarf in sorted({r.dwarf for r in res.runs}):
-            thesis = dict(zip(THESIS_GPUS, THESIS_MAPE[dwarf]))
+            thesis = dict(zip(THESIS_GPU_KEYS, THESIS_MAPE[dwarf]))
             every = [r for r in res.runs if r.dwarf == dwarf]
             held = [r for r in every if r.held_out]
             out.append(_figure(f"{base}.dwarf.{slug(dwarf)}.mape", every, v, ident,
@@ -206,7 +206,7 @@ def records(res: StudyResult) -> list[dict[str, Any]]:
             if runs:
                 out.append(_figure(f"{base}.{part}.mape", runs, v, ident, {}))
         out.append(_figure(f"{base}.mape", res.runs, v, ident,
-                           {"thesis_mape_pct": dict(zip(THESIS_GPUS, THESIS_OVERALL_MAPE)), "study_wall_s":
+                           {"thesis_mape_pct": dict(zip(THESIS_GPU_KEYS, THESIS_OVERALL_MAPE)), "study_wall_s":
                             round(res.wall_s, 1), "calibration": res.model.cal_info,
                             "latency_cycles": {k: round(float(c), 2) for k, c in sorted(res.model.table.cycles.items())},
                             "rates": res.model.rates, "problems": list(res.problems)}))

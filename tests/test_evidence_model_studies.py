@@ -17,12 +17,10 @@ from pytest_gpuperf.evidence.model_study_tables import PROCEDURE_CHECK, apps_vs_
 from pytest_gpuperf.evidence.model_tables import DAO_SAMPLED, pct
 from pytest_gpuperf.evidence.registry import Inputs
 from pytest_gpuperf.evidence.runfile import EvidenceError
-from pytest_gpuperf.models import cfg, ptx, ptx_errors, ptx_study as study, ptx_sweep, scheduler, svr
+from pytest_gpuperf.models import ptx_study as study, ptx_sweep, scheduler, svr
 from pytest_gpuperf.models.app_kernels import APP_KERNELS
 from pytest_gpuperf.models.dwarfs import THESIS_MAPE
-from pytest_gpuperf.models.ptx_latency import LatencyTable
-from pytest_gpuperf.probes import global_latency
-from pytest_gpuperf.probes.global_latency import Launch, Point
+from ptx_study_support import fixed_model
 from suite_support import baseline_folder
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -117,21 +115,13 @@ def test_the_app_study_s_table_refuses_files_without_the_study():
 
 
 # ---- models-ptx-study ----------------------------------------------------------------------------------
-CLASSES = ("addf", "mulf", "fma", "adds", "mul", "mads", "and", "setp", "mov", "cvt", "ld.shared", "st.shared",
-           "sfu", "sqrt", "divf", "divs")
 
 
 def _study(factor: dict[str, float], left_out: str = "") -> study.StudyResult:
     """Every launch of the sweep (its real kernels, dwarfs and shapes; the kernel ``left_out`` not, as the
     study leaves out one that fails its reference check), predicted from a committed PTX by every variant and
     'measured' at the thesis variant's prediction over the dwarf's factor: test data only."""
-    graph = cfg.build(ptx.parse((ROOT / "tests" / "data" / "models" / "vectorAdd.ptx").read_text(), "vectorAdd"))
-    table = LatencyTable({k: 4.0 for k in CLASSES}, {"addf": "probed in this session: x"}, 600.0, "fixed probe")
-    cal = scheduler.Calibration((3e-6, 0.0), (3e12, 1.0, 1e-6), (3e13, 1.0, 1e-6))
-    rates, sources = scheduler.issue_rates({}, "9.0")
-    points = [Point(Launch(1, t), [500.0 + t * 0.01] * 3, (490.0, 510.0)) for t in [1, 64, 1024, 8192, 65536] * 2]
-    sweep = global_latency.Sweep(points, global_latency.fit_points(points), single=[500.0] * 4)
-    model = ptx_errors.DeviceModel(cal, {"launch_s": [3e-6, 0.0]}, sweep, table, rates, sources)
+    graph, table, cal, rates, model = fixed_model()
     runs = []
     for k, c in ptx_sweep.launches():
         if k.name == left_out:

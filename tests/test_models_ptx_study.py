@@ -18,12 +18,10 @@ import pytest
 
 from nvrtc_support import nvrtc_env
 from pytest_gpuperf.baselines import catalog
-from pytest_gpuperf.models import cfg, ptx, ptx_errors, ptx_study, ptx_sweep, scheduler
+from pytest_gpuperf.models import ptx_study, ptx_sweep, scheduler
 from pytest_gpuperf.models.dwarfs import DWARFS, THESIS_MAPE
 from pytest_gpuperf.models.heldout import DESIGN_KERNELS, HELD_OUT
-from pytest_gpuperf.models.ptx_latency import LatencyTable
-from pytest_gpuperf.probes import global_latency
-from pytest_gpuperf.probes.global_latency import Launch, Point
+from ptx_study_support import fixed_model
 from pytest_gpuperf.timing import suite_profiles
 from pytest_gpuperf.timing.profiles import profile
 from pytest_gpuperf.util import jsonio
@@ -118,20 +116,12 @@ def test_the_command_line_check_prints_every_launch():
 
 # ---- the study's records -------------------------------------------------------------------------------
 
-CLASSES = ("addf", "mulf", "fma", "adds", "mul", "mads", "and", "setp", "mov", "cvt", "ld.shared", "st.shared",
-           "sfu", "sqrt", "divf", "divs")
 
 
 def _result() -> ptx_study.StudyResult:
     """A study over two design and two held-out kernels of two dwarfs, every launch predicted from a
     committed PTX and 'measured' at a known multiple of the thesis variant's prediction."""
-    graph = cfg.build(ptx.parse((ROOT / "tests" / "data" / "models" / "vectorAdd.ptx").read_text(), "vectorAdd"))
-    table = LatencyTable({k: 4.0 for k in CLASSES}, {"addf": "probed in this session: x"}, 600.0, "fixed probe")
-    cal = scheduler.Calibration((3e-6, 0.0), (3e12, 1.0, 1e-6), (3e13, 1.0, 1e-6))
-    rates, sources = scheduler.issue_rates({}, "9.0")
-    points = [Point(Launch(1, t), [500.0 + t * 0.01] * 3, (490.0, 510.0)) for t in [1, 64, 1024, 8192, 65536] * 2]
-    sweep = global_latency.Sweep(points, global_latency.fit_points(points), single=[500.0] * 4)
-    model = ptx_errors.DeviceModel(cal, {"launch_s": [3e-6, 0.0]}, sweep, table, rates, sources)
+    graph, table, cal, rates, model = fixed_model()
     runs = []
     for name, factor in (("vectorAdd", 1.5), ("lud_internal", 2.0), ("sobolGPU_kernel", 0.5),
                          ("quasirandomGeneratorKernel", 1.25)):

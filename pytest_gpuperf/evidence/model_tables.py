@@ -15,6 +15,7 @@ from typing import Any, Mapping
 
 from ..models.dwarfs import THESIS_GPUS, THESIS_MAPE
 from ..models.ptx_errors import slug
+from ..models.sampled_apps import DAO_SAMPLED, OUR_ML
 from .registry import Inputs
 from .runfile import EvidenceError, Run, merged
 
@@ -35,17 +36,11 @@ def _cells(vals: list[str]) -> str:
 
 
 # ---- sampled kernels (Dao ch. 2) ----------------------------------------------------------------------------
-#: Dao, thesis §2.6 (70 kernels of 39 OpenCL applications — Parboil, SNU NPB, SHOC, AMD and NVIDIA
-#: samples — each with hundreds of work-groups and ≥ 0.1 s; sampled at the 2nd and 3rd saturation points;
-#: the ML model evaluated leave-one-kernel-out): GPU → (linear, ML) mean error %, overhead %.
-DAO_SAMPLED = [("GTX 580 (Fermi)", 5.72, 4.76, "8 % (NVIDIA average)"), ("GTX 280 (Tesla)", 7.19, 6.42, "8 % (NVIDIA average)"),
-               ("Radeon HD 6970", 8.10, 7.91, "15 % (AMD average)")]
 DAO_KERNELS, DAO_APPLICATIONS = 70, 39
 DAO_POINTS = "2nd/3rd saturation points"
 DAO_PROTOCOL = f"{DAO_KERNELS} application kernels (≥ 0.1 s, hundreds of work-groups), {DAO_POINTS}"
-#: Dao's ML model (§2.5.2) and ours (``models.svr``), as each row names its model
+#: Dao's ML model (§2.5.2), as his rows name it (ours: ``sampled_apps.OUR_ML``)
 DAO_ML = "ε-SVR on static features, hardware counters and the linear model"
-OUR_ML = "RBF ε-SVR on portable features, no counters"
 
 
 def _ordinal(n: int) -> str:

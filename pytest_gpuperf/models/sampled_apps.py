@@ -62,9 +62,19 @@ CPU_NOTE = ("CPU device: the corpus runs at its PoCL size (8 to 64 work-groups a
             "the host's caches), each kernel whose full run spans more than three waves of one work-group per "
             "core; a CPU's wave lasts microseconds, so its figures time launch jitter as much as the kernels: "
             "they check the procedure end to end, not Dao's claims")
-SEED_LINEAR = "Dao: linear 5.72 / 7.19 / 8.10 % (GTX 580 / GTX 280 / HD 6970), 70 application kernels, 2nd/3rd saturation points"
-SEED_ML = "Dao: ML 4.76 / 6.42 / 7.91 % (GTX 580 / GTX 280 / HD 6970), leave-one-kernel-out, hardware counters"
-SEED_OVERHEAD = "Dao: 8 % (NVIDIA), 15 % (AMD)"
+#: Dao, thesis §2.6 (70 kernels of 39 OpenCL applications — Parboil, SNU NPB, SHOC, AMD and NVIDIA
+#: samples — each with hundreds of work-groups and ≥ 0.1 s; sampled at the 2nd and 3rd saturation points;
+#: the ML model evaluated leave-one-kernel-out): GPU, linear and ML mean error %, overhead
+DAO_SAMPLED = (("GTX 580 (Fermi)", 5.72, 4.76, "8 % (NVIDIA average)"), ("GTX 280 (Tesla)", 7.19, 6.42, "8 % (NVIDIA average)"),
+               ("Radeon HD 6970", 8.10, 7.91, "15 % (AMD average)"))
+#: the ML model this study sets beside Dao's (``models.svr``)
+OUR_ML = "RBF ε-SVR on portable features, no counters"
+_GPUS = " / ".join(g for g, *_ in DAO_SAMPLED)
+SEED_LINEAR = (f"Dao: linear {' / '.join(f'{lin:.2f}' for _, lin, _, _ in DAO_SAMPLED)} % ({_GPUS}), "
+               "70 application kernels, 2nd/3rd saturation points")
+SEED_ML = (f"Dao: ML {' / '.join(f'{ml:.2f}' for _, _, ml, _ in DAO_SAMPLED)} % ({_GPUS}), leave-one-kernel-out, "
+           "hardware counters")
+SEED_OVERHEAD = "Dao: " + ", ".join(dict.fromkeys(ovh for *_, ovh in DAO_SAMPLED))
 #: The longest a kernel's full-length run may take, predicted or measured: its measurement repeats it
 #: several times at three lengths, so a kernel over this costs the study tens of seconds
 RUN_BUDGET_S = 2.0
@@ -320,5 +330,5 @@ def records(res: AppsResult) -> list[dict[str, Any]]:
                         identity={**ident, **aggregate.over(svr_err), **waves_over(trained)}, **mean,
                         info={**svr.split_report(res.runs.instances), "features": list(svr.FEATURES), "protocol": p.label,
                               "per_kernel": svr_per_kernel(svr_err),
-                              "seed": SEED_ML, "model": "RBF ε-SVR on portable features (no hardware counters)"}))
+                              "seed": SEED_ML, "model": OUR_ML}))
     return out

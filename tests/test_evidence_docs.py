@@ -71,6 +71,7 @@ def test_a_changed_results_file_makes_the_doc_stale(tmp_path):
     ("<!-- gpuperf:table no-such-table runs=" + RUN + " -->", "no such table; known: "),
     ("<!-- gpuperf:table metric-runs runs=docs/a.md metrics=a -->", "outside results/"),
     ("<!-- gpuperf:table metric-runs metrics=a -->", "names no results file"),
+    ("<!-- gpuperf:table metric-runs runs=" + RUN + "," + RUN + " metrics=a -->", "more than once"),
     ("<!-- gpuperf:table runs=" + RUN + " -->", "must name its table first"),
 ])
 def test_bad_markers_are_errors_naming_the_problem(tmp_path, marker, problem, capsys):

@@ -65,6 +65,10 @@ def _words(doc: str, line: int, words: str) -> tuple[str, dict[str, list[str]], 
             if bad:
                 raise EvidenceError(f"{doc}:{line}: {key}= names {', '.join(bad)}, outside results/; a table "
                                     "is made from saved runs only")
+            twice = sorted({i for i in items if items.count(i) > 1})
+            if twice:
+                raise EvidenceError(f"{doc}:{line}: {key}= names {', '.join(twice)} more than once; a run counted "
+                                    "twice weighs twice in every median and count: name each run once")
             roles[key] = items
         else:
             options[key] = value

@@ -730,7 +730,9 @@ KERNELS: tuple[AppKernel, ...] = (
               "Parboil inputs; the row pointer and slice counts read from global instead of constant memory; "
               "`reps` passes accumulate into the sum",
               ("memory", "irregular", "imbalanced", "warm-up"), SPMV, 256, _spmv, _spmv_cost,
-              gpu=dict(groups=32768, minlen=32, maxlen=2048, reps=80), tiny=dict(groups=16, minlen=4, maxlen=64, reps=2)),
+              gpu=dict(groups=32768, minlen=32, maxlen=2048, reps=24), tiny=dict(groups=16, minlen=4, maxlen=64, reps=2),
+              far_from_bound=("rows longest first, so the first groups' long rows and their gathers of x "
+                              "through the column index run far below DRAM bandwidth")),
     AppKernel("parboil_stencil", Origin(PB, "stencil", "block2D_reg_tiling (7-point, coarsened along z)"),
               "each work-item walks a chunk of z (not the whole column) so that there are many groups; the "
               "original's time steps ping-pong two grids from the host, here `reps` passes recompute one step",
@@ -772,7 +774,9 @@ KERNELS: tuple[AppKernel, ...] = (
               "falls as r^-0.5 from the centre of k-space (a radial trajectory's r^-2 would leave the central "
               "points' work-items looping over most samples); `reps` passes accumulate",
               ("irregular", "imbalanced", "warm-up"), GRIDDING, 256, _gridding, _gridding_cost,
-              gpu=dict(grid=256, samples=1 << 25, reps=100), tiny=dict(grid=16, samples=1000, reps=2)),
+              gpu=dict(grid=256, samples=1 << 25, reps=12), tiny=dict(grid=16, samples=1000, reps=2),
+              far_from_bound=("each work-item gathers every sample of its 27 neighbouring bins, data-dependent "
+                              "loads of a peaked density")),
     AppKernel("parboil_lbm", Origin(PB, "lbm", "performStreamCollide_kernel (D3Q19 BGK)"),
               "pull instead of push streaming (each cell reads its upstream neighbours and writes itself), "
               "random obstacle cells bouncing back instead of the channel geometry, no accelerated cells; each "

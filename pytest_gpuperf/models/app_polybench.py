@@ -353,17 +353,23 @@ KERNELS: tuple[AppKernel, ...] = (
               "C accumulated in a register and written to a second buffer; 2-D groups of 32 × 8 linearised (the "
               "A[j][k] reads stride by a row per work-item, as in the original)",
               ("compute", "regular", "warm-up"), SYRK, 256, _syrk, _syrk_cost,
-              gpu=dict(n=16384, m=7168), tiny=dict(n=128, m=16)),
+              gpu=dict(n=8192, m=1536), tiny=dict(n=128, m=16),
+              far_from_bound=("A[j][k] is read with a row's stride between the work-items of a warp (as in the "
+                              "original): one sector per work-item per load")),
     AppKernel("polybench_syr2k", Origin(PO, "syr2k", "syr2k_kernel"),
               "C accumulated in a register and written to a second buffer; 2-D groups of 32 × 8 linearised",
               ("compute", "regular", "warm-up"), SYR2K, 256, _syr2k, _syr2k_cost,
-              gpu=dict(n=16384, m=3584), tiny=dict(n=128, m=16)),
+              gpu=dict(n=8192, m=768), tiny=dict(n=128, m=16),
+              far_from_bound=("A[j][k] and B[j][k] are read with a row's stride between the work-items of a "
+                              "warp (as in the original): one sector per work-item per load")),
     AppKernel("polybench_covariance", Origin(PO, "covariance", "covar_kernel"),
               "one group per column j1 with its work-items over j2 ≥ j1 (the original, one work-item per j1, has "
               "too few work-items for a GPU); the mean and centring kernels' work done on the host. The triangle "
               "makes the first groups the heaviest",
               ("imbalanced", "compute", "warm-up"), COVARIANCE, 256, _covariance, _covariance_cost,
-              gpu=dict(m=32768, n=5120), tiny=dict(m=32, n=64)),
+              gpu=dict(m=24576, n=640), tiny=dict(m=32, n=64),
+              far_from_bound=("each work-item's sum over the rows reads data[i·m + j1], one address per group, "
+                              "in a dependent chain")),
     AppKernel("polybench_atax", Origin(PO, "atax", "atax_kernel1"),
               "a tall matrix (rows of `ny`) so that one row per work-item gives many work-groups; the sum kept in a "
               "register; `reps` passes rewrite tmp",

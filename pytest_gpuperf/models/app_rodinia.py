@@ -591,7 +591,7 @@ KERNELS: tuple[AppKernel, ...] = (
               "each work-item walks down its column of a 256-wide strip; `reps` passes recompute the step; a "
               "generated image instead of the ultrasound input",
               ("memory", "regular"), SRAD, 256, _srad, _srad_cost,
-              gpu=dict(tiles=16, tile_rows=2048, rows_per_group=16, reps=100),
+              gpu=dict(tiles=16, tile_rows=2048, rows_per_group=16, reps=250),
               tiny=dict(tiles=2, tile_rows=8, rows_per_group=8, reps=2)),
     AppKernel("rodinia_nw", Origin(RD, "nw", "nw_kernel1 (needle_cuda_shared_1 in the CUDA version)"),
               "each group aligns one query of 128 residues (a work-item per row) with one database sequence along "
@@ -636,7 +636,7 @@ KERNELS: tuple[AppKernel, ...] = (
     AppKernel("rodinia_nn", Origin(RD, "nn", "NearestNeighbor"),
               "each group owns a chunk of records and rewrites its distances `reps` times; generated records",
               ("memory", "regular"), NN, 256, _nn, _nn_cost,
-              gpu=dict(groups=32768, chunk=8192, reps=100), tiny=dict(groups=16, chunk=512, reps=2)),
+              gpu=dict(groups=32768, chunk=8192, reps=250), tiny=dict(groups=16, chunk=512, reps=2)),
     AppKernel("rodinia_particlefilter", Origin(RD, "particlefilter (float)", "find_index_kernel"),
               "a CDF of `ncdf` entries, fewer than the particles (the original's equal counts would make the "
               "linear search quadratic in the particles); generated weights and positions",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import statistics
 from typing import Any, Mapping, Sequence
 
-from ..models import svr
+from ..models import dao_ml, svr
 from ..models.app_kernels import APP_KERNELS, CORPUS_VERSION
 from ..models.dwarfs import THESIS_GPUS, THESIS_MAPE
 from ..models.ptx_errors import slug
@@ -23,6 +23,7 @@ from .registry import Inputs
 from .runfile import EvidenceError, Run
 
 APPS, SVR_APPS, PROJECT, SVR_PROJECT = "model.sampled_apps", "model.svr_apps", "model.sampled_project", "model.svr_project"
+DAO_ML_APPS = dao_ml.FAMILY
 WHOLE = "(the whole study, not a part of it)"
 APPS_FIX = f"name the results file of `gpuperf run suites/test_model_apps.py --gpuperf-profile=study` {WHOLE}"
 PTX_FIX = ("name the results file of `gpuperf run suites/test_latency.py suites/test_model_ptx_study.py "
@@ -77,6 +78,24 @@ def _apps_row(inp: Inputs, run: Run) -> str:
             f"{pct(run.value(f'{APPS}.mean_error'))} | {ml} | {pct(run.value(f'{APPS}.mean_overhead'))} | {beside} |")
 
 
+def _counter_row(run: Run) -> str:
+    """The counter model's row (Dao's own ML model, a CUDA run's): its leave-one-kernel-out mean error beside
+    the same run's linear model, the counters' ncu version and what differs from Dao."""
+    mean = run.get(f"{DAO_ML_APPS}.mean_error") or {}
+    ident, info = mean.get("identity") or {}, mean.get("info") or {}
+    collection = info.get("collection") or {}
+    dropped = collection.get("dropped") or []
+    k = int(info.get("kernels", len(str(ident.get("kernels", "")).split(","))))
+    kernels = f"{k} ported application kernels (corpus `{ident.get('corpus', '?')}`), {info.get('instances', '?')} runs"
+    counters = (f"Dao's Table 2.1 counters mapped to Nsight Compute {collection.get('ncu_version', '?')} metrics "
+                f"(set `{ident.get('counters', '?')}`)" + (f", {len(dropped)} dropped by this ncu" if dropped else ""))
+    linear = run.value(f"{APPS}.mean_error")
+    return (f"| ours, counter model (`{run.stem}`, a separate family) | {_gpu(run)} | {kernels} | Dao's points "
+            f"({ident.get('saturation_points', '?')} × P_sat), {counters} | {dao_ml.MODEL} | "
+            f"{pct(linear) if linear is not None else '–'} | {pct(run.value(f'{DAO_ML_APPS}.mean_error'))} | | "
+            f"his protocol and model; counters, GPU and corpus differ (last row) |")
+
+
 def _project_row(inp: Inputs, run: Run) -> str:
     _require(inp, run, (f"{PROJECT}.mean_error", f"{PROJECT}.mean_overhead"), "the project's geometry", PROJECT_FIX)
     mean = run.get(f"{PROJECT}.mean_error") or {}
@@ -91,8 +110,9 @@ def _project_row(inp: Inputs, run: Run) -> str:
 def apps_vs_dao(inp: Inputs) -> list[str]:
     """Dao's rows per GPU (linear and ML model, his conditions), then per results file of the application study
     its linear model's mean error and overhead, the SVR's leave-one-kernel-out mean error and the kernels
-    measured (a CPU device's run marked a procedure check), the project's geometry as its own row where a file
-    holds it, and a last row saying what differs from Dao."""
+    measured (a CPU device's run marked a procedure check), the counter model's row where the file holds it
+    (Dao's own ML model on Nsight Compute counters: CUDA runs), the project's geometry as its own row where a
+    file holds it, and a last row saying what differs from Dao."""
     runs = inp.runs("runs")
     neither = [r.path for r in runs if r.get(f"{APPS}.mean_error") is None and r.get(f"{PROJECT}.mean_error") is None]
     if neither:
@@ -111,12 +131,15 @@ def apps_vs_dao(inp: Inputs) -> list[str]:
     for run in runs:
         if run.get(f"{APPS}.mean_error") is not None:
             out.append(_apps_row(inp, run))
+        if run.get(f"{DAO_ML_APPS}.mean_error") is not None:
+            out.append(_counter_row(run))
         if run.get(f"{PROJECT}.mean_error") is not None:
             out.append(_project_row(inp, run))
     suites = sorted({k.origin.suite for k in APP_KERNELS})
     out.append(f"| what differs | | ours: {len(APP_KERNELS)} kernels ported from {', '.join(suites)} (corpus "
                f"`{CORPUS_VERSION}`); Dao: {DAO_KERNELS} kernels of {DAO_APPLICATIONS} applications | the same points, "
-               f"overhead definition and leave-one-kernel-out evaluation | ours: {OUR_ML}; Dao: {DAO_ML} | | | | |")
+               f"overhead definition and leave-one-kernel-out evaluation | ours: {OUR_ML}, and on CUDA devices "
+               f"{dao_ml.MODEL} ({dao_ml.DIFFERS}); Dao: {DAO_ML} | | | | |")
     return out
 
 

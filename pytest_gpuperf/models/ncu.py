@@ -193,10 +193,16 @@ def version(ncu: str) -> str:
     return parse_version(out.stdout + out.stderr) or (out.stdout + out.stderr).strip()[:200]
 
 
-def command(ncu: str, metrics: Sequence[str], spec: Path, python: str = sys.executable) -> list[str]:
-    """The ncu command line that profiles the worker on ``spec``."""
-    return [ncu, *NCU_OPTIONS, "--metrics", ",".join(metrics), "--kernel-name", KERNEL_FILTER,
-            python, "-m", "pytest_gpuperf.models.ncu_worker", str(spec)]
+#: the module ncu profiles for the kernel-class dataset
+WORKER = "pytest_gpuperf.models.ncu_worker"
+
+
+def command(ncu: str, metrics: Sequence[str], spec: Path, python: str = sys.executable,
+            kernel_filter: str = KERNEL_FILTER, worker: str = WORKER) -> list[str]:
+    """The ncu command line that profiles ``worker`` (a module run with ``-m``) on ``spec``, profiling
+    the kernels ``kernel_filter`` names (the kernel-class dataset's by default)."""
+    return [ncu, *NCU_OPTIONS, "--metrics", ",".join(metrics), "--kernel-name", kernel_filter,
+            python, "-m", worker, str(spec)]
 
 
 # ---- parsing ----------------------------------------------------------------------------------------
@@ -300,7 +306,8 @@ def _tail(text: str, n: int = 25) -> str:
     return "\n".join(text.strip().splitlines()[-n:])
 
 
-def diagnose(output: str, returncode: int, metrics: Sequence[str]) -> GpuPerfError | None:
+def diagnose(output: str, returncode: int, metrics: Sequence[str],
+             kernel_filter: str = KERNEL_FILTER) -> GpuPerfError | None:
     """The error a finished ncu run amounts to, or None. Permission problems first (they can look like a
     normal run that profiled nothing), then rejected metrics, then a failed worker."""
     lines = output.splitlines()
@@ -315,7 +322,7 @@ def diagnose(output: str, returncode: int, metrics: Sequence[str]) -> GpuPerfErr
     if returncode != 0:
         return NcuError(f"ncu (or the worker it profiled) exited with status {returncode}:\n{_tail(output)}")
     if "No kernels were profiled" in output:
-        return NcuError(f"ncu profiled no kernel (filter {KERNEL_FILTER}):\n{_tail(output)}")
+        return NcuError(f"ncu profiled no kernel (filter {kernel_filter}):\n{_tail(output)}")
     return None
 
 
@@ -372,7 +379,7 @@ class Profile:
     launches: list[dict[str, Any]] = field(default_factory=list)  # the worker's launch log, one per run
 
 
-def _env() -> dict[str, str]:
+def worker_env() -> dict[str, str]:
     """The worker imports this package: put its root first on PYTHONPATH whatever the current directory."""
     env = dict(os.environ)
     root = str(Path(__file__).resolve().parents[2])
@@ -398,7 +405,7 @@ def profile(runs: Sequence[PlannedRun], device_index: int, metrics: Sequence[str
         if log.exists():
             log.unlink()
         cmd = command(ncu, wanted, spec)
-        rc, out, err, wall = run_command(cmd, timeout_s, cwd=str(work), env=_env())
+        rc, out, err, wall = run_command(cmd, timeout_s, cwd=str(work), env=worker_env())
         problem = diagnose(out + "\n" + err, rc, wanted)
         if isinstance(problem, NcuMetricError) and not dropped:
             dropped = [m for m in wanted if m in problem.metrics]

@@ -96,6 +96,9 @@ STUDIES: Mapping[str, str] = {
     "suites/test_model_apps.py::test_sampled_app_models":
         "Dao's sampled-kernel model on the 40-kernel application corpus at his scale (each kernel's full run "
         "≥ 0.1 s on an H100, at three run lengths): minutes of device time",
+    "suites/test_model_apps.py::test_dao_ml_app_model":
+        "Dao's ML model on hardware counters over the same corpus: the study's measurement (shared with "
+        "test_sampled_app_models in one session) and an Nsight Compute profile of every kernel's two samples",
     "suites/test_model_ptx_study.py::test_ptx_model_study":
         "Alavani's static PTX model over 108 launch configurations of 21 kernels of the eight dwarfs (block "
         "and problem sizes, the Hopper variant's held-out kernels apart): a minute or more of device time",

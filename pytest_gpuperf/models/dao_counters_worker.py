@@ -1,0 +1,104 @@
+"""The process Nsight Compute profiles for Dao's counter model: each application kernel's two samples.
+
+The parent (:mod:`.dao_counters`) writes a spec — per launch its kernel (an entry of the application
+corpus), the size its problem is built at, the sampling point and its work-groups, in launch order — and
+runs ``ncu … python -m pytest_gpuperf.models.dao_counters_worker spec.json``. The worker opens the CUDA
+device, and per kernel compiles it, builds and uploads its problem exactly as the study does
+(:func:`.app_check.upload`, outputs unfilled), launches the first ``P1`` and then the first ``P2`` work-groups
+once each, and releases the buffers before the next kernel (the largest problems hold gigabytes, and ncu's
+replay saves and restores what a kernel may write). It writes what it launched to a launch log the parent
+checks against ncu's rows, and prints nothing on stdout: ncu's CSV goes there.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+WORKER_SPEC_VERSION = 1
+
+
+@dataclass(frozen=True)
+class SampleLaunch:
+    """One profiled launch: the ``index``-th of the plan, the first ``groups`` work-groups of ``local``
+    work-items of ``kernel`` on its problem at ``size`` (``AppKernel.gpu``/``.tiny``), at ``point``."""
+
+    index: int
+    kernel: str
+    size: str
+    point: str
+    groups: int
+    local: int
+
+    @property
+    def tag(self) -> str:
+        return f"{self.kernel}@{self.point}"
+
+
+def write_spec(path: Path, launches: Sequence[SampleLaunch], device_index: int, launch_log: Path,
+               sync_timeout_s: float = 60.0) -> None:
+    """The worker's input: the device, the launches and where to write the launch log."""
+    doc = {"version": WORKER_SPEC_VERSION, "device": int(device_index), "launch_log": str(launch_log),
+           "sync_timeout_s": float(sync_timeout_s), "launches": [asdict(la) for la in launches]}
+    Path(path).write_text(json.dumps(doc, indent=1))
+
+
+def read_spec(path: Path) -> dict[str, Any]:
+    doc = json.loads(Path(path).read_text())
+    if doc.get("version") != WORKER_SPEC_VERSION:
+        raise ValueError(f"{path}: spec version {doc.get('version')!r}, expected {WORKER_SPEC_VERSION}")
+    doc["launches"] = [SampleLaunch(**la) for la in doc["launches"]]
+    return doc
+
+
+def execute(spec: dict[str, Any]) -> list[dict[str, Any]]:
+    """Open the CUDA device and launch every planned sample once, kernel by kernel (module docstring)."""
+    from ..devices import cuda as cudamod
+    from ..devices import open_device
+    from .app_check import upload
+    from .app_kernels import APP_KERNELS
+
+    apps = {k.name: k for k in APP_KERNELS}
+    launches: list[SampleLaunch] = spec["launches"]
+    unknown = sorted({la.kernel for la in launches} - set(apps))
+    if unknown:
+        raise SystemExit(f"dao_counters_worker: no kernel {unknown} in the application corpus")
+    infos = {d.index: d for d in cudamod.list_devices()}
+    if spec["device"] not in infos:
+        raise SystemExit(f"dao_counters_worker: cuda:{spec['device']} does not exist (devices: {sorted(infos)})")
+    dev = open_device(infos[spec["device"]])
+    done: list[dict[str, Any]] = []
+    try:
+        for name in dict.fromkeys(la.kernel for la in launches):
+            app = apps[name]
+            kern = dev.compile(app.source("cuda"), app.name)
+            mine = [la for la in launches if la.kernel == name]
+            problem = app.problem(app.gpu if mine[0].size == "gpu" else app.tiny)
+            launched = upload(dev, problem, fill_outputs=False)
+            for la in mine:
+                dev.launch(kern, (la.groups * la.local,), (la.local,), launched.args)
+                dev.synchronize(spec["sync_timeout_s"])
+                done.append({"tag": la.tag, "kernel": la.kernel, "block": [la.local, 1, 1], "grid": [la.groups, 1, 1]})
+            del launched, problem
+            dev.release_pooled_memory()
+    finally:
+        Path(spec["launch_log"]).write_text(json.dumps(done))
+        dev.close()
+    return done
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) != 1:
+        print("usage: python -m pytest_gpuperf.models.dao_counters_worker SPEC.json", file=sys.stderr)
+        return 2
+    done = execute(read_spec(Path(args[0])))
+    print(f"dao_counters_worker: {len(done)} launches done", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -20,6 +20,7 @@ from pytest_gpuperf.evidence.runfile import EvidenceError
 from pytest_gpuperf.models import ptx_study as study, ptx_sweep, scheduler, svr
 from pytest_gpuperf.models.app_kernels import APP_KERNELS
 from pytest_gpuperf.models.dwarfs import THESIS_MAPE
+from dao_ml_support import cuda_study
 from ptx_study_support import fixed_model
 from suite_support import baseline_folder
 
@@ -54,7 +55,8 @@ def _study_on_pocl(pytester, cl_device) -> Path:
     result = pytester.runpytest("--gpuperf-device=opencl:0", "-p", "no:cacheprovider", "--gpuperf-profile=study",
                                 f"--gpuperf-baseline-dir={baseline_folder(pytester.path)}", f"--gpuperf-json={out}",
                                 str(SUITES / "test_model_apps.py"))
-    result.assert_outcomes(passed=1)
+    result.assert_outcomes(passed=1, skipped=1)  # the counter model skips: a CPU device has no counters
+    assert not [m for m in json.loads(out.read_text())["metrics"] if m["name"].startswith("model.dao_ml_apps")]
     return pytester.path
 
 
@@ -103,6 +105,41 @@ def _cut(root: Path, name: str, kernels: int | None = None) -> runfile.Run:
         next(m for m in data["metrics"] if m["name"] == "model.sampled_apps.mean_error")["info"]["kernels"] = kernels
     (root / "results" / "pocl" / "cut.json").write_text(json.dumps(data))
     return runfile.load(root, "results/pocl/cut.json")
+
+
+def _cuda_study(root: Path) -> runfile.Run:
+    """A CUDA run of the application study as its records name it — the linear and SVR families and the counter
+    model's — over three kernels with made-up times and counters (test data only: the table's cells are the
+    point, and no GPU figure of this file is quoted anywhere)."""
+    from pytest_gpuperf.models import dao_ml, sampled_apps
+
+    res, sample = cuda_study()
+    recs = sampled_apps.records(res) + dao_ml.records(res, sample)
+    return _save(root, "results/h100/apps-cuda.json", "NVIDIA H100 80GB HBM3",
+                 json.loads(json.dumps(recs, default=str)))
+
+
+def test_the_app_study_s_table_sets_the_counter_model_beside_dao_s_ml_figures(tmp_path):
+    from pytest_gpuperf.models import dao_ml
+
+    run = _cuda_study(tmp_path)
+    lines = apps_vs_dao(_inputs("models-apps-dao", tmp_path, [run]))
+    ours = _row(lines, "| ours (`apps-cuda`)")
+    counter = _row(lines, "| ours, counter model (`apps-cuda`, a separate family)")
+    assert counter[1] == "H100 80GB HBM3, cuda" and counter[2].startswith("3 ported application kernels")
+    assert counter[2].endswith("9 runs") and "Nsight Compute 2025.3.1.0" in counter[3]
+    assert counter[4] == dao_ml.MODEL and counter[5] == ours[5] == pct(run.value("model.sampled_apps.mean_error"))
+    assert counter[6] == pct(run.value("model.dao_ml_apps.mean_error"))
+    # Dao's ML figures are in the same column as ours
+    dao = next(_cells(line) for line in lines if _cells(line)[:2] == ["Dao thesis §2.6", DAO_SAMPLED[0][0]])
+    assert dao[6] == f"{DAO_SAMPLED[0][2]:.2f} %"
+    assert dao_ml.MODEL in _row(lines, "| what differs")[4]
+    # a run without the counter model (a CPU device's, or ncu missing) has no counter row
+    data = json.loads((tmp_path / "results/h100/apps-cuda.json").read_text())
+    data["metrics"] = [m for m in data["metrics"] if not m["name"].startswith("model.dao_ml_apps")]
+    (tmp_path / "results/h100/no-counters.json").write_text(json.dumps(data))
+    plain = apps_vs_dao(_inputs("models-apps-dao", tmp_path, [runfile.load(tmp_path, "results/h100/no-counters.json")]))
+    assert not [line for line in plain if "counter model" in line]
 
 
 def test_the_app_study_s_table_refuses_files_without_the_study():

@@ -5,6 +5,7 @@ table, the plan and the reading of ncu's results in launch order on that real pr
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -12,7 +13,9 @@ import numpy as np
 import pytest
 from sklearn.dummy import DummyRegressor
 
-from pytest_gpuperf.models import dao_counters as dc, dao_counters_worker as dw, dao_ml, ncu, svr
+from dao_ml_support import cuda_study
+from pytest_gpuperf.baselines import catalog
+from pytest_gpuperf.models import dao_counters as dc, dao_counters_worker as dw, dao_ml, ncu, sampled_apps, svr
 from pytest_gpuperf.models.app_kernels import APP_KERNELS
 from pytest_gpuperf.util.jsonio import read_text
 
@@ -180,3 +183,34 @@ def test_a_real_ncu_profile_is_read_by_kernel_and_point_in_launch_order():
         dc.by_point([launches[2], *launches[1:]], chosen, metrics)
     with pytest.raises(ncu.NcuError, match=f"{len(chosen) - 1} profiled kernels for {len(chosen)} planned launches"):
         dc.by_point(launches, chosen[:-1], metrics)
+
+
+# ---- the records --------------------------------------------------------------------------------------------
+def test_the_family_s_record_carries_the_study_s_identity_the_counter_set_and_its_dataset():
+    res, sample = cuda_study()
+    (rec,) = dao_ml.records(res, sample)
+    assert rec["name"] == "model.dao_ml_apps.mean_error" and rec["unit"] == "ratio" and rec["better"] == "lower"
+    assert catalog.missing_identity(rec["name"], rec["identity"]) == []
+    assert catalog.family(rec["name"]).pattern == "model.dao_ml_apps.mean_error"
+    ident = rec["identity"]
+    assert {k: ident[k] for k in sampled_apps.identity()} == sampled_apps.identity()
+    assert ident["kernels"] == ",".join(sorted(res.runs.main)) and ident["counters"] == dc.COUNTER_SET
+    info = rec["info"]
+    assert info["kernels"] == 3 and info["instances"] == 9 and set(info["per_kernel"]) == set(res.runs.main)
+    assert rec["value"] == pytest.approx(np.mean([v["error"] for v in info["per_kernel"].values()]), abs=1e-6)
+    assert "ε-SVR" in info["regressor"] and info["collection"]["counter_table"] == dc.table()
+    # the record's dataset fits again to the same figure without the device
+    again = dao_ml.leave_one_kernel_out(dao_ml.runs_from(json.loads(json.dumps(info["dataset"]))))
+    assert float(np.mean([f.error for f in again.values()])) == pytest.approx(rec["value"])
+    json.dumps(rec, allow_nan=False)
+
+
+def test_the_family_needs_three_kernels_and_every_kernel_s_counters():
+    res, sample = cuda_study(2)
+    with pytest.raises(ValueError, match="trains leave-one-kernel-out on 3 or more kernels; the study measured 2"):
+        dao_ml.records(res, sample)
+    res, sample = cuda_study()
+    name = sorted(sample.values)[0]
+    del sample.values[name]["p1"]
+    with pytest.raises(ValueError, match=f"no counters at both sampling points for {name}"):
+        dao_ml.records(res, sample)

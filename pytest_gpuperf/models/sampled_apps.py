@@ -30,8 +30,9 @@ lengths, the size and cache state, and the reported run's length in waves of the
 the device decides); a mean's names every kernel's.
 
 What still differs from the thesis, and is said wherever the figures are quoted: 40 ported kernels, not
-his 70; the ML model is the project's RBF SVR on portable features (``svr``), not his regression on
-hardware counters. A CPU device runs the corpus at its PoCL size, warm (:data:`CPU_NOTE`): the procedure
+his 70; this family's ML model is the project's RBF SVR on portable features (``svr``). Dao's own ML model,
+an ε-SVR on the two samples' hardware counters, is a family of its own on CUDA devices (``dao_ml``:
+``model.dao_ml_apps.*``, its counters mapped to Nsight Compute metrics in ``dao_counters``). A CPU device runs the corpus at its PoCL size, warm (:data:`CPU_NOTE`): the procedure
 end to end, not Dao's claims.
 """
 

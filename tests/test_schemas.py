@@ -12,7 +12,7 @@ import pytest
 from pytest_gpuperf.util import jsonio
 from pytest_gpuperf import BASELINE_SCHEMA, LEAN_BASELINE_SCHEMA, RESULTS_SCHEMA
 from pytest_gpuperf.baselines import fileformat
-from pytest_gpuperf.schemas import FILES, SchemaError, problems, schema_for, validate
+from pytest_gpuperf.schemas import FILES, SchemaError, conforms, problems, schema_for, validate
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMITTED = sorted((ROOT / "results").rglob("*.json*")) + sorted((ROOT / "pytest_gpuperf" / "baselines" / "reviewed").glob("*.json"))
@@ -77,11 +77,14 @@ def _first_entry(doc: dict) -> dict:
      "provenances/x"),
 ])
 def test_schema_refuses_a_broken_document(schema, break_it, where):
+    """The compiled validator (``conforms``, the quick answer a baseline read takes) and the walk that names
+    the problems agree: both accept the committed document, both refuse each break of it."""
     doc = copy.deepcopy(_doc(schema))
-    assert problems(doc, schema) == []
+    assert problems(doc, schema) == [] and conforms(doc, schema)
     break_it(doc)
     found = problems(doc, schema)
     assert found and any(where in f for f in found), found
+    assert not conforms(doc, schema)
 
 
 def test_new_keys_are_allowed_and_versions_are_checked_by_name():

@@ -163,17 +163,23 @@ def chromium() -> str | None:
 def browse(page: Path, screenshot: Path | None = None, size: str = "1400,1800",
            fragment: str = "") -> tuple[str, list[str]]:
     """(DOM after the page's scripts ran, console messages) from headless Chromium; optional screenshot.
-    ``fragment``: the URL's ``#…`` (the dashboard opens the device it names)."""
+    ``fragment``: the URL's ``#…`` (the dashboard opens the device it names). The screenshot is asked of
+    the same launch as the DOM (a launch costs seconds on a multi-megabyte page); a Chromium whose headless
+    mode does one thing a launch leaves it unwritten, and a second launch takes it."""
     exe = chromium()
     assert exe, "chromium not installed"
     common = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", f"--window-size={size}",
               "--virtual-time-budget=10000", "--enable-logging=stderr", "--v=0",
               f"--user-data-dir={tempfile.mkdtemp(prefix='gpuperf-chromium-')}"]
     uri = page.resolve().as_uri() + (f"#{quote(fragment, safe='')}" if fragment else "")
-    res = subprocess.run([*common, "--dump-dom", uri], capture_output=True, text=True, timeout=120)
+    shot_arg = []
+    if screenshot is not None:
+        screenshot.unlink(missing_ok=True)  # what exists afterwards is this launch's
+        shot_arg = [f"--screenshot={screenshot}"]
+    res = subprocess.run([*common, *shot_arg, "--dump-dom", uri], capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stderr[-2000:]
     console = [line for line in res.stderr.splitlines() if re.search(r":CONSOLE[:(]", line)]
-    if screenshot is not None:
+    if screenshot is not None and not screenshot.exists():
         shot = subprocess.run([*common, f"--screenshot={screenshot}", uri], capture_output=True,
                               text=True, timeout=120)
         assert shot.returncode == 0 and screenshot.exists(), shot.stderr[-2000:]

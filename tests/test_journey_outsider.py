@@ -44,15 +44,17 @@ def _said(proc: subprocess.CompletedProcess) -> str:
 def installed(tmp_path_factory: pytest.TempPathFactory, checkout_wheel: Path) -> Path:
     """A fresh virtual environment with the wheel built from this checkout installed in it (its bin/).
     ``--no-compile``: pip's byte-compiling of every dependency (NumPy, SciPy, scikit-learn…) is most of an
-    install's time and checks nothing; the modules a run imports compile as they load."""
+    install's time and checks nothing; the modules a run imports compile as they load. The environment is
+    made without a pip of its own (seeding one costs seconds), and this interpreter's pip installs into it
+    (``--python``: it runs under the environment's interpreter, resolving against what that one has)."""
     work = tmp_path_factory.mktemp("journey")
     venv = work / "venv"
     # an outsider's environment: no PYTHONPATH into a checkout (whose egg-info would make pip take the plugin
     # as installed already and leave it out of the fresh environment)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "PYTEST_"))}
-    assert _run([sys.executable, "-m", "venv", str(venv)], work, env).returncode == 0
-    pip = _run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check",
-                "--no-compile", str(checkout_wheel)], work, env, timeout=900)
+    assert _run([sys.executable, "-m", "venv", "--without-pip", str(venv)], work, env).returncode == 0
+    pip = _run([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "-q",
+                "--disable-pip-version-check", "--no-compile", str(checkout_wheel)], work, env, timeout=900)
     assert pip.returncode == 0, _said(pip)
     return venv / "bin"
 

@@ -3,10 +3,17 @@ half-way through a write."""
 
 from __future__ import annotations
 
+import atexit
+import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from pathlib import Path
+from typing import Any
+
+SUITES = Path(__file__).resolve().parents[1] / "pytest_gpuperf" / "suites"
+_runs: dict[str, tuple[Path, list[str]]] = {}
 
 #: the head of a generated suite: imports and a kernel whose run time grows with its ``n`` argument
 WORK_HEAD = '''
@@ -55,3 +62,21 @@ def finish_within(proc: subprocess.Popen, limit_s: float) -> str:
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         pytest.fail(f"pytest did not exit within {limit_s} s:\n{proc.communicate()[0][-3000:]}")
+
+
+def app_study_on_pocl(pytester: Any) -> tuple[Path, list[str]]:
+    """(results file, output lines) of the application study run on the OpenCL device through the plugin
+    (``suites/test_model_apps.py`` under ``--gpuperf-profile=study``, ``-rs``), run once per test session by
+    the first test that asks, in its own ``pytester``: the study's tests and its doc table's test read the same
+    run (a run costs seconds), and none changes the file. Fails the asking test unless the study's test passed
+    and Dao's counter model skipped (a CPU device has no counters)."""
+    if "apps" not in _runs:
+        out = pytester.path / "apps.json"
+        result = pytester.runpytest("--gpuperf-device=opencl:0", "-p", "no:cacheprovider", "--gpuperf-profile=study",
+                                    f"--gpuperf-baseline-dir={baseline_folder(pytester.path)}", f"--gpuperf-json={out}",
+                                    "-rs", str(SUITES / "test_model_apps.py"))
+        result.assert_outcomes(passed=1, skipped=1)
+        folder = Path(tempfile.mkdtemp(prefix="gpuperf-app-study-"))
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
+        _runs["apps"] = (Path(shutil.copy(out, folder / "apps-opencl.json")), list(result.outlines))
+    return _runs["apps"]

@@ -10,15 +10,13 @@ its records through the session on every change.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from pytest_gpuperf.baselines import catalog
 from pytest_gpuperf.models.app_kernels import APP_KERNELS
-from suite_support import baseline_folder
+from suite_support import app_study_on_pocl
 
-SUITES = Path(__file__).resolve().parents[1] / "pytest_gpuperf" / "suites"
 MEANS = ("model.sampled_apps.mean_error", "model.sampled_apps.mean_overhead", "model.svr_apps.mean_error")
 
 
@@ -35,14 +33,10 @@ def test_the_study_records_every_figure_through_the_plugin_on_pocl(pytester, cl_
     if len(measured) < 3:
         pytest.skip(f"this CPU's {units} compute units leave {len(measured)} kernels of the corpus' PoCL size long "
                     "enough for Dao's points; the SVR trains on three or more")
-    out = pytester.path / "apps.json"
-    result = pytester.runpytest("--gpuperf-device=opencl:0", "-p", "no:cacheprovider", "--gpuperf-profile=study",
-                                f"--gpuperf-baseline-dir={baseline_folder(pytester.path)}", f"--gpuperf-json={out}",
-                                "-rs", str(SUITES / "test_model_apps.py"))
+    out, lines = app_study_on_pocl(pytester)  # the study's test passed, Dao's counter model skipped
     # the study runs on a CPU device; Dao's counter model skips there, saying why (no counters, none made up)
-    result.assert_outcomes(passed=1, skipped=1)
-    result.stdout.fnmatch_lines(["SKIPPED*Dao's ML model reads hardware counters*is opencl, a CPU device: no counter "
-                                 "model is run*"])
+    pytest.LineMatcher(lines).fnmatch_lines(["SKIPPED*Dao's ML model reads hardware counters*is opencl, a CPU "
+                                             "device: no counter model is run*"])
     doc = json.loads(out.read_text())
     assert doc["run"]["profile"] == "study"
     metrics = {m["name"]: m for m in doc["metrics"]}

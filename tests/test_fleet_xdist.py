@@ -130,11 +130,12 @@ def _log(tmp_path: Path) -> list[dict]:
 
 @pytest.fixture(scope="module")
 def side_by_side(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess]:
-    """(folder, result) of one ``-n 2`` run that the pinning and the concurrent-write checks both read (an
-    xdist run costs seconds): the devices' first tests meet at a rendezvous, so the two workers run at once,
-    and both write results, SQLite history and one shared baseline update at the end of that run."""
+    """(folder, result) of one ``-n auto`` run that the pinning, the concurrent-write and the worker-count
+    checks all read (an xdist run costs seconds): the devices' first tests meet at a rendezvous, so the two
+    workers run at once, and both write results, SQLite history and one shared baseline update at the end of
+    that run. (The other runs of this file name ``-n 2``: both ways of asking for workers are run.)"""
     tmp = tmp_path_factory.mktemp("side-by-side")
-    res = _run(tmp, "-n", "2", f"--gpuperf-json={tmp / 'out' / '{key}.json'}", f"--gpuperf-history={tmp / 'h.db'}",
+    res = _run(tmp, "-n", "auto", f"--gpuperf-json={tmp / 'out' / '{key}.json'}", f"--gpuperf-history={tmp / 'h.db'}",
                "--gpuperf-update-baselines", FLEET_RENDEZVOUS="120")
     return tmp, res
 
@@ -158,8 +159,8 @@ def test_each_device_runs_on_one_worker_and_the_two_run_side_by_side(side_by_sid
     assert out.count("gpuperf opencl:0 ") == 1 and out.count("gpuperf opencl:1 ") == 1, out
 
 
-def test_auto_starts_one_worker_per_device_and_dist_each_is_refused(tmp_path):
-    res = _run(tmp_path, "-n", "auto")
+def test_auto_starts_one_worker_per_device_and_dist_each_is_refused(side_by_side, tmp_path):
+    _, res = side_by_side  # a run with -n auto
     out = res.stdout + res.stderr
     assert res.returncode == 0, out
     assert "2 workers" in out, out  # xdist: "created: 2/2 workers" / "2 workers [9 items]"

@@ -91,13 +91,8 @@ def execute(spec: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
-    if len(args) != 1:
-        print("usage: python -m pytest_gpuperf.models.dao_counters_worker SPEC.json", file=sys.stderr)
-        return 2
-    done = execute(read_spec(Path(args[0])))
-    print(f"dao_counters_worker: {len(done)} launches done", file=sys.stderr)
-    return 0
+    from .ncu_worker import run_worker
+    return run_worker("pytest_gpuperf.models.dao_counters_worker", argv, execute, read_spec)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ import json
 import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -131,14 +131,21 @@ def execute(spec: dict[str, Any]) -> list[dict[str, Any]]:
     return launches
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def run_worker(module: str, argv: Sequence[str] | None, execute: Callable[[Any], Sequence[Any]],
+               read_spec: Callable[[Path], Any]) -> int:
+    """The command line of a process ncu profiles: one spec file in, its launches made, their count on stderr
+    (stdout carries ncu's CSV); 2 with the usage line where the arguments are not one spec file."""
     args = list(sys.argv[1:] if argv is None else argv)
     if len(args) != 1:
-        print("usage: python -m pytest_gpuperf.models.ncu_worker SPEC.json", file=sys.stderr)
+        print(f"usage: python -m {module} SPEC.json", file=sys.stderr)
         return 2
-    launches = execute(read_spec(Path(args[0])))
-    print(f"ncu_worker: {len(launches)} launches done", file=sys.stderr)
+    done = execute(read_spec(Path(args[0])))
+    print(f"{module.rsplit('.', 1)[-1]}: {len(done)} launches done", file=sys.stderr)
     return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run_worker("pytest_gpuperf.models.ncu_worker", argv, execute, read_spec)
 
 
 if __name__ == "__main__":

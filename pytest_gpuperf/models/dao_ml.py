@@ -176,11 +176,9 @@ class Fold:
 
 
 def leave_one_kernel_out(runs: Sequence[Run], make_model: Callable[[], Any] = svr.make_model) -> dict[str, Fold]:
-    """For each kernel: fit a fresh model on every other kernel's runs, predict its own (Dao §2.6.1)."""
-    kernels = sorted({r.kernel for r in runs})
-    if len(kernels) < svr.MIN_KERNELS:
-        raise ValueError(f"leave-one-kernel-out needs at least {svr.MIN_KERNELS} kernels, got {len(kernels)}")
-    rows, targets, bad = [], [], set()
+    """For each kernel: fit a fresh model on every other kernel's runs, predict its own (Dao §2.6.1), through
+    the SVR's :func:`.svr.leave_one_kernel_out`, once every run's features and target are finite."""
+    bad = set()
     for r in runs:
         try:
             f, t = r.features(), r.target
@@ -188,23 +186,12 @@ def leave_one_kernel_out(runs: Sequence[Run], make_model: Callable[[], Any] = sv
             f, t = [math.nan], math.nan
         if not (np.isfinite(f).all() and math.isfinite(t)):
             bad.add(r.kernel)
-        rows.append(f)
-        targets.append(t)
     if bad:
         raise ValueError(f"non-finite features or targets for {', '.join(sorted(bad))}: a counter or time is "
                          "missing, 0 or not finite")
-    x, y = np.array(rows, dtype=float), np.array(targets, dtype=float)
-    names = np.array([r.kernel for r in runs])
-    out: dict[str, Fold] = {}
-    for k in kernels:
-        train, test = names != k, names == k
-        model = make_model()
-        model.fit(x[train], y[train])
-        ys = model.predict(x[test])
-        own = [r for r in runs if r.kernel == k]
-        out[k] = Fold(k, tuple((r, r.time_from(float(yh))) for r, yh in zip(own, ys)),
-                      tuple(sorted(set(names[train]))), int(train.sum()))
-    return out
+    names = [r.kernel for r in runs]
+    return {k: Fold(k, tuple(preds), tuple(sorted(set(names) - {k})), sum(n != k for n in names))
+            for k, preds in svr.leave_one_kernel_out(runs, make_model).items()}
 
 
 def runs_of(res: AppsResult, counters: Mapping[str, Mapping[str, Mapping[str, float]]]) -> list[Run]:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 from sklearn.pipeline import make_pipeline
@@ -77,8 +77,11 @@ def make_model() -> object:
 MIN_KERNELS = 3
 
 
-def leave_one_kernel_out(instances: Sequence[Instance]) -> dict[str, list[tuple[Instance, float]]]:
-    """For each kernel: fit on all other kernels' instances, predict its own (instance, t_ML)."""
+def leave_one_kernel_out(instances: Sequence[Any], make_model: Callable[[], Any] = make_model
+                         ) -> dict[str, list[tuple[Any, float]]]:
+    """For each kernel: fit a fresh ``make_model()`` on all other kernels' instances, predict its own
+    (instance, t_ML). An instance has ``kernel``, ``features()``, ``target`` and ``time_from(y)``
+    (:class:`Instance`; Dao's counter model's runs, ``dao_ml.Run``)."""
     kernels = sorted({i.kernel for i in instances})
     if len(kernels) < MIN_KERNELS:
         raise ValueError(f"leave-one-kernel-out needs at least {MIN_KERNELS} kernels, got {len(kernels)}")

@@ -217,6 +217,22 @@ def _missing(where: str) -> HistoryTargetError:
                               f"--gpuperf-history={where} …, or gpuperf history import results/ --db {where}")
 
 
+def _wal(conn: sqlite3.Connection) -> None:
+    """Put the database in WAL mode (readers never block the writer, nor it them). Switching needs the file to
+    itself, and SQLite answers "database is locked" at once, without its busy handler, while another process
+    is creating or writing the same new file: retried until the busy timeout, as any locked write is."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    while True:
+        try:
+            if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
+
+
 def _open_sqlite(path: str, create: bool = True) -> Store:
     file = Path(path)
     if not create and not file.is_file():
@@ -236,8 +252,8 @@ def _open_sqlite(path: str, create: bool = True) -> Store:
                 sqlite3.connect(file.resolve().as_uri() + "?mode=rw", uri=True, timeout=BUSY_TIMEOUT_S,
                                 isolation_level=None))
         conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
-        if create and conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
-            conn.execute("PRAGMA journal_mode = WAL")  # readers never block the writer, nor it them
+        if create:
+            _wal(conn)
         conn.execute("PRAGMA foreign_keys = ON")
         conn.execute("PRAGMA synchronous = NORMAL")  # durable at checkpoints; WAL keeps commits atomic
     except (sqlite3.DatabaseError, OSError) as exc:

@@ -7,13 +7,16 @@ device, and per kernel compiles it, builds and uploads its problem exactly as th
 (:func:`.app_check.upload`, outputs unfilled), launches the first ``P1`` and then the first ``P2`` work-groups
 once each, and releases the buffers before the next kernel (the largest problems hold gigabytes, and ncu's
 replay saves and restores what a kernel may write). It writes what it launched to a launch log the parent
-checks against ncu's rows, and prints nothing on stdout: ncu's CSV goes there.
+checks against ncu's rows, and prints nothing on stdout: ncu's CSV goes there. On stderr it says, per kernel,
+how long its problem took to build and upload and its two profiled launches took (replay passes included),
+so a collection that runs out of time names the kernel and the step it was in.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Sequence
@@ -74,20 +77,38 @@ def execute(spec: dict[str, Any]) -> list[dict[str, Any]]:
     try:
         for name in dict.fromkeys(la.kernel for la in launches):
             app = apps[name]
+            t0 = time.perf_counter()
+            say(f"{name}: compiling and building its problem")
             kern = dev.compile(app.source("cuda"), app.name)
             mine = [la for la in launches if la.kernel == name]
             problem = app.problem(app.gpu if mine[0].size == "gpu" else app.tiny)
+            t1 = time.perf_counter()
             launched = upload(dev, problem, fill_outputs=False)
+            dev.synchronize(spec["sync_timeout_s"])
+            t2 = time.perf_counter()
+            say(f"{name}: built in {t1 - t0:.1f} s, {problem_mib(problem):.0f} MiB uploaded in {t2 - t1:.1f} s; "
+                f"launching {', '.join(f'{la.point} ({la.groups} groups)' for la in mine)}")
             for la in mine:
                 dev.launch(kern, (la.groups * la.local,), (la.local,), launched.args)
                 dev.synchronize(spec["sync_timeout_s"])
                 done.append({"tag": la.tag, "kernel": la.kernel, "block": [la.local, 1, 1], "grid": [la.groups, 1, 1]})
+            say(f"{name}: launches done in {time.perf_counter() - t2:.1f} s")
             del launched, problem
             dev.release_pooled_memory()
     finally:
         Path(spec["launch_log"]).write_text(json.dumps(done))
         dev.close()
     return done
+
+
+def say(line: str) -> None:
+    """A progress line on stderr (stdout carries ncu's CSV)."""
+    print(f"dao_counters_worker: {line}", file=sys.stderr, flush=True)
+
+
+def problem_mib(problem: Any) -> float:
+    """The device memory a problem occupies, inputs and outputs (what each replay pass may save and restore)."""
+    return (sum(a.nbytes for a in problem.inputs.values()) + sum(o.nbytes for o in problem.outputs.values())) / 2**20
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -220,9 +220,10 @@ def test_cuda_waits_are_polled_under_the_device_timeout(monkeypatch):
     class Stream(nullcontext):
         synchronize = blocking
 
-    fake = SimpleNamespace(cuda=SimpleNamespace(Event=Event), asnumpy=blocking,
-                           asarray=lambda a: SimpleNamespace(view=lambda _: SimpleNamespace(ravel=lambda: a)),
-                           uint8=None)
+    def empty(nbytes: int, dtype: object = None) -> SimpleNamespace:  # an allocation whose async copy queues
+        return SimpleNamespace(nbytes=nbytes, data=SimpleNamespace(copy_from_host_async=lambda *_: None))
+
+    fake = SimpleNamespace(cuda=SimpleNamespace(Event=Event), asnumpy=blocking, empty=empty, uint8=None)
     monkeypatch.setattr(cuda, "cupy", fake)
 
     def device() -> cuda.CudaDevice:

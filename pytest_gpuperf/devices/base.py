@@ -368,8 +368,9 @@ class Device(abc.ABC):
         return None
 
     def release_pooled_memory(self) -> None:
-        """Return freed buffers a memory pool still holds to the driver (CUDA: CuPy's pool). Nsight
-        Compute's kernel replay saves and restores all device memory of the context between passes."""
+        """Return freed buffers a memory pool still holds to the driver (CUDA: CuPy's device pool and
+        its pinned staging pool). Nsight Compute's kernel replay saves and restores all memory the
+        context's kernels can reach between passes."""
 
     # ---- memory ------------------------------------------------------------------------------
     @abc.abstractmethod

@@ -8,6 +8,8 @@ the static PTX model parses the PTX.
 
 from __future__ import annotations
 
+import ctypes
+
 import os
 from typing import Any, Callable, Sequence
 
@@ -306,10 +308,14 @@ class CudaDevice(Device):
         return Resources(int(attrs.get("num_regs", 0)), int(attrs.get("shared_size_bytes", 0)), "cuFuncGetAttribute")
 
     def release_pooled_memory(self) -> None:
-        try:
-            cupy.get_default_memory_pool().free_all_blocks()
-        except Exception:  # noqa: BLE001 - nothing to release
-            pass
+        """CuPy's device pool and its pinned host pool: an upload from NumPy stages through pinned memory
+        that the pool keeps, and pinned memory is mapped into the device's address space, so Nsight
+        Compute's kernel replay saves and restores it too (gigabytes after one large upload)."""
+        for pool in (cupy.get_default_memory_pool, cupy.get_default_pinned_memory_pool):
+            try:
+                pool().free_all_blocks()
+            except Exception:  # noqa: BLE001 - nothing to release
+                pass
 
     # ---- memory ----------------------------------------------------------------------------------
     # All memory work goes through our own stream: a non-blocking stream does not order itself after the
@@ -317,11 +323,17 @@ class CudaDevice(Device):
     def to_device(self, array: np.ndarray) -> Buffer:
         """Upload on the device's stream, then wait for it under the watchdog (:meth:`synchronize`): the
         upload queues behind whatever a test left running, and ``stream.synchronize()`` behind a hung
-        kernel would block in C for good."""
+        kernel would block in C for good. The copy is made from the array's own (pageable) memory, not
+        through CuPy's pinned staging pool, which would keep a pinned copy of the largest upload mapped
+        into the device's address space (where Nsight Compute's replay saves and restores it)."""
         self.check_usable()
+        host = np.ascontiguousarray(array)
         with self._dev, self.stream:
-            arr = cupy.asarray(np.ascontiguousarray(array)).view(cupy.uint8).ravel()
+            arr = cupy.empty(host.nbytes, dtype=cupy.uint8)
+            if host.nbytes:
+                arr.data.copy_from_host_async(ctypes.c_void_p(host.ctypes.data), host.nbytes, self.stream)
         self.synchronize()
+        del host  # the copy has completed: the source may go
         return Buffer(arr, arr.nbytes, self)
 
     def empty(self, nbytes: int) -> Buffer:

@@ -6,7 +6,8 @@ runs ``ncu … python -m pytest_gpuperf.models.dao_counters_worker spec.json``. 
 device, and per kernel compiles it, builds and uploads its problem exactly as the study does
 (:func:`.app_check.upload`, outputs unfilled), launches the first ``P1`` and then the first ``P2`` work-groups
 once each, and releases the buffers before the next kernel (the largest problems hold gigabytes, and ncu's
-replay saves and restores what a kernel may write). It writes what it launched to a launch log the parent
+replay saves and restores what a kernel may reach: the upload's pinned staging memory too, so it is released
+before the launches). It writes what it launched to a launch log the parent
 checks against ncu's rows, and prints nothing on stdout: ncu's CSV goes there. On stderr it says, per kernel,
 how long its problem took to build and upload and its two profiled launches took (replay passes included),
 so a collection that runs out of time names the kernel and the step it was in.
@@ -85,6 +86,7 @@ def execute(spec: dict[str, Any]) -> list[dict[str, Any]]:
             t1 = time.perf_counter()
             launched = upload(dev, problem, fill_outputs=False)
             dev.synchronize(spec["sync_timeout_s"])
+            dev.release_pooled_memory()  # the upload's pinned staging: replayed launches would save it
             t2 = time.perf_counter()
             say(f"{name}: built in {t1 - t0:.1f} s, {problem_mib(problem):.0f} MiB uploaded in {t2 - t1:.1f} s; "
                 f"launching {', '.join(f'{la.point} ({la.groups} groups)' for la in mine)}")

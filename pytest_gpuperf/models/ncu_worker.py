@@ -92,8 +92,8 @@ def launch_record(run: PlannedRun, inst: kc.Instance) -> dict[str, Any]:
 
 def _release(dev: Any) -> None:
     """Return freed buffers to the driver (:meth:`Device.release_pooled_memory`): ncu's kernel replay saves
-    and restores the context's device memory between passes, so a memory pool holding every earlier run's
-    buffers would make each replay copy them all."""
+    and restores the memory the context's kernels can reach between passes (pinned host memory included),
+    so a pool holding every earlier run's buffers or upload staging would make each replay copy them all."""
     dev.release_pooled_memory()
 
 
@@ -118,6 +118,7 @@ def execute(spec: dict[str, Any]) -> list[dict[str, Any]]:
                 base = None
                 _release(dev)
                 base = kc.generate(run.kernel, run.size, run.local, dev, np.random.default_rng(run.seed))
+                _release(dev)  # the upload's pinned staging memory
                 current = run.group
             inst = base.with_local(run.local)
             dev.launch(kernels[run.kernel], (inst.global_size,), (inst.local,), inst.args)

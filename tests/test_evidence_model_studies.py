@@ -136,6 +136,14 @@ def test_the_app_study_s_table_sets_the_counter_model_beside_dao_s_ml_figures(tm
     (tmp_path / "results/h100/no-counters.json").write_text(json.dumps(data))
     plain = apps_vs_dao(_inputs("models-apps-dao", tmp_path, [runfile.load(tmp_path, "results/h100/no-counters.json")]))
     assert not [line for line in plain if "counter model" in line]
+    # a run of the counter model's test alone has its row, without a linear figure it did not record
+    data = json.loads((tmp_path / "results/h100/apps-cuda.json").read_text())
+    data["metrics"] = [m for m in data["metrics"] if m["name"].startswith("model.dao_ml_apps")]
+    (tmp_path / "results/h100/dm-cuda.json").write_text(json.dumps(data))
+    both = apps_vs_dao(_inputs("models-apps-dao", tmp_path, [run, runfile.load(tmp_path, "results/h100/dm-cuda.json")]))
+    alone = _row(both, "| ours, counter model (`dm-cuda`, a separate family)")
+    assert alone[5].startswith("– (not in this run") and alone[6] == counter[6]
+    assert not [line for line in both if line.startswith("| ours (`dm-cuda`)")]
 
 
 def test_the_app_study_s_table_refuses_files_without_the_study():

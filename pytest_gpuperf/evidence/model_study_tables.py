@@ -92,7 +92,8 @@ def _counter_row(run: Run) -> str:
     linear = run.value(f"{APPS}.mean_error")
     return (f"| ours, counter model (`{run.stem}`, a separate family) | {_gpu(run)} | {kernels} | Dao's points "
             f"({ident.get('saturation_points', '?')} × P_sat), {counters} | {dao_ml.MODEL} | "
-            f"{pct(linear) if linear is not None else '–'} | {pct(run.value(f'{DAO_ML_APPS}.mean_error'))} | | "
+            f"{pct(linear) if linear is not None else '– (not in this run: it measured the counter model only)'} | "
+            f"{pct(run.value(f'{DAO_ML_APPS}.mean_error'))} | | "
             f"his protocol and model; counters, GPU and corpus differ (last row) |")
 
 
@@ -114,11 +115,11 @@ def apps_vs_dao(inp: Inputs) -> list[str]:
     (Dao's own ML model on Nsight Compute counters: CUDA runs), the project's geometry as its own row where a
     file holds it, and a last row saying what differs from Dao."""
     runs = inp.runs("runs")
-    neither = [r.path for r in runs if r.get(f"{APPS}.mean_error") is None and r.get(f"{PROJECT}.mean_error") is None]
+    neither = [r.path for r in runs if all(r.get(f"{f}.mean_error") is None for f in (APPS, DAO_ML_APPS, PROJECT))]
     if neither:
         raise EvidenceError(f"{inp.block.where}: {', '.join(neither)} record neither the application study "
-                            f"({APPS}.mean_error) nor the project's geometry ({PROJECT}.mean_error); {APPS_FIX}, "
-                            "or of a default run")
+                            f"({APPS}.mean_error or {DAO_ML_APPS}.mean_error) nor the project's geometry "
+                            f"({PROJECT}.mean_error); {APPS_FIX}, or of a default run")
     if all(r.get(f"{APPS}.mean_error") is None for r in runs):
         raise EvidenceError(f"{inp.block.where}: no file named records the application study ({APPS}.*); "
                             f"{APPS_FIX}")

@@ -3,11 +3,14 @@ conditions of every seed figure it sets beside ours."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+
+import pytest
 
 from pytest_gpuperf.evidence import markers, runfile
 from pytest_gpuperf.evidence.model_tables import ptx_dwarfs, sampled_vs_dao
-from pytest_gpuperf.evidence.power_tables import reference
+from pytest_gpuperf.evidence.power_tables import model as power_model_table, reference
 from pytest_gpuperf.evidence.precision_tables import tuner
 from pytest_gpuperf.evidence.registry import Inputs
 from pytest_gpuperf.evidence.tuning_tables import dao_per_gpu, transformed
@@ -17,11 +20,11 @@ H100 = "results/nvidia-h100-80gb-hbm3"
 POCL = "results/pocl-pthread-skylake-avx512-intel-r-xeon-r-processor"
 
 
-def _inputs(name: str, **roles: str) -> Inputs:
+def _inputs(name: str, root: Path = ROOT, **roles: str) -> Inputs:
     words = " ".join(f"{k}={v}" for k, v in roles.items())
     text = f"<!-- gpuperf:table {name} {words} -->\n<!-- /gpuperf:table -->\n"
     block = markers.parse("t.md", text)[0]
-    return Inputs(block, {r: [runfile.load(ROOT, p) for p in ps] for r, ps in block.roles.items()}, ROOT)
+    return Inputs(block, {r: [runfile.load(root, p) for p in ps] for r, ps in block.roles.items()}, root)
 
 
 def _row(lines: list[str], start: str) -> list[str]:
@@ -52,6 +55,32 @@ def test_ptx_dwarfs_count_the_dwarfs_at_or_below_table_4_9s_median():
 def test_the_no_feature_reference_is_computed_from_the_corpora():
     lines = reference(_inputs("power-reference", corpora=f"{H100}/power-corpus-cuda.json.gz"))
     assert _row(lines, "| H100, rows")[-1] == "9.51 %" and _row(lines, "| H100, held-out")[-1] == "21.44 %"
+
+
+POWER_MODEL = "results/offline/power-model.json.gz"
+
+
+def test_the_power_model_table_ends_with_the_timed_variant_on_held_out_kernels():
+    lines = power_model_table(_inputs("power-model", model=POWER_MODEL))
+    label = "static features + measured launch time (ours, not the thesis' model)"
+    timed = [i for i, line in enumerate(lines) if label in line]
+    held_out = [i for i, line in enumerate(lines) if "held-out kernels (goal" in line]
+    assert len(timed) == 2 and len(held_out) == 2 and min(timed) > max(held_out) and max(timed) == len(lines) - 1
+    h100, h200 = (_row(lines, f"| **{card}, held-out kernels, static") for card in ("H100", "H200"))
+    assert h100[-1] == "14.37 / 14.02 / 11.50 / 17.25 %" and h200[-1] == "16.00 / 15.24 / 12.26 / 18.37 %"
+    assert _row(lines, "| **H100, held-out kernels (goal")[-1] == "17.99 / 16.90 / 15.45 / 18.72 %"  # unchanged
+
+
+def test_the_power_model_table_refuses_a_fit_without_the_timed_variant(tmp_path):
+    doc = runfile.load(ROOT, POWER_MODEL).doc
+    stale = json.loads(json.dumps(doc))
+    for dev in stale["devices"].values():
+        del dev["variants"]
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "old.json").write_text(json.dumps(stale))
+    with pytest.raises(runfile.EvidenceError, match=r"results/old\.json has no timed variant .*rerun python "
+                                                    r"scripts/power_model_offline\.py"):
+        power_model_table(_inputs("power-model", root=tmp_path, model="results/old.json"))
 
 
 def test_two_runs_of_the_deterministic_choice_read_the_same_mixes():

@@ -132,3 +132,39 @@ def test_thesis_figures_are_the_tables():
     assert power_model.THESIS_TABLE_5_9["Volta (V100)"][3] == 3.99
     assert power_model.THESIS_TABLE_5_8["Tesla K20"]["xgboost"] == (0.9101, 7.1592, 3.4816)
     assert len(power_model.SELECTED) == 15 and "avg_misc_lat" not in power_model.SELECTED
+
+
+def _timed_entry(**info):
+    f = {n: 0.0 for n in power_model.SELECTED}
+    f.update(total_threads=256.0, comp_inst_kernel=10.0, glob_inst_kernel=2.0, shar_inst_kernel=0.0,
+             misc_inst_kernel=4.0)
+    return power_model.Entry("saxpy", "local=128", f, 200.0, 0.01, dict(info))
+
+
+def test_timed_features_by_hand():
+    """256 threads = 8 warps; 2 s over 1000 launches = 2 ms a launch: comp 10 x 8 / 0.002 = 40,000 warp
+    instructions per second, glob 8,000, shar 0, misc 16,000, all 64,000; ln 0.002."""
+    e = _timed_entry(span_s=2.0, launches=1000)
+    f = power_model.timed_features(e)
+    assert set(power_model.TIMED) <= set(f) and f == {**e.features, **{k: f[k] for k in power_model.TIMED[15:]}}
+    assert power_model.TIMED[:15] == power_model.SELECTED
+    assert f["comp_rate"] == pytest.approx(40_000.0) and f["glob_rate"] == pytest.approx(8_000.0)
+    assert f["shar_rate"] == 0.0 and f["misc_rate"] == pytest.approx(16_000.0)
+    assert f["inst_rate"] == pytest.approx(64_000.0)
+    assert f["log_launch_s"] == pytest.approx(-6.2146080984)
+    assert e.features["total_threads"] == 256.0 and "inst_rate" not in e.features  # the entry is left as it was
+
+
+@pytest.mark.parametrize("info", [{"launches": 1000}, {"span_s": 2.0}, {"span_s": 0.0, "launches": 1000},
+                                  {"span_s": 2.0, "launches": 0}, {"span_s": -1.0, "launches": 10},
+                                  {"span_s": float("nan"), "launches": 10}, {"span_s": "2", "launches": 10}])
+def test_timed_features_refuse_a_missing_or_impossible_time_naming_the_entry(info):
+    with pytest.raises(ValueError, match=r"saxpy local=128: info\.(span_s|launches)"):
+        power_model.timed_features(_timed_entry(**info))
+
+
+def test_timed_features_refuse_an_entry_without_the_instruction_counts():
+    e = _timed_entry(span_s=2.0, launches=1000)
+    del e.features["shar_inst_kernel"]
+    with pytest.raises(ValueError, match=r"saxpy local=128: lacks features \['shar_inst_kernel'\]"):
+        power_model.timed_features(e)

@@ -26,6 +26,9 @@ lets a kernel's other launch configurations leak into training, which flatters t
 Families: XGBoost (or scikit-learn's ``HistGradientBoostingRegressor`` when xgboost is missing, said in
 the result), random forest, extra trees, SVR (on standardised features, as SVR needs). Scores on the
 held-out predictions: R², RMSE, MAE, MAPE (Table 5.8–5.9's columns), and feature importances.
+
+**Timed variant** (ours, not the thesis' model; :func:`timed_features`, :data:`TIMED`): the fifteen static
+features plus the configuration's measured launch time, as per-class instruction rates and its logarithm.
 """
 
 from __future__ import annotations
@@ -54,6 +57,10 @@ SELECTED: tuple[str, ...] = ("avg_comp_lat", "avg_glob_lat", "avg_shar_lat", "br
                              "glob_inst_kernel", "glob_load_sm", "glob_store_sm", "misc_inst_kernel",
                              "inst_issue_cycles", "cache_penalty", "occupancy", "reg_thread", "shmem_block",
                              "block_size")
+#: the instruction classes of Alg. 9 whose per-thread counts are ``<class>_inst_kernel`` features
+CLASSES: tuple[str, ...] = ("comp", "glob", "shar", "misc")
+#: the timed variant's features (ours, not the thesis' model: :func:`timed_features`)
+TIMED: tuple[str, ...] = SELECTED + tuple(f"{c}_rate" for c in CLASSES) + ("inst_rate", "log_launch_s")
 #: the thesis' top five (Table 5.10 / §5.8), for the docs and the model metrics' info
 THESIS_TOP5 = ("inst_issue_cycles", "avg_comp_lat", "reg_thread", "glob_inst_kernel", "glob_store_sm")
 #: Table 5.8 (R², RMSE W, MAE W) and Table 5.9 (XGBoost over 5 runs: R², RMSE, MAE, MAPE %)
@@ -212,6 +219,34 @@ def read_corpus(path: Path) -> tuple[dict[str, Any], list[Entry], dict[str, Any]
     except (KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"{path}: malformed entry ({exc})") from None
     return dict(doc.get("device") or {}), entries, dict(doc.get("meta") or {})
+
+
+def timed_features(entry: Entry) -> dict[str, float]:
+    """The entry's features plus the timed ones of :data:`TIMED` — a variant of ours, not the thesis'
+    model (static PTX features only): the configuration's measured time per launch ``t`` (``info.span_s``
+    / ``info.launches``) turns each class's instructions into an issue rate, ``<class>_inst_kernel`` ×
+    ``total_threads`` / 32 / ``t`` (warp instructions per second; ``inst_rate`` over all four classes), and
+    ``log_launch_s`` = ln ``t``. Power follows how fast work is issued, which PTX alone cannot say; the price
+    is one timed launch of the kernel. ValueError naming the entry where the time or a count is missing or
+    impossible (not a positive finite number)."""
+    where = f"power corpus entry {entry.kernel} {entry.config}"
+    span, launches = entry.info.get("span_s"), entry.info.get("launches")
+    for name, v in (("span_s", span), ("launches", launches)):
+        if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v) or v <= 0:
+            raise ValueError(f"{where}: info.{name} is {v!r}; the timed features need a positive measured "
+                             "span and launch count")
+    needed = ["total_threads"] + [f"{c}_inst_kernel" for c in CLASSES]
+    missing = [n for n in needed if n not in entry.features]
+    if missing:
+        raise ValueError(f"{where}: lacks features {missing} the timed features are computed from")
+    t = span / launches
+    warps = entry.features["total_threads"] / 32.0
+    out = dict(entry.features)
+    for c in CLASSES:
+        out[f"{c}_rate"] = entry.features[f"{c}_inst_kernel"] * warps / t
+    out["inst_rate"] = sum(entry.features[f"{c}_inst_kernel"] for c in CLASSES) * warps / t
+    out["log_launch_s"] = math.log(t)
+    return out
 
 
 # ---- scores -----------------------------------------------------------------------------------------

@@ -9,7 +9,6 @@ the static PTX model parses the PTX.
 from __future__ import annotations
 
 import ctypes
-
 import os
 from typing import Any, Callable, Sequence
 
@@ -321,19 +320,20 @@ class CudaDevice(Device):
     # All memory work goes through our own stream: a non-blocking stream does not order itself after the
     # legacy default stream, so an upload issued there could still be in flight when our kernels run.
     def to_device(self, array: np.ndarray) -> Buffer:
-        """Upload on the device's stream, then wait for it under the watchdog (:meth:`synchronize`): the
-        upload queues behind whatever a test left running, and ``stream.synchronize()`` behind a hung
-        kernel would block in C for good. The copy is made from the array's own (pageable) memory, not
-        through CuPy's pinned staging pool, which would keep a pinned copy of the largest upload mapped
-        into the device's address space (where Nsight Compute's replay saves and restores it)."""
-        self.check_usable()
+        """Upload on the device's stream and wait for it, each wait under the watchdog (:meth:`synchronize`;
+        ``stream.synchronize()`` behind a hung kernel would block in C for good). The copy is made from the
+        array's own (pageable) memory, not through CuPy's pinned staging pool, which would keep a pinned
+        copy of the largest upload mapped into the device's address space (where Nsight Compute's replay
+        saves and restores it). A pageable copy larger than the driver's staging buffer waits in C for its
+        own earlier chunks, which would queue behind whatever a test left running: so the stream is drained
+        first, and the copy then waits for nothing but itself."""
+        self.synchronize()
         host = np.ascontiguousarray(array)
         with self._dev, self.stream:
             arr = cupy.empty(host.nbytes, dtype=cupy.uint8)
             if host.nbytes:
                 arr.data.copy_from_host_async(ctypes.c_void_p(host.ctypes.data), host.nbytes, self.stream)
         self.synchronize()
-        del host  # the copy has completed: the source may go
         return Buffer(arr, arr.nbytes, self)
 
     def empty(self, nbytes: int) -> Buffer:

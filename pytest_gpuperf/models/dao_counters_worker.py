@@ -6,8 +6,8 @@ runs ``ncu … python -m pytest_gpuperf.models.dao_counters_worker spec.json``. 
 device, and per kernel compiles it, builds and uploads its problem exactly as the study does
 (:func:`.app_check.upload`, outputs unfilled), launches the first ``P1`` and then the first ``P2`` work-groups
 once each, and releases the buffers before the next kernel (the largest problems hold gigabytes, and ncu's
-replay saves and restores what a kernel may reach: the upload's pinned staging memory too, so it is released
-before the launches). It writes what it launched to a launch log the parent
+replay saves and restores all memory a kernel may reach, pinned host memory included: the device's uploads
+stage through none, :meth:`.CudaDevice.to_device`). It writes what it launched to a launch log the parent
 checks against ncu's rows, and prints nothing on stdout: ncu's CSV goes there. On stderr it says, per kernel,
 how long its problem took to build and upload and its two profiled launches took (replay passes included),
 so a collection that runs out of time names the kernel and the step it was in.
@@ -18,9 +18,11 @@ from __future__ import annotations
 import json
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
+
+from .ncu_worker import read_spec_file, run_worker, write_spec_file
 
 WORKER_SPEC_VERSION = 1
 
@@ -45,17 +47,11 @@ class SampleLaunch:
 def write_spec(path: Path, launches: Sequence[SampleLaunch], device_index: int, launch_log: Path,
                sync_timeout_s: float = 60.0) -> None:
     """The worker's input: the device, the launches and where to write the launch log."""
-    doc = {"version": WORKER_SPEC_VERSION, "device": int(device_index), "launch_log": str(launch_log),
-           "sync_timeout_s": float(sync_timeout_s), "launches": [asdict(la) for la in launches]}
-    Path(path).write_text(json.dumps(doc, indent=1))
+    write_spec_file(path, WORKER_SPEC_VERSION, "launches", launches, device_index, launch_log, sync_timeout_s)
 
 
 def read_spec(path: Path) -> dict[str, Any]:
-    doc = json.loads(Path(path).read_text())
-    if doc.get("version") != WORKER_SPEC_VERSION:
-        raise ValueError(f"{path}: spec version {doc.get('version')!r}, expected {WORKER_SPEC_VERSION}")
-    doc["launches"] = [SampleLaunch(**la) for la in doc["launches"]]
-    return doc
+    return read_spec_file(path, WORKER_SPEC_VERSION, "launches", SampleLaunch)
 
 
 def execute(spec: dict[str, Any]) -> list[dict[str, Any]]:
@@ -85,8 +81,6 @@ def execute(spec: dict[str, Any]) -> list[dict[str, Any]]:
             problem = app.problem(app.gpu if mine[0].size == "gpu" else app.tiny)
             t1 = time.perf_counter()
             launched = upload(dev, problem, fill_outputs=False)
-            dev.synchronize(spec["sync_timeout_s"])
-            dev.release_pooled_memory()  # the upload's pinned staging: replayed launches would save it
             t2 = time.perf_counter()
             say(f"{name}: built in {t1 - t0:.1f} s, {problem_mib(problem):.0f} MiB uploaded in {t2 - t1:.1f} s; "
                 f"launching {', '.join(f'{la.point} ({la.groups} groups)' for la in mine)}")
@@ -114,7 +108,6 @@ def problem_mib(problem: Any) -> float:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from .ncu_worker import run_worker
     return run_worker("pytest_gpuperf.models.dao_counters_worker", argv, execute, read_spec)
 
 

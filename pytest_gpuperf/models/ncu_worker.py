@@ -68,20 +68,33 @@ def plan(names: Iterable[str], grid: kc.Grid, reps: int = 1, seed: int = 7) -> l
     return runs
 
 
-def write_spec(path: Path, runs: Sequence[PlannedRun], device_index: int, launch_log: Path,
-               sync_timeout_s: float = 30.0) -> None:
-    """The worker's input: the device, the plan and where to write the launch log."""
-    doc = {"version": SPEC_VERSION, "device": int(device_index), "launch_log": str(launch_log),
-           "sync_timeout_s": float(sync_timeout_s), "runs": [asdict(r) for r in runs]}
+def write_spec_file(path: Path, version: int, key: str, items: Sequence[Any], device_index: int,
+                    launch_log: Path, sync_timeout_s: float) -> None:
+    """A profiled process' input (both workers' shape): its spec ``version``, the device, where to write the
+    launch log, the wait limit and the planned launches (dataclasses) under ``key``."""
+    doc = {"version": int(version), "device": int(device_index), "launch_log": str(launch_log),
+           "sync_timeout_s": float(sync_timeout_s), key: [asdict(i) for i in items]}
     Path(path).write_text(json.dumps(doc, indent=1))
 
 
-def read_spec(path: Path) -> dict[str, Any]:
+def read_spec_file(path: Path, version: int, key: str, cls: Callable[..., Any]) -> dict[str, Any]:
+    """A spec :func:`write_spec_file` wrote, its launches under ``key`` made ``cls`` again; another
+    version is refused by name."""
     doc = json.loads(Path(path).read_text())
-    if doc.get("version") != SPEC_VERSION:
-        raise ValueError(f"{path}: spec version {doc.get('version')!r}, expected {SPEC_VERSION}")
-    doc["runs"] = [PlannedRun(**r) for r in doc["runs"]]
+    if doc.get("version") != version:
+        raise ValueError(f"{path}: spec version {doc.get('version')!r}, expected {version}")
+    doc[key] = [cls(**i) for i in doc[key]]
     return doc
+
+
+def write_spec(path: Path, runs: Sequence[PlannedRun], device_index: int, launch_log: Path,
+               sync_timeout_s: float = 30.0) -> None:
+    """The worker's input: the device, the plan and where to write the launch log."""
+    write_spec_file(path, SPEC_VERSION, "runs", runs, device_index, launch_log, sync_timeout_s)
+
+
+def read_spec(path: Path) -> dict[str, Any]:
+    return read_spec_file(path, SPEC_VERSION, "runs", PlannedRun)
 
 
 def launch_record(run: PlannedRun, inst: kc.Instance) -> dict[str, Any]:
@@ -118,7 +131,6 @@ def execute(spec: dict[str, Any]) -> list[dict[str, Any]]:
                 base = None
                 _release(dev)
                 base = kc.generate(run.kernel, run.size, run.local, dev, np.random.default_rng(run.seed))
-                _release(dev)  # the upload's pinned staging memory
                 current = run.group
             inst = base.with_local(run.local)
             dev.launch(kernels[run.kernel], (inst.global_size,), (inst.local,), inst.args)

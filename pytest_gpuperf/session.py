@@ -17,7 +17,7 @@ from .devices import Device, DeviceInfo, Inventory, discover, open_device, resol
 from .baselines import catalog, classes, lookup, validity
 from .errors import GpuPerfError, ImpossibleValueError
 from .gatecheck import plants
-from .report import results
+from .report import results, sensitivity
 from .report.results import Metric
 from .timing import observers, suite_profiles
 from .timing.measure import MeasureConfig
@@ -334,7 +334,7 @@ class GpuPerfSession:
                 # judge_metric already gives throttled/contended, for either side (compare.gate)
                 metric.verdict, metric.baseline, metric.info["line"] = judge_metric(
                     self.reference, metric.to_json(), run.info.to_json())
-                if observers.shared_metric(metric.info) and metric.verdict in ("regressed", "improved", "pass",
+                if observers.shared_metric(metric.info) and metric.verdict in ("regressed", "improved", "loose", "pass",
                                                                                  "throttled"):
                     metric.verdict = "contended"  # this run's card was shared (timing.observers.measured_verdict)
                 return
@@ -391,7 +391,7 @@ class GpuPerfSession:
         run = self.runs[spec]
         test = strip_device_id(nodeid, spec)
         watched = [m for m in run.metrics.values() if m.test == test and "tenants" in m.info
-                   and m.verdict in ("contended", "regressed", "improved", "pass", "throttled")]
+                   and m.verdict in ("contended", "regressed", "improved", "loose", "pass", "throttled")]
         if not watched:
             return None
         run.busy_streak = run.busy_streak + 1 if all(observers.shared_metric(m.info) for m in watched) else 0
@@ -553,6 +553,7 @@ class GpuPerfSession:
             doc = results.document(run.info, environment(self.rootdir), {**meta, **stopped},
                                    sorted(run.metrics.values(), key=lambda m: m.name), self.options.samples)
             doc["missing"] = self.missing.get(run.info.spec, [])
+            doc["detection"] = sensitivity.tally(run.metrics.values())
             doc["tests"] = [{"test": t, **run.tests[t]} for t in sorted(run.tests)]
             try:
                 results.write(path, doc)

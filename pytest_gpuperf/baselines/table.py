@@ -1,7 +1,8 @@
 """``gpuperf baseline table DIR…``: how finely each metric family gates on each device, from the
 baseline files themselves — the share of entries that gate, the median relative band of those that do,
 the family's noise model (:mod:`.noise`) and, where its widest band is over :data:`.classes.WIDE_BAND`,
-why (:func:`cause`). The table in docs/gating.md is this command's output.
+why (:func:`cause`), and the detection power of the family's entries (:mod:`.detection`: the median
+minimum detectable effect and the entries per class). The table in docs/gating.md is this command's output.
 
 An entry gates unless its test marked it ``gate: if-stable`` and its runs do not agree
 (:func:`.verdicts.stability`); a ``bound`` entry gates at its documented limit (band 0 above it)."""
@@ -13,7 +14,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from . import baseline_file, catalog, noise
+from . import baseline_file, catalog, detection, noise
 from .classes import TIME_UNITS, WIDE_BAND
 from .verdicts import band, stability
 
@@ -38,6 +39,14 @@ def relative_band(entry: Mapping[str, Any]) -> float | None:
     if value == 0:
         return None
     return band(value, entry.get("tolerance") or {}) / abs(value)
+
+
+def power(name: str, entry: Mapping[str, Any]) -> detection.Detection:
+    """What a gate on this entry would catch (:mod:`.detection`); an entry that does not gate catches nothing."""
+    if not gates(entry):
+        return detection.Detection(None, "ungated")
+    info = entry.get("info") if isinstance(entry.get("info"), Mapping) else None
+    return detection.detection(entry, name=name, info=info)
 
 
 def cause(name: str, entry: Mapping[str, Any], is_cpu: bool = False) -> str:
@@ -77,13 +86,21 @@ def rows(files: Iterable[Path]) -> list[dict[str, Any]]:
                 bands = [b for _, _, b in judged if b is not None]
                 widest = max(((n, e, b) for n, e, b in judged if b is not None and b > WIDE_BAND),
                              key=lambda neb: neb[2], default=None)
+                powers = [power(n, e) for n, e in members]
+                mdes = [p.mde for p in powers if p.mde is not None]
                 models = Counter(noise.model_of(n, str(e.get("unit", "")), str(e.get("better", "lower")),
                                                 bool(e.get("samples"))) for n, e in members)
                 out.append({"device": path.stem, "backend": backend, "family": fam, "entries": len(members),
                             "gated": len(gated), "median_band": statistics.median(bands) if bands else None,
                             "max_band": max(bands) if bands else None,
                             "widest_why": "" if widest is None else f"`{widest[0]}`: {cause(widest[0], widest[1], is_cpu)}",
-                            "noise": ", ".join(f"{m} {c}" for m, c in models.most_common())})
+                            "noise": ", ".join(f"{m} {c}" for m, c in models.most_common()),
+                            "median_mde": statistics.median(mdes) if mdes else None,
+                            "max_mde": max(mdes) if mdes else None,
+                            "detection": detection.tally(powers),
+                            "hardware": [p.mde is not None and p.mde <= detection.HARDWARE_MDE
+                                         for (n, _), p in zip(members, powers)
+                                         if detection.hardware(n) and p.basis not in ("bound", "absolute")]})
     return out
 
 
@@ -92,14 +109,34 @@ def markdown(table: list[dict[str, Any]]) -> str:
     def pct(x: float | None) -> str:
         return "-" if x is None else f"{100 * x:.1f} %"
 
-    lines = ["| device | backend | family | entries | gated | median band | widest band | noise model | "
+    lines = ["| device | backend | family | entries | gated | median band | widest band | median MDE | "
+             "detection power | noise model | "
              f"why the widest band is over {100 * WIDE_BAND:.0f} % |",
-             "| --- | --- | --- | ---: | ---: | ---: | ---: | --- | --- |"]
+             "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- | --- | --- |"]
     for r in table:
+        power = ", ".join(f"{label} {n}" for label, n in r["detection"].items())
         lines.append(f"| {r['device']} | {r['backend']} | `{r['family']}` | {r['entries']} | "
                      f"{100 * r['gated'] / r['entries']:.0f} % | {pct(r['median_band'])} | {pct(r['max_band'])} | "
+                     f"{pct(r['median_mde'])} | {power} | "
                      f"{r['noise']} | {r['widest_why'].replace('|', '/')} |")
     return "\n".join(lines) + "\n"
+
+
+def totals(table: list[dict[str, Any]]) -> str:
+    """Per device and backend, its entries counted by detection class: the table's closing lines."""
+    sums: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
+    tight: dict[tuple[str, str], list[bool]] = defaultdict(list)
+    for r in table:
+        sums[(r["device"], r["backend"])].update(r["detection"])
+        tight[(r["device"], r["backend"])] += r["hardware"]
+    order = [label for _, label in detection.CLASSES] + [detection.LOOSE_LABEL, *detection.UNRATED]
+    out = []
+    for (dev, backend), c in sorted(sums.items()):
+        hw = tight[(dev, backend)]
+        share = f"; hardware figures ({', '.join(detection.HARDWARE)}) within {100 * detection.HARDWARE_MDE:.0f} %: " \
+                f"{sum(hw)} of {len(hw)}" if hw else ""
+        out.append(f"- {dev} ({backend}): " + ", ".join(f"{c[k]} {k}" for k in order if c[k]) + share + "\n")
+    return "".join(out)
 
 
 def main_table(args: Any) -> int:
@@ -112,5 +149,8 @@ def main_table(args: Any) -> int:
         from ..errors import GpuPerfError
 
         raise GpuPerfError(f"no baseline files in {' '.join(args.paths)}")
-    print(markdown(rows(files)), end="")
+    table = rows(files)
+    print(markdown(table), end="")
+    print("\nDetection power (the smallest change each entry's gate catches, baselines/detection.py):\n")
+    print(totals(table), end="")
     return 0

@@ -38,10 +38,13 @@ from typing import Any, Mapping, Sequence
 
 from ..timing.difference import ALPHA, Difference, difference, run_difference, usable
 from . import noise
+from .detection import Detection, detection
 
 DIRECTIONS = ("lower", "higher", "bound", "exact")
 VERDICTS = ("regressed", "missing", "incomparable", "known", "ungated", "throttled", "contended", "new", "improved",
-            "pass")  # worst first
+            "loose", "pass")  # worst first
+# "loose": inside a band so wide that the gate would miss changes up to its detection power
+#   (detection.LOOSE, info in the results' baseline["detect"]): judged, but not a pass one may rely on
 # "known": out of band in a test marked xfail (a documented finding); it does not fail the run
 # "incomparable": the baseline was made another way (its identity differs); it does not fail the run
 # "ungated": recorded, not gated: its noise model needs what the baseline lacks (a repeated figure from fewer
@@ -51,6 +54,10 @@ VERDICTS = ("regressed", "missing", "incomparable", "known", "ungated", "throttl
 #   after re-measuring (info["host"]["contended"]; timing.observers.contended_verdict)
 # "throttled": recorded, not gated: the card slowed itself down (thermal, power cap, hardware slowdown)
 #   while it was measured (info["power"]["throttled"]; timing.observers.throttled_verdict, devices.nvml)
+
+
+#: the verdicts of a metric whose band was applied (what the observers may still overrule)
+JUDGED = ("regressed", "improved", "loose", "pass")
 
 
 def band(expected: float, tolerance: Mapping[str, float]) -> float:
@@ -93,6 +100,7 @@ class Comparison:
     delta_rel: float | None  # (measured − expected) / |expected|
     reason: str | None = None
     difference: Difference | None = field(default=None)
+    detect: Detection | None = field(default=None)  # what this gate would have caught (.detection)
 
     def line(self, name: str, measured: float, unit: str, better: str) -> str:
         """The one-line verdict message: expected, measured, tolerance, delta and the statistics."""
@@ -100,7 +108,9 @@ class Comparison:
             return f"{name}: {self.verdict} (measured {measured:.6g} {unit})"
         if self.verdict == "incomparable":
             return f"{name}: INCOMPARABLE — {self.reason}"
-        why = f" — {self.reason}" if self.verdict == "ungated" and self.reason else ""
+        why = f" — {self.reason}" if self.verdict in ("ungated", "loose") and self.reason else ""
+        if self.detect is not None and self.verdict == "pass":
+            why = f" — {self.detect.phrase()}"
         delta = "" if self.delta_rel is None else f", delta {self.delta_rel:+.1%}"
         stat = ""
         if self.difference is not None:
@@ -116,6 +126,8 @@ class Comparison:
             doc["reason"] = self.reason
         if self.difference is not None:
             doc["difference"] = self.difference.to_json()
+        if self.detect is not None:
+            doc["detect"] = self.detect.to_json()
         return doc
 
 
@@ -163,9 +175,28 @@ def compare(measured: float, better: str, entry: Mapping[str, Any] | None, *,
     if model == "repeated" and direction in ("lower", "higher"):
         repeats = noise.repeats_of(info)
         new = repeats if repeats is not None and len(repeats) > 1 else [measured]
-        return over_runs(cmp, noise.run_values(entry), new, "runs", alpha,
-                         advice="a baseline from more runs sharpens the test")
-    return cmp
+        cmp = over_runs(cmp, noise.run_values(entry), new, "runs", alpha,
+                        advice="a baseline from more runs sharpens the test")
+    if name is None:
+        return cmp
+    tol = entry.get("tolerance", {})
+    power = detection(entry, name=name, unit=unit, better=direction, info=info, width=width,
+                      ratio_safe=float(tol.get("abs", 0.0)) < width, n_new=None if samples is None else len(samples),
+                      alpha=ALPHA if alpha is None else alpha)
+    return with_detection(cmp, power)
+
+
+def with_detection(cmp: Comparison, power: Detection) -> Comparison:
+    """The comparison with its detection power; an in-band verdict of a gate that would miss changes up to
+    more than :data:`.detection.LOOSE` reads ``loose``, never a plain ``pass``."""
+    verdict, reason = cmp.verdict, cmp.reason
+    if verdict == "pass" and power.loose:
+        verdict = "loose"
+        reason = "; ".join(x for x in (f"in band, but this gate {power.phrase()}: narrow the band by "
+                                       "measuring it better (more runs, more repeats) or declare the figure "
+                                       "informational", reason) if x)
+    return Comparison(verdict, cmp.expected, cmp.band, cmp.delta_rel, reason=reason, difference=cmp.difference,
+                      detect=power)
 
 
 #: runs that must agree before a metric marked ``gate: if-stable`` is gated (figures that switch between modes
@@ -228,7 +259,7 @@ def over_runs(cmp: Comparison, xa: Sequence[float], xb: Sequence[float], unit: s
     side: Student's t with the other side's spread, the prediction test of one new run): the unit of the
     noise is the run, not the sample within it. ``advice``: what the reason suggests when a side holds
     fewer than three values. Verdicts other than regressed/improved/pass pass through."""
-    if cmp.verdict not in ("regressed", "improved", "pass"):
+    if cmp.verdict not in JUDGED:
         return cmp
     level = ALPHA if alpha is None else alpha
     diff = run_difference(xa, xb, alpha=level, unit=unit)

@@ -18,7 +18,7 @@ from typing import Any
 
 from .. import exits
 from ..util.listing import few
-from . import terminal
+from . import sensitivity, terminal
 
 Line = tuple[str, dict[str, bool]]
 #: ``--gpuperf-summary`` values: the rows that are not ``pass`` (default), or every row
@@ -79,6 +79,9 @@ def session_lines(state: Any, finish_error: str | None = None) -> list[Line]:
             out.append((f"({hidden} rows {' or '.join(QUIET)} not listed; --gpuperf-summary=all lists every row)", {}))
         tally = ", ".join(f"{n} {v}" for v, n in sorted(terminal.counts(run.metrics.values()).items()))
         out.append((f"gpuperf {info.spec}: {tally}", {}))
+        power = sensitivity.line(info.spec, list(run.metrics.values()))
+        if power:
+            out.append((power, {}))
         busy = sorted(m.name for m in run.metrics.values() if (m.info.get("host") or {}).get("contended"))
         if busy:  # timing.observers: still contended after its re-measurements
             judged = "not gated (verdict 'contended')" if info.is_cpu else "device-timed, so still gated"
@@ -146,7 +149,8 @@ def run_level_failures(state: Any) -> list[tuple[int, str]]:
 #: verdicts the summary does not list row by row (their count is in the tally); ``--gpuperf-summary=all`` lists them.
 #: ``ungated``: recorded, deliberately not judged (a figure whose runs disagree, a derived figure against a
 #: baseline of fewer than three runs or of one run under ``--gpuperf-compare``): hundreds of rows that hold no news
-QUIET = ("pass", "new", "ungated")
+#: ``loose``: judged inside a band wider than its gate can call tight; the DETECTION POWER line counts them
+QUIET = ("pass", "new", "ungated", "loose")
 
 
 def gated_count(run: Any) -> int:

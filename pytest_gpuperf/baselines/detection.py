@@ -1,0 +1,213 @@
+"""Detection power: the smallest change of a metric that its gate would catch.
+
+A ``pass`` says nothing unless it says what it would have caught. For a baseline entry this module
+gives the *minimum detectable effect* (MDE): the relative change in the metric's bad direction that the
+gate reads ``regressed`` with probability about :data:`POWER`, given everything the verdict rests on:
+
+* the band's bad-side edge (:func:`.verdicts.edges`, ratio-safe where the gate's is);
+* the significance test where one applies: Mann–Whitney over raw samples (the median's standard
+  error from the entry's own samples, both sides of the same size), or the prediction t-test of one
+  new run against the baseline's runs for a ``repeated`` figure (Student's t with n − 1 degrees of
+  freedom at the gate's α — three runs need a change of ~37 run-σ);
+* a margin of :data:`POWER`'s one-sided z times the figure's run-to-run σ, so a change of the MDE
+  lands beyond the edge in about 99 of 100 runs, not half of them.
+
+A deterministic figure has no noise: its MDE is the band edge itself. A ``bound`` entry is judged
+against its documented limit (``basis`` says so) and an ``informational`` or not-yet-gated one has no
+MDE at all. The classes (:data:`CLASSES`) are what the summary counts and the gating table shows; a
+figure whose MDE is over :data:`LOOSE` never reads a plain ``pass`` (``loose``,
+:func:`.verdicts.compare`).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from ..timing.difference import ALPHA, MIN_SAMPLES
+from ..timing.stats import MAD_TO_SIGMA
+from . import noise
+
+#: probability with which a change of the MDE is caught in one run (the margin's one-sided z)
+POWER = 0.99
+#: an MDE above this reads ``loose`` instead of ``pass``: the band is too wide to call the metric gated
+LOOSE = 0.25
+#: the classes of detection power, tightest first: (upper MDE, label); beyond the last, ``loose``
+CLASSES = ((0.02, "≤2 %"), (0.05, "≤5 %"), (0.10, "≤10 %"), (LOOSE, "≤25 %"))
+LOOSE_LABEL = "loose"
+#: labels of entries that carry no relative MDE, in the order the summary lists them after the classes:
+#: judged against a documented limit, an exact zero (an absolute band), or not gated at all
+UNRATED = ("bound", "absolute", "ungated")
+#: asymptotic standard error of a sample median in units of σ/√n (normal data: √(π/2))
+MEDIAN_SE = math.sqrt(math.pi / 2)
+
+
+@dataclass(frozen=True)
+class Detection:
+    """What a gate on one entry would catch: ``mde`` (relative change in the bad direction, None when
+    the entry has none) and ``basis`` (what sets it: ``band``, ``samples``, ``runs``, ``bound``,
+    ``ungated``)."""
+
+    mde: float | None
+    basis: str
+    absolute: float | None = None  # a zero-valued entry's band in the metric's unit: any larger change is caught
+
+    @property
+    def label(self) -> str:
+        """The class this entry counts in (:data:`CLASSES`, :data:`LOOSE_LABEL` or :data:`UNRATED`)."""
+        if self.mde is None:
+            return self.basis if self.basis in UNRATED else "ungated"
+        return label_of(self.mde)
+
+    @property
+    def loose(self) -> bool:
+        return self.mde is not None and self.mde > LOOSE
+
+    def to_json(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {"mde": self.mde, "basis": self.basis, "class": self.label}
+        if self.absolute is not None:
+            doc["absolute"] = self.absolute
+        return doc
+
+    def phrase(self) -> str:
+        """``catches ≥ 3.1 % (runs)``: the MDE as the verdict line shows it."""
+        if self.absolute is not None:
+            return f"catches any change > {self.absolute:.3g} (absolute band of a zero value)"
+        if self.mde is None:
+            return f"no detection power ({self.basis})"
+        return f"catches ≥ {100 * self.mde:.3g} % ({self.basis})"
+
+
+def label_of(mde: float) -> str:
+    """The class of a relative MDE."""
+    for top, label in CLASSES:
+        if mde <= top:
+            return label
+    return LOOSE_LABEL
+
+
+def _z(p: float) -> float:
+    from scipy import stats as sps  # noqa: PLC0415 - 0.4 s to import; every pytest process loads this module
+
+    return float(sps.norm.ppf(p))
+
+
+def _t(p: float, df: int) -> float:
+    from scipy import stats as sps  # noqa: PLC0415 - see _z
+
+    return float(sps.t.ppf(p, df))
+
+
+def edge_fraction(expected: float, width: float, direction: str, ratio_safe: bool) -> float:
+    """The relative distance from ``expected`` to the band's bad-side edge (:func:`.verdicts.edges`: only a
+    higher-is-better figure's low edge is a ratio; ``exact`` is linear both ways)."""
+    if expected == 0:
+        return math.inf if width > 0 else 0.0
+    w = width / abs(expected)
+    if direction == "higher" and ratio_safe and expected > 0:
+        return w / (1.0 + w)
+    return w
+
+
+def sample_sigma(samples: Sequence[float] | None) -> float | None:
+    """Robust relative σ of one run's raw samples (MAD × 1.4826 / median), None without enough of them."""
+    if samples is None or len(samples) < MIN_SAMPLES:
+        return None
+    xs = [float(x) for x in samples if isinstance(x, (int, float)) and math.isfinite(float(x))]
+    if len(xs) < MIN_SAMPLES:
+        return None
+    med = statistics.median(xs)
+    if med == 0:
+        return None
+    mad = statistics.median(abs(x - med) for x in xs)
+    return MAD_TO_SIGMA * mad / abs(med)
+
+
+def run_sigma(entry: Mapping[str, Any]) -> tuple[float | None, int]:
+    """Relative run-to-run σ of an entry and the run count behind it: the standard deviation of its
+    ``run_values`` over |mean| (two runs or more), else the measured ``spread`` of its tolerance."""
+    values = noise.run_values(entry)
+    mean = statistics.fmean(values) if values else 0.0
+    if len(values) >= 2 and mean != 0:
+        return statistics.stdev(values) / abs(mean), len(values)
+    spread = (entry.get("tolerance") or {}).get("spread")
+    value = float(entry.get("value", 0.0) or 0.0)
+    if isinstance(spread, (int, float)) and value != 0:
+        return float(spread) / abs(value), max(1, len(values))
+    return None, max(1, len(values))
+
+
+def detection(entry: Mapping[str, Any] | None, *, name: str, unit: str | None = None, better: str | None = None,
+              info: Mapping[str, Any] | None = None, width: float | None = None, ratio_safe: bool | None = None,
+              n_new: int | None = None, alpha: float = ALPHA) -> Detection:
+    """The detection power of the gate on ``entry`` for metric ``name`` (see the module's docstring).
+
+    ``width``/``ratio_safe``: the band as the verdict computed it (recomputed from the entry when absent);
+    ``n_new``: the new run's sample count (the entry's own count when absent)."""
+    from .verdicts import band  # noqa: PLC0415 - verdicts imports this module
+
+    if entry is None:
+        return Detection(None, "ungated")
+    direction = str(entry.get("better", better or "lower"))
+    if direction == "bound":
+        return Detection(None, "bound")
+    unit = str(unit if unit is not None else entry.get("unit", ""))
+    expected = float(entry["value"])
+    tol = entry.get("tolerance") or {}
+    if width is None:
+        width = band(expected, tol)
+    if ratio_safe is None:
+        ratio_safe = float(tol.get("abs", 0.0)) < width
+    ref_samples = entry.get("samples")
+    has_samples = bool(ref_samples)
+    model = noise.model_of(name, unit, direction, has_samples, info)
+    if model == "informational":
+        return Detection(None, "ungated")
+    if expected == 0:  # a relative change of zero means nothing: any change beyond the absolute band is caught
+        return Detection(None, "absolute", absolute=width)
+    edge = edge_fraction(expected, width, direction, ratio_safe)
+    if model == "deterministic" or direction == "exact":
+        return Detection(edge, "band")
+    margin = _z(POWER)
+    sigma_run, runs = run_sigma(entry)
+    if model == "sampled":
+        s = sample_sigma(ref_samples)
+        if s is None:
+            return Detection(edge + margin * (sigma_run or 0.0), "band")
+        n_a = len(ref_samples)
+        n_b = n_new or n_a
+        se = MEDIAN_SE * s * math.sqrt(1.0 / n_a + 1.0 / n_b)
+        sig = _z(1.0 - alpha / 2) * se
+        noise_run = max(sigma_run or 0.0, MEDIAN_SE * s / math.sqrt(n_b))
+        basis = "samples" if sig > edge else "band"
+        return Detection(max(edge, sig) + margin * noise_run, basis)
+    # repeated: the prediction t-test of one new run against the baseline's runs
+    if not noise.enough_repeats(runs) or sigma_run is None:
+        return Detection(None, "ungated")
+    sig = _t(1.0 - alpha / 2, runs - 1) * sigma_run * math.sqrt(1.0 + 1.0 / runs)
+    basis = "runs" if sig > edge else "band"
+    return Detection(max(edge, sig) + margin * sigma_run, basis)
+
+
+#: the families of hardware figures a driver or card change moves (the first part of a metric's name)
+HARDWARE = ("launch", "memory", "latency", "throughput", "clock", "power")
+#: what a hardware figure must gate within: 5 % (device-timed ones 2 %)
+HARDWARE_MDE = 0.05
+
+
+def hardware(name: str) -> bool:
+    """Whether a metric is a hardware figure (:data:`HARDWARE`): launch, memory, latency, throughput, clock,
+    power — not the studies built on them (``power.tuning``, a model over kernels, stays out)."""
+    head = name.split(".")[0]
+    return head in HARDWARE and not name.startswith("power.tuning.")
+
+
+def tally(detections: Sequence[Detection]) -> dict[str, int]:
+    """Counts per class, tightest first, then ``loose`` and the unrated (only the classes present)."""
+    order = [label for _, label in CLASSES] + [LOOSE_LABEL, *UNRATED]
+    counts = {label: 0 for label in order}
+    for d in detections:
+        counts[d.label] = counts.get(d.label, 0) + 1
+    return {k: v for k, v in counts.items() if v}

@@ -8,6 +8,8 @@ plugin end to end on the real OpenCL device.
 
 from __future__ import annotations
 
+import dataclasses
+
 import json
 import math
 from typing import Any
@@ -55,9 +57,9 @@ def test_repeated_figure_against_three_agreeing_runs_regresses_30_percent_off():
 def test_repeated_figure_within_scattered_runs_is_not_regressed():
     # outside the static ±10 % band around 0.60, but inside what three unchanged runs spread over
     c = compare(0.47, "higher", entry(0.60, [0.47, 0.73, 0.60]), name=QUALITY, unit="ratio")
-    assert c.verdict == "pass" and "not significant" in c.reason
+    assert c.verdict == "loose" and "not significant" in c.reason  # in band only through a test this loose
     c = compare(0.80, "higher", entry(0.60, [0.47, 0.73, 0.60]), name=QUALITY, unit="ratio")
-    assert c.verdict == "pass"  # not "improved" by the band alone either
+    assert c.verdict == "loose"  # not "improved" by the band alone either; and runs this scattered gate loosely
 
 
 def test_repeated_figure_uses_the_runs_own_repeats():
@@ -92,7 +94,8 @@ def test_sampled_timing_is_unchanged():
     run = [2 * x for x in ref]
     c = compare(2.0, "lower", base, samples=run, name="kernel.work.ms", unit="ms")
     assert c.verdict == "regressed" and c.difference is not None and c.difference.unit == "samples"
-    assert c == compare(2.0, "lower", base, samples=run)  # the same verdict as without the model
+    # the same verdict as without the model; the gate adds only what it would have caught
+    assert dataclasses.replace(c, detect=None) == compare(2.0, "lower", base, samples=run)
     # a timing of a baseline made without samples, measured with them: the band, as before
     assert compare(2.0, "lower", entry(1.0, better="lower", unit="ms"), samples=run, name="kernel.work.ms",
                    unit="ms").verdict == "regressed"

@@ -1,0 +1,143 @@
+"""Detection power: the minimum detectable effect (MDE) each gate states is what the gate catches.
+
+Proved by planting, against the verdict function and the shipped GPU baselines' own entries: a change of
+the stated MDE in the bad direction reads ``regressed``; a change that stays inside the band does not. A
+gate looser than 25 % never reads a plain ``pass``."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from pytest_gpuperf.baselines import baseline_file, detection
+from pytest_gpuperf.baselines.table import gates
+from pytest_gpuperf.baselines.verdicts import band, compare, edges
+from pytest_gpuperf.paths import REVIEWED_BASELINES
+
+
+def _entries(key: str) -> list[tuple[str, dict]]:
+    data = baseline_file.load(REVIEWED_BASELINES, key).data
+    return sorted(data["backends"]["cuda"]["metrics"].items())
+
+
+H200 = _entries("nvidia-h200")
+
+
+def _planted(entry: dict, change: float) -> float:
+    """The entry's value moved by the relative ``change`` in its bad direction."""
+    v = float(entry["value"])
+    return v * (1 - change) if entry["better"] == "higher" else v * (1 + change)
+
+
+def _judge(name: str, entry: dict, measured: float) -> str:
+    return compare(measured, entry["better"], entry, name=name, unit=entry.get("unit"), info=entry.get("info"),
+                   identity=entry.get("identity"), gate_if_stable=(entry.get("info") or {}).get("gate") == "if-stable"
+                   ).verdict
+
+
+def _rated() -> list[tuple[str, dict, detection.Detection]]:
+    out = []
+    for name, entry in H200:
+        if not gates(entry) or entry["better"] not in ("lower", "higher", "exact"):
+            continue
+        d = detection.detection(entry, name=name, info=entry.get("info"))
+        if d.mde is not None and math.isfinite(d.mde) and d.mde < 0.9:
+            out.append((name, entry, d))
+    return out
+
+
+RATED = _rated()
+
+
+def test_the_shipped_gpu_baseline_has_entries_of_every_basis():
+    bases = {d.basis for _, _, d in RATED}
+    assert {"band", "runs"} <= bases, bases
+    assert len(RATED) > 1000
+
+
+@pytest.mark.parametrize("name,entry,power", RATED[::7], ids=[n for n, _, _ in RATED[::7]])
+def test_a_change_of_the_stated_mde_is_caught(name, entry, power):
+    """Planted at the MDE (the gate's claim), every rated entry's verdict is ``regressed``."""
+    assert _judge(name, entry, _planted(entry, max(power.mde * 1.001, 1e-6))) == "regressed", power
+
+
+@pytest.mark.parametrize("name,entry,power", RATED[3::7], ids=[n for n, _, _ in RATED[3::7]])
+def test_a_change_inside_the_band_is_not_caught_and_the_mde_is_not_below_the_band(name, entry, power):
+    """Half-way to the band's bad edge nothing regresses, so the stated MDE can never be smaller than that edge."""
+    value = float(entry["value"])
+    low, high = edges(value, band(value, entry.get("tolerance") or {}), entry["better"],
+                      ratio_safe=float((entry.get("tolerance") or {}).get("abs", 0.0)) < band(value, entry.get("tolerance") or {}))
+    edge = (value - low) / value if entry["better"] == "higher" else (high - value) / value
+    assert power.mde >= edge * 0.999
+    assert _judge(name, entry, _planted(entry, edge / 2)) in ("pass", "loose")
+
+
+def test_a_loose_gate_reads_loose_and_a_tight_one_pass():
+    tight = {"value": 100.0, "unit": "cycles", "better": "lower", "tolerance": {"rel": 0.01},
+             "run_values": [100.0, 100.0, 100.0]}
+    loose = {**tight, "tolerance": {"rel": 0.40}}
+    assert compare(100.5, "lower", tight, name="latency.fp32.fma.cycles", unit="cycles").verdict == "pass"
+    c = compare(100.5, "lower", loose, name="latency.fp32.fma.cycles", unit="cycles")
+    assert c.verdict == "loose" and "catches ≥ 40" in c.reason
+    assert c.detect is not None and c.detect.label == "loose"
+    assert compare(150.0, "lower", loose, name="latency.fp32.fma.cycles", unit="cycles").verdict == "regressed"
+
+
+def test_the_repeated_figures_power_is_the_prediction_test_of_three_runs():
+    """Three runs spread by 1 %: Student's t at α = 0.001 with 2 degrees of freedom needs ~37 σ."""
+    runs = [0.99, 1.00, 1.01]
+    entry = {"value": 1.0, "unit": "ratio", "better": "higher", "tolerance": {"rel": 0.01}, "run_values": runs}
+    d = detection.detection(entry, name="tuning.fake.quality")
+    assert d.basis == "runs" and 0.35 < d.mde < 0.45
+    assert compare(1.0 - d.mde * 1.001, "higher", entry, name="tuning.fake.quality", unit="ratio").verdict == "regressed"
+    five = {**entry, "run_values": [0.99, 1.00, 1.01, 1.00, 1.00]}
+    assert detection.detection(five, name="tuning.fake.quality").mde < d.mde / 3  # more runs, a sharper gate
+
+
+def test_zero_values_bounds_and_informational_entries_carry_no_relative_mde():
+    zero = {"value": 0.0, "unit": "ulp", "better": "lower", "tolerance": {"abs": 1e-6}}
+    assert detection.detection(zero, name="accuracy.fp32.sqrt.mean_ulp").label == "absolute"
+    bound = {"value": 2.0, "unit": "ulp", "better": "bound", "tolerance": {}}
+    assert detection.detection(bound, name="accuracy.fp32.sin.max_ulp").label == "bound"
+    info = {"value": 3.0, "unit": "us", "better": "lower", "tolerance": {"rel": 0.1}}
+    assert detection.detection(info, name="x.y.us", info={"noise": "informational", "why": "host"}).label == "ungated"
+
+
+def test_classes_are_ordered_and_cover_every_mde():
+    assert [detection.label_of(x) for x in (0.01, 0.03, 0.07, 0.2, 0.3)] == ["≤2 %", "≤5 %", "≤10 %", "≤25 %", "loose"]
+
+
+def test_the_plugin_states_its_detection_power(pytester, monkeypatch):
+    """A real PoCL run against a baseline made from real runs: the results carry each metric's MDE and the
+    run's tally, and the summary prints the DETECTION POWER line."""
+    pytest.importorskip("pyopencl")
+    from pytest_gpuperf.cli import main as gpuperf
+    from suite_support import baseline_folder
+
+    pytester.makepyfile(SUITE)
+    args = ("--gpuperf-device=opencl:0", f"--gpuperf-baseline-dir={baseline_folder(pytester.path, 'bl')}")
+    files = []
+    for i, v in enumerate((0.90, 0.901, 0.899)):
+        monkeypatch.setenv("QUALITY", str(v))
+        pytester.runpytest(*args, f"--gpuperf-json={pytester.path / f'r{i}.json'}")
+        files.append(str(pytester.path / f"r{i}.json"))
+    assert gpuperf(["baseline", "from-results", *files, "--dir", str(pytester.path / "bl")]) == 0
+    monkeypatch.setenv("QUALITY", "0.9")
+    result = pytester.runpytest(*args, f"--gpuperf-json={pytester.path / 'run.json'}")
+    doc = json.loads((pytester.path / "run.json").read_text())
+    (m,) = doc["metrics"]
+    detect = m["baseline"]["detect"]
+    # a CPU device's floor for such a figure is 200 %: its gate is loose, and says so instead of 'pass'
+    assert detect["mde"] > 0 and detect["class"] == detection.label_of(detect["mde"]) == "loose"
+    assert m["verdict"] == "loose" and doc["detection"] == {"loose": 1}
+    result.stdout.fnmatch_lines(["DETECTION POWER opencl:0: smallest change each gate catches: 1 loose*"])
+
+
+SUITE = """
+import os
+
+def test_tuner(gpu_device, gpuperf_record):
+    gpuperf_record("tuning.fake.quality", float(os.environ["QUALITY"]), "ratio", better="higher")
+"""

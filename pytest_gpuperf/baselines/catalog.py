@@ -68,8 +68,9 @@ TIMING_UNITS = ("us", "ns", "ms", "s", "cycles", "GB/s", "1/s", "ops/clk/SM", "x
 #: is the slow mode's reach: a launch path that got tens of µs slower still fails. GPUs: measured spread.
 LAUNCH_CPU: Tolerance = {"abs": 25.0, "rel": 2.0}
 LAUNCH_CPU_WHY = "a descheduled PoCL worker's slow launch mode (tens of µs) on a CPU device; GPUs: the measured spread"
-LAUNCH_GPU_CAUSE = ("a 3–5 µs launch read by CUDA events: the band is the event timer's resolution (0.5 µs; readings "
-                    "come in 32 ns steps), see classes.resolution_floor")
+LAUNCH_GPU_CAUSE = ("a 2–8 µs launch read by CUDA events over a span of back-to-back launches (probes.launch_overhead): "
+                    "the band is never narrower than the event timer's resolution (0.5 µs) divided among the span's "
+                    "launches, see classes.resolution_floor")
 
 
 #: the sampled model's figures (Dao's protocol, the project's geometry, the application corpus, the SVR)

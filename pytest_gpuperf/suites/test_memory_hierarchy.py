@@ -11,7 +11,8 @@ load (Alavani's piecewise model) and launch overhead vs grid size (Alavani ch. 3
 * ``memory.shared.latency.cycles`` — the same chase in shared/local memory.
 * ``memory.global.latency.{unloaded,loaded}.cycles`` — per-access latency as the number of chasing
   threads (outstanding requests) grows; the piecewise-linear fit goes into ``info``.
-* ``launch.overhead.{intercept_us,slope_ns_per_kthread}`` — empty-kernel time vs threads launched.
+* ``launch.overhead.{intercept_us,slope_ns_per_kthread}`` — empty-kernel time vs threads launched (on a GPU
+  each point one device-event span of back-to-back launches over their number).
 """
 
 from __future__ import annotations

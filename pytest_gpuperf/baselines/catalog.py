@@ -73,6 +73,13 @@ LAUNCH_GPU_CAUSE = ("a 2–8 µs launch read by CUDA events over a span of back-
                     "launches, see classes.resolution_floor")
 
 
+#: fine footprints a detected cache edge is chased at between the two √2-apart sweep footprints that
+#: bracket it (probes.cache_edges): the size lies on a grid of 2 × (points + 1) footprints per doubling, and
+#: its band is one step of that grid (3.2 %), widened by a tenth for the footprints' rounding to a line
+CACHE_EDGE_POINTS = 10
+CACHE_SIZE_BAND: Tolerance = {"rel": round(1.1 * (2 ** (0.5 / (CACHE_EDGE_POINTS + 1)) - 1), 4)}
+
+
 #: the sampled model's figures (Dao's protocol, the project's geometry, the application corpus, the SVR)
 SAMPLED_BAND: Tolerance = {"abs": 0.02, "rel": 0.5}
 SAMPLED_MEAN_WHY = ("the mean over kernels of the sampled model's error or overhead: half of it, or 2 points; on a "
@@ -244,9 +251,10 @@ FAMILIES: tuple[Family, ...] = (
         Family("throughput.*.saturating_ilp", "ilp", "lower", gpu={"abs": 1.0}, cpu={"abs": 4.0}, noise=DERIVED,
                why="one step of the ILP sweep: GPUs sweep ILP 1..8, CPU devices 1, 2, 4, 8, where on a shared host "
                    "the saturating ILP moves by a step between runs"),
-        Family("memory.*.size.bytes", "bytes", "exact", gpu={"rel": 0.45}, noise=COUNTS,
-               why="the detected cache size is one of the sweep's footprints (two per doubling): one sqrt(2) "
-                   "grid step either way"),
+        Family("memory.*.size.bytes", "bytes", "exact", gpu=CACHE_SIZE_BAND, noise=COUNTS,
+               why="the detected cache size is one of the fine footprints chased across the level's edge "
+                   f"({2 * (CACHE_EDGE_POINTS + 1)} per doubling): one step of that grid either way"
+               ).carrying("edge"),
         # DRAM-resident footprints first: the 64 MiB chase lies past an H100's or H200's L2
         *(Family(f"memory.{level}.latency.cycles", "cycles", "lower", gpu=DRAM_LATENCY_BAND, gpu_only=True,
                  why=DRAM_LATENCY_WHY) for level in ("chase.64MiB", "dram")),

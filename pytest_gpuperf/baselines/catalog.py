@@ -268,8 +268,8 @@ FAMILIES: tuple[Family, ...] = (
                  if level == "chase.256KiB" else "")
           for level in ("chase.256KiB", "chase.*", "l2")),
         *(_class(f"memory.copy.bandwidth.{size}", TIMINGS, ("GB/s",),
-                 cause="a copy of 1–16 MiB lasts 1–8 µs: launch-bound, read near the event timer's resolution; its "
-                       "samples within one run spread by several percent") for size in ("1MiB", "16MiB")),
+                 cause="a copy of 1–16 MiB lasts 1–8 µs, launch-bound: timed over a span of back-to-back copies "
+                       "(probes.copy_bandwidth) its per-copy time still moves with the copies' issue gaps") for size in ("1MiB", "16MiB")),
         Family("memory.global.latency_model.r2", "R²", "higher", gpu={"abs": 0.1}, cpu={"abs": 0.4}, noise=DERIVED,
                why="the piecewise fit explains a GPU's loaded-latency curve (R² near 1); on a shared CPU host one "
                    "jittery point pulls it down now and then, so there only a fit that stopped working fails"),

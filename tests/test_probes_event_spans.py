@@ -1,6 +1,7 @@
-"""Launch figures timed as spans of back-to-back launches (``Device.launch_many``, ``probes.launch_overhead``):
-every launch of a span runs, the figure is the span over its launches, the method is in the identity, the
-timer's resolution is divided among the span's launches, and the host-timed rate is informational. PoCL."""
+"""Launch and small-copy figures timed as spans of back-to-back operations (``Device.launch_many``,
+``Device.copy_many``, ``probes.launch_overhead``, ``probes.copy_bandwidth``): every operation of a span runs,
+the figure is the span over its operations, the method is in the identity, the timer's resolution is divided
+among the span's operations, and the host-timed launch rate is informational. PoCL."""
 
 from __future__ import annotations
 
@@ -9,9 +10,10 @@ import pytest
 
 from pytest_gpuperf.baselines import classes, noise
 from pytest_gpuperf.helpers import Measurer
-from pytest_gpuperf.probes import launch_overhead
+from pytest_gpuperf.probes import copy_bandwidth, launch_overhead
 from pytest_gpuperf.probes.bound_measurer import BoundMeasurer
-from pytest_gpuperf.timing.measure import MeasureConfig
+from pytest_gpuperf.timing.measure import MeasureConfig, Measurement
+from pytest_gpuperf.timing.stats import Stats
 
 COUNT = "__kernel void count(__global int *x, int unused) { atomic_inc(x); }"
 FIXED = MeasureConfig(warmup=1, min_repeats=4, max_repeats=4, target_rel_spread=0.0, budget_s=30)
@@ -90,3 +92,45 @@ def test_the_timer_resolution_is_divided_among_a_spans_operations():
     assert classes.resolution_floor("us", 0.5e-6, {classes.PER_SPAN: 200}) == pytest.approx(0.0025)
     assert classes.resolution_floor("us", 0.5e-6, {"other": 3}) == pytest.approx(0.5)
     assert classes.resolution_floor("GB/s", 0.5e-6, {classes.PER_SPAN: 200}) == 0.0
+
+
+class _Info:
+    def __init__(self, is_cpu: bool) -> None:
+        self.is_cpu = is_cpu
+
+
+def test_small_gpu_copies_are_batched_to_move_256_mib_per_span_and_large_ones_stay_alone():
+    MiB = copy_bandwidth.MiB
+    gpu = _Info(False)
+    assert [copy_bandwidth.copies_per_span(gpu, s) for s in (MiB, 16 * MiB, 256 * MiB, 1024 * MiB)] == [100, 16, 1, 1]
+    assert copy_bandwidth.copies_per_span(_Info(True), MiB) == 1  # CPU devices keep their method
+
+
+def test_a_batched_copy_figure_is_per_copy_and_names_its_span():
+    MiB = copy_bandwidth.MiB
+    m = Measurement((4e-3, 8e-3, 12e-3), Stats.of([4e-3, 8e-3, 12e-3]), True)
+    rec = copy_bandwidth.CopyBandwidth("1MiB", MiB, MiB, 32, m, True, per_span=4).record()
+    assert rec["value"] == pytest.approx(2 * MiB / 1e9 / 2e-3)  # the 8 ms median span holds 4 copies of 2 ms
+    assert rec["identity"] == {"timing": "back-to-back copies per event pair", "copies_per_span": 4}
+    assert rec["info"][classes.PER_SPAN] == 4
+    alone = copy_bandwidth.CopyBandwidth("1MiB", MiB, MiB, 32, m, True).record()
+    assert "identity" not in alone and alone["value"] == pytest.approx(2 * MiB / 1e9 / 8e-3)
+
+
+def test_copy_many_copies_every_pair_and_refuses_none(cl_device):
+    srcs = [cl_device.to_device(np.full(256, i + 1, np.uint8)) for i in range(3)]
+    dsts = [cl_device.empty(256) for _ in range(3)]
+    span = cl_device.elapsed(cl_device.timed(lambda: cl_device.copy_many(list(zip(dsts, srcs)), 256)), 30.0)
+    assert span > 0
+    assert [int(cl_device.to_host(d, np.uint8)[0]) for d in dsts] == [1, 2, 3]
+    with pytest.raises(ValueError, match="at least one"):
+        cl_device.copy_many([])
+
+
+def test_a_copy_measured_in_spans_really_copies_and_records_per_copy(cl_device):
+    c = copy_bandwidth.measure(cl_device, Measurer(cl_device, FIXED), "1MiB", per_span=3)
+    assert c.copied and c.per_span == 3 and c.measurement.stats.n == 4
+    rec = c.record()
+    assert rec["identity"]["copies_per_span"] == 3 and rec["value"] > 0
+    # the per-copy figure is three times the bandwidth its spans would read as one copy each
+    assert rec["value"] == pytest.approx(3 * c.measurement.stats.reciprocal(2 * c.size / 1e9).median, rel=1e-9)

@@ -154,8 +154,12 @@ def test_the_fine_grid_and_the_crossing_are_pure_functions():
     ratios = [b / a for a, b in zip(grid, grid[1:])]
     assert max(ratios) < 1.04
     assert cache_edges.threshold(40.0, 280.0, into_dram=False) == 160.0
-    curve = [(1, 40.0), (2, 50.0), (3, 170.0), (4, 150.0), (5, 280.0)]
-    assert cache_edges.bracket(curve, 160.0) == (2, 3) and cache_edges.edge(curve, 160.0) == 2
+    curve = [(1, 40.0), (2, 50.0), (3, 150.0), (4, 170.0), (5, 280.0)]
+    assert cache_edges.bracket(curve, 160.0) == (3, 4) and cache_edges.edge(curve, 160.0) == 3
+    # one noisy point on the wrong side of the limit moves the size one step, not to the first spike
+    spiky = [(1, 40.0), (2, 170.0), (3, 150.0), (4, 170.0), (5, 280.0)]
+    assert cache_edges.bracket(spiky, 160.0) == (1, 2) and cache_edges.edge(spiky, 160.0) == 2
+    assert cache_edges.edge([(1, 200.0), (2, 300.0)], 160.0) is None
     assert cache_edges.bracket(curve, 1000.0) is None and cache_edges.bracket(curve, 10.0) is None
     with pytest.raises(ValueError, match="no step"):
         cache_edges.threshold(280.0, 40.0, into_dram=False)

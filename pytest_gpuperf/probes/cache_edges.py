@@ -3,8 +3,8 @@
 The pointer-chase sweep (:func:`.hierarchy.chase_sweep`) steps footprints by √2, so a size read off it is
 one of two grid points 41 % apart. After the sweep has found the levels, each level's edge is bracketed by
 the two sweep footprints its latency crosses a threshold between, and :data:`EDGE_POINTS` footprints in
-geometric steps between them are chased; the size is the last footprint, coarse or fine, before the first
-one at or above the threshold. The threshold sits halfway between the level's plateau and the next one
+geometric steps between them are chased; the size is the last footprint, coarse or fine, before the
+latency reaches the threshold (:func:`edge`, counted so that one noisy point moves it one step at most). The threshold sits halfway between the level's plateau and the next one
 (the steepest part of the step, where a few cycles of noise move the crossing least), except at the edge
 into DRAM: an H100's far L2 partition reads 548–565 cycles against DRAM's 680, above the halfway point from
 the near partition's 282, so there DRAM's own rule holds (:data:`.memory.DRAM_NEAR`: within 1.12× of DRAM).
@@ -55,11 +55,14 @@ def fine_grid(lo: int, hi: int, points: int = EDGE_POINTS, granule: int = 128) -
     return out
 
 
-def edge(curve: Curve, limit: float) -> int | None:
-    """The size: the last footprint of ``curve`` before the first whose latency is at or above ``limit``
-    (None where no footprint below it precedes one above it)."""
-    b = bracket(sorted(curve), limit)
-    return None if b is None else b[0]
+def edge(points: Curve, limit: float) -> int | None:
+    """The size on one bracket's points (its two ends and the fine footprints between, any order): with ``k``
+    of them below ``limit``, the ``k``-th smallest footprint — on a rising curve the last footprint before
+    the first at or above the limit, and where noise puts one point on the wrong side of it, one step off,
+    never more (None where all or none are below)."""
+    pts = sorted(points)
+    below = sum(1 for _, lat in pts if lat < limit)
+    return int(pts[below - 1][0]) if 0 < below < len(pts) else None
 
 
 @dataclass
@@ -97,6 +100,7 @@ def refine(levels: Sequence[Level], curve: Curve, names: Sequence[str], chase: C
             continue
         r = Refinement(level.name, coarse, limit)
         r.fine = [(f, float(chase(f))) for f in fine_grid(*coarse, points=points, granule=granule)]
+        # the bracket's ends are on either side by construction (the sweep's own readings of them)
         r.size = edge([(coarse[0], float("-inf")), *r.fine, (coarse[1], float("inf"))], limit)
         out[level.name] = r
     return out

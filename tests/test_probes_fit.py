@@ -163,3 +163,22 @@ def test_the_fine_grid_and_the_crossing_are_pure_functions():
     assert cache_edges.bracket(curve, 1000.0) is None and cache_edges.bracket(curve, 10.0) is None
     with pytest.raises(ValueError, match="no step"):
         cache_edges.threshold(280.0, 40.0, into_dram=False)
+
+
+def test_a_gpu_size_record_is_the_fine_edge_and_names_its_grid():
+    """The size a GPU records is the refined one, under an identity a baseline of the √2 sweep's sizes lacks
+    (so it reads incomparable, never a false verdict); without a refinement the sweep's size stands, named."""
+    from pytest_gpuperf.baselines import verdicts
+    from pytest_gpuperf.probes import cache_edges, hierarchy
+
+    lv = memory.Level("l1", 41.0, 185344, 8)
+    r = cache_edges.Refinement("l1", (185344, 262144), 164.0, [(191232, 60.0)], 254208)
+    sweep = hierarchy.ChaseSweep(None, 0, True, False, {128: []}, {}, [lv], {"l1": r})
+    rec = sweep.size_record(lv, {"levels": []})
+    assert rec["name"] == "memory.l1.size.bytes" and rec["value"] == 254208
+    assert "22 footprints per doubling" in rec["identity"]["edge"]
+    assert rec["info"]["edge"]["coarse_bracket"] == [185344, 262144]
+    old = {"value": 185344.0, "unit": "bytes", "better": "exact", "tolerance": {"rel": 0.45}, "identity": {}}
+    assert verdicts.compare(rec["value"], "exact", old, identity=rec["identity"]).verdict == "incomparable"
+    coarse = hierarchy.ChaseSweep(None, 0, True, False, {128: []}, {}, [lv]).size_record(lv, {"levels": []})
+    assert coarse["value"] == 185344 and coarse["identity"] == {"edge": "2 footprints per doubling"}

@@ -254,8 +254,7 @@ FAMILIES: tuple[Family, ...] = (
                    "where on a shared host the saturating ILP moves by a step between runs"),
         Family("memory.*.size.bytes", "bytes", "exact", gpu=CACHE_SIZE_BAND, noise=COUNTS,
                why="the detected cache size is one of the fine footprints chased across the level's edge "
-                   f"({2 * (CACHE_EDGE_POINTS + 1)} per doubling): one step of that grid either way"
-               ).carrying("edge"),
+                   f"({2 * (CACHE_EDGE_POINTS + 1)} per doubling): one step of that grid either way"),
         # DRAM-resident footprints first: the 64 MiB chase lies past an H100's or H200's L2
         *(Family(f"memory.{level}.latency.cycles", "cycles", "lower", gpu=DRAM_LATENCY_BAND, gpu_only=True,
                  why=DRAM_LATENCY_WHY) for level in ("chase.64MiB", "dram")),

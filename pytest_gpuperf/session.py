@@ -597,7 +597,7 @@ class GpuPerfSession:
                                                                  classes.is_host_timed(m.info), spread_known=False),
                                          provenance=prov, samples=None if m.stats is None else m.stats.samples,
                                          identity=m.identity,
-                                         resolution=classes.resolution_floor(m.unit, run.info.timer_resolution_s))
+                                         resolution=classes.resolution_floor(m.unit, run.info.timer_resolution_s, m.info))
                    for m in run.metrics.values()}
         device = {"key": run.info.key, "name": run.info.name, "class": bl.device_class(run.info.is_cpu)}
         bl.update(bl.BaselineFile(run.source.write_path), run.info.backend, device, prov, entries)

@@ -12,7 +12,7 @@ import math
 import pytest
 
 from pytest_gpuperf.baselines import baseline_file, detection
-from pytest_gpuperf.baselines.table import gates
+from pytest_gpuperf.baselines.table import gates, power
 from pytest_gpuperf.baselines.verdicts import band, compare, edges
 from pytest_gpuperf.paths import REVIEWED_BASELINES
 
@@ -42,7 +42,7 @@ def _rated() -> list[tuple[str, dict, detection.Detection]]:
     for name, entry in H200:
         if not gates(entry) or entry["better"] not in ("lower", "higher", "exact"):
             continue
-        d = detection.detection(entry, name=name, info=entry.get("info"))
+        d = power(name, entry)
         if d.mde is not None and math.isfinite(d.mde) and d.mde < 0.9:
             out.append((name, entry, d))
     return out
@@ -89,20 +89,24 @@ def test_the_repeated_figures_power_is_the_prediction_test_of_three_runs():
     """Three runs spread by 1 %: Student's t at α = 0.001 with 2 degrees of freedom needs ~37 σ."""
     runs = [0.99, 1.00, 1.01]
     entry = {"value": 1.0, "unit": "ratio", "better": "higher", "tolerance": {"rel": 0.01}, "run_values": runs}
-    d = detection.detection(entry, name="tuning.fake.quality")
+    d = power("tuning.fake.quality", entry)
     assert d.basis == "runs" and 0.35 < d.mde < 0.45
     assert compare(1.0 - d.mde * 1.001, "higher", entry, name="tuning.fake.quality", unit="ratio").verdict == "regressed"
     five = {**entry, "run_values": [0.99, 1.00, 1.01, 1.00, 1.00]}
-    assert detection.detection(five, name="tuning.fake.quality").mde < d.mde / 3  # more runs, a sharper gate
+    assert power("tuning.fake.quality", five).mde < d.mde / 3  # more runs, a sharper gate
 
 
 def test_zero_values_bounds_and_informational_entries_carry_no_relative_mde():
     zero = {"value": 0.0, "unit": "ulp", "better": "lower", "tolerance": {"abs": 1e-6}}
-    assert detection.detection(zero, name="accuracy.fp32.sqrt.mean_ulp").label == "absolute"
+    assert power("accuracy.fp32.sqrt.mean_ulp", zero).label == "absolute"
     bound = {"value": 2.0, "unit": "ulp", "better": "bound", "tolerance": {}}
-    assert detection.detection(bound, name="accuracy.fp32.sin.max_ulp").label == "bound"
+    assert power("accuracy.fp32.sin.max_ulp", bound).label == "bound"
     info = {"value": 3.0, "unit": "us", "better": "lower", "tolerance": {"rel": 0.1}}
-    assert detection.detection(info, name="x.y.us", info={"noise": "informational", "why": "host"}).label == "ungated"
+    info["info"] = {"noise": "informational", "why": "host"}
+    assert power("x.y.us", info).label == "ungated"
+    ilp = {"value": 1.0, "unit": "ilp", "better": "lower", "tolerance": {"abs": 0.5}, "run_values": [1.0, 1.0, 1.0]}
+    assert power("throughput.fp32.rsqrt.saturating_ilp", ilp).label == "absolute"  # one grid step is caught
+    assert compare(2.0, "lower", ilp, name="throughput.fp32.rsqrt.saturating_ilp", unit="ilp").verdict == "regressed"
 
 
 def test_classes_are_ordered_and_cover_every_mde():

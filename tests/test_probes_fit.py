@@ -101,3 +101,84 @@ def test_cpu_devices_name_only_the_first_level():
     lv = memory.levels(sizes, lat)
     assert [x.name for x in memory.recorded_levels(lv, is_cpu=True)] == ["l1"]
     assert [x.name for x in memory.recorded_levels(lv, is_cpu=False)] == ["l1", "l2", "dram"]
+
+
+def _step(size: int, low: float, high: float, width: float = 1.15):
+    """A synthetic chase: ``low`` up to ``size`` bytes, ``high`` past ``size × width``, a log-linear ramp between."""
+    import math
+
+    def lat(f: int) -> float:
+        if f <= size:
+            return low
+        if f >= size * width:
+            return high
+        return low + (high - low) * math.log(f / size) / math.log(width)
+    return lat
+
+
+def test_a_cache_edge_is_found_to_one_step_of_the_fine_grid():
+    """The sweep's √2 grid reads the 184 KiB L1 as 128 KiB or 181 KiB; the refinement brackets the step on
+    the sweep, chases the fine grid between, and lands within one fine step of where the ramp crosses the
+    midpoint (a mis-placed bracket or a threshold on the wrong plateau lands a whole √2 step off)."""
+    from pytest_gpuperf.baselines import catalog
+    from pytest_gpuperf.probes import cache_edges
+
+    KiB = 1024
+    l1 = _step(184 * KiB, 40.0, 280.0, width=1.06)
+    l2 = _step(47 * 2**20, 280.0, 680.0, width=1.3)
+    chase = lambda f: l1(f) if f < 2**20 else l2(f)  # noqa: E731
+    sizes = memory.footprints(1024, 200 * 2**20)
+    curve = [(f, chase(f)) for f in sizes]
+    lv = memory.levels([f for f, _ in curve], [y for _, y in curve])
+    assert [x.name for x in lv] == ["l1", "l2", "dram"]
+    chased: list[int] = []
+    edges = cache_edges.refine(lv, curve, ["l1", "l2", "dram"], lambda f: chased.append(f) or chase(f))
+    assert set(edges) == {"l1", "l2"} and len(chased) == 2 * cache_edges.EDGE_POINTS
+    step = 2 ** (0.5 / (cache_edges.EDGE_POINTS + 1))
+    true_l1 = 184 * KiB * 1.06 ** 0.5  # the ramp crosses the midpoint halfway through it
+    assert true_l1 / step <= edges["l1"].size <= true_l1
+    # into DRAM the threshold is DRAM's own rule (1/1.12 of DRAM), not the midpoint
+    assert edges["l2"].limit == pytest.approx(680.0 / memory.DRAM_NEAR)
+    true_l2 = 47 * 2**20 * 1.3 ** ((680.0 / memory.DRAM_NEAR - 280.0) / 400.0)
+    assert true_l2 / step <= edges["l2"].size <= true_l2
+    assert abs(edges["l1"].size - lv[0].size) > 0.02 * lv[0].size  # the coarse size was a √2 step off
+    assert catalog.CACHE_SIZE_BAND["rel"] == pytest.approx(1.1 * (step - 1), abs=1e-4)
+
+
+def test_the_fine_grid_and_the_crossing_are_pure_functions():
+    from pytest_gpuperf.probes import cache_edges
+
+    grid = cache_edges.fine_grid(128 * 1024, 181 * 1024, points=10)
+    assert len(grid) == 10 and all(g % 128 == 0 for g in grid) and grid == sorted(grid)
+    assert 128 * 1024 < grid[0] and grid[-1] < 181 * 1024
+    ratios = [b / a for a, b in zip(grid, grid[1:])]
+    assert max(ratios) < 1.04
+    assert cache_edges.threshold(40.0, 280.0, into_dram=False) == 160.0
+    curve = [(1, 40.0), (2, 50.0), (3, 150.0), (4, 170.0), (5, 280.0)]
+    assert cache_edges.bracket(curve, 160.0) == (3, 4) and cache_edges.edge(curve, 160.0) == 3
+    # one noisy point on the wrong side of the limit moves the size one step, not to the first spike
+    spiky = [(1, 40.0), (2, 170.0), (3, 150.0), (4, 170.0), (5, 280.0)]
+    assert cache_edges.bracket(spiky, 160.0) == (1, 2) and cache_edges.edge(spiky, 160.0) == 2
+    assert cache_edges.edge([(1, 200.0), (2, 300.0)], 160.0) is None
+    assert cache_edges.bracket(curve, 1000.0) is None and cache_edges.bracket(curve, 10.0) is None
+    with pytest.raises(ValueError, match="no step"):
+        cache_edges.threshold(280.0, 40.0, into_dram=False)
+
+
+def test_a_gpu_size_record_is_the_fine_edge_and_names_its_grid():
+    """The size a GPU records is the refined one, under an identity a baseline of the √2 sweep's sizes lacks
+    (so it reads incomparable, never a false verdict); without a refinement the sweep's size stands, named."""
+    from pytest_gpuperf.baselines import verdicts
+    from pytest_gpuperf.probes import cache_edges, hierarchy
+
+    lv = memory.Level("l1", 41.0, 185344, 8)
+    r = cache_edges.Refinement("l1", (185344, 262144), 164.0, [(191232, 60.0)], 254208)
+    sweep = hierarchy.ChaseSweep(None, 0, True, False, {128: []}, {}, [lv], {"l1": r})
+    rec = sweep.size_record(lv, {"levels": []})
+    assert rec["name"] == "memory.l1.size.bytes" and rec["value"] == 254208
+    assert "22 footprints per doubling" in rec["identity"]["edge"]
+    assert rec["info"]["edge"]["coarse_bracket"] == [185344, 262144]
+    old = {"value": 185344.0, "unit": "bytes", "better": "exact", "tolerance": {"rel": 0.45}, "identity": {}}
+    assert verdicts.compare(rec["value"], "exact", old, identity=rec["identity"]).verdict == "incomparable"
+    coarse = hierarchy.ChaseSweep(None, 0, True, False, {128: []}, {}, [lv]).size_record(lv, {"levels": []})
+    assert coarse["value"] == 185344 and coarse["identity"] == {"edge": "2 footprints per doubling"}

@@ -68,8 +68,16 @@ TIMING_UNITS = ("us", "ns", "ms", "s", "cycles", "GB/s", "1/s", "ops/clk/SM", "x
 #: is the slow mode's reach: a launch path that got tens of µs slower still fails. GPUs: measured spread.
 LAUNCH_CPU: Tolerance = {"abs": 25.0, "rel": 2.0}
 LAUNCH_CPU_WHY = "a descheduled PoCL worker's slow launch mode (tens of µs) on a CPU device; GPUs: the measured spread"
-LAUNCH_GPU_CAUSE = ("a 3–5 µs launch read by CUDA events: the band is the event timer's resolution (0.5 µs; readings "
-                    "come in 32 ns steps), see classes.resolution_floor")
+LAUNCH_GPU_CAUSE = ("a 2–8 µs launch read by CUDA events over a span of back-to-back launches (probes.launch_overhead): "
+                    "the band is never narrower than the event timer's resolution (0.5 µs) divided among the span's "
+                    "launches, see classes.resolution_floor")
+
+
+#: fine footprints a detected cache edge is chased at between the two √2-apart sweep footprints that
+#: bracket it (probes.cache_edges): the size lies on a grid of 2 × (points + 1) footprints per doubling, and
+#: its band is one step of that grid (3.2 %), widened by a tenth for the footprints' rounding to a line
+CACHE_EDGE_POINTS = 10
+CACHE_SIZE_BAND: Tolerance = {"rel": round(1.1 * (2 ** (0.5 / (CACHE_EDGE_POINTS + 1)) - 1), 4)}
 
 
 #: the sampled model's figures (Dao's protocol, the project's geometry, the application corpus, the SVR)
@@ -240,12 +248,13 @@ FAMILIES: tuple[Family, ...] = (
         TIMINGS,
         *(Family(f"latency.{op}{fast}.cycles", "cycles", "lower", gpu=SHORT_CHAIN_BAND, gpu_only=True,
                  why=SHORT_CHAIN_WHY) for op in SHORT_CHAIN_OPS for fast in ("", ".fast")),
-        Family("throughput.*.saturating_ilp", "ilp", "lower", gpu={"abs": 1.0}, cpu={"abs": 4.0}, noise=DERIVED,
-               why="one step of the ILP sweep: GPUs sweep ILP 1..8, CPU devices 1, 2, 4, 8, where on a shared host "
-                   "the saturating ILP moves by a step between runs"),
-        Family("memory.*.size.bytes", "bytes", "exact", gpu={"rel": 0.45}, noise=COUNTS,
-               why="the detected cache size is one of the sweep's footprints (two per doubling): one sqrt(2) "
-                   "grid step either way"),
+        Family("throughput.*.saturating_ilp", "ilp", "lower", gpu={"abs": 0.5}, cpu={"abs": 4.0}, noise=DERIVED,
+               why="an integer of the ILP sweep: GPUs sweep ILP 1..8 and read the same value in every saved run (59 "
+                   "H100 and H200 runs), so half a step fails any change of one step; CPU devices sweep 1, 2, 4, 8, "
+                   "where on a shared host the saturating ILP moves by a step between runs"),
+        Family("memory.*.size.bytes", "bytes", "exact", gpu=CACHE_SIZE_BAND, noise=COUNTS,
+               why="the detected cache size is one of the fine footprints chased across the level's edge "
+                   f"({2 * (CACHE_EDGE_POINTS + 1)} per doubling): one step of that grid either way"),
         # DRAM-resident footprints first: the 64 MiB chase lies past an H100's or H200's L2
         *(Family(f"memory.{level}.latency.cycles", "cycles", "lower", gpu=DRAM_LATENCY_BAND, gpu_only=True,
                  why=DRAM_LATENCY_WHY) for level in ("chase.64MiB", "dram")),
@@ -258,8 +267,8 @@ FAMILIES: tuple[Family, ...] = (
                  if level == "chase.256KiB" else "")
           for level in ("chase.256KiB", "chase.*", "l2")),
         *(_class(f"memory.copy.bandwidth.{size}", TIMINGS, ("GB/s",),
-                 cause="a copy of 1–16 MiB lasts 1–8 µs: launch-bound, read near the event timer's resolution; its "
-                       "samples within one run spread by several percent") for size in ("1MiB", "16MiB")),
+                 cause="a copy of 1–16 MiB lasts 1–8 µs, launch-bound: timed over a span of back-to-back copies "
+                       "(probes.copy_bandwidth) its per-copy time still moves with the copies' issue gaps") for size in ("1MiB", "16MiB")),
         Family("memory.global.latency_model.r2", "R²", "higher", gpu={"abs": 0.1}, cpu={"abs": 0.4}, noise=DERIVED,
                why="the piecewise fit explains a GPU's loaded-latency curve (R² near 1); on a shared CPU host one "
                    "jittery point pulls it down now and then, so there only a fit that stopped working fails"),

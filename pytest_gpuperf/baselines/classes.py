@@ -88,13 +88,22 @@ def floor(unit: str, is_cpu: bool, override: tuple[float, float] | None = None, 
 TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
 
 
-def resolution_floor(unit: str, timer_resolution_s: float) -> float:
+#: a metric's ``info`` key: how many operations (launches, copies) one device-event span timed, the figure
+#: being span / that count; the event timer's tick is then divided among them (:func:`resolution_floor`)
+PER_SPAN = "ops_per_span"
+
+
+def resolution_floor(unit: str, timer_resolution_s: float, info: object = None) -> float:
     """The narrowest absolute band a time metric can have on a device: its event timer's resolution, in
     the metric's unit (0 for other units). A band below it gates quantisation noise: CUDA documents
-    ~0.5 µs for event timing, so a µs-scale figure such as a launch fit's intercept moves between unchanged
-    runs by more than a few percent of its value."""
+    ~0.5 µs for event timing, so a µs-scale figure such as one launch read alone moves between unchanged
+    runs by more than a few percent of its value. A figure that is one span over ``info[PER_SPAN]``
+    back-to-back operations resolves that many times finer."""
     per = TIME_UNITS.get(unit)
-    return 0.0 if per is None else timer_resolution_s / per
+    if per is None:
+        return 0.0
+    count = info.get(PER_SPAN) if isinstance(info, dict) else None
+    return timer_resolution_s / per / max(1, int(count or 1))
 
 
 #: the widest relative band a device-timed GPU figure may gate with, unless its row of the catalog

@@ -40,6 +40,9 @@ LOOSE_LABEL = "loose"
 #: labels of entries that carry no relative MDE, in the order the summary lists them after the classes:
 #: judged against a documented limit, an exact zero (an absolute band), or not gated at all
 UNRATED = ("bound", "absolute", "ungated")
+#: units whose figures are points of an integer grid, and the grid's step: a band under one step catches any
+#: move, however large a share of a small value one step is (an ILP of 1 moving to 2)
+STEPS = {"ilp": 1.0}
 #: asymptotic standard error of a sample median in units of σ/√n (normal data: √(π/2))
 MEDIAN_SE = math.sqrt(math.pi / 2)
 
@@ -139,15 +142,13 @@ def run_sigma(entry: Mapping[str, Any]) -> tuple[float | None, int]:
     return None, max(1, len(values))
 
 
-def detection(entry: Mapping[str, Any] | None, *, name: str, unit: str | None = None, better: str | None = None,
-              info: Mapping[str, Any] | None = None, width: float | None = None, ratio_safe: bool | None = None,
+def detection(entry: Mapping[str, Any] | None, *, name: str, width: float, ratio_safe: bool,
+              unit: str | None = None, better: str | None = None, info: Mapping[str, Any] | None = None,
               n_new: int | None = None, alpha: float = ALPHA) -> Detection:
     """The detection power of the gate on ``entry`` for metric ``name`` (see the module's docstring).
 
-    ``width``/``ratio_safe``: the band as the verdict computed it (recomputed from the entry when absent);
-    ``n_new``: the new run's sample count (the entry's own count when absent)."""
-    from .verdicts import band  # noqa: PLC0415 - verdicts imports this module
-
+    ``width``/``ratio_safe``: the band's half-width as the verdict computes it (:func:`.verdicts.band`) and
+    whether its low edge is a ratio; ``n_new``: the new run's sample count (the entry's own count when absent)."""
     if entry is None:
         return Detection(None, "ungated")
     direction = str(entry.get("better", better or "lower"))
@@ -155,17 +156,15 @@ def detection(entry: Mapping[str, Any] | None, *, name: str, unit: str | None = 
         return Detection(None, "bound")
     unit = str(unit if unit is not None else entry.get("unit", ""))
     expected = float(entry["value"])
-    tol = entry.get("tolerance") or {}
-    if width is None:
-        width = band(expected, tol)
-    if ratio_safe is None:
-        ratio_safe = float(tol.get("abs", 0.0)) < width
     ref_samples = entry.get("samples")
     has_samples = bool(ref_samples)
     model = noise.model_of(name, unit, direction, has_samples, info)
     if model == "informational":
         return Detection(None, "ungated")
     if expected == 0:  # a relative change of zero means nothing: any change beyond the absolute band is caught
+        return Detection(None, "absolute", absolute=width)
+    step = STEPS.get(unit)
+    if step is not None and width < step:  # a point of a grid: any move to the next point is caught
         return Detection(None, "absolute", absolute=width)
     edge = edge_fraction(expected, width, direction, ratio_safe)
     if model == "deterministic" or direction == "exact":

@@ -52,7 +52,8 @@ def merge_runs(docs: Sequence[dict[str, Any]], k: float, floor: tuple[float, flo
                                                                        noise.enough_repeats(len(values))),
                                  provenance=prov, between=between, samples=pooled or None,
                                  identity=ref.get("identity", {}), run_values=[float(v) for v in values],
-                                 resolution=classes.resolution_floor(ref["unit"], timer_resolution(last["device"])))
+                                 resolution=classes.resolution_floor(ref["unit"], timer_resolution(last["device"]),
+                                                                     ref.get("info")))
         entry["runs"] = len(values)
         entries[name] = entry
     return entries

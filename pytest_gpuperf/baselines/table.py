@@ -46,7 +46,9 @@ def power(name: str, entry: Mapping[str, Any]) -> detection.Detection:
     if not gates(entry):
         return detection.Detection(None, "ungated")
     info = entry.get("info") if isinstance(entry.get("info"), Mapping) else None
-    return detection.detection(entry, name=name, info=info)
+    tol = entry.get("tolerance") or {}
+    width = band(float(entry["value"]), tol)
+    return detection.detection(entry, name=name, width=width, ratio_safe=float(tol.get("abs", 0.0)) < width, info=info)
 
 
 def cause(name: str, entry: Mapping[str, Any], is_cpu: bool = False) -> str:

@@ -180,8 +180,8 @@ def compare(measured: float, better: str, entry: Mapping[str, Any] | None, *,
     if name is None:
         return cmp
     tol = entry.get("tolerance", {})
-    power = detection(entry, name=name, unit=unit, better=direction, info=info, width=width,
-                      ratio_safe=float(tol.get("abs", 0.0)) < width, n_new=None if samples is None else len(samples),
+    power = detection(entry, name=name, width=width, ratio_safe=float(tol.get("abs", 0.0)) < width, unit=unit,
+                      better=direction, info=info, n_new=None if samples is None else len(samples),
                       alpha=ALPHA if alpha is None else alpha)
     return with_detection(cmp, power)
 

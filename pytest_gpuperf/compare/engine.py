@@ -169,7 +169,7 @@ def entry_from_side(a: SideMetric, device_a: Mapping[str, Any], threshold: float
     value = float(np.median(values))
     between = between_run_sigma(values)
     spread = between  # within-run noise is the significance test's job (both sides' samples), not the band's
-    resolution = classes.resolution_floor(a.unit, timer_resolution(dict(device_a))) * scale
+    resolution = classes.resolution_floor(a.unit, timer_resolution(dict(device_a)), a.info) * scale
     entry = make_entry(value=value, worst=max(values), unit=a.unit, better=a.better, test=a.test, info=a.info,
                        tolerance=a.tolerance, spread=spread, k=DEFAULT_K, floor_rel=threshold, provenance={},
                        between=between, identity=a.identity, run_values=values, resolution=resolution)

@@ -392,6 +392,24 @@ class Device(abc.ABC):
                offset: Size | None = None) -> Any:
         """Enqueue one launch; returns a timing handle. ``offset`` is the global work offset (OpenCL)."""
 
+    def launch_many(self, kernel: Kernel, count: int, global_size: Size, local_size: Size | None,
+                    args: Sequence[KernelArg]) -> list[Any]:
+        """Enqueue ``count`` back-to-back launches of one configuration; returns their timing handles, so
+        :meth:`timed` around it spans all of them. Timing many launches between one pair of device events
+        divides the event timer's tick among them (span / ``count`` per launch), the way launch-latency
+        microbenchmarks (nvbench's batch mode) read a launch far finer than the timer resolves one."""
+        if count < 1:
+            raise ValueError(f"launch_many needs at least one launch, got {count}")
+        return [self.launch(kernel, global_size, local_size, args) for _ in range(int(count))]
+
+    def copy_many(self, pairs: Sequence[tuple[Buffer, Buffer]], nbytes: int | None = None) -> list[Any]:
+        """Enqueue one device-to-device copy per (destination, source) pair, back to back; returns their
+        timing handles, so :meth:`timed` around it spans all of them (span / len(pairs) per copy): copies of
+        a few µs read far finer than the event timer resolves one."""
+        if not pairs:
+            raise ValueError("copy_many needs at least one (destination, source) pair")
+        return [self.copy(dst, src, nbytes) for dst, src in pairs]
+
     @abc.abstractmethod
     def timed(self, enqueue: Callable[[], Any]) -> Any:
         """Run ``enqueue`` (which puts work on the device) between device timestamps; returns a handle."""

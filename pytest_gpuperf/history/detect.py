@@ -186,7 +186,7 @@ def rule_for(metric: MetricRecord, device: Mapping[str, Any], samples: bool) -> 
         kind = "host-timed figures" if host else f"{classes.metric_class(metric.unit)} on {'CPU' if is_cpu else 'GPU'}s"
         source = f"class floor {floor:.0%}" + (f" ({floor_few:.0%} from fewer than {noise.MIN_REPEATS} runs)" if few
                                               else "") + f" ({kind})"
-    resolution = classes.resolution_floor(metric.unit, timer_resolution(dict(device)))
+    resolution = classes.resolution_floor(metric.unit, timer_resolution(dict(device)), info)
     if resolution > float(tol.get("abs", 0.0)):
         tol = dict(tol, abs=resolution)
     if few is not None and resolution > float(few.get("abs", 0.0)):

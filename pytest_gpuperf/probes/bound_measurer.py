@@ -23,3 +23,7 @@ class BoundMeasurer:
     def pair(self, run_a: Callable[[], Any], run_b: Callable[[], Any], **overrides: Any) -> Any:
         """Alternating A/B launches (``timing.measure_pair``): the differenced figures' measurement."""
         return self.measurer.pair(run_a, run_b, **{**self.cfg, **overrides})
+
+    def enqueue(self, run_once: Callable[[], Any], **overrides: Any) -> Any:
+        """Any enqueued device work (several launches, copies) timed as one span (``gpu_measure.enqueue``)."""
+        return self.measurer.enqueue(run_once, **{**self.cfg, **overrides})

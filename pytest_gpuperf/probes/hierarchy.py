@@ -8,7 +8,7 @@ for, so a figure is recorded right after its own measurement.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 import numpy as np
@@ -16,7 +16,7 @@ import numpy as np
 from ..devices.base import Device, DeviceInfo
 from ..timing.profiles import profile
 from ..timing.stats import Stats
-from . import chase_windows, fit, memory
+from . import cache_edges, chase_windows, fit, memory
 from .bound_measurer import BoundMeasurer
 from .throughput import measured_clock_mhz
 
@@ -78,6 +78,8 @@ class ChaseSweep:
     curves: dict[int, list[tuple[int, float]]]
     samples_at: dict[int, list[float]]
     levels: list[memory.Level]
+    #: each named level's edge chased on the fine grid (:mod:`.cache_edges`), by level name
+    edges: dict[str, cache_edges.Refinement] = field(default_factory=dict)
 
     @property
     def main(self) -> list[tuple[int, float]]:
@@ -88,6 +90,7 @@ class ChaseSweep:
         p = self.probe
         out = {"clock_mhz": p.clock, "clock_source": p.source, "timing": "clock64" if self.clock_counter else "events",
                "curve_stride128": self.main, "levels": [vars(x) for x in self.levels],
+               "edges": {name: r.to_json() for name, r in self.edges.items()},
                "sass": p.evidence.get("gp_chase")}
         for stride in sorted(self.curves)[1:]:
             out[f"curve_stride{stride}"] = self.curves[stride]
@@ -133,8 +136,18 @@ class ChaseSweep:
             yield {"name": f"memory.{level.name}.latency.cycles", "value": level.latency, "unit": "cycles",
                    "better": "lower", "info": meta, "identity": {"estimate": estimate}}
             if level.name != "dram" and not self.is_cpu:
-                yield {"name": f"memory.{level.name}.size.bytes", "value": level.size, "unit": "bytes",
-                       "better": "exact", "info": {"grid": "2 footprints per doubling", "levels": meta["levels"]}}
+                yield self.size_record(level, meta)
+
+    def size_record(self, level: memory.Level, meta: dict[str, Any]) -> dict[str, Any]:
+        """``memory.<level>.size.bytes``: the edge found on the fine grid (:mod:`.cache_edges`), or, where the
+        fine chase found no crossing, the sweep's own size under an identity that says so."""
+        r = self.edges.get(level.name)
+        fine = r is not None and r.size is not None
+        grid = (f"{2 * (cache_edges.EDGE_POINTS + 1)} footprints per doubling across the edge" if fine
+                else "2 footprints per doubling")
+        return {"name": f"memory.{level.name}.size.bytes", "value": r.size if fine else level.size, "unit": "bytes",
+                "better": "exact", "identity": {"edge": grid},
+                "info": {"grid": grid, "levels": meta["levels"], "edge": r.to_json() if r is not None else None}}
 
 
 def chase_sweep(device: Device, p: Probe) -> ChaseSweep:
@@ -162,7 +175,18 @@ def chase_sweep(device: Device, p: Probe) -> ChaseSweep:
         curves[stride] = pts
     main = curves[CHASE_STRIDE]
     lv = memory.levels([x for x, _ in main], [y for _, y in main], warm_limit=warm_limit)
-    return ChaseSweep(p, cache, info.clock_counter, info.is_cpu, curves, samples_at, lv)
+
+    def chase(f: int) -> float:
+        """One fine footprint's latency, measured as the sweep measured its own."""
+        if info.clock_counter:
+            return float(np.median(memory.chase_clock(device, p.kernels["gp_chase"], f, CHASE_STRIDE, warm_limit,
+                                                       CLOCK_TIMEOUT_S)))
+        return float(np.median(memory.chase_events(device, p.meas, p.kernels["gp_chase"], f, CHASE_STRIDE, warm_limit,
+                                                   p.clock)))
+
+    named = [x.name for x in memory.recorded_levels(lv, info.is_cpu)]
+    edges = cache_edges.refine(lv, main, named, chase, granule=CHASE_STRIDE)
+    return ChaseSweep(p, cache, info.clock_counter, info.is_cpu, curves, samples_at, lv, edges)
 
 
 def loaded_records(device: Device, p: Probe) -> Iterator[dict[str, Any]]:

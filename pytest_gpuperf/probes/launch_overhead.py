@@ -1,5 +1,11 @@
-"""Kernel-launch overhead: one empty launch's device time, the host's rate of issuing launches, and the
+"""Kernel-launch overhead: an empty launch's device time, the host's rate of issuing launches, and the
 empty kernel's time against the number of threads launched (Alavani ch. 3.4).
+
+On a GPU every device-timed figure here is one span of :data:`GPU_SPAN_LAUNCHES` back-to-back launches
+between one pair of device events, divided by their number (:func:`per_launch_us`), as launch-latency
+microbenchmarks read it: one launch of 2–3 µs read alone sits within a few ticks of CUDA's event timer
+(0.5 µs documented, 32 ns steps), a span of hundreds resolves each launch to a few ns. CPU devices keep one
+launch per span: their bands cover a descheduled worker's slow mode, which batching would not remove.
 
 The grid sweep's line ``l_overhead = a·nB·nT_b + b`` is fitted with Theil–Sen (the median of pairwise
 slopes), which one point caught in a CPU device's slow launch mode does not drag; its bands are the
@@ -15,7 +21,8 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 from scipy.stats import theilslopes
 
-from ..devices.base import Device
+from ..baselines.classes import PER_SPAN
+from ..devices.base import Device, DeviceInfo, KernelArg, Size
 from ..timing.profiles import profile
 from ..timing.stats import Stats
 
@@ -27,6 +34,34 @@ EMPTY = {
 EMPTY_NAME = "empty_kernel"
 HOST_LAUNCHES = 2000  # back-to-back launches per host-timed sample
 HOST_SAMPLES = 7
+#: back-to-back launches per device-event span on a GPU: the event timer's 0.5 µs is shared by all of them
+#: (2.5 ns per launch), while staying far below the launches the driver's queue holds behind the timer's
+#: blocking kernel (a span that overfills it would take in the host's launching)
+GPU_SPAN_LAUNCHES = 200
+#: why the host-timed launch rate is recorded but not gated
+HOST_WHY = ("host wall time around Python-side launches: it moves with the host's load, the interpreter and the "
+            "driver's host thread, not with the device (three unchanged H200 runs read 11.2-15.5 µs per launch); "
+            "the device-timed launch figures gate the launch path")
+
+
+def span_launches(info: DeviceInfo) -> int:
+    """Launches per device-event span: :data:`GPU_SPAN_LAUNCHES` on a GPU, one on a CPU device."""
+    return 1 if info.is_cpu else GPU_SPAN_LAUNCHES
+
+
+def span_identity(launches: int) -> dict[str, Any]:
+    """The identity keys of a figure timed over ``launches`` per span (none for one launch per span, the
+    method the older baselines were measured with), so a baseline of another method reads incomparable."""
+    return {} if launches == 1 else {"timing": "back-to-back launches per event pair", "launches_per_span": launches}
+
+
+def per_launch_us(device: Device, measurer: Any, kernel: Any, global_size: Size, local_size: Size | None,
+                  args: list[KernelArg], launches: int, **reps: Any) -> Stats:
+    """Device time per launch (µs): each sample is one device-event span over ``launches`` back-to-back
+    launches (:meth:`Device.launch_many`), divided by their number, so the timer's tick is divided too.
+    ``measurer``: ``gpu_measure`` or a bound one (its ``enqueue``); ``reps``: its repeat settings."""
+    m = measurer.enqueue(lambda: device.launch_many(kernel, launches, global_size, local_size, args), **reps)
+    return m.stats.scaled(1e6 / launches)
 
 
 def host_launch_us(device: Device, kernel: Any, args: list[Any], launches: int = HOST_LAUNCHES,
@@ -44,16 +79,21 @@ def host_launch_us(device: Device, kernel: Any, args: list[Any], launches: int =
     return Stats.of(out)
 
 
-def empty_records(device: Device, measurer: Any, kernel: Any) -> Iterator[dict[str, Any]]:
-    """``launch.empty.device_us`` (device-event time of one empty launch of one work-item) and
-    ``launch.empty.host_us`` (:func:`host_launch_us`) as ``gpuperf_record`` arguments, each measured when
-    asked for; ``measurer``: the test's ``gpu_measure``."""
+def empty_records(device: Device, measurer: Any, kernel: Any, launches: int | None = None
+                  ) -> Iterator[dict[str, Any]]:
+    """``launch.empty.device_us`` (device time per empty launch of one work-item, :func:`per_launch_us` over
+    ``launches`` per span, default :func:`span_launches`) and ``launch.empty.host_us`` (:func:`host_launch_us`,
+    informational: :data:`HOST_WHY`) as ``gpuperf_record`` arguments, each measured when asked for;
+    ``measurer``: the test's ``gpu_measure``."""
+    n = span_launches(device.info) if launches is None else int(launches)
     arg = [np.int32(0)]
-    us = measurer(kernel, (1,), (1,), arg).stats.scaled(1e6)
-    yield {"name": "launch.empty.device_us", "value": us.median, "unit": "us", "better": "lower", "stats": us}
+    us = per_launch_us(device, measurer, kernel, (1,), (1,), arg, n)
+    yield {"name": "launch.empty.device_us", "value": us.median, "unit": "us", "better": "lower", "stats": us,
+           "info": {PER_SPAN: n}, "identity": span_identity(n)}
     host = host_launch_us(device, kernel, arg)
     yield {"name": "launch.empty.host_us", "value": host.median, "unit": "us", "better": "lower", "stats": host,
-           "info": {"launches_per_sample": HOST_LAUNCHES, "host_timed": True}}
+           "info": {"launches_per_sample": HOST_LAUNCHES, "host_timed": True, "noise": "informational",
+                    "why": HOST_WHY}}
 
 
 def grid_blocks(compute_units: int, is_cpu: bool) -> list[int]:
@@ -73,33 +113,38 @@ def launch_intercept(xs: Sequence[float], ys: Sequence[float], slope: float, poi
     return float(np.median([ys[i] - slope * xs[i] for i in order]))
 
 
-def grid_records(device: Device, measurer: Any, kernel: Any) -> Iterator[dict[str, Any]]:
-    """The empty kernel's device time at every grid of :func:`grid_blocks`, then the fitted intercept (µs)
-    and slope (ns per 1,000 threads), as ``gpuperf_record`` arguments (each point measured when asked
-    for). ``measurer`` times one launch configuration (the probe's bound ``gpu_measure``).
+def grid_records(device: Device, measurer: Any, kernel: Any, launches: int | None = None
+                 ) -> Iterator[dict[str, Any]]:
+    """The empty kernel's device time per launch at every grid of :func:`grid_blocks` (:func:`per_launch_us`
+    over ``launches`` per span, default :func:`span_launches`), then the fitted intercept (µs) and slope (ns
+    per 1,000 threads), as ``gpuperf_record`` arguments (each point measured when asked for). ``measurer``
+    times the launches (the probe's bound ``gpu_measure``).
 
     On a CPU device a launch that finds a PoCL worker descheduled reads a slow mode (several times the fast
     one), and a median in that mode pulls the slope; so there each point takes the ``launch_grid``
     profile's many launches and the fit goes through their lower quartile (the device's cost while its
     workers hold the cores), robust while under three launches in four are slowed. GPUs keep the median."""
     info = device.info
+    n = span_launches(info) if launches is None else int(launches)
     local = 64 if info.is_cpu else 256
     reps = profile("launch_grid", info.is_cpu)
     point = "q25" if info.is_cpu else "median"
+    span = span_identity(n)
     xs: list[int] = []
     ys: list[float] = []
     for b in grid_blocks(info.compute_units, info.is_cpu):
-        us = measurer(kernel, (b * local,), (local,), [np.int32(0)], **reps).stats.scaled(1e6)
+        us = per_launch_us(device, measurer, kernel, (b * local,), (local,), [np.int32(0)], n, **reps)
         xs.append(b * local)
         ys.append(float(np.percentile(us.samples, 25)) if info.is_cpu else us.median)
         yield {"name": f"launch.grid.{b}x{local}.device_us", "value": us.median, "unit": "us", "better": "lower",
-               "stats": us}
+               "stats": us, "info": {PER_SPAN: n}, "identity": span}
     fit = theilslopes(np.asarray(ys, float), np.asarray(xs, float))
     a = float(fit.slope)
     b0 = launch_intercept(xs, ys, a) if info.is_cpu else float(fit.intercept)
     meta = {"threads": xs, "us": ys, "model": "l_overhead = a·nB·nT_b + b (Alavani ch. 3.4)", "fit": "Theil–Sen",
-            "point": point, "slope_interval_ns_per_kthread": [float(fit.low_slope) * 1e6, float(fit.high_slope) * 1e6]}
-    ident = {"fit_point": point} if info.is_cpu else {}
+            "point": point, "slope_interval_ns_per_kthread": [float(fit.low_slope) * 1e6, float(fit.high_slope) * 1e6],
+            PER_SPAN: n}
+    ident = {"fit_point": point, **span} if info.is_cpu else dict(span)
     yield {"name": "launch.overhead.intercept_us", "value": float(b0), "unit": "us", "better": "lower", "info": meta,
            "identity": {**ident, "intercept": "3 smallest grids"} if info.is_cpu else ident}
     yield {"name": "launch.overhead.slope_ns_per_kthread", "value": float(a) * 1e6, "unit": "ns/kthread",

@@ -3,10 +3,14 @@ driver or card change.
 
 * ``memory.copy.bandwidth.<size>`` — device-to-device copy through the API (cudaMemcpyAsync /
   clEnqueueCopyBuffer), GB/s counting bytes read + written, rotating over enough buffer pairs to
-  cover twice the last-level cache (at least 2 × 64 MiB on GPUs) so repeated copies do not measure a warm cache.
-* ``launch.empty.device_us`` — device-event time of one empty kernel of one work-item.
+  cover twice the last-level cache (at least 2 × 64 MiB on GPUs) so repeated copies do not measure a warm cache;
+  on a GPU the 1 and 16 MiB copies are timed as spans of back-to-back copies moving 256 MiB (at most 100
+  copies), per copy = span over their number (``copy_bandwidth.copies_per_span``).
+* ``launch.empty.device_us`` — device time per launch of an empty kernel of one work-item: on a GPU one
+  device-event span of 200 back-to-back launches over their number (``launch_overhead.GPU_SPAN_LAUNCHES``),
+  on a CPU device one launch per span.
 * ``launch.empty.host_us`` — host wall time per launch of 2,000 back-to-back empty launches (the
-  rate at which the runtime can issue work), synchronised at the end.
+  rate at which the runtime can issue work), synchronised at the end; informational (the host's noise).
 """
 
 from __future__ import annotations

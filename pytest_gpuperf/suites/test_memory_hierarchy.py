@@ -3,7 +3,9 @@ load (Alavani's piecewise model) and launch overhead vs grid size (Alavani ch. 3
 
 * ``memory.<l1|l2|dram>.latency.cycles``, ``memory.<l1|l2>.size.bytes`` (GPUs) — pointer chase over a random
   cycle of 128-byte lines, footprints 1 KiB … 4 × L2 (two points per doubling); the 1 KiB stride (CUDA) goes to
-  the ``curve_stride1024`` info. Sizes are discrete (grid ×√2): their band, ±45 %, is the catalog's.
+  the ``curve_stride1024`` info. Each named level's edge is then chased at 10 footprints between the two
+  sweep footprints that bracket it (``probes.cache_edges``): a size lies on a grid of 22 footprints per
+  doubling, and its band, one step of it (3.5 %), is the catalog's.
   On CPU devices only ``l1`` is named (its step is the only sharp one there; see
   ``memory.recorded_levels``); the detected levels stay in ``info``.
 * ``memory.chase.<footprint>.latency.cycles`` — the chase latency at the fixed footprints 1 KiB × 4^k: the
@@ -11,7 +13,8 @@ load (Alavani's piecewise model) and launch overhead vs grid size (Alavani ch. 3
 * ``memory.shared.latency.cycles`` — the same chase in shared/local memory.
 * ``memory.global.latency.{unloaded,loaded}.cycles`` — per-access latency as the number of chasing
   threads (outstanding requests) grows; the piecewise-linear fit goes into ``info``.
-* ``launch.overhead.{intercept_us,slope_ns_per_kthread}`` — empty-kernel time vs threads launched.
+* ``launch.overhead.{intercept_us,slope_ns_per_kthread}`` — empty-kernel time vs threads launched (on a GPU
+  each point one device-event span of back-to-back launches over their number).
 """
 
 from __future__ import annotations

@@ -45,7 +45,7 @@ def noise_of(name: str, unit: str) -> Noise:
 def model_of(name: str, unit: str, better: str = "lower", samples: bool = False,
              info: Mapping[str, Any] | None = None) -> str:
     """The noise model of one metric: ``exact``/``bound`` directions and deterministic rows are
-    ``deterministic``; a metric with raw samples is ``sampled``; a test may declare
+    ``deterministic``; an ``informational`` row stays so; a metric with raw samples is ``sampled``; a test may declare
     ``info['noise'] = 'informational'`` (with ``info['why']``) for a figure it records but must not gate."""
     declared = (info or {}).get("noise")
     if declared in MODELS:
@@ -53,6 +53,8 @@ def model_of(name: str, unit: str, better: str = "lower", samples: bool = False,
     row = noise_of(name, unit)
     if row.model == "deterministic" or better == "exact":
         return "deterministic"
+    if row.model == "informational":  # the catalog's row says the figure cannot be gated, samples or not
+        return "informational"
     if samples:
         return "sampled"
     return row.model

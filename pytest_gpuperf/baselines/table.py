@@ -102,7 +102,7 @@ def rows(files: Iterable[Path]) -> list[dict[str, Any]]:
                             "detection": detection.tally(powers),
                             "hardware": [p.mde is not None and p.mde <= detection.HARDWARE_MDE
                                          for (n, _), p in zip(members, powers)
-                                         if detection.hardware(n) and p.basis not in ("bound", "absolute")]})
+                                         if detection.hardware(n) and p.basis not in ("bound", "absolute", "ungated")]})
     return out
 
 

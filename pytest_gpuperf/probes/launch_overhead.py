@@ -38,10 +38,6 @@ HOST_SAMPLES = 7
 #: (2.5 ns per launch), while staying far below the launches the driver's queue holds behind the timer's
 #: blocking kernel (a span that overfills it would take in the host's launching)
 GPU_SPAN_LAUNCHES = 200
-#: why the host-timed launch rate is recorded but not gated
-HOST_WHY = ("host wall time around Python-side launches: it moves with the host's load, the interpreter and the "
-            "driver's host thread, not with the device (three unchanged H200 runs read 11.2-15.5 µs per launch); "
-            "the device-timed launch figures gate the launch path")
 
 
 def span_launches(info: DeviceInfo) -> int:
@@ -83,7 +79,7 @@ def empty_records(device: Device, measurer: Any, kernel: Any, launches: int | No
                   ) -> Iterator[dict[str, Any]]:
     """``launch.empty.device_us`` (device time per empty launch of one work-item, :func:`per_launch_us` over
     ``launches`` per span, default :func:`span_launches`) and ``launch.empty.host_us`` (:func:`host_launch_us`,
-    informational: :data:`HOST_WHY`) as ``gpuperf_record`` arguments, each measured when asked for;
+    informational by its catalog row) as ``gpuperf_record`` arguments, each measured when asked for;
     ``measurer``: the test's ``gpu_measure``."""
     n = span_launches(device.info) if launches is None else int(launches)
     arg = [np.int32(0)]
@@ -92,8 +88,7 @@ def empty_records(device: Device, measurer: Any, kernel: Any, launches: int | No
            "info": {PER_SPAN: n}, "identity": span_identity(n)}
     host = host_launch_us(device, kernel, arg)
     yield {"name": "launch.empty.host_us", "value": host.median, "unit": "us", "better": "lower", "stats": host,
-           "info": {"launches_per_sample": HOST_LAUNCHES, "host_timed": True, "noise": "informational",
-                    "why": HOST_WHY}}
+           "info": {"launches_per_sample": HOST_LAUNCHES, "host_timed": True}}
 
 
 def grid_blocks(compute_units: int, is_cpu: bool) -> list[int]:

@@ -30,6 +30,7 @@ from .. import RESULTS_SCHEMA
 from ..baselines import noise
 from ..errors import GpuPerfError
 from ..report.results import COHORT_KEYS, card_identity
+from ..timing.stats import between_run_sigma
 from ..timing.observers import contended_metric, shared_metric, throttled_metric
 from ..util import jsonio
 from . import fleetstats
@@ -50,7 +51,9 @@ class CardMetric:
     better: str
     identity: str  # the options that shaped the value, as sorted JSON
     info: Mapping[str, Any]
-    noise_rel: float | None  # the median within-run robust CV of its samples (or repeats), where it has them
+    #: the metric's own noise, relative: its samples' (or repeats') robust CV within a run, or the run-to-run σ
+    #: of the reviewed baseline's runs (``run_values``) over their median, whichever is larger; None: unknown
+    noise_rel: float | None
     deterministic: bool
     disturbed: str | None  # "throttled" / "contended" when a run measured it disturbed
     verdicts: list[str]
@@ -121,6 +124,17 @@ def _finite(v: Any) -> float | None:
     return float(v) if math.isfinite(v) else None
 
 
+def _between_rel(baseline: Any) -> float | None:
+    """The reviewed baseline's run-to-run σ of a metric over its value (``run_values`` of two runs or more),
+    or None: how far one card's unchanged runs move it."""
+    if not isinstance(baseline, Mapping):
+        return None
+    xs = [x for x in map(_finite, baseline.get("run_values") or []) if x is not None]
+    if len(xs) < 2 or statistics.median(xs) == 0:
+        return None
+    return between_run_sigma(xs) / abs(float(statistics.median(xs)))
+
+
 def _disturbed(m: Mapping[str, Any], is_cpu: bool) -> str | None:
     info = m.get("info") if isinstance(m.get("info"), Mapping) else {}
     if m.get("verdict") in DISTURBED:
@@ -143,6 +157,8 @@ def pool_metrics(docs: Sequence[Mapping[str, Any]]) -> dict[str, CardMetric]:
             name = str(m.get("name"))
             ident = json.dumps(m.get("identity") or {}, sort_keys=True)
             cv = fleetstats.robust_cv((m.get("stats") or {}).get("samples") or noise.repeats_of(m.get("info")) or [])
+            between = _between_rel(m.get("baseline"))
+            cv = between if cv is None else cv if between is None else max(cv, between)
             dist = _disturbed(m, is_cpu)
             cur = out.get(name)
             if cur is None:

@@ -10,8 +10,10 @@ Per card, three kinds of finding (the statistics: :mod:`.fleetstats`):
 * **fleet-relative** — per cohort and timed metric, the card's one-sided robust z against the cohort
   (median, MAD), read as a p-value, Benjamini–Hochberg over every card × metric tested; a card × metric
   is flagged when its adjusted p is at most the FDR **and** it is worse than the cohort's median by more
-  than the effect floor (the metric class's floor, or :data:`.fleetstats.NOISE_MULTIPLE` × the metric's own
-  within-run noise, whichever is larger). A cohort smaller than the minimum gets no fleet-relative verdict
+  than the effect floor: the largest of the metric class's floor, the catalog's fixed band of its family
+  (relative and absolute, where it fixes one: a tuner's pick may move by configurations) and
+  :data:`.fleetstats.NOISE_MULTIPLE` × the metric's own noise (its samples' robust CV within a run, or the
+  run-to-run σ of the reviewed baseline's runs). A cohort smaller than the minimum gets no fleet-relative verdict
   (the report says so). Figures a run measured throttled or contended are left out and named.
 
 A card flagged only fleet-relatively is **uncertain** until a confirmation run (``--confirm``, or jobs
@@ -29,8 +31,9 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from .. import FLEET_SCHEMA
-from ..baselines import classes
+from ..baselines import catalog, classes
 from ..baselines.noise import model_of
+from ..timing.observers import CONTENDED_RUN_LIMIT, THROTTLED_RUN_LIMIT
 from . import fleetstats
 from .fleetload import Card, CardMetric, Fleet, cohort_label
 
@@ -62,6 +65,7 @@ class Reference:
     unit: str
     identity: str
     n: int
+    floor_abs: float = 0.0  # the catalog's absolute band of the metric's family, where it fixes one
 
 
 @dataclass
@@ -113,8 +117,11 @@ def baseline_findings(out: Outcome) -> None:
     disturbed = sorted(m.name for m in out.card.metrics.values() if m.disturbed)
     if disturbed:
         out.excluded = disturbed
-        out.warn.append(f"{len(disturbed)} metric(s) measured throttled or contended, left out of the fleet "
-                        f"statistics: {_named(disturbed)}")
+        share = len(disturbed) / max(1, len(out.card.metrics))
+        text = (f"{len(disturbed)} metric(s) ({share:.0%}) measured throttled or contended, left out of the fleet "
+                f"statistics: {_named(disturbed)}")
+        # beyond the share at which the gate calls a whole run invalid, the card's figures say little
+        (out.warn if share > min(CONTENDED_RUN_LIMIT, THROTTLED_RUN_LIMIT) else out.notes).append(text)
 
 
 def fleet_tested(m: CardMetric) -> bool:
@@ -145,9 +152,10 @@ def reference(cards: Sequence[Card], name: str, settings: Settings) -> Reference
     cvs = [m.noise_rel for m in same if m.noise_rel is not None]
     noise_rel = float(sorted(cvs)[len(cvs) // 2]) if cvs else 0.0
     is_cpu = any(c.is_cpu for c in cards)
+    fixed = catalog.tolerance(name, is_cpu) or {}
     floor = max(classes.floor(unit, is_cpu, None, classes.is_host_timed(dict(same[0].info)), spread_known=False),
-                settings.noise_multiple * noise_rel)
-    return Reference(med, sigma, noise_rel, floor, better, unit, ident, len(same))
+                settings.noise_multiple * noise_rel, float(fixed.get("rel", 0.0)))
+    return Reference(med, sigma, noise_rel, floor, better, unit, ident, len(same), float(fixed.get("abs", 0.0)))
 
 
 def judge(m: CardMetric, ref: Reference) -> dict[str, Any] | None:
@@ -158,13 +166,15 @@ def judge(m: CardMetric, ref: Reference) -> dict[str, Any] | None:
     z = fleetstats.robust_z(m.value, ref.median, ref.sigma, ref.better, ref.noise_rel)
     effect = fleetstats.worse_effect(m.value, ref.median, ref.better)
     return {"metric": m.name, "value": m.value, "unit": m.unit, "better": m.better, "cohort_median": ref.median,
-            "cohort_mad": ref.sigma, "cohort_n": ref.n, "noise_rel": ref.noise_rel, "floor": ref.floor, "z": z,
+            "cohort_mad": ref.sigma, "cohort_n": ref.n, "noise_rel": ref.noise_rel, "floor": ref.floor,
+            "floor_abs": ref.floor_abs, "worse_by": fleetstats.worse_sign(ref.better) * (m.value - ref.median), "z": z,
             "p": fleetstats.p_value(z), "effect": effect if math.isfinite(effect) else repr(effect)}
 
 
 def _beyond(row: Mapping[str, Any]) -> bool:
+    """Worse than the cohort's median by more than the relative floor and the absolute one."""
     e = row["effect"]
-    return (isinstance(e, float) and e > row["floor"]) or e == "inf"
+    return ((isinstance(e, float) and e > row["floor"]) or e == "inf") and row["worse_by"] > row["floor_abs"]
 
 
 def exact_value(values: Sequence[Any]) -> Any:

@@ -42,10 +42,20 @@ def finite(values: Sequence[float]) -> np.ndarray:
     return xs[np.isfinite(xs)]
 
 
+#: the mean absolute deviation's factor to a normal σ (√(π/2)): the robust z's fallback scale where more
+#: than half the cohort reads one value and the MAD is 0 (Iglewicz and Hoaglin's modified z)
+MEANAD_TO_SIGMA = math.sqrt(math.pi / 2)
+
+
 def center_and_spread(values: Sequence[float]) -> tuple[float, float]:
-    """(median, MAD scaled to a normal σ) of the cohort's values."""
+    """(median, MAD scaled to a normal σ) of the cohort's values; where the MAD is 0 (most cards read
+    one value: a tuner's pick, a count) the mean absolute deviation from the median × √(π/2)."""
     xs = finite(values)
-    return float(np.median(xs)), float(sps.median_abs_deviation(xs, scale="normal"))
+    med = float(np.median(xs))
+    mad = float(sps.median_abs_deviation(xs, scale="normal"))
+    if mad == 0.0 and xs.size:
+        mad = MEANAD_TO_SIGMA * float(np.mean(np.abs(xs - med)))
+    return med, mad
 
 
 def robust_cv(samples: Sequence[float]) -> float | None:

@@ -193,8 +193,10 @@ def run_baseline(args: argparse.Namespace) -> int:
     for w in rollout.fleet_baseline(_fleet_source(args, args.run), args.dir, args.k):
         extra = f"; left out (flagged): {', '.join(w['excluded'])}" if w["excluded"] else ""
         other = f"; other cohorts not used: {'; '.join(w['other_cohorts'])}" if w["other_cohorts"] else ""
+        dropped = (f"; {len(w['dropped'])} metric(s) kept only from the cards that recorded them the way most did "
+                   f"(unit, direction, identity)") if w["dropped"] else ""
         print(f"{w['path']}: {w['backend']}: {w['metrics']} metrics from {len(w['cards'])} card(s) of "
-              f"{w['cohort']}{extra}{other}")
+              f"{w['cohort']}{extra}{other}{dropped}")
     return 0
 
 

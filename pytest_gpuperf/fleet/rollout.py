@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import json
 import statistics
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -39,6 +40,32 @@ def _models(fleet: Fleet) -> dict[tuple[str, str], list[Card]]:
     return out
 
 
+def same_way(cards: Sequence[Card]) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """The cards' documents with each metric kept only where it was recorded the way most cards recorded
+    it (unit, direction, identity: a fleet may span code versions whose options changed), and how many
+    runs' values of each metric were dropped for it."""
+    ways: dict[str, dict[tuple[str, str, str], int]] = {}
+    for c in cards:
+        for m in c.metrics.values():
+            key = (m.unit, m.better, m.identity)
+            ways.setdefault(m.name, {}).setdefault(key, 0)
+            ways[m.name][key] += 1
+    majority = {name: max(counts.items(), key=lambda kv: kv[1])[0] for name, counts in ways.items()}
+    docs, dropped = [], {}
+    for c in cards:
+        for d in c.docs:
+            keep = []
+            for m in d["metrics"]:
+                key = (str(m.get("unit", "")), str(m.get("better", "lower")),
+                       json.dumps(m.get("identity") or {}, sort_keys=True))
+                if majority.get(str(m.get("name"))) == key:
+                    keep.append(m)
+                else:
+                    dropped[str(m.get("name"))] = dropped.get(str(m.get("name")), 0) + 1
+            docs.append({**d, "metrics": keep})
+    return docs, dropped
+
+
 def fleet_baseline(fleet: Fleet, directory: str | Path, k: float = 6.0,
                    settings: Settings = Settings()) -> list[dict[str, Any]]:
     """Write baseline entries from ``fleet`` into ``directory`` (one file per device key, one section per
@@ -56,7 +83,7 @@ def fleet_baseline(fleet: Fleet, directory: str | Path, k: float = 6.0,
         kept = [c for c in members if c.name not in flagged]
         if not kept:
             raise GpuPerfError(f"every card of {label} is flagged by the fleet report: no card to make a baseline of")
-        docs = [d for c in kept for d in c.docs]
+        docs, dropped = same_way(kept)
         entries = merge_runs(docs, k)
         baseline = baseline_file.load(directory, key)
         prov = dict(next(iter(entries.values()))["provenance"]) if entries else {}
@@ -66,7 +93,7 @@ def fleet_baseline(fleet: Fleet, directory: str | Path, k: float = 6.0,
         written.append({"path": str(baseline.path), "key": key, "backend": backend, "cohort": label,
                         "metrics": len(entries), "cards": [c.name for c in kept],
                         "excluded": sorted(c.name for c in members if c.name in flagged),
-                        "other_cohorts": sorted(k2 for k2 in cohorts if k2 != label)})
+                        "other_cohorts": sorted(k2 for k2 in cohorts if k2 != label), "dropped": dropped})
     return written
 
 

@@ -3,9 +3,11 @@
 Each gate check ran on a newly lent machine, and the saved runs record no UUID or serial (they predate the
 ``card`` section), every one reads host ``vm`` and PCI address ``0000:00:06.0``: the files cannot tell the
 machines apart, only the folders can. So one card = one gate-check folder (``gatecheck-<commit>``: one
-machine), its A/A runs (``aa-*.json.gz``, repeated unchanged runs of the full suites) pooled as that card's
-runs; the planted runs of the same folders are left out (they are slowed on purpose). The labels go to
-``gpuperf fleet report --files LABEL=FILE ...``; this script writes the report as JSON (gzip) and text.
+machine). Its first A/A run (``aa-*.json.gz``: unchanged runs of the full suites) is the card's run in the
+fleet, its second A/A run (where the gate check made one) the card's confirmation run; the planted runs of
+the same folders are left out (they are slowed on purpose). The labels go to
+``gpuperf fleet report --files LABEL=FILE ...`` (the confirmation: a second fleet of the same labels); this
+script writes the report as JSON (gzip) and text.
 
     python scripts/fleet_saved.py [--out results/fleet-saved]
 """
@@ -43,9 +45,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default=str(ROOT / "results" / "fleet-saved"))
     args = ap.parse_args(argv)
     pairs = labelled_files(ROOT / "results")
-    fleet = fleetload.load_labelled(pairs, run_id="saved-gatechecks")
-    report = fleetreport.analyze(fleet)
-    report["labels"] = [{"label": label, "file": path} for label, path in pairs]
+    first: dict[str, str] = {}
+    second: dict[str, str] = {}
+    for label, path in pairs:  # sorted: aa-1 before aa-2 (the H100's 37994ee folder holds aa-3 and aa-4)
+        (first if label not in first else second).setdefault(label, path)
+    fleet = fleetload.load_labelled(sorted(first.items()), run_id="saved-gatechecks: first A/A run of each machine")
+    confirm = fleetload.load_labelled(sorted(second.items()), run_id="saved-gatechecks: second A/A run")
+    report = fleetreport.analyze(fleet, confirm)
+    report["labels"] = {"fleet": [{"label": k, "file": v} for k, v in sorted(first.items())],
+                        "confirm": [{"label": k, "file": v} for k, v in sorted(second.items())]}
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     with gzip.open(out / "fleet-report.json.gz", "wt", encoding="utf-8") as fh:

@@ -10,10 +10,12 @@ Per card, three kinds of finding (the statistics: :mod:`.fleetstats`):
 * **fleet-relative** — per cohort and timed metric, the card's one-sided robust z against the cohort
   (median, MAD), read as a p-value, Benjamini–Hochberg over every card × metric tested; a card × metric
   is flagged when its adjusted p is at most the FDR **and** it is worse than the cohort's median by more
-  than the effect floor: the largest of the metric class's floor, the catalog's fixed band of its family
-  (relative and absolute, where it fixes one: a tuner's pick may move by configurations) and
-  :data:`.fleetstats.NOISE_MULTIPLE` × the metric's own noise (its samples' robust CV within a run, or the
-  run-to-run σ of the reviewed baseline's runs). A cohort smaller than the minimum gets no fleet-relative verdict
+  than the effect floor: the largest of the metric class's floor, :data:`.fleetstats.NOISE_MULTIPLE` × the
+  metric's own noise (its samples' robust CV within a run, or the run-to-run σ of the reviewed baseline's
+  runs) and the catalog's fixed band of its family (relative and absolute) where that band stands for the
+  noise of one card's runs (a tuner's path, one kernel's model error) — not where it holds the differences
+  between boards (``baselines.catalog.between_machines``: a power draw, a DRAM latency), the very
+  card-to-card differences this check names. A cohort smaller than the minimum gets no fleet-relative verdict
   (the report says so). Figures a run measured throttled or contended are left out and named.
 
 A card flagged only fleet-relatively is **uncertain** until a confirmation run (``--confirm``, or jobs
@@ -65,7 +67,7 @@ class Reference:
     unit: str
     identity: str
     n: int
-    floor_abs: float = 0.0  # the catalog's absolute band of the metric's family, where it fixes one
+    floor_abs: float = 0.0  # the catalog's absolute band of the metric's family, where it counts (see reference)
 
 
 @dataclass
@@ -103,7 +105,10 @@ def baseline_findings(out: Outcome) -> None:
     regressed = sorted({m.name for m in out.card.metrics.values() if "regressed" in m.verdicts})
     missing = sorted({str(n) for d in out.card.docs for n in (d.get("missing") or [])})
     if regressed:
-        out.fail.append(f"{len(regressed)} metric(s) regressed against the reviewed baseline: {_named(regressed)}")
+        runs = len(out.card.docs)
+        hit = sum(any(m.get("verdict") == "regressed" for m in d.get("metrics", [])) for d in out.card.docs)
+        within = f" (in {hit} of its {runs} runs)" if runs > 1 else ""
+        out.fail.append(f"{len(regressed)} metric(s) regressed against the reviewed baseline{within}: {_named(regressed)}")
     if missing:
         out.fail.append(f"{len(missing)} baseline metric(s) missing (the test no longer records them): {_named(missing)}")
     for d in out.card.docs:
@@ -152,7 +157,10 @@ def reference(cards: Sequence[Card], name: str, settings: Settings) -> Reference
     cvs = [m.noise_rel for m in same if m.noise_rel is not None]
     noise_rel = float(sorted(cvs)[len(cvs) // 2]) if cvs else 0.0
     is_cpu = any(c.is_cpu for c in cards)
-    fixed = catalog.tolerance(name, is_cpu) or {}
+    # the catalog's fixed band of the family, where it stands for the noise of one card's runs (a tuner's
+    # path, one kernel's model error); not where it holds the differences between boards (a power draw, a
+    # DRAM latency), the very card-to-card differences this check is there to name
+    fixed = {} if catalog.between_machines(name, unit) else (catalog.tolerance(name, is_cpu) or {})
     floor = max(classes.floor(unit, is_cpu, None, classes.is_host_timed(dict(same[0].info)), spread_known=False),
                 settings.noise_multiple * noise_rel, float(fixed.get("rel", 0.0)))
     return Reference(med, sigma, noise_rel, floor, better, unit, ident, len(same), float(fixed.get("abs", 0.0)))
@@ -292,10 +300,14 @@ def analyze(fleet: Fleet, confirm: Fleet | None = None, settings: Settings = Set
 
 def _match(card: Card, candidates: Sequence[Card]) -> Card | None:
     """The confirmation run's share of ``card``: the same identity; where several jobs share an identity
-    (a test cluster), narrowed by the job's array task, then by the job label without its job id."""
+    (a test cluster), narrowed by the same label, then the job's array task, then the job label without its
+    job id."""
     same = [c for c in candidates if c.ident_key == card.ident_key]
     if len(same) <= 1:
         return same[0] if same else None
+    labelled = [c for c in same if c.label == card.label]  # runs named by the same label (--files)
+    if len(labelled) == 1:
+        return labelled[0]
     task = card.job.get("array_task")
     narrowed = [c for c in same if task is not None and c.job.get("array_task") == task]
     if len(narrowed) == 1:

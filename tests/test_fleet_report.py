@@ -22,6 +22,7 @@ from pytest_gpuperf.baselines import noise
 from pytest_gpuperf.cli import main
 from pytest_gpuperf.fleet import fleetload, fleetreport, fleetstats, rollout
 from pytest_gpuperf.report.results import card_identity
+from pytest_gpuperf.schemas import SchemaError, validate
 from pytest_gpuperf.util import jsonio
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -253,6 +254,36 @@ def test_the_json_report_names_its_schema_and_the_exit_is_the_worst_card(tmp_pat
     assert main(["fleet", "report", str(root), "--format", "json", "-o", str(out)]) == 1
     rep = json.loads(out.read_text())
     assert rep["schema"] == FLEET_SCHEMA and rep["verdict"] == "fail" and rep["drain"] == []
+    validate(rep)  # schemas/fleet-1.json
+    rep["cards"][0]["verdict"] = "broken"
+    with pytest.raises(SchemaError, match="verdict"):
+        validate(rep)
+
+
+def test_confirmation_jobs_inside_the_fleet_folder_and_the_drain_hook_executed(tmp_path, healthy, capsys):
+    planted, _ = _plant(healthy[2], 1.5)
+    again, _ = _plant(healthy[4], 1.5)
+    jobs = [None, None, {"node": "node3", "array_task": 2}, None, None,
+            {"node": "node3", "array_task": 2, "confirm": True}]
+    root = _write_run(tmp_path / "run", healthy[:2] + [planted] + healthy[3:] + [again],
+                      labels=["n1-1", "n2-2", "node3-3", "n4-4", "n5-5", "node3-9"], jobs=jobs)
+    done = tmp_path / "drained.txt"
+    status = main(["fleet", "report", str(root), "--drain", "--execute",
+                   "--drain-command", f"sh -c 'echo \"$0 $1\" >> {done}' {{node}} {{reason}}"])
+    assert status == 1
+    assert done.read_text().startswith("node3 gpuperf: node3-3/nvidia-h100-80gb-hbm3: 1 metric(s) worse than the cohort")
+    assert "drained:" in capsys.readouterr().out
+
+
+def test_labelled_files_make_a_fleet_of_saved_runs(tmp_path, healthy, capsys):
+    files = []
+    for i, doc in enumerate(healthy[:4]):
+        path = tmp_path / f"aa-{i}.json"
+        path.write_text(json.dumps(doc))
+        files.append(f"machine-{i}={path}")
+    assert main(["fleet", "report", "--files", *files]) == 0
+    assert "machine-3/nvidia-h100-80gb-hbm3" in capsys.readouterr().out
+    assert main(["fleet", "report", "--files", "no-label-here"]) == 2
 
 
 # --- the fleet baseline and the rollout gate --------------------------------------------------------
@@ -278,12 +309,10 @@ def test_the_rollout_gate_fails_a_metric_worse_on_every_new_card(tmp_path, healt
 
 
 def test_a_results_document_with_its_card_section_follows_the_schema(healthy):
-    from pytest_gpuperf.schemas import validate
-
     doc = copy.deepcopy(healthy[0])
     doc["card"] = {**card_identity(doc["device"], doc["environment"]), "uuid": "GPU-0a1b", "serial": "1654922000001",
                    "vbios": "96.00.99.00.01", "application_sm_clock_mhz": 1980, "ecc_mode": "on"}
     validate(doc)
     doc["card"]["ecc_mode"] = "maybe"
-    with pytest.raises(Exception, match="ecc_mode"):
+    with pytest.raises(SchemaError, match="ecc_mode"):
         validate(doc)

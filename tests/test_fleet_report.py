@@ -177,6 +177,17 @@ def test_a_cohort_smaller_than_the_minimum_gets_no_fleet_relative_verdict(tmp_pa
     assert _report(tmp_path / "run", min_cohort=3)["tally"]["uncertain"] == 1
 
 
+def test_a_throttled_figure_is_left_out_and_named_unless_kept(tmp_path, healthy):
+    planted, name = _plant(healthy[2], 1.5)
+    m = next(x for x in planted["metrics"] if x["name"] == name)
+    m["info"] = {**m["info"], "power": {"throttled": True, "throttle_reasons": ["sw_power_cap"]}}
+    root = _write_run(tmp_path / "run", healthy[:2] + [planted] + healthy[3:])
+    card = _card(_report(root), "node3-1002")
+    assert card["verdict"] == "ok" and card["excluded_metrics"] == [name]
+    assert "left out of the fleet statistics" in card["reasons"]["note"][0]
+    assert _card(_report(root, keep_disturbed=True), "node3-1002")["verdict"] == "uncertain"
+
+
 def _deterministic(docs: list[dict[str, Any]], doc: dict[str, Any]) -> dict[str, Any]:
     """A deterministic figure (a size, a count, an ulp error) every card recorded the same way (the runs span two commits, and a
     figure whose identity changed between them is two measurements) with a non-zero value."""

@@ -41,6 +41,7 @@ def register_siblings(sub: Any) -> None:
 FLEET_HELP = """The cards of a fleet: one verdict per card, the rollout gate, a fleet baseline.
 
   gpuperf fleet report ROOT/<run> [--confirm ROOT/<confirm-run>] [--format text|json|html] [-o FILE]
+                       [--min-cohort N] [--fdr Q] [--keep-disturbed]
                        [--drain [--execute] [--drain-command TEMPLATE]]
       every card against its model's reviewed baseline and against its cohort (robust z, BH);
       exit 0 every card ok or warn, 1 a card fails, 3 uncertain cards only (flagged against the fleet and
@@ -111,6 +112,9 @@ def _register_report(fs: Any) -> None:
                    help=f"cards a cohort needs for a fleet-relative verdict (default {fleetstats.MIN_COHORT})")
     p.add_argument("--fdr", type=float, default=fleetstats.FDR, metavar="Q",
                    help=f"false-discovery rate of the outlier flags, Benjamini-Hochberg (default {fleetstats.FDR})")
+    p.add_argument("--keep-disturbed", action="store_true",
+                   help="judge figures measured throttled or contended too (a test cluster whose one host runs every "
+                        "job at once); by default they are left out of the fleet statistics and named")
     p.add_argument("--drain", action="store_true",
                    help="print the Slurm drain command of each node holding a failed card (dry run)")
     p.add_argument("--execute", action="store_true", help="with --drain: run the drain commands")
@@ -137,7 +141,7 @@ def run_report(args: argparse.Namespace) -> int:
         raise GpuPerfError(f"--drain-command {args.drain_command!r}: use only {{node}} and {{reason}} ({exc})") from None
     fleet = _fleet_source(args, args.run)
     confirm = fleetload.load(args.confirm) if args.confirm else None
-    settings = fleetreport.Settings(min_cohort=args.min_cohort, fdr=args.fdr)
+    settings = fleetreport.Settings(min_cohort=args.min_cohort, fdr=args.fdr, keep_disturbed=args.keep_disturbed)
     report = fleetreport.analyze(fleet, confirm, settings)
     drain = fleetreport.drain_commands(report, args.drain_command) if args.drain else []
     if args.execute:

@@ -53,6 +53,9 @@ class Settings:
     min_cohort: int = fleetstats.MIN_COHORT
     fdr: float = fleetstats.FDR
     noise_multiple: float = fleetstats.NOISE_MULTIPLE
+    #: judge figures measured throttled or contended too (a test cluster whose one host runs every job at
+    #: once: each PoCL figure shares the host's cores); they are still named
+    keep_disturbed: bool = False
 
 
 @dataclass
@@ -100,7 +103,7 @@ def _named(names: Sequence[str]) -> str:
     return shown + (f" and {len(names) - SHOWN} more" if len(names) > SHOWN else "")
 
 
-def baseline_findings(out: Outcome) -> None:
+def baseline_findings(out: Outcome, keep_disturbed: bool = False) -> None:
     """The card's runs' own gate verdicts against the reviewed baseline."""
     regressed = sorted({m.name for m in out.card.metrics.values() if "regressed" in m.verdicts})
     missing = sorted({str(n) for d in out.card.docs for n in (d.get("missing") or [])})
@@ -123,18 +126,18 @@ def baseline_findings(out: Outcome) -> None:
     if disturbed:
         out.excluded = disturbed
         share = len(disturbed) / max(1, len(out.card.metrics))
-        text = (f"{len(disturbed)} metric(s) ({share:.0%}) measured throttled or contended, left out of the fleet "
-                f"statistics: {_named(disturbed)}")
+        text = (f"{len(disturbed)} metric(s) ({share:.0%}) measured throttled or contended"
+                f"{'' if keep_disturbed else ', left out of the fleet statistics'}: {_named(disturbed)}")
         # beyond the share at which the gate calls a whole run invalid, the card's figures say little
         (out.warn if share > min(CONTENDED_RUN_LIMIT, THROTTLED_RUN_LIMIT) else out.notes).append(text)
 
 
-def fleet_tested(m: CardMetric) -> bool:
+def fleet_tested(m: CardMetric, keep_disturbed: bool = False) -> bool:
     """Whether a metric takes part in the fleet-relative statistics: a timed (non-deterministic) figure
     with a direction, not declared informational nor gated only where stable (``info["gate"] ==
     "if-stable"``: a component whose value swings between unchanged runs), measured undisturbed, with a
     finite value."""
-    if m.deterministic or m.disturbed or m.value is None or m.better not in ("lower", "higher", "bound"):
+    if m.deterministic or (m.disturbed and not keep_disturbed) or m.value is None or m.better not in ("lower", "higher", "bound"):
         return False
     if m.info.get("gate") == "if-stable":
         return False
@@ -144,7 +147,7 @@ def fleet_tested(m: CardMetric) -> bool:
 def reference(cards: Sequence[Card], name: str, settings: Settings) -> Reference | None:
     """The cohort's statistics of metric ``name`` over ``cards`` (each card one value), or None when fewer
     than the minimum cohort recorded it the same way."""
-    ms = [c.metrics[name] for c in cards if name in c.metrics and fleet_tested(c.metrics[name])]
+    ms = [c.metrics[name] for c in cards if name in c.metrics and fleet_tested(c.metrics[name], settings.keep_disturbed)]
     if not ms:
         return None
     ways: dict[tuple[str, str, str], list[CardMetric]] = {}
@@ -230,7 +233,7 @@ def analyze(fleet: Fleet, confirm: Fleet | None = None, settings: Settings = Set
     outcomes = [Outcome(c, cohort_label(c.cohort)) for c in fleet.cards]
     by_cohort: dict[str, list[Outcome]] = {}
     for o in outcomes:
-        baseline_findings(o)
+        baseline_findings(o, settings.keep_disturbed)
         by_cohort.setdefault(o.cohort, []).append(o)
     cohorts: list[dict[str, Any]] = []
     refs: dict[tuple[str, str], Reference] = {}
@@ -257,7 +260,7 @@ def analyze(fleet: Fleet, confirm: Fleet | None = None, settings: Settings = Set
             refs[(label, name)] = ref
             for o in members:
                 m = o.card.metrics.get(name)
-                row = judge(m, ref) if m is not None and fleet_tested(m) else None
+                row = judge(m, ref) if m is not None and fleet_tested(m, settings.keep_disturbed) else None
                 if row is not None:
                     tests.append((o, row))
                     tested += 1
@@ -290,7 +293,7 @@ def analyze(fleet: Fleet, confirm: Fleet | None = None, settings: Settings = Set
     tally = {v: verdicts.count(v) for v in VERDICTS}
     return {"schema": FLEET_SCHEMA, "fleet_run": fleet.run_id, "root": fleet.root,
             "settings": {"min_cohort": settings.min_cohort, "fdr": settings.fdr,
-                         "noise_multiple": settings.noise_multiple},
+                         "noise_multiple": settings.noise_multiple, "keep_disturbed": settings.keep_disturbed},
             "confirm_run": confirm.run_id if confirm is not None else (fleet.run_id if fleet.confirm_cards else None),
             "tally": tally, "verdict": next((v for v in VERDICTS if tally[v]), "ok"),
             "cohorts": cohorts, "cards": [o.to_json() for o in outcomes], "empty_jobs": empty,
@@ -333,7 +336,7 @@ def _confirm(outcomes: Sequence[Outcome], confirm_cards: Sequence[Card], refs: M
         for r in o.flagged:
             m = again.metrics.get(r["metric"])
             ref = refs.get((o.cohort, r["metric"]))
-            row = judge(m, ref) if m is not None and ref is not None and fleet_tested(m) else None
+            row = judge(m, ref) if m is not None and ref is not None and fleet_tested(m, settings.keep_disturbed) else None
             if row is not None:
                 rows.append((o.card.name, row))
     for (name, row), q in zip(rows, fleetstats.bh([r["p"] for _, r in rows])):

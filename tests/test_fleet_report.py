@@ -327,3 +327,23 @@ def test_a_results_document_with_its_card_section_follows_the_schema(healthy):
     doc["card"]["ecc_mode"] = "maybe"
     with pytest.raises(SchemaError, match="ecc_mode"):
         validate(doc)
+
+
+PLANTED = ROOT / "results" / "fleet-saved" / "pocl-planted"
+
+
+def test_four_pocl_jobs_one_planted_the_report_fails_exactly_that_card(capsys):
+    """Real PoCL runs (``gpuperf run suites/test_memory.py --gpuperf-device=opencl:0``, one at a time on a busy
+    host, job node3 with ``--gpuperf-plant memory=1.0``): the planted card is the only one flagged, and its
+    confirmation re-run fails it."""
+    run, confirm = str(PLANTED / "run"), str(PLANTED / "confirm")
+    assert main(["fleet", "report", run, "--keep-disturbed", "--format", "json"]) == 3
+    rep = json.loads(capsys.readouterr().out)
+    assert [c["job"] for c in rep["cards"] if c["verdict"] == "uncertain"] == ["node3-103"]
+    flagged = {o["metric"] for o in rep["cards"][0]["outliers"]}
+    assert flagged and all(name.startswith("memory.copy.bandwidth.") for name in flagged)
+    assert main(["fleet", "report", run, "--keep-disturbed", "--confirm", confirm, "--drain"]) == 1
+    out = capsys.readouterr().out
+    assert "scontrol update nodename=node3 state=drain" in out and "nodename=node1" not in out
+    # the host was busy: by default its contended figures are left out, and nothing is judged
+    assert main(["fleet", "report", run]) == 0

@@ -57,7 +57,11 @@ class CardMetric:
     deterministic: bool
     disturbed: str | None  # "throttled" / "contended" when a run measured it disturbed
     verdicts: list[str]
-    cvs: list[float] = field(default_factory=list, repr=False)  # each run's within-run robust CV
+    #: the relative standard error of the card's value: its samples' robust CV over √n (the median of n
+    #: samples moves that much), or the baseline's run-to-run σ where larger; None: unknown
+    se_rel: float | None = None
+    cvs: list[float] = field(default_factory=list, repr=False)  # each run's noise_rel
+    ses: list[float] = field(default_factory=list, repr=False)  # each run's se_rel
 
 
 @dataclass
@@ -124,6 +128,10 @@ def _finite(v: Any) -> float | None:
     return float(v) if math.isfinite(v) else None
 
 
+def _larger(a: float | None, b: float | None) -> float | None:
+    return b if a is None else a if b is None else max(a, b)
+
+
 def _between_rel(baseline: Any) -> float | None:
     """The reviewed baseline's run-to-run σ of a metric over its value (``run_values`` of two runs or more),
     or None: how far one card's unchanged runs move it."""
@@ -156,9 +164,11 @@ def pool_metrics(docs: Sequence[Mapping[str, Any]]) -> dict[str, CardMetric]:
         for m in doc.get("metrics", []):
             name = str(m.get("name"))
             ident = json.dumps(m.get("identity") or {}, sort_keys=True)
-            cv = fleetstats.robust_cv((m.get("stats") or {}).get("samples") or noise.repeats_of(m.get("info")) or [])
+            xs = (m.get("stats") or {}).get("samples") or noise.repeats_of(m.get("info")) or []
+            within = fleetstats.robust_cv(xs)
             between = _between_rel(m.get("baseline"))
-            cv = between if cv is None else cv if between is None else max(cv, between)
+            cv = _larger(within, between)
+            se = _larger(fleetstats.median_se_rel(xs), between)
             dist = _disturbed(m, is_cpu)
             cur = out.get(name)
             if cur is None:
@@ -166,19 +176,21 @@ def pool_metrics(docs: Sequence[Mapping[str, Any]]) -> dict[str, CardMetric]:
                                        str(m.get("better", "lower")), ident,
                                        m.get("info") if isinstance(m.get("info"), Mapping) else {},
                                        None, noise.is_deterministic(m, name), dist, [str(m.get("verdict"))],
-                                       [cv] if cv is not None else [])
+                                       None, [cv] if cv is not None else [], [se] if se is not None else [])
                 continue
             if (cur.unit, cur.better, cur.identity) != (str(m.get("unit", "")), str(m.get("better", "lower")), ident):
                 continue
             cur.values.append(m.get("value"))
             cur.verdicts.append(str(m.get("verdict")))
             cur.disturbed = cur.disturbed or dist
-            if cv is not None:
-                cur.cvs.append(cv)
+            cur.cvs += [cv] if cv is not None else []
+            cur.ses += [se] if se is not None else []
     for cm in out.values():
         finite = [x for x in map(_finite, cm.values) if x is not None]
         cm.value = float(statistics.median(finite)) if finite else None
         cm.noise_rel = float(statistics.median(cm.cvs)) if cm.cvs else None
+        # several runs of one card: their pooled median is √runs steadier than one
+        cm.se_rel = float(statistics.median(cm.ses)) / math.sqrt(len(cm.ses)) if cm.ses else None
     return out
 
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 import shlex
+import statistics
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
@@ -71,6 +72,7 @@ class Reference:
     identity: str
     n: int
     floor_abs: float = 0.0  # the catalog's absolute band of the metric's family, where it counts (see reference)
+    se_rel: float = 0.0  # the relative standard error of one card's value: the σ is never below it
 
 
 @dataclass
@@ -158,7 +160,9 @@ def reference(cards: Sequence[Card], name: str, settings: Settings) -> Reference
         return None
     med, sigma = fleetstats.center_and_spread([m.value for m in same if m.value is not None])
     cvs = [m.noise_rel for m in same if m.noise_rel is not None]
-    noise_rel = float(sorted(cvs)[len(cvs) // 2]) if cvs else 0.0
+    noise_rel = float(statistics.median(cvs)) if cvs else 0.0
+    ses = [m.se_rel for m in same if m.se_rel is not None]
+    se_rel = float(statistics.median(ses)) if ses else 0.0
     is_cpu = any(c.is_cpu for c in cards)
     # the catalog's fixed band of the family, where it stands for the noise of one card's runs (a tuner's
     # path, one kernel's model error); not where it holds the differences between boards (a power draw, a
@@ -166,7 +170,7 @@ def reference(cards: Sequence[Card], name: str, settings: Settings) -> Reference
     fixed = {} if catalog.between_machines(name, unit) else (catalog.tolerance(name, is_cpu) or {})
     floor = max(classes.floor(unit, is_cpu, None, classes.is_host_timed(dict(same[0].info)), spread_known=False),
                 settings.noise_multiple * noise_rel, float(fixed.get("rel", 0.0)))
-    return Reference(med, sigma, noise_rel, floor, better, unit, ident, len(same), float(fixed.get("abs", 0.0)))
+    return Reference(med, sigma, noise_rel, floor, better, unit, ident, len(same), float(fixed.get("abs", 0.0)), se_rel)
 
 
 def judge(m: CardMetric, ref: Reference) -> dict[str, Any] | None:
@@ -174,10 +178,11 @@ def judge(m: CardMetric, ref: Reference) -> dict[str, Any] | None:
     when it was measured another way than the cohort's majority."""
     if (m.unit, m.better, m.identity) != (ref.unit, ref.better, ref.identity) or m.value is None:
         return None
-    z = fleetstats.robust_z(m.value, ref.median, ref.sigma, ref.better, ref.noise_rel)
+    z = fleetstats.robust_z(m.value, ref.median, ref.sigma, ref.better, ref.se_rel)
     effect = fleetstats.worse_effect(m.value, ref.median, ref.better)
     return {"metric": m.name, "value": m.value, "unit": m.unit, "better": m.better, "cohort_median": ref.median,
-            "cohort_mad": ref.sigma, "cohort_n": ref.n, "noise_rel": ref.noise_rel, "floor": ref.floor,
+            "cohort_mad": ref.sigma, "cohort_n": ref.n, "noise_rel": ref.noise_rel, "se_rel": ref.se_rel,
+            "floor": ref.floor,
             "floor_abs": ref.floor_abs, "worse_by": fleetstats.worse_sign(ref.better) * (m.value - ref.median), "z": z,
             "p": fleetstats.p_value(z), "effect": effect if math.isfinite(effect) else repr(effect)}
 

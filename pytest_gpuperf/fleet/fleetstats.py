@@ -5,9 +5,9 @@ fleet:
 
 * :func:`robust_z` — a card's one-sided robust z in the *worse* direction of its metric: the distance
   from the cohort's median in units of the cohort's MAD (scaled to a normal σ,
-  ``scipy.stats.median_abs_deviation(scale="normal")``); the σ is never taken below the metric's own
-  within-run noise (a cohort whose cards agree to the last digit would otherwise make any wobble
-  infinitely significant);
+  ``scipy.stats.median_abs_deviation(scale="normal")``); the σ is never taken below the standard error
+  of one card's value (:func:`median_se_rel`, or the baseline's run-to-run σ): a cohort whose cards agree
+  to the last digit would otherwise make any wobble infinitely significant;
 * :func:`p_value` — the z read against the standard normal (one-sided);
 * :func:`bh` — Benjamini–Hochberg adjusted p-values (``scipy.stats.false_discovery_control``) over every
   card × metric tested, so a fleet of many cards and metrics does not flag cards by chance;
@@ -70,6 +70,13 @@ def robust_cv(samples: Sequence[float]) -> float | None:
     return float(sps.median_abs_deviation(xs, scale="normal")) / abs(med)
 
 
+def median_se_rel(samples: Sequence[float]) -> float | None:
+    """The relative standard error of the median of a run's samples: √(π/2) × robust CV / √n (the median of
+    n samples from a normal spread moves by that much), or None where :func:`robust_cv` has none."""
+    cv = robust_cv(samples)
+    return None if cv is None else math.sqrt(math.pi / 2) * cv / math.sqrt(finite(samples).size)
+
+
 def worse_sign(better: str) -> float:
     """+1 where a larger value is worse (``lower`` and ``bound`` are better low), −1 where smaller is."""
     return -1.0 if better == "higher" else 1.0
@@ -78,8 +85,8 @@ def worse_sign(better: str) -> float:
 def robust_z(value: float, median: float, sigma: float, better: str, noise_rel: float = 0.0) -> float:
     """One-sided robust z of ``value`` in the worse direction: (value − median) / σ for lower-is-better,
     the mirror for higher-is-better; positive = worse. σ is the cohort's MAD (normal), never below
-    ``noise_rel`` × |median| (the metric's own within-run noise) nor below a relative 1e-12 (a cohort
-    whose cards all read the same value)."""
+    ``noise_rel`` × |median| (the relative standard error of one card's value) nor below a relative 1e-12
+    (a cohort whose cards all read the same value)."""
     scale = max(sigma, noise_rel * abs(median), 1e-12 * max(abs(median), 1e-300))
     return worse_sign(better) * (value - median) / scale
 

@@ -20,6 +20,7 @@ fleet:
 from __future__ import annotations
 
 import math
+import warnings
 from collections import Counter
 from typing import Hashable, Sequence
 
@@ -142,5 +143,7 @@ def between_cards(old: Sequence[float], new: Sequence[float], better: str, test:
         return float(sps.mannwhitneyu(b, a, alternative=alternative).pvalue)
     if float(np.std(a)) == 0.0 and float(np.std(b)) == 0.0:
         return 0.0 if worse_effect(float(b[0]), float(a[0]), better) > 0 else 1.0
-    p = float(sps.ttest_ind(b, a, equal_var=False, alternative=alternative).pvalue)
+    with warnings.catch_warnings():  # near-identical cards: scipy warns of precision loss, the p stays usable
+        warnings.simplefilter("ignore", RuntimeWarning)
+        p = float(sps.ttest_ind(b, a, equal_var=False, alternative=alternative).pvalue)
     return 1.0 if math.isnan(p) else p

@@ -64,7 +64,7 @@ class CardMetric:
     ses: list[float] = field(default_factory=list, repr=False)  # each run's se_rel
 
 
-@dataclass
+@dataclass(eq=False)
 class Card:
     """One physical device of one fleet run (one job's share of it where jobs share a device)."""
 

@@ -75,7 +75,7 @@ class Reference:
     se_rel: float = 0.0  # the relative standard error of one card's value: the σ is never below it
 
 
-@dataclass
+@dataclass(eq=False)
 class Outcome:
     """One card's findings and verdict."""
 
@@ -257,7 +257,7 @@ def analyze(fleet: Fleet, confirm: Fleet | None = None, settings: Settings = Set
         entry["notes"] = deterministic_findings(members, settings)
         cards = [o.card for o in members]
         names = sorted({n for c in cards for n in c.metrics})
-        tested = 0
+        tested, metrics = 0, set()
         for name in names:
             ref = reference(cards, name, settings)
             if ref is None:
@@ -269,7 +269,8 @@ def analyze(fleet: Fleet, confirm: Fleet | None = None, settings: Settings = Set
                 if row is not None:
                     tests.append((o, row))
                     tested += 1
-        entry["metrics_tested"] = len({r["metric"] for o, r in tests if o in members})
+                    metrics.add(name)
+        entry["metrics_tested"] = len(metrics)
         entry["tests"] = tested
     qs = fleetstats.bh([r["p"] for _, r in tests])
     for (o, row), q in zip(tests, qs):

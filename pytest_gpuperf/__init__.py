@@ -21,3 +21,5 @@ TUNING_CACHE_SCHEMA = "pytest-gpuperf-tuning/1"
 NCU_REFERENCE_SCHEMA = "pytest-gpuperf-ncu-reference/1"
 COMPARE_SCHEMA = "pytest-gpuperf-compare/1"
 SIBLINGS_SCHEMA = "pytest-gpuperf-siblings/1"
+FLEET_SCHEMA = "pytest-gpuperf-fleet/1"  # gpuperf fleet report --format json
+FLEET_COMPARE_SCHEMA = "pytest-gpuperf-fleet-compare/1"  # gpuperf fleet compare --format json

@@ -516,3 +516,12 @@ def baseline_band(name: str, is_cpu: bool, metrics: Mapping[str, Mapping[str, ob
         raise ValueError(f"its band is {f.configs:g} configuration(s) of the kernel's space, and the section has no "
                          f"{space_of(name)} entry to count them by")
     return f.tolerance(is_cpu, float(space))
+
+
+def between_machines(name: str, unit: str) -> bool:
+    """Whether the fixed band of ``name``'s row holds the differences between machines (boards) of one card
+    model — a board's power draw, a machine's memory latency — rather than the noise of one card's runs.
+    A baseline must pass every healthy board, so such a band is wide on purpose; the fleet report, which
+    compares the cards themselves, judges those figures without it (``fleet.fleetreport``)."""
+    f = row(name, unit)
+    return f.gpu is DRAM_LATENCY_BAND or f.why in (POWER_BOARD_WHY, DRAM_LATENCY_WHY) or "between machines" in f.why

@@ -17,6 +17,7 @@ import numpy as np
 from ..errors import (BackendUnavailableError, KernelCompileError, KernelLaunchError, ProbeTimeoutError,
                       ProbeVerificationError)
 from . import elf, recompile, sass
+from .nvml import card_identity
 from .base import Buffer, Device, DeviceInfo, Kernel, KernelArg, Size, check_ndrange, slugify
 from .resources import Resources
 
@@ -105,6 +106,7 @@ def _nvml_identity(index: int) -> dict[str, Any]:
                 "mem_clock_mhz": pynvml.nvmlDeviceGetClockInfo(h, pynvml.NVML_CLOCK_MEM),
                 "power_limit_w": pynvml.nvmlDeviceGetEnforcedPowerLimit(h) / 1000.0,
                 "pci_bus_id": pci,
+                **card_identity(pynvml, h),  # UUID, serial, VBIOS, clocks, ECC: the card in a fleet
             }
         finally:
             pynvml.nvmlShutdown()

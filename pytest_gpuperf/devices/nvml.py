@@ -339,3 +339,36 @@ def open_sensor(pci_bus_id: str | None) -> tuple[PowerSensor | None, str]:
     if sensor.read() is None:
         return None, f"NVML cannot read the card at {pci_bus_id}: {sensor.last_error}"
     return sensor, "NVML"
+
+
+def _text(value: Any) -> str:
+    """NVML's strings: ``bytes`` in older pynvml releases, ``str`` in newer ones."""
+    return value.decode(errors="replace").strip() if isinstance(value, (bytes, bytearray)) else str(value).strip()
+
+
+#: what :func:`card_identity` asks NVML for, each as (key, call); a query the card or driver does not
+#: support leaves its key out (a GeForce has no serial number, a card without ECC no ECC mode)
+def _identity_queries(nv: Any, h: Any) -> list[tuple[str, Any]]:
+    return [
+        ("uuid", lambda: _text(nv.nvmlDeviceGetUUID(h))),
+        ("serial", lambda: _text(nv.nvmlDeviceGetSerial(h))),
+        ("vbios", lambda: _text(nv.nvmlDeviceGetVbiosVersion(h))),
+        ("application_sm_clock_mhz", lambda: int(nv.nvmlDeviceGetApplicationsClock(h, nv.NVML_CLOCK_SM))),
+        ("application_mem_clock_mhz", lambda: int(nv.nvmlDeviceGetApplicationsClock(h, nv.NVML_CLOCK_MEM))),
+        ("max_mem_clock_mhz", lambda: int(nv.nvmlDeviceGetMaxClockInfo(h, nv.NVML_CLOCK_MEM))),
+        ("ecc_mode", lambda: "on" if int(nv.nvmlDeviceGetEccMode(h)[0]) else "off"),
+    ]
+
+
+def card_identity(nv: Any, handle: Any) -> dict[str, Any]:
+    """The physical card's identity and settings as NVML reports them (``nv``: the initialised pynvml
+    module, ``handle``: the card's): UUID, serial, VBIOS, application clocks, maximum memory clock and ECC
+    mode. A fleet tells cards apart by the UUID and sorts them into cohorts by the settings
+    (``report.results.card_identity``); a query that fails is left out, never raised."""
+    out: dict[str, Any] = {}
+    for key, query in _identity_queries(nv, handle):
+        try:
+            out[key] = query()
+        except Exception:  # noqa: BLE001 - NVMLError_NotSupported and kin: the field stays absent
+            continue
+    return out

@@ -1,4 +1,4 @@
-"""Several GPUs in one host.
+"""Several GPUs in one host, and the cards of a fleet of hosts.
 
 * :mod:`.identity` — which devices are one physical GPU (a CUDA and an NVIDIA-OpenCL view of one card
   share its PCI bus id), so a worker owns a whole card, never half of it;
@@ -8,5 +8,12 @@
   the summary and the sibling check are made once, on the controller;
 * :mod:`.siblings` — the sibling check: cards of one model side by side, and the card that is
   significantly worse than its siblings;
-* :mod:`.cli` — ``gpuperf siblings`` on saved results files.
+* :mod:`.fleetload` — a fleet run read from its folder (one subfolder per job): cards by recorded
+  identity, cohorts by model, driver, clock and power limit;
+* :mod:`.fleetstats` — the fleet's statistics (robust z, Benjamini–Hochberg, bit-for-bit majority, the
+  between-card test of two cohorts);
+* :mod:`.fleetreport` — one verdict per card (ok, warn, uncertain, fail) and the Slurm drain commands;
+* :mod:`.fleetformat` — the fleet report as text, JSON and HTML;
+* :mod:`.rollout` — the rollout gate (two fleet runs compared) and the baseline made from a fleet run;
+* :mod:`.cli` — ``gpuperf siblings`` on saved results files, and the ``gpuperf fleet`` group.
 """

@@ -10,7 +10,9 @@
                   "baseline": {value, tolerance, band, ...} | null, "verdict": str, "info": {...},
                   "tolerance": explicit tolerance asked for by the test | null,
                   "identity": {option: value} — the options that shaped the value (see baselines.verdicts)}],
-     "missing": [names of baseline metrics a passed test no longer records]}
+     "missing": [names of baseline metrics a passed test no longer records],
+     "card": {uuid, serial, host, pci_bus_id, driver, vbios, clocks, power_limit_w, ecc_mode, ...}:
+             the physical card (:func:`card_identity`), so a fleet tells its cards apart}
 
 Later suites and tools read this format: add keys, never rename or remove them.
 """
@@ -19,7 +21,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Mapping
 
 from .. import RESULTS_SCHEMA
 from ..devices.base import DeviceInfo
@@ -77,12 +79,37 @@ def jsonable(value: Any) -> Any:
     return value
 
 
+#: the keys of a card's identity (:func:`card_identity`) taken from the device section's ``extra`` as the
+#: backends record them (CUDA through NVML, ``devices.nvml.card_identity``; NVIDIA's OpenCL gives the PCI address)
+CARD_EXTRA_KEYS = ("uuid", "serial", "pci_bus_id", "vbios", "application_sm_clock_mhz", "application_mem_clock_mhz",
+                   "max_sm_clock_mhz", "max_mem_clock_mhz", "power_limit_w", "ecc_mode")
+#: the settings that put cards of one model into one cohort: cards that differ in one of them are not
+#: expected to measure alike (a lower power limit or application clock is a configuration, not a fault)
+COHORT_KEYS = ("key", "backend", "driver", "application_sm_clock_mhz", "max_sm_clock_mhz", "power_limit_w")
+
+
+def card_identity(device: Mapping[str, Any], environment: Mapping[str, Any]) -> dict[str, Any]:
+    """The physical card a results document measured: what tells it apart in a fleet (UUID and serial
+    where NVML gives them, else host, PCI address, device index and name) and the settings that decide its
+    cohort (driver, clocks, power limit, ECC mode). Built from the device section and the environment, so
+    a document written before the ``card`` section existed yields the same fields it can."""
+    extra = device.get("extra") if isinstance(device.get("extra"), Mapping) else {}
+    card: dict[str, Any] = {"host": environment.get("host"), "backend": device.get("backend"),
+                            "index": device.get("index"), "name": device.get("name"), "key": device.get("key"),
+                            "driver": device.get("driver_version") or environment.get("driver")}
+    for k in CARD_EXTRA_KEYS:
+        if extra.get(k) not in (None, ""):
+            card[k] = extra[k]
+    return {k: v for k, v in card.items() if v is not None}
+
+
 def document(info: DeviceInfo, environment: dict[str, Any], run: dict[str, Any], metrics: list[Metric],
              samples: bool = True) -> dict:
     env = dict(environment)
     env.update({"driver": info.driver_version, "runtime": info.runtime_version, "toolkit": info.toolkit_version})
-    return {"schema": RESULTS_SCHEMA, "device": info.to_json(), "environment": env, "run": run,
-            "metrics": [m.to_json(samples) for m in metrics]}
+    device = info.to_json()
+    return {"schema": RESULTS_SCHEMA, "device": device, "environment": env, "run": run,
+            "metrics": [m.to_json(samples) for m in metrics], "card": card_identity(device, env)}
 
 
 def write(path: str, doc: dict[str, Any]) -> None:

@@ -7,7 +7,8 @@ can validate what they read:
 * ``tuning-cache-1.json`` — tuning cache entries (``pytest-gpuperf-tuning/1``);
 * ``ncu-reference-1.json`` — the kernel-class suite's stored Nsight Compute profiles (``pytest-gpuperf-ncu-reference/1``);
 * ``compare-1.json`` — run-against-run reports (``pytest-gpuperf-compare/1``, ``gpuperf compare --format json``);
-* ``siblings-1.json`` — sibling reports of several cards of one model (``pytest-gpuperf-siblings/1``, ``siblings.json``).
+* ``siblings-1.json`` — sibling reports of several cards of one model (``pytest-gpuperf-siblings/1``, ``siblings.json``);
+* ``fleet-1.json`` — fleet reports, one verdict per card of a fleet run (``pytest-gpuperf-fleet/1``, ``gpuperf fleet report --format json``).
 
 Each document names its schema in its ``"schema"`` key; :func:`schema_for` maps that name to the file.
 The schemas type-check the known keys and allow additional ones: the formats grow by adding keys.
@@ -23,14 +24,15 @@ from typing import Any
 import jsonschema
 import jsonschema_rs
 
-from .. import (BASELINE_SCHEMA, COMPARE_SCHEMA, LEAN_BASELINE_SCHEMA, NCU_REFERENCE_SCHEMA, RESULTS_SCHEMA,
-                SIBLINGS_SCHEMA, TUNING_CACHE_SCHEMA)
+from .. import (BASELINE_SCHEMA, COMPARE_SCHEMA, FLEET_SCHEMA, LEAN_BASELINE_SCHEMA, NCU_REFERENCE_SCHEMA,
+                RESULTS_SCHEMA, SIBLINGS_SCHEMA, TUNING_CACHE_SCHEMA)
 from ..errors import GpuPerfError
 
 FILES: dict[str, str] = {RESULTS_SCHEMA: "results-1.json", BASELINE_SCHEMA: "baseline-1.json",
                          LEAN_BASELINE_SCHEMA: "baseline-2.json",
                          TUNING_CACHE_SCHEMA: "tuning-cache-1.json", COMPARE_SCHEMA: "compare-1.json",
-                         SIBLINGS_SCHEMA: "siblings-1.json", NCU_REFERENCE_SCHEMA: "ncu-reference-1.json"}
+                         SIBLINGS_SCHEMA: "siblings-1.json", NCU_REFERENCE_SCHEMA: "ncu-reference-1.json",
+                         FLEET_SCHEMA: "fleet-1.json"}
 
 
 class SchemaError(GpuPerfError):

@@ -78,6 +78,7 @@ class ChaseSweep:
     curves: dict[int, list[tuple[int, float]]]
     samples_at: dict[int, list[float]]
     levels: list[memory.Level]
+    plant: float = 0.0  # the gate check's ``chase`` plant (:func:`memory.planted_long`)
 
     @property
     def main(self) -> list[tuple[int, float]]:
@@ -88,7 +89,7 @@ class ChaseSweep:
         p = self.probe
         out = {"clock_mhz": p.clock, "clock_source": p.source, "timing": "clock64" if self.clock_counter else "events",
                "curve_stride128": self.main, "levels": [vars(x) for x in self.levels],
-               "sass": p.evidence.get("gp_chase")}
+               "sass": p.evidence.get("gp_chase"), **({"planted_slowdown": self.plant} if self.plant > 0 else {})}
         for stride in sorted(self.curves)[1:]:
             out[f"curve_stride{stride}"] = self.curves[stride]
         return out
@@ -102,11 +103,11 @@ class ChaseSweep:
         kernel, warm_limit = p.kernels["gp_chase"], warm_pass_limit(self.cache)
         if self.is_cpu and not self.clock_counter:
             pool = chase_windows.pooled(lambda: memory.chase_events(device, p.meas, kernel, footprint, CHASE_STRIDE,
-                                                                    warm_limit, p.clock),
+                                                                    warm_limit, p.clock, self.plant),
                                         self.samples_at[footprint])
             return pool.samples, {}, pool.info()
         xs, identity = memory.anchor_figure(device, kernel, footprint, CHASE_STRIDE, warm_limit, CLOCK_TIMEOUT_S,
-                                            self.samples_at[footprint])
+                                            self.samples_at[footprint], plant=self.plant)
         return xs, identity, {}
 
     def records(self, device: Device) -> Iterator[dict[str, Any]]:
@@ -126,7 +127,7 @@ class ChaseSweep:
             yield {"name": f"memory.chase.{memory.footprint_label(f)}.latency.cycles", "value": st.median,
                    "unit": "cycles", "better": "lower", "stats": st, "identity": identity,
                    "info": {"footprint_bytes": f, "stride_bytes": CHASE_STRIDE, "sass": p.evidence.get("gp_chase"),
-                            **windows}}
+                            **windows, **({"planted_slowdown": self.plant} if self.plant > 0 else {})}}
         meta = self.meta()
         for level in memory.recorded_levels(self.levels, self.is_cpu):
             estimate = "warmed plateau median" if level.name == "dram" else "plateau median"
@@ -137,9 +138,10 @@ class ChaseSweep:
                        "better": "exact", "info": {"grid": "2 footprints per doubling", "levels": meta["levels"]}}
 
 
-def chase_sweep(device: Device, p: Probe) -> ChaseSweep:
+def chase_sweep(device: Device, p: Probe, plant: float = 0.0) -> ChaseSweep:
     """Chase footprints 1 KiB … 4 × :func:`cache_bytes` (two per doubling) at a 128-byte stride, and at
-    1 KiB too where the device clock makes it cheap; clock-timed on CUDA, event-timed elsewhere."""
+    1 KiB too where the device clock makes it cheap; clock-timed on CUDA, event-timed elsewhere. ``plant``:
+    the gate check's ``chase`` plant, in every chase of the sweep (:func:`memory.planted_long`)."""
     info = device.info
     cache = cache_bytes(info)
     warm_limit = warm_pass_limit(cache)
@@ -153,16 +155,17 @@ def chase_sweep(device: Device, p: Probe) -> ChaseSweep:
             if f < 2 * stride:
                 continue
             if info.clock_counter:
-                s = memory.chase_clock(device, p.kernels["gp_chase"], f, stride, warm_limit, CLOCK_TIMEOUT_S)
+                s = memory.chase_clock(device, p.kernels["gp_chase"], f, stride, warm_limit, CLOCK_TIMEOUT_S,
+                                       plant=plant)
             else:
-                s = memory.chase_events(device, p.meas, p.kernels["gp_chase"], f, stride, warm_limit, p.clock)
+                s = memory.chase_events(device, p.meas, p.kernels["gp_chase"], f, stride, warm_limit, p.clock, plant)
             pts.append((f, float(np.median(s))))
             if stride == CHASE_STRIDE:
                 samples_at[f] = s
         curves[stride] = pts
     main = curves[CHASE_STRIDE]
     lv = memory.levels([x for x, _ in main], [y for _, y in main], warm_limit=warm_limit)
-    return ChaseSweep(p, cache, info.clock_counter, info.is_cpu, curves, samples_at, lv)
+    return ChaseSweep(p, cache, info.clock_counter, info.is_cpu, curves, samples_at, lv, plant)
 
 
 def loaded_records(device: Device, p: Probe) -> Iterator[dict[str, Any]]:

@@ -73,6 +73,8 @@ class Context:
                                          max_dim=ev.bench.max_dim, pow2_only=ev.bench.pow2_only, cap=cap)
         self.space: list[Config] = [Config(s) for s in enumerate_space(ev.bench.dims, self.limits)]
         self._res: dict[Config, Any] = {}
+        #: the gate check's ``tuner`` plant (:func:`planted_pick`; 0: none)
+        self.plant: float = 0.0
 
     @functools.cached_property
     def accesses(self) -> tuple[list[coalescing.Access], list[str]]:
@@ -157,12 +159,24 @@ def lim_rules(ctx: Context) -> Outcome:
                     "counts": mix.counts, "cycle_share": {k: round(mix.share(k), 3) for k in mix.cycles}})
 
 
+def planted_pick(ctx: Context, kept: list[Config], best: Config, ledger: Ledger) -> Config:
+    """The gate check's ``tuner`` plant (:mod:`pytest_gpuperf.gatecheck.plants`): the final pass drops every
+    survivor within a factor 1 + ``ctx.plant`` of its fastest before it picks — the fastest of the rest, or
+    the slowest survivor when none is that much slower. A real change of the tuner's choice, from the
+    times the pass already took (no evaluation is added)."""
+    if ctx.plant <= 0 or len(kept) < 2:
+        return best
+    times = {c: ctx.ev.evaluate(c, ledger) for c in kept}
+    slower = [c for c in kept if times[c] > (1.0 + ctx.plant) * times[best]]
+    return min(slower, key=lambda c: (times[c], c)) if slower else max(kept, key=lambda c: (times[c], c))
+
+
 def dao(ctx: Context) -> Outcome:
     """The thesis' auto-tuner. Profiling runs made by the filters are charged to its ledger."""
     ledger = Ledger()
     kept, prune = _dao_filters(ctx, ledger)
     ledger.stage = "final"
-    best = _best(ctx, kept, ledger)
+    best = planted_pick(ctx, kept, _best(ctx, kept, ledger), ledger)
     prune["evaluations"] = ledger.by_stage()
     return Outcome("dao", best, ledger, prune)
 

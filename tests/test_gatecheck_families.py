@@ -1,0 +1,250 @@
+"""The gate check's plants in every family: each kind parses and is refused when malformed, the family
+plants take the size their baseline bands claim, and on the real OpenCL device of this machine each plant
+moves its metric by about its size in the bad direction (a planted and an unplanted run of the one test, or
+of the one procedure where the test takes tens of seconds on PoCL). The host is shared, so sizes are
+PoCL-sized and checks ask for half the planted move."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pytest_gpuperf.baselines.cli import entry_band
+from pytest_gpuperf.cli import main as gpuperf
+from pytest_gpuperf.devices import discover
+from pytest_gpuperf.gatecheck import families, plants
+from pytest_gpuperf.gatecheck import run as gc
+
+INV = discover()
+HAS_CL = any(d.backend == "opencl" for d in INV.devices)
+needs_cl = pytest.mark.skipif(not HAS_CL, reason="no OpenCL device (install pocl-opencl-icd)")
+DEV = "opencl:0"
+REPO = Path(__file__).resolve().parents[1]
+FRACTIONS = ("memory", "compute", "throughput", "launch", "chase", "summation", "power", "tuner", "model")
+
+
+@pytest.mark.parametrize("kind", FRACTIONS)
+def test_every_fraction_kind_parses_and_refuses_bad_sizes(kind):
+    assert plants.parse([f"{kind}=0.05"]) == {kind: "0.05"}
+    assert plants.fraction((f"{kind}=1.5",), kind) == 1.5 and plants.fraction((), kind) == 0.0
+    assert kind in plants.FAMILY
+    for bad, says in ((f"{kind}=fast", "takes a fraction such as 0.05"), (f"{kind}=0", r"must lie in \(0, 10\)"),
+                      (f"{kind}=12", r"must lie in \(0, 10\)"), (f"{kind}=nan", r"must lie in \(0, 10\)"),
+                      (f"{kind}=", "use KIND=ARG"), (kind, "use KIND=ARG")):
+        with pytest.raises(ValueError, match=says):
+            plants.parse([bad])
+
+
+def test_unknown_kinds_and_function_names_are_refused_with_the_list():
+    with pytest.raises(ValueError, match=r"KIND one of .*launch \(fraction\).*summation \(fraction\)"):
+        plants.parse(["latency=0.1"])
+    with pytest.raises(ValueError, match="takes a math function's name"):
+        plants.parse(["ulp=sin; rm"])
+
+
+@needs_cl
+def test_a_malformed_plant_stops_the_run_before_any_test(tmp_path):
+    o = gc.run_pytest(DEV, ["suites/test_accuracy_sum.py", "--gpuperf-plant", "chase=-1"], tmp_path / "r.json",
+                      tmp_path / "r.log", baseline_dir=None, cwd=REPO)
+    text = o.log.read_text()
+    assert o.exit == 4 and "chase=-1" in text and "(0, 10)" in text, text[-600:]
+
+
+def test_claimed_size_is_one_and_a_half_bands():
+    band = entry_band
+    assert families.claimed_size({"value": 100.0, "tolerance": {"rel": 0.02}}, band) == pytest.approx(0.03)
+    # the noise term wins when wider: 6 × 1.0 on 100
+    assert families.claimed_size({"value": 100.0, "tolerance": {"rel": 0.01, "k": 6, "spread": 1.0}},
+                                 band) == pytest.approx(0.09)
+    # an additive plant (an error fraction) takes the band itself, not relative to the value
+    assert families.claimed_size({"value": 0.087, "tolerance": {"abs": 0.02, "rel": 0.5, "k": 6, "spread": 0.0177}},
+                                 band, additive=True) == pytest.approx(0.159)
+    assert families.claimed_size({"value": 5.0, "tolerance": {"abs": 0}}, band) == families.MIN_SIZE
+
+
+def test_family_plants_take_the_baseline_bands_and_say_what_they_leave_out():
+    entries = {"launch.empty.device_us": {"value": 2.72, "tolerance": {"abs": 0.5}, "test": "suites/test_memory.py::"
+                                          "test_launch_overhead"},
+               "launch.overhead.intercept_us": {"value": 0.66, "tolerance": {"abs": 25.0}}}
+    chosen, skipped = families.family_plants(["launch", "power"], False, entries, entry_band, spec="cuda:0")
+    by_metric = {p.metric: p for p in chosen}
+    assert by_metric["launch.empty.device_us"].arg == "0.276"
+    assert by_metric["launch.empty.device_us"].tests == ("suites/test_memory.py::test_launch_overhead[cuda:0]",)
+    assert by_metric["power.fma_fp32.joules_per_op"].arg == "0.3"  # no entry: the GPU fallback
+    assert [s["metric"] for s in skipped] == ["launch.overhead.intercept_us"] and "56.8×" in skipped[0]["why"]
+    # on a CPU device the power family is left out with its reason, the copy stops at 256 MiB
+    chosen, skipped = families.family_plants(None, True, {}, entry_band)
+    assert {s["kind"] for s in skipped} == {"power"} and "power sensor" in skipped[0]["why"]
+    assert "memory.copy.bandwidth.1GiB" not in {p.metric for p in chosen}
+    assert {p.kind for p in chosen} == set(FRACTIONS) - {"power"}
+    with pytest.raises(ValueError, match="unknown plant families"):
+        families.family_plants(["latency"], True, {}, entry_band)
+    curve = families.curve_plants(False, {})
+    assert sorted({p.metric for p in curve}) == sorted(families.HEADLINES)
+    assert sorted({p.arg for p in curve}) == ["0.01", "0.02", "0.05", "0.1"]
+
+
+def test_detection_counts_families_beside_the_aa_runs():
+    doc = {"commit": "b", "aa": [{"run": 1, "regressed": [], "missing": [], "exit": 0, "commit": "b"},
+                                 {"run": 2, "regressed": [{"metric": "x"}], "missing": [], "exit": 1, "commit": "b"},
+                                 {"run": 3, "regressed": [], "missing": [], "exit": 0, "commit": "a"}],
+           "planted": [{"kind": "chase", "metric": "memory.l1.latency.cycles", "size": 0.015, "tries": 3,
+                        "detected": 3, "commit": "b"},
+                       {"kind": "chase", "metric": "memory.l2.latency.cycles", "size": 0.045, "tries": 3,
+                        "detected": 2, "commit": "b"},
+                       {"kind": "launch", "metric": "launch.empty.device_us", "size": 0.3, "tries": 3,
+                        "detected": 0, "commit": "a"}]}
+    det = gc.detection(doc)
+    assert det["aa"] == {"runs": 2, "clean": 1, "false_alarm_rate": 0.5}
+    assert list(det["families"]) == ["chase"]
+    assert det["families"]["chase"]["family"] == "cache chase"
+    assert (det["families"]["chase"]["tries"], det["families"]["chase"]["detected"]) == (6, 5)
+
+
+@needs_cl
+def test_gatecheck_cli_refuses_an_unknown_family(tmp_path, capsys):
+    code = gpuperf(["baseline", "gatecheck", f"--device={DEV}", "--families", "launch,latency", "--aa", "0",
+                    "--out", str(tmp_path / "g.json"), "--results-dir", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code != 0 and "--families 'launch,latency'" in err and "unknown plant families ['latency']" in err, err
+    assert not (tmp_path / "g.json").exists()
+
+
+# ---- each plant on PoCL: the metric moves by about the planted size --------------------------------------------
+
+
+def _value(doc: dict, name: str) -> float:
+    (m,) = [m for m in doc["metrics"] if m["name"] == name]
+    return float(m["value"])
+
+
+def _pair(tmp_path: Path, tests: tuple[str, ...], plant: str, metric: str) -> tuple[float, float, dict]:
+    """The metric from a run without and one with ``plant`` (the planted run's record too)."""
+    runs, bl = tmp_path / "runs", tmp_path / "bl"
+    bl.mkdir(exist_ok=True)  # the test's own baselines (none, or the one its caller made): never the shipped ones
+    a = gc.run_pytest(DEV, list(tests), runs / "a.json", runs / "a.log", baseline_dir=str(bl), cwd=REPO)
+    b = gc.run_pytest(DEV, [*tests, "--gpuperf-plant", plant], runs / "b.json", runs / "b.log", baseline_dir=str(bl),
+                      cwd=REPO)
+    assert a.doc and b.doc, (a.log.read_text()[-2000:], b.log.read_text()[-2000:])
+    (rec,) = [m for m in b.doc["metrics"] if m["name"] == metric]
+    return _value(a.doc, metric), _value(b.doc, metric), rec
+
+
+@needs_cl
+def test_summation_plant_scales_the_error_exactly(tmp_path):
+    """The zero-sum data set's result is its rounding error, so scaling the sum by 2.5 scales the error by 2.5;
+    the gate (baseline: the unplanted run's) reads it as more than its one-order band allows."""
+    metric = "accuracy.sum.float.serial.n16.abs_err"
+    sel = ("suites/test_accuracy_sum.py", "-k", "test_summation and serial")
+    runs = tmp_path / "runs"
+    o = gc.run_pytest(DEV, [*sel, "--gpuperf-update-baselines"], runs / "u.json", runs / "u.log",
+                      baseline_dir=str(tmp_path / "bl"), cwd=REPO)
+    assert o.exit == 0, o.log.read_text()[-2000:]
+    before, after, rec = _pair(tmp_path, sel, "summation=1.5", metric)
+    assert after == pytest.approx(2.5 * before, rel=1e-6) and before > 0
+    assert rec["info"]["planted_slowdown"] == 1.5
+    assert rec["verdict"] in ("regressed", "contended"), rec  # contended: a busy host's run does not gate
+
+
+@needs_cl
+def test_launch_plant_adds_work_to_every_launch(tmp_path):
+    """The grid sweep launches a kernel whose first work-item spins 9x the smallest grid's time: the fitted
+    launch overhead (the lower quartile of many launches per point on a CPU device) rises by over half that
+    extra time. (PoCL's launch time switches between modes a few µs apart from process to process, so the
+    plant is large and the check is on the added time, not a ratio.)"""
+    metric = "launch.overhead.intercept_us"
+    before, after, rec = _pair(tmp_path, ("suites/test_memory_hierarchy.py", "-k", "test_launch_overhead_vs_grid"),
+                               "launch=9", metric)
+    assert rec["info"]["planted_slowdown"] == 9.0 and rec["info"]["planted_spin_steps"] > 0
+    assert after - before >= 0.5 * rec["info"]["planted_extra_us"], (before, after, rec["info"])
+
+
+def test_throughput_and_launch_plants_on_the_probe_figures(cl_device):
+    """In one process, unplanted and planted measurements side by side (the host's load moves both): the
+    throughput chain credited with a quarter of its iterations reads well under half the rate, and the host
+    issuing 3x the launches it counts reads well over the unplanted time per launch."""
+    from pytest_gpuperf.helpers import Measurer
+    from pytest_gpuperf.probes import launch_overhead, ops, throughput
+    from pytest_gpuperf.timing.measure import MeasureConfig
+
+    dev = cl_device
+    meas = Measurer(dev, MeasureConfig(min_repeats=5, max_repeats=15, target_rel_spread=0.05))
+    ((ck, kernel),), _ = throughput.build(dev, ops.op("fp32.fma"), (8,))
+    rates = [throughput.measure(dev, meas, ck, kernel, dev.info.clock_mhz, 5e-3, plant=p).ops_per_clk_cu.median
+             for p in (0.0, 3.0, 0.0)]
+    assert rates[1] < max(rates[0], rates[2]) / 2.0, rates
+    empty = dev.compile(launch_overhead.EMPTY[dev.info.backend], launch_overhead.EMPTY_NAME)
+    host = [launch_overhead.host_launch_us(dev, empty, [np.int32(0)], 500, 5, plant=p).min for p in (0.0, 3.0, 0.0)]
+    assert host[1] > 2.0 * min(host[0], host[2]), host
+
+
+def test_chase_plant_lengthens_every_chase(cl_device):
+    """The event-timed chase at one footprint: its long section takes twice the credited loads more, so the
+    cycles per load read about 3x (asked: over 2x)."""
+    from pytest_gpuperf.helpers import Measurer
+    from pytest_gpuperf.probes import hierarchy, memory
+    from pytest_gpuperf.timing.measure import MeasureConfig
+
+    dev = cl_device
+    p = hierarchy.probe(dev, Measurer(dev, MeasureConfig(min_repeats=5, max_repeats=15, target_rel_spread=0.05)))
+    lat = [float(np.median(memory.chase_events(dev, p.meas, p.kernels["gp_chase"], 16 << 10, 128, 1 << 30,
+                                               p.clock, plant=f))) for f in (0.0, 2.0, 0.0)]
+    assert lat[1] > 2.0 * max(lat[0], lat[2]), lat
+    assert memory.planted_long(256, 0.0) == 512 and memory.planted_long(256, 0.05) == 525
+
+
+def test_tuner_plant_makes_the_thesis_tuner_pick_a_slower_configuration(cl_device):
+    """The thesis tuner on one kernel's space, honest and planted on the same timings: the planted pick is
+    over 1 + F slower than the honest one on the table, or the slowest survivor when none is."""
+    from pytest_gpuperf.tuning import strategies
+    from pytest_gpuperf.tuning.kernels import BENCHMARKS
+    from pytest_gpuperf.tuning.tuner import context
+
+    bench = next(b for b in BENCHMARKS if b.name == "reduce")
+    ctx = context(cl_device, bench, seed=11)
+    honest = strategies.dao(ctx)
+    ctx.plant = 0.5
+    planted = strategies.dao(ctx)
+    survivors = honest.pruning["survivors"]
+    t = {c.label(): ctx.ev.measure(c).time_s for c in honest.ledger.visited}
+    assert len(survivors) > 1 and planted.best != honest.best, survivors
+    slowest = max(t[s] for s in survivors)
+    assert t[planted.best.label()] > 1.5 * t[honest.best.label()] or t[planted.best.label()] == slowest, t
+    assert planted.ledger.visited == honest.ledger.visited  # the plant adds no evaluation
+
+
+def test_model_plant_inflates_the_sampled_slope(cl_device):
+    """Dao's two samples on one corpus kernel over 40 waves: the second runs 2x the extra groups it is credited
+    with, so the extrapolated prediction grows by a good share of the full run."""
+    from pytest_gpuperf.helpers import Measurer
+    from pytest_gpuperf.models.corpus import CORPUS
+    from pytest_gpuperf.models.fixtures import SampledKernel
+    from pytest_gpuperf.models.sampling import planted_p2, saturation_point
+    from pytest_gpuperf.timing.measure import MeasureConfig
+
+    k, local = CORPUS[0], 64
+    kern = cl_device.compile(k.source(cl_device.info.backend), k.name)
+    groups = 40 * saturation_point(cl_device.info, kern.attributes, local).wave
+    rng = np.random.default_rng(1)
+    a, b = (cl_device.to_device(rng.random(groups * local, dtype=np.float32) + 0.5) for _ in range(2))
+    args = [a, b, cl_device.empty(4 * groups * local), np.int32(groups * local)]
+    meas = Measurer(cl_device, MeasureConfig(min_repeats=5, max_repeats=15, target_rel_spread=0.05))
+    runs = [SampledKernel(cl_device, meas, plant=f)(kern, local, args, groups, cold=False) for f in (0.0, 1.0, 0.0)]
+    assert planted_p2(runs[1].plan, 1.0) > runs[1].plan.p2
+    honest = max(runs[0].predicted, runs[2].predicted)
+    assert runs[1].predicted - honest > 0.5 * runs[0].measured, [(r.predicted, r.measured) for r in runs]
+
+
+def test_power_plant_is_gpu_only_its_launch_does_uncredited_work():
+    """The power plant needs a power sensor (no run on PoCL); what it changes is the load's size per credited
+    flop."""
+    from pytest_gpuperf.power import fma_load
+
+    assert fma_load.planted_threads(0.0) == fma_load.THREADS
+    assert fma_load.planted_threads(0.3) == pytest.approx(1.3 * fma_load.THREADS, rel=1e-3)
+    assert fma_load.planted_threads(0.3) % fma_load.LOCAL == 0
+    if not any(d.backend == "cuda" for d in INV.devices):
+        pytest.skip("power plant's run: needs a GPU with NVML (energy per op); this machine has only PoCL")

@@ -216,26 +216,30 @@ def test_tuner_plant_makes_the_thesis_tuner_pick_a_slower_configuration(cl_devic
     assert planted.ledger.visited == honest.ledger.visited  # the plant adds no evaluation
 
 
-def test_model_plant_inflates_the_sampled_slope(cl_device):
-    """Dao's two samples on one corpus kernel over 40 waves: the second runs 2x the extra groups it is credited
-    with, so the extrapolated prediction grows by a good share of the full run."""
+def test_model_plant_runs_more_groups_than_it_credits(cl_device):
+    """Dao's two samples of the corpus' copy kernel (the first groups of the run, at 2 and 3 waves): under the
+    plant the second covers (1 + F) × the extra groups over the first — read back from what the kernel wrote —
+    while its plan, what the model divides by, is unchanged. (Whether the prediction then grows is the
+    sampled model's own noise on PoCL, up to 5x between runs on a loaded host: the H200's gate check
+    measures it.)"""
     from pytest_gpuperf.helpers import Measurer
-    from pytest_gpuperf.models.corpus import CORPUS
+    from pytest_gpuperf.models.corpus import by_name
     from pytest_gpuperf.models.fixtures import SampledKernel
     from pytest_gpuperf.models.sampling import planted_p2, saturation_point
     from pytest_gpuperf.timing.measure import MeasureConfig
 
-    k, local = CORPUS[0], 64
+    k, local = by_name("copy"), 64
     kern = cl_device.compile(k.source(cl_device.info.backend), k.name)
     groups = 40 * saturation_point(cl_device.info, kern.attributes, local).wave
-    rng = np.random.default_rng(1)
-    a, b = (cl_device.to_device(rng.random(groups * local, dtype=np.float32) + 0.5) for _ in range(2))
-    args = [a, b, cl_device.empty(4 * groups * local), np.int32(groups * local)]
-    meas = Measurer(cl_device, MeasureConfig(min_repeats=5, max_repeats=15, target_rel_spread=0.05))
-    runs = [SampledKernel(cl_device, meas, plant=f)(kern, local, args, groups, cold=False) for f in (0.0, 1.0, 0.0)]
-    assert planted_p2(runs[1].plan, 1.0) > runs[1].plan.p2
-    honest = max(runs[0].predicted, runs[2].predicted)
-    assert runs[1].predicted - honest > 0.5 * runs[0].measured, [(r.predicted, r.measured) for r in runs]
+    meas = Measurer(cl_device, MeasureConfig(min_repeats=3, max_repeats=3, warmup=1))
+    for plant in (0.0, 1.0):
+        c = cl_device.to_device(np.zeros(groups * local, np.float32))
+        args = [cl_device.to_device(np.ones(groups * local, np.float32)), c, c, np.int32(groups * local)]
+        run = SampledKernel(cl_device, meas, plant=plant)(kern, local, args, groups, cold=False, full=False)
+        written = int(np.count_nonzero(cl_device.to_host(c, np.float32)))
+        plan = run.plan
+        assert written == planted_p2(plan, plant) * local
+        assert written == (plan.p2 + round(plant * (plan.p2 - plan.p1))) * local and plan.p2 < groups
 
 
 def test_power_plant_is_gpu_only_its_launch_does_uncredited_work():

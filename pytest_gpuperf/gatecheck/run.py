@@ -109,7 +109,8 @@ def choose_plants(specs: Sequence[str] | None, is_cpu: bool, baseline_tests: Map
             continue
         kind, sep, arg = value.partition("=")
         if kind not in defaults:
-            raise GpuPerfError(f"--plant {value!r}: use KIND or KIND=ARG with KIND one of {sorted(defaults)} (or none)")
+            raise GpuPerfError(f"--plant {value!r}: use KIND or KIND=ARG with KIND one of {sorted(defaults)} (or none); "
+                               "plant the other families with --families")
         base = defaults[kind]
         if not sep:
             chosen.append(base)

@@ -121,11 +121,14 @@ def _value(doc: dict, name: str) -> float:
     return float(m["value"])
 
 
-def _pair(tmp_path: Path, tests: tuple[str, ...], plant: str, metric: str) -> tuple[float, float, dict]:
-    """The metric from a run without and one with ``plant`` (the planted run's record too)."""
+def _pair(tmp_path: Path, tests: tuple[str, ...], plant: str, metric: str,
+          update: bool = False) -> tuple[float, float, dict]:
+    """The metric from a run without and one with ``plant`` (the planted run's record too); ``update``: the
+    unplanted run writes the test's own baseline, which the planted one is then gated against."""
     runs, bl = tmp_path / "runs", tmp_path / "bl"
-    bl.mkdir(exist_ok=True)  # the test's own baselines (none, or the one its caller made): never the shipped ones
-    a = gc.run_pytest(DEV, list(tests), runs / "a.json", runs / "a.log", baseline_dir=str(bl), cwd=REPO)
+    bl.mkdir(exist_ok=True)  # the test's own baselines: never the shipped ones
+    extra = ["--gpuperf-update-baselines"] if update else []
+    a = gc.run_pytest(DEV, [*tests, *extra], runs / "a.json", runs / "a.log", baseline_dir=str(bl), cwd=REPO)
     b = gc.run_pytest(DEV, [*tests, "--gpuperf-plant", plant], runs / "b.json", runs / "b.log", baseline_dir=str(bl),
                       cwd=REPO)
     assert a.doc and b.doc, (a.log.read_text()[-2000:], b.log.read_text()[-2000:])
@@ -139,11 +142,7 @@ def test_summation_plant_scales_the_error_exactly(tmp_path):
     the gate (baseline: the unplanted run's) reads it as more than its one-order band allows."""
     metric = "accuracy.sum.float.serial.n16.abs_err"
     sel = ("suites/test_accuracy_sum.py", "-k", "test_summation and serial")
-    runs = tmp_path / "runs"
-    o = gc.run_pytest(DEV, [*sel, "--gpuperf-update-baselines"], runs / "u.json", runs / "u.log",
-                      baseline_dir=str(tmp_path / "bl"), cwd=REPO)
-    assert o.exit == 0, o.log.read_text()[-2000:]
-    before, after, rec = _pair(tmp_path, sel, "summation=1.5", metric)
+    before, after, rec = _pair(tmp_path, sel, "summation=1.5", metric, update=True)
     assert after == pytest.approx(2.5 * before, rel=1e-6) and before > 0
     assert rec["info"]["planted_slowdown"] == 1.5
     assert rec["verdict"] in ("regressed", "contended"), rec  # contended: a busy host's run does not gate
@@ -252,3 +251,50 @@ def test_power_plant_is_gpu_only_its_launch_does_uncredited_work():
     assert fma_load.planted_threads(0.3) % fma_load.LOCAL == 0
     if not any(d.backend == "cuda" for d in INV.devices):
         pytest.skip("power plant's run: needs a GPU with NVML (energy per op); this machine has only PoCL")
+
+
+# A tiny project whose one figure is (1 + the memory plant's size) MB, exactly: the gate-check protocol (curves,
+# not-planted targets, the detection summary) without a device figure's noise. Its band is 3 %.
+TINY = '''
+from pytest_gpuperf.gatecheck import plants
+
+def test_tiny(gpu_device, gpuperf_record, gpuperf_plant):
+    gpuperf_record("tiny.moved", 1e6 * (1.0 + plants.fraction(gpuperf_plant, "memory")), "bytes", better="exact",
+                   tolerance={"rel": 0.03})
+'''
+
+
+@needs_cl
+def test_gatecheck_writes_curves_not_planted_targets_and_the_detection_summary(tmp_path):
+    (tmp_path / "suites").mkdir()
+    (tmp_path / "suites" / "test_tiny.py").write_text(TINY)
+    bl = tmp_path / "bl"
+    o = gc.run_pytest(DEV, ["suites/", "--gpuperf-update-baselines"], tmp_path / "u.json", tmp_path / "u.log",
+                      baseline_dir=str(bl), cwd=tmp_path)
+    assert o.exit == 0, o.log.read_text()[-2000:]
+    tests = ("suites/test_tiny.py",)
+    plant = gc.Plant("memory", "0.5", "tiny.moved", tests)
+    curve = [gc.Plant("memory", f"{s:g}", "tiny.moved", tests) for s in (0.01, 0.1)]
+    skipped = [{"kind": "power", "metric": "power.fma_fp32.joules_per_op", "why": "no sensor"}]
+    doc = gc.gatecheck(device=DEV, out=tmp_path / "g.json", aa=1, plant_list=[plant], tries=1, baseline_dir=str(bl),
+                       results_dir=tmp_path / "runs", commit="c1", append=False, fresh_first=False, cwd=tmp_path,
+                       echo=lambda line: None, curve_list=curve, not_planted=skipped)
+    assert json.loads((tmp_path / "g.json").read_text()) == doc
+    assert [(c["size"], c["tries"], len(c["verdicts"])) for c in doc["curves"]] == [(0.01, 1, 1), (0.1, 1, 1)]
+    small, big = doc["curves"]
+    assert small["verdicts"][0] in ("pass", "contended") and small["detected"] == 0, small
+    assert big["verdicts"][0] in ("regressed", "contended"), big
+    assert doc["not_planted"] == skipped
+    det = doc["detection"]
+    assert det["aa"]["runs"] == 1 and det["families"]["memory"]["tries"] == 1  # curves are not counted
+    assert det["families"]["memory"]["detected"] == doc["planted"][0]["detected"]
+    # a curve point that is missed never fails the check; the family plant decides
+    passed, problems = gc.verdict(doc)
+    assert passed == (doc["planted"][0]["detected"] == 1 and det["aa"]["clean"] == 1), problems
+    # appending sums curve tries per size and commit, like planted ones; new run files never replace old ones
+    doc2 = gc.gatecheck(device=DEV, out=tmp_path / "g.json", aa=0, plant_list=[], tries=1, baseline_dir=str(bl),
+                        results_dir=tmp_path / "runs", commit="c1", append=True, fresh_first=False, cwd=tmp_path,
+                        echo=lambda line: None, curve_list=curve[:1])
+    assert [(c["size"], c["tries"]) for c in doc2["curves"]] == [(0.01, 2), (0.1, 1)]
+    assert len({r for c in doc2["curves"] for r in c["runs"]} | set(doc2["planted"][0]["runs"])) == 4
+    assert doc2["not_planted"] == skipped  # kept when the later call planted no family

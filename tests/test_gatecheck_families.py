@@ -79,7 +79,10 @@ def test_family_plants_take_the_baseline_bands_and_say_what_they_leave_out():
     chosen, skipped = families.family_plants(None, True, {}, entry_band)
     assert {s["kind"] for s in skipped} == {"power"} and "power sensor" in skipped[0]["why"]
     assert "memory.copy.bandwidth.1GiB" not in {p.metric for p in chosen}
-    assert {p.kind for p in chosen} == set(FRACTIONS) - {"power"}
+    assert {p.kind for p in chosen} == set(FRACTIONS) - {"power"} | {"ulp", "missing"}
+    fixed = {p.kind: p for p in chosen if p.kind in families.FIXED}
+    assert (fixed["ulp"].arg, fixed["ulp"].metric) == ("sin", "accuracy.fp32.sin.max_ulp")
+    assert fixed["missing"].metric == "memory.copy.bandwidth.16MiB" and fixed["missing"].size == fixed["missing"].arg
     with pytest.raises(ValueError, match="unknown plant families"):
         families.family_plants(["latency"], True, {}, entry_band)
     curve = families.curve_plants(False, {})

@@ -292,10 +292,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="planted regression to try, repeatable: memory[=F], compute[=F], ulp[=FUNCTION], "
                         "missing[=METRIC] (default: all four at the device class's sizes; 'none' for none)")
     g.add_argument("--families", default=None, metavar="all|KIND,...",
-                   help="plant every named family (launch, memory, chase, compute, throughput, summation, power, "
-                        "tuner, model) at the size its baseline entries' bands claim to catch, on every target "
-                        "metric of the family (gatecheck/families.py); 'all' for every family. --plant values "
-                        "are added to them")
+                   help="plant every named family (launch, memory, chase, compute, throughput, ulp, summation, "
+                        "power, tuner, model, missing) at the size its baseline entries' bands claim to catch, on "
+                        "every target metric of the family (gatecheck/families.py); 'all' for every family. "
+                        "--plant values are added to them")
     g.add_argument("--curve", action="store_true",
                    help="also plant the headline figures (1 GiB copy, FMA latency, launch overhead, L2 chase) at "
                         "1, 2, 5 and 10 %% (--tries each): detection curves, reported, never failing the check")

@@ -82,6 +82,14 @@ TARGETS: tuple[Target, ...] = (
     Target("model", "model.sampled_project.mean_error", ("suites/test_model_error.py", "-k", "test_sampled_models"),
            (0.2, 1.0), additive=True, gpu=False),
 )
+#: the families whose plant has no size: a math function 1 ulp off on some inputs, a metric not recorded —
+#: (argument, metric that must catch it, selection)
+FIXED = {
+    "ulp": ("sin", "accuracy.fp32.sin.max_ulp",
+            ("suites/test_accuracy_math.py", "-k", "test_math_function and sin- and fp32")),
+    "missing": ("memory.copy.bandwidth.16MiB", "memory.copy.bandwidth.16MiB",
+                ("suites/test_memory.py", "-k", "copy_bandwidth and 16MiB")),
+}
 #: the headline figures of the detection curves: the 1 GiB copy, the FMA chain, the launch overhead, the L2 chase
 HEADLINES = ("memory.copy.bandwidth.1GiB", "latency.fp32.fma.cycles", "launch.overhead.intercept_us",
              "memory.l2.latency.cycles")
@@ -114,14 +122,15 @@ def _tests(t: Target, entry: Mapping[str, Any] | None, spec: str) -> tuple[str, 
 
 def family_plants(families: Sequence[str] | None, is_cpu: bool, entries: Mapping[str, Mapping[str, Any]],
                   band: Band, spec: str = "") -> tuple[list[Plant], list[dict[str, Any]]]:
-    """The plants of ``families`` (kinds of :data:`FAMILY`; None: every family with a target) at their claimed
-    sizes (:func:`claimed_size` of the baseline ``entries``, else the device class's fallback), and the
-    targets left out with the reason: GPU-only on a CPU device, or a band too wide to plant."""
-    wanted = set(families) if families is not None else {t.kind for t in TARGETS}
-    unknown = wanted - {t.kind for t in TARGETS}
+    """The plants of ``families`` (kinds of :data:`FAMILY`; None: every family) at their claimed sizes
+    (:func:`claimed_size` of the baseline ``entries``, else the device class's fallback; the ``ulp`` and
+    ``missing`` plants as :data:`FIXED` names them), and the targets left out with the reason: GPU-only on a
+    CPU device, or a band too wide to plant."""
+    known = {t.kind for t in TARGETS} | set(FIXED)
+    wanted = set(families) if families is not None else known
+    unknown = wanted - known
     if unknown:
-        raise ValueError(f"unknown plant families {sorted(unknown)}: choose from "
-                         f"{', '.join(sorted({t.kind for t in TARGETS}))} (or all)")
+        raise ValueError(f"unknown plant families {sorted(unknown)}: choose from {', '.join(sorted(known))} (or all)")
     chosen: list[Plant] = []
     skipped: list[dict[str, Any]] = []
     for t in TARGETS:
@@ -141,6 +150,10 @@ def family_plants(families: Sequence[str] | None, is_cpu: bool, entries: Mapping
                                    "no plant can test so loose a gate"})
             continue
         chosen.append(Plant(t.kind, f"{size:g}", t.metric, _tests(t, entry, spec)))
+    for kind, (arg, metric, selection) in FIXED.items():
+        if kind in wanted:
+            chosen.append(Plant(kind, arg, metric, _tests(Target(kind, metric, selection, (0, 0)),
+                                                          entries.get(metric), spec)))
     return chosen, skipped
 
 

@@ -17,8 +17,9 @@ inputs, a metric is not recorded. The kinds and their meaning:
   issues (1 + F) × the launches it divides by.
 * ``chase=F``   — every pointer chase (each footprint, so each cache level) takes F × more dependent loads
   in its long section than it is credited with (chase latencies rise by F).
-* ``summation=F`` — the summation kernels scale each sum they write by (1 + F): the zero-sum data set's
-  result is its rounding error, so the error rises by F.
+* ``summation=F`` — the summation kernel scales each sum it writes by (1 + F): the zero-sum data set's
+  result is its rounding error, so the error rises by F (the parallel layout's two launches: (1 + F)²; the
+  pairwise tree is left as it is).
 * ``power=F``   — the power suite's FMA load launches (1 + F) × the work-items its energy per flop is
   credited with (joules per flop rise by F; GPUs with a power sensor only).
 * ``tuner=F``   — the thesis tuner's final pass drops every survivor within a factor 1 + F of its fastest

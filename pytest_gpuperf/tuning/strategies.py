@@ -159,16 +159,18 @@ def lim_rules(ctx: Context) -> Outcome:
                     "counts": mix.counts, "cycle_share": {k: round(mix.share(k), 3) for k in mix.cycles}})
 
 
-def planted_pick(ctx: Context, kept: list[Config], best: Config, ledger: Ledger) -> Config:
-    """The gate check's ``tuner`` plant (:mod:`pytest_gpuperf.gatecheck.plants`): the final pass drops every
-    survivor within a factor 1 + ``ctx.plant`` of its fastest before it picks — the fastest of the rest, or
-    the slowest survivor when none is that much slower. A real change of the tuner's choice, from the
-    times the pass already took (no evaluation is added)."""
-    if ctx.plant <= 0 or len(kept) < 2:
+def planted_pick(ctx: Context, best: Config) -> Config:
+    """The gate check's ``tuner`` plant (:mod:`pytest_gpuperf.gatecheck.plants`): the tuner's pick is replaced
+    by the fastest configuration the evaluator has timed whose time exceeds (1 + ``ctx.plant``) × the honest
+    pick's — in the race, where the exhaustive search times first, any configuration of the space; alone,
+    those the tuner visited — or by the slowest timed one when none does. Its choice alone changes: no
+    evaluation is added or charged. (Dropping only the tuner's near-best survivors would not do: on a GPU
+    they can all lie within a few per cent of each other.)"""
+    if ctx.plant <= 0:
         return best
-    times = {c: ctx.ev.evaluate(c, ledger) for c in kept}
-    slower = [c for c in kept if times[c] > (1.0 + ctx.plant) * times[best]]
-    return min(slower, key=lambda c: (times[c], c)) if slower else max(kept, key=lambda c: (times[c], c))
+    t = {c: p.time_s for c, p in ctx.ev.points.items()}
+    slower = [c for c in t if t[c] > (1.0 + ctx.plant) * t[best]]
+    return min(slower, key=lambda c: (t[c], c)) if slower else max(t, key=lambda c: (t[c], c))
 
 
 def dao(ctx: Context) -> Outcome:
@@ -176,7 +178,7 @@ def dao(ctx: Context) -> Outcome:
     ledger = Ledger()
     kept, prune = _dao_filters(ctx, ledger)
     ledger.stage = "final"
-    best = planted_pick(ctx, kept, _best(ctx, kept, ledger), ledger)
+    best = planted_pick(ctx, _best(ctx, kept, ledger))
     prune["evaluations"] = ledger.by_stage()
     return Outcome("dao", best, ledger, prune)
 

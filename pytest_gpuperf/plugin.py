@@ -70,8 +70,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="leave the raw timing samples out of the results JSON (they are kept by default: "
                          "compare and the significance test read them)")
     group.addoption("--gpuperf-plant", action="append", default=[], metavar="KIND=ARG",
-                    help="gate check only: plant a known regression (memory=F, compute=F, ulp=FUNCTION, "
-                         "missing=METRIC); see pytest_gpuperf/gatecheck/plants.py")
+                    help="gate check only: plant a known regression (memory=F, compute=F, throughput=F, launch=F, "
+                         "chase=F, summation=F, power=F, tuner=F, model=F, ulp=FUNCTION, missing=METRIC); see "
+                         "pytest_gpuperf/gatecheck/plants.py")
     group.addoption("--gpuperf-compare", action="append", default=[], metavar="OTHER.json",
                     help="gate this run against another run's results JSON instead of the baseline: the verdicts "
                          "of 'gpuperf compare OTHER.json THIS.json' (a significant worse metric fails its test); "

@@ -53,8 +53,19 @@ __kernel void acc_pair(__global const T* x, ulong n, __global T* y) {
 SOURCES = {"cuda": CUDA, "opencl": OPENCL}
 
 
-def source(backend: str, ctype: str, method: str) -> str:
+#: where ``acc_sum`` writes its sum: the gate check's ``summation`` plant scales what it writes
+WRITE = "out[t] = s; out[nt + t] = LO;"
+
+
+def source(backend: str, ctype: str, method: str, plant: float = 0.0) -> str:
+    """The summation kernels for ``ctype`` and ``method``. ``plant``: the gate check's ``summation`` plant
+    (:mod:`pytest_gpuperf.gatecheck.plants`) — ``acc_sum`` scales the sum it writes by (1 + ``plant``): the
+    zero-sum data set's result is its rounding error, so the error grows by ``plant`` (a wrong scaling in
+    the kernel's arithmetic, as a broken reduction would make)."""
     src = SOURCES[backend]
+    if plant > 0:
+        scale = f"(T){1.0 + plant!r}"
+        src = src.replace(WRITE, f"out[t] = s * {scale}; out[nt + t] = ({LO[method]}) * {scale};")
     # OpenCL C forbids the T macro clash with nothing; plain textual substitution keeps both readable
     return src.replace("ACC", ACC[method]).replace("LO;", LO[method] + ";").replace("T ", f"{ctype} ") \
         .replace("const T*", f"const {ctype}*").replace("T*", f"{ctype}*").replace("(T)", f"({ctype})")
@@ -101,10 +112,10 @@ def exact_sum(x: np.ndarray) -> float:
 class Summer:
     """Compiled kernels and buffers for one (device, dtype, method)."""
 
-    def __init__(self, device, dtype, method: str):
+    def __init__(self, device, dtype, method: str, plant: float = 0.0):
         self.device, self.dtype, self.method = device, np.dtype(dtype), method
         ctype = "float" if self.dtype == np.float32 else "double"
-        src = source(device.info.backend, ctype, method)
+        src = source(device.info.backend, ctype, method, plant)
         self.k_sum = device.compile(src, "acc_sum")
         self.k_pair = device.compile(src, "acc_pair")
 

@@ -44,6 +44,8 @@ class SummationRun:
     measure: Any  # the ``gpu_measure`` fixture's object: ``enqueue(run_once, **profile)``
     layout: str
     rng: np.random.Generator
+    #: the gate check's ``summation`` plant (:func:`summation.source`): every sum scaled by 1 + plant
+    plant: float = 0.0
     #: |sum − exact| per (variant label, log2 n), filled while :meth:`records` runs
     errs: dict[tuple[str, int], float] = field(default_factory=dict)
 
@@ -68,7 +70,8 @@ class SummationRun:
                 base = f"accuracy.sum.{label}.{layout}.n{lg}"
                 yield {"name": f"{base}.abs_err", "value": err, "unit": "1", "better": "lower",
                        "info": {"exact_mpfr": exact, "result": got, "n": n, "data": "thesis Fig. 8: U(1e-3,1e-2) & "
-                                "U(1e2,1e3) with negatives", "layout": layout},
+                                "U(1e2,1e3) with negatives", "layout": layout,
+                                **({"planted_slowdown": self.plant} if self.plant > 0 else {})},
                        "identity": {"inputs": "seeded", "n": n, "seed": data_seed}}
                 yield {"name": f"{base}.time_us", "value": us.median, "unit": "us", "better": "lower", "stats": us,
                        "info": {"n": n}}
@@ -76,7 +79,7 @@ class SummationRun:
     def _sum(self, x: np.ndarray, n: int, dtype: type, method: str) -> tuple[float, Any]:
         """Sum ``x`` once for the result, then time the reduction: (the result, its device time in µs)."""
         device = self.device
-        s = summation.Summer(device, dtype, method)
+        s = summation.Summer(device, dtype, method, self.plant)
         xbuf = device.to_device(x)
         scratch = [device.empty(max(n, 4096) * x.itemsize) for _ in range(2)]
         out = {}

@@ -29,7 +29,7 @@ from .. import options
 from ..errors import BaselineFileError, GpuPerfError
 from ..util import jsonio
 from ..util.listing import few
-from . import first, review, baseline_file, catalog, table
+from . import first, review, baseline_file, catalog, table, verdicts
 from .merge import merge_runs
 
 
@@ -202,6 +202,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
 def cmd_gatecheck(args: argparse.Namespace) -> int:
     """Run the README's main command N times (A/A) and the planted regressions; write gatecheck.json."""
     from ..devices import discover, resolve
+    from ..gatecheck import families
     from ..gatecheck import run as gc
     from ..util.provenance import git_commit
 
@@ -210,17 +211,43 @@ def cmd_gatecheck(args: argparse.Namespace) -> int:
     results_dir = Path(args.results_dir or f"results/{key}") / "gatecheck"
     out = Path(args.out or f"results/{key}/gatecheck.json")
     baseline = baseline_file.load(args.baseline_dir or "baselines", key)
-    recorded = {name: e["test"] for name, e in baseline.metrics(info.backend).items() if "test" in e}
-    chosen = gc.choose_plants(args.plant, info.is_cpu, recorded, args.memory, args.compute, spec=info.spec)
+    entries = baseline.metrics(info.backend)
+    recorded = {name: e["test"] for name, e in entries.items() if "test" in e}
+    not_planted = None
+    if args.families is not None:
+        wanted = None if args.families == "all" else [f.strip() for f in args.families.split(",") if f.strip()]
+        try:
+            chosen, not_planted = families.family_plants(wanted, info.is_cpu, entries, entry_band, spec=info.spec)
+        except ValueError as exc:
+            raise GpuPerfError(f"--families {args.families!r}: {exc}") from None
+        if args.plant:
+            chosen += gc.choose_plants(args.plant, info.is_cpu, recorded, args.memory, args.compute, spec=info.spec)
+    else:
+        chosen = gc.choose_plants(args.plant, info.is_cpu, recorded, args.memory, args.compute, spec=info.spec)
+    curve = families.curve_plants(info.is_cpu, entries, info.spec) if args.curve else []
     doc = gc.gatecheck(device=args.device, out=out, aa=args.aa, plant_list=chosen, tries=args.tries,
                        baseline_dir=args.baseline_dir, results_dir=results_dir,
-                       commit=args.commit or git_commit(), append=args.append, fresh_first=args.fresh_first)
+                       commit=args.commit or git_commit(), append=args.append, fresh_first=args.fresh_first,
+                       curve_list=curve, not_planted=not_planted)
     passed, problems = gc.verdict(doc)
     print(f"{out}: {len(doc['aa'])} A/A runs, {len(doc['planted'])} planted kinds — "
           + ("gate check passed" if passed else "GATE CHECK FAILED"))
+    det = doc["detection"]
+    print(f"  A/A: {det['aa']['clean']} of {det['aa']['runs']} runs clean")
+    for kind, f in det["families"].items():
+        print(f"  {f['family']} ({kind}): caught {f['detected']} of {f['tries']} planted tries")
+    for c in doc.get("curves", []):
+        print(f"  curve {c['metric']} at {c['size']:g}: caught {c['detected']} of {c['tries']}")
+    for n in doc.get("not_planted", []):
+        print(f"  not planted: {n['kind']} on {n['metric']}: {n['why']}")
     for line in problems:
         print("  " + line)
     return 0 if passed else 1
+
+
+def entry_band(entry: Mapping[str, Any]) -> float:
+    """The half-width of a baseline entry's band (the gate check's claimed plant sizes are measured in it)."""
+    return verdicts.band(float(entry["value"]), entry.get("tolerance") or {})
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -264,6 +291,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--plant", action="append", default=None, metavar="KIND[=ARG]",
                    help="planted regression to try, repeatable: memory[=F], compute[=F], ulp[=FUNCTION], "
                         "missing[=METRIC] (default: all four at the device class's sizes; 'none' for none)")
+    g.add_argument("--families", default=None, metavar="all|KIND,...",
+                   help="plant every named family (launch, memory, chase, compute, throughput, ulp, summation, "
+                        "power, tuner, model, missing) at the size its baseline entries' bands claim to catch, on "
+                        "every target metric of the family (gatecheck/families.py); 'all' for every family. "
+                        "--plant values are added to them")
+    g.add_argument("--curve", action="store_true",
+                   help="also plant the headline figures (1 GiB copy, FMA latency, launch overhead, L2 chase) at "
+                        "1, 2, 5 and 10 %% (--tries each): detection curves, reported, never failing the check")
     g.add_argument("--tries", type=int, default=3, help="tries per planted kind (default 3)")
     g.add_argument("--memory", type=float, default=None, help="planted memory-bound slowdown (default 0.05 on GPUs)")
     g.add_argument("--compute", type=float, default=None, help="planted compute-bound slowdown (default 0.05)")

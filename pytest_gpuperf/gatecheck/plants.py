@@ -6,9 +6,26 @@ arithmetic of a verdict: the copy moves more bytes than it is credited for, the 
 more dependent instructions than it divides by, the math kernel's result is nudged by one ulp on some
 inputs, a metric is not recorded. The kinds and their meaning:
 
-* ``memory=F``  — the device copy moves (1 + F) × the bytes it reports (a memory-bound slowdown of F).
+* ``memory=F``  — every device copy (each size of the copy suite) moves (1 + F) × the bytes it reports (a
+  memory-bound slowdown of F).
 * ``compute=F`` — the dependent FMA chain of the latency probe runs (1 + F) × the instructions it
   divides by (a compute-bound slowdown of F).
+* ``throughput=F`` — the independent chains of the throughput probe run (1 + F) × the iterations their
+  rate is credited with (ops per clock fall by a factor 1 + F).
+* ``launch=F``  — every launch does extra work: the device-timed empty and grid launches run a kernel whose
+  first work-item spins for F × the measured time of the unplanted launch, and the host-timed figure
+  issues (1 + F) × the launches it divides by.
+* ``chase=F``   — every pointer chase (each footprint, so each cache level) takes F × more dependent loads
+  in its long section than it is credited with (chase latencies rise by F).
+* ``summation=F`` — the summation kernel scales each sum it writes by (1 + F): the zero-sum data set's
+  result is its rounding error, so the error rises by F (the parallel layout's two launches: (1 + F)²; the
+  pairwise tree is left as it is).
+* ``power=F``   — the power suite's FMA load launches (1 + F) × the work-items its energy per flop is
+  credited with (joules per flop rise by F; GPUs with a power sensor only).
+* ``tuner=F``   — the thesis tuner picks the fastest timed configuration over 1 + F slower than its honest
+  pick (in the race: of the whole space, which the exhaustive search timed), so its quality falls by F or more.
+* ``model=F``   — the second sample of Dao's sampled model runs (1 + F) × the extra work-groups over the
+  first that the model credits it with (the extrapolated slope, so the prediction, grows by F).
 * ``ulp=FN``    — the math kernel of function FN (e.g. ``sin``) returns the next float above its result
   on inputs whose low 4 mantissa bits are zero (1 of 16 inputs): a 1-ulp error on some inputs.
 * ``missing=NAME`` — the metric NAME is not recorded (its test still passes): the ``missing`` verdict.
@@ -24,7 +41,15 @@ from __future__ import annotations
 import re
 from typing import Mapping
 
-KINDS = {"memory": "fraction", "compute": "fraction", "ulp": "function", "missing": "metric"}
+#: every planted kind and the argument it takes (``fraction``: a relative size in (0, 10))
+KINDS = {"memory": "fraction", "compute": "fraction", "throughput": "fraction", "launch": "fraction",
+         "chase": "fraction", "summation": "fraction", "power": "fraction", "tuner": "fraction",
+         "model": "fraction", "ulp": "function", "missing": "metric"}
+#: the family of the suites each kind stands for, as the gate check reports its detection rate
+FAMILY = {"launch": "launch path", "memory": "memory copy", "chase": "cache chase", "compute": "instruction latency",
+          "throughput": "instruction throughput", "ulp": "math ulp", "summation": "summation error",
+          "power": "power (energy per op)", "tuner": "tuner pick", "model": "sampled-model error",
+          "missing": "missing metric"}
 
 
 def parse(values: list[str] | tuple[str, ...], device: str | None = None) -> dict[str, str]:
@@ -46,8 +71,10 @@ def parse(values: list[str] | tuple[str, ...], device: str | None = None) -> dic
                 f = float(arg)
             except ValueError:
                 raise ValueError(f"--gpuperf-plant {raw!r}: {kind} takes a fraction such as 0.05") from None
-            if not 0 < f < 10:
+            if not 0 < f < 10:  # also refuses nan
                 raise ValueError(f"--gpuperf-plant {raw!r}: the fraction must lie in (0, 10)")
+        elif KINDS[kind] == "function" and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", arg):
+            raise ValueError(f"--gpuperf-plant {raw!r}: {kind} takes a math function's name such as sin")
         if at and scope != device:
             continue
         out[kind] = arg

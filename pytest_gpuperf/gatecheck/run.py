@@ -7,7 +7,14 @@ re-implementation of it. The outcome is ``results/<device key>/gatecheck.json``:
 
     {"schema": "pytest-gpuperf-gatecheck/1", "device": {...}, "commit": "...", "command": "...",
      "aa": [{"run": 1, "metrics": 1528, "regressed": [], "exit": 0, ...}, ...],
-     "planted": [{"kind": "memory", "metric": "...", "size": 0.05, "tries": 3, "detected": 3}, ...]}
+     "planted": [{"kind": "memory", "metric": "...", "size": 0.05, "tries": 3, "detected": 3}, ...],
+     "curves": [...],  # the headline figures planted at 1, 2, 5 and 10 % (entries as in "planted")
+     "not_planted": [{"kind": "power", "metric": "...", "why": "..."}],
+     "detection": {"aa": {"runs": 3, "clean": 3, "false_alarm_rate": 0.0},
+                   "families": {"memory": {"family": "memory copy", "tries": 12, "detected": 12, ...}}}}
+
+``detection`` is recomputed from the entries of the file's latest commit on every write: per family, the
+planted tries and how many the gate caught, beside the A/A runs and how many were clean.
 
 A GPU session is cut into 10-minute calls, so ``append=True`` adds runs to an existing file (under a
 file lock, written atomically).
@@ -102,7 +109,8 @@ def choose_plants(specs: Sequence[str] | None, is_cpu: bool, baseline_tests: Map
             continue
         kind, sep, arg = value.partition("=")
         if kind not in defaults:
-            raise GpuPerfError(f"--plant {value!r}: use KIND or KIND=ARG with KIND one of {sorted(defaults)} (or none)")
+            raise GpuPerfError(f"--plant {value!r}: use KIND or KIND=ARG with KIND one of {sorted(defaults)} (or none); "
+                               "plant the other families with --families")
         base = defaults[kind]
         if not sep:
             chosen.append(base)
@@ -223,6 +231,48 @@ def _stamped(entries: list[dict[str, Any]], commit: Any) -> list[dict[str, Any]]
     return [e if "commit" in e else {**e, "commit": commit} for e in entries]
 
 
+def _summed(old: list[dict[str, Any]], old_commit: Any, new: list[dict[str, Any]],
+            new_commit: Any) -> list[dict[str, Any]]:
+    """Planted entries of two files, tries and detections summed per kind, metric, size and commit."""
+    planted = {(p["kind"], p["metric"], json.dumps(p["size"]), p["commit"]): dict(p) for p in _stamped(old, old_commit)}
+    for p in _stamped(new, new_commit):
+        key = (p["kind"], p["metric"], json.dumps(p["size"]), p["commit"])
+        if key in planted:
+            q = planted[key]
+            q["tries"] += p["tries"]
+            q["detected"] += p["detected"]
+            q["verdicts"] = q.get("verdicts", []) + p.get("verdicts", [])
+            q["runs"] = q.get("runs", []) + p.get("runs", [])
+        else:
+            planted[key] = dict(p)
+    return list(planted.values())
+
+
+def detection(doc: dict[str, Any]) -> dict[str, Any]:
+    """The A/A runs and the planted tries of the file's latest commit: how many A/A runs were clean (no
+    regression, nothing missing, exit 0) and, per family, how many planted tries the gate caught — the
+    detection rate beside the false-alarm rate. Curve points are left out (they chart the gate's reach below
+    its claim, where misses are expected)."""
+    commit = doc.get("commit")
+    aa = [r for r in doc["aa"] if r.get("commit", commit) == commit]
+    clean = sum(1 for r in aa if not r["regressed"] and not r["missing"] and r["exit"] == 0)
+    families: dict[str, dict[str, Any]] = {}
+    for p in doc["planted"]:
+        if p.get("commit", commit) != commit:
+            continue
+        f = families.setdefault(p["kind"], {"family": plants.FAMILY.get(p["kind"], p["kind"]), "tries": 0,
+                                            "detected": 0, "metrics": []})
+        f["tries"] += p["tries"]
+        f["detected"] += p["detected"]
+        f["metrics"].append({"metric": p["metric"], "size": p["size"], "tries": p["tries"], "detected": p["detected"]})
+    for f in families.values():
+        f["rate"] = round(f["detected"] / f["tries"], 3) if f["tries"] else None
+    return {"commit": commit,
+            "aa": {"runs": len(aa), "clean": clean,
+                   "false_alarm_rate": round(1 - clean / len(aa), 3) if aa else None},
+            "families": families}
+
+
 def merge(old: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
     """Append ``new``'s A/A runs (renumbered) and planted tries to ``old``. Every entry keeps the commit it
     was made at (entries of a file written before they carried one take that file's ``commit``), and
@@ -241,19 +291,10 @@ def merge(old: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
         taken = max(taken + 1, int(r["run"]))
         added.append({**r, "run": taken})
     out["aa"] = _stamped(old["aa"], old.get("commit")) + added
-    planted = {(p["kind"], p["metric"], json.dumps(p["size"]), p["commit"]): dict(p)
-               for p in _stamped(old["planted"], old.get("commit"))}
-    for p in _stamped(new["planted"], new.get("commit")):
-        key = (p["kind"], p["metric"], json.dumps(p["size"]), p["commit"])
-        if key in planted:
-            q = planted[key]
-            q["tries"] += p["tries"]
-            q["detected"] += p["detected"]
-            q["verdicts"] = q.get("verdicts", []) + p.get("verdicts", [])
-            q["runs"] = q.get("runs", []) + p.get("runs", [])
-        else:
-            planted[key] = dict(p)
-    out["planted"] = list(planted.values())
+    for section in ("planted", "curves"):
+        out[section] = _summed(old.get(section, []), old.get("commit"), new.get(section, []), new.get("commit"))
+    if "not_planted" in new:
+        out["not_planted"] = new["not_planted"]
     commits = {old.get("commit"), new.get("commit")}
     if len(commits) > 1:
         out["commits"] = sorted(c for c in (set(old.get("commits", [])) | commits) if c)
@@ -262,10 +303,33 @@ def merge(old: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _tries(p: Plant, tries: int, prev: int, device: str, baseline_dir: str | None, results_dir: Path,
+           cwd: str | Path, commit: str, echo: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``tries`` runs of one plant: its entry, and the device document its runs reported."""
+    verdicts: list[str] = []
+    hits = 0
+    tags: list[str] = []
+    device_doc: dict[str, Any] = {}
+    for t in range(1, tries + 1):
+        tag = f"plant-{p.kind}-{_free_index(results_dir, f'plant-{p.kind}', prev + t)}"
+        tags.append(tag)
+        o = run_pytest(device, [*p.tests, "--gpuperf-plant", f"{p.kind}={p.arg}"], results_dir / f"{tag}.json",
+                       results_dir / f"{tag}.log", baseline_dir=baseline_dir, cwd=cwd)
+        device_doc = device_doc or (o.doc or {}).get("device", {})
+        hit, verdict = detected(p, o)
+        hits += hit
+        verdicts.append(verdict)
+        echo(f"plant {p.kind}={p.arg} try {t}: {p.metric} → {verdict} (exit {o.exit}, {o.wall_s:.0f} s)")
+    return ({"kind": p.kind, "arg": p.arg, "metric": p.metric, "size": p.size, "tries": tries, "detected": hits,
+             "verdicts": verdicts, "runs": tags, "commit": commit}, device_doc)
+
+
 def gatecheck(*, device: str, out: Path, aa: int, plant_list: Sequence[Plant], tries: int, baseline_dir: str | None,
               results_dir: Path, commit: str, append: bool, fresh_first: bool, cwd: str | Path = ".",
-              echo: Any = print) -> dict[str, Any]:
-    """Run the A/A and planted runs and write (or extend) ``out``; returns the written document."""
+              echo: Any = print, curve_list: Sequence[Plant] = (),
+              not_planted: Sequence[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """Run the A/A and planted runs (and the detection curves' plants, ``curve_list``) and write (or extend)
+    ``out``; ``not_planted``: the family targets left out, with the reason. Returns the written document."""
     if aa < 0 or tries < 0:
         raise GpuPerfError("--aa and --tries must be non-negative")
     if not append and out.exists():
@@ -287,30 +351,25 @@ def gatecheck(*, device: str, out: Path, aa: int, plant_list: Sequence[Plant], t
         runs.append(entry)
         echo(f"A/A run {n}: {entry['metrics']} metrics, exit {o.exit}, regressed "
              f"{[r['metric'] for r in entry['regressed']]}, missing {entry['missing']}, {o.wall_s:.0f} s")
-    planted_out: list[dict[str, Any]] = []
-    for p in plant_list:
-        verdicts: list[str] = []
-        hits = 0
-        prev = sum(q["tries"] for q in old["planted"] if q["kind"] == p.kind) if old else 0
-        tags: list[str] = []
-        for t in range(1, tries + 1):
-            tag = f"plant-{p.kind}-{_free_index(results_dir, f'plant-{p.kind}', prev + t)}"
-            tags.append(tag)
-            o = run_pytest(device, [*p.tests, "--gpuperf-plant", f"{p.kind}={p.arg}"], results_dir / f"{tag}.json",
-                           results_dir / f"{tag}.log", baseline_dir=baseline_dir, cwd=cwd)
-            device_doc = device_doc or (o.doc or {}).get("device", {})
-            hit, verdict = detected(p, o)
-            hits += hit
-            verdicts.append(verdict)
-            echo(f"plant {p.kind}={p.arg} try {t}: {p.metric} → {verdict} (exit {o.exit})")
-        planted_out.append({"kind": p.kind, "arg": p.arg, "metric": p.metric, "size": p.size, "tries": tries,
-                            "detected": hits, "verdicts": verdicts, "runs": tags, "commit": commit})
+    sections: dict[str, list[dict[str, Any]]] = {"planted": [], "curves": []}
+    for section, chosen in (("planted", plant_list), ("curves", curve_list)):
+        for p in chosen:
+            # file indices go on from the earlier tries of the kind, in the file and in this call
+            prev = sum(q["tries"] for key in ("planted", "curves") for q in (old or {}).get(key, [])
+                       if q["kind"] == p.kind)
+            prev += sum(q["tries"] for key in sections for q in sections[key] if q["kind"] == p.kind)
+            entry, dev = _tries(p, tries, prev, device, baseline_dir, results_dir, cwd, commit, echo)
+            device_doc = device_doc or dev
+            sections[section].append(entry)
     new = {"schema": SCHEMA, "device": device_doc, "commit": commit,
-           "command": MAIN_COMMAND.format(device=device), "aa": runs, "planted": planted_out,
+           "command": MAIN_COMMAND.format(device=device), "aa": runs, **sections,
            "updated": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+    if not_planted is not None:
+        new["not_planted"] = list(not_planted)
     out.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(str(out) + ".lock"):
         doc = merge(load(out) if append else None, new)
+        doc["detection"] = detection(doc)
         atomic_write_json(out, doc)
     return doc
 

@@ -7,6 +7,7 @@ from typing import Any, Callable, Sequence
 import pytest
 
 from ..devices.base import Device, Kernel, KernelArg
+from ..gatecheck import plants
 from ..helpers import Measurer
 from ..timing.measure import MeasureConfig
 from .sampling import CacheFlush, SampledRun, SamplePlan, sample, saturation_point
@@ -22,9 +23,10 @@ class SampledKernel:
     exactly the work they do in the full run (a shorter NDRange; no guard in the kernel).
     """
 
-    def __init__(self, device: Device, measurer: Measurer) -> None:
+    def __init__(self, device: Device, measurer: Measurer, plant: float = 0.0) -> None:
         self.device = device
         self.measurer = measurer
+        self.plant = plant  # the gate check's ``model`` plant (:func:`.sampling.planted_p2`)
         self._flush: CacheFlush | None = None
 
     @property
@@ -50,7 +52,7 @@ class SampledKernel:
         plan = self.plan(kernel, local_size, n_groups, multiple, geometry)
         config = MeasureConfig(**{**self.measurer.config.__dict__, **overrides})
         pre = (flush or self.flush) if cold else None
-        return sample(self.device, kernel, plan, args, config, full=full, flush=pre)
+        return sample(self.device, kernel, plan, args, config, full=full, flush=pre, plant=self.plant)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -89,6 +91,7 @@ def gpuperf_ncu_timeout(pytestconfig: pytest.Config) -> float:
 
 
 @pytest.fixture
-def sampled_kernel(gpu_device: Device, gpu_measure: Measurer) -> SampledKernel:
-    """Sampled-kernel runner bound to the test's device and the session's timing configuration."""
-    return SampledKernel(gpu_device, gpu_measure)
+def sampled_kernel(gpu_device: Device, gpu_measure: Measurer, gpuperf_plant: dict[str, str]) -> SampledKernel:
+    """Sampled-kernel runner bound to the test's device and the session's timing configuration (and the gate
+    check's ``model`` plant, ``--gpuperf-plant model=F``)."""
+    return SampledKernel(gpu_device, gpu_measure, plants.fraction(gpuperf_plant, "model"))

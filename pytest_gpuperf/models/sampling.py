@@ -244,12 +244,21 @@ def run_pair(device: Device, kernel: Kernel, p1: int, p2: int, local: int, args:
     return measure_pair(device, one(p1), one(p2), config, before_each=flush)
 
 
+def planted_p2(plan: SamplePlan, plant: float) -> int:
+    """Work-groups the second sample runs under the gate check's ``model`` plant
+    (:mod:`pytest_gpuperf.gatecheck.plants`): ``P2 + plant·(P2 − P1)`` (at most the full run's), while the
+    model still credits it with ``P2`` — the sampled slope, so the extrapolated prediction, grows by ``plant``."""
+    if plant <= 0:
+        return plan.p2
+    return min(plan.n_groups, plan.p2 + max(1, round(plant * (plan.p2 - plan.p1))))
+
+
 def sample(device: Device, kernel: Kernel, plan: SamplePlan, args: Sequence[KernelArg], config: MeasureConfig,
-           full: bool = True, flush: Callable[[], None] | None = None) -> SampledRun:
+           full: bool = True, flush: Callable[[], None] | None = None, plant: float = 0.0) -> SampledRun:
     """Measure the two sampling points (alternately, :func:`run_pair`) and, for evaluation, the full
-    run, each from a cold cache when ``flush`` is given."""
+    run, each from a cold cache when ``flush`` is given; ``plant``: :func:`planted_p2`."""
     plan.check()
-    t1, t2 = run_pair(device, kernel, plan.p1, plan.p2, plan.local_size, args, config, flush)
+    t1, t2 = run_pair(device, kernel, plan.p1, planted_p2(plan, plant), plan.local_size, args, config, flush)
     tf = run_groups(device, kernel, plan.n_groups, plan.local_size, args, config, flush) if full else None
     return SampledRun(plan, t1, t2, tf)
 

@@ -35,9 +35,18 @@ def flops() -> float:
     return 2.0 * CHAINS * ITERS * THREADS
 
 
-def launcher(device: Any, kernel: Any, precision: str) -> Any:
+def planted_threads(plant: float) -> int:
+    """Work-items one launch runs under the gate check's ``power`` plant (:mod:`pytest_gpuperf.gatecheck.plants`):
+    (1 + ``plant``) × :data:`THREADS` (whole groups), while its energy stays divided by :func:`flops` — the
+    load does more work than it is credited with, so joules per flop rise by ``plant``."""
+    extra = round(THREADS * plant / LOCAL) * LOCAL if plant > 0 else 0
+    return THREADS + extra
+
+
+def launcher(device: Any, kernel: Any, precision: str, plant: float = 0.0) -> Any:
     """A function that enqueues one launch of the compiled ``fma_chain`` for ``precision`` ("fp32", "fp64"),
-    on an output buffer of its own."""
+    on an output buffer of its own; ``plant``: :func:`planted_threads`."""
     _, dt = PRECISIONS[precision]
-    args = [device.empty(THREADS * np.dtype(dt).itemsize), dt(0.999), dt(0.001)]
-    return lambda: device.launch(kernel, (THREADS,), (LOCAL,), args)
+    threads = planted_threads(plant)
+    args = [device.empty(threads * np.dtype(dt).itemsize), dt(0.999), dt(0.001)]
+    return lambda: device.launch(kernel, (threads,), (LOCAL,), args)

@@ -80,6 +80,7 @@ class ChaseSweep:
     levels: list[memory.Level]
     #: each named level's edge chased on the fine grid (:mod:`.cache_edges`), by level name
     edges: dict[str, cache_edges.Refinement] = field(default_factory=dict)
+    plant: float = 0.0  # the gate check's ``chase`` plant (:func:`memory.planted_long`)
 
     @property
     def main(self) -> list[tuple[int, float]]:
@@ -91,7 +92,7 @@ class ChaseSweep:
         out = {"clock_mhz": p.clock, "clock_source": p.source, "timing": "clock64" if self.clock_counter else "events",
                "curve_stride128": self.main, "levels": [vars(x) for x in self.levels],
                "edges": {name: r.to_json() for name, r in self.edges.items()},
-               "sass": p.evidence.get("gp_chase")}
+               "sass": p.evidence.get("gp_chase"), **({"planted_slowdown": self.plant} if self.plant > 0 else {})}
         for stride in sorted(self.curves)[1:]:
             out[f"curve_stride{stride}"] = self.curves[stride]
         return out
@@ -105,11 +106,11 @@ class ChaseSweep:
         kernel, warm_limit = p.kernels["gp_chase"], warm_pass_limit(self.cache)
         if self.is_cpu and not self.clock_counter:
             pool = chase_windows.pooled(lambda: memory.chase_events(device, p.meas, kernel, footprint, CHASE_STRIDE,
-                                                                    warm_limit, p.clock),
+                                                                    warm_limit, p.clock, self.plant),
                                         self.samples_at[footprint])
             return pool.samples, {}, pool.info()
         xs, identity = memory.anchor_figure(device, kernel, footprint, CHASE_STRIDE, warm_limit, CLOCK_TIMEOUT_S,
-                                            self.samples_at[footprint])
+                                            self.samples_at[footprint], plant=self.plant)
         return xs, identity, {}
 
     def records(self, device: Device) -> Iterator[dict[str, Any]]:
@@ -129,7 +130,7 @@ class ChaseSweep:
             yield {"name": f"memory.chase.{memory.footprint_label(f)}.latency.cycles", "value": st.median,
                    "unit": "cycles", "better": "lower", "stats": st, "identity": identity,
                    "info": {"footprint_bytes": f, "stride_bytes": CHASE_STRIDE, "sass": p.evidence.get("gp_chase"),
-                            **windows}}
+                            **windows, **({"planted_slowdown": self.plant} if self.plant > 0 else {})}}
         meta = self.meta()
         for level in memory.recorded_levels(self.levels, self.is_cpu):
             estimate = "warmed plateau median" if level.name == "dram" else "plateau median"
@@ -150,9 +151,10 @@ class ChaseSweep:
                 "info": {"grid": grid, "levels": meta["levels"], "edge": r.to_json() if r is not None else None}}
 
 
-def chase_sweep(device: Device, p: Probe) -> ChaseSweep:
+def chase_sweep(device: Device, p: Probe, plant: float = 0.0) -> ChaseSweep:
     """Chase footprints 1 KiB … 4 × :func:`cache_bytes` (two per doubling) at a 128-byte stride, and at
-    1 KiB too where the device clock makes it cheap; clock-timed on CUDA, event-timed elsewhere."""
+    1 KiB too where the device clock makes it cheap; clock-timed on CUDA, event-timed elsewhere. ``plant``:
+    the gate check's ``chase`` plant, in every chase of the sweep (:func:`memory.planted_long`)."""
     info = device.info
     cache = cache_bytes(info)
     warm_limit = warm_pass_limit(cache)
@@ -166,9 +168,10 @@ def chase_sweep(device: Device, p: Probe) -> ChaseSweep:
             if f < 2 * stride:
                 continue
             if info.clock_counter:
-                s = memory.chase_clock(device, p.kernels["gp_chase"], f, stride, warm_limit, CLOCK_TIMEOUT_S)
+                s = memory.chase_clock(device, p.kernels["gp_chase"], f, stride, warm_limit, CLOCK_TIMEOUT_S,
+                                       plant=plant)
             else:
-                s = memory.chase_events(device, p.meas, p.kernels["gp_chase"], f, stride, warm_limit, p.clock)
+                s = memory.chase_events(device, p.meas, p.kernels["gp_chase"], f, stride, warm_limit, p.clock, plant)
             pts.append((f, float(np.median(s))))
             if stride == CHASE_STRIDE:
                 samples_at[f] = s
@@ -177,16 +180,16 @@ def chase_sweep(device: Device, p: Probe) -> ChaseSweep:
     lv = memory.levels([x for x, _ in main], [y for _, y in main], warm_limit=warm_limit)
 
     def chase(f: int) -> float:
-        """One fine footprint's latency, measured as the sweep measured its own."""
+        """One fine footprint's latency, measured as the sweep measured its own (the plant included)."""
         if info.clock_counter:
             return float(np.median(memory.chase_clock(device, p.kernels["gp_chase"], f, CHASE_STRIDE, warm_limit,
-                                                       CLOCK_TIMEOUT_S)))
+                                                       CLOCK_TIMEOUT_S, plant=plant)))
         return float(np.median(memory.chase_events(device, p.meas, p.kernels["gp_chase"], f, CHASE_STRIDE, warm_limit,
-                                                   p.clock)))
+                                                   p.clock, plant)))
 
     named = [x.name for x in memory.recorded_levels(lv, info.is_cpu)]
     edges = cache_edges.refine(lv, main, named, chase, granule=CHASE_STRIDE)
-    return ChaseSweep(p, cache, info.clock_counter, info.is_cpu, curves, samples_at, lv, edges)
+    return ChaseSweep(p, cache, info.clock_counter, info.is_cpu, curves, samples_at, lv, edges, plant)
 
 
 def loaded_records(device: Device, p: Probe) -> Iterator[dict[str, Any]]:

@@ -59,36 +59,101 @@ def per_launch_us(device: Device, measurer: Any, kernel: Any, global_size: Size,
     m = measurer.enqueue(lambda: device.launch_many(kernel, launches, global_size, local_size, args), **reps)
     return m.stats.scaled(1e6 / launches)
 
+#: the gate check's ``launch`` plant (:mod:`pytest_gpuperf.gatecheck.plants`): a launch whose first
+#: work-item spins ``n`` dependent integer steps (an LCG, which no compiler folds), per kernel language
+SPIN = {
+    "cuda": 'extern "C" __global__ void planted_spin(int n, unsigned* sink) {\n'
+            "  if (blockIdx.x != 0 || threadIdx.x != 0) return;\n"
+            "  unsigned a = 1u;\n  for (int i = 0; i < n; ++i) a = a * 1664525u + 1013904223u;\n"
+            "  if (a == 0x2545F491u) sink[0] = a;\n}\n",
+    "opencl": "__kernel void planted_spin(int n, __global uint* sink) {\n"
+              "  if (get_global_id(0) != 0) return;\n"
+              "  uint a = 1u;\n  for (int i = 0; i < n; ++i) a = a * 1664525u + 1013904223u;\n"
+              "  if (a == 0x2545F491u) sink[0] = a;\n}\n",
+}
+SPIN_NAME = "planted_spin"
+
+
+@dataclass(frozen=True)
+class PlantedSpin:
+    """The launch plant's kernel, its spin steps and the extra device time they were calibrated to."""
+
+    kernel: Any
+    sink: Any
+    steps: int
+    extra_s: float
+    fraction: float
+
+    def args(self) -> list[Any]:
+        return [np.int32(self.steps), self.sink]
+
+    def info(self) -> dict[str, Any]:
+        return {"planted_slowdown": self.fraction, "planted_spin_steps": self.steps,
+                "planted_extra_us": self.extra_s * 1e6}
+
+
+def planted_spin(device: Device, fraction: float, launch_s: float, timeout_s: float = 30.0) -> PlantedSpin:
+    """The ``launch`` plant: a kernel whose first work-item spins for ``fraction`` × ``launch_s`` (the
+    unplanted launch's measured device time) — extra work per launch. The cost of one step comes from
+    timed launches long enough (≥ 1 ms on CPU devices, ≥ 100 µs on GPUs) that launch jitter is small
+    beside them, less a launch that does not spin."""
+    kernel = device.compile(SPIN[device.info.dialect.name], SPIN_NAME)
+    sink = device.empty(4)
+
+    def once(n: int) -> float:
+        h = device.timed(lambda: device.launch(kernel, (1,), (1,), [np.int32(n), sink]))
+        return device.elapsed(h, timeout_s)
+
+    base = float(np.median([once(0) for _ in range(5)]))
+    long_s = 1e-3 if device.info.is_cpu else 1e-4
+    n = 1 << 12
+    while True:
+        spun = float(np.median([once(n) for _ in range(5)])) - base
+        if spun >= long_s or n >= 1 << 28:
+            break
+        n *= 4
+    extra = fraction * launch_s
+    return PlantedSpin(kernel, sink, max(1, round(extra * n / max(spun, 1e-9))), extra, fraction)
+
 
 def host_launch_us(device: Device, kernel: Any, args: list[Any], launches: int = HOST_LAUNCHES,
-                   samples: int = HOST_SAMPLES) -> Stats:
+                   samples: int = HOST_SAMPLES, plant: float = 0.0) -> Stats:
     """Host wall time per launch (µs) of ``launches`` back-to-back launches, synchronised before and after
-    each sample: the rate at which the runtime can issue work, which device events cannot see."""
+    each sample: the rate at which the runtime can issue work, which device events cannot see. ``plant``:
+    the gate check's ``launch`` plant, (1 + ``plant``) × ``launches`` issued per sample, credited as ``launches``."""
+    issued = launches + round(launches * plant)
     out = []
     for _ in range(samples):
         device.synchronize()
         t0 = time.perf_counter()
-        for _ in range(launches):
+        for _ in range(issued):
             device.launch(kernel, (1,), (1,), args)
         device.synchronize()
         out.append((time.perf_counter() - t0) / launches * 1e6)
     return Stats.of(out)
 
 
-def empty_records(device: Device, measurer: Any, kernel: Any, launches: int | None = None
+def empty_records(device: Device, measurer: Any, kernel: Any, plant: float = 0.0, launches: int | None = None
                   ) -> Iterator[dict[str, Any]]:
     """``launch.empty.device_us`` (device time per empty launch of one work-item, :func:`per_launch_us` over
     ``launches`` per span, default :func:`span_launches`) and ``launch.empty.host_us`` (:func:`host_launch_us`,
     informational by its catalog row) as ``gpuperf_record`` arguments, each measured when asked for;
-    ``measurer``: the test's ``gpu_measure``."""
+    ``measurer``: the test's ``gpu_measure``. ``plant``: the gate check's ``launch`` plant — the device figure
+    is the :func:`planted_spin` launch's, the host figure issues more launches than it counts."""
     n = span_launches(device.info) if launches is None else int(launches)
     arg = [np.int32(0)]
     us = per_launch_us(device, measurer, kernel, (1,), (1,), arg, n)
+    info: dict[str, Any] = {PER_SPAN: n}
+    if plant > 0:
+        spin = planted_spin(device, plant, us.median * 1e-6)
+        us = per_launch_us(device, measurer, spin.kernel, (1,), (1,), spin.args(), n)
+        info.update(spin.info())
     yield {"name": "launch.empty.device_us", "value": us.median, "unit": "us", "better": "lower", "stats": us,
-           "info": {PER_SPAN: n}, "identity": span_identity(n)}
-    host = host_launch_us(device, kernel, arg)
+           "info": info, "identity": span_identity(n)}
+    host = host_launch_us(device, kernel, arg, plant=plant)
     yield {"name": "launch.empty.host_us", "value": host.median, "unit": "us", "better": "lower", "stats": host,
-           "info": {"launches_per_sample": HOST_LAUNCHES, "host_timed": True}}
+           "info": {"launches_per_sample": HOST_LAUNCHES, "host_timed": True,
+                    **({"planted_slowdown": plant} if plant > 0 else {})}}
 
 
 def grid_blocks(compute_units: int, is_cpu: bool) -> list[int]:
@@ -108,7 +173,7 @@ def launch_intercept(xs: Sequence[float], ys: Sequence[float], slope: float, poi
     return float(np.median([ys[i] - slope * xs[i] for i in order]))
 
 
-def grid_records(device: Device, measurer: Any, kernel: Any, launches: int | None = None
+def grid_records(device: Device, measurer: Any, kernel: Any, plant: float = 0.0, launches: int | None = None
                  ) -> Iterator[dict[str, Any]]:
     """The empty kernel's device time per launch at every grid of :func:`grid_blocks` (:func:`per_launch_us`
     over ``launches`` per span, default :func:`span_launches`), then the fitted intercept (µs) and slope (ns
@@ -118,7 +183,10 @@ def grid_records(device: Device, measurer: Any, kernel: Any, launches: int | Non
     On a CPU device a launch that finds a PoCL worker descheduled reads a slow mode (several times the fast
     one), and a median in that mode pulls the slope; so there each point takes the ``launch_grid``
     profile's many launches and the fit goes through their lower quartile (the device's cost while its
-    workers hold the cores), robust while under three launches in four are slowed. GPUs keep the median."""
+    workers hold the cores), robust while under three launches in four are slowed. GPUs keep the median.
+
+    ``plant``: the gate check's ``launch`` plant — every point launches the :func:`planted_spin` kernel,
+    whose first work-item spins for ``plant`` × the unplanted smallest grid's time (extra work per launch)."""
     info = device.info
     n = span_launches(info) if launches is None else int(launches)
     local = 64 if info.is_cpu else 256
@@ -127,8 +195,14 @@ def grid_records(device: Device, measurer: Any, kernel: Any, launches: int | Non
     span = span_identity(n)
     xs: list[int] = []
     ys: list[float] = []
+    args: list[Any] = [np.int32(0)]
+    planted: dict[str, Any] = {}
+    if plant > 0:
+        first = per_launch_us(device, measurer, kernel, (local,), (local,), args, n, **reps).median * 1e-6
+        spin = planted_spin(device, plant, first)
+        kernel, args, planted = spin.kernel, spin.args(), spin.info()
     for b in grid_blocks(info.compute_units, info.is_cpu):
-        us = per_launch_us(device, measurer, kernel, (b * local,), (local,), [np.int32(0)], n, **reps)
+        us = per_launch_us(device, measurer, kernel, (b * local,), (local,), args, n, **reps)
         xs.append(b * local)
         ys.append(float(np.percentile(us.samples, 25)) if info.is_cpu else us.median)
         yield {"name": f"launch.grid.{b}x{local}.device_us", "value": us.median, "unit": "us", "better": "lower",
@@ -137,7 +211,8 @@ def grid_records(device: Device, measurer: Any, kernel: Any, launches: int | Non
     a = float(fit.slope)
     b0 = launch_intercept(xs, ys, a) if info.is_cpu else float(fit.intercept)
     meta = {"threads": xs, "us": ys, "model": "l_overhead = a·nB·nT_b + b (Alavani ch. 3.4)", "fit": "Theil–Sen",
-            "point": point, "slope_interval_ns_per_kthread": [float(fit.low_slope) * 1e6, float(fit.high_slope) * 1e6],
+            "point": point, **planted,
+            "slope_interval_ns_per_kthread": [float(fit.low_slope) * 1e6, float(fit.high_slope) * 1e6],
             PER_SPAN: n}
     ident = {"fit_point": point, **span} if info.is_cpu else dict(span)
     yield {"name": "launch.overhead.intercept_us", "value": float(b0), "unit": "us", "better": "lower", "info": meta,

@@ -161,17 +161,25 @@ def footprints(lo: int, hi: int, per_octave: int = 2) -> list[int]:
         k += 1
 
 
+def planted_long(n: int, plant: float) -> int:
+    """Iterations of a chase's long section under the gate check's ``chase`` plant: ``2n`` plus ``plant`` × the
+    ``n`` the latency is credited with (:mod:`pytest_gpuperf.gatecheck.plants`): more dependent loads than
+    divided by, at the same level, so the latency reads (1 + ``plant``) × the true one."""
+    return 2 * n + (round(n * plant) if plant > 0 else 0)
+
+
 def chase_clock(device: Device, kernel, footprint: int, stride: int, warm_limit: int, timeout_s: float,
-                buf: Any = None) -> list[float]:
+                buf: Any = None, plant: float = 0.0) -> list[float]:
     """Cycles per dependent load (CUDA clock64), ``REPEATS`` samples from one launch (over ``buf``, a chain
-    of this footprint and stride already on the device, or a new one)."""
+    of this footprint and stride already on the device, or a new one); ``plant``: :func:`planted_long`."""
     if buf is None:
         buf = device.to_device(chase_array(footprint, stride))
     out, cyc = device.empty(8), device.empty(16 * REPEATS)
     lines = max(1, footprint // max(stride, 4))
     warm = lines if footprint <= warm_limit else 0
     h = device.timed(lambda: device.launch(kernel, (1,), (1,), [buf, np.int32(warm), np.int32(SECTION),
-                                                                  np.int32(2 * SECTION), np.int32(REPEATS), out, cyc,
+                                                                  np.int32(planted_long(SECTION, plant)),
+                                                                  np.int32(REPEATS), out, cyc,
                                                                   np.uint32(0)]))
     device.elapsed(h, timeout_s)
     c = device.to_host(cyc, np.int64, 2 * REPEATS).reshape(REPEATS, 2)
@@ -179,7 +187,7 @@ def chase_clock(device: Device, kernel, footprint: int, stride: int, warm_limit:
 
 
 def chase_allocations(device: Device, kernel, footprint: int, stride: int, warm_limit: int, timeout_s: float,
-                      first: Sequence[float], allocations: int = ALLOCATIONS) -> list[float]:
+                      first: Sequence[float], allocations: int = ALLOCATIONS, plant: float = 0.0) -> list[float]:
     """The chase's cycles per load on ``allocations`` separate buffers, one median each: ``first`` (the
     samples of the buffer the curve was measured on) and ``allocations − 1`` new ones, all held at once so
     that each is memory of its own (a freed buffer's block would come back from the pool). Which L2
@@ -188,19 +196,19 @@ def chase_allocations(device: Device, kernel, footprint: int, stride: int, warm_
     allocation, and the gated figure is the median over them."""
     held = [device.to_device(chase_array(footprint, stride)) for _ in range(allocations - 1)]
     medians = [float(np.median(first))]
-    medians += [float(np.median(chase_clock(device, kernel, footprint, stride, warm_limit, timeout_s, buf)))
+    medians += [float(np.median(chase_clock(device, kernel, footprint, stride, warm_limit, timeout_s, buf, plant)))
                 for buf in held]
     return medians
 
 
 def anchor_figure(device: Device, kernel, footprint: int, stride: int, warm_limit: int, timeout_s: float,
-                  samples: Sequence[float]) -> tuple[list[float], dict[str, int]]:
+                  samples: Sequence[float], plant: float = 0.0) -> tuple[list[float], dict[str, int]]:
     """What a gated chase footprint is judged on, and its identity: with a device clock, the medians over
     :func:`chase_allocations`; with event timing on a GPU (no placement effect resolved), the curve's own
     samples. (An event-timed CPU device pools several windows instead: :mod:`.chase_windows`.)"""
     if not device.info.clock_counter:
         return list(samples), {}
-    return (chase_allocations(device, kernel, footprint, stride, warm_limit, timeout_s, samples),
+    return (chase_allocations(device, kernel, footprint, stride, warm_limit, timeout_s, samples, plant=plant),
             {"allocations": ALLOCATIONS})
 
 
@@ -266,9 +274,9 @@ def shared_latency(device: Device, kernels: dict[str, Any], clock_mhz: float, me
 
 
 def chase_events(device: Device, measurer: Callable[..., Any], kernel, footprint: int, stride: int,
-                 warm_limit: int, clock_mhz: float) -> list[float]:
+                 warm_limit: int, clock_mhz: float, plant: float = 0.0) -> list[float]:
     """Cycles per dependent load from event-timed launches with only the short / only the long section,
-    rotating over start lines (see :func:`starts`)."""
+    rotating over start lines (see :func:`starts`); ``plant``: :func:`planted_long`."""
     buf = device.to_device(chase_array(footprint, stride))
     out, cyc = device.empty(8), device.empty(16)
     lines = max(1, footprint // max(stride, 4))
@@ -276,7 +284,8 @@ def chase_events(device: Device, measurer: Callable[..., Any], kernel, footprint
     n = EVENT_SCALE * SECTION  # event timing needs ≫ launch jitter (µs) per section
     s0 = starts(footprint, stride)
     short = itertools.cycle([[buf, warm, np.int32(n), np.int32(0), np.int32(1), out, cyc, np.uint32(s)] for s in s0])
-    long = itertools.cycle([[buf, warm, np.int32(0), np.int32(2 * n), np.int32(1), out, cyc, np.uint32(s)]
+    long = itertools.cycle([[buf, warm, np.int32(0), np.int32(planted_long(n, plant)), np.int32(1), out, cyc,
+                             np.uint32(s)]
                             for s in s0])
     # the short and long runs alternate (timing.measure_pair): timed as two blocks, the host's drift
     # between them once made a 1 MiB difference negative on PoCL; each pair differences the same state

@@ -70,9 +70,17 @@ def build(device: Device, op: Op, ilps: Sequence[int] = ILPS):
     return [(ck, kernels[ck.name]) for _, ck in pairs], evidence
 
 
+def planted_iterations(n: int, plant: float) -> int:
+    """Iterations a throughput launch runs under the gate check's ``throughput`` plant
+    (:mod:`pytest_gpuperf.gatecheck.plants`): (1 + ``plant``) × the ``n`` its rate is credited with, so the
+    chains execute more operations than they are counted for and the rate reads 1 / (1 + ``plant``)."""
+    return n + (max(1, round(n * plant)) if plant > 0 else 0)
+
+
 def measure(device: Device, measurer: Callable[..., Any], ck: chain.ChainKernel, kernel, clock_mhz: float,
-            target_s: float, timeout_s: float = 10.0) -> IlpPoint:
-    """Operations per clock per compute unit for one ILP variant (iterations calibrated to ``target_s``)."""
+            target_s: float, timeout_s: float = 10.0, plant: float = 0.0) -> IlpPoint:
+    """Operations per clock per compute unit for one ILP variant (iterations calibrated to ``target_s``);
+    ``plant``: :func:`planted_iterations`."""
     gsize, lsize = geometry(device)
     data = np.asarray(chain.input_values(ck.op, 4 + 2 * ck.ilp + 4),
                       dtype=np.float64 if ck.op.type == "double" else np.float32)
@@ -85,7 +93,7 @@ def measure(device: Device, measurer: Callable[..., Any], ck: chain.ChainKernel,
         if t >= target_s / 2 or n >= 1 << 22:
             break
         n = int(min(1 << 22, n * min(64.0, max(2.0, target_s / max(t, 1e-7)))))
-    m = measurer(kernel, (gsize,), (lsize,), [buf_in, out, cyc, np.int32(n), np.int32(-7)])
+    m = measurer(kernel, (gsize,), (lsize,), [buf_in, out, cyc, np.int32(planted_iterations(n, plant)), np.int32(-7)])
     ops = gsize * n * chain.TP_UNROLL * ck.ilp * ck.op.ops_per_step
     rate = m.stats.reciprocal(ops / (clock_mhz * 1e6) / device.info.compute_units)
     return IlpPoint(ck.ilp, rate, n)
@@ -141,6 +149,7 @@ class Sweep:
     kernel_names: list[str]
     is_cpu: bool
     geometry: tuple[int, int]
+    plant: float = 0.0  # the gate check's ``throughput`` plant (:func:`planted_iterations`)
 
     def records(self) -> Iterator[dict[str, Any]]:
         """The figures as ``gpuperf_record`` arguments: each ILP's rate, the best ILP's rate and the
@@ -163,18 +172,19 @@ class Sweep:
         yield {"name": o.metric("throughput", "ops_per_clk_sm"), "value": best.ops_per_clk_cu.median,
                "unit": "ops/clk/SM", "better": "higher", "stats": best.ops_per_clk_cu,
                "info": {"best_ilp": best.ilp, "global": gsize, "local": lsize, "clock_mhz": clock.mhz,
-                        "clock_source": clock.source,
+                        "clock_source": clock.source, **({"planted_slowdown": self.plant} if self.plant > 0 else {}),
                         "note": o.note or "thread-level operations (half2: one per pair)"}}
         yield {"name": f"throughput.{o.precision}.{o.short}.saturating_ilp", "value": saturating_ilp(self.points),
                "unit": "ilp", "better": "lower",
                "info": {"fraction_of_best": SATURATION, "ilps": [p.ilp for p in self.points]}}
 
 
-def sweep(device: Device, measurer: Callable[..., Any], op: Op, clock: SmClock) -> Sweep:
+def sweep(device: Device, measurer: Callable[..., Any], op: Op, clock: SmClock, plant: float = 0.0) -> Sweep:
     """Measure ``op``'s rate at every ILP of the sweep (1..8 on GPUs; 1, 2, 4, 8 on CPU devices), each
-    launch calibrated to 2 ms on GPUs and 5 ms on CPU devices, whose launch jitter is larger."""
+    launch calibrated to 2 ms on GPUs and 5 ms on CPU devices, whose launch jitter is larger; ``plant``: the
+    gate check's ``throughput`` plant (:func:`planted_iterations`)."""
     is_cpu = device.info.is_cpu
     built, evidence = build(device, op, ILPS if not is_cpu else (1, 2, 4, 8))
     target = 5e-3 if is_cpu else 2e-3
-    points = [measure(device, measurer, ck, k, clock.mhz, target) for ck, k in built]
-    return Sweep(op, clock, points, evidence, [ck.name for ck, _ in built], is_cpu, geometry(device))
+    points = [measure(device, measurer, ck, k, clock.mhz, target, plant=plant) for ck, k in built]
+    return Sweep(op, clock, points, evidence, [ck.name for ck, _ in built], is_cpu, geometry(device), plant)

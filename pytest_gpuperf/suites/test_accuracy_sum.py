@@ -16,12 +16,15 @@ from __future__ import annotations
 import pytest
 
 from pytest_gpuperf.accuracy import summation_check
+from pytest_gpuperf.gatecheck import plants
 
 
 @pytest.mark.parametrize("layout", summation_check.LAYOUTS)
 @pytest.mark.gpuperf(requires=["fp64"])
-def test_summation(gpu_device, gpu_measure, gpuperf_record, accuracy_rng, layout):
-    run = summation_check.SummationRun(gpu_device, gpu_measure, layout, accuracy_rng)
+def test_summation(gpu_device, gpu_measure, gpuperf_record, gpuperf_plant, accuracy_rng, layout):
+    # the gate check's summation plant: every sum the kernel writes is scaled by 1 + F
+    run = summation_check.SummationRun(gpu_device, gpu_measure, layout, accuracy_rng,
+                                       plants.fraction(gpuperf_plant, "summation"))
     for r in run.records():
         gpuperf_record(**r)
     problem = run.ordering_problem()

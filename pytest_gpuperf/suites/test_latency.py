@@ -38,7 +38,7 @@ def sm_clock():
 
 
 @pytest.mark.parametrize("name", ops.THROUGHPUT_OPS)
-def test_throughput(gpu_device, gpu_measure, gpuperf_record, sm_clock, name):
+def test_throughput(gpu_device, gpu_measure, gpuperf_record, gpuperf_plant, sm_clock, name):
     info = gpu_device.info
     o = ops.op(name)
     missing = o.features() - info.features
@@ -50,7 +50,7 @@ def test_throughput(gpu_device, gpu_measure, gpuperf_record, sm_clock, name):
         pytest.skip(f"{info.name} reports no clock; ops per clock cannot be derived")
     for r in clock.records:  # the measured clock, recorded by the module's first throughput test
         gpuperf_record(**r)
-    sweep = throughput.sweep(gpu_device, measurer, o, clock)
+    sweep = throughput.sweep(gpu_device, measurer, o, clock, plants.fraction(gpuperf_plant, "throughput"))
     assert all(p.ops_per_clk_cu.median > 0 for p in sweep.points), [p.ops_per_clk_cu.median for p in sweep.points]
     for r in sweep.records():
         gpuperf_record(**r)

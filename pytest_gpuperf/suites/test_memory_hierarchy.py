@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import pytest
 
+from pytest_gpuperf.gatecheck import plants
 from pytest_gpuperf.probes import hierarchy, launch_overhead, memory
 from pytest_gpuperf.timing.stats import Stats
 
@@ -34,8 +35,9 @@ def probe(gpu_device, gpu_measure):
     return p
 
 
-def test_pointer_chase(gpu_device, gpuperf_record, probe):
-    sweep = hierarchy.chase_sweep(gpu_device, probe)
+def test_pointer_chase(gpu_device, gpuperf_record, gpuperf_plant, probe):
+    # the gate check's chase plant: more dependent loads than credited (memory.planted_long)
+    sweep = hierarchy.chase_sweep(gpu_device, probe, plants.fraction(gpuperf_plant, "chase"))
     assert len(sweep.levels) >= 2, (f"no latency step found between 1 KiB and {4 * sweep.cache >> 20} MiB: "
                                     f"{sweep.main} — the chase did not reach past a cache level")
     for r in sweep.records(gpu_device):
@@ -56,6 +58,7 @@ def test_loaded_latency(gpu_device, gpuperf_record, probe):
         gpuperf_record(**r)
 
 
-def test_launch_overhead_vs_grid(gpu_device, gpuperf_record, probe):
-    for r in launch_overhead.grid_records(gpu_device, probe.meas, probe.kernels["gp_empty"]):
+def test_launch_overhead_vs_grid(gpu_device, gpuperf_record, gpuperf_plant, probe):
+    plant = plants.fraction(gpuperf_plant, "launch")  # the gate check's launch plant: extra work per launch
+    for r in launch_overhead.grid_records(gpu_device, probe.meas, probe.kernels["gp_empty"], plant):
         gpuperf_record(**r)

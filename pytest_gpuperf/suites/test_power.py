@@ -26,6 +26,7 @@ import numpy as np
 import pytest
 
 from pytest_gpuperf.devices.dialect import portable
+from pytest_gpuperf.gatecheck import plants
 from pytest_gpuperf.power import energy_figures, fma_load, front_figures, model_scores, sustained
 from pytest_gpuperf.timing.energy import K_STEPS, steady_state_energy
 from pytest_gpuperf.tuning import pareto
@@ -60,15 +61,17 @@ def test_power_model(gpu_device, gpuperf_record, request):
 
 
 @pytest.mark.parametrize("precision", ["fp32", "fp64"])
-def test_energy_fma(gpu_device, gpu_kernel, gpuperf_record, precision, request):
+def test_energy_fma(gpu_device, gpu_kernel, gpuperf_record, gpuperf_plant, precision, request):
     sensor = _sensor(gpu_device, request)
     if precision == "fp64" and not gpu_device.info.fp64:
         pytest.skip(f"{gpu_device.info.name} has no fp64")
     scalar, _ = fma_load.PRECISIONS[precision]
     kern = gpu_kernel.compile(fma_load.source(gpu_device.info.dialect, scalar), "fma_chain")
     flops = fma_load.flops()
-    e = steady_state_energy(gpu_device, sensor, fma_load.launcher(gpu_device, kern, precision), flops)
-    for r in energy_figures.records(f"fma_{precision}", e, "flop", {"flops_per_launch": flops, "k_steps": K_STEPS}):
+    plant = plants.fraction(gpuperf_plant, "power")  # the gate check's power plant: uncredited work per launch
+    e = steady_state_energy(gpu_device, sensor, fma_load.launcher(gpu_device, kern, precision, plant), flops)
+    extra = {"flops_per_launch": flops, "k_steps": K_STEPS, **({"planted_slowdown": plant} if plant else {})}
+    for r in energy_figures.records(f"fma_{precision}", e, "flop", extra):
         gpuperf_record(**r)
 
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import pytest
 
+from pytest_gpuperf.gatecheck import plants
 from pytest_gpuperf.tuning import race, standings
 from pytest_gpuperf.tuning.fixtures import budget_spent, tuning_options
 from pytest_gpuperf.tuning.kernels import BENCHMARKS
@@ -43,13 +44,14 @@ def test_lambda0_calibration(gpu_device, gpuperf_record):
 
 
 @pytest.mark.parametrize("bench", BENCHMARKS, ids=[b.name for b in BENCHMARKS])
-def test_tune(gpu_device, gpuperf_record, bench, request):
+def test_tune(gpu_device, gpuperf_record, gpuperf_plant, bench, request):
     """Every registered strategy on one kernel (``tuning.race``): its pick's quality and its cost."""
     spent = budget_spent(request.config)
     if spent:
         pytest.skip(f"--gpuperf-tuning-budget={spent:g} s spent before {bench.name}; raise it to tune every kernel")
     opts = tuning_options(request.config)
-    result = race.run(gpu_device, bench, probe_limit=opts.probe_limit, retune=opts.retune)
+    result = race.run(gpu_device, bench, probe_limit=opts.probe_limit, retune=opts.retune,
+                      plant=plants.fraction(gpuperf_plant, "tuner"))  # the gate check's tuner plant
     for r in race.records(result):
         gpuperf_record(**r)
     print(result.line())

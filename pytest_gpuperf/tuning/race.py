@@ -92,12 +92,14 @@ class Race:
                 f"pruning={dao.pruning} kt_errors={self.errors} ({self.seconds:.1f} s)")
 
 
-def run(device: Device, bench: Benchmark, probe_limit: bool = False, retune: bool = False) -> Race:
+def run(device: Device, bench: Benchmark, probe_limit: bool = False, retune: bool = False,
+        plant: float = 0.0) -> Race:
     """Race every registered strategy on ``bench`` (``probe_limit``: ``--gpuperf-tuning-probe-limit``;
-    ``retune``: time the whole space even where a stored table exists). Raises AssertionError when a pick
-    computes a wrong result."""
+    ``retune``: time the whole space even where a stored table exists; ``plant``: the gate check's ``tuner``
+    plant, :func:`.strategies.planted_pick`). Raises AssertionError when a pick computes a wrong result."""
     t0 = time.perf_counter()
     ctx = context(device, bench, seed=INPUT_SEED, probe_limit=probe_limit)
+    ctx.plant = plant
     ref = reference.begin(ctx, INPUT_SEED, retune=retune)  # a stored table: the strategies replay it
     runs = {name: [r.run(ctx, 0, 0)] for name, r in REGISTRY.items() if not r.searching}
     budget = max(3, len(runs["dao"][0].ledger.visited))
@@ -162,6 +164,8 @@ def _strategy_records(race: Race, name: str, runs: list[Outcome]) -> list[dict[s
         info["pruning"] = runs[0].pruning
     if name == ERRORS_ON:
         info["kernel_tuner_errors"] = race.errors  # strategies of Kernel Tuner that raised
+    if name == "dao" and race.ctx.plant > 0:
+        info["planted_slowdown"] = race.ctx.plant
     out = [{"name": f"{prefix}.quality", "value": s.quality, "unit": "ratio", "better": "lower", "info": info}]
     if name != REFERENCE:
         out += [{"name": f"{prefix}.cost", "value": s.cost, "unit": "ratio", "better": "lower"},

@@ -1,0 +1,167 @@
+"""Plants per family at the size each family claims to catch, and the detection curves of the headline figures.
+
+Every family of the suites names the metrics that must catch its plant (:data:`TARGETS`): the launch path,
+copies of every size, each cache level's chase, instruction latency and throughput, a math function's ulp,
+summation error, energy per operation under the power suite's load, the tuner's pick and the sampled
+model's error. The size planted on a metric is what its gate claims to catch: :func:`claimed_size`, from the
+band of the metric's baseline entry — a plant 1.5 × the band's relative half-width must read ``regressed``.
+The band is passed in by the caller (this package sits below the verdicts; it reaches them only through the
+command line and files), so the same function takes the metric's minimum detectable effect once baselines
+record one.
+
+Where the baseline has no entry for a metric, the device class's fallback size is planted (a CPU device's
+is the smallest its noise lets a PoCL gate catch); a family whose claimed size lies outside what a plant can
+express (a band wider than 9 × the value) is reported as not plantable, with the reason, never silently
+dropped. :func:`curve_plants` plants the headline figures at 1, 2, 5 and 10 %.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Sequence
+
+from .plants import FAMILY
+from .run import Plant, node_id
+
+#: the sizes of the detection curves (``--curve``)
+CURVE_SIZES = (0.01, 0.02, 0.05, 0.10)
+#: the largest size a plant may take (plants.parse accepts fractions in (0, 10))
+MAX_SIZE = 9.0
+#: the smallest size planted, for a metric whose band is zero (an exact figure)
+MIN_SIZE = 0.01
+
+
+@dataclass(frozen=True)
+class Target:
+    """A metric that must catch a family's plant, where it is measured (a ``-k`` selection, used when the
+    baseline does not name the test), the size planted where the baseline has no entry (GPU, CPU), and why a
+    device cannot run it (``gpu_only``: the reason a CPU device skips it)."""
+
+    kind: str
+    metric: str
+    selection: tuple[str, ...]
+    fallback: tuple[float, float]
+    additive: bool = False  # the plant adds its size to the metric (an error fraction), not × (1 + size)
+    gpu_only: str | None = None
+    cpu: bool = True  # measured (as a named metric) on CPU devices too
+    gpu: bool = True
+
+
+def _copy(label: str, cpu: bool = True, gpu: bool = True) -> Target:
+    return Target("memory", f"memory.copy.bandwidth.{label}",
+                  ("suites/test_memory.py", "-k", f"copy_bandwidth and {label}"), (0.05, 2.0), cpu=cpu, gpu=gpu)
+
+
+_LAUNCH = ("suites/test_memory.py", "-k", "test_launch_overhead")
+_GRID = ("suites/test_memory_hierarchy.py", "-k", "test_launch_overhead_vs_grid")
+_CHASE = ("suites/test_memory_hierarchy.py", "-k", "test_pointer_chase")
+_NO_SENSOR = "energy per op needs a power sensor (NVML): a CPU device has none"
+
+#: every family's target metrics, in the order they are planted
+TARGETS: tuple[Target, ...] = (
+    Target("launch", "launch.empty.device_us", _LAUNCH, (0.3, 3.0)),
+    Target("launch", "launch.overhead.intercept_us", _GRID, (0.3, 3.0)),
+    _copy("1MiB"), _copy("16MiB"), _copy("256MiB"), _copy("1GiB", cpu=False),
+    Target("chase", "memory.l1.latency.cycles", _CHASE, (0.05, 2.0)),
+    Target("chase", "memory.l2.latency.cycles", _CHASE, (0.05, 2.0), cpu=False),
+    Target("chase", "memory.dram.latency.cycles", _CHASE, (0.08, 2.0), cpu=False),
+    Target("chase", "memory.chase.64MiB.latency.cycles", _CHASE, (0.08, 2.0), gpu=False),
+    Target("compute", "latency.fp32.fma.cycles", ("suites/test_latency.py", "-k", "test_latency and fp32-ieee"),
+           (0.05, 1.2)),
+    Target("throughput", "throughput.fp32.fma.ops_per_clk_sm",
+           ("suites/test_latency.py", "-k", "test_throughput and fp32.fma"), (0.05, 3.0)),
+    Target("summation", "accuracy.sum.float.serial.n16.abs_err",
+           ("suites/test_accuracy_sum.py", "-k", "test_summation and serial"), (1.5, 1.5)),
+    Target("power", "power.fma_fp32.joules_per_op", ("suites/test_power.py", "-k", "test_energy_fma and fp32"),
+           (0.3, 0.3), gpu_only=_NO_SENSOR),
+    Target("tuner", "tuning.reduce.dao.quality", ("suites/test_workgroup_tuning.py", "-k", "test_tune and reduce"),
+           (0.15, 5.0)),
+    Target("model", "model.sampled.mean_error", ("suites/test_model_error.py", "-k", "test_sampled_models"),
+           (0.2, 1.0), additive=True, cpu=False),
+    # a CPU device measures the corpus at the project's geometry only (models.sampled_corpus.protocols_for)
+    Target("model", "model.sampled_project.mean_error", ("suites/test_model_error.py", "-k", "test_sampled_models"),
+           (0.2, 1.0), additive=True, gpu=False),
+)
+#: the families whose plant has no size: a math function 1 ulp off on some inputs, a metric not recorded —
+#: (argument, metric that must catch it, selection)
+FIXED = {
+    "ulp": ("sin", "accuracy.fp32.sin.max_ulp",
+            ("suites/test_accuracy_math.py", "-k", "test_math_function and sin- and fp32")),
+    "missing": ("memory.copy.bandwidth.16MiB", "memory.copy.bandwidth.16MiB",
+                ("suites/test_memory.py", "-k", "copy_bandwidth and 16MiB")),
+}
+#: the headline figures of the detection curves: the 1 GiB copy, the FMA chain, the launch overhead, the L2 chase
+HEADLINES = ("memory.copy.bandwidth.1GiB", "latency.fp32.fma.cycles", "launch.overhead.intercept_us",
+             "memory.l2.latency.cycles")
+
+#: the half-width of an entry's band, in the metric's units (the caller's: ``verdicts.band`` of its value and
+#: tolerance, or its minimum detectable effect once baselines carry one)
+Band = Callable[[Mapping[str, Any]], float]
+
+
+def claimed_size(entry: Mapping[str, Any], band: Band, additive: bool = False) -> float:
+    """The change the gate claims to catch on ``entry``: 1.5 × the band's half-width relative to the value
+    (``additive``: 1.5 × the half-width itself, for a plant that adds its size to an error fraction). A plant
+    of this size lands half a band beyond the edge, so a gate that keeps its claim reads ``regressed``.
+    Rounded to 3 significant digits and at least :data:`MIN_SIZE`; may exceed :data:`MAX_SIZE` (not plantable)."""
+    width = float(band(entry))
+    value = abs(float(entry["value"]))
+    if additive:
+        raw = 1.5 * width
+    else:
+        raw = 1.5 * width / value if value > 0 else float("inf")
+    return max(MIN_SIZE, float(f"{raw:.3g}")) if raw != float("inf") else raw
+
+
+def _tests(t: Target, entry: Mapping[str, Any] | None, spec: str) -> tuple[str, ...]:
+    """The one test that recorded the entry (its node id on device ``spec``), else the target's selection."""
+    if entry and entry.get("test") and spec:
+        return (node_id(str(entry["test"]), spec),)
+    return t.selection
+
+
+def family_plants(families: Sequence[str] | None, is_cpu: bool, entries: Mapping[str, Mapping[str, Any]],
+                  band: Band, spec: str = "") -> tuple[list[Plant], list[dict[str, Any]]]:
+    """The plants of ``families`` (kinds of :data:`FAMILY`; None: every family) at their claimed sizes
+    (:func:`claimed_size` of the baseline ``entries``, else the device class's fallback; the ``ulp`` and
+    ``missing`` plants as :data:`FIXED` names them), and the targets left out with the reason: GPU-only on a
+    CPU device, or a band too wide to plant."""
+    known = {t.kind for t in TARGETS} | set(FIXED)
+    wanted = set(families) if families is not None else known
+    unknown = wanted - known
+    if unknown:
+        raise ValueError(f"unknown plant families {sorted(unknown)}: choose from {', '.join(sorted(known))} (or all)")
+    chosen: list[Plant] = []
+    skipped: list[dict[str, Any]] = []
+    for t in TARGETS:
+        if t.kind not in wanted or not (t.cpu if is_cpu else t.gpu):
+            continue
+        if is_cpu and t.gpu_only:
+            skipped.append({"kind": t.kind, "metric": t.metric, "why": t.gpu_only})
+            continue
+        entry = entries.get(t.metric)
+        if entry is not None:
+            size = claimed_size(entry, band, t.additive)
+        else:
+            size = t.fallback[1 if is_cpu else 0]
+        if size > MAX_SIZE:
+            skipped.append({"kind": t.kind, "metric": t.metric,
+                            "why": f"its band claims only a change of {size:g}× the value (over {MAX_SIZE:g}): "
+                                   "no plant can test so loose a gate"})
+            continue
+        chosen.append(Plant(t.kind, f"{size:g}", t.metric, _tests(t, entry, spec)))
+    for kind, (arg, metric, selection) in FIXED.items():
+        if kind in wanted:
+            chosen.append(Plant(kind, arg, metric, _tests(Target(kind, metric, selection, (0, 0)),
+                                                          entries.get(metric), spec)))
+    return chosen, skipped
+
+
+def curve_plants(is_cpu: bool, entries: Mapping[str, Mapping[str, Any]], spec: str = "",
+                 sizes: Sequence[float] = CURVE_SIZES) -> list[Plant]:
+    """The headline figures (:data:`HEADLINES`, those the device class measures) planted at each of ``sizes``."""
+    out = []
+    for t in TARGETS:
+        if t.metric in HEADLINES and (t.cpu if is_cpu else t.gpu):
+            out += [Plant(t.kind, f"{s:g}", t.metric, _tests(t, entries.get(t.metric), spec)) for s in sizes]
+    return out

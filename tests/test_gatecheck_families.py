@@ -1,0 +1,302 @@
+"""The gate check's plants in every family: each kind parses and is refused when malformed, the family
+plants take the size their baseline bands claim, and on the real OpenCL device of this machine each plant
+moves its metric by about its size in the bad direction (a planted and an unplanted run of the one test, or
+of the one procedure where the test takes tens of seconds on PoCL). The host is shared, so sizes are
+PoCL-sized and checks ask for half the planted move."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pytest_gpuperf.baselines.cli import entry_band
+from pytest_gpuperf.cli import main as gpuperf
+from pytest_gpuperf.devices import discover
+from pytest_gpuperf.gatecheck import families, plants
+from pytest_gpuperf.gatecheck import run as gc
+
+INV = discover()
+HAS_CL = any(d.backend == "opencl" for d in INV.devices)
+needs_cl = pytest.mark.skipif(not HAS_CL, reason="no OpenCL device (install pocl-opencl-icd)")
+DEV = "opencl:0"
+REPO = Path(__file__).resolve().parents[1]
+FRACTIONS = ("memory", "compute", "throughput", "launch", "chase", "summation", "power", "tuner", "model")
+
+
+@pytest.mark.parametrize("kind", FRACTIONS)
+def test_every_fraction_kind_parses_and_refuses_bad_sizes(kind):
+    assert plants.parse([f"{kind}=0.05"]) == {kind: "0.05"}
+    assert plants.fraction((f"{kind}=1.5",), kind) == 1.5 and plants.fraction((), kind) == 0.0
+    assert kind in plants.FAMILY
+    for bad, says in ((f"{kind}=fast", "takes a fraction such as 0.05"), (f"{kind}=0", r"must lie in \(0, 10\)"),
+                      (f"{kind}=12", r"must lie in \(0, 10\)"), (f"{kind}=nan", r"must lie in \(0, 10\)"),
+                      (f"{kind}=", "use KIND=ARG"), (kind, "use KIND=ARG")):
+        with pytest.raises(ValueError, match=says):
+            plants.parse([bad])
+
+
+def test_unknown_kinds_and_function_names_are_refused_with_the_list():
+    with pytest.raises(ValueError, match=r"KIND one of .*launch \(fraction\).*summation \(fraction\)"):
+        plants.parse(["latency=0.1"])
+    with pytest.raises(ValueError, match="takes a math function's name"):
+        plants.parse(["ulp=sin; rm"])
+
+
+@needs_cl
+def test_a_malformed_plant_stops_the_run_before_any_test(tmp_path):
+    o = gc.run_pytest(DEV, ["suites/test_accuracy_sum.py", "--gpuperf-plant", "chase=-1"], tmp_path / "r.json",
+                      tmp_path / "r.log", baseline_dir=None, cwd=REPO)
+    text = o.log.read_text()
+    assert o.exit == 4 and "chase=-1" in text and "(0, 10)" in text, text[-600:]
+
+
+def test_claimed_size_is_one_and_a_half_bands():
+    band = entry_band
+    assert families.claimed_size({"value": 100.0, "tolerance": {"rel": 0.02}}, band) == pytest.approx(0.03)
+    # the noise term wins when wider: 6 × 1.0 on 100
+    assert families.claimed_size({"value": 100.0, "tolerance": {"rel": 0.01, "k": 6, "spread": 1.0}},
+                                 band) == pytest.approx(0.09)
+    # an additive plant (an error fraction) takes the band itself, not relative to the value
+    assert families.claimed_size({"value": 0.087, "tolerance": {"abs": 0.02, "rel": 0.5, "k": 6, "spread": 0.0177}},
+                                 band, additive=True) == pytest.approx(0.159)
+    assert families.claimed_size({"value": 5.0, "tolerance": {"abs": 0}}, band) == families.MIN_SIZE
+
+
+def test_family_plants_take_the_baseline_bands_and_say_what_they_leave_out():
+    entries = {"launch.empty.device_us": {"value": 2.72, "tolerance": {"abs": 0.5}, "test": "suites/test_memory.py::"
+                                          "test_launch_overhead"},
+               "launch.overhead.intercept_us": {"value": 0.66, "tolerance": {"abs": 25.0}}}
+    chosen, skipped = families.family_plants(["launch", "power"], False, entries, entry_band, spec="cuda:0")
+    by_metric = {p.metric: p for p in chosen}
+    assert by_metric["launch.empty.device_us"].arg == "0.276"
+    assert by_metric["launch.empty.device_us"].tests == ("suites/test_memory.py::test_launch_overhead[cuda:0]",)
+    assert by_metric["power.fma_fp32.joules_per_op"].arg == "0.3"  # no entry: the GPU fallback
+    assert [s["metric"] for s in skipped] == ["launch.overhead.intercept_us"] and "56.8×" in skipped[0]["why"]
+    # on a CPU device the power family is left out with its reason, the copy stops at 256 MiB
+    chosen, skipped = families.family_plants(None, True, {}, entry_band)
+    assert {s["kind"] for s in skipped} == {"power"} and "power sensor" in skipped[0]["why"]
+    assert "memory.copy.bandwidth.1GiB" not in {p.metric for p in chosen}
+    assert {p.kind for p in chosen} == set(FRACTIONS) - {"power"} | {"ulp", "missing"}
+    fixed = {p.kind: p for p in chosen if p.kind in families.FIXED}
+    assert (fixed["ulp"].arg, fixed["ulp"].metric) == ("sin", "accuracy.fp32.sin.max_ulp")
+    assert fixed["missing"].metric == "memory.copy.bandwidth.16MiB" and fixed["missing"].size == fixed["missing"].arg
+    with pytest.raises(ValueError, match="unknown plant families"):
+        families.family_plants(["latency"], True, {}, entry_band)
+    curve = families.curve_plants(False, {})
+    assert sorted({p.metric for p in curve}) == sorted(families.HEADLINES)
+    assert sorted({p.arg for p in curve}) == ["0.01", "0.02", "0.05", "0.1"]
+
+
+def test_detection_counts_families_beside_the_aa_runs():
+    doc = {"commit": "b", "aa": [{"run": 1, "regressed": [], "missing": [], "exit": 0, "commit": "b"},
+                                 {"run": 2, "regressed": [{"metric": "x"}], "missing": [], "exit": 1, "commit": "b"},
+                                 {"run": 3, "regressed": [], "missing": [], "exit": 0, "commit": "a"}],
+           "planted": [{"kind": "chase", "metric": "memory.l1.latency.cycles", "size": 0.015, "tries": 3,
+                        "detected": 3, "commit": "b"},
+                       {"kind": "chase", "metric": "memory.l2.latency.cycles", "size": 0.045, "tries": 3,
+                        "detected": 2, "commit": "b"},
+                       {"kind": "launch", "metric": "launch.empty.device_us", "size": 0.3, "tries": 3,
+                        "detected": 0, "commit": "a"}]}
+    det = gc.detection(doc)
+    assert det["aa"] == {"runs": 2, "clean": 1, "false_alarm_rate": 0.5}
+    assert list(det["families"]) == ["chase"]
+    assert det["families"]["chase"]["family"] == "cache chase"
+    assert (det["families"]["chase"]["tries"], det["families"]["chase"]["detected"]) == (6, 5)
+
+
+@needs_cl
+def test_gatecheck_cli_refuses_an_unknown_family(tmp_path, capsys):
+    code = gpuperf(["baseline", "gatecheck", f"--device={DEV}", "--families", "launch,latency", "--aa", "0",
+                    "--out", str(tmp_path / "g.json"), "--results-dir", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code != 0 and "--families 'launch,latency'" in err and "unknown plant families ['latency']" in err, err
+    assert not (tmp_path / "g.json").exists()
+
+
+# ---- each plant on PoCL: the metric moves by about the planted size --------------------------------------------
+
+
+def _value(doc: dict, name: str) -> float:
+    (m,) = [m for m in doc["metrics"] if m["name"] == name]
+    return float(m["value"])
+
+
+def _pair(tmp_path: Path, tests: tuple[str, ...], plant: str, metric: str,
+          update: bool = False) -> tuple[float, float, dict]:
+    """The metric from a run without and one with ``plant`` (the planted run's record too); ``update``: the
+    unplanted run writes the test's own baseline, which the planted one is then gated against."""
+    runs, bl = tmp_path / "runs", tmp_path / "bl"
+    bl.mkdir(exist_ok=True)  # the test's own baselines: never the shipped ones
+    extra = ["--gpuperf-update-baselines"] if update else []
+    a = gc.run_pytest(DEV, [*tests, *extra], runs / "a.json", runs / "a.log", baseline_dir=str(bl), cwd=REPO)
+    b = gc.run_pytest(DEV, [*tests, "--gpuperf-plant", plant], runs / "b.json", runs / "b.log", baseline_dir=str(bl),
+                      cwd=REPO)
+    assert a.doc and b.doc, (a.log.read_text()[-2000:], b.log.read_text()[-2000:])
+    (rec,) = [m for m in b.doc["metrics"] if m["name"] == metric]
+    return _value(a.doc, metric), _value(b.doc, metric), rec
+
+
+@needs_cl
+def test_summation_plant_scales_the_error_exactly(tmp_path):
+    """The zero-sum data set's result is its rounding error, so scaling the sum by 2.5 scales the error by 2.5;
+    the gate (baseline: the unplanted run's) reads it as more than its one-order band allows."""
+    metric = "accuracy.sum.float.serial.n16.abs_err"
+    sel = ("suites/test_accuracy_sum.py", "-k", "test_summation and serial")
+    before, after, rec = _pair(tmp_path, sel, "summation=1.5", metric, update=True)
+    assert after == pytest.approx(2.5 * before, rel=1e-6) and before > 0
+    assert rec["info"]["planted_slowdown"] == 1.5
+    assert rec["verdict"] in ("regressed", "contended"), rec  # contended: a busy host's run does not gate
+
+
+@needs_cl
+def test_launch_plant_adds_work_to_every_launch(tmp_path):
+    """The grid sweep launches a kernel whose first work-item spins 9x the smallest grid's time: the fitted
+    launch overhead (the lower quartile of many launches per point on a CPU device) rises by over half that
+    extra time. (PoCL's launch time switches between modes a few µs apart from process to process, so the
+    plant is large and the check is on the added time, not a ratio.)"""
+    metric = "launch.overhead.intercept_us"
+    before, after, rec = _pair(tmp_path, ("suites/test_memory_hierarchy.py", "-k", "test_launch_overhead_vs_grid"),
+                               "launch=9", metric)
+    assert rec["info"]["planted_slowdown"] == 9.0 and rec["info"]["planted_spin_steps"] > 0
+    assert after - before >= 0.5 * rec["info"]["planted_extra_us"], (before, after, rec["info"])
+
+
+def test_throughput_and_launch_plants_on_the_probe_figures(cl_device):
+    """In one process, unplanted and planted measurements side by side (the host's load moves both): the
+    throughput chain credited with a quarter of its iterations reads well under half the rate, and the host
+    issuing 3x the launches it counts reads well over the unplanted time per launch."""
+    from pytest_gpuperf.helpers import Measurer
+    from pytest_gpuperf.probes import launch_overhead, ops, throughput
+    from pytest_gpuperf.timing.measure import MeasureConfig
+
+    dev = cl_device
+    meas = Measurer(dev, MeasureConfig(min_repeats=5, max_repeats=15, target_rel_spread=0.05))
+    ((ck, kernel),), _ = throughput.build(dev, ops.op("fp32.fma"), (8,))
+    rates = [throughput.measure(dev, meas, ck, kernel, dev.info.clock_mhz, 5e-3, plant=p).ops_per_clk_cu.median
+             for p in (0.0, 3.0, 0.0)]
+    assert rates[1] < max(rates[0], rates[2]) / 2.0, rates
+    empty = dev.compile(launch_overhead.EMPTY[dev.info.backend], launch_overhead.EMPTY_NAME)
+    host = [launch_overhead.host_launch_us(dev, empty, [np.int32(0)], 500, 5, plant=p).min for p in (0.0, 3.0, 0.0)]
+    assert host[1] > 2.0 * min(host[0], host[2]), host
+
+
+def test_chase_plant_lengthens_every_chase(cl_device):
+    """The event-timed chase at one footprint: its long section takes twice the credited loads more, so the
+    cycles per load read about 3x (asked: over 2x)."""
+    from pytest_gpuperf.helpers import Measurer
+    from pytest_gpuperf.probes import hierarchy, memory
+    from pytest_gpuperf.timing.measure import MeasureConfig
+
+    dev = cl_device
+    p = hierarchy.probe(dev, Measurer(dev, MeasureConfig(min_repeats=5, max_repeats=15, target_rel_spread=0.05)))
+    lat = [float(np.median(memory.chase_events(dev, p.meas, p.kernels["gp_chase"], 16 << 10, 128, 1 << 30,
+                                               p.clock, plant=f))) for f in (0.0, 2.0, 0.0)]
+    assert lat[1] > 2.0 * max(lat[0], lat[2]), lat
+    assert memory.planted_long(256, 0.0) == 512 and memory.planted_long(256, 0.05) == 525
+
+
+def test_tuner_plant_makes_the_thesis_tuner_pick_a_slower_configuration(cl_device):
+    """The thesis tuner on one kernel's space, honest and planted on the same timings: the planted pick is
+    the fastest timed configuration over 1 + F slower than the honest one, or the slowest timed one."""
+    from pytest_gpuperf.tuning import strategies
+    from pytest_gpuperf.tuning.kernels import BENCHMARKS
+    from pytest_gpuperf.tuning.tuner import context
+
+    bench = next(b for b in BENCHMARKS if b.name == "reduce")
+    ctx = context(cl_device, bench, seed=11)
+    honest = strategies.dao(ctx)
+    ctx.plant = 0.5
+    planted = strategies.dao(ctx)
+    t = {c: p.time_s for c, p in ctx.ev.points.items()}
+    assert len(t) > 1 and planted.best != honest.best, t
+    slower = [x for x in t.values() if x > 1.5 * t[honest.best]]
+    assert t[planted.best] == (min(slower) if slower else max(t.values())), (t, planted.best, honest.best)
+    assert planted.ledger.visited == honest.ledger.visited  # the plant adds no evaluation
+
+
+def test_model_plant_runs_more_groups_than_it_credits(cl_device):
+    """Dao's two samples of the corpus' copy kernel (the first groups of the run, at 2 and 3 waves): under the
+    plant the second covers (1 + F) × the extra groups over the first — read back from what the kernel wrote —
+    while its plan, what the model divides by, is unchanged. (Whether the prediction then grows is the
+    sampled model's own noise on PoCL, up to 5x between runs on a loaded host: the H200's gate check
+    measures it.)"""
+    from pytest_gpuperf.helpers import Measurer
+    from pytest_gpuperf.models.corpus import by_name
+    from pytest_gpuperf.models.fixtures import SampledKernel
+    from pytest_gpuperf.models.sampling import planted_p2, saturation_point
+    from pytest_gpuperf.timing.measure import MeasureConfig
+
+    k, local = by_name("copy"), 64
+    kern = cl_device.compile(k.source(cl_device.info.backend), k.name)
+    groups = 40 * saturation_point(cl_device.info, kern.attributes, local).wave
+    meas = Measurer(cl_device, MeasureConfig(min_repeats=3, max_repeats=3, warmup=1))
+    for plant in (0.0, 1.0):
+        c = cl_device.to_device(np.zeros(groups * local, np.float32))
+        args = [cl_device.to_device(np.ones(groups * local, np.float32)), c, c, np.int32(groups * local)]
+        run = SampledKernel(cl_device, meas, plant=plant)(kern, local, args, groups, cold=False, full=False)
+        written = int(np.count_nonzero(cl_device.to_host(c, np.float32)))
+        plan = run.plan
+        assert written == planted_p2(plan, plant) * local
+        assert written == (plan.p2 + round(plant * (plan.p2 - plan.p1))) * local and plan.p2 < groups
+
+
+def test_power_plant_is_gpu_only_its_launch_does_uncredited_work():
+    """The power plant needs a power sensor (no run on PoCL); what it changes is the load's size per credited
+    flop."""
+    from pytest_gpuperf.power import fma_load
+
+    assert fma_load.planted_threads(0.0) == fma_load.THREADS
+    assert fma_load.planted_threads(0.3) == pytest.approx(1.3 * fma_load.THREADS, rel=1e-3)
+    assert fma_load.planted_threads(0.3) % fma_load.LOCAL == 0
+    if not any(d.backend == "cuda" for d in INV.devices):
+        pytest.skip("power plant's run: needs a GPU with NVML (energy per op); this machine has only PoCL")
+
+
+# A tiny project whose one figure is (1 + the memory plant's size) MB, exactly: the gate-check protocol (curves,
+# not-planted targets, the detection summary) without a device figure's noise. Its band is 3 %.
+TINY = '''
+from pytest_gpuperf.gatecheck import plants
+
+def test_tiny(gpu_device, gpuperf_record, gpuperf_plant):
+    gpuperf_record("tiny.moved", 1e6 * (1.0 + plants.fraction(gpuperf_plant, "memory")), "bytes", better="exact",
+                   tolerance={"rel": 0.03})
+'''
+
+
+@needs_cl
+def test_gatecheck_writes_curves_not_planted_targets_and_the_detection_summary(tmp_path):
+    (tmp_path / "suites").mkdir()
+    (tmp_path / "suites" / "test_tiny.py").write_text(TINY)
+    bl = tmp_path / "bl"
+    o = gc.run_pytest(DEV, ["suites/", "--gpuperf-update-baselines"], tmp_path / "u.json", tmp_path / "u.log",
+                      baseline_dir=str(bl), cwd=tmp_path)
+    assert o.exit == 0, o.log.read_text()[-2000:]
+    tests = ("suites/test_tiny.py",)
+    plant = gc.Plant("memory", "0.5", "tiny.moved", tests)
+    curve = [gc.Plant("memory", f"{s:g}", "tiny.moved", tests) for s in (0.01, 0.1)]
+    skipped = [{"kind": "power", "metric": "power.fma_fp32.joules_per_op", "why": "no sensor"}]
+    doc = gc.gatecheck(device=DEV, out=tmp_path / "g.json", aa=1, plant_list=[plant], tries=1, baseline_dir=str(bl),
+                       results_dir=tmp_path / "runs", commit="c1", append=False, fresh_first=False, cwd=tmp_path,
+                       echo=lambda line: None, curve_list=curve, not_planted=skipped)
+    assert json.loads((tmp_path / "g.json").read_text()) == doc
+    assert [(c["size"], c["tries"], len(c["verdicts"])) for c in doc["curves"]] == [(0.01, 1, 1), (0.1, 1, 1)]
+    small, big = doc["curves"]
+    assert small["verdicts"][0] in ("pass", "contended") and small["detected"] == 0, small
+    assert big["verdicts"][0] in ("regressed", "contended"), big
+    assert doc["not_planted"] == skipped
+    det = doc["detection"]
+    assert det["aa"]["runs"] == 1 and det["families"]["memory"]["tries"] == 1  # curves are not counted
+    assert det["families"]["memory"]["detected"] == doc["planted"][0]["detected"]
+    # a curve point that is missed never fails the check; the family plant decides
+    passed, problems = gc.verdict(doc)
+    assert passed == (doc["planted"][0]["detected"] == 1 and det["aa"]["clean"] == 1), problems
+    # appending sums curve tries per size and commit, like planted ones; new run files never replace old ones
+    doc2 = gc.gatecheck(device=DEV, out=tmp_path / "g.json", aa=0, plant_list=[], tries=1, baseline_dir=str(bl),
+                        results_dir=tmp_path / "runs", commit="c1", append=True, fresh_first=False, cwd=tmp_path,
+                        echo=lambda line: None, curve_list=curve[:1])
+    assert [(c["size"], c["tries"]) for c in doc2["curves"]] == [(0.01, 2), (0.1, 1)]
+    assert len({r for c in doc2["curves"] for r in c["runs"]} | set(doc2["planted"][0]["runs"])) == 4
+    assert doc2["not_planted"] == skipped  # kept when the later call planted no family

@@ -13,10 +13,26 @@ from typing import Any
 from .. import RESULTS_SCHEMA
 from ..errors import GpuPerfError
 from . import siblings
+from .slurm_submit import register_submit
 from .workers import load_documents
 
 
 def register(sub: Any) -> None:
+    """The ``siblings`` command and the ``fleet`` group (``gpuperf``'s one entry for this package)."""
+    register_siblings(sub)
+    register_fleet(sub)
+
+
+def register_fleet(sub: Any) -> None:
+    """``gpuperf fleet``: the cards of many hosts."""
+    parser = sub.add_parser("fleet", help="the cards of a fleet: submit a fleet run on Slurm, follow its jobs")
+    fs = parser.add_subparsers(dest="fleet_command", required=True, metavar="SUBCOMMAND")
+    # ===== the Slurm side: `gpuperf fleet submit` / `status` (fleet/slurm*.py) registers its subcommands here =====
+    register_submit(fs)
+    # ===== end of the Slurm side =====
+
+
+def register_siblings(sub: Any) -> None:
     p = sub.add_parser("siblings", help="compare cards of one model in one host: the card worse than its siblings",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("results", nargs="+", help="results JSON files of one run, one per device (--gpuperf-json)")

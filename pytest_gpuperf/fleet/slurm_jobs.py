@@ -61,7 +61,8 @@ class Task:
         return [f"{n}-{self.index}" for n in self.nodes]
 
     def as_json(self) -> dict[str, Any]:
-        return {"index": self.index, "nodes": self.nodes, "labels": self.labels, "plants": self.plants}
+        """The task as the manifest plans it (its plants belong to one submission, not to the plan)."""
+        return {"index": self.index, "nodes": self.nodes, "labels": self.labels}
 
 
 @dataclass
@@ -414,7 +415,7 @@ def write_manifest(run_dir: Path, doc: Mapping[str, Any]) -> None:
 
 
 def tasks_of(manifest: Mapping[str, Any]) -> list[Task]:
-    return [Task(int(t["index"]), list(t["nodes"]), list(t.get("plants") or [])) for t in manifest.get("tasks", [])]
+    return [Task(int(t["index"]), list(t["nodes"])) for t in manifest.get("tasks", [])]
 
 
 def latest_jobs(manifest: Mapping[str, Any]) -> dict[int, str]:

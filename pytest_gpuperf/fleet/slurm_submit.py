@@ -9,7 +9,8 @@ each task pinned to its node, then released) whose tasks each run ``gpuperf run 
 on every GPU of their node into ``ROOT/<fleet-run-id>/<node>-<index>/``, and records the plan and the
 submission in ``ROOT/<fleet-run-id>/fleet.json``. Submitting the same ``--fleet-run`` again submits only
 the jobs whose folder holds no complete results (none yet, or interrupted by a time limit) and that are
-not queued or running. ``--confirm RUN --cards LABEL,...`` re-runs the named jobs of fleet run RUN as a
+not queued or running. Planted regressions (``--plant-on``) belong to one submission: a re-submission runs none unless named
+again. ``--confirm RUN --cards LABEL,...`` re-runs the named jobs of fleet run RUN as a
 confirmation run (``RUN-confirm`` unless ``--fleet-run`` names another), for ``gpuperf fleet report RUN
 --confirm ROOT/RUN-confirm``.
 
@@ -136,12 +137,15 @@ def run_submit(args: argparse.Namespace) -> int:
         if planned and [(t.index, t.nodes) for t in planned] != [(t.index, t.nodes) for t in known]:
             raise GpuPerfError(f"fleet run {fleet_run} was planned for other nodes ({', '.join(l for t in known for l in t.labels)}); "
                                "resume it without --nodes, or start another --fleet-run")
-        if args.plant_on:  # a resumed run keeps its plants unless new ones are named
-            for t in known:
-                t.plants = list(plants.get(t.index, []))
+        for t in known:  # plants are this submission's only: a re-submission without --plant-on runs none
+            t.plants = list(plants.get(t.index, []))
         planned = known
     elif not planned:
         raise GpuPerfError(f"name the nodes (--nodes or --nodes-file): {run_dir} holds no fleet run to resume")
+    stray = sorted(set(plants) - {t.index for t in planned})
+    if stray:
+        raise GpuPerfError(f"--plant-on {stray[0]}=...: fleet run {fleet_run} has no job {stray[0]} "
+                           f"(its jobs: {', '.join(str(t.index) for t in planned)})")
     settings = sj.Settings(root=root, fleet_run=fleet_run, partition=args.partition, reservation=args.reservation,
                            exclusive=args.exclusive, time=args.time, throttle=args.array_throttle,
                            signal_s=args.signal_lead,
@@ -192,7 +196,8 @@ def run_submit(args: argparse.Namespace) -> int:
     doc["submissions"] = list(doc.get("submissions", [])) + [{
         "job_id": job, "indices": [t.index for t in todo], "time": sj.now_iso(),
         "command": ["gpuperf", "fleet", "submit", *sys.argv[3:]] if sys.argv[1:3] == ["fleet", "submit"] else sys.argv,
-        "script": script_path.name, "skipped": {str(t.index): why for t, why in skipped},
+        "script": script_path.name, "plants": {str(t.index): t.plants for t in todo if t.plants},
+        "skipped": {str(t.index): why for t, why in skipped},
         "settings": {"partition": args.partition, "reservation": args.reservation, "exclusive": args.exclusive,
                      "time": args.time, "array_throttle": args.array_throttle, "history": args.history,
                      "offline_bundle": str(settings.offline_bundle) if settings.offline_bundle else None,

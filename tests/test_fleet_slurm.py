@@ -1,0 +1,224 @@
+"""``gpuperf fleet submit|status|wait`` against a real single-node Slurm cluster (scripts/slurm_local.sh:
+munge, slurmctld and slurmd from Debian's packages, started on this host), running the shipped suites on
+PoCL in real jobs. Nothing is mocked: the scheduler, the runs and the results files are real.
+
+The fleet gate: four jobs on the one node (four cards of the fleet), one of them planted slower and a
+1-ulp error on ``sin`` (a deterministic figure the report compares bit for bit, so the planted card fails
+even when the host's load leaves the timed figures out as contended); ``gpuperf fleet report`` must fail
+exactly that job's card, and after a re-submission without the plant, pass every card.
+
+Only a missing ``sbatch`` skips these tests (CI installs slurm-wlm and munge and runs them).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "scripts" / "slurm_local.sh"
+#: a few seconds per job on PoCL: the FMA-chain latency probe (which the compute plant slows) and the sin
+#: accuracy sweep (which the ulp plant changes bit for bit)
+SELECTION = ["suites/test_latency.py", "suites/test_accuracy_math.py",
+             "-k", "(test_latency and fp32-ieee) or test_math_function and sin-fp32 and not asin and not sinh"]
+PLANT = ["--plant-on", "2=compute=1.0", "--plant-on", "2=ulp=sin"]
+
+needs_sbatch = pytest.mark.skipif(shutil.which("sbatch") is None,
+                                  reason="sbatch not installed (apt-get install slurm-wlm munge; CI installs them)")
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "SLURM_JOB", "SLURM_ARRAY"))}
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")
+    env["PYTHONUNBUFFERED"] = "1"  # the jobs' logs show each test as it ends (sbatch passes this environment on)
+    return env
+
+
+def gpuperf(cwd: Path, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pytest_gpuperf.cli", *args], cwd=cwd, env=_env(),
+                          capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="session")
+def slurm_cluster() -> Iterator[str]:
+    """The single-node cluster (started if it is not up); SLURM_CONF set for this session's commands."""
+    if shutil.which("sbatch") is None:
+        pytest.skip("sbatch not installed (apt-get install slurm-wlm munge; CI installs them)")
+    res = subprocess.run(["bash", str(SCRIPT)], capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, f"scripts/slurm_local.sh failed:\n{res.stdout}\n{res.stderr}"
+    conf = re.search(r"SLURM_CONF=(\S+)", res.stdout).group(1)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("SLURM_CONF", conf)
+        yield conf
+
+
+@pytest.fixture(scope="session")
+def node(slurm_cluster: str) -> str:
+    out = subprocess.run(["sinfo", "-h", "-N", "-o", "%N"], capture_output=True, text=True, env=_env()).stdout.split()
+    assert out, "the local cluster has no node"
+    return out[0]
+
+
+def has_report() -> bool:
+    """``gpuperf fleet report`` (the analysis side) is part of this tree."""
+    res = subprocess.run([sys.executable, "-m", "pytest_gpuperf.cli", "fleet", "report", "--help"], env=_env(),
+                         capture_output=True, text=True)
+    return res.returncode == 0
+
+
+def report(cwd: Path, run_dir: Path, *extra: str) -> tuple[int, dict]:
+    res = gpuperf(cwd, "fleet", "report", str(run_dir), "--format", "json", *extra)
+    assert res.returncode in (0, 1, 3), res.stdout + res.stderr
+    return res.returncode, json.loads(res.stdout)
+
+
+def verdicts(rep: dict) -> dict[str, str]:
+    """Card name → verdict, from the report's JSON (the card's job label is the first part of its name)."""
+    return {c["card"] if "card" in c else c["name"]: c["verdict"] for c in rep["cards"]}
+
+
+def results_docs(folder: Path) -> list[dict]:
+    return [json.loads(p.read_text()) for p in sorted(folder.rglob("run-*.json"))]
+
+
+# --------------------------------------------------------------------------------------------------------
+
+
+def test_dry_run_script_quotes_every_value(tmp_path: Path) -> None:
+    """The batch script's shell reads every value exactly as given (spaces, quotes, $(...), globs): the
+    script's own definitions, run by bash, give back the arguments unchanged; nothing is submitted."""
+    weird = ["-k", "a and not b", "--gpuperf-tag=it's $(touch pwned) `x` *", "semi;colon"]
+    res = gpuperf(tmp_path, "fleet", "submit", "--root", str(tmp_path / "root"), "--nodes", "n1,n2,n3",
+                  "--fleet-run", "dry", "--partition", "gpu", "--reservation", "rollout", "--exclusive",
+                  "--array-throttle", "2", "--time", "00:30:00", "--plant-on", "1=compute=0.5", "--dry-run",
+                  "--", *weird)
+    assert res.returncode == 0, res.stderr
+    script = res.stdout.split("\n# then:")[0]
+    for line in ("#SBATCH --array=0,1,2%2", "#SBATCH --partition=gpu", "#SBATCH --reservation=rollout",
+                 "#SBATCH --exclusive", "#SBATCH --time=00:30:00", "#SBATCH --signal=B:TERM@60", "#SBATCH --nodes=1"):
+        assert line in script.splitlines(), line
+    assert "ReqNodeList=n2" in res.stdout and "scontrol release" in res.stdout
+    assert not (tmp_path / "root").exists(), "a dry run writes nothing"
+    assert subprocess.run(["bash", "-n"], input=script, text=True).returncode == 0
+    head = script.split("node_work() {")[0]
+    probe = head + 'printf "%s\\n" "$root" "$fleet_run" "${pytest_args[@]}" "${plants[@]}"\n'
+    out = subprocess.run(["bash"], input=probe, text=True, capture_output=True, cwd=tmp_path,
+                         env={**_env(), "SLURM_ARRAY_TASK_ID": "1"})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == [str(tmp_path / "root"), "dry", *weird, "--gpuperf-plant=compute=0.5"]
+    assert not (tmp_path / "pwned").exists()
+
+
+def test_submit_refuses_what_slurm_cannot_carry(tmp_path: Path) -> None:
+    """A value an #SBATCH line cannot hold, a plant on a job that does not exist, a node named twice in one
+    job: exit 2 with the problem named, before anything is submitted."""
+    cases = [(["--root", str(tmp_path / "with space"), "--nodes", "n1"], "#SBATCH value"),
+             (["--root", str(tmp_path), "--nodes", "n1,n2", "--plant-on", "5=compute=0.5"], "jobs 0..1"),
+             (["--root", str(tmp_path), "--nodes", "n1", "--plant-on", "0=speed=2"], "KIND=ARG"),
+             (["--root", str(tmp_path), "--nodes", "n1,n1", "--chunk", "2"], "twice")]
+    for args, words in cases:
+        res = gpuperf(tmp_path, "fleet", "submit", *args, "--fleet-run", "x", "--dry-run")
+        assert res.returncode == 2 and words in res.stderr, (args, res.stderr)
+
+
+@needs_sbatch
+def test_fleet_gate_on_slurm(tmp_path: Path, node: str) -> None:
+    """Four jobs on the node, job 2 planted: every job folder holds its job.json and complete results; the
+    fleet report fails exactly job 2's card. Then job 2's folder is removed and the fleet run submitted
+    again without the plant: only job 2 runs (the complete ones are skipped), and every card passes. A
+    confirmation run of job 2's card keeps its label and is marked as one."""
+    root = tmp_path / "fleet"
+    nodes = ",".join([node] * 4)
+    res = gpuperf(tmp_path, "fleet", "submit", "--root", str(root), "--nodes", nodes, "--fleet-run", "gate",
+                  "--time", "15", *PLANT, "--wait", "--poll", "2", "--", *SELECTION)
+    run_dir = root / "gate"
+    assert res.returncode == 0, res.stdout + res.stderr + _logs(run_dir)
+    manifest = json.loads((run_dir / "fleet.json").read_text())
+    assert [t["labels"] for t in manifest["tasks"]] == [[f"{node}-{i}"] for i in range(4)]
+    assert manifest["submissions"][0]["plants"] == {"2": ["compute=1.0", "ulp=sin"]}
+    for i in range(4):
+        folder = run_dir / f"{node}-{i}"
+        job = json.loads((folder / "job.json").read_text())
+        assert {k: job[k] for k in ("fleet_run", "node", "array_task", "confirm")} == \
+            {"fleet_run": "gate", "node": node, "array_task": i, "confirm": False}
+        assert job["job_id"].isdigit()
+        docs = results_docs(folder)
+        assert len(docs) == 1 and not docs[0]["run"]["interrupted"]
+        planted = [m["name"] for m in docs[0]["metrics"]]
+        assert "accuracy.fp32.sin.max_ulp" in planted and "latency.fp32.fma.cycles" in planted
+    st = gpuperf(tmp_path, "fleet", "status", str(run_dir), "--format", "json")
+    assert st.returncode == 0 and json.loads(st.stdout)["complete"] == 4, st.stdout
+
+    reporting = has_report()
+    if reporting:
+        code, rep = report(tmp_path, run_dir)
+        failed = [name for name, v in verdicts(rep).items() if v == "fail"]
+        assert code == 1 and len(failed) == 1 and failed[0].startswith(f"{node}-2/"), json.dumps(rep, indent=1)[:4000]
+
+    shutil.rmtree(run_dir / f"{node}-2")
+    res = gpuperf(tmp_path, "fleet", "submit", "--root", str(root), "--fleet-run", "gate", "--wait", "--poll", "2")
+    assert res.returncode == 0, res.stdout + res.stderr + _logs(run_dir)
+    assert sum(f"skip job {i} " in res.stdout for i in (0, 1, 3)) == 3 and "skip job 2 " not in res.stdout, res.stdout
+    manifest = json.loads((run_dir / "fleet.json").read_text())
+    assert [s["indices"] for s in manifest["submissions"]] == [[0, 1, 2, 3], [2]]
+    assert manifest["submissions"][1]["plants"] == {}
+
+    res = gpuperf(tmp_path, "fleet", "submit", "--root", str(root), "--confirm", "gate", "--cards",
+                  f"{node}-2/some-card-key", "--wait", "--poll", "2", "--", *SELECTION)
+    confirm_dir = root / "gate-confirm"
+    assert res.returncode == 0, res.stdout + res.stderr + _logs(confirm_dir)
+    assert sorted(p.name for p in confirm_dir.iterdir() if p.is_dir()) == [f"{node}-2"]
+    job = json.loads((confirm_dir / f"{node}-2" / "job.json").read_text())
+    assert job["confirm"] is True and job["array_task"] == 2
+
+    if not reporting:
+        pytest.skip("the scheduler side passed; the fleet report's verdicts need gpuperf fleet report (fleet/cli.py "
+                    "of the report branch)")
+    code, rep = report(tmp_path, run_dir)
+    assert code == 0 and "fail" not in verdicts(rep).values(), json.dumps(rep, indent=1)[:4000]
+    code, rep = report(tmp_path, run_dir, "--confirm", str(confirm_dir))
+    assert code == 0, json.dumps(rep, indent=1)[:4000]
+
+
+@needs_sbatch
+def test_term_before_the_time_limit_leaves_interrupted_results(tmp_path: Path, node: str) -> None:
+    """The TERM Slurm sends the batch shell before a time limit (``--signal=B:TERM@S``, sent here at once with
+    ``scancel --signal=TERM --batch``) ends the run as interrupted with its results written; the next
+    submission of the fleet run picks that job again."""
+    root = tmp_path / "fleet"
+    res = gpuperf(tmp_path, "fleet", "submit", "--root", str(root), "--nodes", node, "--fleet-run", "term",
+                  "--time", "15", "--", "suites/test_latency.py", "suites/test_accuracy_math.py")
+    assert res.returncode == 0, res.stdout + res.stderr
+    run_dir = root / "term"
+    job = json.loads((run_dir / "fleet.json").read_text())["submissions"][0]["job_id"] + "_0"
+    log = run_dir / f"{node}-0"
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:  # TERM once pytest has started measuring
+        text = "".join(p.read_text(errors="replace") for p in log.glob("slurm-*.out"))
+        if re.search(r"^\S+\.py \.", text, re.M):  # a test has passed
+            break
+        time.sleep(0.5)
+    else:
+        pytest.fail("the job never started its run:\n" + _logs(run_dir))
+    subprocess.run(["scancel", "--signal=TERM", "--batch", job], check=True, env=_env())
+    res = gpuperf(tmp_path, "fleet", "wait", str(run_dir), "--poll", "1", "--timeout", "300", "--format", "json")
+    rep = json.loads(res.stdout)
+    assert res.returncode == 1 and rep["jobs"][0]["results"] == "interrupted", res.stdout + _logs(run_dir)
+    docs = results_docs(log)
+    assert docs and all(d["run"]["interrupted"] for d in docs)
+    assert any(d["metrics"] for d in docs), "the tests that finished before the TERM are kept"
+    again = gpuperf(tmp_path, "fleet", "submit", "--root", str(root), "--fleet-run", "term", "--dry-run")
+    assert again.returncode == 0 and "#SBATCH --array=0" in again.stdout, again.stdout + again.stderr
+
+
+def _logs(run_dir: Path) -> str:
+    return "".join(f"\n--- {p}\n{p.read_text(errors='replace')[-3000:]}" for p in sorted(run_dir.rglob("slurm-*.out")))

@@ -86,6 +86,16 @@ def verdicts(rep: dict) -> dict[str, str]:
     return {c["card"] if "card" in c else c["name"]: c["verdict"] for c in rep["cards"]}
 
 
+@pytest.fixture
+def fleet_root(tmp_path: Path) -> Iterator[Path]:
+    """The shared folder of a test's fleet runs; any of their jobs still queued or running is cancelled after."""
+    root = tmp_path / "fleet"
+    yield root
+    for manifest in root.glob("*/fleet.json"):
+        for sub in json.loads(manifest.read_text()).get("submissions", []):
+            subprocess.run(["scancel", str(sub["job_id"])], capture_output=True, env=_env())
+
+
 def results_docs(folder: Path) -> list[dict]:
     return [json.loads(p.read_text()) for p in sorted(folder.rglob("run-*.json"))]
 
@@ -131,12 +141,12 @@ def test_submit_refuses_what_slurm_cannot_carry(tmp_path: Path) -> None:
 
 
 @needs_sbatch
-def test_fleet_gate_on_slurm(tmp_path: Path, node: str) -> None:
+def test_fleet_gate_on_slurm(tmp_path: Path, fleet_root: Path, node: str) -> None:
     """Four jobs on the node, job 2 planted: every job folder holds its job.json and complete results; the
     fleet report fails exactly job 2's card. Then job 2's folder is removed and the fleet run submitted
     again without the plant: only job 2 runs (the complete ones are skipped), and every card passes. A
     confirmation run of job 2's card keeps its label and is marked as one."""
-    root = tmp_path / "fleet"
+    root = fleet_root
     nodes = ",".join([node] * 4)
     res = gpuperf(tmp_path, "fleet", "submit", "--root", str(root), "--nodes", nodes, "--fleet-run", "gate",
                   "--time", "15", *PLANT, "--wait", "--poll", "2", "--", *SELECTION)
@@ -171,14 +181,17 @@ def test_fleet_gate_on_slurm(tmp_path: Path, node: str) -> None:
     manifest = json.loads((run_dir / "fleet.json").read_text())
     assert [s["indices"] for s in manifest["submissions"]] == [[0, 1, 2, 3], [2]]
     assert manifest["submissions"][1]["plants"] == {}
+    assert manifest["submissions"][1]["settings"]["pytest_args"] == SELECTION, "a re-submission measures the same"
 
     res = gpuperf(tmp_path, "fleet", "submit", "--root", str(root), "--confirm", "gate", "--cards",
-                  f"{node}-2/some-card-key", "--wait", "--poll", "2", "--", *SELECTION)
+                  f"{node}-2/some-card-key", "--wait", "--poll", "2")
     confirm_dir = root / "gate-confirm"
     assert res.returncode == 0, res.stdout + res.stderr + _logs(confirm_dir)
     assert sorted(p.name for p in confirm_dir.iterdir() if p.is_dir()) == [f"{node}-2"]
     job = json.loads((confirm_dir / f"{node}-2" / "job.json").read_text())
     assert job["confirm"] is True and job["array_task"] == 2
+    confirm_manifest = json.loads((confirm_dir / "fleet.json").read_text())
+    assert confirm_manifest["confirm_of"] == "gate" and confirm_manifest["submissions"][0]["settings"]["pytest_args"] == SELECTION
 
     if not reporting:
         pytest.skip("the scheduler side passed; the fleet report's verdicts need gpuperf fleet report (fleet/cli.py "
@@ -190,11 +203,11 @@ def test_fleet_gate_on_slurm(tmp_path: Path, node: str) -> None:
 
 
 @needs_sbatch
-def test_term_before_the_time_limit_leaves_interrupted_results(tmp_path: Path, node: str) -> None:
+def test_term_before_the_time_limit_leaves_interrupted_results(tmp_path: Path, fleet_root: Path, node: str) -> None:
     """The TERM Slurm sends the batch shell before a time limit (``--signal=B:TERM@S``, sent here at once with
     ``scancel --signal=TERM --batch``) ends the run as interrupted with its results written; the next
     submission of the fleet run picks that job again."""
-    root = tmp_path / "fleet"
+    root = fleet_root
     res = gpuperf(tmp_path, "fleet", "submit", "--root", str(root), "--nodes", node, "--fleet-run", "term",
                   "--time", "15", "--", "suites/test_latency.py")
     assert res.returncode == 0, res.stdout + res.stderr

@@ -9,7 +9,8 @@ each task pinned to its node, then released) whose tasks each run ``gpuperf run 
 on every GPU of their node into ``ROOT/<fleet-run-id>/<node>-<index>/``, and records the plan and the
 submission in ``ROOT/<fleet-run-id>/fleet.json``. Submitting the same ``--fleet-run`` again submits only
 the jobs whose folder holds no complete results (none yet, or interrupted by a time limit) and that are
-not queued or running. Planted regressions (``--plant-on``) belong to one submission: a re-submission runs none unless named
+not queued or running, with the options and ``gpuperf run`` arguments of its latest submission unless
+given again. Planted regressions (``--plant-on``) belong to one submission: a re-submission runs none unless named
 again. ``--confirm RUN --cards LABEL,...`` re-runs the named jobs of fleet run RUN as a
 confirmation run (``RUN-confirm`` unless ``--fleet-run`` names another), for ``gpuperf fleet report RUN
 --confirm ROOT/RUN-confirm``.
@@ -48,11 +49,11 @@ def register_submit(sub: Any) -> None:
                    help="the fleet run's id and folder name (default: fleet-<UTC date-time>); an existing one resumes")
     p.add_argument("--partition", default=None)
     p.add_argument("--reservation", default=None)
-    p.add_argument("--exclusive", action="store_true", help="no other job on a node while it is measured")
+    p.add_argument("--exclusive", action="store_true", default=None, help="no other job on a node while it is measured")
     p.add_argument("--chunk", type=int, default=1, metavar="N", help="nodes per job (default 1: one job per node)")
     p.add_argument("--array-throttle", type=int, default=None, metavar="K", help="at most K jobs at once (array %%K)")
     p.add_argument("--time", default=None, metavar="LIMIT", help="each job's time limit (sbatch --time)")
-    p.add_argument("--signal-lead", type=int, default=60, metavar="S",
+    p.add_argument("--signal-lead", type=int, default=None, metavar="S",
                    help="the job gets TERM this many seconds before its time limit and ends its run as interrupted, "
                         "its results written (default 60)")
     p.add_argument("--history", default=None, metavar="URL",
@@ -61,7 +62,7 @@ def register_submit(sub: Any) -> None:
                    help="plant a regression in one job (--gpuperf-plant; the fleet gate's own check), e.g. 2=compute=1.0")
     p.add_argument("--offline-bundle", default=None, metavar="PATH",
                    help="run the offline bundle's run.sh (gpuperf offline bundle) instead of an installed gpuperf")
-    p.add_argument("--python", default=sys.executable, metavar="EXE",
+    p.add_argument("--python", default=None, metavar="EXE",
                    help="the Python that has pytest-gpuperf on the nodes (default: this one)")
     p.add_argument("--confirm", default=None, metavar="RUN",
                    help="a confirmation run of fleet run RUN's jobs named by --cards")
@@ -146,12 +147,14 @@ def run_submit(args: argparse.Namespace) -> int:
     if stray:
         raise GpuPerfError(f"--plant-on {stray[0]}=...: fleet run {fleet_run} has no job {stray[0]} "
                            f"(its jobs: {', '.join(str(t.index) for t in planned)})")
-    settings = sj.Settings(root=root, fleet_run=fleet_run, partition=args.partition, reservation=args.reservation,
-                           exclusive=args.exclusive, time=args.time, throttle=args.array_throttle,
-                           signal_s=args.signal_lead,
-                           offline_bundle=Path(args.offline_bundle).resolve() if args.offline_bundle else None,
-                           history=args.history, confirm=bool(args.confirm or (manifest or {}).get("confirm_of")),
-                           pytest_args=list(args.pytest_args), python=args.python)
+    # a confirmation run measures what the run it confirms did, unless told otherwise
+    chosen = _options(args, manifest or (sj.read_manifest(root / args.confirm) if args.confirm else None))
+    settings = sj.Settings(root=root, fleet_run=fleet_run, partition=chosen["partition"],
+                           reservation=chosen["reservation"], exclusive=bool(chosen["exclusive"]), time=chosen["time"],
+                           throttle=chosen["array_throttle"], signal_s=chosen["signal_lead"],
+                           offline_bundle=Path(chosen["offline_bundle"]) if chosen["offline_bundle"] else None,
+                           history=chosen["history"], confirm=bool(args.confirm or (manifest or {}).get("confirm_of")),
+                           pytest_args=list(chosen["pytest_args"]), python=chosen["python"])
     if settings.offline_bundle and not (settings.offline_bundle / "run.sh").is_file():
         raise GpuPerfError(f"--offline-bundle {args.offline_bundle}: no run.sh in it (make one with gpuperf offline bundle)")
 
@@ -198,15 +201,30 @@ def run_submit(args: argparse.Namespace) -> int:
         "command": ["gpuperf", "fleet", "submit", *sys.argv[3:]] if sys.argv[1:3] == ["fleet", "submit"] else sys.argv,
         "script": script_path.name, "plants": {str(t.index): t.plants for t in todo if t.plants},
         "skipped": {str(t.index): why for t, why in skipped},
-        "settings": {"partition": args.partition, "reservation": args.reservation, "exclusive": args.exclusive,
-                     "time": args.time, "array_throttle": args.array_throttle, "history": args.history,
-                     "offline_bundle": str(settings.offline_bundle) if settings.offline_bundle else None,
-                     "pytest_args": list(args.pytest_args)}}]
+        "settings": chosen}]
     sj.write_manifest(run_dir, doc)  # before the release: a job never runs unrecorded
     sj.release(job)
     print(f"gpuperf fleet: fleet run {fleet_run}: job array {job}, tasks "
           f"{','.join(str(t.index) for t in todo)} ({', '.join(l for t in todo for l in t.labels)}) in {run_dir}")
     return run_wait_loop(run_dir, args.poll, args.timeout, "text") if args.wait else EXIT_OK
+
+
+#: submit's options a resumed fleet run takes from its latest submission when they are not given again
+RESUMED = {"partition": None, "reservation": None, "exclusive": False, "time": None, "array_throttle": None,
+           "signal_lead": 60, "history": None, "offline_bundle": None, "python": sys.executable, "pytest_args": []}
+
+
+def _options(args: argparse.Namespace, manifest: dict[str, Any] | None) -> dict[str, Any]:
+    """The run's options: those given now; for a resumed run, the others as its latest submission had
+    them (so a re-submission measures what the first one did); else the defaults."""
+    last = ((manifest or {}).get("submissions") or [{}])[-1].get("settings") or {}
+    out = {}
+    for key, default in RESUMED.items():
+        given = getattr(args, key)
+        if key == "offline_bundle" and given:
+            given = str(Path(given).resolve())
+        out[key] = given if given not in (None, []) else last.get(key, default)
+    return out
 
 
 def _active(manifest: dict[str, Any]) -> dict[int, str]:

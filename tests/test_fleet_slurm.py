@@ -138,6 +138,36 @@ def test_submit_refuses_what_slurm_cannot_carry(tmp_path: Path) -> None:
     for args, words in cases:
         res = gpuperf(tmp_path, "fleet", "submit", *args, "--fleet-run", "x", "--dry-run")
         assert res.returncode == 2 and words in res.stderr, (args, res.stderr)
+    for cmd in ("status", "wait"):
+        res = gpuperf(tmp_path, "fleet", cmd, str(tmp_path))
+        assert res.returncode == 2 and "fleet.json not found" in res.stderr, res.stderr
+
+
+def test_dry_run_chunks_and_offline_bundle(tmp_path: Path) -> None:
+    """``--chunk 2``: a job spans two nodes (one step per node, TERM to the steps); ``--offline-bundle``: the
+    bundle's run.sh runs instead of an installed gpuperf, and a bundle without one is refused."""
+    bundle = tmp_path / "bundle"
+    bundle.mkdir()
+    args = ["fleet", "submit", "--root", str(tmp_path / "root"), "--nodes", "a,b,c", "--chunk", "2",
+            "--offline-bundle", str(bundle), "--fleet-run", "c", "--dry-run"]
+    res = gpuperf(tmp_path, *args)
+    assert res.returncode == 2 and "no run.sh" in res.stderr
+    (bundle / "run.sh").write_text("#!/bin/bash\n")
+    res = gpuperf(tmp_path, *args)
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    assert "#SBATCH --array=0,1" in lines and "#SBATCH --nodes=2" in lines and "#SBATCH --signal=TERM@60" in lines
+    assert f"bundle={bundle}" in lines and "srun --ntasks-per-node=1 --kill-on-bad-exit=0 bash \"$0\"" in lines
+    assert "ReqNodeList=a,b NumNodes=2" in res.stdout and "ReqNodeList=c NumNodes=1" in res.stdout
+
+
+def test_physical_gpus_counts_the_selected_devices() -> None:
+    """The job's ``-n auto`` choice counts the physical GPUs ``--gpuperf-device=all`` selects here."""
+    from pytest_gpuperf.devices import discover
+    from pytest_gpuperf.fleet.identity import physical_id
+    from pytest_gpuperf.fleet.slurm_jobs import physical_gpus
+
+    assert physical_gpus() == len({physical_id(d) for d in discover().devices}) >= 1
 
 
 @needs_sbatch

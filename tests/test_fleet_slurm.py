@@ -226,10 +226,13 @@ def test_fleet_gate_on_slurm(tmp_path: Path, fleet_root: Path, node: str) -> Non
     if not reporting:
         pytest.skip("the scheduler side passed; the fleet report's verdicts need gpuperf fleet report (fleet/cli.py "
                     "of the report branch)")
+    # no card fails; on a noisy CPU host a card may be flagged against the fleet's timings and await its
+    # confirmation ("uncertain", exit 3): that is the report's statistics, not a failed card
     code, rep = report(tmp_path, run_dir)
-    assert code == 0 and "fail" not in verdicts(rep).values(), json.dumps(rep, indent=1)[:4000]
+    assert code in (0, 3) and "fail" not in verdicts(rep).values(), json.dumps(rep, indent=1)[:4000]
     code, rep = report(tmp_path, run_dir, "--confirm", str(confirm_dir))
-    assert code == 0, json.dumps(rep, indent=1)[:4000]
+    assert code in (0, 3) and "fail" not in verdicts(rep).values(), json.dumps(rep, indent=1)[:4000]
+    assert verdicts(rep)[next(n for n in verdicts(rep) if n.startswith(f"{node}-2/"))] in ("ok", "warn")
 
 
 @needs_sbatch

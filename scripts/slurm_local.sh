@@ -17,8 +17,12 @@ conf="$base/etc/slurm.conf"
 export SLURM_CONF="$conf"
 
 stop_slurm() {
+  local name pid
   for name in slurmd slurmctld; do
-    if [ -s "$base/run/$name.pid" ]; then kill "$(cat "$base/run/$name.pid")" 2>/dev/null || true; fi
+    [ -s "$base/run/$name.pid" ] || continue
+    pid=$(cat "$base/run/$name.pid")
+    kill "$pid" 2>/dev/null || continue
+    for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
   done
 }
 
@@ -36,6 +40,9 @@ done
 PATH=$PATH:/usr/sbin
 
 host=$(hostname -s)
+# the name is the host's own; where it does not resolve (a bare container), the daemons meet on loopback
+addr=""
+getent hosts "$host" >/dev/null 2>&1 || addr=127.0.0.1
 cpus=$(nproc)
 mem_mb=$(( $(awk '/MemTotal/ {print $2}' /proc/meminfo) / 1024 * 9 / 10 ))
 mkdir -p "$base"/{etc,run,log,ctld,spool} /run/munge /var/lib/munge /var/log/munge
@@ -55,7 +62,7 @@ fi
 cat > "$conf.new" <<EOF
 # written by scripts/slurm_local.sh: a single-node cluster for pytest-gpuperf's fleet tests
 ClusterName=gpuperf
-SlurmctldHost=$host
+SlurmctldHost=$host${addr:+($addr)}
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
@@ -81,13 +88,13 @@ KillWait=30
 MinJobAge=3600
 InactiveLimit=0
 Waittime=0
-NodeName=$host CPUs=$cpus RealMemory=$mem_mb State=UNKNOWN
+NodeName=$host${addr:+ NodeAddr=$addr} CPUs=$cpus RealMemory=$mem_mb State=UNKNOWN
 PartitionName=gpuperf Nodes=$host Default=YES MaxTime=INFINITE State=UP
 EOF
 if [ -f "$conf" ] && cmp -s "$conf" "$conf.new"; then rm "$conf.new"; else mv "$conf.new" "$conf"; changed=1; fi
 
 running() { [ -s "$base/run/$1.pid" ] && kill -0 "$(cat "$base/run/$1.pid")" 2>/dev/null; }
-if [ -n "${changed:-}" ]; then stop_slurm; sleep 1; fi
+if [ -n "${changed:-}" ]; then stop_slurm; fi
 running slurmctld || slurmctld -f "$conf"
 running slurmd || slurmd -f "$conf"
 

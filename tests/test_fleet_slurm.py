@@ -110,6 +110,7 @@ def test_dry_run_script_quotes_every_value(tmp_path: Path) -> None:
     res = gpuperf(tmp_path, "fleet", "submit", "--root", str(tmp_path / "root"), "--nodes", "n1,n2,n3",
                   "--fleet-run", "dry", "--partition", "gpu", "--reservation", "rollout", "--exclusive",
                   "--array-throttle", "2", "--time", "00:30:00", "--plant-on", "1=compute=0.5", "--dry-run",
+                  "--history", "postgresql://u:p w@db/fleet?a=1&b='2'",
                   "--", *weird)
     assert res.returncode == 0, res.stderr
     script = res.stdout.split("\n# then:")[0]
@@ -120,11 +121,12 @@ def test_dry_run_script_quotes_every_value(tmp_path: Path) -> None:
     assert not (tmp_path / "root").exists(), "a dry run writes nothing"
     assert subprocess.run(["bash", "-n"], input=script, text=True).returncode == 0
     head = script.split("node_work() {")[0]
-    probe = head + 'printf "%s\\n" "$root" "$fleet_run" "${pytest_args[@]}" "${plants[@]}"\n'
+    probe = head + 'printf "%s\\n" "$root" "$fleet_run" "$history" "${pytest_args[@]}" "${plants[@]}"\n'
     out = subprocess.run(["bash"], input=probe, text=True, capture_output=True, cwd=tmp_path,
                          env={**_env(), "SLURM_ARRAY_TASK_ID": "1"})
     assert out.returncode == 0, out.stderr
-    assert out.stdout.splitlines() == [str(tmp_path / "root"), "dry", *weird, "--gpuperf-plant=compute=0.5"]
+    assert out.stdout.splitlines() == [str(tmp_path / "root"), "dry", "postgresql://u:p w@db/fleet?a=1&b='2'", *weird,
+                                       "--gpuperf-plant=compute=0.5"]
     assert not (tmp_path / "pwned").exists()
 
 

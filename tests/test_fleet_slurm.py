@@ -43,8 +43,8 @@ def _env() -> dict[str, str]:
     return env
 
 
-def gpuperf(cwd: Path, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pytest_gpuperf.cli", *args], cwd=cwd, env=_env(),
+def gpuperf(cwd: Path, *args: str, timeout: float = 600, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pytest_gpuperf.cli", *args], cwd=cwd, env={**_env(), **env},
                           capture_output=True, text=True, timeout=timeout)
 
 
@@ -272,3 +272,27 @@ def test_term_before_the_time_limit_leaves_interrupted_results(tmp_path: Path, f
 
 def _logs(run_dir: Path) -> str:
     return "".join(f"\n--- {p}\n{p.read_text(errors='replace')[-3000:]}" for p in sorted(run_dir.rglob("slurm-*.out")))
+
+
+@needs_sbatch
+def test_offline_bundle_job(tmp_path: Path, fleet_root: Path, node: str, checkout_wheel: Path) -> None:
+    """``--offline-bundle``: the job runs the bundle's run.sh (installing from the bundle into a virtual
+    environment on the node) into its job folder; the results and job.json land where the report reads them."""
+    from pytest_gpuperf.offline.bundle import requirements
+
+    bundle = tmp_path / "bundle"
+    have = [r.split(">")[0].split("=")[0] for r in requirements([])]  # this machine has them all: only the plugin
+    res = gpuperf(tmp_path, "offline", "bundle", str(bundle), "--python", f"{sys.version_info.major}.{sys.version_info.minor}",
+                  "--wheel", str(checkout_wheel), *[a for h in have for a in ("--host-has", h)])
+    assert res.returncode == 0, res.stderr
+    res = gpuperf(tmp_path, "fleet", "submit", "--root", str(fleet_root), "--nodes", node, "--fleet-run", "off",
+                  "--offline-bundle", str(bundle), "--time", "15", "--wait", "--poll", "2", "--",
+                  "-k", "test_math_function and sin-fp32 and not asin and not sinh",
+                  GPUPERF_VENV=str(tmp_path / "venv"), GPUPERF_PYTHON=sys.executable)
+    run_dir = fleet_root / "off"
+    assert res.returncode == 0, res.stdout + res.stderr + _logs(run_dir)
+    folder = run_dir / f"{node}-0"
+    (doc,) = results_docs(folder / "results")
+    assert any(m["name"] == "accuracy.fp32.sin.max_ulp" for m in doc["metrics"]) and not doc["run"]["interrupted"]
+    assert json.loads((folder / "job.json").read_text())["fleet_run"] == "off"
+    assert (tmp_path / "venv" / "bin" / "gpuperf").is_file(), "run.sh installed the bundle's plugin on the node"

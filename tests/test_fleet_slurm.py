@@ -150,7 +150,8 @@ def test_dry_run_chunks_and_offline_bundle(tmp_path: Path) -> None:
     bundle's run.sh runs instead of an installed gpuperf, and a bundle without one is refused."""
     bundle = tmp_path / "bundle"
     bundle.mkdir()
-    args = ["fleet", "submit", "--root", str(tmp_path / "root"), "--nodes", "a,b,c", "--chunk", "2",
+    (tmp_path / "nodes.txt").write_text("# the rack\na\nb c  # the last one alone\n")
+    args = ["fleet", "submit", "--root", str(tmp_path / "root"), "--nodes-file", str(tmp_path / "nodes.txt"), "--chunk", "2",
             "--offline-bundle", str(bundle), "--fleet-run", "c", "--dry-run"]
     res = gpuperf(tmp_path, *args)
     assert res.returncode == 2 and "no run.sh" in res.stderr

@@ -85,13 +85,11 @@ class Settings:
 
 
 def parse_nodes(text: str) -> list[str]:
-    """``a,b c`` or a file's lines → node names (Slurm's bracket ranges are expanded by
+    """``a,b c`` or a file's lines (``#`` starts a comment) → node names (Slurm's bracket ranges are expanded by
     ``scontrol show hostnames`` when present: ``node[01-03]``)."""
     names: list[str] = []
-    for token in re.split(r"[\s]+", text.strip()):
-        token = token.strip()
-        if not token or token.startswith("#"):
-            continue
+    tokens = [t for line in text.splitlines() for t in line.partition("#")[0].split()]  # "# ..." is a comment
+    for token in tokens:
         if "[" in token:
             names.extend(expand_hostlist(token))
         else:

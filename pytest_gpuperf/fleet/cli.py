@@ -66,8 +66,9 @@ def register_fleet(sub: Any) -> None:
     _register_report(fs)
     _register_compare(fs)
     _register_baseline(fs)
-    # ===== the Slurm side: `gpuperf fleet submit` / `status` (fleet/slurm*.py) registers its subcommands here =====
-    # ===== end of the Slurm side =====
+    from .slurm_submit import register_submit  # the Slurm side: `gpuperf fleet submit` / `status` / `wait`
+
+    register_submit(fs)
 
 
 def _fleet_source(args: argparse.Namespace, root: str | None) -> Any:

@@ -29,6 +29,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from .. import RESULTS_SCHEMA
 from ..baselines import noise
 from ..errors import GpuPerfError
+from .slurm_jobs import MANIFEST
 from ..report.results import COHORT_KEYS, card_identity
 from ..timing.stats import between_run_sigma
 from ..timing.observers import contended_metric, shared_metric, throttled_metric
@@ -264,7 +265,8 @@ def load(root: str | Path) -> Fleet:
     jobs = []
     for sub in sorted(p for p in base.iterdir() if p.is_dir()):
         jobs.append((sub.name, _job_info(sub), _result_files(sub)))
-    loose = [p for p in sorted(base.iterdir()) if p.is_file() and (p.name.endswith(".json") or p.name.endswith(".json.gz"))]
+    loose = [p for p in sorted(base.iterdir()) if p.is_file() and p.name != MANIFEST
+             and (p.name.endswith(".json") or p.name.endswith(".json.gz"))]
     for p in loose:  # a results file beside the job folders: its own job, named by the file
         jobs.append((p.name.split(".json")[0], {}, [p]))
     fleet = read_jobs(jobs, str(base), base.name)

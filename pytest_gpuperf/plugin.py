@@ -497,11 +497,13 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
                 config.stash[_finish_error] = f"{earlier}; {why}" if earlier else why
         reporter = config.pluginmanager.get_plugin("terminalreporter")
         if (interrupted or late) and reporter is not None:  # one line, ahead of pytest's own summary
+            latch = config.stash.get(_latch, None)
+            what = latch.what if latch is not None and latch.fired else "Ctrl-C"  # a batch system's SIGTERM too
             if not interrupted:
-                text = ("gpuperf INTERRUPTED: Ctrl-C arrived during the end-of-run writes; they were completed "
+                text = (f"gpuperf INTERRUPTED: {what} arrived during the end-of-run writes; they were completed "
                         "first (every test had finished)")
             else:
-                text = "gpuperf INTERRUPTED: Ctrl-C stopped the run before every test ran"
+                text = f"gpuperf INTERRUPTED: {what} stopped the run before every test ran"
                 if state.options.json_path or state.options.history_path:
                     text += "; the results and history hold the tests that finished, marked \"interrupted\""
             left = [spec for spec, run in state.runs.items() if run.device is not None and run.device.interrupted]

@@ -22,6 +22,7 @@ from .report.results import Metric
 from .timing import observers, suite_profiles
 from .timing.measure import MeasureConfig
 from .timing.stats import MAD_TO_SIGMA, Stats
+from .util.interrupt_latch import hold, release
 from .util.provenance import environment, git_commit, now_iso
 
 
@@ -505,22 +506,20 @@ class GpuPerfSession:
         written must not cost the run its results file, nor the results file its history line); their
         errors are raised together afterwards as one :class:`GpuPerfError`.
 
-        ``interrupted``: Ctrl-C ended the test loop; both records say so (``run.interrupted``), so a
-        reader knows the run holds only the tests that finished. A Ctrl-C that arrives during these
+        ``interrupted``: Ctrl-C or SIGTERM ended the test loop; both records say so (``run.interrupted``), so a
+        reader knows the run holds only the tests that finished. A Ctrl-C or SIGTERM that arrives during these
         writes is held until they are done — each file is whole, and the results and history of one run
         agree — and then reported through :attr:`signal_during_writes` (the plugin ends the run as
         interrupted); every test had finished by then, so the records keep ``interrupted`` as it was."""
-        import signal
         import threading
 
         self.signal_during_writes = False
         errors: list[str] = []
         meta = self._run_meta(argv, interrupted)  # once: the results and the history line carry one run
         held: list[int] = []
-        previous: Any = None
+        previous: dict[int, Any] = {}
         if threading.current_thread() is threading.main_thread():  # signal handlers: main thread only
-            previous = signal.getsignal(signal.SIGINT)
-            signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
+            previous = hold(held)  # SIGINT and SIGTERM alike
         chosen = suite_profiles.get(self.options.profile)
         try:
             for spec, run in self.runs.items():
@@ -538,8 +537,7 @@ class GpuPerfSession:
             if self.options.history_path:
                 _attempt(errors, "history not written", lambda: self._record_history(argv, meta))
         finally:
-            if threading.current_thread() is threading.main_thread():
-                signal.signal(signal.SIGINT, previous if previous is not None else signal.default_int_handler)
+            release(previous)
             self.signal_during_writes = bool(held)
         if errors:
             raise GpuPerfError("; ".join(errors))

@@ -24,6 +24,7 @@ from .timing.measure import MeasureConfig
 from .timing.stats import MAD_TO_SIGMA, Stats
 from .util.interrupt_latch import hold, release
 from .util.provenance import environment, git_commit, now_iso
+from .util.redaction import redact, redact_argv
 
 
 @dataclass(frozen=True)
@@ -575,10 +576,10 @@ class GpuPerfSession:
         except HistoryTargetError:
             raise
         except Exception as exc:  # noqa: BLE001 - sqlite3/psycopg/OS errors: name the target and the fix
-            raise GpuPerfError(f"history not written to {self.options.history_path}: {type(exc).__name__}: "
-                               f"{exc}; the results JSON is unaffected — fix the target and import it with "
+            raise GpuPerfError(f"history not written to {redact(self.options.history_path or '')}: "
+                               f"{type(exc).__name__}: {redact(str(exc))}; the results JSON is unaffected — fix the target and import it with "
                                f"'gpuperf history import'") from exc
-        self.files_written.append(str(self.options.history_path))
+        self.files_written.append(redact(str(self.options.history_path)))  # printed: never a password
 
     def provenance(self, info: DeviceInfo) -> dict[str, Any]:
         return {"driver": info.driver_version, "runtime": info.runtime_version, "toolkit": info.toolkit_version,
@@ -631,7 +632,7 @@ class GpuPerfSession:
     def _run_meta(self, argv: list[str], interrupted: bool = False) -> dict[str, Any]:
         """The ``run`` section of the results and of the history record; ``interrupted``: Ctrl-C ended the
         run before every test ran, so the records hold only what finished."""
-        return {"started": self.started, "finished": now_iso(), "argv": argv, "profile": self.options.profile,
+        return {"started": self.started, "finished": now_iso(), "argv": redact_argv(argv), "profile": self.options.profile,
                 "update_baselines": self.options.update_baselines, "interrupted": bool(interrupted)}
 
     def blocks_exit(self) -> bool:

@@ -8,20 +8,25 @@ tested without pytest's machinery.
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
+
+from filelock import FileLock
 
 from . import baselines as bl
 from .devices import Device, DeviceInfo, Inventory, discover, open_device, resolve
 from .baselines import catalog, classes, lookup, validity
 from .errors import GpuPerfError, ImpossibleValueError
 from .gatecheck import plants
+from .paths import safe_name
 from .report import results
 from .report.results import Metric
 from .timing import observers, suite_profiles
 from .timing.measure import MeasureConfig
 from .timing.stats import MAD_TO_SIGMA, Stats
+from .util.atomic import unclaimed
 from .util.interrupt_latch import hold, release
 from .util.provenance import environment, git_commit, now_iso
 from .util.redaction import redact, redact_argv
@@ -155,11 +160,12 @@ def strip_device_id(nodeid: str, spec: str) -> str:
 def results_path(template: str, info: DeviceInfo, several: bool) -> str:
     """``--gpuperf-json``'s path for one device: ``{key}``/``{backend}``/``{index}`` filled in; a plain path
     gets ``-<key>-<backend>`` when several devices write results."""
+    key = safe_name(info.key)
     if "{" in template:
-        return template.format(key=info.key, backend=info.backend, index=info.index)
+        return template.format(key=key, backend=info.backend, index=info.index)
     if several:
         p = Path(template)
-        return str(p.with_name(f"{p.stem}-{info.key}-{info.backend}{p.suffix}"))
+        return str(p.with_name(f"{p.stem}-{key}-{info.backend}{p.suffix}"))
     return template
 
 
@@ -172,6 +178,10 @@ class GpuPerfSession:
         self.runs: dict[str, DeviceRun] = {}
         self.passed_tests: set[str] = set()
         self.started = now_iso()
+        #: when the run started, to tell a results file another run wrote meanwhile from an earlier run's
+        self.started_ns = time.time_ns()
+        #: ``--gpuperf-json`` path → the file written (``-2``… where another run wrote that path meanwhile)
+        self.written_as: dict[str, str] = {}
         self.files_written: list[str] = []
         self.missing: dict[str, list[str]] = {}
         self.retired: dict[str, list[str]] = {}  # baseline entries of metrics the suites no longer record
@@ -554,10 +564,14 @@ class GpuPerfSession:
             doc["missing"] = self.missing.get(run.info.spec, [])
             doc["tests"] = [{"test": t, **run.tests[t]} for t in sorted(run.tests)]
             try:
-                results.write(path, doc)
+                with FileLock(f"{path}.lock"):  # another run writing this path now waits, then takes -2
+                    target = str(unclaimed(path, self.started_ns))
+                    results.write(target, doc)
             except OSError as exc:
                 raise GpuPerfError(f"{path}: {exc.strerror or exc}") from exc
-            self.files_written.append(path)
+            self.written_as[path] = target
+            self.files_written.append(target if target == path else
+                                      f"{target} (another run wrote {path} while this one ran)")
 
     def _record_history(self, argv: list[str], meta: dict[str, Any] | None = None) -> None:
         """One history run per device that recorded metrics, each in one transaction.

@@ -62,11 +62,11 @@ def _unpacked(source: Path, tmp: Path, limit: int = MAX_UNPACKED) -> Path:
     try:
         with tarfile.open(source, "r|gz") as tar:  # a stream: members are checked, then written, one by one
             tar.extractall(tmp, members=_bounded(tar, source, limit), filter="data")
-    except (EOFError, zlib.error) as exc:
-        raise GpuPerfError(f"{source}: truncated or damaged ({exc or type(exc).__name__}); copy OUT.tgz again "
-                           "(the copy was cut short) or collect the OUT folder itself") from None
-    except (tarfile.TarError, OSError) as exc:
-        raise GpuPerfError(f"{source}: not a run archive ({exc})") from None
+    except (tarfile.TarError, EOFError, zlib.error) as exc:
+        raise GpuPerfError(f"{source}: truncated or damaged, or not a run archive ({exc or type(exc).__name__}); "
+                           "copy OUT.tgz again (a copy cut short) or collect the OUT folder itself") from None
+    except OSError as exc:
+        raise GpuPerfError(f"{source}: cannot be unpacked ({exc})") from None
     return tmp
 
 

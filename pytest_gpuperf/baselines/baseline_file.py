@@ -194,7 +194,7 @@ def update(baseline: BaselineFile, backend: str, device: Mapping[str, Any], prov
     baseline.path.parent.mkdir(parents=True, exist_ok=True)
     with lock_for(baseline.path):
         remove_stale_temps(baseline.path)
-        baseline.data = load(baseline.path.parent, baseline.path.stem).data
+        baseline.data = load_file(baseline.path).data
         data = baseline.data
         data.setdefault("schema", BASELINE_SCHEMA)
         header = data.setdefault("device", {})
@@ -295,7 +295,7 @@ def migrate(path: Path, retired: Callable[[str], Any] | None = None, band: Band 
     ``k`` × ``spread`` and floors the band does not name stay); ``device_class``: the class to record in
     the device header. A malformed file raises :class:`BaselineFileError` and is left as it is."""
     with lock_for(path):
-        data = load(path.parent, path.stem).data
+        data = load_file(path).data
         out = Migration()
         if device_class is not None:
             data.setdefault("device", {})["class"] = device_class

@@ -79,8 +79,9 @@ fi
 # the bundle's own plugin, whatever another pytest-gpuperf the host's site may hold
 "$venv/bin/python" -m pip install -q --no-index --no-cache-dir --no-deps --force-reinstall "$here"/wheels/@WHEEL@ || exit 3
 # the run in the background, so a Ctrl-C, a batch system's TERM (to this script, or to every process of the
-# job as at a Slurm time limit) or GPUPERF_TIME_LIMIT (seconds) reaches pytest once: it stops, writes results
-# and history of what finished (marked interrupted), and the pack below still happens (job control on: a background job of a script would otherwise ignore SIGINT)
+# job as at a Slurm time limit) or GPUPERF_TIME_LIMIT (seconds) reaches pytest: it stops, writes results and
+# history of what finished (marked interrupted), and the pack below still happens once it has (job control
+# on: a background job of a script would otherwise ignore SIGINT)
 : > "$out/$tag.log"  # both writers append, so neither overwrites the other
 set -m
 "$venv/bin/gpuperf" run -p no:cacheprovider "$@" --gpuperf-json="$out/results/{key}/$tag-{backend}.json" \

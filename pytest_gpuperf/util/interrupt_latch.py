@@ -10,7 +10,7 @@ next safe point (the end of a test) when the first one was swallowed.
 SIGTERM — what a batch system sends at a time limit, to every process of the job, before its SIGKILL —
 would end the process at once, with no results and no history line. The latch handles it as SIGINT:
 the run ends as interrupted and writes what finished. One stop is often told twice at once (Slurm
-signals the whole job and ``run.sh`` forwards it as SIGINT): a signal within :data:`ECHO_S` of the
+signals the whole job and ``run.sh`` forwards it to pytest): a signal within :data:`ECHO_S` of the
 previous one is that same stop, remembered and not raised again, so it cannot land in the handling of
 the first one.
 """

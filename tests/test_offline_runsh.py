@@ -111,8 +111,7 @@ def test_names_given_to_bundle_are_pasted_into_run_sh_as_words_never_run(tmp_pat
     install of the odd name fails (exit 3), and the shell never ran what it holds."""
     marker = tmp_path / "ran"
     bundle = _bundle(tmp_path, checkout_wheel, "--extra", f"x$(touch {marker})", "--extra", f"y`touch {marker}`")
-    text = (bundle / "run.sh").read_text()
-    assert f"'pytest-gpuperf[x$(touch {marker}),y`touch {marker}`]'" in text
     proc = _refused(tmp_path, bundle, GPUPERF_VENV=str(tmp_path / "venv"))
-    assert proc.returncode == 3, proc.stdout + proc.stderr
     assert not marker.exists()
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert f"'pytest-gpuperf[x$(touch {marker}),y`touch {marker}`]'" in (bundle / "run.sh").read_text()

@@ -1,11 +1,21 @@
-"""Where the package's shipped files lie once installed: the suites and the reviewed baselines.
+"""Where the package's shipped files lie once installed (the suites and the reviewed baselines), and the
+one check a name passes before it becomes part of a path.
 
 One home for these locations, so the plugin, the CLIs and the gate check find the same files in a
-checkout, in a wheel installed into a virtual environment, or on an offline host's bundle."""
+checkout, in a wheel installed into a virtual environment, or on an offline host's bundle.
+
+A device key names a folder (``results/<key>/``, what ``gpuperf offline collect`` fills) and a file
+(``baselines/<key>.json``, ``--gpuperf-json``'s ``{key}``); it comes from a driver's device name or from a
+document brought back from another host. :func:`safe_name` is the one gate every such name goes
+through before it is joined to a path: ``../../x``, ``/abs``, ``..``, ``a/b`` or an empty key would
+otherwise read or write outside the folder meant."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+
+from .errors import GpuPerfError
 
 PACKAGE = Path(__file__).resolve().parent
 
@@ -29,3 +39,23 @@ def suite_arg(arg: str, cwd: Path) -> str:
     if own.exists():
         return arg
     return str(SUITES) + arg[len("suites"):]
+
+
+#: what a device key may be: the results schema's ``device.key`` pattern (``nvidia-h100-80gb-hbm3``)
+KEY_PATTERN = re.compile(r"[a-z0-9][a-z0-9-]*")
+
+
+class UnsafeNameError(GpuPerfError):
+    """A name that would become a path is not one plain file or folder name."""
+
+
+def safe_name(name: object, what: str = "device key") -> str:
+    """``name`` unchanged when it may become one file or folder name (:data:`KEY_PATTERN`: lower-case
+    letters, digits and ``-``, at most 200 characters); else :class:`UnsafeNameError` naming it. Called
+    wherever a key becomes a path, before anything is read or written there."""
+    text = name if isinstance(name, str) else ""
+    if not KEY_PATTERN.fullmatch(text) or len(text) > 200:
+        raise UnsafeNameError(f"{what} {name!r} cannot name a file or folder (only lower-case letters, digits and "
+                              f"'-', starting with a letter or digit); nothing was written for it — the document "
+                              f"that gave it is not a run of this plugin, or was edited")
+    return text

@@ -55,7 +55,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--gpuperf-update-baselines", action="store_true",
                     help="write measured values into the baseline files (atomically) instead of gating")
     group.addoption("--gpuperf-json", default=None, metavar="PATH",
-                    help="write results JSON; {key}, {backend} and {index} are filled in per device")
+                    help="write results JSON; {key}, {backend} and {index} are filled in per device (a file "
+                         "another run wrote there while this one ran is kept: this run writes NAME-2.json)")
     group.addoption("--gpuperf-history", default=None, metavar="URL",
                     help="record every run in a history store (trend tracking): path.db (SQLite), "
                          "postgresql://... or path.jsonl (legacy); see 'gpuperf history'")
@@ -498,11 +499,13 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
                 config.stash[_finish_error] = f"{earlier}; {why}" if earlier else why
         reporter = config.pluginmanager.get_plugin("terminalreporter")
         if (interrupted or late) and reporter is not None:  # one line, ahead of pytest's own summary
+            latch = config.stash.get(_latch, None)
+            what = latch.what if latch is not None and latch.fired else "Ctrl-C"  # a batch system's SIGTERM too
             if not interrupted:
-                text = ("gpuperf INTERRUPTED: Ctrl-C arrived during the end-of-run writes; they were completed "
+                text = (f"gpuperf INTERRUPTED: {what} arrived during the end-of-run writes; they were completed "
                         "first (every test had finished)")
             else:
-                text = "gpuperf INTERRUPTED: Ctrl-C stopped the run before every test ran"
+                text = f"gpuperf INTERRUPTED: {what} stopped the run before every test ran"
                 if state.options.json_path or state.options.history_path:
                     text += "; the results and history hold the tests that finished, marked \"interrupted\""
             left = [spec for spec, run in state.runs.items() if run.device is not None and run.device.interrupted]

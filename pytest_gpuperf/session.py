@@ -8,21 +8,28 @@ tested without pytest's machinery.
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
+
+from filelock import FileLock
 
 from . import baselines as bl
 from .devices import Device, DeviceInfo, Inventory, discover, open_device, resolve
 from .baselines import catalog, classes, lookup, validity
 from .errors import GpuPerfError, ImpossibleValueError
 from .gatecheck import plants
+from .paths import safe_name
 from .report import results, sensitivity
 from .report.results import Metric
 from .timing import observers, suite_profiles
 from .timing.measure import MeasureConfig
 from .timing.stats import MAD_TO_SIGMA, Stats
+from .util.atomic import unclaimed
+from .util.interrupt_latch import hold, release
 from .util.provenance import environment, git_commit, now_iso
+from .util.redaction import redact, redact_argv
 
 
 @dataclass(frozen=True)
@@ -153,11 +160,12 @@ def strip_device_id(nodeid: str, spec: str) -> str:
 def results_path(template: str, info: DeviceInfo, several: bool) -> str:
     """``--gpuperf-json``'s path for one device: ``{key}``/``{backend}``/``{index}`` filled in; a plain path
     gets ``-<key>-<backend>`` when several devices write results."""
+    key = safe_name(info.key)
     if "{" in template:
-        return template.format(key=info.key, backend=info.backend, index=info.index)
+        return template.format(key=key, backend=info.backend, index=info.index)
     if several:
         p = Path(template)
-        return str(p.with_name(f"{p.stem}-{info.key}-{info.backend}{p.suffix}"))
+        return str(p.with_name(f"{p.stem}-{key}-{info.backend}{p.suffix}"))
     return template
 
 
@@ -170,6 +178,10 @@ class GpuPerfSession:
         self.runs: dict[str, DeviceRun] = {}
         self.passed_tests: set[str] = set()
         self.started = now_iso()
+        #: when the run started, to tell a results file another run wrote meanwhile from an earlier run's
+        self.started_ns = time.time_ns()
+        #: ``--gpuperf-json`` path → the file written (``-2``… where another run wrote that path meanwhile)
+        self.written_as: dict[str, str] = {}
         self.files_written: list[str] = []
         self.missing: dict[str, list[str]] = {}
         self.retired: dict[str, list[str]] = {}  # baseline entries of metrics the suites no longer record
@@ -505,22 +517,20 @@ class GpuPerfSession:
         written must not cost the run its results file, nor the results file its history line); their
         errors are raised together afterwards as one :class:`GpuPerfError`.
 
-        ``interrupted``: Ctrl-C ended the test loop; both records say so (``run.interrupted``), so a
-        reader knows the run holds only the tests that finished. A Ctrl-C that arrives during these
+        ``interrupted``: Ctrl-C or SIGTERM ended the test loop; both records say so (``run.interrupted``), so a
+        reader knows the run holds only the tests that finished. A Ctrl-C or SIGTERM that arrives during these
         writes is held until they are done — each file is whole, and the results and history of one run
         agree — and then reported through :attr:`signal_during_writes` (the plugin ends the run as
         interrupted); every test had finished by then, so the records keep ``interrupted`` as it was."""
-        import signal
         import threading
 
         self.signal_during_writes = False
         errors: list[str] = []
         meta = self._run_meta(argv, interrupted)  # once: the results and the history line carry one run
         held: list[int] = []
-        previous: Any = None
+        previous: dict[int, Any] = {}
         if threading.current_thread() is threading.main_thread():  # signal handlers: main thread only
-            previous = signal.getsignal(signal.SIGINT)
-            signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
+            previous = hold(held)  # SIGINT and SIGTERM alike
         chosen = suite_profiles.get(self.options.profile)
         try:
             for spec, run in self.runs.items():
@@ -538,8 +548,7 @@ class GpuPerfSession:
             if self.options.history_path:
                 _attempt(errors, "history not written", lambda: self._record_history(argv, meta))
         finally:
-            if threading.current_thread() is threading.main_thread():
-                signal.signal(signal.SIGINT, previous if previous is not None else signal.default_int_handler)
+            release(previous)
             self.signal_during_writes = bool(held)
         if errors:
             raise GpuPerfError("; ".join(errors))
@@ -556,10 +565,14 @@ class GpuPerfSession:
             doc["detection"] = sensitivity.tally(run.metrics.values())
             doc["tests"] = [{"test": t, **run.tests[t]} for t in sorted(run.tests)]
             try:
-                results.write(path, doc)
+                with FileLock(f"{path}.lock"):  # another run writing this path now waits, then takes -2
+                    target = str(unclaimed(path, self.started_ns))
+                    results.write(target, doc)
             except OSError as exc:
                 raise GpuPerfError(f"{path}: {exc.strerror or exc}") from exc
-            self.files_written.append(path)
+            self.written_as[path] = target
+            self.files_written.append(target if target == path else
+                                      f"{target} (another run wrote {path} while this one ran)")
 
     def _record_history(self, argv: list[str], meta: dict[str, Any] | None = None) -> None:
         """One history run per device that recorded metrics, each in one transaction.
@@ -578,10 +591,10 @@ class GpuPerfSession:
         except HistoryTargetError:
             raise
         except Exception as exc:  # noqa: BLE001 - sqlite3/psycopg/OS errors: name the target and the fix
-            raise GpuPerfError(f"history not written to {self.options.history_path}: {type(exc).__name__}: "
-                               f"{exc}; the results JSON is unaffected — fix the target and import it with "
+            raise GpuPerfError(f"history not written to {redact(self.options.history_path or '')}: "
+                               f"{type(exc).__name__}: {redact(str(exc))}; the results JSON is unaffected — fix the target and import it with "
                                f"'gpuperf history import'") from exc
-        self.files_written.append(str(self.options.history_path))
+        self.files_written.append(redact(str(self.options.history_path)))  # printed: never a password
 
     def provenance(self, info: DeviceInfo) -> dict[str, Any]:
         return {"driver": info.driver_version, "runtime": info.runtime_version, "toolkit": info.toolkit_version,
@@ -634,7 +647,7 @@ class GpuPerfSession:
     def _run_meta(self, argv: list[str], interrupted: bool = False) -> dict[str, Any]:
         """The ``run`` section of the results and of the history record; ``interrupted``: Ctrl-C ended the
         run before every test ran, so the records hold only what finished."""
-        return {"started": self.started, "finished": now_iso(), "argv": argv, "profile": self.options.profile,
+        return {"started": self.started, "finished": now_iso(), "argv": redact_argv(argv), "profile": self.options.profile,
                 "update_baselines": self.options.update_baselines, "interrupted": bool(interrupted)}
 
     def blocks_exit(self) -> bool:

@@ -23,6 +23,7 @@ as empty and never overwritten.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -32,6 +33,8 @@ from filelock import FileLock
 
 from .. import BASELINE_SCHEMA
 from ..errors import BaselineFileError
+from ..paths import safe_name
+from ..util import jsonio
 from ..util.atomic import atomic_write_text, remove_stale_temps
 from . import fileformat, problems
 
@@ -57,17 +60,28 @@ class BaselineFile:
 
 
 def path_for(directory: str | Path, key: str) -> Path:
-    return Path(directory) / f"{key}.json"
+    """``<directory>/<key>.json``: the baseline file of a device key (checked by :func:`~pytest_gpuperf.paths.safe_name`)."""
+    return Path(directory) / f"{safe_name(key)}.json"
 
 
 def load(directory: str | Path, key: str) -> BaselineFile:
-    """Load ``<directory>/<key>.json``; an absent file is an empty baseline, a bad one an error that
-    lists every problem of the file (:mod:`.problems`), duplicated keys included."""
-    path = path_for(directory, key)
-    if not path.exists():
-        return BaselineFile(path, {"schema": BASELINE_SCHEMA, "device": {"key": key}, "backends": {}})
+    """Load ``<directory>/<key>.json`` (:func:`load_file`)."""
+    return load_file(path_for(directory, key), key)
+
+
+def load_file(path: str | Path, key: str | None = None) -> BaselineFile:
+    """Load the baseline file ``path``; where nothing is there (not even a link) it is an empty baseline of
+    ``key``, a bad one an error that lists every problem of the file (:mod:`.problems`), duplicated keys
+    included. Only a regular file is read (:func:`~pytest_gpuperf.util.jsonio.read_regular`): a FIFO, a
+    device or a link to nothing is an error, never an empty baseline nor a read that does not end."""
+    path = Path(path)
+    if not os.path.lexists(path):
+        return BaselineFile(path, {"schema": BASELINE_SCHEMA, "device": {"key": key or path.stem}, "backends": {}})
     try:
-        doc, duplicates = problems.parse(path.read_text(encoding="utf-8"))
+        doc, duplicates = problems.parse(jsonio.read_regular(path).decode("utf-8"))
+    except FileNotFoundError as exc:
+        raise BaselineFileError(str(path), f"is a link to nothing ({exc.filename or os.readlink(path)} is not there); "
+                                "point it at a baseline file or remove it") from exc
     except (OSError, UnicodeDecodeError) as exc:
         raise BaselineFileError(str(path), f"cannot be read ({exc})") from exc
     except json.JSONDecodeError as exc:
@@ -180,7 +194,7 @@ def update(baseline: BaselineFile, backend: str, device: Mapping[str, Any], prov
     baseline.path.parent.mkdir(parents=True, exist_ok=True)
     with lock_for(baseline.path):
         remove_stale_temps(baseline.path)
-        baseline.data = load(baseline.path.parent, baseline.path.stem).data
+        baseline.data = load_file(baseline.path).data
         data = baseline.data
         data.setdefault("schema", BASELINE_SCHEMA)
         header = data.setdefault("device", {})
@@ -281,7 +295,7 @@ def migrate(path: Path, retired: Callable[[str], Any] | None = None, band: Band 
     ``k`` × ``spread`` and floors the band does not name stay); ``device_class``: the class to record in
     the device header. A malformed file raises :class:`BaselineFileError` and is left as it is."""
     with lock_for(path):
-        data = load(path.parent, path.stem).data
+        data = load_file(path).data
         out = Migration()
         if device_class is not None:
             data.setdefault("device", {})["class"] = device_class

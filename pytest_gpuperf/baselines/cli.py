@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 from collections import defaultdict
@@ -111,7 +112,7 @@ def _files(paths: Sequence[str]) -> list[Path]:
             if not found:
                 raise GpuPerfError(f"{path} holds no baseline files (*.json)")
             files += found
-        elif path.is_file():
+        elif os.path.lexists(path):  # a file; a FIFO or a link to nothing too, whose check fails
             files.append(path)
         else:
             raise GpuPerfError(f"{path} does not exist")
@@ -126,7 +127,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     bad = 0
     for path in files:
         try:
-            baseline_file.load(path.parent, path.stem)
+            baseline_file.load_file(path)
         except BaselineFileError as exc:
             bad += 1
             print(f"FAIL {path}: {len(exc.problems)} problem(s)")
@@ -148,7 +149,7 @@ def cmd_migrate(args: argparse.Namespace) -> int:
     malformed file, or a class that contradicts the one a file records or proves, stops the command before
     anything is written."""
     files = _files(args.paths or ["baselines"])
-    classes = {path: _device_class(path, baseline_file.load(path.parent, path.stem).data, args.catalog_bands)
+    classes = {path: _device_class(path, baseline_file.load_file(path).data, args.catalog_bands)
                for path in files}  # every file valid, and of the class asked for, before the first is rewritten
     band = None
     if args.catalog_bands is not None:
@@ -193,7 +194,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
         if not Path(path).is_file():
             raise GpuPerfError(f"{path} is not a file; pass two baseline files (an older version: "
                                f"git show REV:PATH > old.json)")
-    a, b = (baseline_file.load(Path(p).parent, Path(p).stem) for p in (args.a, args.b))
+    a, b = (baseline_file.load_file(p) for p in (args.a, args.b))
     changes = review.diff(a.data, b.data)
     print(review.render(changes, args.a, args.b, verbose=args.all), end="")
     return 1 if changes.any() else 0

@@ -10,13 +10,13 @@ not replaced unless asked.
 
 from __future__ import annotations
 
-import json
 import subprocess
 from collections import defaultdict
 from pathlib import Path
 from typing import Any, Sequence
 
 from ..errors import GpuPerfError
+from ..util import jsonio
 from . import baseline_file
 
 
@@ -63,7 +63,7 @@ def init(*, device: str, runs: int, baseline_dir: Path, results_dir: Path, pytes
             echo(f"gpuperf baseline init: run {n} had failing tests (exit 1); their metrics are still taken — "
                  f"review them before committing the baseline")
         for path in found:
-            doc = json.loads(path.read_text(encoding="utf-8"))
+            doc = jsonio.read_json(path)
             docs[(doc["device"]["key"], doc["device"]["backend"])].append(doc)
     written = []
     for (key, backend), group in sorted(docs.items()):
@@ -100,7 +100,7 @@ def _disagreeing(entries: dict[str, dict[str, Any]], results: Sequence[str], bac
 
     out: dict[str, str] = {}
     for path in results:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+        doc = jsonio.read_json(path)
         if doc["device"]["backend"] != backend:
             continue
         for m in doc["metrics"]:
@@ -121,7 +121,7 @@ def main_family(args: Any) -> int:
 
     for name in args.baselines:
         path = Path(name)
-        src = baseline_file.load(path.parent, path.stem)
+        src = baseline_file.load_file(path)
         for backend, section in src.data.get("backends", {}).items():
             prov = section.get("provenance", {})
             info = DeviceInfo(backend=backend, index=0, name=str(src.data["device"].get("name", "")), vendor="",

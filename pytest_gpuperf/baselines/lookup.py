@@ -16,6 +16,7 @@ plus, on CPU devices, the deterministic figures of the device's family.
 from __future__ import annotations
 
 import copy
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -47,7 +48,7 @@ class Source:
 
 def _first(key: str, dirs: list[tuple[str, Path]]) -> tuple[str, BaselineFile] | None:
     for origin, directory in dirs:
-        if path_for(directory, key).is_file():
+        if os.path.lexists(path_for(directory, key)):  # a FIFO or a link to nothing is an error of load, not "no file"
             return origin, load(directory, key)
     return None
 

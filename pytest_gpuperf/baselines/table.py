@@ -75,7 +75,7 @@ def rows(files: Iterable[Path]) -> list[dict[str, Any]]:
     """One row per (device key, backend, family)."""
     out = []
     for path in files:
-        data = baseline_file.load(path.parent, path.stem).data
+        data = baseline_file.load_file(path).data
         is_cpu = baseline_file.known_class(data) == "cpu"
         for backend, section in sorted(data.get("backends", {}).items()):
             groups: dict[str, list[tuple[str, Mapping[str, Any]]]] = defaultdict(list)

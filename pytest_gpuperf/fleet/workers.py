@@ -31,7 +31,7 @@ def payload(state: Any, lines: list[tuple[str, dict[str, bool]]], failed: bool, 
 
     docs, paths = [], {}
     for path, run in state.json_paths().items():
-        paths[run.info.spec] = path
+        paths[run.info.spec] = state.written_as.get(path, path)
     env = environment(state.rootdir)
     for run in state.runs.values():
         if run.metrics:

@@ -174,7 +174,7 @@ def run_pytest(device: str, args: Sequence[str], results: Path, log: Path, *, ba
         except subprocess.TimeoutExpired:
             code = 124
     wall = time.perf_counter() - started
-    doc = json.loads(results.read_text()) if results.exists() else None
+    doc = jsonio.read_json(results) if results.exists() else None
     return RunOutcome(code, doc, wall, log, results)
 
 
@@ -217,7 +217,7 @@ def load(path: Path) -> dict[str, Any] | None:
     if not path.exists():
         return None
     try:
-        doc = json.loads(path.read_text())
+        doc = jsonio.read_json(path)
     except json.JSONDecodeError as exc:
         raise GpuPerfError(f"{path} is not valid JSON ({exc.msg} at line {exc.lineno}); move it aside to start a "
                            "new gate check") from None

@@ -17,6 +17,7 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 
 from .. import RESULTS_SCHEMA
+from ..util.redaction import redact_argv
 
 #: Quantiles kept of a metric's raw samples: enough to draw a distribution, small enough to store.
 QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
@@ -232,7 +233,7 @@ def from_results(doc: Mapping[str, Any], source: str = "") -> RunRecord:
         toolkit=str(env.get("toolkit") or dev.get("toolkit_version") or ""),
         clock_mhz=_num(extra.get("sm_clock_mhz", dev.get("current_clock_mhz", dev.get("clock_mhz")))),
         mem_clock_mhz=_num(extra.get("mem_clock_mhz")), host=str(env.get("host", "")),
-        argv=[str(a) for a in run.get("argv") or []],
+        argv=redact_argv(run.get("argv") or []),  # a results file written before passwords were redacted
         options=options, device=dev, source=source,
         metrics=[metric_from_json(m) for m in doc.get("metrics") or [] if m.get("name")],
         tests=durations_from(doc.get("tests")))

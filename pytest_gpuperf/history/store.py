@@ -16,7 +16,8 @@ from typing import Any, Iterable, Iterator, Sequence
 
 from . import schema
 from .records import MetricRecord, RunRecord, dumps, finite
-from .target import HistoryTargetError, Target, disk_full, full_error, parse, redact
+from ..util.redaction import redact
+from .target import HistoryTargetError, Target, disk_full, full_error, parse
 
 RUN_COLUMNS = ("uid", "date", "commit_sha", "argv", "options", "device_key", "backend", "device_name", "driver",
                "runtime", "toolkit", "clock_mhz", "mem_clock_mhz", "host", "device", "source", "n_metrics")

@@ -10,25 +10,17 @@ from __future__ import annotations
 
 import errno
 import os
-import re
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from ..errors import GpuPerfError
+from ..util.redaction import redact
 
 
 class HistoryTargetError(GpuPerfError):
     """The history target cannot be used; the message names the problem and the fix."""
-
-
-def redact(text: str) -> str:
-    """``text`` with every password of a database URL or connection string in it replaced by ``***``
-    (``user:password@…``, ``?password=…``, ``password=…``): all that may be printed of a URL, in output and
-    in errors alike."""
-    text = re.sub(r"(://[^:/@\s]*):[^@/\s]*@", r"\1:***@", text)
-    return re.sub(r"((?:[?&]|\b)password=)[^&\s'\"]*", r"\1***", text, flags=re.IGNORECASE)
 
 
 def disk_full(exc: BaseException, path: str | os.PathLike[str] | None = None) -> bool:

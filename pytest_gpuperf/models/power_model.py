@@ -48,6 +48,7 @@ from .ptx_latency import LatencyTable
 from .scheduler import cache_miss_cycles, global_penalty_s, memory_counts, occupancy, shared_penalty_s, Calibration
 from ..devices.architectures import ARCHITECTURES
 from ..devices.occupancy import sm_limits
+from ..paths import safe_name
 from ..util import jsonio
 
 #: the corpus file format
@@ -178,7 +179,7 @@ CORPUS_NAME = "power-corpus-{backend}.json"
 def corpus_path(results: Path, key: str, backend: str) -> Path:
     """A device's measured corpus under a results folder: ``<results>/<key>/power-corpus-<backend>.json``, or its
     compressed twin ``….json.gz`` where that is the file there (:func:`pytest_gpuperf.util.jsonio.saved`)."""
-    return jsonio.saved(results / key / CORPUS_NAME.format(backend=backend))
+    return jsonio.saved(results / safe_name(key) / CORPUS_NAME.format(backend=backend))
 
 
 def save_corpus(path: Path, device: Mapping[str, Any], entries: Sequence[Entry],

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -33,7 +34,8 @@ RUN_SH = r"""#!/usr/bin/env bash
 # Run pytest-gpuperf's suites on this host from this bundle alone (no package index needed).
 #   bash run.sh OUT [gpuperf run arguments, e.g. --gpuperf-device=0 -k memory]
 # Environment: GPUPERF_TAG (results name, default run), GPUPERF_PYTHON (default python3),
-# GPUPERF_VENV (default /tmp/gpuperf-venv), GPUPERF_TIME_LIMIT (seconds, then the run is interrupted and
+# GPUPERF_VENV (default ${TMPDIR:-/tmp}/gpuperf-venv-$(id -u): yours alone; one that another user owns, or
+# that others may write to, is refused), GPUPERF_TIME_LIMIT (seconds, then the run is interrupted and
 # packed with what finished), GPUPERF_COMMIT (the commit of the code you measure, when the
 # directory you run in has no .git), GPUPERF_HISTORY (a history store; default OUT/history.db),
 # GPUPERF_CACHE (what a first run measures and later runs replay; default: cache/ beside this script).
@@ -42,7 +44,24 @@ here=$(cd "$(dirname "$0")" && pwd)
 out=${1:?usage: bash run.sh OUT [gpuperf run arguments]}; shift
 mkdir -p "$out"; out=$(cd "$out" && pwd)
 py=${GPUPERF_PYTHON:-python3}
-venv=${GPUPERF_VENV:-/tmp/gpuperf-venv}
+venv=${GPUPERF_VENV:-${TMPDIR:-/tmp}/gpuperf-venv-$(id -u)}
+# whatever sits in the venv runs as you: only a folder you own and nobody else may write to is used
+owned() {  # yours (the link too, if it is one) and writable by nobody else
+  local uid mode
+  read -r uid < <(stat -c '%u' "$1" 2>/dev/null) && [ "$uid" = "$(id -u)" ] || return 1
+  read -r uid mode < <(stat -L -c '%u %a' "$1" 2>/dev/null) || return 1
+  [ "$uid" = "$(id -u)" ] && [ $((8#$mode & 8#022)) -eq 0 ]
+}
+if [ -e "$venv" ] || [ -L "$venv" ]; then
+  for part in "$venv" "$venv/bin"; do
+    if { [ -e "$part" ] || [ -L "$part" ]; } && ! owned "$part"; then
+      echo "gpuperf offline: $part is not yours alone (owned by another user, or writable by others): refusing to run what it holds; remove it or set GPUPERF_VENV to a folder of your own" >&2
+      exit 3
+    fi
+  done
+else
+  mkdir -p "$(dirname "$venv")" && mkdir -m 700 "$venv" || exit 3
+fi
 tag=${GPUPERF_TAG:-run}
 # the tuning references, profiler counters and searches a first run stores: beside the bundle unless named,
 # so every host that runs it from a shared folder (or a copy of it) replays them instead of measuring again
@@ -55,19 +74,21 @@ if [ ! -x "$venv/bin/gpuperf" ]; then
   "$py" -c 'import site, sys; print("\n".join(site.getsitepackages() + [site.getusersitepackages()]))' \
     > "$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/gpuperf-host.pth"
   "$venv/bin/python" -m pip install -q --no-index --no-cache-dir --find-links "$here/wheels" \
-    "pytest-gpuperf@SPEC@" @ALSO@ || { echo "gpuperf offline: install from $here/wheels failed" >&2; exit 3; }
+    @REQUIREMENT@ @ALSO@ || { echo "gpuperf offline: install from $here/wheels failed" >&2; exit 3; }
 fi
 # the bundle's own plugin, whatever another pytest-gpuperf the host's site may hold
 "$venv/bin/python" -m pip install -q --no-index --no-cache-dir --no-deps --force-reinstall "$here"/wheels/@WHEEL@ || exit 3
-# the run in the background, so a Ctrl-C, a batch system's TERM or GPUPERF_TIME_LIMIT (seconds) reaches
-# pytest as SIGINT: it stops, writes results and history of what finished (marked interrupted), and the
-# pack below still happens (job control on: a background job of a script would otherwise ignore SIGINT)
+# the run in the background, so a Ctrl-C, a batch system's TERM (to this script, or to every process of the
+# job as at a Slurm time limit) or GPUPERF_TIME_LIMIT (seconds) reaches pytest: it stops, writes results and
+# history of what finished (marked interrupted), and the pack below still happens once it has (job control
+# on: a background job of a script would otherwise ignore SIGINT)
 : > "$out/$tag.log"  # both writers append, so neither overwrites the other
 set -m
 "$venv/bin/gpuperf" run -p no:cacheprovider "$@" --gpuperf-json="$out/results/{key}/$tag-{backend}.json" \
   --gpuperf-history="${GPUPERF_HISTORY:-$out/history.db}" >> "$out/$tag.log" 2>&1 &
 pid=$!
-trap 'kill -INT "$pid" 2>/dev/null' INT TERM
+trap 'kill -INT "$pid" 2>/dev/null' INT
+trap 'kill -TERM "$pid" 2>/dev/null' TERM  # pytest ends a run on SIGTERM as on SIGINT, and names it
 watchdog=""
 if [ -n "${GPUPERF_TIME_LIMIT:-}" ]; then
   ( sleep "$GPUPERF_TIME_LIMIT"; echo "gpuperf offline: GPUPERF_TIME_LIMIT=$GPUPERF_TIME_LIMIT s reached: interrupting" >> "$out/$tag.log"; kill -INT "$pid" 2>/dev/null ) &
@@ -81,6 +102,14 @@ tail -n "${GPUPERF_TAIL:-40}" "$out/$tag.log"
 tar czf "$out.tgz" -C "$out" . && echo "gpuperf offline: bring back $out.tgz (gpuperf offline collect)"
 exit "$status"
 """
+
+
+def run_script(requirement: str, also: Sequence[str], wheel: str) -> str:
+    """``run.sh`` with the bundle's names filled in, each shell-quoted: an extra, a project or a wheel name
+    is pasted in as one word, never read by the shell (``--extra 'x$(cmd)'`` runs nothing)."""
+    return (RUN_SH.replace("@REQUIREMENT@", shlex.quote(requirement))
+            .replace("@ALSO@", " ".join(shlex.quote(a) for a in also))
+            .replace("@WHEEL@", shlex.quote(wheel)))
 
 
 def _plugin_wheel(into: Path, wheel: str | None) -> Path:
@@ -154,8 +183,7 @@ def bundle(directory: Path, *, python: str, extras: Sequence[str], host_has: Seq
     if cache is not None:
         shutil.copytree(cache, directory / "cache", dirs_exist_ok=True)
     spec = f"[{','.join(extras)}]" if extras else ""
-    atomic_write_text(directory / "run.sh", RUN_SH.replace("@SPEC@", spec).replace(
-        "@ALSO@", " ".join(f'"{a}"' for a in also)).replace("@WHEEL@", own.name))
+    atomic_write_text(directory / "run.sh", run_script(f"pytest-gpuperf{spec}", also, own.name))
     (directory / "run.sh").chmod(0o755)
     manifest = {"schema": "pytest-gpuperf-bundle/1", "plugin": {**plugin(), "wheel": own.name},
                 "python": python, "extras": list(extras), "also": list(also), "host_has": sorted(skip), "wheels": sorted(kept),

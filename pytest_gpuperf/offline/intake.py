@@ -8,45 +8,79 @@ by the importer). A power corpus (``power-corpus-<backend>.json``, or ``.json.gz
 compressed one, collected into ``OUT/results/<key>/``) is joined with the store's corpus of that card, in
 the form the store keeps it (one the store lacks lands compressed, as results do; the collector resumes
 either form): a configuration measured on both sides keeps the store's measurement, the other as a repeat
-(:func:`pytest_gpuperf.power.model_corpus.merge`)."""
+(:func:`pytest_gpuperf.power.model_corpus.merge`).
+
+What an archive holds is not trusted: every device key it gives becomes a folder name only through
+:func:`pytest_gpuperf.paths.safe_name` (checked for all of them before anything is written), members are
+unpacked by tarfile's ``data`` filter (no links out, no devices), at most :data:`MAX_UNPACKED` bytes in
+all, and two collects into one store at once take turns (:data:`LOCK_NAME`), so both runs are kept."""
 
 from __future__ import annotations
 
+import os
 import tarfile
 import tempfile
+import zlib
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
+
+from filelock import FileLock
 
 from ..errors import GpuPerfError
+from ..paths import UnsafeNameError, safe_name
 from ..util import jsonio
 
 #: the files of a power corpus among a run's results, plain or compressed
 CORPUS = ("power-corpus-*.json", "power-corpus-*.json.gz")
 
+#: the most bytes an archive may unpack to, all members together (counted from the members' headers
+#: while the archive is read, before each is written): a run's results, logs and history are a few MiB;
+#: a small archive that unpacks to gigabytes is refused before it fills the disk or the memory
+MAX_UNPACKED = 1024 * 2**20
 
-def _unpacked(source: Path, tmp: Path) -> Path:
+#: the lock every ``collect`` into one store takes while it picks its files' names and writes them, so two
+#: at once keep both runs (``-2``), as two one after the other do
+LOCK_NAME = ".gpuperf-collect.lock"
+
+
+def _bounded(tar: tarfile.TarFile, source: Path, limit: int) -> Iterator[tarfile.TarInfo]:
+    """The archive's members in order, refusing the archive once their sizes pass ``limit`` bytes."""
+    total = 0
+    for member in tar:
+        total += max(member.size, 0)
+        if total > limit:
+            raise GpuPerfError(f"{source}: unpacks to more than {limit // 2**20} MiB (a run archive holds a few); "
+                               "refused before unpacking it — is it the OUT.tgz run.sh wrote?")
+        yield member
+
+
+def _unpacked(source: Path, tmp: Path, limit: int = MAX_UNPACKED) -> Path:
     if source.is_dir():
         return source
     if not source.is_file():
         raise GpuPerfError(f"{source}: no such file or folder; pass the OUT.tgz (or OUT folder) run.sh wrote")
     try:
-        with tarfile.open(source, "r:gz") as tar:
-            tar.extractall(tmp, filter="data")
-    except (tarfile.TarError, OSError) as exc:
-        raise GpuPerfError(f"{source}: not a run archive ({exc})") from None
+        with tarfile.open(source, "r|gz") as tar:  # a stream: members are checked, then written, one by one
+            tar.extractall(tmp, members=_bounded(tar, source, limit), filter="data")
+    except (tarfile.TarError, EOFError, zlib.error) as exc:
+        raise GpuPerfError(f"{source}: truncated or damaged, or not a run archive ({exc or type(exc).__name__}); "
+                           "copy OUT.tgz again (a copy cut short) or collect the OUT folder itself") from None
+    except OSError as exc:
+        raise GpuPerfError(f"{source}: cannot be unpacked ({exc})") from None
     return tmp
 
 
 def _store(src: Path, folder: Path) -> tuple[Path, bool]:
     """``src`` compressed into ``folder`` under its name (``-2``, ``-3``… where a different file holds
-    it): (the stored file, whether it is new — False when the same content was already there)."""
-    data = src.read_bytes()
+    it): (the stored file, whether it is new — False when the same content was already there). Callers
+    hold the store's lock (:data:`LOCK_NAME`), so the name chosen is still free when it is written."""
+    data = jsonio.read_bytes(src)
     stem, dot, ext = src.name.partition(".")
     n = 1
     while True:
         name = src.name if n == 1 else f"{stem}-{n}{dot}{ext}"
         target = folder / (name + jsonio.GZ)
-        if not target.exists():
+        if not os.path.lexists(target):
             folder.mkdir(parents=True, exist_ok=True)
             return jsonio.write_gz(target, data), True
         if jsonio.read_bytes(target) == data:
@@ -54,18 +88,25 @@ def _store(src: Path, folder: Path) -> tuple[Path, bool]:
         n += 1
 
 
-def _corpus(src: Path, into: Path, echo: Callable[[str], object]) -> Path | None:
-    """A power corpus brought back, joined with the store's corpus of its card (or placed, compressed, where the
-    store has none): the file now in the store, or None when ``src`` is not a corpus."""
-    from ..models.power_model import read_corpus, save_corpus
-    from ..power.model_corpus import merge
+def _corpus_key(src: Path, echo: Callable[[str], object]) -> str | None:
+    """The device key of a power corpus brought back (checked: it names a folder), or None when ``src`` is
+    not a corpus."""
+    from ..models.power_model import read_corpus
 
     try:
-        device = read_corpus(src)[0]
-        key = str(device["key"])
-    except (ValueError, KeyError, TypeError) as exc:
+        key = read_corpus(src)[0]["key"]
+    except (ValueError, KeyError, TypeError, OSError) as exc:
         echo(f"skipped {src.name}: not a power corpus ({exc})")
         return None
+    return safe_name(key, f"{src.name}: device key")
+
+
+def _corpus(src: Path, key: str, into: Path, echo: Callable[[str], object]) -> Path:
+    """A power corpus brought back, joined with the store's corpus of its card (or placed, compressed, where the
+    store has none): the file now in the store."""
+    from ..models.power_model import save_corpus
+    from ..power.model_corpus import merge
+
     existing = jsonio.saved(into / key / src.name.removesuffix(jsonio.GZ))
     if not existing.exists():
         placed = jsonio.write_gz(existing, jsonio.read_bytes(src))
@@ -82,33 +123,47 @@ def _corpus(src: Path, into: Path, echo: Callable[[str], object]) -> Path | None
     return existing
 
 
+def _results_key(path: Path, echo: Callable[[str], object]) -> str | None:
+    """The device key of a results document (checked: it names a folder), or None when ``path`` is not one."""
+    try:
+        key = jsonio.read_json(path)["device"]["key"]
+    except (ValueError, KeyError, TypeError, OSError):
+        echo(f"skipped {path.name}: not a results document")
+        return None
+    return safe_name(key, f"{path.name}: device key")
+
+
 def collect(source: Path, into: Path, history: str | None = None, echo=print) -> list[Path]:
     """Copy the run's results and logs into ``into`` and join its power corpora with the store's; returns
-    the results files now there."""
+    the results files now there. Every key the documents give is checked before anything is written:
+    one that is not a plain folder name (``../x``, ``/abs``, ``a/b``) refuses the whole archive."""
     with tempfile.TemporaryDirectory(prefix="gpuperf-collect-") as tmp:
         root = _unpacked(source, Path(tmp))
         corpora = sorted(p for pattern in CORPUS for p in root.glob(f"results/*/{pattern}"))
         found = [p for p in sorted(root.glob("results/*/*.json")) if p not in corpora]
         if not found and not corpora:
             raise GpuPerfError(f"{source}: holds no results/<key>/*.json; did the run record anything? (see its log)")
-        joined = [c for c in (_corpus(path, into, echo) for path in corpora) if c is not None]
-        placed: list[Path] = []
-        for path in found:
-            try:
-                key = str(jsonio.read_json(path)["device"]["key"])
-            except (ValueError, KeyError, TypeError):
-                echo(f"skipped {path.name}: not a results document")
-                continue
-            stored, new = _store(path, into / key)
-            placed.append(stored)
-            if not new:
-                continue
-            echo(f"collected {stored}")
-            for log in root.glob("*.log"):
-                _store(log, into / key / "logs")
-        if not placed and not joined:
+        try:
+            keyed_corpora = [(p, k) for p in corpora if (k := _corpus_key(p, echo)) is not None]
+            keyed = [(p, k) for p in found if (k := _results_key(p, echo)) is not None]
+        except UnsafeNameError as exc:
+            raise GpuPerfError(f"{source}: {exc}") from None
+        if not keyed and not keyed_corpora:
             raise GpuPerfError(f"{source}: none of {', '.join(p.name for p in found + corpora)} is a results document "
                                f"or a power corpus; nothing collected")
+        into.mkdir(parents=True, exist_ok=True)
+        placed: list[Path] = []
+        with FileLock(str(into / LOCK_NAME)):  # another collect into this store waits: both runs are kept
+            for path, key in keyed_corpora:
+                _corpus(path, key, into, echo)
+            for path, key in keyed:
+                stored, new = _store(path, into / key)
+                placed.append(stored)
+                if not new:
+                    continue
+                echo(f"collected {stored}")
+                for log in root.glob("*.log"):
+                    _store(log, into / key / "logs")
         if history and placed:
             from ..history.cli import import_files
 

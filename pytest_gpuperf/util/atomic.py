@@ -86,3 +86,22 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
 def atomic_write_json(path: str | os.PathLike[str], data: Any) -> None:
     """JSON with sorted-free, indented, trailing-newline output so diffs of reviewed files stay small."""
     atomic_write_text(path, json.dumps(data, indent=2, sort_keys=False, allow_nan=False) + "\n")
+
+
+def unclaimed(path: str | os.PathLike[str], since_ns: int) -> Path:
+    """Where a run that started at ``since_ns`` (``time.time_ns()``) writes the file it was told to write at
+    ``path``: ``path`` itself when nothing is there or what is there is older than the run (an earlier
+    run's, replaced as before); else — another run wrote it meanwhile, the two ran at the same time — the
+    first of ``<stem>-2<suffix>``, ``-3``… that does not exist, so neither run is lost. The caller holds a
+    lock on ``path`` (``<path>.lock``) from this choice until its write is done."""
+    target = Path(path)
+    try:
+        if target.stat().st_mtime_ns < since_ns:
+            return target
+    except FileNotFoundError:
+        if not os.path.lexists(target):
+            return target
+    n = 2
+    while os.path.lexists(other := target.with_name(f"{target.stem}-{n}{target.suffix}")):
+        n += 1
+    return other

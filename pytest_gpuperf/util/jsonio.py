@@ -3,13 +3,16 @@
 
 :func:`saved` finds the file a name means (``x.json`` or ``x.json.gz``); :func:`read_text` and
 :func:`read_json` open it, decompressing by the ``.gz`` suffix; :func:`write_gz` stores a file
-compressed, atomically."""
+compressed, atomically. Every read goes through :func:`read_regular`: regular files only, at most
+:data:`MAX_BYTES` (decompressed too)."""
 
 from __future__ import annotations
 
 import gzip
+import io
 import json
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -28,10 +31,52 @@ def saved(path: str | os.PathLike[str]) -> Path:
     return twin if twin.exists() else p
 
 
-def read_bytes(path: str | os.PathLike[str]) -> bytes:
+#: the most bytes a results document, a baseline, a log or a corpus may hold once decompressed. A full run
+#: with every sample kept is a few MiB; a larger file is not one of ours, and is refused before it fills
+#: the memory (a ``/dev/zero`` behind a link would never end, a small ``.gz`` can unpack to gigabytes)
+MAX_BYTES = 256 * 2**20
+
+
+class UnreadableFileError(OSError):
+    """A file that is not read: not a regular file (a FIFO, a device, a folder), or larger than the limit.
+    An ``OSError``, so every caller that reports a file it cannot read reports this one too."""
+
+
+def read_regular(path: str | os.PathLike[str], limit: int = MAX_BYTES) -> bytes:
+    """The bytes of ``path`` if it is a regular file (after links) of at most ``limit`` bytes; else
+    :class:`UnreadableFileError`. Opened without blocking, so a FIFO is refused at once instead of waiting
+    for a writer forever; a dangling link raises ``FileNotFoundError``. Every read of a results document
+    or a baseline goes through here."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise UnreadableFileError(f"{path}: not a regular file (a FIFO, a device or a folder); only regular files "
+                                      "are read as results and baselines")
+        if st.st_size > limit:
+            raise UnreadableFileError(f"{path}: {st.st_size} bytes, more than the {limit} a results or baseline file "
+                                      "may hold (pytest_gpuperf.util.jsonio.MAX_BYTES)")
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise UnreadableFileError(f"{path}: more than the {limit} bytes a results or baseline file may hold")
+    return data
+
+
+def gunzip(data: bytes, where: object, limit: int = MAX_BYTES) -> bytes:
+    """``data`` decompressed, reading at most ``limit`` bytes of output (a bomb is refused, not unpacked)."""
+    with gzip.GzipFile(fileobj=io.BytesIO(data)) as f:
+        out = f.read(limit + 1)
+    if len(out) > limit:
+        raise UnreadableFileError(f"{where}: unpacks to more than the {limit} bytes a results or baseline file may hold")
+    return out
+
+
+def read_bytes(path: str | os.PathLike[str], limit: int = MAX_BYTES) -> bytes:
+    """The bytes a saved file holds (:func:`saved`: ``path`` or its ``.gz`` twin, decompressed), through
+    :func:`read_regular` and at most ``limit`` bytes decompressed."""
     p = saved(path)
-    data = p.read_bytes()
-    return gzip.decompress(data) if p.suffix == GZ else data
+    data = read_regular(p, limit)
+    return gunzip(data, p, limit) if p.suffix == GZ else data
 
 
 def read_text(path: str | os.PathLike[str]) -> str:

@@ -1,0 +1,102 @@
+"""A batch system's time limit on the real PoCL device: SIGTERM to the whole process group, then SIGKILL
+after a grace period (what Slurm does). ``gpuperf run`` ends as interrupted, as with Ctrl-C: the results
+JSON and the history line are written for what finished, marked interrupted, before the SIGKILL.
+
+The signal lands at a known point, not after a guessed sleep: a plugin (``-p``) in the test's folder
+writes a marker once the first test has finished and then waits; the parent signals when it sees it."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from pytest_gpuperf.devices import discover
+from pytest_gpuperf.history.backends import read_runs
+
+ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.skipif(not any(d.backend == "opencl" for d in discover().devices),
+                                reason="no OpenCL device (install pocl-opencl-icd)")
+
+#: a pytest plugin: after the first test, write MARKER (this process's id) and wait for the signal
+WAIT_AFTER_FIRST = textwrap.dedent('''
+    import os
+    import time
+    from pathlib import Path
+
+    def pytest_runtest_logfinish(nodeid, location):
+        marker = Path(os.environ["GPUPERF_TEST_MARKER"])
+        if not marker.exists():
+            marker.write_text(str(os.getpid()))
+            time.sleep(120)  # the signal ends this wait
+''')
+
+#: a shipped test that records a metric within seconds on PoCL, and a second one the signal keeps from running
+SELECTION = ["suites/test_accuracy_math.py", "-k", "test_math_function and (sin- or cos-) and fp32"]
+
+#: Slurm's KillWait is 30 s by default; generous here, so a loaded host is not a failure
+GRACE_S = 90
+
+
+def wait_for(marker: Path, proc: subprocess.Popen, limit_s: float = 300) -> int:
+    """The process id the plugin wrote into ``marker`` once the first test finished (fails, killing the
+    group, if the run ended first or after ``limit_s``)."""
+    deadline = time.monotonic() + limit_s
+    while not (marker.exists() and marker.read_text().strip()):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            os.killpg(proc.pid, signal.SIGKILL)
+            pytest.fail(f"the first test never finished:\n{proc.communicate()[0][-3000:]}")
+        time.sleep(0.05)
+    return int(marker.read_text())
+
+
+def time_limit(proc: subprocess.Popen, *groups: int) -> str:
+    """SIGTERM to every process group in ``groups``, then SIGKILL to them after :data:`GRACE_S`: a batch
+    system's time limit. Returns the output."""
+    for group in groups:
+        os.killpg(group, signal.SIGTERM)
+    try:
+        return proc.communicate(timeout=GRACE_S)[0]
+    except subprocess.TimeoutExpired:
+        for group in groups:
+            try:
+                os.killpg(group, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        return proc.communicate()[0] + "\n[SIGKILL after the grace period]"
+
+
+def check_interrupted(results: Path, history: Path, out: str) -> None:
+    """The results JSON and the history line exist, hold the first test's metrics, marked interrupted."""
+    assert results.is_file(), out[-4000:]
+    doc = json.loads(results.read_text())
+    assert doc["run"]["interrupted"] is True, out[-4000:]
+    assert doc["metrics"], out[-4000:]
+    runs = read_runs(str(history))
+    assert len(runs) == 1 and runs[0].options["interrupted"] is True, out[-4000:]
+    assert runs[0].metrics
+
+
+def test_sigterm_to_the_process_group_ends_gpuperf_run_as_interrupted_with_records(tmp_path: Path) -> None:
+    (tmp_path / "wait_after_first.py").write_text(WAIT_AFTER_FIRST)
+    marker = tmp_path / "first-done"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(tmp_path), os.environ.get("PYTHONPATH", "")]),
+           "GPUPERF_TEST_MARKER": str(marker)}
+    results, history = tmp_path / "r.json", tmp_path / "h.db"
+    cmd = [sys.executable, "-m", "pytest_gpuperf.cli", "run", "-p", "no:cacheprovider", "-p", "wait_after_first",
+           "--gpuperf-device=opencl:0", f"--gpuperf-json={results}", f"--gpuperf-history={history}", *SELECTION]
+    proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+    wait_for(marker, proc)
+    out = time_limit(proc, proc.pid)
+    assert proc.returncode == pytest.ExitCode.INTERRUPTED, out[-4000:]
+    assert "gpuperf INTERRUPTED: SIGTERM stopped the run before every test ran" in out, out[-4000:]
+    assert "Traceback" not in out, out[-4000:]
+    check_interrupted(results, history, out)

@@ -1,0 +1,117 @@
+"""``run.sh`` of an offline bundle as an unfriendly host would meet it, on this machine's OpenCL device:
+a batch system's time limit (SIGTERM to every process of the job, then SIGKILL) still leaves results and
+a history line marked interrupted in ``OUT.tgz``; a venv that is not the user's alone is refused before
+anything in it runs; names given to ``bundle`` are pasted into the script as words, never as code."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from pytest_gpuperf.cli import main as gpuperf
+from pytest_gpuperf.devices import discover
+from pytest_gpuperf.offline.bundle import requirements
+from test_faults_sigterm import SELECTION, WAIT_AFTER_FIRST, time_limit, wait_for
+
+CL = [d for d in discover().devices if d.backend == "opencl"]
+pytestmark = pytest.mark.skipif(not CL, reason="no OpenCL device (install pocl-opencl-icd)")
+
+
+def _bundle(tmp_path: Path, wheel: Path, *more: str) -> Path:
+    """A bundle of the checkout's wheel alone (this machine has every dependency)."""
+    have = [r.split(">")[0].split("=")[0] for r in requirements([])]
+    folder = tmp_path / "bundle"
+    args = ["offline", "bundle", str(folder), "--python", f"{sys.version_info.major}.{sys.version_info.minor}",
+            "--wheel", str(wheel), *[a for h in have for a in ("--host-has", h)], *more]
+    assert gpuperf(args) == 0
+    return folder
+
+
+def _env(tmp_path: Path, **more: str) -> dict[str, str]:
+    """The host's environment: no PYTHONPATH into a checkout, this interpreter as the host's python."""
+    return {**{k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "PYTEST_", "GPUPERF_"))},
+            "GPUPERF_PYTHON": sys.executable, "GPUPERF_COMMIT": "abc1234", **more}
+
+
+def test_a_time_limit_signal_to_the_whole_job_still_packs_results_marked_interrupted(tmp_path, checkout_wheel):
+    """Slurm at a time limit: SIGTERM to run.sh and to pytest (every process of the job), SIGKILL after the
+    grace period. run.sh waits for pytest's writes and packs OUT.tgz with the results and the history line
+    of the test that finished, both marked interrupted."""
+    bundle = _bundle(tmp_path, checkout_wheel)
+    plugin = tmp_path / "plugin"
+    plugin.mkdir()
+    (plugin / "wait_after_first.py").write_text(WAIT_AFTER_FIRST)
+    marker = tmp_path / "first-done"
+    out = tmp_path / "out"
+    env = _env(tmp_path, GPUPERF_VENV=str(tmp_path / "venv"), GPUPERF_TAG="cut", PYTHONPATH=str(plugin),
+               GPUPERF_TEST_MARKER=str(marker))
+    proc = subprocess.Popen(["bash", str(bundle / "run.sh"), str(out), "-p", "wait_after_first",
+                             "--gpuperf-device=opencl:0", *SELECTION], cwd=tmp_path, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    pytest_pid = wait_for(marker, proc, limit_s=500)
+    said = time_limit(proc, proc.pid, os.getpgid(pytest_pid))
+    log = (out / "cut.log").read_text() if (out / "cut.log").exists() else ""
+    assert proc.returncode == 2, said[-3000:] + log[-3000:]
+    with tarfile.open(f"{out}.tgz") as tar:
+        names = tar.getnames()
+        (member,) = [n for n in names if n.endswith("/cut-opencl.json")]
+        doc = json.load(tar.extractfile(member))
+        tar.extract("./history.db", tmp_path / "unpacked", filter="data")
+    assert doc["run"]["interrupted"] is True and doc["metrics"], log[-3000:]
+    with sqlite3.connect(tmp_path / "unpacked" / "history.db") as db:
+        (options,) = [json.loads(r[0]) for r in db.execute("SELECT options FROM runs")]
+    assert options["interrupted"] is True
+    assert "SIGTERM stopped the run" in log
+
+
+def _refused(tmp_path: Path, bundle: Path, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["bash", str(bundle / "run.sh"), str(tmp_path / "out"), "--co", "-k", "no_such_test"],
+                          cwd=tmp_path, env=_env(tmp_path, **env), capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize("how", ["world-writable", "another user's", "a link to another user's"])
+def test_a_venv_that_is_not_the_users_alone_is_refused_before_anything_in_it_runs(tmp_path, checkout_wheel, how):
+    """The default venv is per user (``$TMPDIR/gpuperf-venv-<uid>``); one planted there by another user, or
+    one others may write to, is refused (exit 3, a message naming it) and nothing in it runs."""
+    if how != "world-writable" and os.geteuid() != 0:
+        pytest.skip("making a folder another user owns needs root")
+    bundle = _bundle(tmp_path, checkout_wheel)
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    planted = shared / f"gpuperf-venv-{os.getuid()}"
+    target = planted if how != "a link to another user's" else shared / "elsewhere"
+    (target / "bin").mkdir(parents=True)
+    ran = tmp_path / "planted-ran"
+    for name in ("gpuperf", "python"):
+        (target / "bin" / name).write_text(f"#!/bin/sh\ntouch {ran}\n")
+        (target / "bin" / name).chmod(0o755)
+    if how == "world-writable":
+        target.chmod(0o777)
+    else:
+        for path in (target, target / "bin"):
+            os.chown(path, 65534, 65534)
+    if how == "a link to another user's":
+        planted.symlink_to(target)
+    proc = _refused(tmp_path, bundle, TMPDIR=str(shared))
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert f"{planted}" in proc.stderr and "not yours alone" in proc.stderr, proc.stderr
+    assert not ran.exists()
+
+
+def test_names_given_to_bundle_are_pasted_into_run_sh_as_words_never_run(tmp_path, checkout_wheel):
+    """``--extra 'x$(touch M)'`` (an extra the plugin lacks downloads nothing, so only run.sh reads it): the
+    install of the odd name fails (exit 3), and the shell never ran what it holds."""
+    marker = tmp_path / "ran"
+    bundle = _bundle(tmp_path, checkout_wheel, "--extra", f"x$(touch {marker})", "--extra", f"y`touch {marker}`")
+    proc = _refused(tmp_path, bundle, GPUPERF_VENV=str(tmp_path / "venv"))
+    assert not marker.exists()
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert f"'pytest-gpuperf[x$(touch {marker}),y`touch {marker}`]'" in (bundle / "run.sh").read_text()

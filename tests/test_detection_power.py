@@ -145,3 +145,20 @@ import os
 def test_tuner(gpu_device, gpuperf_record):
     gpuperf_record("tuning.fake.quality", float(os.environ["QUALITY"]), "ratio", better="higher")
 """
+
+
+def test_a_gate_whose_samples_cannot_reach_significance_states_that_it_catches_nothing():
+    """Found by the H200 gate check's throughput plant (results/nvidia-h200/gatecheck-7ee28c0): five
+    timer-quantized samples a run against three runs' fifteen cannot reach p < 0.001 even when the sides do
+    not overlap, so a 1.5 % slower rate read 'pass' at p = 0.0012. The entry's detection power says so
+    (an infinite MDE, 'loose'), instead of the 1 % its band alone would claim."""
+    name = "throughput.fp32.fma.ops_per_clk_sm"
+    entry = dict(H200)[name]
+    assert len(entry["samples"]) == 15 and entry.get("runs") == 3
+    d = power(name, entry)
+    assert d.basis == "samples" and d.mde == math.inf and d.label == "loose"
+    slower = [0.985 * x for x in entry["samples"][::3]]  # five samples of a run 1.5 % slower, no overlap
+    c = compare(0.985 * float(entry["value"]), entry["better"], entry, samples=slower, name=name,
+                unit=entry["unit"], identity=entry.get("identity"))
+    assert c.verdict == "loose" and c.difference is not None and c.difference.p_value > 0.001
+    assert detection.min_p_value(15, 5) > 0.001 > detection.min_p_value(18, 7)

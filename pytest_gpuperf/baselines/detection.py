@@ -114,6 +114,20 @@ def edge_fraction(expected: float, width: float, direction: str, ratio_safe: boo
     return w
 
 
+def min_p_value(n_a: int, n_b: int, ties: bool = True) -> float:
+    """The smallest two-sided Mann–Whitney p-value two sides of ``n_a`` and ``n_b`` samples can reach (no
+    overlap at all), as scipy computes it for the gate's test (:func:`pytest_gpuperf.timing.difference.difference`):
+    the exact distribution where a side is small and no value repeats, else the normal approximation with
+    continuity correction — timer-quantized samples repeat, and then five samples on the new side against
+    three runs' worth stay above α = 0.001: no change of them is ever significant."""
+    if not ties and min(n_a, n_b) <= 8:
+        return 2.0 / math.comb(n_a + n_b, n_b)
+    mean = n_a * n_b / 2.0
+    sd = math.sqrt(n_a * n_b * (n_a + n_b + 1) / 12.0)
+    z = (mean - 0.5) / sd
+    return 2.0 * (1.0 - 0.5 * (1.0 + math.erf(z / math.sqrt(2.0))))
+
+
 def sample_sigma(samples: Sequence[float] | None) -> float | None:
     """Robust relative σ of one run's raw samples (MAD × 1.4826 / median), None without enough of them."""
     if samples is None or len(samples) < MIN_SAMPLES:
@@ -176,7 +190,10 @@ def detection(entry: Mapping[str, Any] | None, *, name: str, width: float, ratio
         if s is None:
             return Detection(edge + margin * (sigma_run or 0.0), "band")
         n_a = len(ref_samples)
-        n_b = n_new or n_a
+        n_b = n_new or max(1, round(n_a / max(1, int(entry.get("runs", 1) or 1))))
+        ties = len(set(map(float, ref_samples))) < n_a
+        if min_p_value(n_a, n_b, ties) >= alpha:  # even two sample sets that do not overlap at all are not significant
+            return Detection(math.inf, "samples")
         se = MEDIAN_SE * s * math.sqrt(1.0 / n_a + 1.0 / n_b)
         sig = _z(1.0 - alpha / 2) * se
         noise_run = max(sigma_run or 0.0, MEDIAN_SE * s / math.sqrt(n_b))

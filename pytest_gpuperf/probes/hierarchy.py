@@ -14,6 +14,8 @@ from typing import Any, Iterator
 import numpy as np
 
 from ..devices.base import Device, DeviceInfo
+from ..timing import observers
+from ..timing.measure import observed
 from ..timing.profiles import profile
 from ..timing.stats import Stats
 from . import chase_windows, fit, memory
@@ -105,8 +107,8 @@ class ChaseSweep:
                                                                     warm_limit, p.clock),
                                         self.samples_at[footprint])
             return pool.samples, {}, pool.info()
-        xs, identity = memory.anchor_figure(device, kernel, footprint, CHASE_STRIDE, warm_limit, CLOCK_TIMEOUT_S,
-                                            self.samples_at[footprint])
+        xs, identity = observed(device, lambda: memory.anchor_figure(device, kernel, footprint, CHASE_STRIDE, warm_limit,
+                                                                     CLOCK_TIMEOUT_S, self.samples_at[footprint]))
         return xs, identity, {}
 
     def records(self, device: Device) -> Iterator[dict[str, Any]]:
@@ -132,9 +134,10 @@ class ChaseSweep:
             estimate = "warmed plateau median" if level.name == "dram" else "plateau median"
             yield {"name": f"memory.{level.name}.latency.cycles", "value": level.latency, "unit": "cycles",
                    "better": "lower", "info": meta, "identity": {"estimate": estimate}}
-            if level.name != "dram" and not self.is_cpu:
+            if level.name != "dram" and not self.is_cpu:  # a step of the chase's curve: it inherits the chase's marks
                 yield {"name": f"memory.{level.name}.size.bytes", "value": level.size, "unit": "bytes",
-                       "better": "exact", "info": {"grid": "2 footprints per doubling", "levels": meta["levels"]}}
+                       "better": "exact", "info": {"grid": "2 footprints per doubling", "levels": meta["levels"],
+                                                   **observers.inherit(device)}}
 
 
 def chase_sweep(device: Device, p: Probe) -> ChaseSweep:
@@ -152,8 +155,9 @@ def chase_sweep(device: Device, p: Probe) -> ChaseSweep:
         for f in sizes:
             if f < 2 * stride:
                 continue
-            if info.clock_counter:
-                s = memory.chase_clock(device, p.kernels["gp_chase"], f, stride, warm_limit, CLOCK_TIMEOUT_S)
+            if info.clock_counter:  # one launch, timed by the device clock: watched like any measurement
+                s = observed(device, lambda f=f, stride=stride: memory.chase_clock(device, p.kernels["gp_chase"], f, stride,
+                                                                                   warm_limit, CLOCK_TIMEOUT_S))
             else:
                 s = memory.chase_events(device, p.meas, p.kernels["gp_chase"], f, stride, warm_limit, p.clock)
             pts.append((f, float(np.median(s))))

@@ -44,6 +44,9 @@ class Standing:
     device_cost: float
     device_s: float
     device_ex_s: float
+    #: what the observers saw while these figures were measured (``timing.observers.inherit``, read back
+    #: with them by :mod:`.standings`): a mean over kernels inherits its kernels' marks
+    marks: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass

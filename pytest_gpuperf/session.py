@@ -355,9 +355,11 @@ class GpuPerfSession:
                          name=name, unit=unit, info=metric.info)
         deterministic = self.deterministic(metric)
         metric.verdict = observers.measured_verdict(cmp.verdict, metric.info, run.info.is_cpu, deterministic)
-        if cmp.verdict == "regressed" and metric.verdict in ("contended", "throttled"):
-            beyond = observers.would_regress(value, cmp.expected, better, metric.info, run.info.is_cpu,
-                                             run.info.compute_units, deterministic)
+        if metric.verdict in ("contended", "throttled") and cmp.expected is not None:
+            d = cmp.difference  # the ratio's interval where both sides carry samples: its end nearest to no change
+            factor = observers.worse_factor(value, cmp.expected, better, None if d is None else (d.ci_low, d.ci_high))
+            beyond = observers.would_regress(factor, metric.info, run.info.is_cpu, run.info.compute_units,
+                                             deterministic)
             if beyond is not None:  # named in the summary and the results: "would have regressed: run again alone"
                 metric.info["would_regress"] = beyond
         if entry is not None:

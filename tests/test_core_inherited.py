@@ -123,14 +123,17 @@ def test_what_sharing_explains_and_what_lies_far_beyond_it():
     assert observers.explained_slowdown(_host(1.0), True, 2, deterministic=True) == 1.0
 
     limit = observers.FAR_BEYOND * 2.0
-    assert observers.would_regress(8.0, 1.0, "lower", _host(1.0), True, 2) == {"factor": 8.0, "explained": 2.0,
-                                                                                "limit": limit}
-    assert observers.would_regress(limit * 0.99, 1.0, "lower", _host(1.0), True, 2) is None  # may be the neighbour's
-    assert observers.would_regress(1.0, 8.0, "higher", _host(1.0), True, 2)["factor"] == 8.0  # a bandwidth fell 8x
-    assert observers.would_regress(8.0, 1.0, "higher", _host(1.0), True, 2) is None  # better is never "would regress"
-    assert observers.would_regress(8.0, None, "lower", _host(1.0), True, 2) is None  # nothing to compare with
+    assert observers.would_regress(8.0, _host(1.0), True, 2) == {"factor": 8.0, "explained": 2.0, "limit": limit}
+    assert observers.would_regress(limit * 0.99, _host(1.0), True, 2) is None  # may be the neighbour's
+    assert observers.would_regress(None, _host(1.0), True, 2) is None  # nothing to compare with
     # a chase whose L2 another process evicted (x2.32 with one other process) stays merely contended
-    assert observers.would_regress(2.32, 1.0, "lower", one_other, False, 132) is None
+    assert observers.would_regress(2.32, one_other, False, 132) is None
+    # how much worse: in the metric's direction, and with samples the interval's end nearest to no change
+    assert observers.worse_factor(8.0, 1.0, "lower") == 8.0 and observers.worse_factor(1.0, 8.0, "higher") == 8.0
+    assert observers.worse_factor(8.0, 1.0, "higher") == pytest.approx(0.125)  # better is never worse
+    assert observers.worse_factor(8.0, 1.0, "lower", (5.0, 11.0)) == 5.0
+    assert observers.worse_factor(0.1, 1.0, "higher", (0.05, 0.2)) == pytest.approx(5.0)
+    assert observers.worse_factor(8.0, 1.0, "bound") is None and observers.worse_factor(-1.0, 1.0, "lower") is None
 
 
 # ---- gpuperf compare ---------------------------------------------------------------------------------
@@ -181,7 +184,7 @@ def test_compare_a_chase_measured_beside_another_process_is_not_worse():
     # far beyond what one other process explains: named in the row
     c = merge(name, [_metric(name, 3000.0, "cycles", "lower", shared, samples=40)])
     row = engine.judge(a, c, GPU, GPU)
-    assert not row.fails and row.to_json()["would_regress"]["factor"] == pytest.approx(10.0)
+    assert not row.fails and row.to_json()["would_regress"]["factor"] == pytest.approx(10.0, rel=0.01)
     assert "would have regressed" in row.reason
 
 

@@ -46,7 +46,8 @@ from ..baselines import classes, noise, validity
 from ..baselines.verdicts import Comparison, band, compare, identity_problem, over_runs, stability
 from ..baselines.baseline_file import make_entry
 from ..devices.base import timer_resolution
-from ..timing.observers import FAR_BEYOND, contended_metric, shared_metric, throttled_metric, would_regress
+from ..timing.observers import (FAR_BEYOND, contended_metric, shared_metric, throttled_metric, worse_factor,
+                                would_regress)
 from ..timing.stats import between_run_sigma
 from . import crosscard
 from .load import Side, SideMetric
@@ -291,8 +292,9 @@ def _observed_marks(row: Row, a: SideMetric, b: SideMetric, device_a: Mapping[st
                                   + " and ".join(contended) + " was measured")
     beyond = None
     if row.verdict == "worse" and "B" in throttled + contended and row.a is not None and row.b is not None:
-        beyond = would_regress(row.b, row.a, b.better, b.info, bool(device_b.get("is_cpu")),
-                               int(device_b.get("compute_units") or 0), deterministic)
+        factor = worse_factor(row.b, row.a, b.better, row.ci)
+        beyond = would_regress(factor, b.info, bool(device_b.get("is_cpu")), int(device_b.get("compute_units") or 0),
+                               deterministic)
     if beyond is not None:
         row.extra["would_regress"] = beyond
         row.extra["beyond"] = (f"would have regressed: x{beyond['factor']:.3g}, more than {FAR_BEYOND:g}x the "

@@ -524,29 +524,30 @@ def explained_slowdown(info: Mapping[str, Any] | None, is_cpu: bool, cores: int,
     return factor
 
 
-def worse_factor(measured: float, expected: float, better: str) -> float | None:
+def worse_factor(measured: float, expected: float, better: str,
+                 interval: tuple[float, float] | None = None) -> float | None:
     """How many times worse ``measured`` is than ``expected`` in the metric's direction (≤ 1: not worse);
-    None where it has no direction to be worse in (a bound, a non-positive figure)."""
+    with ``interval`` (the confidence interval of measured/expected from both sides' samples) its end
+    nearest to no change, so a few samples cannot name a change their spread does not show. None where the
+    figure has no direction to be worse in (a bound, a non-positive figure)."""
     if not (measured > 0 and expected > 0):
         return None
+    lo, hi = interval if interval is not None and interval[0] > 0 else (measured / expected, measured / expected)
     if better == "lower":
-        return measured / expected
+        return lo
     if better == "higher":
-        return expected / measured
+        return 1.0 / hi
     if better == "exact":
-        return max(measured / expected, expected / measured)
+        return max(lo, 1.0 / hi)
     return None
 
 
-def would_regress(measured: float, expected: float | None, better: str, info: Mapping[str, Any] | None,
-                  is_cpu: bool, cores: int, deterministic: bool = False) -> dict[str, Any] | None:
-    """For a figure whose gate said ``regressed`` but which reads ``contended``/``throttled``: when its change
-    is more than :data:`FAR_BEYOND` times what the observers can explain (:func:`explained_slowdown`), what the
-    run names under "would have regressed: run again alone" — ``{"factor", "explained", "limit"}``; else None
-    (the change may be the neighbour's)."""
-    if expected is None:
-        return None
-    factor = worse_factor(measured, expected, better)
+def would_regress(factor: float | None, info: Mapping[str, Any] | None, is_cpu: bool, cores: int,
+                  deterministic: bool = False) -> dict[str, Any] | None:
+    """For a figure that reads ``contended``/``throttled`` and is ``factor`` times worse than its baseline
+    (:func:`worse_factor`): when that is more than :data:`FAR_BEYOND` times what the observers can explain
+    (:func:`explained_slowdown`), what the run names under "would have regressed: run again alone" —
+    ``{"factor", "explained", "limit"}``; else None (the change may be the neighbour's)."""
     if factor is None:
         return None
     explained = explained_slowdown(info, is_cpu, cores, deterministic)

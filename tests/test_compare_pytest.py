@@ -9,7 +9,6 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from pytest_gpuperf import exits
 from pytest_gpuperf.compare import engine
 from pytest_gpuperf.compare.load import load_side
 from suite_support import WORK_HEAD
@@ -83,7 +82,7 @@ def test_regression_against_another_run_fails_with_junit_properties_and_annotati
     regressions = [ln for ln in errors if not ln.startswith("::error title=gpuperf%3A HOST TOO BUSY TO GATE::")]
     assert regressions == [ln for ln in regressions if "accuracy.work.max_ulp" in ln] and len(regressions) == 1
     assert regressions[0].startswith("::error title=gpuperf regression%3A accuracy.work.max_ulp on opencl%3A0::")
-    assert len(errors) == 1 + busy and result.ret == (exits.HOST_TOO_BUSY if busy else 1), out
+    assert len(errors) == 1 + busy and result.ret == 1, out  # what the run judged failed: 1, even on a busy host
     text = summary.read_text()
     assert f"against run {reference}" in text and "| `accuracy.work.max_ulp` | 1 | 3 ulp | +200.0% | **regressed** |" in text
     # the same verdicts as the console script's on the same two files
@@ -100,10 +99,8 @@ def test_unchanged_run_passes_and_a_dropped_metric_is_a_warning(pytester, monkey
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     result = pytester.runpytest(*_args(pytester, reference))
-    # a metric of a passed test that the reference has and this run lacks: missing (exit 1; on a loaded host
-    # whose timing read 'contended', the run's own status for a host too busy to gate wins, as a busy card's)
-    busy = "HOST TOO BUSY TO GATE" in result.stdout.str()
-    assert result.ret == (exits.HOST_TOO_BUSY if busy else 1), result.stdout.str()
+    # a metric of a passed test that the reference has and this run lacks: missing (exit 1, on a busy host too)
+    assert result.ret == 1, result.stdout.str()
     result.stdout.fnmatch_lines(["::error title=gpuperf missing%3A accuracy.work.max_ulp on opencl%3A0::*"])  # it fails the run
 
 

@@ -325,8 +325,8 @@ class GpuPerfSession:
         """Whether the metric follows the ``deterministic`` noise model (``baselines.noise``): its value is the
         same bits whoever shared the machine, so only marks it inherited (``timing.observers.inherit``) keep
         it from being judged."""
-        return noise.model_of(metric.name, metric.unit, metric.better,
-                                 bool(metric.stats is not None and metric.stats.samples), metric.info) == "deterministic"
+        samples = bool(metric.stats is not None and metric.stats.samples)
+        return noise.model_of(metric.name, metric.unit, metric.better, samples, metric.info) == "deterministic"
 
     def _judge(self, run: DeviceRun, metric: Metric, bound: float | None) -> None:
         """The metric's verdict: against the reference run under ``--gpuperf-compare`` (the verdict of

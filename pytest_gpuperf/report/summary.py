@@ -8,7 +8,9 @@ Per device the table lists the rows that are not ``pass`` (nor ``new`` or ``unga
 ``--gpuperf-summary=all`` (ini ``gpuperf_summary``) lists every row. Every line that fails the run
 (ABANDONED, NO BASELINE when required, HOST TOO BUSY, GPU TOO BUSY, CARD THROTTLED, MISSING, an
 end-of-run error) is also a GitHub annotation under Actions: the lines and the annotations are made in
-one place (:class:`Alarms`), so none of them can go without the other.
+one place (:class:`Alarms`), so none of them can go without the other. Figures a run could not judge but that
+changed far beyond what the sharing explains are named in a ``WOULD HAVE REGRESSED:`` line
+(``timing.observers.would_regress``).
 """
 
 from __future__ import annotations
@@ -116,14 +118,16 @@ def observed_lines(run: Any) -> list[str]:
 
     out: list[str] = []
     spec = run.info.spec
-    shared = sorted((m for m in run.metrics.values() if m.verdict == "contended" and observers.shared_metric(m.info)),
-                    key=lambda m: m.name)
+    # a figure still judged (a deterministic one beside shared windows) is not listed
+    marked = [m for m in run.metrics.values() if m.verdict not in ("pass", "regressed", "improved")]
+    shared = sorted((m for m in marked if observers.shared_metric(m.info)), key=lambda m: m.name)
     if shared:
         procs = observers.summarize_tenants(observers.seen([m.info for m in shared], "tenants"))["processes"]
         out.append(f"GPU SHARED: {len(shared)} metric(s) of {spec} were measured while other processes ran on the "
                    f"card even after re-measuring (info['tenants'], or the figures they were computed from; not "
                    f"gated, verdict 'contended'): {observers.describe_processes(procs)}; {_names(shared)}")
-    slow = sorted((m for m in run.metrics.values() if m.verdict == "throttled"), key=lambda m: m.name)
+    slow = sorted((m for m in marked if observers.throttled_metric(m.info) and not observers.shared_metric(m.info)),
+                  key=lambda m: m.name)
     if slow:
         reasons = sorted({r for p in observers.seen([m.info for m in slow], "power")
                           for r in (p.get("throttle_reasons") or ()) if r in SLOWDOWN_REASONS})

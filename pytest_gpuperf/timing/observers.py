@@ -21,6 +21,13 @@ decision reads only the machine, never the measured value, so it cannot bias a v
 — and leaves what it saw in ``Device.observations`` / ``Device.tenant_observations``; the session puts
 the worst window of each test into its metrics' ``info["host"]`` / ``info["tenants"]``, so a figure
 taken on a busy host or a shared card says so.
+
+A figure computed from measurements (a cache size on the chase's curve, a fit, a model's error, a mean
+over figures of earlier tests) carries their marks in ``info["inherited"]`` (:func:`inherit`) and reads
+``contended``/``throttled`` as they would; a deterministic figure reads only those inherited marks
+(:func:`measured_verdict`). What sharing can explain of a change is bounded from the same readings
+(:func:`explained_slowdown`): a contended figure far beyond it is named "would have regressed"
+(:func:`would_regress`).
 """
 
 from __future__ import annotations

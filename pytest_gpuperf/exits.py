@@ -13,6 +13,10 @@ GPU_TOO_BUSY = 7
 #: more than a tenth of a device's metrics were measured while the card slowed itself down (verdict
 #: ``throttled``: thermal, power cap, hardware slowdown): fix the card's cooling or power limit
 THROTTLED = 8
+#: more than a tenth of a CPU device's metrics were measured while other work held the host's cores
+#: (verdict ``contended``, ``info["host"]``): run again on a quiet host. A run whose judged figures failed
+#: (a regression, a missing metric) exits 1 instead: what it could judge is a finding whatever the load
+HOST_TOO_BUSY = 9
 
 REASONS = {NO_BASELINE: "NO BASELINE", GPU_TOO_BUSY: "GPU TOO BUSY TO GATE",
-           THROTTLED: "CARD THROTTLED TOO OFTEN TO GATE"}
+           THROTTLED: "CARD THROTTLED TOO OFTEN TO GATE", HOST_TOO_BUSY: "HOST TOO BUSY TO GATE"}

@@ -378,9 +378,16 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
 
 # ---- the regression gate --------------------------------------------------------------------------------
 @pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
+    """A test's observer windows start with its fixtures: a clock or calibration a fixture measures for the
+    test is one of the figures its metrics are computed from (``timing.observers``)."""
+    item.config.stash[session_key].begin_test()
+    return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
     state = item.config.stash[session_key]
-    state.begin_test()
     result = yield
     _record_benchmark(item, state)
     if getattr(item.config.option, "xmlpath", None):  # --junitxml: one property per metric
@@ -445,7 +452,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     the same way, never with a traceback. A device abandoned at any point — a hang or a fault, in a test
     or found at the end behind a test that returned — fails the run (exit 1) unless it was interrupted.
     A run that could not gate a device has its own status (``exits``): a card shared with another
-    process (7) or throttled (8) through more than a tenth of its metrics, no baseline (6)."""
+    process (7) or throttled (8), a CPU device's host busy with other work (9, where nothing it judged
+    failed) through more than a tenth of its metrics, no baseline (6)."""
     config = session.config
     state = config.stash[session_key]
     if pinning.is_controller(config):  # ran no test: the workers wrote everything
@@ -473,7 +481,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
             failed = True
         if state.too_contended() and not state.options.update_baselines:
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+            # the host's other work, not a regression (exits) — unless what the run could judge already failed
+            if session.exitstatus == pytest.ExitCode.OK:
+                session.exitstatus = exits.HOST_TOO_BUSY
             failed = True
         # a run that could not judge its figures has its own reason, not a regression's 1 (exits); another
         # process on the card can make it throttle, so a shared card's status wins over the throttle's

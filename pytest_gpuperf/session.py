@@ -17,7 +17,7 @@ from filelock import FileLock
 
 from . import baselines as bl
 from .devices import Device, DeviceInfo, Inventory, discover, open_device, resolve
-from .baselines import catalog, classes, lookup, validity
+from .baselines import catalog, classes, lookup, noise, validity
 from .errors import GpuPerfError, ImpossibleValueError
 from .gatecheck import plants
 from .paths import safe_name
@@ -320,17 +320,25 @@ class GpuPerfSession:
         if bound is not None:
             metric.info["bound"] = float(bound)
         dev = run.device
-        if dev is not None and dev.observations:
-            metric.info["host"] = observers.summarize(dev.observations)
-        if dev is not None and dev.tenant_observations:
-            metric.info["tenants"] = observers.summarize_tenants(dev.tenant_observations)
-        if dev is not None and dev.power_observations:
-            seen = observers.summarize_power(dev.power_observations)
+        seen = {} if dev is None else observers.Capture(dev, from_start=True).marks()
+        if "host" in seen:
+            metric.info["host"] = seen["host"]
+        if "tenants" in seen:
+            metric.info["tenants"] = seen["tenants"]
+        if "power" in seen:
             given = dict(metric.info.get("power") or {})
             # the test's own power figures win, but a throttle either of them saw stays seen
-            metric.info["power"] = {**seen, **given,
-                                    "throttled": bool(seen["throttled"] or given.get("throttled"))}
+            metric.info["power"] = {**seen["power"], **given,
+                                    "throttled": bool(seen["power"]["throttled"] or given.get("throttled"))}
         return metric
+
+    @staticmethod
+    def deterministic(metric: Metric) -> bool:
+        """Whether the metric follows the ``deterministic`` noise model (``baselines.noise``): its value is the
+        same bits whoever shared the machine, so only marks it inherited (``timing.observers.inherit``) keep
+        it from being judged."""
+        samples = bool(metric.stats is not None and metric.stats.samples)
+        return noise.model_of(metric.name, metric.unit, metric.better, samples, metric.info) == "deterministic"
 
     def _judge(self, run: DeviceRun, metric: Metric, bound: float | None) -> None:
         """The metric's verdict: against the reference run under ``--gpuperf-compare`` (the verdict of
@@ -346,15 +354,26 @@ class GpuPerfSession:
                 # judge_metric already gives throttled/contended, for either side (compare.gate)
                 metric.verdict, metric.baseline, metric.info["line"] = judge_metric(
                     self.reference, metric.to_json(), run.info.to_json())
-                if observers.shared_metric(metric.info) and metric.verdict in ("regressed", "improved", "loose", "pass",
-                                                                                 "throttled"):
+                if (observers.shared_metric(metric.info, self.deterministic(metric))
+                        and metric.verdict in ("regressed", "improved", "loose", "pass", "throttled")):
                     metric.verdict = "contended"  # this run's card was shared (timing.observers.measured_verdict)
+                beyond = ((metric.baseline or {}).get("compare") or {}).get("would_regress")
+                if beyond and metric.verdict in ("contended", "throttled"):
+                    metric.info["would_regress"] = beyond
                 return
         # the metric's noise model decides how a verdict may be reached, as in 'gpuperf compare' (baselines.noise)
         cmp = bl.compare(value, better, entry, samples=None if stats is None else stats.samples,
                          identity=metric.identity, gate_if_stable=metric.info.get("gate") == "if-stable",
                          name=name, unit=unit, info=metric.info)
-        metric.verdict = observers.measured_verdict(cmp.verdict, metric.info, run.info.is_cpu)
+        deterministic = self.deterministic(metric)
+        metric.verdict = observers.measured_verdict(cmp.verdict, metric.info, run.info.is_cpu, deterministic)
+        if metric.verdict in ("contended", "throttled") and cmp.expected is not None:
+            d = cmp.difference  # the ratio's interval where both sides carry samples: its end nearest to no change
+            factor = observers.worse_factor(value, cmp.expected, better, None if d is None else (d.ci_low, d.ci_high))
+            beyond = observers.would_regress(factor, metric.info, run.info.is_cpu, run.info.compute_units,
+                                             deterministic)
+            if beyond is not None:  # named in the summary and the results: "would have regressed: run again alone"
+                metric.info["would_regress"] = beyond
         if entry is not None:
             metric.baseline = {k: v for k, v in entry.items() if k not in ("provenance", "samples")}
             metric.baseline.update(cmp.to_json())
@@ -369,8 +388,10 @@ class GpuPerfSession:
     def too_contended(self) -> list[str]:
         """One line per CPU device on which more than ``observers.CONTENDED_RUN_LIMIT`` of the metrics read
         ``contended`` because other work held the host's CPUs: the run could not judge them, so it is not a
-        valid gate (empty when none). Metrics contended by another process on the card count in
-        :meth:`gpu_too_busy` instead."""
+        valid gate (empty when none, and when the run only writes baselines). Metrics contended by another
+        process on the card count in :meth:`gpu_too_busy` instead."""
+        if self.options.update_baselines:
+            return []
         out = []
         for run in self.runs.values():
             if not run.info.is_cpu or not run.metrics:
@@ -410,7 +431,7 @@ class GpuPerfSession:
         if run.busy_streak < observers.BUSY_STOP_TESTS:
             return None
         shared = [m for m in run.metrics.values() if observers.shared_metric(m.info)]
-        procs = observers.summarize_tenants([m.info["tenants"] for m in shared])
+        procs = observers.summarize_tenants(observers.seen([m.info for m in shared], "tenants"))
         run.stopped_busy = (f"{spec}: another process held the card through every measurement of the last "
                             f"{run.busy_streak} tests ({len(shared)} metrics 'contended' after re-measuring, "
                             f"info['tenants']): {observers.describe_processes(procs['processes'])}; the run stopped "
@@ -432,7 +453,7 @@ class GpuPerfSession:
             shared = [m for m in run.metrics.values() if m.verdict == "contended" and observers.shared_metric(m.info)]
             if not run.metrics or len(shared) <= observers.CONTENDED_RUN_LIMIT * len(run.metrics):
                 continue
-            procs = observers.summarize_tenants([m.info["tenants"] for m in shared])
+            procs = observers.summarize_tenants(observers.seen([m.info for m in shared], "tenants"))
             foreign = (" (NVML gave another PID namespace's pids: one of them is this run)"
                        if procs["foreign_pids"] else "")
             out.append(f"{run.info.spec}: {len(shared)} of {len(run.metrics)} metrics were measured while other "
@@ -458,7 +479,7 @@ class GpuPerfSession:
                 continue
             seen: dict[str, int] = {}
             for m in slow:
-                for reason in (m.info.get("power") or {}).get("throttle_reasons") or ():
+                for reason in {r for p in observers.seen([m.info], "power") for r in p.get("throttle_reasons") or ()}:
                     if reason in SLOWDOWN_REASONS:
                         seen[reason] = seen.get(reason, 0) + 1
             reasons = (", ".join(f"{r} ({n} metrics)" for r, n in sorted(seen.items(), key=lambda x: (-x[1], x[0])))
@@ -559,6 +580,9 @@ class GpuPerfSession:
         meta = self._run_meta(argv) if meta is None else meta
         for path, run in self.json_paths().items():
             stopped = {"stopped": run.stopped_busy} if run.stopped_busy else {}
+            beyond = sorted(m.name for m in run.metrics.values() if m.info.get("would_regress"))
+            if beyond:  # contended/throttled, but changed far beyond what that explains (timing.observers.would_regress)
+                stopped["would_regress"] = beyond
             doc = results.document(run.info, environment(self.rootdir), {**meta, **stopped},
                                    sorted(run.metrics.values(), key=lambda m: m.name), self.options.samples)
             doc["missing"] = self.missing.get(run.info.spec, [])

@@ -123,21 +123,33 @@ def test_a_window_shared_with_another_process_is_remeasured_and_still_shared_is_
     assert observers.measured_verdict("new", info, is_cpu=False) == "new"  # nothing was gated
 
 
+def _host_busy_retakes(device) -> int:
+    """Windows taken again because the CPU device's host was busy (not because of the card): on a loaded
+    host (other CI jobs beside this one) PoCL's windows are re-measured for that reason too."""
+    host = device.observations
+    tenants = device.tenant_observations
+    return sum(1 for i in range(1, len(tenants)) if host[i - 1]["busy"] and not tenants[i - 1]["shared"])
+
+
 def test_a_tenant_that_leaves_costs_one_remeasurement_and_the_figure_is_gated(cl_device, neighbour):
-    """Shared at both readings of the first window, gone by the second: the second window is kept."""
+    """Shared at both readings of the first window, gone by the second: the second window is kept (a
+    further window only where the CPU device's host was busy)."""
     shared = [(ME, GIB), (neighbour, GIB)]
     _measure_with(cl_device, FakeNvml(compute=[shared, shared, [(ME, GIB)]]))
     seen = cl_device.tenant_observations
-    assert [(w["shared"], w["remeasured"], w["contended"]) for w in seen] == [(1, 0, 0), (0, 1, 0)]
+    retakes = _host_busy_retakes(cl_device)
+    assert [(w["shared"], w["remeasured"], w["contended"]) for w in seen] == [(1, 0, 0)] + [(0, 1, 0)] * (1 + retakes)
     info = {"tenants": observers.summarize_tenants(seen)}
     assert observers.measured_verdict("regressed", info, is_cpu=False) == "regressed"
 
 
 def test_our_own_pid_alone_is_measured_once(cl_device):
-    """(b) through the measurement: this process listed alone is not a reason to measure again."""
+    """(b) through the measurement: this process listed alone is not a reason to measure again (only a busy
+    host is, on a CPU device)."""
     _measure_with(cl_device, FakeNvml(compute=[[(ME, GIB)]]))
-    (w,) = cl_device.tenant_observations
-    assert (w["shared"], w["remeasured"], w["contended"], w["processes"]) == (0, 0, 0, [])
+    seen = cl_device.tenant_observations
+    assert len(seen) == 1 + _host_busy_retakes(cl_device)
+    assert [(w["shared"], w["contended"], w["processes"]) for w in seen] == [(0, 0, [])] * len(seen)
 
 
 def test_a_shared_card_explains_a_throttle():
@@ -289,7 +301,8 @@ def test_gated_against_another_run_a_shared_card_reads_contended_too(pytester, m
     card is still not judged."""
     _baseline(pytester, monkeypatch, timed=1, quiet=1)
     ref = pytester.path / "ref.json"
-    assert _run(pytester, monkeypatch, f"--gpuperf-json={ref}", TIMED=1, QUIET=1).ret == 0
+    # the reference only has to be written: on a loaded host its one timing is contended (exit 9)
+    assert _run(pytester, monkeypatch, f"--gpuperf-json={ref}", TIMED=1, QUIET=1).ret in (0, exits.HOST_TOO_BUSY)
     out = pytester.path / "r.json"
     _run(pytester, monkeypatch, f"--gpuperf-compare={ref}", f"--gpuperf-json={out}", TIMED=1, QUIET=1, SHARED=1,
          OTHER_PID=neighbour)

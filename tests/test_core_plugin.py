@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from pytest_gpuperf import RESULTS_SCHEMA
+from pytest_gpuperf import RESULTS_SCHEMA, exits
 from pytest_gpuperf.baselines import baseline_file
 from pytest_gpuperf.devices import discover
 from suite_support import WORK_HEAD
@@ -88,6 +88,10 @@ def test_update_then_gate_then_planted_slowdown(pytester, monkeypatch):
 
     monkeypatch.setenv("WORK_ITERS", "200000")  # a planted 2x slowdown
     result = run(pytester)
+    if result.ret == exits.HOST_TOO_BUSY:  # never a pass: a host too busy to judge it says so (timing.observers)
+        result.stdout.fnmatch_lines(["*kernel.work.ms*contended*", "*HOST TOO BUSY TO GATE (exit 9): opencl:0: 1 of 1*"])
+        pytest.skip("other work held this host's cores even after re-measuring: the planted 2x slowdown read "
+                    "'contended' (HOST TOO BUSY TO GATE, exit 9), not judged; run on a quieter host")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*performance regression against baseline:*",
                                  "*kernel.work.ms: REGRESSED — expected * ms ± * (lower is better), measured * ms, delta +*%, ratio * p=*"])
@@ -225,7 +229,9 @@ def test_a_retired_metric_in_the_baseline_is_neither_missing_nor_a_failure(pytes
     metrics[old] = {**metrics["kernel.work.ms"], "value": 0.01, "unit": "ratio", "tolerance": {"abs": 0.02}}
     path.write_text(json.dumps(data))
     result = run(pytester)
-    assert result.ret == pytest.ExitCode.OK
+    # nothing failed: 0, or on a host whose other work held the cores through the one timing, its own status
+    busy = "HOST TOO BUSY TO GATE" in result.stdout.str()
+    assert result.ret == (exits.HOST_TOO_BUSY if busy else pytest.ExitCode.OK), result.stdout.str()
     result.stdout.fnmatch_lines(["*RETIRED: 1 baseline entries name metrics this plugin no longer records*"])
     result.stdout.no_fnmatch_line("*MISSING*")
     assert gpuperf(["baseline", "migrate", str(path)]) == 0

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_gpuperf import exits
 from pytest_gpuperf.cli import main as gpuperf
 from pytest_gpuperf.devices import discover
 from pytest_gpuperf.errors import GpuPerfError
@@ -21,6 +22,15 @@ pytestmark = pytest.mark.skipif(not any(d.backend == "opencl" for d in INV.devic
                                 reason="no OpenCL device (install pocl-opencl-icd)")
 DEV = "opencl:0"
 REPO = Path(__file__).resolve().parents[1]
+
+
+def _host_busy(results: Path, metric: str) -> bool:
+    """Whether the run of ``results`` could not judge ``metric`` because other work held this host's cores
+    even after re-measuring (verdict ``contended``, ``info["host"]``): what a loaded CI runner, or the other
+    jobs of a shared machine, do to a CPU device's timings. The gate then says it cannot judge (exit
+    ``HOST_TOO_BUSY``), which is neither a false alarm of an A/A run nor a plant it missed."""
+    m = next(m for m in json.loads(results.read_text())["metrics"] if m["name"] == metric)
+    return m["verdict"] == "contended" and bool((m["info"].get("host") or {}).get("contended"))
 
 
 def main(argv: list[str]) -> int:
@@ -80,14 +90,20 @@ def test_gatecheck_writes_the_schema_catches_plants_and_appends(project):
     assert doc["device"]["key"] and doc["command"] == f"gpuperf run --gpuperf-device={DEV}"
     (aa,) = doc["aa"]
     assert aa["run"] == 1 and aa["metrics"] == 2 and aa["fresh_machine"] is True
-    assert aa["exit"] == 0 and aa["regressed"] == [] and aa["missing"] == [], aa
+    # an unchanged system never reads regressed or missing, however loaded the host
+    assert aa["regressed"] == [] and aa["missing"] == [], aa
     assert (runs / "aa-1.json").exists() and (runs / "aa-1.log").exists()
+    busy = [tag for tag in ("aa-1", "plant-memory-1") if _host_busy(runs / f"{tag}.json", "tiny.copy.bandwidth")]
+    assert aa["exit"] == (exits.HOST_TOO_BUSY if "aa-1" in busy else 0), aa
     by_kind = {p["kind"]: p for p in doc["planted"]}
-    assert by_kind["memory"]["size"] == 3.0
-    assert (by_kind["memory"]["tries"], by_kind["memory"]["detected"]) == (1, 1), by_kind["memory"]
-    assert by_kind["memory"]["verdicts"] == ["regressed"]
+    assert by_kind["memory"]["size"] == 3.0 and by_kind["memory"]["tries"] == 1
+    if "plant-memory-1" in busy:  # never a pass: on a busy host the 4x plant is not judged (contended)
+        assert (by_kind["memory"]["detected"], by_kind["memory"]["verdicts"]) == (0, ["contended"]), by_kind["memory"]
+    else:
+        assert (by_kind["memory"]["detected"], by_kind["memory"]["verdicts"]) == (1, ["regressed"]), by_kind["memory"]
     assert (by_kind["missing"]["detected"], by_kind["missing"]["verdicts"]) == (1, ["missing"])
-    assert gc.verdict(doc) == (True, [])
+    passed, problems = gc.verdict(doc)
+    assert passed == (not busy) and len(problems) == len(busy), problems
 
     # a second call adds to the file: A/A runs are renumbered; each entry keeps its commit, and tries of the
     # same plant are summed only at the same commit
@@ -109,6 +125,9 @@ def test_gatecheck_writes_the_schema_catches_plants_and_appends(project):
     assert (runs / "plant-missing-3.log").read_text() == "an earlier run, moved out of gatecheck.json\n"
     later = [p for p in doc3["planted"] if p["kind"] == "missing" and p["commit"] == "def5678"]
     assert [(p["tries"], p["runs"]) for p in later] == [(2, ["plant-missing-2", "plant-missing-4"])]
+    if busy:  # the protocol was checked; the timing verdicts could not be, and the test says so
+        pytest.skip(f"other work held this host's cores through {', '.join(busy)} (HOST TOO BUSY TO GATE, exit "
+                    f"{exits.HOST_TOO_BUSY}): the copy's verdicts were 'contended', not judged; run on a quieter host")
 
 
 def test_an_undetected_plant_fails_the_gate_check(project, tmp_path):
@@ -134,11 +153,15 @@ def test_memory_plant_is_caught_on_the_copy_suite(tmp_path):
     doc = gc.gatecheck(device=DEV, out=tmp_path / "g.json", aa=0, plant_list=[plant], tries=1, baseline_dir=str(bl),
                        results_dir=runs, commit="x", append=False, fresh_first=False, cwd=REPO, echo=lambda line: None)
     (p,) = doc["planted"]
-    assert p["verdicts"] == ["regressed"] and p["detected"] == 1, p
     (m,) = [m for m in json.loads((runs / "plant-memory-1.json").read_text())["metrics"]
             if m["name"] == "memory.copy.bandwidth.16MiB"]
     assert m["info"]["planted_slowdown"] == pytest.approx(3.0)
     assert "planted_slowdown" not in m.get("identity", {})  # a plant is recorded, never part of what is compared
+    if _host_busy(runs / "plant-memory-1.json", "memory.copy.bandwidth.16MiB"):  # never a pass: not judged
+        assert p["verdicts"] == ["contended"] and p["detected"] == 0, p
+        pytest.skip(f"other work held this host's cores through the planted run (HOST TOO BUSY TO GATE, exit "
+                    f"{exits.HOST_TOO_BUSY}): the 4x plant read 'contended', not judged; run on a quieter host")
+    assert p["verdicts"] == ["regressed"] and p["detected"] == 1, p
 
 
 def test_node_id_of_a_baseline_test_is_what_a_run_collects(tmp_path):

@@ -17,6 +17,7 @@ import inspect
 import pytest
 
 from pytest_gpuperf.baselines import catalog
+from pytest_gpuperf.timing import observers
 from pytest_gpuperf.tuning import race, standings
 from pytest_gpuperf.tuning.kernels import by_name
 from pytest_gpuperf.tuning.strategies import KERNEL_TUNER, REFERENCE, REGISTRY
@@ -83,6 +84,17 @@ def test_means_read_back_from_the_records_are_the_race_figures(matvec_race):
     assert means["tuning.mean.dao.quality"]["identity"] == {"kernels": "matvec_row"}
     assert means["tuning.mean.dao.quality"]["value"] == matvec_race.standing("dao").quality
     assert "tuning.mean.exhaustive.cost" not in means and "tuning.total.random.device_cost" in means
+
+
+def test_a_mean_over_kernels_inherits_a_kernels_shared_measurement(matvec_race):
+    """A kernel's quality measured beside another process on the card (its ``info["tenants"]``, as the
+    session writes it): the means read back in a later test inherit it, and read ``contended``."""
+    values, infos = _session(race.records(matvec_race))
+    infos["tuning.matvec_row.dao.quality"]["tenants"] = {"contended": 1, "processes": [{"pid": 7, "name": "gemm"}]}
+    means = {r["name"]: r for r in standings.records(standings.from_recorded(values, infos))}
+    for name in ("tuning.mean.dao.quality", "tuning.mean.dao.cost", "tuning.total.dao.device_cost"):
+        assert observers.measured_verdict("regressed", means[name]["info"], is_cpu=False) == "contended", name
+    assert observers.measured_verdict("regressed", means["tuning.mean.random.quality"]["info"], is_cpu=False) == "regressed"
 
 
 def test_a_space_whose_points_do_not_cover_it_is_refused():

@@ -26,8 +26,10 @@ class SearchResult:
 def worst_case_search(fmt: Format, device_eval: Callable[[np.ndarray], np.ndarray],
                       reference: Callable[[np.ndarray], np.ndarray], metric: str, budget_s: float,
                       rng: np.random.Generator, batch: int = 1 << 14, keep: int = 32,
-                      domain: tuple | None = None) -> SearchResult:
-    """Search for inputs maximizing the error of ``device_eval`` under ``metric`` within ``budget_s``."""
+                      domain: tuple | None = None, min_rounds: int = 1) -> SearchResult:
+    """Search for inputs maximizing the error of ``device_eval`` under ``metric`` within ``budget_s``, and for
+    at least ``min_rounds`` rounds however long they take (a seeded search then visits the same inputs on a
+    busy host as on a quiet one)."""
     t0 = time.perf_counter()
     frac = fmt.p - 1
 
@@ -49,7 +51,7 @@ def worst_case_search(fmt: Format, device_eval: Callable[[np.ndarray], np.ndarra
     best, best_err = pool[order], err[order]
     rounds, evaluated = 1, pool.size
     steps = np.concatenate([1 << np.arange(0, min(frac, 24)), -(1 << np.arange(0, min(frac, 24)))]).astype(np.int64)
-    while time.perf_counter() - t0 < budget_s:
+    while rounds < min_rounds or time.perf_counter() - t0 < budget_s:
         bits = best.view(fmt.bits).astype(np.int64)
         local = (bits[:, None] + steps[None, :]).ravel()
         jitter = bits[rng.integers(0, bits.size, batch // 2)] + rng.integers(-(1 << 12), 1 << 12, batch // 2)

@@ -46,7 +46,8 @@ from ..baselines import classes, noise, validity
 from ..baselines.verdicts import Comparison, band, compare, identity_problem, over_runs, stability
 from ..baselines.baseline_file import make_entry
 from ..devices.base import timer_resolution
-from ..timing.observers import contended_metric, shared_metric, throttled_metric
+from ..timing.observers import (FAR_BEYOND, contended_metric, shared_metric, throttled_metric, worse_factor,
+                                would_regress)
 from ..timing.stats import between_run_sigma
 from . import crosscard
 from .load import Side, SideMetric
@@ -135,7 +136,8 @@ class Row:
                 "threshold": self.threshold, "verdict": self.verdict, "gated": self.gated, "fails": self.fails,
                 "reason": self.reason, "note": self.note, "runs": list(self.runs),
                 "band": self.extra.get("band"), "bound": self.extra.get("bound"), "only_in": self.extra.get("only"),
-                "noise": self.noise, "stat_test": self.extra.get("stat_test"), "n": self.extra.get("n")}
+                "noise": self.noise, "stat_test": self.extra.get("stat_test"), "n": self.extra.get("n"),
+                **({"would_regress": self.extra["would_regress"]} if self.extra.get("would_regress") else {})}
 
 
 def threshold_for(unit: str, device_a: Mapping[str, Any], device_b: Mapping[str, Any], opts: Options,
@@ -266,18 +268,39 @@ def judge(a: SideMetric | None, b: SideMetric | None, device_a: Mapping[str, Any
             row.extra["ungated"] = "not gated: " + unstable_why
             row.reason = "; ".join(x for x in (row.reason, row.extra["ungated"]) if x)
             return row
-    throttled = [side for side, m in (("A", a), ("B", b)) if throttled_metric(m.info)]
-    contended = [side for side, m, dev in (("A", a, device_a), ("B", b, device_b))
-                 if (dev.get("is_cpu") and contended_metric(m.info)) or shared_metric(m.info)]
-    if throttled or contended:  # one side's figure is not the code's: shown, never gated
-        row.gated = False
-        if throttled:
-            row.extra["throttled"] = "the card throttled while " + " and ".join(throttled) + " was measured"
-        if contended:
-            row.extra["contended"] = ("other work held the host's CPUs or another process the card while "
-                                      + " and ".join(contended) + " was measured")
-        row.reason = "; ".join(x for x in (row.reason, row.extra.get("throttled"), row.extra.get("contended")) if x)
+    _observed_marks(row, a, b, device_a, device_b, model == "deterministic")
     return row
+
+
+def _observed_marks(row: Row, a: SideMetric, b: SideMetric, device_a: Mapping[str, Any], device_b: Mapping[str, Any],
+                    deterministic: bool) -> None:
+    """A side measured while the card throttled, or while another process shared the card (a CPU device:
+    the host's cores) — its own windows, or those of the figures it was computed from
+    (``info["inherited"]``, :func:`pytest_gpuperf.timing.observers.inherit`) — makes the row shown, never
+    gated; a deterministic figure reads only what it inherited (the same bits whoever shared the machine).
+    A worse row whose change is far beyond what B's marks explain names it (``would_regress``)."""
+    throttled = [side for side, m in (("A", a), ("B", b)) if throttled_metric(m.info, deterministic)]
+    contended = [side for side, m, dev in (("A", a, device_a), ("B", b, device_b))
+                 if (dev.get("is_cpu") and contended_metric(m.info, deterministic)) or shared_metric(m.info, deterministic)]
+    if not (throttled or contended):
+        return
+    row.gated = False  # one side's figure is not the code's: shown, never gated
+    if throttled:
+        row.extra["throttled"] = "the card throttled while " + " and ".join(throttled) + " was measured"
+    if contended:
+        row.extra["contended"] = ("other work held the host's CPUs or another process the card while "
+                                  + " and ".join(contended) + " was measured")
+    beyond = None
+    if row.verdict == "worse" and "B" in throttled + contended and row.a is not None and row.b is not None:
+        factor = worse_factor(row.b, row.a, b.better, row.ci)
+        beyond = would_regress(factor, b.info, bool(device_b.get("is_cpu")), int(device_b.get("compute_units") or 0),
+                               deterministic)
+    if beyond is not None:
+        row.extra["would_regress"] = beyond
+        row.extra["beyond"] = (f"would have regressed: x{beyond['factor']:.3g}, more than {FAR_BEYOND:g}x the "
+                               f"x{beyond['explained']:.3g} sharing or the throttle could explain; run again alone")
+    row.reason = "; ".join(x for x in (row.reason, row.extra.get("throttled"), row.extra.get("contended"),
+                                       row.extra.get("beyond")) if x)
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ import numpy as np
 from .. import RESULTS_SCHEMA
 from ..baselines import noise
 from ..errors import GpuPerfError
+from ..timing import observers
 from ..timing.difference import MIN_SAMPLES
 from ..util import jsonio
 
@@ -148,9 +149,13 @@ def merge(name: str, entries: Sequence[Mapping[str, Any]]) -> SideMetric:
     problem = None
     if len(identities) > 1:
         problem = f"this side's runs measured it with different options ({' vs '.join(sorted(identities))})"
+    info = dict(last.get("info") or {})
+    if len(entries) > 1:  # a side is shared or throttled where any of its runs was (timing.observers)
+        for key, pooled in observers.pool_marks([m.get("info") or {} for m in entries]).items():
+            info[key] = {**(info.get(key) if isinstance(info.get(key), Mapping) else {}), **pooled}
     return SideMetric(name=name, unit=str(last["unit"]), better=str(last["better"]), test=str(last.get("test", "")),
                       values=values, samples=samples, basis=basis, identity=dict(last.get("identity") or {}),
-                      identity_problem=problem, info=dict(last.get("info") or {}),
+                      identity_problem=problem, info=info,
                       tolerance=None if last.get("tolerance") is None else dict(last["tolerance"]),
                       repeats=noise.repeats_of(last.get("info")) if len(entries) == 1 else None)
 

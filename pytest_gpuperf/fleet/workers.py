@@ -58,11 +58,12 @@ class Gathered:
     def status(self) -> int | None:
         """The exit status of its own a worker ended with (``exits``: no baseline, a card too busy or
         throttled to gate), in the order a single session settles them (a missing baseline over a busy card
-        over a throttled one); None when no worker had one."""
+        over a throttled one over a busy host); None when no worker had one."""
         from .. import exits
 
         seen = {p.get("status") for p in self.payloads}
-        return next((code for code in (exits.NO_BASELINE, exits.GPU_TOO_BUSY, exits.THROTTLED) if code in seen), None)
+        return next((code for code in (exits.NO_BASELINE, exits.GPU_TOO_BUSY, exits.THROTTLED, exits.HOST_TOO_BUSY)
+                     if code in seen), None)
 
     def lines(self) -> list[tuple[str, dict[str, bool]]]:
         """Every worker's summary lines, the workers ordered by the first device they report."""

@@ -104,10 +104,11 @@ def global_latency_records(sw: global_latency.Sweep, info: DeviceInfo) -> list[d
     stats = sw.fit.statistics()
     single = Stats.of(sw.single)
     full = sw.last_within(global_latency.full_device(info))
-    return [dict(name=GLOBAL_MODEL_METRIC, value=sw.fit.r2, unit="R²", better="higher", info=sw.info()),
+    return [dict(name=GLOBAL_MODEL_METRIC, value=sw.fit.r2, unit="R²", better="higher", info={**sw.info(), **sw.marks}),
             dict(name="model.ptx.global_latency.rmse_cycles", value=stats["rmse"], unit="cycles", better="lower",
-                 info=dict(stats)),
+                 info={**stats, **sw.marks}),
             dict(name="model.ptx.global_latency.single_thread.cycles", value=single.median, unit="cycles",
-                 better="lower", stats=single, identity={"allocations": len(sw.single)}, info=sw.points[0].to_json()),
+                 better="lower", stats=single, identity={"allocations": len(sw.single)},
+                 info={**sw.points[0].to_json(), **sw.marks}),
             dict(name="model.ptx.global_latency.full_device.cycles", value=full.cycles, unit="cycles",
-                 better="lower", stats=Stats.of(full.per_launch), info=full.to_json())]
+                 better="lower", stats=Stats.of(full.per_launch), info={**full.to_json(), **sw.marks})]

@@ -207,4 +207,6 @@ def records(ev: PtxEvaluation) -> list[dict[str, Any]]:
                           "global_latency": [table.global_cycles, table.global_source],
                           "global_latency_model": ev.sweep.table(),
                           "thesis": "Alavani Table 4.9 MAPE per dwarf (K20 … GTX 1050)"}))
+    for r in out:  # every prediction uses the global-latency sweep, perhaps measured in another test
+        r["info"] = {**(r.get("info") or {}), **ev.sweep.marks}
     return out

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..timing import observers
 from ..tuning import pareto
 
 
@@ -33,7 +34,9 @@ def records(kernel: str, ctx: Any, found: pareto.FrontSearch, idle: Any) -> list
     info = {"gate": "if-stable", "front": [c.label() for c in front], "time_optimal": t_best.label(),
             "energy_optimal": e_best.label(), "edp_optimal": edp_best.label(), "points": table,
             "timed_only": timed_only, "search": search, "scope": f"measured configurations{scope}",
-            "energy_k_steps": ctx.ev.energy_k_steps, "power": {"throttled": throttled}}
+            "energy_k_steps": ctx.ev.energy_k_steps, "power": {"throttled": throttled},
+            # the front's size is a count of timed points: it inherits what the test's windows saw
+            **observers.inherit(ctx.ev.device, {"power": {"throttled": throttled}})}
     identity = {"front_scope": "exact" if found.exact else f"the {found.covered} fastest of {len(found.order)}"}
     return [
         {"name": f"power.tuning.{kernel}.front", "value": len(front), "unit": "configs", "better": "exact",

@@ -61,6 +61,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..devices.base import Device, DeviceInfo
+from ..timing import observers
+from ..timing.measure import observed
 from . import sass_proof
 from .build import function_sass
 from .fit import PiecewiseFit, piecewise_linear
@@ -210,6 +212,9 @@ class Sweep:
     evidence: dict[str, object] = field(default_factory=dict)
     #: the one-thread launch's cycles on each of :data:`ALLOCATIONS` chains (:func:`single_thread`)
     single: list[float] = field(default_factory=list)
+    #: what the observers saw while the sweep ran (``timing.observers.inherit``): the fit's figures and
+    #: the PTX model built on it, in whichever test reads the sweep, inherit it
+    marks: dict[str, Any] = field(default_factory=dict)
 
     def last_within(self, threads: int) -> Point:
         """The largest launch of at most ``threads`` threads (the full wave for :func:`full_device`)."""
@@ -264,6 +269,9 @@ def measured(device: Device, timeout_s: float = 30.0) -> Sweep:
     """:func:`sweep`, once per device and session: the model-error suite records the fit in one test and
     the PTX model uses it in another (whichever runs first measures)."""
     cache: dict[str, Sweep] = device.measured.setdefault("global_latency_sweep", {})
-    if "sweep" not in cache:
-        cache["sweep"] = sweep(device, timeout_s)
+    if "sweep" not in cache:  # clock-timed launches: watched as one window, like any measurement
+        watched = observers.Capture(device)
+        sw = observed(device, lambda: sweep(device, timeout_s))
+        sw.marks = observers.inherit(watched)
+        cache["sweep"] = sw
     return cache["sweep"]

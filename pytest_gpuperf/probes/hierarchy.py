@@ -14,6 +14,8 @@ from typing import Any, Iterator
 import numpy as np
 
 from ..devices.base import Device, DeviceInfo
+from ..timing import observers
+from ..timing.measure import observed
 from ..timing.profiles import profile
 from ..timing.stats import Stats
 from . import cache_edges, chase_windows, fit, memory
@@ -109,8 +111,9 @@ class ChaseSweep:
                                                                     warm_limit, p.clock, self.plant),
                                         self.samples_at[footprint])
             return pool.samples, {}, pool.info()
-        xs, identity = memory.anchor_figure(device, kernel, footprint, CHASE_STRIDE, warm_limit, CLOCK_TIMEOUT_S,
-                                            self.samples_at[footprint], plant=self.plant)
+        xs, identity = observed(device, lambda: memory.anchor_figure(device, kernel, footprint, CHASE_STRIDE, warm_limit,
+                                                                     CLOCK_TIMEOUT_S, self.samples_at[footprint],
+                                                                     plant=self.plant))
         return xs, identity, {}
 
     def records(self, device: Device) -> Iterator[dict[str, Any]]:
@@ -136,19 +139,22 @@ class ChaseSweep:
             estimate = "warmed plateau median" if level.name == "dram" else "plateau median"
             yield {"name": f"memory.{level.name}.latency.cycles", "value": level.latency, "unit": "cycles",
                    "better": "lower", "info": meta, "identity": {"estimate": estimate}}
-            if level.name != "dram" and not self.is_cpu:
-                yield self.size_record(level, meta)
+            if level.name != "dram" and not self.is_cpu:  # a step of the chase's curve: it inherits the chase's marks
+                yield self.size_record(level, meta, observers.inherit(device))
 
-    def size_record(self, level: memory.Level, meta: dict[str, Any]) -> dict[str, Any]:
+    def size_record(self, level: memory.Level, meta: dict[str, Any], marks: dict[str, Any] | None = None
+                    ) -> dict[str, Any]:
         """``memory.<level>.size.bytes``: the edge found on the fine grid (:mod:`.cache_edges`), or, where the
-        fine chase found no crossing, the sweep's own size under an identity that says so."""
+        fine chase found no crossing, the sweep's own size under an identity that says so; ``marks``: what the
+        chases it was read from saw (:func:`observers.inherit`), which it inherits."""
         r = self.edges.get(level.name)
         fine = r is not None and r.size is not None
         grid = (f"{2 * (cache_edges.EDGE_POINTS + 1)} footprints per doubling across the edge" if fine
                 else "2 footprints per doubling")
         return {"name": f"memory.{level.name}.size.bytes", "value": r.size if fine else level.size, "unit": "bytes",
                 "better": "exact", "identity": {"edge": grid},
-                "info": {"grid": grid, "levels": meta["levels"], "edge": r.to_json() if r is not None else None}}
+                "info": {"grid": grid, "levels": meta["levels"], "edge": r.to_json() if r is not None else None,
+                         **(marks or {})}}
 
 
 def chase_sweep(device: Device, p: Probe, plant: float = 0.0) -> ChaseSweep:
@@ -167,9 +173,9 @@ def chase_sweep(device: Device, p: Probe, plant: float = 0.0) -> ChaseSweep:
         for f in sizes:
             if f < 2 * stride:
                 continue
-            if info.clock_counter:
-                s = memory.chase_clock(device, p.kernels["gp_chase"], f, stride, warm_limit, CLOCK_TIMEOUT_S,
-                                       plant=plant)
+            if info.clock_counter:  # one launch, timed by the device clock: watched like any measurement
+                s = observed(device, lambda f=f, stride=stride: memory.chase_clock(device, p.kernels["gp_chase"], f, stride,
+                                                                                   warm_limit, CLOCK_TIMEOUT_S, plant=plant))
             else:
                 s = memory.chase_events(device, p.meas, p.kernels["gp_chase"], f, stride, warm_limit, p.clock, plant)
             pts.append((f, float(np.median(s))))
@@ -181,9 +187,10 @@ def chase_sweep(device: Device, p: Probe, plant: float = 0.0) -> ChaseSweep:
 
     def chase(f: int) -> float:
         """One fine footprint's latency, measured as the sweep measured its own (the plant included)."""
-        if info.clock_counter:
-            return float(np.median(memory.chase_clock(device, p.kernels["gp_chase"], f, CHASE_STRIDE, warm_limit,
-                                                       CLOCK_TIMEOUT_S, plant=plant)))
+        if info.clock_counter:  # watched like the sweep's own chases
+            return float(np.median(observed(device, lambda: memory.chase_clock(device, p.kernels["gp_chase"], f,
+                                                                               CHASE_STRIDE, warm_limit,
+                                                                               CLOCK_TIMEOUT_S, plant=plant))))
         return float(np.median(memory.chase_events(device, p.meas, p.kernels["gp_chase"], f, CHASE_STRIDE, warm_limit,
                                                    p.clock, plant)))
 

@@ -9,12 +9,13 @@ maximum on OpenCL. The saturating ILP is the smallest ILP that reaches 90 % of t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
 from ..devices.base import Device
+from ..timing import observers
 from ..timing.stats import Stats
 from . import chain, sass_proof
 from .build import compile_many, function_sass
@@ -113,6 +114,9 @@ class SmClock:
     mhz: float
     source: str
     records: tuple[dict[str, Any], ...] = ()
+    #: what the observers saw while the clock was measured (``timing.observers.inherit``): every rate the
+    #: clock turns into operations per clock inherits it, in the later tests that reuse the clock too
+    marks: dict[str, Any] = field(default_factory=dict)
 
 
 class ClockCache:
@@ -121,6 +125,7 @@ class ClockCache:
 
     def __init__(self) -> None:
         self._measured: dict[str, Stats] = {}
+        self._marks: dict[str, dict[str, Any]] = {}
 
     def of(self, device: Device, measurer: Callable[..., Any]) -> SmClock | None:
         """The clock of ``device``: measured with a ``clock64()`` spin where the device has a cycle counter
@@ -130,12 +135,14 @@ class ClockCache:
             return None if info.clock_mhz <= 0 else SmClock(info.clock_mhz, "reported maximum")
         first = info.spec not in self._measured
         if first:
+            watched = observers.Capture(device)
             self._measured[info.spec] = measured_clock_mhz(device, measurer)
+            self._marks[info.spec] = observers.inherit(watched)
         st = self._measured[info.spec]
         rec = {"name": "clock.sm.measured_mhz", "value": st.median, "unit": "MHz", "better": "bound", "stats": st,
                "bound": info.clock_mhz * 1.02,
                "info": {"method": "clock64() spin timed by CUDA events", "max_mhz": info.clock_mhz}}
-        return SmClock(st.median, "measured (clock64 spin vs events)", (rec,) if first else ())
+        return SmClock(st.median, "measured (clock64 spin vs events)", (rec,) if first else (), self._marks[info.spec])
 
 
 @dataclass
@@ -161,7 +168,7 @@ class Sweep:
         o, clock = self.op, self.clock
         for p, name in zip(self.points, self.kernel_names):
             meta = {"iterations": p.iterations, "sass": self.evidence.get(name), "clock_mhz": clock.mhz,
-                    "clock_source": clock.source}
+                    "clock_source": clock.source, **clock.marks}
             if self.is_cpu:
                 meta["gate"] = "if-stable"
             yield {"name": f"throughput.{o.precision}.{o.short}.ilp{p.ilp}.ops_per_clk_sm",
@@ -172,11 +179,12 @@ class Sweep:
         yield {"name": o.metric("throughput", "ops_per_clk_sm"), "value": best.ops_per_clk_cu.median,
                "unit": "ops/clk/SM", "better": "higher", "stats": best.ops_per_clk_cu,
                "info": {"best_ilp": best.ilp, "global": gsize, "local": lsize, "clock_mhz": clock.mhz,
-                        "clock_source": clock.source, **({"planted_slowdown": self.plant} if self.plant > 0 else {}),
+                        "clock_source": clock.source, **clock.marks,
+                        **({"planted_slowdown": self.plant} if self.plant > 0 else {}),
                         "note": o.note or "thread-level operations (half2: one per pair)"}}
         yield {"name": f"throughput.{o.precision}.{o.short}.saturating_ilp", "value": saturating_ilp(self.points),
                "unit": "ilp", "better": "lower",
-               "info": {"fraction_of_best": SATURATION, "ilps": [p.ilp for p in self.points]}}
+               "info": {"fraction_of_best": SATURATION, "ilps": [p.ilp for p in self.points], **clock.marks}}
 
 
 def sweep(device: Device, measurer: Callable[..., Any], op: Op, clock: SmClock, plant: float = 0.0) -> Sweep:

@@ -8,7 +8,9 @@ Per device the table lists the rows that are not ``pass`` (nor ``new`` or ``unga
 ``--gpuperf-summary=all`` (ini ``gpuperf_summary``) lists every row. Every line that fails the run
 (ABANDONED, NO BASELINE when required, HOST TOO BUSY, GPU TOO BUSY, CARD THROTTLED, MISSING, an
 end-of-run error) is also a GitHub annotation under Actions: the lines and the annotations are made in
-one place (:class:`Alarms`), so none of them can go without the other.
+one place (:class:`Alarms`), so none of them can go without the other. Figures a run could not judge but that
+changed far beyond what the sharing explains are named in a ``WOULD HAVE REGRESSED:`` line
+(``timing.observers.would_regress``).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import exits
+from ..timing import observers
 from ..util.listing import few
 from . import sensitivity, terminal
 
@@ -82,8 +85,12 @@ def session_lines(state: Any, finish_error: str | None = None) -> list[Line]:
         power = sensitivity.line(info.spec, list(run.metrics.values()))
         if power:
             out.append((power, {}))
-        busy = sorted(m.name for m in run.metrics.values() if (m.info.get("host") or {}).get("contended"))
-        if busy:  # timing.observers: still contended after its re-measurements
+        if info.is_cpu:  # timing.observers: still contended after its re-measurements (a deterministic figure is judged)
+            busy = sorted(m.name for m in run.metrics.values() if m.verdict == "contended"
+                          and observers.contended_metric(m.info) and not observers.shared_metric(m.info))
+        else:
+            busy = sorted(m.name for m in run.metrics.values() if (m.info.get("host") or {}).get("contended"))
+        if busy:
             judged = "not gated (verdict 'contended')" if info.is_cpu else "device-timed, so still gated"
             out.append((f"HOST BUSY: {len(busy)} metric(s) of {info.spec} were measured while other work used this "
                         f"host's CPUs even after re-measuring (info['host']; {judged}): {few(busy, 5)}",
@@ -96,8 +103,6 @@ def session_lines(state: Any, finish_error: str | None = None) -> list[Line]:
                                    f"FAIL ({exits.REASONS[exits.NO_BASELINE]}, exit {exits.NO_BASELINE}): {run.info.key} "
                                    f"has no baseline and --gpuperf-require-baseline is set; make one with "
                                    f"{init_command(state, run)}"))
-    for line in state.too_contended():
-        out.append(alarms.fail("gpuperf: HOST TOO BUSY TO GATE", line, f"HOST TOO BUSY TO GATE: {line}"))
     for status, line in run_level_failures(state):
         out.append(alarms.fail(f"gpuperf: {exits.REASONS[status]}", line, f"{exits.REASONS[status]} (exit {status}): {line}"))
     if finish_error:
@@ -113,24 +118,32 @@ def observed_lines(run: Any) -> list[str]:
     measured while other processes ran on the card (naming them), and metrics measured while the card
     slowed itself down (naming the reasons)."""
     from ..devices.nvml import SLOWDOWN_REASONS
-    from ..timing import observers
 
     out: list[str] = []
     spec = run.info.spec
-    shared = sorted((m for m in run.metrics.values() if observers.shared_metric(m.info)), key=lambda m: m.name)
+    # a figure still judged (a deterministic one beside shared windows) is not listed
+    marked = [m for m in run.metrics.values() if m.verdict not in ("pass", "regressed", "improved")]
+    shared = sorted((m for m in marked if observers.shared_metric(m.info)), key=lambda m: m.name)
     if shared:
-        procs = observers.summarize_tenants([m.info["tenants"] for m in shared])["processes"]
+        procs = observers.summarize_tenants(observers.seen([m.info for m in shared], "tenants"))["processes"]
         out.append(f"GPU SHARED: {len(shared)} metric(s) of {spec} were measured while other processes ran on the "
-                   f"card even after re-measuring (info['tenants']; not gated, verdict 'contended'): "
-                   f"{observers.describe_processes(procs)}; {_names(shared)}")
-    slow = sorted((m for m in run.metrics.values()
-                   if observers.throttled_metric(m.info) and not observers.shared_metric(m.info)), key=lambda m: m.name)
+                   f"card even after re-measuring (info['tenants'], or the figures they were computed from; not "
+                   f"gated, verdict 'contended'): {observers.describe_processes(procs)}; {_names(shared)}")
+    slow = sorted((m for m in marked if observers.throttled_metric(m.info) and not observers.shared_metric(m.info)),
+                  key=lambda m: m.name)
     if slow:
-        reasons = sorted({r for m in slow for r in (m.info["power"].get("throttle_reasons") or ())
-                          if r in SLOWDOWN_REASONS})
+        reasons = sorted({r for p in observers.seen([m.info for m in slow], "power")
+                          for r in (p.get("throttle_reasons") or ()) if r in SLOWDOWN_REASONS})
         out.append(f"CARD THROTTLED: {len(slow)} metric(s) of {spec} were measured while the card slowed itself "
                    f"down (info['power']; not gated, verdict 'throttled'): {', '.join(reasons) or 'no reason recorded'}"
                    f"; {_names(slow)}")
+    beyond = sorted((m for m in run.metrics.values() if m.info.get("would_regress")), key=lambda m: m.name)
+    if beyond:
+        out.append(f"WOULD HAVE REGRESSED: {len(beyond)} metric(s) of {spec} read 'contended' or 'throttled' but changed "
+                   f"more than {observers.FAR_BEYOND:g}x what sharing or a throttle could explain (info['would_regress']): "
+                   + ", ".join(f"{m.name} x{m.info['would_regress']['factor']:.3g} (explained x"
+                               f"{m.info['would_regress']['explained']:.3g})" for m in beyond[:5])
+                   + (f" and {len(beyond) - 5} more" if len(beyond) > 5 else "") + ": run again alone")
     return out
 
 
@@ -140,10 +153,11 @@ def _names(metrics: list[Any], limit: int = 5) -> str:
 
 def run_level_failures(state: Any) -> list[tuple[int, str]]:
     """(exit status, line) of every device the run could not gate because the card was shared or
-    throttled through more than a tenth of its metrics (``GpuPerfSession.gpu_too_busy`` /
-    ``too_throttled``)."""
+    throttled, or a CPU device's host busy, through more than a tenth of its metrics
+    (``GpuPerfSession.gpu_too_busy`` / ``too_throttled`` / ``too_contended``)."""
     return ([(exits.GPU_TOO_BUSY, line) for line in state.gpu_too_busy()]
-            + [(exits.THROTTLED, line) for line in state.too_throttled()])
+            + [(exits.THROTTLED, line) for line in state.too_throttled()]
+            + [(exits.HOST_TOO_BUSY, line) for line in state.too_contended()])
 
 
 #: verdicts the summary does not list row by row (their count is in the tally); ``--gpuperf-summary=all`` lists them.

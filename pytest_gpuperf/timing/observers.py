@@ -21,6 +21,13 @@ decision reads only the machine, never the measured value, so it cannot bias a v
 — and leaves what it saw in ``Device.observations`` / ``Device.tenant_observations``; the session puts
 the worst window of each test into its metrics' ``info["host"]`` / ``info["tenants"]``, so a figure
 taken on a busy host or a shared card says so.
+
+A figure computed from measurements (a cache size on the chase's curve, a fit, a model's error, a mean
+over figures of earlier tests) carries their marks in ``info["inherited"]`` (:func:`inherit`) and reads
+``contended``/``throttled`` as they would; a deterministic figure reads only those inherited marks
+(:func:`measured_verdict`). What sharing can explain of a change is bounded from the same readings
+(:func:`explained_slowdown`): a contended figure far beyond it is named "would have regressed"
+(:func:`would_regress`).
 """
 
 from __future__ import annotations
@@ -295,54 +302,263 @@ def describe_processes(processes: list[Mapping[str, Any]], limit: int = 5) -> st
     return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
 
 
+# ---- marks a derived figure inherits ------------------------------------------------------------------
+#: the keys of a metric's ``info`` the observers write: the host's load, the card's other processes, its power
+MARKS = ("host", "tenants", "power")
+#: the key of a derived figure's ``info`` holding the marks of the measurements it was computed from
+#: (:func:`inherit`): a cache size found on chase latencies, a fit's slope, a model's error, a mean over
+#: kernels taken in earlier tests — a figure is no more the code's own than the figures it came from
+INHERITED = "inherited"
+
+
+def window_marks(host: list[Mapping[str, Any]], tenants: list[Mapping[str, Any]],
+                 power: list[Mapping[str, Any]]) -> dict[str, Any]:
+    """The ``info`` keys of a set of measurement windows (:func:`summarize`, :func:`summarize_tenants`,
+    :func:`summarize_power`); a kind with no window is left out. What the session writes into every
+    metric of a test, and what :class:`Capture` hands a figure computed from some of the windows."""
+    out: dict[str, Any] = {}
+    if host:
+        out["host"] = summarize(list(host))
+    if tenants:
+        out["tenants"] = summarize_tenants(list(tenants))
+    if power:
+        out["power"] = summarize_power(list(power))
+    return out
+
+
+class Capture:
+    """The windows a device records from the moment this is made (``from_start``: since the current test
+    began): :meth:`marks` summarises them as a metric's ``info`` would. A result measured once and reused by
+    later tests (a clock, a calibration) keeps its capture's marks, so the figures built on it in those
+    tests inherit them (:func:`inherit`)."""
+
+    def __init__(self, device: Any, from_start: bool = False) -> None:
+        self.device = device
+        self._start = (0, 0, 0) if from_start else (len(device.observations), len(device.tenant_observations),
+                                                     len(device.power_observations))
+
+    def marks(self) -> dict[str, Any]:
+        d, (h, t, p) = self.device, self._start
+        return window_marks(d.observations[h:], d.tenant_observations[t:], d.power_observations[p:])
+
+
+def _merge_host(docs: list[Mapping[str, Any]]) -> dict[str, Any]:
+    return {"windows": sum(int(d.get("windows", 0)) for d in docs),
+            "steal_cores_max": max(float(d.get("steal_cores_max", 0.0)) for d in docs),
+            "foreign_cores_max": max(float(d.get("foreign_cores_max", 0.0)) for d in docs),
+            **{k: sum(int(d.get(k, 0)) for d in docs) for k in ("remeasured", "busy", "contended")}}
+
+
+def _merge_power(docs: list[Mapping[str, Any]]) -> dict[str, Any]:
+    """What of several power summaries marks a figure: whether and why the card slowed itself down, and the
+    clock range and hottest reading (the energy of several windows belongs to their own figures)."""
+    def extreme(fn: Any, key: str) -> Any:
+        xs = [d[key] for d in docs if isinstance(d.get(key), (int, float))]
+        return fn(xs) if xs else None
+
+    return {"windows": sum(int(d.get("windows", 1)) for d in docs),
+            "throttled": any(bool(d.get("throttled")) for d in docs),
+            "throttled_windows": sum(int(d.get("throttled_windows", int(bool(d.get("throttled"))))) for d in docs),
+            "throttle_reasons": sorted({str(r) for d in docs for r in d.get("throttle_reasons") or ()}),
+            "sm_clock_min_mhz": extreme(min, "sm_clock_min_mhz"), "sm_clock_max_mhz": extreme(max, "sm_clock_max_mhz"),
+            "temperature_max_c": extreme(max, "temperature_max_c")}
+
+
+def merge_marks(marks: list[Mapping[str, Any]]) -> dict[str, Any]:
+    """Several sets of marks (each a mapping with any of :data:`MARKS`) as one: window counts summed, the
+    worst loads, every other process and throttle reason; a kind none of them carries is left out."""
+    out: dict[str, Any] = {}
+    merges = {"host": _merge_host, "tenants": summarize_tenants, "power": _merge_power}
+    for key, fn in merges.items():
+        docs = [m[key] for m in marks if isinstance(m.get(key), Mapping)]
+        if docs:
+            out[key] = fn(docs)
+    return out
+
+
+def inherit(*sources: Any) -> dict[str, Any]:
+    """``{INHERITED: marks}``: what the observers saw while the measurements a derived figure was computed
+    from were taken — to be put into that figure's ``info``. A source is a metric's ``info`` (its own marks
+    and those it inherited), a :class:`Capture`, or a device (every window of the current test). A figure
+    that inherits ``contended`` or ``throttled`` reads so (:func:`measured_verdict`), even when it is a
+    deterministic figure such as a cache size on the footprint grid: its inputs were timings.
+    Empty when no source carries a mark."""
+    marks: list[Mapping[str, Any]] = []
+    for src in sources:
+        if isinstance(src, Capture):
+            marks.append(src.marks())
+        elif isinstance(src, Mapping):
+            marks.append(src)
+            if isinstance(src.get(INHERITED), Mapping):
+                marks.append(src[INHERITED])
+        elif src is not None:
+            marks.append(Capture(src, from_start=True).marks())
+    merged = merge_marks(marks)
+    return {INHERITED: merged} if merged else {}
+
+
+def pool_marks(infos: list[Mapping[str, Any]]) -> dict[str, Any]:
+    """The marks of one metric over several runs (``gpuperf compare`` pooling a side's runs): each kind of
+    :data:`MARKS` and :data:`INHERITED` merged over the runs, so a side whose any run was shared or
+    throttled says so whichever run came last."""
+    out = merge_marks(list(infos))
+    inherited = merge_marks([i[INHERITED] for i in infos if isinstance(i.get(INHERITED), Mapping)])
+    if inherited:
+        out[INHERITED] = inherited
+    return out
+
+
+def seen(infos: list[Mapping[str, Any]], key: str) -> list[Mapping[str, Any]]:
+    """Every ``key`` summary (one of :data:`MARKS`) of some metrics' ``info``: their own and what they
+    inherited — what a line naming the other processes or the throttle reasons reads."""
+    out: list[Mapping[str, Any]] = []
+    for info in infos:
+        for doc in (info, info.get(INHERITED)):
+            if isinstance(doc, Mapping) and isinstance(doc.get(key), Mapping):
+                out.append(doc[key])
+    return out
+
+
 #: the verdicts a measurement that was not the code's own replaces: nothing else was gated
 _GATED = ("regressed", "improved", "loose", "pass")
 
 
-def throttled_metric(info: Mapping[str, Any] | None) -> bool:
-    """Whether a metric's ``info["power"]`` says the card slowed itself down while it was measured (a
-    thermal, power-cap or hardware slowdown: ``devices.nvml.SLOWDOWN_REASONS``)."""
-    power = (info or {}).get("power")
-    return isinstance(power, Mapping) and bool(power.get("throttled"))
+def _marks(info: Mapping[str, Any] | None, deterministic: bool) -> list[Mapping[str, Any]]:
+    """The marks a metric's verdict reads: its inherited ones always; the windows of its test only when it
+    is not deterministic — a ulp error, a count or an exact figure is the same bits whoever shared the
+    machine, so the test's windows say nothing of it (a deterministic figure computed from timings carries
+    its inputs' marks as :data:`INHERITED` instead)."""
+    info = info or {}
+    out = [] if deterministic else [info]
+    if isinstance(info.get(INHERITED), Mapping):
+        out.append(info[INHERITED])
+    return out
 
 
-def contended_metric(info: Mapping[str, Any] | None) -> bool:
-    """Whether a metric's ``info["host"]`` says one of its measurement windows stayed contended after
-    re-measuring (on a CPU device the measured "device" then shared its cores with another tenant)."""
-    host = (info or {}).get("host")
-    return isinstance(host, Mapping) and bool(host.get("contended"))
+def throttled_metric(info: Mapping[str, Any] | None, deterministic: bool = False) -> bool:
+    """Whether a metric's ``info["power"]`` (or what it inherited) says the card slowed itself down while
+    it was measured (a thermal, power-cap or hardware slowdown: ``devices.nvml.SLOWDOWN_REASONS``)."""
+    return any(isinstance(m.get("power"), Mapping) and bool(m["power"].get("throttled"))
+               for m in _marks(info, deterministic))
 
 
-def shared_metric(info: Mapping[str, Any] | None) -> bool:
-    """Whether a metric's ``info["tenants"]`` says one of its measurement windows still had another
-    process on the card after re-measuring (the device's time was shared, whatever kind it is)."""
-    tenants = (info or {}).get("tenants")
-    return isinstance(tenants, Mapping) and bool(tenants.get("contended"))
+def contended_metric(info: Mapping[str, Any] | None, deterministic: bool = False) -> bool:
+    """Whether a metric's ``info["host"]`` (or what it inherited) says one of its measurement windows stayed
+    contended after re-measuring (on a CPU device the measured "device" then shared its cores with another
+    tenant)."""
+    return any(isinstance(m.get("host"), Mapping) and bool(m["host"].get("contended"))
+               for m in _marks(info, deterministic))
 
 
-def throttled_verdict(verdict: str, info: Mapping[str, Any] | None) -> str:
+def shared_metric(info: Mapping[str, Any] | None, deterministic: bool = False) -> bool:
+    """Whether a metric's ``info["tenants"]`` (or what it inherited) says one of its measurement windows
+    still had another process on the card after re-measuring (the device's time was shared, whatever kind
+    it is)."""
+    return any(isinstance(m.get("tenants"), Mapping) and bool(m["tenants"].get("contended"))
+               for m in _marks(info, deterministic))
+
+
+def throttled_verdict(verdict: str, info: Mapping[str, Any] | None, deterministic: bool = False) -> str:
     """``throttled`` in place of a gated verdict when the card slowed itself down during the metric's
     measurement: the figure is the throttle's, not the code's, so it neither fails nor passes the gate.
     ``new``, ``incomparable`` and ``ungated`` stay what they are (nothing was gated)."""
-    return "throttled" if throttled_metric(info) and verdict in _GATED else verdict
+    return "throttled" if throttled_metric(info, deterministic) and verdict in _GATED else verdict
 
 
-def contended_verdict(verdict: str, info: Mapping[str, Any] | None, is_cpu: bool) -> str:
+def contended_verdict(verdict: str, info: Mapping[str, Any] | None, is_cpu: bool, deterministic: bool = False) -> str:
     """``contended`` in place of a gated verdict of a metric measured, even after re-measuring, while
     another process ran on the card (any device: ``info["tenants"]``) or while other work held the host's
     cores (a CPU device: ``info["host"]``): the figure is the neighbour's as much as the code's, so it
     neither fails nor passes the gate — the run says so (summary line, and the run fails when more than
     :data:`CONTENDED_RUN_LIMIT` of its metrics are contended). A GPU's figures are device-timed, so a busy
-    host alone leaves their verdict as it is."""
-    busy = shared_metric(info) or (is_cpu and contended_metric(info))
+    host alone leaves their verdict as it is. A deterministic figure reads only what it inherited."""
+    busy = shared_metric(info, deterministic) or (is_cpu and contended_metric(info, deterministic))
     return "contended" if busy and verdict in _GATED else verdict
 
 
-def measured_verdict(verdict: str, info: Mapping[str, Any] | None, is_cpu: bool) -> str:
+def measured_verdict(verdict: str, info: Mapping[str, Any] | None, is_cpu: bool, deterministic: bool = False) -> str:
     """A gated verdict, unless what the observers saw makes the figure not the code's own: ``contended``
     when another process shared the card (it also explains a throttle: its work heats the card and draws
     its power), else ``throttled`` (the card slowed itself down), else ``contended`` (a CPU device's host
-    was busy)."""
-    if shared_metric(info):
-        return contended_verdict(verdict, info, is_cpu)
-    return contended_verdict(throttled_verdict(verdict, info), info, is_cpu)
+    was busy). ``deterministic``: the figure's noise model (``baselines.noise``); such a figure is judged on
+    its value whatever the machine did, unless it inherited a mark from the timings it was computed from."""
+    if shared_metric(info, deterministic):
+        return contended_verdict(verdict, info, is_cpu, deterministic)
+    return contended_verdict(throttled_verdict(verdict, info, deterministic), info, is_cpu, deterministic)
+
+
+# ---- what sharing can explain --------------------------------------------------------------------------
+#: how many times the most that sharing (or a throttle) could explain a contended (throttled) figure's
+#: change must be before the run names it "would have regressed: run again alone" (:func:`would_regress`).
+#: The explained factor (:func:`explained_slowdown`) counts only the time others took; sharing also costs
+#: caches and memory bandwidth — a chase whose lines another process evicts from L2 reads DRAM's latency,
+#: 2–3× its L2 figure — so only a change three times beyond the time share is named
+FAR_BEYOND = 3.0
+#: the least share of a CPU host's cores the measured work is taken to have kept when other work and the
+#: hypervisor used (nearly) all of them: a window that left it less explains any change, and names none
+MIN_SHARE = 0.1
+
+
+def explained_slowdown(info: Mapping[str, Any] | None, is_cpu: bool, cores: int,
+                       deterministic: bool = False) -> float:
+    """The largest slowdown (a factor ≥ 1) that what the observers saw while a figure (or the figures it was
+    computed from) was measured can explain:
+
+    * a CPU device's host (``host``, a contended window): other processes used F and the hypervisor S of its
+      ``cores`` C cores at the worst window, leaving the measured work at least C − F − S of them (at least
+      :data:`MIN_SHARE` × C): at most C / (C − F − S);
+    * another process on the card (``tenants``): each of the N others takes at most an equal time slice:
+      at most 1 + N;
+    * a throttle (``power``): the SM clock fell from its highest to its lowest reading: at most that ratio.
+
+    The factors multiply where several apply; 1.0 where nothing was seen."""
+    factor = 1.0
+    marks = _marks(info, deterministic)
+    hosts = [m["host"] for m in marks if isinstance(m.get("host"), Mapping) and m["host"].get("contended")]
+    if is_cpu and hosts and cores > 0:
+        used = max(float(h.get("foreign_cores_max", 0.0)) + float(h.get("steal_cores_max", 0.0)) for h in hosts)
+        factor *= cores / max(cores - used, MIN_SHARE * cores)
+    shared = [m["tenants"] for m in marks if isinstance(m.get("tenants"), Mapping) and m["tenants"].get("contended")]
+    if shared:
+        others = {int(p["pid"]) for t in shared for p in t.get("processes") or () if "pid" in p}
+        factor *= 1 + max(1, len(others))
+    slow = [m["power"] for m in marks if isinstance(m.get("power"), Mapping) and m["power"].get("throttled")]
+    if slow:
+        lo = [float(p["sm_clock_min_mhz"]) for p in slow if isinstance(p.get("sm_clock_min_mhz"), (int, float))]
+        hi = [float(p["sm_clock_max_mhz"]) for p in slow if isinstance(p.get("sm_clock_max_mhz"), (int, float))]
+        if lo and hi and min(lo) > 0:
+            factor *= max(1.0, max(hi) / min(lo))
+    return factor
+
+
+def worse_factor(measured: float, expected: float, better: str,
+                 interval: tuple[float, float] | None = None) -> float | None:
+    """How many times worse ``measured`` is than ``expected`` in the metric's direction (≤ 1: not worse);
+    with ``interval`` (the confidence interval of measured/expected from both sides' samples) its end
+    nearest to no change, so a few samples cannot name a change their spread does not show. None where the
+    figure has no direction to be worse in (a bound, a non-positive figure)."""
+    if not (measured > 0 and expected > 0):
+        return None
+    lo, hi = interval if interval is not None and interval[0] > 0 else (measured / expected, measured / expected)
+    if better == "lower":
+        return lo
+    if better == "higher":
+        return 1.0 / hi
+    if better == "exact":
+        return max(lo, 1.0 / hi)
+    return None
+
+
+def would_regress(factor: float | None, info: Mapping[str, Any] | None, is_cpu: bool, cores: int,
+                  deterministic: bool = False) -> dict[str, Any] | None:
+    """For a figure that reads ``contended``/``throttled`` and is ``factor`` times worse than its baseline
+    (:func:`worse_factor`): when that is more than :data:`FAR_BEYOND` times what the observers can explain
+    (:func:`explained_slowdown`), what the run names under "would have regressed: run again alone" —
+    ``{"factor", "explained", "limit"}``; else None (the change may be the neighbour's)."""
+    if factor is None:
+        return None
+    explained = explained_slowdown(info, is_cpu, cores, deterministic)
+    limit = FAR_BEYOND * explained
+    if factor <= limit:
+        return None
+    return {"factor": round(factor, 4), "explained": round(explained, 4), "limit": round(limit, 4)}

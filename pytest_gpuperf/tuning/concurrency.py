@@ -18,13 +18,14 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
 
 from ..devices.base import Device
 from ..devices.occupancy import Occupancy
+from ..timing import observers
 from ..timing.measure import MeasureConfig, measure
 from ..devices.dialect import portable
 
@@ -49,6 +50,9 @@ class Calibration:
     bytes_per_s: float
     stride_at: int  # STRIDE where contention was first seen (0 = never)
     table: dict[int, list[tuple[float, float, float]]]  # stride -> [(occupancy, µs, λ)]
+    #: what the observers saw while the micro-benchmark ran (``timing.observers.inherit``): λ0 is computed
+    #: once per device and read by later tests, whose figures inherit it
+    marks: dict[str, Any] = field(default_factory=dict)
 
     def figure(self) -> float:
         """λ0 as the suite records it (``tuning.lambda0``): 1.0 where it is infinite — no stride slowed
@@ -62,13 +66,14 @@ class Calibration:
                  for s, rows in self.table.items()}
         return {"stride_at": self.stride_at, "infinite": self.lambda0 == math.inf,
                 "coalesced_GBps": round(self.bytes_per_s / 1e9, 1), "table": table,
-                "thesis": "Table 3.3: GTX 580 0.52, GTX Titan 0.62, GTX Titan X 0.88, FirePro ∞"}
+                "thesis": "Table 3.3: GTX 580 0.52, GTX Titan 0.62, GTX Titan X 0.88, FirePro ∞", **self.marks}
 
 
 def calibrate(device: Device, occupancy_of: Callable[[int, object], float], sizes: list[int],
               work_items: int, config: MeasureConfig) -> Calibration:
     """Run the thesis' micro-benchmark. ``occupancy_of(threads, kernel)`` is the calculator for this
     device applied to the compiled micro-benchmark; ``sizes`` the 1-D work-group sizes to sweep."""
+    watched = observers.Capture(device)
     k = device.compile(portable(MICRO, device.info.backend), "lambda_micro")
     kernel_max = int(k.attributes.get("max_threads_per_block", 0) or 0)
     if kernel_max:
@@ -104,7 +109,7 @@ def calibrate(device: Device, occupancy_of: Callable[[int, object], float], size
     # Stride-1 traffic: each work-item's 32 loads share one 128-byte line with its neighbours, so the
     # coalesced kernel moves ~(n + 32) floats in and n floats out.
     bytes_per_s = (8.0 * n) / t1 if t1 else math.inf
-    return Calibration(lambda0, bytes_per_s, found, table)
+    return Calibration(lambda0, bytes_per_s, found, table, observers.inherit(watched))
 
 
 def memory_intensiveness(bytes_moved: float, time_s: float, cal: Calibration) -> float:

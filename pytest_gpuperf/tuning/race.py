@@ -17,6 +17,7 @@ from typing import Any
 
 from ..baselines import catalog
 from ..devices.base import Device
+from ..timing import observers
 from . import reference, replay
 from .evaluate import Config
 from .kernels import Benchmark
@@ -44,6 +45,9 @@ class Standing:
     device_cost: float
     device_s: float
     device_ex_s: float
+    #: what the observers saw while these figures were measured (``timing.observers.inherit``, read back
+    #: with them by :mod:`.standings`): a mean over kernels inherits its kernels' marks
+    marks: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -150,6 +154,10 @@ def records(race: Race) -> list[dict[str, Any]]:
         out += _strategy_records(race, name, runs)
     for name, runs in race.runs.items():
         out += _stage_records(k, name, runs[0], space)
+    if ctx.cal is not None and ctx.cal.marks:  # the tuner's λ0, measured once per device (perhaps in another test)
+        for r in out:
+            if r["name"] != f"tuning.{k}.space":  # the space's size is a count of the limits, not of a timing
+                r["info"] = {**(r.get("info") or {}), **observers.inherit(r.get("info") or {}, ctx.cal.marks)}
     return out
 
 

@@ -1,0 +1,253 @@
+"""Mutation check of the modules that decide verdicts: do the tests notice a small bug?
+
+Each mutant is one small change a real bug could make — a comparison operator swapped (``<`` ↔ ``<=``,
+``>`` ↔ ``>=``, ``==`` ↔ ``!=``), ``and`` ↔ ``or``, ``+`` ↔ ``-``, a constant moved (0 ↔ 1, True ↔ False,
+another number changed), a ``return`` guard switched off (``if cond: return …`` → ``if False: …``), ``not``
+dropped. It is applied to a private copy of the repository (the working tree is never touched) and run
+against the test files that exercise its module (:data:`TESTS`), with a timeout per mutant. A mutant the
+tests fail on (or time out on) is *killed*; one they pass is a *survivor*: a change of behaviour no test pins.
+
+    python3 scripts/mutation_check.py --sample 120 --seed 1 --report results/mutation/report.txt
+    python3 scripts/mutation_check.py --module baselines/validity.py --list
+
+The report holds the kill rate and every survivor as ``file:line: mutation``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import copy
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PKG = "pytest_gpuperf"
+
+#: module (under pytest_gpuperf/) → the test files that exercise it (fast ones: each mutant runs them all)
+PINS = "tests/test_gate_pins.py"
+MUTANT_PINS = "tests/test_gate_mutants.py"
+TESTS: dict[str, list[str]] = {
+    "baselines/verdicts.py": [MUTANT_PINS, PINS, "tests/test_gate_bands.py", "tests/test_core_trust.py",
+                              "tests/test_gate_noise.py"],
+    "baselines/noise.py": [MUTANT_PINS, PINS, "tests/test_gate_noise.py", "tests/test_compare_noise.py"],
+    "baselines/merge.py": [MUTANT_PINS, PINS, "tests/test_baseline_own_noise.py"],
+    "baselines/validity.py": [MUTANT_PINS, PINS, "tests/test_core_trust.py"],
+    "timing/difference.py": [MUTANT_PINS, PINS, "tests/test_core_trust.py", "tests/test_compare_noise.py"],
+    "timing/observers.py": [MUTANT_PINS, "tests/test_timing_observers.py", "tests/test_core_contended.py"],
+    "compare/engine.py": [MUTANT_PINS, PINS, "tests/test_compare_engine.py", "tests/test_compare_noise.py"],
+    "compare/gate.py": [MUTANT_PINS, PINS, "tests/test_compare_pytest.py"],
+    "history/detect.py": [MUTANT_PINS, PINS, "tests/test_history_detect.py"],
+    "accuracy/certificate.py": [MUTANT_PINS, "tests/test_accuracy_identity.py"],
+    "fleet/siblings.py": [MUTANT_PINS, "tests/test_fleet_siblings.py"],
+    "session.py": [MUTANT_PINS, PINS, "tests/test_core_contended.py", "tests/test_core_first_run.py"],
+}
+
+_CMP_SWAP = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt, ast.Eq: ast.NotEq,
+             ast.NotEq: ast.Eq, ast.Is: ast.IsNot, ast.IsNot: ast.Is, ast.In: ast.NotIn, ast.NotIn: ast.In}
+_SYM = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!=", ast.Is: "is",
+        ast.IsNot: "is not", ast.In: "in", ast.NotIn: "not in", ast.Add: "+", ast.Sub: "-", ast.And: "and",
+        ast.Or: "or"}
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One change: the module, the index of the node in :func:`_points`' walk, where and what."""
+
+    module: str
+    index: int
+    line: int
+    what: str
+
+    def label(self) -> str:
+        return f"{PKG}/{self.module}:{self.line}: {self.what}"
+
+
+def _docstring_ids(tree: ast.AST) -> set[int]:
+    """ids of the constants that are docstrings (never mutated: they change no behaviour)."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                out.add(id(first.value))
+    return out
+
+
+def _number_change(v: object) -> object | None:
+    if isinstance(v, bool):
+        return not v
+    if isinstance(v, int):
+        return {0: 1, 1: 0}.get(v, v + 1)
+    if isinstance(v, float):
+        return 1.0 if v == 0.0 else 0.0 if v == 1.0 else v * 2
+    return None
+
+
+def _points(tree: ast.AST) -> list[tuple[ast.AST, str, int]]:
+    """Every mutable place of the module: (node, what, line), in a stable walk order."""
+    docs = _docstring_ids(tree)
+    annotations: set[int] = set()
+    for node in ast.walk(tree):  # constants inside annotations change nothing at run time
+        for ann in [getattr(node, "annotation", None), getattr(node, "returns", None)]:
+            if ann is not None:
+                annotations.update(id(n) for n in ast.walk(ann))
+    out: list[tuple[ast.AST, str, int]] = []
+    for node in ast.walk(tree):
+        if id(node) in annotations:
+            continue
+        line = getattr(node, "lineno", 0)
+        if isinstance(node, ast.Compare):
+            for i, op in enumerate(node.ops):
+                if type(op) in _CMP_SWAP:
+                    out.append((node, f"cmp{i}: {_SYM[type(op)]} -> {_SYM[_CMP_SWAP[type(op)]]}", line))
+        elif isinstance(node, ast.BoolOp):
+            other = "or" if isinstance(node.op, ast.And) else "and"
+            out.append((node, f"boolop: {_SYM[type(node.op)]} -> {other}", line))
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+            other = "-" if isinstance(node.op, ast.Add) else "+"
+            out.append((node, f"binop: {_SYM[type(node.op)]} -> {other}", line))
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            out.append((node, "not: dropped", line))
+        elif isinstance(node, ast.Constant) and id(node) not in docs:
+            new = _number_change(node.value)
+            if new is not None:
+                out.append((node, f"const: {node.value!r} -> {new!r}", line))
+        elif isinstance(node, ast.If) and any(isinstance(s, (ast.Return, ast.Raise, ast.Continue))
+                                              for s in node.body):
+            out.append((node, "guard: condition -> False", line))
+    return out
+
+
+def mutants_of(module: str) -> list[Mutant]:
+    """Every mutant of one module (path under ``pytest_gpuperf/``)."""
+    tree = ast.parse((ROOT / PKG / module).read_text())
+    return [Mutant(module, i, line, what) for i, (_, what, line) in enumerate(_points(tree))]
+
+
+def mutated_source(m: Mutant) -> str:
+    """The module's text with the mutant applied (unparsed from the changed tree)."""
+    tree = ast.parse((ROOT / PKG / m.module).read_text())
+    node, what, _ = _points(tree)[m.index]
+    kind = what.split(":", 1)[0]
+    if kind.startswith("cmp"):
+        i = int(kind[3:])
+        node.ops[i] = _CMP_SWAP[type(node.ops[i])]()
+    elif kind == "boolop":
+        node.op = ast.Or() if isinstance(node.op, ast.And) else ast.And()
+    elif kind == "binop":
+        node.op = ast.Sub() if isinstance(node.op, ast.Add) else ast.Add()
+    elif kind == "not":
+        node.op = ast.UAdd()  # +x of a bool is the same truth value as x: "not" dropped
+        node.operand = ast.Call(ast.Name("bool", ast.Load()), [node.operand], [])
+    elif kind == "const":
+        node.value = _number_change(node.value)
+    elif kind == "guard":
+        node.test = ast.Constant(False)
+    ast.fix_missing_locations(tree)
+    return ast.unparse(tree)
+
+
+def _copy_tree(dest: Path) -> None:
+    """A private copy of what the tests need: the package, the tests, the repository's config files."""
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache")
+    for name in (PKG, "tests", "examples", "docs", "scripts"):
+        if (ROOT / name).exists():
+            shutil.copytree(ROOT / name, dest / name, ignore=ignore, symlinks=True)
+    for name in ("conftest.py", "pyproject.toml", "setup.py", "CONTRIBUTING.md", "README.md"):
+        if (ROOT / name).exists():
+            shutil.copy2(ROOT / name, dest / name)
+
+
+def run_mutant(m: Mutant, work: Path, timeout: float) -> tuple[str, float]:
+    """('killed' | 'survived' | 'timeout' | 'error', seconds) of one mutant in the private copy ``work``."""
+    target = work / PKG / m.module
+    original = target.read_text()
+    start = time.monotonic()
+    try:
+        target.write_text(mutated_source(m))
+        env = dict(os.environ, PYTHONPATH=str(work), PYTHONDONTWRITEBYTECODE="1")
+        cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
+               *TESTS[m.module]]
+        try:
+            proc = subprocess.run(cmd, cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                  timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return "timeout", time.monotonic() - start
+        if proc.returncode == 0:
+            return "survived", time.monotonic() - start
+        if proc.returncode in (1, 2, 3):  # failed, interrupted (import error at collection), internal error
+            return "killed", time.monotonic() - start
+        return "error", time.monotonic() - start
+    finally:
+        target.write_text(original)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--module", action="append", help="a module under pytest_gpuperf/ (repeatable; default all "
+                    "of " + ", ".join(TESTS) + ")")
+    ap.add_argument("--sample", type=int, help="run a random sample of this many mutants")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the sample")
+    ap.add_argument("--timeout", type=float, default=300.0, help="seconds per mutant before it counts as killed")
+    ap.add_argument("--report", type=Path, default=ROOT / "results" / "mutation" / "report.txt")
+    ap.add_argument("--list", action="store_true", help="list the mutants and stop")
+    args = ap.parse_args(argv)
+    modules = args.module or list(TESTS)
+    unknown = [m for m in modules if m not in TESTS]
+    if unknown:
+        ap.error(f"no test mapping for {unknown}; known: {list(TESTS)}")
+    mutants = [m for mod in modules for m in mutants_of(mod)]
+    if args.sample is not None and args.sample < len(mutants):
+        mutants = sorted(random.Random(args.seed).sample(mutants, args.sample), key=lambda m: (m.module, m.index))
+    if args.list:
+        for m in mutants:
+            print(m.label())
+        return 0
+    results: list[tuple[Mutant, str, float]] = []
+    with tempfile.TemporaryDirectory(prefix="gpuperf-mutants-") as tmp:
+        work = Path(tmp)
+        _copy_tree(work)
+        for i, m in enumerate(mutants, 1):
+            outcome, secs = run_mutant(m, work, args.timeout)
+            results.append((m, outcome, secs))
+            print(f"[{i}/{len(mutants)}] {outcome:8s} {secs:6.1f}s {m.label()}", file=sys.stderr, flush=True)
+            _write_report(args, results, len(mutants))
+    _write_report(args, results, len(mutants))
+    killed = sum(o in ("killed", "timeout") for _, o, _ in results)
+    print(f"killed {killed} of {len(results)}; report: {args.report}")
+    return 0
+
+
+def _write_report(args: argparse.Namespace, results: list[tuple["Mutant", str, float]], total: int) -> None:
+    """The report so far (rewritten after every mutant, so a long run that is stopped keeps its findings)."""
+    killed = sum(o in ("killed", "timeout") for _, o, _ in results)
+    errors = [(m, o) for m, o, _ in results if o == "error"]
+    survivors = [m for m, o, _ in results if o == "survived"]
+    done = len(results)
+    lines = [f"mutation check: {done} of {total} mutants run (seed {args.seed}, sample {args.sample}, "
+             f"modules {', '.join(args.module or ['all'])})",
+             f"killed {killed} of {done} ({(killed / done if done else 0):.1%}); survivors {len(survivors)}; "
+             f"errors {len(errors)}", ""]
+    per: dict[str, list[int]] = {}
+    for m, o, _ in results:
+        k = per.setdefault(m.module, [0, 0])
+        k[0] += o in ("killed", "timeout")
+        k[1] += 1
+    lines += [f"  {mod}: {k} of {n} killed" for mod, (k, n) in sorted(per.items())]
+    lines += ["", "survivors:"] + [f"  {m.label()}" for m in survivors]
+    if errors:
+        lines += ["", "errors (the test run ended oddly):"] + [f"  {m.label()} ({o})" for m, o in errors]
+    args.report.parent.mkdir(parents=True, exist_ok=True)
+    args.report.write_text("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

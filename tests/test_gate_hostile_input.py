@@ -116,3 +116,117 @@ def test_a_large_comparison_reports_progress_on_stderr(tmp_path, monkeypatch, ca
     err = capsys.readouterr().err
     assert "judged 100 of 250 metrics" in err and "judged 250 of 250 metrics" in err
     assert len(json.loads((tmp_path / "o.json").read_text())["rows"]) == 250
+
+
+# ---- pages and logs: no stored text may blank a page or forge a GitHub annotation -----------------------
+HOSTILE_UNIT = "<!--<script>"
+
+
+def _script_data(page: str, element_id: str) -> str:
+    """The text of the page's JSON data element, cut where the HTML parser would end it (the first
+    ``</script``: after ``<!--<script>`` a browser would not even stop there)."""
+    start = page.index(f'<script type="application/json" id="{element_id}">')
+    body = page[start:].split(">", 1)[1]
+    return body.split("</script")[0]
+
+
+def test_script_json_reads_back_the_same_data_with_no_markup_left():
+    from pytest_gpuperf.report.assets import script_json
+
+    doc = {"unit": HOSTILE_UNIT + "</script>&amp;", "n": [1, 2]}
+    text = script_json(json.dumps(doc))
+    assert not set("<>&") & set(text) and json.loads(text) == doc
+
+
+def test_a_unit_that_opens_a_script_does_not_swallow_the_dashboard(tmp_path):
+    from test_history_detect import series_runs
+
+    from pytest_gpuperf.history.backends import record_runs
+
+    runs = series_runs([1.0] * 6 + [2.0] * 6)
+    for r in runs:
+        r.metrics[0].unit = HOSTILE_UNIT
+    db = str(tmp_path / "h.db")
+    record_runs(db, runs)
+    assert main(["history", "report", "--db", db, "--html", str(tmp_path / "html")]) == 0
+    page = (tmp_path / "html" / "index.html").read_text()
+    data = _script_data(page, "gpuperf-data")
+    assert "<" not in data and HOSTILE_UNIT in json.dumps(json.loads(data), ensure_ascii=False)
+    assert page.rstrip().endswith("</html>")
+
+
+def test_a_unit_that_opens_a_script_does_not_swallow_the_compare_page(tmp_path):
+    a = metric("k.t", 100.0, unit=HOSTILE_UNIT, samples=noisy(100, 0.01, 60, 1))
+    b = metric("k.t", 130.0, unit=HOSTILE_UNIT, samples=noisy(130, 0.01, 60, 2))
+    paths = [write(tmp_path / f"{s}.json", results([m])) for s, m in (("a", a), ("b", b))]
+    out = tmp_path / "c.html"
+    main(["compare", *paths, "--format", "html", "--output", str(out), "--no-annotations"])
+    page = out.read_text()
+    data = _script_data(page, "compare-data")
+    assert "<" not in data and json.loads(data)[0]["unit"] == HOSTILE_UNIT
+
+
+def test_compare_markdown_copies_no_raw_html_and_breaks_no_table(tmp_path, capsys):
+    a = metric("k.t", 100.0, unit="<b>us|x</b>", samples=noisy(100, 0.01, 60, 1))
+    b = metric("k.t", 130.0, unit="<b>us|x</b>", samples=noisy(130, 0.01, 60, 2))
+    paths = [write(tmp_path / f"{s}<img src=x>.json", results([m])) for s, m in (("a", a), ("b", b))]
+    main(["compare", *paths, "--format", "markdown", "--no-annotations"])
+    md = capsys.readouterr().out
+    assert "<b>" not in md and "<img" not in md and "&lt;b&gt;us\\|x&lt;/b&gt;" in md
+    row = next(line for line in md.splitlines() if "k.t" in line)
+    assert row.count(" | ") == len(__import__("pytest_gpuperf.compare.formats", fromlist=["HEADER"]).HEADER) - 1
+
+
+def test_a_commit_holding_a_newline_forges_no_github_annotation(tmp_path, capsys, monkeypatch):
+    doc = results([metric("k.t", 100.0)])
+    doc["environment"]["commit"] = "\n::error::forged"
+    path = write(tmp_path / "r.json", doc)
+    db = str(tmp_path / "h.db")
+    assert main(["history", "import", path, "--db", db]) == 0
+    capsys.readouterr()
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    assert main(["history", "list", "--db", db]) == 0
+    out = capsys.readouterr().out
+    assert not any(line.startswith("::") for line in out.splitlines()), out
+    assert "\\n::error::" in out  # shown, escaped, on the run's own line
+
+
+def test_annotations_escape_what_github_reads_as_commands():
+    from pytest_gpuperf.report.github import Finding, command
+
+    line = command(Finding("error", "a: b, c", "100%\r\n::error::forged"))
+    assert "\n" not in line and "\r" not in line  # one line: what follows '::' inside it is data
+    assert line.endswith("100%25%0D%0A::error::forged") and "title=a%3A b%2C c" in line
+
+
+# ---- smaller: baseline file names, history rows -----------------------------------------------------------
+def test_a_baseline_whose_device_key_differs_from_its_file_name_fails_check(tmp_path, capsys):
+    from pytest_gpuperf import BASELINE_SCHEMA
+
+    doc = {"schema": BASELINE_SCHEMA, "device": {"key": "nvidia-h100"},
+           "backends": {"cuda": {"provenance": {"driver": "1"}, "metrics": {}}}}
+    (tmp_path / "nvidia-h200.json").write_text(json.dumps(doc))
+    assert main(["baseline", "check", str(tmp_path)]) == 1
+    assert "device.key is 'nvidia-h100' but the file is named 'nvidia-h200.json'" in capsys.readouterr().out
+    (tmp_path / "nvidia-h200.json").rename(tmp_path / "nvidia-h100.json")
+    assert main(["baseline", "check", str(tmp_path)]) == 0
+
+
+@pytest.mark.parametrize("table,column", [("runs", "options"), ("metrics", "info")])
+def test_a_history_row_with_bad_json_is_left_out_with_a_warning(tmp_path, capsys, table, column):
+    import sqlite3
+
+    db = tmp_path / "h.db"
+    for i, commit in enumerate(("aaa", "bbb")):
+        doc = results([metric("k.t", 100.0 + i), metric("k.u", 5.0)])
+        doc["environment"]["commit"] = commit
+        doc["run"]["started"] = doc["run"]["finished"] = f"2026-01-0{i + 1}T00:00:00+00:00"
+        assert main(["history", "import", write(tmp_path / f"r{i}.json", doc), "--db", str(db)]) == 0
+    with sqlite3.connect(db) as conn:
+        conn.execute(f"UPDATE {table} SET {column} = '{{not json' WHERE id = (SELECT MIN(id) FROM {table})")
+    capsys.readouterr()
+    assert main(["history", "list", "--db", str(db)]) == 0
+    out, err = capsys.readouterr()
+    assert "warning: history" in err and "bad JSON" in err and "left out" in err
+    assert ("1 run(s)" if table == "runs" else "2 run(s)") in out
+    assert main(["history", "report", "--db", str(db), "--html", str(tmp_path / "html")]) == 0

@@ -43,7 +43,7 @@ TESTS: dict[str, list[str]] = {
     "timing/difference.py": [MUTANT_PINS, PINS, "tests/test_core_trust.py", "tests/test_compare_noise.py"],
     "timing/observers.py": [MUTANT_PINS, "tests/test_timing_observers.py", "tests/test_core_contended.py"],
     "compare/engine.py": [MUTANT_PINS, PINS, "tests/test_compare_engine.py", "tests/test_compare_noise.py"],
-    "compare/gate.py": [MUTANT_PINS, PINS, "tests/test_compare_pytest.py"],
+    "compare/gate.py": [MUTANT_PINS, PINS, "tests/test_compare_noise.py"],
     "history/detect.py": [MUTANT_PINS, PINS, "tests/test_history_detect.py"],
     "accuracy/certificate.py": [MUTANT_PINS, "tests/test_accuracy_identity.py"],
     "fleet/siblings.py": [MUTANT_PINS, "tests/test_fleet_siblings.py"],
@@ -167,7 +167,8 @@ def _copy_tree(dest: Path) -> None:
 
 
 def run_mutant(m: Mutant, work: Path, timeout: float) -> tuple[str, float]:
-    """('killed' | 'survived' | 'timeout' | 'error', seconds) of one mutant in the private copy ``work``."""
+    """('killed by <test>' | 'survived' | 'timeout' | 'error', seconds) of one mutant in the private copy
+    ``work`` (the test that killed it is kept: a kill by a test that can fail on a loaded host is worth a look)."""
     target = work / PKG / m.module
     original = target.read_text()
     start = time.monotonic()
@@ -184,7 +185,9 @@ def run_mutant(m: Mutant, work: Path, timeout: float) -> tuple[str, float]:
         if proc.returncode == 0:
             return "survived", time.monotonic() - start
         if proc.returncode in (1, 2, 3):  # failed, interrupted (import error at collection), internal error
-            return "killed", time.monotonic() - start
+            failed = [ln.split(" - ")[0] for ln in proc.stdout.decode(errors="replace").splitlines()
+                      if ln.startswith(("FAILED ", "ERROR "))]
+            return "killed" + (f" by {failed[0].split(' ', 1)[1]}" if failed else ""), time.monotonic() - start
         return "error", time.monotonic() - start
     finally:
         target.write_text(original)
@@ -204,9 +207,16 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [m for m in modules if m not in TESTS]
     if unknown:
         ap.error(f"no test mapping for {unknown}; known: {list(TESTS)}")
-    mutants = [m for mod in modules for m in mutants_of(mod)]
+    per_module = {mod: mutants_of(mod) for mod in modules}
+    mutants = [m for mod in modules for m in per_module[mod]]
     if args.sample is not None and args.sample < len(mutants):
-        mutants = sorted(random.Random(args.seed).sample(mutants, args.sample), key=lambda m: (m.module, m.index))
+        # stratified: each module its share of the sample, at least three (a small module still gets a look)
+        rng = random.Random(args.seed)
+        picked = []
+        for mod in modules:
+            share = max(3, round(args.sample * len(per_module[mod]) / len(mutants)))
+            picked += rng.sample(per_module[mod], min(share, len(per_module[mod])))
+        mutants = sorted(picked, key=lambda m: (m.module, m.index))
     if args.list:
         for m in mutants:
             print(m.label())
@@ -215,20 +225,29 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="gpuperf-mutants-") as tmp:
         work = Path(tmp)
         _copy_tree(work)
+        for files in sorted({tuple(TESTS[m.module]) for m in mutants}):  # the unmutated code must pass first
+            env = dict(os.environ, PYTHONPATH=str(work), PYTHONDONTWRITEBYTECODE="1")
+            proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *files], cwd=work,
+                                  env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            if proc.returncode != 0:
+                print(proc.stdout[-3000:], file=sys.stderr)
+                print(f"the unmutated code fails {' '.join(files)}: fix that first (every mutant would read killed)",
+                      file=sys.stderr)
+                return 2
         for i, m in enumerate(mutants, 1):
             outcome, secs = run_mutant(m, work, args.timeout)
             results.append((m, outcome, secs))
-            print(f"[{i}/{len(mutants)}] {outcome:8s} {secs:6.1f}s {m.label()}", file=sys.stderr, flush=True)
+            print(f"[{i}/{len(mutants)}] {secs:6.1f}s {m.label()}: {outcome}", file=sys.stderr, flush=True)
             _write_report(args, results, len(mutants))
     _write_report(args, results, len(mutants))
-    killed = sum(o in ("killed", "timeout") for _, o, _ in results)
+    killed = sum(o.startswith("killed") or o == "timeout" for _, o, _ in results)
     print(f"killed {killed} of {len(results)}; report: {args.report}")
     return 0
 
 
 def _write_report(args: argparse.Namespace, results: list[tuple["Mutant", str, float]], total: int) -> None:
     """The report so far (rewritten after every mutant, so a long run that is stopped keeps its findings)."""
-    killed = sum(o in ("killed", "timeout") for _, o, _ in results)
+    killed = sum(o.startswith("killed") or o == "timeout" for _, o, _ in results)
     errors = [(m, o) for m, o, _ in results if o == "error"]
     survivors = [m for m, o, _ in results if o == "survived"]
     done = len(results)
@@ -239,12 +258,13 @@ def _write_report(args: argparse.Namespace, results: list[tuple["Mutant", str, f
     per: dict[str, list[int]] = {}
     for m, o, _ in results:
         k = per.setdefault(m.module, [0, 0])
-        k[0] += o in ("killed", "timeout")
+        k[0] += o.startswith("killed") or o == "timeout"
         k[1] += 1
     lines += [f"  {mod}: {k} of {n} killed" for mod, (k, n) in sorted(per.items())]
     lines += ["", "survivors:"] + [f"  {m.label()}" for m in survivors]
     if errors:
         lines += ["", "errors (the test run ended oddly):"] + [f"  {m.label()} ({o})" for m, o in errors]
+    lines += ["", "every mutant:"] + [f"  {m.label()}: {o} ({secs:.0f} s)" for m, o, secs in results]
     args.report.parent.mkdir(parents=True, exist_ok=True)
     args.report.write_text("\n".join(lines) + "\n")
 

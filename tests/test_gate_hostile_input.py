@@ -11,11 +11,10 @@ import pytest
 
 from compare_support import metric, noisy, results, scaled_results, write
 from pytest_gpuperf.baselines import catalog, make_entry
-from pytest_gpuperf.baselines.verdicts import compare, kind_problem
+from pytest_gpuperf.baselines.verdicts import compare
 from pytest_gpuperf.cli import main
 from pytest_gpuperf.compare import engine
 from pytest_gpuperf.compare.load import CompareInputError, side_from_docs
-from pytest_gpuperf.timing.difference import _row_medians
 
 
 def _entry(value: float, unit: str, better: str) -> dict:
@@ -42,6 +41,8 @@ def test_a_matching_unit_and_direction_still_gates():
 
 
 def test_the_gate_and_compare_share_one_unit_and_direction_rule():
+    from pytest_gpuperf.baselines.verdicts import kind_problem
+
     a = metric("k.t", 1000.0, unit="us")
     b = metric("k.t", 1.5, unit="ms")
     docs = [side_from_docs(s, [results([m])], [f"{s}.json"]) for s, m in (("A", a), ("B", b))]
@@ -103,6 +104,8 @@ def test_values_within_their_rounded_samples_stay_comparable():
 
 @pytest.mark.parametrize("n", [5, 6, 63, 64])
 def test_the_bootstrap_medians_are_numpys_bit_for_bit(n):
+    from pytest_gpuperf.timing.difference import _row_medians
+
     m = np.random.default_rng(n).normal(100, 3, (500, n))
     assert np.array_equal(_row_medians(m), np.median(m, axis=1))
 

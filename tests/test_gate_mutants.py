@@ -15,7 +15,7 @@ from compare_support import device, metric, noisy, results
 from pytest_gpuperf.accuracy import certificate
 from pytest_gpuperf.baselines import classes, compare, lookup, make_entry, noise, validity
 from pytest_gpuperf.baselines.merge import merge_runs
-from pytest_gpuperf.baselines.verdicts import band, edges, identity_problem, kind_problem, over_runs, stability
+from pytest_gpuperf.baselines.verdicts import band, edges, identity_problem, over_runs, stability
 from pytest_gpuperf.compare import engine, gate
 from pytest_gpuperf.compare.load import side_from_docs
 from pytest_gpuperf.errors import GpuPerfError, ImpossibleValueError
@@ -116,6 +116,8 @@ def test_a_busy_host_alone_does_not_disown_a_gpu_figure():
 
 # ---- what compare and the gate compare at all -----------------------------------------------------------
 def test_sides_with_opposite_directions_or_units_are_never_compared():
+    from pytest_gpuperf.baselines.verdicts import kind_problem
+
     assert kind_problem("us", "lower", "us", "lower") is None
     assert kind_problem(None, None, "ms", "higher") is None  # what a side does not state is not held against it
     assert kind_problem("us", "lower", "ms", "lower") and kind_problem("us", "lower", "us", "higher")

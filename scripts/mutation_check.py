@@ -161,6 +161,8 @@ def _copy_tree(dest: Path) -> None:
     for name in (PKG, "tests", "examples", "docs", "scripts"):
         if (ROOT / name).exists():
             shutil.copytree(ROOT / name, dest / name, ignore=ignore, symlinks=True)
+    if (ROOT / "results").exists():  # the committed runs the tests read (never written): linked, not copied
+        (dest / "results").symlink_to(ROOT / "results")
     for name in ("conftest.py", "pyproject.toml", "setup.py", "CONTRIBUTING.md", "README.md"):
         if (ROOT / name).exists():
             shutil.copy2(ROOT / name, dest / name)

@@ -126,15 +126,15 @@ def _points(tree: ast.AST) -> list[tuple[ast.AST, str, int]]:
     return out
 
 
-def mutants_of(module: str) -> list[Mutant]:
-    """Every mutant of one module (path under ``pytest_gpuperf/``)."""
-    tree = ast.parse((ROOT / PKG / module).read_text())
+def mutants_of(module: str, root: Path = ROOT) -> list[Mutant]:
+    """Every mutant of one module (path under ``pytest_gpuperf/`` of ``root``)."""
+    tree = ast.parse((root / PKG / module).read_text())
     return [Mutant(module, i, line, what) for i, (_, what, line) in enumerate(_points(tree))]
 
 
-def mutated_source(m: Mutant) -> str:
-    """The module's text with the mutant applied (unparsed from the changed tree)."""
-    tree = ast.parse((ROOT / PKG / m.module).read_text())
+def mutated_source(m: Mutant, original: str) -> str:
+    """The module's text ``original`` with the mutant applied (unparsed from the changed tree)."""
+    tree = ast.parse(original)
     node, what, _ = _points(tree)[m.index]
     kind = what.split(":", 1)[0]
     if kind.startswith("cmp"):
@@ -175,7 +175,7 @@ def run_mutant(m: Mutant, work: Path, timeout: float) -> tuple[str, float]:
     original = target.read_text()
     start = time.monotonic()
     try:
-        target.write_text(mutated_source(m))
+        target.write_text(mutated_source(m, original))
         env = dict(os.environ, PYTHONPATH=str(work), PYTHONDONTWRITEBYTECODE="1")
         cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
                *TESTS[m.module]]
@@ -195,6 +195,21 @@ def run_mutant(m: Mutant, work: Path, timeout: float) -> tuple[str, float]:
         target.write_text(original)
 
 
+def _pick(modules: list[str], root: Path, sample: int | None, seed: int) -> list[Mutant]:
+    """The mutants of ``modules`` (read under ``root``); with ``sample``, a stratified random sample: each
+    module its share, at least three (a small module still gets a look)."""
+    per_module = {mod: mutants_of(mod, root) for mod in modules}
+    mutants = [m for mod in modules for m in per_module[mod]]
+    if sample is None or sample >= len(mutants):
+        return mutants
+    rng = random.Random(seed)
+    picked = []
+    for mod in modules:
+        share = max(3, round(sample * len(per_module[mod]) / len(mutants)))
+        picked += rng.sample(per_module[mod], min(share, len(per_module[mod])))
+    return sorted(picked, key=lambda m: (m.module, m.index))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--module", action="append", help="a module under pytest_gpuperf/ (repeatable; default all "
@@ -209,33 +224,24 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [m for m in modules if m not in TESTS]
     if unknown:
         ap.error(f"no test mapping for {unknown}; known: {list(TESTS)}")
-    per_module = {mod: mutants_of(mod) for mod in modules}
-    mutants = [m for mod in modules for m in per_module[mod]]
-    if args.sample is not None and args.sample < len(mutants):
-        # stratified: each module its share of the sample, at least three (a small module still gets a look)
-        rng = random.Random(args.seed)
-        picked = []
-        for mod in modules:
-            share = max(3, round(args.sample * len(per_module[mod]) / len(mutants)))
-            picked += rng.sample(per_module[mod], min(share, len(per_module[mod])))
-        mutants = sorted(picked, key=lambda m: (m.module, m.index))
-    if args.list:
-        for m in mutants:
-            print(m.label())
-        return 0
-    results: list[tuple[Mutant, str, float]] = []
     with tempfile.TemporaryDirectory(prefix="gpuperf-mutants-") as tmp:
         work = Path(tmp)
-        _copy_tree(work)
-        for files in sorted({tuple(TESTS[m.module]) for m in mutants}):  # the unmutated code must pass first
-            env = dict(os.environ, PYTHONPATH=str(work), PYTHONDONTWRITEBYTECODE="1")
-            proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *files], cwd=work,
-                                  env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-            if proc.returncode != 0:
-                print(proc.stdout[-3000:], file=sys.stderr)
-                print(f"the unmutated code fails {' '.join(files)}: fix that first (every mutant would read killed)",
-                      file=sys.stderr)
-                return 2
+        _copy_tree(work)  # a snapshot: later edits of the working tree change nothing in this run
+        mutants = _pick(modules, work, args.sample, args.seed)
+        if args.list:
+            for m in mutants:
+                print(m.label())
+            return 0
+        env = dict(os.environ, PYTHONPATH=str(work), PYTHONDONTWRITEBYTECODE="1")
+        files = sorted({f for m in mutants for f in TESTS[m.module]})  # the unmutated code must pass them first
+        proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *files], cwd=work,
+                              env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if proc.returncode != 0:
+            print(proc.stdout[-3000:], file=sys.stderr)
+            print(f"the unmutated code fails {' '.join(files)}: fix that first (every mutant would read killed)",
+                  file=sys.stderr)
+            return 2
+        results: list[tuple[Mutant, str, float]] = []
         for i, m in enumerate(mutants, 1):
             outcome, secs = run_mutant(m, work, args.timeout)
             results.append((m, outcome, secs))

@@ -233,3 +233,16 @@ def test_a_history_row_with_bad_json_is_left_out_with_a_warning(tmp_path, capsys
     assert "warning: history" in err and "bad JSON" in err and "left out" in err
     assert ("1 run(s)" if table == "runs" else "2 run(s)") in out
     assert main(["history", "report", "--db", str(db), "--html", str(tmp_path / "html")]) == 0
+
+
+def test_the_bootstrap_draws_what_it_drew_before():
+    """The faster resampling draws the very resamples ``rng.choice`` drew: every interval is unchanged."""
+    from pytest_gpuperf.timing.difference import difference
+
+    a, b = noisy(100, 0.02, 64, 1), noisy(103, 0.02, 64, 2)
+    rng = np.random.default_rng(0x9E3779B9)
+    ra = np.median(rng.choice(a, size=(2000, a.size), replace=True), axis=1)
+    rb = np.median(rng.choice(b, size=(2000, b.size), replace=True), axis=1)
+    lo, hi = np.quantile(rb / ra, [0.0005, 0.9995])
+    d = difference(a, b)
+    assert (d.ci_low, d.ci_high) == (float(lo), float(hi))

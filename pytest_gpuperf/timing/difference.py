@@ -95,8 +95,9 @@ def difference(a: Sequence[float], b: Sequence[float], *, resamples: int = BOOTS
     xb = np.asarray(b, dtype=np.float64)
     ma, mb = float(np.median(xa)), float(np.median(xb))
     rng = np.random.default_rng(seed)
-    ra = _row_medians(rng.choice(xa, size=(resamples, xa.size), replace=True))
-    rb = _row_medians(rng.choice(xb, size=(resamples, xb.size), replace=True))
+    # xa[rng.integers(...)] draws what rng.choice(xa, size, replace=True) draws, without choice's overhead
+    ra = _row_medians(xa[rng.integers(0, xa.size, size=(resamples, xa.size))])
+    rb = _row_medians(xb[rng.integers(0, xb.size, size=(resamples, xb.size))])
     with np.errstate(divide="ignore", invalid="ignore"):
         ratios = rb / ra
     ratios = ratios[np.isfinite(ratios)]

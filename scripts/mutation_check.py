@@ -34,16 +34,17 @@ PKG = "pytest_gpuperf"
 #: module (under pytest_gpuperf/) → the test files that exercise it (fast ones: each mutant runs them all)
 PINS = "tests/test_gate_pins.py"
 MUTANT_PINS = "tests/test_gate_mutants.py"
+HOSTILE = "tests/test_gate_hostile_input.py"
 TESTS: dict[str, list[str]] = {
-    "baselines/verdicts.py": [MUTANT_PINS, PINS, "tests/test_gate_bands.py", "tests/test_core_trust.py",
+    "baselines/verdicts.py": [MUTANT_PINS, HOSTILE, PINS, "tests/test_gate_bands.py", "tests/test_core_trust.py",
                               "tests/test_gate_noise.py"],
     "baselines/noise.py": [MUTANT_PINS, PINS, "tests/test_gate_noise.py", "tests/test_compare_noise.py"],
     "baselines/merge.py": [MUTANT_PINS, PINS, "tests/test_baseline_own_noise.py"],
-    "baselines/validity.py": [MUTANT_PINS, PINS, "tests/test_core_trust.py"],
-    "timing/difference.py": [MUTANT_PINS, PINS, "tests/test_core_trust.py", "tests/test_compare_noise.py"],
+    "baselines/validity.py": [MUTANT_PINS, HOSTILE, PINS, "tests/test_core_trust.py"],
+    "timing/difference.py": [MUTANT_PINS, HOSTILE, PINS, "tests/test_core_trust.py", "tests/test_compare_noise.py"],
     "timing/observers.py": [MUTANT_PINS, "tests/test_timing_observers.py", "tests/test_core_contended.py"],
-    "compare/engine.py": [MUTANT_PINS, PINS, "tests/test_compare_engine.py", "tests/test_compare_noise.py"],
-    "compare/gate.py": [MUTANT_PINS, PINS, "tests/test_compare_noise.py"],
+    "compare/engine.py": [MUTANT_PINS, HOSTILE, PINS, "tests/test_compare_engine.py", "tests/test_compare_noise.py"],
+    "compare/gate.py": [MUTANT_PINS, HOSTILE, PINS, "tests/test_compare_noise.py"],
     "history/detect.py": [MUTANT_PINS, PINS, "tests/test_history_detect.py"],
     "accuracy/certificate.py": [MUTANT_PINS, "tests/test_accuracy_identity.py"],
     "fleet/siblings.py": [MUTANT_PINS, "tests/test_fleet_siblings.py"],

@@ -378,3 +378,112 @@ def test_siblings_ratio_edges_follow_the_direction():
     assert siblings._worse_beyond(1.03, "higher", 0.02) == "better"
     assert siblings._worse_beyond(1.0 / 1.03, "higher", 0.02) == "worse"
     assert siblings._worse_beyond(1.02, "lower", 0.02) == "same"
+
+
+# ---- smaller rules the verdicts lean on ---------------------------------------------------------------
+def test_the_noise_model_without_samples_is_the_rows_not_sampled():
+    assert noise.model_of("k.t", "us", "lower") == "repeated"
+    assert noise.model_of("k.t", "us", "lower", True) == "sampled"
+    assert noise.repeats_of({"repeats": [1.0, 2.0, 3.0]}) == [1.0, 2.0, 3.0]
+    entry = {"unit": "us", "better": "lower", "stats": {"samples": [1.0] * 5}}
+    assert not noise.is_deterministic(entry, "k.t") and noise.is_deterministic(dict(entry, better="exact"), "k.t")
+
+
+def test_the_peak_bandwidth_rule_is_for_bandwidths_only():
+    assert validity.problem("m", 5000.0, "us", peak_bandwidth_gbs=1000.0) is None
+    assert validity.problem("m", 5000.0, "GB/s", peak_bandwidth_gbs=None) is None
+    assert validity.problem("m", 5000.0, "GB/s", peak_bandwidth_gbs=1000.0) is not None
+
+
+def test_identities_compare_whatever_their_key_order():
+    a = _run_doc(1.0, {"n": 1, "seed": 7})
+    b = _run_doc(2.0, {"seed": 7, "n": 1})
+    assert merge_runs([a, b], k=6.0)["k.t"]["identity"] == {"n": 1, "seed": 7}
+
+
+def test_rows_of_one_side_only_and_the_counts():
+    a = side_from_docs("A", [results([metric("k.a", 1.0), metric("k.t", 100.0, samples=noisy(100, 0.01, 80, 1))])],
+                       ["a.json"])
+    b = side_from_docs("B", [results([metric("k.b", 1.0), metric("k.t", 100.0, samples=noisy(100, 0.01, 80, 2))])],
+                       ["b.json"])
+    rep = engine.compare_sides(a, b)
+    rows = {r.name: r for r in rep.rows}
+    assert rows["k.a"].runs == (1, 0) and rows["k.b"].runs == (0, 1) and rows["k.b"].extra["only"] == "B"
+    counts = rep.counts()
+    assert counts["incomparable"] == 2 and counts["same"] == 1 and counts["worse_ungated"] == 0
+    assert counts["failing"] == 0 and rep.exit_code == 0
+
+
+def test_worse_rows_that_do_not_gate_are_counted_apart():
+    dev = device(is_cpu=False)
+    a, b = _sides(metric("k.t", 100.0, samples=noisy(100, 0.01, 80, 1), info={"power": {"throttled": True}}),
+                  metric("k.t", 300.0, samples=noisy(300, 0.01, 80, 2)), dev, dev)
+    rep = engine.compare_sides(a, b)
+    assert rep.counts()["worse"] == 1 and rep.counts()["worse_ungated"] == 1 and rep.exit_code == 0
+
+
+def test_environment_fields_come_from_device_environment_and_extra():
+    da, db = device(extra={"mem_clock_mhz": 2619, "bus_width": 5120}), device(extra={"mem_clock_mhz": 2000,
+                                                                                     "bus_width": 5120})
+    a, b = _sides(metric("k.t", 1.0), metric("k.t", 1.0), da, db)
+    env = {e["field"]: e for e in engine.environment_difference(a, b)}
+    assert env["memory clock MHz"]["changed"] and (env["memory clock MHz"]["a"], env["memory clock MHz"]["b"]) == (
+        2619, 2000)
+    assert not env["bus width"]["changed"] and not env["device"]["changed"]
+
+
+def test_durations_and_their_relative_change():
+    assert engine.Duration("t", 2.0, 3.0).delta_rel == pytest.approx(0.5)
+    assert engine.Duration("t", 0.0, 3.0).delta_rel is None and engine.Duration("t", None, 3.0).delta is None
+
+
+def test_a_regression_against_a_reference_run_reads_regressed_under_gpuperf_compare():
+    ref, b = _sides(metric("k.t", 100.0, samples=noisy(100, 0.01, 80, 1)),
+                    metric("k.t", 300.0, samples=noisy(300, 0.01, 80, 2)))
+    verdict, doc, line = gate.judge_metric(ref, metric("k.t", 300.0, samples=noisy(300, 0.01, 80, 2)), device())
+    assert verdict == "regressed" and doc["value"] == pytest.approx(100.0, rel=0.01) and "WORSE" in line
+    assert gate.judge_metric(ref, metric("k.u", 1.0), device())[0] == "new"
+
+    class Recorded:
+        value, unit, verdict = 300.0, "us", "regressed"
+        baseline = {"value": 100.0, "delta_rel": 2.0, "compare": {"verdict": "worse"}, "source": "run a.json"}
+
+    name, text = gate.junit_property("k.t", Recorded(), "opencl:0")
+    assert name == "gpuperf.k.t" and '"verdict": "worse"' in text and '"gate": "regressed"' in text
+
+
+def test_siblings_other_units_exact_figures_and_zero():
+    docs = [_card_doc(i, [1.0] * 6, unit="us") for i in range(2)] + [_card_doc(2, [1.0] * 6, unit="ms")]
+    rows = siblings.check(docs)["groups"][0]["rows"]
+    assert all(r["verdict"] == "incomparable" for r in rows)
+    exact = [_card_doc(i, [v] * 6, better="exact") for i, v in enumerate((4.0, 4.0, 4.0, 5.0))]
+    verdicts = {r["device"]: r["verdict"] for r in siblings.check(exact)["groups"][0]["rows"]}
+    assert verdicts == {"cuda:0": "same", "cuda:1": "same", "cuda:2": "same", "cuda:3": "outlier"}
+    zero = [_card_doc(i, [v] * 6, unit="ulp") for i, v in enumerate((0.0, 0.0, 0.5))]
+    verdicts = {r["device"]: r["verdict"] for r in siblings.check(zero)["groups"][0]["rows"]}
+    assert verdicts["cuda:2"] == "outlier" and verdicts["cuda:0"] == "same"
+
+
+def test_bit_ranges_cover_both_zeros_and_refuse_a_bad_exclusion():
+    assert certificate.bit_ranges((0.0, 1.0)) == ((0, certificate._bits(1.0) + 1),)
+    neg = certificate.bit_ranges((-1.0, -0.5))
+    assert neg == ((certificate._bits(-0.5), certificate._bits(-1.0) - certificate._bits(-0.5) + 1),)
+    both = certificate.bit_ranges((-1.0, 1.0))
+    assert both[0][0] == 0 and both[1][0] == certificate._bits(-0.0)
+    assert certificate.bit_ranges((0.0, 0.0)) == ((0, 1),)
+    with pytest.raises(ValueError):
+        certificate.bit_ranges(None, exclude=(-1.0, 1.0))
+    with pytest.raises(ValueError):
+        certificate.bit_ranges(None, exclude=(2.0, 1.0))
+    ranges = certificate.bit_ranges(None, exclude=(1.0, 2.0))
+    assert sum(n for _, n in ranges) == (1 << 32) - (certificate._bits(2.0) - certificate._bits(1.0) - 1)
+
+
+def test_power_window_needs_two_readings():
+    from pytest_gpuperf.devices.nvml import Reading
+
+    r0 = Reading(0.0, 1000.0, 100.0, 1500.0, 2600.0, 60.0, 0)
+    r1 = Reading(2.0, 5000.0, 300.0, 1400.0, 2600.0, 70.0, 0)
+    assert observers.power_window([r0], lambda mask: []) is None
+    w = observers.power_window([r0, r1], lambda mask: [])
+    assert (w["energy_j"], w["avg_power_w"], w["sm_clock_min_mhz"], w["samples"]) == (4.0, 2.0, 1400.0, 2)

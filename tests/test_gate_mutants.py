@@ -487,3 +487,20 @@ def test_power_window_needs_two_readings():
     assert observers.power_window([r0], lambda mask: []) is None
     w = observers.power_window([r0, r1], lambda mask: [])
     assert (w["energy_j"], w["avg_power_w"], w["sm_clock_min_mhz"], w["samples"]) == (4.0, 2.0, 1400.0, 2)
+
+
+def test_the_history_noise_and_its_relative_threshold():
+    from pytest_gpuperf.history.detect import change_points, noise_sigma, relative_shift
+
+    rng = np.random.default_rng(11)
+    xs = list(100 + rng.standard_normal(4000))
+    assert noise_sigma(xs) == pytest.approx(1.0, rel=0.08)  # successive differences: σ√2, divided back
+    assert noise_sigma([5.0] * 10) == pytest.approx(5e-9)  # the floor: a billionth of the level
+    assert noise_sigma([1.0, 1.0], mads=[2.0, None]) == pytest.approx(2.0 * 1.4826, rel=1e-3)
+    level = np.repeat([100.0, 103.0], 10)  # a 3 % step in 0.05 % noise: past the 2 % relative threshold
+    values = list(level * (1 + 0.0005 * rng.standard_normal(level.size)))
+    assert change_points(values, noise_sigma(values))[0] == [10]
+    shift = relative_shift(0.0, 0.02, 3.0)
+    assert shift(np.array([100.0]), np.array([101.0])) == pytest.approx(0.5)  # a 1 % gap is half of 2 %
+    assert shift(np.array([100.0]), np.array([100.0])) == 0.0
+    assert shift(np.array([0.0]), np.array([1.0])) == math.inf

@@ -504,3 +504,29 @@ def test_the_history_noise_and_its_relative_threshold():
     assert shift(np.array([100.0]), np.array([101.0])) == pytest.approx(0.5)  # a 1 % gap is half of 2 %
     assert shift(np.array([100.0]), np.array([100.0])) == 0.0
     assert shift(np.array([0.0]), np.array([1.0])) == math.inf
+
+
+def test_rows_without_a_ratio_sort_after_rows_that_moved():
+    moved = engine.Row("a.x", "us", "lower", 1.0, 1.5, "same", ratio=1.5)
+    flat = engine.Row("a.y", "us", "lower", 1.0, None, "same")
+    assert sorted([flat, moved], key=engine.Row.sort_key) == [moved, flat]
+
+
+def test_a_bound_without_tolerance_is_given_the_threshold_as_its_band():
+    a, _ = _sides(metric("acc.x", 2.0, unit="ulp", better="bound"), metric("acc.x", 2.0, unit="ulp", better="bound"))
+    entry = engine.entry_from_side(a.metrics["acc.x"], a.device, 0.05)
+    assert entry["tolerance"]["rel"] == 0.05
+    tolerant, _ = _sides(metric("acc.x", 2.0, unit="ulp", better="bound", tolerance={"abs": 1.0}),
+                         metric("acc.x", 2.0, unit="ulp", better="bound"))
+    assert "rel" not in engine.entry_from_side(tolerant.metrics["acc.x"], tolerant.device, 0.05)["tolerance"]
+
+
+def test_bandwidth_across_cards_is_compared_as_each_cards_fraction_of_peak():
+    da, db = device(key="card-a", peak_bandwidth_gbs=1000.0), device(key="card-b", peak_bandwidth_gbs=2000.0)
+    row = _row(metric("mem.bw", 900.0, unit="GB/s", better="higher", samples=noisy(900, 0.01, 60, 1)),
+               metric("mem.bw", 1800.0, unit="GB/s", better="higher", samples=noisy(1800, 0.01, 60, 2)), da, db)
+    assert row.compared_unit == "fraction of peak" and (row.a, row.b) == pytest.approx((0.9, 0.9))
+    assert row.verdict == "same" and row.ratio == pytest.approx(1.0, rel=0.02)
+    slower = _row(metric("mem.bw", 900.0, unit="GB/s", better="higher", samples=noisy(900, 0.01, 60, 1)),
+                  metric("mem.bw", 900.0, unit="GB/s", better="higher", samples=noisy(900, 0.01, 60, 2)), da, db)
+    assert slower.verdict == "worse" and slower.ratio == pytest.approx(0.5, rel=0.02)

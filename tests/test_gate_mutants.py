@@ -530,3 +530,12 @@ def test_bandwidth_across_cards_is_compared_as_each_cards_fraction_of_peak():
     slower = _row(metric("mem.bw", 900.0, unit="GB/s", better="higher", samples=noisy(900, 0.01, 60, 1)),
                   metric("mem.bw", 900.0, unit="GB/s", better="higher", samples=noisy(900, 0.01, 60, 2)), da, db)
     assert slower.verdict == "worse" and slower.ratio == pytest.approx(0.5, rel=0.02)
+
+
+def test_the_shortest_series_that_can_step_is_segmented():
+    from pytest_gpuperf.history.detect import MIN_SEGMENT, levels, relative_shift
+
+    values = [1.0] * MIN_SEGMENT + [3.0]  # the first level's minimum, then one new run: a candidate
+    found = levels(values, 0.01, relative_shift(0.01, 0.02, 3.0))
+    assert found.starts == [MIN_SEGMENT] and found.candidate
+    assert levels([1.0] * MIN_SEGMENT, 0.01, relative_shift(0.01, 0.02, 3.0)).starts == []

@@ -539,3 +539,12 @@ def test_the_shortest_series_that_can_step_is_segmented():
     found = levels(values, 0.01, relative_shift(0.01, 0.02, 3.0))
     assert found.starts == [MIN_SEGMENT] and found.candidate
     assert levels([1.0] * MIN_SEGMENT, 0.01, relative_shift(0.01, 0.02, 3.0)).starts == []
+
+
+def test_detect_all_keeps_only_the_metrics_named():
+    from pytest_gpuperf.history.detect import detect_all
+
+    runs = _series([1.0] * 6 + [3.0] * 6)
+    assert len(detect_all(runs, names="area.met").steps) == 1
+    assert detect_all(runs, names="other").steps == []
+    assert detect_all(runs, device_key="elsewhere").steps == []

@@ -548,3 +548,13 @@ def test_detect_all_keeps_only_the_metrics_named():
     assert len(detect_all(runs, names="area.met").steps) == 1
     assert detect_all(runs, names="other").steps == []
     assert detect_all(runs, device_key="elsewhere").steps == []
+
+
+def test_a_series_takes_the_latest_runs_unit_direction_and_device():
+    from pytest_gpuperf.history.detect import relative_shift, series
+
+    runs = _series([1.0] * 4)
+    runs[-1].metrics[0].unit, runs[-1].metrics[0].better, runs[-1].device = "cycles", "higher", {"key": "dev", "n": 2}
+    (s,) = series(runs).values()
+    assert (s.unit, s.better, s.device) == ("cycles", "higher", {"key": "dev", "n": 2})
+    assert relative_shift(0.0, 0.02, 3.0)(np.array([10.0]), np.array([10.1])) == pytest.approx(0.5)

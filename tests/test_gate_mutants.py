@@ -558,3 +558,21 @@ def test_a_series_takes_the_latest_runs_unit_direction_and_device():
     (s,) = series(runs).values()
     assert (s.unit, s.better, s.device) == ("cycles", "higher", {"key": "dev", "n": 2})
     assert relative_shift(0.0, 0.02, 3.0)(np.array([10.0]), np.array([10.1])) == pytest.approx(0.5)
+
+
+# ---- the session ----------------------------------------------------------------------------------------
+def test_a_planted_missing_metric_is_not_recorded(pytester, cl_device):
+    import json
+
+    from suite_support import WORK_HEAD, baseline_folder
+
+    pytester.makepyfile(WORK_HEAD + '''
+def test_work(gpuperf_record, gpu_device):
+    gpuperf_record("kernel.count", 3, "items", better="exact")
+    gpuperf_record("kernel.other", 4, "items", better="exact")
+''')
+    out = pytester.path / "r.json"
+    result = pytester.runpytest("--gpuperf-device=opencl:0", f"--gpuperf-baseline-dir={baseline_folder(pytester.path)}",
+                                "--gpuperf-plant=missing=kernel.count", f"--gpuperf-json={out}", "-p", "no:cacheprovider")
+    assert result.ret == 0, result.stdout.str()
+    assert [m["name"] for m in json.loads(out.read_text())["metrics"]] == ["kernel.other"]

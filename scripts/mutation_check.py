@@ -48,7 +48,8 @@ TESTS: dict[str, list[str]] = {
     "history/detect.py": [MUTANT_PINS, PINS, "tests/test_history_detect.py"],
     "accuracy/certificate.py": [MUTANT_PINS, "tests/test_accuracy_identity.py"],
     "fleet/siblings.py": [MUTANT_PINS, "tests/test_fleet_siblings.py"],
-    "session.py": [MUTANT_PINS, PINS, "tests/test_core_contended.py", "tests/test_core_first_run.py"],
+    "session.py": [MUTANT_PINS, PINS, "tests/test_core_contended.py", "tests/test_core_first_run.py",
+                   "tests/test_core_cotenants.py"],
 }
 
 _CMP_SWAP = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt, ast.Eq: ast.NotEq,

@@ -576,3 +576,22 @@ def test_work(gpuperf_record, gpu_device):
                                 "--gpuperf-plant=missing=kernel.count", f"--gpuperf-json={out}", "-p", "no:cacheprovider")
     assert result.ret == 0, result.stdout.str()
     assert [m["name"] for m in json.loads(out.read_text())["metrics"]] == ["kernel.other"]
+
+
+def test_under_gpuperf_compare_a_metric_of_the_reference_is_judged_against_it(pytester, cl_device):
+    import json
+
+    from suite_support import WORK_HEAD, baseline_folder
+
+    pytester.makepyfile(WORK_HEAD + '''
+def test_work(gpuperf_record, gpu_device):
+    gpuperf_record("kernel.count", 3, "items", better="exact")
+''')
+    common = ["--gpuperf-device=opencl:0", f"--gpuperf-baseline-dir={baseline_folder(pytester.path)}", "-p",
+              "no:cacheprovider"]
+    ref, out = pytester.path / "ref.json", pytester.path / "r.json"
+    assert pytester.runpytest(*common, f"--gpuperf-json={ref}").ret == 0
+    result = pytester.runpytest(*common, f"--gpuperf-compare={ref}", f"--gpuperf-json={out}")
+    assert result.ret == 0, result.stdout.str()
+    (m,) = json.loads(out.read_text())["metrics"]
+    assert m["verdict"] == "pass" and m["baseline"]["source"].startswith("run ")

@@ -595,3 +595,26 @@ def test_work(gpuperf_record, gpu_device):
     assert result.ret == 0, result.stdout.str()
     (m,) = json.loads(out.read_text())["metrics"]
     assert m["verdict"] == "pass" and m["baseline"]["source"].startswith("run ")
+
+
+def _session(tmp_path):
+    from pytest_gpuperf.session import GpuPerfSession, Options
+
+    s = GpuPerfSession(Options(device="opencl:0", baseline_dir=str(tmp_path / "bl")), tmp_path)
+    return s, s.selected()[0].spec
+
+
+def test_a_tests_duration_is_the_sum_of_its_phases(tmp_path, cl_device):
+    s, spec = _session(tmp_path)
+    for when, secs in (("setup", 0.25), ("call", 0.5), ("teardown", 0.125)):
+        s.note_test(f"t.py::test_a[{spec}]", spec, when, secs, "passed")
+    (doc,) = s.run_for(spec).tests.values()
+    assert doc == {"duration_s": 0.875, "outcome": "passed"}
+
+
+def test_a_documented_bound_gates_before_any_baseline(tmp_path, cl_device):
+    s, spec = _session(tmp_path)
+    inside = s.record(f"t.py::test_a[{spec}]", spec, "acc.inside", 3.0, "ulp", "bound", bound=5.0)
+    past = s.record(f"t.py::test_a[{spec}]", spec, "acc.past", 7.0, "ulp", "bound", bound=5.0)
+    assert inside.verdict == "new" and past.verdict == "regressed"
+    assert inside.baseline["source"] == "documented bound"

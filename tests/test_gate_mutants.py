@@ -618,3 +618,37 @@ def test_a_documented_bound_gates_before_any_baseline(tmp_path, cl_device):
     past = s.record(f"t.py::test_a[{spec}]", spec, "acc.past", 7.0, "ulp", "bound", bound=5.0)
     assert inside.verdict == "new" and past.verdict == "regressed"
     assert inside.baseline["source"] == "documented bound"
+
+
+def test_a_host_window_never_reads_more_cores_than_the_host_has():
+    import os
+    import time
+
+    load = observers.HostLoad()
+    load.start()
+    end = time.perf_counter() + 0.3
+    while time.perf_counter() < end:  # this process's own work: never foreign
+        pass
+    w = load.stop()
+    cores = os.cpu_count() or 1
+    assert w is not None and 0.0 <= w.foreign_cores <= cores * 1.5 and 0.0 <= w.steal_cores <= cores * 1.5
+
+
+def test_a_power_window_keeps_its_first_and_last_readings():
+    from pytest_gpuperf.devices.nvml import Reading
+
+    class Sensor:  # the two readings a window takes at its ends (the sampling thread adds none in 10 s)
+        def __init__(self):
+            self.readings = [Reading(0.0, 1000.0, 100.0, 1500.0, 2600.0, 60.0, 0),
+                             Reading(2.0, 5000.0, 300.0, 1400.0, 2600.0, 70.0, 0)]
+
+        def read(self):
+            return self.readings.pop(0)
+
+        def reasons(self, mask):
+            return []
+
+    watch = observers.PowerWatch(Sensor(), period_s=10.0)
+    watch.start()
+    w = watch.stop()
+    assert w is not None and w["samples"] == 2 and w["energy_j"] == 4.0

@@ -212,14 +212,14 @@ def _pick(modules: list[str], root: Path, sample: int | None, seed: int) -> list
     return sorted(picked, key=lambda m: (m.module, m.index))
 
 
-def _outcomes(report: Path) -> dict[str, str]:
-    """label → outcome of every mutant an earlier report lists (its "every mutant:" section)."""
-    out: dict[str, str] = {}
+def _outcomes(report: Path) -> list[tuple[str, str]]:
+    """(label, outcome) of every mutant an earlier report lists, in its order (its "every mutant:" section)."""
+    out: list[tuple[str, str]] = []
     lines = report.read_text().splitlines()
     start = lines.index("every mutant:") + 1
     for line in lines[start:]:
         label, _, rest = line.strip().rpartition(": ")
-        out[label] = rest.rsplit(" (", 1)[0]
+        out.append((label, rest.rsplit(" (", 1)[0]))
     return out
 
 
@@ -244,15 +244,15 @@ def main(argv: list[str] | None = None) -> int:
         work = Path(tmp)
         _copy_tree(work)  # a snapshot: later edits of the working tree change nothing in this run
         mutants = _pick(modules, work, args.sample, args.seed)
-        earlier: dict[str, str] = {}
-        if args.rerun is not None:
-            earlier = _outcomes(args.rerun)
-            mutants = [m for m in _pick(modules, work, None, 0) if earlier.get(m.label()) == "survived"]
-            missing = sum(o == "survived" for o in earlier.values()) - len(mutants)
-            if missing:
-                print(f"{missing} survivor(s) of {args.rerun} are not mutants of this code (lines moved?)",
-                      file=sys.stderr)
+        earlier: list[tuple[Mutant, str]] = []
+        if args.rerun is not None:  # the same sample (same code, seed and size): the report lists it in order
+            outcomes = _outcomes(args.rerun)
+            if [label for label, _ in outcomes] != [m.label() for m in mutants]:
+                print(f"{args.rerun} is not a report of this sample of this code (--sample/--seed/--module, or "
+                      "the modules changed since)", file=sys.stderr)
                 return 2
+            earlier = [(m, o) for m, (_, o) in zip(mutants, outcomes)]
+            mutants = [m for m, o in earlier if o == "survived"]
         if args.list:
             for m in mutants:
                 print(m.label())
@@ -274,10 +274,8 @@ def main(argv: list[str] | None = None) -> int:
                 return 2
             flaky = failed
         args.flaky = flaky
-        results: list[tuple[Mutant, str, float]] = []
-        if earlier:  # the earlier report's other mutants keep their outcomes
-            known = {m.label(): m for m in _pick(modules, work, None, 0)}
-            results = [(known[label], o, 0.0) for label, o in earlier.items() if o != "survived" and label in known]
+        # with --rerun, the earlier report's kills keep their outcome
+        results: list[tuple[Mutant, str, float]] = [(m, o, 0.0) for m, o in earlier if o != "survived"]
         for i, m in enumerate(mutants, 1):
             outcome, secs = run_mutant(m, work, args.timeout)
             results.append((m, outcome, secs))

@@ -652,3 +652,16 @@ def test_a_power_window_keeps_its_first_and_last_readings():
     watch.start()
     w = watch.stop()
     assert w is not None and w["samples"] == 2 and w["energy_j"] == 4.0
+
+
+def test_siblings_with_one_identity_compare_and_a_higher_figure_over_zero_is_better():
+    def doc(i, v, better="lower"):
+        d = _card_doc(i, [v] * 6, unit="ulp", better=better)
+        d["metrics"][0]["identity"] = {"n": 64}
+        return d
+
+    rows = siblings.check([doc(i, 1.0) for i in range(3)])["groups"][0]["rows"]
+    assert all(r["verdict"] == "same" for r in rows)  # the same non-empty identity: comparable
+    zero = [doc(i, v, better="higher") for i, v in enumerate((0.0, 0.0, 0.5))]
+    verdicts = {r["device"]: r["verdict"] for r in siblings.check(zero)["groups"][0]["rows"]}
+    assert verdicts["cuda:2"] == "better"

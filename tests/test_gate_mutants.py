@@ -665,3 +665,20 @@ def test_siblings_with_one_identity_compare_and_a_higher_figure_over_zero_is_bet
     zero = [doc(i, v, better="higher") for i, v in enumerate((0.0, 0.0, 0.5))]
     verdicts = {r["device"]: r["verdict"] for r in siblings.check(zero)["groups"][0]["rows"]}
     assert verdicts["cuda:2"] == "better"
+
+
+def test_a_quiet_test_resets_the_busy_streak(tmp_path, cl_device):
+    import json
+
+    s, spec = _session(tmp_path)
+    info = s.selected()[0]
+    entry = {"value": 1.0, "unit": "items", "better": "exact", "test": "t.py::t", "tolerance": {"abs": 0}}
+    (tmp_path / "bl").mkdir()
+    (tmp_path / "bl" / f"{info.key}.json").write_text(json.dumps(
+        {"schema": "pytest-gpuperf-baseline/1", "device": {"key": info.key, "name": info.name},
+         "backends": {info.backend: {"provenance": {}, "metrics": {"k.a": entry, "k.b": entry}}}}))
+    shared, quiet = {"tenants": {"contended": 1, "processes": []}}, {"tenants": {"contended": 0, "processes": []}}
+    s.record(f"t.py::test_a[{spec}]", spec, "k.a", 1.0, "items", "exact", info=shared)
+    assert s.busy_stop(f"t.py::test_a[{spec}]", spec) is None and s.run_for(spec).busy_streak == 1
+    s.record(f"t.py::test_b[{spec}]", spec, "k.b", 1.0, "items", "exact", info=quiet)
+    assert s.busy_stop(f"t.py::test_b[{spec}]", spec) is None and s.run_for(spec).busy_streak == 0

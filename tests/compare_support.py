@@ -61,3 +61,20 @@ def noisy(median: float, rel_sigma: float, n: int, seed: int) -> np.ndarray:
     xs = median * (1 + rel_sigma * rng.standard_normal(n))
     xs[rng.choice(n, max(1, n // 20), replace=False)] *= 1.3
     return xs
+
+
+def scaled_results(n: int, path: Path = POCL / "default-1-opencl.json.gz") -> dict[str, Any]:
+    """A results document of ``n`` metrics made from a real one: its metrics repeated under numbered names
+    (``<name>.copy<i>``) until there are ``n`` — the size of a large fleet's run, for the scaling test."""
+    import gzip
+
+    doc = json.loads(gzip.open(path, "rt", encoding="utf-8").read())
+    base = doc["metrics"]
+    out = []
+    for i in range(n):
+        m = dict(base[i % len(base)])
+        m["name"] = f"{m['name']}.copy{i // len(base)}"
+        out.append(m)
+    doc["metrics"] = out
+    doc["tests"] = []
+    return doc

@@ -308,3 +308,14 @@ def test_gated_against_another_run_a_shared_card_reads_contended_too(pytester, m
          OTHER_PID=neighbour)
     work = next(m for m in json.loads(out.read_text())["metrics"] if m["name"] == "kernel.work.0.ms")
     assert work["verdict"] == "contended", work
+
+
+@needs_opencl
+def test_a_card_both_shared_and_throttled_too_often_reads_gpu_too_busy(pytester, monkeypatch, neighbour):
+    """Two of ten metrics on a shared card, two more throttled: both limits are passed, and the shared card's
+    status wins (another process's work can make the card throttle; the throttle cannot explain the process)."""
+    _baseline(pytester, monkeypatch, timed=4, quiet=6)
+    result = _run(pytester, monkeypatch, TIMED=4, QUIET=6, SHARED=2, THROTTLED=4, OTHER_PID=neighbour)
+    assert result.ret == exits.GPU_TOO_BUSY, result.stdout.str()
+    out = result.stdout.str()
+    assert "GPU TOO BUSY TO GATE" in out and "CARD THROTTLED TOO OFTEN TO GATE" in out

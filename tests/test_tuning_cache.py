@@ -113,3 +113,15 @@ def test_kernel_tuner_replay_is_quiet_but_ours_are_not(gpu_device):
         assert [str(w.message) for w in seen] == []
         warnings.warn("the project's own", UserWarning)
     assert [str(w.message) for w in seen] == ["the project's own"]
+
+
+def test_a_cache_folder_that_cannot_be_written_costs_a_retune_not_the_test(gpu_device, tmp_path):
+    """A read-only or full cache folder is harmless, as for every other cache (util.memo): the pick is
+    returned, a warning says it was not stored. (A file where the folder should be: refused even to root.)"""
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("")
+    tw = TunedWorkgroup(gpu_device, TuningCache(blocker / "tuning"), retune=False)
+    with pytest.warns(StaleTuningEntry, match="not stored"):
+        shape = tw("matvec_row", {"m": 100, "n": 32})
+    assert len(shape) == 1 and shape[0] >= 1 and not tw.last_from_cache
+    assert "not_stored" in tw.last_entry

@@ -127,12 +127,19 @@ def cmd_check(args: argparse.Namespace) -> int:
     bad = 0
     for path in files:
         try:
-            baseline_file.load_file(path)
+            loaded = baseline_file.load_file(path)
         except BaselineFileError as exc:
             bad += 1
             print(f"FAIL {path}: {len(exc.problems)} problem(s)")
             for problem in exc.problems:
                 print(f"  {problem}")
+            continue
+        key = (loaded.data.get("device") or {}).get("key")
+        if key != path.stem:  # a run looks its baseline up by file name: this file would gate another device
+            bad += 1
+            print(f"FAIL {path}: 1 problem(s)")
+            print(f"  device.key is {key!r} but the file is named {path.name!r}: a run of {path.stem!r} would be "
+                  f"gated by {key!r}'s figures; rename the file to {key}.json or fix device.key")
             continue
         print(f"ok {path}")
     if bad:

@@ -20,6 +20,12 @@ from . import classes, noise, baseline_file
 def merge_runs(docs: Sequence[dict[str, Any]], k: float, floor: tuple[float, float] | None = None
                ) -> dict[str, dict[str, Any]]:
     """Baseline entries (name → entry) for one device/backend from several results documents."""
+    interrupted = [doc["run"].get("started", "?") for doc in docs if (doc.get("run") or {}).get("interrupted")]
+    if interrupted:
+        raise GpuPerfError(f"{len(interrupted)} of the runs (started {', '.join(map(str, interrupted))}) were "
+                           "interrupted before every test ran (run.interrupted): a baseline from a partial run "
+                           "lacks the metrics it never reached and may hold figures of a disturbed one; run them "
+                           "again and pass only complete runs")
     by_name: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for doc in docs:
         for m in doc["metrics"]:

@@ -9,7 +9,7 @@ misread, a wrong byte count), and a gate that reports it as ``improved`` or ``pa
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from .classes import NON_NEGATIVE
 
@@ -34,4 +34,31 @@ def problem(name: str, value: float, unit: str, *, peak_bandwidth_gbs: float | N
         lo, hi = valid
         if not lo <= value <= hi:
             return f"impossible value: {name} = {value:.6g} {unit} is outside its physical range [{lo:g}, {hi:g}]"
+    return None
+
+
+#: how far (relative to the samples' largest magnitude) a value may lie outside its samples' range: the
+#: results file rounds the samples it keeps to seven digits
+SAMPLES_SLACK = 1e-3
+
+
+def samples_problem(name: str, value: float, unit: str, samples: Sequence[Any] | None) -> str | None:
+    """Why a value and the raw samples recorded with it cannot both be true, or None: a value is the median
+    (or another statistic) of its samples, so it lies within their range; a value of 0 GB/s beside samples
+    near 900 GB/s, or samples that are all NaN, mean the figure or its samples are broken, and a comparison
+    that tested the samples alone would call it ``same``."""
+    if not samples:
+        return None
+    xs = [float(x) for x in samples if isinstance(x, (int, float)) and not isinstance(x, bool)]
+    finite = [x for x in xs if math.isfinite(x)]
+    if not finite:
+        return (f"impossible value: {name}: none of its {len(samples)} samples is a finite number — the "
+                "measurement is broken (all NaN or infinite)")
+    if math.isnan(value):
+        return None
+    lo, hi = min(finite), max(finite)
+    slack = SAMPLES_SLACK * max(abs(lo), abs(hi))
+    if not lo - slack <= value <= hi + slack:
+        return (f"impossible value: {name} = {value:.6g} {unit} lies outside its own samples "
+                f"[{lo:.6g}, {hi:.6g}] — the value or its samples are wrong")
     return None

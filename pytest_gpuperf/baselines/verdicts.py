@@ -92,6 +92,20 @@ def identity_problem(expected: Mapping[str, Any] | None, measured: Mapping[str, 
     return "measured another way — " + "; ".join(diffs) + " (re-make the baseline with this run's options)"
 
 
+def kind_problem(unit_a: str | None, better_a: str | None, unit_b: str | None, better_b: str | None,
+                 a: str = "the baseline", b: str = "this run") -> str | None:
+    """Why a figure recorded in ``unit_a`` with ``better_a`` cannot judge one in ``unit_b`` with ``better_b``,
+    or None: the one rule of the baseline gate and of ``gpuperf compare``. 1000 us against 1.5 ms is not
+    an improvement, and a flipped direction turns a regression into one; a unit or direction a side does
+    not state (None) is not held against it."""
+    unit_differs = unit_a is not None and unit_b is not None and unit_a != unit_b
+    better_differs = better_a is not None and better_b is not None and better_a != better_b
+    if not (unit_differs or better_differs):
+        return None
+    return (f"{a} records it in {unit_a} ({better_a} is better), {b} in {unit_b} ({better_b} is better): "
+            "a figure in another unit or direction cannot be judged against it (re-make the baseline)")
+
+
 @dataclass(frozen=True)
 class Comparison:
     verdict: str
@@ -154,7 +168,8 @@ def compare(measured: float, better: str, entry: Mapping[str, Any] | None, *,
     expected = float(entry["value"])
     width = band(expected, entry.get("tolerance", {}))
     delta = (measured - expected) / abs(expected) if expected else None
-    problem = identity_problem(entry.get("identity"), identity)
+    problem = (kind_problem(entry.get("unit"), entry.get("better"), unit, better)
+               or identity_problem(entry.get("identity"), identity))
     if problem is not None:
         return Comparison("incomparable", expected, width, delta, reason=problem)
     direction = entry.get("better", better)

@@ -84,11 +84,18 @@ def sides(args: argparse.Namespace) -> tuple[list[str], list[str]]:
     return [args.files[0]], [args.files[1]]
 
 
+def _progress(done: int, total: int) -> None:
+    """One line on stderr per block of metrics judged (large inputs only: stdout stays the report)."""
+    print(f"gpuperf compare: judged {done:,} of {total:,} metrics", file=sys.stderr, flush=True)
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
     paths_a, paths_b = sides(args)
     a, b = load_side("A", paths_a), load_side("B", paths_b)
     try:
-        report = engine.compare_sides(a, b, engine.Options(threshold=args.threshold, raw=args.raw, alpha=args.alpha))
+        report = engine.compare_sides(a, b, engine.Options(threshold=args.threshold, raw=args.raw, alpha=args.alpha),
+                                      progress=_progress if len(set(a.metrics) | set(b.metrics)) >=
+                                      engine.PROGRESS_EVERY else None)
     except (KeyError, TypeError, ValueError, ZeroDivisionError) as exc:
         # a schema-valid file with a shape the engine did not foresee: exit 2 (input), never 1 (a regression)
         raise CompareInputError(f"cannot compare {paths_a} with {paths_b}: {type(exc).__name__}: {exc}") from exc

@@ -38,12 +38,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
 from ..baselines import classes, noise, validity
-from ..baselines.verdicts import Comparison, band, compare, identity_problem, over_runs, stability
+from ..baselines.verdicts import Comparison, band, compare, identity_problem, kind_problem, over_runs, stability
 from ..baselines.baseline_file import make_entry
 from ..devices.base import timer_resolution
 from ..timing.observers import (FAR_BEYOND, contended_metric, shared_metric, throttled_metric, worse_factor,
@@ -215,11 +215,13 @@ def judge(a: SideMetric | None, b: SideMetric | None, device_a: Mapping[str, Any
                    "incomparable", f"only in {only}: {other} did not record it", basis="none", test=m.test,
                    runs=(0 if a is None else a.runs, 0 if b is None else b.runs), extra={"only": only})
     row = Row(b.name, b.unit, b.better, a.value, b.value, "incomparable", test=b.test, runs=(a.runs, b.runs))
-    if a.unit != b.unit or a.better != b.better:
-        row.reason = f"A records it in {a.unit} ({a.better} is better), B in {b.unit} ({b.better} is better)"
+    mismatch = kind_problem(a.unit, a.better, b.unit, b.better, "A", "B")
+    if mismatch is not None:
+        row.reason = mismatch
         return row
     for side, m, dev in (("A", a, device_a), ("B", b, device_b)):
-        problem = validity.problem(m.name, m.value, m.unit, peak_bandwidth_gbs=dev.get("peak_bandwidth_gbs"))
+        problem = (validity.problem(m.name, m.value, m.unit, peak_bandwidth_gbs=dev.get("peak_bandwidth_gbs"))
+                   or m.value_problem)
         if problem is not None:
             row.verdict, row.reason = "error", f"{side}: {problem}"
             return row
@@ -534,8 +536,18 @@ class Report:
         return [(area, sorted(rows, key=Row.sort_key)) for area, rows in ordered]
 
 
-def compare_sides(a: Side, b: Side, opts: Options = Options()) -> Report:
-    """Judge every metric of either side."""
+#: metrics between two calls of ``compare_sides``'s ``progress``
+PROGRESS_EVERY = 10_000
+
+
+def compare_sides(a: Side, b: Side, opts: Options = Options(),
+                  progress: Callable[[int, int], None] | None = None) -> Report:
+    """Judge every metric of either side; ``progress(done, total)`` is called every
+    :data:`PROGRESS_EVERY` metrics (the CLI shows it for large inputs)."""
     names = sorted(set(a.metrics) | set(b.metrics))
-    rows = [judge(a.metrics.get(n), b.metrics.get(n), a.device, b.device, opts) for n in names]
+    rows = []
+    for i, n in enumerate(names, 1):
+        rows.append(judge(a.metrics.get(n), b.metrics.get(n), a.device, b.device, opts))
+        if progress is not None and (i % PROGRESS_EVERY == 0 or i == len(names)):
+            progress(i, len(names))
     return Report(a, b, rows, opts, environment_difference(a, b))

@@ -19,6 +19,7 @@ plot (uPlot, inlined: :mod:`pytest_gpuperf.report.assets`), so the page works fr
 from __future__ import annotations
 
 import csv
+import html
 import io
 import math
 from typing import Any, Callable
@@ -204,17 +205,31 @@ def text(report: Report, all_rows: bool = False) -> str:
 
 # ----------------------------------------------------------------------------------------- markdown
 def _md(cell: str) -> str:
-    return cell.replace("|", "\\|").replace("\n", " ")
+    """Text from the results files as Markdown that shows it and does nothing else: no raw HTML (``<``, ``>``,
+    ``&`` as entities), no cell break (``|``), no line break."""
+    return _md_text(cell).replace("|", "\\|")
+
+
+def _md_text(text: str) -> str:
+    """Text from the results files (device names, paths) in Markdown outside a table (see :func:`_md`)."""
+    return html.escape(text, quote=False).replace("\r", " ").replace("\n", " ")
+
+
+def _md_code(text: str) -> str:
+    """A metric name or test id as a code span; as plain escaped text where it holds what a code span
+    cannot show safely (a backtick, or what :func:`_md` escapes)."""
+    escaped = _md(text)
+    return f"`{text}`" if escaped == text and "`" not in text else escaped
 
 
 def markdown_table(rows: list[Row], header: tuple[str, ...] = HEADER) -> list[str]:
     """A GitHub-flavoured Markdown table of rows (also the step summary's table); failing rows in bold."""
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join(" --- " for _ in header) + "|"]
     for r in rows:
-        cells = list(_cells(r))
-        cells[0] = f"`{cells[0]}`"
+        raw = list(_cells(r))
+        cells = [_md_code(raw[0])] + [_md(c) for c in raw[1:]]
         cells[8] = f"**{cells[8]}**" if r.fails else cells[8]
-        lines.append("| " + " | ".join(_md(c) for c in cells) + " |")
+        lines.append("| " + " | ".join(cells) + " |")
     return lines
 
 
@@ -222,7 +237,8 @@ def markdown(report: Report, all_rows: bool = False) -> str:
     """Markdown: the verdict, the regressions, one table per area for the rest, the environment last (the
     differing fields; the unchanged ones in a folded ``<details>``)."""
     failing = report.failing
-    out = ["# gpuperf compare", "", f"- {_side_line('A', report.a)}", f"- {_side_line('B', report.b)}",
+    out = ["# gpuperf compare", "", f"- {_md_text(_side_line('A', report.a))}",
+           f"- {_md_text(_side_line('B', report.b))}",
            f"- {_kind(report)}", "", f"**{status(report)}** — {tally(report)}", "",
            f"## Regressions ({len(failing)})", ""]
     out += markdown_table(failing) if failing else ["_none: nothing fails the comparison_"]
@@ -240,7 +256,7 @@ def markdown(report: Report, all_rows: bool = False) -> str:
         out += ["", f"## {duration_title(report, 'Test durations')}", "",
                 "_costliest first; the suite's own cost, not judged_", "",
                 "| " + " | ".join(DURATION_HEADER) + " |", "|" + "|".join(" --- " for _ in DURATION_HEADER) + "|"]
-        out += ["| " + " | ".join(_md(c) for c in (f"`{cells[0]}`", *cells[1:])) + " |"
+        out += ["| " + " | ".join((_md_code(cells[0]), *(_md(c) for c in cells[1:]))) + " |"
                 for cells in map(_duration_cells, shown)]
         if more:
             out += ["", f"_{more} more not listed (--all lists them)_"]
@@ -384,7 +400,7 @@ def html_page(report: Report, all_rows: bool = False) -> str:
         css=markupsafe.Markup(assets.inline(assets.read(__package__, "compare.css"))),
         uplot_js=markupsafe.Markup(assets.inline(assets.shared(assets.UPLOT_JS))),
         app_js=markupsafe.Markup(assets.inline(assets.read(__package__, "compare.js"))),
-        data=markupsafe.Markup(assets.inline(payload)))
+        data=markupsafe.Markup(assets.script_json(payload)))
 
 
 RENDERERS: dict[str, Callable[..., str]] = {"text": text, "markdown": markdown, "json": json_text, "html": html_page,

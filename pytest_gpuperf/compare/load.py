@@ -19,6 +19,7 @@ which the CLI turns into exit 2.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from dataclasses import dataclass, field
@@ -28,7 +29,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from .. import RESULTS_SCHEMA
-from ..baselines import noise
+from ..baselines import noise, validity
 from ..errors import GpuPerfError
 from ..timing import observers
 from ..timing.difference import MIN_SAMPLES
@@ -56,10 +57,12 @@ class SideMetric:
     info: dict[str, Any] = field(default_factory=dict)
     tolerance: dict[str, float] | None = None  # the test's explicit tolerance, if any
     repeats: list[float] | None = None  # a single run's within-run repeat values (info["repeats"])
+    value_problem: str | None = None  # a run's value contradicts its own samples (validity.samples_problem)
 
-    @property
+    @functools.cached_property
     def value(self) -> float:
-        """The side's value: the median of its runs' values (NaN if any run's value is NaN)."""
+        """The side's value: the median of its runs' values (NaN if any run's value is NaN; computed once:
+        a row reads it many times)."""
         if any(math.isnan(v) for v in self.values):
             return math.nan
         return float(np.median(self.values))
@@ -145,6 +148,9 @@ def merge(name: str, entries: Sequence[Mapping[str, Any]]) -> SideMetric:
         basis = "samples"
     else:
         samples, basis = None, "none"
+    inconsistent = (validity.samples_problem(name, v, str(m["unit"]), (m.get("stats") or {}).get("samples"))
+                    for v, m in zip(values, entries))
+    value_problem = next((p for p in inconsistent if p is not None), None)
     identities = {json.dumps(m.get("identity") or {}, sort_keys=True) for m in entries}
     problem = None
     if len(identities) > 1:
@@ -157,7 +163,8 @@ def merge(name: str, entries: Sequence[Mapping[str, Any]]) -> SideMetric:
                       values=values, samples=samples, basis=basis, identity=dict(last.get("identity") or {}),
                       identity_problem=problem, info=info,
                       tolerance=None if last.get("tolerance") is None else dict(last["tolerance"]),
-                      repeats=noise.repeats_of(last.get("info")) if len(entries) == 1 else None)
+                      repeats=noise.repeats_of(last.get("info")) if len(entries) == 1 else None,
+                      value_problem=value_problem)
 
 
 def side_from_docs(label: str, docs: Sequence[dict[str, Any]], paths: Sequence[str]) -> Side:
@@ -169,8 +176,14 @@ def side_from_docs(label: str, docs: Sequence[dict[str, Any]], paths: Sequence[s
         listed = ", ".join(f"{p} ({d['device']['key']}, {d['device']['backend']})" for p, d in zip(paths, docs))
         raise CompareInputError(f"side {label} mixes devices or backends: {listed}; give one device per side")
     by_name: dict[str, list[dict[str, Any]]] = {}
-    for doc in docs:
+    for path, doc in zip(paths, docs):
+        seen: set[str] = set()
         for m in doc["metrics"]:
+            if m["name"] in seen:
+                raise CompareInputError(f"{path}: metric {m['name']!r} appears twice in one run; a results file "
+                                        "records each metric once (two entries are not two runs: give each run "
+                                        "its own file)")
+            seen.add(m["name"])
             by_name.setdefault(m["name"], []).append(m)
     metrics = {name: merge(name, ms) for name, ms in by_name.items()}
     durations: dict[str, list[float]] = {}

@@ -71,11 +71,13 @@ def record_run(target: str | Target, run: RunRecord) -> bool:
     return record_runs(target, [run]) == 1
 
 
-def read_runs(target: str | Target, device_key: str | None = None) -> list[RunRecord]:
+def read_runs(target: str | Target, device_key: str | None = None, skipped: list[str] | None = None
+              ) -> list[RunRecord]:
     """Every run of a history target, oldest first (a JSONL file or a database).
 
     Reading never creates anything: a target that does not exist (a mistyped ``--db``) raises
-    :class:`HistoryTargetError` naming it, instead of reading as an empty history."""
+    :class:`HistoryTargetError` naming it, instead of reading as an empty history. A database row whose
+    JSON does not parse is left out and named in ``skipped`` (:meth:`.store.Store.runs`)."""
     tgt = parse(target) if isinstance(target, str) else target
     if tgt.kind == "jsonl":
         if not Path(tgt.location).is_file():
@@ -84,4 +86,4 @@ def read_runs(target: str | Target, device_key: str | None = None) -> list[RunRe
         runs = sorted(jsonl.read(tgt.location), key=lambda r: r.date)
         return [r for r in runs if device_key is None or r.device_key == device_key]
     with open_store(tgt, create=False) as store:
-        return store.runs(device_key)
+        return store.runs(device_key, skipped)

@@ -14,7 +14,7 @@ import sys
 from collections import defaultdict
 from typing import Any, Callable, Sequence
 
-from ..report.terminal import format_table
+from ..report.terminal import cell, format_table
 from . import detect as det
 from .backends import check, read_runs, record_runs
 from .backfill import load
@@ -121,8 +121,17 @@ def import_files(paths: Sequence[str], db: str) -> int:
     return 1 if bad else 0
 
 
+def _read(args: argparse.Namespace) -> list[Any]:
+    """The runs of ``--db`` (``--device``); a warning on stderr for each row left out as unreadable."""
+    skipped: list[str] = []
+    runs = read_runs(args.db, args.device, skipped)
+    for line in skipped:
+        print(f"warning: {cell(line)}", file=sys.stderr)
+    return runs
+
+
 def cmd_list(args: argparse.Namespace) -> int:
-    runs = read_runs(args.db, args.device)
+    runs = _read(args)
     rows = [(r.date, r.commit[:12], r.device_key, r.backend, r.driver, r.toolkit, str(len(r.metrics)),
              os.path.basename(r.source)) for r in runs]
     for line in format_table(rows, ("date", "commit", "device", "backend", "driver", "toolkit", "metrics",
@@ -133,7 +142,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    runs = read_runs(args.db, args.device)
+    runs = _read(args)
     rows = []
     for r in runs:
         for m in r.metrics:
@@ -169,16 +178,16 @@ def _identity_lines(changes: list[det.IdentityChange]) -> list[str]:
 
 
 def cmd_detect(args: argparse.Namespace) -> int:
-    runs = read_runs(args.db, args.device)
+    runs = _read(args)
     found = det.detect_all(runs, args.device, args.beta, args.k_sigma, args.metric, args.min_runs)
     confirmed, candidates = found.confirmed, found.candidates
     if args.json:
         print(dumps(found.to_json(), indent=1))
     else:
         for s in sorted(found.steps, key=lambda s: (s.status != det.CONFIRMED, s.device_key, s.backend, s.date, s.name)):
-            print(s.describe())
+            print(cell(s.describe()))
         for line in _identity_lines(found.identity_changes):
-            print(line)
+            print(cell(line))
         if found.left_out:
             why = sorted({w for _, w in found.left_out})
             print(f"left out of the trends: {len(found.left_out)} run(s), {'; '.join(why)}")
@@ -194,7 +203,7 @@ def cmd_detect(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     from .dashboard import write
 
-    runs = read_runs(args.db, args.device)
+    runs = _read(args)
     found = det.detect_all(runs, args.device, args.beta, args.k_sigma, min_runs=args.min_runs)
     path = write(args.html, runs, found, max_plots=args.max_plots)
     print(f"wrote {path} ({len(runs)} run(s), {len(found.confirmed)} step(s) confirmed, "

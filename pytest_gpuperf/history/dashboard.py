@@ -192,7 +192,7 @@ def render_html(runs: Iterable[RunRecord], detection: Detection | None = None, m
         css=markupsafe.Markup(assets.inline(assets.read(__package__, "dashboard.css"))),
         uplot_js=markupsafe.Markup(assets.inline(assets.shared(assets.UPLOT_JS))),
         app_js=markupsafe.Markup(assets.inline(assets.read(__package__, "dashboard.js"))),
-        data=markupsafe.Markup(assets.inline(payload)))
+        data=markupsafe.Markup(assets.script_json(payload)))
 
 
 def write(out_dir: str | Path, runs: Iterable[RunRecord], detection: Detection | None = None,

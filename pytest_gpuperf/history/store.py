@@ -148,8 +148,11 @@ class Store:
         return HistoryTargetError(f"history database {self.where}: {redact(first)}")
 
     # ---- reading ---------------------------------------------------------------------------------
-    def runs(self, device_key: str | None = None) -> list[RunRecord]:
-        """Every run (oldest first) with its metrics; optionally of one device key only."""
+    def runs(self, device_key: str | None = None, skipped: list[str] | None = None) -> list[RunRecord]:
+        """Every run (oldest first) with its metrics; optionally of one device key only. A row whose JSON
+        columns do not parse (edited by hand, written by a broken tool) is left out, and ``skipped`` gets
+        one line naming it: one bad row must not stop every ``history list`` and ``report``."""
+        bad = skipped if skipped is not None else []
         where, params = ("WHERE device_key = ?", (device_key,)) if device_key else ("", ())
         if self.dialect == "sqlite":
             self.conn.execute("BEGIN")  # one snapshot for runs and metrics
@@ -158,11 +161,19 @@ class Store:
         by_id: dict[Any, RunRecord] = {}
         for row in rows:
             d = dict(zip(("id", *RUN_COLUMNS), row))
+            try:
+                parsed = {k: json.loads(d[k]) for k in ("argv", "options", "device")}
+                if not isinstance(parsed["options"], dict) or not isinstance(parsed["device"], dict):
+                    raise ValueError("options and device must be JSON objects")
+            except (TypeError, ValueError) as exc:
+                bad.append(f"history run row {d['id']} ({d['date']}, {d['device_key']}, {d['source']}): bad JSON "
+                           f"in its columns ({type(exc).__name__}: {str(exc)[:80]}); left out")
+                continue
             by_id[d["id"]] = RunRecord(
                 date=d["date"], commit=d["commit_sha"], device_key=d["device_key"], backend=d["backend"],
                 device_name=d["device_name"], driver=d["driver"], runtime=d["runtime"], toolkit=d["toolkit"],
                 clock_mhz=d["clock_mhz"], mem_clock_mhz=d["mem_clock_mhz"], host=d["host"],
-                argv=json.loads(d["argv"]), options=json.loads(d["options"]), device=json.loads(d["device"]),
+                argv=parsed["argv"], options=parsed["options"], device=parsed["device"],
                 source=d["source"], metrics=[])
             by_id[d["id"]].options["_n_metrics"] = d["n_metrics"]
         mcols = METRIC_COLUMNS[1:]
@@ -174,10 +185,15 @@ class Store:
             if run is None:
                 continue  # committed after the runs query: not part of this snapshot
             d = dict(zip(mcols, row[1:]))
-            d["samples"] = json.loads(d["samples"]) if d["samples"] else None
-            d["identity"] = json.loads(d["identity"]) if d["identity"] else {}
-            d["tolerance"] = json.loads(d["tolerance"]) if d["tolerance"] else None
-            d["info"] = json.loads(d["info"]) if d["info"] else {}
+            try:
+                d["samples"] = json.loads(d["samples"]) if d["samples"] else None
+                d["identity"] = json.loads(d["identity"]) if d["identity"] else {}
+                d["tolerance"] = json.loads(d["tolerance"]) if d["tolerance"] else None
+                d["info"] = json.loads(d["info"]) if d["info"] else {}
+            except (TypeError, ValueError) as exc:
+                bad.append(f"history metric row {d.get('name')!r} of run {row[0]} ({run.date}, {run.device_key}): "
+                           f"bad JSON ({type(exc).__name__}: {str(exc)[:80]}); left out")
+                continue
             run.metrics.append(MetricRecord(**d))
         sql = "SELECT run_id, test, duration_s, outcome FROM tests"
         if device_key:

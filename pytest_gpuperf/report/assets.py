@@ -30,6 +30,22 @@ def inline(text: str) -> str:
     return text.replace("</", "<\\/")
 
 
+#: what :func:`script_json` writes as a JSON escape: nothing in the data can then open an HTML comment
+#: (``<!--``), start or close a script element (``<script``, ``</script>``) or an entity
+_SCRIPT_JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"}
+
+
+def script_json(text: str) -> str:
+    """JSON text ``text`` safe inside ``<script type="application/json">``, reading back the same data: ``<``,
+    ``>`` and ``&`` (in JSON they occur only inside strings) become ``\\u003c``, ``\\u003e``, ``\\u0026``.
+    :func:`inline` is not enough for data: a string holding ``<!--<script>`` (a unit a test recorded) puts
+    the HTML parser into the script's escaped state, where ``</script>`` no longer ends the element and the
+    page below it is swallowed."""
+    for char, escape in _SCRIPT_JSON_ESCAPES.items():
+        text = text.replace(char, escape)
+    return text
+
+
 def environment(package: str):
     """A Jinja2 environment over ``package``'s ``templates/`` (HTML autoescaped, undefined names an error)."""
     import jinja2

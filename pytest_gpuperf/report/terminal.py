@@ -3,6 +3,7 @@ baseline's provenance), then one row per metric, regressions first."""
 
 from __future__ import annotations
 
+import re
 from typing import Any, Iterable
 
 from ..baselines.verdicts import VERDICTS
@@ -29,10 +30,23 @@ def rows(metrics: Iterable[Metric]) -> list[tuple[str, str, str, str, str]]:
     return out
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def cell(value: Any) -> str:
+    """A table cell from stored text (a commit, a driver, a file name): control characters shown escaped
+    (``\\n``), so no stored text can start a line of its own — a forged ``::error::`` GitHub annotation —
+    or move the cursor."""
+    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], str(value))
+
+
 def format_table(table: list[tuple[str, ...]], header: tuple[str, ...]) -> list[str]:
-    widths = [max(len(str(r[i])) for r in [header, *table]) for i in range(len(header))]
+    """Aligned columns of :func:`cell` text; no line starts with ``::`` (a GitHub workflow command)."""
+    rows = [tuple(cell(c) for c in r) for r in [header, *table]]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
     fmt = "  ".join(f"{{:<{w}}}" for w in widths)
-    return [fmt.format(*header), fmt.format(*("-" * w for w in widths))] + [fmt.format(*r) for r in table]
+    lines = [fmt.format(*rows[0]), fmt.format(*("-" * w for w in widths))] + [fmt.format(*r) for r in rows[1:]]
+    return [" " + line if line.startswith("::") else line for line in lines]
 
 
 def counts(metrics: Iterable[Metric]) -> dict[str, int]:

@@ -74,6 +74,15 @@ def usable(samples: Sequence[float] | None) -> bool:
     return bool(np.all(np.isfinite(xs))) and float(np.median(xs)) != 0.0
 
 
+def _row_medians(m: np.ndarray) -> np.ndarray:
+    """``np.median(m, axis=1)``, bit for bit, by one sort of the rows: numpy's median partitions each row
+    around both middle elements, several times slower on the bootstrap's short rows, which made a
+    comparison of 100,000 metrics take minutes."""
+    s = np.sort(m, axis=1)
+    k = m.shape[1] // 2
+    return s[:, k] if m.shape[1] % 2 else (s[:, k - 1] + s[:, k]) / 2
+
+
 def difference(a: Sequence[float], b: Sequence[float], *, resamples: int = BOOTSTRAP_RESAMPLES,
                seed: int = 0x9E3779B9, alpha: float = ALPHA) -> Difference:
     """Ratio of medians B/A with its bootstrap interval and the Mann–Whitney U p-value.
@@ -86,8 +95,9 @@ def difference(a: Sequence[float], b: Sequence[float], *, resamples: int = BOOTS
     xb = np.asarray(b, dtype=np.float64)
     ma, mb = float(np.median(xa)), float(np.median(xb))
     rng = np.random.default_rng(seed)
-    ra = np.median(rng.choice(xa, size=(resamples, xa.size), replace=True), axis=1)
-    rb = np.median(rng.choice(xb, size=(resamples, xb.size), replace=True), axis=1)
+    # xa[rng.integers(...)] draws what rng.choice(xa, size, replace=True) draws, without choice's overhead
+    ra = _row_medians(xa[rng.integers(0, xa.size, size=(resamples, xa.size))])
+    rb = _row_medians(xb[rng.integers(0, xb.size, size=(resamples, xb.size))])
     with np.errstate(divide="ignore", invalid="ignore"):
         ratios = rb / ra
     ratios = ratios[np.isfinite(ratios)]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -175,7 +176,13 @@ class TunedWorkgroup:
                      "device": self.device.info.key, "problem": sizes, "strategy": strategy,
                      "time_us": ctx.ev.measure(best).time_s * 1e6, "evaluations": len(out.ledger.visited),
                      "space": len(ctx.space)}
-            self.cache.put(key, entry)
+            try:
+                self.cache.put(key, entry)
+            except OSError as exc:  # a read-only or full cache folder costs a re-tune next time, never the test
+                entry = {**entry, "not_stored": f"{type(exc).__name__}: {exc}"}
+                warnings.warn(f"tuned_workgroup: the pick for {bench.name} was not stored in {self.cache.root} "
+                              f"({type(exc).__name__}: {exc}); the next run tunes it again", StaleTuningEntry,
+                              stacklevel=2)
         self.last_entry = entry
         return tuple(int(v) for v in entry["local"])
 

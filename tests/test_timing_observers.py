@@ -69,3 +69,20 @@ def test_a_cpu_device_remeasures_a_contended_window_and_keeps_the_reading(cl_dev
     assert [w["contended"] for w in seen] == [0] * observers.RETRIES + [1]  # only the kept window
     summary = observers.summarize(seen)
     assert summary["remeasured"] == observers.RETRIES and summary["busy"] == len(seen) and summary["contended"] == 1
+
+
+def test_this_processs_own_cpu_time_is_taken_off_the_hosts_busy_time(monkeypatch):
+    """A window's foreign load is the host's busy time less this process's own: the arithmetic on two
+    readings of the counters (here given, so the host's real load cannot enter), not their sum."""
+    from pytest_gpuperf.timing import observers
+
+    stats = iter([(10.0, 1.0), (12.0, 1.25)])  # host busy and steal seconds, at start and at stop
+    own = iter([3.0, 3.5])  # this process's CPU seconds
+    monkeypatch.setattr(observers, "_proc_stat", lambda: next(stats))
+    monkeypatch.setattr(observers, "_own_cpu", lambda: next(own))
+    load = observers.HostLoad()
+    load.start()
+    window = load.stop()
+    assert window is not None
+    assert window.foreign_cores * window.wall_s == pytest.approx(1.5)  # 2.0 busy − 0.5 own
+    assert window.steal_cores * window.wall_s == pytest.approx(0.25)

@@ -74,4 +74,5 @@ def test_unstable_per_kernel_error_is_recorded_not_gated_stable_one_gates(pytest
     assert result.ret == 1
     assert _verdicts(pytester.path / "after2.json")["model.sampled.k.error"] == "regressed"
     result = _run(pytester, monkeypatch, 0.011, "after3.json")
-    assert result.ret == 0 and set(_verdicts(pytester.path / "after3.json").values()) == {"pass"}
+    # in band: "pass", or "loose" where the CPU floor makes the gate wider than 25 % (its detection power)
+    assert result.ret == 0 and set(_verdicts(pytester.path / "after3.json").values()) <= {"pass", "loose"}

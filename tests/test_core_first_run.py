@@ -95,7 +95,9 @@ def test_the_default_folder_may_be_absent_and_an_update_creates_it(pytester):
     assert pytester.runpytest(DEV, FAST, "--gpuperf-update-baselines").ret == 0
     assert (pytester.path / "baselines" / f"{CL[0].key}.json").is_file()
     result = pytester.runpytest(DEV, FAST)
-    assert result.ret == 0 and "NO BASELINE" not in result.stdout.str()
+    # gated, not judged: a host whose other work held the CPU device's cores through the timing reads
+    # 'contended' and says HOST TOO BUSY TO GATE (its own status), which is not what this test is about
+    assert result.ret in (0, exits.HOST_TOO_BUSY) and "NO BASELINE" not in result.stdout.str()
     result.stdout.fnmatch_lines(["gated against your baseline*"])
 
 

@@ -9,10 +9,13 @@ below the reporter's current line and erased (the cursor put back) before pytest
 log (CI) a line is printed once a test has run ``--gpuperf-progress`` seconds and then every
 :data:`LOG_EVERY_S` seconds, so a 90-second test is no longer a silent one.
 
-What the line says: ``[i/N]`` and the test's id, its elapsed time, the last metric it recorded
+What the line says: ``[i/N]`` and the test's short name (:func:`short_name`: the module's file name and
+the test, not the folders it was installed into), its elapsed time, the last metric it recorded
 (``gpuperf_record``), a task's progress where one reports it (:meth:`LiveStatus.task`: the tuner's
 configurations, with the time left at the rate so far), and the session's time left estimated from the
-mean duration of the tests that finished. Off under pytest-xdist (its workers have no terminal) and with
+mean duration of the tests that finished. On a terminal the line fits its width (:func:`fit`): the extras
+go first, then the wording gets terse, then the name is shortened in the middle; the position, the elapsed
+time and the time left stay. Off under pytest-xdist (its workers have no terminal) and with
 ``--gpuperf-progress=0``.
 """
 
@@ -51,6 +54,71 @@ def duration(seconds: float) -> str:
     if s < 3600:
         return f"{s // 60} min {s % 60:02d} s"
     return f"{s // 3600} h {s % 3600 // 60:02d} min"
+
+
+def terse(seconds: float) -> str:
+    """``42s``, ``3m05s``, ``1h02m``: :func:`duration` for a narrow terminal."""
+    s = int(round(seconds))
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s // 3600}h{s % 3600 // 60:02d}m"
+
+
+def short_name(nodeid: str) -> str:
+    """A test's id without the folders of its file and the ``.py``: ``test_probes::test_x[opencl:0]`` for
+    ``.venv/lib/python3.11/site-packages/pytest_gpuperf/suites/test_probes.py::test_x[opencl:0]`` (where a
+    package is installed says nothing about which test runs, and would fill a narrow line)."""
+    path, sep, rest = nodeid.partition("::")
+    base = path.rsplit("/", 1)[-1]
+    base = base[:-3] if base.endswith(".py") else base
+    return base + sep + rest if sep else base
+
+
+def middle_cut(text: str, width: int) -> str:
+    """``text`` in at most ``width`` characters, cut in the middle (a third kept from the start, the rest
+    from the end, where a test's parameters are)."""
+    if len(text) <= width:
+        return text
+    if width <= 1:
+        return "…"[:max(0, width)]
+    head = (width - 1) // 3
+    return text[:head] + "…" + text[len(text) - (width - 1 - head):]
+
+
+def cut_name(name: str, width: int) -> str:
+    """A :func:`short_name` in at most ``width`` characters: the module's name is cut first (in its
+    middle), then, where the test's own name and parameters alone are too wide, the module goes and
+    they are cut in their middle."""
+    if len(name) <= width:
+        return name
+    module, sep, test = name.partition("::")
+    room = width - len(test) - len(sep)
+    if sep and room >= 6:
+        return middle_cut(module, room) + sep + test
+    return middle_cut(test if sep else name, width)
+
+
+#: the fewest characters of a test's name a line keeps before it gives up its extras or wording
+NAME_MIN = 16
+
+
+def fit(layouts: list[Callable[[str], str]], name: str, width: int | None) -> str:
+    """A line of ``layouts`` (each a function of the test's name, richest first) in ``width`` characters:
+    the first that shows the whole name, else the first that leaves it :data:`NAME_MIN` characters (the
+    name cut by :func:`cut_name`), else the last with the name cut to what is left (and the line cut at
+    its end where even that is too wide). ``width=None``: the first layout, nothing cut (a log)."""
+    if width is None:
+        return layouts[0](name)
+    rooms = [(layout, width - len(layout(""))) for layout in layouts]
+    for need in (len(name), min(len(name), NAME_MIN)):
+        for layout, room in rooms:
+            if room >= need:
+                return layout(cut_name(name, room))
+    last, room = rooms[-1]
+    text = last(cut_name(name, max(1, room)))
+    return text if len(text) <= width else text[:width - 1] + "…"
 
 
 class Task:
@@ -117,18 +185,29 @@ class LiveStatus:
                 self.tasks.remove(task)
 
     # ---- the line ------------------------------------------------------------------------------------
-    def line(self, now: float | None = None) -> str:
+    def line(self, now: float | None = None, width: int | None = None) -> str:
+        """The status line at ``now``, at most ``width`` characters (:func:`fit`; None: no limit)."""
         now = time.monotonic() if now is None else now
         elapsed = now - self.started
-        parts = [f"gpuperf [{self.index}/{self.total or '?'}] {self.test}: running {duration(elapsed)}"]
-        if self.last:
-            parts.append(f"last measured {self.last}")
-        parts += [t.describe() for t in self.tasks]
+        where = f"[{self.index}/{self.total or '?'}]"
+        tasks = [t.describe() for t in self.tasks]
+        last = [f"last measured {self.last}"] if self.last else []
         left = self.total - self.index
-        if self.durations and left > 0:
-            parts.append(f"session ~{duration(left * sum(self.durations) / len(self.durations))} left "
-                         f"for {left} more test(s)")
-        return " · ".join(parts)
+        eta = left * sum(self.durations) / len(self.durations) if self.durations and left > 0 else None
+        tail = [f"session ~{duration(eta)} left for {left} more test(s)"] if eta is not None else []
+        terse_tail = f" ~{terse(eta)} left" if eta is not None else ""
+
+        def wordy(keep: list[str]) -> Callable[[str], str]:
+            return lambda name: " · ".join([f"gpuperf {where} {name}: running {duration(elapsed)}", *keep, *tail])
+
+        def brief(keep: list[str], head: str = f"{where} ") -> Callable[[str], str]:
+            return lambda name: " · ".join([f"{head}{name} {terse(elapsed)}", *keep]) + terse_tail
+
+        # what a narrower line gives up first: the last metric's name, then the tasks (the latest first),
+        # the wording, and at last the position (the time left says how far the session is)
+        kept = [last + tasks] + [tasks[:n] for n in range(len(tasks), -1, -1)]
+        layouts = [wordy(k) for k in kept] + [brief(k) for k in kept] + [brief([], "")]
+        return fit(layouts, short_name(self.test or ""), width)
 
     def _write(self, text: str) -> None:
         try:
@@ -140,17 +219,15 @@ class LiveStatus:
         """Write the line (under the lock): in place on a terminal, as a new log line otherwise."""
         if self.fd is None or self.test is None or now - self.started < self.after_s:
             return
-        text = self.line(now)
-        if self.tty:
-            width = max(20, (self.writer.fullwidth if self.writer is not None else 100) - 1)
-            text = text if len(text) <= width else text[:width - 1] + "…"
+        if self.tty:  # one column short of the width: a full line would wrap on some terminals
+            text = self.line(now, max(20, (self.writer.fullwidth if self.writer is not None else 100) - 1))
             if not self.shown:
                 self.column = self.writer.width_of_current_line if self.writer is not None else 0
                 self._write("\n")
                 self.shown = True
             self._write("\r\x1b[K" + text)
         elif now >= self.next_log:
-            self._write(f"\n{text}\n")
+            self._write(f"\n{self.line(now)}\n")
             self.next_log = now + LOG_EVERY_S
 
     def _clear(self) -> None:

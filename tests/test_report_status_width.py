@@ -1,0 +1,75 @@
+"""The live status line fits the terminal: the test's short name (not the folders a package was installed
+into), its elapsed time and the session's time left are on the line at 40, 80 and 120 columns; the extras
+(last metric, a task's progress) are given up first. No device: the line is text from the session's counts."""
+
+from __future__ import annotations
+
+import os
+import re
+
+import pytest
+from _pytest._io import TerminalWriter
+
+from pytest_gpuperf.report import progress
+
+INSTALLED = (".venv/lib/python3.11/site-packages/pytest_gpuperf/suites/test_probes_memory.py"
+             "::test_bandwidth_sweep[opencl:0-float4-1048576]")
+
+
+def _status(test: str = INSTALLED, fd: int | None = None, writer: TerminalWriter | None = None) -> progress.LiveStatus:
+    s = progress.LiveStatus(fd, True, 0.5, writer=writer)
+    s.total, s.index, s.durations = 345, 12, [30.0] * 10
+    s.test, s.started, s.last = test, 0.0, "probes.memory.bandwidth.float4.gbs"
+    return s
+
+
+def test_short_name_drops_the_install_folders_and_keeps_the_test():
+    assert progress.short_name(INSTALLED) == "test_probes_memory::test_bandwidth_sweep[opencl:0-float4-1048576]"
+    assert progress.short_name("suites/test_x.py") == "test_x"
+    assert progress.short_name("test_y.py::TestA::test_b[1]") == "test_y::TestA::test_b[1]"
+
+
+@pytest.mark.parametrize("columns", [40, 80, 120])
+def test_the_line_fits_and_keeps_position_elapsed_and_time_left(columns):
+    width = columns - 1
+    line = _status().line(now=65.0, width=width)
+    assert len(line) <= width, line
+    assert re.match(r"(gpuperf )?(\[12/345\] )?test_", line), line
+    assert "site-packages" not in line and ".py" not in line
+    assert re.search(r"1m05s|1 min 05 s", line), line  # elapsed
+    assert re.search(r"~2h46m left|~2 h 46 min left", line), line  # 333 tests at 30 s each
+    assert "48576]" in line, line  # the end of the parameters, where tests of one function differ
+
+
+def test_a_short_name_stays_whole_and_a_wide_terminal_keeps_the_extras():
+    s = _status("suites/test_probes.py::test_lat[opencl:0]")
+    task = s.task("tuning stencil2d", "configurations")
+    task(3, 12)
+    wide = s.line(now=65.0, width=299)
+    assert "test_probes::test_lat[opencl:0]: running 1 min 05 s" in wide
+    assert "last measured probes.memory.bandwidth.float4.gbs" in wide and "tuning stencil2d: 3/12" in wide
+    middle = s.line(now=65.0, width=179)  # the metric's name goes before the task's progress
+    assert "last measured" not in middle and "tuning stencil2d: 3/12" in middle and len(middle) <= 179
+    narrow = s.line(now=65.0, width=39)
+    assert "test_lat[opencl:0]" in narrow and "~2h46m left" in narrow and len(narrow) <= 39, narrow
+
+
+def test_a_log_line_is_not_cut():
+    line = _status().line(now=65.0)
+    assert "test_probes_memory::test_bandwidth_sweep[opencl:0-float4-1048576]: running 1 min 05 s" in line
+    assert "last measured probes.memory.bandwidth.float4.gbs" in line and "left for 333 more test(s)" in line
+
+
+def test_what_reaches_an_80_column_terminal(tmp_path):
+    """Through the terminal path: the width comes from the reporter's writer, the line is drawn in place."""
+    read, write = os.pipe()
+    writer = TerminalWriter(open(os.devnull, "w"))
+    writer.fullwidth = 80
+    s = _status(fd=write, writer=writer)
+    s._show(now=65.0)
+    os.close(write)
+    with os.fdopen(read, "rb") as f:
+        drawn = f.read().decode()
+    text = drawn.rsplit("\x1b[K", 1)[-1]
+    assert drawn.startswith("\n\r\x1b[K") and len(text) <= 79
+    assert "test_bandwidth_sweep[opencl:0-float4-1048576] 1m05s ~2h46m left" in text, text

@@ -115,6 +115,43 @@ def test_kernel_tuner_replay_is_quiet_but_ours_are_not(gpu_device):
     assert [str(w.message) for w in seen] == ["the project's own"]
 
 
+def test_population_strategies_ask_for_no_more_configurations_than_the_space_holds(gpu_device):
+    """Kernel Tuner's firefly asks for a population of 20 by default; on a space of fewer configurations
+    (the 1-D spaces of a CPU device) it warned "Too many samples requested" and then failed indexing the
+    population it had not got. The replay asks for at most the space: no warning, a result."""
+    import warnings
+
+    ctx = context(gpu_device, by_name("matvec_row"), {"m": 64, "n": 32})
+    n = len(ctx.space)
+    assert ktsim.strategy_options("firefly_algorithm", 6, n) == (
+        {"max_fevals": 6, "popsize": n} if n < 20 else {"max_fevals": 6})
+    assert ktsim.strategy_options("firefly_algorithm", 6, 8)["popsize"] == 8
+    assert ktsim.strategy_options("random_sample", 6, 8) == {"max_fevals": 6}  # no population to size
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        best, visited = ktsim.run_strategy(ctx.ev, ctx.space, "firefly_algorithm", 6, seed=1)
+    assert [str(w.message) for w in seen] == [] and best in visited and len(visited) <= 6
+
+
+def test_only_the_disp_option_kernel_tuner_passes_is_quiet():
+    """Newer SciPy no longer takes L-BFGS-B's ``disp``, which Kernel Tuner's basinhopping passes on every
+    local minimisation; SciPy's own check of unknown options is quiet about ``disp`` alone inside the
+    replay, and only there."""
+    import warnings
+
+    from scipy.optimize import OptimizeWarning
+    from scipy.optimize._optimize import _check_unknown_options
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        with ktsim.quiet_third_party():
+            _check_unknown_options({"disp": False})
+            _check_unknown_options({"bogus": 1})
+        _check_unknown_options({"disp": False})
+    assert [(w.category, str(w.message)) for w in seen] == [
+        (OptimizeWarning, "Unknown solver options: bogus"), (OptimizeWarning, "Unknown solver options: disp")]
+
+
 def test_a_cache_folder_that_cannot_be_written_costs_a_retune_not_the_test(gpu_device, tmp_path):
     """A read-only or full cache folder is harmless, as for every other cache (util.memo): the pick is
     returned, a warning says it was not stored. (A file where the folder should be: refused even to root.)"""

@@ -21,6 +21,7 @@ import warnings
 from typing import Any, Iterator
 
 import numpy as np
+from scipy.optimize import OptimizeWarning
 
 from .evaluate import Config, Evaluator
 
@@ -73,6 +74,22 @@ def restrictions(ev: Evaluator, space: list[Config]) -> list[str]:
     return [rule]
 
 
+def strategy_options(strategy: str, budget: int, space_size: int) -> dict[str, Any]:
+    """Kernel Tuner's ``strategy_options`` for ``strategy`` at ``budget`` evaluations on a space of
+    ``space_size`` legal configurations: a population (``popsize``) no larger than the space. Kernel
+    Tuner's defaults (firefly 20, PSO 50, genetic 26) exceed the small 1-D spaces of a CPU device (16):
+    it then warns "Too many samples requested", and firefly goes on to index a population of 16 as one of
+    20 and fails. The default is read from the strategy's own option table, so an upgrade keeps it."""
+    import importlib
+
+    options: dict[str, Any] = {"max_fevals": int(budget)}
+    table = getattr(importlib.import_module(f"kernel_tuner.strategies.{strategy}"), "_options", {})
+    default = table.get("popsize", (None, None))[1]
+    if isinstance(default, int) and default > space_size:
+        options["popsize"] = int(space_size)
+    return options
+
+
 @contextlib.contextmanager
 def quiet_third_party() -> Iterator[None]:
     """Silence, for the Kernel Tuner replay only, the third-party warnings that say nothing to a user of
@@ -80,7 +97,11 @@ def quiet_third_party() -> Iterator[None]:
 
     * Kernel Tuner's "Kernel (1) and host argument (0) lists do not match in size": simulation mode
       replays our cache against a dummy kernel that takes no arguments, on purpose;
-    * SciPy's deprecation of L-BFGS-B's ``disp``/``iprint``, which Kernel Tuner's basinhopping passes;
+    * the ``disp`` option Kernel Tuner's basinhopping hands its local solver, L-BFGS-B
+      (``strategies.common.setup_method_options`` sets it for every method but TNC; no strategy option
+      leaves it out): SciPy 1.15–1.17 deprecate it for L-BFGS-B ("The `disp` and `iprint` options"),
+      later SciPy no longer takes it ("Unknown solver options: disp", once per local minimisation).
+      Only ``disp`` is filtered: any other option a solver does not know still warns;
     * NumPy overflow ``RuntimeWarning``s inside SciPy's optimizers' finite differences over the
       simulated (discrete, flat-stepped) space.
 
@@ -91,6 +112,7 @@ def quiet_third_party() -> Iterator[None]:
                                 category=UserWarning)
         warnings.filterwarnings("ignore", message=r"scipy\.optimize: The `disp` and `iprint` options",
                                 category=DeprecationWarning)
+        warnings.filterwarnings("ignore", message=r"Unknown solver options: disp$", category=OptimizeWarning)
         warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"scipy\.optimize\.")
         yield
 
@@ -111,7 +133,7 @@ def run_strategy(ev: Evaluator, space: list[Config], strategy: str, budget: int,
             results, _env = tune_kernel(
                 ev.bench.kernel, "__kernel void " + ev.bench.kernel + "() {}", (1, 1, 1), [], tune_params,
                 lang="OpenCL", cache=cache_path, simulation_mode=True, strategy=strategy,
-                strategy_options={"max_fevals": int(budget)}, restrictions=restrict or None, quiet=True,
+                strategy_options=strategy_options(strategy, budget, len(space)), restrictions=restrict or None, quiet=True,
                 block_size_names=["WGX", "WGY"] if len(keys) == 2 else ["WGX"])
     visited: list[Config] = []
     for r in results:

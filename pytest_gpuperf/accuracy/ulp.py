@@ -46,6 +46,15 @@ def cr_distance(y: np.ndarray, ref_rounded: np.ndarray, fmt: Format) -> np.ndarr
     return np.abs(ordered_key(y, fmt) - ordered_key(np.asarray(ref_rounded).astype(fmt.dtype), fmt))
 
 
+def widen(v: np.ndarray) -> np.ndarray:
+    """``v`` as long doubles, every nan (a signalling one included) a quiet nan: converting a signalling
+    nan raises the invalid-operation flag (numpy's "invalid value encountered in cast"). A device may
+    return one (PoCL's log1p below -1 does), and a search over all bit patterns draws them as inputs."""
+    v = np.asarray(v)
+    nan = np.isnan(v)
+    return np.where(nan, LD(np.nan), np.where(nan, 0, v).astype(LD))
+
+
 @dataclass
 class UlpErrors:
     ulp: np.ndarray  # float64, error against the exact value; nan for mismatch classes
@@ -61,24 +70,28 @@ def ulp_errors(y: np.ndarray, exact: np.ndarray, fmt: Format, sgn: np.ndarray | 
     y = np.asarray(y, dtype=fmt.dtype)
     x = np.asarray(exact, dtype=LD)
     rounded = round_exact(x, sgn, fmt, mode)
-    yl = y.astype(LD)
+    ynan, xnan = np.isnan(y), np.isnan(x)
+    yl = widen(y)
     cls = np.zeros(y.shape, np.int8)
-    ynan, xnan = np.isnan(yl), np.isnan(x)
     cls[ynan != xnan] = NAN_MISMATCH
     yinf, rinf = np.isinf(yl), np.isinf(rounded)
     inf_bad = ~ynan & ~xnan & ((yinf != rinf) | (yinf & rinf & (np.sign(yl) != np.sign(rounded))))
     cls[inf_bad] = INF_MISMATCH
+    bad = cls != OK
     both_nan = ynan & xnan
     both_inf = yinf & rinf & ~inf_bad
-    finite_x = np.isfinite(x)
-    ys = np.where(yinf, np.copysign(np.ldexp(LD(1), fmt.emax + 1), yl), yl)
-    with np.errstate(invalid="ignore", over="ignore"):
-        err = np.abs(ys - np.where(finite_x, x, LD(0))) / ulp_of(np.abs(np.where(finite_x, x, LD(0))), fmt)
-    err = np.where(both_nan | both_inf | ~finite_x, LD(0), err).astype(np.float64)
-    with np.errstate(invalid="ignore"):
-        cr = cr_distance(np.where(ynan, 0, y), np.where(np.isnan(rounded), 0, rounded), fmt).astype(np.float64)
+    # the elements with a numeric error: finite exact value, a number from the device (an infinite one
+    # stands for 2^(emax+1)); both nan, both the same infinity and an infinite exact value score 0
+    scored = ~bad & ~ynan & ~both_inf & np.isfinite(x)
+    ys = np.where(yinf, np.copysign(np.ldexp(LD(1), fmt.emax + 1), np.where(ynan, LD(0), yl)), yl)
+    xs = np.where(scored, x, LD(0))
+    err_ld = np.abs(np.where(scored, ys, LD(0)) - xs) / ulp_of(np.abs(xs), fmt)
+    # errors beyond float64's range (fp64 results far from tiny exact values: up to 2^2098 ulp) are inf
+    huge = err_ld > LD(np.finfo(np.float64).max)
+    err = np.where(huge, LD(0), err_ld).astype(np.float64)
+    err[huge] = np.inf
+    cr = cr_distance(np.where(ynan, 0, y), np.where(np.isnan(rounded), LD(0), rounded), fmt).astype(np.float64)
     cr = np.where(both_nan, 0.0, cr)
-    bad = cls != OK
     err[bad] = np.nan
     cr[bad] = np.nan
     return UlpErrors(err, cr, cls, rounded)

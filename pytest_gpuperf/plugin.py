@@ -22,7 +22,7 @@ from .gatecheck import plants
 from .helpers import KernelHelper, Measurer, Recorder
 from .fleet import pinning
 from .fleet.workers import KEY as _WORKER_KEY, Gathered, payload, report as sibling_report
-from .report import progress, summary
+from .report import progress, skip_reasons, summary
 from .session import GpuPerfSession, Options, is_shipped, strip_device_id, test_id
 from .timing import suite_profiles
 from .util.interrupt_latch import Latch
@@ -575,6 +575,18 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 _finish_error = pytest.StashKey[str]()
 
 
+def _skips_line(tr: Any, state: Any) -> None:
+    """The session's skipped tests in one line grouped by what they need (report.skip_reasons)."""
+    try:
+        specs = [d.spec for d in state.selected()]
+    except DeviceNotFoundError:
+        specs = []
+    skips = [(r.nodeid, skip_reasons.reason_of(r)) for r in tr.stats.get("skipped", ())]
+    line = skip_reasons.summary_line(skips, specs)
+    if line:
+        tr.write_line(line, yellow=True)
+
+
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     state = config.stash.get(session_key, None)
     if state is None:
@@ -584,6 +596,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         summary.write(tr, config.stash.setdefault(_gathered, Gathered()).lines())
     elif state.runs:
         summary.write(tr, summary.session_lines(state, config.stash.get(_finish_error, None)))
+    _skips_line(tr, state)
     rep = config.stash.get(_siblings_report, None)
     if rep and rep["groups"]:
         from .fleet.siblings import summary_lines

@@ -264,9 +264,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                             formatter_class=argparse.RawDescriptionHelpFormatter)
     bs = parser.add_subparsers(dest="baseline_command", required=True, metavar="SUBCOMMAND")
     p = bs.add_parser("from-results", help="rebuild baseline entries from several results JSON files")
-    p.add_argument("results", nargs="+")
-    p.add_argument("--dir", default="baselines")
-    p.add_argument("--k", type=_k, default=6.0)
+    p.add_argument("results", nargs="+", metavar="RESULTS.json",
+                   help="results files of several runs of one device (--gpuperf-json); their values are merged")
+    p.add_argument("--dir", default="baselines", help="baseline folder to write <key>.json into (default: %(default)s)")
+    p.add_argument("--k", type=_k, default=6.0,
+                   help="tolerance = k × spread, spread the larger of the within-run and between-run σ "
+                        "(default: %(default)s)")
     p.add_argument("--identity-changed", action="store_true",
                    help="update only the entries whose identity differs from the baseline's (or that it lacks)")
     p.add_argument("--match", default=None, metavar="REGEX",
@@ -326,7 +329,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     i.add_argument("--dir", default="baselines", help="your baseline folder (default ./baselines; created)")
     i.add_argument("--results-dir", default="results", help="where each run's results go (<dir>/<key>/init-N-*.json)")
     i.add_argument("--replace", action="store_true", help="replace an existing baseline file of the device")
-    i.add_argument("--k", type=_k, default=6.0)
+    i.add_argument("--k", type=_k, default=6.0,
+                   help="tolerance = k × spread, spread the larger of the within-run and between-run σ "
+                        "(default: %(default)s)")
     i.add_argument("pytest_args", nargs=argparse.REMAINDER, metavar="-- PYTEST ARGS",
                    help="passed to every run (e.g. -- -k 'memory or latency')")
     i.set_defaults(func=first.main_init)

@@ -26,7 +26,9 @@ try:  # pragma: no cover - depends on the machine
     from cupy.cuda import nvrtc, runtime
 except Exception as exc:  # noqa: BLE001 - ImportError, or CUDA libraries missing
     cupy = None
-    _IMPORT_ERROR = f"CuPy cannot be imported ({type(exc).__name__}: {exc}); pip install -e .[cuda]"
+    from ..util.provenance import install_hint
+
+    _IMPORT_ERROR = f"CuPy cannot be imported ({type(exc).__name__}: {exc}); {install_hint('cuda')}"
 else:
     _IMPORT_ERROR = ""
 

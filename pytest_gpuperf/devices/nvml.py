@@ -325,7 +325,9 @@ def open_sensor(pci_bus_id: str | None) -> tuple[PowerSensor | None, str]:
     try:
         import pynvml
     except ImportError:
-        return None, "nvidia-ml-py is not installed (pip install 'pytest-gpuperf[cuda]')"
+        from ..util.provenance import install_hint
+
+        return None, f"nvidia-ml-py is not installed ({install_hint('cuda')})"
     try:
         pynvml.nvmlInit()
     except Exception as exc:  # noqa: BLE001

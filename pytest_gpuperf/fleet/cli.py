@@ -33,7 +33,7 @@ def register_siblings(sub: Any) -> None:
     p.add_argument("results", nargs="+", help="results JSON files of one run, one per device (--gpuperf-json)")
     p.add_argument("--threshold", type=float, default=None, metavar="F",
                    help="one relative effect for every metric (0.05 = 5 %%) instead of each metric class's floor")
-    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("--format", choices=("text", "json"), default="text", help="report format (default: %(default)s)")
     p.add_argument("-o", "--output", default=None, help="write the report here instead of stdout")
     p.set_defaults(func=run)
 
@@ -107,7 +107,8 @@ def _register_report(fs: Any) -> None:
                         "files of one card), e.g. saved runs that record no UUID")
     p.add_argument("--confirm", default=None, metavar="ROOT/<confirm-run-id>",
                    help="the confirmation re-run of flagged cards: a card it flags again fails")
-    p.add_argument("--format", choices=("text", "json", "html"), default="text")
+    p.add_argument("--format", choices=("text", "json", "html"), default="text",
+                   help="report format (default: %(default)s; html: one self-contained file, best with -o)")
     p.add_argument("-o", "--output", default=None, help="write the report here instead of stdout")
     p.add_argument("--min-cohort", type=int, default=fleetstats.MIN_COHORT, metavar="N",
                    help=f"cards a cohort needs for a fleet-relative verdict (default {fleetstats.MIN_COHORT})")
@@ -166,8 +167,8 @@ def _register_compare(fs: Any) -> None:
                    help="Welch's t over per-card values (default) or Mann-Whitney")
     p.add_argument("--fdr", type=float, default=COMPARE_FDR, metavar="Q",
                    help=f"false-discovery rate across metrics, Benjamini-Hochberg (default {COMPARE_FDR})")
-    p.add_argument("--format", choices=("text", "json"), default="text")
-    p.add_argument("-o", "--output", default=None)
+    p.add_argument("--format", choices=("text", "json"), default="text", help="report format (default: %(default)s)")
+    p.add_argument("-o", "--output", default=None, help="write the report here instead of stdout")
     p.set_defaults(func=run_compare)
 
 

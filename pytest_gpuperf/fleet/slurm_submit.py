@@ -47,8 +47,9 @@ def register_submit(sub: Any) -> None:
     p.add_argument("--root", required=True, metavar="DIR", help="the shared folder every node writes its results to")
     p.add_argument("--fleet-run", default=None, metavar="ID",
                    help="the fleet run's id and folder name (default: fleet-<UTC date-time>); an existing one resumes")
-    p.add_argument("--partition", default=None)
-    p.add_argument("--reservation", default=None)
+    p.add_argument("--partition", default=None, metavar="NAME", help="Slurm partition of the jobs (sbatch --partition)")
+    p.add_argument("--reservation", default=None, metavar="NAME",
+                   help="Slurm reservation of the jobs (sbatch --reservation)")
     p.add_argument("--exclusive", action="store_true", default=None, help="no other job on a node while it is measured")
     p.add_argument("--chunk", type=int, default=1, metavar="N", help="nodes per job (default 1: one job per node)")
     p.add_argument("--array-throttle", type=int, default=None, metavar="K", help="at most K jobs at once (array %%K)")
@@ -81,7 +82,7 @@ def register_submit(sub: Any) -> None:
                                   run_wait)):
         q = sub.add_parser(name, help=helptext, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
         q.add_argument("run", help="the fleet-run folder ROOT/<fleet-run-id>")
-        q.add_argument("--format", choices=("text", "json"), default="text")
+        q.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: %(default)s)")
         if name == "wait":
             q.add_argument("--poll", type=float, default=10.0, metavar="S", help="seconds between squeue polls")
             q.add_argument("--timeout", type=float, default=None, metavar="S", help="give up after S seconds (exit 3)")

@@ -23,10 +23,14 @@ from .records import dumps
 DEFAULT_DB = "results/history.db"
 
 
+DB_HELP = ("history store: path.db, sqlite:///path, postgresql://..., or path.jsonl "
+           "(default: $GPUPERF_HISTORY or results/history.db)")
+
+
 def _db(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--db", default=os.environ.get("GPUPERF_HISTORY", DEFAULT_DB), metavar="URL",
-                   help="history store: path.db, sqlite:///path, postgresql://..., or path.jsonl "
-                        "(default: $GPUPERF_HISTORY or results/history.db)")
+    """``--db`` after a subcommand (``gpuperf history list --db x``). Its default is the group's: the
+    group's own ``--db`` (``gpuperf history --db x list``) stands unless the subcommand is given one."""
+    p.add_argument("--db", default=argparse.SUPPRESS, metavar="URL", help=DB_HELP)
 
 
 def _device(p: argparse.ArgumentParser) -> None:
@@ -61,10 +65,13 @@ def _at_least_one(text: str) -> int:
 def register(sub: Any) -> None:
     parser = sub.add_parser("history", help="trend tracking: the history database of runs",
                             description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--db", default=os.environ.get("GPUPERF_HISTORY", DEFAULT_DB), metavar="URL",
+                        help=DB_HELP + "; before or after the subcommand")
     hs = parser.add_subparsers(dest="history_command", required=True, metavar="SUBCOMMAND")
 
     p = _command(hs, "import", cmd_import, "backfill runs from results JSON files, folders or legacy JSONL histories")
-    p.add_argument("paths", nargs="+", metavar="RESULTS.json|HISTORY.jsonl|DIR")
+    p.add_argument("paths", nargs="+", metavar="RESULTS.json|HISTORY.jsonl|DIR",
+                   help="results files, legacy JSONL histories, or folders searched for them")
     _db(p)
 
     p = _command(hs, "list", cmd_list, "the runs stored, oldest first")
@@ -72,7 +79,7 @@ def register(sub: Any) -> None:
     _device(p)
 
     p = _command(hs, "show", cmd_show, "one metric over time (names containing METRIC)")
-    p.add_argument("metric")
+    p.add_argument("metric", help="a metric name, or a part of names: every metric containing it")
     _device(p)
     _db(p)
 

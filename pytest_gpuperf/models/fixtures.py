@@ -56,11 +56,13 @@ class SampledKernel:
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
+    from .ncu import DEFAULT_TIMEOUT_S
+
     group = parser.getgroup("gpuperf")
     group.addoption("--gpuperf-ncu-timeout", type=float, default=None, metavar="S",
                     help="kernel-class suite: wall-clock limit of the Nsight Compute profile (ncu replays every "
                          "kernel once per counter pass); a slower profile fails with its last output "
-                         "(ini gpuperf_ncu_timeout; default models.ncu.DEFAULT_TIMEOUT_S)")
+                         f"(ini gpuperf_ncu_timeout; default {DEFAULT_TIMEOUT_S:g} s)")
     parser.addini("gpuperf_ncu_timeout", "default of --gpuperf-ncu-timeout (seconds)", default="")
 
 

@@ -69,6 +69,26 @@ def _plain_commit(cwd: str) -> str:
         return ""
 
 
+def checkout_root() -> Path | None:
+    """The pytest-gpuperf source checkout this package runs from (an editable install), or None (an
+    installed wheel, the offline bundle). Read from the files, without git."""
+    top = Path(__file__).resolve().parents[2]
+    try:
+        project = (top / "pyproject.toml").read_text(encoding="utf-8")
+    except OSError:
+        return None
+    return top if 'name = "pytest-gpuperf"' in project and (top / ".git").exists() else None
+
+
+def install_hint(extra: str) -> str:
+    """The command that installs the optional dependencies ``extra`` (``cuda``, ``power``, …) the way this
+    package was installed: from PyPI for a wheel, editable from its checkout otherwise."""
+    root = checkout_root()
+    if root is None:
+        return f'pip install "pytest-gpuperf[{extra}]"'
+    return f'pip install -e "{root}[{extra}]"'
+
+
 def plugin() -> dict[str, str]:
     """The plugin's own version and commit, recorded beside (never instead of) the user's commit."""
     try:

@@ -88,12 +88,12 @@ def _plain_texts(parser: argparse.ArgumentParser) -> None:
 
 
 def version() -> str:
-    """``gpuperf X.Y.Z``, and the commit where known (a checkout, or a wheel built with its commit)."""
+    """``gpuperf (pytest-gpuperf) X.Y.Z``, and the commit where known (a checkout, or a wheel built with
+    its commit)."""
+    from . import __version__
     from .util.provenance import plugin
 
     info = plugin()
-    from . import __version__
-
     text = f"gpuperf (pytest-gpuperf) {info['version'] or __version__}"
     return text + (f", commit {info['commit']}" if info["commit"] else "")
 

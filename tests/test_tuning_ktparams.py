@@ -6,6 +6,7 @@ the CUDA text of the blur compiles with NVRTC."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -185,3 +186,25 @@ def test_the_blur_compiles_as_cuda_with_nvrtc(tmp_path):
         "print('compiled')\n")
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
     assert out.returncode == 0 and "compiled" in out.stdout, out.stdout + out.stderr
+
+
+def test_without_kernel_tuner_the_error_names_the_extra():
+    """An environment where ``kernel_tuner`` cannot be imported (a plain install: it is the ``[tune]`` extra):
+    api.tune with parameters and the tuning suite's race say which extra installs it; the gate's own
+    modules import without it."""
+    code = (
+        "import sys; sys.modules['kernel_tuner'] = None\n"  # import kernel_tuner now raises ImportError
+        "import numpy as np\n"
+        "from pytest_gpuperf import api, plugin\n"
+        "from pytest_gpuperf.compare import cli\n"
+        "from pytest_gpuperf.tuning import ktsim, ktparams\n"
+        "print('missing:', ktsim.missing())\n"
+        "try:\n"
+        "    api.tune('__kernel void k() {}', 'k', [], (64,), tune_params={'T': [1]})\n"
+        "except ktparams.ParamsTuningError as exc:\n"
+        "    print('refused:', exc)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert out.returncode == 0, out.stderr
+    assert "missing: Kernel Tuner is not installed" in out.stdout and "pytest-gpuperf[tune]" in out.stdout
+    assert "refused: tuning kernel parameters needs Kernel Tuner" in out.stdout, out.stdout

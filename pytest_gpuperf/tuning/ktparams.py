@@ -38,6 +38,7 @@ from ..timing import observers
 from ..timing.measure import observed
 from ..timing.stats import Stats
 from .fixtures import cache_dir
+from .ktsim import missing
 from .space import enumerate_space, limits_for
 from .tuner import sm_model
 
@@ -55,11 +56,10 @@ class ParamsTuningError(ValueError):
 
 def require_kernel_tuner() -> Any:
     """``kernel_tuner.tune_kernel``, or an error naming the extra that installs it."""
-    try:
-        from kernel_tuner import tune_kernel
-    except ImportError as exc:
-        raise ParamsTuningError("tuning kernel parameters needs Kernel Tuner: pip install 'pytest-gpuperf[tune]' "
-                                f"({exc})") from exc
+    reason = missing()
+    if reason:
+        raise ParamsTuningError(f"tuning kernel parameters needs Kernel Tuner. {reason}")
+    from kernel_tuner import tune_kernel
     return tune_kernel
 
 

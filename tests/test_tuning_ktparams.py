@@ -18,6 +18,7 @@ import pytest
 from nvrtc_support import nvrtc_env
 from pytest_gpuperf import api, exits
 from pytest_gpuperf.devices import discover
+from pytest_gpuperf.devices.occupancy import sm_limits
 from pytest_gpuperf.tuning import ktparams
 from suite_support import baseline_folder
 
@@ -119,6 +120,23 @@ def test_strategies_restrictions_and_pruning_reach_kernel_tuner(example):
         api.tune(example["SRC"], "blur", args, size, tune_params={"TILE": [1]}, strategy="no_such")
     with pytest.raises(ValueError, match="work-group size alone"):
         api.tune(example["SRC"], "blur", args, size, tune_params={"TILE": [1]}, strategy="dao")
+
+
+@needs_opencl
+def test_lim_static_pruning_is_a_kernel_tuner_restriction(example):
+    """Lim's T* with the H100's SM limits over the blur's resources as this device compiled them: 32-wide
+    groups stop at 32 blocks (half the warps), a 64-point tile per work-item fills shared memory (13 groups of
+    2 warps); what reaches full occupancy is kept, and Kernel Tuner benchmarks only that."""
+    params = {"block_size_x": [32, 64, 128], "TILE": [1, 16, 64]}
+    rule, info = ktparams.occupancy_restriction(api.device("0"), example["SRC"], "blur", params, (), [],
+                                                sm=sm_limits("9.0"))
+    kept = {(b, t) for b in params["block_size_x"] for t in params["TILE"] if rule[0](block_size_x=b, TILE=t)}
+    assert kept == {(64, 1), (64, 16), (128, 1), (128, 16)}, kept
+    assert info == {"space": 9, "after_static": 4, "occupancy": 1.0}
+    args, size = blur_args(example)
+    r = api.tune(example["SRC"], "blur", args, size, tune_params=params, restrictions=[rule],
+                 grid_div=[["block_size_x", "TILE"]], answer=[None, example["reference"], None], atol=1e-5)
+    assert r.space == 4 and r.visited == 4 and (r.best["block_size_x"], r.best["TILE"]) in kept
 
 
 @needs_opencl

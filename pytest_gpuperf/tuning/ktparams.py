@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import inspect
 import io
 import itertools
 import json
@@ -29,6 +30,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from ..devices.architectures import SMLimits
 from ..devices.base import Device
 from ..devices.dialect import portable
 from ..devices.occupancy import cuda_occupancy
@@ -46,6 +48,8 @@ from .tuner import sm_model
 BLOCK_NAMES = ("block_size_x", "block_size_y", "block_size_z")
 #: the folder under the tuning cache folder (:func:`.fixtures.cache_dir`) that holds Kernel Tuner's cache files
 KT_FOLDER = "kernel_tuner"
+#: a restriction in Kernel Tuner's ``(function, [parameter names])`` form
+Restriction = tuple[Callable[..., bool], list[str]]
 #: pruning this package adds to any Kernel Tuner strategy as a restriction
 PRUNINGS = ("lim_static",)
 
@@ -154,12 +158,14 @@ def work_group_values(device: Device, dims: int) -> dict[str, list[int]]:
 
 
 def occupancy_restriction(device: Device, source: str, kernel: str, tune_params: Mapping[str, Sequence[Any]],
-                          options: Sequence[str], restrictions: Sequence[Any]) -> tuple[Callable[..., bool] | None, dict[str, Any]]:
+                          options: Sequence[str], restrictions: Sequence[Any],
+                          sm: SMLimits | None = None) -> tuple[Restriction | None, dict[str, Any]]:
     """Lim's static pruning (T*, no runs) as a Kernel Tuner restriction: every configuration is compiled here
     with its defines, its theoretical occupancy computed from the compiled kernel's registers and
     shared memory (Lim Eqs. 3.1–3.5, ``devices.occupancy``), and only those reaching the best occupancy are
-    kept. Devices without an SM model (CPUs, non-NVIDIA OpenCL) get no restriction, with the reason."""
-    sm = sm_model(device)
+    kept. The restriction is Kernel Tuner's ``(function, [parameter names])`` form. Devices without an SM model (CPUs, non-NVIDIA OpenCL) get no restriction, with the reason; ``sm``
+    names the SM's limits instead of the device's (what another GPU would keep of these resources)."""
+    sm = sm if sm is not None else sm_model(device)
     if sm is None:
         return None, {"lim_static": f"{device.info.name} has no SM occupancy model: nothing pruned"}
     names = list(tune_params)
@@ -181,13 +187,17 @@ def occupancy_restriction(device: Device, source: str, kernel: str, tune_params:
     top = max(occ.values())
     kept = {c for c, o in occ.items() if o >= top - 1e-9}
 
-    def restrict(**params: Any) -> bool:
-        return tuple(params[n] for n in names) in kept
+    def restrict(**named: Any) -> bool:
+        return tuple(named[n] for n in names) in kept
 
-    return restrict, {"space": len(occ), "after_static": len(kept), "occupancy": round(top, 4)}
+    return (restrict, names), {"space": len(occ), "after_static": len(kept), "occupancy": round(top, 4)}
 
 
 def _allowed(restrict: Any, params: Mapping[str, Any]) -> bool:
+    """Whether ``params`` meets one restriction, in any form Kernel Tuner takes (expression, callable by name,
+    ``(callable, [names])``)."""
+    if isinstance(restrict, tuple) and len(restrict) >= 2 and callable(restrict[0]):
+        return bool(restrict[0](**{n: params[n] for n in restrict[1]}))
     if callable(restrict):
         return bool(restrict(**params))
     if isinstance(restrict, str):
@@ -221,9 +231,10 @@ def tune(device: Device, source: str, kernel: str, args: Sequence[Any], problem_
         rule, pruning = occupancy_restriction(device, source, kernel, params, options, restricts)
         if rule is not None:
             restricts.append(rule)
+    given = [_kt_form(r, list(params)) for r in restricts]
     identity = {"kernel": kernel, "source": _digest(source), "options": list(options), "problem": list(problem_size),
                 "tune_params": {k: [_plain(v) for v in vs] for k, vs in params.items()},
-                "restrictions": [r if isinstance(r, str) else getattr(r, "__qualname__", repr(r)) for r in restrictions],
+                "restrictions": [_restriction_key(r) for r in restrictions],
                 "strategy": strategy, "prune": prune, "args": [_arg_key(a) for a in args]}
     path = cache_path(cache, device, kernel, identity)
     before = _cached_keys(path)
@@ -235,7 +246,7 @@ def tune(device: Device, source: str, kernel: str, args: Sequence[Any], problem_
     def run() -> tuple[list[dict[str, Any]], dict[str, Any]]:
         with contextlib.redirect_stdout(io.StringIO()):
             return tune_kernel(kernel, text, tuple(int(p) for p in problem_size), list(args), params,
-                               restrictions=restricts or None, answer=list(answer) if answer is not None else None,
+                               restrictions=given or None, answer=list(answer) if answer is not None else None,
                                verify=verify, atol=atol, strategy=strategy, strategy_options=dict(strategy_options or {}),
                                cache=str(path) if path else None, compiler_options=list(options),
                                iterations=iterations, quiet=True, verbose=False, **divs, **target)
@@ -268,3 +279,31 @@ def _arg_key(a: Any) -> Any:
     if isinstance(a, np.ndarray):
         return [str(a.dtype), list(a.shape)]
     return _plain(a)
+
+
+def _restriction_key(r: Any) -> str:
+    """A restriction as the identity names it: its expression, or its function's name."""
+    if isinstance(r, str):
+        return r
+    f = r[0] if isinstance(r, tuple) else r
+    return getattr(f, "__qualname__", repr(f))
+
+
+def _kt_form(restrict: Any, order: list[str]) -> Any:
+    """A restriction as Kernel Tuner 1.5 takes it whichever path reads it: ``(function, [names])`` and a
+    function of keyword arguments (``f(**params)``) become a plain function that its constraint solver may call
+    with the values in ``order`` (the tuned parameters' order) and its cache check by name; expressions and
+    other forms pass unchanged."""
+    if isinstance(restrict, tuple) and len(restrict) >= 2 and callable(restrict[0]):
+        f, wanted = restrict[0], list(restrict[1])
+    elif callable(restrict) and any(p.kind is p.VAR_KEYWORD for p in inspect.signature(restrict).parameters.values()):
+        f, wanted = restrict, None
+    else:
+        return restrict
+
+    def by_name(*values: Any, **named: Any) -> bool:
+        if values:
+            named = dict(zip(order, values))
+        return bool(f(**({n: named[n] for n in wanted} if wanted is not None else named)))
+
+    return by_name

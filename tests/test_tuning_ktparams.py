@@ -80,6 +80,17 @@ def test_a_wrong_variant_is_refused_by_the_answer_check(example):
     with pytest.raises(ktparams.ParamsTuningError, match=r"refused a configuration.*TILE=4"):
         api.tune(wrong, "blur", args, size, tune_params={"block_size_x": [32], "TILE": [1, 4]},
                  grid_div=[["block_size_x", "TILE"]], answer=[None, example["reference"], None], atol=1e-5)
+    # a verify function of one's own decides as Kernel Tuner's does: refusing, it stops the tuning
+    seen = []
+
+    def refuse(answer, result, atol):
+        seen.append(np.asarray(result[1]).copy())
+        return False
+
+    with pytest.raises(ktparams.ParamsTuningError, match="refused a configuration"):
+        api.tune(example["SRC"], "blur", args, size, tune_params={"block_size_x": [32], "TILE": [1]},
+                 grid_div=[["block_size_x", "TILE"]], answer=[None, example["reference"], None], verify=refuse)
+    assert len(seen) == 1 and np.allclose(seen[0], example["reference"], atol=1e-5)  # it saw the real output
     # the same wrong kernel without the variant the check refuses tunes
     ok = api.tune(wrong, "blur", args, size, tune_params={"block_size_x": [32], "TILE": [1, 2]},
                   grid_div=[["block_size_x", "TILE"]], answer=[None, example["reference"], None], atol=1e-5)

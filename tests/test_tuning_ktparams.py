@@ -71,15 +71,19 @@ def test_the_doc_example_tunes_tile_and_work_group_with_every_output_checked(exa
 
 
 @needs_opencl
-def test_a_wrong_variant_is_refused_by_the_answer_check(example):
+def test_a_wrong_variant_is_refused_by_the_answer_check(example, kt_cache):
     """TILE = 4 reads its middle point twice instead of its right neighbour: the check must refuse that configuration."""
     wrong = example["SRC"].replace("(tile[j] + tile[j + 1] + tile[j + 2])",
                                    "(tile[j] + tile[j + 1] + tile[j + 2 - (TILE == 4)])")
     assert wrong != example["SRC"]
     args, size = blur_args(example)
-    with pytest.raises(ktparams.ParamsTuningError, match=r"refused a configuration.*TILE=4"):
+    with pytest.raises(ktparams.ParamsTuningError, match=r"refused a configuration.*TILE=4") as refused:
         api.tune(wrong, "blur", args, size, tune_params={"block_size_x": [32], "TILE": [1, 4]},
                  grid_div=[["block_size_x", "TILE"]], answer=[None, example["reference"], None], atol=1e-5)
+    # Kernel Tuner's copy of the refused source is moved out of the working directory and named
+    kept = re.search(r"its source as compiled: (\S+?)\)", str(refused.value))
+    assert kept and Path(kept.group(1)).parent == kt_cache / "failed", str(refused.value)
+    assert "#define TILE 4" in Path(kept.group(1)).read_text() and not list(Path.cwd().glob("temp_*"))
     # a verify function of one's own decides as Kernel Tuner's does: refusing, it stops the tuning
     seen = []
 

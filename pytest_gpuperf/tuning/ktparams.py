@@ -24,6 +24,8 @@ import inspect
 import io
 import itertools
 import json
+import re
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -147,6 +149,23 @@ def _cached_keys(path: Path | None) -> set[str]:
     raise ParamsTuningError(f"{path} is not a Kernel Tuner cache file; remove it")
 
 
+def keep_failed_sources(said: str) -> list[Path]:
+    """Kernel Tuner leaves the source of a configuration that failed in ``temp_*`` files of the working
+    directory (and says so on stdout); they are moved to ``failed/`` beside its cache files, out of the
+    user's tree, and their new paths returned for the error message."""
+    m = re.search(r"see source files: (.*)", said)
+    if not m:
+        return []
+    folder = cache_dir() / KT_FOLDER / "failed"
+    folder.mkdir(parents=True, exist_ok=True)
+    kept = []
+    for name in m.group(1).split():
+        src = Path(name)
+        if src.is_file():
+            kept.append(Path(shutil.move(str(src), folder / src.name)))
+    return kept
+
+
 def work_group_values(device: Device, dims: int) -> dict[str, list[int]]:
     """The legal work-group sizes of this package's space (multiples of the warp width within the device's
     limits; CPU devices up to 128 work-items as in the tuning suite), per axis, for a call that does not
@@ -242,9 +261,10 @@ def tune(device: Device, source: str, kernel: str, args: Sequence[Any], problem_
     target = device.kernel_tuner_target()
     text = portable(source, device.info.backend)
     capture = observers.Capture(device)
+    said = io.StringIO()
 
     def run() -> tuple[list[dict[str, Any]], dict[str, Any]]:
-        with contextlib.redirect_stdout(io.StringIO()):
+        with contextlib.redirect_stdout(said):
             return tune_kernel(kernel, text, tuple(int(p) for p in problem_size), list(args), params,
                                restrictions=given or None, answer=list(answer) if answer is not None else None,
                                verify=verify, atol=atol, strategy=strategy, strategy_options=dict(strategy_options or {}),
@@ -253,11 +273,13 @@ def tune(device: Device, source: str, kernel: str, args: Sequence[Any], problem_
 
     try:
         results, _env = observed(device, run)
-    except RuntimeError as exc:
+    except Exception as exc:
+        kept = keep_failed_sources(said.getvalue())
+        where = f" (its source as compiled: {', '.join(map(str, kept))})" if kept else ""
         if "verification failed" in str(exc):
-            raise ParamsTuningError(f"{kernel}: Kernel Tuner's output check refused a configuration: {exc}; fix "
-                                    "the kernel for it or leave it out with a restriction") from exc
-        raise
+            raise ParamsTuningError(f"{kernel}: Kernel Tuner's output check refused a configuration: {exc}{where}; "
+                                    "fix the kernel for it or leave it out with a restriction") from exc
+        raise ParamsTuningError(f"{kernel}: Kernel Tuner failed: {type(exc).__name__}: {exc}{where}") from exc
     valid = [r for r in results if isinstance(r.get("time"), (int, float)) and np.isfinite(r["time"])]
     if not valid:
         raise ParamsTuningError(f"{kernel}: no configuration of {params} compiled and ran on {device.info.spec}")

@@ -117,6 +117,11 @@ def test_the_cache_file_is_reused_without_benchmarking_again(example):
                     grid_div=[["block_size_x", "TILE"]], answer=[None, example["reference"], None], atol=1e-5,
                     cache=True)
     assert more.evaluations == 8 and more.cache != first.cache  # cache=True: its own file per parameter set
+    # another kernel text is another cache file (measured afresh), yet the same metric: the gate judges the change
+    changed = api.tune(example["SRC"].replace("/ 3.0f", "* (1.0f / 3.0f)"), "blur", args, size,
+                       tune_params={"block_size_x": [32, 64], "TILE": [1, 2, 4, 8]}, grid_div=[["block_size_x", "TILE"]],
+                       answer=[None, example["reference"], None], atol=1e-5, cache=True)
+    assert changed.cache != more.cache and changed.evaluations == 8 and changed.identity == more.identity
 
 
 @needs_opencl
@@ -185,10 +190,11 @@ def test_blur(gpu_device, gpuperf_record):
 
 
 @needs_opencl
-def test_the_best_configuration_is_a_metric_the_gate_judges(pytester, example):
-    """Recorded with ``--gpuperf-update-baselines``, then gated: unchanged, it passes (or, on a busy host,
-    reads contended and says so); its baseline entry holds Kernel Tuner's runs as samples and the best
-    configuration in its info."""
+def test_the_best_configuration_is_a_metric_the_gate_judges(pytester, example, monkeypatch):
+    """Recorded with ``--gpuperf-update-baselines``, then gated: unchanged, it passes, and a kernel made
+    hundreds of times slower (transcendentals multiplied by zero: the output still passes the check)
+    regresses; on a busy host the first reads contended and the second "would have regressed", each saying so.
+    Its baseline entry holds the best configuration."""
     pytester.makepyfile(GATED.format(src=example["SRC"]))
     bl = baseline_folder(pytester.path, "bl")
     args = ["--gpuperf-device=opencl:0", f"--gpuperf-baseline-dir={bl}", "-p", "no:cacheprovider"]
@@ -197,10 +203,17 @@ def test_the_best_configuration_is_a_metric_the_gate_judges(pytester, example):
     text = files[0].read_text()
     assert "user.blur.best_us" in text and "block_size_x" in text
     result = pytester.runpytest(*args)
-    if result.ret == exits.HOST_TOO_BUSY:
+    if result.ret == exits.HOST_TOO_BUSY:  # never a pass: a host too busy to judge it says so (timing.observers)
         result.stdout.fnmatch_lines(["*user.blur.best_us*contended*"])
-        pytest.skip("the host was too busy to gate the tuned blur (HOST TOO BUSY TO GATE, exit 9), and said so")
-    result.assert_outcomes(passed=1)
+    else:
+        result.assert_outcomes(passed=1)
+    monkeypatch.setenv("PLANT", "/ 3.0f + 0.0f * pow(fabs(sin(cos((float)j))), tan((float)k) + 2.5f) * exp(cos((float)l))")
+    result = pytester.runpytest(*args)
+    if result.ret == exits.HOST_TOO_BUSY:  # contended, yet hundreds of times slower: named, not waved through
+        result.stdout.fnmatch_lines(["*WOULD HAVE REGRESSED*user.blur.best_us x*"])
+        return
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*user.blur.best_us: REGRESSED*"])
 
 
 def test_the_blur_compiles_as_cuda_with_nvrtc(tmp_path):

@@ -91,7 +91,9 @@ class ParamsTuned:
     cache: Path | None  # Kernel Tuner's cache file
     pruning: dict[str, Any] = field(default_factory=dict)  # what ``prune`` left out, and why
     host: dict[str, Any] = field(default_factory=dict)  # the observed window's marks (observers.inherit)
-    identity: dict[str, Any] = field(default_factory=dict)  # every option that changes the figure
+    # every option that changes the figure, the kernel's text excepted: a change of the code is what the
+    # gate judges (the cache file's name holds the text's digest: another text is measured afresh)
+    identity: dict[str, Any] = field(default_factory=dict)
 
     @property
     def local(self) -> tuple[int, ...]:
@@ -118,7 +120,8 @@ def _digest(doc: Any) -> str:
     return hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode()).hexdigest()[:20]
 
 
-def cache_path(cache: str | Path | bool | None, device: Device, kernel: str, identity: Mapping[str, Any]) -> Path | None:
+def cache_path(cache: str | Path | bool | None, device: Device, kernel: str, source: str,
+               identity: Mapping[str, Any]) -> Path | None:
     """Kernel Tuner's cache file: ``True`` names one per (kernel, device, driver, source, parameters, problem)
     under the tuning cache folder; a relative name lies in that folder; an absolute path is kept; None/False:
     no cache."""
@@ -126,7 +129,7 @@ def cache_path(cache: str | Path | bool | None, device: Device, kernel: str, ide
         return None
     folder = cache_dir() / KT_FOLDER
     if cache is True:
-        key = _digest({**identity, "device": device.info.key, "backend": device.info.backend,
+        key = _digest({**identity, "source": _digest(source), "device": device.info.key, "backend": device.info.backend,
                        "driver": device.info.driver_version})
         path = folder / f"{kernel}-{key}.json"
     else:
@@ -251,11 +254,11 @@ def tune(device: Device, source: str, kernel: str, args: Sequence[Any], problem_
         if rule is not None:
             restricts.append(rule)
     given = [_kt_form(r, list(params)) for r in restricts]
-    identity = {"kernel": kernel, "source": _digest(source), "options": list(options), "problem": list(problem_size),
+    identity = {"kernel": kernel, "options": list(options), "problem": list(problem_size),
                 "tune_params": {k: [_plain(v) for v in vs] for k, vs in params.items()},
                 "restrictions": [_restriction_key(r) for r in restrictions],
                 "strategy": strategy, "prune": prune, "args": [_arg_key(a) for a in args]}
-    path = cache_path(cache, device, kernel, identity)
+    path = cache_path(cache, device, kernel, source, identity)
     before = _cached_keys(path)
     divs = {f"grid_div_{'xyz'[d]}": list(grid_div[d]) for d in range(dims)} if grid_div else {}
     target = device.kernel_tuner_target()

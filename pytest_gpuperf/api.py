@@ -1,6 +1,7 @@
 """The public API for users' own kernels, outside pytest: a narrow door to three engines.
 
-* :func:`tune` — the work-group size the thesis' tuner (Dao; ``tuning/``) picks for *your* kernel;
+* :func:`tune` — the work-group size the thesis' tuner (Dao; ``tuning/``) picks for *your* kernel, or any
+  kernel parameter (tile size, unroll factor, ``__local`` sizes) through Kernel Tuner (``tuning/ktparams.py``);
 * :func:`predict` — your kernel's time from two short samples (Dao's sampled linear model;
   ``models/sampling.py``), optionally against the full run;
 * :func:`check_accuracy` — the ulp error of a device expression against MPFR (``accuracy/``).
@@ -17,13 +18,17 @@ The engines stay as they are: this module adapts arguments to them and never cha
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
 
 from .devices import discover, open_device, resolve
 from .devices.base import Buffer, Device
 from .timing.measure import MeasureConfig
+
+if TYPE_CHECKING:
+    from .tuning.ktparams import ParamsTuned
 
 Arg = Any  # np.ndarray (a buffer) or a NumPy scalar
 Check = Callable[[list[np.ndarray]], Any]  # gets the arrays after a launch; falsy (not None) or raising = wrong
@@ -77,16 +82,51 @@ def _benchmark(name: str, source: str, args: Sequence[Arg], global_size: tuple[i
 
 
 def tune(source: str, kernel: str, args: Sequence[Arg], global_size: Sequence[int], *,
-         check: Check | None = None, dev: str | Device = "0", strategy: str = "dao",
-         options: Sequence[str] = ()) -> Tuned:
+         check: Check | None = None, dev: str | Device = "0", strategy: str | None = None,
+         options: Sequence[str] = (), tune_params: Mapping[str, Sequence[Any]] | None = None,
+         restrictions: Sequence[Any] = (), answer: Sequence[Any] | None = None,
+         verify: Callable[..., bool] | None = None, atol: float = 1e-6, cache: str | Path | bool | None = None,
+         grid_div: Sequence[Sequence[str]] | None = None, prune: str | None = None,
+         strategy_options: Mapping[str, Any] | None = None, iterations: int = 7) -> "Tuned | ParamsTuned":
     """Tune the work-group size of ``kernel`` over the NDRange ``global_size`` (padded per shape; guard
-    your indices). ``strategy``: ``dao`` (the thesis' tuner), ``exhaustive``, ``lim_static``,
-    ``lim_rules``. With ``check``, the chosen shape is launched once more and its arrays handed to it."""
+    your indices). ``strategy``: ``dao`` (the thesis' tuner, the default), ``exhaustive``, ``lim_static``,
+    ``lim_rules``. With ``check``, the chosen shape is launched once more and its arrays handed to it.
+
+    Any of ``tune_params``, ``restrictions``, ``answer``, ``verify``, ``cache``, ``grid_div``, ``prune`` or a
+    Kernel Tuner strategy name (``brute_force``, ``random_sample``, ...) tunes through Kernel Tuner instead
+    (:mod:`pytest_gpuperf.tuning.ktparams`) and returns a :class:`~pytest_gpuperf.tuning.ktparams.ParamsTuned`:
+    every parameter, the work-group size (``block_size_x``/``_y``) included, is a compile-time define;
+    ``answer`` (one entry per argument, None where not checked) or ``verify(answer, result, atol=)`` checks
+    every configuration's output (a refused one raises); ``cache=True`` keeps Kernel Tuner's cache file in
+    the tuning cache folder (a name: that file there), so a second call benchmarks nothing again;
+    ``prune="lim_static"`` adds Lim's occupancy pruning as a restriction (NVIDIA devices). There the
+    strategy defaults to ``brute_force``; ``exhaustive`` means ``brute_force`` and ``lim_static`` means
+    ``brute_force`` with ``prune="lim_static"``."""
     from .tuning.evaluate import Config
     from .tuning.tuner import STRATEGIES, tune as engine_tune
 
-    if strategy not in STRATEGIES:
-        raise ValueError(f"unknown strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}")
+    through_kt = (tune_params is not None or bool(restrictions) or answer is not None or verify is not None
+                  or cache not in (None, False) or grid_div is not None or prune is not None
+                  or (strategy is not None and strategy not in STRATEGIES))
+    if through_kt:
+        from .tuning import ktparams
+
+        if check is not None:
+            raise ValueError("check= is the work-group tuner's; with Kernel Tuner give answer= or verify=")
+        if strategy in ("dao", "lim_rules"):
+            raise ValueError(f"strategy {strategy!r} tunes the work-group size alone (its stages rewrite the "
+                             "kernel's shape); with tune_params use a Kernel Tuner strategy, and prune='lim_static' "
+                             "for the occupancy pruning")
+        if strategy is not None and strategy not in STRATEGIES and strategy not in ktparams.strategies():
+            raise ValueError(f"unknown strategy {strategy!r}; choose one of {', '.join(STRATEGIES)} (work-group "
+                             f"size), or of Kernel Tuner's: {', '.join(ktparams.strategies())}")
+        kt_strategy = "brute_force" if strategy in (None, "exhaustive", "lim_static") else strategy
+        prune = "lim_static" if strategy == "lim_static" else prune
+        return ktparams.tune(device(dev), source, kernel, args, tuple(int(g) for g in global_size), tune_params,
+                             restrictions=restrictions, answer=answer, verify=verify, atol=atol, strategy=kt_strategy,
+                             strategy_options=strategy_options, prune=prune, cache=cache, grid_div=grid_div,
+                             options=options, iterations=iterations)
+    strategy = strategy or "dao"
     d = device(dev)
     bench = _benchmark(kernel, source, args, tuple(int(g) for g in global_size), check, options)
     best, out, ctx = engine_tune(d, bench, None, strategy)

@@ -64,8 +64,8 @@ def test_duplicate_key_inside_an_entry_is_named(tmp_path):
 
 
 @pytest.mark.parametrize("top,where", [
-    ({"provenance": '"driver 550"'}, "backends.opencl.provenance: 'driver 550' is not of type 'object'"),
-    ({"device": '"nvidia"'}, "device: 'nvidia' is not of type 'object'"),
+    ({"provenance": '"driver 550"'}, 'backends.opencl.provenance: "driver 550" is not of type "object"'),
+    ({"device": '"nvidia"'}, 'device: "nvidia" is not of type "object"'),
 ])
 def test_wrong_types_outside_entries_are_refused(tmp_path, top, where):
     path = _file(tmp_path, f'"a.b": {ENTRY % 1.0}', **top)
@@ -84,7 +84,7 @@ def test_every_problem_of_every_file_is_reported(tmp_path):
     assert result.returncode == 1
     out = result.stdout
     assert "FAIL" in out and f"ok {tmp_path / 'three.json'}" in out
-    for problem in ("value must be a finite number", "better must be one of", "runs: 'three' is not of type",
+    for problem in ("value must be a finite number", "better must be one of", 'runs: "three" is not of type',
                     "invalid JSON at line 1"):
         assert problem in out, out
     assert "2 of 3 file(s) malformed" in result.stderr

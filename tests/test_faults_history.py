@@ -98,7 +98,7 @@ def test_import_keeps_every_good_file_names_each_broken_one_and_exits_non_zero(t
     assert any("torn.json: not valid JSON" in e for e in errors)
     assert any("cut.json.gz: not valid JSON" in e for e in errors)
     (fast,) = [e for e in errors if "fast.json" in e]
-    assert "does not follow schema 'pytest-gpuperf/1': metrics/0/value:" in fast and "'fast'" in fast
+    assert "does not follow schema 'pytest-gpuperf/1': metrics/0/value:" in fast and '"fast"' in fast
     assert "skipped " in err and "compare-aa.json.gz: schema 'pytest-gpuperf-compare/1'" in err
     assert len(read_runs(db)) == 2
     # the same schema as compare: it refuses the file just the same

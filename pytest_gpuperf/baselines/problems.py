@@ -17,8 +17,6 @@ import json
 import math
 from typing import Any, Iterator
 
-import jsonschema
-
 from .. import BASELINE_SCHEMA
 from .verdicts import DIRECTIONS
 
@@ -100,13 +98,12 @@ def _schema(data: dict[str, Any]) -> Iterator[tuple[Path_, str]]:
     """The JSON Schema's type errors, one per location (the shipped schema, so ``check`` and a run agree).
     The compiled validator decides; only a document it refuses is walked for the messages (the walk costs a
     tenth of a second on a reviewed baseline, and every run reads one)."""
-    from ..schemas import conforms, schema_for
+    from ..schemas import conforms, errors
 
     if conforms(data, BASELINE_SCHEMA):
         return
-    validator = jsonschema.Draft202012Validator(schema_for(BASELINE_SCHEMA))
-    for err in sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.absolute_path))):
-        where = tuple(err.absolute_path)
+    for err in errors(data, BASELINE_SCHEMA):
+        where = tuple(err.instance_path)
         yield where, f"{_where(where) or 'top level'}: {err.message}"
 
 

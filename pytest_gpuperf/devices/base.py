@@ -335,6 +335,11 @@ class Device(abc.ABC):
         (retrieved once: PyOpenCL warns when a kernel is retrieved again)."""
         return self._compile(built.source, name, built.options)
 
+    def kernel_tuner_target(self) -> dict[str, Any]:
+        """The arguments of ``kernel_tuner.tune_kernel`` that run a kernel on this device (``lang``,
+        ``platform``, ``device``): Kernel Tuner opens its own context on the same hardware."""
+        raise NotImplementedError(f"Kernel Tuner cannot run kernels on {self.info.spec} ({type(self).__name__})")
+
     # ---- what a compiled kernel uses -----------------------------------------------------------
     def kernel_ptx(self, kernel: Kernel) -> str:
         """PTX of a compiled kernel, '' where the device has none (PTX is optional evidence)."""

@@ -193,6 +193,11 @@ class CudaDevice(Device):
         self._flag_mem: Any = None  # pinned host word the blocking kernel polls (mapped: UVA)
         self._flag: np.ndarray | None = None
 
+    def kernel_tuner_target(self) -> dict[str, Any]:
+        """Kernel Tuner's CuPy backend (this project's CUDA runtime; ``lang="CUDA"`` would need PyCUDA) on
+        the same CUDA ordinal."""
+        return {"lang": "cupy", "device": self.info.index}
+
     @property
     def blocks_exit(self) -> bool:
         """An abandoned CUDA device always does — hung, faulted, or left with work running at Ctrl-C

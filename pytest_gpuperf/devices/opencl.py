@@ -120,6 +120,20 @@ class OpenCLDevice(Device):
         self.queue = cl.CommandQueue(self.context, properties=cl.command_queue_properties.PROFILING_ENABLE)
         self._gate: Any = None  # user event the timed region's commands wait for (see timed)
 
+    def kernel_tuner_target(self) -> dict[str, Any]:
+        """Kernel Tuner numbers OpenCL devices per platform (``cl.get_platforms()[platform].get_devices()``),
+        this project flat over all platforms: the same device under Kernel Tuner's two indices."""
+        platforms = cl.get_platforms()
+        for p, platform in enumerate(platforms):
+            try:
+                devices = platform.get_devices()
+            except cl.Error:
+                continue
+            for d, dev in enumerate(devices):
+                if dev == self.cl_device:
+                    return {"lang": "OpenCL", "platform": p, "device": d}
+        raise RuntimeError(f"{self.info.spec} ({self.info.name}) is no longer among the OpenCL platforms' devices")
+
     def _compile(self, source: str, name: str, options: tuple[str, ...]) -> Kernel:
         try:
             program = cl.Program(self.context, source).build(options=list(options))

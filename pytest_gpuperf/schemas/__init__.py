@@ -21,7 +21,6 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-import jsonschema
 import jsonschema_rs
 
 from .. import (BASELINE_SCHEMA, COMPARE_SCHEMA, FLEET_SCHEMA, LEAN_BASELINE_SCHEMA, NCU_REFERENCE_SCHEMA,
@@ -63,17 +62,21 @@ def conforms(doc: Any, name: str) -> bool:
 def problems(doc: Any, name: str) -> list[str]:
     """Every violation of schema ``name`` in ``doc``, each as ``path: message`` (empty if valid).
 
-    The compiled validator decides; only a document it refuses is walked again by ``jsonschema`` for the
-    messages, so what a user reads about a broken file does not depend on which validator found it."""
+    The compiled validator decides and, for a document it refuses, lists every violation (in the order
+    of their paths, so the same broken file always reads the same)."""
     if conforms(doc, name):
         return []
-    schema = schema_for(name)
-    validator = jsonschema.Draft202012Validator(schema)
     out = []
-    for err in sorted(validator.iter_errors(doc), key=lambda e: list(map(str, e.absolute_path))):
-        where = "/".join(str(p) for p in err.absolute_path) or "(top level)"
+    for err in errors(doc, name):
+        where = "/".join(str(p) for p in err.instance_path) or "(top level)"
         out.append(f"{where}: {err.message}")
     return out
+
+
+def errors(doc: Any, name: str) -> list[Any]:
+    """The violations of schema ``name`` in ``doc`` (``jsonschema_rs.ValidationError``: ``instance_path``,
+    ``message``), sorted by their path."""
+    return sorted(_fast(name).iter_errors(doc), key=lambda e: list(map(str, e.instance_path)))
 
 
 def validate(doc: Any, name: str | None = None, source: str = "document") -> None:

@@ -26,6 +26,19 @@ from scipy.optimize import OptimizeWarning
 from .evaluate import Config, Evaluator
 
 
+#: the extra of pytest-gpuperf that installs Kernel Tuner (the tuning suite's race, ``api.tune``'s parameters)
+EXTRA = "tune"
+
+
+def missing() -> str | None:
+    """Why Kernel Tuner cannot be used in this environment (with the extra that installs it), or None."""
+    try:
+        import kernel_tuner  # noqa: F401
+    except ImportError as exc:
+        return f"Kernel Tuner is not installed ({exc}): pip install 'pytest-gpuperf[{EXTRA}]'"
+    return None
+
+
 def _params(ev: Evaluator, space: list[Config]) -> tuple[dict[str, list[int]], list[str]]:
     if ev.bench.dims == 1:
         return {"WGX": sorted({c.local[0] for c in space})}, ["WGX"]
@@ -120,6 +133,9 @@ def quiet_third_party() -> Iterator[None]:
 def run_strategy(ev: Evaluator, space: list[Config], strategy: str, budget: int,
                  seed: int) -> tuple[Config, list[Config]]:
     """(best config, visited configs) of Kernel Tuner's ``strategy`` at ``budget`` evaluations."""
+    reason = missing()
+    if reason:
+        raise RuntimeError(reason)
     from kernel_tuner import tune_kernel
 
     with tempfile.TemporaryDirectory(prefix="kt-") as tmp:

@@ -587,7 +587,7 @@ def _ci_outputs(session: pytest.Session, found: list[civerdict.Reason], sections
     from .report import github
 
     status, failed_tests = int(session.exitstatus), int(session.testsfailed)
-    gated = ", ".join(f"{n} metrics recorded on {spec}" for spec, n in recorded.items())
+    gated = ", ".join(f"{n} metrics recorded on {spec}" for spec, n in recorded.items()) or "no metric recorded"
     line = civerdict.headline(status, found, failed_tests, gated)
     session.config.stash[_headline] = line
     xml = _junit(session.config)

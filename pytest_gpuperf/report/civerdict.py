@@ -100,7 +100,7 @@ def verdict_word(status: int) -> str:
     return exits.REASONS.get(int(status), "INTERRUPTED" if int(status) == 2 else "FAILED")
 
 
-def _short(r: Reason) -> str:
+def _short(r: Reason, word: str) -> str:
     if r.kind == "REGRESSED":
         shown = ", ".join(r.names[:HEADLINE_NAMES]) + (f" and {len(r.names) - HEADLINE_NAMES} more"
                                                        if len(r.names) > HEADLINE_NAMES else "")
@@ -108,7 +108,7 @@ def _short(r: Reason) -> str:
     if r.kind == "MISSING":
         return (f"{len(r.names)} metric(s) MISSING on {r.device}: {', '.join(r.names[:HEADLINE_NAMES])}"
                 + (" ..." if len(r.names) > HEADLINE_NAMES else ""))
-    return f"{r.kind}: {r.text}"
+    return r.text if r.kind == word else f"{r.kind}: {r.text}"  # the status already names its own reason
 
 
 def other_failed_tests(failed_tests: int, found: Iterable[Reason]) -> int:
@@ -121,7 +121,7 @@ def headline(status: int, found: list[Reason], failed_tests: int = 0, gated: str
     """The first line of every CI output: ``gpuperf PASSED (exit 0): ...`` or ``gpuperf FAILED (exit 1):
     <why>``; a gpuperf status names its reason (``gpuperf HOST TOO BUSY TO GATE (exit 9): ...``).
     ``gated``: what was judged, for a passing run (``12 metrics on opencl:0``)."""
-    parts = [_short(r) for r in found]
+    parts = [_short(r, verdict_word(status)) for r in found]
     others = other_failed_tests(failed_tests, found)
     if others:
         parts.append(f"{others} test(s) failed")

@@ -127,6 +127,9 @@ def test_step_summary_lists_news_and_counts_the_rest():
     assert [r.split("`")[1] for r in rows] == ["m.b.bad", "m.z.bad", "m.gone", "m.a.odd"]
     assert "Not listed: 150 contended, 33 ungated" in text
     assert "186 metrics: 2 regressed, 150 contended, 1 incomparable, 33 ungated, 1 missing" in text
+    assert "Would have regressed" not in text
+    metrics[7].info["would_regress"] = {"factor": 19.0, "explained": 4.0}
+    assert "**Would have regressed** (1, not judged" in github.summary_table(metrics, [], "opencl:0", "baseline")
 
 
 def test_headline_and_gate_case_follow_the_status():

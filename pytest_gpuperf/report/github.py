@@ -128,6 +128,11 @@ def summary_table(metrics: Iterable[Metric], missing: Iterable[str], device: str
         left = len(shown) + len(missing) - MAX_ROWS
         if left > 0:
             out += ["", f"{left} more rows not listed (the results JSON holds every row)."]
+    beyond = sorted(m.name for m in metrics if m.verdict in COUNTED and m.info.get("would_regress"))
+    if beyond:  # not judged, but changed far beyond what the sharing explains (timing.observers.would_regress)
+        out += ["", f"**Would have regressed** ({len(beyond)}, not judged: measured while busy, but changed far beyond "
+                    f"what that explains; run again alone): " + ", ".join(f"`{n}`" for n in beyond[:10])
+                + (f" and {len(beyond) - 10} more" if len(beyond) > 10 else "")]
     quiet = {v: n for v, n in tally.items() if v in COUNTED}
     if quiet:
         out += ["", "Not listed: " + ", ".join(f"{n} {v}" for v, n in sorted(quiet.items()))

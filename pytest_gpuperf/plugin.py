@@ -572,7 +572,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         config.stash[_exit_status] = int(session.exitstatus)
     if state.runs and not pinning.is_worker(config):  # a worker's share goes to the controller (above)
         found = civerdict.reasons(state, config.stash.get(_finish_error, None)) + _outlier_reasons(config)
-        recorded = {run.info.spec: len(run.metrics) for run in state.runs.values() if run.metrics}
+        recorded = {run.info.spec: [m.verdict for m in run.metrics.values()] for run in state.runs.values() if run.metrics}
         _ci_outputs(session, found, summary.step_sections(state), recorded)
 
 
@@ -580,14 +580,14 @@ _headline = pytest.StashKey[str]()
 
 
 def _ci_outputs(session: pytest.Session, found: list[civerdict.Reason], sections: list[str],
-                recorded: dict[str, int]) -> None:
+                recorded: dict[str, list[str]]) -> None:
     """The run's one verdict (``report.civerdict``) in every CI output, now that the exit status is final:
     the ``gpuperf.gate`` JUnit case (``--junitxml``), the step summary under GitHub Actions, and the
-    terminal's last gpuperf line."""
+    terminal's last gpuperf line. ``recorded``: the verdicts of each device's metrics."""
     from .report import github
 
     status, failed_tests = int(session.exitstatus), int(session.testsfailed)
-    gated = ", ".join(f"{n} metrics recorded on {spec}" for spec, n in recorded.items()) or "no metric recorded"
+    gated = civerdict.scope(recorded)
     line = civerdict.headline(status, found, failed_tests, gated)
     session.config.stash[_headline] = line
     xml = _junit(session.config)

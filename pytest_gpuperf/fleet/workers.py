@@ -74,9 +74,9 @@ class Gathered:
         """Every worker's device sections of the GitHub step summary."""
         return [sec for p in self.payloads for sec in p.get("sections", [])]
 
-    def recorded(self) -> dict[str, int]:
-        """Metrics recorded per device spec."""
-        return {d["device"]["spec"]: len(d["metrics"]) for d in self.documents()}
+    def recorded(self) -> dict[str, list[str]]:
+        """The verdicts of the metrics recorded per device spec."""
+        return {d["device"]["spec"]: [m["verdict"] for m in d["metrics"]] for d in self.documents()}
 
     def lines(self) -> list[tuple[str, dict[str, bool]]]:
         """Every worker's summary lines, the workers ordered by the first device they report."""

@@ -140,6 +140,18 @@ def gate_failure(status: int, found: list[Reason], failed_tests: int = 0) -> tup
     return headline(status, found, failed_tests), text
 
 
+def scope(recorded: dict[str, list[str]]) -> str:
+    """What a passing run judged, per device: ``opencl:0: 3 pass, 1 new`` (``new``: no baseline entry, not
+    gated), or ``no metric recorded``."""
+    parts = []
+    for spec, verdicts in recorded.items():
+        tally: dict[str, int] = {}
+        for v in verdicts:
+            tally[v] = tally.get(v, 0) + 1
+        parts.append(f"{spec}: " + ", ".join(f"{n} {v}" for v, n in sorted(tally.items())))
+    return "; ".join(parts) or "no metric recorded"
+
+
 def suite_classname(location_path: str, nodeid: str) -> str | None:
     """The JUnit class name of a shipped suite's test: its module (``pytest_gpuperf.suites.test_memory``, a
     test class appended), wherever the package is installed; None for any other test (pytest's name stays).

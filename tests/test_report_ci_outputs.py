@@ -139,7 +139,8 @@ def test_headline_and_gate_case_follow_the_status():
                                                                    "on opencl:0: a.b")
     assert civerdict.gate_failure(0, [], 0) is None
     assert civerdict.gate_failure(1, [], 2) is None  # a plain failed test: JUnit shows it already
-    assert civerdict.gate_failure(2, [], 0)[0].startswith("gpuperf INTERRUPTED (exit 2)")  # nothing else shows it
+    kind, message, _ = civerdict.gate_failure(2, [], 0)  # an interrupted run: no failed test shows it
+    assert kind == "gpuperf.INTERRUPTED" and message.startswith("gpuperf INTERRUPTED (exit 2)")
     line = civerdict.headline(exits.NO_BASELINE, [civerdict.Reason("NO BASELINE", "k has no baseline")])
     assert line == "gpuperf NO BASELINE (exit 6): k has no baseline"
     assert "1 test(s) failed" in civerdict.headline(1, [], failed_tests=1)

@@ -131,13 +131,14 @@ def headline(status: int, found: list[Reason], failed_tests: int = 0, gated: str
     return f"gpuperf {verdict_word(status)} (exit {int(status)}): " + "; ".join(parts)
 
 
-def gate_failure(status: int, found: list[Reason], failed_tests: int = 0) -> tuple[str, str] | None:
-    """The ``gpuperf.gate`` JUnit case's failure as (message, text), or None when it passes: it fails on
-    any gpuperf reason, and on a non-zero exit that no failed test shows."""
+def gate_failure(status: int, found: list[Reason], failed_tests: int = 0) -> tuple[str, str, str] | None:
+    """The ``gpuperf.gate`` JUnit case's failure as (type, message, text), or None when it passes: it fails
+    on any gpuperf reason, and on a non-zero exit that no failed test shows. The type is the verdict as one
+    token (``gpuperf.HOST_TOO_BUSY_TO_GATE``), the message the headline, the text every reason."""
     if not found and (status == 0 or failed_tests):
         return None
     text = "\n".join(f"{r.kind}: {r.text}" for r in found) or f"exit status {int(status)}"
-    return headline(status, found, failed_tests), text
+    return "gpuperf." + verdict_word(status).replace(" ", "_"), headline(status, found, failed_tests), text
 
 
 def scope(recorded: dict[str, list[str]]) -> str:

@@ -22,7 +22,7 @@ from .gatecheck import plants
 from .helpers import KernelHelper, Measurer, Recorder
 from .fleet import pinning
 from .fleet.workers import KEY as _WORKER_KEY, Gathered, payload, report as sibling_report
-from .report import progress, skip_reasons, summary
+from .report import civerdict, progress, skip_reasons, summary
 from .session import GpuPerfSession, Options, is_shipped, strip_device_id, test_id
 from .timing import suite_profiles
 from .util.interrupt_latch import Latch
@@ -175,6 +175,35 @@ def pytest_configure(config: pytest.Config) -> None:
         _check_history(options.history_path)
     # the controller of xdist workers runs no test, and a worker's terminal is not the user's
     progress.start(config, shown=not (pinning.is_worker(config) or pinning.is_controller(config)))
+    if getattr(config.option, "xmlpath", None) and not pinning.is_worker(config):
+        config.pluginmanager.register(_JunitNames(config), "gpuperf-junit-names")
+
+
+def _junit(config: pytest.Config) -> Any:
+    """pytest's JUnit writer of this run (``--junitxml``), or None: where the gate's test case and the suites'
+    class names go (pytest offers no public handle on it; ``record_xml_attribute`` cannot reach it from an
+    xdist worker)."""
+    try:
+        from _pytest.junitxml import xml_key
+    except ImportError:  # pragma: no cover - a pytest without it
+        return None
+    return config.stash.get(xml_key, None)
+
+
+class _JunitNames:
+    """JUnit class names of the shipped suites are their module names (``report.civerdict.suite_classname``),
+    wherever the package is installed; set before pytest's writer opens the test case (it keeps attributes
+    set earlier)."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        name = civerdict.suite_classname(str(report.location[0]), report.nodeid)
+        xml = _junit(self.config)
+        if name is not None and xml is not None:
+            xml.node_reporter(report).add_attribute("classname", name)
 
 
 def _check_history(value: str) -> None:
@@ -441,6 +470,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Itera
 
 
 # ---- end of run ----------------------------------------------------------------------------------------
+@pytest.hookimpl(tryfirst=True)  # before pytest's JUnit writer: the gate's test case goes into its file
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Write baselines, results and history (each even if another failed), then release the devices —
     a device must be released (or abandoned, never waited on) whatever happened, so a failure before
@@ -464,6 +494,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         if gathered.status() is not None:  # a worker's own reason (exits) survives the controller
             session.exitstatus = gathered.status()
         config.stash[_exit_status] = int(session.exitstatus)
+        if gathered.payloads:
+            found = [civerdict.Reason.from_json(r) for r in gathered.reasons()] + _outlier_reasons(config)
+            _ci_outputs(session, found, gathered.sections(), gathered.recorded())
         return
     # pytest reports a run stopped by ``session.shouldstop`` as interrupted too: a stop on a busy card is not a Ctrl-C
     interrupted = exitstatus == pytest.ExitCode.INTERRUPTED and not any(r.stopped_busy for r in state.runs.values())
@@ -526,8 +559,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             session.exitstatus = pytest.ExitCode.INTERRUPTED
         if pinning.is_worker(config):
             lines = summary.session_lines(state, config.stash.get(_finish_error, None))
-            config.workeroutput[_WORKER_KEY] = payload(state, lines, failed,  # type: ignore[attr-defined]
-                                                       int(session.exitstatus))
+            share = payload(state, lines, failed, int(session.exitstatus))
+            share["reasons"] = [r.to_json() for r in civerdict.reasons(state, config.stash.get(_finish_error, None))]
+            share["sections"] = summary.step_sections(state)
+            config.workeroutput[_WORKER_KEY] = share  # type: ignore[attr-defined]
         elif sum(1 for run in state.runs.values() if run.metrics) > 1:  # siblings need two cards at least
             docs = payload(state, [], failed)
             _siblings(session, docs["documents"], docs["paths"])
@@ -535,6 +570,53 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         if not closed:
             state.close(interrupted=interrupted)
         config.stash[_exit_status] = int(session.exitstatus)
+    if state.runs and not pinning.is_worker(config):  # a worker's share goes to the controller (above)
+        found = civerdict.reasons(state, config.stash.get(_finish_error, None)) + _outlier_reasons(config)
+        recorded = {run.info.spec: [m.verdict for m in run.metrics.values()] for run in state.runs.values() if run.metrics}
+        _ci_outputs(session, found, summary.step_sections(state), recorded)
+
+
+_headline = pytest.StashKey[str]()
+
+
+def _ci_outputs(session: pytest.Session, found: list[civerdict.Reason], sections: list[str],
+                recorded: dict[str, list[str]]) -> None:
+    """The run's one verdict (``report.civerdict``) in every CI output, now that the exit status is final:
+    the ``gpuperf.gate`` JUnit case (``--junitxml``), the step summary under GitHub Actions, and the
+    terminal's last gpuperf line. ``recorded``: the verdicts of each device's metrics."""
+    from .report import github
+
+    status, failed_tests = int(session.exitstatus), int(session.testsfailed)
+    gated = civerdict.scope(recorded)
+    line = civerdict.headline(status, found, failed_tests, gated)
+    session.config.stash[_headline] = line
+    writer = _junit(session.config)
+    if writer is not None:
+        import xml.etree.ElementTree as ET
+        from _pytest.junitxml import bin_xml_escape
+
+        case = writer.node_reporter(f"{civerdict.GATE_CLASSNAME}.{civerdict.GATE_NAME}")
+        case.add_attribute("classname", civerdict.GATE_CLASSNAME)
+        case.add_attribute("name", civerdict.GATE_NAME)
+        failure = civerdict.gate_failure(status, found, failed_tests)
+        if failure is None:
+            writer.add_stats("passed")
+        else:
+            kind, message, text = failure
+            node = ET.Element("failure", message=bin_xml_escape(message), type=kind)
+            node.text = bin_xml_escape(text)
+            case.append(node)  # counted among the file's failures
+    if github.enabled():
+        github.append_step_summary(github.step_summary(line, [(r.kind, r.text) for r in found], sections))
+
+
+def _outlier_reasons(config: pytest.Config) -> list[civerdict.Reason]:
+    """A sibling outlier under ``--gpuperf-fail-on-outlier`` fails the run (``_siblings``): one reason."""
+    rep = config.stash.get(_siblings_report, None)
+    if not rep or not rep.get("outliers") or not config.getoption("--gpuperf-fail-on-outlier"):
+        return []
+    return [civerdict.Reason("SIBLING OUTLIER", f"{len(rep['outliers'])} card(s) far from their siblings "
+                                                "(gpuperf siblings below)")]
 
 
 _siblings_report = pytest.StashKey[dict]()
@@ -597,6 +679,10 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     elif state.runs:
         summary.write(tr, summary.session_lines(state, config.stash.get(_finish_error, None)))
     _skips_line(tr, state)
+    line = config.stash.get(_headline, None)
+    if line is not None:  # the verdict the exit status, the JUnit file and the step summary carry
+        tr.write_line(line, green=line.startswith("gpuperf PASSED"), red=not line.startswith("gpuperf PASSED"),
+                      bold=True)
     rep = config.stash.get(_siblings_report, None)
     if rep and rep["groups"]:
         from .fleet.siblings import summary_lines

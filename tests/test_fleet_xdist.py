@@ -231,5 +231,16 @@ def test_a_worker_s_own_exit_status_survives_the_controller(tmp_path):
     (6), and so does the run — not the generic 1 of a failed test."""
     from pytest_gpuperf import exits
 
-    res = _run(tmp_path, "-n", "2", "--gpuperf-require-baseline")
+    import xml.etree.ElementTree as ET
+
+    summary, junit = tmp_path / "summary.md", tmp_path / "junit.xml"
+    res = _run(tmp_path, "-n", "2", "--gpuperf-require-baseline", f"--junitxml={junit}",
+               GITHUB_ACTIONS="true", GITHUB_STEP_SUMMARY=str(summary))
     assert res.returncode == exits.NO_BASELINE, res.stdout + res.stderr
+    # the controller writes the one verdict the workers' reasons make: JUnit's gpuperf.gate, the summary's first line
+    gate = next(c for c in ET.parse(junit).getroot().iter("testcase") if c.get("classname") == "gpuperf")
+    failure = gate.find("failure")
+    assert failure.get("type") == "gpuperf.NO_BASELINE" and failure.get("message").startswith("gpuperf NO BASELINE (exit 6)")
+    assert failure.text.count("NO BASELINE: ") == 2, failure.text  # one per worker's device
+    text = summary.read_text()
+    assert text.startswith("**gpuperf NO BASELINE (exit 6)") and text.count("### gpuperf opencl:") == 2, text

@@ -65,6 +65,19 @@ class Gathered:
         return next((code for code in (exits.NO_BASELINE, exits.GPU_TOO_BUSY, exits.THROTTLED, exits.HOST_TOO_BUSY)
                      if code in seen), None)
 
+    def reasons(self) -> list[dict[str, Any]]:
+        """Every worker's reasons the run failed (``report.civerdict.Reason.to_json``), regressions first."""
+        found = [r for p in self.payloads for r in p.get("reasons", [])]
+        return sorted(found, key=lambda r: r.get("kind") != "REGRESSED")
+
+    def sections(self) -> list[str]:
+        """Every worker's device sections of the GitHub step summary."""
+        return [sec for p in self.payloads for sec in p.get("sections", [])]
+
+    def recorded(self) -> dict[str, list[str]]:
+        """The verdicts of the metrics recorded per device spec."""
+        return {d["device"]["spec"]: [m["verdict"] for m in d["metrics"]] for d in self.documents()}
+
     def lines(self) -> list[tuple[str, dict[str, bool]]]:
         """Every worker's summary lines, the workers ordered by the first device they report."""
         ordered = sorted(self.payloads, key=lambda p: sorted(d["device"]["spec"] for d in p["documents"]) or ["~"])

@@ -90,25 +90,71 @@ def findings_from_metrics(metrics: Iterable[Metric], missing: Iterable[str], dev
     return out
 
 
+#: verdicts the step summary counts instead of listing row by row: no news (``summary.QUIET``) and the rows
+#: a run could not judge (measured while the host or card was busy, or while the card throttled)
+COUNTED = ("pass", "new", "ungated", "loose", "contended", "throttled")
+#: rows listed per device at most; the rest are counted (the results JSON holds every row)
+MAX_ROWS = 50
+
+
 def summary_table(metrics: Iterable[Metric], missing: Iterable[str], device: str, reference: str) -> str:
-    """The step summary of a pytest run on one device: every metric that is not ``pass``, then a tally."""
-    rows = sorted(metrics, key=lambda m: (m.verdict != "regressed", m.name))
-    tally: dict[str, int] = {}
-    for m in rows:
-        tally[m.verdict] = tally.get(m.verdict, 0) + 1
+    """One device's section of the step summary: the tally, then the rows that are news (regressed first,
+    then missing, incomparable, improved, known), at most :data:`MAX_ROWS`; the rows of :data:`COUNTED`
+    verdicts are one line of counts, not hundreds of rows."""
+    metrics = list(metrics)
     missing = list(missing)
+    tally: dict[str, int] = {}
+    for m in metrics:
+        tally[m.verdict] = tally.get(m.verdict, 0) + 1
+    order = {"regressed": 0, "incomparable": 2, "improved": 3}
+    shown = sorted((m for m in metrics if m.verdict not in COUNTED), key=lambda m: (order.get(m.verdict, 4), m.name))
     out = [f"### gpuperf {device} against {reference}", "",
-           ", ".join(f"{n} {v}" for v, n in sorted(tally.items())) + (f", {len(missing)} missing" if missing else ""),
-           ""]
-    shown = [m for m in rows if m.verdict != "pass"]
+           f"{len(metrics)} metrics: " + ", ".join(f"{n} {v}" for v, n in sorted(tally.items(), key=lambda x: (
+               x[0] != "regressed", x[0]))) + (f", {len(missing)} missing" if missing else ""), ""]
     if shown or missing:
         out += ["| metric | reference | measured | delta | verdict |", "| --- | --- | --- | --- | --- |"]
-        for m in shown:
-            base = m.baseline or {}
-            ref = "-" if base.get("value") is None else f"{base['value']:.5g}"
-            delta = "-" if base.get("delta_rel") is None else f"{base['delta_rel']:+.1%}"
-            verdict = f"**{m.verdict}**" if m.verdict == "regressed" else m.verdict
-            out.append(f"| `{m.name}` | {ref} | {m.value:.5g} {m.unit} | {delta} | {verdict} |")
-        for name in missing:
+        rows = [m for m in shown if m.verdict == "regressed"]
+        rows_missing = missing
+        rest = [m for m in shown if m.verdict != "regressed"]
+        budget = MAX_ROWS
+        for m in rows[:budget]:
+            out.append(_row(m))
+        budget -= min(budget, len(rows))
+        for name in rows_missing[:budget]:
             out.append(f"| `{name}` | recorded | - | - | **missing** |")
+        budget -= min(budget, len(rows_missing))
+        for m in rest[:budget]:
+            out.append(_row(m))
+        left = len(shown) + len(missing) - MAX_ROWS
+        if left > 0:
+            out += ["", f"{left} more rows not listed (the results JSON holds every row)."]
+    beyond = sorted(m.name for m in metrics if m.verdict in COUNTED and m.info.get("would_regress"))
+    if beyond:  # not judged, but changed far beyond what the sharing explains (timing.observers.would_regress)
+        out += ["", f"**Would have regressed** ({len(beyond)}, not judged: measured while busy, but changed far beyond "
+                    f"what that explains; run again alone): " + ", ".join(f"`{n}`" for n in beyond[:10])
+                + (f" and {len(beyond) - 10} more" if len(beyond) > 10 else "")]
+    quiet = {v: n for v, n in tally.items() if v in COUNTED}
+    if quiet:
+        out += ["", "Not listed: " + ", ".join(f"{n} {v}" for v, n in sorted(quiet.items()))
+                + " (contended/throttled: measured while the host or card was busy, not gated; "
+                  "ungated/new: recorded, not judged)."]
     return "\n".join(out) + "\n"
+
+
+def _row(m: Metric) -> str:
+    base = m.baseline or {}
+    ref = "-" if base.get("value") is None else f"{base['value']:.5g}"
+    delta = "-" if base.get("delta_rel") is None else f"{base['delta_rel']:+.1%}"
+    verdict = f"**{m.verdict}**" if m.verdict == "regressed" else m.verdict
+    return f"| `{m.name}` | {ref} | {m.value:.5g} {m.unit} | {delta} | {verdict} |"
+
+
+def step_summary(headline: str, reasons: Iterable[tuple[str, str]], sections: Iterable[str]) -> str:
+    """The whole run's step summary: ``headline`` as the first line (why the job failed, or that it
+    passed), the reasons (``(kind, text)``, regressions first), then each device's section."""
+    out = [f"**{headline}**", ""]
+    reasons = list(reasons)
+    if reasons:
+        out += [f"- **{kind}**: {text}" for kind, text in reasons] + [""]
+    out += list(sections)
+    return "\n".join(out).rstrip("\n") + "\n"

@@ -202,7 +202,7 @@ def no_baseline_lines(state: Any, run: Any) -> list[str]:
 def _github(state: Any, alarms: Alarms) -> list[str]:
     """Under GitHub Actions: an ``::error`` for every line that failed the run (:class:`Alarms`), a warning
     for a device without a baseline when none is required, the regressions (and incomparable and missing
-    metrics), and the table appended to the step summary (report.github does the work)."""
+    metrics) (report.github does the work; the step summary is written by the plugin, :func:`step_sections`)."""
     from . import github
 
     if not github.enabled():
@@ -218,8 +218,20 @@ def _github(state: Any, alarms: Alarms) -> list[str]:
         if not run.metrics and not missing:
             continue
         lines += github.commands(github.findings_from_metrics(run.metrics.values(), missing, run.info.spec))
-        github.append_step_summary(github.summary_table(run.metrics.values(), missing, run.info.spec, state.against))
     return lines
+
+
+def step_sections(state: Any) -> list[str]:
+    """Each device's section of the GitHub step summary (``github.summary_table``); the plugin writes them
+    once, under the run's headline (``report.civerdict``), when the exit status is known."""
+    from . import github
+
+    out = []
+    for run in state.runs.values():
+        missing = state.missing.get(run.info.spec, [])
+        if run.metrics or missing:
+            out.append(github.summary_table(run.metrics.values(), missing, run.info.spec, state.against))
+    return out
 
 
 def write(tr: Any, lines: list[Line]) -> None:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from ..errors import GpuPerfError
+from ..timing.observers import CONTENDED_RUN_LIMIT
 from ..util import jsonio
 from . import baseline_file, contention
 
@@ -117,7 +118,12 @@ def init(*, device: str, runs: int, baseline_dir: Path, results_dir: Path, pytes
     for i, (n, cmd) in enumerate(zip(numbers, cmds), start=1):
         log = folders[0] / f"init-{n}.log"
         log.parent.mkdir(parents=True, exist_ok=True)
-        with open(log, "x", encoding="utf-8") as out:  # "x": numbered past every file there, never replaced
+        try:
+            out = open(log, "x", encoding="utf-8")  # "x": numbered past every file there, never replaced
+        except FileExistsError:
+            raise GpuPerfError(f"{log} appeared while this init ran: another init is writing to {log.parent}; let it "
+                               "finish (or give this one its own --results-dir), then run init again") from None
+        with out:
             out.write("$ " + shlex.join(cmd) + "\n")
             out.flush()
             code = subprocess.call(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=here)
@@ -139,7 +145,7 @@ def init(*, device: str, runs: int, baseline_dir: Path, results_dir: Path, pytes
             every = sorted(n for n in sc.left_out if n in sc.causes)
             raise InitRefused(f"{key} ({backend}): {len(every)} of {sc.metrics} metrics were measured while "
                               f"{contention.CAUSES[cause]} in every run ({_few(every)}), more than "
-                              f"{contention.observers.CONTENDED_RUN_LIMIT:.0%}: no baseline written — these runs "
+                              f"{CONTENDED_RUN_LIMIT:.0%}: no baseline written — these runs "
                               f"cannot tell the code's figures; {contention.FIXES[cause]} (or keep such entries, "
                               f"flagged in the file, with --keep-contended)", contention.EXITS[cause])
     written: list[Path] = []

@@ -30,7 +30,10 @@ def lock_path(path: str | os.PathLike[str]) -> Path:
     ignore = folder / ".gitignore"
     if not ignore.is_file():
         folder.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(ignore, IGNORE)  # two writers at once write the same text: either rename wins
+        try:
+            atomic_write_text(ignore, IGNORE)  # two writers at once write the same text: either rename wins
+        except OSError:
+            pass  # a full disk: the (empty) lock file can still be made, and the write it guards reports the disk
     return folder / f"{target.name}.lock"
 
 

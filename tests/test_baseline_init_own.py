@@ -162,7 +162,9 @@ def test_a_users_own_suite_is_baselined_alone_gated_and_a_plant_caught(tmp_path:
         doc = json.loads((folder / f"init-{n}-opencl.json").read_text())
         assert [t["test"] for t in doc["tests"]] == ["test_my_kernel.py::test_my_kernel"]  # that file, alone
         log = folder / f"init-{n}.log"
-        assert str(log.relative_to(user)) in made.stdout and "NO BASELINE" in log.read_text()
+        said = log.read_text()  # the child's whole output, with the hint that makes this very baseline
+        assert str(log.relative_to(user)) in made.stdout and "NO BASELINE" in said
+        assert "gpuperf baseline init --runs 3 --device opencl:0 --dir baselines -- test_my_kernel.py" in said
     section = json.loads(baseline.read_text())["backends"]["opencl"]
     assert list(section["metrics"]) == ["my_kernel.time_us"]
     prov = section["provenance"]

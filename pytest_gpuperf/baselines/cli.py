@@ -240,7 +240,7 @@ def cmd_gatecheck(args: argparse.Namespace) -> int:
               "metrics): plant with --plant KIND=ARG, e.g. --plant missing=<one of your metrics>")
     else:
         chosen = gc.choose_plants(args.plant, info.is_cpu, recorded, args.memory, args.compute, spec=info.spec,
-                                  fallback=tuple(own) or None)
+                                  own_tests=tuple(own) or None)
     curve = families.curve_plants(info.is_cpu, entries, info.spec) if args.curve else []
     doc = gc.gatecheck(device=args.device, out=out, aa=args.aa, plant_list=chosen, tries=args.tries,
                        baseline_dir=args.baseline_dir, results_dir=results_dir,

@@ -93,12 +93,12 @@ def node_id(test: str, spec: str) -> str:
 
 def choose_plants(specs: Sequence[str] | None, is_cpu: bool, baseline_tests: Mapping[str, str] | None = None,
                   memory: float | None = None, compute: float | None = None, spec: str = "",
-                  fallback: tuple[str, ...] | None = None) -> list[Plant]:
+                  own_tests: tuple[str, ...] | None = None) -> list[Plant]:
     """The plants a ``--plant`` list asks for: ``KIND`` (the device class's default size and metric) or
     ``KIND=ARG`` (``memory=0.5``, ``compute=0.1``, ``ulp=cos``, ``missing=NAME``); ``none`` alone means no
     plants, ``None`` the four defaults. A plant whose target metric is in the baseline runs only the test
     that recorded it there (its node id on device ``spec``); otherwise the default's ``-k`` selection (a
-    ``missing`` plant: ``fallback``, the tests of your own the gate check runs, else the shipped suites). Raises
+    ``missing`` plant: ``own_tests``, the tests of your own the gate check runs, else the shipped suites). Raises
     :class:`GpuPerfError` with one line naming the bad value."""
     defaults = {p.kind: p for p in default_plants(is_cpu, memory, compute)}
     if specs is None:
@@ -125,7 +125,7 @@ def choose_plants(specs: Sequence[str] | None, is_cpu: bool, baseline_tests: Map
             continue
         metric = f"accuracy.fp32.{arg}.max_ulp" if kind == "ulp" else arg
         fallback = (("suites/test_accuracy_math.py", "-k", f"test_math_function and {arg}- and fp32")
-                    if kind == "ulp" else (fallback or ("suites/",)))
+                    if kind == "ulp" else (own_tests or ("suites/",)))
         chosen.append(Plant(kind, arg, metric, (node_id(tests[metric], spec),) if metric in tests and spec else fallback))
     return chosen
 

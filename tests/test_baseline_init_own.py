@@ -185,6 +185,7 @@ def test_a_users_own_suite_is_baselined_alone_gated_and_a_plant_caught(tmp_path:
     (aa,) = check["aa"]
     assert aa["metrics"] == 1 and not aa["regressed"] and not aa["missing"], _said(gate)
     assert check["command"].endswith("test_my_kernel.py --gpuperf-budget=0.2") and check["planted"] == []
+    assert "no plant (the default plants target the shipped suites' metrics)" in gate.stdout, _said(gate)
     aa_log = (folder / "gatecheck" / aa["log"]).read_text()
     if aa["exit"] == exits.HOST_TOO_BUSY:
         assert aa["verdicts"] == {"contended": 1} and "HOST TOO BUSY TO GATE" in aa_log, aa_log[-3000:]

@@ -203,3 +203,28 @@ def test_a_users_own_suite_is_baselined_alone_gated_and_a_plant_caught(tmp_path:
             assert "would have regressed" in planted.stdout, _said(planted)
     else:
         assert m["verdict"] == "regressed" and planted.returncode == 1, _said(planted)
+
+
+FIT = '''
+from pytest_gpuperf.timing.stats import Stats
+
+
+def test_fit(gpu_device, gpuperf_record):
+    # a differenced figure whose noise exceeds its effect: a positive median, one negative sample
+    gpuperf_record("my.fit.latency_ns", 2.2, "ns", better="lower", stats=Stats.of([-0.4, 2.0, 2.2, 2.4, 2.6]))
+    gpuperf_record("my.fit.points", 5, "items", better="exact")
+'''
+
+
+@pytest.mark.skipif(not CL, reason="no OpenCL device (install pocl-opencl-icd)")
+def test_impossible_samples_are_never_stored_and_init_says_so(tmp_path: Path) -> None:
+    (tmp_path / "test_fit.py").write_text(FIT)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GPUPERF_", "PYTEST_"))}
+    env["PYTHONPATH"] = str(REPO)
+    made = _run([sys.executable, "-m", "pytest_gpuperf.cli", "baseline", "init", "--runs", "1", "--device", "opencl:0",
+                 "--", "test_fit.py"], tmp_path, env)
+    assert made.returncode == 1, _said(made)  # an error, though the file is written without the entry
+    assert "error:" in made.stdout and "my.fit.latency_ns" in made.stdout and "-0.4 ns" in made.stdout, _said(made)
+    (section,) = json.loads((tmp_path / "baselines" / f"{CL[0].key}.json").read_text())["backends"].values()
+    assert list(section["metrics"]) == ["my.fit.points"]
+    assert "impossible samples" in section["provenance"]["left_out"]["my.fit.latency_ns"]

@@ -214,6 +214,10 @@ def main_init(args: Any) -> int:
     except InitRefused as exc:
         print(f"gpuperf baseline init: error: {exc}", file=sys.stderr)
         return exc.exit
+    except KeyboardInterrupt:  # the run in progress got the Ctrl-C too, and ended as interrupted
+        print(f"gpuperf baseline init: interrupted: no baseline written; the runs' results and logs so far stay "
+              f"under {args.results_dir}/ (a later init numbers its runs past them)", file=sys.stderr)
+        return 130
     return 1 if done.impossible else 0
 
 

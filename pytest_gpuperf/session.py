@@ -13,8 +13,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from filelock import FileLock
-
 from . import baselines as bl
 from .devices import Device, DeviceInfo, Inventory, discover, open_device, resolve
 from .baselines import catalog, classes, lookup, noise, validity
@@ -28,6 +26,7 @@ from .timing.measure import MeasureConfig
 from .timing.stats import MAD_TO_SIGMA, Stats
 from .util.atomic import unclaimed
 from .util.interrupt_latch import hold, release
+from .util.locks import file_lock
 from .util.provenance import environment, git_commit, now_iso
 from .util.redaction import redact, redact_argv
 
@@ -589,7 +588,7 @@ class GpuPerfSession:
             doc["detection"] = sensitivity.tally(run.metrics.values())
             doc["tests"] = [{"test": t, **run.tests[t]} for t in sorted(run.tests)]
             try:
-                with FileLock(f"{path}.lock"):  # another run writing this path now waits, then takes -2
+                with file_lock(path):  # another run writing this path now waits, then takes -2
                     target = str(unclaimed(path, self.started_ns))
                     results.write(target, doc)
             except OSError as exc:

@@ -2,8 +2,9 @@
 
 The same as ``python -m pytest --pyargs pytest_gpuperf.suites [PYTEST ARGS]``: the rootdir (and so the
 default ``./baselines``, the commit a run records, pytest's ini file) is the directory it runs in, the
-user's repository. A ``suites/<file>[::test]`` argument names a shipped suite file; with one, only the
-named files run."""
+user's repository. A ``suites/<file>[::test]`` argument names a shipped suite file, and a path of the
+user's own (a test file, a folder, a node id ``file::test`` that exists) names their tests: with either,
+only the named tests run; with neither, the shipped suites."""
 
 from __future__ import annotations
 
@@ -17,11 +18,37 @@ from typing import Sequence
 from .paths import SUITES_ARGS, suite_arg
 
 
+#: pytest options whose value is the next argument (``-k EXPR``, ``--ignore PATH``): that value names no test
+VALUE_OPTIONS = frozenset({"-k", "-m", "-p", "-o", "-c", "-W", "-n", "--rootdir", "--ignore", "--ignore-glob",
+                           "--deselect", "--confcutdir", "--basetemp", "--override-ini", "--config-file",
+                           "--junit-xml", "--junitxml", "--log-file", "--maxfail", "--durations", "--tb",
+                           "--import-mode", "--capture", "--gpuperf-plant", "--gpuperf-device"})
+
+
+def named_tests(args: Sequence[str], cwd: Path) -> list[str]:
+    """The arguments of ``args`` that name tests: ``suites``/``suites/…`` (the shipped suites) and
+    positional arguments naming a file, folder or node id that exists under ``cwd`` — not options, nor
+    the value of an option that takes one (:data:`VALUE_OPTIONS`)."""
+    out: list[str] = []
+    skip = False
+    for a in args:
+        if skip:
+            skip = False
+            continue
+        if a.startswith("-"):
+            skip = a in VALUE_OPTIONS
+            continue
+        if a == "suites" or a.startswith("suites/") or (cwd / a.split("::", 1)[0]).exists():
+            out.append(a)
+    return out
+
+
 def command(args: Sequence[str], cwd: Path | None = None) -> list[str]:
-    """The pytest command line ``gpuperf run ARGS`` executes."""
+    """The pytest command line ``gpuperf run ARGS`` executes: the tests ``args`` name
+    (:func:`named_tests`), or the shipped suites when they name none."""
     here = cwd or Path.cwd()
     mapped = [suite_arg(a, here) for a in args]
-    named = any(a == "suites" or a.startswith("suites/") for a in args)
+    named = bool(named_tests(args, here))
     # the rootdir is the user's directory even when suite files are named: pytest would take their
     # common ancestor, inside the installed package (baselines, commit and corpus would be looked up there)
     root = [] if any(a == "--rootdir" or a.startswith("--rootdir=") for a in args) else [f"--rootdir={here}"]

@@ -184,6 +184,8 @@ def test_choose_plants():
     assert ulp.metric == "accuracy.fp32.cos.max_ulp"
     assert ulp.tests == ("suites/test_accuracy_math.py::test_math_function[cuda:0-cos-fp32]",)
     assert (gone.metric, gone.tests) == ("x.y", ("suites/",))
+    (own,) = gc.choose_plants(["missing=my.metric"], True, own_tests=("test_my_kernel.py",))
+    assert own.tests == ("test_my_kernel.py",)  # the gate check of your own tests plants in them
     (comp,) = gc.choose_plants(["compute"], True)
     assert comp.size == 1.2  # a CPU device's default: the smallest compute slowdown its noise lets it catch
 

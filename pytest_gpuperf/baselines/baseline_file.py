@@ -36,6 +36,7 @@ from ..errors import BaselineFileError
 from ..paths import safe_name
 from ..util import jsonio
 from ..util.atomic import atomic_write_text, remove_stale_temps
+from ..util.locks import file_lock
 from . import fileformat, problems
 
 #: how long an update waits for another process's update of the same file (they take milliseconds)
@@ -175,9 +176,9 @@ def make_entry(*, value: float, worst: float, unit: str, better: str, test: str,
 
 
 def lock_for(path: Path) -> FileLock:
-    """The lock every writer of one baseline file holds around its read-modify-write (a hidden
-    ``.<name>.lock`` beside it, ignored by git)."""
-    return FileLock(str(path.with_name(f".{path.name}.lock")), timeout=LOCK_TIMEOUT_S)
+    """The lock every writer of one baseline file holds around its read-modify-write (in the folder's
+    ``.gpuperf-locks/``, which ignores itself: :mod:`pytest_gpuperf.util.locks`)."""
+    return file_lock(path, timeout=LOCK_TIMEOUT_S)
 
 
 def update(baseline: BaselineFile, backend: str, device: Mapping[str, Any], provenance: Mapping[str, Any],

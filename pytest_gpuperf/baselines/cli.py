@@ -1,6 +1,6 @@
 """``gpuperf baseline …``: make, check, migrate and review baseline files outside a pytest run.
 
-* ``init`` — the first baseline of a device, from N runs of the shipped suites.
+* ``init`` — the first baseline of a device, from N runs of your tests (named after ``--``) or the shipped suites.
 * ``from-results R1.json R2.json ...`` — rebuild baseline entries from several results files of the
   same device and backend, so tolerances reflect *run-to-run* noise: value = median of the runs'
   values, spread = max(median within-run σ, between-run σ), tolerance = k × spread with the floor.
@@ -212,10 +212,14 @@ def cmd_gatecheck(args: argparse.Namespace) -> int:
     from ..devices import discover, resolve
     from ..gatecheck import families
     from ..gatecheck import run as gc
+    from ..suiterun import named_tests
     from ..util.provenance import git_commit
 
     (info,) = resolve(args.device, discover())[:1]
     key = info.key
+    extra = list(args.pytest_args)[1:] if list(args.pytest_args)[:1] == ["--"] else list(args.pytest_args)
+    own = named_tests(extra, Path.cwd())
+    aa_args = extra if own else ["suites/", *extra]
     results_dir = Path(args.results_dir or f"results/{key}") / "gatecheck"
     out = Path(args.out or f"results/{key}/gatecheck.json")
     baseline = baseline_file.load(args.baseline_dir or "baselines", key)
@@ -230,13 +234,18 @@ def cmd_gatecheck(args: argparse.Namespace) -> int:
             raise GpuPerfError(f"--families {args.families!r}: {exc}") from None
         if args.plant:
             chosen += gc.choose_plants(args.plant, info.is_cpu, recorded, args.memory, args.compute, spec=info.spec)
+    elif own and args.plant is None:
+        chosen = []  # the default plants target the shipped suites' metrics: none of them is in your tests
+        print(f"gatecheck: A/A runs of {' '.join(own)}; no plant (the default plants target the shipped suites' "
+              "metrics): plant with --plant KIND=ARG, e.g. --plant missing=<one of your metrics>")
     else:
-        chosen = gc.choose_plants(args.plant, info.is_cpu, recorded, args.memory, args.compute, spec=info.spec)
+        chosen = gc.choose_plants(args.plant, info.is_cpu, recorded, args.memory, args.compute, spec=info.spec,
+                                  own_tests=tuple(own) or None)
     curve = families.curve_plants(info.is_cpu, entries, info.spec) if args.curve else []
     doc = gc.gatecheck(device=args.device, out=out, aa=args.aa, plant_list=chosen, tries=args.tries,
                        baseline_dir=args.baseline_dir, results_dir=results_dir,
                        commit=args.commit or git_commit(), append=args.append, fresh_first=args.fresh_first,
-                       curve_list=curve, not_planted=not_planted)
+                       curve_list=curve, not_planted=not_planted, aa_args=aa_args)
     passed, problems = gc.verdict(doc)
     print(f"{out}: {len(doc['aa'])} A/A runs, {len(doc['planted'])} planted kinds — "
           + ("gate check passed" if passed else "GATE CHECK FAILED"))
@@ -321,19 +330,27 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--append", action="store_true", help="add the runs to an existing gate-check file")
     g.add_argument("--fresh-first", action="store_true",
                    help="start the first A/A run with an empty PoCL kernel cache, as on a fresh machine")
+    g.add_argument("pytest_args", nargs=argparse.REMAINDER, metavar="-- PYTEST ARGS",
+                   help="the A/A runs' tests and options: tests of your own (-- test_my_kernel.py: only they run, "
+                        "and no plant unless --plant names one) or options for the shipped suites (default: suites/)")
     g.set_defaults(func=cmd_gatecheck)
-    i = bs.add_parser("init", help="the first baseline of a device: run the shipped suites N times and write a "
-                                   "candidate <dir>/<key>.json from them, for review")
+    i = bs.add_parser("init", help="the first baseline of a device: run the tests named after -- (default: the "
+                                   "shipped suites) N times and write a candidate <dir>/<key>.json from them, for review")
     i.add_argument("--runs", type=int, default=3, help="runs to merge (default 3: the band holds their spread)")
     i.add_argument("--device", default="0", help="--gpuperf-device of the runs (default 0)")
     i.add_argument("--dir", default="baselines", help="your baseline folder (default ./baselines; created)")
-    i.add_argument("--results-dir", default="results", help="where each run's results go (<dir>/<key>/init-N-*.json)")
+    i.add_argument("--results-dir", default="results", help="where each run's results and log go "
+                                                             "(<dir>/<key>/init-N-*.json, init-N.log; N numbered on)")
     i.add_argument("--replace", action="store_true", help="replace an existing baseline file of the device")
     i.add_argument("--k", type=_k, default=6.0,
                    help="tolerance = k × spread, spread the larger of the within-run and between-run σ "
                         "(default: %(default)s)")
+    i.add_argument("--keep-contended", action="store_true",
+                   help="keep entries measured on a busy host or card in every run, flagged in the file's provenance "
+                        "(default: left out, named; the init is refused when they pass a tenth of the metrics)")
     i.add_argument("pytest_args", nargs=argparse.REMAINDER, metavar="-- PYTEST ARGS",
-                   help="passed to every run (e.g. -- -k 'memory or latency')")
+                   help="passed to every run: tests of your own (-- test_my_kernel.py: only they run; none named: "
+                        "the shipped suites), options (-- -k 'memory or latency')")
     i.set_defaults(func=first.main_init)
     f = bs.add_parser("family", help="a CPU family baseline: the deterministic entries of CPU baseline files, "
                                      "which every CPU model of one OpenCL runtime and compiler shares")

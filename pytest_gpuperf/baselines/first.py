@@ -1,94 +1,224 @@
-"""``gpuperf baseline init``: the first baseline of a device, from N runs of the shipped suites.
+"""``gpuperf baseline init``: the first baseline of a device, from N runs of the tests named after ``--``
+(your own suite: ``-- test_my_kernel.py``), or of the shipped suites when none is named.
 
 Each run is ``gpuperf run --gpuperf-device=DEV --gpuperf-json=…`` in the current directory (the user's
-repository: its commit is what the runs record); the runs' results are kept under
-``<results dir>/<key>/init-<n>-<backend>.json`` and merged by the same rule as ``from-results`` (value =
-median of the runs, band from the larger of the within-run and between-run noise), into
-``<dir>/<key>.json``: a candidate for review, with the runs' provenance as its header. An existing file is
-not replaced unless asked.
+repository: its commit is what the runs record). Its results go to ``<results dir>/<key>/init-<n>-<backend>.json``
+and its output to ``init-<n>.log`` beside them, ``n`` numbered on from the files already there (a run never
+replaces an earlier one's results: those may be what an existing baseline was made from); the terminal gets
+one line per run. The runs are screened (:mod:`.contention`: figures measured on a busy host or a shared
+card set aside, impossible samples never stored) and merged by the same rule as ``from-results`` (value =
+median of the runs, band from the larger of the within-run and between-run noise) into ``<dir>/<key>.json``:
+a candidate for review, with the runs' provenance — and what was left out — as its header. An existing file
+is not replaced unless asked.
 """
 
 from __future__ import annotations
 
+import re
+import shlex
 import subprocess
-from collections import defaultdict
+from collections import Counter, defaultdict
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from ..errors import GpuPerfError
+from ..timing.observers import CONTENDED_RUN_LIMIT
 from ..util import jsonio
-from . import baseline_file
+from . import baseline_file, contention
+
+#: the run results and logs of init: ``init-<n>-<backend>.json``, ``init-<n>.log`` (or ``.gz``)
+RUN_FILE = re.compile(r"init-(\d+)(?:-[a-z]+)?(?:-\d+)?\.(?:json|log)(?:\.gz)?")
+#: the exit statuses of a run whose results init takes: passed, failed tests (their metrics are still
+#: measurements), and the statuses of a run gated against an old baseline (``--replace``) that could not
+#: judge enough of it — init screens those figures itself
+TAKEN_EXITS = (0, 1, 7, 8, 9)
 
 
-def run_commands(device: str, runs: int, results_dir: Path, baseline_dir: Path,
-                 pytest_args: Sequence[str]) -> list[list[str]]:
-    """The ``gpuperf run`` command lines of the N runs (their results: ``init-<n>-<backend>.json``). Each run
-    times its own tuning tables (``--gpuperf-retune``): runs that replayed one stored table would agree on
-    every search figure by construction, and the band would take that for stability."""
+class InitRefused(GpuPerfError):
+    """init wrote nothing because the runs cannot make a baseline; ``exit`` is the status to leave with."""
+
+    def __init__(self, message: str, exit: int) -> None:
+        super().__init__(message)
+        self.exit = exit
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What init did: the baseline files written, and whether any entry was left out as impossible."""
+
+    written: list[Path]
+    impossible: bool
+
+
+def first_free(folders: Sequence[Path]) -> int:
+    """The first run number after every ``init-<n>…`` file in ``folders``: this init's runs start there."""
+    taken = [int(m.group(1)) for f in folders if f.is_dir() for p in f.iterdir() if (m := RUN_FILE.fullmatch(p.name))]
+    return max(taken, default=0) + 1
+
+
+def run_commands(device: str, numbers: Sequence[int], results_dir: Path, baseline_dir: Path,
+                 pytest_args: Sequence[str], cwd: Path | None = None) -> list[list[str]]:
+    """The ``gpuperf run`` command lines of the runs numbered ``numbers`` (their results:
+    ``init-<n>-<backend>.json``): the tests ``pytest_args`` name, else the shipped suites. Each run times
+    its own tuning tables (``--gpuperf-retune``): runs that replayed one stored table would agree on every
+    search figure by construction, and the band would take that for stability."""
     from ..suiterun import command
 
-    out = []
-    for n in range(1, runs + 1):
-        args = [f"--gpuperf-device={device}", f"--gpuperf-json={results_dir}/{{key}}/init-{n}-{{backend}}.json",
-                f"--gpuperf-baseline-dir={baseline_dir}", "-o", "gpuperf_require_baseline=false",
-                "-p", "no:cacheprovider", "--gpuperf-retune", *pytest_args]
-        out.append(command(args))
-    return out
+    return [command([f"--gpuperf-device={device}", f"--gpuperf-json={results_dir}/{{key}}/init-{n}-{{backend}}.json",
+                     f"--gpuperf-baseline-dir={baseline_dir}", "-o", "gpuperf_require_baseline=false",
+                     "-p", "no:cacheprovider", "--gpuperf-retune", *pytest_args], cwd=cwd)
+            for n in numbers]
+
+
+def run_line(i: int, runs: int, code: int, doc_paths: Sequence[Path], docs: Sequence[dict[str, Any]], log: Path) -> str:
+    """One run in one line: its tests by outcome, its metrics by verdict, where its results and log went."""
+    tests = Counter(t.get("outcome") or "?" for doc in docs for t in doc.get("tests", []))
+    verdicts = Counter(m.get("verdict") or "?" for doc in docs for m in doc["metrics"])
+    disturbed = sum(1 for doc in docs for m in doc["metrics"]
+                    if contention.disturbance(m, bool(doc["device"].get("is_cpu"))))
+    counted = lambda c: ", ".join(f"{n} {k}" for k, n in sorted(c.items()))  # noqa: E731
+    n_tests, n_metrics = sum(tests.values()), sum(verdicts.values())
+    return (f"run {i} of {runs}: {n_tests} test{'s' if n_tests != 1 else ''} ({counted(tests) or 'none'}); "
+            f"{n_metrics} metric{'s' if n_metrics != 1 else ''} ({counted(verdicts) or 'none'}"
+            + (f"; {disturbed} measured on a busy host or card" if disturbed else "") + f"); exit {code}; "
+            f"results {', '.join(map(str, doc_paths)) or 'none'}; log {log}")
 
 
 def init(*, device: str, runs: int, baseline_dir: Path, results_dir: Path, pytest_args: Sequence[str],
-         replace: bool, k: float, echo: Any = print) -> list[Path]:
-    """Run the suites ``runs`` times and write the candidate baseline of every device they measured;
-    returns the files written. Raises :class:`GpuPerfError` naming what stopped it."""
+         replace: bool, k: float, keep_contended: bool = False, echo: Callable[[str], Any] = print,
+         cwd: Path | None = None) -> Outcome:
+    """Run the tests ``runs`` times and write the candidate baseline of every device they measured.
+    Raises :class:`GpuPerfError` naming what stopped it (:class:`InitRefused` when the runs were too
+    disturbed to make one)."""
     from ..devices import discover, resolve
+    from ..suiterun import named_tests
     from .merge import merge_runs
+
+    def say(line: str) -> None:
+        echo(f"gpuperf baseline init: {line}")
 
     if runs < 1:
         raise GpuPerfError(f"--runs {runs}: at least 1 run (3 recommended: the band then holds the spread between runs)")
+    here = cwd or Path.cwd()
     infos = resolve(device, discover())
     existing = [baseline_file.path_for(baseline_dir, i.key) for i in infos if baseline_file.path_for(baseline_dir, i.key).exists()]
     if existing and not replace:
         raise GpuPerfError(f"{', '.join(map(str, existing))} exists; review it with 'gpuperf baseline check', refresh "
                            f"entries with 'gpuperf baseline from-results', or pass --replace to start over")
-    baseline_dir.mkdir(parents=True, exist_ok=True)
+    baseline_dir.mkdir(parents=True, exist_ok=True)  # the runs name it (a folder that is not there is an error)
+    folders = [results_dir / i.key for i in infos]
+    first = first_free(folders)
+    numbers = list(range(first, first + runs))
+    cmds = run_commands(device, numbers, results_dir, baseline_dir, pytest_args, cwd=here)
+    named = named_tests(pytest_args, here)
+    say(f"{runs} run{'s' if runs > 1 else ''} of {' '.join(named) if named else 'the shipped suites'}; run "
+        f"{numbers[0]}'s command (the others differ only in their number): {shlex.join(cmds[0])}")
     docs: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
-    for n, cmd in enumerate(run_commands(device, runs, results_dir, baseline_dir, pytest_args), start=1):
-        echo(f"gpuperf baseline init: run {n} of {runs}: {' '.join(cmd[2:])}")
-        code = subprocess.call(cmd)
-        found = sorted(results_dir.glob(f"*/init-{n}-*.json"))
-        if code not in (0, 1) or not found:
-            raise GpuPerfError(f"run {n} ended with exit {code} and {'no' if not found else 'partial'} results; "
-                               f"fix what its output names, then run init again")
+    for i, (n, cmd) in enumerate(zip(numbers, cmds), start=1):
+        log = folders[0] / f"init-{n}.log"
+        log.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            out = open(log, "x", encoding="utf-8")  # "x": numbered past every file there, never replaced
+        except FileExistsError:
+            raise GpuPerfError(f"{log} appeared while this init ran: another init is writing to {log.parent}; let it "
+                               "finish (or give this one its own --results-dir), then run init again") from None
+        with out:
+            out.write("$ " + shlex.join(cmd) + "\n")
+            out.flush()
+            code = subprocess.call(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=here)
+        found = sorted(p for f in folders for p in f.glob(f"init-{n}-*.json"))
+        if code not in TAKEN_EXITS or not found:
+            raise GpuPerfError(f"run {i} of {runs} ended with exit {code} and {'partial' if found else 'no'} results; "
+                               f"its output is in {log}: fix what it names, then run init again")
+        run_docs = [jsonio.read_json(p) for p in found]
+        say(run_line(i, runs, code, found, run_docs, log))
         if code == 1:
-            echo(f"gpuperf baseline init: run {n} had failing tests (exit 1); their metrics are still taken — "
-                 f"review them before committing the baseline")
-        for path in found:
-            doc = jsonio.read_json(path)
+            say(f"run {i} had failing tests (exit 1, {log}); their metrics are still taken — review them before "
+                "committing the baseline")
+        for doc in run_docs:
             docs[(doc["device"]["key"], doc["device"]["backend"])].append(doc)
-    written = []
-    for (key, backend), group in sorted(docs.items()):
-        entries = merge_runs(group, k)
+    screened = {group: contention.screen(group_docs, keep_contended) for group, group_docs in docs.items()}
+    for (key, backend), sc in sorted(screened.items()):
+        if sc.too_disturbed():
+            cause = sc.main_cause()
+            every = sorted(n for n in sc.left_out if n in sc.causes)
+            raise InitRefused(f"{key} ({backend}): {len(every)} of {sc.metrics} metrics were measured while "
+                              f"{contention.CAUSES[cause]} in every run ({_few(every)}), more than "
+                              f"{CONTENDED_RUN_LIMIT:.0%}: no baseline written — these runs "
+                              f"cannot tell the code's figures; {contention.FIXES[cause]} (or keep such entries, "
+                              f"flagged in the file, with --keep-contended)", contention.EXITS[cause])
+    written: list[Path] = []
+    for (key, backend), sc in sorted(screened.items()):
+        entries = merge_runs(sc.docs, k)
         target = baseline_file.BaselineFile(baseline_file.path_for(baseline_dir, key))
         if replace and target.path.exists() and target.path not in written:
             target.path.unlink()
-        prov = next(iter(entries.values()))["provenance"] if entries else {}
-        baseline_file.update(target, backend, baseline_file.device_header(group[-1]["device"]), prov, entries)
-        echo(f"gpuperf baseline init: wrote {target.path}: {backend}: {len(entries)} metrics from {len(group)} runs "
-             f"(results under {results_dir}/{key}/); review it, then commit it")
-        written.append(target.path)
+        prov = contention.provenance(next(iter(entries.values()))["provenance"] if entries else {}, sc)
+        for entry in entries.values():
+            entry["provenance"] = prov  # one header: the file says what was left out, once
+        if entries:
+            baseline_file.update(target, backend, baseline_file.device_header(docs[(key, backend)][-1]["device"]),
+                                 prov, entries)
+            written.append(target.path)
+        _report(say, sc, key, backend)
+        say(f"{'wrote ' + str(target.path) if entries else 'wrote nothing for ' + key}: {backend}: {len(entries)} "
+            f"metrics from {len(sc.docs)} runs (results under {results_dir}/{key}/); review it, then commit it")
     if not written:
-        raise GpuPerfError("the runs recorded no metrics; check --device and the pytest arguments")
-    return written
+        raise GpuPerfError("the runs left no metric to baseline; check --device, the tests named and the lines above")
+    return Outcome(written, any(sc.impossible for sc in screened.values()))
+
+
+def _few(names: Sequence[str], shown: int = 5) -> str:
+    """Up to ``shown`` names, then how many more."""
+    more = len(names) - shown
+    return ", ".join(names[:shown]) + (f" and {more} more" if more > 0 else "")
+
+
+def _report(say: Callable[[str], None], sc: contention.Screened, key: str, backend: str) -> None:
+    """What the screening of one section did, named: the entries left out, made from fewer runs, flagged."""
+    impossible = sorted(sc.impossible)
+    disturbed = sorted(n for n in sc.left_out if n not in sc.impossible)
+    if impossible:
+        say(f"error: {key} ({backend}): {len(impossible)} entries left out, their samples hold impossible values "
+            f"({'; '.join(f'{n}: {sc.left_out[n]}' for n in impossible[:5])}"
+            f"{f'; and {len(impossible) - 5} more' if len(impossible) > 5 else ''}): a broken measurement is never "
+            "stored — fix the measurement (or run on a quiet host if noise exceeds the effect); the file's "
+            "provenance lists them under left_out")
+    if disturbed:
+        cause = sc.main_cause()
+        say(f"{key} ({backend}): {len(disturbed)} entries left out, measured while {contention.CAUSES[cause]} in "
+            f"every run: {_few(disturbed)}; {contention.FIXES[cause]} to add them (the file's provenance lists them "
+            "under left_out)")
+    if sc.partial:
+        say(f"{key} ({backend}): {len(sc.partial)} entries made from their undisturbed runs only: "
+            f"{_few(sorted(sc.partial))} (provenance: partial)")
+    if sc.flagged:
+        say(f"{key} ({backend}): warning: {len(sc.flagged)} entries kept although measured on a busy host or card "
+            f"in every run (--keep-contended): {_few(sorted(sc.flagged))}; the file flags them (provenance: "
+            "contended) — re-make them on a quiet host before relying on their bands")
 
 
 def main_init(args: Any) -> int:
-    """``gpuperf baseline init`` (argparse namespace from :mod:`.cli`)."""
+    """``gpuperf baseline init`` (argparse namespace from :mod:`.cli`): 0 when the baseline was written, 1
+    when it was written without entries whose samples were impossible, the busy statuses of
+    :mod:`pytest_gpuperf.exits` when the runs were too disturbed to write one."""
+    import sys
+
     extra = list(args.pytest_args)
     if extra[:1] == ["--"]:
         extra = extra[1:]
-    init(device=args.device, runs=args.runs, baseline_dir=Path(args.dir), results_dir=Path(args.results_dir),
-         pytest_args=extra, replace=args.replace, k=args.k)
-    return 0
+    try:
+        done = init(device=args.device, runs=args.runs, baseline_dir=Path(args.dir), results_dir=Path(args.results_dir),
+                    pytest_args=extra, replace=args.replace, k=args.k, keep_contended=args.keep_contended)
+    except InitRefused as exc:
+        print(f"gpuperf baseline init: error: {exc}", file=sys.stderr)
+        return exc.exit
+    except KeyboardInterrupt:  # the run in progress got the Ctrl-C too, and ended as interrupted
+        print(f"gpuperf baseline init: interrupted: no baseline written; the runs' results and logs so far stay "
+              f"under {args.results_dir}/ (a later init numbers its runs past them)", file=sys.stderr)
+        return 130
+    return 1 if done.impossible else 0
 
 
 

@@ -33,7 +33,7 @@ from .slurm_jobs import MANIFEST
 from ..report.results import COHORT_KEYS, card_identity
 from ..timing.stats import between_run_sigma
 from ..timing.observers import contended_metric, shared_metric, throttled_metric
-from ..util import jsonio
+from ..util import jsonio, locks
 from . import fleetstats
 
 JOB_FILE = "job.json"
@@ -263,7 +263,7 @@ def load(root: str | Path) -> Fleet:
     if not base.is_dir():
         raise GpuPerfError(f"{base}: no such fleet-run folder (ROOT/<fleet-run-id>, one subfolder per job)")
     jobs = []
-    for sub in sorted(p for p in base.iterdir() if p.is_dir()):
+    for sub in sorted(p for p in base.iterdir() if p.is_dir() and p.name != locks.FOLDER):  # not the writers' locks
         jobs.append((sub.name, _job_info(sub), _result_files(sub)))
     loose = [p for p in sorted(base.iterdir()) if p.is_file() and p.name != MANIFEST
              and (p.name.endswith(".json") or p.name.endswith(".json.gz"))]

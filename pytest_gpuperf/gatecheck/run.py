@@ -32,11 +32,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from filelock import FileLock
-
 from ..errors import GpuPerfError
 from ..util import jsonio
 from ..util.atomic import atomic_write_json
+from ..util.locks import file_lock
 from . import plants
 
 SCHEMA = "pytest-gpuperf-gatecheck/1"
@@ -93,11 +92,13 @@ def node_id(test: str, spec: str) -> str:
 
 
 def choose_plants(specs: Sequence[str] | None, is_cpu: bool, baseline_tests: Mapping[str, str] | None = None,
-                  memory: float | None = None, compute: float | None = None, spec: str = "") -> list[Plant]:
+                  memory: float | None = None, compute: float | None = None, spec: str = "",
+                  own_tests: tuple[str, ...] | None = None) -> list[Plant]:
     """The plants a ``--plant`` list asks for: ``KIND`` (the device class's default size and metric) or
     ``KIND=ARG`` (``memory=0.5``, ``compute=0.1``, ``ulp=cos``, ``missing=NAME``); ``none`` alone means no
     plants, ``None`` the four defaults. A plant whose target metric is in the baseline runs only the test
-    that recorded it there (its node id on device ``spec``); otherwise the default's ``-k`` selection. Raises
+    that recorded it there (its node id on device ``spec``); otherwise the default's ``-k`` selection (a
+    ``missing`` plant: ``own_tests``, the tests of your own the gate check runs, else the shipped suites). Raises
     :class:`GpuPerfError` with one line naming the bad value."""
     defaults = {p.kind: p for p in default_plants(is_cpu, memory, compute)}
     if specs is None:
@@ -124,7 +125,7 @@ def choose_plants(specs: Sequence[str] | None, is_cpu: bool, baseline_tests: Map
             continue
         metric = f"accuracy.fp32.{arg}.max_ulp" if kind == "ulp" else arg
         fallback = (("suites/test_accuracy_math.py", "-k", f"test_math_function and {arg}- and fp32")
-                    if kind == "ulp" else ("suites/",))
+                    if kind == "ulp" else (own_tests or ("suites/",)))
         chosen.append(Plant(kind, arg, metric, (node_id(tests[metric], spec),) if metric in tests and spec else fallback))
     return chosen
 
@@ -327,9 +328,11 @@ def _tries(p: Plant, tries: int, prev: int, device: str, baseline_dir: str | Non
 def gatecheck(*, device: str, out: Path, aa: int, plant_list: Sequence[Plant], tries: int, baseline_dir: str | None,
               results_dir: Path, commit: str, append: bool, fresh_first: bool, cwd: str | Path = ".",
               echo: Any = print, curve_list: Sequence[Plant] = (),
-              not_planted: Sequence[dict[str, Any]] | None = None) -> dict[str, Any]:
+              not_planted: Sequence[dict[str, Any]] | None = None,
+              aa_args: Sequence[str] = ("suites/",)) -> dict[str, Any]:
     """Run the A/A and planted runs (and the detection curves' plants, ``curve_list``) and write (or extend)
-    ``out``; ``not_planted``: the family targets left out, with the reason. Returns the written document."""
+    ``out``; ``not_planted``: the family targets left out, with the reason; ``aa_args``: what the A/A runs run
+    (the shipped suites, or the tests of your own named after ``--``). Returns the written document."""
     if aa < 0 or tries < 0:
         raise GpuPerfError("--aa and --tries must be non-negative")
     if not append and out.exists():
@@ -344,7 +347,7 @@ def gatecheck(*, device: str, out: Path, aa: int, plant_list: Sequence[Plant], t
         if fresh:  # a fresh machine: no PoCL kernel cache (PoCL compiles and caches kernels on first use)
             env["POCL_CACHE_DIR"] = tempfile.mkdtemp(prefix="gpuperf-fresh-pocl-")
         n = _free_index(results_dir, "aa", offset + k)
-        o = run_pytest(device, ["suites/"], results_dir / f"aa-{n}.json", results_dir / f"aa-{n}.log",
+        o = run_pytest(device, list(aa_args), results_dir / f"aa-{n}.json", results_dir / f"aa-{n}.log",
                        baseline_dir=baseline_dir, env=env, cwd=cwd)
         entry = {**summarize_aa(n, o, fresh), "commit": commit}
         device_doc = (o.doc or {}).get("device", device_doc)
@@ -362,12 +365,13 @@ def gatecheck(*, device: str, out: Path, aa: int, plant_list: Sequence[Plant], t
             device_doc = device_doc or dev
             sections[section].append(entry)
     new = {"schema": SCHEMA, "device": device_doc, "commit": commit,
-           "command": MAIN_COMMAND.format(device=device), "aa": runs, **sections,
+           "command": MAIN_COMMAND.format(device=device) + "".join(" " + shlex.quote(a) for a in aa_args if a != "suites/"),
+           "aa": runs, **sections,
            "updated": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
     if not_planted is not None:
         new["not_planted"] = list(not_planted)
     out.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(out) + ".lock"):
+    with file_lock(out):
         doc = merge(load(out) if append else None, new)
         doc["detection"] = detection(doc)
         atomic_write_json(out, doc)

@@ -2,7 +2,7 @@
 
 The old writer re-read and rewrote the whole file, so two sessions finishing together lost lines,
 and it appended to a file with garbage in it until ``read()`` failed. Now every append holds an
-exclusive lock file (``path.lock``, :mod:`filelock`), checks the file is valid JSON lines first, and
+exclusive lock file (:func:`pytest_gpuperf.util.locks.file_lock`), checks the file is valid JSON lines first, and
 appends one line with a single ``write`` + ``fsync``; a crash can at worst leave a torn last line,
 which the next append refuses with the line number instead of burying it.
 """
@@ -16,6 +16,7 @@ from typing import Any
 
 from filelock import FileLock
 
+from ..util.locks import file_lock
 from .records import RunRecord, dumps, finite, from_legacy_line
 from .target import HistoryTargetError, disk_full, full_error
 
@@ -23,7 +24,7 @@ LOCK_TIMEOUT_S = 120.0
 
 
 def _lock(path: Path) -> FileLock:
-    return FileLock(str(path) + ".lock", timeout=LOCK_TIMEOUT_S)
+    return file_lock(path, timeout=LOCK_TIMEOUT_S)
 
 
 def _lines(path: Path) -> list[dict[str, Any]]:

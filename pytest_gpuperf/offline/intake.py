@@ -24,11 +24,10 @@ import zlib
 from pathlib import Path
 from typing import Callable, Iterator
 
-from filelock import FileLock
-
 from ..errors import GpuPerfError
 from ..paths import UnsafeNameError, safe_name
 from ..util import jsonio
+from ..util.locks import file_lock
 
 #: the files of a power corpus among a run's results, plain or compressed
 CORPUS = ("power-corpus-*.json", "power-corpus-*.json.gz")
@@ -40,7 +39,7 @@ MAX_UNPACKED = 1024 * 2**20
 
 #: the lock every ``collect`` into one store takes while it picks its files' names and writes them, so two
 #: at once keep both runs (``-2``), as two one after the other do
-LOCK_NAME = ".gpuperf-collect.lock"
+LOCK_NAME = ".gpuperf-collect"
 
 
 def _bounded(tar: tarfile.TarFile, source: Path, limit: int) -> Iterator[tarfile.TarInfo]:
@@ -153,7 +152,7 @@ def collect(source: Path, into: Path, history: str | None = None, echo=print) ->
                                f"or a power corpus; nothing collected")
         into.mkdir(parents=True, exist_ok=True)
         placed: list[Path] = []
-        with FileLock(str(into / LOCK_NAME)):  # another collect into this store waits: both runs are kept
+        with file_lock(into / LOCK_NAME):  # another collect into this store waits: both runs are kept
             for path, key in keyed_corpora:
                 _corpus(path, key, into, echo)
             for path, key in keyed:

@@ -174,8 +174,16 @@ def gated_count(run: Any) -> int:
 
 
 def init_command(state: Any, run: Any) -> str:
-    """The command that makes a first baseline for ``run``'s device from three runs of the suites."""
-    return (f"gpuperf baseline init --runs 3 --device {run.info.spec} --dir {_shown_path(state.baseline_dir)}")
+    """The command that makes a first baseline for ``run``'s device from three runs of the tests this run ran:
+    the shipped suites (init's default), or the files of your own it ran, named after ``--`` (init then runs
+    only those; ``suites/`` added where shipped tests ran beside them)."""
+    import shlex
+
+    files = sorted({str(t).split("::", 1)[0] for t in getattr(run, "tests", {}) or {}})
+    own = [f for f in files if f != "suites" and not f.startswith("suites/")]
+    named = own + (["suites/"] if own and len(own) < len(files) else [])
+    return (f"gpuperf baseline init --runs 3 --device {run.info.spec} --dir {_shown_path(state.baseline_dir)}"
+            + (f" -- {shlex.join(named)}" if named else ""))
 
 
 def _shown_path(path: Any) -> str:

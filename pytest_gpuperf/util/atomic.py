@@ -93,7 +93,7 @@ def unclaimed(path: str | os.PathLike[str], since_ns: int) -> Path:
     ``path``: ``path`` itself when nothing is there or what is there is older than the run (an earlier
     run's, replaced as before); else — another run wrote it meanwhile, the two ran at the same time — the
     first of ``<stem>-2<suffix>``, ``-3``… that does not exist, so neither run is lost. The caller holds a
-    lock on ``path`` (``<path>.lock``) from this choice until its write is done."""
+    lock on ``path`` (:func:`pytest_gpuperf.util.locks.file_lock`) from this choice until its write is done."""
     target = Path(path)
     try:
         if target.stat().st_mtime_ns < since_ns:

@@ -31,7 +31,7 @@ needs_opencl = pytest.mark.skipif(not any(d.backend == "opencl" for d in discove
 def doc_example() -> str:
     """The ``tune_params`` example of docs/tuning.md, as a reader copies it."""
     text = DOC.read_text()
-    m = re.search(r"<!-- example: tune_params[^>]*-->\n```python\n(.*?)```", text, re.S)
+    m = re.search(r"<!-- example: listing \(tune_params[^>]*-->\n```python\n(.*?)```", text, re.S)
     assert m, "docs/tuning.md lost its tune_params example"
     return m.group(1)
 

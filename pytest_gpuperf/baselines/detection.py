@@ -26,7 +26,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from ..timing.difference import ALPHA, MIN_SAMPLES
+from ..timing.difference import ALPHA, MIN_SAMPLES, exact_rank_test
 from ..timing.stats import MAD_TO_SIGMA
 from . import noise
 
@@ -116,12 +116,13 @@ def edge_fraction(expected: float, width: float, direction: str, ratio_safe: boo
 
 def min_p_value(n_a: int, n_b: int, ties: bool = True) -> float:
     """The smallest two-sided Mann–Whitney p-value two sides of ``n_a`` and ``n_b`` samples can reach (no
-    overlap at all), as scipy computes it for the gate's test (:func:`pytest_gpuperf.timing.difference.difference`):
-    the exact distribution where a side is small and no value repeats, else the normal approximation with
-    continuity correction — timer-quantized samples repeat, and then five samples on the new side against
-    three runs' worth stay above α = 0.001: no change of them is ever significant."""
-    if not ties and min(n_a, n_b) <= 8:
-        return 2.0 / math.comb(n_a + n_b, n_b)
+    overlap at all) under the gate's test (:func:`pytest_gpuperf.timing.difference.rank_p_value`): the exact
+    permutation distribution where the sides have few arrangements (ties or not: 2 / C(n_a + n_b, n_b)),
+    scipy's exact distribution where a side is small and no value repeats, else the normal approximation with
+    continuity correction — under which five timer-quantized samples against three runs' fifteen stayed above
+    α = 0.001 (the reason the exact test is taken there)."""
+    if exact_rank_test(n_a, n_b) or (not ties and min(n_a, n_b) <= 8):
+        return min(1.0, 2.0 / math.comb(n_a + n_b, n_b))
     mean = n_a * n_b / 2.0
     sd = math.sqrt(n_a * n_b * (n_a + n_b + 1) / 12.0)
     z = (mean - 0.5) / sd
@@ -187,10 +188,10 @@ def detection(entry: Mapping[str, Any] | None, *, name: str, width: float, ratio
     sigma_run, runs = run_sigma(entry)
     if model == "sampled":
         s = sample_sigma(ref_samples)
-        if s is None:
-            return Detection(edge + margin * (sigma_run or 0.0), "band")
-        n_a = len(ref_samples)
+        n_a = len(ref_samples) if ref_samples else 0
         n_b = n_new or max(1, round(n_a / max(1, int(entry.get("runs", 1) or 1))))
+        if s is None or n_b < MIN_SAMPLES:  # no significance test: the band alone decides
+            return Detection(edge + margin * (sigma_run or 0.0), "band")
         ties = len(set(map(float, ref_samples))) < n_a
         if min_p_value(n_a, n_b, ties) >= alpha:  # even two sample sets that do not overlap at all are not significant
             return Detection(math.inf, "samples")

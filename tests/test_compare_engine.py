@@ -259,7 +259,8 @@ def test_h100_planted_compute_slowdown_is_flagged_against_one_run_and_against_re
     b = load_side("B", [H100_GC / "plant-compute-1.json"])
     one = engine.compare_sides(load_side("A", [H100 / "default-1-cuda.json"]), b)
     flagged = [r for r in one.rows if r.fails]
-    assert one.exit_code == 1 and flagged and all(r.name in b.metrics and r.ratio > 1.04 for r in flagged)
+    assert one.exit_code == 1 and sorted(r.name for r in flagged) == sorted(b.metrics)
+    assert all(r.ratio > 1.04 and r.p_value == pytest.approx(2 / math.comb(14, 7)) for r in flagged)
     g = H100 / "gatecheck"
     three = engine.compare_sides(load_side("A", [g / "aa-2.json", g / "aa-3.json", g / "aa-4.json"]), b)
     assert sorted(r.name for r in three.rows if r.fails) == sorted(b.metrics)

@@ -93,6 +93,8 @@ def gained_power(entry: Mapping[str, Any]) -> bool:
 def bad_delta(entry: Mapping[str, Any], value: float) -> float:
     """The relative change from the entry's value, positive in its bad direction."""
     expected = float(entry["value"])
+    if expected == 0:
+        return math.inf if value != 0 else 0.0
     delta = (value - expected) / abs(expected)
     return -delta if entry["better"] == "higher" else delta
 
@@ -102,6 +104,8 @@ def outside(entry: Mapping[str, Any], value: float) -> bool:
     expected, tol = float(entry["value"]), entry.get("tolerance") or {}
     width = band(expected, tol)
     low, high = edges(expected, width, entry["better"], ratio_safe=float(tol.get("abs", 0.0)) < width)
+    if entry["better"] == "exact":
+        return not low <= value <= high
     return value < low if entry["better"] == "higher" else value > high
 
 

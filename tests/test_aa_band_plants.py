@@ -96,3 +96,27 @@ def test_the_bands_set_between_machines_are_the_shipped_ones():
         assert named and all(n in b["causes"] and b["runs"] for n, b in named.items())
         assert all(e["tolerance"]["k"] * e["tolerance"]["spread"] > 0.01 * e["value"] for n, e in metrics.items()
                    if n in named)
+
+
+def test_the_h200_gate_check_s_own_plants_that_read_pass_now_regress():
+    """The planted runs of the gate check that found the blind spot (results/nvidia-h200/gatecheck-7ee28c0):
+    every planted figure of a mended gate that left its band (the throughput chains 1.5 % slower, the summation
+    times, the 4 and 16 MiB chases) reads ``regressed``, where 35 of them read ``pass`` then, at p = 0.0012."""
+    from pytest_gpuperf.util import jsonio
+
+    metrics = baseline_file.load(REVIEWED_BASELINES, "nvidia-h200").data["backends"]["cuda"]["metrics"]
+    folder = ROOT / "results" / "nvidia-h200" / "gatecheck-7ee28c0"
+    then, now = [], []
+    for path in sorted(folder.glob("plant-*.json.gz")):
+        if path.name.split("-")[1] not in ("throughput", "summation", "chase"):
+            continue
+        for m in jsonio.read_json(path)["metrics"]:
+            entry = metrics.get(m["name"])
+            samples = (m.get("stats") or {}).get("samples") or []
+            if entry is None or not aa_bands.gained_power(entry) or len(samples) < 5 \
+                    or not aa_bands.outside(entry, float(m["value"])):
+                continue
+            then.append(m["verdict"])
+            now.append(compare(float(m["value"]), entry["better"], entry, samples=samples, name=m["name"],
+                               unit=entry["unit"], identity=m.get("identity"), info=m.get("info")).verdict)
+    assert then.count("pass") >= 30 and set(now) == {"regressed"}, (then.count("pass"), len(now), set(now))

@@ -41,3 +41,10 @@ def test_beyond_the_limit_the_asymptotic_test_stands():
 def test_equal_sides_and_identical_constants_are_not_significant():
     assert rank_p_value(TIED[:5], TIED[:5].copy()) == 1.0
     assert difference([3.0] * 15, [3.0] * 5).p_value == 1.0
+
+
+def test_the_larger_side_second_gives_the_same_exact_p_as_scipy():
+    """The arrangements of the smaller side are enumerated, whichever it is."""
+    a = TIED[::3] * 1.01
+    ref = sps.mannwhitneyu(a, TIED, method=sps.PermutationMethod(n_resamples=EXACT_ARRANGEMENTS)).pvalue
+    assert rank_p_value(a, TIED) == pytest.approx(ref, rel=1e-12) == rank_p_value(TIED, a)

@@ -27,8 +27,11 @@ def test_three_runs_that_agree_by_chance_do_not_narrow_the_band_below_one_run_s_
     assert band(with_se["value"], with_se["tolerance"]) == pytest.approx(6.0 * se)
     assert band(without["value"], without["tolerance"]) == pytest.approx(0.02)  # the test's own band
     assert compare(0.0405, "lower", without).verdict == "regressed"
-    # in the band its own error sets: not regressed, but a band that wide is a loose gate, and says so
-    assert compare(0.0405, "lower", with_se, name="model.sampled.scale.error", unit="ratio").verdict == "loose"
+    # in the band its own error sets: not regressed; and the gate records such a figure without judging it
+    # (the catalog declares one kernel's error informational: it moves by ~65 % of itself between machines)
+    assert compare(0.0405, "lower", with_se).verdict == "pass"
+    gated = compare(0.0405, "lower", with_se, name="model.sampled.scale.error", unit="ratio")
+    assert gated.verdict == "ungated" and gated.reason.startswith("informational: ")
 
 
 @pytest.mark.parametrize("info,expected", [

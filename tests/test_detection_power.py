@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import statistics
 
 import pytest
 
@@ -147,18 +148,42 @@ def test_tuner(gpu_device, gpuperf_record):
 """
 
 
-def test_a_gate_whose_samples_cannot_reach_significance_states_that_it_catches_nothing():
+def test_five_timer_tied_samples_against_fifteen_reach_significance_by_the_exact_rank_test():
     """Found by the H200 gate check's throughput plant (results/nvidia-h200/gatecheck-7ee28c0): five
-    timer-quantized samples a run against three runs' fifteen cannot reach p < 0.001 even when the sides do
-    not overlap, so a 1.5 % slower rate read 'pass' at p = 0.0012. The entry's detection power says so
-    (an infinite MDE, 'loose'), instead of the 1 % its band alone would claim."""
+    timer-quantized samples a run against three runs' fifteen could not reach p < 0.001 under the normal
+    approximation even when the sides did not overlap, so a 1.5 % slower rate read 'pass' at p = 0.0012. The
+    exact permutation test reaches 2 / C(20, 5) = 1.3e-4 there: the entry states a finite MDE and the plant
+    regresses."""
     name = "throughput.fp32.fma.ops_per_clk_sm"
     entry = dict(H200)[name]
     assert len(entry["samples"]) == 15 and entry.get("runs") == 3
+    assert len(set(entry["samples"])) < 15  # tied samples: what made scipy's 'auto' asymptotic
     d = power(name, entry)
-    assert d.basis == "samples" and d.mde == math.inf and d.label == "loose"
+    assert d.mde < 0.02 and d.label == "≤2 %"
     slower = [0.985 * x for x in entry["samples"][::3]]  # five samples of a run 1.5 % slower, no overlap
     c = compare(0.985 * float(entry["value"]), entry["better"], entry, samples=slower, name=name,
                 unit=entry["unit"], identity=entry.get("identity"))
-    assert c.verdict == "loose" and c.difference is not None and c.difference.p_value > 0.001
-    assert detection.min_p_value(15, 5) > 0.001 > detection.min_p_value(18, 7)
+    assert c.verdict == "regressed" and c.difference.p_value == pytest.approx(2 / math.comb(20, 5))
+    assert detection.min_p_value(15, 5) == pytest.approx(2 / math.comb(20, 5)) and detection.min_p_value(15, 5) < 0.001
+    assert detection.min_p_value(18, 7) < 0.001 < detection.min_p_value(9, 3)
+
+
+def test_no_shipped_sampled_gate_is_powerless():
+    """No entry of the shipped GPU baselines states an infinite MDE: every sampled gate can reach significance
+    with the sample count a run takes (or, taking fewer than the test needs, is judged by its band alone)."""
+    for key in ("nvidia-h200", "nvidia-h100-80gb-hbm3"):
+        blind = [name for name, entry in _entries(key) if power(name, entry).mde == math.inf]
+        assert blind == [], (key, blind[:5])
+
+
+def test_a_run_of_fewer_samples_than_the_test_needs_is_judged_by_its_band():
+    """A launch grid's run records three samples: no significance test applies, so its gate is its band's."""
+    name = "launch.grid.528x256.device_us"
+    entry = dict(H200)[name]
+    d = detection.detection(entry, name=name, width=band(float(entry["value"]), entry["tolerance"]), ratio_safe=True,
+                            n_new=3)
+    assert d.basis == "band" and math.isfinite(d.mde)
+    slower = [x * (1 + d.mde * 1.01) for x in (entry["samples"][:3])]
+    c = compare(statistics.median(slower), "lower", entry, samples=slower, name=name, unit=entry["unit"],
+                identity=entry.get("identity"))
+    assert c.verdict == "regressed" and c.difference is None

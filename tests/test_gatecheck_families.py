@@ -300,3 +300,17 @@ def test_gatecheck_writes_curves_not_planted_targets_and_the_detection_summary(t
     assert [(c["size"], c["tries"]) for c in doc2["curves"]] == [(0.01, 2), (0.1, 1)]
     assert len({r for c in doc2["curves"] for r in c["runs"]} | set(doc2["planted"][0]["runs"])) == 4
     assert doc2["not_planted"] == skipped  # kept when the later call planted no family
+
+
+def test_a_family_whose_target_the_gate_records_without_judging_is_not_planted_and_says_why():
+    """The sampled model's mean error is informational (its spread between machines): the model family's
+    plant would test nothing, so it is listed as not planted with the catalog's reason."""
+    from pytest_gpuperf.baselines.cli import entry_band, informational_why
+
+    entry = {"value": 0.05, "unit": "ratio", "better": "lower", "tolerance": {"abs": 0.02, "rel": 0.5}}
+    chosen, skipped = families.family_plants(["model", "tuner"], False, {"model.sampled.mean_error": entry},
+                                             entry_band, ungated=informational_why)
+    assert [p.kind for p in chosen] == ["tuner"]
+    (why,) = [s["why"] for s in skipped if s["kind"] == "model"]
+    assert why.startswith("recorded, not gated: ") and "σ/|mean|" in why
+    assert informational_why("tuning.reduce.dao.quality", "ratio") is None

@@ -229,7 +229,8 @@ def cmd_gatecheck(args: argparse.Namespace) -> int:
     if args.families is not None:
         wanted = None if args.families == "all" else [f.strip() for f in args.families.split(",") if f.strip()]
         try:
-            chosen, not_planted = families.family_plants(wanted, info.is_cpu, entries, entry_band, spec=info.spec)
+            chosen, not_planted = families.family_plants(wanted, info.is_cpu, entries, entry_band, spec=info.spec,
+                                                         ungated=informational_why)
         except ValueError as exc:
             raise GpuPerfError(f"--families {args.families!r}: {exc}") from None
         if args.plant:
@@ -265,6 +266,13 @@ def cmd_gatecheck(args: argparse.Namespace) -> int:
 def entry_band(entry: Mapping[str, Any]) -> float:
     """The half-width of a baseline entry's band (the gate check's claimed plant sizes are measured in it)."""
     return verdicts.band(float(entry["value"]), entry.get("tolerance") or {})
+
+
+def informational_why(name: str, unit: str) -> str | None:
+    """Why the gate records a metric without judging it (its catalog row's informational noise model), or None:
+    the gate check plants no family on such a metric."""
+    row = catalog.row(name, unit).noise
+    return row.why if row is not None and row.model == "informational" else None
 
 
 def register(sub: argparse._SubParsersAction) -> None:

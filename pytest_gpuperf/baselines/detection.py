@@ -26,7 +26,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from ..timing.difference import ALPHA, MIN_SAMPLES
+from ..timing.difference import ALPHA, MIN_SAMPLES, exact_rank_test
 from ..timing.stats import MAD_TO_SIGMA
 from . import noise
 
@@ -114,18 +114,26 @@ def edge_fraction(expected: float, width: float, direction: str, ratio_safe: boo
     return w
 
 
-def min_p_value(n_a: int, n_b: int, ties: bool = True) -> float:
+def min_p_value(n_a: int, n_b: int, ties: bool = True, exact: bool = True) -> float:
     """The smallest two-sided Mann–Whitney p-value two sides of ``n_a`` and ``n_b`` samples can reach (no
-    overlap at all), as scipy computes it for the gate's test (:func:`pytest_gpuperf.timing.difference.difference`):
-    the exact distribution where a side is small and no value repeats, else the normal approximation with
-    continuity correction — timer-quantized samples repeat, and then five samples on the new side against
-    three runs' worth stay above α = 0.001: no change of them is ever significant."""
-    if not ties and min(n_a, n_b) <= 8:
-        return 2.0 / math.comb(n_a + n_b, n_b)
+    overlap at all) under the gate's test (:func:`pytest_gpuperf.timing.difference.rank_p_value`): the exact
+    permutation distribution where the sides have few arrangements (ties or not: 2 / C(n_a + n_b, n_b)),
+    scipy's exact distribution where a side is small and no value repeats, else the normal approximation with
+    continuity correction — under which five timer-quantized samples against three runs' fifteen stayed above
+    α = 0.001 (the reason the exact test is taken there). ``exact=False``: without the exact permutation test
+    (scipy's ``method='auto'`` alone, the gate's test before it), to find the gates it gave power."""
+    if (exact and exact_rank_test(n_a, n_b)) or (not ties and min(n_a, n_b) <= 8):
+        return min(1.0, 2.0 / math.comb(n_a + n_b, n_b))
     mean = n_a * n_b / 2.0
     sd = math.sqrt(n_a * n_b * (n_a + n_b + 1) / 12.0)
     z = (mean - 0.5) / sd
     return 2.0 * (1.0 - 0.5 * (1.0 + math.erf(z / math.sqrt(2.0))))
+
+
+def samples_per_run(entry: Mapping[str, Any]) -> int:
+    """How many samples a run of an entry's metric takes: its samples over the runs they came from."""
+    n = len(entry.get("samples") or ())
+    return max(1, round(n / max(1, int(entry.get("runs", 1) or 1))))
 
 
 def sample_sigma(samples: Sequence[float] | None) -> float | None:
@@ -187,10 +195,10 @@ def detection(entry: Mapping[str, Any] | None, *, name: str, width: float, ratio
     sigma_run, runs = run_sigma(entry)
     if model == "sampled":
         s = sample_sigma(ref_samples)
-        if s is None:
+        n_a = len(ref_samples) if ref_samples else 0
+        n_b = n_new or samples_per_run(entry)
+        if s is None or n_b < MIN_SAMPLES:  # no significance test: the band alone decides
             return Detection(edge + margin * (sigma_run or 0.0), "band")
-        n_a = len(ref_samples)
-        n_b = n_new or max(1, round(n_a / max(1, int(entry.get("runs", 1) or 1))))
         ties = len(set(map(float, ref_samples))) < n_a
         if min_p_value(n_a, n_b, ties) >= alpha:  # even two sample sets that do not overlap at all are not significant
             return Detection(math.inf, "samples")

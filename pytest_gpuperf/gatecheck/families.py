@@ -97,6 +97,8 @@ HEADLINES = ("memory.copy.bandwidth.1GiB", "latency.fp32.fma.cycles", "launch.ov
 #: the half-width of an entry's band, in the metric's units (the caller's: ``verdicts.band`` of its value and
 #: tolerance, or its minimum detectable effect once baselines carry one)
 Band = Callable[[Mapping[str, Any]], float]
+#: why the gate never judges a metric (of this name and unit), or None: the caller's (the noise models sit above)
+Ungated = Callable[[str, str], "str | None"]
 
 
 def claimed_size(entry: Mapping[str, Any], band: Band, additive: bool = False) -> float:
@@ -121,11 +123,13 @@ def _tests(t: Target, entry: Mapping[str, Any] | None, spec: str) -> tuple[str, 
 
 
 def family_plants(families: Sequence[str] | None, is_cpu: bool, entries: Mapping[str, Mapping[str, Any]],
-                  band: Band, spec: str = "") -> tuple[list[Plant], list[dict[str, Any]]]:
+                  band: Band, spec: str = "", ungated: Ungated | None = None
+                  ) -> tuple[list[Plant], list[dict[str, Any]]]:
     """The plants of ``families`` (kinds of :data:`FAMILY`; None: every family) at their claimed sizes
     (:func:`claimed_size` of the baseline ``entries``, else the device class's fallback; the ``ulp`` and
     ``missing`` plants as :data:`FIXED` names them), and the targets left out with the reason: GPU-only on a
-    CPU device, or a band too wide to plant."""
+    CPU device, a band too wide to plant, or a metric the gate records without judging (``ungated``: the caller's
+    reason for a metric and its unit, None where it is gated)."""
     known = {t.kind for t in TARGETS} | set(FIXED)
     wanted = set(families) if families is not None else known
     unknown = wanted - known
@@ -140,6 +144,10 @@ def family_plants(families: Sequence[str] | None, is_cpu: bool, entries: Mapping
             skipped.append({"kind": t.kind, "metric": t.metric, "why": t.gpu_only})
             continue
         entry = entries.get(t.metric)
+        why = None if ungated is None else ungated(t.metric, str((entry or {}).get("unit", "")))
+        if why:
+            skipped.append({"kind": t.kind, "metric": t.metric, "why": f"recorded, not gated: {why}"})
+            continue
         if entry is not None:
             size = claimed_size(entry, band, t.additive)
         else:

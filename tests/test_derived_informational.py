@@ -1,0 +1,66 @@
+"""Derived figures declared informational: only rows whose every entry gated looser than 25 % on both shipped GPU
+baselines, and whose spread between machines over the saved A/A runs is too wide for any affordable baseline
+to gate them within 25 % (``scripts/derived_spread.py``)."""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import statistics
+import sys
+from pathlib import Path
+
+from pytest_gpuperf.baselines import baseline_file, catalog
+from pytest_gpuperf.baselines.verdicts import compare
+from pytest_gpuperf.paths import REVIEWED_BASELINES
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _script(name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+derived_spread = _script("derived_spread")
+DECLARED = [f.pattern for f in catalog.FAMILIES if f.is_family and f.noise is not None
+            and f.noise.model == "informational" and f.pattern.startswith(derived_spread.DERIVED)]
+
+
+@functools.lru_cache(maxsize=1)
+def _table():
+    return derived_spread.table()
+
+
+def test_the_rows_declared_informational_are_the_derived_ones_that_cannot_gate():
+    assert len(DECLARED) >= 5, DECLARED
+    threshold = derived_spread.sigma_to_gate()
+    assert 0.03 < threshold < 0.04  # 25 % from ten runs: 7.3 σ
+    for pattern in DECLARED:
+        cells = _table()[pattern]
+        assert set(cells) == set(derived_spread.KEYS), pattern
+        for key, cell in cells.items():
+            assert cell["entries"] and cell["loose"] == cell["entries"], (pattern, key, cell)
+        widest_median = max(statistics.median(c["spreads"]) for c in cells.values())
+        assert widest_median > threshold, (pattern, widest_median)
+        row = next(f for f in catalog.FAMILIES if f.pattern == pattern)
+        assert "scripts/derived_spread.py" in row.noise.why and "σ/|mean|" in row.noise.why
+
+
+def test_an_informational_derived_figure_reads_ungated_with_its_measured_reason():
+    metrics = baseline_file.load(REVIEWED_BASELINES, "nvidia-h200").data["backends"]["cuda"]["metrics"]
+    name = "model.sampled.mean_error"
+    entry = metrics[name]
+    c = compare(float(entry["value"]) * 3, entry["better"], entry, name=name, unit=entry["unit"],
+                identity=entry.get("identity"))
+    assert c.verdict == "ungated" and c.reason.startswith("informational: ") and "σ/|mean|" in c.reason
+
+
+def test_derived_rows_left_gated_keep_their_entries_that_gate_within_25_percent():
+    """A row with any entry gating within 25 % on a GPU stays gated: its loose entries are left for more runs."""
+    for pattern, cells in _table().items():
+        if any(c["loose"] < c["entries"] for c in cells.values()):
+            assert pattern not in DECLARED, pattern

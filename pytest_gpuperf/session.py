@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import time
+import uuid
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -180,6 +181,8 @@ class GpuPerfSession:
         self.started = now_iso()
         #: when the run started, to tell a results file another run wrote meanwhile from an earlier run's
         self.started_ns = time.time_ns()
+        #: this session's run id (``run.id``): one run recorded live and imported from its results file is one
+        self.run_id = uuid.uuid4().hex
         #: ``--gpuperf-json`` path → the file written (``-2``… where another run wrote that path meanwhile)
         self.written_as: dict[str, str] = {}
         self.files_written: list[str] = []
@@ -671,7 +674,7 @@ class GpuPerfSession:
     def _run_meta(self, argv: list[str], interrupted: bool = False) -> dict[str, Any]:
         """The ``run`` section of the results and of the history record; ``interrupted``: Ctrl-C ended the
         run before every test ran, so the records hold only what finished."""
-        return {"started": self.started, "finished": now_iso(), "argv": redact_argv(argv), "profile": self.options.profile,
+        return {"id": self.run_id, "started": self.started, "finished": now_iso(), "argv": redact_argv(argv), "profile": self.options.profile,
                 "update_baselines": self.options.update_baselines, "interrupted": bool(interrupted)}
 
     def blocks_exit(self) -> bool:

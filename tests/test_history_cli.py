@@ -66,6 +66,28 @@ def test_plugin_records_each_run_in_the_history(pytester):
     assert runs[1].options.get("device") == "opencl:0"
 
 
+@pytest.mark.skipif(not HAS_CL, reason="no OpenCL device (install pocl-opencl-icd)")
+@pytest.mark.parametrize("kind", ["sqlite", "postgresql", "jsonl"])
+def test_a_run_recorded_live_and_imported_from_its_results_file_is_one_run(pytester, capsys, request, kind):
+    """The backfill docs/history.md presents, after a run that also recorded itself: the import says the
+    run is recorded already and adds nothing; a second session is a new run."""
+    pytester.makepyfile(WORK)
+    db = {"sqlite": str(pytester.path / "h.db"), "jsonl": str(pytester.path / "h.jsonl")}.get(kind) or \
+        request.getfixturevalue("postgres_url")
+    for n in (1, 2):
+        pytester.runpytest("--gpuperf-device=opencl:0", f"--gpuperf-baseline-dir={baseline_folder(pytester.path, 'bl')}",
+                           f"--gpuperf-history={db}", f"--gpuperf-json=results/r{n}.json").assert_outcomes(passed=1)
+    first = jsonio.read_json(pytester.path / "results/r1.json")
+    assert isinstance(first["run"]["id"], str) and len(first["run"]["id"]) == 32
+    assert main(["history", "import", str(pytester.path / "results"), "--db", db]) == 0
+    out, err = capsys.readouterr()
+    assert "imported 0 new run(s) of 2" in out and "2 already recorded" in out, out
+    assert err.count("already recorded: ") == 2 and "r1.json" in err and "nothing added" in err
+    runs = read_runs(db)
+    assert len(runs) == 2 and all(r.source == "pytest" for r in runs)
+    assert len({r.options["run_id"] for r in runs}) == 2
+
+
 def test_plugin_refuses_a_bad_history_target_before_any_test(pytester):
     pytester.makepyfile("def test_x(): raise AssertionError('must not run')")
     result = pytester.runpytest(f"--gpuperf-history={pytester.path}")

@@ -16,11 +16,13 @@ from typing import Any, Callable, Sequence
 
 from ..report.terminal import cell, format_table
 from . import detect as det
-from .backends import check, read_runs, record_runs
+from .backends import check, read_runs, record_each
 from .backfill import load
 from .records import dumps
 
 DEFAULT_DB = "results/history.db"
+#: runs named one line each when an import finds them recorded already (the rest are counted)
+ALREADY_NAMED = 10
 
 
 def _db(p: argparse.ArgumentParser) -> None:
@@ -114,8 +116,16 @@ def import_files(paths: Sequence[str], db: str) -> int:
         for line in bad:
             print(f"error: {line}", file=sys.stderr)
     target = check(db)
-    new = record_runs(target, runs)
+    fresh = record_each(target, runs)
+    new = sum(fresh)
+    known = [r for r, f in zip(runs, fresh) if not f]
+    for r in known[:ALREADY_NAMED]:
+        print(f"already recorded: {r.source or 'run'} ({r.device_key}/{r.backend}, {r.date}); nothing added",
+              file=sys.stderr)
+    if len(known) > ALREADY_NAMED:
+        print(f"already recorded: {len(known) - ALREADY_NAMED} more run(s); nothing added", file=sys.stderr)
     print(f"imported {new} new run(s) of {len(runs)} read into {target}"
+          + (f"; {len(known)} already recorded (nothing added for them)" if known else "")
           + (f"; skipped {len(skipped)} file(s) of another kind" if skipped else "")
           + (f"; {len(bad)} broken file(s) NOT imported (named on stderr): fix or move them" if bad else ""))
     return 1 if bad else 0

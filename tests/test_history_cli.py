@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 import shutil
 import sqlite3
 from pathlib import Path
@@ -33,6 +36,37 @@ def test_backfill_real_results_is_idempotent(tmp_path, capsys):
     assert main(["history", "show", "latency.fp32", "--db", db]) == 0
     assert "latency.fp32" in capsys.readouterr().out
     assert main(["history", "show", "no.such.metric", "--db", db]) == 1
+
+
+def test_list_and_show_are_machine_readable_and_list_names_a_long_toolkit_once(tmp_path, capsys):
+    db = str(tmp_path / "h.db")
+    files = [str(POCL / "suites-opencl.json"), str(POCL / "suites-r2-opencl.json")]
+    assert main(["history", "import", "--db", db, *files]) == 0
+    capsys.readouterr()
+    runs = read_runs(db)
+    toolkit = runs[0].toolkit
+    assert len(toolkit) > 60  # PoCL's runtime string: the one that was repeated on every row
+    assert main(["history", "list", "--db", db]) == 0
+    text = capsys.readouterr().out
+    assert text.count(toolkit) == 1 and f"driver/toolkit [1] = {toolkit}" in text
+    assert all(len(line) < 200 for line in text.splitlines())
+    assert main(["history", "list", "--db", db, "--format", "json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert [(r["commit"], r["toolkit"], r["metrics"]) for r in listed] == \
+        [(r.commit, r.toolkit, len(r.metrics)) for r in runs]
+    assert main(["history", "list", "--db", db, "--format", "csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert [(r["date"], r["toolkit"], int(r["metrics"])) for r in rows] == \
+        [(r.date, r.toolkit, len(r.metrics)) for r in runs]
+    assert main(["history", "show", "latency.fp32", "--db", db, "--format", "json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    want = sorted((m.name, r.date, m.value) for r in runs for m in r.metrics if "latency.fp32" in m.name)
+    assert len(want) >= 2 and sorted((x["metric"], x["date"], x["value"]) for x in shown) == want
+    assert main(["history", "show", "latency.fp32", "--db", db, "--format", "csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert sorted((x["metric"], x["date"], float(x["value"])) for x in rows) == want
+    assert set(rows[0]) == {"metric", "device", "backend", "date", "commit", "value", "unit", "mad", "baseline",
+                            "band", "verdict", "test"}
 
 
 def test_legacy_jsonl_imports(tmp_path):

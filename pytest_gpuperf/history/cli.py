@@ -9,6 +9,7 @@ mistyped path is an error instead of an empty history.
 from __future__ import annotations
 
 import argparse
+import csv
 import os
 import sys
 from collections import defaultdict
@@ -21,6 +22,10 @@ from .backfill import load
 from .records import dumps
 
 DEFAULT_DB = "results/history.db"
+FORMATS = ("text", "json", "csv")
+#: an environment string (driver, runtime, toolkit) longer than this is named once under the text table
+LONG = 24
+
 #: runs named one line each when an import finds them recorded already (the rest are counted)
 ALREADY_NAMED = 10
 
@@ -33,6 +38,13 @@ def _db(p: argparse.ArgumentParser) -> None:
 
 def _device(p: argparse.ArgumentParser) -> None:
     p.add_argument("--device", metavar="KEY", help="only this device key")
+
+
+def _format(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--format", choices=FORMATS, default="text",
+                   help="text (a table for people; long driver/runtime/toolkit strings named once below it), "
+                        "json (one array of objects, full values) or csv (a header row, full values); "
+                        "default: %(default)s")
 
 
 def _command(hs: Any, name: str, func: Callable[[argparse.Namespace], int], summary: str) -> argparse.ArgumentParser:
@@ -72,11 +84,13 @@ def register(sub: Any) -> None:
     p = _command(hs, "list", cmd_list, "the runs stored, oldest first")
     _db(p)
     _device(p)
+    _format(p)
 
     p = _command(hs, "show", cmd_show, "one metric over time (names containing METRIC)")
     p.add_argument("metric")
     _device(p)
     _db(p)
+    _format(p)
 
     p = _command(hs, "detect", cmd_detect, "change points per metric and device over commits")
     _db(p)
@@ -140,32 +154,76 @@ def _read(args: argparse.Namespace) -> list[Any]:
     return runs
 
 
+def _emit(fmt: str, header: Sequence[str], records: list[dict[str, Any]]) -> None:
+    """``records`` (one dict per row, keys ``header``) as JSON or CSV on stdout."""
+    if fmt == "json":
+        print(dumps(records, indent=1))
+        return
+    writer = csv.DictWriter(sys.stdout, fieldnames=list(header), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(records)
+
+
+def _factored(rows: list[list[str]], columns: Sequence[int], label: str) -> list[str]:
+    """Replace each long string of ``columns`` in ``rows`` (in place) by a short name, ``[1]``, ``[2]``…, and
+    return the legend lines that spell each out once: a PoCL runtime string is 100 characters, and
+    repeating it on every row pushes the columns that differ off the screen."""
+    names: dict[str, str] = {}
+    for row in rows:
+        for c in columns:
+            if len(row[c]) > LONG:
+                row[c] = names.setdefault(row[c], f"[{len(names) + 1}]")
+    return [f"{label} {short} = {full}" for full, short in names.items()]
+
+
+LIST_FIELDS = ("date", "commit", "device", "backend", "device_name", "driver", "runtime", "toolkit", "host",
+               "metrics", "source", "run_key")
+
+
 def cmd_list(args: argparse.Namespace) -> int:
     runs = _read(args)
-    rows = [(r.date, r.commit[:12], r.device_key, r.backend, r.driver, r.toolkit, str(len(r.metrics)),
-             os.path.basename(r.source)) for r in runs]
-    for line in format_table(rows, ("date", "commit", "device", "backend", "driver", "toolkit", "metrics",
-                                    "source")):
+    if args.format != "text":
+        _emit(args.format, LIST_FIELDS, [
+            {"date": r.date, "commit": r.commit, "device": r.device_key, "backend": r.backend,
+             "device_name": r.device_name, "driver": r.driver, "runtime": r.runtime, "toolkit": r.toolkit,
+             "host": r.host, "metrics": len(r.metrics), "source": r.source, "run_key": r.run_key} for r in runs])
+        return 0
+    rows = [[r.date, r.commit[:12], r.device_key, r.backend, r.driver, r.toolkit, str(len(r.metrics)),
+             os.path.basename(r.source)] for r in runs]
+    legend = _factored(rows, (4, 5), "driver/toolkit")
+    for line in format_table([tuple(r) for r in rows], ("date", "commit", "device", "backend", "driver", "toolkit",
+                                                        "metrics", "source")):
         print(line)
+    for line in legend:
+        print(cell(line))
     print(f"{len(runs)} run(s)")
     return 0
 
 
+SHOW_FIELDS = ("metric", "device", "backend", "date", "commit", "value", "unit", "mad", "baseline", "band",
+               "verdict", "test")
+
+
 def cmd_show(args: argparse.Namespace) -> int:
     runs = _read(args)
-    rows = []
-    for r in runs:
-        for m in r.metrics:
-            if args.metric in m.name:
-                band = "-" if m.baseline_value is None else f"{m.baseline_value:.5g} ±{m.band or 0:.2g}"
-                rows.append((m.name, r.device_key, r.backend, r.date, r.commit[:12],
-                             "-" if m.value is None else f"{m.value:.6g}", m.unit,
-                             "-" if m.mad is None else f"{m.mad:.3g}", band, m.verdict))
-    if not rows:
+    found = sorted(((m, r) for r in runs for m in r.metrics if args.metric in m.name),
+                   key=lambda mr: (mr[0].name, mr[1].device_key, mr[1].backend, mr[1].date))
+    if not found:
         print(f"no metric name contains {args.metric!r}" + (f" on {args.device}" if args.device else ""),
               file=sys.stderr)
         return 1
-    rows.sort(key=lambda r: (r[0], r[1], r[2], r[3]))
+    if args.format != "text":
+        _emit(args.format, SHOW_FIELDS, [
+            {"metric": m.name, "device": r.device_key, "backend": r.backend, "date": r.date, "commit": r.commit,
+             "value": m.value, "unit": m.unit, "mad": m.mad, "baseline": m.baseline_value, "band": m.band,
+             "verdict": m.verdict, "test": m.test} for m, r in found])
+        return 0
+    rows = []
+    for m, r in found:
+        band = "-" if m.baseline_value is None else f"{m.baseline_value:.5g} ±{m.band or 0:.2g}"
+        rows.append((m.name, r.device_key, r.backend, r.date, r.commit[:12],
+                     "-" if m.value is None else f"{m.value:.6g}", m.unit,
+                     "-" if m.mad is None else f"{m.mad:.3g}", band, m.verdict))
     for line in format_table(rows, ("metric", "device", "backend", "date", "commit", "value", "unit", "mad",
                                     "baseline", "verdict")):
         print(line)

@@ -11,6 +11,7 @@ import re
 import time
 import uuid
 from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
@@ -21,6 +22,7 @@ from .devices import Device, DeviceInfo, Inventory, discover, open_device, resol
 from .baselines import catalog, classes, lookup, noise, validity
 from .errors import GpuPerfError, ImpossibleValueError
 from .gatecheck import plants
+from .options import JSON_DATE, fill_json, numbered
 from .paths import safe_name
 from .report import results, sensitivity
 from .report.results import Metric
@@ -158,12 +160,13 @@ def strip_device_id(nodeid: str, spec: str) -> str:
     return f"{m.group(1)}[{joined}]" if joined else m.group(1)
 
 
-def results_path(template: str, info: DeviceInfo, several: bool) -> str:
-    """``--gpuperf-json``'s path for one device: ``{key}``/``{backend}``/``{index}`` filled in; a plain path
-    gets ``-<key>-<backend>`` when several devices write results."""
+def results_path(template: str, info: DeviceInfo, several: bool, commit: str = "", date: str = "") -> str:
+    """``--gpuperf-json``'s path for one device: ``{key}``/``{backend}``/``{index}``/``{device}``/``{commit}``/
+    ``{date}`` filled in (``{n}`` is left for the write: :func:`.options.numbered`); a plain path gets
+    ``-<key>-<backend>`` when several devices write results."""
     key = safe_name(info.key)
     if "{" in template:
-        return template.format(key=key, backend=info.backend, index=info.index)
+        return fill_json(template, key, info.backend, info.index, commit, date)
     if several:
         p = Path(template)
         return str(p.with_name(f"{p.stem}-{key}-{info.backend}{p.suffix}"))
@@ -592,14 +595,15 @@ class GpuPerfSession:
             doc["detection"] = sensitivity.tally(run.metrics.values())
             doc["tests"] = [{"test": t, **run.tests[t]} for t in sorted(run.tests)]
             try:
-                with FileLock(f"{path}.lock"):  # another run writing this path now waits, then takes -2
-                    target = str(unclaimed(path, self.started_ns))
+                with FileLock(f"{path.replace('{n}', 'n')}.lock"):  # another run writing this path waits, then takes -2
+                    chosen = numbered(path)
+                    target = str(unclaimed(chosen, self.started_ns))
                     results.write(target, doc)
             except OSError as exc:
                 raise GpuPerfError(f"{path}: {exc.strerror or exc}") from exc
             self.written_as[path] = target
-            self.files_written.append(target if target == path else
-                                      f"{target} (another run wrote {path} while this one ran)")
+            self.files_written.append(target if target == chosen else
+                                      f"{target} (another run wrote {chosen} while this one ran)")
 
     def _record_history(self, argv: list[str], meta: dict[str, Any] | None = None) -> None:
         """One history run per device that recorded metrics, each in one transaction.
@@ -657,7 +661,9 @@ class GpuPerfSession:
         runs = [r for r in self.runs.values() if r.metrics or self.missing.get(r.info.spec)]
         devices = self.selected() if self.distributed else [r.info for r in runs]
         several = len(devices) > 1
-        paths = {info.spec: results_path(template, info, several) for info in devices}
+        started = datetime.fromisoformat(self.started).astimezone(timezone.utc)  # the run.started of the file
+        commit, date = git_commit(str(self.rootdir)), started.strftime(JSON_DATE)
+        paths = {info.spec: results_path(template, info, several, commit, date) for info in devices}
         taken: dict[str, int] = {}
         for path in paths.values():
             taken[path] = taken.get(path, 0) + 1

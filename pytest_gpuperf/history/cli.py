@@ -11,10 +11,12 @@ from __future__ import annotations
 import argparse
 import csv
 import os
+import re
 import sys
 from collections import defaultdict
 from typing import Any, Callable, Sequence
 
+from ..errors import GpuPerfError
 from ..report.terminal import cell, format_table
 from . import detect as det
 from .backends import check, read_runs, record_each
@@ -106,6 +108,9 @@ def register(sub: Any) -> None:
                                            "metric (one file, no network needed to view it)")
     p.add_argument("--html", required=True, metavar="DIR", help="folder to write index.html into")
     _device(p)
+    p.add_argument("--commit-url", metavar="URL",
+                   help="link each commit: URL + its sha (e.g. https://github.com/o/r/commit/; as asv's "
+                        "show_commit_url); default: from the current repository's 'origin' remote, '' for none")
     p.add_argument("--max-plots", type=_at_least_one, default=12,
                    help="plots drawn per family and device at first (the rest on 'show all'; default: %(default)s)")
     _db(p)
@@ -269,11 +274,15 @@ def cmd_detect(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from .dashboard import write
+    from .dashboard import commit_url_from_remote, write
 
     runs = _read(args)
     found = det.detect_all(runs, args.device, args.beta, args.k_sigma, min_runs=args.min_runs)
-    path = write(args.html, runs, found, max_plots=args.max_plots)
+    url = commit_url_from_remote() if args.commit_url is None else args.commit_url
+    if url and not re.match(r"https?://[^\s\"'<>]+$", url):
+        raise GpuPerfError(f"--commit-url {url!r}: give an http(s) URL the commit's sha is appended to, e.g. "
+                           f"https://github.com/OWNER/REPO/commit/ ('' for no links)")
+    path = write(args.html, runs, found, max_plots=args.max_plots, commit_url=url)
     print(f"wrote {path} ({len(runs)} run(s), {len(found.confirmed)} step(s) confirmed, "
           f"{len(found.candidates)} candidate(s))")
     return 0

@@ -219,3 +219,32 @@ def test_detect_names_each_steps_commit_and_date(tmp_path, capsys):
     assert main(["history", "detect", "--db", db]) == 0
     out = capsys.readouterr().out
     assert "commits c005..c006 (2026-03-01T00:05:00+00:00 .. 2026-03-01T00:06:00+00:00)" in out
+
+
+@pytest.mark.parametrize("remote, url", [
+    ("git@github.com:o/r.git", "https://github.com/o/r/commit/"),
+    ("https://github.com/o/r", "https://github.com/o/r/commit/"),
+    ("https://user:s3cret-token@github.com/o/r.git", "https://github.com/o/r/commit/"),
+    ("ssh://git@gitlab.example.com/group/sub/r.git", "https://gitlab.example.com/group/sub/r/-/commit/"),
+    ("/srv/git/r.git", ""),
+])
+def test_the_commit_url_comes_from_the_origin_remote_without_credentials(tmp_path, remote, url):
+    import subprocess
+
+    from pytest_gpuperf.history.dashboard import commit_url_from_remote
+
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    subprocess.run(["git", "-C", str(tmp_path), "remote", "add", "origin", remote], check=True)
+    assert commit_url_from_remote(tmp_path) == url
+    assert commit_url_from_remote(tmp_path / "no-such-dir") == ""
+
+
+def test_a_commit_url_that_is_not_http_is_refused(tmp_path, capsys):
+    from test_history_detect import series_runs
+
+    db = str(tmp_path / "h.db")
+    record_runs(db, series_runs([1.0] * 4))
+    assert main(["history", "report", "--db", db, "--html", str(tmp_path / "site"),
+                 "--commit-url", "javascript:alert(1)//"]) == 2
+    assert "--commit-url 'javascript:alert(1)//': give an http(s) URL" in capsys.readouterr().err
+    assert not (tmp_path / "site").exists()

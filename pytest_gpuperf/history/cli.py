@@ -276,12 +276,12 @@ def cmd_detect(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     from .dashboard import commit_url_from_remote, write
 
-    runs = _read(args)
-    found = det.detect_all(runs, args.device, args.beta, args.k_sigma, min_runs=args.min_runs)
     url = commit_url_from_remote() if args.commit_url is None else args.commit_url
-    if url and not re.match(r"https?://[^\s\"'<>]+$", url):
+    if url and not re.match(r"https?://[^\s\"'<>]+$", url):  # checked first: detection takes a while
         raise GpuPerfError(f"--commit-url {url!r}: give an http(s) URL the commit's sha is appended to, e.g. "
                            f"https://github.com/OWNER/REPO/commit/ ('' for no links)")
+    runs = _read(args)
+    found = det.detect_all(runs, args.device, args.beta, args.k_sigma, min_runs=args.min_runs)
     path = write(args.html, runs, found, max_plots=args.max_plots, commit_url=url)
     print(f"wrote {path} ({len(runs)} run(s), {len(found.confirmed)} step(s) confirmed, "
           f"{len(found.candidates)} candidate(s))")

@@ -98,7 +98,17 @@ POCL_RUN = ROOT / "results/pocl-pthread-skylake-avx512-amd-epyc/suites-opencl.js
 
 
 def _target(kind: str, tmp_path, request) -> str:
-    return str(tmp_path / "h.db") if kind == "sqlite" else request.getfixturevalue("postgres_url")
+    """A new, empty database of ``kind``: a SQLite file, or a database of its own on the real PostgreSQL
+    server (the module's shared one holds the schema other tests migrated)."""
+    if kind == "sqlite":
+        return str(tmp_path / "h.db")
+    import psycopg
+
+    url = request.getfixturevalue("postgres_url")
+    name = f"fresh_{abs(hash(request.node.nodeid)) % 10**9}"
+    with psycopg.connect(url.replace("/history?", "/postgres?"), autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    return url.replace("/history?", f"/{name}?")
 
 
 def _store_at_schema_3(target: str, monkeypatch, runs: list[records.RunRecord]) -> None:

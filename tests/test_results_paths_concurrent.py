@@ -135,11 +135,3 @@ def test_json_placeholders_name_each_run_and_n_numbers_them_instead_of_overwriti
     (f,) = (pytester.path / "dated").glob("*.json")
     started = jsonio.read_json(f)["run"]["started"]  # 2026-12-02T04:05:06+00:00 → 20261202T040506Z
     assert f.stem == started[:19].replace("-", "").replace(":", "") + "Z", (f.name, started)
-
-
-def test_an_unknown_json_placeholder_lists_the_known_ones(pytester):
-    pytester.makepyfile("def test_x(): pass")
-    result = pytester.runpytest("--gpuperf-json=results/{run}.json")
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    err = "\n".join(result.errlines)
-    assert "unknown placeholder {run}" in err and "{device}, {commit}, {date}, {n}" in err, err

@@ -2,9 +2,12 @@
 
 Like asv's pages, for GPUs: the front page lists the regressions the history holds (confirmed steps
 toward worse, then candidates, newest first; improvements folded below), each linking to its plot; then
-per device and family (the metric name's prefix before the first dot) a plot per metric, filtered by
-device and family. A plot has real axes (runs in date order, ticks labelled with date and commit; values
-in the metric's unit, never padded below 0 for a unit that cannot be negative), a tooltip per point
+for the selected device and family (the metric name's prefix before the first dot) the plots of every
+metric with a step, worse first, then each family's other metrics, largest moves first. Commits link to
+``commit_url`` + sha where one is given (as asv's ``show_commit_url``; :func:`commit_url_from_remote`).
+A plot has real axes (runs in date order, ticks labelled with date and commit; values in the metric's
+unit, tick labels as precise as their step so no two read alike, never below 0 for a unit that cannot
+be negative), a tooltip per point
 (date, commit, value, the run's sample quantiles, baseline and verdict, driver), the run's noise as a
 bar (the 25–75 % of its samples, whiskers to 5–95 %; ± 1.4826 MAD where only that was kept), the
 baseline band that judged each run, steps (red worse, green better, orange changed; dashed while a

@@ -98,7 +98,8 @@ class RunRecord:
 
     @property
     def uid(self) -> str:
-        """Stable identity of the run, so importing the same results twice adds nothing.
+        """The identity of the run within one reading (detection, the dashboard) and the store's original
+        unique key; :attr:`run_key` is what tells a live record and the import of its file to be one run.
 
         Two cards of one model in one run share date, key, backend, argv and metric names: the
         device index keeps their results files apart on import. It is hashed only when it is not 0, so the

@@ -17,8 +17,34 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-#: placeholders ``--gpuperf-json`` fills in per device
-JSON_FIELDS = ("key", "backend", "index")
+#: placeholders ``--gpuperf-json`` fills in per device: the device's key, backend, index and ``{device}``
+#: (``<key>-<backend>``), the measured repository's commit, the session's start (UTC) and ``{n}``, the first
+#: number from 1 whose file does not exist yet (:func:`numbered`)
+JSON_FIELDS = ("key", "backend", "index", "device", "commit", "date", "n")
+#: how ``{date}`` spells the session's start: sortable, and no colon (not allowed in Windows file names)
+JSON_DATE = "%Y%m%dT%H%M%SZ"
+
+
+def fill_json(template: str, key: str, backend: str, index: int | str, commit: str, date: str) -> str:
+    """``--gpuperf-json``'s template with every placeholder filled but ``{n}``, which only the write can
+    decide (:func:`numbered`). ``commit`` as git gives it (``sha+dirty``, '' outside git): its first 12
+    characters, ``-dirty``, ``nocommit`` where there is none."""
+    sha, _, dirty = commit.partition("+")
+    spelled = (sha[:12] + ("-dirty" if dirty else "")) if sha else "nocommit"
+    return template.format(key=key, backend=backend, index=index, device=f"{key}-{backend}", commit=spelled,
+                           date=date, n="{n}")
+
+
+def numbered(path: str) -> str:
+    """``path`` with ``{n}`` replaced by the first number from 1 whose file does not exist (each run its own
+    file, never an earlier run's overwritten); ``path`` itself without ``{n}``. The caller holds the path's
+    lock from this choice until its file is written."""
+    if "{n}" not in path:
+        return path
+    n = 1
+    while os.path.lexists(path.replace("{n}", str(n))):
+        n += 1
+    return path.replace("{n}", str(n))
 
 
 class OptionError(ValueError):
@@ -94,7 +120,7 @@ def json_template(template: str) -> None:
     if unknown:
         raise OptionError(f"--gpuperf-json={template!r}: unknown placeholder {{{unknown[0]}}}; use "
                           + ", ".join("{" + f + "}" for f in JSON_FIELDS))
-    sample = template.format(key="device-key", backend="opencl", index=0)
+    sample = fill_json(template, "device-key", "opencl", 0, "0123456789abcdef", "20260101T000000Z").replace("{n}", "1")
     writable_file("--gpuperf-json", sample, fixed_part(template))
 
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import re
 import time
+import uuid
 from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
@@ -18,6 +20,7 @@ from .devices import Device, DeviceInfo, Inventory, discover, open_device, resol
 from .baselines import catalog, classes, lookup, noise, validity
 from .errors import GpuPerfError, ImpossibleValueError
 from .gatecheck import plants
+from .options import JSON_DATE, fill_json, numbered
 from .paths import safe_name
 from .report import results, sensitivity
 from .report.results import Metric
@@ -156,12 +159,13 @@ def strip_device_id(nodeid: str, spec: str) -> str:
     return f"{m.group(1)}[{joined}]" if joined else m.group(1)
 
 
-def results_path(template: str, info: DeviceInfo, several: bool) -> str:
-    """``--gpuperf-json``'s path for one device: ``{key}``/``{backend}``/``{index}`` filled in; a plain path
-    gets ``-<key>-<backend>`` when several devices write results."""
+def results_path(template: str, info: DeviceInfo, several: bool, commit: str = "", date: str = "") -> str:
+    """``--gpuperf-json``'s path for one device: ``{key}``/``{backend}``/``{index}``/``{device}``/``{commit}``/
+    ``{date}`` filled in (``{n}`` is left for the write: :func:`.options.numbered`); a plain path gets
+    ``-<key>-<backend>`` when several devices write results."""
     key = safe_name(info.key)
     if "{" in template:
-        return template.format(key=key, backend=info.backend, index=info.index)
+        return fill_json(template, key, info.backend, info.index, commit, date)
     if several:
         p = Path(template)
         return str(p.with_name(f"{p.stem}-{key}-{info.backend}{p.suffix}"))
@@ -179,6 +183,8 @@ class GpuPerfSession:
         self.started = now_iso()
         #: when the run started, to tell a results file another run wrote meanwhile from an earlier run's
         self.started_ns = time.time_ns()
+        #: this session's run id (``run.id``): one run recorded live and imported from its results file is one
+        self.run_id = uuid.uuid4().hex
         #: ``--gpuperf-json`` path → the file written (``-2``… where another run wrote that path meanwhile)
         self.written_as: dict[str, str] = {}
         self.files_written: list[str] = []
@@ -588,14 +594,15 @@ class GpuPerfSession:
             doc["detection"] = sensitivity.tally(run.metrics.values())
             doc["tests"] = [{"test": t, **run.tests[t]} for t in sorted(run.tests)]
             try:
-                with file_lock(path):  # another run writing this path now waits, then takes -2
-                    target = str(unclaimed(path, self.started_ns))
+                with file_lock(path.replace("{n}", "n")):  # another run writing this path now waits, then takes -2
+                    chosen = numbered(path)
+                    target = str(unclaimed(chosen, self.started_ns))
                     results.write(target, doc)
             except OSError as exc:
                 raise GpuPerfError(f"{path}: {exc.strerror or exc}") from exc
             self.written_as[path] = target
-            self.files_written.append(target if target == path else
-                                      f"{target} (another run wrote {path} while this one ran)")
+            self.files_written.append(target if target == chosen else
+                                      f"{target} (another run wrote {chosen} while this one ran)")
 
     def _record_history(self, argv: list[str], meta: dict[str, Any] | None = None) -> None:
         """One history run per device that recorded metrics, each in one transaction.
@@ -653,7 +660,9 @@ class GpuPerfSession:
         runs = [r for r in self.runs.values() if r.metrics or self.missing.get(r.info.spec)]
         devices = self.selected() if self.distributed else [r.info for r in runs]
         several = len(devices) > 1
-        paths = {info.spec: results_path(template, info, several) for info in devices}
+        started = datetime.fromisoformat(self.started).astimezone(timezone.utc)  # the run.started of the file
+        commit, date = git_commit(str(self.rootdir)), started.strftime(JSON_DATE)
+        paths = {info.spec: results_path(template, info, several, commit, date) for info in devices}
         taken: dict[str, int] = {}
         for path in paths.values():
             taken[path] = taken.get(path, 0) + 1
@@ -670,7 +679,7 @@ class GpuPerfSession:
     def _run_meta(self, argv: list[str], interrupted: bool = False) -> dict[str, Any]:
         """The ``run`` section of the results and of the history record; ``interrupted``: Ctrl-C ended the
         run before every test ran, so the records hold only what finished."""
-        return {"started": self.started, "finished": now_iso(), "argv": redact_argv(argv), "profile": self.options.profile,
+        return {"id": self.run_id, "started": self.started, "finished": now_iso(), "argv": redact_argv(argv), "profile": self.options.profile,
                 "update_baselines": self.options.update_baselines, "interrupted": bool(interrupted)}
 
     def blocks_exit(self) -> bool:

@@ -51,7 +51,7 @@ def _usage_error(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, *ar
     (["--gpuperf-accuracy-scale=0"], "--gpuperf-accuracy-scale=0.0: must be a positive"),
     (["--gpuperf-tuning-budget=-1"], "--gpuperf-tuning-budget=-1.0: must be a non-negative"),
     (["--gpuperf-json=/proc/x.json"], "--gpuperf-json=/proc/x.json: cannot create files in /proc"),
-    (["--gpuperf-json=r/{device}.json"], "unknown placeholder {device}; use {key}, {backend}, {index}"),
+    (["--gpuperf-json=r/{run}.json"], "unknown placeholder {run}; use {key}, {backend}, {index}, {device}, {commit}, {date}, {n}"),
     (["--gpuperf-json=r/{key.json"], "expected '}' before end of string"),
     (["--gpuperf-history=/proc/h.db"], "--gpuperf-history: history target /proc/h.db"),
 ])

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 import shutil
 import sqlite3
 from pathlib import Path
@@ -35,6 +38,37 @@ def test_backfill_real_results_is_idempotent(tmp_path, capsys):
     assert main(["history", "show", "no.such.metric", "--db", db]) == 1
 
 
+def test_list_and_show_are_machine_readable_and_list_names_a_long_toolkit_once(tmp_path, capsys):
+    db = str(tmp_path / "h.db")
+    files = [str(POCL / "suites-opencl.json"), str(POCL / "suites-r2-opencl.json")]
+    assert main(["history", "import", "--db", db, *files]) == 0
+    capsys.readouterr()
+    runs = read_runs(db)
+    toolkit = runs[0].toolkit
+    assert len(toolkit) > 60  # PoCL's runtime string: the one that was repeated on every row
+    assert main(["history", "list", "--db", db]) == 0
+    text = capsys.readouterr().out
+    assert text.count(toolkit) == 1 and f"driver/toolkit [1] = {toolkit}" in text
+    assert all(len(line) < 200 for line in text.splitlines())
+    assert main(["history", "list", "--db", db, "--format", "json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert [(r["commit"], r["toolkit"], r["metrics"]) for r in listed] == \
+        [(r.commit, r.toolkit, len(r.metrics)) for r in runs]
+    assert main(["history", "list", "--db", db, "--format", "csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert [(r["date"], r["toolkit"], int(r["metrics"])) for r in rows] == \
+        [(r.date, r.toolkit, len(r.metrics)) for r in runs]
+    assert main(["history", "show", "latency.fp32", "--db", db, "--format", "json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    want = sorted((m.name, r.date, m.value) for r in runs for m in r.metrics if "latency.fp32" in m.name)
+    assert len(want) >= 2 and sorted((x["metric"], x["date"], x["value"]) for x in shown) == want
+    assert main(["history", "show", "latency.fp32", "--db", db, "--format", "csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert sorted((x["metric"], x["date"], float(x["value"])) for x in rows) == want
+    assert set(rows[0]) == {"metric", "device", "backend", "date", "commit", "value", "unit", "mad", "baseline",
+                            "band", "verdict", "test"}
+
+
 def test_legacy_jsonl_imports(tmp_path):
     old = tmp_path / "old.jsonl"
     old.write_text('{"date":"2026-01-01T00:00:00+00:00","key":"k","backend":"opencl","driver":"1","commit":"abc",'
@@ -64,6 +98,28 @@ def test_plugin_records_each_run_in_the_history(pytester):
     assert len(runs) == 2 and runs[0].backend == "opencl" and runs[0].device_key
     assert {m.name for m in runs[1].metrics} == {"area.work.us", "area.count"}
     assert runs[1].options.get("device") == "opencl:0"
+
+
+@pytest.mark.skipif(not HAS_CL, reason="no OpenCL device (install pocl-opencl-icd)")
+@pytest.mark.parametrize("kind", ["sqlite", "postgresql", "jsonl"])
+def test_a_run_recorded_live_and_imported_from_its_results_file_is_one_run(pytester, capsys, request, kind):
+    """The backfill docs/history.md presents, after a run that also recorded itself: the import says the
+    run is recorded already and adds nothing; a second session is a new run."""
+    pytester.makepyfile(WORK)
+    db = {"sqlite": str(pytester.path / "h.db"), "jsonl": str(pytester.path / "h.jsonl")}.get(kind) or \
+        request.getfixturevalue("postgres_url")
+    for n in (1, 2):
+        pytester.runpytest("--gpuperf-device=opencl:0", f"--gpuperf-baseline-dir={baseline_folder(pytester.path, 'bl')}",
+                           f"--gpuperf-history={db}", f"--gpuperf-json=results/r{n}.json").assert_outcomes(passed=1)
+    first = jsonio.read_json(pytester.path / "results/r1.json")
+    assert isinstance(first["run"]["id"], str) and len(first["run"]["id"]) == 32
+    assert main(["history", "import", str(pytester.path / "results"), "--db", db]) == 0
+    out, err = capsys.readouterr()
+    assert "imported 0 new run(s) of 2" in out and "2 already recorded" in out, out
+    assert err.count("already recorded: ") == 2 and "r1.json" in err and "nothing added" in err
+    runs = read_runs(db)
+    assert len(runs) == 2 and all(r.source == "pytest" for r in runs)
+    assert len({r.options["run_id"] for r in runs}) == 2
 
 
 def test_plugin_refuses_a_bad_history_target_before_any_test(pytester):
@@ -163,3 +219,32 @@ def test_detect_names_each_steps_commit_and_date(tmp_path, capsys):
     assert main(["history", "detect", "--db", db]) == 0
     out = capsys.readouterr().out
     assert "commits c005..c006 (2026-03-01T00:05:00+00:00 .. 2026-03-01T00:06:00+00:00)" in out
+
+
+@pytest.mark.parametrize("remote, url", [
+    ("git@github.com:o/r.git", "https://github.com/o/r/commit/"),
+    ("https://github.com/o/r", "https://github.com/o/r/commit/"),
+    ("https://user:s3cret-token@github.com/o/r.git", "https://github.com/o/r/commit/"),
+    ("ssh://git@gitlab.example.com/group/sub/r.git", "https://gitlab.example.com/group/sub/r/-/commit/"),
+    ("/srv/git/r.git", ""),
+])
+def test_the_commit_url_comes_from_the_origin_remote_without_credentials(tmp_path, remote, url):
+    import subprocess
+
+    from pytest_gpuperf.history.dashboard import commit_url_from_remote
+
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    subprocess.run(["git", "-C", str(tmp_path), "remote", "add", "origin", remote], check=True)
+    assert commit_url_from_remote(tmp_path) == url
+    assert commit_url_from_remote(tmp_path / "no-such-dir") == ""
+
+
+def test_a_commit_url_that_is_not_http_is_refused(tmp_path, capsys):
+    from test_history_detect import series_runs
+
+    db = str(tmp_path / "h.db")
+    record_runs(db, series_runs([1.0] * 4))
+    assert main(["history", "report", "--db", db, "--html", str(tmp_path / "site"),
+                 "--commit-url", "javascript:alert(1)//"]) == 2
+    assert "--commit-url 'javascript:alert(1)//': give an http(s) URL" in capsys.readouterr().err
+    assert not (tmp_path / "site").exists()

@@ -4,9 +4,12 @@ their plots; and the same checks can fail."""
 
 from __future__ import annotations
 
+import html
+import json
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from pytest_gpuperf.cli import main
@@ -20,11 +23,17 @@ ROOT = Path(__file__).resolve().parents[1]
 H100 = "nvidia-h100-80gb-hbm3/cuda"
 
 
-@pytest.fixture(scope="module")
+#: the commit URL the real dashboard is built with (as asv's show_commit_url)
+COMMIT_URL = "https://github.com/gpuperf-example/repo/commit/"
+
+
+@pytest.fixture(scope="session")
 def real_dashboard(tmp_path_factory) -> Path:
-    """The dashboard of the project's real history, built as the README builds it."""
+    """The dashboard of the project's real history (imported from results/ by ``gpuperf history import``),
+    built as docs/history.md builds it, commits linked."""
     out = tmp_path_factory.mktemp("real") / "html"
-    assert main(["history", "report", "--db", copy_committed_history(), "--html", str(out)]) == 0
+    assert main(["history", "report", "--db", copy_committed_history(), "--html", str(out),
+                 "--commit-url", COMMIT_URL]) == 0
     return out / "index.html"
 
 
@@ -32,12 +41,50 @@ def real_dashboard(tmp_path_factory) -> Path:
 WINDOW = "1400,1500"
 
 
-@pytest.fixture(scope="module")
-def front_page(real_dashboard, tmp_path_factory) -> tuple[str, list[str]]:
-    shot = tmp_path_factory.mktemp("shot") / "dashboard.png"
-    dom, console = browse(real_dashboard, screenshot=shot, size=WINDOW)
+#: added to the page by the test: after the front page is drawn, the page's own ``plot`` draws the flat series
+#: of every device (values within 0.1 % of their level, up to 25 a device) below everything else, so the one
+#: launch that takes the front page's screenshot also reads the axes of the series most likely to repeat a tick
+FLAT_PROBE = """<script>
+(function () {
+  const probe = el("div", {id: "flat-probe"}, document.body);
+  for (const [dev, list] of Object.entries(D.metrics)) {
+    const flat = list.filter(m => {
+      const ys = m.y.filter(v => v !== null), top = Math.max(...ys.map(Math.abs));
+      return ys.length >= 2 && Math.max(...ys) - Math.min(...ys) <= 1e-3 * top;
+    });
+    for (const m of flat.slice(0, 25)) {
+      plot(dev, m, probe);
+      const box = probe.lastElementChild;
+      box.className = "flat-plot"; box.id = "flat-" + box.id; box.dataset.dev = dev;
+    }
+  }
+})();
+</script>
+"""
+
+
+@pytest.fixture(scope="session")
+def front_page_shot(real_dashboard, tmp_path_factory) -> tuple[str, list[str], Path]:
+    """(DOM, console, screenshot) of the front page, with the flat series of every device drawn below it
+    (:data:`FLAT_PROBE`): one Chromium launch for the whole session."""
+    folder = tmp_path_factory.mktemp("shot")
+    shot, page = folder / "dashboard.png", folder / "index.html"
+    text = real_dashboard.read_text()
+    page.write_text(text[:text.rindex("</body>")] + FLAT_PROBE + "</body>\n</html>\n")
+    dom, console = browse(page, screenshot=shot, size=WINDOW)
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 50_000
-    return dom, console
+    return dom, console, shot
+
+
+@pytest.fixture(scope="session")
+def front_page(front_page_shot) -> tuple[str, list[str]]:
+    return front_page_shot[:2]
+
+
+def drawn(dom: str) -> list[dict[str, str]]:
+    """The attributes of every plot box uPlot drew, in page order."""
+    return [dict(re.findall(r'([\w-]+)="([^"]*)"', attrs)) for attrs in
+            re.findall(r'<div class="plot" ([^>]*)>(?:(?!<div class="plot").)*?<div class="uplot', dom, re.S)]
 
 
 def page_data(page: Path) -> dict:
@@ -54,7 +101,8 @@ def plots(dom: str) -> list[tuple[str, str]]:
 
 def test_the_page_is_self_contained_and_its_data_strict_json(real_dashboard):
     text = real_dashboard.read_text()
-    assert not re.search(r"""(src|href)=["']?(https?:)?//""", text), "the page must not load anything"
+    # the page loads nothing: its only URLs are the commits' links (followed on a click, never fetched)
+    assert not re.search(r"""(?<!<a class="commit" )(src|href)=["']?(https?:)?//""", text), "the page must not load anything"
     assert "uPlot" in text and "Leon Sorokin" not in text  # the library is inlined; its licence ships beside it
     data = page_data(real_dashboard)
     assert len(data["devices"]) >= 3 and all(data["metrics"][d["id"]] for d in data["devices"])
@@ -87,10 +135,73 @@ def test_a_regression_links_to_its_plot_on_its_device(front_page, real_dashboard
     assert re.findall(r'<h3 class="family" data-family="([^"]+)"', linked) == [family], "its family is selected"
 
 
-def test_values_that_cannot_be_negative_are_never_drawn_below_zero(front_page):
+def test_the_front_page_leads_with_the_step_reads_distinct_ticks_stays_above_zero_and_links_commits(
+        front_page_shot, real_dashboard):
+    """What a user sees first on the real history, in the DOM and in the screenshot: the plots of metrics
+    with steps come first (a step marker in the first plot's pixels), every y axis reads distinct ticks —
+    flat series included —, no axis of a unit that cannot be negative runs below 0 (flat zero series
+    included), and commits are links to the commit URL."""
+    dom, console, shot = front_page_shot
+    assert console == [] and "data-js-errors" not in dom
+    data = page_data(real_dashboard)
+    dev = re.search(r'data-device="([^"]+)"', dom).group(1)
+    metrics = {m["name"]: m for m in data["metrics"][dev]}
+    boxes = drawn(dom)
+    assert len(boxes) >= 20
+    # the step first: the changes section leads, its plots are the metrics with steps, worse first
+    families = dom[dom.index('<div id="families">'):]
+    assert re.search(r"<h3 [^>]*>", families).group(0) == '<h3 class="changes">'
+    lead = [metrics[b["data-metric"]] for b in boxes[:3]]
+    assert all(m["steps"] for m in lead) and any(s["dir"] == "worse" for s in lead[0]["steps"])
+    n_changed = sum(1 for m in metrics.values() if m["steps"])
+    assert all(metrics[b["data-metric"]]["steps"] for b in boxes[:min(n_changed, data["maxPlots"])])
+    # ... and the screenshot shows it: the first plot lies on the first screen and holds a step's red marker
+    from PIL import Image
+
+    left, top, width, height = map(int, re.search(r'data-first-plot="([^"]+)"', dom).group(1).split(","))
+    image = Image.open(shot).convert("RGB")
+    assert top + height <= image.height, "the first plot is below the first screen"
+    box = image.crop((left, top, left + width, top + height))
+    red = int(np.all(np.asarray(box) == (0xcf, 0x22, 0x2e), axis=-1).sum())  # the step's colour (DIR.worse)
+    assert red >= 20, f"no step drawn in the first plot ({red} red pixels)"
+    # distinct, readable ticks on every axis: the front page's and the flat series' of every device
+    flats = [dict(re.findall(r'([\w-]+)="([^"]*)"', attrs)) for attrs in
+             re.findall(r'<div class="flat-plot" ([^>]*)>', dom)]
+    series = {(d, m["name"]): m for d, ms in data["metrics"].items() for m in ms}
+    assert len(flats) >= 40 and len({f["data-dev"] for f in flats}) >= 4
+    for b in boxes + flats:
+        ticks = json.loads(html.unescape(b["data-yticks"]))
+        assert len(ticks) >= 2 and len(set(ticks)) == len(ticks), (b["data-metric"], ticks)
+        assert all(len(t) <= 11 for t in ticks), (b["data-metric"], ticks)
+    # never below 0 for a unit that cannot be negative, where no value is (a flat series of zeros included)
+    zeros = 0
+    for b in boxes + flats:
+        m = series[(b.get("data-dev", dev), b["data-metric"])]
+        low = min(y for y in m["y"] if y is not None)
+        if b["data-nonneg"] == "1" and low >= 0:
+            assert float(b["data-ymin"]) >= 0.0, (m["name"], b["data-ymin"])
+            assert all(float(t) >= 0 for t in json.loads(html.unescape(b["data-yticks"]))), m["name"]
+            zeros += low == 0
+    assert zeros >= 3, "too few series of zeros drawn: the clamp of a flat zero series is not checked"
+    # commits are links: every commit of the regression table, and the plots' step lists
+    table = re.search(r'<section id="regressions">(.*?)</section>', dom, re.S).group(1)
+    rows = re.findall(r'<tr class="(?:worse|changed)[^"]*">(.*?)</tr>', table, re.S)
+    for row in rows:
+        links = re.findall(r'<a class="commit" href="([^"]+)">([^<]+)</a>', row)
+        hexes = [c for c in re.search(r"<code>(.*?)</code>", row).group(1).split("..") if "href" in c]
+        assert len(links) == len(hexes) >= 1, row
+        assert all(href.startswith(COMMIT_URL) and href[len(COMMIT_URL):].startswith(text) for href, text in links)
+    first = dom[dom.index(f'data-metric="{boxes[0]["data-metric"]}"'):]
+    assert re.search(rf'<ul class="plot-steps"><li class="worse">[^<]*<a class="commit" href="{COMMIT_URL}[0-9a-f]+',
+                     first), "the first plot's step does not link its commit"
+
+
+def test_values_that_cannot_be_negative_are_never_drawn_below_zero(front_page, real_dashboard):
     dom, _ = front_page
-    boxes = re.findall(r'data-ymin="([^"]+)"><h4[^>]*>[^<]*</h4><div class="meta">([^,<]+),', dom)
-    nonneg = [float(low) for low, unit in boxes if unit in ("ulp", "cycles", "us", "ns", "GB/s", "bytes")]
+    dev = re.search(r'data-device="([^"]+)"', dom).group(1)
+    low = {m["name"]: min(y for y in m["y"] if y is not None) for m in page_data(real_dashboard)["metrics"][dev]}
+    boxes = drawn(dom)
+    nonneg = [float(b["data-ymin"]) for b in boxes if b["data-nonneg"] == "1" and low[b["data-metric"]] >= 0]
     assert len(boxes) == len(plots(dom)) and nonneg
     assert min(nonneg) >= 0.0
 

@@ -73,6 +73,6 @@ def test_a_database_of_an_older_schema_gets_the_durations_table(tmp_path):
                 conn.execute(stmt)
             conn.execute("INSERT INTO schema_version VALUES (?, ?, 'then')", (version, description))
     with open_store(str(db)) as store:
-        assert store.version() == schema.LATEST == 3
+        assert store.version() == schema.LATEST >= 3
     record_run(str(db), from_results(_doc()))
     assert read_runs(str(db))[0].tests == TESTS

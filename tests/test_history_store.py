@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from pathlib import Path
 
 import pytest
 
@@ -13,6 +14,7 @@ from pytest_gpuperf.history.backends import check, read_runs, record_run
 from pytest_gpuperf.history.target import HistoryTargetError
 from pytest_gpuperf.history import records, schema
 from pytest_gpuperf.history.store import open_store
+from pytest_gpuperf.util import jsonio
 from history_support import check_complete, run_writers
 
 
@@ -88,3 +90,71 @@ def test_bad_targets_are_named_with_the_fix(tmp_path):
         check(str(tmp_path / "file" / "h.db"))
     with pytest.raises(HistoryTargetError, match="not a (usable )?SQLite database"):
         check(str(tmp_path / "file"))
+
+
+# ---- one run, however it reached the store ------------------------------------------------------------------
+ROOT = Path(__file__).resolve().parents[1]
+POCL_RUN = ROOT / "results/pocl-pthread-skylake-avx512-amd-epyc/suites-opencl.json"
+
+
+def _target(kind: str, tmp_path, request) -> str:
+    """A new, empty database of ``kind``: a SQLite file, or a database of its own on the real PostgreSQL
+    server (the module's shared one holds the schema other tests migrated)."""
+    if kind == "sqlite":
+        return str(tmp_path / "h.db")
+    import psycopg
+
+    url = request.getfixturevalue("postgres_url")
+    name = f"fresh_{abs(hash(request.node.nodeid)) % 10**9}"
+    with psycopg.connect(url.replace("/history?", "/postgres?"), autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    return url.replace("/history?", f"/{name}?")
+
+
+def _store_at_schema_3(target: str, monkeypatch, runs: list[records.RunRecord]) -> None:
+    """A history database as the plugin wrote it before run keys existed (schema version 3), holding
+    ``runs`` as it wrote them (no run key)."""
+    from pytest_gpuperf.history.store import METRIC_COLUMNS, RUN_COLUMNS, _metric_row
+
+    cols = RUN_COLUMNS[:-1]
+    assert RUN_COLUMNS[-1] == "run_key"
+    with monkeypatch.context() as m:
+        m.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:3])
+        m.setattr(schema, "LATEST", 3)
+        with open_store(target) as store:
+            assert store.version() == 3
+            for run in runs:
+                values = (run.uid, run.date, run.commit, json.dumps(run.argv), json.dumps(run.options),
+                          run.device_key, run.backend, run.device_name, run.driver, run.runtime, run.toolkit,
+                          run.clock_mhz, run.mem_clock_mhz, run.host, json.dumps(run.device), run.source,
+                          len(run.metrics))
+                store._begin()
+                row = store.execute(f"INSERT INTO runs ({', '.join(cols)}) VALUES "
+                                    f"({', '.join('?' for _ in cols)}) RETURNING id", values).fetchone()
+                store.conn.cursor().executemany(
+                    store._q(f"INSERT INTO metrics ({', '.join(METRIC_COLUMNS)}) VALUES "
+                             f"({', '.join('?' for _ in METRIC_COLUMNS)})"),
+                    [_metric_row(row[0], m) for m in run.metrics])
+                store._commit()
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
+def test_a_run_stored_twice_before_run_keys_is_stored_once_after_the_migration(kind, tmp_path, request, monkeypatch):
+    """The double count as it happened: the live record (its uid hashed a session nonce) and the import of
+    its results file, which has no run id. Opening the database migrates it: one copy is left, the other
+    run stays, and importing the file again adds nothing."""
+    target = _target(kind, tmp_path, request)
+    doc = jsonio.read_json(jsonio.saved(POCL_RUN))
+    imported = records.from_results(doc, source=str(POCL_RUN))
+    live = records.from_results(doc, source="pytest")
+    live.options["session"] = "0123456789abcdef"
+    other = records.from_results(doc, source="other")
+    other.metrics[0].value = (other.metrics[0].value or 0) + 1  # another run: one value differs
+    other.options["session"] = "fedcba9876543210"
+    assert len({imported.uid, live.uid, other.uid}) == 3 and imported.run_key == live.run_key != other.run_key
+    _store_at_schema_3(target, monkeypatch, [live, imported, other])
+    with open_store(target) as store:
+        assert store.version() == schema.LATEST
+        assert store.count() == (2, 2 * len(live.metrics))
+    assert sorted(r.source for r in read_runs(target)) == ["other", "pytest"]  # the first copy is kept
+    assert record_run(target, imported) is False and len(read_runs(target)) == 2

@@ -107,3 +107,31 @@ def test_two_runs_at_once_with_one_results_path_keep_both(tmp_path):
     out = later.communicate(timeout=300)[0]
     assert later.returncode == 0, out
     assert _values(tmp_path / "out") == {"r-2.json": values["r-2.json"], "r.json": 3.0}
+
+
+ONE_METRIC = '''
+def test_work(gpu_device, gpuperf_record):
+    gpuperf_record("area.work.us", 12.5, "us", better="lower")
+'''
+
+
+@pytest.mark.skipif(not CL, reason="no OpenCL device (install pocl-opencl-icd)")
+def test_json_placeholders_name_each_run_and_n_numbers_them_instead_of_overwriting(pytester, monkeypatch):
+    """``{device}``, ``{commit}``, ``{date}`` fill in what tells runs apart; ``{n}`` takes the first number
+    whose file does not exist, so a second run never overwrites the first."""
+    from pytest_gpuperf.util import jsonio
+    from suite_support import baseline_folder
+
+    monkeypatch.setenv("GPUPERF_COMMIT", "0123456789abcdef0123+dirty")
+    pytester.makepyfile(ONE_METRIC)
+    args = ["--gpuperf-device=opencl:0", f"--gpuperf-baseline-dir={baseline_folder(pytester.path)}"]
+    for _ in range(2):
+        pytester.runpytest(*args, "--gpuperf-json=results/{device}/{commit}/run{n}.json").assert_outcomes(passed=1)
+    folder = pytester.path / "results" / f"{CL[0].key}-opencl" / "0123456789ab-dirty"
+    assert sorted(f.name for f in folder.iterdir() if f.suffix == ".json") == ["run1.json", "run2.json"]
+    ids = {jsonio.read_json(folder / f"run{n}.json")["run"]["id"] for n in (1, 2)}
+    assert len(ids) == 2  # two runs, neither overwritten
+    pytester.runpytest(*args, "--gpuperf-json=dated/{date}.json").assert_outcomes(passed=1)
+    (f,) = (pytester.path / "dated").glob("*.json")
+    started = jsonio.read_json(f)["run"]["started"]  # 2026-12-02T04:05:06+00:00 → 20261202T040506Z
+    assert f.stem == started[:19].replace("-", "").replace(":", "") + "Z", (f.name, started)

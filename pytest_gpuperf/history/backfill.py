@@ -1,7 +1,8 @@
 """Importing earlier runs: results JSON documents (one run each) and legacy JSONL histories.
 
-Runs carry a uid derived from their content, so importing ``results/`` again after a new session adds
-only the new runs — backfill is safe to repeat. What a folder holds falls in three kinds:
+Runs carry a run key (the results document's ``run.id`` with the device, else a digest of device, host,
+commit, start and values), so importing ``results/`` again after a new session adds only the new runs,
+and a file whose run was recorded live by ``--gpuperf-history`` adds nothing — backfill is safe to repeat. What a folder holds falls in three kinds:
 
 * a results document that follows the results schema — the very check ``gpuperf compare`` makes
   (:mod:`pytest_gpuperf.schemas`) — or a clean JSON-lines history: imported;

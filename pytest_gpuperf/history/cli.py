@@ -9,18 +9,27 @@ mistyped path is an error instead of an empty history.
 from __future__ import annotations
 
 import argparse
+import csv
 import os
+import re
 import sys
 from collections import defaultdict
 from typing import Any, Callable, Sequence
 
+from ..errors import GpuPerfError
 from ..report.terminal import cell, format_table
 from . import detect as det
-from .backends import check, read_runs, record_runs
+from .backends import check, read_runs, record_each
 from .backfill import load
 from .records import dumps
 
 DEFAULT_DB = "results/history.db"
+FORMATS = ("text", "json", "csv")
+#: an environment string (driver, runtime, toolkit) longer than this is named once under the text table
+LONG = 24
+
+#: runs named one line each when an import finds them recorded already (the rest are counted)
+ALREADY_NAMED = 10
 
 
 DB_HELP = ("history store: path.db, sqlite:///path, postgresql://..., or path.jsonl "
@@ -35,6 +44,13 @@ def _db(p: argparse.ArgumentParser) -> None:
 
 def _device(p: argparse.ArgumentParser) -> None:
     p.add_argument("--device", metavar="KEY", help="only this device key")
+
+
+def _format(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--format", choices=FORMATS, default="text",
+                   help="text (a table for people; long driver/runtime/toolkit strings named once below it), "
+                        "json (one array of objects, full values) or csv (a header row, full values); "
+                        "default: %(default)s")
 
 
 def _command(hs: Any, name: str, func: Callable[[argparse.Namespace], int], summary: str) -> argparse.ArgumentParser:
@@ -77,11 +93,13 @@ def register(sub: Any) -> None:
     p = _command(hs, "list", cmd_list, "the runs stored, oldest first")
     _db(p)
     _device(p)
+    _format(p)
 
     p = _command(hs, "show", cmd_show, "one metric over time (names containing METRIC)")
     p.add_argument("metric", help="a metric name, or a part of names: every metric containing it")
     _device(p)
     _db(p)
+    _format(p)
 
     p = _command(hs, "detect", cmd_detect, "change points per metric and device over commits")
     _db(p)
@@ -97,6 +115,9 @@ def register(sub: Any) -> None:
                                            "metric (one file, no network needed to view it)")
     p.add_argument("--html", required=True, metavar="DIR", help="folder to write index.html into")
     _device(p)
+    p.add_argument("--commit-url", metavar="URL",
+                   help="link each commit: URL + its sha (e.g. https://github.com/o/r/commit/; as asv's "
+                        "show_commit_url); default: from the current repository's 'origin' remote, '' for none")
     p.add_argument("--max-plots", type=_at_least_one, default=12,
                    help="plots drawn per family and device at first (the rest on 'show all'; default: %(default)s)")
     _db(p)
@@ -121,8 +142,16 @@ def import_files(paths: Sequence[str], db: str) -> int:
         for line in bad:
             print(f"error: {line}", file=sys.stderr)
     target = check(db)
-    new = record_runs(target, runs)
+    fresh = record_each(target, runs)
+    new = sum(fresh)
+    known = [r for r, f in zip(runs, fresh) if not f]
+    for r in known[:ALREADY_NAMED]:
+        print(f"already recorded: {r.source or 'run'} ({r.device_key}/{r.backend}, {r.date}); nothing added",
+              file=sys.stderr)
+    if len(known) > ALREADY_NAMED:
+        print(f"already recorded: {len(known) - ALREADY_NAMED} more run(s); nothing added", file=sys.stderr)
     print(f"imported {new} new run(s) of {len(runs)} read into {target}"
+          + (f"; {len(known)} already recorded (nothing added for them)" if known else "")
           + (f"; skipped {len(skipped)} file(s) of another kind" if skipped else "")
           + (f"; {len(bad)} broken file(s) NOT imported (named on stderr): fix or move them" if bad else ""))
     return 1 if bad else 0
@@ -137,32 +166,76 @@ def _read(args: argparse.Namespace) -> list[Any]:
     return runs
 
 
+def _emit(fmt: str, header: Sequence[str], records: list[dict[str, Any]]) -> None:
+    """``records`` (one dict per row, keys ``header``) as JSON or CSV on stdout."""
+    if fmt == "json":
+        print(dumps(records, indent=1))
+        return
+    writer = csv.DictWriter(sys.stdout, fieldnames=list(header), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(records)
+
+
+def _factored(rows: list[list[str]], columns: Sequence[int], label: str) -> list[str]:
+    """Replace each long string of ``columns`` in ``rows`` (in place) by a short name, ``[1]``, ``[2]``…, and
+    return the legend lines that spell each out once: a PoCL runtime string is 100 characters, and
+    repeating it on every row pushes the columns that differ off the screen."""
+    names: dict[str, str] = {}
+    for row in rows:
+        for c in columns:
+            if len(row[c]) > LONG:
+                row[c] = names.setdefault(row[c], f"[{len(names) + 1}]")
+    return [f"{label} {short} = {full}" for full, short in names.items()]
+
+
+LIST_FIELDS = ("date", "commit", "device", "backend", "device_name", "driver", "runtime", "toolkit", "host",
+               "metrics", "source", "run_key")
+
+
 def cmd_list(args: argparse.Namespace) -> int:
     runs = _read(args)
-    rows = [(r.date, r.commit[:12], r.device_key, r.backend, r.driver, r.toolkit, str(len(r.metrics)),
-             os.path.basename(r.source)) for r in runs]
-    for line in format_table(rows, ("date", "commit", "device", "backend", "driver", "toolkit", "metrics",
-                                    "source")):
+    if args.format != "text":
+        _emit(args.format, LIST_FIELDS, [
+            {"date": r.date, "commit": r.commit, "device": r.device_key, "backend": r.backend,
+             "device_name": r.device_name, "driver": r.driver, "runtime": r.runtime, "toolkit": r.toolkit,
+             "host": r.host, "metrics": len(r.metrics), "source": r.source, "run_key": r.run_key} for r in runs])
+        return 0
+    rows = [[r.date, r.commit[:12], r.device_key, r.backend, r.driver, r.toolkit, str(len(r.metrics)),
+             os.path.basename(r.source)] for r in runs]
+    legend = _factored(rows, (4, 5), "driver/toolkit")
+    for line in format_table([tuple(r) for r in rows], ("date", "commit", "device", "backend", "driver", "toolkit",
+                                                        "metrics", "source")):
         print(line)
+    for line in legend:
+        print(cell(line))
     print(f"{len(runs)} run(s)")
     return 0
 
 
+SHOW_FIELDS = ("metric", "device", "backend", "date", "commit", "value", "unit", "mad", "baseline", "band",
+               "verdict", "test")
+
+
 def cmd_show(args: argparse.Namespace) -> int:
     runs = _read(args)
-    rows = []
-    for r in runs:
-        for m in r.metrics:
-            if args.metric in m.name:
-                band = "-" if m.baseline_value is None else f"{m.baseline_value:.5g} ±{m.band or 0:.2g}"
-                rows.append((m.name, r.device_key, r.backend, r.date, r.commit[:12],
-                             "-" if m.value is None else f"{m.value:.6g}", m.unit,
-                             "-" if m.mad is None else f"{m.mad:.3g}", band, m.verdict))
-    if not rows:
+    found = sorted(((m, r) for r in runs for m in r.metrics if args.metric in m.name),
+                   key=lambda mr: (mr[0].name, mr[1].device_key, mr[1].backend, mr[1].date))
+    if not found:
         print(f"no metric name contains {args.metric!r}" + (f" on {args.device}" if args.device else ""),
               file=sys.stderr)
         return 1
-    rows.sort(key=lambda r: (r[0], r[1], r[2], r[3]))
+    if args.format != "text":
+        _emit(args.format, SHOW_FIELDS, [
+            {"metric": m.name, "device": r.device_key, "backend": r.backend, "date": r.date, "commit": r.commit,
+             "value": m.value, "unit": m.unit, "mad": m.mad, "baseline": m.baseline_value, "band": m.band,
+             "verdict": m.verdict, "test": m.test} for m, r in found])
+        return 0
+    rows = []
+    for m, r in found:
+        band = "-" if m.baseline_value is None else f"{m.baseline_value:.5g} ±{m.band or 0:.2g}"
+        rows.append((m.name, r.device_key, r.backend, r.date, r.commit[:12],
+                     "-" if m.value is None else f"{m.value:.6g}", m.unit,
+                     "-" if m.mad is None else f"{m.mad:.3g}", band, m.verdict))
     for line in format_table(rows, ("metric", "device", "backend", "date", "commit", "value", "unit", "mad",
                                     "baseline", "verdict")):
         print(line)
@@ -208,11 +281,15 @@ def cmd_detect(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from .dashboard import write
+    from .dashboard import commit_url_from_remote, write
 
+    url = commit_url_from_remote() if args.commit_url is None else args.commit_url
+    if url and not re.match(r"https?://[^\s\"'<>]+$", url):  # checked first: detection takes a while
+        raise GpuPerfError(f"--commit-url {url!r}: give an http(s) URL the commit's sha is appended to, e.g. "
+                           f"https://github.com/OWNER/REPO/commit/ ('' for no links)")
     runs = _read(args)
     found = det.detect_all(runs, args.device, args.beta, args.k_sigma, min_runs=args.min_runs)
-    path = write(args.html, runs, found, max_plots=args.max_plots)
+    path = write(args.html, runs, found, max_plots=args.max_plots, commit_url=url)
     print(f"wrote {path} ({len(runs)} run(s), {len(found.confirmed)} step(s) confirmed, "
           f"{len(found.candidates)} candidate(s))")
     return 0

@@ -2,9 +2,12 @@
 
 Like asv's pages, for GPUs: the front page lists the regressions the history holds (confirmed steps
 toward worse, then candidates, newest first; improvements folded below), each linking to its plot; then
-per device and family (the metric name's prefix before the first dot) a plot per metric, filtered by
-device and family. A plot has real axes (runs in date order, ticks labelled with date and commit; values
-in the metric's unit, never padded below 0 for a unit that cannot be negative), a tooltip per point
+for the selected device and family (the metric name's prefix before the first dot) the plots of every
+metric with a step, worse first, then each family's other metrics, largest moves first. Commits link to
+``commit_url`` + sha where one is given (as asv's ``show_commit_url``; :func:`commit_url_from_remote`).
+A plot has real axes (runs in date order, ticks labelled with date and commit; values in the metric's
+unit, tick labels as precise as their step so no two read alike, never below 0 for a unit that cannot
+be negative), a tooltip per point
 (date, commit, value, the run's sample quantiles, baseline and verdict, driver), the run's noise as a
 bar (the 25–75 % of its samples, whiskers to 5–95 %; ± 1.4826 MAD where only that was kept), the
 baseline band that judged each run, steps (red worse, green better, orange changed; dashed while a
@@ -64,14 +67,41 @@ def metric_id(device: str, name: str) -> str:
     return "m-" + re.sub(r"[^A-Za-z0-9_.-]", "_", f"{device}-{name}")
 
 
+def commit_sha(commit: str) -> str:
+    """The hex sha of a run's commit (``sha+dirty`` → ``sha``), or '' where it names none (``na``, '')."""
+    sha = commit.split("+", 1)[0].strip().lower()
+    return sha if re.fullmatch(r"[0-9a-f]{7,40}", sha) else ""
+
+
+def commit_url_from_remote(root: str | Path = ".") -> str:
+    """The commit URL prefix of the repository at ``root``, from its ``origin`` remote (as asv's
+    ``show_commit_url``): ``git@github.com:o/r.git`` or ``https://github.com/o/r`` →
+    ``https://github.com/o/r/commit/`` (GitLab: ``…/-/commit/``); '' without git, a remote, or a host
+    path. Credentials in the remote's URL are never kept."""
+    import subprocess
+
+    try:
+        remote = subprocess.run(["git", "-C", str(root), "remote", "get-url", "origin"], capture_output=True,
+                                text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    m = (re.fullmatch(r"(?:ssh://)?[^@/\s]+@([^:/\s]+)[:/](.+?)(?:\.git)?/?", remote)
+         or re.fullmatch(r"https?://(?:[^@/\s]*@)?([^/\s]+)/(.+?)(?:\.git)?/?", remote))
+    if not m:
+        return ""
+    host, path = m.groups()
+    return f"https://{host}/{path}/{'-/' if 'gitlab' in host else ''}commit/"
+
+
 def _step_json(st: Step, index_of: dict[str, int], prev_index: int | None) -> dict[str, Any]:
-    return {"i": index_of.get(st.run), "p": prev_index, "dir": st.direction, "status": st.status, "size": st.size(),
+    return {"i": index_of.get(st.run), "p": prev_index, "c": commit_sha(st.commit), "pc": commit_sha(st.previous_commit), "dir": st.direction, "status": st.status, "size": st.size(),
             "rel": _r(st.rel), "delta": _r(st.delta), "before": _r(st.before), "after": _r(st.after),
             "range": st.commit_range(), "date": st.date, "conf": _r(st.confidence, 4),
             "band": _r(st.threshold, 4), "runs": st.runs_after, "model": st.model}
 
 
-def build_data(runs: Iterable[RunRecord], detection: Detection, max_plots: int = DEFAULT_MAX_PLOTS) -> dict[str, Any]:
+def build_data(runs: Iterable[RunRecord], detection: Detection, max_plots: int = DEFAULT_MAX_PLOTS,
+               commit_url: str = "") -> dict[str, Any]:
     """The JSON the page's script draws from, per device id ``key/backend``: its runs (date order), and per
     metric the run indices that ran its test, its values (null where that run did not record it), the
     noise quantiles, the baseline band, identity segments, steps and identity changes."""
@@ -85,14 +115,14 @@ def build_data(runs: Iterable[RunRecord], detection: Detection, max_plots: int =
         steps_by[(f"{s.device_key}/{s.backend}", s.name)].append(s)
     env = environment_changes(kept)
     data: dict[str, Any] = {"devices": [], "runs": {}, "env": {}, "metrics": {}, "tests": {}, "verdicts": [],
-                            "maxPlots": max_plots}
+                            "maxPlots": max_plots, "commitUrl": commit_url}
     verdicts: dict[str, int] = {}
     for dev, dev_runs in sorted(by_dev.items()):
         key, backend = dev.split("/", 1)
         data["devices"].append({"id": dev, "key": key, "backend": backend, "name": dev_runs[-1].device_name,
                                 "runs": len(dev_runs)})
-        data["runs"][dev] = [{"d": r.date, "c": r.commit[:12], "drv": r.driver, "rt": r.runtime, "tk": r.toolkit}
-                             for r in dev_runs]
+        data["runs"][dev] = [{"d": r.date, "c": r.commit[:12], "C": commit_sha(r.commit), "drv": r.driver,
+                              "rt": r.runtime, "tk": r.toolkit} for r in dev_runs]
         index_of = {r.uid: i for i, r in enumerate(dev_runs)}
         tests: dict[str, int] = {}
         data["env"][dev] = [{"i": index_of[e["run"]], "what": e["what"]} for e in env.get((key, backend), [])
@@ -170,13 +200,14 @@ def _regressions(detection: Detection, device_names: dict[str, str]) -> list[dic
 
 
 def render_html(runs: Iterable[RunRecord], detection: Detection | None = None, max_plots: int = DEFAULT_MAX_PLOTS,
-                title: str = "pytest-gpuperf history") -> str:
-    """The page for ``runs`` and what detection found in them (found here when not given)."""
+                title: str = "pytest-gpuperf history", commit_url: str = "") -> str:
+    """The page for ``runs`` and what detection found in them (found here when not given); ``commit_url``:
+    the prefix a commit's sha is appended to for its link ('' : commits are plain text)."""
     import markupsafe
 
     runs = list(runs)
     detection = detection if detection is not None else detect_all(runs)
-    data = build_data(runs, detection, max_plots)
+    data = build_data(runs, detection, max_plots, commit_url)
     names = {d["id"]: f"{d['name'] or d['key']} ({d['backend']})" for d in data["devices"]}
     steps = _regressions(detection, names)
     families = sorted({m["name"].split(".", 1)[0] for ms in data["metrics"].values() for m in ms})
@@ -188,6 +219,7 @@ def render_html(runs: Iterable[RunRecord], detection: Detection | None = None, m
         confirmed=len(detection.confirmed), candidates=len(detection.candidates),
         runs=sum(d["runs"] for d in data["devices"]), left_out=[(r, why) for r, why in detection.left_out],
         identity_changes=len(detection.identity_changes),
+        commit_link=lambda commit: commit_url + commit_sha(commit) if commit_url and commit_sha(commit) else "",
         uplot_css=markupsafe.Markup(assets.inline(assets.shared(assets.UPLOT_CSS))),
         css=markupsafe.Markup(assets.inline(assets.read(__package__, "dashboard.css"))),
         uplot_js=markupsafe.Markup(assets.inline(assets.shared(assets.UPLOT_JS))),
@@ -196,8 +228,8 @@ def render_html(runs: Iterable[RunRecord], detection: Detection | None = None, m
 
 
 def write(out_dir: str | Path, runs: Iterable[RunRecord], detection: Detection | None = None,
-          max_plots: int = DEFAULT_MAX_PLOTS) -> Path:
+          max_plots: int = DEFAULT_MAX_PLOTS, commit_url: str = "") -> Path:
     """Write ``DIR/index.html`` atomically; returns its path."""
     path = Path(out_dir) / "index.html"
-    atomic_write_chunks(path, [render_html(runs, detection, max_plots).encode("utf-8")])
+    atomic_write_chunks(path, [render_html(runs, detection, max_plots, commit_url=commit_url).encode("utf-8")])
     return path

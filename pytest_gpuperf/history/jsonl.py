@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from filelock import FileLock
 
@@ -59,22 +59,41 @@ def validate(path: str | Path) -> None:
         _lines(target)
 
 
-def append(path: str | Path, run: RunRecord) -> None:
-    """Append one run as one line, under the lock; old readers still find date/key/metrics{name: value}."""
+def append(path: str | Path, run: RunRecord) -> bool:
+    """Append one run as one line, under the lock; old readers still find date/key/metrics{name: value}.
+    False, and nothing written, when the file holds the run already (the same run key: recorded live and
+    imported from its results file)."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    append_record(target, {"date": run.date, "key": run.device_key, "backend": run.backend, "driver": run.driver,
-                           "commit": run.commit, "metrics": {m.name: m.value for m in run.metrics},
-                           "run": run.to_json()})
+    key = run.run_key
+    return append_record(target, {"date": run.date, "key": run.device_key, "backend": run.backend,
+                                  "driver": run.driver, "commit": run.commit,
+                                  "metrics": {m.name: m.value for m in run.metrics}, "run": run.to_json(),
+                                  "run_key": key},
+                         unless=lambda lines: any(_key(rec) == key for rec in lines))
 
 
-def append_record(path: str | Path, record: dict[str, Any]) -> None:
-    """Append one JSON object as one line: locked, after checking the file, one write, fsync."""
+def _key(rec: dict[str, Any]) -> str | None:
+    """The run key of a line: written beside the run since keys exist, computed for older lines."""
+    if isinstance(rec.get("run_key"), str):
+        return rec["run_key"]
+    try:
+        return from_legacy_line(rec).run_key
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def append_record(path: str | Path, record: dict[str, Any],
+                  unless: Callable[[list[dict[str, Any]]], bool] | None = None) -> bool:
+    """Append one JSON object as one line: locked, after checking the file, one write, fsync. ``unless``
+    (the lines already there → bool) decides under the lock that it is not written; returns whether it was."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     line = (dumps(finite(record), separators=(",", ":"), default=str) + "\n").encode()
     with _lock(target):
-        _lines(target)
+        lines = _lines(target)
+        if unless is not None and unless(lines):
+            return False
         fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         size = os.fstat(fd).st_size
         try:
@@ -89,6 +108,7 @@ def append_record(path: str | Path, record: dict[str, Any]) -> None:
             raise
         finally:
             os.close(fd)
+    return True
 
 
 def records(path: str | Path) -> list[dict[str, Any]]:

@@ -98,7 +98,8 @@ class RunRecord:
 
     @property
     def uid(self) -> str:
-        """Stable identity of the run, so importing the same results twice adds nothing.
+        """The identity of the run within one reading (detection, the dashboard) and the store's original
+        unique key; :attr:`run_key` is what tells a live record and the import of its file to be one run.
 
         Two cards of one model in one run share date, key, backend, argv and metric names: the
         device index keeps their results files apart on import. It is hashed only when it is not 0, so the
@@ -111,6 +112,13 @@ class RunRecord:
         text = json.dumps(ident)
         return hashlib.sha256(text.encode()).hexdigest()[:32]
 
+    @property
+    def run_key(self) -> str:
+        """What makes a run the same run however it reached the store (:func:`run_key`): recorded live by
+        ``--gpuperf-history`` and its results file imported later are one run, stored once."""
+        return run_key(self.device_key, self.backend, self.device, self.options, self.host, self.commit, self.date,
+                       ((m.name, m.value) for m in self.metrics))
+
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
@@ -121,6 +129,26 @@ class RunRecord:
         known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
         known["tests"] = durations_from(known.get("tests"))
         return cls(**known, metrics=metrics)
+
+
+#: the key of a run's options that holds its run id (the results document's ``run.id``)
+RUN_ID = "run_id"
+
+
+def run_key(device_key: str, backend: str, device: Any, options: Mapping[str, Any], host: str, commit: str,
+            date: str, values: Iterable[tuple[str, float | None]]) -> str:
+    """The stable identity of one device's run: the session's run id (``run.id`` of its results document,
+    the same in the live record and in the file) with the device; for runs written before run ids, a digest
+    of the device, host, commit, start time and every metric's value — what a live record and the import of
+    its file share, where the old uid hashed a session nonce only the live record had."""
+    index = device.get("index") if isinstance(device, Mapping) else None
+    where = [device_key, backend, None if index in (None, 0, "0") else str(index)]
+    rid = options.get(RUN_ID) if isinstance(options, Mapping) else None
+    if isinstance(rid, str) and rid:
+        ident: list[Any] = ["id", rid, *where]
+    else:
+        ident = ["digest", *where, host, commit, date, sorted((n, _num(v)) for n, v in values)]
+    return hashlib.sha256(json.dumps(ident).encode()).hexdigest()[:32]
 
 
 def _num(x: Any) -> float | None:
@@ -225,6 +253,8 @@ def from_results(doc: Mapping[str, Any], source: str = "") -> RunRecord:
         options["plugin"] = {k: str(v) for k, v in env["plugin"].items()}
     if isinstance(run.get("profile"), str):  # the suite profile (quick runs measure part of the suites)
         options["profile"] = run["profile"]
+    if isinstance(run.get("id"), str) and run["id"]:  # the session's run id: the live record's too
+        options[RUN_ID] = run["id"]
     return RunRecord(
         date=str(run.get("started") or run.get("finished") or ""), commit=str(env.get("commit") or ""),
         device_key=str(dev["key"]), backend=str(dev.get("backend", "")), device_name=str(dev.get("name", "")),

@@ -69,7 +69,15 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
             UNIQUE (run_id, test)
         )""",
     ]),
+    (4, "each run's stable identity (run id, else a digest of device, commit, start and values): a run recorded "
+        "live and its results file imported later are one run; later copies of a run already stored are removed", [
+        "ALTER TABLE runs ADD COLUMN run_key TEXT",
+        # filled for the rows already there (store.Store.fill_run_keys) before the index is built
+    ]),
 ]
+
+#: the migration after whose statements the store computes every row's run key and indexes it
+RUN_KEYS = 4
 
 LATEST = MIGRATIONS[-1][0]
 

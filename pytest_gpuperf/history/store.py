@@ -15,12 +15,13 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
 from . import schema
-from .records import MetricRecord, RunRecord, dumps, finite
+from .records import MetricRecord, RunRecord, dumps, finite, run_key
 from ..util.redaction import redact
 from .target import HistoryTargetError, Target, disk_full, full_error, parse
 
 RUN_COLUMNS = ("uid", "date", "commit_sha", "argv", "options", "device_key", "backend", "device_name", "driver",
-               "runtime", "toolkit", "clock_mhz", "mem_clock_mhz", "host", "device", "source", "n_metrics")
+               "runtime", "toolkit", "clock_mhz", "mem_clock_mhz", "host", "device", "source", "n_metrics",
+               "run_key")
 METRIC_COLUMNS = ("run_id", "name", "test", "value", "unit", "better", "median", "mad", "min", "max", "n",
                   "samples", "verdict", "baseline_value", "band", "identity", "tolerance", "info")
 _ADVISORY_LOCK = 0x67707066  # "gpf": serialises schema migrations across PostgreSQL clients
@@ -94,6 +95,8 @@ class Store:
                 if version > current:
                     for stmt in schema.statements(self.dialect, stmts):
                         self.execute(stmt)
+                    if version == schema.RUN_KEYS:
+                        self.fill_run_keys()
                     self.execute("INSERT INTO schema_version (version, description, applied) VALUES (?, ?, ?)",
                                  (version, description, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())))
             self._commit()
@@ -101,17 +104,45 @@ class Store:
             self._rollback()
             raise
 
+    def fill_run_keys(self) -> int:
+        """Give every stored run its run key (:func:`.records.run_key`), inside the migration's transaction,
+        then index the keys as unique. A run stored twice before keys existed — recorded live and its
+        results file imported — keeps its first row; the later copies are deleted (with their metrics), so
+        no trend counts it twice. Returns how many copies were removed."""
+        rows = self.execute("SELECT id, date, commit_sha, options, device_key, backend, host, device FROM runs "
+                            "ORDER BY date, id").fetchall()
+        values: dict[Any, list[tuple[str, float | None]]] = {}
+        for run_id, name, value in self.execute("SELECT run_id, name, value FROM metrics").fetchall():
+            values.setdefault(run_id, []).append((name, value))
+        seen: set[str] = set()
+        copies = []
+        for rid, date, commit, options, key, backend, host, device in rows:
+            k = run_key(key, backend, _loads(device), _loads(options), host, commit, date, values.get(rid, []))
+            if k in seen:
+                copies.append(rid)
+                continue
+            seen.add(k)
+            self.execute("UPDATE runs SET run_key = ? WHERE id = ?", (k, rid))
+        for rid in copies:
+            self.execute("DELETE FROM metrics WHERE run_id = ?", (rid,))
+            self.execute("DELETE FROM tests WHERE run_id = ?", (rid,))
+            self.execute("DELETE FROM runs WHERE id = ?", (rid,))
+        self.execute("CREATE UNIQUE INDEX runs_run_key ON runs (run_key)")
+        return len(copies)
+
     # ---- writing ---------------------------------------------------------------------------------
     def record_run(self, run: RunRecord) -> bool:
-        """Write one run and all its metrics in one transaction; False if this run is stored already."""
+        """Write one run and all its metrics in one transaction; False if this run is stored already: the
+        same uid, or the same run key (the run recorded live and its results file imported)."""
         values = (run.uid, run.date, run.commit, dumps(run.argv), dumps(finite(run.options), default=str),
                   run.device_key, run.backend, run.device_name, run.driver, run.runtime, run.toolkit, run.clock_mhz,
-                  run.mem_clock_mhz, run.host, dumps(finite(run.device), default=str), run.source, len(run.metrics))
+                  run.mem_clock_mhz, run.host, dumps(finite(run.device), default=str), run.source, len(run.metrics),
+                  run.run_key)
         cols = ", ".join(RUN_COLUMNS)
         marks = ", ".join("?" for _ in RUN_COLUMNS)
         self._begin()
         try:
-            row = self.execute(f"INSERT INTO runs ({cols}) VALUES ({marks}) ON CONFLICT (uid) DO NOTHING "
+            row = self.execute(f"INSERT INTO runs ({cols}) VALUES ({marks}) ON CONFLICT DO NOTHING "
                                f"RETURNING id", values).fetchone()
             if row is None:
                 self._commit()
@@ -214,6 +245,14 @@ class Store:
         if self.dialect == "postgresql":
             self.conn.rollback()
         return int(runs), int(metrics)
+
+
+def _loads(text: Any) -> Any:
+    """A JSON column's value, or {} where it does not parse (a row edited by hand keeps its digest key)."""
+    try:
+        return json.loads(text) if isinstance(text, str) else {}
+    except ValueError:
+        return {}
 
 
 def _unique(metrics: Iterable[MetricRecord]) -> Iterator[MetricRecord]:

@@ -18,6 +18,7 @@ import numpy as np
 from . import aggregate, classify, kernel_classes as kc, ncu
 from .class_dataset import ClassDataset
 from ..devices.base import DeviceInfo
+from ..options import fill_json, fixed_part
 
 #: what paper 004 reports as good held-out accuracy
 TARGET = "≥ 0.90 held-out"
@@ -94,8 +95,10 @@ def classify_counters(prof: ncu.Profile) -> CounterClassification:
 def raw_csv_path(json_template: str | None, info: DeviceInfo, fallback: Path) -> Path:
     """Where ncu's raw CSV goes: beside the results JSON when ``--gpuperf-json`` gives its template (so a GPU
     session brings it home), else ``fallback`` (the test's temporary directory); the folder is created."""
-    folder = Path(json_template.format(key=info.key, backend=info.backend, index=info.index)).parent \
-        if json_template else fallback
+    folder = fallback
+    if json_template:  # the run's commit and date are the session's: the folder up to them where they are used
+        filled = fill_json(json_template, info.key, info.backend, info.index, "{commit}", "{date}")
+        folder = Path(filled).parent if "{" not in str(Path(filled).parent) else fixed_part(filled)
     folder.mkdir(parents=True, exist_ok=True)
     return folder / f"ncu-kernel-classes-{info.backend}{info.index}.csv"
 

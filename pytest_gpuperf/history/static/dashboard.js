@@ -31,6 +31,17 @@ function fmt(v) {
   const a = Math.abs(v);
   return a !== 0 && (a >= 1e6 || a < 1e-3) ? v.toExponential(3) : String(Number(v.toPrecision(5)));
 }
+// a commit as a link to it (D.commitUrl + its sha) where the page was given a commit URL, else as text
+function commit(parent, sha, text) {
+  if (D.commitUrl && sha) el("a", {class: "commit", href: D.commitUrl + sha}, parent, text || sha.slice(0, 12));
+  else parent.appendChild(document.createTextNode(text || sha || "?"));
+}
+// text with commits in it: parts are strings or [sha, label]
+function li(parent, cls, parts) {
+  const e = el("li", {class: cls}, parent);
+  for (const p of parts) typeof p === "string" ? e.appendChild(document.createTextNode(p)) : commit(e, p[0], p[1]);
+  return e;
+}
 function when(d) { return d.slice(0, 16).replace("T", " "); }
 function tick(d) { return d.slice(5, 16).replace("T", " "); }  // MM-DD HH:MM
 
@@ -42,16 +53,59 @@ function bandEdges(v, w, better) {
   return [v + w, low];
 }
 
+// the y range: every value, noise whisker and band edge, padded; a flat series (all its values within 0.1 %
+// of their level) gets that much room so its ticks read distinct numbers; never below 0 for a unit that
+// cannot be negative, whatever the padding or a band's low edge, unless a value itself is negative
 function yRange(m, lows, highs) {
-  let lo = Infinity, hi = -Infinity;
+  let lo = Infinity, hi = -Infinity, vlo = Infinity;
   for (const arr of [m.y, m.q[0], m.q[3], highs, lows])
     for (const v of arr) if (v !== null && v !== undefined) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
+  for (const v of m.y) if (v !== null) vlo = Math.min(vlo, v);
   if (!(hi >= lo)) { lo = 0; hi = 1; }
-  if (hi === lo) { const d = Math.abs(hi) * 0.05 || 1; lo -= d; hi += d; }
+  const mid = (hi + lo) / 2, least = Math.abs(mid) * 2e-3 || 1;
+  if (hi - lo < least) { lo = mid - least / 2; hi = mid + least / 2; }
   const pad = (hi - lo) * 0.08;
-  let min = lo - pad;
-  if (m.nonneg && lo >= 0) min = Math.max(0, min);  // never below 0 for a unit that cannot be negative
-  return [min, hi + pad];
+  let min = lo - pad, max = hi + pad;
+  if (m.nonneg && vlo >= 0 && min < 0) { max -= min; min = 0; }  // the room the padding wanted, kept above 0
+  return [min, max];
+}
+
+// tick labels with as many digits as the tick step needs, so each reads its own value and no two read alike
+// (uPlot picks the ticks: nice steps of 1, 2, 2.5 and 5 × 10^k)
+function tickLabels(splits, incr) {
+  incr = splits.length > 1 ? Math.abs(splits[1] - splits[0]) : incr || 1;  // the step ySplits used
+  const top = Math.max(...splits.map(Math.abs));
+  const sci = top >= 1e6 || (top > 0 && top < 1e-3);
+  let digits = sci ? Math.max(1, Math.ceil(Math.log10(top / incr))) : Math.max(0, -Math.floor(Math.log10(incr) + 1e-9));
+  for (;; digits++) {
+    const out = splits.map(v => (v === 0 ? "0" : sci ? v.toExponential(digits) : v.toFixed(digits)));
+    const exact = splits.every((v, j) => Math.abs(Number(out[j]) - v) <= incr * 1e-3);  // 0.25 is not "0.3"
+    if ((exact && new Set(out).size === out.length) || digits >= 15) return out.map(t => (/^-0(\.0*)?$/.test(t) ? "0" : t));
+  }
+}
+
+// the tick steps uPlot may choose on a y axis: 1, 2, 2.5, 5 × 10^k over every magnitude a metric has (uPlot's
+// own list stops at 1e-16, and an error of 1e-17 drew no tick at all)
+const Y_INCRS = [];
+for (let k = -40; k <= 40; k++) for (const f of [1, 2, 2.5, 5]) Y_INCRS.push(Number(`${f}e${k}`));
+
+// the ticks: every multiple of the step uPlot chose within the range (uPlot's own rounding knows no step
+// below 1e-16 and returned none; below it the step is chosen here, about five ticks to the axis)
+function ySplits(u, axis, min, max, incr) {
+  if (!(incr > 0 && incr <= (max - min) / 2)) incr = Y_INCRS.find(i => i >= (max - min) / 5) || max - min;  // uPlot's, floored at 1e-16
+  const out = [];
+  for (let k = Math.ceil(min / incr - 1e-9); k * incr <= max + incr * 1e-9; k++) out.push(Number((k * incr).toPrecision(12)));
+  return out;
+}
+
+// how wide the y axis must be for its widest tick label (the axis title sits beyond it, never on it)
+function axisWidth(u, values) {
+  if (!values) return 40;
+  const ctx = u.ctx;
+  ctx.save(); ctx.font = `${10 * devicePixelRatio}px system-ui`;
+  const w = Math.max(0, ...values.map(v => ctx.measureText(String(v)).width)) / devicePixelRatio;
+  ctx.restore();
+  return Math.ceil(w) + 16;  // tick and gap
 }
 
 function vline(u, ctx, x, color, dash, width) {
@@ -146,6 +200,7 @@ function plot(dev, m, parent) {
   }
   const [ymin, ymax] = yRange(m, lows, highs);
   box.dataset.ymin = String(ymin);
+  box.dataset.nonneg = m.nonneg ? "1" : "0";
   const xmin = m.x[0] - 0.5, xmax = m.x[m.x.length - 1] + 0.5;
   const opts = {
     width: 412, height: 220, legend: {show: false}, bands,
@@ -154,8 +209,13 @@ function plot(dev, m, parent) {
     axes: [
       {space: 74, size: 42, incrs: [1, 2, 3, 5, 10, 20, 25, 50, 100, 200, 500], font: "10px system-ui",
        values: (u, splits) => splits.map(i => (Number.isInteger(i) && runs[i] ? `${tick(runs[i].d)}\n${runs[i].c.slice(0, 7)}` : ""))},
-      {label: m.unit || "value", labelSize: 16, size: 58, font: "10px system-ui", labelFont: "11px system-ui",
-       values: (u, splits) => splits.map(fmt)},
+      {label: m.unit || "value", labelSize: 18, labelGap: 2, size: axisWidth, font: "10px system-ui", incrs: Y_INCRS, splits: ySplits,
+       labelFont: "11px system-ui",
+       values: (u, splits, axis, space, incr) => {
+         const labels = tickLabels(splits, incr);
+         box.dataset.yticks = JSON.stringify(labels);
+         return labels;
+       }},
     ],
     series,
     hooks: {drawAxes: [drawNoise(m)], draw: [drawMarks(dev, m)], setCursor: [tooltip(dev, m)]},
@@ -167,9 +227,12 @@ function plot(dev, m, parent) {
       const levels = `${fmt(s.before)} → ${fmt(s.after)} ${m.unit}`;
       const sure = s.model === "deterministic" ? "exact figure" : `confidence ${s.conf}`;
       const status = s.status === "candidate" ? `candidate, ${s.runs} run(s) so far` : `confirmed by ${s.runs} runs`;
-      el("li", {class: s.dir}, ul, `${s.dir} ${s.size} (${levels}) at ${s.range}, ${when(s.date)}; ${status}; ${sure}`);
+      const [a, b] = s.range.split("..");
+      li(ul, s.dir, [`${s.dir} ${s.size} (${levels}) at `, [s.pc, a], "..", [s.c, b],
+                     `, ${when(s.date)}; ${status}; ${sure}`]);
     }
-    for (const c of m.idc) el("li", {class: "ident"}, ul, `identity changed at ${runs[c.i].c}: ${c.what} (not compared across)`);
+    for (const c of m.idc)
+      li(ul, "ident", ["identity changed at ", [runs[c.i].C, runs[c.i].c], `: ${c.what} (not compared across)`]);
   }
   return 1;
 }
@@ -185,17 +248,11 @@ function render(want) {
     `${runs[runs.length - 1].rt}, toolkit ${runs[runs.length - 1].tk}.` : "";
   const root = $("families");
   root.textContent = "";
-  const byFamily = new Map();
-  for (const m of D.metrics[dev] || []) {
-    if ((fam && m.family !== fam) || (only && !m.steps.length && m.id !== want)) continue;
-    if (!byFamily.has(m.family)) byFamily.set(m.family, []);
-    byFamily.get(m.family).push(m);
-  }
+  const byRank = (a, b) => b.rank - a.rank || a.name.localeCompare(b.name);
+  const shown = (D.metrics[dev] || []).filter(m => !fam || m.family === fam);
   let plots = 0;
-  for (const [family, list] of [...byFamily.entries()].sort()) {
-    list.sort((a, b) => b.rank - a.rank || a.name.localeCompare(b.name));
-    const withSteps = list.filter(m => m.steps.length).length;
-    el("h3", {class: "family", "data-family": family}, root, `${family} — ${list.length} metric(s), ${withSteps} with steps`);
+  // a group of plots: the first D.maxPlots (and the one a link asked for), the rest behind "show all"
+  function group(list, heading) {
     const grid = el("div", {class: "grid"}, root);
     const first = list.slice(0, D.maxPlots);
     const wanted = list.find(m => m.id === want);
@@ -209,6 +266,27 @@ function render(want) {
         document.body.dataset.plots = String(Number(document.body.dataset.plots) + rest.length);
         b.remove();
       };
+    }
+  }
+  // what changed leads: every metric with a step, toward worse first, then the largest moves
+  const changed = shown.filter(m => m.steps.length).sort(byRank);
+  el("h3", {class: "changes"}, root, changed.length ? `Changes — ${changed.length} metric(s) with steps, toward worse first` :
+     "Changes — no metric of this selection has a step");
+  if (changed.length) group(changed);
+  if (!only) {
+    // then every family's unchanged metrics, the family whose metrics moved most first, its largest moves first
+    const byFamily = new Map();
+    for (const m of shown) {
+      if (!byFamily.has(m.family)) byFamily.set(m.family, []);
+      byFamily.get(m.family).push(m);
+    }
+    const order = [...byFamily.entries()].map(([f, list]) => [f, list, list.filter(m => !m.steps.length).sort(byRank)]);
+    order.sort((a, b) => (b[2][0] ? b[2][0].rank : -1) - (a[2][0] ? a[2][0].rank : -1) || a[0].localeCompare(b[0]));
+    for (const [family, list, rest] of order) {
+      const moved = list.length - rest.length;
+      el("h3", {class: "family", "data-family": family}, root,
+         `${family} — ${list.length} metric(s)` + (moved ? `, ${moved} with steps (under Changes)` : ""));
+      if (rest.length) group(rest);
     }
   }
   document.body.dataset.plots = String(plots);
@@ -240,4 +318,9 @@ if (!follow()) render();
 const onScreen = e => e.getBoundingClientRect().top < window.innerHeight;
 document.body.dataset.visiblePlots = String([...document.querySelectorAll(".plot")].filter(onScreen).length);
 document.body.dataset.visibleRegressions = String([...document.querySelectorAll("#regressions tbody tr")].filter(onScreen).length);
+const lead = document.querySelector("#families .plot");
+if (lead) {  // where the first plot lies on the first screen (a test finds it in the screenshot)
+  const r = lead.getBoundingClientRect();
+  document.body.dataset.firstPlot = [r.left, r.top, r.width, r.height].map(Math.round).join(",");
+}
 document.body.dataset.rendered = "yes";

@@ -38,14 +38,15 @@ DOMAIN = {"mul": (0.1, 100.0), "div": (0.1, 100.0), "exp": (-10.0, 10.0)}
 
 def expressions(backend: str, op: str) -> tuple[str, str, str]:
     """(z.v, z.e, plain binary32) expressions in x0 = x.v, x1 = x.e, x2 = y.v, x3 = y.e."""
-    e = "exp" + dialect(backend).libm_float_suffix
+    sfx = dialect(backend).libm_float_suffix
+    e, fma = "exp" + sfx, "fma" + sfx
     if op == "mul":
         return "x0 * x2", "x0 * x3 + x1 * x2 + x1 * x3", "x0 * x2"
     if op == "div":
         q = "(x0 * (1.0f / x2))"
         return q, f"((x0 - {q} * x2) + x1 - {q} * x3) * (1.0f / x2)", "x0 / x2"
     if op == "exp":
-        return f"{e}(x0) * {e}(x1)", f"fma({e}(x0), {e}(x1), -({e}(x0) * {e}(x1)))", f"{e}(x0)"
+        return f"{e}(x0) * {e}(x1)", f"{fma}({e}(x0), {e}(x1), -({e}(x0) * {e}(x1)))", f"{e}(x0)"
     raise ValueError(f"unknown composite operation {op!r}; expected one of {', '.join(OPS)}")
 
 

@@ -161,3 +161,16 @@ def test_a_table_citing_an_interrupted_contended_run_must_say_so(tmp_path):
     assert not [p for p in docsync.check(root)[1] if "without saying their state" in p]
     # a complete run needs no word
     assert docsync.runfile.unsaid([docsync.Maker(root).run("results/dev-x/run-2-cuda.json.gz")], "") == []
+
+
+def test_run_states_read_the_results_document_fields():
+    from pytest_gpuperf.evidence.runfile import Run, _metrics
+
+    doc = {"run": {"interrupted": False},
+           "metrics": [{"name": "a", "value": 1.0, "info": {"power": {"throttled": True, "throttled_windows": 4}}},
+                       {"name": "b", "value": 1.0, "info": {"power": {"throttled": False}, "host": {"contended": 0}}}]}
+    run = Run("results/x/r.json.gz", doc, _metrics(doc))
+    assert run.states() == {"throttled": "throttled in 1 of 2 metrics"}
+    assert docsync.runfile.unsaid([run], "a table whose caption says the card throttled") == []
+    assert docsync.runfile.unsaid([run], "a quiet caption") == ["results/x/r.json.gz (throttled)"]
+    assert Run("results/x/c.json.gz", {"run": {}}, {}).states() == {}  # complete: nothing to say

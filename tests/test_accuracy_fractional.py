@@ -76,3 +76,14 @@ def test_unconfirmed_fractional_maximum_is_refused(planted):
     bad = certificate.Certificate(**{**cert.__dict__, "ulp_confirmed": False})
     with pytest.raises(AssertionError, match="not proven"):
         mathfn_check.fractional_record("accuracy.fp32.sqrt", bad, {"inputs": "exhaustive"})
+
+
+def test_the_docs_table_names_the_largest_fractional_error_s_input_where_a_run_has_it():
+    from pytest_gpuperf.evidence import accuracy_tables
+
+    key = "accuracy.fp32.exp.max_ulp"
+    tie = {key: {"info": {"worst": {"input_hex": ["-0x1.5be55cp+6"]}}}}
+    frac = {**tie, key + "_fractional": {"info": {"worst": {"input_hex": ["-0x1.bcc73p+3"]}}}}
+    assert accuracy_tables.worst_input([("H100 CUDA", tie)], key) == "-0x1.5be55cp+6 (H100 CUDA)"
+    assert (accuracy_tables.worst_input([("PoCL", {}), ("H100 CUDA", frac)], key)
+            == "-0x1.bcc73p+3 (H100 CUDA, largest fractional error)")

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Compile the CUDA side of kernels that no GPU has run yet, with NVRTC and no GPU: the precision
 auto-tuner's six templates (all-double and all-float mixes), the device LU and refinement kernels, the
-VPREC rounding kernel and two VPREC-rendered programs, the quantization kernels, and the application
+VPREC rounding kernel and two VPREC-rendered programs, the quantization kernels, the work-group scheduling
+trace kernels, the mixed-precision addition kernels, the composite-precision operations, and the application
 corpus of the sampled-kernel model. A compile error here is one a GPU host would otherwise show first
 (it found a host-only helper in vprec.py).
 
@@ -19,6 +20,8 @@ from pytest_gpuperf.devices.dialect import portable_fp64
 from pytest_gpuperf.errors import ProbeVerificationError
 from pytest_gpuperf.models.app_kernels import APP_KERNELS
 from pytest_gpuperf.precision import lukernels, quant_kernels, template, vprec
+from pytest_gpuperf.accuracy import composite_ops, expr_kernels, fp_formats
+from pytest_gpuperf.probes import mixed_adds, wg_schedule
 from pytest_gpuperf.precision.programs import PROGRAMS
 
 OPTIONS = ["-arch=compute_90", "-std=c++17"]
@@ -38,6 +41,10 @@ def cases() -> list[tuple[str, str]]:
     for name, prog in list(PROGRAMS.items())[:2]:
         out.append((f"vprec.{name}", portable_fp64(vprec.render(template.TypedTemplate.parse(prog.template), fmt), "cuda")))
     out.append(("quant", quant_kernels.source("cuda")))
+    out.append(("sched", wg_schedule.SOURCE))
+    out.append(("mixed_adds", mixed_adds.source("cuda")))
+    out += [(f"cmp.{op}.{k}", expr_kernels.eval_source("cuda", fp_formats.FP32, e, 4))
+            for op in composite_ops.OPS for k, e in enumerate(composite_ops.expressions("cuda", op))]
     out += [(f"app.{k.name}", k.source("cuda")) for k in APP_KERNELS]
     return out
 

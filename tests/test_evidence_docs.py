@@ -129,3 +129,48 @@ def test_a_marker_quoted_in_inline_code_is_text_not_a_table():
             "<!-- gpuperf:table metric-runs runs=" + RUN + " metrics=a -->\nold\n<!-- /gpuperf:table -->\n")
     blocks = markers.parse("a.md", text)
     assert [b.name for b in blocks] == ["metric-runs"] and blocks[0].body == "\nold\n"
+
+
+def _states_repo(tmp_path: Path) -> Path:
+    """The two-run table where run 1 was interrupted and one of its metrics saw host contention."""
+    root = _repo(tmp_path)
+    doc = {"schema": "pytest-gpuperf/1", "device": {"backend": "cuda", "key": "dev-x", "name": "X"},
+           "environment": {"commit": "abc1234def"},
+           "run": {"started": "2026-11-25T10:00:00+00:00", "interrupted": True},
+           "metrics": [{"name": "memory.l2.latency.cycles", "value": 290.4, "unit": "cycles",
+                        "info": {"host": {"windows": 10, "contended": 2}}}]}
+    write_gz(root / RUN, json.dumps(doc).encode())
+    return root
+
+
+def test_a_table_citing_an_interrupted_contended_run_must_say_so(tmp_path):
+    root = _states_repo(tmp_path)
+    docsync.write(root)
+    doc = root / "docs" / "a.md"
+    made = doc.read_text()
+    assert "interrupted before every test ran; host contended in 1 of 1 metrics" in made
+    assert docsync.check(root) == (1, [])
+    # a doc written before the run's state was known: the table says nothing about it
+    doc.write_text(made.replace("; interrupted before every test ran; host contended in 1 of 1 metrics", ""))
+    problems = docsync.check(root)[1]
+    said = [p for p in problems if "without saying their state" in p]
+    assert len(said) == 1 and f"{RUN} (interrupted, contended)" in said[0] and "docs/a.md:3" in said[0]
+    assert gpuperf(["docs", "check", "--root", str(root)]) == 1
+    # saying so in the caption above the marker answers it (the Runs line still differs from the made one)
+    doc.write_text(doc.read_text().replace("# A\n\n", "# A\n\nRun 1 was interrupted, and its host contended.\n"))
+    assert not [p for p in docsync.check(root)[1] if "without saying their state" in p]
+    # a complete run needs no word
+    assert docsync.runfile.unsaid([docsync.Maker(root).run("results/dev-x/run-2-cuda.json.gz")], "") == []
+
+
+def test_run_states_read_the_results_document_fields():
+    from pytest_gpuperf.evidence.runfile import Run, _metrics
+
+    doc = {"run": {"interrupted": False},
+           "metrics": [{"name": "a", "value": 1.0, "info": {"power": {"throttled": True, "throttled_windows": 4}}},
+                       {"name": "b", "value": 1.0, "info": {"power": {"throttled": False}, "host": {"contended": 0}}}]}
+    run = Run("results/x/r.json.gz", doc, _metrics(doc))
+    assert run.states() == {"throttled": "throttled in 1 of 2 metrics"}
+    assert docsync.runfile.unsaid([run], "a table whose caption says the card throttled") == []
+    assert docsync.runfile.unsaid([run], "a quiet caption") == ["results/x/r.json.gz (throttled)"]
+    assert Run("results/x/c.json.gz", {"run": {}}, {}).states() == {}  # complete: nothing to say

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from . import certificate, check, expr_kernels, fp_formats, functions, inputs
+from . import certificate, check, expr_kernels, fp_formats, functions, inputs, mathfn_check
 from .outcome import Outcome
 
 #: seeded inputs per variant on a CPU device (times the device's sample factor elsewhere)
@@ -56,6 +56,7 @@ def check_variant(device: Any, variant: functions.FastVariant, rng: np.random.Ge
     seeded = {"inputs": "seeded", "n": int(sc.n), "seed": int(seed)}
     top, mean, max_identity, max_info = sc.max, sc.mean, seeded, dict(base_info)
     mean_info, mean_identity = {"metric": metric, "n": sc.n}, seeded
+    fractional = None
     # the certificate: every input of the documented domain, on GPUs (an OpenCL fast-relaxed build would
     # relax the fp64 reference too, so those stay seeded)
     unary = variant.base not in ("div", "pow")
@@ -68,6 +69,7 @@ def check_variant(device: Any, variant: functions.FastVariant, rng: np.random.Ge
                                  f"at {cert.worst} but MPFR says {cert.max}: the certificate is not proven")
         top, mean, worst = cert.max, cert.mean, cert.worst
         max_identity = mean_identity = {"inputs": "exhaustive", "domain": [float(lo), float(hi)]}
+        fractional = mathfn_check.fractional_record(name, cert, max_identity)
         max_info.update({"certificate": cert.info(), "worst": cert.worst, "seeded_max": sc.max})
         mean_info.update({"n": cert.scored, "reference": "the device's binary64 function", "seeded_mean": sc.mean})
     if variant.abs_bound is not None:
@@ -101,4 +103,6 @@ def check_variant(device: Any, variant: functions.FastVariant, rng: np.random.Ge
                     "info": check.jsonable(max_info), "identity": max_identity})
     records.append({"name": f"{name}.mean_ulp", "value": mean, "unit": "ulp", "better": "lower",
                     "info": check.jsonable(mean_info), "identity": mean_identity})
+    if fractional is not None:
+        records.append(fractional)
     return Outcome(records, "\n".join(problems) or None)

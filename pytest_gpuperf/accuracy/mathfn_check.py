@@ -44,6 +44,25 @@ def seeded_args(device: Any, f: functions.MathFunction, fmt_name: str, rng: np.r
     return args
 
 
+def fractional_record(name: str, cert: certificate.Certificate, identity: dict[str, Any],
+                      planted: bool = False) -> dict[str, Any]:
+    """The ``<name>.max_ulp_fractional`` record of a certificate: the fractional maximum ulp error over every
+    input (as the published exhaustive tables give it) and the input where it occurs, MPFR-scored there.
+    Raises AssertionError where MPFR does not confirm the sweep at that input."""
+    if not cert.ulp_confirmed:
+        raise AssertionError(f"{name}: the sweep's fractional maximum at {cert.worst_ulp} is not what MPFR says "
+                             f"({cert.max_ulp} ulp): the certificate is not proven")
+    worst = cert.worst_ulp or {}
+    info = {"metric": "ulp", "definition": "max over every input of |y - f(x)| / ulp(f(x)) (Goldberg ulp, "
+            "binary32 exponent range), MPFR-scored at the input where the sweep found it",
+            "worst_input_hex": (worst.get("input_hex") or [None])[0], "worst_input_bits": worst.get("input_bits"),
+            "worst": worst, "checked": cert.checked}
+    if planted:
+        info["planted"] = PLANT_NOTE
+    return {"name": f"{name}.max_ulp_fractional", "value": cert.max_ulp, "unit": "ulp", "better": "lower",
+            "info": check.jsonable(info), "identity": identity}
+
+
 def check_function(device: Any, fn: str, fmt_name: str, rng: np.random.Generator, seed: int,
                    plant: Optional[str] = None) -> Outcome:
     """Check ``fn`` in ``fmt_name`` on ``device``: ``accuracy.<fmt>.<fn>.max_ulp`` / ``.mean_ulp`` in the
@@ -74,6 +93,7 @@ def check_function(device: Any, fn: str, fmt_name: str, rng: np.random.Generator
     seeded = {"inputs": "seeded", "n": int(sc.n), "seed": int(seed)}
     top, mean, identity = sc.max, sc.mean, seeded
     mean_info = {"metric": metric, "n": sc.n}
+    extra: list[dict[str, Any]] = []
     if planted:
         info_d["planted"] = mean_info["planted"] = PLANT_NOTE
     if fmt_name == "fp32" and f.arity == 1 and not info.is_cpu and info.fp64:
@@ -88,6 +108,7 @@ def check_function(device: Any, fn: str, fmt_name: str, rng: np.random.Generator
         if not cert.confirmed:
             raise AssertionError(f"{fn}: the device's fp64 comparison says {cert.device_fp64_error} ulp at "
                                  f"{cert.worst} but MPFR says {cert.max}: the certificate is not proven")
+        extra.append(fractional_record(name, cert, identity, planted))
         # an inf/nan class difference the sweep saw against the device's fp64 stays in the certificate's
         # info (mismatch_input_bits): the fp64 reference rounds to inf at the overflow edge, so only the
         # MPFR-scored seeded set decides the failure class
@@ -96,7 +117,7 @@ def check_function(device: Any, fn: str, fmt_name: str, rng: np.random.Generator
     records = [{"name": f"{name}.max_ulp", "value": top, "unit": "ulp", "better": "lower", "info": info_d,
                 "identity": identity},
                {"name": f"{name}.mean_ulp", "value": mean, "unit": "ulp", "better": "lower",
-                "info": check.jsonable(mean_info), "identity": identity}]
+                "info": check.jsonable(mean_info), "identity": identity}, *extra]
     problem = None
     if sc.mismatches:
         problem = f"{fn} {fmt_name} on {info.name}: inf/nan mismatches {sc.mismatches}, e.g. {sc.mismatch_example}"

@@ -247,6 +247,9 @@ FAMILIES: tuple[Family, ...] = (
         *(Family(f"accuracy.{source}.*.{stat}", "ulp", "lower", gpu=ACCURACY_EXACT, why=ACCURACY_EXACT_WHY).carrying(
             *(("inputs",) if source == "fp*" else ("inputs", "n", "seed")))
           for source in ("fp*", "pyopencl", "cupy") for stat in ("max_ulp", "mean_ulp")),
+        # the certificates' fractional maximum (|y - f(x)| / ulp(f(x)) over every input): deterministic alike
+        Family("accuracy.fp*.*.max_ulp_fractional", "ulp", "lower", gpu=ACCURACY_EXACT,
+               why=ACCURACY_EXACT_WHY).carrying("inputs"),
         Family("accuracy.sum.*.abs_err", "1", "lower", gpu={"rel": 1.0, "abs": 1e-30},
                why="a rounding error, not a timing: the band flags a change of its order of magnitude; the absolute "
                    "floor keeps an exact sum (0) comparable").carrying("inputs", "n", "seed"),

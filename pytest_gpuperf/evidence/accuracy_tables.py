@@ -66,6 +66,14 @@ def worst(cols: list[tuple[str, Metrics]], name: str, only: str | None = None) -
     return "—"
 
 
+def worst_input(cols: list[tuple[str, Metrics]], key: str) -> str:
+    """The worst-input cell of ``key`` (a ``max_ulp``): where a column's certificate records the fractional
+    maximum (``<key>_fractional``), the input with the largest error; else the maximum's own worst input
+    (for an integer ``cr`` maximum a tie-break among the inputs that share it)."""
+    frac = worst(cols, key + "_fractional")
+    return worst(cols, key) if frac == "—" else frac[:-1] + ", largest fractional error)"
+
+
 def function_table(inp: Inputs) -> list[str]:
     """Every math function × precision: CUDA and OpenCL bounds, each column's maximum, the worst input."""
     cols = columns(inp)
@@ -76,7 +84,7 @@ def function_table(inp: Inputs) -> list[str]:
             key = f"accuracy.{fmt}.{name}.max_ulp"
             cb, ob = f.bound("cuda", fmt), f.bound("opencl", fmt)
             out.append(f"| {name} | {fmt} | {cb if cb is not None else '—'} | {ob if ob is not None else 'undefined'} | "
-                       + " | ".join(val(ms, key) for _, ms in cols) + f" | {worst(cols, key)} |")
+                       + " | ".join(val(ms, key) for _, ms in cols) + f" | {worst_input(cols, key)} |")
     return out
 
 

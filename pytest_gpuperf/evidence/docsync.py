@@ -79,20 +79,34 @@ def _blocks(root: Path, path: Path) -> tuple[str, list[markers.Block]]:
     return text, markers.parse(str(path.relative_to(root)), text)
 
 
+def caption(text: str, block: markers.Block) -> str:
+    """The text a table's reader sees with it: from the heading (or the end of the previous block) above its
+    marker to the end of the block, marker included."""
+    head = text.rfind("\n#", 0, block.start)
+    prev = text.rfind("<!-- /gpuperf:table", 0, block.start)
+    return text[max(head, prev, 0):block.end]
+
+
 def check(root: Path, docs: Sequence[str] = ()) -> tuple[int, list[str]]:
     """(blocks checked, problems): one problem per differing block, naming the doc, the table and the
-    differing cells."""
+    differing cells, and one per block that cites an interrupted, contended or throttled run without
+    saying so (in its caption, its marker, a state column or its Runs line)."""
     maker = Maker(root)
     problems: list[str] = []
     count = 0
     for path in doc_paths(root, docs):
-        _, blocks = _blocks(root, path)
+        text, blocks = _blocks(root, path)
         for b in blocks:
             count += 1
             made = maker.body(b)
             if made != b.body:
                 diffs = mdcells.differences(b.body, made)
                 problems.append(f"{b.where} differs from its results:\n  " + "\n  ".join(diffs or ["whitespace"]))
+            quiet = runfile.unsaid([maker.run(p) for p in b.sources()], caption(text, b))
+            if quiet:
+                problems.append(f"{b.where} cites runs without saying their state: {'; '.join(quiet)} — say it in "
+                                "the caption above the marker or a state column (gpuperf docs write puts it in the "
+                                "Runs line)")
     if count == 0:
         raise EvidenceError("no gpuperf:table block in the docs: nothing would be checked; mark the tables "
                             "(<!-- gpuperf:table NAME sources=results/… --> … <!-- /gpuperf:table -->)")

@@ -60,9 +60,27 @@ class Run:
             name = name[: -len(suffix)] if name.endswith(suffix) else name
         return name
 
+    def states(self) -> dict[str, str]:
+        """What kept this run from being a complete, quiet one, as ``{state: how it reads}`` (empty: complete):
+        ``interrupted`` (``run.interrupted``: stopped before every test ran), ``contended`` (metrics whose
+        host observer counted contended windows, ``info.host.contended``), ``throttled`` (metrics whose
+        power observer saw the card slow down, ``info.power.throttled``). A doc table that cites the run
+        says each of them (:func:`unsaid`)."""
+        out: dict[str, str] = {}
+        if (self.doc.get("run") or {}).get("interrupted"):
+            out["interrupted"] = "interrupted before every test ran"
+        n = len(self.metrics)
+        for state, observer, phrase in (("contended", "host", "host contended"), ("throttled", "power", "throttled")):
+            k = sum(1 for m in self.metrics.values() if _marked(m, observer, state))
+            if k:
+                out[state] = f"{phrase} in {k} of {n} metrics"
+        return out
+
     def cite(self) -> str:
-        """```path``` with the commit and date the run recorded, as a doc names its source."""
+        """```path``` with the commit and date the run recorded, and its :meth:`states`, as a doc names
+        its source."""
         what = ", ".join(x for x in (f"commit {self.commit}" if self.commit else "", self.date) if x)
+        what = "; ".join(x for x in (what, *self.states().values()) if x)
         return f"`{self.path}`" + (f" ({what})" if what else "")
 
     def get(self, name: str) -> Mapping[str, Any] | None:
@@ -75,6 +93,24 @@ class Run:
     def info(self, name: str) -> Mapping[str, Any]:
         m = self.metrics.get(name)
         return (m or {}).get("info") or {}
+
+
+def _marked(metric: Mapping[str, Any], observer: str, state: str) -> bool:
+    """Whether ``metric``'s ``info[observer]`` marks ``state`` (a count of windows, or a flag)."""
+    obs = (metric.get("info") or {}).get(observer) if isinstance(metric.get("info"), Mapping) else None
+    return isinstance(obs, Mapping) and bool(obs.get(state))
+
+
+def unsaid(runs: Iterable[Run], text: str) -> list[str]:
+    """``path (state, …)`` for each run whose states ``text`` (a table's caption, marker and body) never
+    names: a table built on an interrupted, contended or throttled run must say so."""
+    low = text.lower()
+    out = []
+    for run in runs:
+        missing = [s for s in run.states() if s not in low]
+        if missing:
+            out.append(f"{run.path} ({', '.join(missing)})")
+    return out
 
 
 def _metrics(doc: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:

@@ -17,6 +17,7 @@ from pytest_gpuperf.compare.cli import findings_from_rows
 from pytest_gpuperf.report import github
 from pytest_gpuperf.compare.load import side_from_docs
 from pytest_gpuperf.schemas import problems, validate
+from suite_support import gpuperf_in_process
 
 
 def report(dev_b=None, driver_b="580.1"):
@@ -157,21 +158,6 @@ def _gpuperf(*args: str, env: dict | None = None) -> subprocess.CompletedProcess
     return subprocess.run([*cmd, *args], capture_output=True, text=True, env=e, cwd=ROOT, timeout=300)
 
 
-def _in_process(capsys, *args: str) -> tuple[int, str, str]:
-    """(exit status, stdout, stderr) of ``gpuperf ARGS`` run by the console script's own entry point in this
-    interpreter: the statuses, messages and files are the CLI's; a fresh interpreter for each would cost
-    its imports (seconds) and check nothing more — the console script's wiring is checked apart."""
-    from pytest_gpuperf.cli import main
-
-    capsys.readouterr()
-    try:
-        code = main(list(args))
-    except SystemExit as exc:  # argparse's usage errors
-        code = exc.code
-    out, err = capsys.readouterr()
-    return int(code or 0), out, err
-
-
 def test_console_script_is_the_gpuperf_entry_point():
     import re
 
@@ -202,11 +188,11 @@ def test_exit_codes(tmp_path, capsys, monkeypatch):
     monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
     for other, needle in (("broken.json", "not JSON"), ("baseline.json", "is not a results document"),
                           ("invalid.json", "does not follow schema"), ("missing.json", "no such file")):
-        code, _, err = _in_process(capsys, "compare", a, str(tmp_path / other))
+        code, _, err = gpuperf_in_process(capsys, "compare", a, str(tmp_path / other))
         assert code == 2 and needle in err and len(err.strip().splitlines()) == 1, err
-    assert _in_process(capsys, "compare", a)[0] == 2  # one file and no --against
+    assert gpuperf_in_process(capsys, "compare", a)[0] == 2  # one file and no --against
     other = write(tmp_path / "other.json", results([metric("latency.y.cycles", 4.0, "cycles")]))
-    code, _, err = _in_process(capsys, "compare", a, other)
+    code, _, err = gpuperf_in_process(capsys, "compare", a, other)
     assert code == 2 and "no metric in common" in err
 
 
@@ -218,14 +204,14 @@ def test_each_format_through_the_console_script(tmp_path, capsys, monkeypatch):
     monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
     for fmt in formats.FORMATS:
         out = tmp_path / f"r.{fmt}"
-        code, _, err = _in_process(capsys, "compare", a, b, "--format", fmt, "--output", str(out))
+        code, _, err = gpuperf_in_process(capsys, "compare", a, b, "--format", fmt, "--output", str(out))
         assert code == 1 and out.exists() and "latency.x.cycles" in out.read_text(), err
     validate(json.loads((tmp_path / "r.json").read_text()))
     script = tmp_path / "script.html"
     r = _gpuperf("compare", a, b, "--format", "html", "--output", str(script))
     assert r.returncode == 1 and script.read_text() == (tmp_path / "r.html").read_text(), r.stderr
     # several runs per side: positional files are side A, --against names side B
-    doc = json.loads(_in_process(capsys, "compare", a, a, "--against", b, b, "--format", "json")[1])
+    doc = json.loads(gpuperf_in_process(capsys, "compare", a, a, "--against", b, b, "--format", "json")[1])
     assert doc["a"]["runs"] == 2 and doc["rows"][0]["runs"] == [2, 2]
 
 

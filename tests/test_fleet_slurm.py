@@ -182,7 +182,7 @@ def test_fleet_gate_on_slurm(tmp_path: Path, fleet_root: Path, node: str) -> Non
     root = fleet_root
     nodes = ",".join([node] * 4)
     res = gpuperf(tmp_path, "fleet", "submit", "--root", str(root), "--nodes", nodes, "--fleet-run", "gate",
-                  "--time", "15", *PLANT, "--wait", "--poll", "0.5", "--", *SELECTION)
+                  "--time", "15", *PLANT, "--wait", "--poll", "2", "--", *SELECTION)
     run_dir = root / "gate"
     assert res.returncode == 0, res.stdout + res.stderr + _logs(run_dir)
     manifest = json.loads((run_dir / "fleet.json").read_text())
@@ -208,7 +208,7 @@ def test_fleet_gate_on_slurm(tmp_path: Path, fleet_root: Path, node: str) -> Non
         assert code == 1 and len(failed) == 1 and failed[0].startswith(f"{node}-2/"), json.dumps(rep, indent=1)[:4000]
 
     shutil.rmtree(run_dir / f"{node}-2")
-    res = gpuperf(tmp_path, "fleet", "submit", "--root", str(root), "--fleet-run", "gate", "--wait", "--poll", "0.5")
+    res = gpuperf(tmp_path, "fleet", "submit", "--root", str(root), "--fleet-run", "gate", "--wait", "--poll", "2")
     assert res.returncode == 0, res.stdout + res.stderr + _logs(run_dir)
     assert sum(f"skip job {i} " in res.stdout for i in (0, 1, 3)) == 3 and "skip job 2 " not in res.stdout, res.stdout
     manifest = json.loads((run_dir / "fleet.json").read_text())
@@ -217,7 +217,7 @@ def test_fleet_gate_on_slurm(tmp_path: Path, fleet_root: Path, node: str) -> Non
     assert manifest["submissions"][1]["settings"]["pytest_args"] == SELECTION, "a re-submission measures the same"
 
     res = gpuperf(tmp_path, "fleet", "submit", "--root", str(root), "--confirm", "gate", "--cards",
-                  f"{node}-2/some-card-key", "--wait", "--poll", "0.5")
+                  f"{node}-2/some-card-key", "--wait", "--poll", "2")
     confirm_dir = root / "gate-confirm"
     assert res.returncode == 0, res.stdout + res.stderr + _logs(confirm_dir)
     assert sorted(p.name for p in confirm_dir.iterdir() if p.is_dir()) == [f"{node}-2"]
@@ -287,7 +287,7 @@ def test_offline_bundle_job(tmp_path: Path, fleet_root: Path, node: str, checkou
                   "--wheel", str(checkout_wheel), *[a for h in have for a in ("--host-has", h)])
     assert res.returncode == 0, res.stderr
     res = gpuperf(tmp_path, "fleet", "submit", "--root", str(fleet_root), "--nodes", node, "--fleet-run", "off",
-                  "--offline-bundle", str(bundle), "--time", "15", "--wait", "--poll", "0.5", "--",
+                  "--offline-bundle", str(bundle), "--time", "15", "--wait", "--poll", "2", "--",
                   "-k", "test_math_function and sin-fp32 and not asin and not sinh",
                   GPUPERF_VENV=str(tmp_path / "venv"), GPUPERF_PYTHON=sys.executable)
     run_dir = fleet_root / "off"

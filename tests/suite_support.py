@@ -80,3 +80,19 @@ def app_study_on_pocl(pytester: Any) -> tuple[Path, list[str]]:
         atexit.register(shutil.rmtree, folder, ignore_errors=True)
         _runs["apps"] = (Path(shutil.copy(out, folder / "apps-opencl.json")), list(result.outlines))
     return _runs["apps"]
+
+
+def gpuperf_in_process(capsys: Any, *args: str) -> tuple[int, str, str]:
+    """(exit status, stdout, stderr) of ``gpuperf ARGS`` through the console script's own entry point
+    (``cli.main``) in this interpreter, argparse's usage errors included. The statuses, messages and files
+    are the CLI's; a fresh interpreter for each case would add its imports (a second or more) and check
+    nothing more — a test checks the process's own exit status through the console script once."""
+    from pytest_gpuperf.cli import main
+
+    capsys.readouterr()
+    try:
+        code = main(list(args))
+    except SystemExit as exc:
+        code = exc.code
+    out, err = capsys.readouterr()
+    return int(code or 0), out, err

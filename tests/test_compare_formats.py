@@ -17,6 +17,7 @@ from pytest_gpuperf.compare.cli import findings_from_rows
 from pytest_gpuperf.report import github
 from pytest_gpuperf.compare.load import side_from_docs
 from pytest_gpuperf.schemas import problems, validate
+from suite_support import gpuperf_in_process
 
 
 def report(dev_b=None, driver_b="580.1"):
@@ -168,7 +169,9 @@ def test_console_script_is_the_gpuperf_entry_point():
     assert ("compare", "pytest_gpuperf.compare.cli") in GROUPS
 
 
-def test_exit_codes(tmp_path):
+def test_exit_codes(tmp_path, capsys, monkeypatch):
+    """0, 1 and 2 as the console script's process exits with them; each reason for a 2 (one line on stderr)
+    through the same entry point in this interpreter."""
     a = write(tmp_path / "a.json", results([metric("latency.x.cycles", 4.0, "cycles", samples=noisy(4, 0.001, 60, 1))]))
     same = write(tmp_path / "same.json", results([metric("latency.x.cycles", 4.0, "cycles", samples=noisy(4, 0.001, 60, 2))]))
     slow = write(tmp_path / "slow.json", results([metric("latency.x.cycles", 4.4, "cycles", samples=noisy(4.4, 0.001, 60, 3))]))
@@ -180,28 +183,35 @@ def test_exit_codes(tmp_path):
     (tmp_path / "broken.json").write_text("{not json")
     (tmp_path / "baseline.json").write_text(json.dumps({"schema": "pytest-gpuperf-baseline/1"}))
     (tmp_path / "invalid.json").write_text(json.dumps({"schema": "pytest-gpuperf/1", "metrics": []}))
+    usage = _gpuperf("compare", a, same, "--format", "pdf")
+    assert usage.returncode == 2 and "--format" in usage.stderr  # argparse usage error
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
     for other, needle in (("broken.json", "not JSON"), ("baseline.json", "is not a results document"),
                           ("invalid.json", "does not follow schema"), ("missing.json", "no such file")):
-        r = _gpuperf("compare", a, str(tmp_path / other))
-        assert r.returncode == 2 and needle in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
-    assert _gpuperf("compare", a).returncode == 2  # one file and no --against
+        code, _, err = gpuperf_in_process(capsys, "compare", a, str(tmp_path / other))
+        assert code == 2 and needle in err and len(err.strip().splitlines()) == 1, err
+    assert gpuperf_in_process(capsys, "compare", a)[0] == 2  # one file and no --against
     other = write(tmp_path / "other.json", results([metric("latency.y.cycles", 4.0, "cycles")]))
-    r = _gpuperf("compare", a, other)
-    assert r.returncode == 2 and "no metric in common" in r.stderr
-    assert _gpuperf("compare", a, same, "--format", "pdf").returncode == 2  # argparse usage error
+    code, _, err = gpuperf_in_process(capsys, "compare", a, other)
+    assert code == 2 and "no metric in common" in err
 
 
-def test_each_format_through_the_console_script(tmp_path):
+def test_each_format_through_the_console_script(tmp_path, capsys, monkeypatch):
+    """Every format written by ``--output`` (the CLI's entry point in this interpreter), and one through the
+    console script's process."""
     a = write(tmp_path / "a.json", results([metric("latency.x.cycles", 4.0, "cycles", samples=noisy(4, 0.001, 60, 1))]))
     b = write(tmp_path / "b.json", results([metric("latency.x.cycles", 4.4, "cycles", samples=noisy(4.4, 0.001, 60, 3))]))
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
     for fmt in formats.FORMATS:
         out = tmp_path / f"r.{fmt}"
-        r = _gpuperf("compare", a, b, "--format", fmt, "--output", str(out))
-        assert r.returncode == 1 and out.exists() and "latency.x.cycles" in out.read_text()
+        code, _, err = gpuperf_in_process(capsys, "compare", a, b, "--format", fmt, "--output", str(out))
+        assert code == 1 and out.exists() and "latency.x.cycles" in out.read_text(), err
     validate(json.loads((tmp_path / "r.json").read_text()))
+    script = tmp_path / "script.html"
+    r = _gpuperf("compare", a, b, "--format", "html", "--output", str(script))
+    assert r.returncode == 1 and script.read_text() == (tmp_path / "r.html").read_text(), r.stderr
     # several runs per side: positional files are side A, --against names side B
-    r = _gpuperf("compare", a, a, "--against", b, b, "--format", "json")
-    doc = json.loads(r.stdout)
+    doc = json.loads(gpuperf_in_process(capsys, "compare", a, a, "--against", b, b, "--format", "json")[1])
     assert doc["a"]["runs"] == 2 and doc["rows"][0]["runs"] == [2, 2]
 
 

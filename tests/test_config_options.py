@@ -1,21 +1,13 @@
 """Configuration as pytest options with ini keys: the tuning budget and launch probe resolve from the
-command line, then the ini file; budgets count from the session's start."""
+command line, then the ini file; budgets count from the session's start. The inner runs are in-process
+(``pytester.runpytest``): each starts its own session and config, which is what the options are read
+from; a fresh interpreter per run would cost its imports and check nothing more."""
 
 from __future__ import annotations
-
-import os
-from pathlib import Path
 
 import pytest
 
 pytest_plugins = ["pytester"]
-ROOT = Path(__file__).resolve().parent.parent
-
-
-@pytest.fixture(autouse=True)
-def _this_checkout(monkeypatch):
-    """The inner pytest imports this checkout's package, not another installed copy."""
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
 
 
 def test_tuning_options_from_ini_and_command_line(pytester: pytest.Pytester):
@@ -28,9 +20,9 @@ def test_tuning_options_from_ini_and_command_line(pytester: pytest.Pytester):
             o = tuning_options(request.config)
             print(f"OPTS {o.budget_s} {o.probe_limit} elapsed<60 {0 <= session_elapsed(request.config) < 60}")
     """)
-    out = pytester.runpytest_subprocess("-s", "-p", "no:cacheprovider")
+    out = pytester.runpytest("-s", "-p", "no:cacheprovider")
     out.stdout.fnmatch_lines(["*OPTS 42.0 True elapsed<60 True*"])
-    out = pytester.runpytest_subprocess("-s", "-p", "no:cacheprovider", "--gpuperf-tuning-budget=7")
+    out = pytester.runpytest("-s", "-p", "no:cacheprovider", "--gpuperf-tuning-budget=7")
     out.stdout.fnmatch_lines(["*OPTS 7.0 True elapsed<60 True*"])
 
 
@@ -48,7 +40,7 @@ def test_tuning_budget_skips_with_the_reason(pytester: pytest.Pytester):
             if o.budget_s and session_elapsed(request.config) > o.budget_s:
                 pytest.skip(f"--gpuperf-tuning-budget={o.budget_s} spent")
     """)
-    out = pytester.runpytest_subprocess("-rs", "-p", "no:cacheprovider", "--gpuperf-tuning-budget=0.01")
+    out = pytester.runpytest("-rs", "-p", "no:cacheprovider", "--gpuperf-tuning-budget=0.01")
     out.stdout.fnmatch_lines(["*--gpuperf-tuning-budget=0.01 spent*"])
 
 
@@ -65,18 +57,18 @@ def test_seconds_options_are_validated_at_start_up(pytester, option, ini, check)
     """A time in seconds is an option, not an environment variable: a non-positive value is one usage error
     before any test runs; the ini key sets the default."""
     pytester.makepyfile(check)
-    bad = pytester.runpytest_subprocess(f"{option}=0")
+    bad = pytester.runpytest(f"{option}=0")
     assert bad.ret == pytest.ExitCode.USAGE_ERROR
     bad.stderr.fnmatch_lines([f"*{option}=0: give a positive number of seconds*"])
-    assert pytester.runpytest_subprocess(f"{option}=12.5").ret == 0
+    assert pytester.runpytest(f"{option}=12.5").ret == 0
     pytester.makeini(f"[pytest]\n{ini} = 12.5\n")
-    assert pytester.runpytest_subprocess().ret == 0
+    assert pytester.runpytest().ret == 0
 
 
 def test_every_budget_option_promises_the_same(pytester: pytest.Pytester):
     """The accuracy and tuning budgets are declared by one helper (util.clock.add_budget_option): each takes
     seconds, says what its area skips and that the time counts from the session's start."""
-    help_text = " ".join(pytester.runpytest_subprocess("--help").stdout.str().split())
+    help_text = " ".join(pytester.runpytest("--help").stdout.str().split())
     for option, skips in (("--gpuperf-accuracy-budget", "accuracy: skip accuracy tests"),
                           ("--gpuperf-tuning-budget", "tuning suite: skip kernels")):
         assert (f"{option}=S {skips} that would start more than S seconds after the session began (skipped with "

@@ -19,6 +19,7 @@ import pytest
 from pytest_gpuperf import RESULTS_SCHEMA
 from pytest_gpuperf.fleet import siblings
 from pytest_gpuperf.fleet.identity import normalize_pci, physical_id
+from suite_support import gpuperf_in_process
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -162,7 +163,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
                           text=True, cwd=ROOT, timeout=120)
 
 
-def test_cli_exit_status_and_formats(tmp_path):
+def test_cli_exit_status_and_formats(tmp_path, capsys):
     paths = []
     for i in range(3):
         p = tmp_path / f"r{i}.json"
@@ -172,13 +173,13 @@ def test_cli_exit_status_and_formats(tmp_path):
     assert res.returncode == 1, res.stdout + res.stderr
     assert "OUTLIER cuda:1 t" in res.stdout
     out = tmp_path / "s.json"
-    res = _cli(paths[0], paths[2], "--format", "json", "-o", str(out))
-    assert res.returncode == 0, res.stdout + res.stderr
+    code, stdout, err = gpuperf_in_process(capsys, "siblings", paths[0], paths[2], "--format", "json", "-o", str(out))
+    assert code == 0, stdout + err
     assert json.loads(out.read_text())["outliers"] == []
     (tmp_path / "bad.json").write_text("{}")
-    res = _cli(paths[0], str(tmp_path / "bad.json"))
-    assert res.returncode == 2 and "not a pytest-gpuperf results document" in res.stderr
-    assert _cli(paths[0]).returncode == 2  # one card has no siblings
+    code, _, err = gpuperf_in_process(capsys, "siblings", paths[0], str(tmp_path / "bad.json"))
+    assert code == 2 and "not a pytest-gpuperf results document" in err
+    assert gpuperf_in_process(capsys, "siblings", paths[0])[0] == 2  # one card has no siblings
 
 
 def test_history_import_keeps_two_cards_of_one_model_from_one_run_apart(tmp_path):

@@ -39,12 +39,6 @@ from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 import numpy as np
-from sklearn.ensemble import RandomForestClassifier
-from sklearn.model_selection import train_test_split
-from sklearn.naive_bayes import GaussianNB
-from sklearn.neural_network import MLPClassifier
-from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import StandardScaler
 
 FEATURES = ("bw_frac", "fma_frac", "size_exp", "group_sens", "per_item", "group_exp", "group_best", "size_span")
 CODE_FEATURES = ("loads", "vector_width", "transcendentals", "multiplies", "adds", "local_memory", "barriers",
@@ -116,6 +110,14 @@ def code_features(source: str) -> list[float]:
 
 
 def make_classifiers(seed: int = 0) -> dict[str, object]:
+    # scikit-learn is imported where a model is made, not with the module: a run that only collects the suites
+    # (every ``gpuperf run``, whatever its selection) would otherwise pay its import, about a second
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.naive_bayes import GaussianNB
+    from sklearn.neural_network import MLPClassifier
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
     return {
         "random_forest": RandomForestClassifier(n_estimators=200, random_state=seed),
         "naive_bayes": make_pipeline(StandardScaler(), GaussianNB()),
@@ -140,6 +142,8 @@ def evaluate(x: np.ndarray, y: Sequence[str], unseen: Mapping[str, np.ndarray], 
     y = np.asarray(y)
     if len(set(y)) < 2:
         raise ValueError("the dataset needs at least two classes")
+    from sklearn.model_selection import train_test_split
+
     xtr, xte, ytr, yte = train_test_split(x, y, test_size=test_size, random_state=seed, stratify=y)
     ev = Evaluation({"train_runs": len(ytr), "test_runs": len(yte), "classes": len(set(y))})
     for name, clf in make_classifiers(seed).items():

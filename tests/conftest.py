@@ -16,13 +16,19 @@ try:  # imported here, before any test: see below
     import pyopencl.tools  # noqa: F401
 except ImportError:  # no PyOpenCL: the OpenCL tests skip
     pass
+try:  # imported here, before any test: see below
+    import psycopg  # noqa: F401
+except ImportError:  # no psycopg: the PostgreSQL tests skip
+    pass
 # pytester's in-process runs (``pytester.runpytest``) drop from ``sys.modules`` every module first imported
 # inside them. PyOpenCL's ``tools`` and ``cltypes`` are imported lazily by the device code; dropped and
 # imported again they re-register nanobind enumerations of the extension, which aborts the interpreter
 # ("refusing to add duplicate key ... program_kind") at the next OpenCL test. Imported once up front, they
 # are part of every snapshot and never re-imported. NumPy's FFT and SciPy's optimizers hold extension
 # modules that refuse a second load ("cannot load module more than once per process"), so they too are
-# imported here rather than first inside a pytester run.
+# imported here rather than first inside a pytester run. psycopg's C extension keeps the exception classes of
+its first import: imported again after a pytester run it raises errors the fresh ``psycopg.Error`` does not
+catch, so it too is imported once up front.
 
 
 @pytest.fixture(scope="module")

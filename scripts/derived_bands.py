@@ -11,9 +11,11 @@ on other machines. This script pools each such entry's baseline runs with those 
 (``run_values``; ``value`` their median, as ``gpuperf baseline from-results`` makes it) and sets its band from
 their spread between machines: k × σ (the entry's k, else :data:`aa_bands.K`; σ the larger of the runs'
 standard deviation and their robust σ, :func:`pytest_gpuperf.timing.stats.between_run_sigma`), in place of the
-row's fixed band where that is narrower, beside it where the measured spread is wider (the cause written). The
-entry's provenance keeps what the pooling replaced (``band_from``: the script, the runs, the baseline's own
-runs, value and band, the cause), so the catalog does not re-apply its fixed band
+row's fixed band where that is narrower, beside it where the measured spread is wider (the cause written); a
+tuner's count of evaluations never narrower than one configuration of its kernel's space (:func:`grid_step`), and
+runs that agree to :data:`EXACT` measured no spread (such an entry keeps its row's band). The pooled entries share
+one provenance (``band_from``, :data:`pytest_gpuperf.baselines.catalog.BAND_FROM`: the script, the runs, each
+entry's cause and what the pooling replaced), so the catalog does not re-apply its fixed band
 (:func:`pytest_gpuperf.baselines.catalog.measured_band`) and this script recomputes the same result. An entry
 that still cannot gate within 25 % (:data:`~pytest_gpuperf.baselines.detection.LOOSE`) after pooling is declared
 informational, its provenance's ``band_from`` naming the measured spread
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import json
 import math
 import statistics
 import sys
@@ -74,20 +77,21 @@ class Outcome:
     why: str = ""
 
 
-def original(entry: Mapping[str, Any]) -> dict[str, Any]:
-    """The entry as its baseline made it: what an earlier run of this script replaced, restored from its provenance."""
+def original(name: str, entry: Mapping[str, Any]) -> dict[str, Any]:
+    """The entry as its baseline made it: what an earlier run of this script replaced, restored from its provenance
+    (the section's shared ``band_from``, :data:`pytest_gpuperf.baselines.catalog.BAND_FROM`)."""
     out = copy.deepcopy(dict(entry))
     prov = out.get("provenance")
-    was = prov.get("band_from") if isinstance(prov, Mapping) else None
-    if not isinstance(was, Mapping) or was.get("script") != SCRIPT:
+    was = prov.get(catalog.BAND_FROM) if isinstance(prov, Mapping) else None
+    if not isinstance(was, Mapping) or was.get("script") != SCRIPT or name not in (was.get("baseline") or {}):
         return out
-    base = was["baseline"]
+    base = was["baseline"][name]
     out.update(value=base["value"], tolerance=dict(base["tolerance"]))
     for key in ("run_values", "runs"):
         out.pop(key, None)
         if key in base:
             out[key] = base[key]
-    rest = {k: v for k, v in prov.items() if k != "band_from"}
+    rest = {k: v for k, v in prov.items() if k != catalog.BAND_FROM}
     if rest.get("text") is not None and len(rest) == 1:
         out["provenance"] = rest["text"]
     elif rest:
@@ -153,9 +157,8 @@ def pooled_entry(name: str, entry: Mapping[str, Any], values: list[float], files
     for key in ("run_values", "runs"):
         if key in entry:
             base[key] = entry[key]
-    prov["band_from"] = {"script": SCRIPT, "runs": files, "cause": cause, "baseline": base}
-    new = dict(entry, value=value, tolerance=new_tol, run_values=[float(f"{v:.7g}") for v in values],
-               runs=len(values), provenance=prov)
+    prov[catalog.BAND_FROM] = {"script": SCRIPT, "runs": files, "causes": {name: cause}, "baseline": {name: base}}
+    new = dict(entry, value=value, tolerance=new_tol, run_values=values, runs=len(values), provenance=prov)
     return new, cause
 
 
@@ -167,7 +170,7 @@ def pool(key: str, name: str, entry: Mapping[str, Any], runs: list[Run],
     out = Outcome(name, before)
     seen = readings(name, entry, runs)
     base = [float(v) for v in (entry.get("run_values") or [entry["value"]])]
-    values = base + [r.value for r in seen]
+    values = [float(f"{v:.7g}") for v in base + [r.value for r in seen]]  # as the file stores them
     out.runs, out.machines = len(values), len({r.run.machine for r in seen})
     if len(values) < MIN_POOLED:
         out.why = f"{len(seen)} A/A run(s) with its test and identity: {len(values)} runs in all, needs {MIN_POOLED}"
@@ -186,10 +189,10 @@ def pool(key: str, name: str, entry: Mapping[str, Any], runs: list[Run],
     spread_only = power(name, pooled_entry(name, entry, values, files, out.machines)[0]).mde if step else after
     best = min(before, spread_only if spread_only is not None else math.inf)
     if best > detection.LOOSE:  # measured, and too noisy between machines to gate within 25 %
-        new["provenance"]["band_from"]["informational"] = (
+        new["provenance"][catalog.BAND_FROM]["informational"] = {name: (
             f"over {len(values)} unchanged runs ({len(base)} baseline, {len(seen)} A/A on {out.machines} machines; "
             f"{SCRIPT}) it spreads σ/|median| {out.spread:.1%} between machines, so a gate from these runs would "
-            f"catch only changes over {best:.0%}: recorded, not gated")
+            f"catch only changes over {best:.0%}: recorded, not gated")}
         out.mended, out.informational = new, True
         return out
     if after is None or not math.isfinite(after) or after >= before:
@@ -207,12 +210,30 @@ def mend_section(key: str, metrics: dict[str, dict[str, Any]], runs: list[Run]) 
     """Pool every candidate entry of one section (in place, on the entries as their baselines made them)."""
     outcomes = []
     for name in sorted(metrics):
-        entry = original(metrics[name])
+        metrics[name] = original(name, metrics[name])
+    for name in sorted(metrics):
+        entry = metrics[name]
         if not candidate(name, entry):
             continue
         out = pool(key, name, entry, runs, metrics)
-        metrics[name] = out.mended if out.mended is not None else entry
         outcomes.append(out)
+    # one provenance per provenance the pooled entries had: the runs, causes, replaced entries and declarations
+    # of all of them, so a file keeps one line per update, not one per entry
+    shared: dict[str, dict[str, Any]] = {}
+    for out in outcomes:
+        if out.mended is None:
+            continue
+        prov = out.mended["provenance"]
+        mine = prov[catalog.BAND_FROM]
+        rest = json.dumps({k: v for k, v in prov.items() if k != catalog.BAND_FROM}, sort_keys=True)
+        into = shared.setdefault(rest, {**{k: v for k, v in prov.items() if k != catalog.BAND_FROM},
+                                        catalog.BAND_FROM: {"script": SCRIPT, "runs": [], "causes": {}, "baseline": {},
+                                                            "informational": {}}})
+        got = into[catalog.BAND_FROM]
+        got["runs"] = sorted(set(got["runs"]) | set(mine["runs"]))
+        for part in ("causes", "baseline", "informational"):
+            got[part].update(mine.get(part) or {})
+        metrics[out.name] = dict(out.mended, provenance=into)
     return outcomes
 
 

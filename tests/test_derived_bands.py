@@ -40,15 +40,16 @@ derived_bands = _script("derived_bands")
 _runs = functools.lru_cache(maxsize=None)(aa_bands.aa_runs)  # each card's A/A runs read once
 
 
-def _pooled(entry: dict) -> bool:
-    return (entry.get("provenance") or {}).get("band_from", {}).get("script") == derived_bands.SCRIPT
+def _pooled(name: str, entry: dict) -> bool:
+    band_from = (entry.get("provenance") or {}).get(catalog.BAND_FROM, {})
+    return band_from.get("script") == derived_bands.SCRIPT and name in band_from["baseline"]
 
 
 @pytest.fixture(scope="module", params=aa_bands.KEYS)
 def device(request):
     """(key, the section's metrics, the entries the script changed by name, the A/A runs of the key's cards)."""
     metrics = baseline_file.load(REVIEWED_BASELINES, request.param).data["backends"]["cuda"]["metrics"]
-    return request.param, metrics, {n: e for n, e in metrics.items() if _pooled(e)}, _runs(request.param)
+    return request.param, metrics, {n: e for n, e in metrics.items() if _pooled(n, e)}, _runs(request.param)
 
 
 def _judge(name: str, entry: dict, value: float):
@@ -57,7 +58,7 @@ def _judge(name: str, entry: dict, value: float):
 
 def test_hundreds_of_derived_entries_per_card_gate_from_pooled_runs_within_25_percent(device):
     key, metrics, pooled, runs = device
-    gated = {n: e for n, e in pooled.items() if catalog.measured_informational(e) is None}
+    gated = {n: e for n, e in pooled.items() if catalog.measured_informational(n, e) is None}
     assert len(gated) > 600 and len({r.machine for r in runs}) >= 4, (key, len(gated))
     mdes = {n: power(n, e).mde for n, e in gated.items()}
     # over 25 % only where its band is one configuration of the kernel's space, wider than k × its runs' σ: a count
@@ -69,7 +70,7 @@ def test_hundreds_of_derived_entries_per_card_gate_from_pooled_runs_within_25_pe
     assert sum(m <= derived_bands.TARGET for m in mdes.values()) > 0.6 * len(mdes)
     for name, entry in gated.items():
         assert len(noise.run_values(entry)) >= derived_bands.MIN_POOLED, name
-        assert catalog.measured_band(entry).startswith("between machines: "), name
+        assert catalog.measured_band(name, entry).startswith("between machines: "), name
         tol = entry["tolerance"]
         assert tol["k"] == 6.0 and max(tol["k"] * tol["spread"], tol.get("abs", 0.0)) > 0, (name, tol)
         # never narrower than the runs' spread: k × the larger of their standard deviation and their robust σ
@@ -80,7 +81,7 @@ def test_saved_a_a_runs_read_no_regression_and_mde_plants_regress(device):
     key, _, pooled, runs = device
     false_alarms, missed, judged = [], [], 0
     for name, entry in sorted(pooled.items()):
-        if catalog.measured_informational(entry) is not None:
+        if catalog.measured_informational(name, entry) is not None:
             continue
         for reading in aa_bands.readings(name, entry, runs):
             judged += 1
@@ -91,13 +92,13 @@ def test_saved_a_a_runs_read_no_regression_and_mde_plants_regress(device):
         planted = float(entry["value"]) * (1.0 + sign * mde * 1.001)
         if _judge(name, entry, planted).verdict != "regressed":
             missed.append(f"{name} (MDE {mde:.2%})")
-    assert judged > 5000, judged
+    assert judged > 4000, judged
     assert false_alarms == [] and missed == [], (false_alarms[:10], missed[:10])
 
 
 def test_the_ones_too_noisy_between_machines_read_ungated_with_their_measured_spread(device):
     _, _, pooled, _ = device
-    declared = {n: e for n, e in pooled.items() if catalog.measured_informational(e) is not None}
+    declared = {n: e for n, e in pooled.items() if catalog.measured_informational(n, e) is not None}
     assert 10 < len(declared) < 60, len(declared)
     for name, entry in declared.items():
         c = _judge(name, entry, float(entry["value"]) * 10)
@@ -125,11 +126,12 @@ def test_the_catalog_keeps_a_measured_band_and_the_script_finds_the_shipped_file
     key, metrics, pooled, runs = device
     name, entry = next(iter(sorted(pooled.items())))
     assert catalog.baseline_band(name, False, metrics) is None
-    restored = derived_bands.original(entry)
+    restored = derived_bands.original(name, entry)
     assert "band_from" not in restored.get("provenance", {}) and len(noise.run_values(restored)) < 5
     assert catalog.baseline_band(name, False, {**metrics, name: restored}) is not None or \
         catalog.family(name) is None
     again = copy.deepcopy(metrics)
     derived_bands.mend_section(key, again, runs)
     assert [n for n in metrics if again[n] != metrics[n]] == []
-    assert not math.isnan(float(entry["value"]))
+    # the pooled entries share one provenance: the file keeps one line per update, not one per entry
+    assert len({id(e["provenance"]) for e in pooled.values()}) == 1

@@ -535,10 +535,11 @@ def space_band(name: str, space: int) -> dict[str, float] | None:
     return None if f is None or f.configs is None else f.tolerance(False, float(space))
 
 
-#: the provenance key of an entry whose band was measured for it between machines (its baseline runs pooled
-#: with saved A/A runs of unchanged code on other machines, ``scripts/derived_bands.py``): ``{"script", "runs",
-#: "cause", "baseline"}`` and, where even that measurement cannot gate it within :data:`.detection.LOOSE`,
-#: ``"informational"`` (why, with the measured spread)
+#: the provenance key of the entries whose bands were measured between machines (their baseline runs pooled
+#: with saved A/A runs of unchanged code on other machines, ``scripts/derived_bands.py``): one object that the
+#: pooled entries of a section share, ``{"script", "runs", "causes": {name: cause}, "baseline": {name: what the
+#: pooling replaced}}`` and, for those that even so cannot gate within 25 % (:data:`.detection.LOOSE`),
+#: ``"informational": {name: why, with the measured spread}``
 BAND_FROM = "band_from"
 
 
@@ -548,19 +549,20 @@ def _band_from(entry: Mapping[str, Any]) -> Mapping[str, Any] | None:
     return got if isinstance(got, Mapping) else None
 
 
-def measured_band(entry: Mapping[str, Any]) -> str | None:
-    """The measured cause of an entry's own band, where its band was measured between machines in place of its
-    row's fixed band (:data:`BAND_FROM` with a ``baseline``: what the measurement replaced), or None. Such an
-    entry keeps its band: the catalog's fixed band is not re-applied to it."""
-    got = _band_from(entry)
-    return str(got["cause"]) if got is not None and "baseline" in got and got.get("cause") else None
+def measured_band(name: str, entry: Mapping[str, Any]) -> str | None:
+    """The measured cause of entry ``name``'s own band, where its band was measured between machines in place of
+    its row's fixed band (:data:`BAND_FROM`), or None. Such an entry keeps its band: the catalog's fixed band is
+    not re-applied to it."""
+    causes = (_band_from(entry) or {}).get("causes")
+    cause = causes.get(name) if isinstance(causes, Mapping) else None
+    return str(cause) if cause else None
 
 
-def measured_informational(entry: Mapping[str, Any]) -> str | None:
-    """Why an entry is recorded, not gated, where its baseline's runs pooled with A/A runs on other machines
+def measured_informational(name: str, entry: Mapping[str, Any]) -> str | None:
+    """Why entry ``name`` is recorded, not gated, where its baseline's runs pooled with A/A runs on other machines
     still spread too far to gate it within 25 % (:data:`BAND_FROM`'s ``informational``), or None."""
-    got = _band_from(entry)
-    why = None if got is None else got.get("informational")
+    why = (_band_from(entry) or {}).get("informational")
+    why = why.get(name) if isinstance(why, Mapping) else None
     return str(why) if why else None
 
 
@@ -570,7 +572,7 @@ def baseline_band(name: str, is_cpu: bool, metrics: Mapping[str, Mapping[str, ob
     entry's band was measured for it between machines (:func:`measured_band`). A band in configurations takes
     the space from the section's :func:`space_of` entry; ValueError where it has none."""
     entry = metrics.get(name)
-    if isinstance(entry, Mapping) and measured_band(entry) is not None:
+    if isinstance(entry, Mapping) and measured_band(name, entry) is not None:
         return None
     f = family(name)
     if f is None or f.configs is None:

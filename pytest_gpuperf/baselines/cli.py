@@ -272,7 +272,7 @@ def informational_why(name: str, unit: str, entry: Mapping[str, Any] | None = No
     """Why the gate records a metric without judging it (its catalog row's informational noise model, or its
     baseline entry's measured reason, :func:`.catalog.measured_informational`), or None: the gate check plants
     no family on such a metric."""
-    measured = None if entry is None else catalog.measured_informational(entry)
+    measured = None if entry is None else catalog.measured_informational(name, entry)
     if measured is not None:
         return measured
     row = catalog.row(name, unit).noise

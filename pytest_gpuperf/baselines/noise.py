@@ -60,11 +60,12 @@ def model_of(name: str, unit: str, better: str = "lower", samples: bool = False,
     return row.model
 
 
-def declared(entry: Mapping[str, Any] | None, info: Mapping[str, Any] | None = None) -> Mapping[str, Any] | None:
+def declared(name: str, entry: Mapping[str, Any] | None,
+             info: Mapping[str, Any] | None = None) -> Mapping[str, Any] | None:
     """The ``info`` a metric's model is read with: the run's, unless its baseline entry was measured between
     machines and found too noisy to gate (:func:`.catalog.measured_informational`): then it is declared
     ``informational`` with that measured reason, whatever the run says."""
-    why = None if entry is None else catalog.measured_informational(entry)
+    why = None if entry is None else catalog.measured_informational(name, entry)
     if why is None:
         return info
     return {**(info or {}), "noise": "informational", "why": why}

@@ -538,10 +538,45 @@ def space_band(name: str, space: int) -> dict[str, float] | None:
     return None if f is None or f.configs is None else f.tolerance(False, float(space))
 
 
+#: the provenance key of the entries whose bands were measured between machines (their baseline runs pooled
+#: with saved A/A runs of unchanged code on other machines, ``scripts/derived_bands.py``): one object that the
+#: pooled entries of a section share, ``{"script", "runs", "causes": {name: cause}, "baseline": {name: what the
+#: pooling replaced}}`` and, for those that even so cannot gate within 25 % (:data:`.detection.LOOSE`),
+#: ``"informational": {name: why, with the measured spread}``
+BAND_FROM = "band_from"
+
+
+def _band_from(entry: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    prov = entry.get("provenance")
+    got = prov.get(BAND_FROM) if isinstance(prov, Mapping) else None
+    return got if isinstance(got, Mapping) else None
+
+
+def measured_band(name: str, entry: Mapping[str, Any]) -> str | None:
+    """The measured cause of entry ``name``'s own band, where its band was measured between machines in place of
+    its row's fixed band (:data:`BAND_FROM`), or None. Such an entry keeps its band: the catalog's fixed band is
+    not re-applied to it."""
+    causes = (_band_from(entry) or {}).get("causes")
+    cause = causes.get(name) if isinstance(causes, Mapping) else None
+    return str(cause) if cause else None
+
+
+def measured_informational(name: str, entry: Mapping[str, Any]) -> str | None:
+    """Why entry ``name`` is recorded, not gated, where its baseline's runs pooled with A/A runs on other machines
+    still spread too far to gate it within 25 % (:data:`BAND_FROM`'s ``informational``), or None."""
+    why = (_band_from(entry) or {}).get("informational")
+    why = why.get(name) if isinstance(why, Mapping) else None
+    return str(why) if why else None
+
+
 def baseline_band(name: str, is_cpu: bool, metrics: Mapping[str, Mapping[str, object]]) -> dict[str, float] | None:
     """The band the catalog gives an entry of ``name`` in a baseline section holding ``metrics`` (what a run of
-    this plugin would record: ``gpuperf baseline migrate --catalog-bands``), None where it fixes none. A band in
-    configurations takes the space from the section's :func:`space_of` entry; ValueError where it has none."""
+    this plugin would record: ``gpuperf baseline migrate --catalog-bands``), None where it fixes none or the
+    entry's band was measured for it between machines (:func:`measured_band`). A band in configurations takes
+    the space from the section's :func:`space_of` entry; ValueError where it has none."""
+    entry = metrics.get(name)
+    if isinstance(entry, Mapping) and measured_band(name, entry) is not None:
+        return None
     f = family(name)
     if f is None or f.configs is None:
         return None if f is None else f.tolerance(is_cpu)

@@ -230,7 +230,7 @@ def cmd_gatecheck(args: argparse.Namespace) -> int:
         wanted = None if args.families == "all" else [f.strip() for f in args.families.split(",") if f.strip()]
         try:
             chosen, not_planted = families.family_plants(wanted, info.is_cpu, entries, entry_band, spec=info.spec,
-                                                         ungated=informational_why)
+                                                         ungated=lambda n, u: informational_why(n, u, entries.get(n)))
         except ValueError as exc:
             raise GpuPerfError(f"--families {args.families!r}: {exc}") from None
         if args.plant:
@@ -268,9 +268,13 @@ def entry_band(entry: Mapping[str, Any]) -> float:
     return verdicts.band(float(entry["value"]), entry.get("tolerance") or {})
 
 
-def informational_why(name: str, unit: str) -> str | None:
-    """Why the gate records a metric without judging it (its catalog row's informational noise model), or None:
-    the gate check plants no family on such a metric."""
+def informational_why(name: str, unit: str, entry: Mapping[str, Any] | None = None) -> str | None:
+    """Why the gate records a metric without judging it (its catalog row's informational noise model, or its
+    baseline entry's measured reason, :func:`.catalog.measured_informational`), or None: the gate check plants
+    no family on such a metric."""
+    measured = None if entry is None else catalog.measured_informational(name, entry)
+    if measured is not None:
+        return measured
     row = catalog.row(name, unit).noise
     return row.why if row is not None and row.model == "informational" else None
 

@@ -177,6 +177,7 @@ def detection(entry: Mapping[str, Any] | None, *, name: str, width: float, ratio
     if direction == "bound":
         return Detection(None, "bound")
     unit = str(unit if unit is not None else entry.get("unit", ""))
+    info = noise.declared(name, entry, info)
     expected = float(entry["value"])
     ref_samples = entry.get("samples")
     has_samples = bool(ref_samples)

@@ -60,6 +60,17 @@ def model_of(name: str, unit: str, better: str = "lower", samples: bool = False,
     return row.model
 
 
+def declared(name: str, entry: Mapping[str, Any] | None,
+             info: Mapping[str, Any] | None = None) -> Mapping[str, Any] | None:
+    """The ``info`` a metric's model is read with: the run's, unless its baseline entry was measured between
+    machines and found too noisy to gate (:func:`.catalog.measured_informational`): then it is declared
+    ``informational`` with that measured reason, whatever the run says."""
+    why = None if entry is None else catalog.measured_informational(name, entry)
+    if why is None:
+        return info
+    return {**(info or {}), "noise": "informational", "why": why}
+
+
 def is_deterministic(entry: Mapping[str, Any], name: str) -> bool:
     """Whether a baseline entry (or a results metric) is a deterministic figure."""
     return model_of(name, str(entry.get("unit", "")), str(entry.get("better", "lower")),

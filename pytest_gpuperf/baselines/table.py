@@ -91,7 +91,7 @@ def rows(files: Iterable[Path]) -> list[dict[str, Any]]:
                 powers = [power(n, e) for n, e in members]
                 mdes = [p.mde for p in powers if p.mde is not None]
                 models = Counter(noise.model_of(n, str(e.get("unit", "")), str(e.get("better", "lower")),
-                                                bool(e.get("samples"))) for n, e in members)
+                                                bool(e.get("samples")), noise.declared(n, e)) for n, e in members)
                 out.append({"device": path.stem, "backend": backend, "family": fam, "entries": len(members),
                             "gated": len(gated), "median_band": statistics.median(bands) if bands else None,
                             "max_band": max(bands) if bands else None,

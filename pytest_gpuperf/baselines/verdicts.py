@@ -181,6 +181,7 @@ def compare(measured: float, better: str, entry: Mapping[str, Any] | None, *,
         return Comparison("regressed", expected, width, delta, reason="the measured value is NaN")
     model = None
     if name is not None:
+        info = noise.declared(name, entry, info)
         unit = str(unit if unit is not None else entry.get("unit", ""))
         model = gate_model(name, unit, direction, entry, samples, info)
         held = unjudged(model, name, unit, direction, entry, info)

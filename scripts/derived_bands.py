@@ -1,0 +1,282 @@
+"""The derived GPU figures that gate looser than 10 %, measured again from their baseline runs and every saved A/A run.
+
+A derived figure (``model.*``, ``tuning.*``, ``precision.*``: a tuner's cost or quality, a model's error, a
+classifier's counter, λ0) carries no raw samples: it is ``repeated``, judged by its catalog row's fixed band and
+by the prediction t-test of one new run against the baseline's runs. From three baseline runs that test needs
+t(1 − α/2, 2)·√(4/3) ≈ 36 run-σ, and the fixed bands are wide, so most of these gates caught only changes over
+25 %. The saved A/A runs (``aa-*.json.gz`` under ``results/<key>*/``, :func:`aa_bands.aa_runs`: each gate-check
+folder ran on a newly lent machine) hold the same figures, with the same test and identity, from unchanged code
+on other machines. This script pools each such entry's baseline runs with those A/A runs (at least
+:data:`MIN_POOLED` runs), and where that makes the gate tighter, stores them as the entry's runs
+(``run_values``; ``value`` their median, as ``gpuperf baseline from-results`` makes it) and sets its band from
+their spread between machines: k × σ (the entry's k, else :data:`aa_bands.K`; σ the larger of the runs'
+standard deviation and their robust σ, :func:`pytest_gpuperf.timing.stats.between_run_sigma`), in place of the
+row's fixed band where that is narrower, beside it where the measured spread is wider (the cause written); a
+tuner's count of evaluations never narrower than one configuration of its kernel's space (:func:`grid_step`), and
+runs that agree to :data:`EXACT` measured no spread (such an entry keeps its row's band). The pooled entries share
+one provenance (``band_from``, :data:`pytest_gpuperf.baselines.catalog.BAND_FROM`: the script, the runs, each
+entry's cause and what the pooling replaced), so the catalog does not re-apply its fixed band
+(:func:`pytest_gpuperf.baselines.catalog.measured_band`) and this script recomputes the same result. An entry
+that still cannot gate within 25 % (:data:`~pytest_gpuperf.baselines.detection.LOOSE`) after pooling is declared
+informational, its provenance's ``band_from`` naming the measured spread
+(:func:`pytest_gpuperf.baselines.catalog.measured_informational`): recorded, not gated.
+
+    python scripts/derived_bands.py            # report; exit 1 where a reviewed baseline would change
+    python scripts/derived_bands.py --write    # update the reviewed baselines
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import math
+import statistics
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from aa_bands import KEYS, K, Run, aa_runs, readings  # noqa: E402
+
+from pytest_gpuperf.baselines import baseline_file, catalog, detection  # noqa: E402
+from pytest_gpuperf.baselines.table import power  # noqa: E402
+from pytest_gpuperf.baselines.verdicts import band, compare  # noqa: E402
+from pytest_gpuperf.paths import REVIEWED_BASELINES  # noqa: E402
+from pytest_gpuperf.timing.stats import between_run_sigma  # noqa: E402
+
+#: the derived families: figures computed from the run's measurements (models, tuners, precision studies)
+DERIVED = ("model.", "tuning.", "precision.")
+#: the runs a pooled entry needs: with five the prediction test's threshold is t(0.9995, 4)·√1.2 ≈ 9.4 σ
+MIN_POOLED = 5
+#: entries gating looser than this are measured again (the target: within it, else within LOOSE)
+TARGET = 0.10
+SCRIPT = "scripts/derived_bands.py"
+#: runs that agree to within this share of their value (the 7 digits a baseline stores) measured no spread: a band
+#: of k × that would fail the first run that moves by a rounding, so such an entry keeps its row's band
+EXACT = 1e-6
+
+
+@dataclass
+class Outcome:
+    """What pooling did to one entry: ``mended`` (the new entry), or why not (``why``), with its MDE before and
+    after and the measured spread between machines (σ/|median| of the pooled runs)."""
+
+    name: str
+    before: float
+    after: float | None = None
+    spread: float | None = None
+    runs: int = 0
+    machines: int = 0
+    mended: dict[str, Any] | None = None
+    informational: bool = False
+    why: str = ""
+
+
+def original(name: str, entry: Mapping[str, Any]) -> dict[str, Any]:
+    """The entry as its baseline made it: what an earlier run of this script replaced, restored from its provenance
+    (the section's shared ``band_from``, :data:`pytest_gpuperf.baselines.catalog.BAND_FROM`)."""
+    out = copy.deepcopy(dict(entry))
+    prov = out.get("provenance")
+    was = prov.get(catalog.BAND_FROM) if isinstance(prov, Mapping) else None
+    if not isinstance(was, Mapping) or was.get("script") != SCRIPT or name not in (was.get("baseline") or {}):
+        return out
+    base = was["baseline"][name]
+    out.update(value=base["value"], tolerance=dict(base["tolerance"]))
+    for key in ("run_values", "runs"):
+        out.pop(key, None)
+        if key in base:
+            out[key] = base[key]
+    rest = {k: v for k, v in prov.items() if k != catalog.BAND_FROM}
+    if rest.get("text") is not None and len(rest) == 1:
+        out["provenance"] = rest["text"]
+    elif rest:
+        out["provenance"] = rest
+    else:
+        out.pop("provenance", None)
+    return out
+
+
+def candidate(name: str, entry: Mapping[str, Any]) -> bool:
+    """A derived figure the gate judges (not informational, not a zero value, not a bound) looser than TARGET."""
+    if not name.startswith(DERIVED) or entry.get("better") not in ("lower", "higher", "exact"):
+        return False
+    if float(entry["value"]) == 0:
+        return False
+    p = power(name, entry)
+    return p.mde is not None and p.mde > TARGET
+
+
+def judge(name: str, entry: Mapping[str, Any], value: float) -> str:
+    """The gate's verdict on one run's value of a derived figure."""
+    return compare(value, entry["better"], entry, name=name, unit=entry.get("unit"),
+                   identity=entry.get("identity")).verdict
+
+
+def grid_step(name: str, unit: str, metrics: Mapping[str, Mapping[str, Any]]) -> float | None:
+    """The step of the grid a tuner's count lies on, or None: an evaluation count over the kernel's space
+    (``tuning.<kernel>.<strategy>.cost``, ``….evals.*``) moves by one configuration of the space (1/space,
+    :func:`pytest_gpuperf.baselines.catalog.space_of`) at the least, so its band is never narrower than that, however
+    well its runs agree."""
+    if not name.startswith("tuning.") or unit not in ("ratio", "fraction") \
+            or not (name.endswith(".cost") or ".evals." in name):
+        return None
+    space = (metrics.get(catalog.space_of(name)) or {}).get("value")
+    return 1.0 / float(space) if isinstance(space, (int, float)) and space > 0 else None
+
+
+def pooled_entry(name: str, entry: Mapping[str, Any], values: list[float], files: list[str],
+                 machines: int, step: float | None = None) -> tuple[dict[str, Any], str]:
+    """The entry from its baseline runs and the A/A runs (``values``, baseline first) and the cause of its band;
+    ``step``: the grid step its band is never narrower than (:func:`grid_step`)."""
+    tol = dict(entry.get("tolerance") or {})
+    k = float(tol.get("k", K))
+    sigma = max(statistics.stdev(values), between_run_sigma(values))
+    value = float(statistics.median(values))
+    old_width = band(float(entry["value"]), tol)
+    spread_rel = sigma / abs(value)
+    if max(k * sigma, step or 0.0) <= old_width:
+        new_tol = {"k": k, "spread": float(f"{sigma:.7g}")}
+        how = f"narrower than the row's fixed band ({old_width / abs(float(entry['value'])):.2%}), which it replaces"
+        if step is not None:
+            new_tol["abs"] = float(f"{step:.7g}")
+            how += f"; never under one configuration of the kernel's space ({step:.4g})"
+    else:
+        new_tol = {**tol, "k": k, "spread": float(f"{sigma:.7g}")}
+        how = (f"wider than the row's fixed band ({old_width / abs(float(entry['value'])):.2%}): the runs on other "
+               f"machines spread that far")
+    cause = (f"between machines: {len(values)} runs ({len(values) - len(files)} baseline, {len(files)} A/A on "
+             f"{machines} machines) spread σ/|median| {spread_rel:.2%}; band k {k:g} × σ {sigma:.4g}, {how}")
+    prov = entry.get("provenance")
+    prov = {"text": prov} if isinstance(prov, str) else dict(prov or {})
+    base = {"value": entry["value"], "tolerance": dict(entry.get("tolerance") or {})}
+    for key in ("run_values", "runs"):
+        if key in entry:
+            base[key] = entry[key]
+    prov[catalog.BAND_FROM] = {"script": SCRIPT, "runs": files, "causes": {name: cause}, "baseline": {name: base}}
+    new = dict(entry, value=value, tolerance=new_tol, run_values=values, runs=len(values), provenance=prov)
+    return new, cause
+
+
+def pool(key: str, name: str, entry: Mapping[str, Any], runs: list[Run],
+         metrics: Mapping[str, Mapping[str, Any]]) -> Outcome:
+    """Pool one entry's baseline runs with its A/A runs; the mended entry where that gates it tighter and every
+    A/A run passes it."""
+    before = power(name, entry).mde
+    out = Outcome(name, before)
+    seen = readings(name, entry, runs)
+    base = [float(v) for v in (entry.get("run_values") or [entry["value"]])]
+    values = [float(f"{v:.7g}") for v in base + [r.value for r in seen]]  # as the file stores them
+    out.runs, out.machines = len(values), len({r.run.machine for r in seen})
+    if len(values) < MIN_POOLED:
+        out.why = f"{len(seen)} A/A run(s) with its test and identity: {len(values)} runs in all, needs {MIN_POOLED}"
+        return out
+    files = [f"results/{key}/{r.run.label}" for r in seen]
+    step = grid_step(name, str(entry.get("unit", "")), metrics)
+    new, _ = pooled_entry(name, entry, values, files, out.machines, step)
+    out.spread = float(new["tolerance"]["spread"]) / abs(float(new["value"]))
+    if out.spread < EXACT and step is None:
+        out.why = f"its {len(values)} runs agree to {EXACT:g} of its value and it lies on no grid: no spread to set a band from"
+        return out
+    after = power(name, new).mde
+    out.after = after
+    # what the spread between machines alone allows (a count's grid step is no noise: a count of two
+    # configurations whose band is one of them catches a move of two, whatever share of it that is)
+    spread_only = power(name, pooled_entry(name, entry, values, files, out.machines)[0]).mde if step else after
+    best = min(before, spread_only if spread_only is not None else math.inf)
+    if best > detection.LOOSE:  # measured, and too noisy between machines to gate within 25 %
+        new["provenance"][catalog.BAND_FROM]["informational"] = {name: (
+            f"over {len(values)} unchanged runs ({len(base)} baseline, {len(seen)} A/A on {out.machines} machines; "
+            f"{SCRIPT}) it spreads σ/|median| {out.spread:.1%} between machines, so a gate from these runs would "
+            f"catch only changes over {best:.0%}: recorded, not gated")}
+        out.mended, out.informational = new, True
+        return out
+    if after is None or not math.isfinite(after) or after >= before:
+        out.why = f"pooled MDE {after:.2%} not tighter than {before:.2%}"
+        return out
+    alarms = [r.run.label for r in seen if judge(name, new, r.value) == "regressed"]
+    if alarms:
+        out.why = f"A/A runs read regressed against the pooled band: {', '.join(alarms)}"
+        return out
+    out.mended = new
+    return out
+
+
+def mend_section(key: str, metrics: dict[str, dict[str, Any]], runs: list[Run]) -> list[Outcome]:
+    """Pool every candidate entry of one section (in place, on the entries as their baselines made them)."""
+    outcomes = []
+    for name in sorted(metrics):
+        metrics[name] = original(name, metrics[name])
+    for name in sorted(metrics):
+        entry = metrics[name]
+        if not candidate(name, entry):
+            continue
+        out = pool(key, name, entry, runs, metrics)
+        outcomes.append(out)
+    # one provenance per provenance the pooled entries had: the runs, causes, replaced entries and declarations
+    # of all of them, so a file keeps one line per update, not one per entry
+    shared: dict[str, dict[str, Any]] = {}
+    for out in outcomes:
+        if out.mended is None:
+            continue
+        prov = out.mended["provenance"]
+        mine = prov[catalog.BAND_FROM]
+        rest = json.dumps({k: v for k, v in prov.items() if k != catalog.BAND_FROM}, sort_keys=True)
+        into = shared.setdefault(rest, {**{k: v for k, v in prov.items() if k != catalog.BAND_FROM},
+                                        catalog.BAND_FROM: {"script": SCRIPT, "runs": [], "causes": {}, "baseline": {},
+                                                            "informational": {}}})
+        got = into[catalog.BAND_FROM]
+        got["runs"] = sorted(set(got["runs"]) | set(mine["runs"]))
+        for part in ("causes", "baseline", "informational"):
+            got[part].update(mine.get(part) or {})
+        metrics[out.name] = dict(out.mended, provenance=into)
+    return outcomes
+
+
+def classes(outcomes: list[Outcome]) -> dict[str, int]:
+    """Counts of the outcomes' MDE after pooling (or before, where nothing changed), by TARGET and LOOSE."""
+    counts = {"≤10 %": 0, "≤25 %": 0, "loose: one configuration": 0, "loose: left": 0, "informational": 0}
+    for o in outcomes:
+        mde = o.after if o.mended is not None else o.before
+        label = "≤10 %" if mde <= TARGET else "≤25 %" if mde <= detection.LOOSE else \
+            "loose: one configuration" if o.mended is not None else "loose: left"
+        counts["informational" if o.informational else label] += 1
+    return counts
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--write", action="store_true", help="update the reviewed baselines (else report only)")
+    ap.add_argument("-v", "--verbose", action="store_true", help="one line per entry")
+    args = ap.parse_args(argv)
+    changed = 0
+    for key in KEYS:
+        bl = baseline_file.load(REVIEWED_BASELINES, key)
+        metrics = bl.data["backends"]["cuda"]["metrics"]
+        before = copy.deepcopy(metrics)
+        outcomes = mend_section(key, metrics, aa_runs(key))
+        for o in outcomes:
+            if args.verbose or o.mended is None or o.informational or o.after > detection.LOOSE:
+                state = f"MDE {o.before:.2%} → {o.after:.2%}" if o.mended is not None else f"left: {o.why}"
+                state += " (informational)" if o.informational else ""
+                spread = "" if o.spread is None else f", σ/|median| {o.spread:.2%}"
+                print(f"{key} {o.name}: {state} ({o.runs} runs, {o.machines} machines{spread})")
+        print(f"{key}: {len(outcomes)} derived entries looser than {TARGET:.0%}; {sum(o.mended is not None for o in outcomes)} "
+              f"pooled; after: {classes(outcomes)}")
+        moved = [n for n in metrics if metrics[n] != before[n]]
+        if moved:
+            changed += len(moved)
+            print(f"{key}: {len(moved)} entries differ from the shipped file")
+            if args.write:
+                baseline_file.validate(str(bl.path), bl.data)
+                baseline_file.write(bl.path, bl.data)
+                print(f"{bl.path.relative_to(ROOT)}: written")
+    return 1 if changed and not args.write else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

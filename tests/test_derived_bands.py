@@ -1,0 +1,138 @@
+"""The derived GPU figures measured again from their baseline runs pooled with every saved A/A run, proved on the
+saved values (``scripts/derived_bands.py``).
+
+For every entry of the shipped H200 and H100 baselines the script changed: a gated one holds at least five runs
+and a band of k × σ between machines, no saved A/A run reads ``regressed`` against it, and a run whose value moved
+by the entry's stated MDE in its bad direction does; an informational one reads ``ungated`` with its measured
+spread. Over every derived entry (changed or not) no saved A/A run reads ``regressed``, and the script finds the
+shipped files to be what it computes."""
+
+from __future__ import annotations
+
+import copy
+import json
+import functools
+import importlib.util
+import math
+import sys
+from pathlib import Path
+
+import pytest
+
+from pytest_gpuperf.baselines import baseline_file, catalog, noise
+from pytest_gpuperf.baselines.detection import LOOSE
+from pytest_gpuperf.baselines.table import power
+from pytest_gpuperf.baselines.verdicts import compare
+from pytest_gpuperf.paths import REVIEWED_BASELINES
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _script(name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+aa_bands = _script("aa_bands")
+derived_bands = _script("derived_bands")
+_runs = functools.lru_cache(maxsize=None)(aa_bands.aa_runs)  # each card's A/A runs read once
+
+
+def _pooled(name: str, entry: dict) -> bool:
+    band_from = (entry.get("provenance") or {}).get(catalog.BAND_FROM, {})
+    return band_from.get("script") == derived_bands.SCRIPT and name in band_from["baseline"]
+
+
+@pytest.fixture(scope="module", params=aa_bands.KEYS)
+def device(request):
+    """(key, the section's metrics, the entries the script changed by name, the A/A runs of the key's cards)."""
+    metrics = baseline_file.load(REVIEWED_BASELINES, request.param).data["backends"]["cuda"]["metrics"]
+    return request.param, metrics, {n: e for n, e in metrics.items() if _pooled(n, e)}, _runs(request.param)
+
+
+def _judge(name: str, entry: dict, value: float):
+    return compare(value, entry["better"], entry, name=name, unit=entry["unit"], identity=entry.get("identity"))
+
+
+def test_hundreds_of_derived_entries_per_card_gate_from_pooled_runs_within_25_percent(device):
+    key, metrics, pooled, runs = device
+    gated = {n: e for n, e in pooled.items() if catalog.measured_informational(n, e) is None}
+    assert len(gated) > 600 and len({r.machine for r in runs}) >= 4, (key, len(gated))
+    mdes = {n: power(n, e).mde for n, e in gated.items()}
+    # over 25 % only where its band is one configuration of the kernel's space, wider than k × its runs' σ: a count
+    # of two to four evaluations, which a move of one more configuration than the band lets through regresses
+    wide = {n: gated[n]["tolerance"] for n, m in mdes.items() if m is None or m > LOOSE}
+    assert len(wide) < 25 and all(t["abs"] >= t["k"] * t["spread"] for t in wide.values()), wide
+    assert all(math.isclose(t["abs"], derived_bands.grid_step(n, gated[n]["unit"], metrics), rel_tol=1e-6)
+               for n, t in wide.items())
+    assert sum(m <= derived_bands.TARGET for m in mdes.values()) > 0.6 * len(mdes)
+    for name, entry in gated.items():
+        assert len(noise.run_values(entry)) >= derived_bands.MIN_POOLED, name
+        assert catalog.measured_band(name, entry).startswith("between machines: "), name
+        tol = entry["tolerance"]
+        assert tol["k"] == 6.0 and max(tol["k"] * tol["spread"], tol.get("abs", 0.0)) > 0, (name, tol)
+        # never narrower than the runs' spread: k × the larger of their standard deviation and their robust σ
+        assert tol["spread"] >= 0.999 * derived_bands.statistics.stdev(noise.run_values(entry)), name
+
+
+def test_saved_a_a_runs_read_no_regression_and_mde_plants_regress(device):
+    key, _, pooled, runs = device
+    false_alarms, missed, judged = [], [], 0
+    for name, entry in sorted(pooled.items()):
+        if catalog.measured_informational(name, entry) is not None:
+            continue
+        for reading in aa_bands.readings(name, entry, runs):
+            judged += 1
+            if _judge(name, entry, reading.value).verdict == "regressed":
+                false_alarms.append(f"{name} {reading.run.label} {reading.delta:+.2%}")
+        mde = power(name, entry).mde
+        sign = -1.0 if entry["better"] == "higher" else 1.0
+        planted = float(entry["value"]) * (1.0 + sign * mde * 1.001)
+        if _judge(name, entry, planted).verdict != "regressed":
+            missed.append(f"{name} (MDE {mde:.2%})")
+    assert judged > 4000, judged
+    assert false_alarms == [] and missed == [], (false_alarms[:10], missed[:10])
+
+
+def test_the_ones_too_noisy_between_machines_read_ungated_with_their_measured_spread(device):
+    _, _, pooled, _ = device
+    declared = {n: e for n, e in pooled.items() if catalog.measured_informational(n, e) is not None}
+    assert 10 < len(declared) < 60, len(declared)
+    for name, entry in declared.items():
+        c = _judge(name, entry, float(entry["value"]) * 10)
+        assert c.verdict == "ungated" and c.reason.startswith("informational: over "), (name, c.reason)
+        assert "σ/|median|" in c.reason and derived_bands.SCRIPT in c.reason
+        assert len(noise.run_values(entry)) >= derived_bands.MIN_POOLED
+
+
+def test_no_saved_a_a_run_reads_a_derived_regression(device):
+    """Over every derived entry the gate judges, changed or not: the A/A check stays clean."""
+    _, metrics, _, runs = device
+    alarms = []
+    for name, entry in sorted(metrics.items()):
+        if not name.startswith(derived_bands.DERIVED) or entry.get("better") not in ("lower", "higher", "exact"):
+            continue
+        for reading in aa_bands.readings(name, entry, runs):
+            if _judge(name, entry, reading.value).verdict == "regressed":
+                alarms.append(f"{name} {reading.run.label} {reading.delta:+.2%}")
+    assert alarms == [], alarms[:10]
+
+
+def test_the_catalog_keeps_a_measured_band_and_the_script_finds_the_shipped_files(device):
+    """``gpuperf baseline migrate --catalog-bands`` does not put the row's fixed band back on a measured entry,
+    and the script recomputes exactly what the files hold (its check mode would exit 0)."""
+    key, metrics, pooled, runs = device
+    name, entry = next(iter(sorted(pooled.items())))
+    assert catalog.baseline_band(name, False, metrics) is None
+    restored = derived_bands.original(name, entry)
+    assert "band_from" not in restored.get("provenance", {}) and len(noise.run_values(restored)) < 5
+    assert catalog.baseline_band(name, False, {**metrics, name: restored}) is not None or \
+        catalog.family(name) is None
+    again = copy.deepcopy(metrics)
+    derived_bands.mend_section(key, again, runs)
+    assert [n for n in metrics if again[n] != metrics[n]] == []
+    # the pooled entries share one provenance: the file keeps one line per update, not one per entry
+    assert len({json.dumps(e["provenance"], sort_keys=True) for e in pooled.values()}) == 1

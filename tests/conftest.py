@@ -27,8 +27,8 @@ except ImportError:  # no psycopg: the PostgreSQL tests skip
 # are part of every snapshot and never re-imported. NumPy's FFT and SciPy's optimizers hold extension
 # modules that refuse a second load ("cannot load module more than once per process"), so they too are
 # imported here rather than first inside a pytester run. psycopg's C extension keeps the exception classes of
-its first import: imported again after a pytester run it raises errors the fresh ``psycopg.Error`` does not
-catch, so it too is imported once up front.
+# its first import: imported again after a pytester run it raises errors the fresh ``psycopg.Error`` does not
+# catch, so it too is imported once up front.
 
 
 @pytest.fixture(scope="module")

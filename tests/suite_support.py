@@ -4,9 +4,11 @@ half-way through a write."""
 from __future__ import annotations
 
 import atexit
+import importlib.util
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -96,3 +98,15 @@ def gpuperf_in_process(capsys: Any, *args: str) -> tuple[int, str, str]:
         code = exc.code
     out, err = capsys.readouterr()
     return int(code or 0), out, err
+
+
+def load_script(name: str) -> Any:
+    """One of the repository's ``scripts/<name>.py`` imported as module ``name`` (registered in
+    ``sys.modules`` first: its dataclasses look their module up); imported once, shared by every test."""
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, Path(__file__).resolve().parents[1] / "scripts" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module

@@ -9,10 +9,8 @@ run. The bands the script set from the spread between machines are what the ship
 from __future__ import annotations
 
 import functools
-import importlib.util
 import math
 import statistics
-import sys
 from pathlib import Path
 
 import pytest
@@ -22,12 +20,10 @@ from pytest_gpuperf.baselines.detection import LOOSE
 from pytest_gpuperf.baselines.table import power
 from pytest_gpuperf.baselines.verdicts import compare
 from pytest_gpuperf.paths import REVIEWED_BASELINES
+from suite_support import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location("aa_bands", ROOT / "scripts" / "aa_bands.py")
-aa_bands = importlib.util.module_from_spec(_spec)
-sys.modules["aa_bands"] = aa_bands  # its dataclasses look their module up
-_spec.loader.exec_module(aa_bands)
+aa_bands = load_script("aa_bands")
 
 
 _runs = functools.lru_cache(maxsize=None)(aa_bands.aa_runs)  # each card's A/A runs read once

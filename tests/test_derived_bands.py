@@ -12,10 +12,7 @@ from __future__ import annotations
 import copy
 import json
 import functools
-import importlib.util
 import math
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -24,20 +21,12 @@ from pytest_gpuperf.baselines.detection import LOOSE
 from pytest_gpuperf.baselines.table import power
 from pytest_gpuperf.baselines.verdicts import compare
 from pytest_gpuperf.paths import REVIEWED_BASELINES
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _script(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+from suite_support import load_script
 
 
-aa_bands = _script("aa_bands")
-derived_bands = _script("derived_bands")
+
+aa_bands = load_script("aa_bands")
+derived_bands = load_script("derived_bands")
 _runs = functools.lru_cache(maxsize=None)(aa_bands.aa_runs)  # each card's A/A runs read once
 
 

@@ -5,27 +5,16 @@ to gate them within 25 % (``scripts/derived_spread.py``)."""
 from __future__ import annotations
 
 import functools
-import importlib.util
 import statistics
-import sys
-from pathlib import Path
 
 from pytest_gpuperf.baselines import baseline_file, catalog
 from pytest_gpuperf.baselines.verdicts import compare
 from pytest_gpuperf.paths import REVIEWED_BASELINES
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _script(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+from suite_support import load_script
 
 
-derived_spread = _script("derived_spread")
+
+derived_spread = load_script("derived_spread")
 DECLARED = [f.pattern for f in catalog.FAMILIES if f.is_family and f.noise is not None
             and f.noise.model == "informational" and f.pattern.startswith(derived_spread.DERIVED)]
 

@@ -46,24 +46,20 @@ def add_option(group: Any) -> None:
              "than SECONDS; in a log one line then and every 30 s; 0: never (default: %(default)s)")
 
 
-def duration(seconds: float) -> str:
-    """``42 s``, ``3 min 05 s``, ``1 h 02 min``."""
+def duration(seconds: float, narrow: bool = False) -> str:
+    """``42 s``, ``3 min 05 s``, ``1 h 02 min``; ``narrow``: ``42s``, ``3m05s``, ``1h02m`` for a narrow terminal."""
     s = int(round(seconds))
+    sec, mins, hours = ("s", "m", "h") if narrow else (" s", " min ", " h ")
     if s < 60:
-        return f"{s} s"
+        return f"{s}{sec}"
     if s < 3600:
-        return f"{s // 60} min {s % 60:02d} s"
-    return f"{s // 3600} h {s % 3600 // 60:02d} min"
+        return f"{s // 60}{mins}{s % 60:02d}{sec}"
+    return f"{s // 3600}{hours}{s % 3600 // 60:02d}{mins.rstrip()}"
 
 
 def terse(seconds: float) -> str:
-    """``42s``, ``3m05s``, ``1h02m``: :func:`duration` for a narrow terminal."""
-    s = int(round(seconds))
-    if s < 60:
-        return f"{s}s"
-    if s < 3600:
-        return f"{s // 60}m{s % 60:02d}s"
-    return f"{s // 3600}h{s % 3600 // 60:02d}m"
+    """:func:`duration` for a narrow terminal."""
+    return duration(seconds, narrow=True)
 
 
 def short_name(nodeid: str) -> str:

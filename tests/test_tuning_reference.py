@@ -125,7 +125,7 @@ def test_the_cache_folder_is_the_user_cache_dir_unless_named(monkeypatch, tmp_pa
 def test_the_runs_of_a_first_baseline_time_their_own_tables(tmp_path):
     from pytest_gpuperf.baselines.first import run_commands
 
-    cmds = run_commands("opencl:0", 3, tmp_path / "r", tmp_path / "bl", ["-k", "tune"])
+    cmds = run_commands("opencl:0", [1, 2, 3], tmp_path / "r", tmp_path / "bl", ["-k", "tune"])
     assert len(cmds) == 3 and all("--gpuperf-retune" in cmd for cmd in cmds)
 
 

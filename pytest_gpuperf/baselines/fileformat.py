@@ -47,22 +47,32 @@ def _label(prov: Mapping[str, Any]) -> str:
     return f"{prov.get('commit') or 'no commit'} {prov.get('date') or 'no date'}{tail}"
 
 
-def _labels(provs: list[dict[str, Any]]) -> dict[str, str]:
-    """A readable label per distinct provenance (its JSON → label); numbered where two share one."""
+def _labels(texts: set[str]) -> dict[str, str]:
+    """A readable label per distinct provenance (its canonical JSON → label); numbered where two share one."""
     out: dict[str, str] = {}
     taken: dict[str, int] = {}
-    for text in sorted({json.dumps(p, sort_keys=True) for p in provs}):
+    for text in sorted(texts):
         base = _label(json.loads(text))
         taken[base] = taken.get(base, 0) + 1
         out[text] = base if taken[base] == 1 else f"{base} ({taken[base]})"
     return out
 
 
-def _lean_entry(entry: Mapping[str, Any], section_prov: str, labels: Mapping[str, str]) -> dict[str, Any]:
+def _prov_text(prov: Mapping[str, Any], seen: dict[int, str]) -> str:
+    """A provenance's canonical text, computed once per object: the entries of a section pooled together
+    share one (large) provenance object, and encoding it again for each of them cost seconds."""
+    key = id(prov)
+    if key not in seen:
+        seen[key] = json.dumps(prov, sort_keys=True)
+    return seen[key]
+
+
+def _lean_entry(entry: Mapping[str, Any], section_prov: str, labels: Mapping[str, str],
+                seen: dict[int, str]) -> dict[str, Any]:
     e = dict(entry)
     prov = e.pop("provenance", None)
     if isinstance(prov, dict):
-        text = json.dumps(prov, sort_keys=True)
+        text = _prov_text(prov, seen)
         if text != section_prov:
             e["provenance"] = labels[text]
     if isinstance(e.get("samples"), list) and e["samples"]:
@@ -80,15 +90,16 @@ def lean(data: Mapping[str, Any]) -> dict[str, Any]:
         metrics = section.get("metrics", {})
         prov = section.get("provenance", {})
         own = json.dumps(prov, sort_keys=True)
-        others = [e["provenance"] for e in metrics.values()
-                  if isinstance(e.get("provenance"), dict) and json.dumps(e["provenance"], sort_keys=True) != own]
+        seen: dict[int, str] = {}
+        others = {_prov_text(e["provenance"], seen) for e in metrics.values() if isinstance(e.get("provenance"), dict)}
+        others.discard(own)
         labels = _labels(others)
         lean_section: dict[str, Any] = {"provenance": prov}
         if labels:
             lean_section["provenances"] = {label: json.loads(text) for text, label in
                                            sorted(labels.items(), key=lambda kv: kv[1])}
         lean_section.update({k: v for k, v in section.items() if k not in ("provenance", "provenances", "metrics")})
-        lean_section["metrics"] = {name: _lean_entry(e, own, labels) for name, e in metrics.items()}
+        lean_section["metrics"] = {name: _lean_entry(e, own, labels, seen) for name, e in metrics.items()}
         backends[backend] = lean_section
     out["backends"] = backends
     return out

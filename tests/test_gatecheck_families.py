@@ -176,11 +176,12 @@ def test_throughput_and_launch_plants_on_the_probe_figures(cl_device):
     meas = Measurer(dev, MeasureConfig(min_repeats=5, max_repeats=15, target_rel_spread=0.05))
     ((ck, kernel),), _ = throughput.build(dev, ops.op("fp32.fma"), (8,))
     rates = [throughput.measure(dev, meas, ck, kernel, dev.info.clock_mhz, 5e-3, plant=p).ops_per_clk_cu.median
-             for p in (0.0, 3.0, 0.0)]
-    assert rates[1] < max(rates[0], rates[2]) / 2.0, rates
+             for p in (0.0, 3.0, 0.0, 0.0)]
+    assert rates[1] < max(rates[0], *rates[2:]) / 2.0, rates  # a load spike slows one unplanted run, not three
     empty = dev.compile(launch_overhead.EMPTY[dev.info.backend], launch_overhead.EMPTY_NAME)
-    host = [launch_overhead.host_launch_us(dev, empty, [np.int32(0)], 500, 5, plant=p).min for p in (0.0, 3.0, 0.0)]
-    assert host[1] > 2.0 * min(host[0], host[2]), host
+    host = [launch_overhead.host_launch_us(dev, empty, [np.int32(0)], 500, 5, plant=p).min
+            for p in (0.0, 3.0, 0.0, 0.0)]
+    assert host[1] > 2.0 * min(host[0], *host[2:]), host
 
 
 def test_chase_plant_lengthens_every_chase(cl_device):

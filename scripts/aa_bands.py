@@ -178,6 +178,16 @@ def mend_section(key: str, metrics: dict[str, dict[str, Any]], runs: list[Run]) 
     return causes, lines
 
 
+def settle(bl: Any, moved: int, write: bool, what: str) -> int:
+    """Write the reviewed baseline ``bl`` back (validated) when ``moved`` entries changed and ``write`` asks
+    for it; the count of entries that differ from the shipped file (a check run fails on any)."""
+    if moved and write:
+        baseline_file.validate(str(bl.path), bl.data)
+        baseline_file.write(bl.path, bl.data)
+        print(f"{bl.path.relative_to(ROOT)}: {moved} {what}")
+    return moved
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--write", action="store_true", help="update the reviewed baselines (else report only)")
@@ -192,12 +202,7 @@ def main(argv: list[str] | None = None) -> int:
         moved = [n for n in causes if metrics[n]["tolerance"] != before[n]]
         for name in causes:
             print(f"{key} {name}: {causes[name]}")
-        if moved:
-            changed += len(moved)
-            if args.write:
-                baseline_file.validate(str(bl.path), bl.data)
-                baseline_file.write(bl.path, bl.data)
-                print(f"{bl.path.relative_to(ROOT)}: {len(moved)} band(s) set from the spread between machines")
+        changed += settle(bl, len(moved), args.write, "band(s) set from the spread between machines")
     return 1 if changed and not args.write else 0
 
 

@@ -41,7 +41,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from aa_bands import KEYS, K, Run, aa_runs, readings  # noqa: E402
+from aa_bands import KEYS, K, Run, aa_runs, readings, settle  # noqa: E402
 
 from pytest_gpuperf.baselines import baseline_file, catalog, detection  # noqa: E402
 from pytest_gpuperf.baselines.table import power  # noqa: E402
@@ -269,12 +269,8 @@ def main(argv: list[str] | None = None) -> int:
               f"pooled; after: {classes(outcomes)}")
         moved = [n for n in metrics if metrics[n] != before[n]]
         if moved:
-            changed += len(moved)
             print(f"{key}: {len(moved)} entries differ from the shipped file")
-            if args.write:
-                baseline_file.validate(str(bl.path), bl.data)
-                baseline_file.write(bl.path, bl.data)
-                print(f"{bl.path.relative_to(ROOT)}: written")
+        changed += settle(bl, len(moved), args.write, "entries written")
     return 1 if changed and not args.write else 0
 
 

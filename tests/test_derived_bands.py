@@ -16,7 +16,7 @@ import math
 
 import pytest
 
-from pytest_gpuperf.baselines import baseline_file, catalog, noise
+from pytest_gpuperf.baselines import baseline_file, catalog, detection, noise
 from pytest_gpuperf.baselines.detection import LOOSE
 from pytest_gpuperf.baselines.table import power
 from pytest_gpuperf.baselines.verdicts import compare
@@ -114,7 +114,7 @@ def test_the_catalog_keeps_a_measured_band_and_the_script_finds_the_shipped_file
     """``gpuperf baseline migrate --catalog-bands`` does not put the row's fixed band back on a measured entry,
     and the script recomputes exactly what the files hold (its check mode would exit 0)."""
     key, metrics, pooled, runs = device
-    name, entry = next(iter(sorted(pooled.items())))
+    name, entry = next((n, e) for n, e in sorted(pooled.items()) if n.startswith(derived_bands.DERIVED))
     assert catalog.baseline_band(name, False, metrics) is None
     restored = derived_bands.original(name, entry)
     assert "band_from" not in restored.get("provenance", {}) and len(noise.run_values(restored)) < 5
@@ -125,3 +125,17 @@ def test_the_catalog_keeps_a_measured_band_and_the_script_finds_the_shipped_file
     assert [n for n in metrics if again[n] != metrics[n]] == []
     # the pooled entries share one provenance: the file keeps one line per update, not one per entry
     assert len({json.dumps(e["provenance"], sort_keys=True) for e in pooled.values()}) == 1
+
+
+def test_hardware_figures_pool_towards_five_percent_and_noisy_power_is_declared(device):
+    """Hardware figures looser than 5 % are pooled too: each pooled one gates from its runs on several machines, and
+    a power draw whose machines spread too far for a 25 % gate reads ungated with that spread as its reason."""
+    key, _, pooled, _ = device
+    hardware = {n: e for n, e in pooled.items() if detection.hardware(n)}
+    assert hardware, key
+    for name, entry in hardware.items():
+        assert derived_bands.target(name) == derived_bands.HARDWARE_TARGET
+        assert catalog.measured_band(name, entry).startswith("between machines: "), name
+    declared = [n for n, e in hardware.items() if catalog.measured_informational(n, e) is not None]
+    assert declared and all(n.startswith("power.") for n in declared), declared
+    assert derived_bands.target("memory.global.latency_model.r2") is None  # a fit's goodness is no hardware figure

@@ -7,9 +7,11 @@ PoCL-sized and checks ask for half the planted move."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import numpy as np
+
 import pytest
 
 from pytest_gpuperf.baselines.cli import entry_band
@@ -61,8 +63,30 @@ def test_claimed_size_is_one_and_a_half_bands():
                                  band) == pytest.approx(0.09)
     # an additive plant (an error fraction) takes the band itself, not relative to the value
     assert families.claimed_size({"value": 0.087, "tolerance": {"abs": 0.02, "rel": 0.5, "k": 6, "spread": 0.0177}},
-                                 band, additive=True) == pytest.approx(0.159)
+                                 band, additive=True) == pytest.approx(0.16)  # 0.1593, rounded up
     assert families.claimed_size({"value": 5.0, "tolerance": {"abs": 0}}, band) == families.MIN_SIZE
+
+
+def test_claimed_size_is_the_mde_the_verdict_states_where_that_is_wider():
+    """A few baseline runs (or a sample test) can make the verdict's stated MDE wider than 1.5 bands: the plant
+    then takes the MDE, the change the verdict says it catches, never less."""
+    from pytest_gpuperf.baselines import table
+    entry = {"value": 666.4, "unit": "cycles", "better": "lower", "tolerance": {"rel": 0.05, "k": 6.0, "spread": 1.37},
+             "run_values": [664.19, 666.41, 666.68]}
+    mde = table.power("memory.dram.latency.cycles", entry).mde
+    assert mde is not None and mde > 0.075  # three runs: the prediction t-test, not the 5 % band, sets it
+    size = families.claimed_size(entry, entry_band, mde=mde)
+    assert size >= mde and size == pytest.approx(mde, rel=5e-3)
+    # the band wins where it is wider; an infinite MDE is not plantable
+    assert families.claimed_size({"value": 100.0, "tolerance": {"rel": 0.02}}, entry_band, mde=0.01) == pytest.approx(0.03)
+    assert families.claimed_size({"value": 100.0, "tolerance": {"rel": 0.02}}, entry_band, mde=math.inf) > families.MAX_SIZE
+    # additive: the MDE × the value, in the metric's units
+    assert families.claimed_size({"value": 0.5, "tolerance": {"abs": 0.01}}, entry_band, additive=True,
+                                 mde=0.4) == pytest.approx(0.2)
+    chosen, _ = families.family_plants(["chase"], False, {"memory.dram.latency.cycles": entry}, entry_band,
+                                       power=lambda n, e: table.power(n, e).mde)
+    dram = next(p for p in chosen if p.metric == "memory.dram.latency.cycles")
+    assert float(dram.arg) >= mde
 
 
 def test_family_plants_take_the_baseline_bands_and_say_what_they_leave_out():
@@ -74,7 +98,7 @@ def test_family_plants_take_the_baseline_bands_and_say_what_they_leave_out():
     assert by_metric["launch.empty.device_us"].arg == "0.276"
     assert by_metric["launch.empty.device_us"].tests == ("suites/test_memory.py::test_launch_overhead[cuda:0]",)
     assert by_metric["power.fma_fp32.joules_per_op"].arg == "0.3"  # no entry: the GPU fallback
-    assert [s["metric"] for s in skipped] == ["launch.overhead.intercept_us"] and "56.8×" in skipped[0]["why"]
+    assert [s["metric"] for s in skipped] == ["launch.overhead.intercept_us"] and "56.9×" in skipped[0]["why"]
     # on a CPU device the power family is left out with its reason, the copy stops at 256 MiB
     chosen, skipped = families.family_plants(None, True, {}, entry_band)
     assert {s["kind"] for s in skipped} == {"power"} and "power sensor" in skipped[0]["why"]

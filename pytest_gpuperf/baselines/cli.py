@@ -230,7 +230,8 @@ def cmd_gatecheck(args: argparse.Namespace) -> int:
         wanted = None if args.families == "all" else [f.strip() for f in args.families.split(",") if f.strip()]
         try:
             chosen, not_planted = families.family_plants(wanted, info.is_cpu, entries, entry_band, spec=info.spec,
-                                                         ungated=lambda n, u: informational_why(n, u, entries.get(n)))
+                                                         ungated=lambda n, u: informational_why(n, u, entries.get(n)),
+                                                         power=lambda n, e: table.power(n, e).mde)
         except ValueError as exc:
             raise GpuPerfError(f"--families {args.families!r}: {exc}") from None
         if args.plant:

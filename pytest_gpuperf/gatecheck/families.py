@@ -3,11 +3,11 @@
 Every family of the suites names the metrics that must catch its plant (:data:`TARGETS`): the launch path,
 copies of every size, each cache level's chase, instruction latency and throughput, a math function's ulp,
 summation error, energy per operation under the power suite's load, the tuner's pick and the sampled
-model's error. The size planted on a metric is what its gate claims to catch: :func:`claimed_size`, from the
-band of the metric's baseline entry — a plant 1.5 × the band's relative half-width must read ``regressed``.
-The band is passed in by the caller (this package sits below the verdicts; it reaches them only through the
-command line and files), so the same function takes the metric's minimum detectable effect once baselines
-record one.
+model's error. The size planted on a metric is what its gate claims to catch: :func:`claimed_size`, the larger of
+1.5 × the band's relative half-width and the minimum detectable effect the verdict states for the entry (its
+"catches ≥ …": where a few baseline runs or a sample test set it beyond the band, the band alone would plant a
+change the gate never claimed). Band and MDE are passed in by the caller (this package sits below the
+verdicts; it reaches them only through the command line and files).
 
 Where the baseline has no entry for a metric, the device class's fallback size is planted (a CPU device's
 is the smallest its noise lets a PoCL gate catch); a family whose claimed size lies outside what a plant can
@@ -17,6 +17,7 @@ dropped. :func:`curve_plants` plants the headline figures at 1, 2, 5 and 10 %.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
@@ -99,20 +100,32 @@ HEADLINES = ("memory.copy.bandwidth.1GiB", "latency.fp32.fma.cycles", "launch.ov
 Band = Callable[[Mapping[str, Any]], float]
 #: why the gate never judges a metric (of this name and unit), or None: the caller's (the noise models sit above)
 Ungated = Callable[[str, str], "str | None"]
+#: the minimum detectable effect the verdict states for a metric's entry (a relative change), or None where it
+#: states none: the caller's (:func:`pytest_gpuperf.baselines.table.power`)
+Power = Callable[[str, Mapping[str, Any]], "float | None"]
 
 
-def claimed_size(entry: Mapping[str, Any], band: Band, additive: bool = False) -> float:
-    """The change the gate claims to catch on ``entry``: 1.5 × the band's half-width relative to the value
-    (``additive``: 1.5 × the half-width itself, for a plant that adds its size to an error fraction). A plant
-    of this size lands half a band beyond the edge, so a gate that keeps its claim reads ``regressed``.
-    Rounded to 3 significant digits and at least :data:`MIN_SIZE`; may exceed :data:`MAX_SIZE` (not plantable)."""
+def claimed_size(entry: Mapping[str, Any], band: Band, additive: bool = False, mde: float | None = None) -> float:
+    """The change the gate claims to catch on ``entry``: the larger of 1.5 × the band's half-width relative to
+    the value and ``mde``, the minimum detectable effect its verdict states (``additive``: in the metric's own
+    units, for a plant that adds its size to an error fraction). A plant of 1.5 bands lands half a band beyond
+    the edge; one of the MDE lands where the verdict says it catches 99 of 100 changes — so a gate that keeps
+    its claim reads ``regressed``. Rounded up to 3 significant digits and at least :data:`MIN_SIZE`; may exceed
+    :data:`MAX_SIZE` (not plantable)."""
     width = float(band(entry))
     value = abs(float(entry["value"]))
+    stated = 0.0 if mde is None else float(mde)
     if additive:
-        raw = 1.5 * width
+        raw = max(1.5 * width, stated * value)
     else:
-        raw = 1.5 * width / value if value > 0 else float("inf")
-    return max(MIN_SIZE, float(f"{raw:.3g}")) if raw != float("inf") else raw
+        raw = max(1.5 * width / value, stated) if value > 0 else float("inf")
+    if not math.isfinite(raw):
+        return float("inf")
+    if raw <= 0:
+        return MIN_SIZE
+    unit = 10.0 ** (math.floor(math.log10(raw)) - 2)  # the third significant digit, rounded up: never below the claim
+    rounded = float(f"{math.ceil(raw / unit - 1e-6) * unit:.3g}")
+    return max(MIN_SIZE, rounded)
 
 
 def _tests(t: Target, entry: Mapping[str, Any] | None, spec: str) -> tuple[str, ...]:
@@ -123,10 +136,11 @@ def _tests(t: Target, entry: Mapping[str, Any] | None, spec: str) -> tuple[str, 
 
 
 def family_plants(families: Sequence[str] | None, is_cpu: bool, entries: Mapping[str, Mapping[str, Any]],
-                  band: Band, spec: str = "", ungated: Ungated | None = None
+                  band: Band, spec: str = "", ungated: Ungated | None = None, power: Power | None = None
                   ) -> tuple[list[Plant], list[dict[str, Any]]]:
     """The plants of ``families`` (kinds of :data:`FAMILY`; None: every family) at their claimed sizes
-    (:func:`claimed_size` of the baseline ``entries``, else the device class's fallback; the ``ulp`` and
+    (:func:`claimed_size` of the baseline ``entries`` and the MDE ``power`` states for them, else the device
+    class's fallback; the ``ulp`` and
     ``missing`` plants as :data:`FIXED` names them), and the targets left out with the reason: GPU-only on a
     CPU device, a band too wide to plant, or a metric the gate records without judging (``ungated``: the caller's
     reason for a metric and its unit, None where it is gated)."""
@@ -149,12 +163,12 @@ def family_plants(families: Sequence[str] | None, is_cpu: bool, entries: Mapping
             skipped.append({"kind": t.kind, "metric": t.metric, "why": f"recorded, not gated: {why}"})
             continue
         if entry is not None:
-            size = claimed_size(entry, band, t.additive)
+            size = claimed_size(entry, band, t.additive, None if power is None else power(t.metric, entry))
         else:
             size = t.fallback[1 if is_cpu else 0]
         if size > MAX_SIZE:
             skipped.append({"kind": t.kind, "metric": t.metric,
-                            "why": f"its band claims only a change of {size:g}× the value (over {MAX_SIZE:g}): "
+                            "why": f"its gate claims only a change of {size:g}× the value (over {MAX_SIZE:g}): "
                                    "no plant can test so loose a gate"})
             continue
         chosen.append(Plant(t.kind, f"{size:g}", t.metric, _tests(t, entry, spec)))

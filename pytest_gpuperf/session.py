@@ -274,7 +274,8 @@ class GpuPerfSession:
 
         ``identity``: the options that shaped the value (sample count, seed, sweep mode); a baseline
         made with other ones gives ``incomparable``. ``valid``: the metric's physical range; a value
-        outside it (or a negative time, a bandwidth above peak) raises :class:`ImpossibleValueError`.
+        outside it (or a NaN, a negative time, a bandwidth above peak, a raw sample no measurement can take:
+        :func:`~pytest_gpuperf.baselines.validity.figure_problem`) raises :class:`ImpossibleValueError`.
         ``shipped``: a test of the shipped suites; its metric's tolerance, where it names none, is its
         family's in :mod:`~pytest_gpuperf.baselines.catalog`, whose unit and direction it must also have."""
         run = self.run_for(spec)
@@ -315,8 +316,8 @@ class GpuPerfSession:
         if name in run.metrics:
             raise GpuPerfError(f"metric {name!r} recorded twice on {spec} (by {run.metrics[name].test} and "
                                f"{nodeid}); give each parametrization its own name")
-        problem = (validity.problem(name, value, unit, peak_bandwidth_gbs=run.info.peak_bandwidth_gbs, valid=valid)
-                   or validity.sample_problem(name, unit, samples, differenced=validity.differenced(name, info)))
+        problem = validity.figure_problem(name, value, unit, samples, info,
+                                          peak_bandwidth_gbs=run.info.peak_bandwidth_gbs, valid=valid)
         if problem is not None:
             raise ImpossibleValueError(problem)
         return tolerance
@@ -636,7 +637,8 @@ class GpuPerfSession:
     def _update_baseline(self, run: DeviceRun) -> None:
         """Write the run's metrics into its baseline file (``--gpuperf-update-baselines``); refused, naming them,
         where a figure holds a value no measurement can take (:func:`.baselines.validity.metric_problem`, the
-        rule of every builder of an entry: a NaN figure is recorded, as ``regressed``, but never stored)."""
+        rule of every builder of an entry; :meth:`record` already refuses such a figure, this keeps the rule
+        whatever reached the run's metrics)."""
         impossible = [why for m in run.metrics.values()
                       if (why := validity.metric_problem(m.to_json(), run.info.peak_bandwidth_gbs))]
         if impossible:

@@ -13,10 +13,12 @@ misread, a wrong byte count), and a gate that reports it as ``improved`` or ``pa
   :data:`.catalog.DIFFERENCED` for the shipped suites, ``info["differenced"]`` for a user's own), whose single
   pairs may go negative on a noisy host while its median may not.
 * :func:`samples_problem`: a value that lies outside its own samples.
-* :func:`metric_problem`: all of them for one metric of a results document — what ``gpuperf baseline
-  from-results``, ``init`` (:mod:`.contention`), a fleet's baseline and ``--gpuperf-update-baselines``
-  refuse to make an entry from; :func:`entry_problem`: the same for a stored entry, which loading and
-  writing a baseline file refuse (:mod:`.problems`).
+* :func:`figure_problem`: all of them, and a NaN value, for one measured figure — what a run refuses to
+  record (the session: the test fails with it, an error, never a verdict); :func:`metric_problem`: the same
+  for one metric of a results document — what ``gpuperf baseline from-results``, ``init``
+  (:mod:`.contention`), a fleet's baseline and ``--gpuperf-update-baselines`` refuse to make an entry from;
+  :func:`entry_problem`: the same for a stored entry, which writing and loading a baseline file refuse
+  (:mod:`.problems`).
 """
 
 from __future__ import annotations
@@ -42,8 +44,8 @@ def problem(name: str, value: float, unit: str, *, peak_bandwidth_gbs: float | N
     """Why ``value`` cannot be a real measurement of ``name``, or None.
 
     ``valid``: the metric's own physical range, when the test knows one (e.g. a fraction in [0, 1]).
-    NaN is not judged here: a run's NaN figure stays a ``regressed`` verdict with its own message (a
-    baseline is never made from one: :func:`metric_problem`)."""
+    NaN is not judged here (a comparison reads it ``regressed``/``worse``); a run refuses to record one and
+    no baseline entry is made from one (:func:`figure_problem`)."""
     if math.isnan(value):
         return None
     if math.isinf(value):
@@ -139,22 +141,32 @@ def samples_problem(name: str, value: float, unit: str, samples: Sequence[Any] |
     return None
 
 
+def figure_problem(name: str, value: float, unit: str, samples: Sequence[Any] | None = None,
+                   info: Mapping[str, Any] | None = None, *, peak_bandwidth_gbs: float | None = None,
+                   valid: tuple[float, float] | None = None) -> str | None:
+    """Why a measured figure — its value, its raw samples, its ``info`` (which may declare it differenced) —
+    cannot be a measurement, or None: a value that is not a number, or any problem of :func:`problem`,
+    :func:`sample_problem` or :func:`samples_problem`. What a run refuses to record and every builder of a
+    baseline entry refuses to make one from (:func:`metric_problem`)."""
+    if math.isnan(value):
+        return f"impossible value: {name} = nan {unit} is not a number — a measured figure is finite; {FIX}"
+    return (problem(name, value, unit, peak_bandwidth_gbs=peak_bandwidth_gbs, valid=valid)
+            or sample_problem(name, unit, samples, differenced=differenced(name, info))
+            or samples_problem(name, value, unit, samples))
+
+
 def metric_problem(metric: Mapping[str, Any], peak_bandwidth_gbs: float | None = None) -> str | None:
-    """Why one metric of a results document (``name``, ``value``, ``unit``, ``stats.samples``, ``info``) cannot
-    give a baseline entry its value, or None: a value that is not a finite number (a results file writes NaN as
-    ``"nan"``), or any problem of :func:`problem`, :func:`sample_problem` or :func:`samples_problem`. A metric
+    """:func:`figure_problem` of one metric of a results document (``name``, ``value``, ``unit``,
+    ``stats.samples``, ``info``; a results file writes a non-finite value as ``"nan"``, ``"inf"``). A metric
     without a value (None) is not a measured figure and is not judged here."""
-    name, unit = str(metric.get("name")), str(metric.get("unit"))
     value = _number(metric.get("value"))
     if value is None:
         return None
-    if math.isnan(value):
-        return f"impossible value: {name} = nan {unit} is not a number — a measured figure is finite; {FIX}"
-    samples = (metric.get("stats") or {}).get("samples") if isinstance(metric.get("stats"), Mapping) else None
-    info = metric.get("info") if isinstance(metric.get("info"), Mapping) else None
-    return (problem(name, value, unit, peak_bandwidth_gbs=peak_bandwidth_gbs)
-            or sample_problem(name, unit, samples, differenced=differenced(name, info))
-            or samples_problem(name, value, unit, samples))
+    stats = metric.get("stats")
+    info = metric.get("info")
+    return figure_problem(str(metric.get("name")), value, str(metric.get("unit")),
+                          stats.get("samples") if isinstance(stats, Mapping) else None,
+                          info if isinstance(info, Mapping) else None, peak_bandwidth_gbs=peak_bandwidth_gbs)
 
 
 def entry_problem(name: str, entry: Mapping[str, Any]) -> str | None:

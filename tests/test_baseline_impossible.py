@@ -210,6 +210,14 @@ def test_no_reviewed_baseline_holds_an_impossible_value(path: str) -> None:
         assert len(pairs) > 10
 
 
+def test_every_differenced_row_names_figures_the_reviewed_baselines_hold() -> None:
+    from fnmatch import fnmatchcase
+
+    names = {n for p in REVIEWED for s in baseline_file.load_file(p).data["backends"].values() for n in s["metrics"]}
+    for pattern, how in catalog.DIFFERENCED:
+        assert how and any(fnmatchcase(n, pattern) for n in names), pattern
+
+
 # ---- the gate ----------------------------------------------------------------------------------------------
 
 def test_gpuperf_compare_reads_an_impossible_sample_as_an_error_row() -> None:

@@ -172,7 +172,8 @@ def test_a_users_own_suite_is_baselined_alone_gated_and_a_plant_caught(tmp_path:
     assert list(section["metrics"]) == ["my_kernel.time_us"]
     prov = section["provenance"]
     if busy:
-        assert "my_kernel.time_us" in prov["contended"], prov  # the file says it was made on a busy host
+        # the file says it was made on a busy host (kept and flagged), or from its undisturbed runs only
+        assert "my_kernel.time_us" in {**prov.get("contended", {}), **prov.get("partial", {})}, prov
     assert all(x >= 0 for x in section["metrics"]["my_kernel.time_us"]["samples"]["values"])
 
     subprocess.run(["git", "add", "baselines/", "results/"], cwd=user, env=env, check=True)

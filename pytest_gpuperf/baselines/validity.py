@@ -91,7 +91,7 @@ def sample_problem(name: str, unit: str, samples: Sequence[Any] | None, *, diffe
     number; in a unit of :data:`.classes.NON_NEGATIVE`, a negative sample — or, for a ``differenced`` figure
     (:func:`differenced`), a negative median of them (one pair of two timings may come out negative on a
     noisy host; the figure, their median, cannot)."""
-    xs = [y for y in map(_number, samples or ()) if y is not None]
+    xs = [y for y in map(_number, () if samples is None else samples) if y is not None]
     if not xs:
         return None
     bad = [x for x in xs if not math.isfinite(x)]

@@ -46,7 +46,7 @@ def _metric(name: str, samples: list[Any], unit: str = "us", value: Any = None, 
 
 def _doc(*metrics: dict[str, Any]) -> dict[str, Any]:
     return {"schema": "pytest-gpuperf/1",
-            "device": {"key": "dev", "name": "Dev", "backend": "opencl", "is_cpu": True},
+            "device": {"key": "dev", "name": "Dev", "backend": "opencl", "index": 0, "vendor": "v", "is_cpu": True},
             "environment": {"driver": "1", "runtime": "r", "toolkit": "t", "commit": "abc"},
             "run": {"started": "s", "finished": "f"}, "metrics": list(metrics)}
 
@@ -105,6 +105,14 @@ def test_a_declared_differenced_figure_of_one_s_own_may_have_negative_pairs() ->
 
 
 # ---- from-results ------------------------------------------------------------------------------------------
+
+def test_the_hand_written_runs_follow_the_results_schema() -> None:
+    from pytest_gpuperf import RESULTS_SCHEMA
+    from pytest_gpuperf.schemas import problems
+
+    doc = _doc(_metric("a.us", [1.0, -2.0]), _metric("b.us", [1.0], value="nan"), _metric("c.us", [1.0], value="-inf"))
+    assert problems(doc, RESULTS_SCHEMA) == []
+
 
 def test_from_results_refuses_a_negative_latency_and_writes_nothing(tmp_path: Path, capsys) -> None:
     bad = _doc(_metric("my.kernel.latency_us", [5.0, 5.1, -0.3, 5.2]), _metric("my.other.us", [1.0, 1.1]))

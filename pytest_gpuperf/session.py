@@ -13,7 +13,7 @@ import uuid
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 from . import baselines as bl
 from .devices import Device, DeviceInfo, Inventory, discover, open_device, resolve
@@ -274,12 +274,13 @@ class GpuPerfSession:
 
         ``identity``: the options that shaped the value (sample count, seed, sweep mode); a baseline
         made with other ones gives ``incomparable``. ``valid``: the metric's physical range; a value
-        outside it (or a negative time, a bandwidth above peak) raises :class:`ImpossibleValueError`.
+        outside it (or a NaN, a negative time, a bandwidth above peak, a raw sample no measurement can take:
+        :func:`~pytest_gpuperf.baselines.validity.figure_problem`) raises :class:`ImpossibleValueError`.
         ``shipped``: a test of the shipped suites; its metric's tolerance, where it names none, is its
         family's in :mod:`~pytest_gpuperf.baselines.catalog`, whose unit and direction it must also have."""
         run = self.run_for(spec)
         tolerance = self._validated(run, nodeid, spec, name, float(value), unit, better, tolerance, valid, shipped,
-                                    identity)
+                                    identity, None if stats is None else stats.samples, info)
         if plants.drops(plants.parse(list(self.options.plants), device=spec), name):
             return None  # the gate check's planted "metric disappears": its test no longer records it
         metric = self._annotated(run, Metric(strip_device_id(nodeid, spec), name, float(value), unit, better, stats,
@@ -292,10 +293,12 @@ class GpuPerfSession:
 
     def _validated(self, run: DeviceRun, nodeid: str, spec: str, name: str, value: float, unit: str, better: str,
                    tolerance: Mapping[str, float] | None, valid: tuple[float, float] | None,
-                   shipped: bool, identity: Mapping[str, Any] | None = None) -> Mapping[str, float] | None:
+                   shipped: bool, identity: Mapping[str, Any] | None = None, samples: Sequence[float] | None = None,
+                   info: Mapping[str, Any] | None = None) -> Mapping[str, float] | None:
         """Refuse a metric the gate cannot take (a bad direction or name, a shipped suite's metric without its
-        family's identity keys, a second record of one name, an impossible value); the tolerance it is recorded
-        with (a shipped suite's family's where it names none)."""
+        family's identity keys, a second record of one name, an impossible value or raw sample:
+        :mod:`~pytest_gpuperf.baselines.validity`); the tolerance it is recorded with (a shipped suite's
+        family's where it names none)."""
         if better not in bl.DIRECTIONS:
             raise GpuPerfError(f"metric {name!r}: better={better!r} is not one of {bl.DIRECTIONS}")
         if not re.fullmatch(r"[A-Za-z0-9_.\-\[\]=:+]+", name):
@@ -313,7 +316,8 @@ class GpuPerfSession:
         if name in run.metrics:
             raise GpuPerfError(f"metric {name!r} recorded twice on {spec} (by {run.metrics[name].test} and "
                                f"{nodeid}); give each parametrization its own name")
-        problem = validity.problem(name, value, unit, peak_bandwidth_gbs=run.info.peak_bandwidth_gbs, valid=valid)
+        problem = validity.figure_problem(name, value, unit, samples, info,
+                                          peak_bandwidth_gbs=run.info.peak_bandwidth_gbs, valid=valid)
         if problem is not None:
             raise ImpossibleValueError(problem)
         return tolerance
@@ -631,6 +635,16 @@ class GpuPerfSession:
                 "device_name": info.name, "date": now_iso(), "commit": git_commit(str(self.rootdir))}
 
     def _update_baseline(self, run: DeviceRun) -> None:
+        """Write the run's metrics into its baseline file (``--gpuperf-update-baselines``); refused, naming them,
+        where a figure holds a value no measurement can take (:func:`.baselines.validity.metric_problem`, the
+        rule of every builder of an entry; :meth:`record` already refuses such a figure, this keeps the rule
+        whatever reached the run's metrics)."""
+        impossible = [why for m in run.metrics.values()
+                      if (why := validity.metric_problem(m.to_json(), run.info.peak_bandwidth_gbs))]
+        if impossible:
+            raise ImpossibleValueError(f"{len(impossible)} figure(s) hold impossible values and a baseline entry is "
+                                       f"never made from one, so none was written: {'; '.join(impossible[:5])}"
+                                       + (f"; and {len(impossible) - 5} more" if len(impossible) > 5 else ""))
         prov = self.provenance(run.info)
         entries = {m.name: bl.make_entry(value=m.value, worst=m.value, unit=m.unit, better=m.better, test=m.test,
                                          info=m.info, tolerance=m.tolerance,

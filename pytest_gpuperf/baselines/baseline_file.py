@@ -164,7 +164,9 @@ def make_entry(*, value: float, worst: float, unit: str, better: str, test: str,
             entry["tolerance"]["abs"] = max(float(resolution), float(entry["tolerance"].get("abs", 0.0)))
     else:
         entry["tolerance"] = {}
-    for key in ("citation", "unit_note", "gate"):  # gate: "if-stable" (the table and reviewers read it)
+    # gate: "if-stable" (the table and reviewers read it); differenced: a figure of one's own that is a difference
+    # of two timings, whose stored samples may then be negative (validity.DIFFERENCED)
+    for key in ("citation", "unit_note", "gate", "differenced"):
         if key in info:
             entry[key] = info[key]
     entry["identity"] = dict(identity or {})
@@ -209,7 +211,7 @@ def update(baseline: BaselineFile, backend: str, device: Mapping[str, Any], prov
         metrics = section.setdefault("metrics", {})
         for name, entry in entries.items():
             merged = dict(metrics.get(name, {}))
-            for stale in ("samples", "runs", "measured", "run_values"):  # belong to the measurement replaced
+            for stale in ("samples", "runs", "measured", "run_values", "differenced"):  # the measurement replaced
                 merged.pop(stale, None)
             merged.update(entry)
             metrics[name] = merged

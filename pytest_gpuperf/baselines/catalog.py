@@ -466,6 +466,25 @@ RETIRED: tuple[tuple[str, str], ...] = (
 )
 
 
+#: the figures that are a difference of two timings: each single sample is one pair's difference (a chain's
+#: long section minus its short one, a pointer chase's long run minus its short one, each thread's 2n-step
+#: section minus its n-step one), which a neighbour's time slice landing in the shorter launch makes
+#: negative on a shared host (PoCL's event-timed chains and chases: a few samples of 1 in 30), while their
+#: median, the figure, cannot be (:func:`.validity.sample_problem`). A user's own differenced figure declares
+#: itself in its ``info`` (:data:`.validity.DIFFERENCED`). Pattern → the procedure that differences it.
+DIFFERENCED: tuple[tuple[str, str], ...] = (
+    ("latency.*", "a dependent chain's two sections (probes.latency, probes.chain)"),
+    ("memory.*.latency.cycles", "a pointer chase's long minus short section (probes.memory, probes.chase_windows)"),
+    ("memory.global.latency.*.cycles", "each thread's 2n-step minus n-step section (probes.global_latency)"),
+)
+
+
+@functools.lru_cache(maxsize=None)
+def differenced(name: str) -> str | None:
+    """How a shipped suite's figure is differenced (:data:`DIFFERENCED`), or None where it is not."""
+    return next((how for pattern, how in DIFFERENCED if fnmatchcase(name, pattern)), None)
+
+
 def retired(name: str) -> str | None:
     """Where a metric the shipped suites no longer record went (:data:`RETIRED`), or None."""
     return next((why for pattern, why in RETIRED if re.search(pattern, name)), None)

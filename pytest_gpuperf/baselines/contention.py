@@ -1,5 +1,5 @@
 """Which runs of a first baseline may give an entry its value: a figure measured while the host or the card
-was not the code's alone, or whose samples hold values no measurement can take, is not a reference.
+was not the code's alone, or that holds a value no measurement can take, is not a reference.
 
 ``gpuperf baseline init`` merges N runs. A metric whose window another process shared (a CPU device's
 busy host, a card with another tenant) or that the card throttled in one of them (what the gate would
@@ -7,21 +7,20 @@ call ``contended`` or ``throttled``: :func:`pytest_gpuperf.timing.observers.meas
 value and band from the other runs only; one disturbed in every run is left out of the baseline, named,
 with the fix (run on a quiet host) — unless the user keeps such entries, and then the file flags them.
 When more than :data:`~pytest_gpuperf.timing.observers.CONTENDED_RUN_LIMIT` of the metrics would be left
-out, the runs say little about the code and the init is refused, as a gated run over that share is. An
-entry whose samples hold impossible values (a negative time: :data:`.classes.NON_NEGATIVE`) is never
-stored. What was left out or flagged is written into the section's provenance (:func:`provenance`)."""
+out, the runs say little about the code and the init is refused, as a gated run over that share is. A
+metric with a value or a sample no measurement can take in any run (:func:`.validity.metric_problem`, the
+rule every builder of an entry applies) is never stored. What was left out or flagged is written into the
+section's provenance (:func:`provenance`)."""
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from .. import exits
 from ..timing import observers
-from . import noise
-from .classes import NON_NEGATIVE
+from . import noise, validity
 
 #: what :func:`disturbance` names, and the exit status of an init refused for it
 CAUSES = {"contended": "the host's CPUs were busy with other work", "shared": "another process ran on the card",
@@ -42,30 +41,18 @@ def disturbance(metric: Mapping[str, Any], is_cpu: bool) -> str | None:
     return None if verdict == "pass" else ("throttled" if verdict == "throttled" else "contended")
 
 
-def impossible_samples(metric: Mapping[str, Any]) -> str | None:
-    """Why a metric's raw samples cannot be stored — a negative or infinite time, cycle count, bandwidth…
-    (units of :data:`.classes.NON_NEGATIVE`) — or None."""
-    samples = (metric.get("stats") or {}).get("samples") or []
-    xs = [float(x) for x in samples if isinstance(x, (int, float)) and not isinstance(x, bool)]
-    bad = [x for x in xs if math.isinf(x) or (metric.get("unit") in NON_NEGATIVE and x < 0)]
-    if not bad:
-        return None
-    return (f"{len(bad)} of its {len(xs)} samples are impossible ({min(bad):.4g} {metric.get('unit')}: a "
-            f"{metric.get('unit')} figure cannot be negative or infinite)")
-
-
 @dataclass
 class Screened:
     """The runs of one device and backend with the disturbed figures taken out, and what was taken out."""
 
     docs: list[dict[str, Any]]
-    #: metric → why it is not in the baseline (disturbed in every run, or impossible samples)
+    #: metric → why it is not in the baseline (disturbed in every run, or an impossible value)
     left_out: dict[str, str] = field(default_factory=dict)
     #: metric → the runs whose figure was set aside (the entry comes from the others)
     partial: dict[str, str] = field(default_factory=dict)
     #: metric → why it is kept although disturbed in every run (the user asked: ``--keep-contended``)
     flagged: dict[str, str] = field(default_factory=dict)
-    #: metrics with impossible samples (a subset of ``left_out``)
+    #: metrics with an impossible value or sample (a subset of ``left_out``)
     impossible: list[str] = field(default_factory=list)
     #: disturbed metric → its cause (:data:`CAUSES`)
     causes: dict[str, str] = field(default_factory=dict)
@@ -88,20 +75,21 @@ class Screened:
 def screen(docs: Sequence[dict[str, Any]], keep_contended: bool = False) -> Screened:
     """The runs (results documents of one device and backend, in run order) as :func:`.merge.merge_runs`
     should merge them: each metric without its disturbed runs' figures; a metric disturbed in every run
-    left out (kept and flagged with ``keep_contended``); a metric with impossible samples in any run left out."""
+    left out (kept and flagged with ``keep_contended``); a metric with an impossible value or sample in any run
+    (:func:`.validity.metric_problem`) left out."""
     is_cpu = bool(docs[-1]["device"].get("is_cpu")) if docs else False
     runs_of: dict[str, list[int]] = defaultdict(list)
     disturbed: dict[str, list[int]] = defaultdict(list)
     out = Screened(docs=[])
     for i, doc in enumerate(docs, start=1):
         for m in doc["metrics"]:
+            why = validity.metric_problem(m, doc["device"].get("peak_bandwidth_gbs"))
+            if why and m["name"] not in out.left_out:
+                out.left_out[m["name"]] = f"run {i}: {why}"
+                out.impossible.append(m["name"])
             if not isinstance(m.get("value"), (int, float)):
                 continue
             runs_of[m["name"]].append(i)
-            why = impossible_samples(m)
-            if why and m["name"] not in out.left_out:
-                out.left_out[m["name"]] = f"impossible samples in run {i}: {why}"
-                out.impossible.append(m["name"])
             cause = disturbance(m, is_cpu)
             if cause:
                 disturbed[m["name"]].append(i)
@@ -121,7 +109,7 @@ def screen(docs: Sequence[dict[str, Any]], keep_contended: bool = False) -> Scre
             out.left_out[name] = f"{said}: left out"
     for name in list(out.causes):
         if name not in out.left_out and name not in out.partial and name not in out.flagged:
-            del out.causes[name]  # impossible and disturbed: left out for its samples
+            del out.causes[name]  # impossible and disturbed: left out as impossible
     for i, doc in enumerate(docs, start=1):
         kept = [m for m in doc["metrics"] if m["name"] not in out.left_out and i not in drop.get(m["name"], ())]
         out.docs.append({**doc, "metrics": kept})

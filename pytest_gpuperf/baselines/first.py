@@ -6,7 +6,7 @@ repository: its commit is what the runs record). Its results go to ``<results di
 and its output to ``init-<n>.log`` beside them, ``n`` numbered on from the files already there (a run never
 replaces an earlier one's results: those may be what an existing baseline was made from); the terminal gets
 one line per run. The runs are screened (:mod:`.contention`: figures measured on a busy host or a shared
-card set aside, impossible samples never stored) and merged by the same rule as ``from-results`` (value =
+card set aside, impossible values never stored) and merged by the same rule as ``from-results`` (value =
 median of the runs, band from the larger of the within-run and between-run noise) into ``<dir>/<key>.json``:
 a candidate for review, with the runs' provenance — and what was left out — as its header. An existing file
 is not replaced unless asked.
@@ -180,10 +180,10 @@ def _report(say: Callable[[str], None], sc: contention.Screened, key: str, backe
     impossible = sorted(sc.impossible)
     disturbed = sorted(n for n in sc.left_out if n not in sc.impossible)
     if impossible:
-        say(f"error: {key} ({backend}): {len(impossible)} entries left out, their samples hold impossible values "
+        say(f"error: {key} ({backend}): {len(impossible)} entries left out, their runs hold impossible values "
             f"({'; '.join(f'{n}: {sc.left_out[n]}' for n in impossible[:5])}"
             f"{f'; and {len(impossible) - 5} more' if len(impossible) > 5 else ''}): a broken measurement is never "
-            "stored — fix the measurement (or run on a quiet host if noise exceeds the effect); the file's "
+            "stored — fix the measurement (or run alone on a quiet host if noise exceeds the effect); the file's "
             "provenance lists them under left_out")
     if disturbed:
         cause = sc.main_cause()
@@ -201,7 +201,7 @@ def _report(say: Callable[[str], None], sc: contention.Screened, key: str, backe
 
 def main_init(args: Any) -> int:
     """``gpuperf baseline init`` (argparse namespace from :mod:`.cli`): 0 when the baseline was written, 1
-    when it was written without entries whose samples were impossible, the busy statuses of
+    when it was written without entries whose values or samples were impossible, the busy statuses of
     :mod:`pytest_gpuperf.exits` when the runs were too disturbed to write one."""
     import sys
 

@@ -1,7 +1,8 @@
 """Baseline entries from several results documents of one device: the one merge rule that
 ``gpuperf baseline from-results`` and ``init`` write by (value = median of the runs, spread = the larger
 of the median within-run σ and the between-run σ, the latter never below the median standard error a
-figure carries for itself, :func:`.noise.own_se`)."""
+figure carries for itself, :func:`.noise.own_se`). A run's figure that no measurement can take
+(:func:`.validity.metric_problem`) is never merged: the merge is refused, naming it."""
 
 from __future__ import annotations
 
@@ -14,7 +15,10 @@ import numpy as np
 from ..devices.base import timer_resolution
 from ..errors import GpuPerfError
 from ..timing.stats import MAD_TO_SIGMA, between_run_sigma
-from . import classes, noise, baseline_file
+from . import classes, noise, baseline_file, validity
+
+#: impossible figures named in full in the refusal; the rest are counted
+SHOWN_IMPOSSIBLE = 5
 
 
 def merge_runs(docs: Sequence[dict[str, Any]], k: float, floor: tuple[float, float] | None = None
@@ -26,6 +30,7 @@ def merge_runs(docs: Sequence[dict[str, Any]], k: float, floor: tuple[float, flo
                            "interrupted before every test ran (run.interrupted): a baseline from a partial run "
                            "lacks the metrics it never reached and may hold figures of a disturbed one; run them "
                            "again and pass only complete runs")
+    refuse_impossible(docs)
     by_name: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for doc in docs:
         for m in doc["metrics"]:
@@ -63,3 +68,18 @@ def merge_runs(docs: Sequence[dict[str, Any]], k: float, floor: tuple[float, flo
         entry["runs"] = len(values)
         entries[name] = entry
     return entries
+
+
+def refuse_impossible(docs: Sequence[dict[str, Any]]) -> None:
+    """Raise :class:`GpuPerfError` naming every figure of the runs that no measurement can take (a negative
+    time, a non-finite value or sample…: :func:`.validity.metric_problem`), with the run it is in: an entry
+    is never made from one, and one left out quietly would hide a broken measurement."""
+    found = [f"run {i} ({(doc.get('run') or {}).get('started', '?')}): {why}"
+             for i, doc in enumerate(docs, start=1) for m in doc["metrics"]
+             if (why := validity.metric_problem(m, (doc.get("device") or {}).get("peak_bandwidth_gbs")))]
+    if not found:
+        return
+    more = len(found) - SHOWN_IMPOSSIBLE
+    raise GpuPerfError(f"{len(found)} figure(s) of the runs hold impossible values, and a baseline entry is never made "
+                       f"from one: {'; '.join(found[:SHOWN_IMPOSSIBLE])}{f'; and {more} more' if more > 0 else ''}. "
+                       "Make those runs again alone, or leave the metrics out of the baseline (--match)")

@@ -8,7 +8,8 @@ check here collects instead of raising. Two kinds of checks:
   and a later update kept the bogus copy and dropped the original.
 * :func:`problems` type-checks the document with the shipped JSON Schema (``schemas/baseline-1.json``:
   ``provenance`` or ``device`` given as a string passed ``check`` and then crashed the run with an
-  AttributeError) and adds the rules a schema cannot say (finite values, tolerance needs k and spread).
+  AttributeError) and adds the rules a schema cannot say (finite values, tolerance needs k and spread, no value
+  or sample a measurement cannot take: :func:`.validity.entry_problem`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import math
 from typing import Any, Iterator
 
 from .. import BASELINE_SCHEMA
+from . import validity
 from .verdicts import DIRECTIONS
 
 TOLERANCE_KEYS = {"rel", "abs", "k", "spread"}
@@ -142,4 +144,8 @@ def _entry(path: Path_, entry: Any) -> list[tuple[Path_, str]]:
     xs = entry.get("samples")
     if xs is not None and (not isinstance(xs, list) or not all(_number(x) for x in xs)):
         out.append(((*path, "samples"), f"{where}.samples must be a list of finite numbers"))
+    elif _number(entry.get("value")):
+        impossible = validity.entry_problem(str(path[-1]), entry)
+        if impossible is not None:
+            out.append(((*path, "value"), f"{where}: {impossible}; remake the entry from runs without it"))
     return out

@@ -57,7 +57,7 @@ class SideMetric:
     info: dict[str, Any] = field(default_factory=dict)
     tolerance: dict[str, float] | None = None  # the test's explicit tolerance, if any
     repeats: list[float] | None = None  # a single run's within-run repeat values (info["repeats"])
-    value_problem: str | None = None  # a run's value contradicts its own samples (validity.samples_problem)
+    value_problem: str | None = None  # a run's samples are impossible or its value contradicts them (validity)
 
     @functools.cached_property
     def value(self) -> float:
@@ -148,7 +148,9 @@ def merge(name: str, entries: Sequence[Mapping[str, Any]]) -> SideMetric:
         basis = "samples"
     else:
         samples, basis = None, "none"
-    inconsistent = (validity.samples_problem(name, v, str(m["unit"]), (m.get("stats") or {}).get("samples"))
+    inconsistent = (validity.sample_problem(name, str(m["unit"]), (m.get("stats") or {}).get("samples"),
+                                            differenced=validity.differenced(name, m.get("info")))
+                    or validity.samples_problem(name, v, str(m["unit"]), (m.get("stats") or {}).get("samples"))
                     for v, m in zip(values, entries))
     value_problem = next((p for p in inconsistent if p is not None), None)
     identities = {json.dumps(m.get("identity") or {}, sort_keys=True) for m in entries}

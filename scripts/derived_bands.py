@@ -8,7 +8,9 @@ t(1 − α/2, 2)·√(4/3) ≈ 36 run-σ, and the fixed bands are wide, so most 
 25 %. The saved A/A runs (``aa-*.json.gz`` under ``results/<key>*/``, :func:`aa_bands.aa_runs`: each gate-check
 folder ran on a newly lent machine) hold the same figures, with the same test and identity, from unchanged code
 on other machines. This script pools each such entry's baseline runs with those A/A runs (at least
-:data:`MIN_POOLED` runs), and where that makes the gate tighter, stores them as the entry's runs
+:data:`MIN_POOLED` runs), and where that makes the gate tighter — or where an unchanged A/A run reads ``regressed``
+against the entry's band (a false alarm: the band was narrower than the machines spread, and those runs are named as
+its cause) — stores them as the entry's runs
 (``run_values``; ``value`` their median, as ``gpuperf baseline from-results`` makes it) and sets its band from
 their spread between machines: k × σ (the entry's k, else :data:`aa_bands.K`; σ the larger of the runs'
 standard deviation and their robust σ, :func:`pytest_gpuperf.timing.stats.between_run_sigma`), in place of the
@@ -84,6 +86,7 @@ class Outcome:
     mended: dict[str, Any] | None = None
     informational: bool = False
     why: str = ""
+    alarmed: list[str] | None = None  # A/A runs that read regressed against the entry's band before pooling
 
 
 def original(name: str, entry: Mapping[str, Any]) -> dict[str, Any]:
@@ -129,6 +132,16 @@ def candidate(name: str, entry: Mapping[str, Any]) -> bool:
         return False
     p = power(name, entry)
     return p.mde is not None and p.mde > goal
+
+
+def false_alarm(name: str, entry: Mapping[str, Any], runs: list[Run]) -> bool:
+    """A derived or hardware figure the gate judges that an unchanged A/A run reads ``regressed``: its band is narrower
+    than the spread between machines, so it is pooled whatever its MDE (the band it gets names those runs as cause)."""
+    if target(name) is None or entry.get("better") not in ("lower", "higher", "exact") or float(entry["value"]) == 0:
+        return False
+    if power(name, entry).mde is None:
+        return False
+    return any(judge(name, entry, r.value) == "regressed" for r in readings(name, entry, runs))
 
 
 def judge(name: str, entry: Mapping[str, Any], value: float) -> str:
@@ -202,12 +215,19 @@ def pool(key: str, name: str, entry: Mapping[str, Any], runs: list[Run],
     if out.spread < EXACT and step is None:
         out.why = f"its {len(values)} runs agree to {EXACT:g} of its value and it lies on no grid: no spread to set a band from"
         return out
+    shipped_alarms = [r for r in seen if judge(name, entry, r.value) == "regressed"]
+    if shipped_alarms:  # unchanged runs on other machines fail the entry's own band: the spread they measure is its cause
+        out.alarmed = [f"{r.run.label} {r.delta:+.2%}" for r in shipped_alarms]
+        cause = new["provenance"][catalog.BAND_FROM]["causes"][name]
+        new["provenance"][catalog.BAND_FROM]["causes"][name] = (
+            f"{cause}; unchanged A/A runs read regressed against the band it had ({', '.join(out.alarmed)})")
     after = power(name, new).mde
     out.after = after
     # what the spread between machines alone allows (a count's grid step is no noise: a count of two
     # configurations whose band is one of them catches a move of two, whatever share of it that is)
     spread_only = power(name, pooled_entry(name, entry, values, files, out.machines)[0]).mde if step else after
-    best = min(before, spread_only if spread_only is not None else math.inf)
+    # an entry unchanged runs already fail has no claim left but what its runs between machines allow
+    best = min(math.inf if out.alarmed else before, spread_only if spread_only is not None else math.inf)
     if best > detection.LOOSE:  # measured, and too noisy between machines to gate within 25 %
         new["provenance"][catalog.BAND_FROM]["informational"] = {name: (
             f"over {len(values)} unchanged runs ({len(base)} baseline, {len(seen)} A/A on {out.machines} machines; "
@@ -215,7 +235,7 @@ def pool(key: str, name: str, entry: Mapping[str, Any], runs: list[Run],
             f"catch only changes over {best:.0%}: recorded, not gated")}
         out.mended, out.informational = new, True
         return out
-    if after is None or not math.isfinite(after) or after >= before:
+    if not out.alarmed and (after is None or not math.isfinite(after) or after >= before):
         out.why = f"pooled MDE {after:.2%} not tighter than {before:.2%}"
         return out
     alarms = [r.run.label for r in seen if judge(name, new, r.value) == "regressed"]
@@ -233,7 +253,7 @@ def mend_section(key: str, metrics: dict[str, dict[str, Any]], runs: list[Run]) 
         metrics[name] = original(name, metrics[name])
     for name in sorted(metrics):
         entry = metrics[name]
-        if not candidate(name, entry):
+        if not candidate(name, entry) and not false_alarm(name, entry, runs):
             continue
         out = pool(key, name, entry, runs, metrics)
         outcomes.append(out)

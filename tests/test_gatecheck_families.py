@@ -339,3 +339,29 @@ def test_a_family_whose_target_the_gate_records_without_judging_is_not_planted_a
     (why,) = [s["why"] for s in skipped if s["kind"] == "model"]
     assert why.startswith("recorded, not gated: ") and "σ/|mean|" in why
     assert informational_why("tuning.reduce.dao.quality", "ratio") is None
+
+
+def test_a_missed_plant_says_how_far_it_moved_the_metric():
+    """The saved H200 gate check: a DRAM-chase plant of the claimed 7.99 % moved the level latency only +5.9–7.1 %
+    against the baseline (the machine reads below it), and a 1 MiB copy plant moved the launch-bound copy a few
+    percent: the check fails and says the plant under-delivered; a caught plant carries its reading too."""
+    import gzip
+
+    folder = REPO / "results" / "nvidia-h200" / "gatecheck-e003155"
+
+    def outcome(tag: str) -> gc.RunOutcome:
+        doc = json.loads(gzip.decompress((folder / f"{tag}.json.gz").read_bytes()))
+        return gc.RunOutcome(exit=1, doc=doc, wall_s=0.0, log=folder / f"{tag}.log.gz", results=folder / f"{tag}.json.gz")
+
+    dram = gc.Plant("chase", "0.0799", "memory.dram.latency.cycles", ())
+    moved = [gc.realized(dram, outcome(f"plant-chase-{i}")) for i in (7, 8, 9)]
+    assert all(0.05 < m < 0.0799 for m in moved), moved
+    copy = gc.Plant("memory", "0.0728", "memory.copy.bandwidth.1MiB", ())
+    assert gc.realized(copy, outcome("plant-memory-2")) > 0.06  # caught: bandwidth fell 6.5 % (higher is better)
+    doc = {"aa": [], "planted": [{"kind": "chase", "arg": "0.0799", "metric": dram.metric, "size": 0.0799, "tries": 3,
+                                  "detected": 0, "verdicts": ["pass"] * 3, "realized": moved}]}
+    passed, problems = gc.verdict(doc)
+    assert not passed and "under-delivered" in problems[0] and f"{moved[0]:+.2%}" in problems[0], problems
+    doc["planted"][0]["realized"] = [0.09] * 3  # moved past its claim and still passed: the gate's miss, said plainly
+    passed, problems = gc.verdict(doc)
+    assert not passed and "under-delivered" not in problems[0], problems

@@ -204,6 +204,20 @@ def detected(plant: Plant, outcome: RunOutcome) -> tuple[bool, str]:
     return verdict == "regressed" and outcome.exit != 0, verdict
 
 
+def realized(plant: Plant, outcome: RunOutcome) -> float | None:
+    """How far the planted run moved the target metric from its baseline value, in the bad direction (a fraction:
+    +0.06 is 6 % worse), or None where the run has no such reading. A plant sets what the code does (more bytes per
+    copy, a spin per launch), not the metric: a launch-bound copy or a machine that reads below the baseline moves
+    less than the planted size, and a miss is only the gate's where the metric moved at least its claim."""
+    doc = outcome.doc or {"metrics": []}
+    m = next((m for m in doc.get("metrics", []) if m["name"] == plant.metric), None)
+    base = (m or {}).get("baseline") or {}
+    delta = base.get("delta_rel")
+    if not isinstance(delta, (int, float)):
+        return None
+    return round(-float(delta) if base.get("better") == "higher" else float(delta), 5)
+
+
 def _free_index(folder: Path, prefix: str, start: int) -> int:
     """The first index from ``start`` whose ``<prefix>-<index>.json``/``.log`` does not exist yet: a run's
     files never replace an earlier run's (entries moved out of the gate-check file keep theirs)."""
@@ -308,6 +322,7 @@ def _tries(p: Plant, tries: int, prev: int, device: str, baseline_dir: str | Non
            cwd: str | Path, commit: str, echo: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     """``tries`` runs of one plant: its entry, and the device document its runs reported."""
     verdicts: list[str] = []
+    moved: list[float | None] = []
     hits = 0
     tags: list[str] = []
     device_doc: dict[str, Any] = {}
@@ -320,9 +335,14 @@ def _tries(p: Plant, tries: int, prev: int, device: str, baseline_dir: str | Non
         hit, verdict = detected(p, o)
         hits += hit
         verdicts.append(verdict)
-        echo(f"plant {p.kind}={p.arg} try {t}: {p.metric} → {verdict} (exit {o.exit}, {o.wall_s:.0f} s)")
-    return ({"kind": p.kind, "arg": p.arg, "metric": p.metric, "size": p.size, "tries": tries, "detected": hits,
-             "verdicts": verdicts, "runs": tags, "commit": commit}, device_doc)
+        moved.append(None if p.kind == "missing" else realized(p, o))
+        shift = "" if moved[-1] is None else f", moved {moved[-1]:+.2%}"
+        echo(f"plant {p.kind}={p.arg} try {t}: {p.metric} → {verdict}{shift} (exit {o.exit}, {o.wall_s:.0f} s)")
+    entry = {"kind": p.kind, "arg": p.arg, "metric": p.metric, "size": p.size, "tries": tries, "detected": hits,
+             "verdicts": verdicts, "runs": tags, "commit": commit}
+    if any(v is not None for v in moved):
+        entry["realized"] = moved
+    return entry, device_doc
 
 
 def gatecheck(*, device: str, out: Path, aa: int, plant_list: Sequence[Plant], tries: int, baseline_dir: str | None,
@@ -378,6 +398,20 @@ def gatecheck(*, device: str, out: Path, aa: int, plant_list: Sequence[Plant], t
     return doc
 
 
+def _short_of(p: Mapping[str, Any]) -> str:
+    """Where a plant's missed tries moved the metric less than the planted size: say so (the plant under-delivered
+    there; the check still fails: the claim was not shown)."""
+    size = p.get("size")
+    moved = [(v, m) for v, m in zip(p["verdicts"], p.get("realized") or []) if v != "regressed" and m is not None]
+    if not moved or not isinstance(size, (int, float)) or p.get("kind") in ("summation", "model"):
+        return ""
+    under = [m for _, m in moved if m < float(size)]
+    if not under:
+        return ""
+    return (f"the missed tries moved it {', '.join(f'{m:+.2%}' for m in under)}, less than the {float(size):.2%} "
+            f"planted: the plant under-delivered there")
+
+
 def verdict(doc: dict[str, Any]) -> tuple[bool, list[str]]:
     """(passed, problems): no A/A run regressed or went missing, and every plant was caught every try."""
     problems = []
@@ -387,5 +421,9 @@ def verdict(doc: dict[str, Any]) -> tuple[bool, list[str]]:
                             f"{[x['metric'] for x in r['regressed']]}, missing {r['missing']}")
     for p in doc["planted"]:
         if p["detected"] < p["tries"]:
-            problems.append(f"plant {p['kind']}={p['arg']} on {p['metric']}: caught {p['detected']} of {p['tries']}")
+            line = f"plant {p['kind']}={p['arg']} on {p['metric']}: caught {p['detected']} of {p['tries']}"
+            short = _short_of(p)
+            if short:
+                line += f" ({short})"
+            problems.append(line)
     return not problems, problems

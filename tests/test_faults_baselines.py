@@ -1,4 +1,6 @@
-"""Bad and concurrently written baseline files (issue 12): real files, real processes, the real CLI.
+"""Bad and concurrently written baseline files (issue 12): real files, real processes, the real CLI (its
+entry point in this interpreter where only its statuses and messages are checked: ``suite_support.
+gpuperf_in_process``; in a process of its own once, on the shipped baselines).
 
 Each test reproduces one reported failure: duplicated metric names accepted (the last copy won and a
 later update kept the bogus one), wrong types that ``check`` passed and the run then crashed on,
@@ -22,7 +24,7 @@ from pytest_gpuperf import BASELINE_SCHEMA
 from pytest_gpuperf.baselines import BaselineFile, load, update
 from pytest_gpuperf.devices import discover
 from pytest_gpuperf.errors import BaselineFileError
-from suite_support import kill_mid_write
+from suite_support import gpuperf_in_process, kill_mid_write
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
@@ -39,18 +41,19 @@ def _file(directory: Path, metrics: str, name: str = "dev", **top: str) -> Path:
     return path
 
 
-def _check(*paths: object) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pytest_gpuperf.cli", "baseline", "check", *map(str, paths)],
-                          env=ENV, capture_output=True, text=True, timeout=60)
+def _check(capsys: pytest.CaptureFixture, *paths: object) -> subprocess.CompletedProcess:
+    """``gpuperf baseline check PATHS`` through the CLI's entry point in this interpreter."""
+    code, out, err = gpuperf_in_process(capsys, "baseline", "check", *map(str, paths))
+    return subprocess.CompletedProcess(["gpuperf", "baseline", "check"], code, out, err)
 
 
 # ---- validation ----------------------------------------------------------------------------------
-def test_duplicate_metric_name_is_refused_and_never_half_kept(tmp_path):
+def test_duplicate_metric_name_is_refused_and_never_half_kept(tmp_path, capsys):
     path = _file(tmp_path, f'"a.b": {ENTRY % 1.0}, "a.b": {ENTRY % 999.0}')
     before = path.read_text()
     with pytest.raises(BaselineFileError, match=r"metrics: key 'a.b' appears more than once"):
         load(tmp_path, "dev")
-    result = _check(path)
+    result = _check(capsys, path)
     assert result.returncode == 1 and "appears more than once" in result.stdout
     with pytest.raises(BaselineFileError):  # an update re-reads the file under its lock: refused too
         update(BaselineFile(path, {}), "opencl", {"key": "dev", "name": "Dev"}, {}, {"c.d": json.loads(ENTRY % 2)})
@@ -67,20 +70,20 @@ def test_duplicate_key_inside_an_entry_is_named(tmp_path):
     ({"provenance": '"driver 550"'}, 'backends.opencl.provenance: "driver 550" is not of type "object"'),
     ({"device": '"nvidia"'}, 'device: "nvidia" is not of type "object"'),
 ])
-def test_wrong_types_outside_entries_are_refused(tmp_path, top, where):
+def test_wrong_types_outside_entries_are_refused(tmp_path, top, where, capsys):
     path = _file(tmp_path, f'"a.b": {ENTRY % 1.0}', **top)
     with pytest.raises(BaselineFileError, match=where.replace(".", r"\.").replace("'", "'")):
         load(tmp_path, "dev")
-    result = _check(path)
+    result = _check(capsys, path)
     assert result.returncode == 1 and where in result.stdout
 
 
-def test_every_problem_of_every_file_is_reported(tmp_path):
+def test_every_problem_of_every_file_is_reported(tmp_path, capsys):
     _file(tmp_path, '"a.b": {"value": "fast", "better": "smaller"}, "c.d": {"value": 1, "better": "lower", '
                     '"runs": "three"}', name="one")
     (tmp_path / "two.json").write_text('{"schema": "pytest-gpuperf-baseline/1", "backends": {')  # truncated
     _file(tmp_path, f'"a.b": {ENTRY % 1.0}', name="three")
-    result = _check(tmp_path)
+    result = _check(capsys, tmp_path)
     assert result.returncode == 1
     out = result.stdout
     assert "FAIL" in out and f"ok {tmp_path / 'three.json'}" in out
@@ -90,15 +93,18 @@ def test_every_problem_of_every_file_is_reported(tmp_path):
     assert "2 of 3 file(s) malformed" in result.stderr
 
 
-def test_check_of_a_missing_path_or_an_empty_directory_exits_2(tmp_path):
-    result = _check("/does/not/exist")
+def test_check_of_a_missing_path_or_an_empty_directory_exits_2(tmp_path, capsys):
+    result = _check(capsys, "/does/not/exist")
     assert result.returncode == 2 and "/does/not/exist does not exist" in result.stderr
-    result = _check(tmp_path)
+    result = _check(capsys, tmp_path)
     assert result.returncode == 2 and "holds no baseline files" in result.stderr
 
 
 def test_committed_baselines_pass_check():
-    result = _check(ROOT / "pytest_gpuperf" / "baselines" / "reviewed")
+    """In a process of its own: the console command's exit status, not only the entry point's."""
+    result = subprocess.run([sys.executable, "-m", "pytest_gpuperf.cli", "baseline", "check",
+                             str(ROOT / "pytest_gpuperf" / "baselines" / "reviewed")],
+                            env=ENV, capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stdout + result.stderr
 
 
@@ -224,9 +230,10 @@ def test_malformed_baseline_is_reported_once_per_run_not_per_test(tmp_path):
     assert "invalid JSON at line 1" in out
 
 
-def _from_results(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pytest_gpuperf.cli", "baseline", "from-results",
-                           f"--dir={tmp_path / 'bl'}", *args], env=ENV, capture_output=True, text=True, timeout=60)
+def _from_results(capsys: pytest.CaptureFixture, tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    """``gpuperf baseline from-results`` through the CLI's entry point in this interpreter."""
+    code, out, err = gpuperf_in_process(capsys, "baseline", "from-results", f"--dir={tmp_path / 'bl'}", *args)
+    return subprocess.CompletedProcess(["gpuperf", "baseline", "from-results"], code, out, err)
 
 
 @pytest.mark.parametrize("content,message", [
@@ -235,11 +242,11 @@ def _from_results(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
     ('{"x": 1}', "not a results file"),
     ('{"device": {"key": "k", "backend": "opencl"}, "metrics": [{"value": 1}]}', "lack a field from-results needs"),
 ])
-def test_from_results_with_a_bad_file_is_one_line(tmp_path, content, message):
+def test_from_results_with_a_bad_file_is_one_line(tmp_path, content, message, capsys):
     path = tmp_path / "r.json"
     if content is not None:
         path.write_text(content)
-    result = _from_results(tmp_path, str(path))
+    result = _from_results(capsys, tmp_path, str(path))
     assert result.returncode == 2 and "Traceback" not in result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0], lines
@@ -247,8 +254,8 @@ def test_from_results_with_a_bad_file_is_one_line(tmp_path, content, message):
 
 
 @pytest.mark.parametrize("args", [["--k=nan"], ["--k=-1"], ["--floor", "-1", "0.1"]])
-def test_from_results_refuses_bad_numbers(tmp_path, args):
-    result = _from_results(tmp_path, *args, "r.json")
+def test_from_results_refuses_bad_numbers(tmp_path, args, capsys):
+    result = _from_results(capsys, tmp_path, *args, "r.json")
     assert result.returncode == 2 and "must be a" in result.stderr and "Traceback" not in result.stderr
 
 

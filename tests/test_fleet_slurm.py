@@ -24,6 +24,8 @@ from typing import Iterator
 
 import pytest
 
+from suite_support import gpuperf_in_process
+
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "slurm_local.sh"
 #: a few seconds per job on PoCL: the FMA-chain latency probe (which the compute plant slows) and the sin
@@ -44,8 +46,17 @@ def _env() -> dict[str, str]:
 
 
 def gpuperf(cwd: Path, *args: str, timeout: float = 600, **env: str) -> subprocess.CompletedProcess:
+    """``gpuperf ARGS`` in a process of its own: a submission's environment is the one its jobs run in."""
     return subprocess.run([sys.executable, "-m", "pytest_gpuperf.cli", *args], cwd=cwd, env={**_env(), **env},
                           capture_output=True, text=True, timeout=timeout)
+
+
+def gpuperf_here(capsys: pytest.CaptureFixture, *args: str) -> subprocess.CompletedProcess:
+    """``gpuperf ARGS`` through the CLI's entry point in this interpreter (``suite_support.gpuperf_in_process``)
+    for the commands that submit nothing (dry runs, refusals, status, report): the same statuses and output
+    without a second's start of a fresh interpreter each; :func:`gpuperf` checks the process's own."""
+    code, out, err = gpuperf_in_process(capsys, *args)
+    return subprocess.CompletedProcess(["gpuperf", *args], code, out, err)
 
 
 @pytest.fixture(scope="session")
@@ -68,15 +79,8 @@ def node(slurm_cluster: str) -> str:
     return out[0]
 
 
-def has_report() -> bool:
-    """``gpuperf fleet report`` (the analysis side) is part of this tree."""
-    res = subprocess.run([sys.executable, "-m", "pytest_gpuperf.cli", "fleet", "report", "--help"], env=_env(),
-                         capture_output=True, text=True)
-    return res.returncode == 0
-
-
-def report(cwd: Path, run_dir: Path, *extra: str) -> tuple[int, dict]:
-    res = gpuperf(cwd, "fleet", "report", str(run_dir), "--format", "json", *extra)
+def report(capsys: pytest.CaptureFixture, run_dir: Path, *extra: str) -> tuple[int, dict]:
+    res = gpuperf_here(capsys, "fleet", "report", str(run_dir), "--format", "json", *extra)
     assert res.returncode in (0, 1, 3), res.stdout + res.stderr
     return res.returncode, json.loads(res.stdout)
 
@@ -103,11 +107,11 @@ def results_docs(folder: Path) -> list[dict]:
 # --------------------------------------------------------------------------------------------------------
 
 
-def test_dry_run_script_quotes_every_value(tmp_path: Path) -> None:
+def test_dry_run_script_quotes_every_value(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     """The batch script's shell reads every value exactly as given (spaces, quotes, $(...), globs): the
     script's own definitions, run by bash, give back the arguments unchanged; nothing is submitted."""
     weird = ["-k", "a and not b", "--gpuperf-tag=it's $(touch pwned) `x` *", "semi;colon"]
-    res = gpuperf(tmp_path, "fleet", "submit", "--root", str(tmp_path / "root"), "--nodes", "n1,n2,n3",
+    res = gpuperf_here(capsys, "fleet", "submit", "--root", str(tmp_path / "root"), "--nodes", "n1,n2,n3",
                   "--fleet-run", "dry", "--partition", "gpu", "--reservation", "rollout", "--exclusive",
                   "--array-throttle", "2", "--time", "00:30:00", "--plant-on", "1=compute=0.5", "--dry-run",
                   "--history", "postgresql://u:p w@db/fleet?a=1&b='2'",
@@ -130,7 +134,7 @@ def test_dry_run_script_quotes_every_value(tmp_path: Path) -> None:
     assert not (tmp_path / "pwned").exists()
 
 
-def test_submit_refuses_what_slurm_cannot_carry(tmp_path: Path) -> None:
+def test_submit_refuses_what_slurm_cannot_carry(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     """A value an #SBATCH line cannot hold, a plant on a job that does not exist, a node named twice in one
     job: exit 2 with the problem named, before anything is submitted."""
     cases = [(["--root", str(tmp_path / "with space"), "--nodes", "n1"], "#SBATCH value"),
@@ -138,14 +142,14 @@ def test_submit_refuses_what_slurm_cannot_carry(tmp_path: Path) -> None:
              (["--root", str(tmp_path), "--nodes", "n1", "--plant-on", "0=speed=2"], "KIND=ARG"),
              (["--root", str(tmp_path), "--nodes", "n1,n1", "--chunk", "2"], "twice")]
     for args, words in cases:
-        res = gpuperf(tmp_path, "fleet", "submit", *args, "--fleet-run", "x", "--dry-run")
+        res = gpuperf_here(capsys, "fleet", "submit", *args, "--fleet-run", "x", "--dry-run")
         assert res.returncode == 2 and words in res.stderr, (args, res.stderr)
     for cmd in ("status", "wait"):
-        res = gpuperf(tmp_path, "fleet", cmd, str(tmp_path))
+        res = gpuperf_here(capsys, "fleet", cmd, str(tmp_path))
         assert res.returncode == 2 and "fleet.json not found" in res.stderr, res.stderr
 
 
-def test_dry_run_chunks_and_offline_bundle(tmp_path: Path) -> None:
+def test_dry_run_chunks_and_offline_bundle(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     """``--chunk 2``: a job spans two nodes (one step per node, TERM to the steps); ``--offline-bundle``: the
     bundle's run.sh runs instead of an installed gpuperf, and a bundle without one is refused."""
     bundle = tmp_path / "bundle"
@@ -153,10 +157,10 @@ def test_dry_run_chunks_and_offline_bundle(tmp_path: Path) -> None:
     (tmp_path / "nodes.txt").write_text("# the rack\na\nb c  # the last one alone\n")
     args = ["fleet", "submit", "--root", str(tmp_path / "root"), "--nodes-file", str(tmp_path / "nodes.txt"), "--chunk", "2",
             "--offline-bundle", str(bundle), "--fleet-run", "c", "--dry-run"]
-    res = gpuperf(tmp_path, *args)
+    res = gpuperf_here(capsys, *args)
     assert res.returncode == 2 and "no run.sh" in res.stderr
     (bundle / "run.sh").write_text("#!/bin/bash\n")
-    res = gpuperf(tmp_path, *args)
+    res = gpuperf_here(capsys, *args)
     assert res.returncode == 0, res.stderr
     lines = res.stdout.splitlines()
     assert "#SBATCH --array=0,1" in lines and "#SBATCH --nodes=2" in lines and "#SBATCH --signal=TERM@60" in lines
@@ -174,7 +178,7 @@ def test_physical_gpus_counts_the_selected_devices() -> None:
 
 
 @needs_sbatch
-def test_fleet_gate_on_slurm(tmp_path: Path, fleet_root: Path, node: str) -> None:
+def test_fleet_gate_on_slurm(tmp_path: Path, fleet_root: Path, node: str, capsys: pytest.CaptureFixture) -> None:
     """Four jobs on the node, job 2 planted: every job folder holds its job.json and complete results; the
     fleet report fails exactly job 2's card. Then job 2's folder is removed and the fleet run submitted
     again without the plant: only job 2 runs (the complete ones are skipped), and every card passes. A
@@ -182,7 +186,7 @@ def test_fleet_gate_on_slurm(tmp_path: Path, fleet_root: Path, node: str) -> Non
     root = fleet_root
     nodes = ",".join([node] * 4)
     res = gpuperf(tmp_path, "fleet", "submit", "--root", str(root), "--nodes", nodes, "--fleet-run", "gate",
-                  "--time", "15", *PLANT, "--wait", "--poll", "2", "--", *SELECTION)
+                  "--time", "15", *PLANT, "--wait", "--poll", "1", "--", *SELECTION)
     run_dir = root / "gate"
     assert res.returncode == 0, res.stdout + res.stderr + _logs(run_dir)
     manifest = json.loads((run_dir / "fleet.json").read_text())
@@ -198,17 +202,15 @@ def test_fleet_gate_on_slurm(tmp_path: Path, fleet_root: Path, node: str) -> Non
         assert len(docs) == 1 and not docs[0]["run"]["interrupted"]
         planted = [m["name"] for m in docs[0]["metrics"]]
         assert "accuracy.fp32.sin.max_ulp" in planted and "latency.fp32.fma.cycles" in planted
-    st = gpuperf(tmp_path, "fleet", "status", str(run_dir), "--format", "json")
+    st = gpuperf_here(capsys, "fleet", "status", str(run_dir), "--format", "json")
     assert st.returncode == 0 and json.loads(st.stdout)["complete"] == 4, st.stdout
 
-    reporting = has_report()
-    if reporting:
-        code, rep = report(tmp_path, run_dir)
-        failed = [name for name, v in verdicts(rep).items() if v == "fail"]
-        assert code == 1 and len(failed) == 1 and failed[0].startswith(f"{node}-2/"), json.dumps(rep, indent=1)[:4000]
+    code, rep = report(capsys, run_dir)
+    failed = [name for name, v in verdicts(rep).items() if v == "fail"]
+    assert code == 1 and len(failed) == 1 and failed[0].startswith(f"{node}-2/"), json.dumps(rep, indent=1)[:4000]
 
     shutil.rmtree(run_dir / f"{node}-2")
-    res = gpuperf(tmp_path, "fleet", "submit", "--root", str(root), "--fleet-run", "gate", "--wait", "--poll", "2")
+    res = gpuperf(tmp_path, "fleet", "submit", "--root", str(root), "--fleet-run", "gate", "--wait", "--poll", "1")
     assert res.returncode == 0, res.stdout + res.stderr + _logs(run_dir)
     assert sum(f"skip job {i} " in res.stdout for i in (0, 1, 3)) == 3 and "skip job 2 " not in res.stdout, res.stdout
     manifest = json.loads((run_dir / "fleet.json").read_text())
@@ -217,7 +219,7 @@ def test_fleet_gate_on_slurm(tmp_path: Path, fleet_root: Path, node: str) -> Non
     assert manifest["submissions"][1]["settings"]["pytest_args"] == SELECTION, "a re-submission measures the same"
 
     res = gpuperf(tmp_path, "fleet", "submit", "--root", str(root), "--confirm", "gate", "--cards",
-                  f"{node}-2/some-card-key", "--wait", "--poll", "2")
+                  f"{node}-2/some-card-key", "--wait", "--poll", "1")
     confirm_dir = root / "gate-confirm"
     assert res.returncode == 0, res.stdout + res.stderr + _logs(confirm_dir)
     assert sorted(p.name for p in confirm_dir.iterdir() if p.is_dir()) == [f"{node}-2"]
@@ -226,20 +228,18 @@ def test_fleet_gate_on_slurm(tmp_path: Path, fleet_root: Path, node: str) -> Non
     confirm_manifest = json.loads((confirm_dir / "fleet.json").read_text())
     assert confirm_manifest["confirm_of"] == "gate" and confirm_manifest["submissions"][0]["settings"]["pytest_args"] == SELECTION
 
-    if not reporting:
-        pytest.skip("the scheduler side passed; the fleet report's verdicts need gpuperf fleet report (fleet/cli.py "
-                    "of the report branch)")
     # no card fails; on a noisy CPU host a card may be flagged against the fleet's timings and await its
     # confirmation ("uncertain", exit 3): that is the report's statistics, not a failed card
-    code, rep = report(tmp_path, run_dir)
+    code, rep = report(capsys, run_dir)
     assert code in (0, 3) and "fail" not in verdicts(rep).values(), json.dumps(rep, indent=1)[:4000]
-    code, rep = report(tmp_path, run_dir, "--confirm", str(confirm_dir))
+    code, rep = report(capsys, run_dir, "--confirm", str(confirm_dir))
     assert code in (0, 3) and "fail" not in verdicts(rep).values(), json.dumps(rep, indent=1)[:4000]
     assert verdicts(rep)[next(n for n in verdicts(rep) if n.startswith(f"{node}-2/"))] in ("ok", "warn")
 
 
 @needs_sbatch
-def test_term_before_the_time_limit_leaves_interrupted_results(tmp_path: Path, fleet_root: Path, node: str) -> None:
+def test_term_before_the_time_limit_leaves_interrupted_results(tmp_path: Path, fleet_root: Path, node: str,
+                                                              capsys: pytest.CaptureFixture) -> None:
     """The TERM Slurm sends the batch shell before a time limit (``--signal=B:TERM@S``, sent here at once with
     ``scancel --signal=TERM --batch``) ends the run as interrupted with its results written; the next
     submission of the fleet run picks that job again."""
@@ -267,7 +267,7 @@ def test_term_before_the_time_limit_leaves_interrupted_results(tmp_path: Path, f
     docs = results_docs(log)
     assert docs and all(d["run"]["interrupted"] for d in docs)
     assert any(d["metrics"] for d in docs), "the tests that finished before the TERM are kept"
-    again = gpuperf(tmp_path, "fleet", "submit", "--root", str(root), "--fleet-run", "term", "--dry-run")
+    again = gpuperf_here(capsys, "fleet", "submit", "--root", str(root), "--fleet-run", "term", "--dry-run")
     assert again.returncode == 0 and "#SBATCH --array=0" in again.stdout, again.stdout + again.stderr
 
 
@@ -276,18 +276,20 @@ def _logs(run_dir: Path) -> str:
 
 
 @needs_sbatch
-def test_offline_bundle_job(tmp_path: Path, fleet_root: Path, node: str, checkout_wheel: Path) -> None:
+def test_offline_bundle_job(tmp_path: Path, fleet_root: Path, node: str, checkout_wheel: Path,
+                            capsys: pytest.CaptureFixture) -> None:
     """``--offline-bundle``: the job runs the bundle's run.sh (installing from the bundle into a virtual
     environment on the node) into its job folder; the results and job.json land where the report reads them."""
     from pytest_gpuperf.offline.bundle import requirements
 
     bundle = tmp_path / "bundle"
     have = [r.split(">")[0].split("=")[0] for r in requirements([])]  # this machine has them all: only the plugin
-    res = gpuperf(tmp_path, "offline", "bundle", str(bundle), "--python", f"{sys.version_info.major}.{sys.version_info.minor}",
-                  "--wheel", str(checkout_wheel), *[a for h in have for a in ("--host-has", h)])
+    res = gpuperf_here(capsys, "offline", "bundle", str(bundle), "--python",
+                       f"{sys.version_info.major}.{sys.version_info.minor}", "--wheel", str(checkout_wheel),
+                       *[a for h in have for a in ("--host-has", h)])
     assert res.returncode == 0, res.stderr
     res = gpuperf(tmp_path, "fleet", "submit", "--root", str(fleet_root), "--nodes", node, "--fleet-run", "off",
-                  "--offline-bundle", str(bundle), "--time", "15", "--wait", "--poll", "2", "--",
+                  "--offline-bundle", str(bundle), "--time", "15", "--wait", "--poll", "1", "--",
                   "-k", "test_math_function and sin-fp32 and not asin and not sinh",
                   GPUPERF_VENV=str(tmp_path / "venv"), GPUPERF_PYTHON=sys.executable)
     run_dir = fleet_root / "off"

@@ -1,7 +1,9 @@
 """The end of a run and its course: a live status line during long tests on the terminal (not on a stream
 pytest captures), the summary table of the rows that are not ``pass`` (``--gpuperf-summary``), and a
-GitHub annotation for every summary line that fails the run. On PoCL, in pytest subprocesses (the status
-line writes to the terminal's own descriptor, which an in-process run does not have)."""
+GitHub annotation for every summary line that fails the run. On PoCL; the status line's runs in pytest
+subprocesses (it writes to the terminal's own descriptor, which an in-process run does not have), the
+summary's and the annotations' in this interpreter (``pytester.runpytest``: the same plugin, the same output,
+without a fresh interpreter's start for each of their eight runs)."""
 
 from __future__ import annotations
 
@@ -65,19 +67,19 @@ def test_the_summary_lists_the_rows_that_are_not_pass_unless_asked_for_all(pytes
     pytester.makepyfile(WORK)
     common = ("--gpuperf-device=opencl:0", "-p", "no:cacheprovider", "--gpuperf-baseline-dir=bl")
     pytester.mkdir("bl")
-    pytester.runpytest_subprocess(*common, "--gpuperf-update-baselines").assert_outcomes(passed=1)
+    pytester.runpytest(*common, "--gpuperf-update-baselines").assert_outcomes(passed=1)
     def rows(out: str) -> list[str]:  # the table's rows (a busy host's HOST BUSY line may name metrics too)
         return [line.split()[0] for line in out.splitlines() if line.startswith("area.")]
 
-    quiet = pytester.runpytest_subprocess(*common).stdout.str()
+    quiet = pytester.runpytest(*common).stdout.str()
     assert not rows(quiet) and "(2 rows pass or new or ungated or loose not listed; --gpuperf-summary=all" in quiet
     assert "gpuperf opencl:0: 2 pass" in quiet
-    every = pytester.runpytest_subprocess(*common, "--gpuperf-summary=all").stdout.str()
+    every = pytester.runpytest(*common, "--gpuperf-summary=all").stdout.str()
     assert rows(every) == ["area.a.count", "area.b.count"] and "not listed" not in every
     pytester.makeini("[pytest]\ngpuperf_summary = all\n")
-    assert "area.a.count" in rows(pytester.runpytest_subprocess(*common).stdout.str())
+    assert "area.a.count" in rows(pytester.runpytest(*common).stdout.str())
     pytester.makeini("[pytest]\ngpuperf_summary = some\n")
-    bad = pytester.runpytest_subprocess(*common)
+    bad = pytester.runpytest(*common)
     assert bad.ret == pytest.ExitCode.USAGE_ERROR and "gpuperf_summary = 'some'" in bad.stderr.str()
 
 
@@ -100,11 +102,11 @@ def test_every_failing_summary_line_has_its_github_annotation(pytester, monkeypa
     pytester.mkdir("bl")
     common = ("--gpuperf-device=opencl:0", "-p", "no:cacheprovider", "--gpuperf-baseline-dir=bl")
     monkeypatch.setenv("STAGE", "baseline")
-    pytester.runpytest_subprocess(*common, "--gpuperf-update-baselines").assert_outcomes(passed=1)
+    pytester.runpytest(*common, "--gpuperf-update-baselines").assert_outcomes(passed=1)
     monkeypatch.setenv("STAGE", "run")
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(pytester.path / "summary.md"))
-    result = pytester.runpytest_subprocess(*common)
+    result = pytester.runpytest(*common)
     out = result.stdout.str()
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     assert "gpuperf ABANDONED opencl:0: a fault poisoned its queue (test)" in out

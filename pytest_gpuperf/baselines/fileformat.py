@@ -58,17 +58,20 @@ def _labels(texts: set[str]) -> dict[str, str]:
     return out
 
 
-def _prov_text(prov: Mapping[str, Any], seen: dict[int, str]) -> str:
-    """A provenance's canonical text, computed once per object: the entries of a section pooled together
-    share one (large) provenance object, and encoding it again for each of them cost seconds."""
-    key = id(prov)
+def _prov_text(prov: Mapping[str, Any], seen: dict[tuple, str]) -> str:
+    """A provenance's canonical text, computed once per content: the entries of a section pooled together
+    share one (large) provenance, as one object or as shallow copies of one (:func:`expand` gives each entry
+    its own dict over the same values), and encoding it again for each of them cost seconds. The key is the
+    provenance's keys and the identities of its values: while the document lives, the same key is the same
+    text; equal values held in different objects are simply encoded again."""
+    key = tuple((k, id(v)) for k, v in prov.items())
     if key not in seen:
         seen[key] = json.dumps(prov, sort_keys=True)
     return seen[key]
 
 
 def _lean_entry(entry: Mapping[str, Any], section_prov: str, labels: Mapping[str, str],
-                seen: dict[int, str]) -> dict[str, Any]:
+                seen: dict[tuple, str]) -> dict[str, Any]:
     e = dict(entry)
     prov = e.pop("provenance", None)
     if isinstance(prov, dict):
@@ -90,7 +93,7 @@ def lean(data: Mapping[str, Any]) -> dict[str, Any]:
         metrics = section.get("metrics", {})
         prov = section.get("provenance", {})
         own = json.dumps(prov, sort_keys=True)
-        seen: dict[int, str] = {}
+        seen: dict[tuple, str] = {}
         others = {_prov_text(e["provenance"], seen) for e in metrics.values() if isinstance(e.get("provenance"), dict)}
         others.discard(own)
         labels = _labels(others)

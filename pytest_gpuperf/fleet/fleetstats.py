@@ -22,10 +22,20 @@ from __future__ import annotations
 import math
 import warnings
 from collections import Counter
+from types import ModuleType
 from typing import Hashable, Sequence
 
 import numpy as np
-from scipy import stats as sps
+
+
+def _sps() -> ModuleType:
+    """``scipy.stats``, imported at the first test rather than with this module: the ``gpuperf`` command line
+    reads this module's defaults to build its parser, and SciPy's statistics cost a second of every command's
+    start."""
+    from scipy import stats
+
+    return stats
+
 
 #: cards a cohort needs before a card is judged against its peers: with fewer, the median and the MAD
 #: of the cohort are too easily the outlier's own
@@ -53,7 +63,7 @@ def center_and_spread(values: Sequence[float]) -> tuple[float, float]:
     one value: a tuner's pick, a count) the mean absolute deviation from the median × √(π/2)."""
     xs = finite(values)
     med = float(np.median(xs))
-    mad = float(sps.median_abs_deviation(xs, scale="normal"))
+    mad = float(_sps().median_abs_deviation(xs, scale="normal"))
     if mad == 0.0 and xs.size:
         mad = MEANAD_TO_SIGMA * float(np.mean(np.abs(xs - med)))
     return med, mad
@@ -68,7 +78,7 @@ def robust_cv(samples: Sequence[float]) -> float | None:
     med = float(np.median(xs))
     if med == 0.0:
         return None
-    return float(sps.median_abs_deviation(xs, scale="normal")) / abs(med)
+    return float(_sps().median_abs_deviation(xs, scale="normal")) / abs(med)
 
 
 def median_se_rel(samples: Sequence[float]) -> float | None:
@@ -95,14 +105,14 @@ def robust_z(value: float, median: float, sigma: float, better: str, noise_rel: 
 def p_value(z: float) -> float:
     """One-sided p of a robust z under the standard normal (the chance a card this far on the worse
     side comes from the cohort's own spread)."""
-    return float(sps.norm.sf(z))
+    return float(_sps().norm.sf(z))
 
 
 def bh(p_values: Sequence[float]) -> list[float]:
     """Benjamini–Hochberg adjusted p-values (q-values), in the input's order; [] for none."""
     if not len(p_values):
         return []
-    return [float(q) for q in sps.false_discovery_control(np.asarray(p_values, dtype=float), method="bh")]
+    return [float(q) for q in _sps().false_discovery_control(np.asarray(p_values, dtype=float), method="bh")]
 
 
 def worse_effect(value: float, reference: float, better: str) -> float:
@@ -140,10 +150,10 @@ def between_cards(old: Sequence[float], new: Sequence[float], better: str, test:
         return 1.0
     alternative = "less" if better == "higher" else "greater"  # new vs old, towards worse
     if test == "mannwhitney":
-        return float(sps.mannwhitneyu(b, a, alternative=alternative).pvalue)
+        return float(_sps().mannwhitneyu(b, a, alternative=alternative).pvalue)
     if float(np.std(a)) == 0.0 and float(np.std(b)) == 0.0:
         return 0.0 if worse_effect(float(b[0]), float(a[0]), better) > 0 else 1.0
     with warnings.catch_warnings():  # near-identical cards: scipy warns of precision loss, the p stays usable
         warnings.simplefilter("ignore", RuntimeWarning)
-        p = float(sps.ttest_ind(b, a, equal_var=False, alternative=alternative).pvalue)
+        p = float(_sps().ttest_ind(b, a, equal_var=False, alternative=alternative).pvalue)
     return 1.0 if math.isnan(p) else p

@@ -21,7 +21,6 @@ import warnings
 from typing import Any, Iterator
 
 import numpy as np
-from scipy.optimize import OptimizeWarning
 
 from .evaluate import Config, Evaluator
 
@@ -120,6 +119,8 @@ def quiet_third_party() -> Iterator[None]:
 
     Each filter names the message or the module; every other warning, the project's own included,
     stays visible."""
+    from scipy.optimize import OptimizeWarning  # here: SciPy's optimizers cost a second of every plugin start
+
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=r"Kernel \(\d+\) and host argument \(\d+\) lists do not match",
                                 category=UserWarning)

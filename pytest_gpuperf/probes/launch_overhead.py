@@ -92,11 +92,13 @@ class PlantedSpin:
                 "planted_extra_us": self.extra_s * 1e6}
 
 
-def planted_spin(device: Device, fraction: float, launch_s: float, timeout_s: float = 30.0) -> PlantedSpin:
+def planted_spin(device: Device, fraction: float, launch_s: float, timeout_s: float = 30.0,
+                 less_s: float = 0.0) -> PlantedSpin:
     """The ``launch`` plant: a kernel whose first work-item spins for ``fraction`` × ``launch_s`` (the
     unplanted launch's measured device time) — extra work per launch. The cost of one step comes from
     timed launches long enough (≥ 1 ms on CPU devices, ≥ 100 µs on GPUs) that launch jitter is small
-    beside them, less a launch that does not spin."""
+    beside them, less a launch that does not spin. ``less_s``: extra time the spin's own launch already
+    adds where it is appended to other work (the copy plant), taken off the spin (never below 0 steps)."""
     kernel = device.compile(SPIN[device.info.dialect.name], SPIN_NAME)
     sink = device.empty(4)
 
@@ -113,7 +115,8 @@ def planted_spin(device: Device, fraction: float, launch_s: float, timeout_s: fl
             break
         n *= 4
     extra = fraction * launch_s
-    return PlantedSpin(kernel, sink, max(1, round(extra * n / max(spun, 1e-9))), extra, fraction)
+    steps = round(max(extra - less_s, 0.0) * n / max(spun, 1e-9))
+    return PlantedSpin(kernel, sink, steps if less_s > 0 else max(1, steps), extra, fraction)
 
 
 def host_launch_us(device: Device, kernel: Any, args: list[Any], launches: int = HOST_LAUNCHES,

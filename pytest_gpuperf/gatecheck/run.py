@@ -25,12 +25,13 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import statistics
 import subprocess
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from ..errors import GpuPerfError
 from ..util import jsonio
@@ -51,10 +52,17 @@ class Plant:
     arg: str
     metric: str
     tests: tuple[str, ...]
+    #: the size the gate claims to catch, where the plant (``arg``) was calibrated to this machine
+    #: (:func:`pytest_gpuperf.gatecheck.families.calibrate`), with the values it was calibrated between
+    claim: float | None = None
+    machine: float | None = None
+    baseline: float | None = None
 
     @property
     def size(self) -> float | str:
-        """The planted size as recorded: a fraction for slowdowns, 1 ulp for the math plant."""
+        """The size as recorded: the claim (a fraction for slowdowns, 1 ulp for the math plant)."""
+        if self.claim is not None:
+            return self.claim
         if plants.KINDS[self.kind] == "fraction":
             return float(self.arg)
         return 1.0 if self.kind == "ulp" else self.arg
@@ -218,6 +226,37 @@ def realized(plant: Plant, outcome: RunOutcome) -> float | None:
     return round(-float(delta) if base.get("better") == "higher" else float(delta), 5)
 
 
+def machine_values(paths: Sequence[Path], key: str | None = None) -> dict[str, float]:
+    """The median value per metric over unplanted results documents of this machine (A/A runs, or files named
+    by ``--calibrate-from``): what the machine reads where the plants are calibrated from. A run that read a
+    metric ``contended`` (a busy host) is left out of that metric's median. ``key``: the device key every
+    document must be of (:class:`GpuPerfError` names the one that is not)."""
+    seen: dict[str, list[float]] = {}
+    for path in paths:
+        if not jsonio.saved(path).is_file():
+            raise GpuPerfError(f"{path}: no such results file to calibrate the plants from; name unplanted "
+                               "results of this machine (--gpuperf-json), or leave --calibrate-from out")
+        doc = jsonio.read_json(path)
+        got = ((doc.get("device") or {}) if isinstance(doc, dict) else {}).get("key")
+        if key is not None and got != key:
+            raise GpuPerfError(f"{path} holds results of {got!r}, not of {key!r}: calibrate from runs of this device")
+        for m in doc.get("metrics", []):
+            if isinstance(m.get("value"), (int, float)) and m.get("verdict") != "contended":
+                seen.setdefault(m["name"], []).append(float(m["value"]))
+    return {name: float(statistics.median(v)) for name, v in seen.items()}
+
+
+def aa_results(doc: Mapping[str, Any] | None, commit: str, results_dir: Path) -> list[Path]:
+    """The results files of ``doc``'s A/A runs of ``commit`` that are still at hand in ``results_dir``."""
+    out = []
+    for r in (doc or {}).get("aa", []):
+        if r.get("commit", (doc or {}).get("commit")) == commit and r.get("results"):
+            p = jsonio.saved(results_dir / r["results"])
+            if p.exists():
+                out.append(p)
+    return out
+
+
 def _free_index(folder: Path, prefix: str, start: int) -> int:
     """The first index from ``start`` whose ``<prefix>-<index>.json``/``.log`` does not exist yet: a run's
     files never replace an earlier run's (entries moved out of the gate-check file keep theirs)."""
@@ -258,6 +297,12 @@ def _summed(old: list[dict[str, Any]], old_commit: Any, new: list[dict[str, Any]
             q["detected"] += p["detected"]
             q["verdicts"] = q.get("verdicts", []) + p.get("verdicts", [])
             q["runs"] = q.get("runs", []) + p.get("runs", [])
+            if "planted" in q or "planted" in p:  # per try: an uncalibrated try planted its claim
+                q["planted"] = (q.get("planted") or [q["size"]] * (q["tries"] - p["tries"])) + \
+                    (p.get("planted") or [p["size"]] * p["tries"])
+            if "realized" in q or "realized" in p:
+                q["realized"] = (q.get("realized") or [None] * (q["tries"] - p["tries"])) + \
+                    (p.get("realized") or [None] * p["tries"])
         else:
             planted[key] = dict(p)
     return list(planted.values())
@@ -340,6 +385,9 @@ def _tries(p: Plant, tries: int, prev: int, device: str, baseline_dir: str | Non
         echo(f"plant {p.kind}={p.arg} try {t}: {p.metric} → {verdict}{shift} (exit {o.exit}, {o.wall_s:.0f} s)")
     entry = {"kind": p.kind, "arg": p.arg, "metric": p.metric, "size": p.size, "tries": tries, "detected": hits,
              "verdicts": verdicts, "runs": tags, "commit": commit}
+    if p.claim is not None:  # calibrated to this machine: the size planted per try, beside the claim
+        entry["planted"] = [float(p.arg)] * tries
+        entry["calibration"] = {"machine": p.machine, "baseline": p.baseline}
     if any(v is not None for v in moved):
         entry["realized"] = moved
     return entry, device_doc
@@ -349,15 +397,22 @@ def gatecheck(*, device: str, out: Path, aa: int, plant_list: Sequence[Plant], t
               results_dir: Path, commit: str, append: bool, fresh_first: bool, cwd: str | Path = ".",
               echo: Any = print, curve_list: Sequence[Plant] = (),
               not_planted: Sequence[dict[str, Any]] | None = None,
-              aa_args: Sequence[str] = ("suites/",)) -> dict[str, Any]:
+              aa_args: Sequence[str] = ("suites/",),
+              calibrate: Callable[[Sequence[Plant], Mapping[str, float]], list[Plant]] | None = None,
+              calibrate_from: Sequence[Path] = (), device_key: str | None = None) -> dict[str, Any]:
     """Run the A/A and planted runs (and the detection curves' plants, ``curve_list``) and write (or extend)
     ``out``; ``not_planted``: the family targets left out, with the reason; ``aa_args``: what the A/A runs run
-    (the shipped suites, or the tests of your own named after ``--``). Returns the written document."""
+    (the shipped suites, or the tests of your own named after ``--``). ``calibrate``: the caller's calibration of
+    the plants to what this machine reads (:func:`machine_values`) — of the ``calibrate_from`` results, else of
+    the A/A runs of ``commit`` in the file and in this call; without any, the plants stay at their claims
+    (``device_key``: the device the ``calibrate_from`` results must be of). Returns the written document."""
     if aa < 0 or tries < 0:
         raise GpuPerfError("--aa and --tries must be non-negative")
     if not append and out.exists():
         raise GpuPerfError(f"{out} exists; pass --append to add runs to it, or move it aside")
     old = load(out) if append else None
+    # read (and refused) before any run: named results of another device stop the check at once
+    named = machine_values(calibrate_from, device_key) if calibrate is not None and calibrate_from else None
     offset = len(old["aa"]) if old else 0
     runs: list[dict[str, Any]] = []
     device_doc: dict[str, Any] = {}
@@ -374,6 +429,15 @@ def gatecheck(*, device: str, out: Path, aa: int, plant_list: Sequence[Plant], t
         runs.append(entry)
         echo(f"A/A run {n}: {entry['metrics']} metrics, exit {o.exit}, regressed "
              f"{[r['metric'] for r in entry['regressed']]}, missing {entry['missing']}, {o.wall_s:.0f} s")
+    if calibrate is not None and plant_list:
+        sources = list(calibrate_from) or aa_results(old, commit, results_dir) + [
+            jsonio.saved(results_dir / r["results"]) for r in runs if jsonio.saved(results_dir / r["results"]).exists()]
+        if sources:
+            plant_list = calibrate(plant_list, named if named is not None else machine_values(sources))
+            for p in plant_list:
+                if p.claim is not None:
+                    echo(f"plant {p.kind} on {p.metric}: claim {p.claim:g}, planted {p.arg} (this machine reads "
+                         f"{p.machine:.6g} against the baseline's {p.baseline:.6g}, {len(sources)} unplanted runs)")
     sections: dict[str, list[dict[str, Any]]] = {"planted": [], "curves": []}
     for section, chosen in (("planted", plant_list), ("curves", curve_list)):
         for p in chosen:

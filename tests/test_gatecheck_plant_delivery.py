@@ -90,7 +90,8 @@ def test_tiny(gpu_device, gpuperf_record, gpuperf_plant):
 def test_a_calibrated_plant_records_its_claim_and_the_size_it_planted(cl_device, tmp_path):
     """Unplanted results where this machine reads 2 % below the baseline (named by ``--calibrate-from``): the
     0.05 plant is planted at 1.05 / 0.98 − 1, the entry keeps 0.05 as its size and lists what each try planted;
-    results of another device are refused before any run."""
+    results of another device are refused before any run; the file's own A/A runs, or an unplanted run before
+    each try (``calibrate_each``), calibrate where no results are named."""
     (tmp_path / "suites").mkdir()
     (tmp_path / "suites" / "test_tiny.py").write_text(TINY)
     bl = tmp_path / "bl"
@@ -116,7 +117,7 @@ def test_a_calibrated_plant_records_its_claim_and_the_size_it_planted(cl_device,
     (p,) = doc["planted"]
     s = families.calibrated_size(0.05, 1e6, 0.98e6, "lower")
     assert (p["size"], p["arg"], p["planted"]) == (0.05, f"{s:g}", [s]) and s > 0.05
-    assert p["calibration"] == {"machine": 0.98e6, "baseline": 1e6}
+    assert p["calibration"] == [{"machine": 0.98e6, "baseline": 1e6}]
     (got,) = [m for m in json.loads((tmp_path / "runs" / "plant-memory-1.json").read_text())["metrics"]
               if m["name"] == "tiny.moved"]
     assert got["value"] == pytest.approx(1e6 * (1 + s))  # the run was planted at the calibrated size
@@ -124,3 +125,20 @@ def test_a_calibrated_plant_records_its_claim_and_the_size_it_planted(cl_device,
     doc = gc.gatecheck(out=tmp_path / "g.json", **{**common, "aa": 1, "append": True})
     assert [(q["size"], q["tries"], q["planted"]) for q in doc["planted"]] == [(0.05, 2, [s, 0.05])]
     assert len(doc["planted"][0]["realized"]) == 2
+    # --calibrate-each: an unplanted run of the plant's tests just before the try is the machine
+    doc = gc.gatecheck(out=tmp_path / "g.json", **{**common, "append": True, "calibrate_each": True})
+    (p,) = doc["planted"]
+    assert (p["tries"], p["planted"], len(p["calibration"]), len(p["realized"])) == (3, [s, 0.05, 0.05], 3, 3)
+    assert p["calibration"][-1] == {"machine": 1e6, "baseline": 1e6}
+    assert (tmp_path / "runs" / "calib-memory-3.json").exists()
+
+
+def test_gatecheck_cli_refuses_calibration_results_that_are_not_there(tmp_path, capsys):
+    from pytest_gpuperf.cli import main as gpuperf
+
+    code = gpuperf(["baseline", "gatecheck", f"--device={DEV}", "--families", "chase", "--aa", "0",
+                    "--calibrate-from", str(tmp_path / "nope.json"), "--out", str(tmp_path / "g.json"),
+                    "--results-dir", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code != 0 and "nope.json: no such results file to calibrate the plants from" in err, err
+    assert not (tmp_path / "g.json").exists() and not (tmp_path / "gatecheck").exists()

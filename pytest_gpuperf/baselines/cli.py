@@ -249,7 +249,8 @@ def cmd_gatecheck(args: argparse.Namespace) -> int:
                        commit=args.commit or git_commit(), append=args.append, fresh_first=args.fresh_first,
                        curve_list=curve, not_planted=not_planted, aa_args=aa_args,
                        calibrate=None if args.no_calibrate else lambda ps, mv: families.calibrate(ps, entries, mv),
-                       calibrate_from=[Path(f) for f in args.calibrate_from or []], device_key=key)
+                       calibrate_from=[Path(f) for f in args.calibrate_from or []], device_key=key,
+                       calibrate_each=args.calibrate_each)
     passed, problems = gc.verdict(doc)
     print(f"{out}: {len(doc['aa'])} A/A runs, {len(doc['planted'])} planted kinds — "
           + ("gate check passed" if passed else "GATE CHECK FAILED"))
@@ -343,6 +344,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="unplanted results of this machine (--gpuperf-json) to calibrate the plants from: each "
                         "fraction plant is sized so that its planted value lands the claimed size beyond the "
                         "baseline value (default: the file's A/A runs of this commit, and this call's)")
+    g.add_argument("--calibrate-each", action="store_true",
+                   help="calibrate each planted try to an unplanted run of its tests just before it (the same "
+                        "machine at the same time, where a GPU lease may change machines between calls)")
     g.add_argument("--no-calibrate", action="store_true",
                    help="plant the claimed sizes as they are, whatever this machine reads")
     g.add_argument("--tries", type=int, default=3, help="tries per planted kind (default 3)")

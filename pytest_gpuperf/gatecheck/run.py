@@ -300,6 +300,9 @@ def _summed(old: list[dict[str, Any]], old_commit: Any, new: list[dict[str, Any]
             if "planted" in q or "planted" in p:  # per try: an uncalibrated try planted its claim
                 q["planted"] = (q.get("planted") or [q["size"]] * (q["tries"] - p["tries"])) + \
                     (p.get("planted") or [p["size"]] * p["tries"])
+            if "calibration" in q or "calibration" in p:
+                q["calibration"] = (q.get("calibration") or [None] * (q["tries"] - p["tries"])) + \
+                    (p.get("calibration") or [None] * p["tries"])
             if "realized" in q or "realized" in p:
                 q["realized"] = (q.get("realized") or [None] * (q["tries"] - p["tries"])) + \
                     (p.get("realized") or [None] * p["tries"])
@@ -364,17 +367,36 @@ def merge(old: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
 
 
 def _tries(p: Plant, tries: int, prev: int, device: str, baseline_dir: str | None, results_dir: Path,
-           cwd: str | Path, commit: str, echo: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-    """``tries`` runs of one plant: its entry, and the device document its runs reported."""
+           cwd: str | Path, commit: str, echo: Any,
+           recalibrate: Callable[[Sequence[Plant], Mapping[str, float]], list[Plant]] | None = None
+           ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``tries`` runs of one plant: its entry, and the device document its runs reported. ``recalibrate``:
+    before each try, run the plant's tests unplanted (``calib-KIND-N``) and calibrate the try's plant to what
+    they read — the machine of that very moment, where a GPU lease may change machines between calls."""
     verdicts: list[str] = []
+    planted: list[float | None] = []
+    calibration: list[dict[str, Any] | None] = []
     moved: list[float | None] = []
     hits = 0
     tags: list[str] = []
     device_doc: dict[str, Any] = {}
     for t in range(1, tries + 1):
-        tag = f"plant-{p.kind}-{_free_index(results_dir, f'plant-{p.kind}', prev + t)}"
+        index = _free_index(results_dir, f'plant-{p.kind}', prev + t)
+        tag = f"plant-{p.kind}-{index}"
         tags.append(tag)
-        o = run_pytest(device, [*p.tests, "--gpuperf-plant", f"{p.kind}={p.arg}"], results_dir / f"{tag}.json",
+        q = p
+        if recalibrate is not None and p.kind != "missing":
+            ctag = f"calib-{p.kind}-{_free_index(results_dir, f'calib-{p.kind}', index)}"
+            c = run_pytest(device, list(p.tests), results_dir / f"{ctag}.json", results_dir / f"{ctag}.log",
+                           baseline_dir=baseline_dir, cwd=cwd)
+            base = Plant(p.kind, f"{p.size:g}", p.metric, p.tests) if isinstance(p.size, float) else p
+            q = recalibrate([base], machine_values([c.results]) if c.results.exists() else {})[0]
+            if q.claim is not None:
+                echo(f"plant {p.kind} on {p.metric} try {t}: claim {q.claim:g}, planted {q.arg} (the unplanted run "
+                     f"{ctag} read {q.machine:.6g} against the baseline's {q.baseline:.6g})")
+        planted.append(float(q.arg) if q.claim is not None else None)
+        calibration.append({"machine": q.machine, "baseline": q.baseline} if q.claim is not None else None)
+        o = run_pytest(device, [*q.tests, "--gpuperf-plant", f"{q.kind}={q.arg}"], results_dir / f"{tag}.json",
                        results_dir / f"{tag}.log", baseline_dir=baseline_dir, cwd=cwd)
         device_doc = device_doc or (o.doc or {}).get("device", {})
         hit, verdict = detected(p, o)
@@ -382,12 +404,12 @@ def _tries(p: Plant, tries: int, prev: int, device: str, baseline_dir: str | Non
         verdicts.append(verdict)
         moved.append(None if p.kind == "missing" else realized(p, o))
         shift = "" if moved[-1] is None else f", moved {moved[-1]:+.2%}"
-        echo(f"plant {p.kind}={p.arg} try {t}: {p.metric} → {verdict}{shift} (exit {o.exit}, {o.wall_s:.0f} s)")
+        echo(f"plant {q.kind}={q.arg} try {t}: {p.metric} → {verdict}{shift} (exit {o.exit}, {o.wall_s:.0f} s)")
     entry = {"kind": p.kind, "arg": p.arg, "metric": p.metric, "size": p.size, "tries": tries, "detected": hits,
              "verdicts": verdicts, "runs": tags, "commit": commit}
-    if p.claim is not None:  # calibrated to this machine: the size planted per try, beside the claim
-        entry["planted"] = [float(p.arg)] * tries
-        entry["calibration"] = {"machine": p.machine, "baseline": p.baseline}
+    if any(x is not None for x in planted):  # calibrated to this machine: per try, the size planted and from what
+        entry["planted"] = [float(p.size) if x is None else x for x in planted]  # type: ignore[arg-type]
+        entry["calibration"] = calibration
     if any(v is not None for v in moved):
         entry["realized"] = moved
     return entry, device_doc
@@ -399,13 +421,15 @@ def gatecheck(*, device: str, out: Path, aa: int, plant_list: Sequence[Plant], t
               not_planted: Sequence[dict[str, Any]] | None = None,
               aa_args: Sequence[str] = ("suites/",),
               calibrate: Callable[[Sequence[Plant], Mapping[str, float]], list[Plant]] | None = None,
-              calibrate_from: Sequence[Path] = (), device_key: str | None = None) -> dict[str, Any]:
+              calibrate_from: Sequence[Path] = (), device_key: str | None = None,
+              calibrate_each: bool = False) -> dict[str, Any]:
     """Run the A/A and planted runs (and the detection curves' plants, ``curve_list``) and write (or extend)
     ``out``; ``not_planted``: the family targets left out, with the reason; ``aa_args``: what the A/A runs run
     (the shipped suites, or the tests of your own named after ``--``). ``calibrate``: the caller's calibration of
     the plants to what this machine reads (:func:`machine_values`) — of the ``calibrate_from`` results, else of
     the A/A runs of ``commit`` in the file and in this call; without any, the plants stay at their claims
-    (``device_key``: the device the ``calibrate_from`` results must be of). Returns the written document."""
+    (``device_key``: the device the ``calibrate_from`` results must be of); ``calibrate_each``: instead, each
+    try is calibrated to an unplanted run of its tests just before it (:func:`_tries`). Returns the written document."""
     if aa < 0 or tries < 0:
         raise GpuPerfError("--aa and --tries must be non-negative")
     if not append and out.exists():
@@ -429,7 +453,7 @@ def gatecheck(*, device: str, out: Path, aa: int, plant_list: Sequence[Plant], t
         runs.append(entry)
         echo(f"A/A run {n}: {entry['metrics']} metrics, exit {o.exit}, regressed "
              f"{[r['metric'] for r in entry['regressed']]}, missing {entry['missing']}, {o.wall_s:.0f} s")
-    if calibrate is not None and plant_list:
+    if calibrate is not None and plant_list and not calibrate_each:
         sources = list(calibrate_from) or aa_results(old, commit, results_dir) + [
             jsonio.saved(results_dir / r["results"]) for r in runs if jsonio.saved(results_dir / r["results"]).exists()]
         if sources:
@@ -445,7 +469,8 @@ def gatecheck(*, device: str, out: Path, aa: int, plant_list: Sequence[Plant], t
             prev = sum(q["tries"] for key in ("planted", "curves") for q in (old or {}).get(key, [])
                        if q["kind"] == p.kind)
             prev += sum(q["tries"] for key in sections for q in sections[key] if q["kind"] == p.kind)
-            entry, dev = _tries(p, tries, prev, device, baseline_dir, results_dir, cwd, commit, echo)
+            entry, dev = _tries(p, tries, prev, device, baseline_dir, results_dir, cwd, commit, echo,
+                                calibrate if calibrate_each and section == "planted" else None)
             device_doc = device_doc or dev
             sections[section].append(entry)
     new = {"schema": SCHEMA, "device": device_doc, "commit": commit,

@@ -68,7 +68,7 @@ def why_not(info: DeviceInfo, label: str) -> str | None:
 
 
 #: interleaved samples of a span with and without the copy plant's empty spin launch, to price that launch
-PLANT_LAUNCH_SAMPLES = 7
+PLANT_LAUNCH_SAMPLES = 11
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,7 @@ def planted_copy(device: Device, span: Callable[[], Any], fraction: float, span_
     work-item spins for ``fraction`` × ``span_s``, the unplanted span's measured time, so each copy takes
     (1 + ``fraction``) × its time. More bytes per copy would not do it: a launch-bound copy (1 MiB on an H200)
     barely slows when it moves more bytes. The cost of appending a launch that does not spin is measured
-    (interleaved spans with and without it) and taken off the spin."""
+    (the median difference of spans with and without it, taken in pairs) and taken off the spin."""
     probe = launch_overhead.planted_spin(device, fraction, span_s, timeout_s)
 
     def once(steps: int | None) -> float:
@@ -104,11 +104,8 @@ def planted_copy(device: Device, span: Callable[[], Any], fraction: float, span_
             return handles
         return device.elapsed(device.timed(run), timeout_s)
 
-    plain, empty = [], []
-    for _ in range(PLANT_LAUNCH_SAMPLES):
-        plain.append(once(None))
-        empty.append(once(0))
-    launch_s = max(0.0, float(np.median(empty)) - float(np.median(plain)))
+    # pairs taken back to back, so a slow spell of the host moves both of a pair rather than one median
+    launch_s = max(0.0, float(np.median([once(0) - once(None) for _ in range(PLANT_LAUNCH_SAMPLES)])))
     spin = launch_overhead.planted_spin(device, fraction, span_s, timeout_s, less_s=launch_s)
     return PlantedCopy(spin, span_s, launch_s)
 

@@ -75,7 +75,7 @@ def default_plants(is_cpu: bool, memory: float | None = None, compute: float | N
     copy = "256MiB" if is_cpu else "1GiB"
     # The CPU defaults are the smallest sizes the PoCL gate check caught in every try, on a busy and on a
     # quiet host (docs/evidence.md): the copy's band sits at a busy host's reading, so on a quiet host the
-    # copy must move 3x its bytes (2.0); the FMA chain at 2.2x its instructions (1.2) clears its band with room
+    # copy must take 3x its time (2.0); the FMA chain at 2.2x its instructions (1.2) clears its band with room
     mem = memory if memory is not None else (2.0 if is_cpu else 0.05)
     comp = compute if compute is not None else (1.2 if is_cpu else 0.05)
     return [
@@ -214,9 +214,10 @@ def detected(plant: Plant, outcome: RunOutcome) -> tuple[bool, str]:
 
 def realized(plant: Plant, outcome: RunOutcome) -> float | None:
     """How far the planted run moved the target metric from its baseline value, in the bad direction (a fraction:
-    +0.06 is 6 % worse), or None where the run has no such reading. A plant sets what the code does (more bytes per
-    copy, a spin per launch), not the metric: a launch-bound copy or a machine that reads below the baseline moves
-    less than the planted size, and a miss is only the gate's where the metric moved at least its claim."""
+    +0.06 is 6 % worse), or None where the run has no such reading. A plant sets what the code does (a spin after
+    each span of copies, a spin per launch), not the metric: a plant that hides behind other work, or a machine
+    that reads better than the baseline (where the plant was not calibrated to it), moves less than the claimed
+    size, and a miss is only the gate's where the metric moved at least its claim."""
     doc = outcome.doc or {"metrics": []}
     m = next((m for m in doc.get("metrics", []) if m["name"] == plant.metric), None)
     base = (m or {}).get("baseline") or {}

@@ -213,9 +213,9 @@ def planted_grid(device: Device, measurer: Any, kernel: Any, plant: float, n: in
                  ) -> tuple[PlantedSpin, dict[str, Any]]:
     """The ``launch`` plant on the grid sweep, calibrated on the figure it targets: the spin of one work-item
     runs beside the grid's other work-groups, so at large grids it hides behind them and a spin of F × the
-    smallest grid's time moved the fitted intercept by only about two thirds of F (an H200). So an unplanted
-    sweep is fitted first, then the spin is lengthened (or shortened) in proportion to what a planted sweep's
-    intercept moved until it moves (1 + F) × within :data:`GRID_PLANT_CLOSE` × F (at most
+    smallest grid's time moves the fitted intercept by well under F. So an unplanted sweep is fitted first,
+    then the spin is lengthened (or shortened) in proportion to what a planted sweep's intercept moved, until
+    the intercept reads (1 + F) × the unplanted one within :data:`GRID_PLANT_CLOSE` × F (at most
     :data:`GRID_PLANT_ATTEMPTS` sweeps) — real extra work per launch, sized by its effect on the intercept.
     The recorded sweep is a fresh one with the spin chosen (never a calibration sweep: no reading is picked)."""
     base = _grid_sweep(device, measurer, kernel, [np.int32(0)], n, local)

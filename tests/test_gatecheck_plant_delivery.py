@@ -124,6 +124,8 @@ def test_a_calibrated_plant_records_its_claim_and_the_size_it_planted(cl_device,
     (got,) = [m for m in json.loads((tmp_path / "runs" / "plant-memory-1.json").read_text())["metrics"]
               if m["name"] == "tiny.moved"]
     assert got["value"] == pytest.approx(1e6 * (1 + s))  # the run was planted at the calibrated size
+    miss = {**p, "detected": 0, "verdicts": ["pass"]}
+    assert f"claim 0.05 beyond the baseline, planted {s:g}" in gc.verdict({"aa": [], "planted": [miss]})[1][0]
     # without results named, the file's own A/A runs of the commit are the machine: here it reads the baseline
     doc = gc.gatecheck(out=tmp_path / "g.json", **{**common, "aa": 1, "append": True})
     assert [(q["size"], q["tries"], q["planted"]) for q in doc["planted"]] == [(0.05, 2, [s, 0.05])]

@@ -512,6 +512,9 @@ def verdict(doc: dict[str, Any]) -> tuple[bool, list[str]]:
     for p in doc["planted"]:
         if p["detected"] < p["tries"]:
             line = f"plant {p['kind']}={p['arg']} on {p['metric']}: caught {p['detected']} of {p['tries']}"
+            if any(x != p["size"] for x in p.get("planted") or []):
+                line += (f", claim {p['size']:g} beyond the baseline, planted "
+                         + ", ".join(f"{x:g}" for x in p["planted"]) + " (calibrated to this machine)")
             short = _short_of(p)
             if short:
                 line += f" ({short})"

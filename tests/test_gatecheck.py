@@ -37,8 +37,8 @@ def main(argv: list[str]) -> int:
     """``gpuperf baseline ARGV``."""
     return gpuperf(["baseline", *argv])
 
-# A copy that honours the memory plant the way suites/test_memory.py does (moves (1 + F) x the bytes it
-# is credited with), and a second, exact metric for the missing plant. Its band is the test's own
+# A copy that honours the memory plant by moving (1 + F) x the bytes it is credited with, and a second,
+# exact metric for the missing plant. Its band is the test's own
 # (±50 %): this file checks the gate-check protocol, not how noisy PoCL's bandwidth is on a shared host.
 # 64 MiB, out of the CPU's caches: a 4 MiB copy (8 MiB touched) read about 56 or about 30 GB/s depending
 # on the process (whether it stayed cache-resident; 6 processes on a CI host: 2 and 4), a halving that a
@@ -144,8 +144,8 @@ def test_an_undetected_plant_fails_the_gate_check(project, tmp_path):
 
 
 def test_memory_plant_is_caught_on_the_copy_suite(tmp_path):
-    """The repository's copy test with the memory plant: the copy moves 4x the bytes it is credited
-    with, its info says so, and the gate (baseline from an unchanged run) calls it a regression."""
+    """The repository's copy test with the memory plant: each copy is followed by a spin of 3x its unplanted
+    time, its info says so, and the gate (baseline from an unchanged run) calls it a regression."""
     bl, runs = tmp_path / "bl", tmp_path / "runs"
     sel = ("suites/test_memory.py", "-k", "copy_bandwidth and 16MiB")
     o = gc.run_pytest(DEV, [*sel, "--gpuperf-update-baselines"], runs / "u.json", runs / "u.log", baseline_dir=str(bl),

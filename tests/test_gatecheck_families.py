@@ -177,8 +177,8 @@ def test_summation_plant_scales_the_error_exactly(tmp_path):
 
 @needs_cl
 def test_launch_plant_adds_work_to_every_launch(tmp_path):
-    """The grid sweep launches a kernel whose first work-item spins 9x the smallest grid's time: the fitted
-    launch overhead (the lower quartile of many launches per point on a CPU device) rises by over half that
+    """The grid sweep launches a kernel whose first work-item spins for as long as moves the fitted intercept
+    to 10x the unplanted sweep's (calibrated on the intercept): the fitted launch overhead (the lower quartile of many launches per point on a CPU device) rises by over half that
     extra time. (PoCL's launch time switches between modes a few µs apart from process to process, so the
     plant is large and the check is on the added time, not a ratio.)"""
     metric = "launch.overhead.intercept_us"

@@ -109,11 +109,11 @@ def test_small_gpu_copies_are_batched_to_move_256_mib_per_span_and_large_ones_st
 def test_a_batched_copy_figure_is_per_copy_and_names_its_span():
     MiB = copy_bandwidth.MiB
     m = Measurement((4e-3, 8e-3, 12e-3), Stats.of([4e-3, 8e-3, 12e-3]), True)
-    rec = copy_bandwidth.CopyBandwidth("1MiB", MiB, MiB, 32, m, True, per_span=4).record()
+    rec = copy_bandwidth.CopyBandwidth("1MiB", MiB, 32, m, True, per_span=4).record()
     assert rec["value"] == pytest.approx(2 * MiB / 1e9 / 2e-3)  # the 8 ms median span holds 4 copies of 2 ms
     assert rec["identity"] == {"timing": "back-to-back copies per event pair", "copies_per_span": 4}
     assert rec["info"][classes.PER_SPAN] == 4
-    alone = copy_bandwidth.CopyBandwidth("1MiB", MiB, MiB, 32, m, True).record()
+    alone = copy_bandwidth.CopyBandwidth("1MiB", MiB, 32, m, True).record()
     assert "identity" not in alone and alone["value"] == pytest.approx(2 * MiB / 1e9 / 8e-3)
 
 

@@ -36,16 +36,12 @@ def test_a_copy_is_skipped_where_gpu_sized_on_a_cpu_or_over_a_quarter_of_memory(
     assert "1GiB × 1 buffer pairs would use over a quarter" in small
 
 
-def test_a_planted_copy_moves_whole_extra_pages_and_says_so_even_when_none_fit():
-    assert copy_bandwidth.planted_bytes(MiB, 0.1) == MiB + 25 * 4096
-    assert copy_bandwidth.planted_bytes(MiB, 0.001) == MiB
+def test_a_copy_figure_counts_bytes_read_and_written_over_the_median_time():
     m = Measurement((1e-3, 2e-3, 3e-3), Stats.of([1e-3, 2e-3, 3e-3]), True)
-    plain = copy_bandwidth.CopyBandwidth("1MiB", MiB, MiB, 32, m, True).record()
+    plain = copy_bandwidth.CopyBandwidth("1MiB", MiB, 32, m, True).record()
     assert plain["name"] == "memory.copy.bandwidth.1MiB" and plain["unit"] == "GB/s" and plain["better"] == "higher"
     assert plain["value"] == pytest.approx(2 * MiB / 1e9 / 2e-3)  # read + written, over the median time
     assert plain["info"] == {"buffer_pairs": 32, "converged": True}
-    tiny = copy_bandwidth.CopyBandwidth("1MiB", MiB, MiB, 32, m, True, planted=0.001).record()
-    assert tiny["info"]["planted_slowdown"] == 0.0
 
 
 def test_the_launch_sweep_reaches_thousands_of_groups_per_core_on_a_cpu():

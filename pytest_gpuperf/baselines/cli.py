@@ -247,7 +247,10 @@ def cmd_gatecheck(args: argparse.Namespace) -> int:
     doc = gc.gatecheck(device=args.device, out=out, aa=args.aa, plant_list=chosen, tries=args.tries,
                        baseline_dir=args.baseline_dir, results_dir=results_dir,
                        commit=args.commit or git_commit(), append=args.append, fresh_first=args.fresh_first,
-                       curve_list=curve, not_planted=not_planted, aa_args=aa_args)
+                       curve_list=curve, not_planted=not_planted, aa_args=aa_args,
+                       calibrate=None if args.no_calibrate else lambda ps, mv: families.calibrate(ps, entries, mv),
+                       calibrate_from=[Path(f) for f in args.calibrate_from or []], device_key=key,
+                       calibrate_each=args.calibrate_each)
     passed, problems = gc.verdict(doc)
     print(f"{out}: {len(doc['aa'])} A/A runs, {len(doc['planted'])} planted kinds — "
           + ("gate check passed" if passed else "GATE CHECK FAILED"))
@@ -255,6 +258,11 @@ def cmd_gatecheck(args: argparse.Namespace) -> int:
     print(f"  A/A: {det['aa']['clean']} of {det['aa']['runs']} runs clean")
     for kind, f in det["families"].items():
         print(f"  {f['family']} ({kind}): caught {f['detected']} of {f['tries']} planted tries")
+    for p in doc["planted"]:
+        if "planted" in p and any(s != p["size"] for s in p["planted"]):
+            sizes = ", ".join(sorted({f"{s:g}" for s in p["planted"]}))
+            print(f"  {p['kind']} on {p['metric']}: claim {p['size']:g} beyond the baseline, planted {sizes} "
+                  "(calibrated to this machine's unplanted reading)")
     for c in doc.get("curves", []):
         print(f"  curve {c['metric']} at {c['size']:g}: caught {c['detected']} of {c['tries']}")
     for n in doc.get("not_planted", []):
@@ -332,6 +340,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--curve", action="store_true",
                    help="also plant the headline figures (1 GiB copy, FMA latency, launch overhead, L2 chase) at "
                         "1, 2, 5 and 10 %% (--tries each): detection curves, reported, never failing the check")
+    g.add_argument("--calibrate-from", nargs="+", default=None, metavar="RESULTS.json",
+                   help="unplanted results of this machine (--gpuperf-json) to calibrate the plants from: each "
+                        "fraction plant is sized so that its planted value lands the claimed size beyond the "
+                        "baseline value (default: the file's A/A runs of this commit, and this call's)")
+    g.add_argument("--calibrate-each", action="store_true",
+                   help="calibrate each planted try to an unplanted run of its tests just before it (the same "
+                        "machine at the same time, where a GPU lease may change machines between calls)")
+    g.add_argument("--no-calibrate", action="store_true",
+                   help="plant the claimed sizes as they are, whatever this machine reads")
     g.add_argument("--tries", type=int, default=3, help="tries per planted kind (default 3)")
     g.add_argument("--memory", type=float, default=None, help="planted memory-bound slowdown (default 0.05 on GPUs)")
     g.add_argument("--compute", type=float, default=None, help="planted compute-bound slowdown (default 0.05)")

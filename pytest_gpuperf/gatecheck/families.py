@@ -18,10 +18,10 @@ dropped. :func:`curve_plants` plants the headline figures at 1, 2, 5 and 10 %.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping, Sequence
 
-from .plants import FAMILY
+from .plants import FAMILY, KINDS
 from .run import Plant, node_id
 
 #: the sizes of the detection curves (``--curve``)
@@ -121,11 +121,58 @@ def claimed_size(entry: Mapping[str, Any], band: Band, additive: bool = False, m
         raw = max(1.5 * width / value, stated) if value > 0 else float("inf")
     if not math.isfinite(raw):
         return float("inf")
+    return _rounded_up(raw)
+
+
+def _rounded_up(raw: float) -> float:
+    """``raw`` rounded up to 3 significant digits (never below it), at least :data:`MIN_SIZE`."""
     if raw <= 0:
         return MIN_SIZE
     unit = 10.0 ** (math.floor(math.log10(raw)) - 2)  # the third significant digit, rounded up: never below the claim
     rounded = float(f"{math.ceil(raw / unit - 1e-6) * unit:.3g}")
     return max(MIN_SIZE, rounded)
+
+
+def calibrated_size(size: float, baseline: float, machine: float, better: str) -> float:
+    """The size to plant so that the planted value lands ``size`` beyond the *baseline* value, on a machine whose
+    unplanted runs read ``machine``: a plant of F makes a lower-is-better figure (1 + F) × its value and divides a
+    higher-is-better one by (1 + F), so (1 + F')·machine = (1 + F)·baseline, or machine / (1 + F') =
+    baseline / (1 + F). The claim is about the distance from the baseline (the gate's reference), so a machine
+    that reads better than the baseline gets a larger plant, one that reads worse a smaller one — still the
+    claim's test: the planted value sits where a plant of ``size`` from the baseline puts it. A machine that
+    already reads beyond the claim gets :data:`MIN_SIZE` (its unplanted runs should have regressed). Rounded
+    up to 3 significant digits."""
+    if baseline <= 0 or machine <= 0 or not (math.isfinite(baseline) and math.isfinite(machine)):
+        raise ValueError(f"calibration needs positive values, got baseline {baseline!r} and machine {machine!r}")
+    ratio = baseline / machine if better == "lower" else machine / baseline
+    return _rounded_up((1.0 + size) * ratio - 1.0)
+
+
+def calibrate(chosen: Sequence[Plant], entries: Mapping[str, Mapping[str, Any]],
+              machine: Mapping[str, float]) -> list[Plant]:
+    """``chosen`` with each fraction plant whose target has a baseline entry and a reading of this machine
+    (``machine``: the median of its unplanted runs, per metric) planted at :func:`calibrated_size`, its claim
+    kept as ``claim``; plants that add their size (an error fraction), have no such reading, or would exceed
+    :data:`MAX_SIZE` stay as they were."""
+    additive = {t.metric for t in TARGETS if t.additive}
+    out = []
+    for p in chosen:
+        entry, value = entries.get(p.metric), machine.get(p.metric)
+        if (KINDS.get(p.kind) != "fraction" or p.metric in additive or entry is None or value is None
+                or entry.get("better") not in ("lower", "higher")):
+            out.append(p)
+            continue
+        try:
+            planted = calibrated_size(float(p.size), float(entry["value"]), float(value), str(entry["better"]))
+        except ValueError:
+            out.append(p)
+            continue
+        if planted > MAX_SIZE:
+            out.append(p)
+            continue
+        out.append(replace(p, arg=f"{planted:g}", claim=float(p.size), machine=float(value),
+                           baseline=float(entry["value"])))
+    return out
 
 
 def _tests(t: Target, entry: Mapping[str, Any] | None, spec: str) -> tuple[str, ...]:

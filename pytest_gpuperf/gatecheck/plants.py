@@ -2,19 +2,21 @@
 
 ``--gpuperf-plant KIND[=SIZE]`` (repeatable) makes the measured system worse in one known way, so the
 gate check can count how often the gate catches it. Each kind changes the *work*, never the
-arithmetic of a verdict: the copy moves more bytes than it is credited for, the chain executes
+arithmetic of a verdict: the copy is followed by uncredited work, the chain executes
 more dependent instructions than it divides by, the math kernel's result is nudged by one ulp on some
 inputs, a metric is not recorded. The kinds and their meaning:
 
-* ``memory=F``  — every device copy (each size of the copy suite) moves (1 + F) × the bytes it reports (a
-  memory-bound slowdown of F).
+* ``memory=F``  — every span of device copies (each size of the copy suite) ends with a launch whose first
+  work-item spins for F × the measured time of the unplanted span, so each copy takes (1 + F) × its time
+  (more bytes per copy would barely slow a launch-bound copy).
 * ``compute=F`` — the dependent FMA chain of the latency probe runs (1 + F) × the instructions it
   divides by (a compute-bound slowdown of F).
 * ``throughput=F`` — the independent chains of the throughput probe run (1 + F) × the iterations their
   rate is credited with (ops per clock fall by a factor 1 + F).
-* ``launch=F``  — every launch does extra work: the device-timed empty and grid launches run a kernel whose
-  first work-item spins for F × the measured time of the unplanted launch, and the host-timed figure
-  issues (1 + F) × the launches it divides by.
+* ``launch=F``  — every launch does extra work: the device-timed empty launch runs a kernel whose first
+  work-item spins for F × the measured time of the unplanted launch; the grid sweep's launches spin for as
+  long as moves its fitted intercept by F (a spin beside the grid's work-groups hides behind them at large
+  grids); the host-timed figure issues (1 + F) × the launches it divides by.
 * ``chase=F``   — every pointer chase (each footprint, so each cache level) takes F × more dependent loads
   in its long section than it is credited with (chase latencies rise by F).
 * ``summation=F`` — the summation kernel scales each sum it writes by (1 + F): the zero-sum data set's

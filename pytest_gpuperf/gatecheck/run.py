@@ -25,12 +25,13 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import statistics
 import subprocess
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from ..errors import GpuPerfError
 from ..util import jsonio
@@ -51,10 +52,17 @@ class Plant:
     arg: str
     metric: str
     tests: tuple[str, ...]
+    #: the size the gate claims to catch, where the plant (``arg``) was calibrated to this machine
+    #: (:func:`pytest_gpuperf.gatecheck.families.calibrate`), with the values it was calibrated between
+    claim: float | None = None
+    machine: float | None = None
+    baseline: float | None = None
 
     @property
     def size(self) -> float | str:
-        """The planted size as recorded: a fraction for slowdowns, 1 ulp for the math plant."""
+        """The size as recorded: the claim (a fraction for slowdowns, 1 ulp for the math plant)."""
+        if self.claim is not None:
+            return self.claim
         if plants.KINDS[self.kind] == "fraction":
             return float(self.arg)
         return 1.0 if self.kind == "ulp" else self.arg
@@ -67,7 +75,7 @@ def default_plants(is_cpu: bool, memory: float | None = None, compute: float | N
     copy = "256MiB" if is_cpu else "1GiB"
     # The CPU defaults are the smallest sizes the PoCL gate check caught in every try, on a busy and on a
     # quiet host (docs/evidence.md): the copy's band sits at a busy host's reading, so on a quiet host the
-    # copy must move 3x its bytes (2.0); the FMA chain at 2.2x its instructions (1.2) clears its band with room
+    # copy must take 3x its time (2.0); the FMA chain at 2.2x its instructions (1.2) clears its band with room
     mem = memory if memory is not None else (2.0 if is_cpu else 0.05)
     comp = compute if compute is not None else (1.2 if is_cpu else 0.05)
     return [
@@ -206,9 +214,10 @@ def detected(plant: Plant, outcome: RunOutcome) -> tuple[bool, str]:
 
 def realized(plant: Plant, outcome: RunOutcome) -> float | None:
     """How far the planted run moved the target metric from its baseline value, in the bad direction (a fraction:
-    +0.06 is 6 % worse), or None where the run has no such reading. A plant sets what the code does (more bytes per
-    copy, a spin per launch), not the metric: a launch-bound copy or a machine that reads below the baseline moves
-    less than the planted size, and a miss is only the gate's where the metric moved at least its claim."""
+    +0.06 is 6 % worse), or None where the run has no such reading. A plant sets what the code does (a spin after
+    each span of copies, a spin per launch), not the metric: a plant that hides behind other work, or a machine
+    that reads better than the baseline (where the plant was not calibrated to it), moves less than the claimed
+    size, and a miss is only the gate's where the metric moved at least its claim."""
     doc = outcome.doc or {"metrics": []}
     m = next((m for m in doc.get("metrics", []) if m["name"] == plant.metric), None)
     base = (m or {}).get("baseline") or {}
@@ -216,6 +225,37 @@ def realized(plant: Plant, outcome: RunOutcome) -> float | None:
     if not isinstance(delta, (int, float)):
         return None
     return round(-float(delta) if base.get("better") == "higher" else float(delta), 5)
+
+
+def machine_values(paths: Sequence[Path], key: str | None = None) -> dict[str, float]:
+    """The median value per metric over unplanted results documents of this machine (A/A runs, or files named
+    by ``--calibrate-from``): what the machine reads where the plants are calibrated from. A run that read a
+    metric ``contended`` (a busy host) is left out of that metric's median. ``key``: the device key every
+    document must be of (:class:`GpuPerfError` names the one that is not)."""
+    seen: dict[str, list[float]] = {}
+    for path in paths:
+        if not jsonio.saved(path).is_file():
+            raise GpuPerfError(f"{path}: no such results file to calibrate the plants from; name unplanted "
+                               "results of this machine (--gpuperf-json), or leave --calibrate-from out")
+        doc = jsonio.read_json(path)
+        got = ((doc.get("device") or {}) if isinstance(doc, dict) else {}).get("key")
+        if key is not None and got != key:
+            raise GpuPerfError(f"{path} holds results of {got!r}, not of {key!r}: calibrate from runs of this device")
+        for m in doc.get("metrics", []):
+            if isinstance(m.get("value"), (int, float)) and m.get("verdict") != "contended":
+                seen.setdefault(m["name"], []).append(float(m["value"]))
+    return {name: float(statistics.median(v)) for name, v in seen.items()}
+
+
+def aa_results(doc: Mapping[str, Any] | None, commit: str, results_dir: Path) -> list[Path]:
+    """The results files of ``doc``'s A/A runs of ``commit`` that are still at hand in ``results_dir``."""
+    out = []
+    for r in (doc or {}).get("aa", []):
+        if r.get("commit", (doc or {}).get("commit")) == commit and r.get("results"):
+            p = jsonio.saved(results_dir / r["results"])
+            if p.exists():
+                out.append(p)
+    return out
 
 
 def _free_index(folder: Path, prefix: str, start: int) -> int:
@@ -258,6 +298,15 @@ def _summed(old: list[dict[str, Any]], old_commit: Any, new: list[dict[str, Any]
             q["detected"] += p["detected"]
             q["verdicts"] = q.get("verdicts", []) + p.get("verdicts", [])
             q["runs"] = q.get("runs", []) + p.get("runs", [])
+            if "planted" in q or "planted" in p:  # per try: an uncalibrated try planted its claim
+                q["planted"] = (q.get("planted") or [q["size"]] * (q["tries"] - p["tries"])) + \
+                    (p.get("planted") or [p["size"]] * p["tries"])
+            if "calibration" in q or "calibration" in p:
+                q["calibration"] = (q.get("calibration") or [None] * (q["tries"] - p["tries"])) + \
+                    (p.get("calibration") or [None] * p["tries"])
+            if "realized" in q or "realized" in p:
+                q["realized"] = (q.get("realized") or [None] * (q["tries"] - p["tries"])) + \
+                    (p.get("realized") or [None] * p["tries"])
         else:
             planted[key] = dict(p)
     return list(planted.values())
@@ -319,17 +368,36 @@ def merge(old: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
 
 
 def _tries(p: Plant, tries: int, prev: int, device: str, baseline_dir: str | None, results_dir: Path,
-           cwd: str | Path, commit: str, echo: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-    """``tries`` runs of one plant: its entry, and the device document its runs reported."""
+           cwd: str | Path, commit: str, echo: Any,
+           recalibrate: Callable[[Sequence[Plant], Mapping[str, float]], list[Plant]] | None = None
+           ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``tries`` runs of one plant: its entry, and the device document its runs reported. ``recalibrate``:
+    before each try, run the plant's tests unplanted (``calib-KIND-N``) and calibrate the try's plant to what
+    they read — the machine of that very moment, where a GPU lease may change machines between calls."""
     verdicts: list[str] = []
+    planted: list[float | None] = []
+    calibration: list[dict[str, Any] | None] = []
     moved: list[float | None] = []
     hits = 0
     tags: list[str] = []
     device_doc: dict[str, Any] = {}
     for t in range(1, tries + 1):
-        tag = f"plant-{p.kind}-{_free_index(results_dir, f'plant-{p.kind}', prev + t)}"
+        index = _free_index(results_dir, f'plant-{p.kind}', prev + t)
+        tag = f"plant-{p.kind}-{index}"
         tags.append(tag)
-        o = run_pytest(device, [*p.tests, "--gpuperf-plant", f"{p.kind}={p.arg}"], results_dir / f"{tag}.json",
+        q = p
+        if recalibrate is not None and p.kind != "missing":
+            ctag = f"calib-{p.kind}-{_free_index(results_dir, f'calib-{p.kind}', index)}"
+            c = run_pytest(device, list(p.tests), results_dir / f"{ctag}.json", results_dir / f"{ctag}.log",
+                           baseline_dir=baseline_dir, cwd=cwd)
+            base = Plant(p.kind, f"{p.size:g}", p.metric, p.tests) if isinstance(p.size, float) else p
+            q = recalibrate([base], machine_values([c.results]) if c.results.exists() else {})[0]
+            if q.claim is not None:
+                echo(f"plant {p.kind} on {p.metric} try {t}: claim {q.claim:g}, planted {q.arg} (the unplanted run "
+                     f"{ctag} read {q.machine:.6g} against the baseline's {q.baseline:.6g})")
+        planted.append(float(q.arg) if q.claim is not None else None)
+        calibration.append({"machine": q.machine, "baseline": q.baseline} if q.claim is not None else None)
+        o = run_pytest(device, [*q.tests, "--gpuperf-plant", f"{q.kind}={q.arg}"], results_dir / f"{tag}.json",
                        results_dir / f"{tag}.log", baseline_dir=baseline_dir, cwd=cwd)
         device_doc = device_doc or (o.doc or {}).get("device", {})
         hit, verdict = detected(p, o)
@@ -337,9 +405,12 @@ def _tries(p: Plant, tries: int, prev: int, device: str, baseline_dir: str | Non
         verdicts.append(verdict)
         moved.append(None if p.kind == "missing" else realized(p, o))
         shift = "" if moved[-1] is None else f", moved {moved[-1]:+.2%}"
-        echo(f"plant {p.kind}={p.arg} try {t}: {p.metric} → {verdict}{shift} (exit {o.exit}, {o.wall_s:.0f} s)")
+        echo(f"plant {q.kind}={q.arg} try {t}: {p.metric} → {verdict}{shift} (exit {o.exit}, {o.wall_s:.0f} s)")
     entry = {"kind": p.kind, "arg": p.arg, "metric": p.metric, "size": p.size, "tries": tries, "detected": hits,
              "verdicts": verdicts, "runs": tags, "commit": commit}
+    if any(x is not None for x in planted):  # calibrated to this machine: per try, the size planted and from what
+        entry["planted"] = [float(p.size) if x is None else x for x in planted]  # type: ignore[arg-type]
+        entry["calibration"] = calibration
     if any(v is not None for v in moved):
         entry["realized"] = moved
     return entry, device_doc
@@ -349,15 +420,24 @@ def gatecheck(*, device: str, out: Path, aa: int, plant_list: Sequence[Plant], t
               results_dir: Path, commit: str, append: bool, fresh_first: bool, cwd: str | Path = ".",
               echo: Any = print, curve_list: Sequence[Plant] = (),
               not_planted: Sequence[dict[str, Any]] | None = None,
-              aa_args: Sequence[str] = ("suites/",)) -> dict[str, Any]:
+              aa_args: Sequence[str] = ("suites/",),
+              calibrate: Callable[[Sequence[Plant], Mapping[str, float]], list[Plant]] | None = None,
+              calibrate_from: Sequence[Path] = (), device_key: str | None = None,
+              calibrate_each: bool = False) -> dict[str, Any]:
     """Run the A/A and planted runs (and the detection curves' plants, ``curve_list``) and write (or extend)
     ``out``; ``not_planted``: the family targets left out, with the reason; ``aa_args``: what the A/A runs run
-    (the shipped suites, or the tests of your own named after ``--``). Returns the written document."""
+    (the shipped suites, or the tests of your own named after ``--``). ``calibrate``: the caller's calibration of
+    the plants to what this machine reads (:func:`machine_values`) — of the ``calibrate_from`` results, else of
+    the A/A runs of ``commit`` in the file and in this call; without any, the plants stay at their claims
+    (``device_key``: the device the ``calibrate_from`` results must be of); ``calibrate_each``: instead, each
+    try is calibrated to an unplanted run of its tests just before it (:func:`_tries`). Returns the written document."""
     if aa < 0 or tries < 0:
         raise GpuPerfError("--aa and --tries must be non-negative")
     if not append and out.exists():
         raise GpuPerfError(f"{out} exists; pass --append to add runs to it, or move it aside")
     old = load(out) if append else None
+    # read (and refused) before any run: named results of another device stop the check at once
+    named = machine_values(calibrate_from, device_key) if calibrate is not None and calibrate_from else None
     offset = len(old["aa"]) if old else 0
     runs: list[dict[str, Any]] = []
     device_doc: dict[str, Any] = {}
@@ -374,6 +454,15 @@ def gatecheck(*, device: str, out: Path, aa: int, plant_list: Sequence[Plant], t
         runs.append(entry)
         echo(f"A/A run {n}: {entry['metrics']} metrics, exit {o.exit}, regressed "
              f"{[r['metric'] for r in entry['regressed']]}, missing {entry['missing']}, {o.wall_s:.0f} s")
+    if calibrate is not None and plant_list and not calibrate_each:
+        sources = list(calibrate_from) or aa_results(old, commit, results_dir) + [
+            jsonio.saved(results_dir / r["results"]) for r in runs if jsonio.saved(results_dir / r["results"]).exists()]
+        if sources:
+            plant_list = calibrate(plant_list, named if named is not None else machine_values(sources))
+            for p in plant_list:
+                if p.claim is not None:
+                    echo(f"plant {p.kind} on {p.metric}: claim {p.claim:g}, planted {p.arg} (this machine reads "
+                         f"{p.machine:.6g} against the baseline's {p.baseline:.6g}, {len(sources)} unplanted runs)")
     sections: dict[str, list[dict[str, Any]]] = {"planted": [], "curves": []}
     for section, chosen in (("planted", plant_list), ("curves", curve_list)):
         for p in chosen:
@@ -381,7 +470,8 @@ def gatecheck(*, device: str, out: Path, aa: int, plant_list: Sequence[Plant], t
             prev = sum(q["tries"] for key in ("planted", "curves") for q in (old or {}).get(key, [])
                        if q["kind"] == p.kind)
             prev += sum(q["tries"] for key in sections for q in sections[key] if q["kind"] == p.kind)
-            entry, dev = _tries(p, tries, prev, device, baseline_dir, results_dir, cwd, commit, echo)
+            entry, dev = _tries(p, tries, prev, device, baseline_dir, results_dir, cwd, commit, echo,
+                                calibrate if calibrate_each and section == "planted" else None)
             device_doc = device_doc or dev
             sections[section].append(entry)
     new = {"schema": SCHEMA, "device": device_doc, "commit": commit,
@@ -422,6 +512,9 @@ def verdict(doc: dict[str, Any]) -> tuple[bool, list[str]]:
     for p in doc["planted"]:
         if p["detected"] < p["tries"]:
             line = f"plant {p['kind']}={p['arg']} on {p['metric']}: caught {p['detected']} of {p['tries']}"
+            if any(x != p["size"] for x in p.get("planted") or []):
+                line += (f", claim {p['size']:g} beyond the baseline, planted "
+                         + ", ".join(f"{x:g}" for x in p["planted"]) + " (calibrated to this machine)")
             short = _short_of(p)
             if short:
                 line += f" ({short})"

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from ..baselines.classes import PER_SPAN
 from ..devices.base import Device, DeviceInfo
 from ..timing.measure import Measurement
+from . import launch_overhead
 
 MiB = 1 << 20
 #: the copy sizes the memory suite gates, by label
@@ -66,10 +67,47 @@ def why_not(info: DeviceInfo, label: str) -> str | None:
     return None
 
 
-def planted_bytes(size: int, planted: float) -> int:
-    """Bytes a copy moves under the gate check's memory-bound plant: (1 + ``planted``) × ``size``, the
-    extra rounded down to whole 4 KiB pages (the figure is still credited with ``size``)."""
-    return size + (int(size * planted) // 4096) * 4096
+#: interleaved samples of a span with and without the copy plant's empty spin launch, to price that launch
+PLANT_LAUNCH_SAMPLES = 11
+
+
+@dataclass(frozen=True)
+class PlantedCopy:
+    """The gate check's ``memory`` plant on a copy span: a spin launch appended to every span, calibrated to
+    ``fraction`` × the unplanted span's measured time (the empty launch's own share taken off)."""
+
+    spin: launch_overhead.PlantedSpin
+    span_s: float  # the unplanted span's median
+    launch_s: float  # what appending the spin launch with no steps added to a span (median difference)
+
+    def enqueue(self, device: Device) -> Any:
+        return device.launch(self.spin.kernel, (1,), (1,), self.spin.args())
+
+    def info(self) -> dict[str, Any]:
+        return {**self.spin.info(), "planted_span_us": self.span_s * 1e6, "planted_launch_us": self.launch_s * 1e6}
+
+
+def planted_copy(device: Device, span: Callable[[], Any], fraction: float, span_s: float,
+                 timeout_s: float = 30.0) -> PlantedCopy:
+    """The ``memory`` plant: every span of copies (``span`` enqueues one) is followed by a launch whose first
+    work-item spins for ``fraction`` × ``span_s``, the unplanted span's measured time, so each copy takes
+    (1 + ``fraction``) × its time. More bytes per copy would not do it: a launch-bound copy (1 MiB on an H200)
+    barely slows when it moves more bytes. The cost of appending a launch that does not spin is measured
+    (the median difference of spans with and without it, taken in pairs) and taken off the spin."""
+    probe = launch_overhead.planted_spin(device, fraction, span_s, timeout_s)
+
+    def once(steps: int | None) -> float:
+        def run() -> Any:
+            handles = list(span())
+            if steps is not None:
+                handles.append(device.launch(probe.kernel, (1,), (1,), [np.int32(steps), probe.sink]))
+            return handles
+        return device.elapsed(device.timed(run), timeout_s)
+
+    # pairs taken back to back, so a slow spell of the host moves both of a pair rather than one median
+    launch_s = max(0.0, float(np.median([once(0) - once(None) for _ in range(PLANT_LAUNCH_SAMPLES)])))
+    spin = launch_overhead.planted_spin(device, fraction, span_s, timeout_s, less_s=launch_s)
+    return PlantedCopy(spin, span_s, launch_s)
 
 
 @dataclass
@@ -78,11 +116,10 @@ class CopyBandwidth:
 
     label: str
     size: int
-    moved: int
     pairs: int
     measurement: Measurement
     copied: bool  # the first destination holds the source's bytes
-    planted: float = 0.0  # the gate check's planted slowdown asked for (0: none)
+    plant: PlantedCopy | None = None  # the gate check's memory plant, where planted
     per_span: int = 1  # back-to-back copies each sample's span timed (its time is per copy × this)
 
     def record(self) -> dict[str, Any]:
@@ -90,8 +127,8 @@ class CopyBandwidth:
         span of several over their number); a span of several names it in its identity."""
         bw = self.measurement.stats.scaled(1.0 / self.per_span).reciprocal(2 * self.size / 1e9)
         info: dict[str, Any] = {"buffer_pairs": self.pairs, "converged": self.measurement.converged}
-        if self.planted:
-            info["planted_slowdown"] = self.moved / self.size - 1.0
+        if self.plant is not None:
+            info.update(self.plant.info())
         out = {"name": f"memory.copy.bandwidth.{self.label}", "value": bw.median, "unit": "GB/s",
                "better": "higher", "stats": bw, "info": info}
         if self.per_span > 1:
@@ -103,16 +140,25 @@ class CopyBandwidth:
 def measure(device: Device, measurer: Any, label: str, planted: float = 0.0, per_span: int | None = None
             ) -> CopyBandwidth:
     """Time the ``label`` copy, rotating over :func:`buffer_pairs` pairs of seeded random bytes
-    (``measurer``: the test's ``gpu_measure``); ``planted``: the gate check's memory-bound plant;
-    ``per_span``: copies per device-event span (default :func:`copies_per_span`)."""
+    (``measurer``: the test's ``gpu_measure``); ``planted``: the gate check's ``memory`` plant, a slowdown of
+    that fraction of the measured unplanted span (:func:`planted_copy`); ``per_span``: copies per device-event
+    span (default :func:`copies_per_span`)."""
     size = SIZES[label]
-    moved = planted_bytes(size, planted)
     pairs = buffer_pairs(device.info, size)
-    host = np.random.default_rng(SEED).integers(0, 255, moved, dtype=np.uint8)
+    host = np.random.default_rng(SEED).integers(0, 255, size, dtype=np.uint8)
     srcs = [device.to_device(host) for _ in range(pairs)]
-    dsts = [device.empty(moved) for _ in range(pairs)]
+    dsts = [device.empty(size) for _ in range(pairs)]
     rotation = itertools.cycle(zip(dsts, srcs))
     n = copies_per_span(device.info, size) if per_span is None else int(per_span)
-    m = measurer.enqueue(lambda: device.copy_many([next(rotation) for _ in range(n)], moved))
+
+    def span() -> Any:
+        return device.copy_many([next(rotation) for _ in range(n)], size)
+
+    plant = None
+    if planted > 0:
+        plant = planted_copy(device, span, planted, measurer.enqueue(span).stats.median)
+        m = measurer.enqueue(lambda: [*span(), plant.enqueue(device)])
+    else:
+        m = measurer.enqueue(span)
     copied = bool(np.array_equal(device.to_host(dsts[0], np.uint8), host))
-    return CopyBandwidth(label, size, moved, pairs, m, copied, planted, n)
+    return CopyBandwidth(label, size, pairs, m, copied, plant, n)

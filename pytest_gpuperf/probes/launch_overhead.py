@@ -92,11 +92,13 @@ class PlantedSpin:
                 "planted_extra_us": self.extra_s * 1e6}
 
 
-def planted_spin(device: Device, fraction: float, launch_s: float, timeout_s: float = 30.0) -> PlantedSpin:
+def planted_spin(device: Device, fraction: float, launch_s: float, timeout_s: float = 30.0,
+                 less_s: float = 0.0) -> PlantedSpin:
     """The ``launch`` plant: a kernel whose first work-item spins for ``fraction`` × ``launch_s`` (the
     unplanted launch's measured device time) — extra work per launch. The cost of one step comes from
     timed launches long enough (≥ 1 ms on CPU devices, ≥ 100 µs on GPUs) that launch jitter is small
-    beside them, less a launch that does not spin."""
+    beside them, less a launch that does not spin. ``less_s``: extra time the spin's own launch already
+    adds where it is appended to other work (the copy plant), taken off the spin (never below 0 steps)."""
     kernel = device.compile(SPIN[device.info.dialect.name], SPIN_NAME)
     sink = device.empty(4)
 
@@ -113,7 +115,8 @@ def planted_spin(device: Device, fraction: float, launch_s: float, timeout_s: fl
             break
         n *= 4
     extra = fraction * launch_s
-    return PlantedSpin(kernel, sink, max(1, round(extra * n / max(spun, 1e-9))), extra, fraction)
+    steps = round(max(extra - less_s, 0.0) * n / max(spun, 1e-9))
+    return PlantedSpin(kernel, sink, steps if less_s > 0 else max(1, steps), extra, fraction)
 
 
 def host_launch_us(device: Device, kernel: Any, args: list[Any], launches: int = HOST_LAUNCHES,
@@ -173,49 +176,97 @@ def launch_intercept(xs: Sequence[float], ys: Sequence[float], slope: float, poi
     return float(np.median([ys[i] - slope * xs[i] for i in order]))
 
 
+#: planted sweeps the grid plant may take to bring the fitted intercept to (1 + F) × the unplanted one
+GRID_PLANT_ATTEMPTS = 4
+#: how close (relative to F) a planted sweep's intercept must come to the target to stop calibrating
+GRID_PLANT_CLOSE = 0.1
+
+
+@dataclass
+class _Sweep:
+    """One pass over the grids: each point's per-launch stats, the fitted points, slope and intercept."""
+
+    blocks: list[int]
+    stats: list[Stats]
+    xs: list[int]
+    ys: list[float]
+    fit: Any
+    slope: float
+    intercept: float
+
+
+def _grid_sweep(device: Device, measurer: Any, kernel: Any, args: list[Any], n: int, local: int) -> _Sweep:
+    """Every grid of :func:`grid_blocks` timed (:func:`per_launch_us`) and the line fitted through them."""
+    info = device.info
+    reps = profile("launch_grid", info.is_cpu)
+    blocks = grid_blocks(info.compute_units, info.is_cpu)
+    stats = [per_launch_us(device, measurer, kernel, (b * local,), (local,), args, n, **reps) for b in blocks]
+    xs = [b * local for b in blocks]
+    ys = [float(np.percentile(us.samples, 25)) if info.is_cpu else us.median for us in stats]
+    fit = theilslopes(np.asarray(ys, float), np.asarray(xs, float))
+    a = float(fit.slope)
+    b0 = launch_intercept(xs, ys, a) if info.is_cpu else float(fit.intercept)
+    return _Sweep(blocks, stats, xs, ys, fit, a, b0)
+
+
+def planted_grid(device: Device, measurer: Any, kernel: Any, plant: float, n: int, local: int,
+                 ) -> tuple[PlantedSpin, dict[str, Any]]:
+    """The ``launch`` plant on the grid sweep, calibrated on the figure it targets: the spin of one work-item
+    runs beside the grid's other work-groups, so at large grids it hides behind them and a spin of F × the
+    smallest grid's time moves the fitted intercept by well under F. So an unplanted sweep is fitted first,
+    then the spin is lengthened (or shortened) in proportion to what a planted sweep's intercept moved, until
+    the intercept reads (1 + F) × the unplanted one within :data:`GRID_PLANT_CLOSE` × F (at most
+    :data:`GRID_PLANT_ATTEMPTS` sweeps) — real extra work per launch, sized by its effect on the intercept.
+    The recorded sweep is a fresh one with the spin chosen (never a calibration sweep: no reading is picked)."""
+    base = _grid_sweep(device, measurer, kernel, [np.int32(0)], n, local)
+    target = plant * base.intercept
+    spin = planted_spin(device, plant, base.ys[0] * 1e-6)
+    tried: list[dict[str, float]] = []
+    for _ in range(GRID_PLANT_ATTEMPTS):
+        got = _grid_sweep(device, measurer, spin.kernel, spin.args(), n, local).intercept - base.intercept
+        tried.append({"spin_steps": spin.steps, "moved_us": got})
+        if target <= 0 or abs(got - target) <= GRID_PLANT_CLOSE * target:
+            break
+        scale = min(4.0, max(0.25, target / got if got > 0 else 4.0))
+        spin = PlantedSpin(spin.kernel, spin.sink, max(1, round(spin.steps * scale)), spin.extra_s * scale,
+                           spin.fraction)
+    return spin, {"planted_intercept_unplanted_us": base.intercept, "planted_calibration": tried}
+
+
 def grid_records(device: Device, measurer: Any, kernel: Any, plant: float = 0.0, launches: int | None = None
                  ) -> Iterator[dict[str, Any]]:
     """The empty kernel's device time per launch at every grid of :func:`grid_blocks` (:func:`per_launch_us`
     over ``launches`` per span, default :func:`span_launches`), then the fitted intercept (µs) and slope (ns
-    per 1,000 threads), as ``gpuperf_record`` arguments (each point measured when asked for). ``measurer``
-    times the launches (the probe's bound ``gpu_measure``).
+    per 1,000 threads), as ``gpuperf_record`` arguments. ``measurer`` times the launches (the probe's bound
+    ``gpu_measure``).
 
     On a CPU device a launch that finds a PoCL worker descheduled reads a slow mode (several times the fast
     one), and a median in that mode pulls the slope; so there each point takes the ``launch_grid``
     profile's many launches and the fit goes through their lower quartile (the device's cost while its
     workers hold the cores), robust while under three launches in four are slowed. GPUs keep the median.
 
-    ``plant``: the gate check's ``launch`` plant — every point launches the :func:`planted_spin` kernel,
-    whose first work-item spins for ``plant`` × the unplanted smallest grid's time (extra work per launch)."""
+    ``plant``: the gate check's ``launch`` plant — every point launches the :func:`planted_spin` kernel, its
+    spin calibrated so that the fitted intercept reads (1 + ``plant``) × the unplanted one (:func:`planted_grid`)."""
     info = device.info
     n = span_launches(info) if launches is None else int(launches)
     local = 64 if info.is_cpu else 256
-    reps = profile("launch_grid", info.is_cpu)
     point = "q25" if info.is_cpu else "median"
     span = span_identity(n)
-    xs: list[int] = []
-    ys: list[float] = []
     args: list[Any] = [np.int32(0)]
     planted: dict[str, Any] = {}
     if plant > 0:
-        first = per_launch_us(device, measurer, kernel, (local,), (local,), args, n, **reps).median * 1e-6
-        spin = planted_spin(device, plant, first)
-        kernel, args, planted = spin.kernel, spin.args(), spin.info()
-    for b in grid_blocks(info.compute_units, info.is_cpu):
-        us = per_launch_us(device, measurer, kernel, (b * local,), (local,), args, n, **reps)
-        xs.append(b * local)
-        ys.append(float(np.percentile(us.samples, 25)) if info.is_cpu else us.median)
+        spin, calibration = planted_grid(device, measurer, kernel, plant, n, local)
+        kernel, args, planted = spin.kernel, spin.args(), {**spin.info(), **calibration}
+    sw = _grid_sweep(device, measurer, kernel, args, n, local)
+    for b, us in zip(sw.blocks, sw.stats):
         yield {"name": f"launch.grid.{b}x{local}.device_us", "value": us.median, "unit": "us", "better": "lower",
                "stats": us, "info": {PER_SPAN: n}, "identity": span}
-    fit = theilslopes(np.asarray(ys, float), np.asarray(xs, float))
-    a = float(fit.slope)
-    b0 = launch_intercept(xs, ys, a) if info.is_cpu else float(fit.intercept)
-    meta = {"threads": xs, "us": ys, "model": "l_overhead = a·nB·nT_b + b (Alavani ch. 3.4)", "fit": "Theil–Sen",
+    meta = {"threads": sw.xs, "us": sw.ys, "model": "l_overhead = a·nB·nT_b + b (Alavani ch. 3.4)", "fit": "Theil–Sen",
             "point": point, **planted,
-            "slope_interval_ns_per_kthread": [float(fit.low_slope) * 1e6, float(fit.high_slope) * 1e6],
+            "slope_interval_ns_per_kthread": [float(sw.fit.low_slope) * 1e6, float(sw.fit.high_slope) * 1e6],
             PER_SPAN: n}
     ident = {"fit_point": point, **span} if info.is_cpu else dict(span)
-    yield {"name": "launch.overhead.intercept_us", "value": float(b0), "unit": "us", "better": "lower", "info": meta,
-           "identity": {**ident, "intercept": "3 smallest grids"} if info.is_cpu else ident}
-    yield {"name": "launch.overhead.slope_ns_per_kthread", "value": float(a) * 1e6, "unit": "ns/kthread",
+    yield {"name": "launch.overhead.intercept_us", "value": float(sw.intercept), "unit": "us", "better": "lower",
+           "info": meta, "identity": {**ident, "intercept": "3 smallest grids"} if info.is_cpu else ident}
+    yield {"name": "launch.overhead.slope_ns_per_kthread", "value": float(sw.slope) * 1e6, "unit": "ns/kthread",
            "better": "lower", "info": meta, "identity": ident}

@@ -26,7 +26,7 @@ def test_copy_bandwidth(gpu_device, gpu_measure, gpuperf_record, gpuperf_plant, 
     why_not = copy_bandwidth.why_not(gpu_device.info, label)
     if why_not:
         pytest.skip(why_not)
-    # the gate check's memory-bound plant: move (1 + F) × the bytes the figure is credited with
+    # the gate check's memory plant: each span of copies followed by a spin of F × the unplanted span (planted_copy)
     c = copy_bandwidth.measure(gpu_device, gpu_measure, label, plants.fraction(gpuperf_plant, "memory"))
     # The copy must really have happened: one destination holds the source bytes.
     assert c.copied, f"{label}: the copied buffer differs from its source"

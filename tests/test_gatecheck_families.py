@@ -185,7 +185,10 @@ def test_launch_plant_adds_work_to_every_launch(tmp_path):
     before, after, rec = _pair(tmp_path, ("suites/test_memory_hierarchy.py", "-k", "test_launch_overhead_vs_grid"),
                                "launch=9", metric)
     assert rec["info"]["planted_slowdown"] == 9.0 and rec["info"]["planted_spin_steps"] > 0
-    assert after - before >= 0.5 * rec["info"]["planted_extra_us"], (before, after, rec["info"])
+    # against the unplanted sweep the planted process fitted moments before (a load spike between two processes
+    # moves a separate run's intercept by more than a microsecond on a busy 2-core host), and the separate run
+    unplanted = min(before, rec["info"]["planted_intercept_unplanted_us"])
+    assert after - unplanted >= 0.5 * rec["info"]["planted_extra_us"], (before, after, rec["info"])
 
 
 def test_throughput_and_launch_plants_on_the_probe_figures(cl_device):

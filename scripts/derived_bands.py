@@ -28,7 +28,8 @@ Hardware figures (:func:`pytest_gpuperf.baselines.detection.hardware`: launch, m
 power) are pooled the same way where their gate is looser than :data:`HARDWARE_TARGET`: a card's figure measured
 on six machines is the reference a fleet of that card is held to, and a power draw that spreads 3–5 % between
 machines cannot be gated within 25 %; it is declared informational with that spread as its cause. A fit's
-goodness (``….r2``) is left to its row's band: it is no figure of the hardware.
+goodness (``….r2``) is no hardware figure (:func:`~pytest_gpuperf.baselines.detection.hardware`) and keeps its row's
+band.
 
     python scripts/derived_bands.py            # report; exit 1 where a reviewed baseline would change
     python scripts/derived_bands.py --write    # update the reviewed baselines
@@ -117,7 +118,7 @@ def target(name: str) -> float | None:
     """The MDE a figure is pooled towards: TARGET for a derived one, HARDWARE_TARGET for a hardware one, else None."""
     if name.startswith(DERIVED):
         return TARGET
-    if detection.hardware(name) and not name.endswith(".r2"):
+    if detection.hardware(name):
         return HARDWARE_TARGET
     return None
 

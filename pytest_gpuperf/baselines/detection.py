@@ -224,9 +224,10 @@ HARDWARE_MDE = 0.05
 
 def hardware(name: str) -> bool:
     """Whether a metric is a hardware figure (:data:`HARDWARE`): launch, memory, latency, throughput, clock,
-    power — not the studies built on them (``power.tuning``, a model over kernels, stays out)."""
+    power — not the studies built on them (``power.tuning``, a model over kernels, stays out) nor a fit's
+    goodness (``….r2``: how well a model describes the figures, not a figure of the card)."""
     head = name.split(".")[0]
-    return head in HARDWARE and not name.startswith("power.tuning.")
+    return head in HARDWARE and not name.startswith("power.tuning.") and not name.endswith(".r2")
 
 
 def tally(detections: Sequence[Detection]) -> dict[str, int]:

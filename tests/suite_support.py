@@ -110,3 +110,28 @@ def load_script(name: str) -> Any:
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+#: a tiny project whose one figure is (1 + the memory plant's size) MB exactly: the gate-check protocol without a
+#: device figure's noise; ``{better}`` is the figure's direction
+TINY_PLANTED = '''
+from pytest_gpuperf.gatecheck import plants
+
+def test_tiny(gpu_device, gpuperf_record, gpuperf_plant):
+    gpuperf_record("tiny.moved", 1e6 * (1.0 + plants.fraction(gpuperf_plant, "memory")), "bytes", better="{better}",
+                   tolerance={{"rel": 0.03}})
+'''
+
+
+def baselined_tiny_suite(tmp_path: Path, device: str, better: str) -> tuple[Any, Path]:
+    """Write :data:`TINY_PLANTED` under ``tmp_path/suites`` and make its baseline with one unplanted run; returns
+    that run's outcome (its ``doc`` and results file) and the baseline folder."""
+    from pytest_gpuperf.gatecheck import run as gc
+
+    (tmp_path / "suites").mkdir()
+    (tmp_path / "suites" / "test_tiny.py").write_text(TINY_PLANTED.format(better=better))
+    bl = tmp_path / "bl"
+    o = gc.run_pytest(device, ["suites/", "--gpuperf-update-baselines"], tmp_path / "u.json", tmp_path / "u.log",
+                      baseline_dir=str(bl), cwd=tmp_path)
+    assert o.exit == 0, o.log.read_text()[-2000:]
+    return o, bl

@@ -19,6 +19,7 @@ from pytest_gpuperf.cli import main as gpuperf
 from pytest_gpuperf.devices import discover
 from pytest_gpuperf.gatecheck import families, plants
 from pytest_gpuperf.gatecheck import run as gc
+from suite_support import baselined_tiny_suite
 
 INV = discover()
 HAS_CL = any(d.backend == "opencl" for d in INV.devices)
@@ -283,25 +284,11 @@ def test_power_plant_is_gpu_only_its_launch_does_uncredited_work():
         pytest.skip("power plant's run: needs a GPU with NVML (energy per op); this machine has only PoCL")
 
 
-# A tiny project whose one figure is (1 + the memory plant's size) MB, exactly: the gate-check protocol (curves,
-# not-planted targets, the detection summary) without a device figure's noise. Its band is 3 %.
-TINY = '''
-from pytest_gpuperf.gatecheck import plants
-
-def test_tiny(gpu_device, gpuperf_record, gpuperf_plant):
-    gpuperf_record("tiny.moved", 1e6 * (1.0 + plants.fraction(gpuperf_plant, "memory")), "bytes", better="exact",
-                   tolerance={"rel": 0.03})
-'''
 
 
 @needs_cl
 def test_gatecheck_writes_curves_not_planted_targets_and_the_detection_summary(tmp_path):
-    (tmp_path / "suites").mkdir()
-    (tmp_path / "suites" / "test_tiny.py").write_text(TINY)
-    bl = tmp_path / "bl"
-    o = gc.run_pytest(DEV, ["suites/", "--gpuperf-update-baselines"], tmp_path / "u.json", tmp_path / "u.log",
-                      baseline_dir=str(bl), cwd=tmp_path)
-    assert o.exit == 0, o.log.read_text()[-2000:]
+    o, bl = baselined_tiny_suite(tmp_path, DEV, "exact")
     tests = ("suites/test_tiny.py",)
     plant = gc.Plant("memory", "0.5", "tiny.moved", tests)
     curve = [gc.Plant("memory", f"{s:g}", "tiny.moved", tests) for s in (0.01, 0.1)]

@@ -15,6 +15,7 @@ from pytest_gpuperf.helpers import Measurer
 from pytest_gpuperf.probes import copy_bandwidth
 from pytest_gpuperf.timing import observers
 from pytest_gpuperf.timing.measure import MeasureConfig
+from suite_support import baselined_tiny_suite
 
 DEV = "opencl:0"
 #: the copy plant's size on PoCL
@@ -81,13 +82,6 @@ def test_calibrate_keeps_the_claim_and_leaves_what_it_cannot_calibrate():
 
 # One figure that is (1 + the memory plant's size) MB, lower is better: the calibration's bookkeeping without a
 # device figure's noise.
-TINY = '''
-from pytest_gpuperf.gatecheck import plants
-
-def test_tiny(gpu_device, gpuperf_record, gpuperf_plant):
-    gpuperf_record("tiny.moved", 1e6 * (1.0 + plants.fraction(gpuperf_plant, "memory")), "bytes", better="lower",
-                   tolerance={"rel": 0.03})
-'''
 
 
 def test_a_calibrated_plant_records_its_claim_and_the_size_it_planted(cl_device, tmp_path):
@@ -95,12 +89,7 @@ def test_a_calibrated_plant_records_its_claim_and_the_size_it_planted(cl_device,
     0.05 plant is planted at 1.05 / 0.98 − 1, the entry keeps 0.05 as its size and lists what each try planted;
     results of another device are refused before any run; the file's own A/A runs, or an unplanted run before
     each try (``calibrate_each``), calibrate where no results are named."""
-    (tmp_path / "suites").mkdir()
-    (tmp_path / "suites" / "test_tiny.py").write_text(TINY)
-    bl = tmp_path / "bl"
-    o = gc.run_pytest(DEV, ["suites/", "--gpuperf-update-baselines"], tmp_path / "u.json", tmp_path / "u.log",
-                      baseline_dir=str(bl), cwd=tmp_path)
-    assert o.exit == 0, o.log.read_text()[-2000:]
+    o, bl = baselined_tiny_suite(tmp_path, DEV, "lower")
     key = o.doc["device"]["key"]
     machine = json.loads((tmp_path / "u.json").read_text())
     (m,) = [m for m in machine["metrics"] if m["name"] == "tiny.moved"]

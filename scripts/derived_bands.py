@@ -136,8 +136,10 @@ def candidate(name: str, entry: Mapping[str, Any]) -> bool:
 
 
 def false_alarm(name: str, entry: Mapping[str, Any], runs: list[Run]) -> bool:
-    """A derived or hardware figure the gate judges that an unchanged A/A run reads ``regressed``: its band is narrower
-    than the spread between machines, so it is pooled whatever its MDE (the band it gets names those runs as cause)."""
+    """A derived or hardware figure the gate judges whose band an unchanged A/A run's value lies beyond (:func:`judge`
+    reads the value alone, without the run's samples: a sampled figure's live verdict may have held it
+    insignificant): its band is narrower than the spread between machines, so it is pooled whatever its MDE (the
+    band it gets names those runs as cause)."""
     if target(name) is None or entry.get("better") not in ("lower", "higher", "exact") or float(entry["value"]) == 0:
         return False
     if power(name, entry).mde is None:

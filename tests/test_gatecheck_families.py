@@ -215,7 +215,7 @@ def test_throughput_and_launch_plants_on_the_probe_figures(cl_device):
 def test_chase_plant_lengthens_every_chase(cl_device):
     """The event-timed chase at one footprint: its long section takes twice the credited loads more, so the
     cycles per load read about 3x (asked: over 1.5x, the quickest of three planted chases against the quickest of
-    three unplanted ones interleaved with them: on a shared CI runner one unplanted chase read 4.4 against 3.2)."""
+    three unplanted ones interleaved with them: a shared runner's load spike lengthens single chases)."""
     from pytest_gpuperf.helpers import Measurer
     from pytest_gpuperf.probes import hierarchy, memory
     from pytest_gpuperf.timing.measure import MeasureConfig

@@ -360,3 +360,17 @@ def test_a_missed_plant_says_how_far_it_moved_the_metric():
     doc["planted"][0]["realized"] = [0.09] * 3  # moved past its claim and still passed: the gate's miss, said plainly
     passed, problems = gc.verdict(doc)
     assert not passed and "under-delivered" not in problems[0], problems
+
+
+def test_an_additive_plants_relative_move_is_not_set_beside_its_claim():
+    """A sampled-model plant adds its size to an error fraction: its relative move says nothing about delivery,
+    so a miss is not called under-delivered; a summation plant scales its metric and is judged on its move."""
+    assert {t.kind for t in families.TARGETS if t.additive} == {"model"}
+
+    def problems(kind: str) -> list[str]:
+        doc = {"aa": [], "planted": [{"kind": kind, "arg": "0.2", "metric": "m", "size": 0.2, "tries": 1,
+                                      "detected": 0, "verdicts": ["pass"], "realized": [0.05]}]}
+        return gc.verdict(doc)[1]
+
+    assert "under-delivered" not in problems("model")[0]
+    assert "under-delivered" in problems("summation")[0]

@@ -21,7 +21,7 @@ import math
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping, Sequence
 
-from .plants import FAMILY, KINDS
+from .plants import ADDITIVE, FAMILY, KINDS
 from .run import Plant, node_id
 
 #: the sizes of the detection curves (``--curve``)
@@ -42,10 +42,14 @@ class Target:
     metric: str
     selection: tuple[str, ...]
     fallback: tuple[float, float]
-    additive: bool = False  # the plant adds its size to the metric (an error fraction), not × (1 + size)
     gpu_only: str | None = None
     cpu: bool = True  # measured (as a named metric) on CPU devices too
     gpu: bool = True
+
+    @property
+    def additive(self) -> bool:
+        """The plant adds its size to the metric (an error fraction), not × (1 + size)."""
+        return self.kind in ADDITIVE
 
 
 def _copy(label: str, cpu: bool = True, gpu: bool = True) -> Target:
@@ -78,10 +82,10 @@ TARGETS: tuple[Target, ...] = (
     Target("tuner", "tuning.reduce.dao.quality", ("suites/test_workgroup_tuning.py", "-k", "test_tune and reduce"),
            (0.15, 5.0)),
     Target("model", "model.sampled.mean_error", ("suites/test_model_error.py", "-k", "test_sampled_models"),
-           (0.2, 1.0), additive=True, cpu=False),
+           (0.2, 1.0), cpu=False),
     # a CPU device measures the corpus at the project's geometry only (models.sampled_corpus.protocols_for)
     Target("model", "model.sampled_project.mean_error", ("suites/test_model_error.py", "-k", "test_sampled_models"),
-           (0.2, 1.0), additive=True, gpu=False),
+           (0.2, 1.0), gpu=False),
 )
 #: the families whose plant has no size: a math function 1 ulp off on some inputs, a metric not recorded —
 #: (argument, metric that must catch it, selection)

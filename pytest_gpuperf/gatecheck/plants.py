@@ -47,6 +47,9 @@ from typing import Mapping
 KINDS = {"memory": "fraction", "compute": "fraction", "throughput": "fraction", "launch": "fraction",
          "chase": "fraction", "summation": "fraction", "power": "fraction", "tuner": "fraction",
          "model": "fraction", "ulp": "function", "missing": "metric"}
+#: the kinds whose plant adds its size to the metric (an error fraction), not × (1 + size): their claim is in the
+#: metric's own units, so a relative move is not set beside it
+ADDITIVE = frozenset({"model"})
 #: the family of the suites each kind stands for, as the gate check reports its detection rate
 FAMILY = {"launch": "launch path", "memory": "memory copy", "chase": "cache chase", "compute": "instruction latency",
           "throughput": "instruction throughput", "ulp": "math ulp", "summation": "summation error",

@@ -493,7 +493,7 @@ def _short_of(p: Mapping[str, Any]) -> str:
     there; the check still fails: the claim was not shown)."""
     size = p.get("size")
     moved = [(v, m) for v, m in zip(p["verdicts"], p.get("realized") or []) if v != "regressed" and m is not None]
-    if not moved or not isinstance(size, (int, float)) or p.get("kind") in ("summation", "model"):
+    if not moved or not isinstance(size, (int, float)) or p.get("kind") in plants.ADDITIVE:
         return ""
     under = [m for _, m in moved if m < float(size)]
     if not under:

@@ -33,10 +33,13 @@ DEFAULT_TIMEOUT_S = 60.0
 INTERRUPT_GRACE_S = 1.0
 
 
-def slugify(text: str) -> str:
-    """Stable lower-case slug used for baseline file names (``NVIDIA H100 80GB HBM3`` → ``nvidia-h100-80gb-hbm3``)."""
-    slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
-    return re.sub(r"-{2,}", "-", slug) or "unknown-device"
+def slugify(text: str, sep: str = "-", empty: str = "unknown-device") -> str:
+    """Stable lower-case slug: every run of characters other than ``a-z0-9`` becomes one ``sep``.
+
+    Names baseline files (``NVIDIA H100 80GB HBM3`` → ``nvidia-h100-80gb-hbm3``; ``empty`` where nothing is
+    left) and, with ``sep="_"``, turns a free-text name into a metric name part (``Dense linear algebra`` →
+    ``dense_linear_algebra``)."""
+    return re.sub(r"[^a-z0-9]+", sep, text.lower()).strip(sep) or empty
 
 
 @dataclass(frozen=True)

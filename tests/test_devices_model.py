@@ -4,15 +4,20 @@ backend name, and the kernel texts the committed baselines were measured with st
 
 from __future__ import annotations
 
+import ast
 import hashlib
+import importlib.util
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from pytest_gpuperf.devices import open_device
-from pytest_gpuperf.devices.dialect import DIALECTS, dialect
+from pytest_gpuperf.devices import backend_registry, discover, open_device
+from pytest_gpuperf.devices.dialect import DIALECTS, dialect, per_language
 
 ROOT = Path(__file__).resolve().parents[1]
 BACKENDS = ("cuda", "opencl")
@@ -131,3 +136,65 @@ def test_capabilities_answer_without_the_backend_name(cl_device):
     assert cl_device.kernel_resources(cl_device.compile("__kernel void gp_c(int x) { }", "gp_c")).shared >= 0
     with pytest.raises(Exception, match="yields no SASS"):
         cl_device.sass_functions(cl_device.compile("__kernel void gp_c(int x) { }", "gp_c"))
+
+
+def backend_tables(source: str) -> list[int]:
+    """Lines of ``source`` that keep a table keyed by a backend's name: a dict display with one as a key,
+    ``dict(...)`` with one as a keyword, or a lookup with one as a literal subscript (``MODES["cuda"]``)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Dict):
+            keys = [k.value for k in node.keys if isinstance(k, ast.Constant)]
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "dict":
+            keys = [kw.arg for kw in node.keywords]
+        elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+            keys = [node.slice.value]
+        else:
+            continue
+        if any(k in BACKENDS for k in keys):
+            found.append(node.lineno)
+    return sorted(set(found))
+
+
+def test_the_table_rule_finds_tables_keyed_by_backend_names():
+    source = ('A = {"cuda": 1, "opencl": 2}\nB = dict(opencl=3)\nC = MODES["cuda"]\n'
+              'D = per_language(cuda=1, opencl=2)\nE = {"fp32": 1}\nF = info.dialect.rounding_modes\n')
+    assert backend_tables(source) == [1, 2, 3]
+
+
+def test_no_table_keyed_by_backend_names_outside_devices():
+    """A fact about a backend lives in its ``devices.backend_registry.Backend`` record, on ``DeviceInfo`` or
+    on its ``Dialect``; what is written once per kernel language (the texts of one kernel) is a
+    ``devices.dialect.per_language`` table, which refuses one that misses a language."""
+    found = [f"{path.relative_to(ROOT)}:{n}" for path in _outside_devices()
+             for n in backend_tables(path.read_text(encoding="utf-8"))]
+    assert not found, ("tables keyed by a backend's name outside pytest_gpuperf/devices/ (a Backend record, "
+                       "DeviceInfo or Dialect fact, or a per_language table instead):\n" + "\n".join(found))
+
+
+def test_the_registry_is_complete_and_per_language_tables_refuse_gaps():
+    assert backend_registry.names() == tuple(DIALECTS) == BACKENDS
+    for b in backend_registry.backends():
+        assert b.dialect is DIALECTS[b.name] and b.label and b.timer_resolution_s > 0
+    with pytest.raises(ValueError, match="unknown backend 'vulkan'"):
+        backend_registry.backend("vulkan")
+    with pytest.raises(ValueError, match="missing 'opencl'; unknown 'vulkan'"):
+        per_language(cuda="a", vulkan="b")
+
+
+def test_discovery_accounts_for_every_backend_and_names_a_missing_library():
+    """Each backend lists devices or says why it cannot; a backend whose library is not installed reads as
+    unavailable with the install hint, never as an import error."""
+    inv = discover()
+    assert {d.backend for d in inv.devices} | set(inv.unavailable) == set(BACKENDS)
+    for name, module in (("cuda", "cupy"), ("opencl", "pyopencl")):
+        if importlib.util.find_spec(module) is None:
+            assert "cannot be imported" in inv.unavailable[name]
+
+
+def test_the_registry_loads_no_driver_library_until_a_device_is_listed():
+    code = ("import sys; from pytest_gpuperf.devices import backend_registry as r; r.backends(); "
+            "print(sorted(m for m in ('cupy', 'pyopencl') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)}).stdout.strip()
+    assert out == "[]"

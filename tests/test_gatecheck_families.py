@@ -206,7 +206,7 @@ def test_throughput_and_launch_plants_on_the_probe_figures(cl_device):
     rates = [throughput.measure(dev, meas, ck, kernel, dev.info.clock_mhz, 5e-3, plant=p).ops_per_clk_cu.median
              for p in (0.0, 3.0, 0.0, 0.0)]
     assert rates[1] < max(rates[0], *rates[2:]) / 2.0, rates  # a load spike slows one unplanted run, not three
-    empty = dev.compile(launch_overhead.EMPTY[dev.info.backend], launch_overhead.EMPTY_NAME)
+    empty = dev.compile(launch_overhead.empty_source(dev.info.dialect), launch_overhead.EMPTY_NAME)
     host = [launch_overhead.host_launch_us(dev, empty, [np.int32(0)], 500, 5, plant=p).min
             for p in (0.0, 3.0, 0.0, 0.0)]
     assert host[1] > 2.0 * min(host[0], *host[2:]), host

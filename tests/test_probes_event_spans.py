@@ -54,7 +54,7 @@ def test_a_span_of_many_launches_outlasts_one_launch(cl_device):
 
 
 def test_empty_launch_records_name_their_span_and_the_host_rate_is_informational(cl_device):
-    kernel = cl_device.compile(launch_overhead.EMPTY["opencl"], launch_overhead.EMPTY_NAME)
+    kernel = cl_device.compile(launch_overhead.empty_source(cl_device.info.dialect), launch_overhead.EMPTY_NAME)
     dev, host = launch_overhead.empty_records(cl_device, Measurer(cl_device, FIXED), kernel, launches=8)
     assert dev["name"] == "launch.empty.device_us" and dev["value"] > 0 and dev["stats"].n == 4
     assert dev["identity"] == {"timing": "back-to-back launches per event pair", "launches_per_span": 8}
@@ -76,7 +76,7 @@ def test_a_cpu_device_keeps_one_launch_per_span_and_its_identity():
 
 
 def test_grid_points_and_fit_carry_the_span(cl_device):
-    kernel = cl_device.compile(launch_overhead.EMPTY["opencl"], launch_overhead.EMPTY_NAME)
+    kernel = cl_device.compile(launch_overhead.empty_source(cl_device.info.dialect), launch_overhead.EMPTY_NAME)
     meas = BoundMeasurer(Measurer(cl_device, FIXED), {"warmup": 0, "min_repeats": 3, "max_repeats": 3})
     recs = list(launch_overhead.grid_records(cl_device, meas, kernel, launches=2))
     points = [r for r in recs if r["name"].startswith("launch.grid.")]

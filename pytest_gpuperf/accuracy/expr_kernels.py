@@ -8,7 +8,7 @@ from typing import Sequence
 import numpy as np
 
 from ..devices import ndrange
-from ..devices.dialect import DIALECTS, dialect
+from ..devices.dialect import DIALECTS, dialect, per_language
 from .fp_formats import Format
 
 #: C element type per kernel language and format (binary16 is the dialect's half type)
@@ -18,12 +18,12 @@ LOCAL = 256
 
 #: Entry point of the evaluator per kernel language (``Dialect.name``): the declaration up to the index
 #: ``i``, and one input parameter (``{t}``: element type, ``{k}``: argument number).
-EVAL_ENTRY = {
-    "cuda": ('extern "C" __global__ void acc_eval({params}, {t}* __restrict__ y, int n) {{\n'
-             "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n", "const {t}* __restrict__ p{k}"),
-    "opencl": ("__kernel void acc_eval({params}, __global {t}* y, int n) {{\n"
-               "  int i = get_global_id(0);\n", "__global const {t}* p{k}"),
-}
+EVAL_ENTRY = per_language(
+    cuda=('extern "C" __global__ void acc_eval({params}, {t}* __restrict__ y, int n) {{\n'
+          "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n", "const {t}* __restrict__ p{k}"),
+    opencl=("__kernel void acc_eval({params}, __global {t}* y, int n) {{\n"
+            "  int i = get_global_id(0);\n", "__global const {t}* p{k}"),
+)
 
 
 def eval_source(backend: str, fmt: Format, expr: str, arity: int, plant: bool = False) -> str:

@@ -44,7 +44,7 @@ def check_variant(device: Any, variant: functions.FastVariant, rng: np.random.Ge
     y = expr_kernels.evaluate(device, fmt, call, args, variant.options)
     ref = functions.reference_fn(variant.base, "fp32")
     exact = ref(*args)
-    metric = functions.CONVENTION[info.backend]
+    metric = info.dialect.libm_bound_convention
     sc = check.score(y, args, exact, fmt, variant.base, metric)
     name = f"accuracy.fp32.{variant.label}"
     worst = sc.worst(args, y)

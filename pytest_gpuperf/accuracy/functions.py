@@ -25,7 +25,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from ..devices.dialect import CUDA, OPENCL, dialect
+from ..devices.dialect import CUDA, OPENCL, dialect, per_language
 from .rounding import LD
 
 CUDA_CITE = ("CUDA C++ Programming Guide (CUDA 12/13), Appendix 'Mathematical Functions', table "
@@ -35,12 +35,10 @@ OPENCL_CITE = ("OpenCL C Specification 3.0, 'Relative Error as ULPs', table 'ULP
                "built-in math functions' (full profile; ulps of the exact result)")
 
 
-#: The error convention each vendor states its documented bounds in: CUDA's are steps from the correctly
-#: rounded result (``cr``), OpenCL's ulps of the exact value (``ulp``).
-CONVENTION = {"cuda": "cr", "opencl": "ulp"}
-#: The document a bound is cited from, per backend, for "Single"/"Double" precision.
-CITATION: dict[str, Callable[[str], str]] = {"cuda": lambda prec: CUDA_CITE.format(prec=prec),
-                                             "opencl": lambda prec: OPENCL_CITE.format(prec=prec.lower())}
+#: The document a bound is cited from, per kernel language, for "Single"/"Double" precision. (The error
+#: convention each states its bounds in is the dialect's ``libm_bound_convention``.)
+CITATION: dict[str, Callable[[str], str]] = per_language(cuda=lambda prec: CUDA_CITE.format(prec=prec),
+                                                         opencl=lambda prec: OPENCL_CITE.format(prec=prec.lower()))
 
 
 def _ld(fn: Callable) -> Callable:
@@ -108,7 +106,7 @@ class MathFunction:
     ref32: Optional[Callable]
     #: bulk reference good to < 2^-10 ulp of binary64 (long double); None: MPFR per element (smaller sample)
     ref64: Optional[Callable]
-    #: documented bounds {"cuda": (fp32, fp64), "opencl": (fp32, fp64)}
+    #: documented bounds per kernel language (:func:`per_language`): (fp32, fp64), None where undocumented
     bounds: dict = field(default_factory=dict)
     #: interval sampled densely besides the all-binade stratification (per argument)
     domain: tuple = (-1e30, 1e30)
@@ -121,8 +119,8 @@ class MathFunction:
     def expr(self, backend: str, fmt: str, args: list[str]) -> str:
         """The call in the language of ``backend``: this function's own spelling there if it has one, else
         the C library's name (binary32 with the dialect's ``f`` suffix where built-ins are not overloaded)."""
-        spelled = {"cuda": {"fp32": self.cuda32, "fp64": self.cuda64},
-                   "opencl": {"fp32": self.opencl, "fp64": self.opencl}}[backend][fmt]
+        spelled = per_language(cuda={"fp32": self.cuda32, "fp64": self.cuda64},
+                               opencl={"fp32": self.opencl, "fp64": self.opencl})[backend][fmt]
         suffix = dialect(backend).libm_float_suffix if fmt == "fp32" else ""
         fn = spelled or f"{self.name}{suffix}"
         return f"{fn}({', '.join(args)})"
@@ -135,7 +133,7 @@ class MathFunction:
         """The convention the documented bound is stated in (see the module docstring): ``cr`` on CUDA,
         ``ulp`` on OpenCL — except OpenCL's "correctly rounded" (bound 0, i.e. ≤ 0.5 ulp of the exact
         value), which is gated as 0 steps (``cr``)."""
-        return "cr" if CONVENTION[backend] == "cr" or self.bound(backend, fmt) == 0 else "ulp"
+        return "cr" if dialect(backend).libm_bound_convention == "cr" or self.bound(backend, fmt) == 0 else "ulp"
 
     def citation(self, backend: str, fmt: str) -> str:
         prec = {"fp32": "Single", "fp64": "Double"}[fmt]
@@ -143,7 +141,7 @@ class MathFunction:
 
 
 def _f(name, arity, ref32, ref64, cuda, opencl, domain=(-1e30, 1e30), **kw) -> MathFunction:
-    return MathFunction(name, arity, ref32, ref64, {"cuda": cuda, "opencl": opencl}, domain, **kw)
+    return MathFunction(name, arity, ref32, ref64, per_language(cuda=cuda, opencl=opencl), domain, **kw)
 
 
 HUGE = 1e30

@@ -10,7 +10,7 @@ import gmpy2
 import numpy as np
 
 from ..devices import ndrange
-from ..devices.dialect import dialect
+from ..devices.dialect import dialect, per_language
 
 ACC = {
     "plain": "s += v;",
@@ -50,7 +50,7 @@ __kernel void acc_pair(__global const T* x, ulong n, __global T* y) {
 
 
 #: The summation kernels per kernel language (``Dialect.name``).
-SOURCES = {"cuda": CUDA, "opencl": OPENCL}
+SOURCES = per_language(cuda=CUDA, opencl=OPENCL)
 
 
 #: where ``acc_sum`` writes its sum: the gate check's ``summation`` plant scales what it writes

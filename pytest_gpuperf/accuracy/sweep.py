@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..devices.dialect import dialect
+from ..devices.dialect import dialect, per_language
 
 GROUPS = 4096
 LOCAL = 256
@@ -202,16 +202,16 @@ __kernel void acc_ref(uint start, uint stride, ulong count, __global uint* out) 
 
 #: the gate check's ``ulp`` plant (:mod:`pytest_gpuperf.gatecheck.plants`): the next float above the
 #: result on inputs whose low 4 mantissa bits are zero (1 input in 16) — a 1-ulp error on some inputs
-PLANT = {
-    "cuda": ("__device__ __forceinline__ float gp_plant(float r, float x) {\n"
-             "  return ((__float_as_uint(x) & 15u) == 0u && isfinite(r)) ? nextafterf(r, __int_as_float(0x7f800000)) : r; }\n"),
-    "opencl": ("inline float gp_plant(float r, float x) {\n"
-               "  return ((as_uint(x) & 15u) == 0u && isfinite(r)) ? nextafter(r, INFINITY) : r; }\n"),
-}
+PLANT = per_language(
+    cuda=("__device__ __forceinline__ float gp_plant(float r, float x) {\n"
+          "  return ((__float_as_uint(x) & 15u) == 0u && isfinite(r)) ? nextafterf(r, __int_as_float(0x7f800000)) : r; }\n"),
+    opencl=("inline float gp_plant(float r, float x) {\n"
+            "  return ((as_uint(x) & 15u) == 0u && isfinite(r)) ? nextafter(r, INFINITY) : r; }\n"),
+)
 
 
 #: The sweep program per kernel language (``Dialect.name``).
-SOURCES = {"cuda": CUDA_SRC, "opencl": OPENCL_SRC}
+SOURCES = per_language(cuda=CUDA_SRC, opencl=OPENCL_SRC)
 
 
 def _call(fn: str) -> str:

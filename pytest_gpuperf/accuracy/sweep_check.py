@@ -16,9 +16,6 @@ from ..timing.measure import observed
 from . import check, expr_kernels, fp_formats, functions, mpfr, sweep
 from .outcome import Outcome
 
-#: the binary32 and binary64 spellings of each swept function, per backend
-SPELLINGS = {"cuda": {"exp": ("expf", "exp"), "sin": ("sinf", "sin"), "log": ("logf", "log")},
-             "opencl": {"exp": ("exp", "exp"), "sin": ("sin", "sin"), "log": ("log", "log")}}
 #: the functions swept
 SWEPT = ["exp", "sin", "log"]
 #: the target of the exhaustive sweep: all 2^32 inputs within this many seconds of device time
@@ -64,7 +61,7 @@ def check_sweep(device: Any, fn: str, exhaustive_option: bool) -> Outcome:
     disagreeing with MPFR, an inf/nan mismatch, or the documented bound exceeded."""
     info = device.info
     p = plan(fn, info.is_cpu, exhaustive_option)
-    fn32, fn64 = SPELLINGS[info.backend][fn]
+    fn32, fn64 = fn + info.dialect.libm_float_suffix, fn  # the C library's names (``expf``, ``exp``)
     r = observed(device, lambda: sweep.run_sweep(device, fn32, fn64, p.stride, p.count))
     f = functions.FUNCTIONS[fn]
     bound = f.bound(info.backend, "fp32")

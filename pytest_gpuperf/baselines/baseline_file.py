@@ -32,6 +32,7 @@ import numpy as np
 from filelock import FileLock
 
 from .. import BASELINE_SCHEMA
+from ..devices.backend_registry import backends
 from ..errors import BaselineFileError
 from ..paths import safe_name
 from ..util import jsonio
@@ -258,8 +259,10 @@ def proven_class(data: Mapping[str, Any]) -> tuple[str, str] | None:
     the key of a PoCL CPU driver's device or a CPU family's name — else None."""
     device = data.get("device") if isinstance(data.get("device"), Mapping) else {}
     key, name = str(device.get("key") or ""), str(device.get("name") or "")
-    if "cuda" in (data.get("backends") or {}):
-        return "gpu", "it has a cuda section, and CUDA devices are GPUs"
+    sections = data.get("backends") or {}
+    for b in backends():
+        if b.gpus_only and b.name in sections:
+            return "gpu", f"it has a {b.name} section, and {b.label} devices are GPUs"
     if key.startswith(POCL_CPU_KEYS):
         return "cpu", f"its device key {key!r} names a PoCL CPU driver"
     if name.startswith("CPU family "):

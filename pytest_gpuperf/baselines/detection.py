@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from ..timing.difference import ALPHA, MIN_SAMPLES, exact_rank_test
-from ..timing.stats import MAD_TO_SIGMA
+from ..timing.stats import MAD_TO_SIGMA, mad
 from . import noise
 
 #: probability with which a change of the MDE is caught in one run (the margin's one-sided z)
@@ -146,8 +146,7 @@ def sample_sigma(samples: Sequence[float] | None) -> float | None:
     med = statistics.median(xs)
     if med == 0:
         return None
-    mad = statistics.median(abs(x - med) for x in xs)
-    return MAD_TO_SIGMA * mad / abs(med)
+    return MAD_TO_SIGMA * mad(xs) / abs(med)
 
 
 def run_sigma(entry: Mapping[str, Any]) -> tuple[float | None, int]:

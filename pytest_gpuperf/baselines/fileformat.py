@@ -24,6 +24,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from .. import BASELINE_SCHEMA, LEAN_BASELINE_SCHEMA
+from ..timing.stats import mad
 
 #: the order of an entry's keys on its line: what a reviewer compares first comes first
 ENTRY_ORDER = ("value", "unit", "better", "tolerance", "identity", "measured", "run_values", "runs", "samples",
@@ -38,7 +39,7 @@ def digest(samples: list[float]) -> dict[str, Any]:
     """The lean form of an entry's samples: their median and MAD (for the reader) and the values themselves."""
     xs = np.asarray(samples, dtype=np.float64)
     median = float(np.median(xs))
-    return {"median": _g7(median), "mad": _g7(float(np.median(np.abs(xs - median)))), "values": list(samples)}
+    return {"median": _g7(median), "mad": _g7(mad(xs)), "values": list(samples)}
 
 
 def _label(prov: Mapping[str, Any]) -> str:

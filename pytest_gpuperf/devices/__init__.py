@@ -10,11 +10,13 @@ from dataclasses import dataclass
 
 from ..errors import BackendUnavailableError, DeviceNotFoundError
 from .base import Buffer, Device, DeviceInfo, Kernel, check_ndrange, ndrange, slugify
+from .backend_registry import backend, backends, names
 
 __all__ = ["Buffer", "Device", "DeviceInfo", "Kernel", "Inventory", "discover", "open_device", "resolve",
            "check_ndrange", "ndrange", "slugify"]
 
-BACKENDS = ("cuda", "opencl")
+#: the backends' names, in the order ``0`` prefers their devices (:mod:`.backend_registry`)
+BACKENDS = names()
 
 
 @dataclass
@@ -32,18 +34,16 @@ class Inventory:
 
 def discover() -> Inventory:
     """List devices of every backend; a backend that cannot be used records its reason instead."""
-    from . import cuda, opencl
-
     found: list[DeviceInfo] = []
     unavailable: dict[str, str] = {}
-    for name, module in (("cuda", cuda), ("opencl", opencl)):
+    for b in backends():
         try:
-            devs = module.list_devices()
+            devs = b.list_devices()
         except BackendUnavailableError as exc:
-            unavailable[name] = exc.reason
+            unavailable[b.name] = exc.reason
             continue
         if not devs:
-            unavailable[name] = "the backend works but reports no devices"
+            unavailable[b.name] = "the backend works but reports no devices"
         found += devs
     return Inventory(found, unavailable)
 
@@ -64,7 +64,7 @@ def _resolve_one(part: str, inv: Inventory) -> list[DeviceInfo]:
         return list(inv.devices)
     if part.isdigit():
         n = int(part)
-        ordered = [d for d in inv.devices if d.backend == "cuda"] + [d for d in inv.devices if d.backend != "cuda"]
+        ordered = sorted(inv.devices, key=lambda d: BACKENDS.index(d.backend))  # stable: each backend's order
         if n < len(ordered):
             return [ordered[n]]
         raise DeviceNotFoundError(_unknown(part, inv))
@@ -77,16 +77,13 @@ def _resolve_one(part: str, inv: Inventory) -> list[DeviceInfo]:
 
 
 def _unknown(value: str, inv: Inventory) -> str:
-    return (f"--gpuperf-device={value!r} names no device on this machine. Use 0, cuda:N, opencl:N or all. "
+    forms = ", ".join(f"{n}:N" for n in BACKENDS)
+    return (f"--gpuperf-device={value!r} names no device on this machine. Use 0, {forms} or all. "
             f"Devices found:\n{inv.describe()}")
 
 
 def open_device(info: DeviceInfo) -> Device:
     """Create the backend object (context, queue/stream) for one discovered device."""
-    if info.backend == "cuda":
-        from .cuda import CudaDevice
-        return CudaDevice(info.index)
-    if info.backend == "opencl":
-        from .opencl import OpenCLDevice
-        return OpenCLDevice(info.index)
-    raise DeviceNotFoundError(f"unknown backend {info.backend!r}")
+    if info.backend not in BACKENDS:
+        raise DeviceNotFoundError(f"unknown backend {info.backend!r}")
+    return backend(info.backend).open(info.index)

@@ -20,6 +20,7 @@ from .dialect import Dialect, dialect
 
 if TYPE_CHECKING:
     from .nvml import PowerSensor
+    from .backend_registry import Backend
     from .resources import Resources
 
 Size = tuple[int, ...]
@@ -33,10 +34,13 @@ DEFAULT_TIMEOUT_S = 60.0
 INTERRUPT_GRACE_S = 1.0
 
 
-def slugify(text: str) -> str:
-    """Stable lower-case slug used for baseline file names (``NVIDIA H100 80GB HBM3`` → ``nvidia-h100-80gb-hbm3``)."""
-    slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
-    return re.sub(r"-{2,}", "-", slug) or "unknown-device"
+def slugify(text: str, sep: str = "-", empty: str = "unknown-device") -> str:
+    """Stable lower-case slug: every run of characters other than ``a-z0-9`` becomes one ``sep``.
+
+    Names baseline files (``NVIDIA H100 80GB HBM3`` → ``nvidia-h100-80gb-hbm3``; ``empty`` where nothing is
+    left) and, with ``sep="_"``, turns a free-text name into a metric name part (``Dense linear algebra`` →
+    ``dense_linear_algebra``)."""
+    return re.sub(r"[^a-z0-9]+", sep, text.lower()).strip(sep) or empty
 
 
 @dataclass(frozen=True)
@@ -98,6 +102,13 @@ class DeviceInfo:
         return feats
 
     @property
+    def backend_record(self) -> "Backend":
+        """The backend record of this device (:mod:`.backend_registry`): what every device of its backend shares."""
+        from .backend_registry import backend  # noqa: PLC0415 - the backend modules import this one
+
+        return backend(self.backend)
+
+    @property
     def dialect(self) -> Dialect:
         """The kernel language this device compiles (:mod:`.dialect`): what generated kernel text asks
         instead of branching on the backend."""
@@ -108,34 +119,33 @@ class DeviceInfo:
         """Whether a compiled kernel is a cubin whose SASS ``cuobjdump`` can disassemble, so the probes
         can prove from the machine code which instructions a timed loop ran (CUDA: NVRTC cubins; NVIDIA's
         OpenCL hands back PTX only)."""
-        return self.backend == "cuda"
+        return self.backend_record.has_sass
 
     @property
     def has_ncu(self) -> bool:
         """Whether Nsight Compute can profile this device's kernels (hardware counters): CUDA devices only."""
-        return self.backend == "cuda"
+        return self.backend_record.has_ncu
 
     @property
     def nv_compiler_options(self) -> bool:
         """Whether the OpenCL compiler takes NVIDIA's options (``cl_nv_compiler_options``:
         ``-cl-nv-maxrregcount``, ``-cl-nv-verbose``)."""
-        return self.backend == "opencl" and "cl_nv_compiler_options" in (self.extra.get("extensions") or [])
+        return "cl_nv_compiler_options" in (self.extra.get("extensions") or [])
 
     @property
     def l2_bytes_reliable(self) -> bool:
         """Whether :attr:`l2_bytes` is the real last-level cache: CUDA reads cudaDevAttrL2CacheSize; OpenCL's
         CL_DEVICE_GLOBAL_MEM_CACHE_SIZE is what the driver chooses to say (NVIDIA's reports 4 MiB for the
         H100's 50 MiB L2)."""
-        return self.backend == "cuda"
+        return self.backend_record.l2_bytes_reliable
 
     @property
     def work_item_limits(self) -> tuple[int, ...]:
         """Largest work-group extent per dimension: OpenCL's CL_DEVICE_MAX_WORK_ITEM_SIZES where reported,
         else (max work-group size, 1024, 64); CUDA caps the first two at its maxThreadsDim of 1024."""
         dims = [int(d) for d in self.extra.get("max_work_item_sizes") or [self.max_work_group_size, 1024, 64]]
-        if self.backend == "cuda":
-            dims = [min(d, c) for d, c in zip(dims, (1024, 1024))] + dims[2:]
-        return tuple(dims)
+        caps = self.backend_record.work_item_caps
+        return tuple([min(d, c) for d, c in zip(dims, caps)] + dims[len(caps):])
 
     @property
     def peak_bandwidth_gbs(self) -> float | None:
@@ -155,7 +165,7 @@ class DeviceInfo:
         A timed span below it is no measurement."""
         if "timer_resolution_ns" in self.extra:
             return float(self.extra["timer_resolution_ns"]) * 1e-9
-        return 0.5e-6 if self.backend == "cuda" else 1e-9
+        return self.backend_record.timer_resolution_s
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -174,7 +184,10 @@ def timer_resolution(device: dict[str, Any]) -> float:
     extra = device.get("extra") or {}
     if "timer_resolution_ns" in extra:
         return float(extra["timer_resolution_ns"]) * 1e-9
-    return 0.5e-6 if device.get("backend") == "cuda" else 1e-9
+    from .backend_registry import backend, names  # noqa: PLC0415 - the backend modules import this one
+
+    name = str(device.get("backend"))
+    return backend(name).timer_resolution_s if name in names() else 1e-9  # no backend: claim no coarser tick
 
 
 @dataclass

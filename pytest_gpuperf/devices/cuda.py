@@ -19,18 +19,32 @@ from ..errors import (BackendUnavailableError, KernelCompileError, KernelLaunchE
 from . import elf, recompile, sass
 from .nvml import card_identity
 from .base import Buffer, Device, DeviceInfo, Kernel, KernelArg, Size, check_ndrange, slugify
+from .dialect import CUDA
+from .backend_registry import Backend, register
 from .resources import Resources
 
-try:  # pragma: no cover - depends on the machine
-    import cupy
-    from cupy.cuda import nvrtc, runtime
-except Exception as exc:  # noqa: BLE001 - ImportError, or CUDA libraries missing
-    cupy = None
-    from ..util.provenance import install_hint
+#: CuPy and its NVRTC and runtime modules, loaded at the first device listed or opened (:func:`_require`)
+cupy: Any = None
+nvrtc: Any = None
+runtime: Any = None
+_IMPORT_ERROR = ""
 
-    _IMPORT_ERROR = f"CuPy cannot be imported ({type(exc).__name__}: {exc}); {install_hint('cuda')}"
-else:
-    _IMPORT_ERROR = ""
+
+def _load() -> None:
+    """Import CuPy once; where it cannot be imported, keep why (the backend's "unavailable" reason)."""
+    global cupy, nvrtc, runtime, _IMPORT_ERROR
+    if cupy is not None or _IMPORT_ERROR:
+        return
+    try:  # pragma: no cover - depends on the machine
+        import cupy as cupy_module
+        from cupy.cuda import nvrtc as nvrtc_module, runtime as runtime_module
+    except Exception as exc:  # noqa: BLE001 - ImportError, or CUDA libraries missing
+        from ..util.provenance import install_hint
+
+        _IMPORT_ERROR = f"CuPy cannot be imported ({type(exc).__name__}: {exc}); {install_hint('cuda')}"
+    else:
+        cupy, nvrtc, runtime = cupy_module, nvrtc_module, runtime_module
+
 
 # cudaDeviceAttr values (stable across CUDA releases; cudaDeviceProp lost clockRate in CUDA 13).
 _ATTR = {
@@ -77,6 +91,7 @@ def sticky(exc: BaseException) -> bool:
 
 
 def _require() -> None:
+    _load()
     if cupy is None:
         raise BackendUnavailableError("cuda", _IMPORT_ERROR)
 
@@ -442,3 +457,10 @@ class CudaDevice(Device):
             message = f"kernel fault on {self.info.spec}: {exc}. The CUDA context is now unusable"
             self.abandon(message)
             raise KernelLaunchError(message + "; later tests on this device are skipped.") from exc
+
+
+BACKEND = register(Backend(
+    name="cuda", label="CUDA", dialect=CUDA, list_devices=list_devices, open=CudaDevice,
+    timer_resolution_s=0.5e-6,  # cudaEventElapsedTime's documented resolution (about 0.5 µs)
+    has_sass=True, has_ncu=True, gpus_only=True, l2_bytes_reliable=True, work_item_caps=(1024, 1024),
+))

@@ -5,7 +5,7 @@ backend name) for the spelling it needs instead of branching on the backend: how
 its global-memory pointers are declared, how a work-item finds its index, how to read the cycle
 counter, which build options turn on fast math, what a kernel using fp16/fp64 must declare first.
 This module is the one home of that knowledge; a kernel written out twice (one text per language) is
-looked up in a table by :attr:`Dialect.name`.
+looked up in a table made by :func:`per_language`, keyed by :attr:`Dialect.name`.
 
 Every string here is part of kernels whose timings are in the committed baselines: changing one
 byte changes what was measured.
@@ -14,6 +14,9 @@ byte changes what was measured.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypeVar
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -56,6 +59,12 @@ class Dialect:
     fast_math_relaxes_fp64: bool
     #: suffix of the C math library's binary32 functions (``sinf``); "" where built-ins are overloaded
     libm_float_suffix: str
+    #: the error convention the language's documented math-library bounds are stated in: steps from the
+    #: correctly rounded result (``cr``, CUDA) or ulps of the exact value (``ulp``, OpenCL)
+    libm_bound_convention: str
+    #: the IEEE rounding modes a kernel can ask of +, −, ×, ÷, sqrt and fma (CUDA's ``__fadd_rz``-style
+    #: intrinsics; OpenCL C rounds to nearest only)
+    rounding_modes: tuple[str, ...]
     #: the macros that let one kernel text compile in this language (:func:`portable`): OpenCL C's
     #: spellings (``__kernel``, ``get_global_id``, ``barrier``) and the project's neutral ones
     #: (``KERNEL``, ``GID``, ``BARRIER``, ``LOCAL_MEM``) mapped onto CUDA C, and the neutral ones and C's
@@ -82,6 +91,8 @@ CUDA = Dialect(
     fast_math=("--use_fast_math",),
     fast_math_relaxes_fp64=False,
     libm_float_suffix="f",
+    libm_bound_convention="cr",
+    rounding_modes=("rn", "rz", "ru", "rd"),
     prelude=r"""
 typedef unsigned int uint;
 #define __kernel extern "C" __global__
@@ -136,6 +147,8 @@ OPENCL = Dialect(
     fast_math=("-cl-fast-relaxed-math",),
     fast_math_relaxes_fp64=True,
     libm_float_suffix="",
+    libm_bound_convention="ulp",
+    rounding_modes=("rn",),
     prelude=r"""
 #define WL_FN inline
 #define LOCAL_PTR(T) __local T*
@@ -169,6 +182,21 @@ def dialect(backend: str) -> Dialect:
         return DIALECTS[backend]
     except KeyError:
         raise ValueError(f"unknown backend {backend!r}: expected one of {', '.join(map(repr, DIALECTS))}") from None
+
+
+def per_language(**entries: T) -> dict[str, T]:
+    """A table of what is written once per kernel language — the texts of one kernel, a function's spelling,
+    a check only one language's intrinsics allow — keyed by :attr:`Dialect.name`, in :data:`DIALECTS` order.
+
+    Code outside ``devices/`` keeps no table keyed by a backend's name of its own (``tests/
+    test_devices_model.py``): it builds this one, which refuses a table that misses a language or names an
+    unknown one, so a new backend's dialect finds, at import, every text it still needs."""
+    missing, unknown = [n for n in DIALECTS if n not in entries], [n for n in entries if n not in DIALECTS]
+    if missing or unknown:
+        raise ValueError(f"a per-language table needs exactly the languages {', '.join(map(repr, DIALECTS))}: "
+                         + "; ".join(([f"missing {', '.join(map(repr, missing))}"] if missing else [])
+                                     + ([f"unknown {', '.join(map(repr, unknown))}"] if unknown else [])))
+    return {n: entries[n] for n in DIALECTS}
 
 
 def portable(source: str, backend: str) -> str:

@@ -14,18 +14,30 @@ import numpy as np
 
 from ..errors import BackendUnavailableError, GpuPerfError, KernelCompileError, KernelLaunchError
 from .base import Buffer, Device, DeviceInfo, Kernel, KernelArg, Size, check_ndrange, slugify
+from .dialect import OPENCL
+from .backend_registry import Backend, register
 from .resources import Resources, log_registers, ptxas_registers
 
-try:  # pragma: no cover - import guard
-    import pyopencl as cl
-except Exception as exc:  # noqa: BLE001 - any import failure makes the backend unavailable
-    cl = None
-    _IMPORT_ERROR = f"pyopencl cannot be imported ({exc}); pip install pyopencl"
-else:
-    _IMPORT_ERROR = ""
+#: PyOpenCL, loaded at the first device listed or opened (:func:`_load`)
+cl: Any = None
+_IMPORT_ERROR = ""
+
+
+def _load() -> None:
+    """Import PyOpenCL once; where it cannot be imported, keep why (the backend's "unavailable" reason)."""
+    global cl, _IMPORT_ERROR
+    if cl is not None or _IMPORT_ERROR:
+        return
+    try:  # pragma: no cover - import guard
+        import pyopencl
+    except Exception as exc:  # noqa: BLE001 - any import failure makes the backend unavailable
+        _IMPORT_ERROR = f"pyopencl cannot be imported ({exc}); pip install pyopencl"
+    else:
+        cl = pyopencl
 
 
 def _all_cl_devices() -> list[tuple[Any, Any]]:
+    _load()
     if cl is None:
         raise BackendUnavailableError("opencl", _IMPORT_ERROR)
     try:
@@ -339,3 +351,9 @@ class OpenCLDevice(Device):
             return status == cl.command_execution_status.COMPLETE
 
         self.watch(done, timeout_s)
+
+
+BACKEND = register(Backend(
+    name="opencl", label="OpenCL", dialect=OPENCL, list_devices=list_devices, open=OpenCLDevice,
+    timer_resolution_s=1e-9,  # where CL_DEVICE_PROFILING_TIMER_RESOLUTION is not reported
+))

@@ -12,12 +12,11 @@ import math
 from typing import Any, Mapping
 
 from ..accuracy import functions
+from ..devices.backend_registry import backends
 from .registry import Inputs
 from .runfile import Run, merged
 
 ROLES = ("cuda", "opencl", "pocl")
-#: how a saved run's backend is written in a column label
-BACKEND_LABEL = {"cuda": "CUDA", "opencl": "OpenCL"}
 Metrics = Mapping[str, Mapping[str, Any]]
 
 
@@ -28,13 +27,14 @@ def device_label(run: Run) -> str:
         return "PoCL"
     name = str(dev.get("name", "GPU"))
     short = next((w for w in name.split() if any(c.isdigit() for c in w)), name)
-    return f"{short} {BACKEND_LABEL.get(run.backend, run.backend)}"
+    label = next((b.label for b in backends() if b.name == run.backend), run.backend)
+    return f"{short} {label}"
 
 
 def column_backend(label: str) -> str:
     """The backend a column's label names (PoCL is an OpenCL device)."""
     word = "OpenCL" if label == "PoCL" else label.split()[-1]
-    return next((b for b, w in BACKEND_LABEL.items() if w == word), word.lower())
+    return next((b.name for b in backends() if b.label == word), word.lower())
 
 
 def columns(inp: Inputs, roles: tuple[str, ...] = ROLES) -> list[tuple[str, Metrics]]:

@@ -13,6 +13,7 @@ import re
 import statistics
 from typing import Any, Mapping
 
+from ..devices.backend_registry import names
 from ..models.dwarfs import THESIS_GPUS, THESIS_MAPE
 from ..models.ptx_errors import slug
 from ..models.sampled_apps import DAO_SAMPLED, OUR_ML
@@ -28,7 +29,7 @@ def pct(x: float | None) -> str:
 
 
 def _backends(inp: Inputs) -> dict[str, Metrics]:
-    return {b: merged(inp.maybe(b), prefer="last") for b in ("cuda", "opencl") if inp.maybe(b)}
+    return {b: merged(inp.maybe(b), prefer="last") for b in names() if inp.maybe(b)}
 
 
 def _cells(vals: list[str]) -> str:

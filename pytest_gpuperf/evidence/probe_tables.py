@@ -11,6 +11,7 @@ from __future__ import annotations
 import statistics
 from typing import Any, Mapping
 
+from ..devices.backend_registry import names
 from .registry import Inputs
 from .runfile import merged
 
@@ -37,7 +38,7 @@ Metrics = Mapping[str, Mapping[str, Any]]
 
 
 def _by_backend(inp: Inputs) -> dict[str, Metrics]:
-    return {b: merged(inp.maybe(b)) for b in ("cuda", "opencl") if inp.maybe(b)}
+    return {b: merged(inp.maybe(b)) for b in names() if inp.maybe(b)}
 
 
 def fmt(m: Mapping[str, Any] | None, digits: int = 2) -> str:

@@ -54,7 +54,7 @@ from ..baselines import classes, noise
 from ..baselines.verdicts import band, edges
 from ..devices.base import timer_resolution
 from ..timing.difference import run_difference
-from ..timing.stats import MAD_TO_SIGMA, between_run_sigma
+from ..timing.stats import MAD_TO_SIGMA, between_run_sigma, mad
 from .records import MetricRecord, RunRecord, dumps, finite
 
 DEFAULT_BETA = 3.0
@@ -368,7 +368,7 @@ def noise_sigma(values: Sequence[float], mads: Sequence[float | None] = (),
     xs = np.asarray(values, dtype=np.float64)
     aa = aa_sigma(xs, groups) if groups is not None else 0.0
     diffs = np.diff(xs)
-    between = MAD_TO_SIGMA * float(np.median(np.abs(diffs - np.median(diffs)))) / math.sqrt(2) if diffs.size else 0.0
+    between = MAD_TO_SIGMA * mad(diffs) / math.sqrt(2) if diffs.size else 0.0
     within_raw = [m for m in mads if m is not None and math.isfinite(m)]
     within = MAD_TO_SIGMA * float(np.median(within_raw)) if within_raw else 0.0
     floor = 1e-9 * max(1e-300, float(np.median(np.abs(xs)))) if xs.size else 1e-300

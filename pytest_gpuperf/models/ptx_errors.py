@@ -10,7 +10,6 @@ CUDA only: PTX comes from NVRTC.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
@@ -21,7 +20,7 @@ from . import aggregate, cfg as cfgmod, ptx as ptxmod, scheduler
 from .dwarfs import DWARFS, THESIS_GPU_NAMES, THESIS_MAPE
 from .ptx_calibration import calibrate, global_latency_model, session_latencies
 from .ptx_latency import LatencyTable, latencies
-from ..devices.base import Device, DeviceInfo
+from ..devices.base import Device, DeviceInfo, slugify
 from ..helpers import KernelHelper, Measurer
 from ..probes import global_latency
 
@@ -37,7 +36,7 @@ THESIS_GPU_KEYS = tuple(THESIS_GPU_NAMES)
 
 def slug(text: str) -> str:
     """A dwarf's name as a metric name part."""
-    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
+    return slugify(text, "_", empty="")
 
 
 @dataclass(frozen=True)

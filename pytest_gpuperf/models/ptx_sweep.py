@@ -24,6 +24,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+from ..devices.dialect import CUDA, DIALECTS
 from . import cfg as cfgmod, ptx as ptxmod, scheduler
 from .dwarfs import DWARFS, Dwarf, Shape
 from .heldout_kernels import PORTS
@@ -104,10 +105,9 @@ class StudyKernel:
         if self.port is not None:
             return self.port.source(backend, shape)
         assert self.dwarf_kernel is not None
-        texts = {"cuda": self.dwarf_kernel.source}  # a dwarf kernel is written in CUDA C only (models.dwarfs)
-        if backend not in texts:
+        if DIALECTS.get(backend) is not CUDA:  # a dwarf kernel is written in CUDA C only (models.dwarfs)
             raise ValueError(f"{self.name} has no {backend} text, only CUDA C (models.dwarfs); the study runs on CUDA devices")
-        return texts[backend]
+        return self.dwarf_kernel.source
 
 
 def _dwarf_configs(scales: Sequence[float], blocks: Sequence[int], base_block: int = 256) -> tuple[Config, ...]:

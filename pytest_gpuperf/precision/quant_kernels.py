@@ -24,19 +24,19 @@ Inference (int8 weights and activations, int32 accumulation):
 
 from __future__ import annotations
 
-from ..devices.dialect import portable
+from ..devices.dialect import per_language, portable
 
 #: the int8 element type and the 4-way dot product (a, b point at 4 consecutive int8 codes, 4-aligned)
-_I8 = {
-    "cuda": "#define I8 signed char\n"
-            "#define DOT4(acc, a, b) acc = __dp4a(*(const int*)(a), *(const int*)(b), acc)\n",
-    "opencl": "#define I8 char\n"
-              "#define DOT4(acc, a, b) acc += (int)(a)[0] * (int)(b)[0] + (int)(a)[1] * (int)(b)[1] + "
-              "(int)(a)[2] * (int)(b)[2] + (int)(a)[3] * (int)(b)[3]\n",
-}
+_I8 = per_language(
+    cuda="#define I8 signed char\n"
+         "#define DOT4(acc, a, b) acc = __dp4a(*(const int*)(a), *(const int*)(b), acc)\n",
+    opencl="#define I8 char\n"
+           "#define DOT4(acc, a, b) acc += (int)(a)[0] * (int)(b)[0] + (int)(a)[1] * (int)(b)[1] + "
+           "(int)(a)[2] * (int)(b)[2] + (int)(a)[3] * (int)(b)[3]\n",
+)
 
 #: how each language computes the 4-way int8 dot product, for the record of the throughput ratio
-INT8_PATH = {"cuda": "__dp4a", "opencl": "int8 multiply-add (OpenCL C)"}
+INT8_PATH = per_language(cuda="__dp4a", opencl="int8 multiply-add (OpenCL C)")
 
 #: work-group size of the single-group fake-quantizer (a power of two)
 FQ_LOCAL = 256
@@ -165,7 +165,7 @@ KERNEL void q_gemm_f32(GLOBAL const float* RESTRICT a, GLOBAL const float* RESTR
 
 
 def source(backend: str) -> str:
-    """The whole kernel text for ``backend`` (``"cuda"`` or ``"opencl"``)."""
+    """The whole kernel text for ``backend`` (a ``Dialect.name``)."""
     if backend not in _I8:
-        raise ValueError(f"unknown backend {backend!r}: expected 'cuda' or 'opencl'")
+        raise ValueError(f"unknown backend {backend!r}: expected {' or '.join(map(repr, _I8))}")
     return portable(_I8[backend] + f"#define FQ_LOCAL {FQ_LOCAL}\n" + BODY, backend)

@@ -23,15 +23,18 @@ from scipy.stats import theilslopes
 
 from ..baselines.classes import PER_SPAN
 from ..devices.base import Device, DeviceInfo, KernelArg, Size
+from ..devices.dialect import Dialect, per_language
 from ..timing.profiles import profile
 from ..timing.stats import Stats
 
-#: the empty kernel of the launch figures, per backend (one work-item, one unused argument)
-EMPTY = {
-    "cuda": 'extern "C" __global__ void empty_kernel(int x) { }',
-    "opencl": "__kernel void empty_kernel(int x) { }",
-}
 EMPTY_NAME = "empty_kernel"
+
+
+def empty_source(language: Dialect) -> str:
+    """The empty kernel of the launch figures in ``language`` (one work-item, one unused argument)."""
+    return f"{language.entry} void {EMPTY_NAME}(int x) {{ }}"
+
+
 HOST_LAUNCHES = 2000  # back-to-back launches per host-timed sample
 HOST_SAMPLES = 7
 #: back-to-back launches per device-event span on a GPU: the event timer's 0.5 µs is shared by all of them
@@ -61,16 +64,16 @@ def per_launch_us(device: Device, measurer: Any, kernel: Any, global_size: Size,
 
 #: the gate check's ``launch`` plant (:mod:`pytest_gpuperf.gatecheck.plants`): a launch whose first
 #: work-item spins ``n`` dependent integer steps (an LCG, which no compiler folds), per kernel language
-SPIN = {
-    "cuda": 'extern "C" __global__ void planted_spin(int n, unsigned* sink) {\n'
-            "  if (blockIdx.x != 0 || threadIdx.x != 0) return;\n"
-            "  unsigned a = 1u;\n  for (int i = 0; i < n; ++i) a = a * 1664525u + 1013904223u;\n"
-            "  if (a == 0x2545F491u) sink[0] = a;\n}\n",
-    "opencl": "__kernel void planted_spin(int n, __global uint* sink) {\n"
-              "  if (get_global_id(0) != 0) return;\n"
-              "  uint a = 1u;\n  for (int i = 0; i < n; ++i) a = a * 1664525u + 1013904223u;\n"
-              "  if (a == 0x2545F491u) sink[0] = a;\n}\n",
-}
+SPIN = per_language(
+    cuda='extern "C" __global__ void planted_spin(int n, unsigned* sink) {\n'
+         "  if (blockIdx.x != 0 || threadIdx.x != 0) return;\n"
+         "  unsigned a = 1u;\n  for (int i = 0; i < n; ++i) a = a * 1664525u + 1013904223u;\n"
+         "  if (a == 0x2545F491u) sink[0] = a;\n}\n",
+    opencl="__kernel void planted_spin(int n, __global uint* sink) {\n"
+           "  if (get_global_id(0) != 0) return;\n"
+           "  uint a = 1u;\n  for (int i = 0; i < n; ++i) a = a * 1664525u + 1013904223u;\n"
+           "  if (a == 0x2545F491u) sink[0] = a;\n}\n",
+)
 SPIN_NAME = "planted_spin"
 
 

@@ -22,6 +22,7 @@ from ..timing.measure import observed
 from ..timing.stats import Stats
 
 from ..devices.base import Device
+from ..devices.dialect import per_language
 from . import sass_proof
 from .build import compile_many, function_sass
 from .fit import plateaus
@@ -117,7 +118,7 @@ NAMES = ("gp_chase", "gp_shared_chase", "gp_loaded_chase", "gp_empty")
 
 #: The memory kernels per kernel language (``Dialect.name``): written twice, since the CUDA text reads
 #: ``clock64()`` around its sections and the OpenCL one is event-timed.
-SOURCES = {"cuda": _CUDA, "opencl": _OPENCL}
+SOURCES = per_language(cuda=_CUDA, opencl=_OPENCL)
 
 
 def source(backend: str) -> str:

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..devices.dialect import per_language
+
 #: Chain groups and the features (``DeviceInfo.features``) they need.
 GROUP_REQUIRES: dict[str, tuple[str, ...]] = {
     "fp16": ("fp16",), "fp32": (), "fp64": ("fp64",), "int32": (), "cvt": (), "sfu32": (),
@@ -91,7 +93,7 @@ class Op:
 
     def source(self, backend: str) -> str | None:
         """The step in the language of ``backend`` (``Dialect.name``); None where it has no form."""
-        return {"cuda": self.cuda, "opencl": self.opencl}[backend]
+        return per_language(cuda=self.cuda, opencl=self.opencl)[backend]
 
 
 def _two(fn: str) -> str:

@@ -21,8 +21,8 @@ import numpy as np
 import pytest
 
 from pytest_gpuperf.accuracy import check, exact_ops, expr_kernels, fp_formats, inputs
+from pytest_gpuperf.devices.dialect import per_language
 
-MODES = {"cuda": ("rn", "rz", "ru", "rd"), "opencl": ("rn",)}
 CUDA32 = {"add": "__fadd_{m}(x0, x1)", "sub": "__fsub_{m}(x0, x1)", "mul": "__fmul_{m}(x0, x1)",
           "div": "__fdiv_{m}(x0, x1)", "sqrt": "__fsqrt_{m}(x0)", "fma": "__fmaf_{m}(x0, x1, x2)"}
 CUDA64 = {"add": "__dadd_{m}(x0, x1)", "sub": "__dsub_{m}(x0, x1)", "mul": "__dmul_{m}(x0, x1)",
@@ -109,7 +109,7 @@ def test_basic_op(gpu_device, gpuperf_record, accuracy_scale, accuracy_seed, acc
 def _cuda_checks(dev, fmt, op, args, gpuperf_record, ident) -> list[str]:
     """CUDA: every rounding mode through its intrinsic, 0 steps from the result correctly rounded in it."""
     problems = []
-    for mode in MODES["cuda"]:
+    for mode in dev.info.dialect.rounding_modes:
         problems += _check_mode(dev, fmt, op, mode, cuda_expr(fmt.name, op, mode), args, (), gpuperf_record,
                                 0.0, "cr", CUDA_CITE, {"composed": fmt.name == "fp16" and mode != "rn", **ident})
     return problems
@@ -119,7 +119,7 @@ def _opencl_checks(dev, fmt, op, args, gpuperf_record, ident) -> list[str]:
     """OpenCL: round-to-nearest only; binary32 ÷ and sqrt correctly rounded only with
     -cl-fp32-correctly-rounded-divide-sqrt, gated by the specification's bound in the default build."""
     problems = []
-    for _mode in MODES["opencl"]:
+    for _mode in dev.info.dialect.rounding_modes:
         opts = ("-cl-fp32-correctly-rounded-divide-sqrt",) if (fmt.name, op) in OCL_DEFAULT_BOUND else ()
         problems += _check_mode(dev, fmt, op, "rn", OPENCL[op], args, opts, gpuperf_record, 0.0, "cr",
                                 OCL_CITE, ident)
@@ -130,4 +130,4 @@ def _opencl_checks(dev, fmt, op, args, gpuperf_record, ident) -> list[str]:
 
 
 #: What "correctly rounded" can be asked of each kernel language (its rounding-mode intrinsics or none).
-CHECKS = {"cuda": _cuda_checks, "opencl": _opencl_checks}
+CHECKS = per_language(cuda=_cuda_checks, opencl=_opencl_checks)

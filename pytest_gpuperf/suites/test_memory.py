@@ -34,7 +34,7 @@ def test_copy_bandwidth(gpu_device, gpu_measure, gpuperf_record, gpuperf_plant, 
 
 
 def test_launch_overhead(gpu_device, gpu_kernel, gpu_measure, gpuperf_record, gpuperf_plant):
-    kernel = gpu_kernel.compile(launch_overhead.EMPTY[gpu_device.info.backend], launch_overhead.EMPTY_NAME)
+    kernel = gpu_kernel.compile(launch_overhead.empty_source(gpu_device.info.dialect), launch_overhead.EMPTY_NAME)
     # the gate check's launch plant: extra work per launch (launch_overhead.planted_spin)
     for r in launch_overhead.empty_records(gpu_device, gpu_measure, kernel, plants.fraction(gpuperf_plant, "launch")):
         gpuperf_record(**r)

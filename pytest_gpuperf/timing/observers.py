@@ -8,8 +8,9 @@ the same windows (energy, power, clocks, temperature, throttle reasons; ``info["
 another process running work on the same card: :class:`TenantWatch` lists the processes NVML sees on the
 device around each window (``info["tenants"]``).
 
-:class:`HostLoad` reads ``/proc/stat`` and this process's own CPU time around a measurement window
-and reports two figures, both in cores (1.0 = one CPU fully used over the window):
+:class:`HostLoad` reads the host's CPU time counters (Linux's ``/proc/stat``, through psutil) and this
+process's own CPU time around a measurement window and reports two figures, both in cores (1.0 = one CPU
+fully used over the window):
 
 * ``steal_cores`` — time the hypervisor ran someone else on this VM's CPUs;
 * ``foreign_cores`` — CPU time used by other processes of this machine (busy time of all CPUs minus
@@ -38,6 +39,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+import psutil
+
 #: a window is contended when the hypervisor stole, or other processes used, this many cores
 STEAL_LIMIT_CORES = 0.10
 FOREIGN_LIMIT_CORES = 0.50
@@ -54,24 +57,21 @@ THROTTLED_RUN_LIMIT = 0.10
 #: before a run stops early as GPU TOO BUSY TO GATE (``--gpuperf-when-busy=stop``): a tenant that stays
 #: that long stays for the run, and every further test would only cost three windows of GPU time each
 BUSY_STOP_TESTS = 5
-#: the kernel's clock-tick unit of /proc/stat
+#: the kernel's clock-tick unit of the CPU time counters (/proc/stat)
 _HZ = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
 def _proc_stat() -> tuple[float, float] | None:
-    """(busy seconds of all CPUs, steal seconds) since boot, or None where /proc/stat is absent."""
+    """(busy seconds of all CPUs, steal seconds) since boot — ``psutil.cpu_times()``, Linux's /proc/stat —
+    or None where it is not Linux's (no steal time) or cannot be read."""
+    if not psutil.LINUX:
+        return None
     try:
-        with open("/proc/stat", encoding="ascii") as fh:
-            fields = fh.readline().split()
+        t = psutil.cpu_times()
     except OSError:
         return None
-    if not fields or fields[0] != "cpu":
-        return None
-    ticks = [int(x) for x in fields[1:]]
-    # user nice system idle iowait irq softirq steal guest guest_nice (guest time is inside user)
-    user, nice, system, _idle, _iowait, irq, softirq = ticks[:7]
-    steal = ticks[7] if len(ticks) > 7 else 0
-    return (user + nice + system + irq + softirq) / _HZ, steal / _HZ
+    # guest time is inside user; idle and iowait are not busy
+    return t.user + t.nice + t.system + t.irq + t.softirq, getattr(t, "steal", 0.0)
 
 
 def _own_cpu() -> float:

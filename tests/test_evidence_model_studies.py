@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from pytest_gpuperf.evidence import docsync, markers, runfile
-from pytest_gpuperf.evidence.model_study_tables import PROCEDURE_CHECK, apps_vs_dao, ptx_study
-from pytest_gpuperf.evidence.model_tables import DAO_SAMPLED, pct
-from pytest_gpuperf.evidence.registry import Inputs
-from pytest_gpuperf.evidence.runfile import EvidenceError
+from tools.evidence import docsync, markers, runfile
+from tools.evidence.model_study_tables import PROCEDURE_CHECK, apps_vs_dao, ptx_study
+from tools.evidence.model_tables import DAO_SAMPLED, pct
+from tools.evidence.registry import Inputs
+from tools.evidence.runfile import EvidenceError
 from pytest_gpuperf.models import ptx_study as study, ptx_sweep, scheduler, svr
 from pytest_gpuperf.models.app_kernels import APP_KERNELS
 from pytest_gpuperf.models.dwarfs import THESIS_MAPE

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
-from ..util.atomic import atomic_write_chunks
+from pytest_gpuperf.util.atomic import atomic_write_chunks
 from . import markers, mdcells, runfile
 from .registry import Inputs, tables
 from .runfile import EvidenceError, Run
@@ -105,7 +105,7 @@ def check(root: Path, docs: Sequence[str] = ()) -> tuple[int, list[str]]:
             quiet = runfile.unsaid([maker.run(p) for p in b.sources()], caption(text, b))
             if quiet:
                 problems.append(f"{b.where} cites runs without saying their state: {'; '.join(quiet)} — say it in "
-                                "the caption above the marker or a state column (gpuperf docs write puts it in the "
+                                "the caption above the marker or a state column (python3 -m tools.evidence write puts it in the "
                                 "Runs line)")
     if count == 0:
         raise EvidenceError("no gpuperf:table block in the docs: nothing would be checked; mark the tables "

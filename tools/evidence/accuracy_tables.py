@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping
 
-from ..accuracy import functions
+from pytest_gpuperf.accuracy import functions
 from .registry import Inputs
 from .runfile import Run, merged
 

@@ -182,7 +182,7 @@ def _own_rule(run: Run) -> str:
 def replay(inp: Inputs) -> list[str]:
     """Each run's saved points replayed under both final-pass rules (``tuning.replay``): the ranked pass's
     means, ``matvec_row``'s pick, ``blur1d``'s kernel time, and the kernels that miss the targets."""
-    from ..tuning import replay as rp  # noqa: PLC0415
+    from pytest_gpuperf.tuning import replay as rp  # noqa: PLC0415
     out = ["| run (its own rule) | replayed with | mean quality | evaluations | kernel time, mean per kernel | "
            "`matvec_row` pick (quality) | `blur1d` kernel time | MISSED (1-D and 2-D ≥ 200 targets) |",
            "| --- | --- | --- | --- | --- | --- | --- | --- |"]

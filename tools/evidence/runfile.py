@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from ..errors import GpuPerfError
-from ..util import jsonio
+from pytest_gpuperf.errors import GpuPerfError
+from pytest_gpuperf.util import jsonio
 
 
 class EvidenceError(GpuPerfError):

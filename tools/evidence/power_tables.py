@@ -11,8 +11,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..models import power_model as pm
-from ..util import jsonio
+from pytest_gpuperf.models import power_model as pm
+from pytest_gpuperf.util import jsonio
 from .registry import Inputs
 from .runfile import EvidenceError, Run
 

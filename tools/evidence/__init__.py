@@ -1,5 +1,5 @@
 """Docs generated from runs: every table of figures in ``docs/*.md`` is regenerated from the results files
-its marker names, and ``gpuperf docs check`` fails where a doc says something its results do not.
+its marker names, and ``python3 -m tools.evidence check`` fails where a doc says something its results do not.
 
 A table lives between markers::
 
@@ -14,5 +14,5 @@ so each figure names its run in the rendered doc too.
 
 Modules: :mod:`.runfile` (a results file as a run), :mod:`.markers` (finding and replacing blocks),
 :mod:`.mdcells` (which cells differ), :mod:`.registry` (names → generators, one module per doc area),
-:mod:`.docsync` (check and write over a docs folder), :mod:`.cli` (``gpuperf docs``).
+:mod:`.docsync` (check and write over a docs folder), :mod:`.cli` (``python3 -m tools.evidence``).
 """

@@ -1,4 +1,4 @@
-"""docs/precision.md's tables over many unchanged runs (``evidence.precision_aa_tables``), on the committed
+"""docs/precision.md's tables over many unchanged runs (``tools.evidence.precision_aa_tables``), on the committed
 GPU runs of the README's main command: the tuner's choice per device, each choice with the runs that made it,
 and the refinement speedup's spread with what the runs recorded about its timing."""
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 import statistics
 from typing import Any, Mapping, Sequence
 
-from pytest_gpuperf.models import dao_ml, svr
-from pytest_gpuperf.models.app_kernels import APP_KERNELS, CORPUS_VERSION
-from pytest_gpuperf.models.dwarfs import THESIS_GPUS, THESIS_MAPE
-from pytest_gpuperf.models.ptx_errors import slug
-from pytest_gpuperf.models.ptx_study import PREFIX as PTX_STUDY, THESIS_OVERALL_MAPE
-from pytest_gpuperf.models.scheduler import VARIANTS
+from pytest_gpuperf.studies.sampled import dao_ml, svr
+from pytest_gpuperf.studies.corpora.app_kernels import APP_KERNELS, CORPUS_VERSION
+from pytest_gpuperf.studies.ptx_model.dwarfs import THESIS_GPUS, THESIS_MAPE
+from pytest_gpuperf.studies.ptx_model.ptx_errors import slug
+from pytest_gpuperf.studies.ptx_model.ptx_study import PREFIX as PTX_STUDY, THESIS_OVERALL_MAPE
+from pytest_gpuperf.studies.ptx_model.scheduler import VARIANTS
 from .model_tables import (DAO_APPLICATIONS, DAO_KERNELS, DAO_ML, DAO_POINTS, DAO_SAMPLED, OUR_ML, TABLE_4_9, pct,
                            sample_geometry)
 from .registry import Inputs

@@ -13,9 +13,9 @@ import re
 import statistics
 from typing import Any, Mapping
 
-from pytest_gpuperf.models.dwarfs import THESIS_GPUS, THESIS_MAPE
-from pytest_gpuperf.models.ptx_errors import slug
-from pytest_gpuperf.models.sampled_apps import DAO_SAMPLED, OUR_ML
+from pytest_gpuperf.studies.ptx_model.dwarfs import THESIS_GPUS, THESIS_MAPE
+from pytest_gpuperf.studies.ptx_model.ptx_errors import slug
+from pytest_gpuperf.studies.sampled.sampled_apps import DAO_SAMPLED, OUR_ML
 from .registry import Inputs
 from .runfile import EvidenceError, Run, merged
 
@@ -199,8 +199,8 @@ def ptx_latencies(inp: Inputs) -> list[str]:
 def ptx_latency_sensitivity(inp: Inputs) -> list[str]:
     """Diagnostic: the thesis variant's mean error re-predicted from the saved PTX (``tests/data/models``),
     the run's calibration and measured times, with ``L(gm)`` set to the probe run's DRAM, L2 and L1 latency."""
-    from pytest_gpuperf.models import cfg as cfgmod, ptx as ptxmod, scheduler  # noqa: PLC0415
-    from pytest_gpuperf.models.ptx_latency import LatencyTable  # noqa: PLC0415
+    from pytest_gpuperf.studies.ptx_model import cfg as cfgmod, ptx as ptxmod, scheduler  # noqa: PLC0415
+    from pytest_gpuperf.studies.ptx_model.ptx_latency import LatencyTable  # noqa: PLC0415
     run = inp.runs("cuda")[-1]
     m = merged(inp.runs("cuda"), prefer="last")
     info = (m.get("model.ptx.mean_error") or {}).get("info") or {}
@@ -312,7 +312,7 @@ def _split_accuracy(x: Any, labels: Any, clf: str, seed: int) -> float:
     import numpy as np  # noqa: PLC0415
     from sklearn.model_selection import train_test_split  # noqa: PLC0415
 
-    from pytest_gpuperf.models import classify as clfmod  # noqa: PLC0415
+    from pytest_gpuperf.studies.classification import classify as clfmod  # noqa: PLC0415
     xtr, xte, ytr, yte = train_test_split(x, labels, test_size=0.3, random_state=seed, stratify=labels)
     c = clfmod.make_classifiers(0)[clf]
     c.fit(xtr, ytr)

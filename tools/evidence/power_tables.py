@@ -11,7 +11,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from pytest_gpuperf.models import power_model as pm
+from pytest_gpuperf.studies.static_power import power_model as pm
 from pytest_gpuperf.util import jsonio
 from .registry import Inputs
 from .runfile import EvidenceError, Run

@@ -34,7 +34,8 @@ _latch = pytest.StashKey[Latch]()
 #: registers those as sub-plugins of this one, so this module stays the only place wired to pytest. The
 #: studies wing's (``studies.fixtures``) is named here, never imported: pytest loads it by name, so the gate
 #: imports nothing of the studies.
-pytest_plugins = [f"pytest_gpuperf.{area}.fixtures" for area in ("probes", "accuracy", "tuning", "studies")]
+pytest_plugins = [*(f"pytest_gpuperf.{area}.fixtures" for area in ("probes", "accuracy", "tuning")),
+                  "pytest_gpuperf.studies.fixtures"]
 
 
 # ---- options ------------------------------------------------------------------------------------

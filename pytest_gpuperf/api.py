@@ -3,7 +3,7 @@
 * :func:`tune` — the work-group size the thesis' tuner (Dao; ``tuning/``) picks for *your* kernel, or any
   kernel parameter (tile size, unroll factor, ``__local`` sizes) through Kernel Tuner (``tuning/ktparams.py``);
 * :func:`predict` — your kernel's time from two short samples (Dao's sampled linear model;
-  ``models/sampling.py``), optionally against the full run;
+  ``studies/sampled/sampling.py``), optionally against the full run;
 * :func:`check_accuracy` — the ulp error of a device expression against MPFR (``accuracy/``).
 
 Kernels are OpenCL C (on CUDA devices the language prelude, `devices.dialect.portable`, translates them, as for its own kernels);
@@ -160,7 +160,7 @@ def predict(source: str, kernel: str, args: Sequence[Arg], n_groups: int, local_
     """Predict the time of ``n_groups`` work-groups of ``local_size`` (1-D) from two sampled runs of the
     first groups, each from a cold last-level cache. The kernel must do each group's share of the work
     from its global id (a shorter NDRange runs the first groups); ``n_groups`` must exceed three waves."""
-    from .models.sampling import CacheFlush, SamplePlan, sample, saturation_point
+    from .studies.sampled.sampling import CacheFlush, SamplePlan, sample, saturation_point
     from .devices.dialect import portable
 
     d = device(dev)

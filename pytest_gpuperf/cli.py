@@ -25,7 +25,6 @@ GROUPS: list[tuple[str, str]] = [
     ("compare", "pytest_gpuperf.compare.cli"),
     ("siblings", "pytest_gpuperf.fleet.cli"),
     ("offline", "pytest_gpuperf.offline.cli"),
-    ("docs", "pytest_gpuperf.evidence.cli"),
     ("baseline", "pytest_gpuperf.baselines.cli"),
 ]
 

@@ -31,8 +31,11 @@ session_key = pytest.StashKey[GpuPerfSession]()
 _latch = pytest.StashKey[Latch]()
 
 #: Each concern package may ship a ``fixtures`` module (its fixtures, options and markers); pytest
-#: registers those as sub-plugins of this one, so this module stays the only place wired to pytest.
-pytest_plugins = [f"pytest_gpuperf.{area}.fixtures" for area in ("probes", "accuracy", "tuning", "models")]
+#: registers those as sub-plugins of this one, so this module stays the only place wired to pytest. The
+#: studies wing's (``studies.fixtures``) is named here, never imported: pytest loads it by name, so the gate
+#: imports nothing of the studies.
+pytest_plugins = [*(f"pytest_gpuperf.{area}.fixtures" for area in ("probes", "accuracy", "tuning")),
+                  "pytest_gpuperf.studies.fixtures"]
 
 
 # ---- options ------------------------------------------------------------------------------------

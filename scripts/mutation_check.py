@@ -159,9 +159,9 @@ def mutated_source(m: Mutant, original: str) -> str:
 
 
 def _copy_tree(dest: Path) -> None:
-    """A private copy of what the tests need: the package, the tests, the repository's config files."""
+    """A private copy of what the tests need: the package, the tests, the repository's tools and config files."""
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache")
-    for name in (PKG, "tests", "examples", "docs", "scripts"):
+    for name in (PKG, "tests", "examples", "docs", "scripts", "tools"):
         if (ROOT / name).exists():
             shutil.copytree(ROOT / name, dest / name, ignore=ignore, symlinks=True)
     if (ROOT / "results").exists():  # the committed runs the tests read (inside the copy: tests resolve them)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Nsight Compute counters of the PTX model's twelve dwarf kernels, as the model suite times them.
 
-Why: the static PTX model (``models.scheduler``) sees neither caches nor coalescing nor stalls. Where a
+Why: the static PTX model (``studies.ptx_model.scheduler``) sees neither caches nor coalescing nor stalls. Where a
 dwarf's error stays above the thesis' Table 4.9 median, these counters say which assumption failed:
 DRAM bytes against the bytes the model streams (reuse in L1/L2, or a footprint that stays in L2),
 sectors per request (uncoalesced accesses), achieved occupancy, issue utilisation and the stall reasons
@@ -27,8 +27,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pytest_gpuperf.models import ncu  # noqa: E402
-from pytest_gpuperf.models.dwarfs import DWARFS  # noqa: E402
+from pytest_gpuperf.studies.nsight import ncu  # noqa: E402
+from pytest_gpuperf.studies.ptx_model.dwarfs import DWARFS  # noqa: E402
 from pytest_gpuperf.util.atomic import atomic_write_json  # noqa: E402
 
 #: counters per dwarf: time, traffic at each level, coalescing, occupancy, issue and stall reasons

@@ -6,7 +6,7 @@ measured launch time (``power_model.timed_features``; ``devices.<key>.variants.t
     python scripts/power_model_offline.py        # writes results/offline/power-model.{json,txt}.gz
 
 The corpora are real NVML measurements (results/<key>/power-corpus-cuda.json.gz, collected by
-``python -m pytest_gpuperf.power.collect``); this script only fits and scores, deterministically (seeded
+``python -m pytest_gpuperf.studies.static_power.collect``); this script only fits and scores, deterministically (seeded
 folds and estimators), so its figures are what the power suite's ``model.power.*`` metrics read on a GPU
 with the same corpus. Both files are stored as the repository keeps its evidence: gzip-compressed, the
 JSON compact (``util.jsonio.write_gz``: equal content gives equal bytes).
@@ -22,8 +22,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pytest_gpuperf.models import power_model as pm  # noqa: E402
-from pytest_gpuperf.power.model_corpus import repeatability  # noqa: E402
+from pytest_gpuperf.studies.static_power import power_model as pm  # noqa: E402
+from pytest_gpuperf.studies.static_power.model_corpus import repeatability  # noqa: E402
 from pytest_gpuperf.util import jsonio  # noqa: E402
 
 KEYS = ("nvidia-h100-80gb-hbm3", "nvidia-h200")

@@ -23,9 +23,9 @@ from pathlib import Path
 import numpy as np
 
 from pytest_gpuperf.devices import recompile
-from pytest_gpuperf.models import cfg as cfgmod, ptx as ptxmod, scheduler
-from pytest_gpuperf.models.dwarfs import DWARFS, THESIS_MAPE
-from pytest_gpuperf.models.ptx_latency import GlobalLatencyModel, LatencyTable
+from pytest_gpuperf.studies.ptx_model import cfg as cfgmod, ptx as ptxmod, scheduler
+from pytest_gpuperf.studies.ptx_model.dwarfs import DWARFS, THESIS_MAPE
+from pytest_gpuperf.studies.ptx_model.ptx_latency import GlobalLatencyModel, LatencyTable
 
 
 def replay(path: Path) -> dict[str, object]:

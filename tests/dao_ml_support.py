@@ -5,9 +5,9 @@ tables' cells are the point; no GPU figure of it is quoted anywhere)."""
 from __future__ import annotations
 
 from pytest_gpuperf.devices.base import DeviceInfo
-from pytest_gpuperf.models import dao_counters as dc, sampled_apps, sampled_corpus as sc, svr
-from pytest_gpuperf.models.app_kernels import APP_KERNELS
-from pytest_gpuperf.models.sampling import SampledRun, SamplePlan, saturation_point
+from pytest_gpuperf.studies.sampled import dao_counters as dc, sampled_apps, sampled_corpus as sc, svr
+from pytest_gpuperf.studies.corpora.app_kernels import APP_KERNELS
+from pytest_gpuperf.studies.sampled.sampling import SampledRun, SamplePlan, saturation_point
 from pytest_gpuperf.timing.measure import Measurement
 from pytest_gpuperf.timing.stats import Stats
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pytest_gpuperf.models import cfg, ptx, ptx_errors, scheduler
-from pytest_gpuperf.models.ptx_latency import LatencyTable
+from pytest_gpuperf.studies.ptx_model import cfg, ptx, ptx_errors, scheduler
+from pytest_gpuperf.studies.ptx_model.ptx_latency import LatencyTable
 from pytest_gpuperf.probes import global_latency
 from pytest_gpuperf.probes.global_latency import Launch, Point
 

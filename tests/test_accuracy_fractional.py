@@ -79,7 +79,7 @@ def test_unconfirmed_fractional_maximum_is_refused(planted):
 
 
 def test_the_docs_table_names_the_largest_fractional_error_s_input_where_a_run_has_it():
-    from pytest_gpuperf.evidence import accuracy_tables
+    from tools.evidence import accuracy_tables
 
     key = "accuracy.fp32.exp.max_ulp"
     tie = {key: {"info": {"worst": {"input_hex": ["-0x1.5be55cp+6"]}}}}

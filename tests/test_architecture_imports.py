@@ -1,6 +1,8 @@
 """The package imports in one direction, by the layers CONTRIBUTING.md declares ("Layers"): every import
 of pytest_gpuperf — at module level, inside functions, under ``TYPE_CHECKING`` — goes to the importer's
-own layer or one below it, and there is no circle, neither between modules nor between packages.
+own layer or one below it, and there is no circle, neither between modules nor between packages. The
+table's wing column splits the package in two: no module of the gate wing imports ``pytest_gpuperf.studies``,
+and the only studies modules the gate names (to be loaded by name) are the declared ones.
 
 Imports inside functions count: deferring an import hides a circle from the interpreter, not from a
 reader, and the layer that owns a piece of code is the same wherever the import statement stands."""
@@ -99,6 +101,21 @@ def declared_layers(text: str) -> list[tuple[str, list[str]]]:
     return [(cells[0], re.findall(r"`([^`]+)`", cells[1])) for cells in rows]
 
 
+def declared_wings(text: str) -> dict[str, str]:
+    """The wing (``gate``, ``studies`` or ``both``) of each name of CONTRIBUTING.md's layer table: its row's
+    third cell."""
+    section = text.split("## Layers", 1)[1].split("\n## ", 1)[0]
+    lines = section.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("|"))
+    out: dict[str, str] = {}
+    for line in lines[start + 2:]:
+        if not line.startswith("|"):
+            break
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        out |= {name: cells[2] for name in re.findall(r"`([^`]+)`", cells[1])}
+    return out
+
+
 def layer_of(layers: list[tuple[str, list[str]]]) -> dict[str, int]:
     return {name: i for i, (_, names) in enumerate(layers) for name in names}
 
@@ -134,11 +151,42 @@ def upward(found: list[Import], layers: list[tuple[str, list[str]]]) -> list[str
     return list(dict.fromkeys(out))
 
 
+#: the studies modules the gate wing names (and never imports), each with the one gate module that names it:
+#: pytest loads the studies' fixtures by name, and ``gpuperf offline collect`` loads a power corpus's intake
+NAMED_STUDIES = {"pytest_gpuperf.plugin": "pytest_gpuperf.studies.fixtures",
+                 "pytest_gpuperf.offline.intake": "pytest_gpuperf.studies.static_power.corpus_intake"}
+STUDIES = "pytest_gpuperf.studies"
+
+
+def gate_reaches_studies(found: list[Import], wings: dict[str, str]) -> list[str]:
+    """One line per import of a gate-wing module that reaches the studies wing."""
+    return [f"{i.importer}:{i.line} imports {i.imported}{' inside a function' if i.deferred else ''}"
+            for i in found if wings.get(unit(i.importer)) == "gate" and unit(i.imported) == "studies"]
+
+
+def studies_named(pkg: Path, wings: dict[str, str]) -> dict[str, set[str]]:
+    """Per gate-wing module, the studies modules its code names in a string (``importlib``, ``pytest_plugins``,
+    ``python -m``); docstrings aside."""
+    out: dict[str, set[str]] = {}
+    for path in sorted(pkg.rglob("*.py")):
+        mod, _ = _module(pkg, path)
+        if wings.get(unit(mod)) != "gate":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docs = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
+                named = re.findall(r"\b" + re.escape(STUDIES) + r"(?:\.\w+)*", node.value)
+                out.setdefault(mod, set()).update(named)
+    return {mod: names for mod, names in out.items() if names}
+
+
 def _shown(circles: list[list[str]]) -> str:
     return "; ".join(" -> ".join(c + [c[0]]) for c in circles[:10])
 
 
 LAYERS = declared_layers((ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8"))
+WINGS = declared_wings((ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8"))
 
 
 @pytest.fixture(scope="module")
@@ -175,6 +223,27 @@ def test_no_import_reaches_a_higher_layer(package_imports):
     assert not found, "imports into a higher layer (CONTRIBUTING.md, Layers):\n" + "\n".join(found)
 
 
+def test_every_layer_belongs_to_one_wing_and_the_studies_wing_sits_above_the_gate():
+    assert set(WINGS) == {n for _, names in LAYERS for n in names}
+    assert set(WINGS.values()) == {"gate", "studies", "both"}, WINGS
+    level = layer_of(LAYERS)
+    gate, studies, both = ([level[n] for n, w in WINGS.items() if w == wing] for wing in ("gate", "studies", "both"))
+    assert max(gate) < min(studies) and max(studies) < min(both)  # so the layer rule alone keeps the gate off the studies
+    assert WINGS["studies"] == "studies" and WINGS["plugin"] == WINGS["cli"] == "gate"
+
+
+def test_no_gate_wing_module_imports_the_studies(package_imports):
+    found = gate_reaches_studies(package_imports, WINGS)
+    assert not found, "gate-wing modules importing pytest_gpuperf.studies (CONTRIBUTING.md, Layers):\n" + "\n".join(found)
+
+
+def test_the_gate_names_only_the_declared_studies_modules():
+    named = studies_named(PKG, WINGS)
+    assert named == {mod: {study} for mod, study in NAMED_STUDIES.items()}, named
+    for study in NAMED_STUDIES.values():
+        assert (PKG.parent / (study.replace(".", "/") + ".py")).exists(), study
+
+
 def _tiny(tmp_path: Path, files: dict[str, str]) -> Path:
     pkg = tmp_path / "pytest_gpuperf"
     for name, text in {"__init__.py": "", **files}.items():
@@ -201,6 +270,18 @@ def test_the_checks_see_a_deferred_circle_a_package_circle_and_an_upward_import(
     assert upward(found, layers) == ["pytest_gpuperf.low.m:2 (low layer) imports pytest_gpuperf.high.n (high layer) "
                                      "inside a function"]
     assert units(pkg) == {"pytest_gpuperf", "a", "low", "high", "top"}
+
+
+def test_the_wing_checks_see_a_gate_import_of_the_studies_and_a_named_one(tmp_path):
+    pkg = _tiny(tmp_path, {
+        "gate/__init__.py": "", "gate/g.py": "def f():\n    from ..studies.s import h\n",
+        "gate/named.py": '"""Docs may name pytest_gpuperf.studies.s."""\nLOAD = "pytest_gpuperf.studies.s"\n',
+        "studies/__init__.py": "", "studies/s.py": "from ..gate import g\ndef h(): pass\n",
+    })
+    wings = {"pytest_gpuperf": "gate", "gate": "gate", "studies": "studies"}
+    assert gate_reaches_studies(imports(pkg), wings) == ["pytest_gpuperf.gate.g:2 imports pytest_gpuperf.studies.s "
+                                                         "inside a function"]
+    assert studies_named(pkg, wings) == {"pytest_gpuperf.gate.named": {"pytest_gpuperf.studies.s"}}
 
 
 def test_the_layer_table_is_read_bottom_first():

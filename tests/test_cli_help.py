@@ -73,7 +73,7 @@ def test_every_argument_of_every_gpuperf_command_has_plain_help():
     ("``gpuperf compare A.json B.json``: the two", "gpuperf compare A.json B.json: the two"),
     (":func:`pytest_gpuperf.cli.main` hands over", "pytest_gpuperf.cli.main hands over"),
     (":data:`~pytest_gpuperf.cli.RUN_GROUPS` lists", "RUN_GROUPS lists"),
-    (":mod:`the models <pytest_gpuperf.models>` and `Kernel Tuner`_", "the models and Kernel Tuner"),
+    (":mod:`the models <pytest_gpuperf.studies>` and `Kernel Tuner`_", "the models and Kernel Tuner"),
     ("5 %% of a `single` word", "5 %% of a `single` word"),
 ])
 def test_rest_becomes_plain_text(rest, text):

@@ -15,8 +15,8 @@ from pytest_gpuperf.devices.base import DeviceInfo
 from pytest_gpuperf.devices.architectures import ARCHITECTURES
 from pytest_gpuperf.devices.occupancy import cuda_occupancy, sm_limits
 from pytest_gpuperf.errors import UnsupportedDevice
-from pytest_gpuperf.models import scheduler
-from pytest_gpuperf.models.sampling import saturation_point
+from pytest_gpuperf.studies.ptx_model import scheduler
+from pytest_gpuperf.studies.sampled.sampling import saturation_point
 from pytest_gpuperf.tuning.tuner import sm_model
 
 H100 = sm_limits("9.0")  # 64 warps, 32 blocks, 64K regs (unit 256), 228 KiB shared (+1 KiB/block reserved)
@@ -115,7 +115,7 @@ def _info(cc: str, warp: int, extra: dict | None = None) -> DeviceInfo:
 
 @pytest.mark.parametrize("key", sorted(GOLDEN["sampling"]))
 def test_sampled_model_saturation_unchanged(key):
-    """Dao's P_sat (models/sampling.py) as before, from the table and, on sm_90, from the driver's limits."""
+    """Dao's P_sat (studies/sampled/sampling.py) as before, from the table and, on sm_90, from the driver's limits."""
     cc, warp, style = key.split("/")
     infos = [_info(cc, int(warp))] + ([_info(cc, int(warp), SM90_EXTRA)] if cc == "9.0" else [])
     for info in infos:
@@ -137,7 +137,7 @@ def test_sampled_model_cpu_path_unchanged(units):
 
 @pytest.mark.parametrize("cc", sorted(GOLDEN["scheduler"]))
 def test_scheduler_occupancy_unchanged(cc):
-    """Alavani's threads per SM (models/scheduler.py) and the resident fraction's denominator, as before."""
+    """Alavani's threads per SM (studies/ptx_model/scheduler.py) and the resident fraction's denominator, as before."""
     got = [[o.threads_per_sm, o.limit] for o in (scheduler.occupancy(cc, t, r, s) for t, r, s in GRID)]
     assert got == GOLDEN["scheduler"][cc]
     assert sm_limits(cc).max_threads == GOLDEN["scheduler_resident"][cc]
@@ -240,7 +240,7 @@ def test_per_architecture_figures_live_in_one_table():
     import ast
     import re
 
-    from pytest_gpuperf.models import power_model
+    from pytest_gpuperf.studies.static_power import power_model
 
     pkg = Path(__file__).resolve().parents[1] / "pytest_gpuperf"
     tables = []

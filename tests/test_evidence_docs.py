@@ -1,4 +1,4 @@
-"""Docs generated from runs (``gpuperf docs``): a marked table is made from the results files its marker
+"""Docs generated from runs (``python3 -m tools.evidence``): a marked table is made from the results files its marker
 names, ``check`` names the doc, table and differing cells where the doc says something else, ``write``
 puts the made table in place, and bad input (a missing file, an unknown table, a broken marker, no marked
 table at all) is an error naming the problem."""
@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from pytest_gpuperf.cli import main as gpuperf
-from pytest_gpuperf.evidence import docsync, markers, mdcells
-from pytest_gpuperf.evidence.registry import tables
-from pytest_gpuperf.evidence.runfile import EvidenceError
 from pytest_gpuperf.util.jsonio import write_gz
+from tools.evidence import docsync, markers, mdcells
+from tools.evidence.cli import main as evidence
+from tools.evidence.registry import tables
+from tools.evidence.runfile import EvidenceError
 
 ROOT = Path(__file__).resolve().parents[1]
 RUN = "results/dev-x/run-1-cuda.json.gz"
@@ -55,8 +55,8 @@ def test_check_names_the_doc_the_table_and_the_differing_cell(tmp_path):
     assert count == 1 and len(problems) == 1
     assert "docs/a.md:3 table 'metric-runs'" in problems[0]
     assert "row '`run-1-cuda`', column '`memory.l2.latency.cycles`': doc has '283.4', results give '290.4'" in problems[0]
-    assert gpuperf(["docs", "check", "--root", str(root)]) == 1
-    assert gpuperf(["docs", "write", "--root", str(root)]) == 0 and gpuperf(["docs", "check", "--root", str(root)]) == 0
+    assert evidence(["check", "--root", str(root)]) == 1
+    assert evidence(["write", "--root", str(root)]) == 0 and evidence(["check", "--root", str(root)]) == 0
 
 
 def test_a_changed_results_file_makes_the_doc_stale(tmp_path):
@@ -80,7 +80,7 @@ def test_bad_markers_are_errors_naming_the_problem(tmp_path, marker, problem, ca
     (tmp_path / "docs" / "a.md").write_text(marker + "\n<!-- /gpuperf:table -->\n")
     with pytest.raises(EvidenceError, match=problem):
         docsync.check(tmp_path)
-    assert gpuperf(["docs", "check", "--root", str(tmp_path)]) == 2
+    assert evidence(["check", "--root", str(tmp_path)]) == 2
     assert problem.split(";")[0] in capsys.readouterr().err
 
 
@@ -110,7 +110,7 @@ def test_cell_differences_are_reported_per_row_and_column():
 
 
 def test_every_marked_table_of_the_docs_names_a_known_table_and_saved_runs():
-    """The whole check runs in CI (.ci/run: ``gpuperf docs check``); this is its fast half: every marker of
+    """The whole check runs in CI (.ci/run: ``python3 -m tools.evidence check``); this is its fast half: every marker of
     every doc parses, names a generator that exists and results files that are saved."""
     known = tables()
     blocks = [b for p in docsync.doc_paths(ROOT) for b in markers.parse(p.name, p.read_text(encoding="utf-8"))]
@@ -155,7 +155,7 @@ def test_a_table_citing_an_interrupted_contended_run_must_say_so(tmp_path):
     problems = docsync.check(root)[1]
     said = [p for p in problems if "without saying their state" in p]
     assert len(said) == 1 and f"{RUN} (interrupted, contended)" in said[0] and "docs/a.md:3" in said[0]
-    assert gpuperf(["docs", "check", "--root", str(root)]) == 1
+    assert evidence(["check", "--root", str(root)]) == 1
     # saying so in the caption above the marker answers it (the Runs line still differs from the made one)
     doc.write_text(doc.read_text().replace("# A\n\n", "# A\n\nRun 1 was interrupted, and its host contended.\n"))
     assert not [p for p in docsync.check(root)[1] if "without saying their state" in p]
@@ -164,7 +164,7 @@ def test_a_table_citing_an_interrupted_contended_run_must_say_so(tmp_path):
 
 
 def test_run_states_read_the_results_document_fields():
-    from pytest_gpuperf.evidence.runfile import Run, _metrics
+    from tools.evidence.runfile import Run, _metrics
 
     doc = {"run": {"interrupted": False},
            "metrics": [{"name": "a", "value": 1.0, "info": {"power": {"throttled": True, "throttled_windows": 4}}},

@@ -1,6 +1,6 @@
-"""The model studies' doc tables (``evidence.model_study_tables``): the application study's table made through
+"""The model studies' doc tables (``tools.evidence.model_study_tables``): the application study's table made through
 the docs machinery from a real PoCL run of the study beside Dao's rows, and the PTX study's table made from
-the records ``models.ptx_study`` writes for the sweep's launches (no GPU has run it: the 'measured' times
+the records ``studies.ptx_model.ptx_study`` writes for the sweep's launches (no GPU has run it: the 'measured' times
 below exist only in this test), each refusing what it cannot show."""
 
 from __future__ import annotations
@@ -12,14 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from pytest_gpuperf.evidence import docsync, markers, runfile
-from pytest_gpuperf.evidence.model_study_tables import PROCEDURE_CHECK, apps_vs_dao, ptx_study
-from pytest_gpuperf.evidence.model_tables import DAO_SAMPLED, pct
-from pytest_gpuperf.evidence.registry import Inputs
-from pytest_gpuperf.evidence.runfile import EvidenceError
-from pytest_gpuperf.models import ptx_study as study, ptx_sweep, scheduler, svr
-from pytest_gpuperf.models.app_kernels import APP_KERNELS
-from pytest_gpuperf.models.dwarfs import THESIS_MAPE
+from tools.evidence import docsync, markers, runfile
+from tools.evidence.model_study_tables import PROCEDURE_CHECK, apps_vs_dao, ptx_study
+from tools.evidence.model_tables import DAO_SAMPLED, pct
+from tools.evidence.registry import Inputs
+from tools.evidence.runfile import EvidenceError
+from pytest_gpuperf.studies.ptx_model import ptx_study as study, ptx_sweep, scheduler
+from pytest_gpuperf.studies.sampled import svr
+from pytest_gpuperf.studies.corpora.app_kernels import APP_KERNELS
+from pytest_gpuperf.studies.ptx_model.dwarfs import THESIS_MAPE
 from dao_ml_support import cuda_study
 from ptx_study_support import fixed_model
 from suite_support import app_study_on_pocl
@@ -107,7 +108,7 @@ def _cuda_study(root: Path) -> runfile.Run:
     """A CUDA run of the application study as its records name it — the linear and SVR families and the counter
     model's — over three kernels with made-up times and counters (test data only: the table's cells are the
     point, and no GPU figure of this file is quoted anywhere)."""
-    from pytest_gpuperf.models import dao_ml, sampled_apps
+    from pytest_gpuperf.studies.sampled import dao_ml, sampled_apps
 
     res, sample = cuda_study()
     recs = sampled_apps.records(res) + dao_ml.records(res, sample)
@@ -116,7 +117,7 @@ def _cuda_study(root: Path) -> runfile.Run:
 
 
 def test_the_app_study_s_table_sets_the_counter_model_beside_dao_s_ml_figures(tmp_path):
-    from pytest_gpuperf.models import dao_ml
+    from pytest_gpuperf.studies.sampled import dao_ml
 
     run = _cuda_study(tmp_path)
     lines = apps_vs_dao(_inputs("models-apps-dao", tmp_path, [run]))

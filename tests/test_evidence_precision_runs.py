@@ -1,4 +1,4 @@
-"""docs/precision.md's tables over many unchanged runs (``evidence.precision_aa_tables``), on the committed
+"""docs/precision.md's tables over many unchanged runs (``tools.evidence.precision_aa_tables``), on the committed
 GPU runs of the README's main command: the tuner's choice per device, each choice with the runs that made it,
 and the refinement speedup's spread with what the runs recorded about its timing."""
 
@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from pytest_gpuperf.evidence import markers, runfile
-from pytest_gpuperf.evidence.precision_aa_tables import (beyond_span_ms, distribution, refine_runs, tuner_choices,
+from tools.evidence import markers, runfile
+from tools.evidence.precision_aa_tables import (beyond_span_ms, distribution, refine_runs, tuner_choices,
                                                          window_s)
-from pytest_gpuperf.evidence.registry import Inputs
-from pytest_gpuperf.evidence.runfile import EvidenceError, Run
+from tools.evidence.registry import Inputs
+from tools.evidence.runfile import EvidenceError, Run
 
 ROOT = Path(__file__).resolve().parents[1]
 H100 = "results/nvidia-h100-80gb-hbm3"

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from pytest_gpuperf.evidence import markers, runfile
-from pytest_gpuperf.evidence.model_tables import ptx_dwarfs, sampled_vs_dao
-from pytest_gpuperf.evidence.power_tables import model as power_model_table, reference
-from pytest_gpuperf.evidence.precision_tables import tuner
-from pytest_gpuperf.evidence.registry import Inputs
-from pytest_gpuperf.evidence.tuning_tables import dao_per_gpu, transformed
+from tools.evidence import markers, runfile
+from tools.evidence.model_tables import ptx_dwarfs, sampled_vs_dao
+from tools.evidence.power_tables import model as power_model_table, reference
+from tools.evidence.precision_tables import tuner
+from tools.evidence.registry import Inputs
+from tools.evidence.tuning_tables import dao_per_gpu, transformed
 
 ROOT = Path(__file__).resolve().parents[1]
 H100 = "results/nvidia-h100-80gb-hbm3"
@@ -93,7 +93,7 @@ def test_two_runs_of_the_deterministic_choice_read_the_same_mixes():
 
 def test_the_per_kernel_table_reads_the_svr_s_kernels_from_its_mean_where_a_run_keeps_them_there():
     """Runs of the current suites keep the SVR's per-kernel errors in its mean's info (H200, 171978e)."""
-    from pytest_gpuperf.evidence.model_tables import pct, sampled
+    from tools.evidence.model_tables import pct, sampled
 
     lines = sampled(_inputs("models-sampled-kernels", cuda="results/nvidia-h200/baseline-171978e/b1-cuda.json.gz"))
     doc = runfile.load(ROOT, "results/nvidia-h200/baseline-171978e/b1-cuda.json.gz")

@@ -1,7 +1,7 @@
 """The application-corpus study end to end on PoCL: the shipped suite under ``--gpuperf-profile=study``, every
 figure through the plugin's record path (the catalog's identity keys, the validity checks, the results file).
 
-A CPU device runs the corpus at its PoCL size, warm, in seconds (``models.sampled_apps.CPU_NOTE``); the
+A CPU device runs the corpus at its PoCL size, warm, in seconds (``studies.sampled.sampled_apps.CPU_NOTE``); the
 kernels whose PoCL size spans too few waves of the device's cores are left out and named, and every other
 kernel of the corpus must have its figures. The default profile deselects the study, so only this test puts
 its records through the session on every change.
@@ -14,7 +14,7 @@ import json
 import pytest
 
 from pytest_gpuperf.baselines import catalog
-from pytest_gpuperf.models.app_kernels import APP_KERNELS
+from pytest_gpuperf.studies.corpora.app_kernels import APP_KERNELS
 from suite_support import app_study_on_pocl
 
 MEANS = ("model.sampled_apps.mean_error", "model.sampled_apps.mean_overhead", "model.svr_apps.mean_error")

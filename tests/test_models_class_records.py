@@ -1,6 +1,6 @@
 """The kernel-class suite's library parts that need no device: the feature rows built from a table of
-measured times (``models.class_dataset.run_times``), the classifier figures and their catalog bands
-(``models.class_records``), where ncu's raw CSV goes, and the CFG-reuse figure (``models.similarity_reuse``)."""
+measured times (``studies.classification.class_dataset.run_times``), the classifier figures and their catalog bands
+(``studies.classification.class_records``), where ncu's raw CSV goes, and the CFG-reuse figure (``studies.classification.similarity_reuse``)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pytest
 
 from pytest_gpuperf.baselines import catalog
 from pytest_gpuperf.devices.base import DeviceInfo
-from pytest_gpuperf.models import class_records, classify, kernel_classes as kc, similarity_reuse
-from pytest_gpuperf.models.class_dataset import ClassDataset, run_times
+from pytest_gpuperf.studies.classification import class_records, classify, kernel_classes as kc, similarity_reuse
+from pytest_gpuperf.studies.classification.class_dataset import ClassDataset, run_times
 
 SIZES = (100, 200, 400)
 LOCALS = (64, 128)

@@ -7,7 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pytest_gpuperf.models import cfg, classify, kernel_classes as kc, ptx, similarity
+from pytest_gpuperf.studies.ptx_model import cfg, ptx
+from pytest_gpuperf.studies.classification import classify, kernel_classes as kc, similarity
 
 DATA = Path(__file__).parent / "data" / "models"
 

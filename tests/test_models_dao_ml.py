@@ -1,4 +1,4 @@
-"""Dao's counter model (models/dao_ml.py, dao_counters.py, dao_counters_worker.py) — everything but the GPU
+"""Dao's counter model (studies/sampled/dao_ml.py, dao_counters.py, dao_counters_worker.py) — everything but the GPU
 run: the feature vector, the target and t_ML on small runs computed by hand, the leave-one-kernel-out folds
 (by hand with a mean regressor, and the ε-SVR on real counters of a saved H100 ncu profile), the counter
 table, the plan and the reading of ncu's results in launch order on that real profile."""
@@ -15,8 +15,9 @@ from sklearn.dummy import DummyRegressor
 
 from dao_ml_support import cuda_study
 from pytest_gpuperf.baselines import catalog
-from pytest_gpuperf.models import dao_counters as dc, dao_counters_worker as dw, dao_ml, ncu, sampled_apps, svr
-from pytest_gpuperf.models.app_kernels import APP_KERNELS
+from pytest_gpuperf.studies.sampled import dao_counters as dc, dao_counters_worker as dw, dao_ml, sampled_apps, svr
+from pytest_gpuperf.studies.nsight import ncu
+from pytest_gpuperf.studies.corpora.app_kernels import APP_KERNELS
 from pytest_gpuperf.util.jsonio import read_text
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -146,8 +147,8 @@ def test_the_worker_spec_round_trips_and_names_only_corpus_kernels(tmp_path):
     spec = dw.read_spec(tmp_path / "s.json")
     assert spec["launches"] == launches and spec["device"] == 0
     cmd = ncu.command("/x/ncu", dc.METRIC_NAMES, tmp_path / "s.json", python="/py",
-                      kernel_filter=dc.kernel_filter([APP_KERNELS[0].name]), worker="pytest_gpuperf.models.dao_counters_worker")
-    assert cmd[-4:] == ["/py", "-m", "pytest_gpuperf.models.dao_counters_worker", str(tmp_path / "s.json")]
+                      kernel_filter=dc.kernel_filter([APP_KERNELS[0].name]), worker="pytest_gpuperf.studies.sampled.dao_counters_worker")
+    assert cmd[-4:] == ["/py", "-m", "pytest_gpuperf.studies.sampled.dao_counters_worker", str(tmp_path / "s.json")]
     assert cmd[cmd.index("--kernel-name") + 1] == f"regex:^({APP_KERNELS[0].name})$"
     (tmp_path / "s.json").write_text((tmp_path / "s.json").read_text().replace('"version": 1', '"version": 9'))
     with pytest.raises(ValueError, match="spec version 9, expected 1"):

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from pytest_gpuperf.devices import sass
-from pytest_gpuperf.models import cfg, ptx, scheduler
-from pytest_gpuperf.models.ptx_latency import (GLOBAL_MODEL_METRIC, GlobalLatencyModel, LatencyTable,
+from pytest_gpuperf.studies.ptx_model import cfg, ptx, scheduler
+from pytest_gpuperf.studies.ptx_model.ptx_latency import (GLOBAL_MODEL_METRIC, GlobalLatencyModel, LatencyTable,
                                            global_latency_k20, latencies, with_global_model)
 from pytest_gpuperf.probes import fit, global_latency, sass_proof
 

@@ -3,8 +3,8 @@ shaped on, every dwarf of Table 4.9 covered."""
 
 from __future__ import annotations
 
-from pytest_gpuperf.models.dwarfs import DWARFS, THESIS_MAPE
-from pytest_gpuperf.models.heldout import DESIGN_KERNELS, HELD_OUT
+from pytest_gpuperf.studies.ptx_model.dwarfs import DWARFS, THESIS_MAPE
+from pytest_gpuperf.studies.corpora.heldout import DESIGN_KERNELS, HELD_OUT
 
 
 def test_the_design_kernels_are_the_dwarf_kernels():

@@ -1,4 +1,4 @@
-"""Nsight Compute counter collection (models/ncu.py, ncu_worker.py) — everything but the GPU run itself:
+"""Nsight Compute counter collection (studies/nsight/ncu.py, ncu_worker.py) — everything but the GPU run itself:
 the CSV parser on real ncu 2025.3.1 output from the H100 and on a synthetic multi-kernel file, the
 worker's plan, launch matching, error classification and feature assembly."""
 
@@ -14,7 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pytest_gpuperf.models import classify, kernel_classes as kc, ncu, ncu_worker
+from pytest_gpuperf.studies.classification import classify, kernel_classes as kc
+from pytest_gpuperf.studies.nsight import ncu, ncu_worker
 
 DATA = Path(__file__).parent / "data" / "ncu"
 REAL = (DATA / "h100-ncu-check.txt").read_text()
@@ -148,7 +149,7 @@ def test_command_keeps_clocks_and_filters_kernels(tmp_path):
     assert cmd[cmd.index("--target-processes") + 1] == "all" and cmd[cmd.index("--print-units") + 1] == "base"
     flt = cmd[cmd.index("--kernel-name") + 1]
     assert flt.startswith("regex:^(") and all(f"|{k}|" in f"|{flt[8:-2]}|" for k in kc.CLASSES + kc.UNSEEN)
-    assert cmd[-4:] == ["/usr/bin/python3", "-m", "pytest_gpuperf.models.ncu_worker", str(tmp_path / "spec.json")]
+    assert cmd[-4:] == ["/usr/bin/python3", "-m", "pytest_gpuperf.studies.nsight.ncu_worker", str(tmp_path / "spec.json")]
 
 
 def test_metric_list_is_unique_and_mapped():

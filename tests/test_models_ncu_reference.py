@@ -1,4 +1,4 @@
-"""The kernel-class suite's stored Nsight Compute profiles (models/ncu_reference.py), without a GPU: the
+"""The kernel-class suite's stored Nsight Compute profiles (studies/nsight/ncu_reference.py), without a GPU: the
 key, the store, the spot-check rule on saved H100/H200 profiles, the figures of a stored profile, and the
 whole collection (miss, hit, failed spot check, retune) on a real PoCL device with ncu replaced by a
 replayer of saved ncu output (no GPU here to profile; the flow around ncu is what is tested)."""
@@ -17,7 +17,8 @@ import pytest
 
 from pytest_gpuperf import NCU_REFERENCE_SCHEMA, TUNING_CACHE_SCHEMA
 from pytest_gpuperf.devices.base import DeviceInfo
-from pytest_gpuperf.models import class_records, kernel_classes as kc, ncu, ncu_reference as nr
+from pytest_gpuperf.studies.classification import class_records, kernel_classes as kc
+from pytest_gpuperf.studies.nsight import ncu, ncu_reference as nr
 from pytest_gpuperf.schemas import SchemaError
 from pytest_gpuperf.util import jsonio
 

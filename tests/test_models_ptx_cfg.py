@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_gpuperf.models import cfg, ptx
+from pytest_gpuperf.studies.ptx_model import cfg, ptx
 
 DATA = Path(__file__).parent / "data" / "models"
 
@@ -93,7 +93,7 @@ def test_session_latencies_win_over_files(tmp_path):
     """Latencies probed in the session take precedence over any baseline or results file, so the PTX
     model's figures do not depend on which files lie in the checkout (a new card's first runs would
     otherwise read the thesis' fallback and its later runs its own baseline)."""
-    from pytest_gpuperf.models.ptx_latency import PROBE_NAMES, chain_ops, latencies
+    from pytest_gpuperf.studies.ptx_model.ptx_latency import PROBE_NAMES, chain_ops, latencies
     from pytest_gpuperf.probes.ops import op
 
     names = chain_ops()

@@ -1,6 +1,6 @@
 """The PTX-model suite's figures built without a GPU (the suite itself runs on CUDA only): the records of
-an evaluation (``models.ptx_errors.records``) from real predictions of a committed PTX, the global-latency
-records and the throughput fit of the calibration (``models.ptx_calibration``), and their catalog bands."""
+an evaluation (``studies.ptx_model.ptx_errors.records``) from real predictions of a committed PTX, the global-latency
+records and the throughput fit of the calibration (``studies.ptx_model.ptx_calibration``), and their catalog bands."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pytest
 
 from pytest_gpuperf.baselines import catalog
 from pytest_gpuperf.devices.base import DeviceInfo
-from pytest_gpuperf.models import cfg, ptx, ptx_calibration, ptx_errors, scheduler
-from pytest_gpuperf.models.ptx_latency import LatencyTable
+from pytest_gpuperf.studies.ptx_model import cfg, ptx, ptx_calibration, ptx_errors, scheduler
+from pytest_gpuperf.studies.ptx_model.ptx_latency import LatencyTable
 from pytest_gpuperf.probes import global_latency
 from pytest_gpuperf.probes.global_latency import Launch, Point
 

@@ -1,8 +1,8 @@
-"""The PTX model's study without a GPU (the suite itself runs on CUDA only): the sweep (``models.ptx_sweep``)
+"""The PTX model's study without a GPU (the suite itself runs on CUDA only): the sweep (``studies.ptx_model.ptx_sweep``)
 holds Alavani's 108 launches over every dwarf with the held-out kernels apart and the model suite's own
 launches among them; each dwarf kernel's shape at a sweep size is the inputs it makes; every configuration
 compiles with NVRTC into PTX whose loops its trip counts match, and every variant predicts it; the study's
-records (``models.ptx_study``) pool what their names say with the identity their family demands; the docs
+records (``studies.ptx_model.ptx_study``) pool what their names say with the identity their family demands; the docs
 show the sweep as the code has it and its time estimate from the saved H100 runs."""
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ import pytest
 
 from nvrtc_support import nvrtc_env
 from pytest_gpuperf.baselines import catalog
-from pytest_gpuperf.models import ptx_study, ptx_sweep, scheduler
-from pytest_gpuperf.models.dwarfs import DWARFS, THESIS_MAPE
-from pytest_gpuperf.models.heldout import DESIGN_KERNELS, HELD_OUT
+from pytest_gpuperf.studies.ptx_model import ptx_study, ptx_sweep, scheduler
+from pytest_gpuperf.studies.ptx_model.dwarfs import DWARFS, THESIS_MAPE
+from pytest_gpuperf.studies.corpora.heldout import DESIGN_KERNELS, HELD_OUT
 from ptx_study_support import fixed_model
 from pytest_gpuperf.timing import suite_profiles
 from pytest_gpuperf.timing.profiles import profile
@@ -79,8 +79,8 @@ def test_a_launch_or_a_language_the_text_does_not_allow_is_refused():
 
 CHECK = r"""
 import dataclasses, json
-from pytest_gpuperf.models import ptx_sweep
-from pytest_gpuperf.models.dwarfs import Shape
+from pytest_gpuperf.studies.ptx_model import ptx_sweep
+from pytest_gpuperf.studies.ptx_model.dwarfs import Shape
 rows = ptx_sweep.check_ptx("90")
 k = ptx_sweep.by_name("convolutionRowsKernel")
 bad = dataclasses.replace(k.dwarf_kernel, sizing=lambda s, b: Shape(8, 256, (), {"w": 2048, "h": 1}, 0))
@@ -109,7 +109,7 @@ def test_every_launch_compiles_its_loops_match_its_trip_counts_and_every_variant
 
 
 def test_the_command_line_check_prints_every_launch():
-    out = subprocess.run([sys.executable, "-m", "pytest_gpuperf.models.ptx_sweep", "--check-ptx", "90"],
+    out = subprocess.run([sys.executable, "-m", "pytest_gpuperf.studies.ptx_model.ptx_sweep", "--check-ptx", "90"],
                          capture_output=True, text=True, env=nvrtc_env(), cwd=ROOT, timeout=600)
     assert out.returncode == 0 and len(json.loads(out.stdout)) == 108, out.stderr[-2000:]
 

@@ -1,4 +1,4 @@
-"""The sampled-kernel model's two protocols (``models.sampled_corpus``): Dao's 2nd and 3rd saturation
+"""The sampled-kernel model's two protocols (``studies.sampled.sampled_corpus``): Dao's 2nd and 3rd saturation
 points as the default family, the project's geometry as a separate labelled family; overhead as Dao
 defines it; and the corpus measured under both on a real device (PoCL)."""
 
@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from pytest_gpuperf.devices.base import DeviceInfo
-from pytest_gpuperf.models import sampled_corpus as sc
-from pytest_gpuperf.models.corpus import CORPUS
-from pytest_gpuperf.models.fixtures import SampledKernel
-from pytest_gpuperf.models.sampling import SampledRun, SamplePlan, saturation_point
+from pytest_gpuperf.studies.sampled import sampled_corpus as sc
+from pytest_gpuperf.studies.corpora.corpus import CORPUS
+from pytest_gpuperf.studies.fixtures import SampledKernel
+from pytest_gpuperf.studies.sampled.sampling import SampledRun, SamplePlan, saturation_point
 from pytest_gpuperf.timing.measure import MeasureConfig, Measurement
 from pytest_gpuperf.timing.stats import Stats
 

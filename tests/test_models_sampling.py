@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from pytest_gpuperf.devices.base import DeviceInfo
-from pytest_gpuperf.models import svr
-from pytest_gpuperf.models.sampling import (GEOMETRY, SampledRun, SamplePlan, linear_model, multiple_for,
+from pytest_gpuperf.studies.sampled import svr
+from pytest_gpuperf.studies.sampled.sampling import (GEOMETRY, SampledRun, SamplePlan, linear_model, multiple_for,
                                             sample_waves, saturation_point, waves_for_overhead)
 from pytest_gpuperf.timing.measure import Measurement
 from pytest_gpuperf.timing.stats import Stats
@@ -116,7 +116,7 @@ def test_svr_leave_one_kernel_out_never_trains_on_the_kernel():
 
 def test_steady_state_flush_launches_the_kernel_over_the_scratch_buffers():
     """The pre-run is the same kernel over the scratch arguments, whole groups covering ``n`` items."""
-    from pytest_gpuperf.models.sampling import steady_state_flush
+    from pytest_gpuperf.studies.sampled.sampling import steady_state_flush
 
     calls = []
 
@@ -134,7 +134,7 @@ def test_steady_state_flush_launches_the_kernel_over_the_scratch_buffers():
 def test_sampling_points_are_timed_alternately_on_a_real_device(cl_device):
     """P1 and P2 are timed in pairs (see run_pair): both points get the same number of samples, every
     run is preceded by its own cold-cache step, and the pairs stop together."""
-    from pytest_gpuperf.models.sampling import run_pair
+    from pytest_gpuperf.studies.sampled.sampling import run_pair
     from pytest_gpuperf.timing.measure import MeasureConfig
 
     src = """__kernel void k(__global float *x, int n) { int i = get_global_id(0);

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_gpuperf.models import cfg, ptx, scheduler
-from pytest_gpuperf.models.ptx_latency import LatencyTable, global_latency_k20, latencies
+from pytest_gpuperf.studies.ptx_model import cfg, ptx, scheduler
+from pytest_gpuperf.studies.ptx_model.ptx_latency import LatencyTable, global_latency_k20, latencies
 
 K20 = {"SP": 192, "INT": 192, "DP": 64, "SFU": 32, "LSU": 32, "M": 192}
 

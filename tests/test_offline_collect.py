@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 from pytest_gpuperf.cli import main as gpuperf
-from pytest_gpuperf.models.power_model import load_corpus, save_corpus
+from pytest_gpuperf.studies.static_power.power_model import load_corpus, save_corpus
 from pytest_gpuperf.util import jsonio
 
 ROOT = Path(__file__).resolve().parents[1]

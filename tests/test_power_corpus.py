@@ -1,4 +1,4 @@
-"""Corpus collection mechanics (power/model_corpus.py, power/collect.py) without a GPU.
+"""Corpus collection mechanics (studies/static_power/model_corpus.py, studies/static_power/collect.py) without a GPU.
 
 The stand-in device hands out PTX saved from NVRTC (tests/data/models) and the power sensor is a
 simulated stepping counter: the entries written here test the plumbing — features, resume, reasons —
@@ -15,12 +15,12 @@ import pytest
 from pytest_gpuperf.devices.base import DeviceInfo
 from pytest_gpuperf.devices.nvml import Reading, decode_throttle
 from pytest_gpuperf.devices.resources import Resources
-from pytest_gpuperf.models import cfg as cfgmod
-from pytest_gpuperf.models import ptx as ptxmod
-from pytest_gpuperf.models.ptx_latency import latencies
-from pytest_gpuperf.models.power_model import load_corpus
-from pytest_gpuperf.power import collect as collect_cli
-from pytest_gpuperf.power.model_corpus import Job, _trips_for, collect
+from pytest_gpuperf.studies.ptx_model import cfg as cfgmod
+from pytest_gpuperf.studies.ptx_model import ptx as ptxmod
+from pytest_gpuperf.studies.ptx_model.ptx_latency import latencies
+from pytest_gpuperf.studies.static_power.power_model import load_corpus
+from pytest_gpuperf.studies.static_power import collect as collect_cli
+from pytest_gpuperf.studies.static_power.model_corpus import Job, _trips_for, collect
 
 DATA = Path(__file__).parent / "data" / "models"
 
@@ -76,7 +76,7 @@ class StandIn:
 def gpu_plan() -> list[Job]:
     """The plan a GPU gets (GPU problem sizes, through the offline stand-in), made once for the module's
     checks: building it generates the GPU-sized inputs (seconds); its jobs are frozen."""
-    from pytest_gpuperf.power.model_corpus import PlanDevice, jobs
+    from pytest_gpuperf.studies.static_power.model_corpus import PlanDevice, jobs
 
     return jobs(PlanDevice(), "cuda")
 
@@ -105,7 +105,7 @@ def test_collect_writes_resumes_and_gives_reasons(tmp_path, table, monkeypatch):
     dev = StandIn(SimCounter())
     path = tmp_path / "corpus.json"
     todo = [_job("saxpy"), _job("matrixMulCUDA", [4]), _job("matrixMulCUDA", [4, 4], grid=132), _job("nope")]
-    import pytest_gpuperf.power.model_corpus as model_corpus
+    import pytest_gpuperf.studies.static_power.model_corpus as model_corpus
 
     monkeypatch.setattr(model_corpus, "steady_state_energy",
                         lambda *a, **k: energy.steady_state_energy(*a, warmup_s=0.01, k_steps=5))
@@ -136,7 +136,7 @@ def test_the_cli_exits_2_on_pocl_with_the_reason(capsys):
 
 
 def test_the_corpus_is_43_kernels_in_158_configurations(cl_device):
-    from pytest_gpuperf.power.model_corpus import jobs
+    from pytest_gpuperf.studies.static_power.model_corpus import jobs
 
     js = jobs(cl_device, cl_device.info.backend)
     assert len(js) == 158 and len({j.kernel for j in js}) == 43  # issue 16: at least 40 kernels
@@ -148,7 +148,7 @@ def test_the_planned_gpu_corpus_without_a_gpu(gpu_plan):
     """The plan a GPU gets (GPU problem sizes, through the offline stand-in): 43 kernels in 158 configurations;
     the kernels whose PTX loops are not their source's carry per-PTX-loop counts and say why."""
     import numpy as np
-    from pytest_gpuperf.power.model_corpus import EXTRA, unrolled_by_4
+    from pytest_gpuperf.studies.static_power.model_corpus import EXTRA, unrolled_by_4
     from pytest_gpuperf.tuning.kernels import by_name
 
     js = gpu_plan
@@ -173,8 +173,8 @@ def test_resume_measures_only_the_configurations_missing_from_the_file(tmp_path,
     """The saved H100 corpus, less the kernels it once left out or mis-counted, against the full plan: a
     resumed collection measures exactly the configurations it lacks and nothing it has; one that fails is
     not written, so the next call tries only that one; a complete file measures nothing."""
-    import pytest_gpuperf.power.model_corpus as model_corpus
-    from pytest_gpuperf.models.power_model import Entry, save_corpus
+    import pytest_gpuperf.studies.static_power.model_corpus as model_corpus
+    from pytest_gpuperf.studies.static_power.power_model import Entry, save_corpus
 
     saved = Path(__file__).resolve().parents[1] / "results" / "nvidia-h100-80gb-hbm3" / "power-corpus-cuda.json.gz"
     device, saved_entries = load_corpus(saved)
@@ -215,8 +215,8 @@ def test_resume_measures_only_the_configurations_missing_from_the_file(tmp_path,
 def test_merge_keeps_first_measurement_and_repeats(tmp_path):
     """Two collections of one device: a configuration measured in both keeps the first, the second is in
     ``info["repeats"]``; a corpus of another device is refused (saved H100 and H200 corpora)."""
-    from pytest_gpuperf.models.power_model import load_corpus, save_corpus
-    from pytest_gpuperf.power.model_corpus import merge, repeatability
+    from pytest_gpuperf.studies.static_power.power_model import load_corpus, save_corpus
+    from pytest_gpuperf.studies.static_power.model_corpus import merge, repeatability
 
     root = Path(__file__).resolve().parents[1] / "results"
     dev, entries = load_corpus(root / "nvidia-h100-80gb-hbm3" / "power-corpus-cuda.json.gz")
@@ -241,7 +241,7 @@ def test_merge_keeps_first_measurement_and_repeats(tmp_path):
 def test_the_two_hold_out_protocols_differ_on_the_saved_corpus():
     """Rows (the thesis' shuffled folds) let a kernel's other configurations train the model; held-out
     kernels do not — on the H100 corpus the first must score better, which is why both are reported."""
-    from pytest_gpuperf.models.power_model import load_corpus, nested_cv
+    from pytest_gpuperf.studies.static_power.power_model import load_corpus, nested_cv
 
     root = Path(__file__).resolve().parents[1] / "results"
     _, entries = load_corpus(root / "nvidia-h100-80gb-hbm3" / "power-corpus-cuda.json.gz")
@@ -256,8 +256,8 @@ def test_merging_a_corpus_with_a_copy_of_itself_adds_no_repeats(tmp_path):
     """A session on an offline GPU host carries the corpus it resumes and brings it back: merging the two copies must not count
     each measurement as its own repeat (which read as 0.0 % median repeatability); a real second
     measurement is still a repeat, once, however often the files holding it are merged."""
-    from pytest_gpuperf.models.power_model import Entry, save_corpus
-    from pytest_gpuperf.power.model_corpus import merge, repeatability
+    from pytest_gpuperf.studies.static_power.power_model import Entry, save_corpus
+    from pytest_gpuperf.studies.static_power.model_corpus import merge, repeatability
 
     a = Entry("k", "local=64", {"x": 1.0}, 200.0, 1e-3, {})
     b = Entry("k", "local=128", {"x": 2.0}, 250.0, 2e-3, {})

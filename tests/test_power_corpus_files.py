@@ -11,10 +11,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from pytest_gpuperf.models import power_model as pmodel
-from pytest_gpuperf.models.power_model import Entry, load_corpus, save_corpus
-from pytest_gpuperf.power import collect as collect_cli
-from pytest_gpuperf.power import model_corpus, model_scores
+from pytest_gpuperf.studies.static_power import power_model as pmodel
+from pytest_gpuperf.studies.static_power.power_model import Entry, load_corpus, save_corpus
+from pytest_gpuperf.studies.static_power import collect as collect_cli
+from pytest_gpuperf.studies.static_power import model_corpus, model_scores
 from pytest_gpuperf.util import jsonio
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -2,7 +2,7 @@
 
 NVRTC's PTX has loops the CUDA source does not show: a run-time loop unrolled by four leaves a remainder
 loop, CUDA's ``sinf``/``cosf`` inline a range-reduction loop; a kernel whose PTX loops and listed counts
-disagree is left out of the corpus. This compiles every job offline (``python -m pytest_gpuperf.power.collect
+disagree is left out of the corpus. This compiles every job offline (``python -m pytest_gpuperf.studies.static_power.collect
 --check-ptx 90``, the CUDA backend's options for an H100, no GPU) with the NVRTC of ``GPUPERF_NVRTC_DIR``
 in a subprocess, as tests/test_cuda_compile.py does, and checks that each job's counts match its PTX
 loops one for one — and that they count what the source does."""
@@ -41,8 +41,8 @@ GLOBAL_PER_THREAD = {
 GUARDS = r"""
 import re, struct
 from pytest_gpuperf.devices import recompile
-from pytest_gpuperf.models.corpus import by_name
-from pytest_gpuperf.power.model_corpus import SIN_SLOW_PATH, SIN_ARG_MAX
+from pytest_gpuperf.studies.corpora.corpus import by_name
+from pytest_gpuperf.studies.static_power.model_corpus import SIN_SLOW_PATH, SIN_ARG_MAX
 for name in ("trig", "sinloop"):
     ptx = recompile.ptx_text(by_name(name).source("cuda"), "90")
     guards = re.findall(r"setp\.ltu\.f32\s+%p\d+, %f\d+, 0f([0-9A-F]{8});", ptx)
@@ -53,7 +53,7 @@ for name in ("trig", "sinloop"):
 
 def test_every_corpus_kernels_ptx_loops_have_their_trip_counts():
     env = nvrtc_env()
-    out = subprocess.run([sys.executable, "-m", "pytest_gpuperf.power.collect", "--check-ptx", "90", "--json"],
+    out = subprocess.run([sys.executable, "-m", "pytest_gpuperf.studies.static_power.collect", "--check-ptx", "90", "--json"],
                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
     assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-4000:]
     rows = json.loads(out.stdout)

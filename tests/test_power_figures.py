@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 
 from pytest_gpuperf.devices.nvml import Reading
-from pytest_gpuperf.power import energy_figures, fma_load, front_figures, model_scores
+from pytest_gpuperf.power import energy_figures, fma_load, front_figures
+from pytest_gpuperf.studies.static_power import model_scores
 from pytest_gpuperf.timing.energy import energy_of
 
 
@@ -50,7 +51,7 @@ def test_an_energy_becomes_joules_per_op_and_watts():
 
 
 def test_model_scores_are_one_figure_per_score_and_protocol(monkeypatch, tmp_path):
-    from pytest_gpuperf.models import power_model as pmodel
+    from pytest_gpuperf.studies.static_power import power_model as pmodel
 
     result = SimpleNamespace(estimator="rf", importances={"a": 1.0}, folds=5,
                              scores={"r2": 0.9, "rmse": 3.0, "mae": 2.0, "mape": 4.0})
@@ -75,7 +76,7 @@ def test_model_scores_are_one_figure_per_score_and_protocol(monkeypatch, tmp_pat
 def test_model_scores_are_computed_once_per_corpus(monkeypatch, tmp_path):
     """The scores depend on the corpus, the code and its libraries only: a second run with the same corpus
     reads them back (nothing is fitted), a changed corpus is fitted again."""
-    from pytest_gpuperf.models import power_model as pmodel
+    from pytest_gpuperf.studies.static_power import power_model as pmodel
 
     fits = []
     result = SimpleNamespace(estimator="rf", importances={"a": 1.0}, folds=5,

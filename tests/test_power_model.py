@@ -1,4 +1,4 @@
-"""The static power model's pipeline (models/power_model.py) without a GPU.
+"""The static power model's pipeline (studies/static_power/power_model.py) without a GPU.
 
 Features are computed from PTX saved from NVRTC (tests/data/models, sm_90) with the thesis' fallback
 latencies. No power was measured on this machine, so the cross-validation is checked for its
@@ -12,10 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pytest_gpuperf.models import cfg as cfgmod
-from pytest_gpuperf.models import ptx as ptxmod
-from pytest_gpuperf.models import power_model
-from pytest_gpuperf.models.ptx_latency import latencies
+from pytest_gpuperf.studies.ptx_model import cfg as cfgmod
+from pytest_gpuperf.studies.ptx_model import ptx as ptxmod
+from pytest_gpuperf.studies.static_power import power_model
+from pytest_gpuperf.studies.ptx_model.ptx_latency import latencies
 
 DATA = Path(__file__).parent / "data" / "models"
 

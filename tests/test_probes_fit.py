@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pytest_gpuperf.models.ptx_latency import global_latency_k20 as _thesis_k20  # Table 3.3
+from pytest_gpuperf.studies.ptx_model.ptx_latency import global_latency_k20 as _thesis_k20  # Table 3.3
 from pytest_gpuperf.probes import fit, memory
 
 

@@ -20,7 +20,7 @@ import pytest
 
 from pytest_gpuperf.baselines.baseline_file import path_for
 from pytest_gpuperf.devices import discover
-from pytest_gpuperf.models.power_model import corpus_path
+from pytest_gpuperf.studies.static_power.power_model import corpus_path
 from pytest_gpuperf.paths import UnsafeNameError, safe_name
 from pytest_gpuperf.session import results_path
 

@@ -30,7 +30,7 @@ class _Collect(Reporter):
 
 
 def test_no_undefined_names_in_the_package_suites_scripts_and_examples():
-    files = [p for d in ("pytest_gpuperf", "scripts", "examples") for p in sorted((ROOT / d).rglob("*.py"))]
+    files = [p for d in ("pytest_gpuperf", "scripts", "examples", "tools") for p in sorted((ROOT / d).rglob("*.py"))]
     assert len(files) > 100
     rep = _Collect()
     for path in files:

@@ -1,4 +1,4 @@
-"""Figures computed over several kernels carry the kernels in their identity (``models.aggregate.over``).
+"""Figures computed over several kernels carry the kernels in their identity (``util.aggregate.over``).
 
 * The helper: sorted and de-duplicated (the order tests ran in is not part of a mean), refuses an empty
   set and names it cannot spell, and a subset differs from the full set in ``identity_problem``.
@@ -21,10 +21,10 @@ import pytest
 
 from pytest_gpuperf.baselines.verdicts import identity_problem
 from pytest_gpuperf.devices import discover
-from pytest_gpuperf.models import aggregate
-from pytest_gpuperf.models import kernel_classes as kc
-from pytest_gpuperf.models.corpus import CORPUS
-from pytest_gpuperf.models.dwarfs import DWARFS
+from pytest_gpuperf.util import aggregate
+from pytest_gpuperf.studies.classification import kernel_classes as kc
+from pytest_gpuperf.studies.corpora.corpus import CORPUS
+from pytest_gpuperf.studies.ptx_model.dwarfs import DWARFS
 from pytest_gpuperf.tuning.kernels import BENCHMARKS
 from suite_support import baseline_folder
 

@@ -7,9 +7,9 @@ figure (a model then says what it falls back to):
 * ``sm`` — per-SM limits (CUDA C Programming Guide, "Technical Specifications per Compute Capability"):
   the occupancy rules (:mod:`.occupancy`) and everything built on them;
 * ``units`` — functional units per SM (NVIDIA architecture whitepapers): the PTX model's scheduler
-  (``models.scheduler``);
+  (``studies.ptx_model.scheduler``);
 * ``issue`` — warp schedulers and dispatch units per SM (whitepapers): the static power model's issue
-  cycles (``models.power_model``, Alavani Eq. 5.1).
+  cycles (``studies.static_power.power_model``, Alavani Eq. 5.1).
 """
 
 from __future__ import annotations

@@ -83,7 +83,7 @@ TARGETS: tuple[Target, ...] = (
            (0.15, 5.0)),
     Target("model", "model.sampled.mean_error", ("suites/test_model_error.py", "-k", "test_sampled_models"),
            (0.2, 1.0), cpu=False),
-    # a CPU device measures the corpus at the project's geometry only (models.sampled_corpus.protocols_for)
+    # a CPU device measures the corpus at the project's geometry only (studies.sampled.sampled_corpus.protocols_for)
     Target("model", "model.sampled_project.mean_error", ("suites/test_model_error.py", "-k", "test_sampled_models"),
            (0.2, 1.0), gpu=False),
 )

@@ -7,8 +7,8 @@ and, with ``--history``, every run is imported into the history store (runs alre
 by the importer). A power corpus (``power-corpus-<backend>.json``, or ``.json.gz`` where the host resumed a
 compressed one, collected into ``OUT/results/<key>/``) is joined with the store's corpus of that card, in
 the form the store keeps it (one the store lacks lands compressed, as results do; the collector resumes
-either form): a configuration measured on both sides keeps the store's measurement, the other as a repeat
-(:func:`pytest_gpuperf.power.model_corpus.merge`).
+either form). The corpus is the studies wing's file: its module (:data:`CORPUS_INTAKE`) reads and joins it,
+loaded by name only when a run brought one back, so this module imports nothing of the studies.
 
 What an archive holds is not trusted: every device key it gives becomes a folder name only through
 :func:`pytest_gpuperf.paths.safe_name` (checked for all of them before anything is written), members are
@@ -17,11 +17,13 @@ all, and two collects into one store at once take turns (:data:`LOCK_NAME`), so 
 
 from __future__ import annotations
 
+import importlib
 import os
 import tarfile
 import tempfile
 import zlib
 from pathlib import Path
+from types import ModuleType
 from typing import Callable, Iterator
 
 from ..errors import GpuPerfError
@@ -31,6 +33,16 @@ from ..util.locks import file_lock
 
 #: the files of a power corpus among a run's results, plain or compressed
 CORPUS = ("power-corpus-*.json", "power-corpus-*.json.gz")
+
+#: the module that keys and joins a power corpus brought back (``key_of``, ``join``); named, not imported,
+#: so the gate wing imports nothing of the studies
+CORPUS_INTAKE = "pytest_gpuperf.studies.static_power.corpus_intake"
+
+
+def _corpus_intake() -> ModuleType:
+    """:data:`CORPUS_INTAKE`, loaded when a run brought a corpus back."""
+    return importlib.import_module(CORPUS_INTAKE)
+
 
 #: the most bytes an archive may unpack to, all members together (counted from the members' headers
 #: while the archive is read, before each is written): a run's results, logs and history are a few MiB;
@@ -87,41 +99,6 @@ def _store(src: Path, folder: Path) -> tuple[Path, bool]:
         n += 1
 
 
-def _corpus_key(src: Path, echo: Callable[[str], object]) -> str | None:
-    """The device key of a power corpus brought back (checked: it names a folder), or None when ``src`` is
-    not a corpus."""
-    from ..models.power_model import read_corpus
-
-    try:
-        key = read_corpus(src)[0]["key"]
-    except (ValueError, KeyError, TypeError, OSError) as exc:
-        echo(f"skipped {src.name}: not a power corpus ({exc})")
-        return None
-    return safe_name(key, f"{src.name}: device key")
-
-
-def _corpus(src: Path, key: str, into: Path, echo: Callable[[str], object]) -> Path:
-    """A power corpus brought back, joined with the store's corpus of its card (or placed, compressed, where the
-    store has none): the file now in the store."""
-    from ..models.power_model import save_corpus
-    from ..power.model_corpus import merge
-
-    existing = jsonio.saved(into / key / src.name.removesuffix(jsonio.GZ))
-    if not existing.exists():
-        placed = jsonio.write_gz(existing, jsonio.read_bytes(src))
-        echo(f"collected {placed}")
-        return placed
-    if jsonio.read_bytes(existing) == jsonio.read_bytes(src):
-        return existing
-    try:
-        device, entries, meta = merge([existing, src])
-    except ValueError as exc:
-        raise GpuPerfError(f"{src.name} cannot be joined with {existing}: {exc}; move one of them away") from None
-    save_corpus(existing, device, entries, meta)
-    echo(f"joined {src.name} with {existing}: {len(entries)} configurations")
-    return existing
-
-
 def _results_key(path: Path, echo: Callable[[str], object]) -> str | None:
     """The device key of a results document (checked: it names a folder), or None when ``path`` is not one."""
     try:
@@ -143,7 +120,8 @@ def collect(source: Path, into: Path, history: str | None = None, echo=print) ->
         if not found and not corpora:
             raise GpuPerfError(f"{source}: holds no results/<key>/*.json; did the run record anything? (see its log)")
         try:
-            keyed_corpora = [(p, k) for p in corpora if (k := _corpus_key(p, echo)) is not None]
+            corpus = _corpus_intake() if corpora else None
+            keyed_corpora = [(p, k) for p in corpora if (k := corpus.key_of(p, echo)) is not None]
             keyed = [(p, k) for p in found if (k := _results_key(p, echo)) is not None]
         except UnsafeNameError as exc:
             raise GpuPerfError(f"{source}: {exc}") from None
@@ -154,7 +132,7 @@ def collect(source: Path, into: Path, history: str | None = None, echo=print) ->
         placed: list[Path] = []
         with file_lock(into / LOCK_NAME):  # another collect into this store waits: both runs are kept
             for path, key in keyed_corpora:
-                _corpus(path, key, into, echo)
+                corpus.join(path, key, into, echo)
             for path, key in keyed:
                 stored, new = _store(path, into / key)
                 placed.append(stored)

@@ -69,7 +69,7 @@ from .fit import PiecewiseFit, piecewise_linear
 from .memory import chase_array
 
 #: Alavani Table 3.3 (Tesla K20): (interval start, interval end, a, b) of L = a·(nT_b·nB) + b cycles — the
-#: thesis' fitted model, kept once: the K20 fallback of :func:`models.ptx_latency.global_latency_k20`, the
+#: thesis' fitted model, kept once: the K20 fallback of :func:`studies.ptx_model.ptx_latency.global_latency_k20`, the
 #: reference in every fit's ``info`` and the tests' ground truth.
 K20_TABLE_3_3: tuple[tuple[float, float, float, float], ...] = (
     (0, 4096, 0.02828, 220.0), (4096, 24576, 0.004780, 251.7), (24576, 991232, 0.0001679, 307.8),

@@ -1,4 +1,4 @@
-"""Dao's sampled-kernel model on the application corpus (``models.sampled_apps``): 40 kernels ported from
+"""Dao's sampled-kernel model on the application corpus (``studies.sampled.sampled_apps``): 40 kernels ported from
 Parboil, SHOC, Rodinia and PolyBench/GPU, each of hundreds of work-groups and ≥ 0.1 s (estimated) on an
 H100, sampled at Dao's 2nd and 3rd saturation points.
 
@@ -6,12 +6,12 @@ H100, sampled at Dao's 2nd and 3rd saturation points.
   and (t_P1 + t_P2) / t_full; ``model.sampled_apps.mean_{error,overhead}`` (Dao's figures in ``info``).
 * ``model.svr_apps.mean_error`` — the SVR, leave-one-kernel-out (each kernel's error in its ``info``).
 * ``model.dao_ml_apps.mean_error`` (CUDA with Nsight Compute) — Dao's own ML model: an ε-SVR on the hardware
-  counters of the two samples (his Table 2.1 mapped to ncu metrics, ``models.dao_counters``), target the
-  saturated IPS, t_ML from I_P2 (``models.dao_ml``), leave-one-kernel-out; each kernel's error in its ``info``.
+  counters of the two samples (his Table 2.1 mapped to ncu metrics, ``studies.sampled.dao_counters``), target the
+  saturated IPS, t_ML from I_P2 (``studies.sampled.dao_ml``), leave-one-kernel-out; each kernel's error in its ``info``.
   Skips on OpenCL/PoCL devices (no counters: never a made-up one) and where ncu or counter access is missing;
   the profile is bounded by ``--gpuperf-ncu-timeout`` and a timeout fails naming it.
 
-Every figure's identity names the corpus version (``models.app_kernels.CORPUS_VERSION``), the size, the
+Every figure's identity names the corpus version (``studies.corpora.app_kernels.CORPUS_VERSION``), the size, the
 cache state and its run's length in waves (``sampled_apps.identity``), and each mean's its kernel set. A
 study: only ``--gpuperf-profile=study`` runs it (``timing.suite_profiles.STUDIES``). A kernel whose full run
 is predicted or measured over ``sampled_apps.RUN_BUDGET_S`` is left out of the figures or reported, and the
@@ -24,8 +24,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pytest_gpuperf.models import dao_counters, dao_ml, ncu, sampled_apps, svr
-from pytest_gpuperf.models.app_kernels import APP_KERNELS
+from pytest_gpuperf.studies.sampled import dao_counters, dao_ml, sampled_apps, svr
+from pytest_gpuperf.studies.nsight import ncu
+from pytest_gpuperf.studies.corpora.app_kernels import APP_KERNELS
 from pytest_gpuperf.timing.profiles import profile
 
 #: the study's measurement per device this session: both tests use one measurement of the corpus

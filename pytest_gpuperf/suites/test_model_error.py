@@ -3,7 +3,7 @@
 * ``model.sampled.<kernel>.error`` / ``.overhead`` — Dao's sampled linear model (thesis ch. 2) on the
   24-kernel corpus, sampled at his 2nd and 3rd saturation points: |t_linear − t_full| / t_full and
   (t_P1 + t_P2) / t_full; ``model.sampled.mean_*``. ``model.sampled_project.*``: the same at the project's
-  own geometry (the 2m-th and 3m-th points), a separate family (``models.sampled_corpus``).
+  own geometry (the 2m-th and 3m-th points), a separate family (``studies.sampled.sampled_corpus``).
 * ``model.svr.<kernel>.error`` — Dao's ML model (SVR over the sampled runs' features) evaluated
   leave-one-kernel-out: the kernel's own runs are never in its training set; ``model.svr.mean_error``
   (``model.svr_project.*`` on the project's geometry).
@@ -18,8 +18,8 @@
 
 Errors are ``better="lower"``: a model or measurement regression shows as a larger error. A figure over
 several kernels (the means, a dwarf's MAPE) carries the kernels it was computed over in its identity
-(``models.aggregate.over``): a baseline made over another corpus reads ``incomparable``.
-The PTX model's calibration is ``models.ptx_calibration``, its evaluation ``models.ptx_errors``; the
+(``util.aggregate.over``): a baseline made over another corpus reads ``incomparable``.
+The PTX model's calibration is ``studies.ptx_model.ptx_calibration``, its evaluation ``studies.ptx_model.ptx_errors``; the
 bands are the "models" rows of ``baselines/catalog.py``.
 Kernel classification (paper 004) and CFG similarity (Lim ch. IV) are in ``test_kernel_classes.py``.
 """
@@ -29,15 +29,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pytest_gpuperf.models import ptx_calibration, ptx_errors, sampled_corpus
-from pytest_gpuperf.models.corpus import CORPUS
+from pytest_gpuperf.studies.ptx_model import ptx_calibration, ptx_errors
+from pytest_gpuperf.studies.sampled import sampled_corpus
+from pytest_gpuperf.studies.corpora.corpus import CORPUS
 from pytest_gpuperf.probes import global_latency
 from pytest_gpuperf.timing.profiles import profile
 
 
 def test_sampled_models(gpu_device, gpu_kernel, sampled_kernel, gpuperf_record, gpuperf_part):
     """Dao's protocol (the 2nd and 3rd saturation points) and the project's geometry, recorded as separate
-    families (``models.sampled_corpus``); a suite profile's part measures its kernels only, without the SVR."""
+    families (``studies.sampled.sampled_corpus``); a suite profile's part measures its kernels only, without the SVR."""
     kernels = {k.name: gpu_kernel.compile(k.source(gpu_device.info.backend), k.name) for k in CORPUS}
     only = None if gpuperf_part is None else gpuperf_part.kernels
     results = sampled_corpus.measure(gpu_device, kernels, sampled_kernel, profile("sampled_model", gpu_device.info.is_cpu),

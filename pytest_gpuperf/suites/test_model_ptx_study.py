@@ -1,6 +1,6 @@
-"""Alavani's protocol for the static PTX model (thesis ch. 4, Table 4.9) as a study (``models.ptx_study``):
+"""Alavani's protocol for the static PTX model (thesis ch. 4, Table 4.9) as a study (``studies.ptx_model.ptx_study``):
 21 kernels of the eight dwarfs — the twelve dwarf kernels the Hopper variant was shaped on and the nine
-held out from it (``models.heldout``) — over 108 launch configurations (``models.ptx_sweep``: block and
+held out from it (``studies.corpora.heldout``) — over 108 launch configurations (``studies.ptx_model.ptx_sweep``: block and
 problem sizes), each predicted from its PTX by the thesis' model and the Hopper variants and measured.
 
 * ``model.ptx.study.<variant>.<kernel>.error`` — a kernel's MAPE over its configurations (every launch in
@@ -17,8 +17,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pytest_gpuperf.models import ptx_study
-from pytest_gpuperf.models.ptx_sweep import launches
+from pytest_gpuperf.studies.ptx_model import ptx_study
+from pytest_gpuperf.studies.ptx_model.ptx_sweep import launches
 
 
 @pytest.mark.gpuperf(requires=["cuda"])

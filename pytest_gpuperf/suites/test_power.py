@@ -11,7 +11,7 @@ no NVML) skip every test here with the reason.
   (``info["power"]["throttled"]``) and not gated (verdict ``throttled``).
 * ``model.power.<family>.{r2,rmse_w,mae_w,mape}`` — the static power model's scores on held-out kernels
   (nested, kernel-grouped cross-validation) over the device's saved corpus
-  (``results/<key>/power-corpus-<backend>.json[.gz]``, collected by ``python -m pytest_gpuperf.power.collect``);
+  (``results/<key>/power-corpus-<backend>.json[.gz]``, collected by ``python -m pytest_gpuperf.studies.static_power.collect``);
   skipped with the reason where no corpus was collected for this device.
 * ``power.tuning.<kernel>.{front,energy_saving}`` — the (time, energy) Pareto front of the tuning space
   under the objective ``both``, and the energy the energy-optimal configuration saves over the time-optimal
@@ -27,7 +27,8 @@ import pytest
 
 from pytest_gpuperf.devices.dialect import portable
 from pytest_gpuperf.gatecheck import plants
-from pytest_gpuperf.power import energy_figures, fma_load, front_figures, model_scores, sustained
+from pytest_gpuperf.power import energy_figures, fma_load, front_figures, sustained
+from pytest_gpuperf.studies.static_power import model_scores
 from pytest_gpuperf.timing.energy import K_STEPS, steady_state_energy
 from pytest_gpuperf.tuning import pareto
 from pytest_gpuperf.tuning.fixtures import budget_spent, pareto_budget, tuning_options
@@ -55,7 +56,7 @@ def test_power_model(gpu_device, gpuperf_record, request):
     path = model_scores.corpus_path(gpu_device.info, root)
     if not path.exists():
         pytest.skip(f"no power corpus for {gpu_device.info.key} ({path.relative_to(root)}): collect it with "
-                    "python -m pytest_gpuperf.power.collect")
+                    "python -m pytest_gpuperf.studies.static_power.collect")
     for r in model_scores.records(path, root):
         gpuperf_record(**r)
 

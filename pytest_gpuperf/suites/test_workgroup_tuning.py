@@ -63,7 +63,7 @@ def test_tune(gpu_device, gpuperf_record, gpuperf_plant, bench, request):
 def test_tuning_means(gpu_device, gpuperf_record, gpuperf_recorded, gpuperf_recorded_info):
     """Means over the kernels this session tuned before this test, each strategy's over the kernels it has a
     result for, read back from what their ``test_tune`` cases recorded (``tuning.standings``). That set is
-    the metric's identity (``models.aggregate.over``): a ``-k`` subset or a kernel skipped by the budget
+    the metric's identity (``util.aggregate.over``): a ``-k`` subset or a kernel skipped by the budget
     reads ``incomparable`` against a baseline made over all kernels, never ``regressed`` or ``improved``.
     Skips, saying so, when no ``test_tune`` case ran before it in this session."""
     tuned = standings.from_recorded(gpuperf_recorded, gpuperf_recorded_info)

@@ -16,7 +16,7 @@ metric keeps its name and identity, and a quick run gates against a baseline mad
 that a profile runs in part is described by a :class:`Part`: the kernels it measures (the test reads
 them through the ``gpuperf_part`` fixture) and the metric names it still records, so that the baseline's
 entries of the kernels left out do not read ``missing`` (:meth:`SuiteProfile.measures`). A figure over
-the kernels carries its kernel set as identity (:mod:`pytest_gpuperf.models.aggregate`): the sampled
+the kernels carries its kernel set as identity (:mod:`pytest_gpuperf.util.aggregate`): the sampled
 model's means over three kernels read ``incomparable`` against a full baseline's, never ``regressed``.
 
 The studies are listed once, here (:data:`STUDIES`); ``full`` leaves them out by that list, so a full run

@@ -3,7 +3,7 @@ computed from what the session recorded of each kernel's race (:mod:`.race`).
 
 Why from the record: the means are over the kernels whose figures this run's results hold, read back as
 they were recorded, so they need no channel of their own between tests and cannot disagree with the
-per-kernel figures. The kernels are the figures' identity (``models.aggregate.over``): a ``-k`` subset or
+per-kernel figures. The kernels are the figures' identity (``util.aggregate.over``): a ``-k`` subset or
 a kernel skipped by the budget is another figure, never a change of the full set's.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 from statistics import mean
 from typing import Any, Mapping
 
-from ..models import aggregate
+from ..util import aggregate
 from ..timing import observers
 from .kernels import BENCHMARKS
 from .race import Standing

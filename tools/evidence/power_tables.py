@@ -1,0 +1,97 @@
+"""Tables of docs/power.md: the static power model (Alavani ch. 5) under both hold-out protocols beside the
+thesis' Tables 5.8–5.9, then our timed variant on held-out kernels (from the offline fit of the saved
+corpora, role ``model``), and the reference
+predictors without features computed from the corpora themselves (role ``corpora``, one per card), with the
+same folds as the model: what a model must beat.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import numpy as np
+
+from pytest_gpuperf.studies.static_power import power_model as pm
+from pytest_gpuperf.util import jsonio
+from .registry import Inputs
+from .runfile import EvidenceError, Run
+
+FAMILIES = ("xgboost", "random_forest", "extra_trees", "svr")
+SHORT = {"nvidia-h100-80gb-hbm3": "H100", "nvidia-h200": "H200"}
+
+
+def _scores(fams: Mapping[str, Any]) -> list[str]:
+    s = [fams[f]["scores"] for f in FAMILIES]
+    return [" / ".join(f"{x['r2']:.3f}" for x in s), " / ".join(f"{x['rmse']:.1f}" for x in s),
+            " / ".join(f"{x['mae']:.1f}" for x in s), " / ".join(f"{x['mape']:.2f}" for x in s) + " %"]
+
+
+def model(inp: Inputs) -> list[str]:
+    """The thesis' Tables 5.8–5.9, then each card's four families under the rows and kernels protocols, then
+    the timed variant (static features + measured launch time, ours) on held-out kernels."""
+    run = inp.run("model")
+    doc = run.doc
+    lacking = [k for k, dev in doc["devices"].items()
+               if "kernels" not in dev.get("variants", {}).get("timed", {}).get("protocols", {})]
+    if lacking:
+        raise EvidenceError(f"{inp.block.where}: {run.path} has no timed variant (variants.timed.protocols.kernels) for "
+                            f"{', '.join(lacking)}; rerun python scripts/power_model_offline.py")
+    out = ["| | R² | RMSE (W) | MAE (W) | MAPE |", "| --- | --- | --- | --- | --- |"]
+    t58 = doc["thesis_table_5_8"]
+    for fam, label in (("xgboost", "XGBoost"), ("random_forest", "Random forest"), ("extra_trees", "Extra trees"), ("svr", "SVR")):
+        gpus = list(t58)
+        vals = [t58[g][fam] for g in gpus]
+        out.append(f"| Thesis, Table 5.8 (shuffled rows, 5 folds), {label} — {' / '.join(g.split()[-1] for g in gpus)} | "
+                   + " | ".join(" / ".join(f"{v[i]:g}" for v in vals) for i in range(3)) + " | — |")
+    for gpu, v in doc["thesis_table_5_9"].items():
+        out.append(f"| Thesis, Table 5.9 (XGBoost, shuffled rows, mean of 5 runs) — {gpu} | {v[0]:g} | {v[1]:g} | {v[2]:g} | {v[3]:g} % |")
+    for protocol, label in (("rows", "thesis' protocol (rows)"), ("kernels", "held-out kernels (goal: MAPE ≤ 4 %)")):
+        for key, dev in doc["devices"].items():
+            out.append(f"| **{SHORT.get(key, key)}, {label}** — XGBoost / RF / ET / SVR ({dev['entries']} configurations "
+                       f"of {dev['kernels']} kernels) | " + " | ".join(_scores(dev["protocols"][protocol])) + " |")
+    for key, dev in doc["devices"].items():
+        out.append(f"| **{SHORT.get(key, key)}, held-out kernels, static features + measured launch time (ours, not the "
+                   f"thesis' model)** — XGBoost / RF / ET / SVR | "
+                   + " | ".join(_scores(dev["variants"]["timed"]["protocols"]["kernels"])) + " |")
+    return out
+
+
+def _entries(inp: Inputs, run: Run) -> list[pm.Entry]:
+    try:
+        return pm.load_corpus(jsonio.saved(inp.root / run.path))[1]
+    except ValueError as exc:
+        raise EvidenceError(f"{inp.block.where}: {run.path} is not a power corpus: {exc}") from exc
+
+
+def reference_scores(entries: list[pm.Entry], protocol: str, seed: int = 0) -> dict[str, float]:
+    """Scores of the predictor without features, on the model's folds: ``kernels`` — the median watts of
+    the training folds; ``rows`` — the median watts of the test kernel's other configurations in training
+    (the training median where it has none)."""
+    from sklearn.model_selection import KFold  # noqa: PLC0415
+    x, y, g = pm.matrix(entries)
+    pred = np.full(len(y), np.nan)
+    if protocol == "kernels":
+        for train, test in pm.outer_folds(g, 5):
+            pred[test] = np.median(y[train])
+    else:
+        for train, test in KFold(n_splits=5, shuffle=True, random_state=seed).split(x):
+            for i in test:
+                same = [j for j in train if g[j] == g[i]]
+                pred[i] = np.median(y[same] if same else y[train])
+    return pm.scores(y, pred)
+
+
+def reference(inp: Inputs) -> list[str]:
+    """The no-feature reference predictors per card and protocol."""
+    out = ["| | R² | RMSE (W) | MAE (W) | MAPE |", "| --- | --- | --- | --- | --- |"]
+    runs = inp.runs("corpora")
+    for protocol, what in (("rows", "rows, no features: the median watts of the kernel's other configurations in training"),
+                           ("kernels", "held-out kernels, no features: the median watts of the training folds' rows")):
+        s = [reference_scores(_entries(inp, r), protocol) for r in runs]
+        names = " / ".join(SHORT.get(str(r.device.get("key", "")), r.stem) for r in runs)
+        out.append(f"| {names}, {what} (same folds) | " + " | ".join(" / ".join(f"{x[k]:{f}}" for x in s) for k, f in
+                   (("r2", ".2f"), ("rmse", ".1f"), ("mae", ".1f"), ("mape", ".2f"))) + " % |")
+    return out
+
+
+TABLES = {"power-model": model, "power-reference": reference}

@@ -15,6 +15,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from .verdictwords import Gate
 from . import baselines as bl
 from .devices import Device, DeviceInfo, Inventory, discover, open_device, resolve
 from .baselines import catalog, classes, lookup, noise, validity
@@ -364,10 +365,10 @@ class GpuPerfSession:
                 metric.verdict, metric.baseline, metric.info["line"] = judge_metric(
                     self.reference, metric.to_json(), run.info.to_json())
                 if (observers.shared_metric(metric.info, self.deterministic(metric))
-                        and metric.verdict in ("regressed", "improved", "loose", "pass", "throttled")):
-                    metric.verdict = "contended"  # this run's card was shared (timing.observers.measured_verdict)
+                        and metric.verdict in (*Gate.JUDGED, Gate.THROTTLED)):
+                    metric.verdict = Gate.CONTENDED  # this run's card was shared (timing.observers.measured_verdict)
                 beyond = ((metric.baseline or {}).get("compare") or {}).get("would_regress")
-                if beyond and metric.verdict in ("contended", "throttled"):
+                if beyond and metric.verdict in Gate.DISTURBED:
                     metric.info["would_regress"] = beyond
                 return
         # the metric's noise model decides how a verdict may be reached, as in 'gpuperf compare' (baselines.noise)
@@ -376,7 +377,7 @@ class GpuPerfSession:
                          name=name, unit=unit, info=metric.info)
         deterministic = self.deterministic(metric)
         metric.verdict = observers.measured_verdict(cmp.verdict, metric.info, run.info.is_cpu, deterministic)
-        if metric.verdict in ("contended", "throttled") and cmp.expected is not None:
+        if metric.verdict in Gate.DISTURBED and cmp.expected is not None:
             d = cmp.difference  # the ratio's interval where both sides carry samples: its end nearest to no change
             factor = observers.worse_factor(value, cmp.expected, better, None if d is None else (d.ci_low, d.ci_high))
             beyond = observers.would_regress(factor, metric.info, run.info.is_cpu, run.info.compute_units,
@@ -390,7 +391,7 @@ class GpuPerfSession:
             # A documented bound is a baseline of its own even before anyone reviewed a file.
             doc = {"value": float(bound), "better": "bound", "tolerance": dict(metric.tolerance or {})}
             cmp = bl.compare(value, "bound", doc)
-            metric.verdict = "regressed" if cmp.verdict == "regressed" else "new"
+            metric.verdict = Gate.REGRESSED if cmp.verdict == Gate.REGRESSED else Gate.NEW
             metric.baseline = {**doc, **cmp.to_json(), "source": "documented bound"}
         metric.info["line"] = cmp.line(name, value, unit, better)
 
@@ -406,7 +407,7 @@ class GpuPerfSession:
             if not run.info.is_cpu or not run.metrics:
                 continue
             n = sum(1 for m in run.metrics.values()
-                    if m.verdict == "contended" and not observers.shared_metric(m.info))
+                    if m.verdict == Gate.CONTENDED and not observers.shared_metric(m.info))
             if n > observers.CONTENDED_RUN_LIMIT * len(run.metrics):
                 out.append(f"{run.info.spec}: {n} of {len(run.metrics)} metrics were measured while other work held "
                            f"this host's CPUs (verdict 'contended', info['host']), more than "
@@ -433,7 +434,7 @@ class GpuPerfSession:
         run = self.runs[spec]
         test = strip_device_id(nodeid, spec)
         watched = [m for m in run.metrics.values() if m.test == test and "tenants" in m.info
-                   and m.verdict in ("contended", "regressed", "improved", "loose", "pass", "throttled")]
+                   and m.verdict in Gate.MEASURED]
         if not watched:
             return None
         run.busy_streak = run.busy_streak + 1 if all(observers.shared_metric(m.info) for m in watched) else 0
@@ -459,7 +460,8 @@ class GpuPerfSession:
             if run.stopped_busy:
                 out.append(run.stopped_busy)
                 continue
-            shared = [m for m in run.metrics.values() if m.verdict == "contended" and observers.shared_metric(m.info)]
+            shared = [m for m in run.metrics.values()
+                      if m.verdict == Gate.CONTENDED and observers.shared_metric(m.info)]
             if not run.metrics or len(shared) <= observers.CONTENDED_RUN_LIMIT * len(run.metrics):
                 continue
             procs = observers.summarize_tenants(observers.seen([m.info for m in shared], "tenants"))
@@ -483,7 +485,7 @@ class GpuPerfSession:
             return []
         out = []
         for run in self.runs.values():
-            slow = [m for m in run.metrics.values() if m.verdict == "throttled"]
+            slow = [m for m in run.metrics.values() if m.verdict == Gate.THROTTLED]
             if not run.metrics or len(slow) <= observers.THROTTLED_RUN_LIMIT * len(run.metrics):
                 continue
             seen: dict[str, int] = {}
@@ -515,7 +517,7 @@ class GpuPerfSession:
         lines = []
         for run in self.runs.values():
             test = strip_device_id(nodeid, run.info.spec)
-            lines += [m.info["line"] for m in run.metrics.values() if m.test == test and m.verdict == "regressed"]
+            lines += [m.info["line"] for m in run.metrics.values() if m.test == test and m.verdict == Gate.REGRESSED]
         return lines
 
     def metrics_of(self, nodeid: str) -> list[tuple[str, Metric]]:
@@ -535,8 +537,8 @@ class GpuPerfSession:
         tells a reader that the run's one red row is the documented finding, not news."""
         test = strip_device_id(nodeid, spec)
         for metric in self.run_for(spec).metrics.values():
-            if metric.test == test and metric.verdict == "regressed":
-                metric.verdict = "known"
+            if metric.test == test and metric.verdict == Gate.REGRESSED:
+                metric.verdict = Gate.KNOWN
                 metric.info["xfail"] = reason
 
     # ---- end of session ------------------------------------------------------------------------

@@ -36,13 +36,13 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
+from ..verdictwords import Gate
 from ..timing.difference import ALPHA, Difference, difference, run_difference, usable
 from . import noise
 from .detection import Detection, detection
 
 DIRECTIONS = ("lower", "higher", "bound", "exact")
-VERDICTS = ("regressed", "missing", "incomparable", "known", "ungated", "throttled", "contended", "new", "improved",
-            "loose", "pass")  # worst first
+VERDICTS = Gate.ALL  # worst first (the words: pytest_gpuperf.verdictwords)
 # "loose": inside a band so wide that the gate would miss changes up to its detection power
 #   (detection.LOOSE, info in the results' baseline["detect"]): judged, but not a pass one may rely on
 # "known": out of band in a test marked xfail (a documented finding); it does not fail the run
@@ -57,7 +57,7 @@ VERDICTS = ("regressed", "missing", "incomparable", "known", "ungated", "throttl
 
 
 #: the verdicts of a metric whose band was applied (what the observers may still overrule)
-JUDGED = ("regressed", "improved", "loose", "pass")
+JUDGED = Gate.JUDGED
 
 
 def band(expected: float, tolerance: Mapping[str, float]) -> float:
@@ -120,10 +120,10 @@ class Comparison:
         """The one-line verdict message: expected, measured, tolerance, delta and the statistics."""
         if self.expected is None:
             return f"{name}: {self.verdict} (measured {measured:.6g} {unit})"
-        if self.verdict == "incomparable":
+        if self.verdict == Gate.INCOMPARABLE:
             return f"{name}: INCOMPARABLE — {self.reason}"
-        why = f" — {self.reason}" if self.verdict in ("ungated", "loose") and self.reason else ""
-        if self.detect is not None and self.verdict == "pass":
+        why = f" — {self.reason}" if self.verdict in (Gate.UNGATED, Gate.LOOSE) and self.reason else ""
+        if self.detect is not None and self.verdict == Gate.PASS:
             why = f" — {self.detect.phrase()}"
         delta = "" if self.delta_rel is None else f", delta {self.delta_rel:+.1%}"
         stat = ""
@@ -164,21 +164,21 @@ def compare(measured: float, better: str, entry: Mapping[str, Any] | None, *,
     them (:func:`over_runs`). Without ``name`` the band alone (and the samples) decide: for callers that
     applied the model themselves (``gpuperf compare``'s engine, a family's deterministic entries)."""
     if entry is None:
-        return Comparison("new", None, None, None)
+        return Comparison(Gate.NEW, None, None, None)
     expected = float(entry["value"])
     width = band(expected, entry.get("tolerance", {}))
     delta = (measured - expected) / abs(expected) if expected else None
     problem = (kind_problem(entry.get("unit"), entry.get("better"), unit, better)
                or identity_problem(entry.get("identity"), identity))
     if problem is not None:
-        return Comparison("incomparable", expected, width, delta, reason=problem)
+        return Comparison(Gate.INCOMPARABLE, expected, width, delta, reason=problem)
     direction = entry.get("better", better)
     if gate_if_stable:
         stable, why = stability(entry)
         if not stable:
-            return Comparison("ungated", expected, width, delta, reason="not gated: " + why)
+            return Comparison(Gate.UNGATED, expected, width, delta, reason="not gated: " + why)
     if math.isnan(measured):
-        return Comparison("regressed", expected, width, delta, reason="the measured value is NaN")
+        return Comparison(Gate.REGRESSED, expected, width, delta, reason="the measured value is NaN")
     model = None
     if name is not None:
         info = noise.declared(name, entry, info)
@@ -186,7 +186,7 @@ def compare(measured: float, better: str, entry: Mapping[str, Any] | None, *,
         model = gate_model(name, unit, direction, entry, samples, info)
         held = unjudged(model, name, unit, direction, entry, info)
         if held is not None:
-            return Comparison("ungated", expected, width, delta, reason=held)
+            return Comparison(Gate.UNGATED, expected, width, delta, reason=held)
     cmp = _band_verdict(measured, direction, entry, expected, width, delta, samples, alpha)
     if model == "repeated" and direction in ("lower", "higher"):
         repeats = noise.repeats_of(info)
@@ -206,8 +206,8 @@ def with_detection(cmp: Comparison, power: Detection) -> Comparison:
     """The comparison with its detection power; an in-band verdict of a gate that would miss changes up to
     more than :data:`.detection.LOOSE` reads ``loose``, never a plain ``pass``."""
     verdict, reason = cmp.verdict, cmp.reason
-    if verdict == "pass" and power.loose:
-        verdict = "loose"
+    if verdict == Gate.PASS and power.loose:
+        verdict = Gate.LOOSE
         reason = "; ".join(x for x in (f"in band, but this gate {power.phrase()}: narrow the band by "
                                        "measuring it better (more runs, more repeats) or declare the figure "
                                        "informational", reason) if x)
@@ -279,14 +279,14 @@ def over_runs(cmp: Comparison, xa: Sequence[float], xb: Sequence[float], unit: s
         return cmp
     level = ALPHA if alpha is None else alpha
     diff = run_difference(xa, xb, alpha=level, unit=unit)
-    if cmp.verdict in ("regressed", "improved") and not diff.significant:
+    if cmp.verdict in Gate.OUT_OF_BAND and not diff.significant:
         hint = ""
         if min(len(xa), len(xb)) < 3:
             hint = f"; with {len(xa)} and {len(xb)} {unit} the test rarely reaches p < {level:g}: {advice}"
         reason = (f"outside the band but not significant over {unit} ({diff.test} t-test on {len(xa)} and {len(xb)} "
                   f"values: p={diff.p_value:.2g}, ratio interval [{diff.ci_low:.4g}, {diff.ci_high:.4g}] holds 1 "
                   f"or p ≥ α){hint}")
-        return Comparison("pass", cmp.expected, cmp.band, cmp.delta_rel, reason=reason, difference=diff)
+        return Comparison(Gate.PASS, cmp.expected, cmp.band, cmp.delta_rel, reason=reason, difference=diff)
     return Comparison(cmp.verdict, cmp.expected, cmp.band, cmp.delta_rel, reason=cmp.reason, difference=diff)
 
 
@@ -299,13 +299,13 @@ def _band_verdict(measured: float, direction: str, entry: Mapping[str, Any], exp
     # wider than the value must still leave an edge a halved bandwidth crosses)
     low, high = edges(expected, width, direction, ratio_safe=float(tol.get("abs", 0.0)) < width)
     if direction == "bound":
-        verdict = "regressed" if measured > high else "pass"
+        verdict = Gate.REGRESSED if measured > high else Gate.PASS
     elif direction == "exact":
-        verdict = "pass" if low <= measured <= high else "regressed"
+        verdict = Gate.PASS if low <= measured <= high else Gate.REGRESSED
     elif direction == "lower":
-        verdict = "regressed" if measured > high else "improved" if measured < low else "pass"
+        verdict = Gate.REGRESSED if measured > high else Gate.IMPROVED if measured < low else Gate.PASS
     elif direction == "higher":
-        verdict = "regressed" if measured < low else "improved" if measured > high else "pass"
+        verdict = Gate.REGRESSED if measured < low else Gate.IMPROVED if measured > high else Gate.PASS
     else:
         raise ValueError(f"unknown direction {direction!r}")
     diff = None
@@ -313,8 +313,8 @@ def _band_verdict(measured: float, direction: str, entry: Mapping[str, Any], exp
     ref = entry.get("samples")
     if direction in ("lower", "higher") and usable(ref) and usable(samples):
         diff = difference(ref, samples) if alpha is None else difference(ref, samples, alpha=alpha)
-        if verdict in ("regressed", "improved") and not diff.significant:
+        if verdict in Gate.OUT_OF_BAND and not diff.significant:
             reason = (f"outside the band but not significant (p={diff.p_value:.2g}, ratio interval "
                       f"[{diff.ci_low:.4g}, {diff.ci_high:.4g}] holds 1 or p ≥ α)")
-            verdict = "pass"
+            verdict = Gate.PASS
     return Comparison(verdict, expected, width, delta, reason=reason, difference=diff)

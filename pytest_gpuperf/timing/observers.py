@@ -37,6 +37,7 @@ import threading
 import time
 from dataclasses import dataclass
 from typing import Any, Mapping
+from ..verdictwords import Gate
 
 #: a window is contended when the hypervisor stole, or other processes used, this many cores
 STEAL_LIMIT_CORES = 0.10
@@ -420,7 +421,7 @@ def seen(infos: list[Mapping[str, Any]], key: str) -> list[Mapping[str, Any]]:
 
 
 #: the verdicts a measurement that was not the code's own replaces: nothing else was gated
-_GATED = ("regressed", "improved", "loose", "pass")
+_GATED = Gate.OBSERVABLE
 
 
 def _marks(info: Mapping[str, Any] | None, deterministic: bool) -> list[Mapping[str, Any]]:
@@ -462,7 +463,7 @@ def throttled_verdict(verdict: str, info: Mapping[str, Any] | None, deterministi
     """``throttled`` in place of a gated verdict when the card slowed itself down during the metric's
     measurement: the figure is the throttle's, not the code's, so it neither fails nor passes the gate.
     ``new``, ``incomparable`` and ``ungated`` stay what they are (nothing was gated)."""
-    return "throttled" if throttled_metric(info, deterministic) and verdict in _GATED else verdict
+    return Gate.THROTTLED if throttled_metric(info, deterministic) and verdict in _GATED else verdict
 
 
 def contended_verdict(verdict: str, info: Mapping[str, Any] | None, is_cpu: bool, deterministic: bool = False) -> str:
@@ -473,7 +474,7 @@ def contended_verdict(verdict: str, info: Mapping[str, Any] | None, is_cpu: bool
     :data:`CONTENDED_RUN_LIMIT` of its metrics are contended). A GPU's figures are device-timed, so a busy
     host alone leaves their verdict as it is. A deterministic figure reads only what it inherited."""
     busy = shared_metric(info, deterministic) or (is_cpu and contended_metric(info, deterministic))
-    return "contended" if busy and verdict in _GATED else verdict
+    return Gate.CONTENDED if busy and verdict in _GATED else verdict
 
 
 def measured_verdict(verdict: str, info: Mapping[str, Any] | None, is_cpu: bool, deterministic: bool = False) -> str:

@@ -25,6 +25,7 @@ from .options import JSON_DATE, fill_json, numbered
 from .paths import safe_name
 from .report import results, sensitivity
 from .report.results import Metric
+from .report.run_outcome import GateFacts
 from .timing import observers, suite_profiles
 from .timing.measure import MeasureConfig
 from .timing.stats import MAD_TO_SIGMA, Stats
@@ -394,6 +395,13 @@ class GpuPerfSession:
             metric.verdict = Gate.REGRESSED if cmp.verdict == Gate.REGRESSED else Gate.NEW
             metric.baseline = {**doc, **cmp.to_json(), "source": "documented bound"}
         metric.info["line"] = cmp.line(name, value, unit, better)
+
+    def gate_facts(self) -> GateFacts:
+        """What the run's exit status depends on at its end (:class:`~.report.run_outcome.RunOutcome`)."""
+        return GateFacts(judging=not self.options.update_baselines, missing=any(self.missing.values()),
+                         host_busy=self.too_contended(), throttled=self.too_throttled(), gpu_busy=self.gpu_too_busy(),
+                         no_baseline=([r.info.spec for r in self.unbaselined()] if self.options.require_baseline
+                                      else []))
 
     def too_contended(self) -> list[str]:
         """One line per CPU device on which more than ``observers.CONTENDED_RUN_LIMIT`` of the metrics read

@@ -36,7 +36,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from ..verdictwords import Gate
+from ..verdictwords import Gate, Shift
 from ..timing.difference import ALPHA, Difference, difference, run_difference, usable
 from . import noise
 from .detection import Detection, detection
@@ -80,6 +80,20 @@ def edges(expected: float, width: float, direction: str, ratio_safe: bool = True
     if ratio_safe and expected > 0 and direction in ("lower", "higher"):
         low = expected / (1.0 + width / expected)
     return low, high
+
+
+def shift(ratio: float, better: str, floor: float) -> str:
+    """Which side of a relative ``floor`` a ratio (this figure / the other side's) lies on: ``worse``,
+    ``better`` or ``same`` (:class:`~pytest_gpuperf.verdictwords.Shift`), by the band's own ratio-safe edges
+    around 1 (:func:`edges`): worse beyond 1 + floor for lower-is-better (and a bound), below 1 / (1 + floor)
+    for higher-is-better. An exact figure (or no direction) has no side: ``same``. The sibling check's rule,
+    the gate's band edges."""
+    if better not in ("lower", "higher", "bound"):
+        return Shift.SAME
+    low, high = edges(1.0, floor, "higher" if better == "higher" else "lower")
+    if better == "higher":
+        return Shift.WORSE if ratio < low else Shift.BETTER if ratio > high else Shift.SAME
+    return Shift.WORSE if ratio > high else Shift.BETTER if ratio < low else Shift.SAME
 
 
 def identity_problem(expected: Mapping[str, Any] | None, measured: Mapping[str, Any] | None) -> str | None:

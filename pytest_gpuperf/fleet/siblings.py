@@ -32,6 +32,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from ..verdictwords import SHIFT_TO_SIBLING, Shift, Sibling
 from .. import SIBLINGS_SCHEMA
 from ..baselines import classes
+from ..baselines.verdicts import shift
 from ..timing.difference import ALPHA, difference, usable
 from .identity import physical_id
 
@@ -122,15 +123,6 @@ def _value(metric: Mapping[str, Any]) -> float | None:
     return v if math.isfinite(v) else None
 
 
-def _worse_beyond(ratio: float, better: str, floor: float) -> str:
-    """``worse``/``better``/``same`` of a ratio (this card / siblings) against the floor, ratio-safe."""
-    if better in ("lower", "bound"):
-        return Shift.WORSE if ratio > 1.0 + floor else Shift.BETTER if ratio < 1.0 / (1.0 + floor) else Shift.SAME
-    if better == "higher":
-        return Shift.WORSE if ratio < 1.0 / (1.0 + floor) else Shift.BETTER if ratio > 1.0 + floor else Shift.SAME
-    return Shift.SAME
-
-
 def judge(name: str, card: Card, siblings: Sequence[Card], floor: float, alpha: float = ALPHA) -> Row:
     """One card's metric ``name`` against the same metric of its ``siblings`` pooled."""
     mine = card.metrics[name]
@@ -150,7 +142,7 @@ def judge(name: str, card: Card, siblings: Sequence[Card], floor: float, alpha: 
         d = difference(pooled, mine_s, alpha=alpha)
         row.basis, row.ratio, row.difference = "samples", d.ratio, d.to_json()
         row.siblings_value = float(statistics.median(pooled))
-        side = _worse_beyond(d.ratio, better, floor)
+        side = shift(d.ratio, better, floor)
         if side != Shift.SAME and not d.significant:
             row.verdict = Sibling.SAME
             row.reason = (f"beyond the {floor:.0%} floor but not significant (p={d.p_value:.2g}, interval "
@@ -177,7 +169,7 @@ def judge(name: str, card: Card, siblings: Sequence[Card], floor: float, alpha: 
             row.reason = "the siblings read 0"
         return row
     row.ratio = value / ref
-    side = _worse_beyond(row.ratio, better, floor) if row.ratio > 0 else Shift.SAME
+    side = shift(row.ratio, better, floor) if row.ratio > 0 else Shift.SAME
     row.verdict = SHIFT_TO_SIBLING[side]
     row.reason = "no raw samples on every card: the floor alone decides"
     return row

@@ -23,7 +23,7 @@ from .helpers import KernelHelper, Measurer, Recorder
 from .fleet import pinning
 from .fleet.workers import KEY as _WORKER_KEY, Gathered, payload, report as sibling_report
 from .report import civerdict, progress, skip_reasons, summary
-from .report.run_outcome import RunOutcome
+from .report.run_outcome import RunOutcome, interrupted_line
 from .session import GpuPerfSession, Options, is_shipped, strip_device_id, test_id
 from .timing import suite_profiles
 from .util.interrupt_latch import Latch
@@ -517,21 +517,13 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         session.exitstatus = outcome.status
         failed = outcome.failed
         reporter = config.pluginmanager.get_plugin("terminalreporter")
-        if (interrupted or late) and reporter is not None:  # one line, ahead of pytest's own summary
-            latch = config.stash.get(_latch, None)
-            what = latch.what if latch is not None and latch.fired else "Ctrl-C"  # a batch system's SIGTERM too
-            if not interrupted:
-                text = (f"gpuperf INTERRUPTED: {what} arrived during the end-of-run writes; they were completed "
-                        "first (every test had finished)")
-            else:
-                text = f"gpuperf INTERRUPTED: {what} stopped the run before every test ran"
-                if state.options.json_path or state.options.history_path:
-                    text += "; the results and history hold the tests that finished, marked \"interrupted\""
-            left = [spec for spec, run in state.runs.items() if run.device is not None and run.device.interrupted]
-            if left:  # not a hang: nobody knows whether the work would have ended
-                text += f"; {', '.join(left)} still had work running and was not waited for"
-            reporter.write_line(text, yellow=True, bold=True)
         if interrupted or late:
+            if reporter is not None:  # one line, ahead of pytest's own summary
+                latch = config.stash.get(_latch, None)
+                what = latch.what if latch is not None and latch.fired else "Ctrl-C"  # a batch system's SIGTERM too
+                kept = bool(state.options.json_path or state.options.history_path)
+                left = [s for s, run in state.runs.items() if run.device is not None and run.device.interrupted]
+                reporter.write_line(interrupted_line(what, not interrupted, kept, left), yellow=True, bold=True)
             outcome.interrupted()
             session.exitstatus = outcome.status
         if pinning.is_worker(config):

@@ -75,3 +75,13 @@ def test_the_controller_takes_the_first_workers_status_in_the_precedence():
     ok = RunOutcome(0)
     ok.workers(False, [])
     assert ok.status == 0
+
+
+def test_the_interrupted_line_says_when_the_signal_came_and_what_was_kept():
+    from pytest_gpuperf.report.run_outcome import interrupted_line
+
+    assert interrupted_line("Ctrl-C", False, False) == "gpuperf INTERRUPTED: Ctrl-C stopped the run before every test ran"
+    kept = interrupted_line("SIGTERM", False, True, ["cuda:0"])
+    assert "the results and history hold the tests that finished" in kept and kept.endswith(
+        "cuda:0 still had work running and was not waited for")
+    assert "during the end-of-run writes" in interrupted_line("Ctrl-C", True, True)

@@ -28,6 +28,21 @@ without raw samples) is judged only against a baseline of :data:`.noise.MIN_REPE
 leaving the band counts only where the new value is also significant against those runs
 (:func:`over_runs`); against fewer, and for an ``informational`` figure, the verdict is ``ungated`` with
 the reason. A documented bound and a NaN are judged whatever the model.
+
+Each noise model is judged here, once, whoever asks:
+
+* ``deterministic`` — the band alone (:func:`_band_verdict` through :func:`compare`): the baseline gate, and
+  ``gpuperf compare`` (run A as the entry);
+* ``sampled`` — the band, kept outside it only where both sides' samples also differ significantly
+  (:func:`_band_verdict`); several runs on a side: over runs (:func:`over_runs`). The sibling check judges a
+  card's samples against its siblings' pooled ones by the same edges (:func:`shift`);
+* ``repeated`` — the band kept only where a test over one value per run or repeat agrees (:func:`over_runs`);
+  too few values: ``ungated`` (:func:`unjudged`), ``informational`` in ``gpuperf compare``;
+* ``informational`` — never judged (:func:`unjudged`).
+
+The fleet report's fleet-relative statistic (a card against its cohort: robust z, Benjamini–Hochberg) is its
+own (``fleet.fleetstats``); what it reads of a card's runs is their verdicts here. The words of every
+verdict are :mod:`pytest_gpuperf.verdictwords`'.
 """
 
 from __future__ import annotations

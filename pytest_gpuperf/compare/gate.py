@@ -24,8 +24,6 @@ from ..verdictwords import COMPARE_TO_GATE, Compare, Gate
 from . import engine
 from .load import Side, load_side, merge
 
-GATE_VERDICT = COMPARE_TO_GATE
-
 
 def load_reference(paths: list[str]) -> Side:
     """The reference runs (side A, pooled as in ``gpuperf compare``); :class:`.load.CompareInputError` on a
@@ -41,7 +39,7 @@ def judge_metric(reference: Side, metric: Mapping[str, Any], device: Mapping[str
     row = engine.judge(a, b, reference.device, device, opts)
     if a is None:
         return "new", None, f"{b.name}: new — the reference run {', '.join(reference.paths)} did not record it"
-    verdict = Gate.UNGATED if row.verdict == Compare.WORSE and not row.gated else GATE_VERDICT[row.verdict]
+    verdict = Gate.UNGATED if row.verdict == Compare.WORSE and not row.gated else COMPARE_TO_GATE[row.verdict]
     if row.extra.get("throttled") and verdict in Gate.COMPARED:
         verdict = Gate.THROTTLED  # the card slowed itself down on one side: not gated
     elif row.extra.get("contended") and verdict in Gate.COMPARED:

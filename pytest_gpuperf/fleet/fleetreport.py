@@ -42,7 +42,6 @@ from . import fleetstats
 from .fleetload import Card, CardMetric, Fleet, cohort_label
 
 VERDICTS = FleetCard.ALL  # worst first
-EXIT = FLEET_EXIT
 #: reasons of one kind listed by name before the rest are counted
 SHOWN = 5
 DRAIN_COMMAND = "scontrol update nodename={node} state=drain reason={reason}"
@@ -303,7 +302,7 @@ def analyze(fleet: Fleet, confirm: Fleet | None = None, settings: Settings = Set
             "settings": {"min_cohort": settings.min_cohort, "fdr": settings.fdr,
                          "noise_multiple": settings.noise_multiple, "keep_disturbed": settings.keep_disturbed},
             "confirm_run": confirm.run_id if confirm is not None else (fleet.run_id if fleet.confirm_cards else None),
-            "tally": tally, "verdict": next((v for v in VERDICTS if tally[v]), "ok"),
+            "tally": tally, "verdict": next((v for v in VERDICTS if tally[v]), FleetCard.OK),
             "cohorts": cohorts, "cards": [o.to_json() for o in outcomes], "empty_jobs": empty,
             "problems": fleet.problems, "tests": len(tests),
             "confirmation": confirmation}
@@ -358,7 +357,8 @@ def _confirm(outcomes: Sequence[Outcome], confirm_cards: Sequence[Card], refs: M
 def exit_status(report: Mapping[str, Any]) -> int:
     """0 every card ok or warn, 1 a card (or a job without results) fails, 3 uncertain cards only."""
     tally = report["tally"]
-    return 1 if tally.get("fail") else 3 if tally.get("uncertain") else 0
+    worst = next((v for v in VERDICTS if tally.get(v)), FleetCard.OK)
+    return FLEET_EXIT[worst]
 
 
 def drain_commands(report: Mapping[str, Any], template: str = DRAIN_COMMAND) -> list[str]:

@@ -35,6 +35,23 @@ INTERRUPTED = 2
 WORKER_PRECEDENCE = (exits.NO_BASELINE, exits.GPU_TOO_BUSY, exits.THROTTLED, exits.HOST_TOO_BUSY)
 
 
+def interrupted_line(what: str, during_writes: bool, kept: bool, left: Sequence[str] = ()) -> str:
+    """The one line an interrupted run prints ahead of pytest's summary. ``what``: the signal (Ctrl-C, a batch
+    system's SIGTERM); ``during_writes``: it arrived during the end-of-run writes (every test had finished);
+    ``kept``: the run writes results or history (they hold the tests that finished); ``left``: devices that
+    still had work running (not a hang: nobody knows whether the work would have ended)."""
+    if during_writes:
+        text = (f"gpuperf INTERRUPTED: {what} arrived during the end-of-run writes; they were completed "
+                "first (every test had finished)")
+    else:
+        text = f"gpuperf INTERRUPTED: {what} stopped the run before every test ran"
+        if kept:
+            text += "; the results and history hold the tests that finished, marked \"interrupted\""
+    if left:
+        text += f"; {', '.join(left)} still had work running and was not waited for"
+    return text
+
+
 @dataclass(frozen=True)
 class GateFacts:
     """What the session found at the end of the run that its exit status depends on.

@@ -4,13 +4,15 @@ What counts as writing a verdict word as a literal, in any module of the package
 constant equal to a word of :data:`pytest_gpuperf.verdictwords.WORDS` used
 
 * in a comparison (``==``, ``!=``, ``in``, ``not in``, also inside a tuple, list or set compared) whose
-  other side names a verdict (a name, attribute, call or subscript whose source holds ``verdict``);
+  other side names a verdict (a name, attribute, call or subscript whose source holds ``verdict``, or a
+  loop variable of a ``for`` or a comprehension over such an expression: ``for v in m.verdicts``);
 * as the value assigned to a target that names a verdict (``row.verdict = …``, ``verdict = …``, one
   element of a tuple assignment), as a ``verdict=`` keyword argument, as the value of a ``"verdict"``
   key in a dict literal, or returned by a function whose name holds ``verdict``;
 * as the first argument of ``Comparison(…)`` (the gate's comparison carries its verdict first);
-* in a dict literal whose keys and values are all verdict words (a translation table), or in a tuple,
-  list or set of two or more constants that are all verdict words (a set of verdicts).
+* as a key of a dict literal whose keys (two or more) are all verdict words (a table by verdict: an order,
+  an exit status, a translation), or in a tuple, list or set of two or more constants that are all verdict
+  words (a set of verdicts).
 
 Docstrings, f-strings and messages (a word inside a longer string), dict keys and subscripts
 (``info["throttled"]``, ``.get("contended")``: keys of the observers' readings) and files that are not
@@ -46,13 +48,27 @@ def _words(node: ast.AST) -> list[ast.Constant]:
     return []
 
 
-def _names_verdict(node: ast.AST) -> bool:
+def _names_verdict(node: ast.AST, loop_names: frozenset[str] = frozenset()) -> bool:
+    """Whether ``node`` names a verdict: its source says so, or it is (an item of) a loop variable over one."""
+    base = node.value if isinstance(node, ast.Subscript) else node
+    if isinstance(base, ast.Name) and base.id in loop_names:
+        return True
     return "verdict" in ast.unparse(node).lower()
+
+
+def _loop_names(tree: ast.AST) -> frozenset[str]:
+    """Names bound by a ``for`` or a comprehension over an expression that names a verdict."""
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.For, ast.comprehension)) and "verdict" in ast.unparse(node.iter).lower():
+            out |= {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
+    return frozenset(out)
 
 
 def violations(source: str, filename: str = "<source>") -> list[tuple[int, str, str]]:
     """(line, word, why) of every verdict word written as a literal in ``source`` (the rules above)."""
     tree = ast.parse(source, filename)
+    loops = _loop_names(tree)
     found: dict[tuple[int, int], tuple[int, str, str]] = {}
 
     def hit(const: ast.AST, why: str) -> None:
@@ -74,7 +90,7 @@ def violations(source: str, filename: str = "<source>") -> list[tuple[int, str, 
 
         def visit_Compare(self, node: ast.Compare) -> None:
             sides = [node.left, *node.comparators]
-            if any(_names_verdict(s) for s in sides if not _words(s)):
+            if any(_names_verdict(s, loops) for s in sides if not _words(s)):
                 for s in sides:
                     for c in _words(s):
                         hit(c, "compared with a verdict")
@@ -124,10 +140,11 @@ def violations(source: str, filename: str = "<source>") -> list[tuple[int, str, 
                     for c in _words(v):
                         hit(c, "the value of a verdict key")
             pairs = [(k, v) for k, v in zip(node.keys, node.values) if k is not None]
-            if pairs and all(_word(k) is not None and _word(v) is not None for k, v in pairs):
+            if len(pairs) >= 2 and all(_word(k) is not None for k, _ in pairs):
                 for k, v in pairs:
                     hit(k, "a table of verdict words")
-                    hit(v, "a table of verdict words")
+                    if _word(v) is not None:
+                        hit(v, "a table of verdict words")
             self.generic_visit(node)
 
         def _collection(self, node: ast.Tuple | ast.List | ast.Set) -> None:
@@ -174,7 +191,8 @@ def judge(row, metric, verdict):
     cmp = Comparison("new", None)
     info["throttled"] = info.get("contended")
     row = Row(verdict="fail")
-    return "pass"
+    order = {"regressed": 0, "improved": 1}
+    return [v for v in metric.verdicts if v != "new"]
 
 def throttled_verdict(v):
     return "throttled" if v else v
@@ -197,7 +215,9 @@ def test_the_scan_catches_each_kind_of_planted_literal_and_nothing_else():
         11: [("outlier", "a set of verdict words"), ("same", "a set of verdict words")],
         12: [("new", "a Comparison's verdict")],
         14: [("fail", "passed as a verdict")],
-        18: [("throttled", "returned as a verdict")],
+        15: [("improved", "a table of verdict words"), ("regressed", "a table of verdict words")],
+        16: [("new", "compared with a verdict")],
+        19: [("throttled", "returned as a verdict")],
     }
 
 
@@ -206,5 +226,5 @@ def test_the_same_code_through_the_words_module_is_clean():
         .replace('"incomparable"', "Gate.INCOMPARABLE").replace('"contended"', "Gate.CONTENDED") \
         .replace('"throttled"', "Gate.THROTTLED").replace('"ok"', "FleetCard.OK").replace('"pass"', "Gate.PASS") \
         .replace('"same"', "Compare.SAME").replace('"outlier"', "Sibling.OUTLIER").replace('"new"', "Gate.NEW") \
-        .replace('"fail"', "FleetCard.FAIL")
+        .replace('"fail"', "FleetCard.FAIL").replace('"improved"', "Gate.IMPROVED")
     assert violations(clean) == []

@@ -122,7 +122,7 @@ def baseline_findings(out: Outcome, keep_disturbed: bool = False) -> None:
             out.warn.append("a run was interrupted before its last test (only what finished is judged)")
         if run.get("stopped"):
             out.warn.append(f"a run stopped early: {run['stopped']}")
-    if all(v == "new" for m in out.card.metrics.values() for v in m.verdicts):
+    if all(v == Gate.NEW for m in out.card.metrics.values() for v in m.verdicts):
         out.notes.append("no reviewed baseline gated this card's runs (every verdict 'new')")
     disturbed = sorted(m.name for m in out.card.metrics.values() if m.disturbed)
     if disturbed:

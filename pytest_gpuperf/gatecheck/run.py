@@ -494,7 +494,7 @@ def _short_of(p: Mapping[str, Any]) -> str:
     """Where a plant's missed tries moved the metric less than the planted size: say so (the plant under-delivered
     there; the check still fails: the claim was not shown)."""
     size = p.get("size")
-    moved = [(v, m) for v, m in zip(p["verdicts"], p.get("realized") or []) if v != "regressed" and m is not None]
+    moved = [(v, m) for v, m in zip(p["verdicts"], p.get("realized") or []) if v != Gate.REGRESSED and m is not None]
     if not moved or not isinstance(size, (int, float)) or p.get("kind") in ("summation", "model"):
         return ""
     under = [m for _, m in moved if m < float(size)]

@@ -107,11 +107,11 @@ def summary_table(metrics: Iterable[Metric], missing: Iterable[str], device: str
     tally: dict[str, int] = {}
     for m in metrics:
         tally[m.verdict] = tally.get(m.verdict, 0) + 1
-    order = {"regressed": 0, "incomparable": 2, "improved": 3}
+    order = {Gate.REGRESSED: 0, Gate.INCOMPARABLE: 2, Gate.IMPROVED: 3}
     shown = sorted((m for m in metrics if m.verdict not in COUNTED), key=lambda m: (order.get(m.verdict, 4), m.name))
     out = [f"### gpuperf {device} against {reference}", "",
            f"{len(metrics)} metrics: " + ", ".join(f"{n} {v}" for v, n in sorted(tally.items(), key=lambda x: (
-               x[0] != "regressed", x[0]))) + (f", {len(missing)} missing" if missing else ""), ""]
+               x[0] != Gate.REGRESSED, x[0]))) + (f", {len(missing)} missing" if missing else ""), ""]
     if shown or missing:
         out += ["| metric | reference | measured | delta | verdict |", "| --- | --- | --- | --- | --- |"]
         rows = [m for m in shown if m.verdict == Gate.REGRESSED]

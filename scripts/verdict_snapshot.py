@@ -16,7 +16,7 @@ output proves the change kept every verdict, reason and figure. It records
 
     python scripts/verdict_snapshot.py OUT.json [--quick]
 
-``--quick`` takes one file per folder (a minute instead of many).
+``--quick`` takes two files per gate-check folder (a minute instead of a few).
 """
 
 from __future__ import annotations

@@ -17,12 +17,13 @@ import pytest
 
 from .devices import Device
 from .errors import DeviceNotFoundError, GpuPerfError
-from . import exits, options as checks
+from . import options as checks
 from .gatecheck import plants
 from .helpers import KernelHelper, Measurer, Recorder
 from .fleet import pinning
 from .fleet.workers import KEY as _WORKER_KEY, Gathered, payload, report as sibling_report
 from .report import civerdict, progress, skip_reasons, summary
+from .report.run_outcome import RunOutcome, interrupted_line
 from .session import GpuPerfSession, Options, is_shipped, strip_device_id, test_id
 from .timing import suite_profiles
 from .util.interrupt_latch import Latch
@@ -492,10 +493,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if pinning.is_controller(config):  # ran no test: the workers wrote everything
         gathered = config.stash.setdefault(_gathered, Gathered())
         _siblings(session, gathered.documents(), gathered.paths())
-        if gathered.failed:
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED
-        if gathered.status() is not None:  # a worker's own reason (exits) survives the controller
-            session.exitstatus = gathered.status()
+        outcome = RunOutcome(session.exitstatus)
+        outcome.workers(gathered.failed, [gathered.status()])  # a worker's own reason (exits) survives
+        session.exitstatus = outcome.status
         config.stash[_exit_status] = int(session.exitstatus)
         if gathered.payloads:
             found = [civerdict.Reason.from_json(r) for r in gathered.reasons()] + _outlier_reasons(config)
@@ -504,62 +504,31 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     # pytest reports a run stopped by ``session.shouldstop`` as interrupted too: a stop on a busy card is not a Ctrl-C
     interrupted = exitstatus == pytest.ExitCode.INTERRUPTED and not any(r.stopped_busy for r in state.runs.values())
     closed = False
+    outcome = RunOutcome(session.exitstatus)  # the exit status and why (report.run_outcome): decided there
     try:
-        failed = False
         try:
             state.finish(list(config.invocation_params.args), interrupted=interrupted)
         except GpuPerfError as exc:
-            config.stash[_finish_error] = str(exc)
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED
-            failed = True
+            outcome.writes_failed(str(exc))
         late = state.signal_during_writes  # Ctrl-C held until the writes were done: the run ends now
-        if any(state.missing.values()) and not state.options.update_baselines:
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED
-            failed = True
-        if state.too_contended() and not state.options.update_baselines:
-            # the host's other work, not a regression (exits) — unless what the run could judge already failed
-            if session.exitstatus == pytest.ExitCode.OK:
-                session.exitstatus = exits.HOST_TOO_BUSY
-            failed = True
-        # a run that could not judge its figures has its own reason, not a regression's 1 (exits); another
-        # process on the card can make it throttle, so a shared card's status wins over the throttle's
-        if state.too_throttled():
-            session.exitstatus = exits.THROTTLED
-            failed = True
-        if state.gpu_too_busy():
-            session.exitstatus = exits.GPU_TOO_BUSY
-            failed = True
-        if state.options.require_baseline and state.unbaselined():
-            session.exitstatus = exits.NO_BASELINE  # its own reason: nothing was gated, not a regression
-            failed = True
+        outcome.settle(state.gate_facts())
         closed = True
         state.close(interrupted=interrupted or late)
-        lost = state.abandoned()
-        if lost:  # a hang or fault anywhere, even behind tests that all passed
-            failed = True
-            if session.exitstatus == pytest.ExitCode.OK:
-                session.exitstatus = pytest.ExitCode.TESTS_FAILED
-                why = (f"{', '.join(lost)} abandoned (gpuperf ABANDONED above): the run fails although its tests "
-                       "passed")
-                earlier = config.stash.get(_finish_error, None)
-                config.stash[_finish_error] = f"{earlier}; {why}" if earlier else why
+        outcome.abandoned(state.abandoned())  # a hang or fault anywhere, even behind tests that all passed
+        if outcome.error is not None:
+            config.stash[_finish_error] = outcome.error
+        session.exitstatus = outcome.status
+        failed = outcome.failed
         reporter = config.pluginmanager.get_plugin("terminalreporter")
-        if (interrupted or late) and reporter is not None:  # one line, ahead of pytest's own summary
-            latch = config.stash.get(_latch, None)
-            what = latch.what if latch is not None and latch.fired else "Ctrl-C"  # a batch system's SIGTERM too
-            if not interrupted:
-                text = (f"gpuperf INTERRUPTED: {what} arrived during the end-of-run writes; they were completed "
-                        "first (every test had finished)")
-            else:
-                text = f"gpuperf INTERRUPTED: {what} stopped the run before every test ran"
-                if state.options.json_path or state.options.history_path:
-                    text += "; the results and history hold the tests that finished, marked \"interrupted\""
-            left = [spec for spec, run in state.runs.items() if run.device is not None and run.device.interrupted]
-            if left:  # not a hang: nobody knows whether the work would have ended
-                text += f"; {', '.join(left)} still had work running and was not waited for"
-            reporter.write_line(text, yellow=True, bold=True)
         if interrupted or late:
-            session.exitstatus = pytest.ExitCode.INTERRUPTED
+            if reporter is not None:  # one line, ahead of pytest's own summary
+                latch = config.stash.get(_latch, None)
+                what = latch.what if latch is not None and latch.fired else "Ctrl-C"  # a batch system's SIGTERM too
+                kept = bool(state.options.json_path or state.options.history_path)
+                left = [s for s, run in state.runs.items() if run.device is not None and run.device.interrupted]
+                reporter.write_line(interrupted_line(what, not interrupted, kept, left), yellow=True, bold=True)
+            outcome.interrupted()
+            session.exitstatus = outcome.status
         if pinning.is_worker(config):
             lines = summary.session_lines(state, config.stash.get(_finish_error, None))
             share = payload(state, lines, failed, int(session.exitstatus))

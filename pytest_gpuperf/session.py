@@ -10,21 +10,25 @@ from __future__ import annotations
 import re
 import time
 import uuid
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from .verdictwords import Gate
 from . import baselines as bl
 from .devices import Device, DeviceInfo, Inventory, discover, open_device, resolve
-from .baselines import catalog, classes, lookup, noise, validity
+from .baselines import catalog, classes, lookup, validity
 from .errors import GpuPerfError, ImpossibleValueError
 from .gatecheck import plants
 from .options import JSON_DATE, fill_json, numbered
 from .paths import safe_name
 from .report import results, sensitivity
 from .report.results import Metric
-from .timing import observers, suite_profiles
+from .report.run_outcome import GateFacts
+from . import device_runs, metric_verdict
+from .device_runs import DeviceRun
+from .timing import suite_profiles
 from .timing.measure import MeasureConfig
 from .timing.stats import MAD_TO_SIGMA, Stats
 from .util.atomic import unclaimed
@@ -52,39 +56,6 @@ class Options:
     compare_paths: tuple[str, ...] = ()  # --gpuperf-compare (repeatable): gate against these runs, not baselines
     when_busy: str = "stop"  # --gpuperf-when-busy: stop the run once another process holds the card throughout
     profile: str = suite_profiles.DEFAULT  # --gpuperf-profile: which tests of the suites run (timing.suite_profiles)
-
-
-@dataclass
-class DeviceRun:
-    """Everything recorded on one device during the session."""
-
-    info: DeviceInfo
-    source: lookup.Source
-    metrics: dict[str, Metric] = field(default_factory=dict)
-    device: Device | None = None
-    reference: Any = None  # compare.load.Side of --gpuperf-compare, which replaces the baseline
-    #: test id → {"duration_s": setup + call + teardown, "outcome": the call's (or the failing phase's)}
-    tests: dict[str, dict[str, Any]] = field(default_factory=dict)
-    busy_streak: int = 0  # tests in a row whose measurements all shared the card with another process
-    stopped_busy: str | None = None  # why the run stopped early on a card held by another process
-
-    @property
-    def baseline(self) -> bl.BaselineFile:
-        """The baseline entries this run is gated against (:mod:`.baselines.lookup`)."""
-        return self.source.file
-
-    @property
-    def expected(self) -> dict[str, dict[str, Any]]:
-        """What this run is gated against: the baseline's entries, or the reference run's metrics."""
-        if self.reference is not None:
-            return {n: {"test": m.test, "value": m.value} for n, m in self.reference.metrics.items()}
-        return self.baseline.metrics(self.info.backend)
-
-    def provenance(self) -> dict[str, Any]:
-        """Driver/runtime/toolkit of what this run is gated against (the summary's upgrade-gate lines)."""
-        if self.reference is not None:
-            return {k: self.reference.environment.get(k) for k in ("driver", "runtime", "toolkit")}
-        return self.baseline.provenance(self.info.backend)
 
 
 def _attempt(errors: list[str], what: str, step: Callable[[], None]) -> None:
@@ -324,95 +295,30 @@ class GpuPerfSession:
 
     @staticmethod
     def _annotated(run: DeviceRun, metric: Metric, bound: float | None) -> Metric:
-        """The metric with what the observers saw while it was measured (host load, other processes on the
-        card, power and throttling) and its documented bound."""
-        if bound is not None:
-            metric.info["bound"] = float(bound)
-        dev = run.device
-        seen = {} if dev is None else observers.Capture(dev, from_start=True).marks()
-        if "host" in seen:
-            metric.info["host"] = seen["host"]
-        if "tenants" in seen:
-            metric.info["tenants"] = seen["tenants"]
-        if "power" in seen:
-            given = dict(metric.info.get("power") or {})
-            # the test's own power figures win, but a throttle either of them saw stays seen
-            metric.info["power"] = {**seen["power"], **given,
-                                    "throttled": bool(seen["power"]["throttled"] or given.get("throttled"))}
-        return metric
+        """The metric with what the observers saw while it was measured (:func:`.metric_verdict.annotated`)."""
+        return metric_verdict.annotated(run, metric, bound)
 
     @staticmethod
     def deterministic(metric: Metric) -> bool:
-        """Whether the metric follows the ``deterministic`` noise model (``baselines.noise``): its value is the
-        same bits whoever shared the machine, so only marks it inherited (``timing.observers.inherit``) keep
-        it from being judged."""
-        samples = bool(metric.stats is not None and metric.stats.samples)
-        return noise.model_of(metric.name, metric.unit, metric.better, samples, metric.info) == "deterministic"
+        """Whether the metric follows the ``deterministic`` noise model (:func:`.metric_verdict.deterministic`)."""
+        return metric_verdict.deterministic(metric)
 
     def _judge(self, run: DeviceRun, metric: Metric, bound: float | None) -> None:
-        """The metric's verdict: against the reference run under ``--gpuperf-compare`` (the verdict of
-        ``gpuperf compare``), else against its baseline entry by its noise model, else against its
-        documented bound (a baseline of its own before anyone reviewed a file)."""
-        name, value, unit, better, stats = metric.name, metric.value, metric.unit, metric.better, metric.stats
-        entry = run.expected.get(name)
-        if self.reference is not None:  # --gpuperf-compare: the verdict of 'gpuperf compare' (compare.gate)
-            entry = None  # the reference run replaces the baseline; a documented bound still gates below
-            if name in self.reference.metrics:
-                from .compare.gate import judge_metric
+        """The metric's verdict against the reference run, its baseline entry or its documented bound
+        (:func:`.metric_verdict.judge`)."""
+        metric_verdict.judge(run, metric, bound, self.reference)
 
-                # judge_metric already gives throttled/contended, for either side (compare.gate)
-                metric.verdict, metric.baseline, metric.info["line"] = judge_metric(
-                    self.reference, metric.to_json(), run.info.to_json())
-                if (observers.shared_metric(metric.info, self.deterministic(metric))
-                        and metric.verdict in ("regressed", "improved", "loose", "pass", "throttled")):
-                    metric.verdict = "contended"  # this run's card was shared (timing.observers.measured_verdict)
-                beyond = ((metric.baseline or {}).get("compare") or {}).get("would_regress")
-                if beyond and metric.verdict in ("contended", "throttled"):
-                    metric.info["would_regress"] = beyond
-                return
-        # the metric's noise model decides how a verdict may be reached, as in 'gpuperf compare' (baselines.noise)
-        cmp = bl.compare(value, better, entry, samples=None if stats is None else stats.samples,
-                         identity=metric.identity, gate_if_stable=metric.info.get("gate") == "if-stable",
-                         name=name, unit=unit, info=metric.info)
-        deterministic = self.deterministic(metric)
-        metric.verdict = observers.measured_verdict(cmp.verdict, metric.info, run.info.is_cpu, deterministic)
-        if metric.verdict in ("contended", "throttled") and cmp.expected is not None:
-            d = cmp.difference  # the ratio's interval where both sides carry samples: its end nearest to no change
-            factor = observers.worse_factor(value, cmp.expected, better, None if d is None else (d.ci_low, d.ci_high))
-            beyond = observers.would_regress(factor, metric.info, run.info.is_cpu, run.info.compute_units,
-                                             deterministic)
-            if beyond is not None:  # named in the summary and the results: "would have regressed: run again alone"
-                metric.info["would_regress"] = beyond
-        if entry is not None:
-            metric.baseline = {k: v for k, v in entry.items() if k not in ("provenance", "samples")}
-            metric.baseline.update(cmp.to_json())
-        elif bound is not None and better == "bound":
-            # A documented bound is a baseline of its own even before anyone reviewed a file.
-            doc = {"value": float(bound), "better": "bound", "tolerance": dict(metric.tolerance or {})}
-            cmp = bl.compare(value, "bound", doc)
-            metric.verdict = "regressed" if cmp.verdict == "regressed" else "new"
-            metric.baseline = {**doc, **cmp.to_json(), "source": "documented bound"}
-        metric.info["line"] = cmp.line(name, value, unit, better)
+    def gate_facts(self) -> GateFacts:
+        """What the run's exit status depends on at its end (:class:`~.report.run_outcome.RunOutcome`)."""
+        return GateFacts(judging=not self.options.update_baselines, missing=any(self.missing.values()),
+                         host_busy=self.too_contended(), throttled=self.too_throttled(), gpu_busy=self.gpu_too_busy(),
+                         no_baseline=([r.info.spec for r in self.unbaselined()] if self.options.require_baseline
+                                      else []))
 
     def too_contended(self) -> list[str]:
-        """One line per CPU device on which more than ``observers.CONTENDED_RUN_LIMIT`` of the metrics read
-        ``contended`` because other work held the host's CPUs: the run could not judge them, so it is not a
-        valid gate (empty when none, and when the run only writes baselines). Metrics contended by another
-        process on the card count in :meth:`gpu_too_busy` instead."""
-        if self.options.update_baselines:
-            return []
-        out = []
-        for run in self.runs.values():
-            if not run.info.is_cpu or not run.metrics:
-                continue
-            n = sum(1 for m in run.metrics.values()
-                    if m.verdict == "contended" and not observers.shared_metric(m.info))
-            if n > observers.CONTENDED_RUN_LIMIT * len(run.metrics):
-                out.append(f"{run.info.spec}: {n} of {len(run.metrics)} metrics were measured while other work held "
-                           f"this host's CPUs (verdict 'contended', info['host']), more than "
-                           f"{observers.CONTENDED_RUN_LIMIT:.0%}: this run cannot gate the device; run it again on a "
-                           "quiet host")
-        return out
+        """One line per CPU device whose host was too busy to gate it (:func:`.device_runs.host_too_busy`;
+        empty when the run only writes baselines)."""
+        return [] if self.options.update_baselines else device_runs.host_too_busy(self.runs.values())
 
     def note_test(self, nodeid: str, spec: str, when: str, duration: float, outcome: str) -> None:
         """Add one phase of a test to its duration (results ``tests``: what each test costs, so the suite's
@@ -423,81 +329,21 @@ class GpuPerfSession:
             doc["outcome"] = outcome
 
     def busy_stop(self, nodeid: str, spec: str) -> str | None:
-        """After a test: why the run should stop now, or None. A card held by another process through
-        every measurement of :data:`observers.BUSY_STOP_TESTS` tests in a row (each window already taken
-        again) will not be judged by this run — it fails as GPU TOO BUSY TO GATE either way — so with
-        ``--gpuperf-when-busy=stop`` it stops instead of spending the card's time on windows it discards.
-        A test that measured nothing on the card leaves the count as it was."""
+        """After a test: why the run should stop now on a card another process holds, or None
+        (:func:`.device_runs.busy_stop`; only with ``--gpuperf-when-busy=stop``, never when writing baselines)."""
         if self.options.when_busy != "stop" or self.options.update_baselines or spec not in self.runs:
             return None
-        run = self.runs[spec]
-        test = strip_device_id(nodeid, spec)
-        watched = [m for m in run.metrics.values() if m.test == test and "tenants" in m.info
-                   and m.verdict in ("contended", "regressed", "improved", "loose", "pass", "throttled")]
-        if not watched:
-            return None
-        run.busy_streak = run.busy_streak + 1 if all(observers.shared_metric(m.info) for m in watched) else 0
-        if run.busy_streak < observers.BUSY_STOP_TESTS:
-            return None
-        shared = [m for m in run.metrics.values() if observers.shared_metric(m.info)]
-        procs = observers.summarize_tenants(observers.seen([m.info for m in shared], "tenants"))
-        run.stopped_busy = (f"{spec}: another process held the card through every measurement of the last "
-                            f"{run.busy_streak} tests ({len(shared)} metrics 'contended' after re-measuring, "
-                            f"info['tenants']): {observers.describe_processes(procs['processes'])}; the run stopped "
-                            f"early (--gpuperf-when-busy=finish runs every test): run it again with the card to itself")
-        return run.stopped_busy
+        return device_runs.busy_stop(self.runs[spec], strip_device_id(nodeid, spec), spec)
 
     def gpu_too_busy(self) -> list[str]:
-        """One line per device on which more than ``observers.CONTENDED_RUN_LIMIT`` of the metrics read
-        ``contended`` because another process ran on the card (``info["tenants"]``), naming the processes:
-        the run could not judge them, so it is not a valid gate of that device (empty when none, and when
-        the run only writes baselines)."""
-        if self.options.update_baselines:
-            return []
-        out = []
-        for run in self.runs.values():
-            if run.stopped_busy:
-                out.append(run.stopped_busy)
-                continue
-            shared = [m for m in run.metrics.values() if m.verdict == "contended" and observers.shared_metric(m.info)]
-            if not run.metrics or len(shared) <= observers.CONTENDED_RUN_LIMIT * len(run.metrics):
-                continue
-            procs = observers.summarize_tenants(observers.seen([m.info for m in shared], "tenants"))
-            foreign = (" (NVML gave another PID namespace's pids: one of them is this run)"
-                       if procs["foreign_pids"] else "")
-            out.append(f"{run.info.spec}: {len(shared)} of {len(run.metrics)} metrics were measured while other "
-                       f"processes ran on the card even after re-measuring (verdict 'contended', info['tenants']), "
-                       f"more than {observers.CONTENDED_RUN_LIMIT:.0%}: "
-                       f"{observers.describe_processes(procs['processes'])}{foreign}; this run cannot gate the "
-                       "device: run it again with the card to itself")
-        return out
+        """One line per device whose card another process shared too often to gate it
+        (:func:`.device_runs.gpu_too_busy`; empty when the run only writes baselines)."""
+        return [] if self.options.update_baselines else device_runs.gpu_too_busy(self.runs.values())
 
     def too_throttled(self) -> list[str]:
-        """One line per device on which more than ``observers.THROTTLED_RUN_LIMIT`` of the metrics read
-        ``throttled``, naming the slowdown reasons NVML gave (and how many of those metrics saw each): a
-        card that slows itself down through the run cannot be gated (empty when none, and when the run
-        only writes baselines)."""
-        from .devices.nvml import SLOWDOWN_REASONS
-
-        if self.options.update_baselines:
-            return []
-        out = []
-        for run in self.runs.values():
-            slow = [m for m in run.metrics.values() if m.verdict == "throttled"]
-            if not run.metrics or len(slow) <= observers.THROTTLED_RUN_LIMIT * len(run.metrics):
-                continue
-            seen: dict[str, int] = {}
-            for m in slow:
-                for reason in {r for p in observers.seen([m.info], "power") for r in p.get("throttle_reasons") or ()}:
-                    if reason in SLOWDOWN_REASONS:
-                        seen[reason] = seen.get(reason, 0) + 1
-            reasons = (", ".join(f"{r} ({n} metrics)" for r, n in sorted(seen.items(), key=lambda x: (-x[1], x[0])))
-                       or "no reason recorded")
-            out.append(f"{run.info.spec}: {len(slow)} of {len(run.metrics)} metrics were measured while the card "
-                       f"slowed itself down (verdict 'throttled', info['power']), more than "
-                       f"{observers.THROTTLED_RUN_LIMIT:.0%}: {reasons}; this run cannot gate the device: check its "
-                       "cooling and power limit (nvidia-smi -q -d PERFORMANCE) and run it again")
-        return out
+        """One line per device whose card throttled too often to gate it (:func:`.device_runs.too_throttled`;
+        empty when the run only writes baselines)."""
+        return [] if self.options.update_baselines else device_runs.too_throttled(self.runs.values())
 
     def begin_test(self) -> None:
         """Forget the previous test's host-load, power and tenant readings (each test's metrics carry
@@ -515,7 +361,7 @@ class GpuPerfSession:
         lines = []
         for run in self.runs.values():
             test = strip_device_id(nodeid, run.info.spec)
-            lines += [m.info["line"] for m in run.metrics.values() if m.test == test and m.verdict == "regressed"]
+            lines += [m.info["line"] for m in run.metrics.values() if m.test == test and m.verdict == Gate.REGRESSED]
         return lines
 
     def metrics_of(self, nodeid: str) -> list[tuple[str, Metric]]:
@@ -535,8 +381,8 @@ class GpuPerfSession:
         tells a reader that the run's one red row is the documented finding, not news."""
         test = strip_device_id(nodeid, spec)
         for metric in self.run_for(spec).metrics.values():
-            if metric.test == test and metric.verdict == "regressed":
-                metric.verdict = "known"
+            if metric.test == test and metric.verdict == Gate.REGRESSED:
+                metric.verdict = Gate.KNOWN
                 metric.info["xfail"] = reason
 
     # ---- end of session ------------------------------------------------------------------------

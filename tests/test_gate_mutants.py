@@ -15,7 +15,7 @@ from compare_support import device, metric, noisy, results
 from pytest_gpuperf.accuracy import certificate
 from pytest_gpuperf.baselines import classes, compare, lookup, make_entry, noise, validity
 from pytest_gpuperf.baselines.merge import merge_runs
-from pytest_gpuperf.baselines.verdicts import band, edges, identity_problem, over_runs, stability
+from pytest_gpuperf.baselines.verdicts import band, edges, identity_problem, over_runs, shift, stability
 from pytest_gpuperf.compare import engine, gate
 from pytest_gpuperf.compare.load import side_from_docs
 from pytest_gpuperf.errors import GpuPerfError, ImpossibleValueError
@@ -372,12 +372,16 @@ def test_siblings_need_significance_to_call_a_card_better_or_worse():
 
 
 def test_siblings_ratio_edges_follow_the_direction():
-    assert siblings._worse_beyond(1.03, "lower", 0.02) == "worse"
-    assert siblings._worse_beyond(1.0 / 1.03, "lower", 0.02) == "better"
-    assert siblings._worse_beyond(1.01, "lower", 0.02) == "same"
-    assert siblings._worse_beyond(1.03, "higher", 0.02) == "better"
-    assert siblings._worse_beyond(1.0 / 1.03, "higher", 0.02) == "worse"
-    assert siblings._worse_beyond(1.02, "lower", 0.02) == "same"
+    """The sibling check's ratio rule (``verdicts.shift``): the gate's ratio-safe band edges around 1."""
+    assert shift(1.03, "lower", 0.02) == "worse"
+    assert shift(1.0 / 1.03, "lower", 0.02) == "better"
+    assert shift(1.01, "lower", 0.02) == "same"
+    assert shift(1.03, "higher", 0.02) == "better"
+    assert shift(1.0 / 1.03, "higher", 0.02) == "worse"
+    assert shift(1.02, "lower", 0.02) == "same"
+    assert shift(1.03, "bound", 0.02) == "worse" and shift(1.0 / 1.03, "bound", 0.02) == "better"
+    assert shift(1.5, "exact", 0.02) == "same"  # no direction: the check compares exact figures by value
+    assert shift(0.9802, "lower", 0.02) == "better"  # ratio-safe: the edge is 1 / (1 + floor), not 1 - floor
 
 
 # ---- smaller rules the verdicts lean on ---------------------------------------------------------------

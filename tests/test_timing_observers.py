@@ -86,3 +86,39 @@ def test_this_processs_own_cpu_time_is_taken_off_the_hosts_busy_time(monkeypatch
     assert window is not None
     assert window.foreign_cores * window.wall_s == pytest.approx(1.5)  # 2.0 busy − 0.5 own
     assert window.steal_cores * window.wall_s == pytest.approx(0.25)
+
+
+def test_every_observer_follows_the_kernel_tuner_interface_and_names_its_mark_and_verdict():
+    """The host-load, power/throttle and tenant observers share one interface (before_start, after_start,
+    during, after_finish, get_results; start/stop run them around a window), and each names the info key
+    its summaries go to and the verdict a disturbed window leads to."""
+    calls = []
+
+    class Counting(observers.Observer):
+        def before_start(self):
+            calls.append("before_start")
+
+        def after_start(self):
+            calls.append("after_start")
+
+        def after_finish(self):
+            calls.append("after_finish")
+
+        def get_results(self):
+            calls.append("get_results")
+            return len(calls)
+
+    watch = Counting()
+    watch.start()
+    assert watch.stop() == 4 and calls == ["before_start", "after_start", "after_finish", "get_results"]
+    kinds = {cls.mark: cls.verdict for cls in (observers.HostLoad, observers.PowerWatch, observers.TenantWatch)}
+    assert kinds == {"host": "contended", "power": "throttled", "tenants": "contended"}
+    assert set(kinds) == set(observers.MARKS)
+    assert all(issubclass(c, observers.Observer) for c in (observers.HostLoad, observers.PowerWatch,
+                                                            observers.TenantWatch))
+    load = observers.HostLoad()
+    load.start()
+    window = load.stop()
+    assert window is None or window.wall_s >= 0  # elsewhere than Linux nothing is read
+    with pytest.raises(RuntimeError, match="before start"):
+        load.stop()

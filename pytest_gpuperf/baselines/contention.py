@@ -18,6 +18,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
+from ..verdictwords import Gate
 from .. import exits
 from ..timing import observers
 from . import noise, validity
@@ -38,7 +39,7 @@ def disturbance(metric: Mapping[str, Any], is_cpu: bool) -> str | None:
     if observers.shared_metric(info, deterministic):
         return "shared"
     verdict = observers.measured_verdict("pass", info, is_cpu, deterministic)
-    return None if verdict == "pass" else ("throttled" if verdict == "throttled" else "contended")
+    return None if verdict == Gate.PASS else (Gate.THROTTLED if verdict == Gate.THROTTLED else Gate.CONTENDED)
 
 
 @dataclass

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from ..verdictwords import Gate
 from ..errors import GpuPerfError
 from ..timing.observers import CONTENDED_RUN_LIMIT
 from ..util import jsonio
@@ -238,7 +239,7 @@ def _disagreeing(entries: dict[str, dict[str, Any]], results: Sequence[str], bac
             if e is None or not isinstance(m.get("value"), (int, float)):
                 continue
             verdict = compare(float(m["value"]), e["better"], e, identity=m.get("identity", {})).verdict
-            if verdict in ("regressed", "improved"):
+            if verdict in (Gate.REGRESSED, Gate.IMPROVED):
                 out[m["name"]] = f"{e['value']:.10g} vs {m['value']:.10g} on {doc['device']['key']}"
     return out
 

@@ -28,6 +28,21 @@ without raw samples) is judged only against a baseline of :data:`.noise.MIN_REPE
 leaving the band counts only where the new value is also significant against those runs
 (:func:`over_runs`); against fewer, and for an ``informational`` figure, the verdict is ``ungated`` with
 the reason. A documented bound and a NaN are judged whatever the model.
+
+Each noise model is judged here, once, whoever asks:
+
+* ``deterministic`` — the band alone (:func:`_band_verdict` through :func:`compare`): the baseline gate, and
+  ``gpuperf compare`` (run A as the entry);
+* ``sampled`` — the band, kept outside it only where both sides' samples also differ significantly
+  (:func:`_band_verdict`); several runs on a side: over runs (:func:`over_runs`). The sibling check judges a
+  card's samples against its siblings' pooled ones by the same edges (:func:`shift`);
+* ``repeated`` — the band kept only where a test over one value per run or repeat agrees (:func:`over_runs`);
+  too few values: ``ungated`` (:func:`unjudged`), ``informational`` in ``gpuperf compare``;
+* ``informational`` — never judged (:func:`unjudged`).
+
+The fleet report's fleet-relative statistic (a card against its cohort: robust z, Benjamini–Hochberg) is its
+own (``fleet.fleetstats``); what it reads of a card's runs is their verdicts here. The words of every
+verdict are :mod:`pytest_gpuperf.verdictwords`'.
 """
 
 from __future__ import annotations
@@ -36,13 +51,13 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
+from ..verdictwords import Gate, Shift
 from ..timing.difference import ALPHA, Difference, difference, run_difference, usable
 from . import noise
 from .detection import Detection, detection
 
 DIRECTIONS = ("lower", "higher", "bound", "exact")
-VERDICTS = ("regressed", "missing", "incomparable", "known", "ungated", "throttled", "contended", "new", "improved",
-            "loose", "pass")  # worst first
+VERDICTS = Gate.ALL  # worst first (the words: pytest_gpuperf.verdictwords)
 # "loose": inside a band so wide that the gate would miss changes up to its detection power
 #   (detection.LOOSE, info in the results' baseline["detect"]): judged, but not a pass one may rely on
 # "known": out of band in a test marked xfail (a documented finding); it does not fail the run
@@ -57,7 +72,7 @@ VERDICTS = ("regressed", "missing", "incomparable", "known", "ungated", "throttl
 
 
 #: the verdicts of a metric whose band was applied (what the observers may still overrule)
-JUDGED = ("regressed", "improved", "loose", "pass")
+JUDGED = Gate.JUDGED
 
 
 def band(expected: float, tolerance: Mapping[str, float]) -> float:
@@ -80,6 +95,20 @@ def edges(expected: float, width: float, direction: str, ratio_safe: bool = True
     if ratio_safe and expected > 0 and direction in ("lower", "higher"):
         low = expected / (1.0 + width / expected)
     return low, high
+
+
+def shift(ratio: float, better: str, floor: float) -> str:
+    """Which side of a relative ``floor`` a ratio (this figure / the other side's) lies on: ``worse``,
+    ``better`` or ``same`` (:class:`~pytest_gpuperf.verdictwords.Shift`), by the band's own ratio-safe edges
+    around 1 (:func:`edges`): worse beyond 1 + floor for lower-is-better (and a bound), below 1 / (1 + floor)
+    for higher-is-better. An exact figure (or no direction) has no side: ``same``. The sibling check's rule,
+    the gate's band edges."""
+    if better not in ("lower", "higher", "bound"):
+        return Shift.SAME
+    low, high = edges(1.0, floor, "higher" if better == "higher" else "lower")
+    if better == "higher":
+        return Shift.WORSE if ratio < low else Shift.BETTER if ratio > high else Shift.SAME
+    return Shift.WORSE if ratio > high else Shift.BETTER if ratio < low else Shift.SAME
 
 
 def identity_problem(expected: Mapping[str, Any] | None, measured: Mapping[str, Any] | None) -> str | None:
@@ -120,10 +149,10 @@ class Comparison:
         """The one-line verdict message: expected, measured, tolerance, delta and the statistics."""
         if self.expected is None:
             return f"{name}: {self.verdict} (measured {measured:.6g} {unit})"
-        if self.verdict == "incomparable":
+        if self.verdict == Gate.INCOMPARABLE:
             return f"{name}: INCOMPARABLE — {self.reason}"
-        why = f" — {self.reason}" if self.verdict in ("ungated", "loose") and self.reason else ""
-        if self.detect is not None and self.verdict == "pass":
+        why = f" — {self.reason}" if self.verdict in (Gate.UNGATED, Gate.LOOSE) and self.reason else ""
+        if self.detect is not None and self.verdict == Gate.PASS:
             why = f" — {self.detect.phrase()}"
         delta = "" if self.delta_rel is None else f", delta {self.delta_rel:+.1%}"
         stat = ""
@@ -164,21 +193,21 @@ def compare(measured: float, better: str, entry: Mapping[str, Any] | None, *,
     them (:func:`over_runs`). Without ``name`` the band alone (and the samples) decide: for callers that
     applied the model themselves (``gpuperf compare``'s engine, a family's deterministic entries)."""
     if entry is None:
-        return Comparison("new", None, None, None)
+        return Comparison(Gate.NEW, None, None, None)
     expected = float(entry["value"])
     width = band(expected, entry.get("tolerance", {}))
     delta = (measured - expected) / abs(expected) if expected else None
     problem = (kind_problem(entry.get("unit"), entry.get("better"), unit, better)
                or identity_problem(entry.get("identity"), identity))
     if problem is not None:
-        return Comparison("incomparable", expected, width, delta, reason=problem)
+        return Comparison(Gate.INCOMPARABLE, expected, width, delta, reason=problem)
     direction = entry.get("better", better)
     if gate_if_stable:
         stable, why = stability(entry)
         if not stable:
-            return Comparison("ungated", expected, width, delta, reason="not gated: " + why)
+            return Comparison(Gate.UNGATED, expected, width, delta, reason="not gated: " + why)
     if math.isnan(measured):
-        return Comparison("regressed", expected, width, delta, reason="the measured value is NaN")
+        return Comparison(Gate.REGRESSED, expected, width, delta, reason="the measured value is NaN")
     model = None
     if name is not None:
         info = noise.declared(name, entry, info)
@@ -186,7 +215,7 @@ def compare(measured: float, better: str, entry: Mapping[str, Any] | None, *,
         model = gate_model(name, unit, direction, entry, samples, info)
         held = unjudged(model, name, unit, direction, entry, info)
         if held is not None:
-            return Comparison("ungated", expected, width, delta, reason=held)
+            return Comparison(Gate.UNGATED, expected, width, delta, reason=held)
     cmp = _band_verdict(measured, direction, entry, expected, width, delta, samples, alpha)
     if model == "repeated" and direction in ("lower", "higher"):
         repeats = noise.repeats_of(info)
@@ -206,8 +235,8 @@ def with_detection(cmp: Comparison, power: Detection) -> Comparison:
     """The comparison with its detection power; an in-band verdict of a gate that would miss changes up to
     more than :data:`.detection.LOOSE` reads ``loose``, never a plain ``pass``."""
     verdict, reason = cmp.verdict, cmp.reason
-    if verdict == "pass" and power.loose:
-        verdict = "loose"
+    if verdict == Gate.PASS and power.loose:
+        verdict = Gate.LOOSE
         reason = "; ".join(x for x in (f"in band, but this gate {power.phrase()}: narrow the band by "
                                        "measuring it better (more runs, more repeats) or declare the figure "
                                        "informational", reason) if x)
@@ -279,14 +308,14 @@ def over_runs(cmp: Comparison, xa: Sequence[float], xb: Sequence[float], unit: s
         return cmp
     level = ALPHA if alpha is None else alpha
     diff = run_difference(xa, xb, alpha=level, unit=unit)
-    if cmp.verdict in ("regressed", "improved") and not diff.significant:
+    if cmp.verdict in Gate.OUT_OF_BAND and not diff.significant:
         hint = ""
         if min(len(xa), len(xb)) < 3:
             hint = f"; with {len(xa)} and {len(xb)} {unit} the test rarely reaches p < {level:g}: {advice}"
         reason = (f"outside the band but not significant over {unit} ({diff.test} t-test on {len(xa)} and {len(xb)} "
                   f"values: p={diff.p_value:.2g}, ratio interval [{diff.ci_low:.4g}, {diff.ci_high:.4g}] holds 1 "
                   f"or p ≥ α){hint}")
-        return Comparison("pass", cmp.expected, cmp.band, cmp.delta_rel, reason=reason, difference=diff)
+        return Comparison(Gate.PASS, cmp.expected, cmp.band, cmp.delta_rel, reason=reason, difference=diff)
     return Comparison(cmp.verdict, cmp.expected, cmp.band, cmp.delta_rel, reason=cmp.reason, difference=diff)
 
 
@@ -299,13 +328,13 @@ def _band_verdict(measured: float, direction: str, entry: Mapping[str, Any], exp
     # wider than the value must still leave an edge a halved bandwidth crosses)
     low, high = edges(expected, width, direction, ratio_safe=float(tol.get("abs", 0.0)) < width)
     if direction == "bound":
-        verdict = "regressed" if measured > high else "pass"
+        verdict = Gate.REGRESSED if measured > high else Gate.PASS
     elif direction == "exact":
-        verdict = "pass" if low <= measured <= high else "regressed"
+        verdict = Gate.PASS if low <= measured <= high else Gate.REGRESSED
     elif direction == "lower":
-        verdict = "regressed" if measured > high else "improved" if measured < low else "pass"
+        verdict = Gate.REGRESSED if measured > high else Gate.IMPROVED if measured < low else Gate.PASS
     elif direction == "higher":
-        verdict = "regressed" if measured < low else "improved" if measured > high else "pass"
+        verdict = Gate.REGRESSED if measured < low else Gate.IMPROVED if measured > high else Gate.PASS
     else:
         raise ValueError(f"unknown direction {direction!r}")
     diff = None
@@ -313,8 +342,8 @@ def _band_verdict(measured: float, direction: str, entry: Mapping[str, Any], exp
     ref = entry.get("samples")
     if direction in ("lower", "higher") and usable(ref) and usable(samples):
         diff = difference(ref, samples) if alpha is None else difference(ref, samples, alpha=alpha)
-        if verdict in ("regressed", "improved") and not diff.significant:
+        if verdict in Gate.OUT_OF_BAND and not diff.significant:
             reason = (f"outside the band but not significant (p={diff.p_value:.2g}, ratio interval "
                       f"[{diff.ci_low:.4g}, {diff.ci_high:.4g}] holds 1 or p ≥ α)")
-            verdict = "pass"
+            verdict = Gate.PASS
     return Comparison(verdict, expected, width, delta, reason=reason, difference=diff)

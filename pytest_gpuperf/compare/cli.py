@@ -29,6 +29,7 @@ import sys
 from pathlib import Path
 from typing import Any, Iterable
 
+from ..verdictwords import Compare
 from .load import CompareInputError, load_side
 from ..report import github
 from . import engine, formats
@@ -124,6 +125,6 @@ def findings_from_rows(rows: Iterable[engine.Row]) -> list[github.Finding]:
     for r in rows:
         if r.fails:
             out.append(github.Finding("error", f"gpuperf {r.verdict}: {r.name}", r.line()))
-        elif r.verdict == "incomparable" and r.extra.get("only") != "B":
+        elif r.verdict == Compare.INCOMPARABLE and r.extra.get("only") != "B":
             out.append(github.Finding("warning", f"gpuperf incomparable: {r.name}", r.line()))
     return out

@@ -42,6 +42,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
+from ..verdictwords import GATE_TO_COMPARE, Compare, Gate
 from ..baselines import classes, noise, validity
 from ..baselines.verdicts import Comparison, band, compare, identity_problem, kind_problem, over_runs, stability
 from ..baselines.baseline_file import make_entry
@@ -54,8 +55,7 @@ from .load import Side, SideMetric
 
 #: verdicts, worst first (also the order rows are listed in within an area). ``informational``: shown,
 #: never judged — the metric's noise model does not allow a verdict on what the two sides carry.
-VERDICTS = ("error", "worse", "better", "incomparable", "informational", "same")
-_FROM_GATE = {"regressed": "worse", "improved": "better", "pass": "same", "incomparable": "incomparable"}
+VERDICTS = Compare.ALL
 
 
 @dataclass(frozen=True)
@@ -101,7 +101,7 @@ class Row:
     @property
     def fails(self) -> bool:
         """Whether this row sets exit status 1: a gated significant regression, or an impossible value."""
-        return self.verdict == "error" or (self.verdict == "worse" and self.gated)
+        return self.verdict == Compare.ERROR or (self.verdict == Compare.WORSE and self.gated)
 
     def line(self, a_label: str = "A", b_label: str = "B") -> str:
         """One line for annotations, pytest failures and logs: values, ratio, statistics, verdict, why
@@ -116,7 +116,7 @@ class Row:
             stat = f" [{self.ci[0]:.4g}, {self.ci[1]:.4g}] p={self.p_value:.2g}"
         ratio = "" if self.ratio is None else f", ratio {self.ratio:.4g}{stat}"
         why = "; ".join(x for x in (self.reason, self.note) if x)
-        gated = "" if self.gated or self.verdict == "informational" else " (ungated)"
+        gated = "" if self.gated or self.verdict == Compare.INFORMATIONAL else " (ungated)"
         return (f"{self.name}: {self.verdict.upper()}{gated} — {a_label} {g(self.a)} {u}, {b_label} {g(self.b)} {u} "
                 f"({self.better} is better){ratio}" + (f" — {why}" if why else ""))
 
@@ -223,7 +223,7 @@ def judge(a: SideMetric | None, b: SideMetric | None, device_a: Mapping[str, Any
         problem = (validity.problem(m.name, m.value, m.unit, peak_bandwidth_gbs=dev.get("peak_bandwidth_gbs"))
                    or m.value_problem)
         if problem is not None:
-            row.verdict, row.reason = "error", f"{side}: {problem}"
+            row.verdict, row.reason = Compare.ERROR, f"{side}: {problem}"
             return row
     if a.identity_problem or b.identity_problem:
         row.reason = "; ".join(f"{s}: {p}" for s, p in (("A", a.identity_problem), ("B", b.identity_problem)) if p)
@@ -250,7 +250,7 @@ def judge(a: SideMetric | None, b: SideMetric | None, device_a: Mapping[str, Any
     model, why = noise_model(a, b)
     row.noise = model
     if model == "informational":
-        row.verdict, row.basis, row.gated, row.reason = "informational", "none", False, f"informational: {why}"
+        row.verdict, row.basis, row.gated, row.reason = Compare.INFORMATIONAL, "none", False, f"informational: {why}"
         return row
     thr = threshold_for(a.unit, device_a, device_b, opts, classes.is_host_timed(a.info), len(a.values))
     row.threshold = thr
@@ -261,7 +261,7 @@ def judge(a: SideMetric | None, b: SideMetric | None, device_a: Mapping[str, Any
     if a.better == "bound":
         return _judge_bound(row, sides, entry, opts)
     _move(row, sides, entry, a.better, opts)
-    if row.verdict == "informational":
+    if row.verdict == Compare.INFORMATIONAL:
         return row
     if (b.info.get("gate") == "if-stable") or (a.info.get("gate") == "if-stable"):
         stable, unstable_why = stability(entry)
@@ -293,7 +293,7 @@ def _observed_marks(row: Row, a: SideMetric, b: SideMetric, device_a: Mapping[st
         row.extra["contended"] = ("other work held the host's CPUs or another process the card while "
                                   + " and ".join(contended) + " was measured")
     beyond = None
-    if row.verdict == "worse" and "B" in throttled + contended and row.a is not None and row.b is not None:
+    if row.verdict == Compare.WORSE and "B" in throttled + contended and row.a is not None and row.b is not None:
         factor = worse_factor(row.b, row.a, b.better, row.ci)
         beyond = would_regress(factor, b.info, bool(device_b.get("is_cpu")), int(device_b.get("compute_units") or 0),
                                deterministic)
@@ -349,7 +349,7 @@ def _move(row: Row, c: _Compared, entry: dict[str, Any], better: str, opts: Opti
     if c.model == "repeated" and not (noise.enough_repeats(len(xa)) and noise.enough_repeats(len(xb))):
         short = [f"{len(x)} value(s) on side {s}" for s, x in (("A", xa), ("B", xb))
                  if not noise.enough_repeats(len(x))]
-        row.verdict, row.basis, row.gated = "informational", "none", False
+        row.verdict, row.basis, row.gated = Compare.INFORMATIONAL, "none", False
         row.reason = f"repeated figure: {' and '.join(short)}, needs {noise.MIN_REPEATS} ({c.why})"
         return
     _apply(row, judge_spread(c.vb, better, entry, xa, xb, unit, b.identity, opts.alpha))
@@ -374,7 +374,7 @@ def smallest_p(n_a: int, n_b: int) -> float:
 
 def _apply(row: Row, cmp: Comparison) -> None:
     """Copy the gate's comparison into the row, saying what the verdict rests on."""
-    row.verdict = _FROM_GATE.get(cmp.verdict, "incomparable")
+    row.verdict = GATE_TO_COMPARE.get(cmp.verdict, Compare.INCOMPARABLE)
     row.reason = cmp.reason
     if cmp.difference is not None:
         d = cmp.difference
@@ -388,7 +388,7 @@ def _apply(row: Row, cmp: Comparison) -> None:
                           f"(smallest possible p {floor_p:.2g}): give more runs per side or a larger --alpha")
     else:
         row.basis = "threshold"
-        if row.better == "exact" and cmp.verdict != "incomparable":
+        if row.better == "exact" and cmp.verdict != Compare.INCOMPARABLE:
             row.reason = "; ".join(x for x in (row.reason, "exact metric: any change beyond its tolerance") if x)
 
 
@@ -400,23 +400,23 @@ def _judge_bound(row: Row, c: _Compared, entry: dict[str, Any], opts: Options) -
     lower = dict(entry, better="lower")
     if bound is None:
         _move(row, c, lower, "lower", opts)
-        row.basis = "bound" if row.verdict != "informational" else row.basis
+        row.basis = "bound" if row.verdict != Compare.INFORMATIONAL else row.basis
         row.reason = "; ".join(x for x in ("no documented bound recorded: compared as lower-is-better", row.reason) if x)
         return row
     limit = {"value": float(bound), "better": "bound", "tolerance": dict(b.tolerance or {})}
-    past_b = compare(vb, "bound", limit).verdict == "regressed"
-    past_a = compare(va, "bound", limit).verdict == "regressed"
+    past_b = compare(vb, "bound", limit).verdict == Gate.REGRESSED
+    past_a = compare(va, "bound", limit).verdict == Gate.REGRESSED
     row.extra["bound"] = float(bound)
     if past_b and not past_a:
-        row.verdict, row.basis = "worse", "bound"
+        row.verdict, row.basis = Compare.WORSE, "bound"
         row.reason = f"B exceeds the documented bound {float(bound):.6g} {row.unit} (A is within it)"
         return row
     _move(row, c, lower, "lower", opts)
-    if row.verdict == "informational":
+    if row.verdict == Compare.INFORMATIONAL:
         return row
     row.basis = "bound"
-    if row.verdict == "worse" and not past_b:
-        row.verdict = "same"
+    if row.verdict == Compare.WORSE and not past_b:
+        row.verdict = Compare.SAME
         row.reason = f"higher than A but within the documented bound {float(bound):.6g} {row.unit}"
     elif past_b:
         row.reason = "; ".join(x for x in (f"both A and B exceed the documented bound {float(bound):.6g}; "
@@ -519,7 +519,7 @@ class Report:
         for r in self.rows:
             out[r.verdict] += 1
         out["failing"] = len(self.failing)
-        out["worse_ungated"] = sum(r.verdict == "worse" and not r.gated for r in self.rows)
+        out["worse_ungated"] = sum(r.verdict == Compare.WORSE and not r.gated for r in self.rows)
         return out
 
     @property

@@ -26,13 +26,14 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..verdictwords import Compare
 from .. import COMPARE_SCHEMA, __version__
 from .engine import VERDICTS, Duration, Report, Row
 
 FORMATS = ("text", "markdown", "json", "html", "csv")
 HEADER = ("metric", "A", "B", "unit", "B/A", "Δ %", "interval", "p", "verdict", "why")
 #: verdicts text and Markdown count instead of listing (``--all`` lists them), HTML folds away
-QUIET = ("same", "informational")
+QUIET = (Compare.SAME, Compare.INFORMATIONAL)
 #: samples per side a strip plot draws at most (more are summarised by evenly spaced quantiles)
 PLOT_SAMPLES = 300
 #: the tests' durations (the suite's own cost, never judged): the columns, and how many of the costliest
@@ -67,7 +68,7 @@ def _p(r: Row) -> str:
 
 
 def _verdict(r: Row) -> str:
-    return r.verdict + ("" if r.gated or r.verdict == "informational" else " (not gated)")
+    return r.verdict + ("" if r.gated or r.verdict == Compare.INFORMATIONAL else " (not gated)")
 
 
 def _why(r: Row) -> str:
@@ -97,10 +98,10 @@ def tally(report: Report) -> str:
     c = report.counts()
     parts = []
     for v in VERDICTS:
-        n = c[v] - (c["worse_ungated"] if v == "worse" else 0)
+        n = c[v] - (c["worse_ungated"] if v == Compare.WORSE else 0)
         if n:
             parts.append(f"{n} {v}")
-        if v == "worse" and c["worse_ungated"]:
+        if v == Compare.WORSE and c["worse_ungated"]:
             parts.append(f"{c['worse_ungated']} worse but not gated")
     return ", ".join(parts)
 
@@ -337,7 +338,7 @@ def csv_text(report: Report, all_rows: bool = False) -> str:
 # --------------------------------------------------------------------------------------------- html
 def _plotted(r: Row) -> bool:
     """Rows drawn with both sides' samples: those whose difference is significant (or that failed)."""
-    return bool(r.significant) or r.fails or r.verdict == "better"
+    return bool(r.significant) or r.fails or r.verdict == Compare.BETTER
 
 
 def _sample_values(side: Any, name: str) -> list[float]:
@@ -353,7 +354,7 @@ def _sample_values(side: Any, name: str) -> list[float]:
 
 
 def _row_html(r: Row, plot: int | None) -> dict[str, Any]:
-    cls = [r.verdict, "fail" if r.fails else "", "ungated" if r.verdict == "worse" and not r.gated else ""]
+    cls = [r.verdict, "fail" if r.fails else "", "ungated" if r.verdict == Compare.WORSE and not r.gated else ""]
     return {"cells": _cells(r), "cls": " ".join(c for c in cls if c), "plot": plot}
 
 

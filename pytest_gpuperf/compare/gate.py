@@ -20,11 +20,9 @@ from __future__ import annotations
 import json
 from typing import Any, Mapping
 
+from ..verdictwords import COMPARE_TO_GATE, Compare, Gate
 from . import engine
 from .load import Side, load_side, merge
-
-GATE_VERDICT = {"worse": "regressed", "better": "improved", "same": "pass", "incomparable": "incomparable",
-                "error": "incomparable", "informational": "ungated"}
 
 
 def load_reference(paths: list[str]) -> Side:
@@ -41,11 +39,11 @@ def judge_metric(reference: Side, metric: Mapping[str, Any], device: Mapping[str
     row = engine.judge(a, b, reference.device, device, opts)
     if a is None:
         return "new", None, f"{b.name}: new — the reference run {', '.join(reference.paths)} did not record it"
-    verdict = "ungated" if row.verdict == "worse" and not row.gated else GATE_VERDICT[row.verdict]
-    if row.extra.get("throttled") and verdict in ("regressed", "improved", "pass", "ungated"):
-        verdict = "throttled"  # the card slowed itself down on one side: not gated
-    elif row.extra.get("contended") and verdict in ("regressed", "improved", "pass", "ungated"):
-        verdict = "contended"  # a CPU device shared its cores on one side: not gated (timing.observers)
+    verdict = Gate.UNGATED if row.verdict == Compare.WORSE and not row.gated else COMPARE_TO_GATE[row.verdict]
+    if row.extra.get("throttled") and verdict in Gate.COMPARED:
+        verdict = Gate.THROTTLED  # the card slowed itself down on one side: not gated
+    elif row.extra.get("contended") and verdict in Gate.COMPARED:
+        verdict = Gate.CONTENDED  # a CPU device shared its cores on one side: not gated (timing.observers)
     doc = {"value": a.value, "source": "run " + ", ".join(reference.paths), "band": row.extra.get("band") or 0.0,
            "delta_rel": row.delta_rel, "compare": row.to_json()}
     return verdict, doc, row.line("reference", "this run")

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
+from ..verdictwords import Gate
 from .. import RESULTS_SCHEMA
 from ..baselines import noise
 from ..errors import GpuPerfError
@@ -38,7 +39,7 @@ from . import fleetstats
 
 JOB_FILE = "job.json"
 #: verdicts of the baseline gate that mean the figure was not the card's own (excluded from the fleet)
-DISTURBED = ("throttled", "contended")
+DISTURBED = Gate.DISTURBED
 
 
 @dataclass

@@ -33,6 +33,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
+from ..verdictwords import FLEET_EXIT, FleetCard, Gate
 from .. import FLEET_SCHEMA
 from ..baselines import catalog, classes
 from ..baselines.noise import model_of
@@ -40,8 +41,7 @@ from ..timing.observers import CONTENDED_RUN_LIMIT, THROTTLED_RUN_LIMIT
 from . import fleetstats
 from .fleetload import Card, CardMetric, Fleet, cohort_label
 
-VERDICTS = ("fail", "uncertain", "warn", "ok")  # worst first
-EXIT = {"ok": 0, "warn": 0, "fail": 1, "uncertain": 3}
+VERDICTS = FleetCard.ALL  # worst first
 #: reasons of one kind listed by name before the rest are counted
 SHOWN = 5
 DRAIN_COMMAND = "scontrol update nodename={node} state=drain reason={reason}"
@@ -91,7 +91,7 @@ class Outcome:
 
     @property
     def verdict(self) -> str:
-        return "fail" if self.fail else "uncertain" if self.uncertain else "warn" if self.warn else "ok"
+        return FleetCard.FAIL if self.fail else FleetCard.UNCERTAIN if self.uncertain else FleetCard.WARN if self.warn else FleetCard.OK
 
     def to_json(self) -> dict[str, Any]:
         return {**self.card.to_json(), "cohort": self.cohort, "verdict": self.verdict,
@@ -107,11 +107,11 @@ def _named(names: Sequence[str]) -> str:
 
 def baseline_findings(out: Outcome, keep_disturbed: bool = False) -> None:
     """The card's runs' own gate verdicts against the reviewed baseline."""
-    regressed = sorted({m.name for m in out.card.metrics.values() if "regressed" in m.verdicts})
+    regressed = sorted({m.name for m in out.card.metrics.values() if Gate.REGRESSED in m.verdicts})
     missing = sorted({str(n) for d in out.card.docs for n in (d.get("missing") or [])})
     if regressed:
         runs = len(out.card.docs)
-        hit = sum(any(m.get("verdict") == "regressed" for m in d.get("metrics", [])) for d in out.card.docs)
+        hit = sum(any(m.get("verdict") == Gate.REGRESSED for m in d.get("metrics", [])) for d in out.card.docs)
         within = f" (in {hit} of its {runs} runs)" if runs > 1 else ""
         out.fail.append(f"{len(regressed)} metric(s) regressed against the reviewed baseline{within}: {_named(regressed)}")
     if missing:
@@ -122,7 +122,7 @@ def baseline_findings(out: Outcome, keep_disturbed: bool = False) -> None:
             out.warn.append("a run was interrupted before its last test (only what finished is judged)")
         if run.get("stopped"):
             out.warn.append(f"a run stopped early: {run['stopped']}")
-    if all(v == "new" for m in out.card.metrics.values() for v in m.verdicts):
+    if all(v == Gate.NEW for m in out.card.metrics.values() for v in m.verdicts):
         out.notes.append("no reviewed baseline gated this card's runs (every verdict 'new')")
     disturbed = sorted(m.name for m in out.card.metrics.values() if m.disturbed)
     if disturbed:
@@ -293,7 +293,8 @@ def analyze(fleet: Fleet, confirm: Fleet | None = None, settings: Settings = Set
         else:
             o.warn.append(what + "; the confirmation run does not flag it again")
     outcomes.sort(key=lambda o: (VERDICTS.index(o.verdict), o.card.name))
-    empty = [{"job": e["job"], "node": e.get("node") or e["job"], "verdict": "fail", "reasons": {"fail": [e["why"]]}}
+    empty = [{"job": e["job"], "node": e.get("node") or e["job"], "verdict": FleetCard.FAIL,
+              "reasons": {"fail": [e["why"]]}}
              for e in fleet.empty_jobs]
     verdicts = [o.verdict for o in outcomes] + ["fail"] * len(empty)
     tally = {v: verdicts.count(v) for v in VERDICTS}
@@ -301,7 +302,7 @@ def analyze(fleet: Fleet, confirm: Fleet | None = None, settings: Settings = Set
             "settings": {"min_cohort": settings.min_cohort, "fdr": settings.fdr,
                          "noise_multiple": settings.noise_multiple, "keep_disturbed": settings.keep_disturbed},
             "confirm_run": confirm.run_id if confirm is not None else (fleet.run_id if fleet.confirm_cards else None),
-            "tally": tally, "verdict": next((v for v in VERDICTS if tally[v]), "ok"),
+            "tally": tally, "verdict": next((v for v in VERDICTS if tally[v]), FleetCard.OK),
             "cohorts": cohorts, "cards": [o.to_json() for o in outcomes], "empty_jobs": empty,
             "problems": fleet.problems, "tests": len(tests),
             "confirmation": confirmation}
@@ -356,7 +357,8 @@ def _confirm(outcomes: Sequence[Outcome], confirm_cards: Sequence[Card], refs: M
 def exit_status(report: Mapping[str, Any]) -> int:
     """0 every card ok or warn, 1 a card (or a job without results) fails, 3 uncertain cards only."""
     tally = report["tally"]
-    return 1 if tally.get("fail") else 3 if tally.get("uncertain") else 0
+    worst = next((v for v in VERDICTS if tally.get(v)), FleetCard.OK)
+    return FLEET_EXIT[worst]
 
 
 def drain_commands(report: Mapping[str, Any], template: str = DRAIN_COMMAND) -> list[str]:
@@ -364,7 +366,7 @@ def drain_commands(report: Mapping[str, Any], template: str = DRAIN_COMMAND) -> 
     field shell-quoted: ``scontrol update nodename=<node> state=drain reason="gpuperf: ..."``."""
     reasons: dict[str, list[str]] = {}
     for c in report["cards"]:
-        if c["verdict"] == "fail":
+        if c["verdict"] == FleetCard.FAIL:
             reasons.setdefault(str(c["node"]), []).append(f"{c['card']}: {c['reasons']['fail'][0]}")
     for e in report["empty_jobs"]:
         reasons.setdefault(str(e["node"]), []).append(f"job {e['job']}: no results")

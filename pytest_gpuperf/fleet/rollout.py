@@ -20,6 +20,7 @@ import statistics
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from ..verdictwords import Compare, FleetCard, Rollout
 from .. import FLEET_COMPARE_SCHEMA
 from ..baselines import baseline_file, classes
 from ..baselines.merge import merge_runs
@@ -73,7 +74,7 @@ def fleet_baseline(fleet: Fleet, directory: str | Path, k: float = 6.0,
     model's cards fall into several cohorts (two drivers, two power limits), the largest cohort is used and
     the others are named: a baseline holds one setting."""
     report = analyze(fleet, settings=settings)
-    flagged = {c["card"] for c in report["cards"] if c["verdict"] in ("fail", "uncertain")}
+    flagged = {c["card"] for c in report["cards"] if c["verdict"] in (FleetCard.FAIL, FleetCard.UNCERTAIN)}
     written = []
     for (key, backend), cards in sorted(_models(fleet).items()):
         cohorts: dict[str, list[Card]] = {}
@@ -104,7 +105,8 @@ def _row(name: str, old: Sequence[Card], new: Sequence[Card], test: str) -> dict
         return None
     ref = mo[0]
     if any((m.unit, m.better, m.identity) != (ref.unit, ref.better, ref.identity) for m in mo + mn):
-        return {"metric": name, "verdict": "incomparable", "why": "recorded another way (unit, direction or identity)"}
+        return {"metric": name, "verdict": Compare.INCOMPARABLE,
+                "why": "recorded another way (unit, direction or identity)"}
     if ref.deterministic:
         a = fleetstats.majority([repr(exact_value(m.values)) for m in mo])[0]
         b = fleetstats.majority([repr(exact_value(m.values)) for m in mn])[0]
@@ -115,7 +117,7 @@ def _row(name: str, old: Sequence[Card], new: Sequence[Card], test: str) -> dict
             effect = fleetstats.worse_effect(float(b), float(a), ref.better)
         except ValueError:
             effect = float("inf")
-        row["verdict"] = "worse" if ref.better == "exact" or effect > 0 else "better"
+        row["verdict"] = Compare.WORSE if ref.better == "exact" or effect > 0 else Compare.BETTER
         return row
     xo = [m.value for m in mo if fleet_tested(m)]
     xn = [m.value for m in mn if fleet_tested(m)]
@@ -130,7 +132,7 @@ def _row(name: str, old: Sequence[Card], new: Sequence[Card], test: str) -> dict
                 fleetstats.NOISE_MULTIPLE * noise_rel)
     return {"metric": name, "kind": "timed", "unit": ref.unit, "better": ref.better, "old": mo_med, "new": mn_med,
             "old_cards": len(xo), "new_cards": len(xn), "effect": fleetstats.worse_effect(mn_med, mo_med, ref.better),
-            "floor": floor, "p": p, "verdict": "same"}
+            "floor": floor, "p": p, "verdict": Compare.SAME}
 
 
 def compare(old: Fleet, new: Fleet, test: str = "welch", fdr: float = COMPARE_FDR) -> dict[str, Any]:
@@ -155,9 +157,9 @@ def compare(old: Fleet, new: Fleet, test: str = "welch", fdr: float = COMPARE_FD
         r["q"] = q
         effect = r["effect"]
         if q <= fdr and effect > r["floor"]:
-            r["verdict"] = "worse"
+            r["verdict"] = Compare.WORSE
         elif q <= fdr and effect < -r["floor"]:
-            r["verdict"] = "better"
+            r["verdict"] = Compare.BETTER
         if isinstance(effect, float) and effect != effect or effect in (float("inf"), float("-inf")):
             r["effect"] = repr(effect)
     compared = [m for m in models if "why" not in m]
@@ -165,11 +167,13 @@ def compare(old: Fleet, new: Fleet, test: str = "welch", fdr: float = COMPARE_FD
         why = "; ".join(f"{m['key']}/{m['backend']}: {m['why']}" for m in models) or "no device model in both runs"
         raise GpuPerfError(f"nothing to compare between {old.run_id} and {new.run_id}: {why}")
     for m in models:
-        m["rows"].sort(key=lambda r: (r["verdict"] != "worse", r["verdict"] != "better", r["metric"]))
-        m["tally"] = {v: sum(1 for r in m["rows"] if r["verdict"] == v) for v in ("worse", "better", "same", "incomparable")}
-    worse = [dict(r, key=m["key"], backend=m["backend"]) for m in models for r in m["rows"] if r["verdict"] == "worse"]
+        m["rows"].sort(key=lambda r: (r["verdict"] != Compare.WORSE, r["verdict"] != Compare.BETTER, r["metric"]))
+        m["tally"] = {v: sum(1 for r in m["rows"] if r["verdict"] == v)
+                      for v in (Compare.WORSE, Compare.BETTER, Compare.SAME, Compare.INCOMPARABLE)}
+    worse = [dict(r, key=m["key"], backend=m["backend"]) for m in models for r in m["rows"]
+             if r["verdict"] == Compare.WORSE]
     return {"schema": FLEET_COMPARE_SCHEMA, "old": old.run_id, "new": new.run_id, "test": test, "fdr": fdr,
-            "models": models, "worse": worse, "verdict": "fail" if worse else "pass"}
+            "models": models, "worse": worse, "verdict": Rollout.FAIL if worse else Rollout.PASS}
 
 
 def compare_text(report: Mapping[str, Any]) -> str:
@@ -180,7 +184,7 @@ def compare_text(report: Mapping[str, Any]) -> str:
         lines.append(head + (f" — {m['why']}" if "why" in m else
                              " — " + ", ".join(f"{n} {v}" for v, n in m["tally"].items())))
         for r in m["rows"]:
-            if r["verdict"] not in ("worse", "better"):
+            if r["verdict"] not in (Compare.WORSE, Compare.BETTER):
                 continue
             if r["kind"] == "timed":
                 eff = r["effect"] if isinstance(r["effect"], str) else f"{r['effect']:+.1%}"

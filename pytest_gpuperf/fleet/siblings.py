@@ -29,13 +29,15 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
+from ..verdictwords import SHIFT_TO_SIBLING, Shift, Sibling
 from .. import SIBLINGS_SCHEMA
 from ..baselines import classes
+from ..baselines.verdicts import shift
 from ..timing.difference import ALPHA, difference, usable
 from .identity import physical_id
 
 SCHEMA = SIBLINGS_SCHEMA  # schemas/siblings-1.json
-VERDICTS = ("outlier", "incomparable", "better", "same")  # worst first
+VERDICTS = Sibling.ALL  # worst first
 
 
 @dataclass(frozen=True)
@@ -91,7 +93,7 @@ class Group:
     rows: list[Row] = field(default_factory=list)
 
     def outliers(self) -> list[Row]:
-        return [r for r in self.rows if r.verdict == "outlier"]
+        return [r for r in self.rows if r.verdict == Sibling.OUTLIER]
 
     def to_json(self) -> dict[str, Any]:
         counts: dict[str, dict[str, int]] = {}
@@ -121,25 +123,17 @@ def _value(metric: Mapping[str, Any]) -> float | None:
     return v if math.isfinite(v) else None
 
 
-def _worse_beyond(ratio: float, better: str, floor: float) -> str:
-    """``worse``/``better``/``same`` of a ratio (this card / siblings) against the floor, ratio-safe."""
-    if better in ("lower", "bound"):
-        return "worse" if ratio > 1.0 + floor else "better" if ratio < 1.0 / (1.0 + floor) else "same"
-    if better == "higher":
-        return "worse" if ratio < 1.0 / (1.0 + floor) else "better" if ratio > 1.0 + floor else "same"
-    return "same"
-
-
 def judge(name: str, card: Card, siblings: Sequence[Card], floor: float, alpha: float = ALPHA) -> Row:
     """One card's metric ``name`` against the same metric of its ``siblings`` pooled."""
     mine = card.metrics[name]
     unit, better = str(mine.get("unit", "")), str(mine.get("better", "lower"))
     value = _value(mine)
     others = [s.metrics[name] for s in siblings]
-    row = Row(name, card.spec, unit, better, value, None, None, floor, "same", "-")
+    row = Row(name, card.spec, unit, better, value, None, None, floor, Sibling.SAME, "-")
     for o in others:
         if o.get("unit") != unit or (o.get("identity") or {}) != (mine.get("identity") or {}):
-            row.verdict, row.reason = "incomparable", "measured another way on a sibling (unit or identity differs)"
+            row.verdict = Sibling.INCOMPARABLE
+            row.reason = "measured another way on a sibling (unit or identity differs)"
             return row
     mine_s = _samples(mine)
     pooled = [x for o in others for x in (_samples(o) or [])]
@@ -148,35 +142,35 @@ def judge(name: str, card: Card, siblings: Sequence[Card], floor: float, alpha: 
         d = difference(pooled, mine_s, alpha=alpha)
         row.basis, row.ratio, row.difference = "samples", d.ratio, d.to_json()
         row.siblings_value = float(statistics.median(pooled))
-        side = _worse_beyond(d.ratio, better, floor)
-        if side != "same" and not d.significant:
-            row.verdict = "same"
+        side = shift(d.ratio, better, floor)
+        if side != Shift.SAME and not d.significant:
+            row.verdict = Sibling.SAME
             row.reason = (f"beyond the {floor:.0%} floor but not significant (p={d.p_value:.2g}, interval "
                           f"[{d.ci_low:.4g}, {d.ci_high:.4g}])")
         else:
-            row.verdict = {"worse": "outlier", "better": "better", "same": "same"}[side]
+            row.verdict = SHIFT_TO_SIBLING[side]
         return row
     values = [_value(o) for o in others]
     if value is None or any(v is None for v in values):
-        row.verdict, row.reason = "incomparable", "no finite value on every card"
+        row.verdict, row.reason = Sibling.INCOMPARABLE, "no finite value on every card"
         return row
     ref = float(statistics.median(values))  # type: ignore[arg-type]
     row.basis, row.siblings_value = "values", ref
     if better == "exact":
-        row.verdict = "outlier" if value != ref else "same"
+        row.verdict = Sibling.OUTLIER if value != ref else Sibling.SAME
         row.reason = "an exact figure that differs from its siblings'" if value != ref else ""
         return row
     if ref == 0.0:
         if value == 0.0:
-            row.verdict = "same"
+            row.verdict = Sibling.SAME
         else:  # 0 on the siblings, not 0 here: the sign of the direction decides
             worse = value > 0 if better in ("lower", "bound") else value < 0
-            row.verdict = "outlier" if worse else "better"
+            row.verdict = Sibling.OUTLIER if worse else Sibling.BETTER
             row.reason = "the siblings read 0"
         return row
     row.ratio = value / ref
-    side = _worse_beyond(row.ratio, better, floor) if row.ratio > 0 else "same"
-    row.verdict = {"worse": "outlier", "better": "better", "same": "same"}[side]
+    side = shift(row.ratio, better, floor) if row.ratio > 0 else Shift.SAME
+    row.verdict = SHIFT_TO_SIBLING[side]
     row.reason = "no raw samples on every card: the floor alone decides"
     return row
 
@@ -227,7 +221,7 @@ def summary_lines(report: Mapping[str, Any], limit: int = 20) -> list[tuple[str,
             tally = ", ".join(f"{n} {v}" for v, n in sorted(g["counts"].get(spec, {}).items()))
             bad = spec in g["outlier_devices"]
             lines.append((f"  {spec}: {'OUTLIER — ' if bad else ''}{tally or 'no metric in common'}", bad))
-        outliers = [r for r in g["rows"] if r["verdict"] == "outlier"]
+        outliers = [r for r in g["rows"] if r["verdict"] == Sibling.OUTLIER]
         for r in outliers[:limit]:
             ratio = "-" if r["ratio"] is None else f"{r['ratio']:.4g}"
             stat = ""

@@ -59,11 +59,10 @@ class Gathered:
         """The exit status of its own a worker ended with (``exits``: no baseline, a card too busy or
         throttled to gate), in the order a single session settles them (a missing baseline over a busy card
         over a throttled one over a busy host); None when no worker had one."""
-        from .. import exits
+        from ..report.run_outcome import WORKER_PRECEDENCE
 
         seen = {p.get("status") for p in self.payloads}
-        return next((code for code in (exits.NO_BASELINE, exits.GPU_TOO_BUSY, exits.THROTTLED, exits.HOST_TOO_BUSY)
-                     if code in seen), None)
+        return next((code for code in WORKER_PRECEDENCE if code in seen), None)
 
     def reasons(self) -> list[dict[str, Any]]:
         """Every worker's reasons the run failed (``report.civerdict.Reason.to_json``), regressions first."""

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from ..verdictwords import Gate
 from ..errors import GpuPerfError
 from ..util import jsonio
 from ..util.atomic import atomic_write_json
@@ -191,12 +192,13 @@ def summarize_aa(k: int, outcome: RunOutcome, fresh: bool) -> dict[str, Any]:
     """One A/A entry: how many metrics, which regressed (with their lines), which were incomparable."""
     doc = outcome.doc or {"metrics": [], "missing": []}
     metrics = doc["metrics"]
-    regressed = [{"metric": m["name"], "line": m["info"].get("line", "")} for m in metrics if m["verdict"] == "regressed"]
+    regressed = [{"metric": m["name"], "line": m["info"].get("line", "")} for m in metrics
+                 if m["verdict"] == Gate.REGRESSED]
     verdicts: dict[str, int] = {}
     for m in metrics:
         verdicts[m["verdict"]] = verdicts.get(m["verdict"], 0) + 1
     return {"run": k, "metrics": len(metrics), "regressed": regressed, "missing": doc.get("missing", []),
-            "incomparable": [m["name"] for m in metrics if m["verdict"] == "incomparable"],
+            "incomparable": [m["name"] for m in metrics if m["verdict"] == Gate.INCOMPARABLE],
             "verdicts": verdicts, "exit": outcome.exit, "wall_s": round(outcome.wall_s, 1), "fresh_machine": fresh,
             "results": outcome.results.name, "log": outcome.log.name,
             "finished": (doc.get("run") or {}).get("finished")}
@@ -209,7 +211,7 @@ def detected(plant: Plant, outcome: RunOutcome) -> tuple[bool, str]:
         gone = plant.metric in doc.get("missing", [])
         return gone and outcome.exit != 0, "missing" if gone else "recorded"
     verdict = next((m["verdict"] for m in doc["metrics"] if m["name"] == plant.metric), "absent")
-    return verdict == "regressed" and outcome.exit != 0, verdict
+    return verdict == Gate.REGRESSED and outcome.exit != 0, verdict
 
 
 def realized(plant: Plant, outcome: RunOutcome) -> float | None:
@@ -242,7 +244,7 @@ def machine_values(paths: Sequence[Path], key: str | None = None) -> dict[str, f
         if key is not None and got != key:
             raise GpuPerfError(f"{path} holds results of {got!r}, not of {key!r}: calibrate from runs of this device")
         for m in doc.get("metrics", []):
-            if isinstance(m.get("value"), (int, float)) and m.get("verdict") != "contended":
+            if isinstance(m.get("value"), (int, float)) and m.get("verdict") != Gate.CONTENDED:
                 seen.setdefault(m["name"], []).append(float(m["value"]))
     return {name: float(statistics.median(v)) for name, v in seen.items()}
 
@@ -492,7 +494,7 @@ def _short_of(p: Mapping[str, Any]) -> str:
     """Where a plant's missed tries moved the metric less than the planted size: say so (the plant under-delivered
     there; the check still fails: the claim was not shown)."""
     size = p.get("size")
-    moved = [(v, m) for v, m in zip(p["verdicts"], p.get("realized") or []) if v != "regressed" and m is not None]
+    moved = [(v, m) for v, m in zip(p["verdicts"], p.get("realized") or []) if v != Gate.REGRESSED and m is not None]
     if not moved or not isinstance(size, (int, float)) or p.get("kind") in plants.ADDITIVE:
         return ""
     under = [m for _, m in moved if m < float(size)]

@@ -50,6 +50,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from ..verdictwords import Gate
 from ..baselines import classes, noise
 from ..baselines.verdicts import band, edges
 from ..devices.base import timer_resolution
@@ -68,7 +69,7 @@ MIN_SEGMENT = 2
 PLANT_OPTION = "--gpuperf-plant"
 #: Verdicts of figures that were not the code's: another process shared the card or the host's cores, or
 #: the card throttled while they were measured (``timing.observers``) — left out of trends as out of the gate.
-NOT_THE_CODES = ("contended", "throttled")
+NOT_THE_CODES = (Gate.CONTENDED, Gate.THROTTLED)
 #: Step statuses: confirmed by ``k`` runs, or seen at the newest runs only.
 CONFIRMED, CANDIDATE = "confirmed", "candidate"
 

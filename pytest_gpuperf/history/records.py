@@ -16,6 +16,7 @@ from typing import Any, Iterable, Mapping
 
 import numpy as np
 
+from ..verdictwords import Gate
 from .. import RESULTS_SCHEMA
 from ..util.redaction import redact_argv
 
@@ -60,7 +61,7 @@ class MetricRecord:
     max: float | None = None
     n: int | None = None
     samples: dict[str, Any] | None = None  # {"n": .., "q05": .., ...}: a summary, never the raw samples
-    verdict: str = "new"
+    verdict: str = Gate.NEW
     baseline_value: float | None = None
     band: float | None = None
     identity: dict[str, Any] = field(default_factory=dict)

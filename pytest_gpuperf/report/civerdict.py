@@ -26,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+from ..verdictwords import Gate
 from .. import exits
 
 GATE_CLASSNAME = "gpuperf"
@@ -70,7 +71,7 @@ def reasons(state: Any, finish_error: str | None = None) -> list[Reason]:
     out: list[Reason] = []
     judging = not state.options.update_baselines
     for run in state.runs.values():
-        bad = sorted((m for m in run.metrics.values() if m.verdict == "regressed"), key=lambda m: m.name)
+        bad = sorted((m for m in run.metrics.values() if m.verdict == Gate.REGRESSED), key=lambda m: m.name)
         if bad and judging:
             named = ", ".join(f"{m.name}{_delta(m)}" for m in bad)
             out.append(Reason("REGRESSED", f"{run.info.spec}: {len(bad)} metric(s) regressed against "

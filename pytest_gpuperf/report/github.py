@@ -15,6 +15,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Mapping
+from ..verdictwords import Gate
 
 if TYPE_CHECKING:
     from .results import Metric
@@ -80,9 +81,9 @@ def findings_from_metrics(metrics: Iterable[Metric], missing: Iterable[str], dev
     out = []
     for m in metrics:
         line = str(m.info.get("line", m.name))
-        if m.verdict == "regressed":
+        if m.verdict == Gate.REGRESSED:
             out.append(Finding("error", f"gpuperf regression: {m.name} on {device}", line))
-        elif m.verdict == "incomparable":
+        elif m.verdict == Gate.INCOMPARABLE:
             out.append(Finding("warning", f"gpuperf incomparable: {m.name} on {device}", line))
     for name in missing:
         out.append(Finding("error", f"gpuperf missing: {name} on {device}",
@@ -92,7 +93,7 @@ def findings_from_metrics(metrics: Iterable[Metric], missing: Iterable[str], dev
 
 #: verdicts the step summary counts instead of listing row by row: no news (``summary.QUIET``) and the rows
 #: a run could not judge (measured while the host or card was busy, or while the card throttled)
-COUNTED = ("pass", "new", "ungated", "loose", "contended", "throttled")
+COUNTED = (Gate.PASS, Gate.NEW, Gate.UNGATED, Gate.LOOSE, Gate.CONTENDED, Gate.THROTTLED)
 #: rows listed per device at most; the rest are counted (the results JSON holds every row)
 MAX_ROWS = 50
 
@@ -106,16 +107,16 @@ def summary_table(metrics: Iterable[Metric], missing: Iterable[str], device: str
     tally: dict[str, int] = {}
     for m in metrics:
         tally[m.verdict] = tally.get(m.verdict, 0) + 1
-    order = {"regressed": 0, "incomparable": 2, "improved": 3}
+    order = {Gate.REGRESSED: 0, Gate.INCOMPARABLE: 2, Gate.IMPROVED: 3}
     shown = sorted((m for m in metrics if m.verdict not in COUNTED), key=lambda m: (order.get(m.verdict, 4), m.name))
     out = [f"### gpuperf {device} against {reference}", "",
            f"{len(metrics)} metrics: " + ", ".join(f"{n} {v}" for v, n in sorted(tally.items(), key=lambda x: (
-               x[0] != "regressed", x[0]))) + (f", {len(missing)} missing" if missing else ""), ""]
+               x[0] != Gate.REGRESSED, x[0]))) + (f", {len(missing)} missing" if missing else ""), ""]
     if shown or missing:
         out += ["| metric | reference | measured | delta | verdict |", "| --- | --- | --- | --- | --- |"]
-        rows = [m for m in shown if m.verdict == "regressed"]
+        rows = [m for m in shown if m.verdict == Gate.REGRESSED]
         rows_missing = missing
-        rest = [m for m in shown if m.verdict != "regressed"]
+        rest = [m for m in shown if m.verdict != Gate.REGRESSED]
         budget = MAX_ROWS
         for m in rows[:budget]:
             out.append(_row(m))
@@ -145,7 +146,7 @@ def _row(m: Metric) -> str:
     base = m.baseline or {}
     ref = "-" if base.get("value") is None else f"{base['value']:.5g}"
     delta = "-" if base.get("delta_rel") is None else f"{base['delta_rel']:+.1%}"
-    verdict = f"**{m.verdict}**" if m.verdict == "regressed" else m.verdict
+    verdict = f"**{m.verdict}**" if m.verdict == Gate.REGRESSED else m.verdict
     return f"| `{m.name}` | {ref} | {m.value:.5g} {m.unit} | {delta} | {verdict} |"
 
 

@@ -23,6 +23,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from ..verdictwords import Gate
 from .. import RESULTS_SCHEMA
 from ..devices.base import DeviceInfo
 from ..timing.stats import Stats
@@ -40,7 +41,7 @@ class Metric:
     better: str
     stats: Stats | None = None
     baseline: dict[str, Any] | None = None
-    verdict: str = "new"
+    verdict: str = Gate.NEW
     info: dict[str, Any] = field(default_factory=dict)
     tolerance: dict[str, float] | None = None  # explicit tolerance asked for by the test, if any
     identity: dict[str, Any] = field(default_factory=dict)  # the options that shaped the value

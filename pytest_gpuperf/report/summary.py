@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..verdictwords import Gate
 from .. import exits
 from ..timing import observers
 from ..util.listing import few
@@ -86,7 +87,7 @@ def session_lines(state: Any, finish_error: str | None = None) -> list[Line]:
         if power:
             out.append((power, {}))
         if info.is_cpu:  # timing.observers: still contended after its re-measurements (a deterministic figure is judged)
-            busy = sorted(m.name for m in run.metrics.values() if m.verdict == "contended"
+            busy = sorted(m.name for m in run.metrics.values() if m.verdict == Gate.CONTENDED
                           and observers.contended_metric(m.info) and not observers.shared_metric(m.info))
         else:
             busy = sorted(m.name for m in run.metrics.values() if (m.info.get("host") or {}).get("contended"))
@@ -122,7 +123,7 @@ def observed_lines(run: Any) -> list[str]:
     out: list[str] = []
     spec = run.info.spec
     # a figure still judged (a deterministic one beside shared windows) is not listed
-    marked = [m for m in run.metrics.values() if m.verdict not in ("pass", "regressed", "improved")]
+    marked = [m for m in run.metrics.values() if m.verdict not in (Gate.PASS, Gate.REGRESSED, Gate.IMPROVED)]
     shared = sorted((m for m in marked if observers.shared_metric(m.info)), key=lambda m: m.name)
     if shared:
         procs = observers.summarize_tenants(observers.seen([m.info for m in shared], "tenants"))["processes"]
@@ -164,13 +165,13 @@ def run_level_failures(state: Any) -> list[tuple[int, str]]:
 #: ``ungated``: recorded, deliberately not judged (a figure whose runs disagree, a derived figure against a
 #: baseline of fewer than three runs or of one run under ``--gpuperf-compare``): hundreds of rows that hold no news
 #: ``loose``: judged inside a band wider than its gate can call tight; the DETECTION POWER line counts them
-QUIET = ("pass", "new", "ungated", "loose")
+QUIET = (Gate.PASS, Gate.NEW, Gate.UNGATED, Gate.LOOSE)
 
 
 def gated_count(run: Any) -> int:
     """Metrics of a device that were judged against something (a baseline entry, a family entry, a
     documented bound): every verdict but ``new``."""
-    return sum(1 for m in run.metrics.values() if m.verdict != "new")
+    return sum(1 for m in run.metrics.values() if m.verdict != Gate.NEW)
 
 
 def init_command(state: Any, run: Any) -> str:

@@ -38,6 +38,7 @@ import threading
 import time
 from dataclasses import dataclass
 from typing import Any, Mapping
+from ..verdictwords import Gate
 
 import psutil
 
@@ -79,6 +80,44 @@ def _own_cpu() -> float:
     return t.user + t.system
 
 
+class Observer:
+    """One thing watched around a measurement window, in Kernel Tuner's observer interface:
+    :meth:`before_start` just before the window, :meth:`after_start` once it runs, :meth:`during` while it runs
+    (an observer that samples calls it from its own thread), :meth:`after_finish` when it ends, and
+    :meth:`get_results` the window's summary (None when nothing was read). :meth:`start` and :meth:`stop` run
+    those steps around one window: what ``timing.measure`` calls.
+
+    ``mark`` is the key of a metric's ``info`` the summaries go to (:data:`MARKS`), ``verdict`` the verdict a
+    figure whose window the observer found disturbed reads instead of being judged (:func:`measured_verdict`)."""
+
+    mark: str = ""
+    verdict: str = ""
+
+    def before_start(self) -> None:
+        """Read what the window starts from."""
+
+    def after_start(self) -> None:
+        """The window has begun."""
+
+    def during(self) -> None:
+        """One reading while the window runs."""
+
+    def after_finish(self) -> None:
+        """Read what the window ends with."""
+
+    def get_results(self) -> Any:
+        """The window's summary, or None."""
+        return None
+
+    def start(self) -> None:
+        self.before_start()
+        self.after_start()
+
+    def stop(self) -> Any:
+        self.after_finish()
+        return self.get_results()
+
+
 @dataclass(frozen=True)
 class Window:
     """One observed measurement window."""
@@ -92,27 +131,40 @@ class Window:
                 "foreign_cores": round(self.foreign_cores, 3)}
 
 
-class HostLoad:
-    """Start/stop reader of the host's CPU use around one window (Linux; elsewhere it reports nothing)."""
+class HostLoad(Observer):
+    """Start/stop reader of the host's CPU use around one window (Linux; elsewhere it reports nothing): a CPU
+    device's figure whose window stayed :func:`contended` reads ``contended``."""
+
+    mark = "host"
+    verdict = Gate.CONTENDED
 
     def __init__(self) -> None:
         self._start: tuple[float, tuple[float, float] | None, float] | None = None
+        self._window: Window | None = None
 
-    def start(self) -> None:
+    def before_start(self) -> None:
         self._start = (time.perf_counter(), _proc_stat(), _own_cpu())
 
-    def stop(self) -> Window | None:
+    def after_finish(self) -> None:
         if self._start is None:
             raise RuntimeError("HostLoad.stop() before start()")
         t0, stat0, own0 = self._start
         self._start = None
+        self._window = None
         stat1, own1, wall = _proc_stat(), _own_cpu(), time.perf_counter() - t0
         if stat0 is None or stat1 is None or wall <= 0:
-            return None
+            return
         busy = stat1[0] - stat0[0]
         steal = stat1[1] - stat0[1]
         foreign = max(0.0, busy - (own1 - own0))
-        return Window(wall, steal / wall, foreign / wall)
+        self._window = Window(wall, steal / wall, foreign / wall)
+
+    def get_results(self) -> Window | None:
+        return self._window
+
+    def stop(self) -> Window | None:
+        self.after_finish()
+        return self.get_results()
 
 
 def contended(window: Window | None) -> bool:
@@ -142,11 +194,15 @@ def summarize(windows: list[Mapping[str, float]]) -> dict[str, float]:
 POWER_SAMPLE_S = 0.020
 
 
-class PowerWatch:
+class PowerWatch(Observer):
     """Board readings around one window: the energy counter at start and stop (its delta is the window's
     energy), and a light background thread sampling clocks, temperature and throttle reasons every
     :data:`POWER_SAMPLE_S` — a throttle that comes and goes inside a window is seen even when neither end
-    reading shows it. The thread is stopped at the window's end; a failed reading is skipped."""
+    reading shows it. The thread is stopped at the window's end; a failed reading is skipped. A figure
+    measured while the card slowed itself down reads ``throttled``."""
+
+    mark = "power"
+    verdict = Gate.THROTTLED
 
     def __init__(self, sensor: Any, period_s: float = POWER_SAMPLE_S) -> None:
         self.sensor = sensor
@@ -155,31 +211,38 @@ class PowerWatch:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
-    def start(self) -> None:
+    def before_start(self) -> None:
         self._samples = []
         self._stop.clear()
-        first = self.sensor.read()
-        if first is not None:
-            self._samples.append(first)
+        self.during()
+
+    def after_start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="gpuperf-power", daemon=True)
         self._thread.start()
 
+    def during(self) -> None:
+        r = self.sensor.read()
+        if r is not None:
+            self._samples.append(r)
+
     def _run(self) -> None:
         while not self._stop.wait(self.period_s):
-            r = self.sensor.read()
-            if r is not None:
-                self._samples.append(r)
+            self.during()
 
-    def stop(self) -> dict[str, Any] | None:
-        """The window's summary (:func:`power_window`), or None when fewer than two readings came back."""
+    def after_finish(self) -> None:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=1.0)
             self._thread = None
-        last = self.sensor.read()
-        if last is not None:
-            self._samples.append(last)
+        self.during()
+
+    def get_results(self) -> dict[str, Any] | None:
+        """The window's summary (:func:`power_window`), or None when fewer than two readings came back."""
         return power_window(self._samples, self.sensor.reasons)
+
+    def stop(self) -> dict[str, Any] | None:
+        self.after_finish()
+        return self.get_results()
 
 
 def power_window(samples: list[Any], reasons: Any) -> dict[str, Any] | None:
@@ -224,23 +287,32 @@ def summarize_power(windows: list[Mapping[str, Any]]) -> dict[str, Any]:
 
 
 # ---- other processes on the card -----------------------------------------------------------------
-class TenantWatch:
+class TenantWatch(Observer):
     """The card's other processes around one window: NVML's process list (and the device's utilization)
     read at the window's start and at its end (:meth:`~..devices.nvml.PowerSensor.tenants`). A process
-    that holds a context at either end shares the card with the measurement; utilization is recorded
-    only — this process's own work fills it, so it cannot tell who ran."""
+    that holds a context at either end shares the card with the measurement (its figures read
+    ``contended``); utilization is recorded only — this process's own work fills it, so it cannot tell who ran."""
+
+    mark = "tenants"
+    verdict = Gate.CONTENDED
 
     def __init__(self, sensor: Any) -> None:
         self.sensor = sensor
         self._readings: list[Any] = []
 
-    def start(self) -> None:
+    def before_start(self) -> None:
         self._readings = [self._read()]
 
-    def stop(self) -> dict[str, Any] | None:
-        """The window's summary (:func:`tenant_window`), or None when NVML listed no processes at all."""
+    def after_finish(self) -> None:
         self._readings.append(self._read())
+
+    def get_results(self) -> dict[str, Any] | None:
+        """The window's summary (:func:`tenant_window`), or None when NVML listed no processes at all."""
         return tenant_window([r for r in self._readings if r is not None])
+
+    def stop(self) -> dict[str, Any] | None:
+        self.after_finish()
+        return self.get_results()
 
     def _read(self) -> Any:
         try:
@@ -304,7 +376,7 @@ def describe_processes(processes: list[Mapping[str, Any]], limit: int = 5) -> st
 
 # ---- marks a derived figure inherits ------------------------------------------------------------------
 #: the keys of a metric's ``info`` the observers write: the host's load, the card's other processes, its power
-MARKS = ("host", "tenants", "power")
+MARKS = (HostLoad.mark, TenantWatch.mark, PowerWatch.mark)
 #: the key of a derived figure's ``info`` holding the marks of the measurements it was computed from
 #: (:func:`inherit`): a cache size found on chase latencies, a fit's slope, a model's error, a mean over
 #: kernels taken in earlier tests — a figure is no more the code's own than the figures it came from
@@ -420,7 +492,7 @@ def seen(infos: list[Mapping[str, Any]], key: str) -> list[Mapping[str, Any]]:
 
 
 #: the verdicts a measurement that was not the code's own replaces: nothing else was gated
-_GATED = ("regressed", "improved", "loose", "pass")
+_GATED = Gate.OBSERVABLE
 
 
 def _marks(info: Mapping[str, Any] | None, deterministic: bool) -> list[Mapping[str, Any]]:
@@ -462,7 +534,7 @@ def throttled_verdict(verdict: str, info: Mapping[str, Any] | None, deterministi
     """``throttled`` in place of a gated verdict when the card slowed itself down during the metric's
     measurement: the figure is the throttle's, not the code's, so it neither fails nor passes the gate.
     ``new``, ``incomparable`` and ``ungated`` stay what they are (nothing was gated)."""
-    return "throttled" if throttled_metric(info, deterministic) and verdict in _GATED else verdict
+    return Gate.THROTTLED if throttled_metric(info, deterministic) and verdict in _GATED else verdict
 
 
 def contended_verdict(verdict: str, info: Mapping[str, Any] | None, is_cpu: bool, deterministic: bool = False) -> str:
@@ -473,7 +545,7 @@ def contended_verdict(verdict: str, info: Mapping[str, Any] | None, is_cpu: bool
     :data:`CONTENDED_RUN_LIMIT` of its metrics are contended). A GPU's figures are device-timed, so a busy
     host alone leaves their verdict as it is. A deterministic figure reads only what it inherited."""
     busy = shared_metric(info, deterministic) or (is_cpu and contended_metric(info, deterministic))
-    return "contended" if busy and verdict in _GATED else verdict
+    return Gate.CONTENDED if busy and verdict in _GATED else verdict
 
 
 def measured_verdict(verdict: str, info: Mapping[str, Any] | None, is_cpu: bool, deterministic: bool = False) -> str:

@@ -14,11 +14,14 @@
      "card": {uuid, serial, host, pci_bus_id, driver, vbios, clocks, power_limit_w, ecc_mode, ...}:
              the physical card (:func:`card_identity`), so a fleet tells its cards apart}
 
-Later suites and tools read this format: add keys, never rename or remove them.
+Later suites and tools read this format: add keys, never rename or remove them. A results file is written
+compact (no indentation) and keeps a metric's one-line message ``info.line`` only where it says more than the
+stored fields (:data:`RESTATED_LINE`): saved runs are evidence kept in the repository, read by tools.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping
@@ -27,7 +30,7 @@ from ..verdictwords import Gate
 from .. import RESULTS_SCHEMA
 from ..devices.base import DeviceInfo
 from ..timing.stats import Stats
-from ..util.atomic import atomic_write_json
+from ..util.atomic import atomic_write_text
 
 
 @dataclass
@@ -113,5 +116,35 @@ def document(info: DeviceInfo, environment: dict[str, Any], run: dict[str, Any],
             "metrics": [m.to_json(samples) for m in metrics], "card": card_identity(device, env)}
 
 
+#: the verdicts whose one-line message (``info.line``) only restates what the metric stores beside it (its value,
+#: the baseline's value, band, delta, detection power and reason): a results file leaves that line out. It keeps
+#: the line of every other verdict (regressed, incomparable, contended…), which says why the metric needs a look
+#: and which the gate check's summary quotes
+RESTATED_LINE = ("pass", "loose")
+
+
+def stored(doc: dict[str, Any]) -> dict[str, Any]:
+    """``doc`` as a results file keeps it: the metrics' ``info.line`` left out where :data:`RESTATED_LINE` says
+    it restates the stored fields (a tenth of a saved run's compressed bytes); ``doc`` itself is not changed."""
+    metrics = doc.get("metrics")
+    if not isinstance(metrics, list):
+        return doc
+    return {**doc, "metrics": [_without_restated_line(m) for m in metrics]}
+
+
+def _without_restated_line(metric: Any) -> Any:
+    info = metric.get("info") if isinstance(metric, dict) else None
+    if not isinstance(info, dict) or "line" not in info or metric.get("verdict") not in RESTATED_LINE:
+        return metric
+    return {**metric, "info": {k: v for k, v in info.items() if k != "line"}}
+
+
+def dumps(doc: dict[str, Any]) -> str:
+    """The text of a results file: :func:`stored`, compact JSON (indentation would add a tenth to a saved run's
+    compressed bytes, and nobody reviews a results file as a diff), one trailing newline."""
+    return json.dumps(stored(jsonable(doc)), separators=(",", ":"), allow_nan=False) + "\n"
+
+
 def write(path: str, doc: dict[str, Any]) -> None:
-    atomic_write_json(path, jsonable(doc))
+    """Write the results file ``path`` atomically (:func:`dumps`)."""
+    atomic_write_text(path, dumps(doc))

@@ -1,0 +1,153 @@
+"""Store the saved runs under ``results/`` in fewer bytes without changing what any reader takes from them.
+
+Every tracked ``*.gz`` under the folders named is rewritten in place, at the same path:
+
+* a results document (schema ``pytest-gpuperf/1``) as the results writer stores one now
+  (:func:`pytest_gpuperf.report.results.dumps`): compact JSON, and each metric's ``info.line`` left out where
+  its verdict is one whose line only restates the stored fields (``results.RESTATED_LINE``);
+* any other file (logs, CSV, other JSON) with the same bytes inside, only compressed again.
+
+Compression is gzip level 9 with mtime 0, or with ``--zopfli`` Zopfli's gzip encoder (``pip install zopfli``;
+the same gzip format, about a tenth fewer bytes, slow), so the same input gives the same file. A file is
+replaced only where the new one is smaller.
+
+``--check REV`` compares every tracked ``*.gz`` under the folders with the one at git revision ``REV``: a
+results document must equal the one at ``REV`` less the restated lines, key for key and float for float, and
+still follow the results schema; any other file must hold the same bytes. It prints one line per file that
+differs and exits 1 if any does.
+
+    python3 scripts/compact_saved.py --zopfli results
+    python3 scripts/compact_saved.py --check main results
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import subprocess
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from pytest_gpuperf import RESULTS_SCHEMA  # noqa: E402
+from pytest_gpuperf.report import results  # noqa: E402
+from pytest_gpuperf.schemas import problems  # noqa: E402
+
+
+def tracked(folders: list[str]) -> list[str]:
+    """The tracked ``*.gz`` files under ``folders`` (paths relative to the repository root)."""
+    out = subprocess.run(["git", "ls-files", "-z", "--", *folders], cwd=ROOT, capture_output=True, check=True).stdout
+    return sorted(p for p in out.decode("utf-8").split("\0") if p.endswith(".gz"))
+
+
+def results_document(text: bytes) -> dict[str, Any] | None:
+    """The parsed document if ``text`` is a results document, else None."""
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return None
+    if isinstance(doc, dict) and doc.get("schema") == RESULTS_SCHEMA and isinstance(doc.get("metrics"), list):
+        return doc
+    return None
+
+
+def inner(name: str, raw: bytes) -> bytes:
+    """What the file ``name`` holds once rewritten: a results document re-encoded, anything else unchanged."""
+    doc = results_document(raw) if name.endswith(".json.gz") else None
+    return raw if doc is None else results.dumps(doc).encode("utf-8")
+
+
+def compress(data: bytes, zopfli: bool) -> bytes:
+    if zopfli:
+        import zopfli.gzip as zgzip
+
+        return zgzip.compress(data)
+    return gzip.compress(data, compresslevel=9, mtime=0)
+
+
+def rewrite(name: str, zopfli: bool) -> tuple[str, int, int]:
+    """Rewrite ``name`` in place where that makes it smaller; (name, bytes before, bytes after)."""
+    path = ROOT / name
+    old = path.read_bytes()
+    new = compress(inner(name, gzip.decompress(old)), zopfli)
+    if len(new) < len(old):
+        tmp = path.with_name(path.name + ".recode.tmp")
+        tmp.write_bytes(new)
+        os.replace(tmp, path)
+        return name, len(old), len(new)
+    return name, len(old), len(old)
+
+
+def canonical(doc: Any) -> str:
+    """A text that two documents share only when every key (in its order), value and float agree."""
+    return json.dumps(doc, separators=(",", ":"))
+
+
+def without_lines(doc: dict[str, Any]) -> dict[str, Any]:
+    """``doc`` with every metric's ``info.line`` left out, whatever its verdict."""
+    return {**doc, "metrics": [{**m, "info": {k: v for k, v in info(m).items() if k != "line"}}
+                               for m in doc["metrics"]]}
+
+
+def info(metric: dict[str, Any]) -> dict[str, Any]:
+    return metric["info"] if isinstance(metric.get("info"), dict) else {}
+
+
+def difference(name: str, rev: str) -> str | None:
+    """Why the file ``name`` holds other data than at ``rev`` (None when it holds the same)."""
+    before = gzip.decompress(subprocess.run(["git", "show", f"{rev}:{name}"], cwd=ROOT, capture_output=True,
+                                            check=True).stdout)
+    after = gzip.decompress((ROOT / name).read_bytes())
+    if after == before:
+        return None
+    was = results_document(before) if name.endswith(".json.gz") else None
+    if was is None:
+        return "other bytes inside, and it is not a results document"
+    now = json.loads(after)
+    if canonical(without_lines(was)) != canonical(without_lines(now)):
+        return "the document differs from the one at the revision beyond the metrics' lines"
+    for a, b in zip(was["metrics"], now["metrics"]):
+        kept = "line" in info(a) and a.get("verdict") not in results.RESTATED_LINE
+        if info(b).get("line") != (info(a)["line"] if kept else None):
+            return f"{a.get('name')}: its line is {'changed or gone' if kept else 'kept'}, verdict {a.get('verdict')}"
+    if problems(was, RESULTS_SCHEMA) != problems(now, RESULTS_SCHEMA):
+        return f"the results schema now reads it otherwise: {problems(now, RESULTS_SCHEMA)[:3]}"
+    return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("folders", nargs="+", help="folders of saved runs, e.g. results")
+    ap.add_argument("--zopfli", action="store_true", help="compress with Zopfli's gzip encoder (pip install zopfli)")
+    ap.add_argument("--check", metavar="REV", help="compare each file with the one at git revision REV; write nothing")
+    ap.add_argument("--jobs", type=int, default=1, help="files rewritten at once")
+    args = ap.parse_args(argv)
+    names = tracked(args.folders)
+    if not names:
+        print(f"no tracked .gz file under {' '.join(args.folders)}", file=sys.stderr)
+        return 2
+    if args.check:
+        bad = [(n, why) for n in names if (why := difference(n, args.check)) is not None]
+        for n, why in bad:
+            print(f"{n}: {why}")
+        print(f"{len(names) - len(bad)} of {len(names)} files hold what they held at {args.check}"
+              " (results documents less their restated lines)")
+        return 1 if bad else 0
+    before = after = 0
+    with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        for name, old, new in pool.map(rewrite, names, [args.zopfli] * len(names)):
+            before, after = before + old, after + new
+            if new < old:
+                print(f"{name}: {old} -> {new} bytes", flush=True)
+    print(f"{len(names)} files: {before} -> {after} bytes ({(before - after) / 2**20:.2f} MiB saved)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,66 @@
+"""What a results file stores: compact JSON, and a metric's one-line message only where it says more than the
+stored fields beside it (``report.results.stored``)."""
+
+from __future__ import annotations
+
+import json
+
+from pathlib import Path
+
+from pytest_gpuperf import RESULTS_SCHEMA
+from pytest_gpuperf.gatecheck.run import RunOutcome, summarize_aa
+from pytest_gpuperf.report import results
+from pytest_gpuperf.schemas import problems
+from pytest_gpuperf.util import jsonio
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _metric(name: str, verdict: str) -> dict:
+    return {"test": "t.py::t", "name": name, "value": 1.25, "unit": "us", "better": "lower", "stats": None,
+            "baseline": {"value": 1.0, "band": 0.3}, "verdict": verdict, "tolerance": None, "identity": {},
+            "info": {"line": f"{name}: {verdict.upper()} — expected 1 us, measured 1.25 us", "n": 3}}
+
+
+def _doc() -> dict:
+    verdicts = ("pass", "loose", "regressed", "incomparable", "contended", "new")
+    return {"schema": RESULTS_SCHEMA, "device": {"key": "cpu", "backend": "opencl"}, "environment": {}, "run": {},
+            "metrics": [_metric(f"m.{v}", v) for v in verdicts], "card": {}}
+
+
+def test_a_results_file_keeps_the_lines_that_say_why_and_is_compact(tmp_path):
+    doc = _doc()
+    path = tmp_path / "r.json"
+    results.write(str(path), doc)
+    text = path.read_text(encoding="utf-8")
+    back = json.loads(text)
+    assert text == json.dumps(back, separators=(",", ":")) + "\n"  # compact: no indentation, no spaces
+    lines = {m["verdict"]: m["info"].get("line") for m in back["metrics"]}
+    assert lines["pass"] is None and lines["loose"] is None  # restated by value, baseline and band
+    assert all(lines[v] == f"m.{v}: {v.upper()} — expected 1 us, measured 1.25 us"
+               for v in ("regressed", "incomparable", "contended", "new"))
+    for a, b in zip(doc["metrics"], back["metrics"]):  # everything else as it was, in its order
+        assert {k: v for k, v in a["info"].items() if k != "line"} == {k: v for k, v in b["info"].items() if k != "line"}
+        assert [k for k in a if k != "info"] == [k for k in b if k != "info"] and a["value"] == b["value"]
+    assert all("line" in m["info"] for m in doc["metrics"])  # the caller's document is left as it was
+
+
+def test_a_saved_plant_run_written_again_follows_the_schema_and_its_summary_quotes_the_regression(tmp_path):
+    """A saved gate-check run (a planted chase: one metric regressed, the rest pass), written as a results
+    file is now: it follows the results schema, and the gate check's summary still quotes why it regressed."""
+    doc = jsonio.read_json(ROOT / "results/nvidia-h200/gatecheck-e003155/plant-chase-1.json.gz")
+    path = tmp_path / "plant.json"
+    results.write(str(path), doc)
+    back = jsonio.read_json(path)
+    assert problems(back, RESULTS_SCHEMA) == []
+    regressed = [m for m in back["metrics"] if m["verdict"] == "regressed"]
+    assert len(regressed) == 1 and "REGRESSED" in regressed[0]["info"]["line"]
+    assert all("line" not in m["info"] for m in back["metrics"] if m["verdict"] == "pass")
+    entry = summarize_aa(1, RunOutcome(1, back, 1.0, tmp_path / "plant.log", path), fresh=False)
+    assert entry["regressed"] == [{"metric": regressed[0]["name"], "line": regressed[0]["info"]["line"]}]
+
+
+def test_a_document_without_a_metrics_list_is_stored_as_it_is():
+    assert results.stored({"schema": RESULTS_SCHEMA, "metrics": None}) == {"schema": RESULTS_SCHEMA, "metrics": None}
+    odd = {"metrics": [{"verdict": "pass", "info": None}, "not a metric"]}
+    assert results.stored(odd) == odd

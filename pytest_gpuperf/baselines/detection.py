@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Mapping, Sequence
 
 from ..timing.difference import ALPHA, MIN_SAMPLES, exact_rank_test
@@ -91,13 +92,18 @@ def label_of(mde: float) -> str:
     return LOOSE_LABEL
 
 
+@lru_cache(maxsize=64)
 def _z(p: float) -> float:
+    """The standard normal quantile (cached: scipy's distributions take ~1 ms a call and a gate asks for the same
+    few quantiles for every metric)."""
     from scipy import stats as sps  # noqa: PLC0415 - 0.4 s to import; every pytest process loads this module
 
     return float(sps.norm.ppf(p))
 
 
+@lru_cache(maxsize=256)
 def _t(p: float, df: int) -> float:
+    """Student's t quantile (cached as :func:`_z`)."""
     from scipy import stats as sps  # noqa: PLC0415 - see _z
 
     return float(sps.t.ppf(p, df))

@@ -19,6 +19,7 @@ their deltas). Nothing else changes: the value, its runs and samples stay those 
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 import sys
 from dataclasses import dataclass
@@ -69,13 +70,20 @@ class Reading:
 
 def aa_runs(key: str, results: Path = RESULTS) -> list[Run]:
     """Every saved A/A run of ``key``'s cards, oldest first."""
+    return list(_aa_runs(key, results))
+
+
+@functools.lru_cache(maxsize=None)
+def _aa_runs(key: str, results: Path) -> tuple[Run, ...]:
+    """:func:`aa_runs`, read once per process: the saved runs do not change while it runs, and each is a few MB
+    of JSON that the scripts (and their tests) would otherwise parse again for every table they make."""
     runs = []
     for folder in sorted(results.glob(f"{key}*")):
         for path in sorted(folder.rglob("aa-*.json.gz")):
             doc = jsonio.read_json(path)
             runs.append(Run(str(path.relative_to(folder)), str(doc["run"]["started"]),
                             {m["name"]: m for m in doc["metrics"]}))
-    return sorted(runs, key=lambda r: r.started)
+    return tuple(sorted(runs, key=lambda r: r.started))
 
 
 def gained_power(entry: Mapping[str, Any]) -> bool:

@@ -93,18 +93,21 @@ class Outcome:
 def original(name: str, entry: Mapping[str, Any]) -> dict[str, Any]:
     """The entry as its baseline made it: what an earlier run of this script replaced, restored from its provenance
     (the section's shared ``band_from``, :data:`pytest_gpuperf.baselines.catalog.BAND_FROM`)."""
-    out = copy.deepcopy(dict(entry))
-    prov = out.get("provenance")
+    prov = entry.get("provenance")
     was = prov.get(catalog.BAND_FROM) if isinstance(prov, Mapping) else None
     if not isinstance(was, Mapping) or was.get("script") != SCRIPT or name not in (was.get("baseline") or {}):
-        return out
-    base = was["baseline"][name]
+        return copy.deepcopy(dict(entry))
+    # the shared provenance (every pooled entry's runs, causes and replaced entries) is read, not copied: only
+    # this entry's part of it is kept
+    prov = {k: v for k, v in prov.items() if k != catalog.BAND_FROM}
+    out = copy.deepcopy({k: prov if k == "provenance" else v for k, v in entry.items()})
+    base = copy.deepcopy(was["baseline"][name])
     out.update(value=base["value"], tolerance=dict(base["tolerance"]))
     for key in ("run_values", "runs"):
         out.pop(key, None)
         if key in base:
             out[key] = base[key]
-    rest = {k: v for k, v in prov.items() if k != catalog.BAND_FROM}
+    rest = out["provenance"]
     if rest.get("text") is not None and len(rest) == 1:
         out["provenance"] = rest["text"]
     elif rest:

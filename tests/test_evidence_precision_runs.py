@@ -4,6 +4,7 @@ and the refinement speedup's spread with what the runs recorded about its timing
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import pytest
@@ -25,10 +26,15 @@ H200_RUNS = ([f"{H200}/gatecheck-{d}/aa-{i}.json.gz" for d, ii in
 TIMED_POOL = [f"{H100}/{s}-cuda.json.gz" for s in ("default-5c", "default-6c", "h100-b1", "h100-aa1")]
 
 
+#: each saved run read once for the module (the tables only read them): several tests build their tables from
+#: the same twenty-odd runs of a few MB each
+_load = functools.lru_cache(maxsize=None)(runfile.load)
+
+
 def _inputs(name: str, **roles: list[str]) -> Inputs:
     words = " ".join(f"{k}={','.join(v)}" for k, v in roles.items())
     block = markers.parse("t.md", f"<!-- gpuperf:table {name} {words} -->\n<!-- /gpuperf:table -->\n")[0]
-    return Inputs(block, {r: [runfile.load(ROOT, p) for p in ps] for r, ps in block.roles.items()}, ROOT)
+    return Inputs(block, {r: [_load(ROOT, p) for p in ps] for r, ps in block.roles.items()}, ROOT)
 
 
 def _rows(lines: list[str]) -> list[dict[str, str]]:

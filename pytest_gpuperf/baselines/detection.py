@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Mapping, Sequence
 
 from ..timing.difference import ALPHA, MIN_SAMPLES, exact_rank_test
@@ -91,13 +92,18 @@ def label_of(mde: float) -> str:
     return LOOSE_LABEL
 
 
+@lru_cache(maxsize=64)
 def _z(p: float) -> float:
+    """The standard normal quantile (cached: scipy's distributions take ~1 ms a call and a gate asks for the same
+    few quantiles for every metric)."""
     from scipy import stats as sps  # noqa: PLC0415 - 0.4 s to import; every pytest process loads this module
 
     return float(sps.norm.ppf(p))
 
 
+@lru_cache(maxsize=256)
 def _t(p: float, df: int) -> float:
+    """Student's t quantile (cached as :func:`_z`)."""
     from scipy import stats as sps  # noqa: PLC0415 - see _z
 
     return float(sps.t.ppf(p, df))
@@ -149,13 +155,20 @@ def sample_sigma(samples: Sequence[float] | None) -> float | None:
     return MAD_TO_SIGMA * mad(xs) / abs(med)
 
 
+@lru_cache(maxsize=4096)
+def _stdev(values: tuple[float, ...]) -> float:
+    """``statistics.stdev`` (exact rational sums, ~0.1 ms a call), cached: a gate or a script judging many runs
+    against one baseline asks for the same entry's runs' spread once per run."""
+    return statistics.stdev(values)
+
+
 def run_sigma(entry: Mapping[str, Any]) -> tuple[float | None, int]:
     """Relative run-to-run σ of an entry and the run count behind it: the standard deviation of its
     ``run_values`` over |mean| (two runs or more), else the measured ``spread`` of its tolerance."""
     values = noise.run_values(entry)
     mean = statistics.fmean(values) if values else 0.0
     if len(values) >= 2 and mean != 0:
-        return statistics.stdev(values) / abs(mean), len(values)
+        return _stdev(tuple(values)) / abs(mean), len(values)
     spread = (entry.get("tolerance") or {}).get("spread")
     value = float(entry.get("value", 0.0) or 0.0)
     if isinstance(spread, (int, float)) and value != 0:

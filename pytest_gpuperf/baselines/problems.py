@@ -32,21 +32,38 @@ class _Object(dict):
     duplicates: list[str]
 
 
-def _pairs(pairs: list[tuple[str, Any]]) -> _Object:
-    obj = _Object()
-    obj.duplicates = []
-    for key, value in pairs:
-        if key in obj and key not in obj.duplicates:
-            obj.duplicates.append(key)
-        obj[key] = value
-    return obj
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A plain dict where every key is unique (the common case, at C speed), else an :class:`_Object` that
+    remembers the keys held more than once."""
+    obj = dict(pairs)
+    if len(obj) == len(pairs):
+        return obj
+    dup = _Object(obj)
+    dup.duplicates = []
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen and key not in dup.duplicates:
+            dup.duplicates.append(key)
+        seen.add(key)
+    return dup
 
 
 def parse(text: str) -> tuple[Any, list[str]]:
     """The document (plain dicts) and one problem per duplicated key, naming where it sits.
-    Raises ``json.JSONDecodeError`` for text that is not JSON at all."""
-    raw = json.loads(text, object_pairs_hook=_pairs)
+    Raises ``json.JSONDecodeError`` for text that is not JSON at all. A document without any duplicated key
+    (every object a plain dict) is returned as parsed: only one with duplicates is walked to name them."""
+    flagged = False
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        nonlocal flagged
+        obj = _pairs(items)
+        flagged = flagged or isinstance(obj, _Object)
+        return obj
+
+    raw = json.loads(text, object_pairs_hook=pairs)
     found: list[str] = []
+    if not flagged:
+        return raw, found
     return _plain(raw, (), found), found
 
 

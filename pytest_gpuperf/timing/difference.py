@@ -21,6 +21,7 @@ The effect threshold is policy and lives with the verdicts (:mod:`pytest_gpuperf
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import combinations

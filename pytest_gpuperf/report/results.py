@@ -120,7 +120,7 @@ def document(info: DeviceInfo, environment: dict[str, Any], run: dict[str, Any],
 #: the baseline's value, band, delta, detection power and reason): a results file leaves that line out. It keeps
 #: the line of every other verdict (regressed, incomparable, contended…), which says why the metric needs a look
 #: and which the gate check's summary quotes
-RESTATED_LINE = ("pass", "loose")
+RESTATED_LINE = (Gate.PASS, Gate.LOOSE)
 
 
 def stored(doc: dict[str, Any]) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""The typed results document (``report.results_doc``): it reads every saved results file and writes back the
+"""The typed results document (``schemas.results_doc``): it reads every saved results file and writes back the
 very dict it read, key order included, and a malformed document fails with the file's name and the problem."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 
 from pytest_gpuperf import RESULTS_SCHEMA
 from pytest_gpuperf.report import results
-from pytest_gpuperf.report.results_doc import MetricRecord, ResultsDocument, ResultsDocumentError
+from pytest_gpuperf.schemas.results_doc import MetricRecord, ResultsDocument, ResultsDocumentError
 from pytest_gpuperf.timing.stats import Stats
 from pytest_gpuperf.util import jsonio
 

@@ -1,8 +1,9 @@
 """A results document read back as typed records: :class:`ResultsDocument` and its :class:`MetricRecord` s.
 
-The writer (:mod:`.results`) emits plain dicts; the tools that read saved runs (compare, history, fleet,
-baselines from runs, offline intake) read them through these records instead of indexing raw dicts, so a
-malformed file fails once, here, with its name and the problem. Nothing is lost on the way: keys a record
+The writer (``report/results.py``) emits plain dicts; the tools that read saved runs (compare, history, fleet,
+baselines from runs, the gate check, offline intake) read them through these records instead of indexing raw
+dicts, so a malformed file fails once, here, with its name and the problem. It sits with the schema, in the
+base layer, so every layer that reads a saved run may use it. Nothing is lost on the way: keys a record
 does not name are kept in ``extra``, the order of the keys is kept too, and :meth:`ResultsDocument.to_json`
 gives back the very dict :meth:`ResultsDocument.from_json` read (key order included).
 """
@@ -16,7 +17,7 @@ from typing import Any, Mapping
 from ..errors import GpuPerfError
 from ..util import jsonio
 
-#: the keys the writer emits for one metric (:meth:`.results.Metric.to_json`), in its order
+#: the keys the writer emits for one metric (``report.results.Metric.to_json``), in its order
 METRIC_KEYS = ("test", "name", "value", "unit", "better", "stats", "baseline", "verdict", "info", "tolerance",
                "identity")
 #: the top-level keys of a results document the record names, in the writer's order

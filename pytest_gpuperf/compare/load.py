@@ -31,6 +31,7 @@ import numpy as np
 from .. import RESULTS_SCHEMA
 from ..baselines import noise, validity
 from ..errors import GpuPerfError
+from ..schemas.results_doc import MetricRecord, ResultsDocument, as_document
 from ..timing import observers
 from ..timing.difference import MIN_SAMPLES
 from ..util import jsonio
@@ -138,61 +139,62 @@ def read_results(path: str | Path) -> dict[str, Any]:
     return doc
 
 
-def merge(name: str, entries: Sequence[Mapping[str, Any]]) -> SideMetric:
-    """One :class:`SideMetric` from the metric's records in each run of a side."""
+def merge(name: str, records: Sequence[MetricRecord | Mapping[str, Any]]) -> SideMetric:
+    """One :class:`SideMetric` from the metric's records in each run of a side (records, or their stored dicts)."""
+    entries = [m if isinstance(m, MetricRecord) else MetricRecord.from_json(m) for m in records]
     last = entries[-1]
-    values = [_number(m["value"]) for m in entries]
-    per_run = [((m.get("stats") or {}).get("samples") or []) for m in entries]
+    values = [_number(m.value) for m in entries]
+    per_run = [(m.samples or []) for m in entries]
     if all(len(s) >= MIN_SAMPLES for s in per_run):
         samples: list[float] | None = [float(x) for s in per_run for x in s]
         basis = "samples"
     else:
         samples, basis = None, "none"
-    inconsistent = (validity.sample_problem(name, str(m["unit"]), (m.get("stats") or {}).get("samples"),
-                                            differenced=validity.differenced(name, m.get("info")))
-                    or validity.samples_problem(name, v, str(m["unit"]), (m.get("stats") or {}).get("samples"))
+    inconsistent = (validity.sample_problem(name, str(m.unit), m.samples, differenced=validity.differenced(name, m.info))
+                    or validity.samples_problem(name, v, str(m.unit), m.samples)
                     for v, m in zip(values, entries))
     value_problem = next((p for p in inconsistent if p is not None), None)
-    identities = {json.dumps(m.get("identity") or {}, sort_keys=True) for m in entries}
+    identities = {json.dumps(m.identity or {}, sort_keys=True) for m in entries}
     problem = None
     if len(identities) > 1:
         problem = f"this side's runs measured it with different options ({' vs '.join(sorted(identities))})"
-    info = dict(last.get("info") or {})
+    info = dict(last.info or {})
     if len(entries) > 1:  # a side is shared or throttled where any of its runs was (timing.observers)
-        for key, pooled in observers.pool_marks([m.get("info") or {} for m in entries]).items():
+        for key, pooled in observers.pool_marks([m.info or {} for m in entries]).items():
             info[key] = {**(info.get(key) if isinstance(info.get(key), Mapping) else {}), **pooled}
-    return SideMetric(name=name, unit=str(last["unit"]), better=str(last["better"]), test=str(last.get("test", "")),
-                      values=values, samples=samples, basis=basis, identity=dict(last.get("identity") or {}),
+    return SideMetric(name=name, unit=str(last.unit), better=str(last.better), test=str(last.get("test", "")),
+                      values=values, samples=samples, basis=basis, identity=dict(last.identity or {}),
                       identity_problem=problem, info=info,
-                      tolerance=None if last.get("tolerance") is None else dict(last["tolerance"]),
-                      repeats=noise.repeats_of(last.get("info")) if len(entries) == 1 else None,
+                      tolerance=None if last.tolerance is None else dict(last.tolerance),
+                      repeats=noise.repeats_of(last.info) if len(entries) == 1 else None,
                       value_problem=value_problem)
 
 
-def side_from_docs(label: str, docs: Sequence[dict[str, Any]], paths: Sequence[str]) -> Side:
+def side_from_docs(label: str, raw_docs: Sequence[ResultsDocument | dict[str, Any]], paths: Sequence[str]) -> Side:
     """Merge the runs of one side; all must be the same device model and backend."""
-    if not docs:
+    if not raw_docs:
         raise CompareInputError(f"side {label}: no results files given")
-    kinds = {(d["device"]["key"], d["device"]["backend"]) for d in docs}
+    docs = [as_document(d, paths[i] if i < len(paths) else None) for i, d in enumerate(raw_docs)]
+    kinds = {(d.device["key"], d.device["backend"]) for d in docs}
     if len(kinds) > 1:
-        listed = ", ".join(f"{p} ({d['device']['key']}, {d['device']['backend']})" for p, d in zip(paths, docs))
+        listed = ", ".join(f"{p} ({d.device['key']}, {d.device['backend']})" for p, d in zip(paths, docs))
         raise CompareInputError(f"side {label} mixes devices or backends: {listed}; give one device per side")
-    by_name: dict[str, list[dict[str, Any]]] = {}
+    by_name: dict[str, list[MetricRecord]] = {}
     for path, doc in zip(paths, docs):
         seen: set[str] = set()
-        for m in doc["metrics"]:
-            if m["name"] in seen:
-                raise CompareInputError(f"{path}: metric {m['name']!r} appears twice in one run; a results file "
+        for m in doc.metrics:
+            if m.name in seen:
+                raise CompareInputError(f"{path}: metric {m.name!r} appears twice in one run; a results file "
                                         "records each metric once (two entries are not two runs: give each run "
                                         "its own file)")
-            seen.add(m["name"])
-            by_name.setdefault(m["name"], []).append(m)
+            seen.add(m.name)
+            by_name.setdefault(m.name, []).append(m)
     metrics = {name: merge(name, ms) for name, ms in by_name.items()}
     durations: dict[str, list[float]] = {}
     for doc in docs:
-        for t in doc.get("tests") or []:
+        for t in doc.tests or []:
             durations.setdefault(str(t["test"]), []).append(float(t["duration_s"]))
-    return Side(label, list(paths), dict(docs[-1]["device"]), dict(docs[-1].get("environment") or {}), metrics,
+    return Side(label, list(paths), dict(docs[-1].device), dict(docs[-1].environment or {}), metrics,
                 len(docs), durations)
 
 

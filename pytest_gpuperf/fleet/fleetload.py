@@ -30,6 +30,7 @@ from ..verdictwords import Gate
 from .. import RESULTS_SCHEMA
 from ..baselines import noise
 from ..errors import GpuPerfError
+from ..schemas.results_doc import MetricRecord, ResultsDocument, as_document
 from .slurm_jobs import MANIFEST
 from ..report.results import COHORT_KEYS, card_identity
 from ..timing.stats import between_run_sigma
@@ -145,10 +146,10 @@ def _between_rel(baseline: Any) -> float | None:
     return between_run_sigma(xs) / abs(float(statistics.median(xs)))
 
 
-def _disturbed(m: Mapping[str, Any], is_cpu: bool) -> str | None:
-    info = m.get("info") if isinstance(m.get("info"), Mapping) else {}
-    if m.get("verdict") in DISTURBED:
-        return str(m["verdict"])
+def _disturbed(m: MetricRecord, is_cpu: bool) -> str | None:
+    info = m.info if isinstance(m.info, Mapping) else {}
+    if m.verdict in DISTURBED:
+        return str(m.verdict)
     if throttled_metric(info):
         return "throttled"
     if shared_metric(info) or (is_cpu and contended_metric(info)):
@@ -156,34 +157,34 @@ def _disturbed(m: Mapping[str, Any], is_cpu: bool) -> str | None:
     return None
 
 
-def pool_metrics(docs: Sequence[Mapping[str, Any]]) -> dict[str, CardMetric]:
+def pool_metrics(docs: Sequence[ResultsDocument | Mapping[str, Any]]) -> dict[str, CardMetric]:
     """Each metric of one card's documents, pooled (value: the median of the runs' finite values). A
     metric recorded with another unit, direction or identity in one of the runs keeps the first run's
     and drops the others (their values are not the same measurement)."""
     out: dict[str, CardMetric] = {}
-    for doc in docs:
-        is_cpu = bool(doc["device"].get("is_cpu"))
-        for m in doc.get("metrics", []):
-            name = str(m.get("name"))
-            ident = json.dumps(m.get("identity") or {}, sort_keys=True)
-            xs = (m.get("stats") or {}).get("samples") or noise.repeats_of(m.get("info")) or []
+    for doc in map(as_document, docs):
+        is_cpu = bool(doc.device.get("is_cpu"))
+        for m in doc.metrics:
+            name = str(m.name)
+            ident = json.dumps(m.identity or {}, sort_keys=True)
+            xs = m.samples or noise.repeats_of(m.info) or []
             within = fleetstats.robust_cv(xs)
-            between = _between_rel(m.get("baseline"))
+            between = _between_rel(m.baseline)
             cv = _larger(within, between)
             se = _larger(fleetstats.median_se_rel(xs), between)
             dist = _disturbed(m, is_cpu)
             cur = out.get(name)
             if cur is None:
-                out[name] = CardMetric(name, None, [m.get("value")], str(m.get("unit", "")),
+                out[name] = CardMetric(name, None, [m.value], str(m.get("unit", "")),
                                        str(m.get("better", "lower")), ident,
-                                       m.get("info") if isinstance(m.get("info"), Mapping) else {},
-                                       None, noise.is_deterministic(m, name), dist, [str(m.get("verdict"))],
+                                       m.info if isinstance(m.info, Mapping) else {},
+                                       None, noise.is_deterministic(m, name), dist, [str(m.verdict)],
                                        None, [cv] if cv is not None else [], [se] if se is not None else [])
                 continue
             if (cur.unit, cur.better, cur.identity) != (str(m.get("unit", "")), str(m.get("better", "lower")), ident):
                 continue
-            cur.values.append(m.get("value"))
-            cur.verdicts.append(str(m.get("verdict")))
+            cur.values.append(m.value)
+            cur.verdicts.append(str(m.verdict))
             cur.disturbed = cur.disturbed or dist
             cur.cvs += [cv] if cv is not None else []
             cur.ses += [se] if se is not None else []

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..verdictwords import Gate
 from .. import RESULTS_SCHEMA
+from ..schemas.results_doc import MetricRecord as StoredMetric, as_document
 from ..util.redaction import redact_argv
 
 #: Quantiles kept of a metric's raw samples: enough to draw a distribution, small enough to store.
@@ -172,20 +173,24 @@ def sample_summary(samples: Iterable[float] | None) -> dict[str, Any] | None:
     return {"n": int(xs.size), **{f"q{int(q * 100):02d}": float(v) for q, v in zip(QUANTILES, qs)}}
 
 
-def metric_from_json(m: Mapping[str, Any]) -> MetricRecord:
-    """A metric of a results document (``Metric.to_json()``; ``identity``/``samples`` when present)."""
-    stats = m.get("stats") or {}
-    base = m.get("baseline") or {}
-    samples = m.get("samples", stats.get("samples"))
+def metric_from_json(stored: StoredMetric | Mapping[str, Any]) -> MetricRecord:
+    """A metric of a results document (``Metric.to_json()``; ``identity``/``samples`` when present), read as
+    its :class:`~pytest_gpuperf.schemas.results_doc.MetricRecord` or from its stored dict."""
+    m = stored if isinstance(stored, StoredMetric) else StoredMetric.from_json(stored)
+    if "name" not in m.keys:
+        raise KeyError("name")
+    stats = m.stats or {}
+    base = m.baseline or {}
+    samples = m.get("samples", stats.get("samples"))  # a top-level "samples" (summary) where a file has one
     summary = samples if isinstance(samples, dict) else sample_summary(samples)
-    info = m.get("info") if isinstance(m.get("info"), dict) else {}
+    info = m.info if isinstance(m.info, dict) else {}
     return MetricRecord(
-        name=str(m["name"]), test=str(m.get("test", "")), value=_num(m.get("value")), unit=str(m.get("unit", "")),
+        name=str(m.name), test=str(m.get("test", "")), value=_num(m.value), unit=str(m.get("unit", "")),
         better=str(m.get("better", "lower")), median=_num(stats.get("median")), mad=_num(stats.get("mad")),
         min=_num(stats.get("min")), max=_num(stats.get("max")),
         n=int(stats["n"]) if isinstance(stats.get("n"), (int, float)) else None, samples=summary,
-        verdict=str(m.get("verdict", "new")), baseline_value=_num(base.get("value")), band=_num(base.get("band")),
-        identity=dict(m.get("identity") or {}), tolerance=_tolerance(m.get("tolerance")),
+        verdict=str(m.get("verdict", Gate.NEW)), baseline_value=_num(base.get("value")), band=_num(base.get("band")),
+        identity=dict(m.identity or {}), tolerance=_tolerance(m.tolerance),
         info={k: info[k] for k in GATE_INFO if k in info})
 
 
@@ -244,9 +249,10 @@ def from_results(doc: Mapping[str, Any], source: str = "") -> RunRecord:
     why = not_results(doc)
     if why:
         raise NotResultsError(f"{source or 'document'}: {why}")
-    dev = dict(doc.get("device") or {})
-    env = dict(doc.get("environment") or {})
-    run = dict(doc.get("run") or {})
+    typed = as_document(doc, source or None)
+    dev = dict(typed.device or {})
+    env = dict(typed.environment or {})
+    run = dict(typed.run or {})
     extra = dev.get("extra") if isinstance(dev.get("extra"), dict) else {}
     options: dict[str, Any] = {"update_baselines": bool(run.get("update_baselines", False)),
                                "interrupted": bool(run.get("interrupted", False))}  # Ctrl-C: the tests that finished
@@ -266,8 +272,8 @@ def from_results(doc: Mapping[str, Any], source: str = "") -> RunRecord:
         mem_clock_mhz=_num(extra.get("mem_clock_mhz")), host=str(env.get("host", "")),
         argv=redact_argv(run.get("argv") or []),  # a results file written before passwords were redacted
         options=options, device=dev, source=source,
-        metrics=[metric_from_json(m) for m in doc.get("metrics") or [] if m.get("name")],
-        tests=durations_from(doc.get("tests")))
+        metrics=[metric_from_json(m) for m in typed.metrics if m.name],
+        tests=durations_from(typed.tests))
 
 
 def from_legacy_line(rec: Mapping[str, Any], source: str = "") -> RunRecord:

@@ -24,8 +24,9 @@ METRIC_KEYS = ("test", "name", "value", "unit", "better", "stats", "baseline", "
 DOCUMENT_KEYS = ("schema", "device", "environment", "run", "metrics", "card", "missing", "detection", "tests")
 
 
-class ResultsDocumentError(GpuPerfError):
-    """A results document that cannot be read as one: names the file and what is wrong with it."""
+class ResultsDocumentError(GpuPerfError, ValueError):
+    """A results document that cannot be read as one: names the file and what is wrong with it. A
+    ``ValueError`` too, so a reader that reports malformed input reports this one as well."""
 
     def __init__(self, where: str, problem: str) -> None:
         super().__init__(f"{where}: {problem}; a results document is what `--gpuperf-json` writes "
@@ -98,14 +99,14 @@ class ResultsDocument:
     @classmethod
     def from_json(cls, doc: Any, source: str | os.PathLike[str] | None = None) -> "ResultsDocument":
         """The typed document; :class:`ResultsDocumentError` naming ``source`` and the problem where ``doc``
-        is not an object, has no ``metrics`` list, or a section of the wrong kind."""
+        is not an object, has no ``metrics`` list, or a section that is neither an object nor null."""
         where = str(source) if source is not None else "<results document>"
         if not isinstance(doc, dict):
             raise ResultsDocumentError(where, f"holds a JSON {type(doc).__name__}, not an object")
         if not isinstance(doc.get("metrics"), list):
             raise ResultsDocumentError(where, "has no 'metrics' list")
         for k in ("device", "environment", "run"):
-            if k in doc and not isinstance(doc[k], dict):
+            if doc.get(k) is not None and not isinstance(doc[k], dict):
                 raise ResultsDocumentError(where, f"its '{k}' is {type(doc[k]).__name__}, not an object")
         named: dict[str, Any] = {k: doc[k] for k in DOCUMENT_KEYS if k in doc and k != "metrics"}
         metrics = tuple(MetricRecord.from_json(m, f"{where}: metrics[{i}]") for i, m in enumerate(doc["metrics"]))

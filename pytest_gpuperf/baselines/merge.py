@@ -14,6 +14,7 @@ import numpy as np
 
 from ..devices.base import timer_resolution
 from ..errors import GpuPerfError
+from ..schemas.results_doc import MetricRecord, ResultsDocument, as_document
 from ..timing.stats import MAD_TO_SIGMA, between_run_sigma
 from . import classes, noise, baseline_file, validity
 
@@ -21,32 +22,33 @@ from . import classes, noise, baseline_file, validity
 SHOWN_IMPOSSIBLE = 5
 
 
-def merge_runs(docs: Sequence[dict[str, Any]], k: float, floor: tuple[float, float] | None = None
+def merge_runs(raw_docs: Sequence[ResultsDocument | dict[str, Any]], k: float, floor: tuple[float, float] | None = None
                ) -> dict[str, dict[str, Any]]:
     """Baseline entries (name → entry) for one device/backend from several results documents."""
-    interrupted = [doc["run"].get("started", "?") for doc in docs if (doc.get("run") or {}).get("interrupted")]
+    docs = [as_document(d) for d in raw_docs]
+    interrupted = [doc.run.get("started", "?") for doc in docs if (doc.run or {}).get("interrupted")]
     if interrupted:
         raise GpuPerfError(f"{len(interrupted)} of the runs (started {', '.join(map(str, interrupted))}) were "
                            "interrupted before every test ran (run.interrupted): a baseline from a partial run "
                            "lacks the metrics it never reached and may hold figures of a disturbed one; run them "
                            "again and pass only complete runs")
     refuse_impossible(docs)
-    by_name: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    by_name: dict[str, list[MetricRecord]] = defaultdict(list)
     for doc in docs:
-        for m in doc["metrics"]:
-            if isinstance(m["value"], (int, float)):
-                by_name[m["name"]].append(m)
+        for m in doc.metrics:
+            if isinstance(m.value, (int, float)):
+                by_name[m.name].append(m)
     last = docs[-1]
-    is_cpu = bool(last["device"].get("is_cpu"))
-    prov = {"driver": last["environment"].get("driver"), "runtime": last["environment"].get("runtime"),
-            "toolkit": last["environment"].get("toolkit"), "device_name": last["device"]["name"],
-            "date": last["run"].get("finished"), "commit": last["environment"].get("commit"),
+    is_cpu = bool(last.device.get("is_cpu"))
+    prov = {"driver": last.environment.get("driver"), "runtime": last.environment.get("runtime"),
+            "toolkit": last.environment.get("toolkit"), "device_name": last.device["name"],
+            "date": last.run.get("finished"), "commit": last.environment.get("commit"),
             "runs": max((len(ms) for ms in by_name.values()), default=0)}
     entries = {}
     for name, ms in by_name.items():
-        values = np.array([m["value"] for m in ms], dtype=float)
+        values = np.array([m.value for m in ms], dtype=float)
         value = float(np.median(values))
-        within = [MAD_TO_SIGMA * m["stats"]["mad"] for m in ms if m.get("stats")]
+        within = [MAD_TO_SIGMA * m.stats["mad"] for m in ms if m.stats]
         own = [se for se in map(noise.own_se, ms) if se is not None]
         between = max(between_run_sigma(values), float(np.median(own)) if own else 0.0)
         spread = max(float(np.median(within)) if within else 0.0, between)
@@ -55,28 +57,28 @@ def merge_runs(docs: Sequence[dict[str, Any]], k: float, floor: tuple[float, flo
         if len(identities) > 1:
             raise GpuPerfError(f"metric {name!r} was measured with different options across the runs "
                                f"({' vs '.join(sorted(identities))}); pass only runs made the same way")
-        pooled = [x for m in ms for x in ((m.get("stats") or {}).get("samples") or [])]
-        entry = baseline_file.make_entry(value=value, worst=float(values.max()), unit=ref["unit"], better=ref["better"],
-                                 test=ref["test"], info=ref.get("info", {}), tolerance=ref.get("tolerance"),
-                                 spread=spread, k=k, floor_rel=classes.floor(ref["unit"], is_cpu, floor,
+        pooled = [x for m in ms for x in (m.samples or [])]
+        entry = baseline_file.make_entry(value=value, worst=float(values.max()), unit=ref.unit, better=ref.better,
+                                 test=ref.test, info=ref.get("info", {}), tolerance=ref.tolerance,
+                                 spread=spread, k=k, floor_rel=classes.floor(ref.unit, is_cpu, floor,
                                                                        classes.is_host_timed(ref.get("info")),
                                                                        noise.enough_repeats(len(values))),
                                  provenance=prov, between=between, samples=pooled or None,
                                  identity=ref.get("identity", {}), run_values=[float(v) for v in values],
-                                 resolution=classes.resolution_floor(ref["unit"], timer_resolution(last["device"]),
+                                 resolution=classes.resolution_floor(ref.unit, timer_resolution(last.device),
                                                                      ref.get("info")))
         entry["runs"] = len(values)
         entries[name] = entry
     return entries
 
 
-def refuse_impossible(docs: Sequence[dict[str, Any]]) -> None:
+def refuse_impossible(raw_docs: Sequence[ResultsDocument | dict[str, Any]]) -> None:
     """Raise :class:`GpuPerfError` naming every figure of the runs that no measurement can take (a negative
     time, a non-finite value or sample…: :func:`.validity.metric_problem`), with the run it is in: an entry
     is never made from one, and one left out quietly would hide a broken measurement."""
-    found = [f"run {i} ({(doc.get('run') or {}).get('started', '?')}): {why}"
-             for i, doc in enumerate(docs, start=1) for m in doc["metrics"]
-             if (why := validity.metric_problem(m, (doc.get("device") or {}).get("peak_bandwidth_gbs")))]
+    found = [f"run {i} ({(doc.run or {}).get('started', '?')}): {why}"
+             for i, doc in enumerate(map(as_document, raw_docs), start=1) for m in doc.metrics
+             if (why := validity.metric_problem(m, (doc.device or {}).get("peak_bandwidth_gbs")))]
     if not found:
         return
     more = len(found) - SHOWN_IMPOSSIBLE

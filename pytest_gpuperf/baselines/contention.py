@@ -21,6 +21,7 @@ from typing import Any, Mapping, Sequence
 from ..verdictwords import Gate
 from .. import exits
 from ..timing import observers
+from ..schemas.results_doc import ResultsDocument, as_document
 from . import noise, validity
 
 #: what :func:`disturbance` names, and the exit status of an init refused for it
@@ -73,28 +74,29 @@ class Screened:
         return max(sorted(counts), key=lambda c: counts[c]) if counts else "contended"
 
 
-def screen(docs: Sequence[dict[str, Any]], keep_contended: bool = False) -> Screened:
+def screen(raw_docs: Sequence[ResultsDocument | dict[str, Any]], keep_contended: bool = False) -> Screened:
     """The runs (results documents of one device and backend, in run order) as :func:`.merge.merge_runs`
     should merge them: each metric without its disturbed runs' figures; a metric disturbed in every run
     left out (kept and flagged with ``keep_contended``); a metric with an impossible value or sample in any run
     (:func:`.validity.metric_problem`) left out."""
-    is_cpu = bool(docs[-1]["device"].get("is_cpu")) if docs else False
+    docs = [as_document(d) for d in raw_docs]
+    is_cpu = bool(docs[-1].device.get("is_cpu")) if docs else False
     runs_of: dict[str, list[int]] = defaultdict(list)
     disturbed: dict[str, list[int]] = defaultdict(list)
     out = Screened(docs=[])
     for i, doc in enumerate(docs, start=1):
-        for m in doc["metrics"]:
-            why = validity.metric_problem(m, doc["device"].get("peak_bandwidth_gbs"))
-            if why and m["name"] not in out.left_out:
-                out.left_out[m["name"]] = f"run {i}: {why}"
-                out.impossible.append(m["name"])
-            if not isinstance(m.get("value"), (int, float)):
+        for m in doc.metrics:
+            why = validity.metric_problem(m, doc.device.get("peak_bandwidth_gbs"))
+            if why and m.name not in out.left_out:
+                out.left_out[m.name] = f"run {i}: {why}"
+                out.impossible.append(m.name)
+            if not isinstance(m.value, (int, float)):
                 continue
-            runs_of[m["name"]].append(i)
+            runs_of[m.name].append(i)
             cause = disturbance(m, is_cpu)
             if cause:
-                disturbed[m["name"]].append(i)
-                out.causes.setdefault(m["name"], cause)
+                disturbed[m.name].append(i)
+                out.causes.setdefault(m.name, cause)
     out.metrics = len(runs_of)
     drop: dict[str, set[int]] = {}
     for name, bad in disturbed.items():
@@ -112,8 +114,8 @@ def screen(docs: Sequence[dict[str, Any]], keep_contended: bool = False) -> Scre
         if name not in out.left_out and name not in out.partial and name not in out.flagged:
             del out.causes[name]  # impossible and disturbed: left out as impossible
     for i, doc in enumerate(docs, start=1):
-        kept = [m for m in doc["metrics"] if m["name"] not in out.left_out and i not in drop.get(m["name"], ())]
-        out.docs.append({**doc, "metrics": kept})
+        kept = [m.to_json() for m in doc.metrics if m.name not in out.left_out and i not in drop.get(m.name, ())]
+        out.docs.append({**doc.to_json(), "metrics": kept})
     return out
 
 

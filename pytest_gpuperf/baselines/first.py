@@ -25,7 +25,7 @@ from typing import Any, Callable, Sequence
 from ..verdictwords import Gate
 from ..errors import GpuPerfError
 from ..timing.observers import CONTENDED_RUN_LIMIT
-from ..util import jsonio
+from ..schemas.results_doc import ResultsDocument, as_document
 from . import baseline_file, contention
 
 #: the run results and logs of init: ``init-<n>-<backend>.json``, ``init-<n>.log`` (or ``.gz``)
@@ -72,12 +72,14 @@ def run_commands(device: str, numbers: Sequence[int], results_dir: Path, baselin
             for n in numbers]
 
 
-def run_line(i: int, runs: int, code: int, doc_paths: Sequence[Path], docs: Sequence[dict[str, Any]], log: Path) -> str:
+def run_line(i: int, runs: int, code: int, doc_paths: Sequence[Path], raw_docs: Sequence[ResultsDocument | dict[str, Any]],
+             log: Path) -> str:
     """One run in one line: its tests by outcome, its metrics by verdict, where its results and log went."""
+    docs = [as_document(d) for d in raw_docs]
     tests = Counter(t.get("outcome") or "?" for doc in docs for t in doc.get("tests", []))
-    verdicts = Counter(m.get("verdict") or "?" for doc in docs for m in doc["metrics"])
-    disturbed = sum(1 for doc in docs for m in doc["metrics"]
-                    if contention.disturbance(m, bool(doc["device"].get("is_cpu"))))
+    verdicts = Counter(m.verdict or "?" for doc in docs for m in doc.metrics)
+    disturbed = sum(1 for doc in docs for m in doc.metrics
+                    if contention.disturbance(m, bool(doc.device.get("is_cpu"))))
     counted = lambda c: ", ".join(f"{n} {k}" for k, n in sorted(c.items()))  # noqa: E731
     n_tests, n_metrics = sum(tests.values()), sum(verdicts.values())
     return (f"run {i} of {runs}: {n_tests} test{'s' if n_tests != 1 else ''} ({counted(tests) or 'none'}); "
@@ -115,7 +117,7 @@ def init(*, device: str, runs: int, baseline_dir: Path, results_dir: Path, pytes
     named = named_tests(pytest_args, here)
     say(f"{runs} run{'s' if runs > 1 else ''} of {' '.join(named) if named else 'the shipped suites'}; run "
         f"{numbers[0]}'s command (the others differ only in their number): {shlex.join(cmds[0])}")
-    docs: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    docs: dict[tuple[str, str], list[ResultsDocument]] = defaultdict(list)
     for i, (n, cmd) in enumerate(zip(numbers, cmds), start=1):
         log = folders[0] / f"init-{n}.log"
         log.parent.mkdir(parents=True, exist_ok=True)
@@ -132,13 +134,13 @@ def init(*, device: str, runs: int, baseline_dir: Path, results_dir: Path, pytes
         if code not in TAKEN_EXITS or not found:
             raise GpuPerfError(f"run {i} of {runs} ended with exit {code} and {'partial' if found else 'no'} results; "
                                f"its output is in {log}: fix what it names, then run init again")
-        run_docs = [jsonio.read_json(p) for p in found]
+        run_docs = [ResultsDocument.load(p) for p in found]
         say(run_line(i, runs, code, found, run_docs, log))
         if code == 1:
             say(f"run {i} had failing tests (exit 1, {log}); their metrics are still taken — review them before "
                 "committing the baseline")
         for doc in run_docs:
-            docs[(doc["device"]["key"], doc["device"]["backend"])].append(doc)
+            docs[(doc.device["key"], doc.device["backend"])].append(doc)
     screened = {group: contention.screen(group_docs, keep_contended) for group, group_docs in docs.items()}
     for (key, backend), sc in sorted(screened.items()):
         if sc.too_disturbed():
@@ -159,7 +161,7 @@ def init(*, device: str, runs: int, baseline_dir: Path, results_dir: Path, pytes
         for entry in entries.values():
             entry["provenance"] = prov  # one header: the file says what was left out, once
         if entries:
-            baseline_file.update(target, backend, baseline_file.device_header(docs[(key, backend)][-1]["device"]),
+            baseline_file.update(target, backend, baseline_file.device_header(docs[(key, backend)][-1].device),
                                  prov, entries)
             written.append(target.path)
         _report(say, sc, key, backend)
@@ -231,16 +233,16 @@ def _disagreeing(entries: dict[str, dict[str, Any]], results: Sequence[str], bac
 
     out: dict[str, str] = {}
     for path in results:
-        doc = jsonio.read_json(path)
-        if doc["device"]["backend"] != backend:
+        doc = ResultsDocument.load(path)
+        if doc.device["backend"] != backend:
             continue
-        for m in doc["metrics"]:
-            e = entries.get(m["name"])
-            if e is None or not isinstance(m.get("value"), (int, float)):
+        for m in doc.metrics:
+            e = entries.get(m.name)
+            if e is None or not isinstance(m.value, (int, float)):
                 continue
-            verdict = compare(float(m["value"]), e["better"], e, identity=m.get("identity", {})).verdict
+            verdict = compare(float(m.value), e["better"], e, identity=m.get("identity", {})).verdict
             if verdict in (Gate.REGRESSED, Gate.IMPROVED):
-                out[m["name"]] = f"{e['value']:.10g} vs {m['value']:.10g} on {doc['device']['key']}"
+                out[m.name] = f"{e['value']:.10g} vs {m.value:.10g} on {doc.device['key']}"
     return out
 
 

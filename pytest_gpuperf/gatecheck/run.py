@@ -35,6 +35,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from ..verdictwords import Gate
 from ..errors import GpuPerfError
+from ..schemas.results_doc import ResultsDocument, as_document
 from ..util import jsonio
 from ..util.atomic import atomic_write_json
 from ..util.locks import file_lock
@@ -190,27 +191,27 @@ def run_pytest(device: str, args: Sequence[str], results: Path, log: Path, *, ba
 
 def summarize_aa(k: int, outcome: RunOutcome, fresh: bool) -> dict[str, Any]:
     """One A/A entry: how many metrics, which regressed (with their lines), which were incomparable."""
-    doc = outcome.doc or {"metrics": [], "missing": []}
-    metrics = doc["metrics"]
-    regressed = [{"metric": m["name"], "line": m["info"].get("line", "")} for m in metrics
-                 if m["verdict"] == Gate.REGRESSED]
+    doc = as_document(outcome.doc or {"metrics": [], "missing": []}, str(outcome.results))
+    metrics = doc.metrics
+    regressed = [{"metric": m.name, "line": m.info.get("line", "")} for m in metrics
+                 if m.verdict == Gate.REGRESSED]
     verdicts: dict[str, int] = {}
     for m in metrics:
-        verdicts[m["verdict"]] = verdicts.get(m["verdict"], 0) + 1
+        verdicts[m.verdict] = verdicts.get(m.verdict, 0) + 1
     return {"run": k, "metrics": len(metrics), "regressed": regressed, "missing": doc.get("missing", []),
-            "incomparable": [m["name"] for m in metrics if m["verdict"] == Gate.INCOMPARABLE],
+            "incomparable": [m.name for m in metrics if m.verdict == Gate.INCOMPARABLE],
             "verdicts": verdicts, "exit": outcome.exit, "wall_s": round(outcome.wall_s, 1), "fresh_machine": fresh,
             "results": outcome.results.name, "log": outcome.log.name,
-            "finished": (doc.get("run") or {}).get("finished")}
+            "finished": (doc.run or {}).get("finished")}
 
 
 def detected(plant: Plant, outcome: RunOutcome) -> tuple[bool, str]:
     """Whether the gate caught ``plant`` in this run, and the verdict it gave the target metric."""
-    doc = outcome.doc or {"metrics": [], "missing": []}
+    doc = as_document(outcome.doc or {"metrics": [], "missing": []}, str(outcome.results))
     if plant.kind == "missing":
         gone = plant.metric in doc.get("missing", [])
         return gone and outcome.exit != 0, "missing" if gone else "recorded"
-    verdict = next((m["verdict"] for m in doc["metrics"] if m["name"] == plant.metric), "absent")
+    verdict = next((m.verdict for m in doc.metrics if m.name == plant.metric), "absent")
     return verdict == Gate.REGRESSED and outcome.exit != 0, verdict
 
 
@@ -220,9 +221,9 @@ def realized(plant: Plant, outcome: RunOutcome) -> float | None:
     each span of copies, a spin per launch), not the metric: a plant that hides behind other work, or a machine
     that reads better than the baseline (where the plant was not calibrated to it), moves less than the claimed
     size, and a miss is only the gate's where the metric moved at least its claim."""
-    doc = outcome.doc or {"metrics": []}
-    m = next((m for m in doc.get("metrics", []) if m["name"] == plant.metric), None)
-    base = (m or {}).get("baseline") or {}
+    doc = as_document(outcome.doc or {"metrics": []}, str(outcome.results))
+    m = doc.metric(plant.metric)
+    base = (None if m is None else m.baseline) or {}
     delta = base.get("delta_rel")
     if not isinstance(delta, (int, float)):
         return None
@@ -243,9 +244,9 @@ def machine_values(paths: Sequence[Path], key: str | None = None) -> dict[str, f
         got = ((doc.get("device") or {}) if isinstance(doc, dict) else {}).get("key")
         if key is not None and got != key:
             raise GpuPerfError(f"{path} holds results of {got!r}, not of {key!r}: calibrate from runs of this device")
-        for m in doc.get("metrics", []):
-            if isinstance(m.get("value"), (int, float)) and m.get("verdict") != Gate.CONTENDED:
-                seen.setdefault(m["name"], []).append(float(m["value"]))
+        for m in ResultsDocument.from_json({"metrics": [], **doc} if isinstance(doc, dict) else doc, path).metrics:
+            if isinstance(m.value, (int, float)) and m.verdict != Gate.CONTENDED:
+                seen.setdefault(m.name, []).append(float(m.value))
     return {name: float(statistics.median(v)) for name, v in seen.items()}
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import statistics
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -25,6 +26,7 @@ from .. import FLEET_COMPARE_SCHEMA
 from ..baselines import baseline_file, classes
 from ..baselines.merge import merge_runs
 from ..errors import GpuPerfError
+from ..schemas.results_doc import ResultsDocument, as_document
 from . import fleetstats
 from .fleetload import Card, Fleet, cohort_label
 from .fleetreport import Settings, exact_value, fleet_tested, analyze
@@ -41,7 +43,7 @@ def _models(fleet: Fleet) -> dict[tuple[str, str], list[Card]]:
     return out
 
 
-def same_way(cards: Sequence[Card]) -> tuple[list[dict[str, Any]], dict[str, int]]:
+def same_way(cards: Sequence[Card]) -> tuple[list[ResultsDocument], dict[str, int]]:
     """The cards' documents with each metric kept only where it was recorded the way most cards recorded
     it (unit, direction, identity: a fleet may span code versions whose options changed), and how many
     runs' values of each metric were dropped for it."""
@@ -54,16 +56,16 @@ def same_way(cards: Sequence[Card]) -> tuple[list[dict[str, Any]], dict[str, int
     majority = {name: max(counts.items(), key=lambda kv: kv[1])[0] for name, counts in ways.items()}
     docs, dropped = [], {}
     for c in cards:
-        for d in c.docs:
+        for d in map(as_document, c.docs):
             keep = []
-            for m in d["metrics"]:
+            for m in d.metrics:
                 key = (str(m.get("unit", "")), str(m.get("better", "lower")),
-                       json.dumps(m.get("identity") or {}, sort_keys=True))
-                if majority.get(str(m.get("name"))) == key:
+                       json.dumps(m.identity or {}, sort_keys=True))
+                if majority.get(str(m.name)) == key:
                     keep.append(m)
                 else:
-                    dropped[str(m.get("name"))] = dropped.get(str(m.get("name")), 0) + 1
-            docs.append({**d, "metrics": keep})
+                    dropped[str(m.name)] = dropped.get(str(m.name), 0) + 1
+            docs.append(replace(d, metrics=tuple(keep)))
     return docs, dropped
 
 
@@ -90,7 +92,7 @@ def fleet_baseline(fleet: Fleet, directory: str | Path, k: float = 6.0,
         prov = dict(next(iter(entries.values()))["provenance"]) if entries else {}
         prov["fleet_run"] = fleet.run_id
         prov["cards"] = len(kept)
-        baseline_file.update(baseline, backend, baseline_file.device_header(docs[-1]["device"]), prov, entries)
+        baseline_file.update(baseline, backend, baseline_file.device_header(docs[-1].device), prov, entries)
         written.append({"path": str(baseline.path), "key": key, "backend": backend, "cohort": label,
                         "metrics": len(entries), "cards": [c.name for c in kept],
                         "excluded": sorted(c.name for c in members if c.name in flagged),

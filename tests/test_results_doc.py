@@ -18,29 +18,31 @@ from pytest_gpuperf.util import jsonio
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _saved_results() -> list[Path]:
-    """Every saved file under results/ that is a results document (schema pytest-gpuperf/1)."""
+def _saved_results() -> list[tuple[Path, dict]]:
+    """Every saved file under results/ that is a results document (schema pytest-gpuperf/1), with its dict."""
     out = []
     for p in sorted((ROOT / "results").rglob("*.json*")):
-        if p.suffix not in (".json", ".gz") or not p.name.endswith((".json", ".json.gz")):
+        if not p.name.endswith((".json", ".json.gz")):
             continue
         raw = jsonio.read_json(p)
         if isinstance(raw, dict) and raw.get("schema") == RESULTS_SCHEMA:
-            out.append(p)
+            out.append((p, raw))
     return out
 
 
 def test_every_saved_results_file_round_trips_to_the_identical_dict() -> None:
-    paths = _saved_results()
-    assert len(paths) > 100, "the saved runs under results/ were not found"
-    for p in paths:
-        raw = jsonio.read_json(p)
-        doc = ResultsDocument.load(p)
-        assert len(doc.metrics) == len(raw["metrics"])
+    saved = _saved_results()
+    assert len(saved) > 100, "the saved runs under results/ were not found"
+    for p, raw in saved:
+        doc = ResultsDocument.from_json(raw, p)
+        assert len(doc.metrics) == len(raw["metrics"]) and doc.source == str(p)
         back = doc.to_json()
         assert back == raw, p
-        # key order too, at the top and in every metric
-        assert json.dumps(back) == json.dumps(raw), p
+        # key order too, at the top and in every metric (nested sections are the file's own dicts)
+        assert list(back) == list(raw), p
+        assert all(list(a) == list(b) for a, b in zip(back["metrics"], raw["metrics"])), p
+    gz = next(p for p, _ in saved if p.suffix == ".gz")
+    assert ResultsDocument.load(gz).to_json() == jsonio.read_json(gz)
 
 
 def test_a_written_document_round_trips_and_names_its_fields() -> None:

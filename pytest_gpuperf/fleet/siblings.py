@@ -33,6 +33,7 @@ from ..verdictwords import SHIFT_TO_SIBLING, Shift, Sibling
 from .. import SIBLINGS_SCHEMA
 from ..baselines import classes
 from ..baselines.verdicts import shift
+from ..schemas.results_doc import MetricRecord, ResultsDocument, as_document
 from ..timing.difference import ALPHA, difference, usable
 from .identity import physical_id
 
@@ -49,14 +50,15 @@ class Card:
     name: str
     physical: str
     is_cpu: bool
-    metrics: Mapping[str, Mapping[str, Any]]  # name → the results file's metric entry
+    metrics: Mapping[str, MetricRecord]  # name → the results file's metric entry
 
     @classmethod
-    def from_document(cls, doc: Mapping[str, Any]) -> "Card":
-        dev = doc.get("device") or {}
+    def from_document(cls, raw: ResultsDocument | Mapping[str, Any]) -> "Card":
+        doc = as_document(raw if isinstance(raw, ResultsDocument) or "metrics" in raw else {**raw, "metrics": []})
+        dev = doc.device or {}
         return cls(spec=str(dev.get("spec") or f"{dev.get('backend')}:{dev.get('index')}"), key=str(dev.get("key")),
                    name=str(dev.get("name", "")), physical=physical_id(dev), is_cpu=bool(dev.get("is_cpu")),
-                   metrics={m["name"]: m for m in doc.get("metrics", [])})
+                   metrics={m.name: m for m in doc.metrics})
 
 
 @dataclass
@@ -109,15 +111,14 @@ def _finite(x: float | None) -> float | str | None:
     return x if x is None or math.isfinite(x) else repr(x)
 
 
-def _samples(metric: Mapping[str, Any]) -> list[float] | None:
-    stats = metric.get("stats") or {}
-    xs = stats.get("samples")
+def _samples(metric: MetricRecord) -> list[float] | None:
+    xs = metric.samples
     return [float(x) for x in xs] if xs else None
 
 
-def _value(metric: Mapping[str, Any]) -> float | None:
+def _value(metric: MetricRecord) -> float | None:
     try:
-        v = float(metric.get("value"))
+        v = float(metric.value)
     except (TypeError, ValueError):
         return None
     return v if math.isfinite(v) else None
@@ -131,7 +132,7 @@ def judge(name: str, card: Card, siblings: Sequence[Card], floor: float, alpha: 
     others = [s.metrics[name] for s in siblings]
     row = Row(name, card.spec, unit, better, value, None, None, floor, Sibling.SAME, "-")
     for o in others:
-        if o.get("unit") != unit or (o.get("identity") or {}) != (mine.get("identity") or {}):
+        if o.unit != unit or (o.identity or {}) != (mine.identity or {}):
             row.verdict = Sibling.INCOMPARABLE
             row.reason = "measured another way on a sibling (unit or identity differs)"
             return row

@@ -92,3 +92,10 @@ def test_load_reads_gzip_and_refuses_what_is_not_json(tmp_path: Path) -> None:
         ResultsDocument.load(bad)
     with pytest.raises(FileNotFoundError):
         ResultsDocument.load(tmp_path / "none.json")
+
+
+def test_require_fails_as_indexing_the_stored_dict_would() -> None:
+    rec = MetricRecord.from_json({"name": "x", "value": 1.0})
+    assert rec.require("name", "value") is rec
+    with pytest.raises(KeyError, match="unit"):
+        rec.require("name", "unit")

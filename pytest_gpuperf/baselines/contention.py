@@ -87,12 +87,12 @@ def screen(raw_docs: Sequence[ResultsDocument | dict[str, Any]], keep_contended:
     for i, doc in enumerate(docs, start=1):
         for m in doc.metrics:
             why = validity.metric_problem(m, doc.device.get("peak_bandwidth_gbs"))
-            if why and m.name not in out.left_out:
+            if why and m.require("name").name not in out.left_out:
                 out.left_out[m.name] = f"run {i}: {why}"
                 out.impossible.append(m.name)
             if not isinstance(m.value, (int, float)):
                 continue
-            runs_of[m.name].append(i)
+            runs_of[m.require("name").name].append(i)
             cause = disturbance(m, is_cpu)
             if cause:
                 disturbed[m.name].append(i)
@@ -114,7 +114,8 @@ def screen(raw_docs: Sequence[ResultsDocument | dict[str, Any]], keep_contended:
         if name not in out.left_out and name not in out.partial and name not in out.flagged:
             del out.causes[name]  # impossible and disturbed: left out as impossible
     for i, doc in enumerate(docs, start=1):
-        kept = [m.to_json() for m in doc.metrics if m.name not in out.left_out and i not in drop.get(m.name, ())]
+        kept = [m.to_json() for m in doc.metrics
+                if m.require("name").name not in out.left_out and i not in drop.get(m.name, ())]
         out.docs.append({**doc.to_json(), "metrics": kept})
     return out
 

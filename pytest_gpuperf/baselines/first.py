@@ -237,7 +237,7 @@ def _disagreeing(entries: dict[str, dict[str, Any]], results: Sequence[str], bac
         if doc.device["backend"] != backend:
             continue
         for m in doc.metrics:
-            e = entries.get(m.name)
+            e = entries.get(m.require("name").name)
             if e is None or not isinstance(m.value, (int, float)):
                 continue
             verdict = compare(float(m.value), e["better"], e, identity=m.get("identity", {})).verdict

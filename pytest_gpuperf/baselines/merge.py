@@ -36,8 +36,8 @@ def merge_runs(raw_docs: Sequence[ResultsDocument | dict[str, Any]], k: float, f
     by_name: dict[str, list[MetricRecord]] = defaultdict(list)
     for doc in docs:
         for m in doc.metrics:
-            if isinstance(m.value, (int, float)):
-                by_name[m.name].append(m)
+            if isinstance(m.require("value").value, (int, float)):
+                by_name[m.require("name").name].append(m)
     last = docs[-1]
     is_cpu = bool(last.device.get("is_cpu"))
     prov = {"driver": last.environment.get("driver"), "runtime": last.environment.get("runtime"),
@@ -58,6 +58,7 @@ def merge_runs(raw_docs: Sequence[ResultsDocument | dict[str, Any]], k: float, f
             raise GpuPerfError(f"metric {name!r} was measured with different options across the runs "
                                f"({' vs '.join(sorted(identities))}); pass only runs made the same way")
         pooled = [x for m in ms for x in (m.samples or [])]
+        ref.require("unit", "better", "test")
         entry = baseline_file.make_entry(value=value, worst=float(values.max()), unit=ref.unit, better=ref.better,
                                  test=ref.test, info=ref.get("info", {}), tolerance=ref.tolerance,
                                  spread=spread, k=k, floor_rel=classes.floor(ref.unit, is_cpu, floor,

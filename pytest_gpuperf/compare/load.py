@@ -143,7 +143,7 @@ def merge(name: str, records: Sequence[MetricRecord | Mapping[str, Any]]) -> Sid
     """One :class:`SideMetric` from the metric's records in each run of a side (records, or their stored dicts)."""
     entries = [m if isinstance(m, MetricRecord) else MetricRecord.from_json(m) for m in records]
     last = entries[-1]
-    values = [_number(m.value) for m in entries]
+    values = [_number(m.require("value").value) for m in entries]
     per_run = [(m.samples or []) for m in entries]
     if all(len(s) >= MIN_SAMPLES for s in per_run):
         samples: list[float] | None = [float(x) for s in per_run for x in s]
@@ -162,6 +162,7 @@ def merge(name: str, records: Sequence[MetricRecord | Mapping[str, Any]]) -> Sid
     if len(entries) > 1:  # a side is shared or throttled where any of its runs was (timing.observers)
         for key, pooled in observers.pool_marks([m.info or {} for m in entries]).items():
             info[key] = {**(info.get(key) if isinstance(info.get(key), Mapping) else {}), **pooled}
+    last.require("unit", "better")
     return SideMetric(name=name, unit=str(last.unit), better=str(last.better), test=str(last.get("test", "")),
                       values=values, samples=samples, basis=basis, identity=dict(last.identity or {}),
                       identity_problem=problem, info=info,
@@ -183,7 +184,7 @@ def side_from_docs(label: str, raw_docs: Sequence[ResultsDocument | dict[str, An
     for path, doc in zip(paths, docs):
         seen: set[str] = set()
         for m in doc.metrics:
-            if m.name in seen:
+            if m.require("name").name in seen:
                 raise CompareInputError(f"{path}: metric {m.name!r} appears twice in one run; a results file "
                                         "records each metric once (two entries are not two runs: give each run "
                                         "its own file)")

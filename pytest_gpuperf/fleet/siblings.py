@@ -58,7 +58,7 @@ class Card:
         dev = doc.device or {}
         return cls(spec=str(dev.get("spec") or f"{dev.get('backend')}:{dev.get('index')}"), key=str(dev.get("key")),
                    name=str(dev.get("name", "")), physical=physical_id(dev), is_cpu=bool(dev.get("is_cpu")),
-                   metrics={m.name: m for m in doc.metrics})
+                   metrics={m.require("name").name: m for m in doc.metrics})
 
 
 @dataclass

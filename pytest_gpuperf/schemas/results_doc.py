@@ -65,6 +65,14 @@ class MetricRecord:
             return default
         return self.extra[key] if key in self.extra else getattr(self, key)
 
+    def require(self, *keys: str) -> "MetricRecord":
+        """This record, after a ``KeyError`` for the first of ``keys`` the file lacks: a reader that needs a
+        field fails as indexing the stored dict would."""
+        for k in keys:
+            if k not in self.keys:
+                raise KeyError(k)
+        return self
+
     @classmethod
     def from_json(cls, doc: Any, where: str = "<metric>") -> "MetricRecord":
         """The record of one stored metric; :class:`ResultsDocumentError` where it is not an object."""

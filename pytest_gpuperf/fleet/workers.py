@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..report import results
+from ..schemas.results_doc import as_document
 from ..util.atomic import atomic_write_json
 from . import siblings
 from ..util import jsonio
@@ -75,7 +76,8 @@ class Gathered:
 
     def recorded(self) -> dict[str, list[str]]:
         """The verdicts of the metrics recorded per device spec."""
-        return {d["device"]["spec"]: [m["verdict"] for m in d["metrics"]] for d in self.documents()}
+        docs = [as_document(d) for d in self.documents()]
+        return {d.device["spec"]: [m.require("verdict").verdict for m in d.metrics] for d in docs}
 
     def lines(self) -> list[tuple[str, dict[str, bool]]]:
         """Every worker's summary lines, the workers ordered by the first device they report."""

@@ -23,6 +23,7 @@ from typing import Any, Mapping
 from . import descent
 from .evaluate import Config
 from .strategies import Context
+from ..schemas.results_doc import ResultsDocument, as_document
 from ..util import jsonio
 
 
@@ -131,17 +132,19 @@ def replay_kernel(kernel: str, pts: Mapping[str, Mapping[str, Any]], survivors: 
     return thesis, ranked
 
 
-def replay_results(doc: Mapping[str, Any], floor: float = 0.01,
+def replay_results(doc: ResultsDocument | Mapping[str, Any], floor: float = 0.01,
                    rule: str = "bracket") -> list[tuple[FinalPass, FinalPass]]:
     """Every kernel of a results document that carries saved points and the thesis tuner's survivors."""
-    metrics = {m["name"]: m for m in doc.get("metrics", [])}
+    typed = as_document(doc if isinstance(doc, ResultsDocument) or "metrics" in doc else {**doc, "metrics": []})
+    metrics = {m.require("name").name: m for m in typed.metrics}
     out = []
     for name, m in sorted(metrics.items()):
         if not (name.startswith("tuning.") and name.endswith(".space")):
             continue
         kernel = name[len("tuning."):-len(".space")]
-        pts = (m.get("info") or {}).get("points")
-        pruning = ((metrics.get(f"tuning.{kernel}.dao.quality") or {}).get("info") or {}).get("pruning") or {}
+        pts = (m.info or {}).get("points")
+        quality = metrics.get(f"tuning.{kernel}.dao.quality")
+        pruning = ((None if quality is None else quality.info) or {}).get("pruning") or {}
         if not pts or "survivors" not in pruning:
             continue
         out.append(replay_kernel(kernel, pts, pruning["survivors"], pruning.get("profiled", []), floor, rule))

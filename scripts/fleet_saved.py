@@ -7,7 +7,7 @@ machine). Its first A/A run (``aa-*.json.gz``: unchanged runs of the full suites
 fleet, its second A/A run (where the gate check made one) the card's confirmation run; the planted runs of
 the same folders are left out (they are slowed on purpose). The labels go to
 ``gpuperf fleet report --files LABEL=FILE ...`` (the confirmation: a second fleet of the same labels); this
-script writes the report as JSON (gzip) and text.
+script writes the report as JSON (gzip) and prints it as text.
 
     python scripts/fleet_saved.py [--out results/fleet-saved]
 """
@@ -58,7 +58,6 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     with gzip.open(out / "fleet-report.json.gz", "wt", encoding="utf-8") as fh:
         fh.write(fleetformat.json_text(report))
-    (out / "fleet-report.txt").write_text(fleetformat.text(report) + "\n", encoding="utf-8")
     print(fleetformat.text(report))
     return fleetreport.exit_status(report)
 

@@ -7,7 +7,7 @@ dropped. It is applied to a private copy of the repository (the working tree is 
 against the test files that exercise its module (:data:`TESTS`), with a timeout per mutant. A mutant the
 tests fail on (or time out on) is *killed*; one they pass is a *survivor*: a change of behaviour no test pins.
 
-    python3 scripts/mutation_check.py --sample 120 --seed 1 --report results/mutation/report.txt
+    python3 scripts/mutation_check.py --sample 120 --seed 1 --report results/mutation/report.txt && gzip -9n results/mutation/report.txt
     python3 scripts/mutation_check.py --module baselines/validity.py --list
 
 The report holds the kill rate and every survivor as ``file:line: mutation``.

@@ -8,7 +8,6 @@ run. The bands the script set from the spread between machines are what the ship
 
 from __future__ import annotations
 
-import functools
 import math
 import statistics
 from pathlib import Path
@@ -26,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 aa_bands = load_script("aa_bands")
 
 
-_runs = functools.lru_cache(maxsize=None)(aa_bands.aa_runs)  # each card's A/A runs read once
+_runs = aa_bands.aa_runs  # read once per process (aa_bands caches them)
 
 
 @pytest.fixture(scope="module", params=aa_bands.KEYS)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import copy
 import json
-import functools
 import math
 
 import pytest
@@ -27,7 +26,7 @@ from suite_support import load_script
 
 aa_bands = load_script("aa_bands")
 derived_bands = load_script("derived_bands")
-_runs = functools.lru_cache(maxsize=None)(aa_bands.aa_runs)  # each card's A/A runs read once
+_runs = aa_bands.aa_runs  # read once per process (aa_bands caches them)
 
 
 def _pooled(name: str, entry: dict) -> bool:

@@ -374,3 +374,24 @@ def test_an_additive_plants_relative_move_is_not_set_beside_its_claim():
 
     assert "under-delivered" not in problems("model")[0]
     assert "under-delivered" in problems("summation")[0]
+
+
+def test_plants_are_sized_from_the_baseline_the_runs_use_where_no_baselines_folder_exists(tmp_path, monkeypatch):
+    """A gate check run in a folder with no ``baselines/`` sizes its plants from the shipped baseline the runs
+    are gated against (reviewed, plus a CPU family's entries), not from an empty baseline."""
+    from pytest_gpuperf.baselines import lookup
+    from pytest_gpuperf.baselines.cli import gated_entries
+    from pytest_gpuperf.devices import discover, resolve
+
+    found = discover()
+    if not found:
+        pytest.skip("no OpenCL or CUDA device: install pocl-opencl-icd")
+    (info,) = resolve("0", found)[:1]
+    monkeypatch.chdir(tmp_path)
+    src = lookup.resolve(tmp_path / "baselines", info.key, info.backend, info.family_key)
+    if src.origin == "none":
+        pytest.skip(f"{info.key}: neither a reviewed baseline nor a family file ships for this device")
+    entries = gated_entries(None, info)
+    assert entries and entries == src.file.metrics(info.backend)
+    chosen, _ = families.family_plants(None, info.is_cpu, entries, entry_band, spec=info.spec)
+    assert any(p.tests and "::" in p.tests[0] for p in chosen), "no plant took its test from a baseline entry"

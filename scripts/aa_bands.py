@@ -4,7 +4,7 @@ The gate's Mann–Whitney test took scipy's normal approximation wherever timer-
 with it a run's 5 samples against a baseline's 15 (three runs) never reached p < 0.001, however far apart:
 those gates (throughput, summation times, pointer chases) could not regress. The test is now exact on small
 sides (:func:`pytest_gpuperf.timing.difference.rank_p_value`), so every unchanged run that sat outside such
-a band would now fail. This script reads the saved A/A runs (``aa-*.json.gz`` under ``results/<key>*/``: each
+a band would now fail. This script reads the saved A/A runs (``aa-*.json.xz``, ``aa-*.json.xz`` under ``results/<key>*/``: each
 gate-check folder ran on a newly lent machine) made since each entry's baseline, with the entry's test and
 identity, and computes each run's delta against the shipped band. Where a run sat outside the band on the bad
 side, the entry's band is set from the measured spread between machines: the entry's k × the run-to-run σ
@@ -79,7 +79,7 @@ def _aa_runs(key: str, results: Path) -> tuple[Run, ...]:
     of JSON that the scripts (and their tests) would otherwise parse again for every table they make."""
     runs = []
     for folder in sorted(results.glob(f"{key}*")):
-        for path in sorted(folder.rglob("aa-*.json.gz")):
+        for path in sorted((p for p in folder.rglob("aa-*.json*") if jsonio.is_results_name(p.name))):
             doc = jsonio.read_json(path)
             runs.append(Run(str(path.relative_to(folder)), str(doc["run"]["started"]),
                             {m["name"]: m for m in doc["metrics"]}))

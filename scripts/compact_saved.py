@@ -1,6 +1,8 @@
 """Store the saved runs under ``results/`` in fewer bytes without changing what any reader takes from them.
 
-Every tracked ``*.gz`` under the folders named is rewritten in place, at the same path:
+Every tracked ``*.gz`` and ``*.xz`` under the folders named is rewritten in place, at the same path (with
+``--xz``, each ``*.json.xz`` becomes ``*.json.xz`` beside it, the ``.gz`` removed, whatever the size, so every
+saved run has one form):
 
 * a results document (schema ``pytest-gpuperf/1``) as the results writer stores one now
   (:func:`pytest_gpuperf.report.results.dumps`): compact JSON, and each metric's ``info.line`` left out where
@@ -8,15 +10,18 @@ Every tracked ``*.gz`` under the folders named is rewritten in place, at the sam
 * any other file (logs, CSV, other JSON) with the same bytes inside, only compressed again.
 
 Compression is gzip level 9 with mtime 0, or with ``--zopfli`` Zopfli's gzip encoder (``pip install zopfli``;
-the same gzip format, about a tenth fewer bytes, slow), so the same input gives the same file. A file is
-replaced only where the new one is smaller.
+the same gzip format, about a tenth fewer bytes, slow), or xz at its strongest preset for ``*.xz``
+(:func:`pytest_gpuperf.util.jsonio.xz_bytes`), so the same input gives the same file. A file is replaced only
+where the new one is smaller.
 
-``--check REV`` compares every tracked ``*.gz`` under the folders with the one at git revision ``REV``: a
+``--check REV`` compares every tracked file under the folders with the one at git revision ``REV`` (an
+``x.json.xz`` with ``x.json.gz`` there, where it was converted since): a
 results document must equal the one at ``REV`` less the restated lines, key for key and float for float, and
 still follow the results schema; any other file must hold the same bytes. It prints one line per file that
 differs and exits 1 if any does.
 
     python3 scripts/compact_saved.py --zopfli results
+    python3 scripts/compact_saved.py --xz results && git add -A results
     python3 scripts/compact_saved.py --check main results
 """
 
@@ -25,6 +30,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import lzma
 import os
 import subprocess
 import sys
@@ -38,12 +44,13 @@ sys.path.insert(0, str(ROOT))
 from pytest_gpuperf import RESULTS_SCHEMA  # noqa: E402
 from pytest_gpuperf.report import results  # noqa: E402
 from pytest_gpuperf.schemas import problems  # noqa: E402
+from pytest_gpuperf.util import jsonio  # noqa: E402
 
 
 def tracked(folders: list[str]) -> list[str]:
-    """The tracked ``*.gz`` files under ``folders`` (paths relative to the repository root)."""
+    """The tracked ``*.gz`` and ``*.xz`` files under ``folders`` (paths relative to the repository root)."""
     out = subprocess.run(["git", "ls-files", "-z", "--", *folders], cwd=ROOT, capture_output=True, check=True).stdout
-    return sorted(p for p in out.decode("utf-8").split("\0") if p.endswith(".gz"))
+    return sorted(p for p in out.decode("utf-8").split("\0") if p.endswith(jsonio.COMPRESSED) and (ROOT / p).exists())
 
 
 def results_document(text: bytes) -> dict[str, Any] | None:
@@ -59,11 +66,17 @@ def results_document(text: bytes) -> dict[str, Any] | None:
 
 def inner(name: str, raw: bytes) -> bytes:
     """What the file ``name`` holds once rewritten: a results document re-encoded, anything else unchanged."""
-    doc = results_document(raw) if name.endswith(".json.gz") else None
+    doc = results_document(raw) if jsonio.uncompressed_name(name).endswith(".json") else None
     return raw if doc is None else results.dumps(doc).encode("utf-8")
 
 
-def compress(data: bytes, zopfli: bool) -> bytes:
+def decompress(name: str, data: bytes) -> bytes:
+    return lzma.decompress(data) if name.endswith(jsonio.XZ) else gzip.decompress(data)
+
+
+def compress(data: bytes, zopfli: bool, xz: bool = False) -> bytes:
+    if xz:
+        return jsonio.xz_bytes(data)
     if zopfli:
         import zopfli.gzip as zgzip
 
@@ -71,16 +84,21 @@ def compress(data: bytes, zopfli: bool) -> bytes:
     return gzip.compress(data, compresslevel=9, mtime=0)
 
 
-def rewrite(name: str, zopfli: bool) -> tuple[str, int, int]:
-    """Rewrite ``name`` in place where that makes it smaller; (name, bytes before, bytes after)."""
+def rewrite(name: str, zopfli: bool, to_xz: bool = False) -> tuple[str, int, int]:
+    """Rewrite ``name`` in place where that makes it smaller (``to_xz``: a ``.json.gz`` as ``.json.xz`` beside
+    it, the ``.gz`` removed); (the name now, bytes before, bytes after)."""
     path = ROOT / name
     old = path.read_bytes()
-    new = compress(inner(name, gzip.decompress(old)), zopfli)
-    if len(new) < len(old):
-        tmp = path.with_name(path.name + ".recode.tmp")
+    convert = to_xz and name.endswith(".json" + jsonio.GZ)
+    target = path.with_name(path.name[: -len(jsonio.GZ)] + jsonio.XZ) if convert else path
+    new = compress(inner(name, decompress(name, old)), zopfli, xz=target.suffix == jsonio.XZ)
+    if len(new) < len(old) or target != path:  # converted whatever the size: every saved run one form
+        tmp = target.with_name(target.name + ".recode.tmp")
         tmp.write_bytes(new)
-        os.replace(tmp, path)
-        return name, len(old), len(new)
+        os.replace(tmp, target)
+        if target != path:
+            path.unlink()
+        return str(target.relative_to(ROOT)), len(old), len(new)
     return name, len(old), len(old)
 
 
@@ -101,12 +119,16 @@ def info(metric: dict[str, Any]) -> dict[str, Any]:
 
 def difference(name: str, rev: str) -> str | None:
     """Why the file ``name`` holds other data than at ``rev`` (None when it holds the same)."""
-    before = gzip.decompress(subprocess.run(["git", "show", f"{rev}:{name}"], cwd=ROOT, capture_output=True,
-                                            check=True).stdout)
-    after = gzip.decompress((ROOT / name).read_bytes())
+    then = name
+    if name.endswith(jsonio.XZ) and subprocess.run(["git", "cat-file", "-e", f"{rev}:{name}"], cwd=ROOT,
+                                                   capture_output=True).returncode != 0:
+        then = name[: -len(jsonio.XZ)] + jsonio.GZ  # converted since REV
+    before = decompress(then, subprocess.run(["git", "show", f"{rev}:{then}"], cwd=ROOT, capture_output=True,
+                                             check=True).stdout)
+    after = decompress(name, (ROOT / name).read_bytes())
     if after == before:
         return None
-    was = results_document(before) if name.endswith(".json.gz") else None
+    was = results_document(before) if jsonio.uncompressed_name(name).endswith(".json") else None
     if was is None:
         return "other bytes inside, and it is not a results document"
     now = json.loads(after)
@@ -125,12 +147,13 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("folders", nargs="+", help="folders of saved runs, e.g. results")
     ap.add_argument("--zopfli", action="store_true", help="compress with Zopfli's gzip encoder (pip install zopfli)")
+    ap.add_argument("--xz", action="store_true", help="store each *.json.xz as *.json.xz (about a fifth smaller)")
     ap.add_argument("--check", metavar="REV", help="compare each file with the one at git revision REV; write nothing")
     ap.add_argument("--jobs", type=int, default=1, help="files rewritten at once")
     args = ap.parse_args(argv)
     names = tracked(args.folders)
     if not names:
-        print(f"no tracked .gz file under {' '.join(args.folders)}", file=sys.stderr)
+        print(f"no tracked .gz or .xz file under {' '.join(args.folders)}", file=sys.stderr)
         return 2
     if args.check:
         bad = [(n, why) for n in names if (why := difference(n, args.check)) is not None]
@@ -141,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1 if bad else 0
     before = after = 0
     with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        for name, old, new in pool.map(rewrite, names, [args.zopfli] * len(names)):
+        for name, old, new in pool.map(rewrite, names, [args.zopfli] * len(names), [args.xz] * len(names)):
             before, after = before + old, after + new
             if new < old:
                 print(f"{name}: {old} -> {new} bytes", flush=True)

@@ -3,11 +3,11 @@
 Each gate check ran on a newly lent machine, and the saved runs record no UUID or serial (they predate the
 ``card`` section), every one reads host ``vm`` and PCI address ``0000:00:06.0``: the files cannot tell the
 machines apart, only the folders can. So one card = one gate-check folder (``gatecheck-<commit>``: one
-machine). Its first A/A run (``aa-*.json.gz``: unchanged runs of the full suites) is the card's run in the
+machine). Its first A/A run (``aa-*.json.xz``: unchanged runs of the full suites) is the card's run in the
 fleet, its second A/A run (where the gate check made one) the card's confirmation run; the planted runs of
 the same folders are left out (they are slowed on purpose). The labels go to
 ``gpuperf fleet report --files LABEL=FILE ...`` (the confirmation: a second fleet of the same labels); this
-script writes the report as JSON (gzip) and prints it as text.
+script writes the report as JSON (xz) and prints it as text.
 
     python scripts/fleet_saved.py [--out results/fleet-saved]
 """
@@ -15,7 +15,6 @@ script writes the report as JSON (gzip) and prints it as text.
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import sys
 from pathlib import Path
@@ -24,6 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from pytest_gpuperf.fleet import fleetformat, fleetload, fleetreport  # noqa: E402
+from pytest_gpuperf.util import jsonio  # noqa: E402
 
 #: the device folders whose gate checks each ran on a new machine, and the short label of each
 DEVICES = {"nvidia-h100-80gb-hbm3": "h100", "nvidia-h200": "h200"}
@@ -33,7 +33,7 @@ def labelled_files(results: Path) -> list[tuple[str, str]]:
     """(label, file) of every A/A run of every gate-check folder: ``h100/gatecheck-04e740c``."""
     pairs = []
     for folder, short in DEVICES.items():
-        for aa in sorted((results / folder).rglob("aa-*.json.gz")):
+        for aa in sorted((p for p in (results / folder).rglob("aa-*.json*") if jsonio.is_results_name(p.name))):
             check = aa.parent if aa.parent.name.startswith("gatecheck-") else aa.parent.parent \
                 if aa.parent.parent.name.startswith("gatecheck-") else aa.parent
             pairs.append((f"{short}/{check.name}", str(aa.relative_to(ROOT))))
@@ -56,8 +56,7 @@ def main(argv: list[str] | None = None) -> int:
                         "confirm": [{"label": k, "file": v} for k, v in sorted(second.items())]}
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    with gzip.open(out / "fleet-report.json.gz", "wt", encoding="utf-8") as fh:
-        fh.write(fleetformat.json_text(report))
+    jsonio.write_xz(out / "fleet-report.json", fleetformat.json_text(report).encode("utf-8"))
     print(fleetformat.text(report))
     return fleetreport.exit_status(report)
 

@@ -25,7 +25,6 @@ import argparse
 import contextlib
 import copy
 import dataclasses
-import gzip
 import io
 import json
 import sys
@@ -39,51 +38,53 @@ sys.path.insert(0, str(ROOT))
 from pytest_gpuperf.baselines import lookup  # noqa: E402
 from pytest_gpuperf.cli import main as gpuperf  # noqa: E402
 from pytest_gpuperf.devices.base import DeviceInfo  # noqa: E402
+from pytest_gpuperf.device_runs import DeviceRun  # noqa: E402
 from pytest_gpuperf.fleet import siblings  # noqa: E402
 from pytest_gpuperf.report.results import Metric, jsonable  # noqa: E402
-from pytest_gpuperf.session import DeviceRun, GpuPerfSession, Options  # noqa: E402
+from pytest_gpuperf.session import GpuPerfSession, Options  # noqa: E402
 from pytest_gpuperf.timing.stats import Stats  # noqa: E402
+from pytest_gpuperf.util import jsonio  # noqa: E402
 
 RESULTS = ROOT / "results"
 #: folders whose every results file is judged again against the shipped reviewed baseline
 GATE_FOLDERS = ("nvidia-h200/gatecheck-e003155", "nvidia-h100-80gb-hbm3/gatecheck-04e740c",
                 "pocl-pthread-haswell-amd-epyc/gatecheck")
 #: single PoCL runs judged the same way
-GATE_FILES = ("pocl-cpu-skylake-avx512-amd-epyc/pocl5-gate-1-opencl.json.gz",
-              "pocl-pthread-skylake-avx512-amd-epyc/suites-opencl.json.gz",
-              "pocl-pthread-haswell-amd-epyc/default-1-opencl.json.gz")
+GATE_FILES = ("pocl-cpu-skylake-avx512-amd-epyc/pocl5-gate-1-opencl.json.xz",
+              "pocl-pthread-skylake-avx512-amd-epyc/suites-opencl.json.xz",
+              "pocl-pthread-haswell-amd-epyc/default-1-opencl.json.xz")
 #: (reference files, judged file): a run gated against another run (--gpuperf-compare)
-COMPARE_GATE = ((("nvidia-h200/gatecheck-e003155/aa-1.json.gz",), "nvidia-h200/gatecheck-e003155/aa-2.json.gz"),
-                (("nvidia-h200/gatecheck-e003155/aa-1.json.gz", "nvidia-h200/gatecheck-e003155/aa-2.json.gz"),
-                 "nvidia-h200/gatecheck-e003155/plant-memory-1.json.gz"),
-                (("pocl-pthread-haswell-amd-epyc/gatecheck/aa-1.json.gz",),
-                 "pocl-pthread-haswell-amd-epyc/gatecheck/plant-compute-1.json.gz"))
+COMPARE_GATE = ((("nvidia-h200/gatecheck-e003155/aa-1.json.xz",), "nvidia-h200/gatecheck-e003155/aa-2.json.xz"),
+                (("nvidia-h200/gatecheck-e003155/aa-1.json.xz", "nvidia-h200/gatecheck-e003155/aa-2.json.xz"),
+                 "nvidia-h200/gatecheck-e003155/plant-memory-1.json.xz"),
+                (("pocl-pthread-haswell-amd-epyc/gatecheck/aa-1.json.xz",),
+                 "pocl-pthread-haswell-amd-epyc/gatecheck/plant-compute-1.json.xz"))
 #: ``gpuperf compare`` pairs: (side A files, side B files, extra options)
-COMPARE = ((("nvidia-h200/gatecheck-e003155/aa-1.json.gz",), ("nvidia-h200/gatecheck-e003155/aa-2.json.gz",), ()),
-           (("nvidia-h200/gatecheck-e003155/aa-1.json.gz", "nvidia-h200/gatecheck-e003155/aa-2.json.gz"),
-            ("nvidia-h200/gatecheck-e003155/aa-3.json.gz",), ()),
-           (("nvidia-h200/default-1-cuda.json.gz",), ("nvidia-h200/default-2-cuda.json.gz",), ()),
-           (("nvidia-h100-80gb-hbm3/gatecheck-04e740c/aa-1.json.gz",), ("nvidia-h200/gatecheck-e003155/aa-1.json.gz",),
+COMPARE = ((("nvidia-h200/gatecheck-e003155/aa-1.json.xz",), ("nvidia-h200/gatecheck-e003155/aa-2.json.xz",), ()),
+           (("nvidia-h200/gatecheck-e003155/aa-1.json.xz", "nvidia-h200/gatecheck-e003155/aa-2.json.xz"),
+            ("nvidia-h200/gatecheck-e003155/aa-3.json.xz",), ()),
+           (("nvidia-h200/default-1-cuda.json.xz",), ("nvidia-h200/default-2-cuda.json.xz",), ()),
+           (("nvidia-h100-80gb-hbm3/gatecheck-04e740c/aa-1.json.xz",), ("nvidia-h200/gatecheck-e003155/aa-1.json.xz",),
             ()),
-           (("nvidia-h100-80gb-hbm3/gatecheck-04e740c/aa-1.json.gz",), ("nvidia-h200/gatecheck-e003155/aa-1.json.gz",),
+           (("nvidia-h100-80gb-hbm3/gatecheck-04e740c/aa-1.json.xz",), ("nvidia-h200/gatecheck-e003155/aa-1.json.xz",),
             ("--raw",)),
-           (("nvidia-h200/gatecheck-e003155/aa-1.json.gz", "nvidia-h200/gatecheck-e003155/aa-2.json.gz",
-             "nvidia-h200/gatecheck-e003155/aa-3.json.gz"), ("nvidia-h200/gatecheck-e003155/plant-chase-1.json.gz",),
+           (("nvidia-h200/gatecheck-e003155/aa-1.json.xz", "nvidia-h200/gatecheck-e003155/aa-2.json.xz",
+             "nvidia-h200/gatecheck-e003155/aa-3.json.xz"), ("nvidia-h200/gatecheck-e003155/plant-chase-1.json.xz",),
             ()),
-           (("nvidia-h200/gatecheck-e003155/aa-1.json.gz",), ("nvidia-h200/gatecheck-e003155/plant-compute-1.json.gz",),
+           (("nvidia-h200/gatecheck-e003155/aa-1.json.xz",), ("nvidia-h200/gatecheck-e003155/plant-compute-1.json.xz",),
             ()),
-           (("nvidia-h100-80gb-hbm3/gatecheck-04e740c/aa-1.json.gz",),
-            ("nvidia-h100-80gb-hbm3/gatecheck-04e740c/plant-ulp-1.json.gz",), ()),
-           (("pocl-pthread-haswell-amd-epyc/gatecheck/aa-1.json.gz", "pocl-pthread-haswell-amd-epyc/gatecheck/aa-2.json.gz",
-             "pocl-pthread-haswell-amd-epyc/gatecheck/aa-3.json.gz"),
-            ("pocl-pthread-haswell-amd-epyc/gatecheck/plant-memory-1.json.gz",), ()),
-           (("pocl-pthread-haswell-amd-epyc/gatecheck/aa-1.json.gz",),
-            ("pocl-pthread-haswell-amd-epyc/gatecheck/aa-2.json.gz",), ("--alpha", "0.01")))
+           (("nvidia-h100-80gb-hbm3/gatecheck-04e740c/aa-1.json.xz",),
+            ("nvidia-h100-80gb-hbm3/gatecheck-04e740c/plant-ulp-1.json.xz",), ()),
+           (("pocl-pthread-haswell-amd-epyc/gatecheck/aa-1.json.xz", "pocl-pthread-haswell-amd-epyc/gatecheck/aa-2.json.xz",
+             "pocl-pthread-haswell-amd-epyc/gatecheck/aa-3.json.xz"),
+            ("pocl-pthread-haswell-amd-epyc/gatecheck/plant-memory-1.json.xz",), ()),
+           (("pocl-pthread-haswell-amd-epyc/gatecheck/aa-1.json.xz",),
+            ("pocl-pthread-haswell-amd-epyc/gatecheck/aa-2.json.xz",), ("--alpha", "0.01")))
 #: sibling groups: files read as one host's cards (each given its own device index and PCI address)
-SIBLINGS = (("nvidia-h200/gatecheck-e003155/aa-1.json.gz", "nvidia-h200/gatecheck-e003155/aa-2.json.gz",
-             "nvidia-h200/gatecheck-e003155/plant-memory-1.json.gz"),
-            ("pocl-pthread-haswell-amd-epyc/gatecheck/aa-1.json.gz",
-             "pocl-pthread-haswell-amd-epyc/gatecheck/plant-compute-1.json.gz"))
+SIBLINGS = (("nvidia-h200/gatecheck-e003155/aa-1.json.xz", "nvidia-h200/gatecheck-e003155/aa-2.json.xz",
+             "nvidia-h200/gatecheck-e003155/plant-memory-1.json.xz"),
+            ("pocl-pthread-haswell-amd-epyc/gatecheck/aa-1.json.xz",
+             "pocl-pthread-haswell-amd-epyc/gatecheck/plant-compute-1.json.xz"))
 #: ``gpuperf fleet report`` invocations of the saved fleet folders
 FLEET = (("results/fleet-saved/pocl-planted/run", "--keep-disturbed"),
          ("results/fleet-saved/pocl-planted/run", "--keep-disturbed", "--confirm",
@@ -94,8 +95,7 @@ WRITTEN = ("line", "would_regress", "xfail")
 
 
 def read(rel: str) -> dict[str, Any]:
-    with gzip.open(RESULTS / rel, "rt", encoding="utf-8") as fh:
-        return json.load(fh)
+    return jsonio.read_json(RESULTS / rel)
 
 
 def device_info(doc: dict[str, Any]) -> DeviceInfo:
@@ -135,7 +135,7 @@ def gate_file(session: GpuPerfSession, rel: str, nobase: Path) -> dict[str, Any]
 def gate_files(quick: bool) -> list[str]:
     files = []
     for folder in GATE_FOLDERS:
-        found = sorted(str(p.relative_to(RESULTS)) for p in (RESULTS / folder).glob("*.json.gz"))
+        found = sorted(str(p.relative_to(RESULTS)) for p in (RESULTS / folder).glob("*.json.?z") if jsonio.is_results_name(p.name))
         files += found[:2] if quick else found
     return files + list(GATE_FILES)
 

@@ -63,7 +63,7 @@ def noisy(median: float, rel_sigma: float, n: int, seed: int) -> np.ndarray:
     return xs
 
 
-def scaled_results(n: int, path: Path = POCL / "default-1-opencl.json.gz") -> dict[str, Any]:
+def scaled_results(n: int, path: Path = POCL / "default-1-opencl.json.xz") -> dict[str, Any]:
     """A results document of ``n`` metrics made from a real one: its metrics repeated under numbered names
     (``<name>.copy<i>``) until there are ``n`` — the size of a large fleet's run, for the scaling test."""
     import gzip

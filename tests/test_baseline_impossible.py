@@ -29,7 +29,7 @@ from pytest_gpuperf.util import jsonio
 from suite_support import baseline_folder
 
 REPO = Path(__file__).resolve().parents[1]
-SAVED = REPO / "results" / "pocl-pthread-haswell-amd-epyc" / "default-1-opencl.json.gz"
+SAVED = REPO / "results" / "pocl-pthread-haswell-amd-epyc" / "default-1-opencl.json.xz"
 REVIEWED = sorted(glob.glob(str(REPO / "pytest_gpuperf" / "baselines" / "reviewed" / "*.json")))
 CL = [d for d in discover().devices if d.backend == "opencl"]
 

@@ -151,9 +151,12 @@ def test_a_users_own_suite_is_baselined_alone_gated_and_a_plant_caught(tmp_path:
         assert "busy" in made.stderr and "my_kernel.time_us" in made.stderr and "quiet host" in made.stderr, _said(made)
         assert "--keep-contended" in made.stderr and not baseline.exists(), _said(made)
         made = _run([*init[:5], "--keep-contended", *init[5:]], user, env)
-        # kept and flagged, or (the load eased for a run) made from the undisturbed runs only, saying so
-        assert ("warning" in made.stdout and "--keep-contended" in made.stdout
-                or "made from their undisturbed runs only" in made.stdout), _said(made)
+        # kept and flagged, or (the load eased for a run) made from the undisturbed runs only, saying so; where
+        # the load eased for every run, nothing was contended and nothing needs saying
+        runs = [ln for ln in made.stdout.splitlines() if ": run " in ln and " of 3: " in ln]
+        if any("contended" in ln for ln in runs):
+            assert ("warning" in made.stdout and "--keep-contended" in made.stdout
+                    or "made from their undisturbed runs only" in made.stdout), _said(made)
     assert made.returncode == 0, _said(made)
     assert earlier.read_text() == '{"kept": true}\n'  # never replaced: this init's runs are numbered on
     lines = [ln for ln in made.stdout.splitlines() if ": run " in ln and " of 3: " in ln]

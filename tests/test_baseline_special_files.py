@@ -90,7 +90,7 @@ def test_compare_refuses_a_results_file_that_is_special_or_too_large(tmp_path, k
     else:
         path = tmp_path / "a.json"
         _plant(path, kind)
-    other = ROOT / "results" / "nvidia-h100-80gb-hbm3" / "memory-cuda.json.gz"
+    other = ROOT / "results" / "nvidia-h100-80gb-hbm3" / "memory-cuda.json.xz"
     proc = _gpuperf("compare", str(path), str(other), cwd=tmp_path)
     assert proc.returncode != 0, proc.stdout + proc.stderr
     why = "unpacks to more than" if kind == "bomb" else "not a regular file"

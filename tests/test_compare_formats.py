@@ -286,8 +286,8 @@ def test_the_planted_ab_page_draws_its_sample_plots_in_chromium(tmp_path):
     if chromium() is None:
         pytest.skip("chromium absent: apt-get install -y chromium")
     page = tmp_path / "planted.html"
-    r = _gpuperf("compare", *(str(ROOT / f"results/nvidia-h100-80gb-hbm3/gatecheck/aa-{i}.json.gz") for i in (2, 3, 4)),
-                 "--against", str(ROOT / "results/nvidia-h100-80gb-hbm3/planted-ab-cuda.json.gz"), "--format", "html",
+    r = _gpuperf("compare", *(str(ROOT / f"results/nvidia-h100-80gb-hbm3/gatecheck/aa-{i}.json.xz") for i in (2, 3, 4)),
+                 "--against", str(ROOT / "results/nvidia-h100-80gb-hbm3/planted-ab-cuda.json.xz"), "--format", "html",
                  "-o", str(page))
     assert r.returncode == 1, r.stderr
     dom, console = browse(page, size="1400,1000")

@@ -27,7 +27,7 @@ from suite_support import app_study_on_pocl
 
 ROOT = Path(__file__).resolve().parents[1]
 #: a default run on the H100 that records the project's geometry (``model.sampled_project.*``)
-H100_DEFAULT = "results/nvidia-h100-80gb-hbm3/gatecheck-eb31b28/aa-1.json.gz"
+H100_DEFAULT = "results/nvidia-h100-80gb-hbm3/gatecheck-eb31b28/aa-1.json.xz"
 APPS = "results/pocl/apps-opencl.json"
 
 
@@ -151,8 +151,8 @@ def test_the_app_study_s_table_refuses_files_without_the_study():
     default = runfile.load(ROOT, H100_DEFAULT)
     with pytest.raises(EvidenceError, match="no file named records the application study"):
         apps_vs_dao(_inputs("models-apps-dao", ROOT, [default]))
-    probes = runfile.load(ROOT, "results/nvidia-h100-80gb-hbm3/probes-cuda.json.gz")
-    with pytest.raises(EvidenceError, match="probes-cuda.json.gz record neither the application study"):
+    probes = runfile.load(ROOT, "results/nvidia-h100-80gb-hbm3/probes-cuda.json.xz")
+    with pytest.raises(EvidenceError, match="probes-cuda.json.xz record neither the application study"):
         apps_vs_dao(_inputs("models-apps-dao", ROOT, [default, probes]))
 
 
@@ -232,7 +232,7 @@ def test_the_ptx_study_s_table_refuses_other_devices_missing_figures_and_other_r
     held = [r for r in records if r["name"] != "model.ptx.study.thesis.held_out.dwarf.monte_carlo.mape"]
     with pytest.raises(EvidenceError, match=r"lacks model\.ptx\.study\.thesis\.held_out\.dwarf\.monte_carlo\.mape"):
         ptx_study(_inputs("models-ptx-study", tmp_path, [_save(tmp_path, "results/h100/held.json", "H100", held)]))
-    default = runfile.load(ROOT, "results/nvidia-h100-80gb-hbm3/default-7c-cuda.json.gz")
+    default = runfile.load(ROOT, "results/nvidia-h100-80gb-hbm3/default-7c-cuda.json.xz")
     with pytest.raises(EvidenceError, match="records no figure of the PTX study"):
         ptx_study(_inputs("models-ptx-study", ROOT, [default]))
 

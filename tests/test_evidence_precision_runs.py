@@ -18,12 +18,12 @@ from tools.evidence.runfile import EvidenceError, Run
 ROOT = Path(__file__).resolve().parents[1]
 H100 = "results/nvidia-h100-80gb-hbm3"
 H200 = "results/nvidia-h200"
-H100_RUNS = [f"{H100}/gatecheck-{d}/aa-{i}.json.gz" for d, ii in
+H100_RUNS = [f"{H100}/gatecheck-{d}/aa-{i}.json.xz" for d, ii in
              (("eb31b28", (1, 2, 3)), ("cab4226", (2, 3)), ("30e9367", (1, 2)), ("37994ee", (3, 4))) for i in ii]
-H200_RUNS = ([f"{H200}/gatecheck-{d}/aa-{i}.json.gz" for d, ii in
+H200_RUNS = ([f"{H200}/gatecheck-{d}/aa-{i}.json.xz" for d, ii in
               (("171978e-first", (1, 2)), ("171978e", (1, 2)), ("eba93a7", (1, 2)), ("37994ee", (1, 2, 3))) for i in ii]
-             + [f"{H200}/baseline-171978e/b{i}-cuda.json.gz" for i in (1, 2, 3)])
-TIMED_POOL = [f"{H100}/{s}-cuda.json.gz" for s in ("default-5c", "default-6c", "h100-b1", "h100-aa1")]
+             + [f"{H200}/baseline-171978e/b{i}-cuda.json.xz" for i in (1, 2, 3)])
+TIMED_POOL = [f"{H100}/{s}-cuda.json.xz" for s in ("default-5c", "default-6c", "h100-b1", "h100-aa1")]
 
 
 #: each saved run read once for the module (the tables only read them): several tests build their tables from
@@ -74,7 +74,7 @@ def test_a_role_must_hold_one_device():
 
 def test_a_run_without_the_suite_s_figures_is_an_error_naming_it():
     with pytest.raises(EvidenceError, match="memory-cuda record no precision.refine"):
-        refine_runs(_inputs("precision-refine-runs", h100=[H100_RUNS[0], f"{H100}/memory-cuda.json.gz"]))
+        refine_runs(_inputs("precision-refine-runs", h100=[H100_RUNS[0], f"{H100}/memory-cuda.json.xz"]))
 
 
 def test_every_timed_solve_waited_out_the_cuda_timer_s_hold():

@@ -32,7 +32,7 @@ def _row(lines: list[str], start: str) -> list[str]:
 
 
 def test_dao_per_gpu_separates_the_workload_transformed_kernels():
-    inp = _inputs("tuning-dao-per-gpu", runs=f"{H100}/tuning-cuda.json.gz")
+    inp = _inputs("tuning-dao-per-gpu", runs=f"{H100}/tuning-cuda.json.xz")
     assert transformed(inp.run("runs")) == ["matvec_wg", "reduce"]
     lines = dao_per_gpu(inp)
     assert _row(lines, "| GTX Titan X")[3] == "1.06" and "54" in _row(lines, "| GTX 580")
@@ -41,23 +41,23 @@ def test_dao_per_gpu_separates_the_workload_transformed_kernels():
 
 
 def test_sampled_rows_name_the_protocol_of_each_row():
-    lines = sampled_vs_dao(_inputs("models-sampled-vs-dao", runs=f"{H100}/default-7c-cuda.json.gz"))
+    lines = sampled_vs_dao(_inputs("models-sampled-vs-dao", runs=f"{H100}/default-7c-cuda.json.xz"))
     assert "2nd/3rd saturation points" in _row(lines, "| GTX 580")[1]
     assert "10th and 15th saturation points of a run of 800 waves" in _row(lines, "| H100")[1]
 
 
 def test_ptx_dwarfs_count_the_dwarfs_at_or_below_table_4_9s_median():
-    lines = ptx_dwarfs(_inputs("models-ptx-dwarfs", runs=f"{H100}/default-7b-cuda.json.gz", variants="thesis,hopper"))
+    lines = ptx_dwarfs(_inputs("models-ptx-dwarfs", runs=f"{H100}/default-7b-cuda.json.xz", variants="thesis,hopper"))
     assert "108 launch configurations" in lines[0]
     assert _row(lines, "| dwarfs at or below the median")[-2:] == ["2 of 8", "4 of 8"]
 
 
 def test_the_no_feature_reference_is_computed_from_the_corpora():
-    lines = reference(_inputs("power-reference", corpora=f"{H100}/power-corpus-cuda.json.gz"))
+    lines = reference(_inputs("power-reference", corpora=f"{H100}/power-corpus-cuda.json.xz"))
     assert _row(lines, "| H100, rows")[-1] == "9.51 %" and _row(lines, "| H100, held-out")[-1] == "21.44 %"
 
 
-POWER_MODEL = "results/offline/power-model.json.gz"
+POWER_MODEL = "results/offline/power-model.json.xz"
 
 
 def test_the_power_model_table_ends_with_the_timed_variant_on_held_out_kernels():
@@ -84,7 +84,7 @@ def test_the_power_model_table_refuses_a_fit_without_the_timed_variant(tmp_path)
 
 
 def test_two_runs_of_the_deterministic_choice_read_the_same_mixes():
-    runs = f"{POCL}/precision-choice-1-opencl.json.gz,{POCL}/precision-choice-2-opencl.json.gz"
+    runs = f"{POCL}/precision-choice-1-opencl.json.xz,{POCL}/precision-choice-2-opencl.json.xz"
     for line in tuner(_inputs("precision-tuner", runs=runs))[2:]:
         cells = [c.strip() for c in line.strip("|").split("|")]
         passing, chosen = cells[2].split(" / "), cells[3].split(" / ")
@@ -95,8 +95,8 @@ def test_the_per_kernel_table_reads_the_svr_s_kernels_from_its_mean_where_a_run_
     """Runs of the current suites keep the SVR's per-kernel errors in its mean's info (H200, 171978e)."""
     from tools.evidence.model_tables import pct, sampled
 
-    lines = sampled(_inputs("models-sampled-kernels", cuda="results/nvidia-h200/baseline-171978e/b1-cuda.json.gz"))
-    doc = runfile.load(ROOT, "results/nvidia-h200/baseline-171978e/b1-cuda.json.gz")
+    lines = sampled(_inputs("models-sampled-kernels", cuda="results/nvidia-h200/baseline-171978e/b1-cuda.json.xz"))
+    doc = runfile.load(ROOT, "results/nvidia-h200/baseline-171978e/b1-cuda.json.xz")
     per = doc.info("model.svr.mean_error")["per_kernel"]
     row = _row(lines, "| copy")
     assert "model.svr.copy.error" not in doc.metrics and row[2] != "–"

@@ -67,8 +67,8 @@ from pytest_gpuperf.cli import main  # noqa: E402
 from pytest_gpuperf.history.backends import check  # noqa: E402
 from pytest_gpuperf.util import jsonio  # noqa: E402
 
-GOOD = ROOT / "results/nvidia-h100-80gb-hbm3/memory-cuda.json.gz"
-OTHER = ROOT / "results/nvidia-h100-80gb-hbm3/memory-r2-cuda.json.gz"
+GOOD = ROOT / "results/nvidia-h100-80gb-hbm3/memory-cuda.json.xz"
+OTHER = ROOT / "results/nvidia-h100-80gb-hbm3/memory-r2-cuda.json.xz"
 
 
 def _broken_folder(tmp_path: Path) -> Path:
@@ -83,7 +83,7 @@ def _broken_folder(tmp_path: Path) -> Path:
     doc = copy.deepcopy(jsonio.read_json(GOOD))
     doc["metrics"][0]["value"] = "fast"
     (folder / "fast.json").write_text(json.dumps(doc))
-    shutil.copyfile(ROOT / "results/upgrade/compare-aa-h100.json.gz", folder / "compare-aa.json.gz")
+    shutil.copyfile(ROOT / "results/upgrade/compare-aa-h100.json.xz", folder / "compare-aa.json.xz")
     return folder
 
 
@@ -99,7 +99,7 @@ def test_import_keeps_every_good_file_names_each_broken_one_and_exits_non_zero(t
     assert any("cut.json.gz: not valid JSON" in e for e in errors)
     (fast,) = [e for e in errors if "fast.json" in e]
     assert "does not follow schema 'pytest-gpuperf/1': metrics/0/value:" in fast and '"fast"' in fast
-    assert "skipped " in err and "compare-aa.json.gz: schema 'pytest-gpuperf-compare/1'" in err
+    assert "skipped " in err and "compare-aa.json.xz: schema 'pytest-gpuperf-compare/1'" in err
     assert len(read_runs(db)) == 2
     # the same schema as compare: it refuses the file just the same
     assert main(["compare", str(folder / GOOD.name), str(folder / "fast.json")]) == 2
@@ -157,7 +157,7 @@ def _fill(folder: Path) -> Path:
 
 def test_a_full_disk_is_reported_as_a_full_disk_and_the_history_stays_intact(small_disk, capsys):
     db = str(small_disk / "h.db")
-    small = str(ROOT / "results/pocl-pthread-skylake-avx512-amd-epyc/suites-opencl.json.gz")
+    small = str(ROOT / "results/pocl-pthread-skylake-avx512-amd-epyc/suites-opencl.json.xz")
     assert main(["history", "import", small, "--db", db]) == 0
     filler = _fill(small_disk)
     capsys.readouterr()

@@ -41,7 +41,7 @@ def _trim(doc: dict[str, Any]) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def healthy() -> list[dict[str, Any]]:
-    return [_trim(jsonio.read_json(H100 / f"{name}.json.gz")) for name in HEALTHY]
+    return [_trim(jsonio.read_json(H100 / f"{name}.json.xz")) for name in HEALTHY]
 
 
 def _write_run(root: Path, docs: list[dict[str, Any]], labels: list[str] | None = None,
@@ -221,7 +221,7 @@ def test_a_regressed_or_missing_metric_fails_the_card(tmp_path, healthy):
 
 
 def test_pocl_jobs_sharing_one_device_are_cards_named_by_job(tmp_path):
-    docs = [jsonio.read_json(POCL / f"suites{s}-opencl.json.gz") for s in ("", "-r2", "-r3", "-r4")]
+    docs = [jsonio.read_json(POCL / f"suites{s}-opencl.json.xz") for s in ("", "-r2", "-r3", "-r4")]
     fleet = fleetload.load(_write_run(tmp_path / "run", docs))
     assert sorted(c.name for c in fleet.cards) == [f"node{i}-{999 + i}/pocl-pthread-skylake-avx512-amd-epyc"
                                                    for i in range(1, 5)]

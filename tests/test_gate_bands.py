@@ -97,7 +97,7 @@ def test_the_catalog_s_identity_keys_are_those_the_suites_record():
     from pytest_gpuperf.util import jsonio
     from pytest_gpuperf.paths import REVIEWED_BASELINES
 
-    run = REVIEWED_BASELINES.parents[2] / "results" / "nvidia-h200" / "baseline-171978e" / "b1-cuda.json.gz"
+    run = REVIEWED_BASELINES.parents[2] / "results" / "nvidia-h200" / "baseline-171978e" / "b1-cuda.json.xz"
     metrics = jsonio.read_json(run)["metrics"]
     assert not [m["name"] for m in metrics if catalog.missing_identity(m["name"], m.get("identity"))]
     declared = {catalog.family(m["name"]).pattern for m in metrics

@@ -340,13 +340,13 @@ def test_a_missed_plant_says_how_far_it_moved_the_metric():
     """The saved H200 gate check: a DRAM-chase plant of the claimed 7.99 % moved the level latency only +5.9–7.1 %
     against the baseline (the machine reads below it), and a 1 MiB copy plant moved the launch-bound copy a few
     percent: the check fails and says the plant under-delivered; a caught plant carries its reading too."""
-    import gzip
+    from pytest_gpuperf.util import jsonio
 
     folder = REPO / "results" / "nvidia-h200" / "gatecheck-e003155"
 
     def outcome(tag: str) -> gc.RunOutcome:
-        doc = json.loads(gzip.decompress((folder / f"{tag}.json.gz").read_bytes()))
-        return gc.RunOutcome(exit=1, doc=doc, wall_s=0.0, log=folder / f"{tag}.log.gz", results=folder / f"{tag}.json.gz")
+        doc = jsonio.read_json(folder / f"{tag}.json.xz")
+        return gc.RunOutcome(exit=1, doc=doc, wall_s=0.0, log=folder / f"{tag}.log.gz", results=folder / f"{tag}.json.xz")
 
     dram = gc.Plant("chase", "0.0799", "memory.dram.latency.cycles", ())
     moved = [gc.realized(dram, outcome(f"plant-chase-{i}")) for i in (7, 8, 9)]

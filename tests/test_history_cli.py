@@ -136,8 +136,8 @@ H100 = ROOT / "results/nvidia-h100-80gb-hbm3"
 NOT_RESULTS = {  # real files of results/ that are not results documents, and the reason given for each
     H100 / "ncu-dwarfs-cuda.json": "metrics[0] is a str, not a metric object",
     H100 / "gatecheck.json": "schema 'pytest-gpuperf-gatecheck/1', not a results document",
-    ROOT / "results/nvidia-h200/l2-placement-cuda.json.gz": "no device.key",
-    ROOT / "results/upgrade/compare-aa-h100.json.gz": "schema 'pytest-gpuperf-compare/1'",
+    ROOT / "results/nvidia-h200/l2-placement-cuda.json.xz": "no device.key",
+    ROOT / "results/upgrade/compare-aa-h100.json.xz": "schema 'pytest-gpuperf-compare/1'",
 }
 
 
@@ -178,7 +178,7 @@ def test_import_with_nothing_importable_is_an_error_and_creates_no_database(tmp_
     db = tmp_path / "h.db"
     assert main(["history", "import", str(path), "--db", str(db)]) == 2
     err = capsys.readouterr().err
-    expect = {"only-not-results": "nothing to import from", "empty-folder": "holds no .json, .json.gz or .jsonl file",
+    expect = {"only-not-results": "nothing to import from", "empty-folder": "holds no .json, .json.xz, .json.gz or .jsonl file",
               "missing-path": "typo does not exist"}[case]
     assert expect in err and str(path) in err
     if case == "only-not-results":

@@ -19,7 +19,7 @@ from pytest_gpuperf.cli import main
 from history_support import committed_detection
 
 ROOT = Path(__file__).resolve().parents[1]
-SOURCE = ROOT / "results/nvidia-h100-80gb-hbm3/accuracy-r2-cuda.json.gz"
+SOURCE = ROOT / "results/nvidia-h100-80gb-hbm3/accuracy-r2-cuda.json.xz"
 METRIC = "accuracy.sum.double.pairwise.n12.time_us"  # 200 samples, robust CV 1.6 %: one of the noisier GPU figures
 STEP_AT = 30
 #: the step of the synthetic series: outside the band the gate gives this metric's noise (6 σ ≈ 10 %, and σ
@@ -198,15 +198,15 @@ def test_a_blip_next_to_a_step_moves_neither_its_commit_nor_its_level():
 
 
 def aa_sets() -> list[set[str]]:
-    """The runs each committed A/A comparison (``results/*/compare-aa-*.json.gz``: runs of unchanged code
+    """The runs each committed A/A comparison (``results/*/compare-aa-*.json.xz``: runs of unchanged code
     compared with each other) and each gate check's A/A runs of one commit hold, as result paths."""
     sets = []
-    for report in sorted(ROOT.glob("results/*/compare-aa-*.json.gz")):
+    for report in sorted(ROOT.glob("results/*/compare-aa-*.json.xz")):
         doc = jsonio.read_json(report)
         sets.append({p for side in ("a", "b") for p in doc[side]["paths"]})
     for folder in sorted(ROOT.glob("results/*/**/gatecheck")):
         by_commit: dict[str, set[str]] = {}
-        for f in folder.glob("aa-*.json.gz"):
+        for f in folder.glob("aa-*.json.xz"):
             commit = jsonio.read_json(f)["environment"].get("commit", "")
             by_commit.setdefault(commit, set()).add(str(f.relative_to(ROOT))[:-len(".gz")])
         sets += [s for s in by_commit.values() if len(s) > 1]

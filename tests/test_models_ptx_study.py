@@ -194,7 +194,7 @@ def test_the_docs_time_estimate_comes_from_the_saved_h100_runs_it_names():
     study time ``estimate_s`` gives for each; all well under five minutes."""
     section = _section()
     para = section[section.index("<!-- ptx-study-estimate -->"):section.index("<!-- /ptx-study-estimate -->")]
-    files = re.findall(r"`(results/nvidia-h100-80gb-hbm3/[^`]+\.json\.gz)`", para)
+    files = re.findall(r"`(results/nvidia-h100-80gb-hbm3/[^`]+\.json\.xz)`", para)
     assert len(files) >= 3
     durations = []
     for f in files:

@@ -58,11 +58,11 @@ def test_bundle_run_collect(tmp_path: Path, checkout_wheel: Path) -> None:
     into, history = tmp_path / "results", tmp_path / "h.db"
     for _ in range(2):  # collecting twice keeps one copy of an identical file
         assert gpuperf(["offline", "collect", str(archive), "--into", str(into), "--history", str(history)]) == 0
-    (placed,) = into.glob("*/host-1-opencl.json.gz")  # evidence is stored compressed
+    (placed,) = into.glob("*/host-1-opencl.json.xz")  # evidence is stored compressed
     doc = jsonio.read_json(placed)
     assert doc["environment"]["commit"] == "abc1234"
     assert any(m["name"] == "accuracy.fp32.sin.max_ulp" for m in doc["metrics"])
-    assert list(into.glob("*/logs/host-1.log.gz"))
+    assert list(into.glob("*/logs/host-1.log.xz"))
     assert gpuperf(["offline", "collect", str(tmp_path / "nothing.tgz"), "--into", str(into)]) == 2
 
     # a batch limit interrupts the run: what finished is written, marked interrupted, and packed

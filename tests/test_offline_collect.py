@@ -20,7 +20,7 @@ NAME = "power-corpus-cuda.json"
 
 def _parts(tmp: Path) -> tuple[Path, Path]:
     """Two collections of the H100 corpus: configurations 0-29, and 20-39 (20-29 measured again, other watts)."""
-    dev, entries = load_corpus(ROOT / "results" / KEY / (NAME + ".gz"))
+    dev, entries = load_corpus(ROOT / "results" / KEY / (NAME + ".xz"))
     entries = [dataclasses.replace(e, info={k: v for k, v in e.info.items() if k != "repeats"}) for e in entries]
     a, b = tmp / "a.json", tmp / "b.json"
     save_corpus(a, dev, entries[:30])
@@ -59,11 +59,12 @@ def test_a_corpus_the_store_lacks_is_placed_compressed_and_a_compressed_one_is_j
     a, b = _parts(tmp_path)
     store = tmp_path / "results"
     assert gpuperf(["offline", "collect", str(_out(tmp_path, b)), "--into", str(store)]) == 0
+    new = store / KEY / (NAME + ".xz")
+    assert not (store / KEY / NAME).exists() and new.read_bytes()[:6] == b"\xfd7zXZ\x00"  # xz, as results are
+    assert jsonio.read_bytes(new) == b.read_bytes()
+    new.unlink()
     placed = store / KEY / (NAME + ".gz")
-    assert not (store / KEY / NAME).exists() and placed.read_bytes()[:2] == b"\x1f\x8b"  # gzip, as results are
-    assert jsonio.read_bytes(placed) == b.read_bytes()
-    placed.unlink()
-    jsonio.write_gz(placed, a.read_bytes())  # the store keeps its corpus compressed (as the repository does)
+    jsonio.write_gz(placed, a.read_bytes())  # a store that keeps its corpus gzip-compressed keeps it so
     assert gpuperf(["offline", "collect", str(tmp_path / "out"), "--into", str(store)]) == 0
     assert f"joined {NAME} with {placed}" in capsys.readouterr().out
     assert not (store / KEY / NAME).exists() and placed.read_bytes()[:2] == b"\x1f\x8b"
@@ -103,7 +104,7 @@ def test_runs_brought_back_are_imported_into_the_history_and_a_bad_history_is_na
 
     out = tmp_path / "out"
     (out / "results" / KEY).mkdir(parents=True)
-    doc = jsonio.read_bytes(ROOT / "results" / KEY / "memory-r3-opencl.json.gz")
+    doc = jsonio.read_bytes(ROOT / "results" / KEY / "memory-r3-opencl.json.xz")
     (out / "results" / KEY / "memory-r3-opencl.json").write_bytes(doc)
     store, history = tmp_path / "results", tmp_path / "h.db"
     assert gpuperf(["offline", "collect", str(out), "--into", str(store), "--history", str(history)]) == 0
@@ -114,4 +115,4 @@ def test_runs_brought_back_are_imported_into_the_history_and_a_bad_history_is_na
     assert gpuperf(["offline", "collect", str(out), "--into", str(tmp_path / "r2"), "--history", str(folder)]) == 2
     err = capsys.readouterr().err
     assert f"importing them into {folder} failed" in err and "is a directory" in err
-    assert list((tmp_path / "r2" / KEY).glob("*.json.gz"))
+    assert list((tmp_path / "r2" / KEY).glob("*.json.xz"))

@@ -21,8 +21,8 @@ from pytest_gpuperf.util import jsonio
 
 ROOT = Path(__file__).resolve().parents[1]
 KEY = "nvidia-h100-80gb-hbm3"
-RUN = ROOT / "results" / KEY / "memory-cuda.json.gz"
-CORPUS = ROOT / "results" / KEY / "power-corpus-cuda.json.gz"
+RUN = ROOT / "results" / KEY / "memory-cuda.json.xz"
+CORPUS = ROOT / "results" / KEY / "power-corpus-cuda.json.xz"
 #: "ABS" stands for an absolute path inside the test's folder (a regression must not write outside it)
 BAD_KEYS = ["../../x", "ABS", "..", "a/b", "", ".", "A B"]
 
@@ -127,7 +127,7 @@ def test_two_collects_into_one_store_at_once_keep_both_runs(tmp_path):
     go.touch()
     outs = [p.communicate(timeout=120)[0] for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outs
-    kept = sorted(p.name for p in (store / KEY).glob("*.json.gz"))
-    assert kept == ["run-cuda-2.json.gz", "run-cuda.json.gz"], outs
+    kept = sorted(p.name for p in (store / KEY).glob("*.json.xz"))
+    assert kept == ["run-cuda-2.json.xz", "run-cuda.json.xz"], outs
     started = {jsonio.read_json(store / KEY / name)["run"]["started"] for name in kept}
     assert started == {"2026-01-01T00:00:00+00:00", "2026-01-02T00:00:00+00:00"}

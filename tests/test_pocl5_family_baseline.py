@@ -15,7 +15,7 @@ from pytest_gpuperf.util import jsonio
 ROOT = Path(__file__).resolve().parents[1]
 FAMILY = "pocl-5-0-debian-llvm-16-0-6-cpu"
 #: a complete default run of the suites on PoCL 5.0 (one of those the family file was made from)
-RUN = ROOT / "results" / "pocl-cpu-skylake-avx512-amd-epyc" / "pocl5-1-opencl.json.gz"
+RUN = ROOT / "results" / "pocl-cpu-skylake-avx512-amd-epyc" / "pocl5-1-opencl.json.xz"
 
 
 def _device(path: Path) -> DeviceInfo:

@@ -176,7 +176,7 @@ def test_resume_measures_only_the_configurations_missing_from_the_file(tmp_path,
     import pytest_gpuperf.studies.static_power.model_corpus as model_corpus
     from pytest_gpuperf.studies.static_power.power_model import Entry, save_corpus
 
-    saved = Path(__file__).resolve().parents[1] / "results" / "nvidia-h100-80gb-hbm3" / "power-corpus-cuda.json.gz"
+    saved = Path(__file__).resolve().parents[1] / "results" / "nvidia-h100-80gb-hbm3" / "power-corpus-cuda.json.xz"
     device, saved_entries = load_corpus(saved)
     redo = {"trig", "sinloop", "matvec_row", "sgemm_naive", "bfs_step", "matvec64", "dpoly128", "atomic_hist"}
     path = tmp_path / "power-corpus-cuda.json"
@@ -219,7 +219,7 @@ def test_merge_keeps_first_measurement_and_repeats(tmp_path):
     from pytest_gpuperf.studies.static_power.model_corpus import merge, repeatability
 
     root = Path(__file__).resolve().parents[1] / "results"
-    dev, entries = load_corpus(root / "nvidia-h100-80gb-hbm3" / "power-corpus-cuda.json.gz")
+    dev, entries = load_corpus(root / "nvidia-h100-80gb-hbm3" / "power-corpus-cuda.json.xz")
     entries = [dataclasses.replace(e, info={k: v for k, v in e.info.items() if k != "repeats"}) for e in entries]
     a, b = tmp_path / "a.json", tmp_path / "b.json"
     save_corpus(a, dev, entries[:30])
@@ -231,7 +231,7 @@ def test_merge_keeps_first_measurement_and_repeats(tmp_path):
     assert [e.watts for e in merged[20:30]] == [e.watts for e in entries[20:30]]  # the first measurement stays
     rep = repeatability(merged)
     assert rep["n"] == 10 and rep["max_rel"] == pytest.approx(0.02)
-    h200, other = load_corpus(root / "nvidia-h200" / "power-corpus-cuda.json.gz")
+    h200, other = load_corpus(root / "nvidia-h200" / "power-corpus-cuda.json.xz")
     c = tmp_path / "c.json"
     save_corpus(c, h200, other[:5])
     with pytest.raises(ValueError, match="merge one device"):
@@ -244,7 +244,7 @@ def test_the_two_hold_out_protocols_differ_on_the_saved_corpus():
     from pytest_gpuperf.studies.static_power.power_model import load_corpus, nested_cv
 
     root = Path(__file__).resolve().parents[1] / "results"
-    _, entries = load_corpus(root / "nvidia-h100-80gb-hbm3" / "power-corpus-cuda.json.gz")
+    _, entries = load_corpus(root / "nvidia-h100-80gb-hbm3" / "power-corpus-cuda.json.xz")
     rows = nested_cv(entries, only=["xgboost"], protocol="rows")["xgboost"].scores
     kernels = nested_cv(entries, only=["xgboost"], protocol="kernels")["xgboost"].scores
     assert rows["mape"] < kernels["mape"]

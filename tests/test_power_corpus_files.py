@@ -19,13 +19,14 @@ from pytest_gpuperf.util import jsonio
 
 ROOT = Path(__file__).resolve().parents[1]
 GZIP = b"\x1f\x8b"
+XZ = b"\xfd7zXZ\x00"
 DEVICE = {"key": "card", "name": "Card", "backend": "cuda"}
 
-#: the tracked tree's budget (bytes of every file git tracks): what a clone costs a newcomer. 27 MiB: the saved
-#: gate-check runs of every machine measured so far are also the fleet the fleet report reads (docs/fleet.md) and
-#: the runs the reviewed GPU baselines' pooled bands name (``band_from``), so superseded runs are no longer pruned;
-#: they are stored as the results writer stores a run now (compact, without the lines that restate a passing
-#: metric's fields; ``scripts/compact_saved.py``), which leaves room for about one more lent machine's gate check
+#: the tracked tree's budget (bytes of every file git tracks): what a clone costs a newcomer. The saved gate-check
+#: runs of every machine measured so far are also the fleet the fleet report reads (docs/fleet.md) and the runs
+#: the reviewed GPU baselines' pooled bands name (``band_from``), so superseded runs are not pruned; they are
+#: stored as the results writer stores a run now and xz-compressed (``scripts/compact_saved.py --xz``), which
+#: leaves room for a few more lent machines' gate checks
 TREE_BUDGET = 25 * 1024 * 1024
 
 
@@ -43,7 +44,7 @@ def test_a_compressed_corpus_round_trips_and_a_torn_one_is_named(tmp_path):
     save_corpus(plain, DEVICE, entries, {"jobs": 2})
     assert jsonio.read_bytes(path) == plain.read_bytes()  # the same document, compressed
     path.write_bytes(path.read_bytes()[:40])
-    with pytest.raises(ValueError, match="power-corpus-cuda.json.gz: not a readable gzip file"):
+    with pytest.raises(ValueError, match="power-corpus-cuda.json.gz: not a readable compressed file"):
         load_corpus(path)
 
 
@@ -98,7 +99,7 @@ def test_the_power_suite_finds_a_compressed_corpus(tmp_path):
 @pytest.mark.parametrize("key", ["nvidia-h100-80gb-hbm3", "nvidia-h200"])
 def test_the_committed_corpora_are_kept_compressed(key):
     path = pmodel.corpus_path(ROOT / "results", key, "cuda")
-    assert path.name == "power-corpus-cuda.json.gz" and path.read_bytes()[:2] == GZIP
+    assert path.name == "power-corpus-cuda.json.xz" and path.read_bytes()[:6] == XZ
     assert not (ROOT / "results" / key / "power-corpus-cuda.json").exists()
     assert len(load_corpus(path)[1]) == 158
 
@@ -112,5 +113,5 @@ def test_the_tracked_tree_stays_within_its_budget():
     files = [ROOT / name for name in listed.decode("utf-8").split("\0") if name]
     total = sum(p.stat().st_size for p in files if p.is_file())
     assert total < TREE_BUDGET, (f"the tracked tree holds {total / 2**20:.2f} MiB, over {TREE_BUDGET / 2**20:.0f} "
-                                 f"MiB: compress new evidence (util/jsonio.write_gz; scripts/compact_saved.py "
+                                 f"MiB: compress new evidence (util/jsonio.write_xz; scripts/compact_saved.py "
                                  f"re-encodes saved runs as the results writer stores them)")

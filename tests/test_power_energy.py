@@ -60,7 +60,7 @@ def test_dense_readings_bound_the_error_by_their_gaps():
 def test_saved_h100_spans_re_derive_and_their_windows_agree():
     """The H100 run's saved NVML samples give back its figures, and 20-update windows of one span agree
     within a few % (the kernel's own power noise, which K_STEPS = 20 leaves in a metric)."""
-    path = Path(__file__).resolve().parents[1] / "results/nvidia-h100-80gb-hbm3/default-4-cuda.json.gz"
+    path = Path(__file__).resolve().parents[1] / "results/nvidia-h100-80gb-hbm3/default-4-cuda.json.xz"
     doc = jsonio.read_json(path)
     spans = [m for m in doc["metrics"] if m["name"].endswith("joules_per_op") and m["info"].get("nvml_samples")]
     assert len(spans) >= 10

@@ -46,7 +46,7 @@ def test_saved_samples_give_the_recorded_figures(where, metric):
 # ---- saved corpora -------------------------------------------------------------------------------
 from pytest_gpuperf.studies.static_power import power_model as pmodel  # noqa: E402
 
-CORPORA = sorted(p for pattern in ("*/power-corpus-*.json", "*/power-corpus-*.json.gz")
+CORPORA = sorted(p for pattern in ("*/power-corpus-*.json", "*/power-corpus-*.json.xz", "*/power-corpus-*.json.xz")
                  for p in (ROOT / "results").glob(pattern))
 
 

@@ -22,7 +22,7 @@ def _saved_results() -> list[tuple[Path, dict]]:
     """Every saved file under results/ that is a results document (schema pytest-gpuperf/1), with its dict."""
     out = []
     for p in sorted((ROOT / "results").rglob("*.json*")):
-        if not p.name.endswith((".json", ".json.gz")):
+        if not jsonio.is_results_name(p.name):
             continue
         raw = jsonio.read_json(p)
         if isinstance(raw, dict) and raw.get("schema") == RESULTS_SCHEMA:
@@ -41,8 +41,8 @@ def test_every_saved_results_file_round_trips_to_the_identical_dict() -> None:
         # key order too, at the top and in every metric (nested sections are the file's own dicts)
         assert list(back) == list(raw), p
         assert all(list(a) == list(b) for a, b in zip(back["metrics"], raw["metrics"])), p
-    gz = next(p for p, _ in saved if p.suffix == ".gz")
-    assert ResultsDocument.load(gz).to_json() == jsonio.read_json(gz)
+    xz = next(p for p, _ in saved if p.suffix == ".xz")
+    assert ResultsDocument.load(xz).to_json() == jsonio.read_json(xz)
 
 
 def test_a_written_document_round_trips_and_names_its_fields() -> None:

@@ -48,7 +48,7 @@ def test_a_results_file_keeps_the_lines_that_say_why_and_is_compact(tmp_path):
 def test_a_saved_plant_run_written_again_follows_the_schema_and_its_summary_quotes_the_regression(tmp_path):
     """A saved gate-check run (a planted chase: one metric regressed, the rest pass), written as a results
     file is now: it follows the results schema, and the gate check's summary still quotes why it regressed."""
-    doc = jsonio.read_json(ROOT / "results/nvidia-h200/gatecheck-e003155/plant-chase-1.json.gz")
+    doc = jsonio.read_json(ROOT / "results/nvidia-h200/gatecheck-e003155/plant-chase-1.json.xz")
     path = tmp_path / "plant.json"
     results.write(str(path), doc)
     back = jsonio.read_json(path)

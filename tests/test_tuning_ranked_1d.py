@@ -1,6 +1,6 @@
 """The ranked pass along a chain (tuning.descent ``bracket``): 1-D sizes and merge factors.
 
-The numbers of the first two tests are the H100's (results/nvidia-h100-80gb-hbm3/default-5c-cuda.json.gz,
+The numbers of the first two tests are the H100's (results/nvidia-h100-80gb-hbm3/default-5c-cuda.json.xz,
 ``info.points`` of ``tuning.<kernel>.space``): the survivors of the thesis' filters, with 1024 work-items
 already timed by the concurrency tuner's contention check.
 """

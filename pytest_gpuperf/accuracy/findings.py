@@ -16,7 +16,7 @@ KNOWN: list[tuple[str, str, str]] = [
     ("cuda:CUDA", "math.fp64.hypot",
      "CUDA hypot (binary64, CUDA 13 / NVRTC 13.0, H100) overflows to inf for hypot(tiny, DBL_MAX), e.g. "
      "hypot(0x0.0000000000001p-1022, 0x1.fffffffffffffp+1023), whose correctly rounded value is DBL_MAX "
-     "(64 inputs of the special-value grid; results/nvidia-h100-80gb-hbm3/accuracy-cuda.json.gz)"),
+     "(64 inputs of the special-value grid; results/nvidia-h100-80gb-hbm3/accuracy-cuda.json.xz)"),
     ("opencl:Portable Computing Language", "search.fp32.tgamma",
      "PoCL tgamma (binary32) loses most of its accuracy where the result is subnormal (x just above a "
      "negative integer ≤ -36): e.g. x = -0x1.2ffffep+5 gives 4.667e-40 vs 5.012e-40 (MPFR), > 16 ulp"),
@@ -41,7 +41,7 @@ KNOWN: list[tuple[str, str, str]] = [
     ("cuda:CUDA", f"{library}.math.fp64.hypot",
      f"CuPy's {how} hypot (binary64, CuPy 14 / NVRTC 13.0, H100) overflows to inf for hypot(tiny, DBL_MAX), "
      "e.g. hypot(0x0.0000000000001p-1022, 0x1.fffffffffffffp+1023) — CUDA's hypot, as in the project's "
-     "build (math.fp64.hypot; results/nvidia-h100-80gb-hbm3/default-5c-cuda.json.gz, 64 inputs)")
+     "build (math.fp64.hypot; results/nvidia-h100-80gb-hbm3/default-5c-cuda.json.xz, 64 inputs)")
     for library, how in CUPY_APIS
 ]
 

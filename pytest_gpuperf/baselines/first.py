@@ -28,8 +28,8 @@ from ..timing.observers import CONTENDED_RUN_LIMIT
 from ..schemas.results_doc import ResultsDocument, as_document
 from . import baseline_file, contention
 
-#: the run results and logs of init: ``init-<n>-<backend>.json``, ``init-<n>.log`` (or ``.gz``)
-RUN_FILE = re.compile(r"init-(\d+)(?:-[a-z]+)?(?:-\d+)?\.(?:json|log)(?:\.gz)?")
+#: the run results and logs of init: ``init-<n>-<backend>.json``, ``init-<n>.log`` (or ``.gz``, ``.xz``)
+RUN_FILE = re.compile(r"init-(\d+)(?:-[a-z]+)?(?:-\d+)?\.(?:json|log)(?:\.gz|\.xz)?")
 #: the exit statuses of a run whose results init takes: passed, failed tests (their metrics are still
 #: measurements), and the statuses of a run gated against an old baseline (``--replace``) that could not
 #: judge enough of it — init screens those figures itself

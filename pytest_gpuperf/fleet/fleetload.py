@@ -3,7 +3,7 @@
 The layout (what ``gpuperf fleet submit`` writes, and what any other way of gathering runs can copy)::
 
     ROOT/<fleet-run-id>/<job-label>/...        one folder per job (``node1-1234``: node and job id)
-        **/*.json, **/*.json.gz                every results document (``gpuperf run --gpuperf-json``) at
+        **/*.json (or .json.xz, .json.gz)      every results document (``gpuperf run --gpuperf-json``) at
                                                any depth is one run of one card; other JSON is skipped
         job.json                               optional: {"fleet_run", "job_id", "node", "array_task",
                                                "confirm": a confirmation re-run of flagged cards}
@@ -211,7 +211,7 @@ def _job_info(folder: Path) -> dict[str, Any]:
 
 
 def _result_files(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.rglob("*") if p.is_file() and (p.name.endswith(".json") or p.name.endswith(".json.gz"))
+    return sorted(p for p in folder.rglob("*") if p.is_file() and jsonio.is_results_name(p.name)
                   and p.name != JOB_FILE)
 
 
@@ -268,7 +268,7 @@ def load(root: str | Path) -> Fleet:
     for sub in sorted(p for p in base.iterdir() if p.is_dir() and p.name != locks.FOLDER):  # not the writers' locks
         jobs.append((sub.name, _job_info(sub), _result_files(sub)))
     loose = [p for p in sorted(base.iterdir()) if p.is_file() and p.name != MANIFEST
-             and (p.name.endswith(".json") or p.name.endswith(".json.gz"))]
+             and jsonio.is_results_name(p.name)]
     for p in loose:  # a results file beside the job folders: its own job, named by the file
         jobs.append((p.name.split(".json")[0], {}, [p]))
     fleet = read_jobs(jobs, str(base), base.name)

@@ -52,9 +52,10 @@ def _files(paths: Iterable[str | Path]) -> Iterator[Path]:
     sorted); a path that does not exist is an error, since a typo must not pass as an empty backfill."""
     for p in map(jsonio.saved, paths):
         if p.is_dir():
-            found = sorted(f for f in p.rglob("*") if f.name.endswith((".json", ".jsonl", ".json.gz")) and f.is_file())
+            found = sorted(f for f in p.rglob("*") if (jsonio.is_results_name(f.name) or f.name.endswith(".jsonl"))
+                           and f.is_file())
             if not found:
-                raise HistoryTargetError(f"{p} holds no .json, .json.gz or .jsonl file; name the folder your "
+                raise HistoryTargetError(f"{p} holds no .json, .json.xz, .json.gz or .jsonl file; name the folder your "
                                          f"--gpuperf-json results were written to")
             yield from found
         elif p.exists():

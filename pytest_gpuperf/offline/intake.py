@@ -1,6 +1,6 @@
 """``gpuperf offline collect OUT.tgz``: bring an offline host's run back into the results store.
 
-Each results document lands in ``<into>/<device key>/`` under its own name, gzip-compressed (results
+Each results document lands in ``<into>/<device key>/`` under its own name, xz-compressed (results
 are evidence: kept whole, kept small); a different file already there keeps its name and the newcomer
 gets ``-2``, ``-3``… — nothing is overwritten, nothing lost. Each log lands beside them under ``logs/``,
 and, with ``--history``, every run is imported into the history store (runs already there are skipped
@@ -32,7 +32,7 @@ from ..util import jsonio
 from ..util.locks import file_lock
 
 #: the files of a power corpus among a run's results, plain or compressed
-CORPUS = ("power-corpus-*.json", "power-corpus-*.json.gz")
+CORPUS = ("power-corpus-*.json", "power-corpus-*.json.gz", "power-corpus-*.json.xz")
 
 #: the module that keys and joins a power corpus brought back (``key_of``, ``join``); named, not imported,
 #: so the gate wing imports nothing of the studies
@@ -86,16 +86,17 @@ def _store(src: Path, folder: Path) -> tuple[Path, bool]:
     it): (the stored file, whether it is new — False when the same content was already there). Callers
     hold the store's lock (:data:`LOCK_NAME`), so the name chosen is still free when it is written."""
     data = jsonio.read_bytes(src)
-    stem, dot, ext = src.name.partition(".")
+    stem, dot, ext = jsonio.uncompressed_name(src.name).partition(".")
     n = 1
     while True:
-        name = src.name if n == 1 else f"{stem}-{n}{dot}{ext}"
-        target = folder / (name + jsonio.GZ)
-        if not os.path.lexists(target):
+        name = f"{stem}{dot}{ext}" if n == 1 else f"{stem}-{n}{dot}{ext}"
+        taken = [t for t in (folder / (name + jsonio.XZ), folder / (name + jsonio.GZ)) if os.path.lexists(t)]
+        if not taken:
             folder.mkdir(parents=True, exist_ok=True)
-            return jsonio.write_gz(target, data), True
-        if jsonio.read_bytes(target) == data:
-            return target, False
+            return jsonio.write_xz(folder / name, data), True
+        same = next((t for t in taken if jsonio.read_bytes(t) == data), None)
+        if same is not None:
+            return same, False
         n += 1
 
 

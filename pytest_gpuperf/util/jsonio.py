@@ -1,8 +1,9 @@
-"""Saved files that may be gzip-compressed: results kept as evidence are stored as ``*.json.gz``
-(``*.log.gz``…), and every reader of a results document, a log or a corpus takes either form.
+"""Saved files that may be compressed: results kept as evidence are stored as ``*.json.xz`` (xz: a fifth
+smaller than gzip on results documents; older logs as ``*.log.gz``), and every reader
+of a results document, a log or a corpus takes any of these forms.
 
-:func:`saved` finds the file a name means (``x.json`` or ``x.json.gz``); :func:`read_text` and
-:func:`read_json` open it, decompressing by the ``.gz`` suffix; :func:`write_gz` stores a file
+:func:`saved` finds the file a name means (``x.json``, ``x.json.gz`` or ``x.json.xz``); :func:`read_text` and
+:func:`read_json` open it, decompressing by the suffix; :func:`write_gz` and :func:`write_xz` store a file
 compressed, atomically. Every read goes through :func:`read_regular`: regular files only, at most
 :data:`MAX_BYTES` (decompressed too)."""
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import lzma
 import os
 import stat
 from pathlib import Path
@@ -19,16 +21,37 @@ from typing import Any
 from .atomic import atomic_write_chunks
 
 GZ = ".gz"
+XZ = ".xz"
+#: the compressed forms a saved file may take, by suffix
+COMPRESSED = (GZ, XZ)
+#: the names a saved results document may have
+RESULTS_SUFFIXES = (".json", ".json" + GZ, ".json" + XZ)
 
 
 def saved(path: str | os.PathLike[str]) -> Path:
-    """The file ``path`` names: itself if it exists, else its ``.gz`` twin if that exists, else ``path``
-    unchanged (so a caller's "does not exist" message names what was asked for)."""
+    """The file ``path`` names: itself if it exists, else its ``.xz`` or ``.gz`` twin if one exists, else
+    ``path`` unchanged (so a caller's "does not exist" message names what was asked for)."""
     p = Path(path)
-    if p.exists() or p.suffix == GZ:
+    if p.exists() or p.suffix in COMPRESSED:
         return p
-    twin = p.with_name(p.name + GZ)
-    return twin if twin.exists() else p
+    for suffix in (XZ, GZ):
+        twin = p.with_name(p.name + suffix)
+        if twin.exists():
+            return twin
+    return p
+
+
+def uncompressed_name(name: str) -> str:
+    """``name`` without a compression suffix (``a.json.xz`` → ``a.json``)."""
+    for suffix in COMPRESSED:
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def is_results_name(name: str) -> bool:
+    """Whether a file called ``name`` may be a saved results document (``.json``, ``.json.gz``, ``.json.xz``)."""
+    return name.endswith(RESULTS_SUFFIXES)
 
 
 #: the most bytes a results document, a baseline, a log or a corpus may hold once decompressed. A full run
@@ -71,12 +94,30 @@ def gunzip(data: bytes, where: object, limit: int = MAX_BYTES) -> bytes:
     return out
 
 
+def unxz(data: bytes, where: object, limit: int = MAX_BYTES) -> bytes:
+    """``data`` (xz) decompressed, at most ``limit`` bytes of output; a torn file raises ``EOFError``."""
+    dec = lzma.LZMADecompressor(format=lzma.FORMAT_XZ)
+    try:
+        out = dec.decompress(data, max_length=limit + 1)
+    except lzma.LZMAError as exc:
+        raise ValueError(f"{where}: not a readable xz file ({exc})") from None
+    if len(out) > limit:
+        raise UnreadableFileError(f"{where}: unpacks to more than the {limit} bytes a results or baseline file may hold")
+    if not dec.eof:
+        raise EOFError(f"{where}: the xz stream ends early (a torn or truncated file)")
+    return out
+
+
 def read_bytes(path: str | os.PathLike[str], limit: int = MAX_BYTES) -> bytes:
-    """The bytes a saved file holds (:func:`saved`: ``path`` or its ``.gz`` twin, decompressed), through
-    :func:`read_regular` and at most ``limit`` bytes decompressed."""
+    """The bytes a saved file holds (:func:`saved`: ``path`` or its ``.xz``/``.gz`` twin, decompressed),
+    through :func:`read_regular` and at most ``limit`` bytes decompressed."""
     p = saved(path)
     data = read_regular(p, limit)
-    return gunzip(data, p, limit) if p.suffix == GZ else data
+    if p.suffix == GZ:
+        return gunzip(data, p, limit)
+    if p.suffix == XZ:
+        return unxz(data, p, limit)
+    return data
 
 
 def read_text(path: str | os.PathLike[str]) -> str:
@@ -94,4 +135,23 @@ def write_gz(path: str | os.PathLike[str], data: bytes) -> Path:
     if p.suffix != GZ:
         p = p.with_name(p.name + GZ)
     atomic_write_chunks(p, [gzip.compress(data, compresslevel=9, mtime=0)])
+    return p
+
+
+def write_compressed(path: str | os.PathLike[str], data: bytes) -> Path:
+    """Store ``data`` at ``path`` compressed as its suffix says: ``.xz`` as xz, anything else as gzip."""
+    return write_xz(path, data) if Path(path).suffix == XZ else write_gz(path, data)
+
+
+def xz_bytes(data: bytes) -> bytes:
+    """``data`` xz-compressed at the strongest preset: the same input gives the same bytes."""
+    return lzma.compress(data, format=lzma.FORMAT_XZ, check=lzma.CHECK_CRC64, preset=9 | lzma.PRESET_EXTREME)
+
+
+def write_xz(path: str | os.PathLike[str], data: bytes) -> Path:
+    """Store ``data`` xz-compressed at ``path`` (``.xz`` appended if missing), atomically."""
+    p = Path(path)
+    if p.suffix != XZ:
+        p = p.with_name(p.name + XZ)
+    atomic_write_chunks(p, [xz_bytes(data)])
     return p

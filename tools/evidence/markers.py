@@ -56,11 +56,11 @@ def _words(doc: str, line: int, words: str) -> tuple[str, dict[str, list[str]], 
         key, sep, value = word.partition("=")
         if not sep or not key or not value:
             raise EvidenceError(f"{doc}:{line}: marker word {word!r} is not key=value; write e.g. "
-                                "sources=results/<key>/run.json.gz")
+                                "sources=results/<key>/run.json.xz")
         if key in roles or key in options:
             raise EvidenceError(f"{doc}:{line}: {key!r} is given twice in the marker; join the files with commas")
         items = value.split(",")
-        if key == "sources" or any("/" in i or i.endswith((".json", ".gz")) for i in items):
+        if key == "sources" or any("/" in i or i.endswith((".json", ".gz", ".xz")) for i in items):
             bad = [i for i in items if not i.startswith(RESULTS)]
             if bad:
                 raise EvidenceError(f"{doc}:{line}: {key}= names {', '.join(bad)}, outside results/; a table "

@@ -4,7 +4,7 @@ the date it ran, and how a doc cites it.
 Results documents (``pytest-gpuperf/1``) carry ``metrics`` (a list, or a name → entry mapping in older
 files); other saved evidence (offline model outputs, power corpora, gate-check records) is read as a
 plain document (:attr:`Run.doc`) with no metrics. Files are read through :mod:`..util.jsonio`, so
-``x.json`` and ``x.json.gz`` name the same saved run.
+``x.json``, ``x.json.xz`` and ``x.json.gz`` name the same saved run.
 """
 
 from __future__ import annotations
@@ -52,11 +52,11 @@ class Run:
 
     @property
     def stem(self) -> str:
-        """The run's short name: its path below ``results/<device key>/`` without ``.json[.gz]``
+        """The run's short name: its path below ``results/<device key>/`` without ``.json[.xz|.gz]``
         (``default-7c-cuda``, ``gatecheck/aa-2``)."""
         parts = Path(self.path).parts
         name = "/".join(parts[2:]) if len(parts) > 2 and parts[0] == "results" else Path(self.path).name
-        for suffix in (".gz", ".json"):
+        for suffix in (".xz", ".gz", ".json"):
             name = name[: -len(suffix)] if name.endswith(suffix) else name
         return name
 

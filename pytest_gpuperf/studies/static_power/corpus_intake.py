@@ -32,9 +32,9 @@ def key_of(src: Path, echo: Callable[[str], object]) -> str | None:
 def join(src: Path, key: str, into: Path, echo: Callable[[str], object]) -> Path:
     """A power corpus brought back, joined with the store's corpus of its card (or placed, compressed, where the
     store has none): the file now in the store."""
-    existing = jsonio.saved(into / key / src.name.removesuffix(jsonio.GZ))
+    existing = jsonio.saved(into / key / jsonio.uncompressed_name(src.name))
     if not existing.exists():
-        placed = jsonio.write_gz(existing, jsonio.read_bytes(src))
+        placed = jsonio.write_compressed(existing.with_name(existing.name + jsonio.XZ), jsonio.read_bytes(src))
         echo(f"collected {placed}")
         return placed
     if jsonio.read_bytes(existing) == jsonio.read_bytes(src):

@@ -184,15 +184,15 @@ def corpus_path(results: Path, key: str, backend: str) -> Path:
 
 def save_corpus(path: Path, device: Mapping[str, Any], entries: Sequence[Entry],
                 meta: Mapping[str, Any] | None = None) -> None:
-    """Write a measured corpus atomically (a killed collection never leaves a torn file), gzip-compressed where
-    ``path`` ends in ``.gz`` (so a collection resumed from a compressed corpus stays compressed)."""
+    """Write a measured corpus atomically (a killed collection never leaves a torn file), compressed where
+    ``path`` ends in ``.gz`` or ``.xz`` (so a collection resumed from a compressed corpus stays compressed)."""
     from ...util.atomic import atomic_write_json
 
     doc = {"schema": CORPUS_SCHEMA, "device": dict(device), "meta": dict(meta or {}),
            "entries": [asdict(e) for e in entries]}
     path.parent.mkdir(parents=True, exist_ok=True)
-    if path.suffix == jsonio.GZ:
-        jsonio.write_gz(path, (json.dumps(doc, indent=2, allow_nan=False) + "\n").encode("utf-8"))
+    if path.suffix in jsonio.COMPRESSED:
+        jsonio.write_compressed(path, (json.dumps(doc, indent=2, allow_nan=False) + "\n").encode("utf-8"))
     else:
         atomic_write_json(path, doc)
 
@@ -208,8 +208,8 @@ def read_corpus(path: Path) -> tuple[dict[str, Any], list[Entry], dict[str, Any]
     collection's meta too: jobs, latency sources, left-out configurations)."""
     try:
         doc = jsonio.read_json(path)
-    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:  # a torn or foreign .gz
-        raise ValueError(f"{path}: not a readable gzip file ({exc})") from None
+    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:  # a torn or foreign .gz or .xz
+        raise ValueError(f"{path}: not a readable compressed file ({exc})") from None
     if not isinstance(doc, dict) or doc.get("schema") != CORPUS_SCHEMA:
         found = doc.get("schema") if isinstance(doc, dict) else type(doc).__name__
         raise ValueError(f"{path}: schema {found!r}, expected {CORPUS_SCHEMA!r}")

@@ -340,6 +340,11 @@ class Level:
 #: so a running median does not find it in every run; DRAM's own warmed footprints lie within 1.03× of
 #: each other
 DRAM_NEAR = 1.12
+#: DRAM's latency is read only at footprints this many times the last L2 footprint: just past the L2 a chain
+#: stays partly resident (the H200's 64 MiB chase, 1.1× its 60 MB L2, moved by about half of a slowdown
+#: planted in every load, its 91 MiB chase by all of it), so a DRAM change would move a level that pooled it by
+#: less than the change
+DRAM_CLEAR = 1.5
 
 
 def levels(sizes: Sequence[int], lat: Sequence[float], jump: float = 1.25,
@@ -347,7 +352,9 @@ def levels(sizes: Sequence[int], lat: Sequence[float], jump: float = 1.25,
     """Cache levels from a latency-vs-footprint curve: the first plateau is L1; DRAM starts at the first
     footprint past it within :data:`DRAM_NEAR` of the largest warmed footprint's latency and ends there
     (footprints past ``warm_limit`` were chased cold, a transient, and only bound the curve); everything
-    between is L2 (H100's L2 shows a near and a far partition: latency of the first, size of the last)."""
+    between is L2 (H100's L2 shows a near and a far partition: latency of the first, size of the last).
+    DRAM's latency is the median of its footprints at least :data:`DRAM_CLEAR` × the L2's size (the last
+    warmed one where none is), so a chain still partly in L2 does not dilute it."""
     warmed = [i for i, f in enumerate(sizes) if warm_limit is None or f <= warm_limit] or list(range(len(sizes)))
     last = warmed[-1]
     first = _merged_spans(plateaus(lat[:last + 1], jump))[0]
@@ -359,7 +366,9 @@ def levels(sizes: Sequence[int], lat: Sequence[float], jump: float = 1.25,
         near = _merged_spans(plateaus(lat[first[1]:dram], jump))[0]
         out.append(Level("l2", _body_median(lat, first[1] + near[0], first[1] + near[1]), int(sizes[dram - 1]),
                          dram - first[1]))
-    out.append(Level("dram", float(np.median(lat[dram:last + 1])), int(sizes[last]), last + 1 - dram))
+    clear = [i for i in range(dram, last + 1) if dram == first[1] or sizes[i] >= DRAM_CLEAR * sizes[dram - 1]]
+    clear = clear or [last]
+    out.append(Level("dram", float(np.median([lat[i] for i in clear])), int(sizes[last]), len(clear)))
     return out
 
 

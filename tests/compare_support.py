@@ -66,9 +66,9 @@ def noisy(median: float, rel_sigma: float, n: int, seed: int) -> np.ndarray:
 def scaled_results(n: int, path: Path = POCL / "default-1-opencl.json.xz") -> dict[str, Any]:
     """A results document of ``n`` metrics made from a real one: its metrics repeated under numbered names
     (``<name>.copy<i>``) until there are ``n`` — the size of a large fleet's run, for the scaling test."""
-    import gzip
+    from pytest_gpuperf.util import jsonio
 
-    doc = json.loads(gzip.open(path, "rt", encoding="utf-8").read())
+    doc = jsonio.read_json(path)
     base = doc["metrics"]
     out = []
     for i in range(n):

@@ -78,11 +78,18 @@ def test_a_run_refuses_a_special_baseline_file_before_any_test(tmp_path, kind):
     assert "NO BASELINE" not in out and "passed" not in out
 
 
-@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "bomb"])
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "bomb", "xz-bomb"])
 def test_compare_refuses_a_results_file_that_is_special_or_too_large(tmp_path, kind):
     """``gpuperf compare`` reads results through the same reader: a FIFO or /dev/zero is refused at once, a
-    300 KB ``.json.gz`` that unpacks past the limit is refused without unpacking it whole."""
-    if kind == "bomb":
+    300 KB ``.json.gz`` (or a small ``.json.xz``) that unpacks past the limit is refused without unpacking it
+    whole."""
+    if kind == "xz-bomb":
+        import lzma
+
+        path = tmp_path / "a.json.xz"
+        path.write_bytes(lzma.compress(bytes(MAX_BYTES + 2**20), preset=1))
+        assert path.stat().st_size < 2**20
+    elif kind == "bomb":
         path = tmp_path / "a.json.gz"
         chunk = gzip.compress(bytes(2**20), compresslevel=9)
         path.write_bytes(chunk * (MAX_BYTES // 2**20 + 8))
@@ -93,6 +100,6 @@ def test_compare_refuses_a_results_file_that_is_special_or_too_large(tmp_path, k
     other = ROOT / "results" / "nvidia-h100-80gb-hbm3" / "memory-cuda.json.xz"
     proc = _gpuperf("compare", str(path), str(other), cwd=tmp_path)
     assert proc.returncode != 0, proc.stdout + proc.stderr
-    why = "unpacks to more than" if kind == "bomb" else "not a regular file"
+    why = "unpacks to more than" if kind.endswith("bomb") else "not a regular file"
     assert why in proc.stdout + proc.stderr, proc.stdout + proc.stderr
     assert "Traceback" not in proc.stderr

@@ -246,3 +246,11 @@ def test_the_bootstrap_draws_what_it_drew_before():
     lo, hi = np.quantile(rb / ra, [0.0005, 0.9995])
     d = difference(a, b)
     assert (d.ci_low, d.ci_high) == (float(lo), float(hi))
+    # the very resamples scipy.stats.bootstrap draws from that generator (unpaired, percentile)
+    from scipy import stats as sps
+
+    from pytest_gpuperf.timing.difference import _median_ratio
+
+    boot = sps.bootstrap((a, b), _median_ratio, n_resamples=2000, method="percentile", vectorized=True,
+                         paired=False, rng=np.random.default_rng(0x9E3779B9))
+    assert np.array_equal(np.quantile(boot.bootstrap_distribution, [0.0005, 0.9995]), [lo, hi])

@@ -38,6 +38,10 @@ for cmd in munged slurmctld slurmd sbatch squeue scontrol; do
 done
 [ "$(id -u)" = 0 ] || { echo "slurm_local: run as root (slurmd runs jobs as their users)" >&2; exit 3; }
 PATH=$PATH:/usr/sbin
+# one start at a time: test processes run side by side (pytest-xdist workers) each make sure the cluster is up
+mkdir -p "$base"
+exec 9>"$base/.start.lock"
+flock 9
 
 host=$(hostname -s)
 # the name is the host's own; where it does not resolve (a bare container), the daemons meet on loopback
@@ -54,7 +58,7 @@ if [ ! -s /etc/munge/munge.key ]; then
   chown munge:munge /etc/munge/munge.key; chmod 400 /etc/munge/munge.key
 fi
 if ! munge -n 2>/dev/null | unmunge >/dev/null 2>&1; then
-  runuser -u munge -- /usr/sbin/munged --pid-file=/run/munge/munged.pid
+  runuser -u munge -- /usr/sbin/munged --pid-file=/run/munge/munged.pid 9>&-
   cp /run/munge/munged.pid "$base/run/munged.pid" 2>/dev/null || true
   for _ in $(seq 50); do munge -n 2>/dev/null | unmunge >/dev/null 2>&1 && break; sleep 0.1; done
 fi
@@ -95,8 +99,8 @@ if [ -f "$conf" ] && cmp -s "$conf" "$conf.new"; then rm "$conf.new"; else mv "$
 
 running() { [ -s "$base/run/$1.pid" ] && kill -0 "$(cat "$base/run/$1.pid")" 2>/dev/null; }
 if [ -n "${changed:-}" ]; then stop_slurm; fi
-running slurmctld || slurmctld -f "$conf"
-running slurmd || slurmd -f "$conf"
+running slurmctld || slurmctld -f "$conf" 9>&-  # the daemons keep no hold of the start lock
+running slurmd || slurmd -f "$conf" 9>&-
 
 state=""
 for _ in $(seq 60); do

@@ -167,8 +167,11 @@ def test_upgrade_gate_reports_driver_change(pytester):
     result.stdout.fnmatch_lines(["*UPGRADE GATE: driver changed: baseline measured with 0.0-older*"])
 
 
-def test_pytest_benchmark_stats_land_in_results(pytester):
+def test_pytest_benchmark_stats_land_in_results(pytester, monkeypatch):
     pytest.importorskip("pytest_benchmark")
+    # a run of its own, not a worker of this one's pytest-xdist (where pytest-benchmark disables itself)
+    for var in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID"):
+        monkeypatch.delenv(var, raising=False)
     pytester.makepyfile("""
         def test_host(gpu_device, benchmark):
             benchmark(sum, range(1000))

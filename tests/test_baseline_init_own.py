@@ -127,6 +127,7 @@ def _said(proc: subprocess.CompletedProcess) -> str:
     return f"exit {proc.returncode}\n--- stdout\n{proc.stdout[-5000:]}\n--- stderr\n{proc.stderr[-3000:]}"
 
 
+@pytest.mark.quiet_host
 @pytest.mark.skipif(not CL, reason="no OpenCL device (install pocl-opencl-icd)")
 def test_a_users_own_suite_is_baselined_alone_gated_and_a_plant_caught(tmp_path: Path) -> None:
     user = tmp_path / "their-repo"

@@ -74,6 +74,7 @@ def test_results_json_follows_schema(pytester):
     result.stdout.fnmatch_lines(["*gpuperf opencl:0*", "*kernel.work.ms*new*"])
 
 
+@pytest.mark.quiet_host
 def test_update_then_gate_then_planted_slowdown(pytester, monkeypatch):
     pytester.makepyfile(WORK)
     # a 60 % CPU floor: a planted 2x slowdown (+100 %) must fail through it, unchanged code must pass

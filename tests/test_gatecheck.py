@@ -78,6 +78,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return tmp_path, bl
 
 
+@pytest.mark.quiet_host
 def test_gatecheck_writes_the_schema_catches_plants_and_appends(project):
     root, bl = project
     out, runs = root / "gatecheck.json", root / "runs"
@@ -132,6 +133,7 @@ def test_gatecheck_writes_the_schema_catches_plants_and_appends(project):
                     f"{exits.HOST_TOO_BUSY}): the copy's verdicts were 'contended', not judged; run on a quieter host")
 
 
+@pytest.mark.quiet_host
 def test_an_undetected_plant_fails_the_gate_check(project, tmp_path):
     """A plant the gate misses is reported: a planted 'missing' of a metric nobody records is not caught."""
     root, bl = project
@@ -143,6 +145,7 @@ def test_an_undetected_plant_fails_the_gate_check(project, tmp_path):
     assert not passed and problems == ["plant missing=tiny.no.such.metric on tiny.no.such.metric: caught 0 of 1"]
 
 
+@pytest.mark.quiet_host
 def test_memory_plant_is_caught_on_the_copy_suite(tmp_path):
     """The repository's copy test with the memory plant: each copy is followed by a spin of 3x its unplanted
     time, its info says so, and the gate (baseline from an unchanged run) calls it a regression."""

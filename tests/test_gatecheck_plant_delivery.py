@@ -23,6 +23,7 @@ SIZE = 2.0
 QUICK = MeasureConfig(warmup=2, min_repeats=25, max_repeats=25, target_rel_spread=0.0, budget_s=30)
 
 
+@pytest.mark.quiet_host
 def test_a_copy_plant_slows_the_1mib_copy_by_about_its_size(cl_device):
     """1 MiB copies measured unplanted and with ``memory=2`` in turn, in one process: the planted median
     bandwidth is at least 1 / (1 + 0.7 × 2) of the unplanted one (the spin appended to each span delivers
@@ -84,6 +85,7 @@ def test_calibrate_keeps_the_claim_and_leaves_what_it_cannot_calibrate():
 # device figure's noise.
 
 
+@pytest.mark.quiet_host
 def test_a_calibrated_plant_records_its_claim_and_the_size_it_planted(cl_device, tmp_path):
     """Unplanted results where this machine reads 2 % below the baseline (named by ``--calibrate-from``): the
     0.05 plant is planted at 1.05 / 0.98 − 1, the entry keeps 0.05 as its size and lists what each try planted;

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# The project's tests, as CI runs them (README: "the tests"): first every test that may share the host, side by
+# side on GPUPERF_TEST_WORKERS processes (pytest-xdist, default 2); then, one at a time, the tests that judge
+# PoCL timings (marked quiet_host: planted slowdowns, gate checks, the shipped suites on device 0), which
+# another test beside them would make read 'contended'. Extra arguments go to both pytest calls. Exit: the
+# first call's status where it failed, else the second's (9, HOST TOO BUSY TO GATE, where other jobs held
+# the cores through the suites' timings).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+common=(--gpuperf-device=0 -p no:cacheprovider -rs)
+python3 -m pytest -n "${GPUPERF_TEST_WORKERS:-2}" -m "not quiet_host" "${common[@]}" tests/ "$@"
+first=$?
+python3 -m pytest -m quiet_host "${common[@]}" tests/ pytest_gpuperf/suites/ "$@"
+second=$?
+[ "$first" -ne 0 ] && exit "$first"
+exit "$second"

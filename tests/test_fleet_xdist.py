@@ -205,6 +205,7 @@ def test_concurrent_workers_lose_nothing_in_results_history_and_baselines(side_b
     assert len(lines) == 2 and all(json.loads(line) for line in lines)
 
 
+@pytest.mark.quiet_host
 def test_the_planted_slower_device_is_the_sibling_outlier(tmp_path):
     # 10x the work on opencl:1: the CPU band of times is 100 % (a ratio of 2), and two xdist workers
     # share the host's two cores, which compressed a 4x plant to 1.8-2.4x on a busy host (the check

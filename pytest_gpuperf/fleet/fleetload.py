@@ -30,7 +30,7 @@ from ..verdictwords import Gate
 from .. import RESULTS_SCHEMA
 from ..baselines import noise
 from ..errors import GpuPerfError
-from ..schemas.results_doc import MetricRecord, ResultsDocument, ResultsDocumentError, as_document
+from ..schemas.results_doc import MetricRecord, ResultsDocument, ResultsDocumentError
 from .slurm_jobs import MANIFEST
 from ..report.results import COHORT_KEYS, card_identity
 from ..timing.stats import between_run_sigma
@@ -157,12 +157,12 @@ def _disturbed(m: MetricRecord, is_cpu: bool) -> str | None:
     return None
 
 
-def pool_metrics(docs: Sequence[ResultsDocument | Mapping[str, Any]]) -> dict[str, CardMetric]:
+def pool_metrics(docs: Sequence[ResultsDocument]) -> dict[str, CardMetric]:
     """Each metric of one card's documents, pooled (value: the median of the runs' finite values). A
     metric recorded with another unit, direction or identity in one of the runs keeps the first run's
     and drops the others (their values are not the same measurement)."""
     out: dict[str, CardMetric] = {}
-    for doc in map(as_document, docs):
+    for doc in docs:
         is_cpu = bool(doc.device.get("is_cpu"))
         for m in doc.metrics:
             name = str(m.name)

@@ -25,6 +25,7 @@ from pytest_gpuperf.cli import main as gpuperf
 from pytest_gpuperf.compare.load import merge as side_metric
 from pytest_gpuperf.devices import discover
 from pytest_gpuperf.errors import BaselineFileError, GpuPerfError
+from pytest_gpuperf.schemas.results_doc import ResultsDocument
 from pytest_gpuperf.util import jsonio
 from suite_support import baseline_folder
 
@@ -163,7 +164,7 @@ def test_from_results_takes_a_saved_pocl_run_whose_differenced_figures_have_nega
 def test_init_screens_by_the_same_rule() -> None:
     docs = [_doc(_metric("a.us", [1.0, 1.1]), _metric("b.ns", [-0.4, 2.0, 2.1], unit="ns"),
                  _metric("latency.my.op.ns", [-0.4, 2.0, 2.1], unit="ns"), _metric("c.us", [1.0], value="nan"))]
-    sc = contention.screen(docs)
+    sc = contention.screen([ResultsDocument.from_json(d) for d in docs])
     assert sorted(sc.impossible) == ["b.ns", "c.us"]
     assert sc.left_out["b.ns"] == f"run 1: {validity.metric_problem(docs[0]['metrics'][1])}"
     merged = merge_runs(sc.docs, 6.0)  # what init then merges holds nothing impossible

@@ -24,6 +24,7 @@ from pytest_gpuperf import exits
 from pytest_gpuperf.baselines import contention
 from pytest_gpuperf.baselines.first import first_free
 from pytest_gpuperf.devices import discover
+from pytest_gpuperf.schemas.results_doc import ResultsDocument
 from pytest_gpuperf.suiterun import command, named_tests
 from pytest_gpuperf.util import locks
 
@@ -88,8 +89,9 @@ def _metric(name: str, value: float, busy: bool = False, samples: list[float] | 
             "info": {"host": host}, "stats": {"samples": samples or [value, value * 1.01], "mad": 0.1}}
 
 
-def _doc(*metrics: dict[str, Any]) -> dict[str, Any]:
-    return {"device": {"key": "dev", "backend": "opencl", "is_cpu": True}, "metrics": list(metrics)}
+def _doc(*metrics: dict[str, Any]) -> ResultsDocument:
+    return ResultsDocument.from_json({"device": {"key": "dev", "backend": "opencl", "is_cpu": True},
+                                      "metrics": list(metrics)})
 
 
 def test_screen_sets_aside_busy_runs_leaves_out_always_busy_and_impossible_entries() -> None:

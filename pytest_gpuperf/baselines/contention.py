@@ -21,7 +21,7 @@ from typing import Any, Mapping, Sequence
 from ..verdictwords import Gate
 from .. import exits
 from ..timing import observers
-from ..schemas.results_doc import ResultsDocument, as_document
+from ..schemas.results_doc import ResultsDocument
 from . import noise, validity
 
 #: what :func:`disturbance` names, and the exit status of an init refused for it
@@ -74,12 +74,11 @@ class Screened:
         return max(sorted(counts), key=lambda c: counts[c]) if counts else "contended"
 
 
-def screen(raw_docs: Sequence[ResultsDocument | dict[str, Any]], keep_contended: bool = False) -> Screened:
+def screen(docs: Sequence[ResultsDocument], keep_contended: bool = False) -> Screened:
     """The runs (results documents of one device and backend, in run order) as :func:`.merge.merge_runs`
     should merge them: each metric without its disturbed runs' figures; a metric disturbed in every run
     left out (kept and flagged with ``keep_contended``); a metric with an impossible value or sample in any run
     (:func:`.validity.metric_problem`) left out."""
-    docs = [as_document(d) for d in raw_docs]
     is_cpu = bool(docs[-1].device.get("is_cpu")) if docs else False
     runs_of: dict[str, list[int]] = defaultdict(list)
     disturbed: dict[str, list[int]] = defaultdict(list)

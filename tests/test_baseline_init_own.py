@@ -104,7 +104,7 @@ def test_screen_sets_aside_busy_runs_leaves_out_always_busy_and_impossible_entri
     assert sc.left_out["c.us"].startswith("run 2: impossible value: c.us: 1 of its 3 samples are negative")
     assert "-2.5" in sc.left_out["c.us"]
     assert sc.partial == {"a.us": "runs 1 of 3 the host's CPUs were busy with other work: made from the other runs"}
-    assert [[m["name"] for m in d["metrics"]] for d in sc.docs] == [[], ["a.us"], ["a.us"]]
+    assert [[m.name for m in d.metrics] for d in sc.docs] == [[], ["a.us"], ["a.us"]]
     assert sc.too_disturbed() and sc.main_cause() == "contended"  # 1 of 3 always busy: more than a tenth
     prov = contention.provenance({"runs": 3}, sc)
     assert set(prov["left_out"]) == {"b.us", "c.us"} and set(prov["partial"]) == {"a.us"} and "contended" not in prov

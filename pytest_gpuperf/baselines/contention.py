@@ -15,7 +15,7 @@ section's provenance (:func:`provenance`)."""
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence
 
 from ..verdictwords import Gate
@@ -47,7 +47,7 @@ def disturbance(metric: Mapping[str, Any], is_cpu: bool) -> str | None:
 class Screened:
     """The runs of one device and backend with the disturbed figures taken out, and what was taken out."""
 
-    docs: list[dict[str, Any]]
+    docs: list[ResultsDocument]
     #: metric → why it is not in the baseline (disturbed in every run, or an impossible value)
     left_out: dict[str, str] = field(default_factory=dict)
     #: metric → the runs whose figure was set aside (the entry comes from the others)
@@ -113,9 +113,9 @@ def screen(docs: Sequence[ResultsDocument], keep_contended: bool = False) -> Scr
         if name not in out.left_out and name not in out.partial and name not in out.flagged:
             del out.causes[name]  # impossible and disturbed: left out as impossible
     for i, doc in enumerate(docs, start=1):
-        kept = [m.to_json() for m in doc.metrics
-                if m.require("name").name not in out.left_out and i not in drop.get(m.name, ())]
-        out.docs.append({**doc.to_json(), "metrics": kept})
+        kept = tuple(m for m in doc.metrics
+                     if m.require("name").name not in out.left_out and i not in drop.get(m.name, ()))
+        out.docs.append(replace(doc, metrics=kept))
     return out
 
 

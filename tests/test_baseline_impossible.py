@@ -25,6 +25,7 @@ from pytest_gpuperf.cli import main as gpuperf
 from pytest_gpuperf.compare.load import merge as side_metric
 from pytest_gpuperf.devices import discover
 from pytest_gpuperf.errors import BaselineFileError, GpuPerfError
+from pytest_gpuperf.schemas.results_doc import ResultsDocument
 from pytest_gpuperf.util import jsonio
 from suite_support import baseline_folder
 
@@ -139,7 +140,7 @@ def test_from_results_takes_a_saved_pocl_run_whose_differenced_figures_have_nega
     pairs = {m["name"]: m for m in doc["metrics"]
              if any(isinstance(x, (int, float)) and x < 0 for x in (m.get("stats") or {}).get("samples") or [])}
     assert pairs and all(catalog.differenced(n) for n in pairs)  # the saved run holds negative pairs, all differenced
-    entries = merge_runs([doc], 6.0)
+    entries = merge_runs([ResultsDocument.from_json(doc)], 6.0)
     chain = "latency.fp32.add.fast.ns"
     assert chain in pairs and entries[chain]["value"] > 0 and min(entries[chain]["samples"]) < 0
     # the same run with one sample of a launch time (not a difference) negative is refused, naming it
@@ -147,7 +148,7 @@ def test_from_results_takes_a_saved_pocl_run_whose_differenced_figures_have_nega
     launch["stats"]["samples"][0] = -abs(launch["stats"]["samples"][0])
     with pytest.raises(GpuPerfError, match=r"impossible value: launch\.empty\.device_us: 1 of its \d+ samples are "
                                            r"negative") as got:
-        merge_runs([doc], 6.0)
+        merge_runs([ResultsDocument.from_json(doc)], 6.0)
     assert chain not in str(got.value)
     # a differenced figure whose median is negative is refused too
     doc = copy.deepcopy(saved)
@@ -155,7 +156,7 @@ def test_from_results_takes_a_saved_pocl_run_whose_differenced_figures_have_nega
     chase["stats"]["samples"] = [-abs(x) - 1.0 for x in chase["stats"]["samples"]]
     chase["value"] = sorted(chase["stats"]["samples"])[len(chase["stats"]["samples"]) // 2]
     with pytest.raises(GpuPerfError, match=r"memory\.chase\.1MiB\.latency\.cycles = -[\d.]+ cycles is negative"):
-        merge_runs([doc], 6.0)
+        merge_runs([ResultsDocument.from_json(doc)], 6.0)
 
 
 # ---- init (the same rule, through its screening) -----------------------------------------------------------
@@ -163,7 +164,7 @@ def test_from_results_takes_a_saved_pocl_run_whose_differenced_figures_have_nega
 def test_init_screens_by_the_same_rule() -> None:
     docs = [_doc(_metric("a.us", [1.0, 1.1]), _metric("b.ns", [-0.4, 2.0, 2.1], unit="ns"),
                  _metric("latency.my.op.ns", [-0.4, 2.0, 2.1], unit="ns"), _metric("c.us", [1.0], value="nan"))]
-    sc = contention.screen(docs)
+    sc = contention.screen([ResultsDocument.from_json(d) for d in docs])
     assert sorted(sc.impossible) == ["b.ns", "c.us"]
     assert sc.left_out["b.ns"] == f"run 1: {validity.metric_problem(docs[0]['metrics'][1])}"
     merged = merge_runs(sc.docs, 6.0)  # what init then merges holds nothing impossible

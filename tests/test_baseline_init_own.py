@@ -24,6 +24,7 @@ from pytest_gpuperf import exits
 from pytest_gpuperf.baselines import contention
 from pytest_gpuperf.baselines.first import first_free
 from pytest_gpuperf.devices import discover
+from pytest_gpuperf.schemas.results_doc import ResultsDocument
 from pytest_gpuperf.suiterun import command, named_tests
 from pytest_gpuperf.util import locks
 
@@ -88,8 +89,9 @@ def _metric(name: str, value: float, busy: bool = False, samples: list[float] | 
             "info": {"host": host}, "stats": {"samples": samples or [value, value * 1.01], "mad": 0.1}}
 
 
-def _doc(*metrics: dict[str, Any]) -> dict[str, Any]:
-    return {"device": {"key": "dev", "backend": "opencl", "is_cpu": True}, "metrics": list(metrics)}
+def _doc(*metrics: dict[str, Any]) -> ResultsDocument:
+    return ResultsDocument.from_json({"device": {"key": "dev", "backend": "opencl", "is_cpu": True},
+                                      "metrics": list(metrics)})
 
 
 def test_screen_sets_aside_busy_runs_leaves_out_always_busy_and_impossible_entries() -> None:
@@ -102,7 +104,7 @@ def test_screen_sets_aside_busy_runs_leaves_out_always_busy_and_impossible_entri
     assert sc.left_out["c.us"].startswith("run 2: impossible value: c.us: 1 of its 3 samples are negative")
     assert "-2.5" in sc.left_out["c.us"]
     assert sc.partial == {"a.us": "runs 1 of 3 the host's CPUs were busy with other work: made from the other runs"}
-    assert [[m["name"] for m in d["metrics"]] for d in sc.docs] == [[], ["a.us"], ["a.us"]]
+    assert [[m.name for m in d.metrics] for d in sc.docs] == [[], ["a.us"], ["a.us"]]
     assert sc.too_disturbed() and sc.main_cause() == "contended"  # 1 of 3 always busy: more than a tenth
     prov = contention.provenance({"runs": 3}, sc)
     assert set(prov["left_out"]) == {"b.us", "c.us"} and set(prov["partial"]) == {"a.us"} and "contended" not in prov

@@ -6,16 +6,17 @@ import pytest
 
 from pytest_gpuperf.baselines import merge, noise
 from pytest_gpuperf.baselines.verdicts import band, compare
+from pytest_gpuperf.schemas.results_doc import ResultsDocument
 
 TEST_BAND = {"abs": 0.02, "rel": 0.5}  # the band a per-kernel model error's test sets (catalog)
 
 
-def _doc(value: float, se: float | None) -> dict:
+def _doc(value: float, se: float | None) -> ResultsDocument:
     info = {} if se is None else {noise.OWN_SE: se}
-    return {"device": {"name": "GPU", "is_cpu": False}, "environment": {}, "run": {},
-            "metrics": [{"test": "t", "name": "model.sampled.scale.error", "value": value, "unit": "ratio",
-                         "better": "lower", "stats": None, "info": info, "identity": {},
-                         "tolerance": dict(TEST_BAND)}]}
+    return ResultsDocument.from_json({"device": {"name": "GPU", "is_cpu": False}, "environment": {}, "run": {},
+                                      "metrics": [{"test": "t", "name": "model.sampled.scale.error", "value": value,
+                                                   "unit": "ratio", "better": "lower", "stats": None, "info": info,
+                                                   "identity": {}, "tolerance": dict(TEST_BAND)}]})
 
 
 def test_three_runs_that_agree_by_chance_do_not_narrow_the_band_below_one_run_s_own_error():

@@ -246,6 +246,27 @@ def test_no_results_at_all_is_bad_input(tmp_path, capsys):
     assert main(["fleet", "report", str(tmp_path / "nowhere")]) == 2
 
 
+def test_a_job_folder_s_other_files_are_skipped_or_named(tmp_path, healthy):
+    """Beside a card's run: JSON of another schema is passed over in silence; a file that is not JSON, and one
+    of the results schema without device or metrics, are named as problems; one whose metric is not an
+    object refuses the fleet, naming the file."""
+    root = _write_run(tmp_path / "run", healthy[:2])
+    folder = root / "node1-1000" / "results"
+    (folder / "siblings.json").write_text(json.dumps({"schema": "other/1", "device": {}, "metrics": []}))
+    (folder / "cut.json").write_text("{trunc")
+    (folder / "nodevice.json").write_text(json.dumps({**healthy[0], "device": None}))
+    (folder / "nometrics.json").write_text(json.dumps({k: v for k, v in healthy[0].items() if k != "metrics"}))
+    fleet = fleetload.load(root)
+    assert len(fleet.cards) == 2 and [len(c.docs) for c in fleet.cards] == [1, 1]
+    why = {Path(p["path"]).name: p["why"] for p in fleet.problems}
+    assert sorted(why) == ["cut.json", "nodevice.json", "nometrics.json"]
+    assert why["cut.json"].startswith("not readable JSON")
+    assert why["nodevice.json"] == why["nometrics.json"] == "a results document without device or metrics"
+    (folder / "badmetric.json").write_text(json.dumps({**healthy[0], "metrics": [1]}))
+    with pytest.raises(ValueError, match=r"badmetric\.json: metrics\[0\]: a metric is int"):
+        fleetload.load(root)
+
+
 def test_the_html_page_escapes_what_the_files_say(tmp_path, healthy):
     planted, _ = _plant(healthy[2], 1.5)
     jobs = [None, None, {"node": "<script>alert(1)</script>"}, None, None]

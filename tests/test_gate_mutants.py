@@ -22,6 +22,7 @@ from pytest_gpuperf.errors import GpuPerfError, ImpossibleValueError
 from pytest_gpuperf.fleet import siblings
 from pytest_gpuperf.history.detect import detect
 from pytest_gpuperf.history.records import MetricRecord, RunRecord
+from pytest_gpuperf.schemas.results_doc import ResultsDocument
 from pytest_gpuperf.timing import observers
 from pytest_gpuperf.timing.difference import ALPHA, MIN_SAMPLES, difference, run_difference, usable
 from pytest_gpuperf.timing.measure import MeasureConfig, measure
@@ -179,11 +180,11 @@ def test_the_mpfr_confirmation_tolerance_is_a_hundredth_of_an_ulp():
 
 
 # ---- merging runs into a baseline -------------------------------------------------------------------------
-def _run_doc(value: float, identity: dict | None = None, interrupted: bool = False, samples=None) -> dict:
+def _run_doc(value: float, identity: dict | None = None, interrupted: bool = False, samples=None) -> ResultsDocument:
     doc = results([metric("k.t", value, samples=samples, identity=identity)])
     if interrupted:
         doc["run"]["interrupted"] = True
-    return doc
+    return ResultsDocument.from_json(doc)
 
 
 def test_the_baseline_value_is_the_median_of_the_runs_not_the_mean():

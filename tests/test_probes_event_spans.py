@@ -140,14 +140,15 @@ def test_a_baseline_from_gpu_runs_of_a_span_gates_finer_than_the_event_timer():
     """``gpuperf baseline from-results`` (merge_runs) of three CUDA runs: a launch timed over 200 per span
     gets an absolute floor of 0.5 µs / 200, one read alone keeps the timer's 0.5 µs."""
     from pytest_gpuperf.baselines.merge import merge_runs
+    from pytest_gpuperf.schemas.results_doc import ResultsDocument
 
-    def doc(v: float) -> dict:
+    def doc(v: float) -> ResultsDocument:
         metric = {"name": "launch.empty.device_us", "value": v, "unit": "us", "better": "lower",
                   "test": "suites/test_memory.py::test_launch_overhead", "info": {classes.PER_SPAN: 200},
                   "identity": launch_overhead.span_identity(200)}
         alone = dict(metric, name="launch.grid.1x256.device_us", info={}, identity={})
-        return {"device": {"backend": "cuda", "name": "GPU", "key": "gpu", "is_cpu": False}, "environment": {},
-                "run": {}, "metrics": [metric, alone]}
+        return ResultsDocument.from_json({"device": {"backend": "cuda", "name": "GPU", "key": "gpu", "is_cpu": False},
+                                          "environment": {}, "run": {}, "metrics": [metric, alone]})
 
     entries = merge_runs([doc(2.000), doc(2.001), doc(2.002)], k=6.0)
     assert entries["launch.empty.device_us"]["tolerance"]["abs"] == pytest.approx(0.0025)

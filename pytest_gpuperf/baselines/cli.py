@@ -22,12 +22,14 @@ import os
 import re
 import sys
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 
 from .. import options
 from ..errors import BaselineFileError, GpuPerfError
+from ..schemas.results_doc import ResultsDocument, ResultsDocumentError
 from ..util import jsonio
 from ..util.listing import few
 from . import first, review, baseline_file, catalog, lookup, table, verdicts
@@ -45,11 +47,11 @@ def changed_identity(entries: dict[str, dict[str, Any]], existing: Mapping[str, 
 
 
 def cmd_from_results(args: argparse.Namespace) -> int:
-    groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    groups: dict[tuple[str, str], list[ResultsDocument]] = defaultdict(list)
     for path in args.results:
         groups_key, doc = _results_doc(path)
         if args.match:  # before merging: runs may differ in metrics the selection leaves out
-            doc["metrics"] = [m for m in doc["metrics"] if re.search(args.match, m["name"])]
+            doc = replace(doc, metrics=tuple(m for m in doc.metrics if re.search(args.match, m.require("name").name)))
         groups[groups_key].append(doc)
     for (key, backend), docs in groups.items():
         floor = None if args.floor is None else (args.floor[0], args.floor[1])
@@ -62,24 +64,27 @@ def cmd_from_results(args: argparse.Namespace) -> int:
         if args.identity_changed:
             entries = changed_identity(entries, baseline.metrics(backend))
         prov = next(iter(entries.values()))["provenance"] if entries else {}
-        baseline_file.update(baseline, backend, baseline_file.device_header(docs[-1]["device"]), prov, entries)
+        baseline_file.update(baseline, backend, baseline_file.device_header(docs[-1].device), prov, entries)
         print(f"{baseline.path}: {backend}: {len(entries)} metrics from {len(docs)} runs")
     return 0
 
 
-def _results_doc(path: str) -> tuple[tuple[str, str], dict[str, Any]]:
+def _results_doc(path: str) -> tuple[tuple[str, str], ResultsDocument]:
     """A results document and its (device key, backend); one clear error for a file that is missing,
     not JSON, or not a results document (a traceback before)."""
     try:
-        doc = jsonio.read_json(path)
-        key = (str(doc["device"]["key"]), str(doc["device"]["backend"]))
-        if not isinstance(doc["metrics"], list):
-            raise TypeError("'metrics' is not a list")
+        raw = jsonio.read_json(path)
     except OSError as exc:
         raise GpuPerfError(f"{path}: cannot be read ({exc.strerror or exc})") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise GpuPerfError(f"{path}: not a JSON results file ({exc})") from None
-    except (KeyError, TypeError) as exc:
+    try:
+        doc = ResultsDocument.from_json(raw, path)
+        device = doc.device or {}
+        key = (str(device["key"]), str(device["backend"]))
+    except ResultsDocumentError as exc:
+        raise GpuPerfError(f"{path}: not a results file (no device key/backend or metrics: {exc.problem})") from None
+    except KeyError as exc:
         raise GpuPerfError(f"{path}: not a results file (no device key/backend or metrics: {exc})") from None
     return key, doc
 

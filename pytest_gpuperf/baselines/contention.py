@@ -15,13 +15,13 @@ section's provenance (:func:`provenance`)."""
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence
 
 from ..verdictwords import Gate
 from .. import exits
 from ..timing import observers
-from ..schemas.results_doc import ResultsDocument, as_document
+from ..schemas.results_doc import ResultsDocument
 from . import noise, validity
 
 #: what :func:`disturbance` names, and the exit status of an init refused for it
@@ -47,7 +47,7 @@ def disturbance(metric: Mapping[str, Any], is_cpu: bool) -> str | None:
 class Screened:
     """The runs of one device and backend with the disturbed figures taken out, and what was taken out."""
 
-    docs: list[dict[str, Any]]
+    docs: list[ResultsDocument]
     #: metric → why it is not in the baseline (disturbed in every run, or an impossible value)
     left_out: dict[str, str] = field(default_factory=dict)
     #: metric → the runs whose figure was set aside (the entry comes from the others)
@@ -74,12 +74,11 @@ class Screened:
         return max(sorted(counts), key=lambda c: counts[c]) if counts else "contended"
 
 
-def screen(raw_docs: Sequence[ResultsDocument | dict[str, Any]], keep_contended: bool = False) -> Screened:
+def screen(docs: Sequence[ResultsDocument], keep_contended: bool = False) -> Screened:
     """The runs (results documents of one device and backend, in run order) as :func:`.merge.merge_runs`
     should merge them: each metric without its disturbed runs' figures; a metric disturbed in every run
     left out (kept and flagged with ``keep_contended``); a metric with an impossible value or sample in any run
     (:func:`.validity.metric_problem`) left out."""
-    docs = [as_document(d) for d in raw_docs]
     is_cpu = bool(docs[-1].device.get("is_cpu")) if docs else False
     runs_of: dict[str, list[int]] = defaultdict(list)
     disturbed: dict[str, list[int]] = defaultdict(list)
@@ -114,9 +113,9 @@ def screen(raw_docs: Sequence[ResultsDocument | dict[str, Any]], keep_contended:
         if name not in out.left_out and name not in out.partial and name not in out.flagged:
             del out.causes[name]  # impossible and disturbed: left out as impossible
     for i, doc in enumerate(docs, start=1):
-        kept = [m.to_json() for m in doc.metrics
-                if m.require("name").name not in out.left_out and i not in drop.get(m.name, ())]
-        out.docs.append({**doc.to_json(), "metrics": kept})
+        kept = tuple(m for m in doc.metrics
+                     if m.require("name").name not in out.left_out and i not in drop.get(m.name, ()))
+        out.docs.append(replace(doc, metrics=kept))
     return out
 
 

@@ -25,7 +25,7 @@ from typing import Any, Callable, Sequence
 from ..verdictwords import Gate
 from ..errors import GpuPerfError
 from ..timing.observers import CONTENDED_RUN_LIMIT
-from ..schemas.results_doc import ResultsDocument, as_document
+from ..schemas.results_doc import ResultsDocument
 from . import baseline_file, contention
 
 #: the run results and logs of init: ``init-<n>-<backend>.json``, ``init-<n>.log`` (or ``.gz``, ``.xz``)
@@ -72,10 +72,9 @@ def run_commands(device: str, numbers: Sequence[int], results_dir: Path, baselin
             for n in numbers]
 
 
-def run_line(i: int, runs: int, code: int, doc_paths: Sequence[Path], raw_docs: Sequence[ResultsDocument | dict[str, Any]],
+def run_line(i: int, runs: int, code: int, doc_paths: Sequence[Path], docs: Sequence[ResultsDocument],
              log: Path) -> str:
     """One run in one line: its tests by outcome, its metrics by verdict, where its results and log went."""
-    docs = [as_document(d) for d in raw_docs]
     tests = Counter(t.get("outcome") or "?" for doc in docs for t in doc.get("tests", []))
     verdicts = Counter(m.verdict or "?" for doc in docs for m in doc.metrics)
     disturbed = sum(1 for doc in docs for m in doc.metrics

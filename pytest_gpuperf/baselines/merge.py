@@ -14,7 +14,7 @@ import numpy as np
 
 from ..devices.base import timer_resolution
 from ..errors import GpuPerfError
-from ..schemas.results_doc import MetricRecord, ResultsDocument, as_document
+from ..schemas.results_doc import MetricRecord, ResultsDocument
 from ..timing.stats import MAD_TO_SIGMA, between_run_sigma
 from . import classes, noise, baseline_file, validity
 
@@ -22,10 +22,9 @@ from . import classes, noise, baseline_file, validity
 SHOWN_IMPOSSIBLE = 5
 
 
-def merge_runs(raw_docs: Sequence[ResultsDocument | dict[str, Any]], k: float, floor: tuple[float, float] | None = None
+def merge_runs(docs: Sequence[ResultsDocument], k: float, floor: tuple[float, float] | None = None
                ) -> dict[str, dict[str, Any]]:
     """Baseline entries (name → entry) for one device/backend from several results documents."""
-    docs = [as_document(d) for d in raw_docs]
     interrupted = [doc.run.get("started", "?") for doc in docs if (doc.run or {}).get("interrupted")]
     if interrupted:
         raise GpuPerfError(f"{len(interrupted)} of the runs (started {', '.join(map(str, interrupted))}) were "
@@ -73,12 +72,12 @@ def merge_runs(raw_docs: Sequence[ResultsDocument | dict[str, Any]], k: float, f
     return entries
 
 
-def refuse_impossible(raw_docs: Sequence[ResultsDocument | dict[str, Any]]) -> None:
+def refuse_impossible(docs: Sequence[ResultsDocument]) -> None:
     """Raise :class:`GpuPerfError` naming every figure of the runs that no measurement can take (a negative
     time, a non-finite value or sample…: :func:`.validity.metric_problem`), with the run it is in: an entry
     is never made from one, and one left out quietly would hide a broken measurement."""
     found = [f"run {i} ({(doc.run or {}).get('started', '?')}): {why}"
-             for i, doc in enumerate(map(as_document, raw_docs), start=1) for m in doc.metrics
+             for i, doc in enumerate(docs, start=1) for m in doc.metrics
              if (why := validity.metric_problem(m, (doc.device or {}).get("peak_bandwidth_gbs")))]
     if not found:
         return

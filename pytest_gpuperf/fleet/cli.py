@@ -17,6 +17,7 @@ from typing import Any
 
 from .. import RESULTS_SCHEMA
 from ..errors import GpuPerfError
+from ..schemas.results_doc import ResultsDocument, ResultsDocumentError
 from . import siblings
 from .workers import load_documents
 
@@ -206,14 +207,23 @@ def run_baseline(args: argparse.Namespace) -> int:
     return 0
 
 
+def _results_document(path: str, raw: Any) -> ResultsDocument:
+    """``raw`` (the JSON of ``path``) as a :class:`ResultsDocument`; a clear error where it is not one."""
+    try:
+        doc = ResultsDocument.from_json(raw, path)
+    except ResultsDocumentError:
+        doc = None
+    if doc is None or doc.schema != RESULTS_SCHEMA:
+        raise GpuPerfError(f"{path} is not a pytest-gpuperf results document (schema {RESULTS_SCHEMA})")
+    return doc
+
+
 def run(args: argparse.Namespace) -> int:
     try:
-        docs = load_documents(args.results)
+        raws = load_documents(args.results)
     except (OSError, ValueError) as exc:
         raise GpuPerfError(f"cannot read the results: {exc}") from exc
-    for path, doc in zip(args.results, docs):
-        if not isinstance(doc, dict) or doc.get("schema") != RESULTS_SCHEMA:
-            raise GpuPerfError(f"{path} is not a pytest-gpuperf results document (schema {RESULTS_SCHEMA})")
+    docs = [_results_document(path, raw) for path, raw in zip(args.results, raws)]
     rep = siblings.check(docs, floor=args.threshold)
     if not rep["groups"]:
         raise GpuPerfError("no two cards of one model (device key and backend) among the files")

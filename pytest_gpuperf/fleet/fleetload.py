@@ -30,7 +30,7 @@ from ..verdictwords import Gate
 from .. import RESULTS_SCHEMA
 from ..baselines import noise
 from ..errors import GpuPerfError
-from ..schemas.results_doc import MetricRecord, ResultsDocument, as_document
+from ..schemas.results_doc import MetricRecord, ResultsDocument, ResultsDocumentError
 from .slurm_jobs import MANIFEST
 from ..report.results import COHORT_KEYS, card_identity
 from ..timing.stats import between_run_sigma
@@ -77,7 +77,7 @@ class Card:
     ident_key: str
     job: dict[str, Any]
     paths: list[str]
-    docs: list[dict[str, Any]]
+    docs: list[ResultsDocument]
     metrics: dict[str, CardMetric] = field(default_factory=dict)
 
     @property
@@ -87,7 +87,7 @@ class Card:
 
     @property
     def is_cpu(self) -> bool:
-        return any(bool(d["device"].get("is_cpu")) for d in self.docs)
+        return any(bool(d.device.get("is_cpu")) for d in self.docs)
 
     @property
     def cohort(self) -> tuple[Any, ...]:
@@ -157,12 +157,12 @@ def _disturbed(m: MetricRecord, is_cpu: bool) -> str | None:
     return None
 
 
-def pool_metrics(docs: Sequence[ResultsDocument | Mapping[str, Any]]) -> dict[str, CardMetric]:
+def pool_metrics(docs: Sequence[ResultsDocument]) -> dict[str, CardMetric]:
     """Each metric of one card's documents, pooled (value: the median of the runs' finite values). A
     metric recorded with another unit, direction or identity in one of the runs keeps the first run's
     and drops the others (their values are not the same measurement)."""
     out: dict[str, CardMetric] = {}
-    for doc in map(as_document, docs):
+    for doc in docs:
         is_cpu = bool(doc.device.get("is_cpu"))
         for m in doc.metrics:
             name = str(m.name)
@@ -215,26 +215,48 @@ def _result_files(folder: Path) -> list[Path]:
                   and p.name != JOB_FILE)
 
 
+#: why a file of the results schema is left out of the fleet: no device section, or no metrics list
+WITHOUT_DEVICE_OR_METRICS = "a results document without device or metrics"
+
+
+def _results_document(path: Path) -> ResultsDocument | str | None:
+    """The results document ``path`` holds, read as a :class:`ResultsDocument`; None for other JSON (a job
+    file, a sibling report, a gate check's summary); why it is left out (a str) where it is not readable JSON
+    or a results document without device or metrics. One of the results schema malformed otherwise (a metric
+    that is not an object) raises :class:`ResultsDocumentError` naming the file."""
+    try:
+        raw = jsonio.read_json(path)
+    except (OSError, ValueError) as exc:
+        return f"not readable JSON ({exc})"
+    try:
+        doc = ResultsDocument.from_json(raw, path)
+    except ResultsDocumentError:
+        if not isinstance(raw, dict) or raw.get("schema") != RESULTS_SCHEMA:
+            return None
+        if isinstance(raw.get("device"), dict) and isinstance(raw.get("metrics"), list):
+            raise
+        return WITHOUT_DEVICE_OR_METRICS
+    if doc.schema != RESULTS_SCHEMA:
+        return None
+    return doc if isinstance(doc.get("device"), dict) else WITHOUT_DEVICE_OR_METRICS
+
+
 def read_jobs(jobs: Iterable[tuple[str, dict[str, Any], list[Path]]], root: str, run_id: str) -> Fleet:
     """A fleet from (job label, job info, result files) triples: the one path every way of naming the
     runs (a fleet folder, a list of labelled files) goes through."""
     problems: list[dict[str, str]] = []
     empty: list[dict[str, Any]] = []
-    shares: list[tuple[str, dict[str, Any], str, dict[str, Any], list[tuple[str, dict[str, Any]]]]] = []
+    shares: list[tuple[str, dict[str, Any], str, dict[str, Any], list[tuple[str, ResultsDocument]]]] = []
     for label, job, files in jobs:
-        by_card: dict[str, tuple[dict[str, Any], list[tuple[str, dict[str, Any]]]]] = {}
+        by_card: dict[str, tuple[dict[str, Any], list[tuple[str, ResultsDocument]]]] = {}
         for path in files:
-            try:
-                doc = jsonio.read_json(path)
-            except (OSError, ValueError) as exc:
-                problems.append({"path": str(path), "why": f"not readable JSON ({exc})"})
-                continue
-            if not isinstance(doc, dict) or doc.get("schema") != RESULTS_SCHEMA:
+            doc = _results_document(path)
+            if doc is None:
                 continue  # another JSON file (a job file, a sibling report, a gate check's summary)
-            if not isinstance(doc.get("device"), dict) or not isinstance(doc.get("metrics"), list):
-                problems.append({"path": str(path), "why": "a results document without device or metrics"})
+            if isinstance(doc, str):
+                problems.append({"path": str(path), "why": doc})
                 continue
-            ident = dict(doc.get("card") or card_identity(doc["device"], doc.get("environment") or {}))
+            ident = dict(doc.card or card_identity(doc.device, doc.environment or {}))
             by_card.setdefault(ident_key(ident), (ident, []))[1].append((str(path), doc))
         if not by_card:
             empty.append({"job": label, "node": job.get("node"), "job_info": job,

@@ -108,16 +108,16 @@ def _named(names: Sequence[str]) -> str:
 def baseline_findings(out: Outcome, keep_disturbed: bool = False) -> None:
     """The card's runs' own gate verdicts against the reviewed baseline."""
     regressed = sorted({m.name for m in out.card.metrics.values() if Gate.REGRESSED in m.verdicts})
-    missing = sorted({str(n) for d in out.card.docs for n in (d.get("missing") or [])})
+    missing = sorted({str(n) for d in out.card.docs for n in (d.missing or [])})
     if regressed:
         runs = len(out.card.docs)
-        hit = sum(any(m.get("verdict") == Gate.REGRESSED for m in d.get("metrics", [])) for d in out.card.docs)
+        hit = sum(any(m.verdict == Gate.REGRESSED for m in d.metrics) for d in out.card.docs)
         within = f" (in {hit} of its {runs} runs)" if runs > 1 else ""
         out.fail.append(f"{len(regressed)} metric(s) regressed against the reviewed baseline{within}: {_named(regressed)}")
     if missing:
         out.fail.append(f"{len(missing)} baseline metric(s) missing (the test no longer records them): {_named(missing)}")
     for d in out.card.docs:
-        run = d.get("run") or {}
+        run = d.run or {}
         if run.get("interrupted"):
             out.warn.append("a run was interrupted before its last test (only what finished is judged)")
         if run.get("stopped"):

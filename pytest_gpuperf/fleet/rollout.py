@@ -26,7 +26,7 @@ from .. import FLEET_COMPARE_SCHEMA
 from ..baselines import baseline_file, classes
 from ..baselines.merge import merge_runs
 from ..errors import GpuPerfError
-from ..schemas.results_doc import ResultsDocument, as_document
+from ..schemas.results_doc import ResultsDocument
 from . import fleetstats
 from .fleetload import Card, Fleet, cohort_label
 from .fleetreport import Settings, exact_value, fleet_tested, analyze
@@ -56,7 +56,7 @@ def same_way(cards: Sequence[Card]) -> tuple[list[ResultsDocument], dict[str, in
     majority = {name: max(counts.items(), key=lambda kv: kv[1])[0] for name, counts in ways.items()}
     docs, dropped = [], {}
     for c in cards:
-        for d in map(as_document, c.docs):
+        for d in c.docs:
             keep = []
             for m in d.metrics:
                 key = (str(m.get("unit", "")), str(m.get("better", "lower")),

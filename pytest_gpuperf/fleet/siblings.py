@@ -176,7 +176,7 @@ def judge(name: str, card: Card, siblings: Sequence[Card], floor: float, alpha: 
     return row
 
 
-def check(documents: Iterable[Mapping[str, Any]], *, floor: float | None = None,
+def check(documents: Iterable[ResultsDocument | Mapping[str, Any]], *, floor: float | None = None,
           floor_override: tuple[float, float] | None = None, alpha: float = ALPHA) -> dict[str, Any]:
     """The sibling report of a host's results documents (one per device; the same as results files).
 

@@ -32,8 +32,8 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from .. import RESULTS_SCHEMA
 from ..errors import GpuPerfError
+from ..schemas.results_doc import ResultsDocument
 from ..util.atomic import atomic_write_json
-from ..util import jsonio
 
 MANIFEST = "fleet.json"
 JOB_FILE = "job.json"
@@ -368,20 +368,20 @@ def slurm_states(array_jobs: Iterable[str]) -> dict[str, str]:
 def job_state(folder: Path) -> str:
     """What a job folder holds: ``complete`` (results documents, none interrupted), ``interrupted`` (a
     results document says the run was interrupted), ``missing`` (no results document)."""
-    docs = []
+    docs: list[ResultsDocument] = []
     if folder.is_dir():
         for p in sorted(folder.rglob("*.json")):
             if p.name in (JOB_FILE, MANIFEST):
                 continue
             try:
-                doc = jsonio.read_json(p)
-            except (OSError, ValueError):
+                doc = ResultsDocument.load(p)
+            except (OSError, ValueError):  # not JSON, or not a results document (ResultsDocumentError)
                 continue
-            if isinstance(doc, dict) and doc.get("schema") == RESULTS_SCHEMA:
+            if doc.schema == RESULTS_SCHEMA:
                 docs.append(doc)
     if not docs:
         return "missing"
-    if any((d.get("run") or {}).get("interrupted") for d in docs):
+    if any((d.run or {}).get("interrupted") for d in docs):
         return "interrupted"
     return "complete"
 

@@ -28,6 +28,7 @@ from typing import Callable, Iterator
 
 from ..errors import GpuPerfError
 from ..paths import UnsafeNameError, safe_name
+from ..schemas.results_doc import ResultsDocument
 from ..util import jsonio
 from ..util.locks import file_lock
 
@@ -101,13 +102,16 @@ def _store(src: Path, folder: Path) -> tuple[Path, bool]:
 
 
 def _results_key(path: Path, echo: Callable[[str], object]) -> str | None:
-    """The device key of a results document (checked: it names a folder), or None when ``path`` is not one."""
+    """The device key of a results document (checked: it names a folder), or None when ``path`` is not one
+    (read as :class:`ResultsDocument`; the file itself is stored byte for byte by :func:`_store`)."""
     try:
-        key = jsonio.read_json(path)["device"]["key"]
-    except (ValueError, KeyError, TypeError, OSError):
+        device = ResultsDocument.load(path).device or {}
+    except (ValueError, OSError):  # ResultsDocumentError is a ValueError
+        device = {}
+    if "key" not in device:
         echo(f"skipped {path.name}: not a results document")
         return None
-    return safe_name(key, f"{path.name}: device key")
+    return safe_name(device["key"], f"{path.name}: device key")
 
 
 def collect(source: Path, into: Path, history: str | None = None, echo=print) -> list[Path]:

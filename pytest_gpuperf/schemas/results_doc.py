@@ -1,11 +1,11 @@
 """A results document read back as typed records: :class:`ResultsDocument` and its :class:`MetricRecord` s.
 
 The writer (``report/results.py``) emits plain dicts; the tools that read saved runs (compare, history, fleet,
-baselines from runs, the gate check) read them through these records instead of indexing raw dicts, so a
-malformed file fails once, here, with its name and the problem. It sits with the schema, in the
-base layer, so every layer that reads a saved run may use it. Nothing is lost on the way: keys a record
-does not name are kept in ``extra``, the order of the keys is kept too, and :meth:`ResultsDocument.to_json`
-gives back the very dict :meth:`ResultsDocument.from_json` read (key order included).
+baselines from runs, the gate check, offline collect, the docs' evidence tables) read them through these
+records instead of indexing raw dicts, so a malformed file fails once, here, with its name and the problem.
+It sits with the schema, in the base layer, so every layer that reads a saved run may use it. Nothing is
+lost on the way: keys a record does not name are kept in ``extra``, the order of the keys is kept too, and
+:meth:`ResultsDocument.to_json` gives back the very dict :meth:`ResultsDocument.from_json` read (key order included).
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from pytest_gpuperf.errors import GpuPerfError
+from pytest_gpuperf.schemas.results_doc import ResultsDocument, ResultsDocumentError
 from pytest_gpuperf.util import jsonio
 
 
@@ -114,12 +115,16 @@ def unsaid(runs: Iterable[Run], text: str) -> list[str]:
 
 
 def _metrics(doc: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
-    ms = doc.get("metrics")
-    if isinstance(ms, list):
-        return {m["name"]: m for m in ms if isinstance(m, Mapping) and "name" in m and "value" in m}
-    if isinstance(ms, Mapping):
-        return {k: {**v, "name": k} for k, v in ms.items() if isinstance(v, Mapping) and "value" in v}
-    return {}
+    """The metrics of ``doc`` by name, as stored: a results document's (read as :class:`ResultsDocument`;
+    metrics with a name and a value), an older file's name → entry mapping, or none (other evidence)."""
+    try:
+        typed = ResultsDocument.from_json(doc)
+    except ResultsDocumentError:
+        ms = doc.get("metrics") if isinstance(doc, Mapping) else None
+        if isinstance(ms, Mapping):  # the older form, which is not a results document of today
+            return {k: {**v, "name": k} for k, v in ms.items() if isinstance(v, Mapping) and "value" in v}
+        return {}
+    return {m.name: m.to_json() for m in typed.metrics if "name" in m.keys and "value" in m.keys}
 
 
 def load(root: Path, rel: str) -> Run:

@@ -52,12 +52,12 @@ def committed_detection() -> tuple[list, Any]:
 WRITER = textwrap.dedent('''
     import sys
     from pytest_gpuperf.history.backends import record_run
-    from pytest_gpuperf.history.records import MetricRecord, RunRecord
+    from pytest_gpuperf.history.records import TrendMetric, RunRecord
     target, wid, runs, metrics = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
     for i in range(runs):
         run = RunRecord(date=f"2026-01-01T00:00:{wid:02d}.{i:04d}", commit=f"w{wid}-{i}", device_key="dev-key",
                         backend="opencl", host=f"writer{wid}", argv=["-k", str(i)],
-                        metrics=[MetricRecord(name=f"area.m{j}", test="t.py::t", value=wid * 1e6 + i * 100 + j,
+                        metrics=[TrendMetric(name=f"area.m{j}", test="t.py::t", value=wid * 1e6 + i * 100 + j,
                                               unit="us", better="lower", median=float(j), mad=0.5, n=7,
                                               samples={"n": 7, "q50": float(j)}, identity={"w": wid, "i": i})
                                  for j in range(metrics)])

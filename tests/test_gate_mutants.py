@@ -21,7 +21,7 @@ from pytest_gpuperf.compare.load import side_from_docs
 from pytest_gpuperf.errors import GpuPerfError, ImpossibleValueError
 from pytest_gpuperf.fleet import siblings
 from pytest_gpuperf.history.detect import detect
-from pytest_gpuperf.history.records import MetricRecord, RunRecord
+from pytest_gpuperf.history.records import TrendMetric, RunRecord
 from pytest_gpuperf.schemas.results_doc import ResultsDocument
 from pytest_gpuperf.timing import observers
 from pytest_gpuperf.timing.difference import ALPHA, MIN_SAMPLES, difference, run_difference, usable
@@ -330,7 +330,7 @@ def test_noise_model_thresholds():
 def _series(values, verdicts=None, commits=None, drivers=None):
     return [RunRecord(date=f"2026-03-01T00:{i:02d}:00+00:00", commit=(commits or [f"c{i:03d}" for i in range(99)])[i],
                       device_key="dev", backend="cuda", driver=(drivers or ["1"] * 99)[i], toolkit="t", argv=[],
-                      metrics=[MetricRecord(name="area.metric", test="t", value=v, unit="ulp", better="lower", mad=0.0,
+                      metrics=[TrendMetric(name="area.metric", test="t", value=v, unit="ulp", better="lower", mad=0.0,
                                             verdict=(verdicts or ["pass"] * 99)[i])])
             for i, v in enumerate(values)]
 

@@ -13,7 +13,7 @@ from pytest_gpuperf.util import jsonio
 from pytest_gpuperf.history.backends import record_runs
 from pytest_gpuperf.history.cli import DEFAULT_DB  # noqa: F401 - the CLI module must import cleanly
 from pytest_gpuperf.history.detect import detect, detect_all
-from pytest_gpuperf.history.records import MetricRecord, RunRecord
+from pytest_gpuperf.history.records import TrendMetric, RunRecord
 from pytest_gpuperf.timing.stats import MAD_TO_SIGMA
 from pytest_gpuperf.cli import main
 from history_support import committed_detection
@@ -43,7 +43,7 @@ def synthetic(seed: int, step: float, n: int = 50, better: str | None = None) ->
         level = median * (1 + (step if i >= STEP_AT else 0.0))
         runs.append(RunRecord(date=f"2026-02-01T00:{i // 60:02d}:{i % 60:02d}+00:00", commit=f"{i:04d}" + "ab" * 18,
                               device_key="nvidia-h100-80gb-hbm3", backend="cuda", driver="580.159.04",
-                              metrics=[MetricRecord(name=METRIC, test="t", value=level + MAD_TO_SIGMA * mad *
+                              metrics=[TrendMetric(name=METRIC, test="t", value=level + MAD_TO_SIGMA * mad *
                                                     rng.standard_normal(), unit="us", better=better or real_better,
                                                     mad=mad, n=200)]))
     return runs
@@ -100,7 +100,7 @@ def series_runs(values: list[float], better: str = "lower", identities: list[dic
     check's ``--gpuperf-plant``."""
     return [RunRecord(date=f"2026-03-01T{i // 60:02d}:{i % 60:02d}:00+00:00", commit=f"c{i:03d}", device_key="dev",
                       backend="cuda", argv=["suites/", *(["--gpuperf-plant", "memory=0.05"] if i in planted else [])],
-                      metrics=[MetricRecord(name=name, test="t", value=v, unit="ulp", better=better, mad=0.0,
+                      metrics=[TrendMetric(name=name, test="t", value=v, unit="ulp", better=better, mad=0.0,
                                             identity=(identities or [{}] * len(values))[i])])
             for i, v in enumerate(values)]
 
@@ -283,7 +283,7 @@ def gated_runs(values: list[float], unit: str = "us", name: str = "memory.copy.t
     return [RunRecord(date=f"2026-04-01T{i // 60:02d}:{i % 60:02d}:00+00:00",
                       commit=(commits[i] if commits else f"g{i:03d}"), device_key="dev", backend="opencl",
                       device={"is_cpu": is_cpu, "backend": "opencl"},
-                      metrics=[MetricRecord(name=name, test="t", value=v, unit=unit, better=better, mad=0.0,
+                      metrics=[TrendMetric(name=name, test="t", value=v, unit=unit, better=better, mad=0.0,
                                             tolerance=tolerance, info=dict(info or {}))])
             for i, v in enumerate(values)]
 

@@ -52,7 +52,7 @@ def test_postgresql_unreachable_is_one_clear_line(postgres_url):
 
 def _run(commit: str = "c1") -> records.RunRecord:
     return records.RunRecord(date="2026-01-01T00:00:00+00:00", commit=commit, device_key="k", backend="opencl",
-                             metrics=[records.MetricRecord(name="a.b", test="t", value=1.0, unit="us", better="lower")])
+                             metrics=[records.TrendMetric(name="a.b", test="t", value=1.0, unit="us", better="lower")])
 
 
 def test_same_run_twice_is_stored_once(tmp_path):

@@ -33,7 +33,7 @@ from ..report import assets
 from ..timing.stats import MAD_TO_SIGMA
 from ..util.atomic import atomic_write_chunks
 from .detect import CANDIDATE, Detection, Step, detect_all, environment_changes, identity_difference, identity_key
-from .records import MetricRecord, RunRecord, dumps
+from .records import TrendMetric, RunRecord, dumps
 
 #: plots drawn per family at first (the rest on "show all")
 DEFAULT_MAX_PLOTS = 12
@@ -46,7 +46,7 @@ def _r(x: float | None, digits: int = 6) -> float | None:
     return float(f"{x:.{digits}g}")
 
 
-def _noise(m: MetricRecord) -> tuple[float | None, ...]:
+def _noise(m: TrendMetric) -> tuple[float | None, ...]:
     """(q05, q25, q75, q95) of the run's samples; ± 1.4826 MAD (twice for the whiskers) without them."""
     s = m.samples or {}
     if all(isinstance(s.get(k), (int, float)) for k in ("q05", "q25", "q75", "q95")):
@@ -128,7 +128,7 @@ def build_data(runs: Iterable[RunRecord], detection: Detection, max_plots: int =
         data["env"][dev] = [{"i": index_of[e["run"]], "what": e["what"]} for e in env.get((key, backend), [])
                             if e["run"] in index_of]
         ran: list[set[str]] = [{_test_file(m.test) for m in r.metrics} for r in dev_runs]
-        points: dict[str, dict[int, MetricRecord]] = defaultdict(dict)
+        points: dict[str, dict[int, TrendMetric]] = defaultdict(dict)
         for i, r in enumerate(dev_runs):
             for m in r.metrics:
                 if _r(m.value) is not None:

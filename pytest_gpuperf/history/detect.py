@@ -4,7 +4,7 @@ In the spirit of asv's step detection (``asv.step_detect``), a series is compare
 a step is reported only where the gate would have seen it too:
 
 * **one series per identity.** A metric is keyed by device key, backend, name *and* identity (the
-  options that shape the figure, ``MetricRecord.identity``: input set, sizes, sampling …; ``{}`` for
+  options that shape the figure, ``TrendMetric.identity``: input set, sizes, sampling …; ``{}`` for
   runs recorded before identities were). When the identity changes the figure measures something else:
   that is an :class:`IdentityChange`, never a step, and levels are compared only within one identity.
 * **only runs that measure the system as it is.** Gate-check runs that plant a regression
@@ -56,7 +56,7 @@ from ..baselines.verdicts import band, edges
 from ..devices.base import timer_resolution
 from ..timing.difference import run_difference
 from ..timing.stats import MAD_TO_SIGMA, between_run_sigma, mad
-from .records import MetricRecord, RunRecord, dumps, finite
+from .records import TrendMetric, RunRecord, dumps, finite
 
 DEFAULT_BETA = 3.0
 #: A step must exceed this many σ of the series' noise between runs (beside the gate's band).
@@ -160,7 +160,7 @@ class Rule:
         return gap / need
 
 
-def rule_for(metric: MetricRecord, device: Mapping[str, Any], samples: bool) -> Rule:
+def rule_for(metric: TrendMetric, device: Mapping[str, Any], samples: bool) -> Rule:
     """The gate's view of ``metric`` on ``device``: its noise model (:func:`.noise.model_of`) and its band —
     the tolerance its test set, else the floor of its class on this kind of device (host-timed figures
     their own), never narrower than the device's timer (:func:`.classes.resolution_floor`)."""
@@ -330,7 +330,7 @@ class Series:
     unit: str
     better: str
     points: list[Point]
-    latest: MetricRecord
+    latest: TrendMetric
     device: dict[str, Any]
     samples: bool = False
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..verdictwords import Gate
 from .. import RESULTS_SCHEMA
-from ..schemas.results_doc import MetricRecord as StoredMetric, as_document
+from ..schemas.results_doc import MetricRecord, as_document
 from ..util.redaction import redact_argv
 
 #: Quantiles kept of a metric's raw samples: enough to draw a distribution, small enough to store.
@@ -48,8 +48,10 @@ def finite(obj: Any) -> Any:
 
 
 @dataclass
-class MetricRecord:
-    """One metric of one run; ``identity`` holds the options that shape the figure (size, mode, …)."""
+class TrendMetric:
+    """One metric of one run as the history keeps it: the results document's
+    :class:`~pytest_gpuperf.schemas.results_doc.MetricRecord` summarised (its samples as quantiles, the
+    ``info`` that decides its gate); ``identity`` holds the options that shape the figure (size, mode, …)."""
 
     name: str
     test: str
@@ -94,7 +96,7 @@ class RunRecord:
     options: dict[str, Any] = field(default_factory=dict)
     device: dict[str, Any] = field(default_factory=dict)  # the full DeviceInfo JSON
     source: str = ""  # "pytest", or the file a backfill came from
-    metrics: list[MetricRecord] = field(default_factory=list)
+    metrics: list[TrendMetric] = field(default_factory=list)
     #: each test's duration (``{"test", "duration_s", "outcome"}``, results ``tests``): the suite's own cost
     tests: list[dict[str, Any]] = field(default_factory=list)
 
@@ -127,7 +129,7 @@ class RunRecord:
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> "RunRecord":
         data = dict(doc)
-        metrics = [MetricRecord(**m) for m in data.pop("metrics", [])]
+        metrics = [TrendMetric(**m) for m in data.pop("metrics", [])]
         known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
         known["tests"] = durations_from(known.get("tests"))
         return cls(**known, metrics=metrics)
@@ -173,10 +175,10 @@ def sample_summary(samples: Iterable[float] | None) -> dict[str, Any] | None:
     return {"n": int(xs.size), **{f"q{int(q * 100):02d}": float(v) for q, v in zip(QUANTILES, qs)}}
 
 
-def metric_from_json(stored: StoredMetric | Mapping[str, Any]) -> MetricRecord:
+def metric_from_json(stored: MetricRecord | Mapping[str, Any]) -> TrendMetric:
     """A metric of a results document (``Metric.to_json()``; ``identity``/``samples`` when present), read as
     its :class:`~pytest_gpuperf.schemas.results_doc.MetricRecord` or from its stored dict."""
-    m = stored if isinstance(stored, StoredMetric) else StoredMetric.from_json(stored)
+    m = stored if isinstance(stored, MetricRecord) else MetricRecord.from_json(stored)
     if "name" not in m.keys:
         raise KeyError("name")
     stats = m.stats or {}
@@ -184,7 +186,7 @@ def metric_from_json(stored: StoredMetric | Mapping[str, Any]) -> MetricRecord:
     samples = m.get("samples", stats.get("samples"))  # a top-level "samples" (summary) where a file has one
     summary = samples if isinstance(samples, dict) else sample_summary(samples)
     info = m.info if isinstance(m.info, dict) else {}
-    return MetricRecord(
+    return TrendMetric(
         name=str(m.name), test=str(m.get("test", "")), value=_num(m.value), unit=str(m.get("unit", "")),
         better=str(m.get("better", "lower")), median=_num(stats.get("median")), mad=_num(stats.get("mad")),
         min=_num(stats.get("min")), max=_num(stats.get("max")),
@@ -283,7 +285,7 @@ def from_legacy_line(rec: Mapping[str, Any], source: str = "") -> RunRecord:
         return RunRecord.from_json(rec["run"])
     return RunRecord(date=str(rec.get("date", "")), commit=str(rec.get("commit", "")), device_key=str(rec["key"]),
                      backend=str(rec.get("backend", "")), driver=str(rec.get("driver", "")), source=source,
-                     metrics=[MetricRecord(name=str(k), test="", value=_num(v), unit="", better="lower")
+                     metrics=[TrendMetric(name=str(k), test="", value=_num(v), unit="", better="lower")
                               for k, v in (rec.get("metrics") or {}).items()])
 
 

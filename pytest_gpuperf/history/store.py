@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
 from . import schema
-from .records import MetricRecord, RunRecord, dumps, finite, run_key
+from .records import TrendMetric, RunRecord, dumps, finite, run_key
 from ..util.redaction import redact
 from .target import HistoryTargetError, Target, disk_full, full_error, parse
 
@@ -225,7 +225,7 @@ class Store:
                 bad.append(f"history metric row {d.get('name')!r} of run {row[0]} ({run.date}, {run.device_key}): "
                            f"bad JSON ({type(exc).__name__}: {str(exc)[:80]}); left out")
                 continue
-            run.metrics.append(MetricRecord(**d))
+            run.metrics.append(TrendMetric(**d))
         sql = "SELECT run_id, test, duration_s, outcome FROM tests"
         if device_key:
             sql += " WHERE run_id IN (SELECT id FROM runs WHERE device_key = ?)"
@@ -255,12 +255,12 @@ def _loads(text: Any) -> Any:
         return {}
 
 
-def _unique(metrics: Iterable[MetricRecord]) -> Iterator[MetricRecord]:
+def _unique(metrics: Iterable[TrendMetric]) -> Iterator[TrendMetric]:
     """Names are unique per run (the plugin enforces it); keep the last of a malformed import's duplicates."""
     return iter({m.name: m for m in metrics}.values())
 
 
-def _metric_row(run_id: Any, m: MetricRecord) -> tuple[Any, ...]:
+def _metric_row(run_id: Any, m: TrendMetric) -> tuple[Any, ...]:
     return (run_id, m.name, m.test, m.value, m.unit, m.better, m.median, m.mad, m.min, m.max, m.n,
             None if m.samples is None else dumps(finite(m.samples)), m.verdict, m.baseline_value, m.band,
             dumps(finite(m.identity), sort_keys=True, default=str),

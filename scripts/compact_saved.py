@@ -10,7 +10,7 @@ saved run has one form):
 * any other file (logs, CSV, other JSON) with the same bytes inside, only compressed again.
 
 Compression is gzip level 9 with mtime 0, or with ``--zopfli`` Zopfli's gzip encoder (``pip install zopfli``;
-the same gzip format, about a tenth fewer bytes, slow), or xz at its strongest preset for ``*.xz``
+the same gzip format, about a tenth fewer bytes, slow), or xz for ``*.xz``
 (:func:`pytest_gpuperf.util.jsonio.xz_bytes`), so the same input gives the same file. A file is replaced only
 where the new one is smaller.
 
@@ -28,9 +28,7 @@ differs and exits 1 if any does.
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
-import lzma
 import os
 import subprocess
 import sys
@@ -70,10 +68,6 @@ def inner(name: str, raw: bytes) -> bytes:
     return raw if doc is None else results.dumps(doc).encode("utf-8")
 
 
-def decompress(name: str, data: bytes) -> bytes:
-    return lzma.decompress(data) if name.endswith(jsonio.XZ) else gzip.decompress(data)
-
-
 def compress(data: bytes, zopfli: bool, xz: bool = False) -> bytes:
     if xz:
         return jsonio.xz_bytes(data)
@@ -81,7 +75,7 @@ def compress(data: bytes, zopfli: bool, xz: bool = False) -> bytes:
         import zopfli.gzip as zgzip
 
         return zgzip.compress(data)
-    return gzip.compress(data, compresslevel=9, mtime=0)
+    return jsonio.gz_bytes(data)
 
 
 def rewrite(name: str, zopfli: bool, to_xz: bool = False) -> tuple[str, int, int]:
@@ -91,7 +85,7 @@ def rewrite(name: str, zopfli: bool, to_xz: bool = False) -> tuple[str, int, int
     old = path.read_bytes()
     convert = to_xz and name.endswith(".json" + jsonio.GZ)
     target = path.with_name(path.name[: -len(jsonio.GZ)] + jsonio.XZ) if convert else path
-    new = compress(inner(name, decompress(name, old)), zopfli, xz=target.suffix == jsonio.XZ)
+    new = compress(inner(name, jsonio.unpack(old, name)), zopfli, xz=target.suffix == jsonio.XZ)
     if len(new) < len(old) or target != path:  # converted whatever the size: every saved run one form
         tmp = target.with_name(target.name + ".recode.tmp")
         tmp.write_bytes(new)
@@ -117,15 +111,25 @@ def info(metric: dict[str, Any]) -> dict[str, Any]:
     return metric["info"] if isinstance(metric.get("info"), dict) else {}
 
 
+#: what :func:`difference` says of a file that no name of it held at the revision
+NEW_SINCE = "new since the revision"
+
+
+def _at(rev: str, name: str) -> bool:
+    return subprocess.run(["git", "cat-file", "-e", f"{rev}:{name}"], cwd=ROOT, capture_output=True).returncode == 0
+
+
 def difference(name: str, rev: str) -> str | None:
-    """Why the file ``name`` holds other data than at ``rev`` (None when it holds the same)."""
+    """Why the file ``name`` holds other data than at ``rev`` (None when it holds the same;
+    :data:`NEW_SINCE` where neither it nor, for an ``.xz``, its ``.gz`` form was there)."""
     then = name
-    if name.endswith(jsonio.XZ) and subprocess.run(["git", "cat-file", "-e", f"{rev}:{name}"], cwd=ROOT,
-                                                   capture_output=True).returncode != 0:
+    if name.endswith(jsonio.XZ) and not _at(rev, name):
         then = name[: -len(jsonio.XZ)] + jsonio.GZ  # converted since REV
-    before = decompress(then, subprocess.run(["git", "show", f"{rev}:{then}"], cwd=ROOT, capture_output=True,
-                                             check=True).stdout)
-    after = decompress(name, (ROOT / name).read_bytes())
+    if not _at(rev, then):
+        return NEW_SINCE
+    before = jsonio.unpack(subprocess.run(["git", "show", f"{rev}:{then}"], cwd=ROOT, capture_output=True,
+                                          check=True).stdout, then)
+    after = jsonio.read_bytes(ROOT / name)
     if after == before:
         return None
     was = results_document(before) if jsonio.uncompressed_name(name).endswith(".json") else None
@@ -156,11 +160,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no tracked .gz or .xz file under {' '.join(args.folders)}", file=sys.stderr)
         return 2
     if args.check:
-        bad = [(n, why) for n in names if (why := difference(n, args.check)) is not None]
+        said = {n: why for n in names if (why := difference(n, args.check)) is not None}
+        new = sorted(n for n, why in said.items() if why == NEW_SINCE)
+        bad = [(n, why) for n, why in said.items() if why != NEW_SINCE]
         for n, why in bad:
             print(f"{n}: {why}")
-        print(f"{len(names) - len(bad)} of {len(names)} files hold what they held at {args.check}"
-              " (results documents less their restated lines)")
+        print(f"{len(names) - len(said)} of {len(names) - len(new)} files hold what they held at {args.check}"
+              f" (results documents less their restated lines); {len(new)} new since")
         return 1 if bad else 0
     before = after = 0
     with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:

@@ -30,7 +30,7 @@ from ..verdictwords import Gate
 from .. import RESULTS_SCHEMA
 from ..baselines import noise
 from ..errors import GpuPerfError
-from ..schemas.results_doc import MetricRecord, ResultsDocument, ResultsDocumentError
+from ..schemas.results_doc import MetricRecord, ResultsDocument
 from .slurm_jobs import MANIFEST
 from ..report.results import COHORT_KEYS, card_identity
 from ..timing.stats import between_run_sigma
@@ -220,25 +220,19 @@ WITHOUT_DEVICE_OR_METRICS = "a results document without device or metrics"
 
 
 def _results_document(path: Path) -> ResultsDocument | str | None:
-    """The results document ``path`` holds, read as a :class:`ResultsDocument`; None for other JSON (a job
-    file, a sibling report, a gate check's summary); why it is left out (a str) where it is not readable JSON
-    or a results document without device or metrics. One of the results schema malformed otherwise (a metric
-    that is not an object) raises :class:`ResultsDocumentError` naming the file."""
+    """The results document ``path`` holds; None for other JSON (a job file, a sibling report, a gate check's
+    summary); why it is left out (a str) where it is not readable JSON or a results document without device or
+    metrics. One malformed otherwise (a metric that is not an object) raises :class:`ResultsDocumentError`
+    naming the file."""
     try:
         raw = jsonio.read_json(path)
     except (OSError, ValueError) as exc:
         return f"not readable JSON ({exc})"
-    try:
-        doc = ResultsDocument.from_json(raw, path)
-    except ResultsDocumentError:
-        if not isinstance(raw, dict) or raw.get("schema") != RESULTS_SCHEMA:
-            return None
-        if isinstance(raw.get("device"), dict) and isinstance(raw.get("metrics"), list):
-            raise
-        return WITHOUT_DEVICE_OR_METRICS
-    if doc.schema != RESULTS_SCHEMA:
+    if not isinstance(raw, dict) or raw.get("schema") != RESULTS_SCHEMA:
         return None
-    return doc if isinstance(doc.get("device"), dict) else WITHOUT_DEVICE_OR_METRICS
+    if not isinstance(raw.get("device"), dict) or not isinstance(raw.get("metrics"), list):
+        return WITHOUT_DEVICE_OR_METRICS
+    return ResultsDocument.from_json(raw, path)
 
 
 def read_jobs(jobs: Iterable[tuple[str, dict[str, Any], list[Path]]], root: str, run_id: str) -> Fleet:

@@ -341,9 +341,8 @@ class Level:
 #: each other
 DRAM_NEAR = 1.12
 #: DRAM's latency is read only at footprints this many times the last L2 footprint: just past the L2 a chain
-#: stays partly resident (the H200's 64 MiB chase, 1.1× its 60 MB L2, moved by about half of a slowdown
-#: planted in every load, its 91 MiB chase by all of it), so a DRAM change would move a level that pooled it by
-#: less than the change
+#: stays partly resident, so a DRAM change moves it by only part of the change and would dilute the level
+#: (docs/probes.md names the runs that showed it)
 DRAM_CLEAR = 1.5
 
 

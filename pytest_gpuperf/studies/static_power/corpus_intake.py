@@ -34,7 +34,7 @@ def join(src: Path, key: str, into: Path, echo: Callable[[str], object]) -> Path
     store has none): the file now in the store."""
     existing = jsonio.saved(into / key / jsonio.uncompressed_name(src.name))
     if not existing.exists():
-        placed = jsonio.write_compressed(existing.with_name(existing.name + jsonio.XZ), jsonio.read_bytes(src))
+        placed = jsonio.write_xz(existing, jsonio.read_bytes(src))
         echo(f"collected {placed}")
         return placed
     if jsonio.read_bytes(existing) == jsonio.read_bytes(src):

@@ -68,6 +68,9 @@ TARGET = 0.10
 #: hardware entries gating looser than this are measured again
 HARDWARE_TARGET = detection.HARDWARE_MDE
 SCRIPT = "scripts/derived_bands.py"
+#: the key of ``band_from`` naming the derived entries that a machine left out fails (``scripts/machine_holdout.py``):
+#: their spread between machines is not one the others' runs predict, so they are recorded, not gated
+HELD_OUT = "held_out"
 #: runs that agree to within this share of their value (the 7 digits a baseline stores) measured no spread: a band
 #: of k × that would fail the first run that moves by a rounding, so such an entry keeps its row's band
 EXACT = 1e-6
@@ -202,9 +205,10 @@ def pooled_entry(name: str, entry: Mapping[str, Any], values: list[float], files
 
 
 def pool(key: str, name: str, entry: Mapping[str, Any], runs: list[Run],
-         metrics: Mapping[str, Mapping[str, Any]]) -> Outcome:
+         metrics: Mapping[str, Mapping[str, Any]], held_out: str | None = None) -> Outcome:
     """Pool one entry's baseline runs with its A/A runs; the mended entry where that gates it tighter and every
-    A/A run passes it."""
+    A/A run passes it. ``held_out``: what a machine left out read against the band the others set, for a derived
+    entry that fails it (:data:`HELD_OUT`): the entry is declared informational with that cause."""
     before = power(name, entry).mde
     out = Outcome(name, before)
     seen = readings(name, entry, runs)
@@ -234,6 +238,14 @@ def pool(key: str, name: str, entry: Mapping[str, Any], runs: list[Run],
     spread_only = power(name, pooled_entry(name, entry, values, files, out.machines)[0]).mde if step else after
     # an entry unchanged runs already fail has no claim left but what its runs between machines allow
     best = min(math.inf if out.alarmed else before, spread_only if spread_only is not None else math.inf)
+    if held_out is not None:  # the others' runs do not predict one machine's: a jump, not a spread
+        new["provenance"][catalog.BAND_FROM][HELD_OUT] = {name: held_out}
+        new["provenance"][catalog.BAND_FROM]["informational"] = {name: (
+            f"over {len(values)} unchanged runs ({len(base)} baseline, {len(seen)} A/A on {out.machines} machines; "
+            f"{SCRIPT}) it spreads σ/|median| {out.spread:.1%} between machines, yet one machine left out fails the "
+            f"band the others' runs set ({held_out}): it jumps between machines, so it is recorded, not gated")}
+        out.mended, out.informational = new, True
+        return out
     if best > detection.LOOSE:  # measured, and too noisy between machines to gate within 25 %
         new["provenance"][catalog.BAND_FROM]["informational"] = {name: (
             f"over {len(values)} unchanged runs ({len(base)} baseline, {len(seen)} A/A on {out.machines} machines; "
@@ -252,16 +264,31 @@ def pool(key: str, name: str, entry: Mapping[str, Any], runs: list[Run],
     return out
 
 
-def mend_section(key: str, metrics: dict[str, dict[str, Any]], runs: list[Run]) -> list[Outcome]:
-    """Pool every candidate entry of one section (in place, on the entries as their baselines made them)."""
+def held_out_causes(metrics: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
+    """The held-out declarations the section's entries carry (:data:`HELD_OUT`), by entry name."""
+    found: dict[str, str] = {}
+    for name, entry in metrics.items():
+        prov = entry.get("provenance")
+        was = prov.get(catalog.BAND_FROM) if isinstance(prov, Mapping) else None
+        if isinstance(was, Mapping) and name in (was.get(HELD_OUT) or {}):
+            found[name] = str(was[HELD_OUT][name])
+    return found
+
+
+def mend_section(key: str, metrics: dict[str, dict[str, Any]], runs: list[Run],
+                 held_out: Mapping[str, str] | None = None) -> list[Outcome]:
+    """Pool every candidate entry of one section (in place, on the entries as their baselines made them).
+    ``held_out``: derived entries a machine left out fails, with what it read (default: the declarations the
+    entries already carry, so pooling again keeps them; ``{}`` for none)."""
     outcomes = []
+    held_out = held_out_causes(metrics) if held_out is None else dict(held_out)
     for name in sorted(metrics):
         metrics[name] = original(name, metrics[name])
     for name in sorted(metrics):
         entry = metrics[name]
-        if not candidate(name, entry) and not false_alarm(name, entry, runs):
+        if name not in held_out and not candidate(name, entry) and not false_alarm(name, entry, runs):
             continue
-        out = pool(key, name, entry, runs, metrics)
+        out = pool(key, name, entry, runs, metrics, held_out.get(name))
         outcomes.append(out)
     # one provenance per provenance the pooled entries had: the runs, causes, replaced entries and declarations
     # of all of them, so a file keeps one line per update, not one per entry
@@ -274,12 +301,15 @@ def mend_section(key: str, metrics: dict[str, dict[str, Any]], runs: list[Run]) 
         rest = json.dumps({k: v for k, v in prov.items() if k != catalog.BAND_FROM}, sort_keys=True)
         into = shared.setdefault(rest, {**{k: v for k, v in prov.items() if k != catalog.BAND_FROM},
                                         catalog.BAND_FROM: {"script": SCRIPT, "runs": [], "causes": {}, "baseline": {},
-                                                            "informational": {}}})
+                                                            "informational": {}, HELD_OUT: {}}})
         got = into[catalog.BAND_FROM]
         got["runs"] = sorted(set(got["runs"]) | set(mine["runs"]))
-        for part in ("causes", "baseline", "informational"):
+        for part in ("causes", "baseline", "informational", HELD_OUT):
             got[part].update(mine.get(part) or {})
         metrics[out.name] = dict(out.mended, provenance=into)
+    for into in shared.values():
+        if not into[catalog.BAND_FROM][HELD_OUT]:
+            del into[catalog.BAND_FROM][HELD_OUT]
     return outcomes
 
 

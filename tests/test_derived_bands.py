@@ -143,3 +143,24 @@ def test_hardware_figures_pool_towards_five_percent_and_noisy_power_is_declared(
     assert any(n.startswith("power.") for n in declared), declared
     assert all("between machines" in why and derived_bands.SCRIPT in why for why in declared.values()), declared
     assert derived_bands.target("memory.global.latency_model.r2") is None  # a fit's goodness is no hardware figure
+
+
+def test_a_derived_figure_that_a_machine_left_out_fails_is_declared_with_what_that_machine_read(device):
+    """``scripts/machine_holdout.py``: pooled from every machine but one, the bands of the declared entries fail
+    that machine's unchanged run — a jump between machines, not a spread — so each reads ungated with what the
+    held-out machine read; pooling again keeps the declaration."""
+    key, metrics, pooled, runs = device
+    declared = derived_bands.held_out_causes(metrics)
+    assert declared and all(n.startswith(derived_bands.DERIVED) for n in declared), declared
+    for name, what in declared.items():
+        c = _judge(name, metrics[name], float(metrics[name]["value"]) * 10)
+        assert c.verdict == "ungated" and "one machine left out fails" in c.reason and what in c.reason, c.reason
+    # the cause, proved for the machine named most often: pooled without it, its run reads regressed again
+    machine = max({w.split(",")[0].removeprefix("without ") for w in declared.values()},
+                  key=lambda m: sum(w.startswith(f"without {m},") for w in declared.values()))
+    names = [n for n, w in declared.items() if w.startswith(f"without {machine},")]
+    without = copy.deepcopy(metrics)
+    derived_bands.mend_section(key, without, [r for r in runs if r.machine != machine], held_out={})
+    for name in names:
+        mine = aa_bands.readings(name, without[name], [r for r in runs if r.machine == machine])
+        assert any(_judge(name, without[name], r.value).verdict == "regressed" for r in mine), (name, machine)

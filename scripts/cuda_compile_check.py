@@ -18,11 +18,11 @@ import sys
 from pytest_gpuperf.devices import recompile
 from pytest_gpuperf.devices.dialect import portable_fp64
 from pytest_gpuperf.errors import ProbeVerificationError
-from pytest_gpuperf.studies.corpora.app_kernels import APP_KERNELS
-from pytest_gpuperf.studies.precision import lukernels, quant_kernels, template, vprec
+from pytest_gpuperf.corpora.app_kernels import APP_KERNELS
+from pytest_gpuperf.precision import lukernels, quant_kernels, template, vprec
 from pytest_gpuperf.accuracy import composite_ops, expr_kernels, fp_formats
 from pytest_gpuperf.probes import mixed_adds, wg_schedule
-from pytest_gpuperf.studies.precision.programs import PROGRAMS
+from pytest_gpuperf.precision.programs import PROGRAMS
 
 OPTIONS = ["-arch=compute_90", "-std=c++17"]
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pytest_gpuperf.devices.base import DeviceInfo
 from pytest_gpuperf.studies.sampled import dao_counters as dc, sampled_apps, sampled_corpus as sc, svr
-from pytest_gpuperf.studies.corpora.app_kernels import APP_KERNELS
+from pytest_gpuperf.corpora.app_kernels import APP_KERNELS
 from pytest_gpuperf.studies.sampled.sampling import SampledRun, SamplePlan, saturation_point
 from pytest_gpuperf.timing.measure import Measurement
 from pytest_gpuperf.timing.stats import Stats

@@ -155,13 +155,15 @@ def upward(found: list[Import], layers: list[tuple[str, list[str]]]) -> list[str
 #: pytest loads the studies' fixtures by name, and ``gpuperf offline collect`` loads a power corpus's intake
 NAMED_STUDIES = {"pytest_gpuperf.plugin": "pytest_gpuperf.studies.fixtures",
                  "pytest_gpuperf.offline.intake": "pytest_gpuperf.studies.static_power.corpus_intake"}
-STUDIES = "pytest_gpuperf.studies"
+#: the studies wing's packages, as the layer table declares them
+STUDIES = tuple(f"pytest_gpuperf.{n}" for n, w in declared_wings((ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")).items()
+                if w == "studies")
 
 
 def gate_reaches_studies(found: list[Import], wings: dict[str, str]) -> list[str]:
     """One line per import of a gate-wing module that reaches the studies wing."""
     return [f"{i.importer}:{i.line} imports {i.imported}{' inside a function' if i.deferred else ''}"
-            for i in found if wings.get(unit(i.importer)) == "gate" and unit(i.imported) == "studies"]
+            for i in found if wings.get(unit(i.importer)) == "gate" and wings.get(unit(i.imported)) == "studies"]
 
 
 def studies_named(pkg: Path, wings: dict[str, str]) -> dict[str, set[str]]:
@@ -176,7 +178,7 @@ def studies_named(pkg: Path, wings: dict[str, str]) -> dict[str, set[str]]:
         docs = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)}
         for node in ast.walk(tree):
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
-                named = re.findall(r"\b" + re.escape(STUDIES) + r"(?:\.\w+)*", node.value)
+                named = re.findall(r"\b(?:" + "|".join(map(re.escape, STUDIES)) + r")(?:\.\w+)*", node.value)
                 out.setdefault(mod, set()).update(named)
     return {mod: names for mod, names in out.items() if names}
 

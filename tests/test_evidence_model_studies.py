@@ -19,7 +19,7 @@ from tools.evidence.registry import Inputs
 from tools.evidence.runfile import EvidenceError
 from pytest_gpuperf.studies.ptx_model import ptx_study as study, ptx_sweep, scheduler
 from pytest_gpuperf.studies.sampled import svr
-from pytest_gpuperf.studies.corpora.app_kernels import APP_KERNELS
+from pytest_gpuperf.corpora.app_kernels import APP_KERNELS
 from pytest_gpuperf.studies.ptx_model.dwarfs import THESIS_MAPE
 from dao_ml_support import cuda_study
 from ptx_study_support import fixed_model

@@ -258,7 +258,7 @@ def test_model_plant_runs_more_groups_than_it_credits(cl_device):
     sampled model's own noise on PoCL, up to 5x between runs on a loaded host: the H200's gate check
     measures it.)"""
     from pytest_gpuperf.helpers import Measurer
-    from pytest_gpuperf.studies.corpora.corpus import by_name
+    from pytest_gpuperf.corpora.corpus import by_name
     from pytest_gpuperf.studies.fixtures import SampledKernel
     from pytest_gpuperf.studies.sampled.sampling import planted_p2, saturation_point
     from pytest_gpuperf.timing.measure import MeasureConfig

@@ -1,4 +1,4 @@
-"""The application corpus of the sampled-kernel model (``studies.corpora.app_kernels``): every kernel computes what
+"""The application corpus of the sampled-kernel model (``corpora.app_kernels``): every kernel computes what
 its NumPy reference computes on PoCL, a launch of its first groups does exactly their share, its CUDA text
 compiles with NVRTC, its cost formulas describe the problem it builds, its GPU size meets Dao's two
 conditions by the H100 estimate, no work-item of gridding loops for a large share of its run, Dao's protocol
@@ -21,11 +21,11 @@ import pytest
 from nvrtc_support import nvrtc_env
 from suite_support import finish_within
 from pytest_gpuperf.baselines import catalog
-from pytest_gpuperf.studies.corpora import app_check
+from pytest_gpuperf.corpora import app_check
 from pytest_gpuperf.studies.sampled import sampled_apps
-from pytest_gpuperf.studies.corpora.app_kernel import H100_WAVE_ITEMS, MIN_RUN_S, tiled
+from pytest_gpuperf.corpora.app_kernel import H100_WAVE_ITEMS, MIN_RUN_S, tiled
 from pytest_gpuperf.studies.sampled.sampled_apps import RUN_BUDGET_S
-from pytest_gpuperf.studies.corpora.app_kernels import APP_KERNELS, CORPUS_VERSION, by_name
+from pytest_gpuperf.corpora.app_kernels import APP_KERNELS, CORPUS_VERSION, by_name
 from pytest_gpuperf.studies.fixtures import SampledKernel
 from pytest_gpuperf.timing.measure import MeasureConfig
 
@@ -172,7 +172,7 @@ def test_the_guard_leaves_out_and_names_every_kernel_over_its_budget_and_goes_on
     for line, (name, over) in zip(lines, sorted(res.over_budget.items())):
         assert not over.measured and over.full_s > 0 and "extrapolated from a run of its first" in over.basis
         assert line.startswith(f"{name}: not run at full length: its full run is estimated at {over.full_s:.3g} s")
-        assert "shrink its gpu size in studies/corpora/app_*.py" in line
+        assert "shrink its gpu size in corpora/app_*.py" in line
 
 
 def test_a_kernel_left_out_leaves_the_means_over_the_kernels_measured(cl_device):
@@ -236,7 +236,7 @@ HANG = textwrap.dedent('''
     from pytest_gpuperf.devices import discover, open_device
     from pytest_gpuperf.errors import ProbeTimeoutError
     from pytest_gpuperf.studies.sampled import sampled_apps
-    from pytest_gpuperf.studies.corpora.app_kernels import by_name
+    from pytest_gpuperf.corpora.app_kernels import by_name
     from pytest_gpuperf.studies.fixtures import SampledKernel
     from pytest_gpuperf.timing.measure import MeasureConfig
 
@@ -276,7 +276,7 @@ def test_a_kernel_that_hangs_in_its_probe_is_named_with_its_run_and_the_fix(cl_d
     kernel, the run and the fix, and the device is abandoned."""
     out = _hang(tmp_path, 0, 1.0, sampled_apps.RUN_BUDGET_S)
     assert "ABANDONED=True shoc_triad: a run of (up to) its first 1 of 16 work-groups did not finish within 1 s" in out, out
-    assert "(its probe)" in out and "shrink its gpu size in studies/corpora/app_*.py" in out, out
+    assert "(its probe)" in out and "shrink its gpu size in corpora/app_*.py" in out, out
 
 
 def test_a_full_run_that_hangs_is_caught_by_a_watchdog_derived_from_its_prediction(cl_device, tmp_path):

@@ -14,7 +14,7 @@ import json
 import pytest
 
 from pytest_gpuperf.baselines import catalog
-from pytest_gpuperf.studies.corpora.app_kernels import APP_KERNELS
+from pytest_gpuperf.corpora.app_kernels import APP_KERNELS
 from suite_support import app_study_on_pocl
 
 MEANS = ("model.sampled_apps.mean_error", "model.sampled_apps.mean_overhead", "model.svr_apps.mean_error")

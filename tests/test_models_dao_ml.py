@@ -17,7 +17,7 @@ from dao_ml_support import cuda_study
 from pytest_gpuperf.baselines import catalog
 from pytest_gpuperf.studies.sampled import dao_counters as dc, dao_counters_worker as dw, dao_ml, sampled_apps, svr
 from pytest_gpuperf.studies.nsight import ncu
-from pytest_gpuperf.studies.corpora.app_kernels import APP_KERNELS
+from pytest_gpuperf.corpora.app_kernels import APP_KERNELS
 from pytest_gpuperf.util.jsonio import read_text
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -4,7 +4,7 @@ shaped on, every dwarf of Table 4.9 covered."""
 from __future__ import annotations
 
 from pytest_gpuperf.studies.ptx_model.dwarfs import DWARFS, THESIS_MAPE
-from pytest_gpuperf.studies.corpora.heldout import DESIGN_KERNELS, HELD_OUT
+from pytest_gpuperf.corpora.heldout import DESIGN_KERNELS, HELD_OUT
 
 
 def test_the_design_kernels_are_the_dwarf_kernels():

@@ -1,4 +1,4 @@
-"""The PTX model's held-out kernels, ported (``studies.corpora.heldout_kernels``): one port per kernel the held-out
+"""The PTX model's held-out kernels, ported (``corpora.heldout_kernels``): one port per kernel the held-out
 list names, each computing on PoCL what its NumPy reference computes (the same text the GPU runs as CUDA),
 a wrong port caught, the problem's buffers the bytes its shape claims, the tree of findK one that its walk
 descends, a launch the kernel's text cannot take refused with a message naming the rule, and the study's
@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 from pytest_gpuperf.helpers import Measurer
-from pytest_gpuperf.studies.corpora import heldout_port, heldout_rodinia
+from pytest_gpuperf.corpora import heldout_port, heldout_rodinia
 from pytest_gpuperf.studies.ptx_model import ptx_study, ptx_sweep
-from pytest_gpuperf.studies.corpora.heldout_kernels import PORTS, by_name
-from pytest_gpuperf.studies.corpora.heldout import DESIGN_KERNELS, HELD_OUT
+from pytest_gpuperf.corpora.heldout_kernels import PORTS, by_name
+from pytest_gpuperf.corpora.heldout import DESIGN_KERNELS, HELD_OUT
 from pytest_gpuperf.timing.measure import MeasureConfig
 
 NAMES = [p.kernel for p in PORTS]

@@ -20,7 +20,7 @@ from nvrtc_support import nvrtc_env
 from pytest_gpuperf.baselines import catalog
 from pytest_gpuperf.studies.ptx_model import ptx_study, ptx_sweep, scheduler
 from pytest_gpuperf.studies.ptx_model.dwarfs import DWARFS, THESIS_MAPE
-from pytest_gpuperf.studies.corpora.heldout import DESIGN_KERNELS, HELD_OUT
+from pytest_gpuperf.corpora.heldout import DESIGN_KERNELS, HELD_OUT
 from ptx_study_support import fixed_model
 from pytest_gpuperf.timing import suite_profiles
 from pytest_gpuperf.timing.profiles import profile

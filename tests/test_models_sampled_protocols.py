@@ -9,7 +9,7 @@ import pytest
 
 from pytest_gpuperf.devices.base import DeviceInfo
 from pytest_gpuperf.studies.sampled import sampled_corpus as sc
-from pytest_gpuperf.studies.corpora.corpus import CORPUS
+from pytest_gpuperf.corpora.corpus import CORPUS
 from pytest_gpuperf.studies.fixtures import SampledKernel
 from pytest_gpuperf.studies.sampled.sampling import SampledRun, SamplePlan, saturation_point
 from pytest_gpuperf.timing.measure import MeasureConfig, Measurement

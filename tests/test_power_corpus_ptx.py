@@ -41,7 +41,7 @@ GLOBAL_PER_THREAD = {
 GUARDS = r"""
 import re, struct
 from pytest_gpuperf.devices import recompile
-from pytest_gpuperf.studies.corpora.corpus import by_name
+from pytest_gpuperf.corpora.corpus import by_name
 from pytest_gpuperf.studies.static_power.model_corpus import SIN_SLOW_PATH, SIN_ARG_MAX
 for name in ("trig", "sinloop"):
     ptx = recompile.ptx_text(by_name(name).source("cuda"), "90")

@@ -8,10 +8,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pytest_gpuperf.studies.precision import refine
-from pytest_gpuperf.studies.precision.conditioned import with_condition
-from pytest_gpuperf.studies.precision.programs import PROGRAMS
-from pytest_gpuperf.studies.precision.runner import CHOICES, metrics, tune
+from pytest_gpuperf.precision import refine
+from pytest_gpuperf.precision.conditioned import with_condition
+from pytest_gpuperf.precision.programs import PROGRAMS
+from pytest_gpuperf.precision.runner import CHOICES, metrics, tune
 from pytest_gpuperf.timing.measure import MeasureConfig
 
 QUICK = MeasureConfig(warmup=1, min_repeats=3, max_repeats=5, budget_s=0.05)

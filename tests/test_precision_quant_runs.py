@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from pytest_gpuperf.baselines import catalog
-from pytest_gpuperf.studies.precision import quant_runs, refine
+from pytest_gpuperf.precision import quant_runs, refine
 
 
 def test_networks_are_kept_per_device_object(cl_device):

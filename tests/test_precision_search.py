@@ -9,11 +9,11 @@ import numpy as np
 import networkx as nx
 import pytest
 
-from pytest_gpuperf.studies.precision import graph
-from pytest_gpuperf.studies.precision.cost import EPS32, Threshold, cost, errors
-from pytest_gpuperf.studies.precision.programs import PROGRAMS
-from pytest_gpuperf.studies.precision.lowering import Pool, Candidate, Validation, lower
-from pytest_gpuperf.studies.precision.template import TypedTemplate, lint
+from pytest_gpuperf.precision import graph
+from pytest_gpuperf.precision.cost import EPS32, Threshold, cost, errors
+from pytest_gpuperf.precision.programs import PROGRAMS
+from pytest_gpuperf.precision.lowering import Pool, Candidate, Validation, lower
+from pytest_gpuperf.precision.template import TypedTemplate, lint
 
 SMALL = r"""
 __kernel void k(__global const double* x, __global double* y, double c) {

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pytest_gpuperf.studies.precision import refine
-from pytest_gpuperf.studies.precision.conditioned import backward_error, orthogonal, with_condition
+from pytest_gpuperf.precision import refine
+from pytest_gpuperf.precision.conditioned import backward_error, orthogonal, with_condition
 
 
 @pytest.mark.parametrize("kappa", [1.0, 1e3, 1e8])

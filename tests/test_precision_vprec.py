@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pytest_gpuperf.studies.precision import vprec
-from pytest_gpuperf.studies.precision.programs import PROGRAMS
-from pytest_gpuperf.studies.precision.template import TypedTemplate
+from pytest_gpuperf.precision import vprec
+from pytest_gpuperf.precision.programs import PROGRAMS
+from pytest_gpuperf.precision.template import TypedTemplate
 
 
 def wide(rng: np.random.Generator, lo: int, hi: int, n: int = 200_000) -> np.ndarray:

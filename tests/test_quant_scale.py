@@ -1,4 +1,4 @@
-"""Pure-Python parts of the quantization study (pytest_gpuperf.studies.precision.quant_scale): scale choices on
+"""Pure-Python parts of the quantization study (pytest_gpuperf.precision.quant_scale): scale choices on
 known histograms, the quantize/dequantize round trip, the percentile and noise scales, and the
 adaptive-precision step."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pytest_gpuperf.studies.precision import quant_scale as qs
+from pytest_gpuperf.precision import quant_scale as qs
 
 
 def test_scale_for_is_eq_4_4():
@@ -118,7 +118,7 @@ def test_precision_step_moves_toward_the_target_and_stops_there():
 
 
 def test_kernel_source_for_both_backends():
-    from pytest_gpuperf.studies.precision import quant_kernels
+    from pytest_gpuperf.precision import quant_kernels
 
     cu, cl = quant_kernels.source("cuda"), quant_kernels.source("opencl")
     assert "__dp4a" in cu and "__dp4a" not in cl  # the dp4a path on CUDA, plain int8 multiply-add on OpenCL
@@ -130,7 +130,7 @@ def test_kernel_source_for_both_backends():
 
 
 def test_host_int8_network_matches_the_float_one_closely():
-    from pytest_gpuperf.studies.precision import quant_mlp as qm
+    from pytest_gpuperf.precision import quant_mlp as qm
 
     rng = np.random.default_rng(5)
     x = rng.uniform(0, 1, (200, qm.FEATURES))

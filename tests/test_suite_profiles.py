@@ -29,8 +29,8 @@ from pytest_gpuperf.baselines import catalog
 from pytest_gpuperf.devices import discover
 from pytest_gpuperf.studies.sampled import sampled_apps
 from pytest_gpuperf.studies.sampled import sampled_corpus as sc
-from pytest_gpuperf.studies.corpora.app_kernels import by_name
-from pytest_gpuperf.studies.corpora.corpus import CORPUS
+from pytest_gpuperf.corpora.app_kernels import by_name
+from pytest_gpuperf.corpora.corpus import CORPUS
 from pytest_gpuperf.studies.sampled.sampling import SampledRun, SamplePlan, saturation_point
 from pytest_gpuperf.devices.base import DeviceInfo
 from pytest_gpuperf.session import strip_device_id

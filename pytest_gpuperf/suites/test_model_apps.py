@@ -11,7 +11,7 @@ H100, sampled at Dao's 2nd and 3rd saturation points.
   Skips on OpenCL/PoCL devices (no counters: never a made-up one) and where ncu or counter access is missing;
   the profile is bounded by ``--gpuperf-ncu-timeout`` and a timeout fails naming it.
 
-Every figure's identity names the corpus version (``studies.corpora.app_kernels.CORPUS_VERSION``), the size, the
+Every figure's identity names the corpus version (``corpora.app_kernels.CORPUS_VERSION``), the size, the
 cache state and its run's length in waves (``sampled_apps.identity``), and each mean's its kernel set. A
 study: only ``--gpuperf-profile=study`` runs it (``timing.suite_profiles.STUDIES``). A kernel whose full run
 is predicted or measured over ``sampled_apps.RUN_BUDGET_S`` is left out of the figures or reported, and the
@@ -26,7 +26,7 @@ import pytest
 
 from pytest_gpuperf.studies.sampled import dao_counters, dao_ml, sampled_apps, svr
 from pytest_gpuperf.studies.nsight import ncu
-from pytest_gpuperf.studies.corpora.app_kernels import APP_KERNELS
+from pytest_gpuperf.corpora.app_kernels import APP_KERNELS
 from pytest_gpuperf.timing.profiles import profile
 
 #: the study's measurement per device this session: both tests use one measurement of the corpus

@@ -31,7 +31,7 @@ import pytest
 
 from pytest_gpuperf.studies.ptx_model import ptx_calibration, ptx_errors
 from pytest_gpuperf.studies.sampled import sampled_corpus
-from pytest_gpuperf.studies.corpora.corpus import CORPUS
+from pytest_gpuperf.corpora.corpus import CORPUS
 from pytest_gpuperf.probes import global_latency
 from pytest_gpuperf.timing.profiles import profile
 

@@ -1,6 +1,6 @@
 """Alavani's protocol for the static PTX model (thesis ch. 4, Table 4.9) as a study (``studies.ptx_model.ptx_study``):
 21 kernels of the eight dwarfs — the twelve dwarf kernels the Hopper variant was shaped on and the nine
-held out from it (``studies.corpora.heldout``) — over 108 launch configurations (``studies.ptx_model.ptx_sweep``: block and
+held out from it (``corpora.heldout``) — over 108 launch configurations (``studies.ptx_model.ptx_sweep``: block and
 problem sizes), each predicted from its PTX by the thesis' model and the Hopper variants and measured.
 
 * ``model.ptx.study.<variant>.<kernel>.error`` — a kernel's MAPE over its configurations (every launch in

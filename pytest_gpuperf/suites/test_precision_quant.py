@@ -1,5 +1,5 @@
 """INT8 quantization (Dao's thesis, chapter 4) of a 2-layer MLP trained on the device on scikit-learn's
-``load_digits`` (:mod:`pytest_gpuperf.studies.precision.quant_mlp`).
+``load_digits`` (:mod:`pytest_gpuperf.precision.quant_mlp`).
 
 * ``precision.quant.fp32.accuracy`` — top-1 test accuracy of the fp32 network (%).
 * ``precision.quant.<method>.accuracy_drop`` — fp32 accuracy minus the int8 network's (percentage
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_gpuperf.studies.precision import quant_gemm, quant_runs
+from pytest_gpuperf.precision import quant_gemm, quant_runs
 
 
 @pytest.fixture(scope="module")

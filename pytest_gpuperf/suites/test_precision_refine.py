@@ -2,7 +2,7 @@
 
 * ``precision.refine.n<n>.*`` — Ax = b with A of condition 100 (SVD construction): LU in fp32 with fp64
   iterative refinement against the fp64 LU solve, both on the device with the same kernels
-  (``pytest_gpuperf/studies/precision/lukernels.py``): ``.speedup`` (median over alternating pairs of fp64 solve
+  (``pytest_gpuperf/precision/lukernels.py``): ``.speedup`` (median over alternating pairs of fp64 solve
   time / mixed solve time, the ratios as its samples; info: launches per solve and µs per launch, which
   show where a size is bound by launching rather than arithmetic; higher better), ``.iterations`` (refinements to reach a backward error ≤ √n·ε₆₄; lower),
   ``.backward_error`` (final normwise backward error, extended-precision residual; lower).
@@ -21,10 +21,10 @@ import math
 import numpy as np
 import pytest
 
-from pytest_gpuperf.studies.precision import refine, vprec
-from pytest_gpuperf.studies.precision.conditioned import with_condition
-from pytest_gpuperf.studies.precision.cost import EPS32
-from pytest_gpuperf.studies.precision.programs import PROGRAMS
+from pytest_gpuperf.precision import refine, vprec
+from pytest_gpuperf.precision.conditioned import with_condition
+from pytest_gpuperf.precision.cost import EPS32
+from pytest_gpuperf.precision.programs import PROGRAMS
 from pytest_gpuperf.timing.measure import MeasureConfig
 from pytest_gpuperf.timing.stats import Stats
 from pytest_gpuperf.timing.profiles import profile

@@ -1,13 +1,13 @@
 """The precision auto-tuner (Surineni, ch. 6–7) on six double-precision kernels: Gaussian elimination,
 LU decomposition and LavaMD (the thesis' ch. 5 applications), a stencil, an n-body step and a reduction.
 
-Each kernel is a typed template (``pytest_gpuperf/studies/precision/programs``); the tuner lowers its operations
+Each kernel is a typed template (``pytest_gpuperf/precision/programs``); the tuner lowers its operations
 to single precision level by level along the data-flow graph (step size 8 → 4 → 2 → 1, cut points),
 validates every step on the test inputs against the double original and reports the passing mix that
 lowers the most operations — a choice made without a clock, so unchanged runs choose the same mix
 (``precision.runner.CHOICES``; the thesis' timed cost pool stays available as ``choice="cost"``).
 Threshold: normwise relative error ≤ 2^-23 (binary32 epsilon) against the double original
-(:data:`pytest_gpuperf.studies.precision.cost.EPS32`).
+(:data:`pytest_gpuperf.precision.cost.EPS32`).
 
 Metrics ``precision.tuner.<kernel>.speedup`` (median over alternating pairs of original / chosen device
 time, the pairs' ratios as its samples; higher is better), ``.error`` (the chosen program's error in the
@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_gpuperf.studies.precision.programs import PROGRAMS
-from pytest_gpuperf.studies.precision.runner import metrics, tune
+from pytest_gpuperf.precision.programs import PROGRAMS
+from pytest_gpuperf.precision.runner import metrics, tune
 from pytest_gpuperf.timing.measure import MeasureConfig
 from pytest_gpuperf.timing.profiles import profile
 

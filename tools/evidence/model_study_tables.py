@@ -12,7 +12,7 @@ import statistics
 from typing import Any, Mapping, Sequence
 
 from pytest_gpuperf.studies.sampled import dao_ml, svr
-from pytest_gpuperf.studies.corpora.app_kernels import APP_KERNELS, CORPUS_VERSION
+from pytest_gpuperf.corpora.app_kernels import APP_KERNELS, CORPUS_VERSION
 from pytest_gpuperf.studies.ptx_model.dwarfs import THESIS_GPUS, THESIS_MAPE
 from pytest_gpuperf.studies.ptx_model.ptx_errors import slug
 from pytest_gpuperf.studies.ptx_model.ptx_study import PREFIX as PTX_STUDY, THESIS_OVERALL_MAPE

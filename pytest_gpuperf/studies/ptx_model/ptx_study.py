@@ -36,7 +36,7 @@ import numpy as np
 from ...util import aggregate
 from . import cfg as cfgmod, ptx as ptxmod, scheduler
 from .dwarfs import THESIS_MAPE, Shape
-from ..corpora.heldout_port import HostProblem, mismatches
+from ...corpora.heldout_port import HostProblem, mismatches
 from .ptx_errors import THESIS_GPU_KEYS, DeviceModel, device_model, slug
 from .ptx_sweep import STUDY_KERNELS, SWEEP_VERSION, StudyKernel
 from ...devices.base import Device

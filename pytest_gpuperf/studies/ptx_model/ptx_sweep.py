@@ -27,8 +27,8 @@ from typing import Any, Mapping, Sequence
 from ...devices.dialect import CUDA, DIALECTS
 from . import cfg as cfgmod, ptx as ptxmod, scheduler
 from .dwarfs import DWARFS, Dwarf, Shape
-from ..corpora.heldout_kernels import PORTS
-from ..corpora.heldout_port import Port
+from ...corpora.heldout_kernels import PORTS
+from ...corpora.heldout_port import Port
 from .ptx_latency import THESIS_V100, LatencyTable
 
 #: the sweep's name and version in every figure's identity: a change of any configuration is a new version

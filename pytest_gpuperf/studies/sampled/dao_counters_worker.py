@@ -58,8 +58,8 @@ def execute(spec: dict[str, Any]) -> list[dict[str, Any]]:
     """Open the CUDA device and launch every planned sample once, kernel by kernel (module docstring)."""
     from ...devices import cuda as cudamod
     from ...devices import open_device
-    from ..corpora.app_check import upload
-    from ..corpora.app_kernels import APP_KERNELS
+    from ...corpora.app_check import upload
+    from ...corpora.app_kernels import APP_KERNELS
 
     apps = {k.name: k for k in APP_KERNELS}
     launches: list[SampleLaunch] = spec["launches"]

@@ -47,9 +47,9 @@ from ...devices.base import Device, DeviceInfo, Kernel, KernelArg
 from ...errors import ProbeTimeoutError
 from ...util import aggregate
 from . import svr
-from ..corpora.app_check import upload
-from ..corpora.app_kernel import MIN_RUN_S, AppKernel
-from ..corpora.app_kernels import APP_KERNELS, CORPUS_VERSION
+from ...corpora.app_check import upload
+from ...corpora.app_kernel import MIN_RUN_S, AppKernel
+from ...corpora.app_kernels import APP_KERNELS, CORPUS_VERSION
 from .sampled_corpus import WARM_CPU, CorpusResult, Protocol, kernel_records, svr_per_kernel
 from .sampling import SampledRun, describe, saturation_point
 
@@ -86,7 +86,7 @@ PROBE_SHARE = 16
 #: session's (:func:`run_timeout`)
 HANG_FACTOR = 4.0
 HANG_BUDGETS = 2.0
-SHRINK = "shrink its gpu size in studies/corpora/app_*.py"
+SHRINK = "shrink its gpu size in corpora/app_*.py"
 
 
 def run_budget(session_timeout_s: float, budget_s: float = RUN_BUDGET_S) -> float:
@@ -268,7 +268,7 @@ def problems(res: AppsResult) -> list[str]:
     for name, lengths in sorted(res.too_short.items()):
         if name not in res.runs.main and name not in res.over_budget:
             out.append(f"{name}: no run length exceeds three waves of its work-groups (groups per length: {lengths}); "
-                       "grow its gpu size in studies/corpora/app_*.py")
+                       "grow its gpu size in corpora/app_*.py")
     return out
 
 

@@ -1,7 +1,7 @@
 """The power-model corpus: which kernels at which launch configurations, and how one is measured.
 
 Kernels come from the project's existing corpora, never written for the model: the 24 sampled-model
-kernels (``studies.corpora.corpus``), the thesis' 12 dwarf kernels (``studies.ptx_model.dwarfs``) and the loop-free or
+kernels (``corpora.corpus``), the thesis' 12 dwarf kernels (``studies.ptx_model.dwarfs``) and the loop-free or
 simply-looped tuning kernels (``tuning.kernels``) — 41 kernels — plus two of the sampled-model form that
 exercise what none of those does (:data:`EXTRA`: an fp64 FMA chain, contended global atomics): 43 kernels,
 each at several work-group sizes or problem scales, so a held-out kernel is held out in all its
@@ -38,7 +38,7 @@ import numpy as np
 from ...devices.base import Device, DeviceInfo
 from ..ptx_model import cfg as cfgmod
 from ..ptx_model import ptx as ptxmod
-from ..corpora.corpus import CORPUS, CorpusKernel
+from ...corpora.corpus import CORPUS, CorpusKernel
 from ..ptx_model.dwarfs import DWARFS
 from ..ptx_model.ptx_latency import LatencyTable
 from .power_model import Entry, features, load_corpus, read_corpus, save_corpus
@@ -54,7 +54,7 @@ SIN_SLOW_PATH = 105615.0
 #: in binary32, in [0.5, 1.5] (:func:`jobs`; the sum may round up to 1.5), and ``sinloop``'s
 #: ``x = sinf(x) + b`` stays in [-0.5, 2.5]
 SIN_ARG_MAX = 2.5
-#: trip counts per PTX loop (header order) of the sampled-model corpus kernels (``studies.corpora.corpus``; per
+#: trip counts per PTX loop (header order) of the sampled-model corpus kernels (``corpora.corpus``; per
 #: work-item). Constant source loops NVRTC unrolls completely (poly*, intmix, branchy, stencil7, dot16)
 #: leave no PTX loop: their counts are dropped. One it unrolls in part: ``matvec64``'s 64-step loop becomes
 #: a loop of 16 steps per trip (PTX: ``add.s32 %r, %r, 16; setp.ne.s32 %p, %r, 64``), run 4 times — 64
@@ -72,7 +72,7 @@ CORPUS_TRIPS: dict[str, list[float]] = {
     "dot16": [16], "matvec64": [64 / 16], "group_reduce": [math.nan],  # log2(LSIZE): per launch
     "trig": [0.0, 0.0], "sinloop": [0.0] * 8,
 }
-#: kernels of the sampled-model form (same signature and buffers as ``studies.corpora.corpus``) that only the power
+#: kernels of the sampled-model form (same signature and buffers as ``corpora.corpus``) that only the power
 #: corpus measures: the other corpora have no fp64 arithmetic (the H100's FP64 units: half the FP32 rate,
 #: their own power) and no global atomics under contention (L2 atomic units, serialised per address).
 #: ``dpoly128`` is ``poly128`` in binary64 (NVRTC unrolls its constant loop completely: no PTX loop);
@@ -162,7 +162,7 @@ def jobs(device: Device, backend: str) -> list[Job]:
     b = device.to_device(rng.random(N_ITEMS, dtype=np.float32) + 0.5)
     c = device.empty(4 * N_ITEMS)
     for k in CORPUS + EXTRA:
-        # the local-memory kernels declare 256-float work-group arrays (studies.corpora.corpus): no larger groups
+        # the local-memory kernels declare 256-float work-group arrays (corpora.corpus): no larger groups
         for local in [x for x in CORPUS_LOCALS if not k.local_mem or x <= 256]:
             trips = list(CORPUS_TRIPS.get(k.name, EXTRA_TRIPS.get(k.name, [])))
             if k.name == "group_reduce":

@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from ...devices.base import Device
-from ...timing.profiles import profile
+from ..devices.base import Device
+from ..timing.profiles import profile
 from . import quant_kernels, quant_mlp as qm
 
 GEMM_N = 256

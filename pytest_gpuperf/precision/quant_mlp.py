@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from ...devices import ndrange
+from ..devices import ndrange
 from . import quant_kernels, quant_scale
 
 LOCAL = 64

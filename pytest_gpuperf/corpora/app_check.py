@@ -14,7 +14,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ...devices.base import Device
+from ..devices.base import Device
 from .app_kernel import AppKernel, Out, Params, Problem
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ....devices import ndrange
+from ...devices import ndrange
 from ..cost import EPS32, Threshold
 from .program import Program, Setup
 

@@ -30,7 +30,7 @@ from typing import Any, Callable, Mapping, Union
 
 import numpy as np
 
-from ...devices.dialect import portable
+from ..devices.dialect import portable
 
 #: The H100's rates the estimates use (SXM: ~3 TB/s of HBM3 reached by a copy, ~50 TFLOP/s fp32 in practice)
 H100_BYTES_S = 3.0e12

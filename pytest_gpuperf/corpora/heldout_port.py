@@ -18,8 +18,8 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from ...devices.dialect import portable, portable_fp64
-from ..ptx_model.dwarfs import Shape
+from ..devices.dialect import portable, portable_fp64
+from .launch_shape import Shape
 from .heldout import HELD_OUT, HeldOut
 
 #: What the ports add to the neutral macros: 2-D thread and block indices, ``__constant__`` tables, the

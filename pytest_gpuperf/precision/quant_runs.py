@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ...devices.base import Device
+from ..devices.base import Device
 from . import quant_mlp as qm
 
 #: training and quantization settings of the suite (each is part of the metrics' identity)

@@ -9,7 +9,7 @@ from typing import Mapping
 
 import numpy as np
 
-from ..ptx_model.dwarfs import Shape
+from .launch_shape import Shape
 from .heldout_port import HostProblem, Port, layout, uniform
 
 # ---- SHOC Spmv: spmv_csr_scalar_kernel -------------------------------------------------------------------------

@@ -163,8 +163,8 @@ __kernel void gp_vprec_round(__global const double* x, __global double* y, int n
 
 def round_device(dev, x: np.ndarray, fmt: Format) -> np.ndarray:
     """The in-kernel rounding applied to ``x`` on ``dev`` (to check it against :func:`round_host`)."""
-    from ...devices import ndrange
-    from ...devices.dialect import portable_fp64
+    from ..devices import ndrange
+    from ..devices.dialect import portable_fp64
 
     x = np.ascontiguousarray(x, dtype=np.float64)
     k = dev.compile(portable_fp64(fmt.defines() + ROUNDING_KERNEL, dev.info.backend), "gp_vprec_round")

@@ -24,7 +24,7 @@ Inference (int8 weights and activations, int32 accumulation):
 
 from __future__ import annotations
 
-from ...devices.dialect import per_language, portable
+from ..devices.dialect import per_language, portable
 
 #: the int8 element type and the 4-way dot product (a, b point at 4 consecutive int8 codes, 4-aligned)
 _I8 = per_language(

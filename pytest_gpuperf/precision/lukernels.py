@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from ...devices import ndrange
-from ...devices.base import Device
-from ...devices.dialect import portable_fp64
+from ..devices import ndrange
+from ..devices.base import Device
+from ..devices.dialect import portable_fp64
 
 WG = 256
 

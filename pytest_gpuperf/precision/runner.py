@@ -25,10 +25,10 @@ from typing import Any
 
 import numpy as np
 
-from ...devices.base import Device
-from ...devices.dialect import portable_fp64
-from ...timing.measure import MeasureConfig, Measurement, measure, measure_pair
-from ...timing.stats import Stats
+from ..devices.base import Device
+from ..devices.dialect import portable_fp64
+from ..timing.measure import MeasureConfig, Measurement, measure, measure_pair
+from ..timing.stats import Stats
 from . import graph as dataflow
 from .cost import Threshold, errors
 from .programs.program import Program, Setup

@@ -29,8 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from ...devices.base import Device
-from ...timing.measure import MeasureConfig, Measurement, measure_pair
+from ..devices.base import Device
+from ..timing.measure import MeasureConfig, Measurement, measure_pair
 from .conditioned import backward_error, with_condition
 from .lukernels import Kernels
 

@@ -356,19 +356,24 @@ def _card_doc(index: int, samples, unit: str = "us", better: str = "lower") -> d
     return results([metric("k.t", float(np.median(xs)), unit=unit, better=better, samples=xs)], dev)
 
 
+def _siblings_check(docs: list[dict]) -> dict:
+    """The sibling report of ``docs``, each read as a results file is (:class:`ResultsDocument`)."""
+    return siblings.check([ResultsDocument.from_json(d, f"r{i}.json") for i, d in enumerate(docs)])
+
+
 def test_siblings_need_significance_to_call_a_card_better_or_worse():
     rng = np.random.default_rng(4)
     wide = [list(100 * (1 + 0.5 * rng.standard_normal(6))) for _ in range(3)]
     wide[0] = [x * 1.2 for x in wide[0]]  # 20 % slower, but in 50 % noise over six samples
-    report = siblings.check([_card_doc(i, s) for i, s in enumerate(wide)])
+    report = _siblings_check([_card_doc(i, s) for i, s in enumerate(wide)])
     rows = report["groups"][0]["rows"]
     assert all(r["verdict"] == "same" for r in rows), rows
     clear = [noisy(100, 0.01, 60, 1), noisy(100, 0.01, 60, 2), noisy(130, 0.01, 60, 3)]
-    report = siblings.check([_card_doc(i, s) for i, s in enumerate(clear)])
+    report = _siblings_check([_card_doc(i, s) for i, s in enumerate(clear)])
     verdicts = {r["device"]: r["verdict"] for r in report["groups"][0]["rows"]}
     assert verdicts["cuda:2"] == "outlier" and [o["device"] for o in report["outliers"]] == ["cuda:2"]
     faster = [noisy(100, 0.01, 60, 1), noisy(100, 0.01, 60, 2), noisy(70, 0.01, 60, 3)]
-    report = siblings.check([_card_doc(i, s) for i, s in enumerate(faster)])
+    report = _siblings_check([_card_doc(i, s) for i, s in enumerate(faster)])
     assert {r["device"]: r["verdict"] for r in report["groups"][0]["rows"]}["cuda:2"] == "better"
 
 
@@ -459,13 +464,13 @@ def test_a_regression_against_a_reference_run_reads_regressed_under_gpuperf_comp
 
 def test_siblings_other_units_exact_figures_and_zero():
     docs = [_card_doc(i, [1.0] * 6, unit="us") for i in range(2)] + [_card_doc(2, [1.0] * 6, unit="ms")]
-    rows = siblings.check(docs)["groups"][0]["rows"]
+    rows = _siblings_check(docs)["groups"][0]["rows"]
     assert all(r["verdict"] == "incomparable" for r in rows)
     exact = [_card_doc(i, [v] * 6, better="exact") for i, v in enumerate((4.0, 4.0, 4.0, 5.0))]
-    verdicts = {r["device"]: r["verdict"] for r in siblings.check(exact)["groups"][0]["rows"]}
+    verdicts = {r["device"]: r["verdict"] for r in _siblings_check(exact)["groups"][0]["rows"]}
     assert verdicts == {"cuda:0": "same", "cuda:1": "same", "cuda:2": "same", "cuda:3": "outlier"}
     zero = [_card_doc(i, [v] * 6, unit="ulp") for i, v in enumerate((0.0, 0.0, 0.5))]
-    verdicts = {r["device"]: r["verdict"] for r in siblings.check(zero)["groups"][0]["rows"]}
+    verdicts = {r["device"]: r["verdict"] for r in _siblings_check(zero)["groups"][0]["rows"]}
     assert verdicts["cuda:2"] == "outlier" and verdicts["cuda:0"] == "same"
 
 
@@ -665,10 +670,10 @@ def test_siblings_with_one_identity_compare_and_a_higher_figure_over_zero_is_bet
         d["metrics"][0]["identity"] = {"n": 64}
         return d
 
-    rows = siblings.check([doc(i, 1.0) for i in range(3)])["groups"][0]["rows"]
+    rows = _siblings_check([doc(i, 1.0) for i in range(3)])["groups"][0]["rows"]
     assert all(r["verdict"] == "same" for r in rows)  # the same non-empty identity: comparable
     zero = [doc(i, v, better="higher") for i, v in enumerate((0.0, 0.0, 0.5))]
-    verdicts = {r["device"]: r["verdict"] for r in siblings.check(zero)["groups"][0]["rows"]}
+    verdicts = {r["device"]: r["verdict"] for r in _siblings_check(zero)["groups"][0]["rows"]}
     assert verdicts["cuda:2"] == "better"
 
 

@@ -11,13 +11,12 @@ import math
 import numpy as np
 import pytest
 
-from compare_support import device, metric, noisy, results
+from compare_support import device, metric, noisy, record, results, side_of
 from pytest_gpuperf.accuracy import certificate
 from pytest_gpuperf.baselines import classes, compare, lookup, make_entry, noise, validity
 from pytest_gpuperf.baselines.merge import merge_runs
 from pytest_gpuperf.baselines.verdicts import band, edges, identity_problem, over_runs, shift, stability
 from pytest_gpuperf.compare import engine, gate
-from pytest_gpuperf.compare.load import side_from_docs
 from pytest_gpuperf.errors import GpuPerfError, ImpossibleValueError
 from pytest_gpuperf.fleet import siblings
 from pytest_gpuperf.history.detect import detect
@@ -30,8 +29,8 @@ from pytest_gpuperf.timing.measure import MeasureConfig, measure
 
 def _sides(ma, mb, dev_a=None, dev_b=None, runs_a=None):
     docs_a = [results([m], dev_a) for m in (runs_a or [ma])]
-    a = side_from_docs("A", docs_a, [f"a{i}.json" for i in range(len(docs_a))])
-    b = side_from_docs("B", [results([mb], dev_b)], ["b.json"])
+    a = side_of("A", docs_a, [f"a{i}.json" for i in range(len(docs_a))])
+    b = side_of("B", [results([mb], dev_b)], ["b.json"])
     return a, b
 
 
@@ -104,7 +103,7 @@ def test_compare_does_not_gate_a_side_the_observers_disown(side, info, cpu):
     row = _row(a, b, dev, dev)
     assert row.verdict == "worse" and not row.gated and not row.fails
     ref_a, _ = _sides(a, b, dev, dev)
-    verdict, _, _ = gate.judge_metric(ref_a, b, dev)
+    verdict, _, _ = gate.judge_metric(ref_a, record(b), dev)
     assert verdict in ("throttled", "contended")
 
 
@@ -412,9 +411,9 @@ def test_identities_compare_whatever_their_key_order():
 
 
 def test_rows_of_one_side_only_and_the_counts():
-    a = side_from_docs("A", [results([metric("k.a", 1.0), metric("k.t", 100.0, samples=noisy(100, 0.01, 80, 1))])],
+    a = side_of("A", [results([metric("k.a", 1.0), metric("k.t", 100.0, samples=noisy(100, 0.01, 80, 1))])],
                        ["a.json"])
-    b = side_from_docs("B", [results([metric("k.b", 1.0), metric("k.t", 100.0, samples=noisy(100, 0.01, 80, 2))])],
+    b = side_of("B", [results([metric("k.b", 1.0), metric("k.t", 100.0, samples=noisy(100, 0.01, 80, 2))])],
                        ["b.json"])
     rep = engine.compare_sides(a, b)
     rows = {r.name: r for r in rep.rows}
@@ -450,9 +449,9 @@ def test_durations_and_their_relative_change():
 def test_a_regression_against_a_reference_run_reads_regressed_under_gpuperf_compare():
     ref, b = _sides(metric("k.t", 100.0, samples=noisy(100, 0.01, 80, 1)),
                     metric("k.t", 300.0, samples=noisy(300, 0.01, 80, 2)))
-    verdict, doc, line = gate.judge_metric(ref, metric("k.t", 300.0, samples=noisy(300, 0.01, 80, 2)), device())
+    verdict, doc, line = gate.judge_metric(ref, record(metric("k.t", 300.0, samples=noisy(300, 0.01, 80, 2))), device())
     assert verdict == "regressed" and doc["value"] == pytest.approx(100.0, rel=0.01) and "WORSE" in line
-    assert gate.judge_metric(ref, metric("k.u", 1.0), device())[0] == "new"
+    assert gate.judge_metric(ref, record(metric("k.u", 1.0)), device())[0] == "new"
 
     class Recorded:
         value, unit, verdict = 300.0, "us", "regressed"

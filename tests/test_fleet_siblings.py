@@ -192,7 +192,7 @@ def test_history_import_keeps_two_cards_of_one_model_from_one_run_apart(tmp_path
     """Results files of two same-model cards of one run differ only in the device index: importing both
     must add two runs (the uid hashes the index), and importing them again adds none."""
     from pytest_gpuperf.history.backends import read_runs, record_runs
-    from pytest_gpuperf.history.records import from_results
+    from pytest_gpuperf.history.records import from_results, read_results
 
     docs = []
     for i in range(2):
@@ -200,9 +200,9 @@ def test_history_import_keeps_two_cards_of_one_model_from_one_run_apart(tmp_path
         doc["run"] = {"started": "2026-11-24T08:00:00Z", "argv": ["--gpuperf-device=all"]}
         doc["environment"] = {"commit": "abc", "host": "h"}
         docs.append(doc)
-    runs = [from_results(d) for d in docs]
+    runs = [from_results(read_results(d)) for d in docs]
     assert runs[0].uid != runs[1].uid
     target = str(tmp_path / "h.db")
     assert record_runs(target, runs) == 2
-    assert record_runs(target, [from_results(d) for d in docs]) == 0
+    assert record_runs(target, [from_results(read_results(d)) for d in docs]) == 0
     assert len(read_runs(target)) == 2

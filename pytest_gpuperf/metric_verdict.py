@@ -16,6 +16,7 @@ from . import baselines as bl
 from .baselines import noise
 from .device_runs import DeviceRun
 from .report.results import Metric
+from .schemas.results_doc import MetricRecord
 from .timing import observers
 from .verdictwords import Gate
 
@@ -60,7 +61,7 @@ def judge(run: DeviceRun, metric: Metric, bound: float | None, reference: Any = 
 
             # judge_metric already gives throttled/contended, for either side (compare.gate)
             metric.verdict, metric.baseline, metric.info["line"] = judge_metric(
-                reference, metric.to_json(), run.info.to_json())
+                reference, MetricRecord.from_json(metric.to_json()), run.info.to_json())
             if (observers.shared_metric(metric.info, deterministic(metric))
                     and metric.verdict in (*Gate.JUDGED, Gate.THROTTLED)):
                 metric.verdict = Gate.CONTENDED  # this run's card was shared (timing.observers.measured_verdict)

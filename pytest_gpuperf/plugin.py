@@ -21,9 +21,10 @@ from . import options as checks
 from .gatecheck import plants
 from .helpers import KernelHelper, Measurer, Recorder
 from .fleet import pinning
-from .fleet.workers import KEY as _WORKER_KEY, Gathered, payload, report as sibling_report
+from .fleet.workers import KEY as _WORKER_KEY, Gathered, documents_of, payload, report as sibling_report
 from .report import civerdict, progress, skip_reasons, summary
 from .report.run_outcome import RunOutcome, interrupted_line
+from .schemas.results_doc import ResultsDocument
 from .session import GpuPerfSession, Options, is_shipped, strip_device_id, test_id
 from .timing import suite_profiles
 from .util.interrupt_latch import Latch
@@ -537,7 +538,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             config.workeroutput[_WORKER_KEY] = share  # type: ignore[attr-defined]
         elif sum(1 for run in state.runs.values() if run.metrics) > 1:  # siblings need two cards at least
             docs = payload(state, [], failed)
-            _siblings(session, docs["documents"], docs["paths"])
+            _siblings(session, documents_of(docs), docs["paths"])
     finally:
         if not closed:
             state.close(interrupted=interrupted)
@@ -594,7 +595,7 @@ def _outlier_reasons(config: pytest.Config) -> list[civerdict.Reason]:
 _siblings_report = pytest.StashKey[dict]()
 
 
-def _siblings(session: pytest.Session, documents: list[dict], paths: dict[str, str]) -> None:
+def _siblings(session: pytest.Session, documents: list[ResultsDocument], paths: dict[str, str]) -> None:
     """The sibling check of every card that recorded metrics; ``--gpuperf-fail-on-outlier`` fails on one."""
     config = session.config
     if len(documents) < 2:

@@ -41,6 +41,7 @@ from pytest_gpuperf.devices.base import DeviceInfo  # noqa: E402
 from pytest_gpuperf.device_runs import DeviceRun  # noqa: E402
 from pytest_gpuperf.fleet import siblings  # noqa: E402
 from pytest_gpuperf.report.results import Metric, jsonable  # noqa: E402
+from pytest_gpuperf.schemas.results_doc import ResultsDocument  # noqa: E402
 from pytest_gpuperf.session import GpuPerfSession, Options  # noqa: E402
 from pytest_gpuperf.timing.stats import Stats  # noqa: E402
 from pytest_gpuperf.util import jsonio  # noqa: E402
@@ -153,14 +154,15 @@ def run_cli(args: Iterable[str]) -> dict[str, Any]:
     return {"args": list(args), "exit": code, "output": body}
 
 
-def sibling_docs(files: Iterable[str]) -> list[dict[str, Any]]:
+def sibling_docs(files: Iterable[str]) -> list[ResultsDocument]:
+    """The saved runs ``files``, each given its own device index and PCI address, read as results documents."""
     docs = []
     for i, rel in enumerate(files):
         doc = read(rel)
         extra = {**(doc["device"].get("extra") or {}), "pci_bus_id": f"0000:{i + 1:02x}:00.0"}
         doc["device"] = {**doc["device"], "index": i, "spec": f"{doc['device']['backend']}:{i}", "extra": extra}
         doc["card"] = {**(doc.get("card") or {}), "pci_bus_id": f"0000:{i + 1:02x}:00.0", "uuid": f"card-{i}"}
-        docs.append(doc)
+        docs.append(ResultsDocument.from_json(doc, rel))
     return docs
 
 

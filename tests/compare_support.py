@@ -50,6 +50,24 @@ def results(metrics: list[dict[str, Any]], dev: dict[str, Any] | None = None, dr
             "metrics": metrics, "missing": []}
 
 
+def side_of(label: str, docs: list[dict[str, Any]], paths: list[str]):
+    """One side of a comparison from results documents: each as the results file ``paths[i]`` a run writes
+    (a non-finite number as its string), read back as ``gpuperf compare`` reads it (checked against the
+    results schema, typed: ``compare.load``)."""
+    from pytest_gpuperf.compare.load import results_document, side_from_docs
+    from pytest_gpuperf.report.results import jsonable
+
+    return side_from_docs(label, [results_document(json.loads(json.dumps(jsonable(d))), p)
+                                  for d, p in zip(docs, paths)], paths)
+
+
+def record(m: dict[str, Any]):
+    """A metric as a results file stores it, read as :class:`MetricRecord` (what the readers take)."""
+    from pytest_gpuperf.schemas.results_doc import MetricRecord
+
+    return MetricRecord.from_json(m)
+
+
 def write(path: Path, doc: dict[str, Any]) -> str:
     path.write_text(json.dumps(doc))
     return str(path)

@@ -22,10 +22,10 @@ import pytest
 from pytest_gpuperf.baselines import baseline_file, catalog, contention, validity
 from pytest_gpuperf.baselines.merge import merge_runs
 from pytest_gpuperf.cli import main as gpuperf
-from pytest_gpuperf.compare.load import merge as side_metric
+from pytest_gpuperf.compare.load import merge
 from pytest_gpuperf.devices import discover
 from pytest_gpuperf.errors import BaselineFileError, GpuPerfError
-from pytest_gpuperf.schemas.results_doc import ResultsDocument
+from pytest_gpuperf.schemas.results_doc import MetricRecord, ResultsDocument
 from pytest_gpuperf.util import jsonio
 from suite_support import baseline_folder
 
@@ -228,6 +228,11 @@ def test_every_differenced_row_names_figures_the_reviewed_baselines_hold() -> No
 
 
 # ---- the gate ----------------------------------------------------------------------------------------------
+
+def side_metric(name: str, metrics: list[dict[str, Any]]):
+    """A side's metric from one stored metric per run, each read as the comparison reads it."""
+    return merge(name, [MetricRecord.from_json(m) for m in metrics])
+
 
 def test_gpuperf_compare_reads_an_impossible_sample_as_an_error_row() -> None:
     from pytest_gpuperf.compare.engine import judge

@@ -7,9 +7,8 @@ from __future__ import annotations
 import csv
 import io
 
-from compare_support import metric, results
+from compare_support import metric, results, side_of
 from pytest_gpuperf.compare import engine, formats
-from pytest_gpuperf.compare.load import side_from_docs
 from pytest_gpuperf.schemas import validate
 
 
@@ -25,8 +24,8 @@ def _report(n_extra: int = 0) -> engine.Report:
     extra = {f"suites/test_b.py::test_tiny[{i}]": 0.01 for i in range(n_extra)}
     runs_a = [_doc({**a, **extra}), _doc({**a, "suites/test_a.py::test_slow": 12.0, **extra}),
               _doc({**a, "suites/test_a.py::test_slow": 11.0, **extra})]
-    return engine.compare_sides(side_from_docs("A", runs_a, ["a1.json", "a2.json", "a3.json"]),
-                                side_from_docs("B", [_doc({**b, **extra})], ["b.json"]))
+    return engine.compare_sides(side_of("A", runs_a, ["a1.json", "a2.json", "a3.json"]),
+                                side_of("B", [_doc({**b, **extra})], ["b.json"]))
 
 
 def test_durations_pair_the_sides_costliest_first_with_the_median_of_a_sides_runs():
@@ -70,6 +69,6 @@ def test_text_lists_the_costliest_and_all_lists_every_test():
 
 def test_runs_without_durations_leave_the_section_out():
     a, b = results([metric("latency.fma.cycles", 4.0, "cycles")]), results([metric("latency.fma.cycles", 4.0, "cycles")])
-    rep = engine.compare_sides(side_from_docs("A", [a], ["a.json"]), side_from_docs("B", [b], ["b.json"]))
+    rep = engine.compare_sides(side_of("A", [a], ["a.json"]), side_of("B", [b], ["b.json"]))
     assert rep.durations == [] and "test durations" not in formats.text(rep)
     assert formats.to_json(rep)["durations"] == [] and 'id="durations"' not in formats.html_page(rep)

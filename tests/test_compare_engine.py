@@ -10,9 +10,9 @@ import math
 import numpy as np
 import pytest
 
-from compare_support import H100, H100_GC, POCL, device, metric, noisy, results
+from compare_support import H100, H100_GC, POCL, device, metric, noisy, results, side_of
 from pytest_gpuperf.compare import engine
-from pytest_gpuperf.compare.load import load_side, side_from_docs
+from pytest_gpuperf.compare.load import load_side
 from pytest_gpuperf.timing.difference import ALPHA
 
 
@@ -20,8 +20,8 @@ def judge(ma, mb, dev_a=None, dev_b=None, opts=engine.Options(), runs_a=None, ru
     """One row from metric dicts (or lists of them: several runs per side)."""
     docs_a = [results([m], dev_a) for m in (runs_a or [ma])]
     docs_b = [results([m], dev_b) for m in (runs_b or [mb])]
-    a = side_from_docs("A", docs_a, [f"a{i}.json" for i in range(len(docs_a))])
-    b = side_from_docs("B", docs_b, [f"b{i}.json" for i in range(len(docs_b))])
+    a = side_of("A", docs_a, [f"a{i}.json" for i in range(len(docs_a))])
+    b = side_of("B", docs_b, [f"b{i}.json" for i in range(len(docs_b))])
     return engine.compare_sides(a, b, opts)
 
 
@@ -133,8 +133,8 @@ def test_nan_in_b_is_worse():
 
 
 def test_metrics_only_on_one_side_are_incomparable_and_do_not_fail():
-    a = side_from_docs("A", [results([metric("x.a", 1), metric("x.both", 1)])], ["a"])
-    b = side_from_docs("B", [results([metric("x.b", 1), metric("x.both", 1)])], ["b"])
+    a = side_of("A", [results([metric("x.a", 1), metric("x.both", 1)])], ["a"])
+    b = side_of("B", [results([metric("x.b", 1), metric("x.both", 1)])], ["b"])
     rep = engine.compare_sides(a, b)
     by = {r.name: r for r in rep.rows}
     assert by["x.a"].reason.startswith("only in A") and by["x.b"].reason.startswith("only in B")

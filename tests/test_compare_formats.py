@@ -11,11 +11,10 @@ from html.parser import HTMLParser
 
 import pytest
 
-from compare_support import H100, H100_GC, ROOT, device, metric, noisy, results, write
+from compare_support import H100, H100_GC, ROOT, device, metric, noisy, results, side_of, write
 from pytest_gpuperf.compare import engine, formats
 from pytest_gpuperf.compare.cli import findings_from_rows
 from pytest_gpuperf.report import github
-from pytest_gpuperf.compare.load import side_from_docs
 from pytest_gpuperf.schemas import problems, validate
 from suite_support import gpuperf_in_process
 
@@ -29,7 +28,7 @@ def report(dev_b=None, driver_b="580.1"):
                  metric("latency.fma.cycles", 4.0, "cycles", samples=noisy(4.0, 0.001, 50, 4)),
                  metric("accuracy.sin.max_ulp", 2.0, "ulp"), metric("tuning.only_b", 1.0, "ratio"),
                  metric("launch.host_us", 12.0, "us", samples=noisy(12.0, 0.01, 50, 6))], dev_b, driver=driver_b)
-    return engine.compare_sides(side_from_docs("A", [a], ["a.json"]), side_from_docs("B", [b], ["b.json"]))
+    return engine.compare_sides(side_of("A", [a], ["a.json"]), side_of("B", [b], ["b.json"]))
 
 
 def test_the_news_comes_first_then_the_rest_by_area_then_the_environment_that_differs():
@@ -56,7 +55,7 @@ def ungated_report():
                  metric("latency.fma.cycles", 4.0, "cycles", samples=noisy(4.0, 0.001, 50, 3))])
     b = results([metric("memory.copy.bw", 2700, "GB/s", "higher", samples=noisy(2700, 0.005, 100, 2)),
                  metric("latency.fma.cycles", 4.4, "cycles", samples=noisy(4.4, 0.001, 50, 4), info=throttled)])
-    return engine.compare_sides(side_from_docs("A", [a], ["a.json"]), side_from_docs("B", [b], ["b.json"]))
+    return engine.compare_sides(side_of("A", [a], ["a.json"]), side_of("B", [b], ["b.json"]))
 
 
 def test_one_count_of_failures_everywhere_and_an_ungated_row_is_not_one():

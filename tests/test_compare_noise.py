@@ -10,18 +10,18 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from compare_support import H100, device, metric, noisy, results
+from compare_support import H100, device, metric, noisy, record, results, side_of
 from pytest_gpuperf.baselines.noise import MIN_REPEATS
 from pytest_gpuperf.compare import engine, formats, gate
-from pytest_gpuperf.compare.load import CompareInputError, side_from_docs
+from pytest_gpuperf.compare.load import CompareInputError
 from pytest_gpuperf.schemas import validate
 from pytest_gpuperf.timing.difference import ALPHA, difference, run_difference
 
 
 def compare(runs_a: list[dict], runs_b: list[dict], opts: engine.Options = engine.Options()) -> engine.Report:
     """The report of one metric recorded by each run of each side (one metric dict per run)."""
-    a = side_from_docs("A", [results([m]) for m in runs_a], [f"a{i}.json" for i in range(len(runs_a))])
-    b = side_from_docs("B", [results([m]) for m in runs_b], [f"b{i}.json" for i in range(len(runs_b))])
+    a = side_of("A", [results([m]) for m in runs_a], [f"a{i}.json" for i in range(len(runs_a))])
+    b = side_of("B", [results([m]) for m in runs_b], [f"b{i}.json" for i in range(len(runs_b))])
     return engine.compare_sides(a, b, opts)
 
 
@@ -181,7 +181,7 @@ def test_runs_of_one_side_measured_another_way_are_incomparable():
 def test_a_side_mixing_devices_is_refused():
     other = device(key="other-gpu", name="Other GPU")
     with pytest.raises(CompareInputError, match="mixes devices or backends"):
-        side_from_docs("A", [results([metric("x.t", 1.0)]), results([metric("x.t", 1.0)], other)], ["a1", "a2"])
+        side_of("A", [results([metric("x.t", 1.0)]), results([metric("x.t", 1.0)], other)], ["a1", "a2"])
 
 
 # ---- the statistics over runs ----------------------------------------------------------------------------
@@ -251,15 +251,15 @@ def test_run_difference_without_any_spread():
 # ---- the pytest gate agrees --------------------------------------------------------------------------------
 def test_the_gate_follows_the_same_rules():
     name = "precision.tuner.lavamd.speedup"
-    one = side_from_docs("A", [results([metric(name, 1.18, "ratio", "higher")])], ["ref.json"])
-    verdict, doc, line = gate.judge_metric(one, metric(name, 0.82, "ratio", "higher"), device())
+    one = side_of("A", [results([metric(name, 1.18, "ratio", "higher")])], ["ref.json"])
+    verdict, doc, line = gate.judge_metric(one, record(metric(name, 0.82, "ratio", "higher")), device())
     assert verdict == "ungated" and doc["compare"]["verdict"] == "informational" and "INFORMATIONAL" in line
-    three = side_from_docs("A", [results([metric(name, v, "ratio", "higher")]) for v in (1.18, 1.20, 1.19)],
+    three = side_of("A", [results([metric(name, v, "ratio", "higher")]) for v in (1.18, 1.20, 1.19)],
                            ["r1.json", "r2.json", "r3.json"])
     shifted = metric(name, 0.95, "ratio", "higher", info={"repeats": [0.95, 0.96, 0.94]})
-    verdict, doc, _ = gate.judge_metric(three, shifted, device())
+    verdict, doc, _ = gate.judge_metric(three, record(shifted), device())
     assert verdict == "regressed" and doc["compare"]["basis"] == "runs" and doc["compare"]["stat_test"] == "welch"
-    b = side_from_docs("B", [results([shifted])], ["this.json"])
+    b = side_of("B", [results([shifted])], ["this.json"])
     assert only_row(engine.compare_sides(three, b)).verdict == doc["compare"]["verdict"] == "worse"
 
 
@@ -269,7 +269,7 @@ def test_informational_rows_are_counted_in_every_format_and_fit_the_schema():
                  metric("memory.copy.bw", 3000, "GB/s", "higher", samples=noisy(3000, 0.005, 100, 1))])
     b = results([metric("tuning.k.quality", 0.5, "ratio", "higher"),
                  metric("memory.copy.bw", 3001, "GB/s", "higher", samples=noisy(3001, 0.005, 100, 2))])
-    rep = engine.compare_sides(side_from_docs("A", [a], ["a.json"]), side_from_docs("B", [b], ["b.json"]))
+    rep = engine.compare_sides(side_of("A", [a], ["a.json"]), side_of("B", [b], ["b.json"]))
     assert rep.counts()["informational"] == 1 and rep.exit_code == 0
     doc = formats.to_json(rep)
     validate(doc, "pytest-gpuperf-compare/1")
@@ -300,12 +300,11 @@ def test_a_figure_measured_on_a_shared_card_is_shown_not_judged():
     gate does: contended, never worse."""
     from compare_support import metric, results
     from pytest_gpuperf.compare import engine
-    from pytest_gpuperf.compare.load import side_from_docs
 
     shared = {"tenants": {"contended": True, "processes": [{"pid": 4242, "name": "gemm"}]}}
-    a = side_from_docs("A", [results([metric("memory.copy.bandwidth.1MiB", 2000.0, unit="GB/s", better="higher",
+    a = side_of("A", [results([metric("memory.copy.bandwidth.1MiB", 2000.0, unit="GB/s", better="higher",
                                              samples=[1990, 2000, 2010] * 6)])], ["a.json"])
-    b = side_from_docs("B", [results([metric("memory.copy.bandwidth.1MiB", 1670.0, unit="GB/s", better="higher",
+    b = side_of("B", [results([metric("memory.copy.bandwidth.1MiB", 1670.0, unit="GB/s", better="higher",
                                              samples=[1660, 1670, 1680] * 6, info=shared)])], ["b.json"])
     (row,) = engine.compare_sides(a, b, engine.Options()).rows
     assert not row.gated and "another process the card" in row.reason

@@ -20,6 +20,7 @@ import pytest
 from pytest_gpuperf import exits
 from pytest_gpuperf.compare import engine
 from pytest_gpuperf.compare.load import merge
+from pytest_gpuperf.schemas.results_doc import MetricRecord
 from pytest_gpuperf.devices import discover, nvml
 from pytest_gpuperf.timing import observers
 from pytest_gpuperf.timing.measure import MeasureConfig, measure
@@ -137,13 +138,14 @@ def test_what_sharing_explains_and_what_lies_far_beyond_it():
 
 
 # ---- gpuperf compare ---------------------------------------------------------------------------------
-def _metric(name: str, value: float, unit: str, better: str, info: dict, samples: int = 0) -> dict:
+def _metric(name: str, value: float, unit: str, better: str, info: dict, samples: int = 0) -> MetricRecord:
+    """One metric as a results file stores it, read as the comparison reads it."""
     stats = None
     if samples:
         xs = list(value * (1 + 0.001 * np.sin(np.arange(samples))))
         stats = {"median": value, "mad": 0.001 * value, "min": min(xs), "max": max(xs), "n": samples, "samples": xs}
-    return {"name": name, "test": "t", "value": value, "unit": unit, "better": better, "info": info,
-            "identity": {}, "stats": stats}
+    return MetricRecord.from_json({"name": name, "test": "t", "value": value, "unit": unit, "better": better,
+                                   "info": info, "identity": {}, "stats": stats})
 
 
 def test_compare_a_derived_figure_inherits_contended_and_a_deterministic_one_is_judged():

@@ -19,6 +19,7 @@ import pytest
 from pytest_gpuperf import RESULTS_SCHEMA
 from pytest_gpuperf.fleet import siblings
 from pytest_gpuperf.fleet.identity import normalize_pci, physical_id
+from pytest_gpuperf.schemas.results_doc import ResultsDocument
 from suite_support import gpuperf_in_process
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,6 +45,11 @@ def _doc(index: int, metrics: list[dict], key="nvidia-h100-80gb-hbm3", backend="
             "environment": {}, "run": {}, "metrics": metrics}
 
 
+def _check(docs: list[dict], **kwargs) -> dict:
+    """The sibling report of ``docs``, each read as a results file is (:class:`ResultsDocument`)."""
+    return siblings.check([ResultsDocument.from_json(d, f"r{i}.json") for i, d in enumerate(docs)], **kwargs)
+
+
 def _noisy(median: float, n: int = 40, cv: float = 0.005, seed: int = 0) -> np.ndarray:
     return median * (1.0 + cv * np.random.default_rng(seed).standard_normal(n))
 
@@ -54,7 +60,7 @@ def _rows(report: dict, metric: str) -> dict[str, dict]:
 
 def test_the_card_planted_ten_percent_slower_is_the_only_outlier():
     docs = [_doc(i, [_metric("lat.fma", _noisy(10.0 * (1.10 if i == 2 else 1.0), seed=i))]) for i in range(4)]
-    rep = siblings.check(docs)
+    rep = _check(docs)
     rows = _rows(rep, "lat.fma")
     assert rows["cuda:2"]["verdict"] == "outlier"
     assert 1.08 < rows["cuda:2"]["ratio"] < 1.12 and rows["cuda:2"]["basis"] == "samples"
@@ -76,12 +82,12 @@ def test_direction_comes_from_better_a_faster_card_is_better_not_outlier():
     docs = [_doc(0, [_metric("bw", _noisy(3000, seed=1), unit="GB/s", better="higher")]),
             _doc(1, [_metric("bw", _noisy(2700, seed=2), unit="GB/s", better="higher")]),
             _doc(2, [_metric("bw", _noisy(3000, seed=3), unit="GB/s", better="higher")])]
-    rows = _rows(siblings.check(docs), "bw")
+    rows = _rows(_check(docs), "bw")
     assert rows["cuda:1"]["verdict"] == "outlier"
     assert rows["cuda:0"]["verdict"] != "outlier" and rows["cuda:2"]["verdict"] != "outlier"
     # lower is better: a card 10 % *faster* than its siblings is "better"
     docs = [_doc(i, [_metric("t", _noisy(9.0 if i == 0 else 10.0, seed=10 + i))]) for i in range(4)]
-    rows = _rows(siblings.check(docs), "t")
+    rows = _rows(_check(docs), "t")
     assert rows["cuda:0"]["verdict"] == "better"
     assert all(rows[f"cuda:{i}"]["verdict"] == "same" for i in (1, 2, 3))
 
@@ -89,18 +95,18 @@ def test_direction_comes_from_better_a_faster_card_is_better_not_outlier():
 def test_an_effect_inside_the_class_floor_is_not_an_outlier_even_when_significant():
     docs = [_doc(i, [_metric("t", _noisy(10.0 * (1.02 if i == 1 else 1.0), n=200, cv=0.001, seed=i))])
             for i in range(2)]
-    row = _rows(siblings.check(docs), "t")["cuda:1"]
+    row = _rows(_check(docs), "t")["cuda:1"]
     assert row["difference"]["significant"] is True and 1.015 < row["ratio"] < 1.025
     assert row["verdict"] == "same" and row["threshold"] == 0.03
     # with one threshold of 1 % for every metric (gpuperf siblings --threshold 0.01) it is one
-    assert _rows(siblings.check(docs, floor=0.01), "t")["cuda:1"]["verdict"] == "outlier"
+    assert _rows(_check(docs, floor=0.01), "t")["cuda:1"]["verdict"] == "outlier"
 
 
 def test_beyond_the_floor_but_not_significant_is_same_with_the_reason():
     # five samples a side, spread over ±50 %: the medians differ by 20 % but the test cannot tell
     a = [5.0, 8.0, 10.0, 12.0, 15.0]
     b = [6.0, 9.0, 12.0, 14.0, 18.0]
-    rows = _rows(siblings.check([_doc(0, [_metric("t", a)]), _doc(1, [_metric("t", b)])]), "t")
+    rows = _rows(_check([_doc(0, [_metric("t", a)]), _doc(1, [_metric("t", b)])]), "t")
     assert rows["cuda:1"]["ratio"] > 1.03
     assert rows["cuda:1"]["verdict"] == "same" and "not significant" in rows["cuda:1"]["reason"]
 
@@ -111,8 +117,8 @@ def test_cpu_devices_use_the_cpu_floor_of_the_class():
         return [_doc(i, [_metric("t", _noisy(1.0 * (factor if i == 1 else 1.0), seed=i))], key="pocl-x",
                      backend="opencl", is_cpu=True) for i in range(2)]
 
-    assert _rows(siblings.check(docs(1.5)), "t")["opencl:1"]["verdict"] == "same"
-    row = _rows(siblings.check(docs(3.0)), "t")["opencl:1"]
+    assert _rows(_check(docs(1.5)), "t")["opencl:1"]["verdict"] == "same"
+    row = _rows(_check(docs(3.0)), "t")["opencl:1"]
     assert row["verdict"] == "outlier" and row["threshold"] == 1.0
 
 
@@ -121,7 +127,7 @@ def test_metrics_without_samples_are_judged_on_values_and_exact_ones_must_match(
                      _metric("count", value=7 if i == 2 else 3, unit="items", better="exact"),
                      _metric("zero", value=2.0 if i == 0 else 0.0, unit="ulp", better="lower")])
             for i in range(4)]
-    rep = siblings.check(docs)
+    rep = _check(docs)
     ulp = _rows(rep, "ulp.sin")
     assert ulp["cuda:1"]["verdict"] == "outlier" and ulp["cuda:1"]["basis"] == "values"
     assert ulp["cuda:0"]["verdict"] == "same"
@@ -133,7 +139,7 @@ def test_metrics_without_samples_are_judged_on_values_and_exact_ones_must_match(
 def test_a_metric_measured_another_way_is_incomparable():
     docs = [_doc(0, [_metric("t", _noisy(10, seed=1), identity={"n": 4096})]),
             _doc(1, [_metric("t", _noisy(20, seed=2), identity={"n": 8192})])]
-    rows = _rows(siblings.check(docs), "t")
+    rows = _rows(_check(docs), "t")
     assert {r["verdict"] for r in rows.values()} == {"incomparable"}
 
 
@@ -141,12 +147,12 @@ def test_groups_are_one_model_one_backend_and_distinct_physical_cards():
     slow = [_metric("t", _noisy(20, seed=5))]
     fast = [_metric("t", _noisy(10, seed=6))]
     # two models: no group at all
-    assert siblings.check([_doc(0, fast), _doc(1, slow, key="nvidia-a100")])["groups"] == []
+    assert _check([_doc(0, fast), _doc(1, slow, key="nvidia-a100")])["groups"] == []
     # the CUDA and the OpenCL view of one card: one card, never its own sibling
     same_card = [_doc(0, fast, pci="0000:3B:00.0"), _doc(0, slow, backend="opencl", pci="00000000:3b:00.0")]
-    assert siblings.check(same_card)["groups"] == []
+    assert _check(same_card)["groups"] == []
     # the same card's file given twice is one card
-    assert siblings.check([_doc(0, fast, pci="0000:3b:00.0"), _doc(1, slow, pci="0000:3B:00.0")])["groups"] == []
+    assert _check([_doc(0, fast, pci="0000:3b:00.0"), _doc(1, slow, pci="0000:3B:00.0")])["groups"] == []
 
 
 def test_physical_identity_joins_cuda_and_nvidia_opencl_spellings():
@@ -186,7 +192,7 @@ def test_history_import_keeps_two_cards_of_one_model_from_one_run_apart(tmp_path
     """Results files of two same-model cards of one run differ only in the device index: importing both
     must add two runs (the uid hashes the index), and importing them again adds none."""
     from pytest_gpuperf.history.backends import read_runs, record_runs
-    from pytest_gpuperf.history.records import from_results
+    from pytest_gpuperf.history.records import from_results, read_results
 
     docs = []
     for i in range(2):
@@ -194,9 +200,9 @@ def test_history_import_keeps_two_cards_of_one_model_from_one_run_apart(tmp_path
         doc["run"] = {"started": "2026-11-24T08:00:00Z", "argv": ["--gpuperf-device=all"]}
         doc["environment"] = {"commit": "abc", "host": "h"}
         docs.append(doc)
-    runs = [from_results(d) for d in docs]
+    runs = [from_results(read_results(d)) for d in docs]
     assert runs[0].uid != runs[1].uid
     target = str(tmp_path / "h.db")
     assert record_runs(target, runs) == 2
-    assert record_runs(target, [from_results(d) for d in docs]) == 0
+    assert record_runs(target, [from_results(read_results(d)) for d in docs]) == 0
     assert len(read_runs(target)) == 2

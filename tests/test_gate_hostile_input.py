@@ -9,12 +9,13 @@ import math
 import numpy as np
 import pytest
 
-from compare_support import metric, noisy, results, scaled_results, write
+from compare_support import metric, noisy, results, scaled_results, side_of, write
 from pytest_gpuperf.baselines import catalog, make_entry
 from pytest_gpuperf.baselines.verdicts import compare
 from pytest_gpuperf.cli import main
 from pytest_gpuperf.compare import engine
 from pytest_gpuperf.compare.load import CompareInputError, side_from_docs
+from pytest_gpuperf.schemas.results_doc import ResultsDocument
 
 
 def _entry(value: float, unit: str, better: str) -> dict:
@@ -45,11 +46,11 @@ def test_the_gate_and_compare_share_one_unit_and_direction_rule():
 
     a = metric("k.t", 1000.0, unit="us")
     b = metric("k.t", 1.5, unit="ms")
-    docs = [side_from_docs(s, [results([m])], [f"{s}.json"]) for s, m in (("A", a), ("B", b))]
+    docs = [side_of(s, [results([m])], [f"{s}.json"]) for s, m in (("A", a), ("B", b))]
     row = engine.compare_sides(*docs).rows[0]
     assert row.verdict == "incomparable"
     assert row.reason == kind_problem("us", "lower", "ms", "lower", "A", "B")
-    flipped = engine.compare_sides(*[side_from_docs(s, [results([m])], [f"{s}.json"]) for s, m in
+    flipped = engine.compare_sides(*[side_of(s, [results([m])], [f"{s}.json"]) for s, m in
                                      (("A", a), ("B", metric("k.t", 1000.0, better="higher")))]).rows[0]
     assert flipped.verdict == "incomparable" and flipped.ratio is None  # opposite directions: never compared
 
@@ -68,11 +69,11 @@ def test_duplicate_metric_entries_in_one_file_are_refused_not_pooled_as_two_runs
     doc = results([metric("k.t", 100.0, samples=noisy(100, 0.01, 50, 1)),
                    metric("k.t", 55.0, samples=noisy(55, 0.01, 50, 2))])
     with pytest.raises(CompareInputError, match="appears twice in one run"):
-        side_from_docs("A", [doc], ["a.json"])
+        side_of("A", [doc], ["a.json"])
 
 
 def _row(ma: dict, mb: dict) -> engine.Row:
-    sides = [side_from_docs(s, [results([m])], [f"{s}.json"]) for s, m in (("A", ma), ("B", mb))]
+    sides = [side_of(s, [results([m])], [f"{s}.json"]) for s, m in (("A", ma), ("B", mb))]
     return engine.compare_sides(*sides).rows[0]
 
 
@@ -85,9 +86,15 @@ def test_a_value_its_own_samples_contradict_is_an_error_not_same():
 
 
 def test_all_nan_samples_are_an_error_not_a_silent_pass():
+    """A results file cannot carry NaN samples (its schema refuses them, and so does ``gpuperf compare``); a
+    live run's metric can (``--gpuperf-compare``: read as its typed record, with no file schema between)."""
     nan = [math.nan] * 20
-    row = _row(metric("k.t", 100.0, samples=noisy(100, 0.01, 50, 5)), metric("k.t", 100.0, samples=nan))
+    a = side_of("A", [results([metric("k.t", 100.0, samples=noisy(100, 0.01, 50, 5))])], ["A.json"])
+    live = ResultsDocument.from_json(results([metric("k.t", 100.0, samples=nan)]), "this run")
+    row = engine.compare_sides(a, side_from_docs("B", [live], ["this run"])).rows[0]
     assert row.verdict == "error" and "finite" in row.reason
+    with pytest.raises(CompareInputError, match="does not follow schema"):
+        side_of("B", [results([metric("k.t", 100.0, samples=nan)])], ["B.json"])
 
 
 def test_a_negative_bandwidth_is_an_error_in_compare():

@@ -11,13 +11,12 @@ import math
 import numpy as np
 import pytest
 
-from compare_support import device, metric, noisy, results
+from compare_support import device, metric, noisy, record, results, side_of
 from pytest_gpuperf.accuracy import certificate
 from pytest_gpuperf.baselines import classes, compare, lookup, make_entry, noise, validity
 from pytest_gpuperf.baselines.merge import merge_runs
 from pytest_gpuperf.baselines.verdicts import band, edges, identity_problem, over_runs, shift, stability
 from pytest_gpuperf.compare import engine, gate
-from pytest_gpuperf.compare.load import side_from_docs
 from pytest_gpuperf.errors import GpuPerfError, ImpossibleValueError
 from pytest_gpuperf.fleet import siblings
 from pytest_gpuperf.history.detect import detect
@@ -30,8 +29,8 @@ from pytest_gpuperf.timing.measure import MeasureConfig, measure
 
 def _sides(ma, mb, dev_a=None, dev_b=None, runs_a=None):
     docs_a = [results([m], dev_a) for m in (runs_a or [ma])]
-    a = side_from_docs("A", docs_a, [f"a{i}.json" for i in range(len(docs_a))])
-    b = side_from_docs("B", [results([mb], dev_b)], ["b.json"])
+    a = side_of("A", docs_a, [f"a{i}.json" for i in range(len(docs_a))])
+    b = side_of("B", [results([mb], dev_b)], ["b.json"])
     return a, b
 
 
@@ -104,7 +103,7 @@ def test_compare_does_not_gate_a_side_the_observers_disown(side, info, cpu):
     row = _row(a, b, dev, dev)
     assert row.verdict == "worse" and not row.gated and not row.fails
     ref_a, _ = _sides(a, b, dev, dev)
-    verdict, _, _ = gate.judge_metric(ref_a, b, dev)
+    verdict, _, _ = gate.judge_metric(ref_a, record(b), dev)
     assert verdict in ("throttled", "contended")
 
 
@@ -356,19 +355,24 @@ def _card_doc(index: int, samples, unit: str = "us", better: str = "lower") -> d
     return results([metric("k.t", float(np.median(xs)), unit=unit, better=better, samples=xs)], dev)
 
 
+def _siblings_check(docs: list[dict]) -> dict:
+    """The sibling report of ``docs``, each read as a results file is (:class:`ResultsDocument`)."""
+    return siblings.check([ResultsDocument.from_json(d, f"r{i}.json") for i, d in enumerate(docs)])
+
+
 def test_siblings_need_significance_to_call_a_card_better_or_worse():
     rng = np.random.default_rng(4)
     wide = [list(100 * (1 + 0.5 * rng.standard_normal(6))) for _ in range(3)]
     wide[0] = [x * 1.2 for x in wide[0]]  # 20 % slower, but in 50 % noise over six samples
-    report = siblings.check([_card_doc(i, s) for i, s in enumerate(wide)])
+    report = _siblings_check([_card_doc(i, s) for i, s in enumerate(wide)])
     rows = report["groups"][0]["rows"]
     assert all(r["verdict"] == "same" for r in rows), rows
     clear = [noisy(100, 0.01, 60, 1), noisy(100, 0.01, 60, 2), noisy(130, 0.01, 60, 3)]
-    report = siblings.check([_card_doc(i, s) for i, s in enumerate(clear)])
+    report = _siblings_check([_card_doc(i, s) for i, s in enumerate(clear)])
     verdicts = {r["device"]: r["verdict"] for r in report["groups"][0]["rows"]}
     assert verdicts["cuda:2"] == "outlier" and [o["device"] for o in report["outliers"]] == ["cuda:2"]
     faster = [noisy(100, 0.01, 60, 1), noisy(100, 0.01, 60, 2), noisy(70, 0.01, 60, 3)]
-    report = siblings.check([_card_doc(i, s) for i, s in enumerate(faster)])
+    report = _siblings_check([_card_doc(i, s) for i, s in enumerate(faster)])
     assert {r["device"]: r["verdict"] for r in report["groups"][0]["rows"]}["cuda:2"] == "better"
 
 
@@ -407,9 +411,9 @@ def test_identities_compare_whatever_their_key_order():
 
 
 def test_rows_of_one_side_only_and_the_counts():
-    a = side_from_docs("A", [results([metric("k.a", 1.0), metric("k.t", 100.0, samples=noisy(100, 0.01, 80, 1))])],
+    a = side_of("A", [results([metric("k.a", 1.0), metric("k.t", 100.0, samples=noisy(100, 0.01, 80, 1))])],
                        ["a.json"])
-    b = side_from_docs("B", [results([metric("k.b", 1.0), metric("k.t", 100.0, samples=noisy(100, 0.01, 80, 2))])],
+    b = side_of("B", [results([metric("k.b", 1.0), metric("k.t", 100.0, samples=noisy(100, 0.01, 80, 2))])],
                        ["b.json"])
     rep = engine.compare_sides(a, b)
     rows = {r.name: r for r in rep.rows}
@@ -445,9 +449,9 @@ def test_durations_and_their_relative_change():
 def test_a_regression_against_a_reference_run_reads_regressed_under_gpuperf_compare():
     ref, b = _sides(metric("k.t", 100.0, samples=noisy(100, 0.01, 80, 1)),
                     metric("k.t", 300.0, samples=noisy(300, 0.01, 80, 2)))
-    verdict, doc, line = gate.judge_metric(ref, metric("k.t", 300.0, samples=noisy(300, 0.01, 80, 2)), device())
+    verdict, doc, line = gate.judge_metric(ref, record(metric("k.t", 300.0, samples=noisy(300, 0.01, 80, 2))), device())
     assert verdict == "regressed" and doc["value"] == pytest.approx(100.0, rel=0.01) and "WORSE" in line
-    assert gate.judge_metric(ref, metric("k.u", 1.0), device())[0] == "new"
+    assert gate.judge_metric(ref, record(metric("k.u", 1.0)), device())[0] == "new"
 
     class Recorded:
         value, unit, verdict = 300.0, "us", "regressed"
@@ -459,13 +463,13 @@ def test_a_regression_against_a_reference_run_reads_regressed_under_gpuperf_comp
 
 def test_siblings_other_units_exact_figures_and_zero():
     docs = [_card_doc(i, [1.0] * 6, unit="us") for i in range(2)] + [_card_doc(2, [1.0] * 6, unit="ms")]
-    rows = siblings.check(docs)["groups"][0]["rows"]
+    rows = _siblings_check(docs)["groups"][0]["rows"]
     assert all(r["verdict"] == "incomparable" for r in rows)
     exact = [_card_doc(i, [v] * 6, better="exact") for i, v in enumerate((4.0, 4.0, 4.0, 5.0))]
-    verdicts = {r["device"]: r["verdict"] for r in siblings.check(exact)["groups"][0]["rows"]}
+    verdicts = {r["device"]: r["verdict"] for r in _siblings_check(exact)["groups"][0]["rows"]}
     assert verdicts == {"cuda:0": "same", "cuda:1": "same", "cuda:2": "same", "cuda:3": "outlier"}
     zero = [_card_doc(i, [v] * 6, unit="ulp") for i, v in enumerate((0.0, 0.0, 0.5))]
-    verdicts = {r["device"]: r["verdict"] for r in siblings.check(zero)["groups"][0]["rows"]}
+    verdicts = {r["device"]: r["verdict"] for r in _siblings_check(zero)["groups"][0]["rows"]}
     assert verdicts["cuda:2"] == "outlier" and verdicts["cuda:0"] == "same"
 
 
@@ -665,10 +669,10 @@ def test_siblings_with_one_identity_compare_and_a_higher_figure_over_zero_is_bet
         d["metrics"][0]["identity"] = {"n": 64}
         return d
 
-    rows = siblings.check([doc(i, 1.0) for i in range(3)])["groups"][0]["rows"]
+    rows = _siblings_check([doc(i, 1.0) for i in range(3)])["groups"][0]["rows"]
     assert all(r["verdict"] == "same" for r in rows)  # the same non-empty identity: comparable
     zero = [doc(i, v, better="higher") for i, v in enumerate((0.0, 0.0, 0.5))]
-    verdicts = {r["device"]: r["verdict"] for r in siblings.check(zero)["groups"][0]["rows"]}
+    verdicts = {r["device"]: r["verdict"] for r in _siblings_check(zero)["groups"][0]["rows"]}
     assert verdicts["cuda:2"] == "better"
 
 

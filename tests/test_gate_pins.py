@@ -99,52 +99,51 @@ def test_significance_needs_both_the_u_test_and_the_bootstrap_interval():
 def test_runs_of_mixed_identity_on_one_side_are_incomparable_never_pooled():
     """``gpuperf compare`` with two runs on side A made with different options: the metric's row is
     ``incomparable`` naming the disagreement, not a verdict on the pooled values."""
-    from compare_support import metric, results
+    from compare_support import metric, results, side_of
     from pytest_gpuperf.compare import engine
-    from pytest_gpuperf.compare.load import side_from_docs
 
     runs_a = [metric("a.err", 1.0, "ulp", identity={"n": 4096}), metric("a.err", 1.0, "ulp", identity={"n": 8192})]
-    a = side_from_docs("A", [results([m]) for m in runs_a], ["a0.json", "a1.json"])
-    b = side_from_docs("B", [results([metric("a.err", 9.0, "ulp", identity={"n": 4096})])], ["b0.json"])
+    a = side_of("A", [results([m]) for m in runs_a], ["a0.json", "a1.json"])
+    b = side_of("B", [results([metric("a.err", 9.0, "ulp", identity={"n": 4096})])], ["b0.json"])
     (row,) = engine.compare_sides(a, b, engine.Options()).rows
     assert row.verdict == "incomparable" and "different options" in row.reason and not row.fails
 
 
 def _reference(*metrics_a):
-    from compare_support import results
-    from pytest_gpuperf.compare.load import side_from_docs
+    from compare_support import results, side_of
 
-    return side_from_docs("A", [results([m]) for m in metrics_a], [f"a{i}.json" for i in range(len(metrics_a))])
+    return side_of("A", [results([m]) for m in metrics_a], [f"a{i}.json" for i in range(len(metrics_a))])
 
 
 def test_under_gpuperf_compare_an_if_stable_figure_without_agreeing_runs_is_ungated():
     """A per-kernel figure marked ``gate: if-stable``: worse than one reference run, but one run says nothing
     of its stability, so the gate reads ``ungated`` — never ``regressed``."""
-    from compare_support import device, metric
+    from compare_support import device, metric, record
     from pytest_gpuperf.compare.gate import judge_metric
 
     xs = [10.0 + 0.01 * i for i in range(30)]  # a timing with samples: judged by them, were it not if-stable
     ref = _reference(metric("k.us", 10.0, "us", samples=xs, info={"gate": "if-stable"}))
-    verdict, doc, _ = judge_metric(ref, metric("k.us", 20.0, "us", samples=[2 * x for x in xs],
-                                               info={"gate": "if-stable"}), device())
+    verdict, doc, _ = judge_metric(ref, record(metric("k.us", 20.0, "us", samples=[2 * x for x in xs],
+                                                      info={"gate": "if-stable"})), device())
     assert verdict == "ungated" and "not gated" in doc["compare"]["reason"]
 
 
 def test_under_gpuperf_compare_an_impossible_reference_is_incomparable_not_this_run_s_failure():
-    from compare_support import device, metric
+    from compare_support import device, metric, record
     from pytest_gpuperf.compare.gate import judge_metric
 
     ref = _reference(metric("lat.x", -3.0, "cycles"))  # a negative latency: the reference is broken
-    verdict, doc, _ = judge_metric(ref, metric("lat.x", 40.0, "cycles"), device())
+    verdict, doc, _ = judge_metric(ref, record(metric("lat.x", 40.0, "cycles")), device())
     assert verdict == "incomparable" and "impossible" in doc["compare"]["reason"]
 
 
 def test_under_gpuperf_compare_a_figure_from_a_shared_card_is_contended():
-    from compare_support import device, metric
+    from compare_support import device, metric, record
     from pytest_gpuperf.compare.gate import judge_metric
 
     xs = [10.0 + 0.01 * i for i in range(30)]
     ref = _reference(metric("k.ms", 10.0, "ms", samples=xs))
     shared = {"tenants": {"contended": 1, "processes": [{"pid": 7, "name": "x", "used_memory_mib": 1.0}]}}
-    verdict, _, _ = judge_metric(ref, metric("k.ms", 20.0, "ms", samples=[2 * x for x in xs], info=shared), device())
+    verdict, _, _ = judge_metric(ref, record(metric("k.ms", 20.0, "ms", samples=[2 * x for x in xs], info=shared)),
+                                   device())
     assert verdict == "contended"

@@ -19,6 +19,7 @@ from pytest_gpuperf.cli import main as gpuperf
 from pytest_gpuperf.devices import discover
 from pytest_gpuperf.gatecheck import families, plants
 from pytest_gpuperf.gatecheck import run as gc
+from pytest_gpuperf.schemas.results_doc import MetricRecord, ResultsDocument
 from suite_support import baselined_tiny_suite
 
 INV = discover()
@@ -144,13 +145,13 @@ def test_gatecheck_cli_refuses_an_unknown_family(tmp_path, capsys):
 # ---- each plant on PoCL: the metric moves by about the planted size --------------------------------------------
 
 
-def _value(doc: dict, name: str) -> float:
-    (m,) = [m for m in doc["metrics"] if m["name"] == name]
-    return float(m["value"])
+def _value(doc: ResultsDocument, name: str) -> float:
+    (m,) = [m for m in doc.metrics if m.name == name]
+    return float(m.value)
 
 
 def _pair(tmp_path: Path, tests: tuple[str, ...], plant: str, metric: str,
-          update: bool = False) -> tuple[float, float, dict]:
+          update: bool = False) -> tuple[float, float, MetricRecord]:
     """The metric from a run without and one with ``plant`` (the planted run's record too); ``update``: the
     unplanted run writes the test's own baseline, which the planted one is then gated against."""
     runs, bl = tmp_path / "runs", tmp_path / "bl"
@@ -160,7 +161,7 @@ def _pair(tmp_path: Path, tests: tuple[str, ...], plant: str, metric: str,
     b = gc.run_pytest(DEV, [*tests, "--gpuperf-plant", plant], runs / "b.json", runs / "b.log", baseline_dir=str(bl),
                       cwd=REPO)
     assert a.doc and b.doc, (a.log.read_text()[-2000:], b.log.read_text()[-2000:])
-    (rec,) = [m for m in b.doc["metrics"] if m["name"] == metric]
+    (rec,) = [m for m in b.doc.metrics if m.name == metric]
     return _value(a.doc, metric), _value(b.doc, metric), rec
 
 
@@ -172,8 +173,8 @@ def test_summation_plant_scales_the_error_exactly(tmp_path):
     sel = ("suites/test_accuracy_sum.py", "-k", "test_summation and serial")
     before, after, rec = _pair(tmp_path, sel, "summation=1.5", metric, update=True)
     assert after == pytest.approx(2.5 * before, rel=1e-6) and before > 0
-    assert rec["info"]["planted_slowdown"] == 1.5
-    assert rec["verdict"] in ("regressed", "contended"), rec  # contended: a busy host's run does not gate
+    assert rec.info["planted_slowdown"] == 1.5
+    assert rec.verdict in ("regressed", "contended"), rec  # contended: a busy host's run does not gate
 
 
 @needs_cl
@@ -185,11 +186,11 @@ def test_launch_plant_adds_work_to_every_launch(tmp_path):
     metric = "launch.overhead.intercept_us"
     before, after, rec = _pair(tmp_path, ("suites/test_memory_hierarchy.py", "-k", "test_launch_overhead_vs_grid"),
                                "launch=9", metric)
-    assert rec["info"]["planted_slowdown"] == 9.0 and rec["info"]["planted_spin_steps"] > 0
+    assert rec.info["planted_slowdown"] == 9.0 and rec.info["planted_spin_steps"] > 0
     # against the unplanted sweep the planted process fitted moments before (a load spike between two processes
     # moves a separate run's intercept by more than a microsecond on a busy 2-core host), and the separate run
-    unplanted = min(before, rec["info"]["planted_intercept_unplanted_us"])
-    assert after - unplanted >= 0.5 * rec["info"]["planted_extra_us"], (before, after, rec["info"])
+    unplanted = min(before, rec.info["planted_intercept_unplanted_us"])
+    assert after - unplanted >= 0.5 * rec.info["planted_extra_us"], (before, after, rec.info)
 
 
 def test_throughput_and_launch_plants_on_the_probe_figures(cl_device):
@@ -340,12 +341,10 @@ def test_a_missed_plant_says_how_far_it_moved_the_metric():
     """The saved H200 gate check: a DRAM-chase plant of the claimed 7.99 % moved the level latency only +5.9–7.1 %
     against the baseline (the machine reads below it), and a 1 MiB copy plant moved the launch-bound copy a few
     percent: the check fails and says the plant under-delivered; a caught plant carries its reading too."""
-    from pytest_gpuperf.util import jsonio
-
     folder = REPO / "results" / "nvidia-h200" / "gatecheck-e003155"
 
     def outcome(tag: str) -> gc.RunOutcome:
-        doc = jsonio.read_json(folder / f"{tag}.json.xz")
+        doc = ResultsDocument.load(folder / f"{tag}.json.xz")
         return gc.RunOutcome(exit=1, doc=doc, wall_s=0.0, log=folder / f"{tag}.log.gz", results=folder / f"{tag}.json.xz")
 
     dram = gc.Plant("chase", "0.0799", "memory.dram.latency.cycles", ())

@@ -92,7 +92,7 @@ def test_a_calibrated_plant_records_its_claim_and_the_size_it_planted(cl_device,
     results of another device are refused before any run; the file's own A/A runs, or an unplanted run before
     each try (``calibrate_each``), calibrate where no results are named."""
     o, bl = baselined_tiny_suite(tmp_path, DEV, "lower")
-    key = o.doc["device"]["key"]
+    key = o.doc.device["key"]
     machine = json.loads((tmp_path / "u.json").read_text())
     (m,) = [m for m in machine["metrics"] if m["name"] == "tiny.moved"]
     m["value"] = 0.98e6

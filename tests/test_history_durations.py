@@ -11,7 +11,7 @@ import sqlite3
 
 from pytest_gpuperf.cli import main
 from pytest_gpuperf.history.backends import read_runs, record_run
-from pytest_gpuperf.history.records import from_results
+from pytest_gpuperf.history.records import from_results, read_results
 from pytest_gpuperf.history.store import open_store
 
 TESTS = [{"test": "suites/test_memory.py::test_copy_bandwidth[1GiB]", "duration_s": 5.19, "outcome": "passed"},
@@ -41,20 +41,20 @@ def test_import_carries_the_durations_into_sqlite_and_they_read_back(tmp_path):
 
 
 def test_a_run_without_durations_has_none_and_malformed_entries_are_left_out(tmp_path):
-    assert from_results(_doc(tests=None)).tests == []
+    assert from_results(read_results(_doc(tests=None))).tests == []
     bad = [{"test": "t.py::a", "duration_s": "nan", "outcome": "passed"}, {"duration_s": 1.0}, "x", TESTS[0]]
-    assert from_results(_doc(tests=bad)).tests == [TESTS[0]]
+    assert from_results(read_results(_doc(tests=bad))).tests == [TESTS[0]]
 
 
 def test_the_legacy_jsonl_keeps_the_durations(tmp_path):
     target = str(tmp_path / "h.jsonl")
-    record_run(target, from_results(_doc()))
+    record_run(target, from_results(read_results(_doc())))
     (run,) = read_runs(target)
     assert run.tests == TESTS
 
 
 def test_postgresql_keeps_the_durations(postgres_url):
-    run = from_results(_doc())
+    run = from_results(read_results(_doc()))
     assert record_run(postgres_url, run)
     (back,) = [r for r in read_runs(postgres_url) if r.device_key == "pocl-test"]
     assert back.tests == TESTS
@@ -74,5 +74,5 @@ def test_a_database_of_an_older_schema_gets_the_durations_table(tmp_path):
             conn.execute("INSERT INTO schema_version VALUES (?, ?, 'then')", (version, description))
     with open_store(str(db)) as store:
         assert store.version() == schema.LATEST >= 3
-    record_run(str(db), from_results(_doc()))
+    record_run(str(db), from_results(read_results(_doc())))
     assert read_runs(str(db))[0].tests == TESTS

@@ -144,7 +144,7 @@ def test_a_run_stored_twice_before_run_keys_is_stored_once_after_the_migration(k
     its results file, which has no run id. Opening the database migrates it: one copy is left, the other
     run stays, and importing the file again adds nothing."""
     target = _target(kind, tmp_path, request)
-    doc = jsonio.read_json(jsonio.saved(POCL_RUN))
+    doc = records.read_results(jsonio.read_json(jsonio.saved(POCL_RUN)), str(POCL_RUN))
     imported = records.from_results(doc, source=str(POCL_RUN))
     live = records.from_results(doc, source="pytest")
     live.options["session"] = "0123456789abcdef"

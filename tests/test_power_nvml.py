@@ -215,13 +215,12 @@ def test_a_throttled_metric_is_not_gated(pytester, monkeypatch):
 
 
 def test_compare_shows_a_throttled_row_but_does_not_gate_it():
-    from compare_support import metric, results
+    from compare_support import metric, results, side_of
     from pytest_gpuperf.compare import engine
-    from pytest_gpuperf.compare.load import side_from_docs
 
     def rep(info_b):  # a sampled figure (raw repeats on both sides), so the change is judged at all
-        a = side_from_docs("A", [results([metric("p.w", 100.0, unit="W", samples=[99, 100, 101] * 6)])], ["a.json"])
-        b = side_from_docs("B", [results([metric("p.w", 200.0, unit="W", info=info_b,
+        a = side_of("A", [results([metric("p.w", 100.0, unit="W", samples=[99, 100, 101] * 6)])], ["a.json"])
+        b = side_of("B", [results([metric("p.w", 200.0, unit="W", info=info_b,
                                                  samples=[199, 200, 201] * 6)])], ["b.json"])
         (row,) = engine.compare_sides(a, b, engine.Options()).rows
         return row

@@ -11,6 +11,7 @@ from pytest_gpuperf import RESULTS_SCHEMA
 from pytest_gpuperf.gatecheck.run import RunOutcome, summarize_aa
 from pytest_gpuperf.report import results
 from pytest_gpuperf.schemas import problems
+from pytest_gpuperf.schemas.results_doc import ResultsDocument
 from pytest_gpuperf.util import jsonio
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -56,7 +57,7 @@ def test_a_saved_plant_run_written_again_follows_the_schema_and_its_summary_quot
     regressed = [m for m in back["metrics"] if m["verdict"] == "regressed"]
     assert len(regressed) == 1 and "REGRESSED" in regressed[0]["info"]["line"]
     assert all("line" not in m["info"] for m in back["metrics"] if m["verdict"] == "pass")
-    entry = summarize_aa(1, RunOutcome(1, back, 1.0, tmp_path / "plant.log", path), fresh=False)
+    entry = summarize_aa(1, RunOutcome(1, ResultsDocument.load(path), 1.0, tmp_path / "plant.log", path), fresh=False)
     assert entry["regressed"] == [{"metric": regressed[0]["name"], "line": regressed[0]["info"]["line"]}]
 
 

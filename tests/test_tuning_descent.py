@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_gpuperf.util import jsonio
+from pytest_gpuperf.schemas.results_doc import ResultsDocument
 from pytest_gpuperf.tuning import descent, replay
 from pytest_gpuperf.tuning.evaluate import Config, Ledger
 from pytest_gpuperf.tuning.kernels import by_name
@@ -21,9 +21,10 @@ H100 = RESULTS / "nvidia-h100-80gb-hbm3" / "default-5c-cuda.json"  # CUDA, full 
 H200 = RESULTS / "nvidia-h200" / "upgrade-1b-cuda.json"
 
 
-def _saved(path: Path) -> dict:
-    """A committed run (stored compressed); a missing one fails the test — the evidence belongs here."""
-    return jsonio.read_json(path)
+def _saved(path: Path) -> ResultsDocument:
+    """A committed run (stored compressed), read as every results file is; a missing one fails the test —
+    the evidence belongs here."""
+    return ResultsDocument.load(path)
 
 
 def _walk(times: dict[Config, float], spread: float = 0.0, start: Config | None = None, floor: float = 0.01):
@@ -84,17 +85,17 @@ def test_replay_of_a_saved_run_reproduces_the_suite_s_own_picks(saved):
     rule those runs used (``walk``), gives the picks, evaluation counts and kernel time the suite itself
     recorded for the thesis tuner and the ranked pass (same numbers, same decisions)."""
     doc = _saved(saved)
-    metrics = {m["name"]: m for m in doc["metrics"]}
+    metrics = {m.name: m for m in doc.metrics}
     rows = replay.replay_results(doc, rule="walk")
     assert len(rows) == 12
     for thesis, ranked in rows:
         k = thesis.kernel
-        assert thesis.pick == metrics[f"tuning.{k}.dao.quality"]["info"]["picks"][0]
-        assert ranked.pick == metrics[f"tuning.{k}.dao_ranked.quality"]["info"]["picks"][0]
-        assert ranked.cost == pytest.approx(metrics[f"tuning.{k}.dao_ranked.cost"]["value"])
-        assert thesis.cost == pytest.approx(metrics[f"tuning.{k}.dao.cost"]["value"])
-        assert ranked.device_cost == pytest.approx(metrics[f"tuning.{k}.dao_ranked.device_cost"]["value"], abs=1e-4)
-        assert thesis.device_cost == pytest.approx(metrics[f"tuning.{k}.dao.device_cost"]["value"], abs=1e-4)
+        assert thesis.pick == metrics[f"tuning.{k}.dao.quality"].info["picks"][0]
+        assert ranked.pick == metrics[f"tuning.{k}.dao_ranked.quality"].info["picks"][0]
+        assert ranked.cost == pytest.approx(metrics[f"tuning.{k}.dao_ranked.cost"].value)
+        assert thesis.cost == pytest.approx(metrics[f"tuning.{k}.dao.cost"].value)
+        assert ranked.device_cost == pytest.approx(metrics[f"tuning.{k}.dao_ranked.device_cost"].value, abs=1e-4)
+        assert thesis.device_cost == pytest.approx(metrics[f"tuning.{k}.dao.device_cost"].value, abs=1e-4)
 
 
 @pytest.mark.parametrize("saved", [H100, H200], ids=["h100", "h200"])

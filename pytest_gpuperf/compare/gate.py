@@ -23,6 +23,7 @@ from typing import Any, Mapping
 from ..verdictwords import COMPARE_TO_GATE, Compare, Gate
 from . import engine
 from .load import Side, load_side, merge
+from ..schemas.results_doc import MetricRecord
 
 
 def load_reference(paths: list[str]) -> Side:
@@ -31,10 +32,10 @@ def load_reference(paths: list[str]) -> Side:
     return load_side("A", paths)
 
 
-def judge_metric(reference: Side, metric: Mapping[str, Any], device: Mapping[str, Any],
+def judge_metric(reference: Side, metric: MetricRecord, device: Mapping[str, Any],
                  opts: engine.Options = engine.Options()) -> tuple[str, dict[str, Any] | None, str]:
     """(session verdict, what the results file keeps as the metric's ``baseline``, the one-line message)."""
-    b = merge(str(metric["name"]), [metric])
+    b = merge(str(metric.require("name").name), [metric])
     a = reference.metrics.get(b.name)
     row = engine.judge(a, b, reference.device, device, opts)
     if a is None:

@@ -31,7 +31,7 @@ import numpy as np
 from .. import RESULTS_SCHEMA
 from ..baselines import noise, validity
 from ..errors import GpuPerfError
-from ..schemas.results_doc import MetricRecord, ResultsDocument, as_document
+from ..schemas.results_doc import MetricRecord, ResultsDocument, ResultsDocumentError
 from ..timing import observers
 from ..timing.difference import MIN_SAMPLES
 from ..util import jsonio
@@ -113,10 +113,9 @@ def _number(value: Any) -> float:
         return math.nan
 
 
-def read_results(path: str | Path) -> dict[str, Any]:
-    """One results document, checked against the results schema; one-line errors otherwise."""
-    from ..schemas import SchemaError, validate
-
+def read_results(path: str | Path) -> ResultsDocument:
+    """One results file, checked against the results schema and read as a :class:`ResultsDocument`;
+    one-line errors otherwise."""
     p = jsonio.saved(path)
     try:
         text = jsonio.read_text(p)
@@ -128,20 +127,30 @@ def read_results(path: str | Path) -> dict[str, Any]:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise CompareInputError(f"{p}: not JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
+    return results_document(doc, str(p))
+
+
+def results_document(doc: Any, where: str) -> ResultsDocument:
+    """``doc``, the JSON read from the file ``where``, checked against the results schema and read as a
+    :class:`ResultsDocument` (what :func:`read_results` does once the file is parsed); one-line errors otherwise."""
+    from ..schemas import SchemaError, validate
+
     if isinstance(doc, dict) and doc.get("schema") not in (None, RESULTS_SCHEMA):
-        raise CompareInputError(f"{p}: schema {doc.get('schema')!r} is not a results document "
+        raise CompareInputError(f"{where}: schema {doc.get('schema')!r} is not a results document "
                                 f"({RESULTS_SCHEMA!r}; write one with pytest --gpuperf-json)")
     try:
-        validate(doc, RESULTS_SCHEMA, source=str(p))
+        validate(doc, RESULTS_SCHEMA, source=where)
     except SchemaError as exc:
         first = str(exc).replace("\n", " ").replace("  ", " ")
         raise CompareInputError(first if len(first) < 400 else first[:397] + "...") from None
-    return doc
+    try:
+        return ResultsDocument.from_json(doc, where)
+    except ResultsDocumentError as exc:  # the schema lets no such document through; kept one line all the same
+        raise CompareInputError(str(exc)) from None
 
 
-def merge(name: str, records: Sequence[MetricRecord | Mapping[str, Any]]) -> SideMetric:
-    """One :class:`SideMetric` from the metric's records in each run of a side (records, or their stored dicts)."""
-    entries = [m if isinstance(m, MetricRecord) else MetricRecord.from_json(m) for m in records]
+def merge(name: str, entries: Sequence[MetricRecord]) -> SideMetric:
+    """One :class:`SideMetric` from the metric's records in each run of a side."""
     last = entries[-1]
     values = [_number(m.require("value").value) for m in entries]
     per_run = [(m.samples or []) for m in entries]
@@ -171,11 +180,11 @@ def merge(name: str, records: Sequence[MetricRecord | Mapping[str, Any]]) -> Sid
                       value_problem=value_problem)
 
 
-def side_from_docs(label: str, raw_docs: Sequence[ResultsDocument | dict[str, Any]], paths: Sequence[str]) -> Side:
-    """Merge the runs of one side; all must be the same device model and backend."""
-    if not raw_docs:
+def side_from_docs(label: str, docs: Sequence[ResultsDocument], paths: Sequence[str]) -> Side:
+    """Merge the runs of one side (results documents, :func:`read_results`); all must be the same device
+    model and backend."""
+    if not docs:
         raise CompareInputError(f"side {label}: no results files given")
-    docs = [as_document(d, paths[i] if i < len(paths) else None) for i, d in enumerate(raw_docs)]
     kinds = {(d.device["key"], d.device["backend"]) for d in docs}
     if len(kinds) > 1:
         listed = ", ".join(f"{p} ({d.device['key']}, {d.device['backend']})" for p, d in zip(paths, docs))

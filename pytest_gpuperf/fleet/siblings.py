@@ -33,7 +33,7 @@ from ..verdictwords import SHIFT_TO_SIBLING, Shift, Sibling
 from .. import SIBLINGS_SCHEMA
 from ..baselines import classes
 from ..baselines.verdicts import shift
-from ..schemas.results_doc import MetricRecord, ResultsDocument, as_document
+from ..schemas.results_doc import MetricRecord, ResultsDocument
 from ..timing.difference import ALPHA, difference, usable
 from .identity import physical_id
 
@@ -53,8 +53,8 @@ class Card:
     metrics: Mapping[str, MetricRecord]  # name → the results file's metric entry
 
     @classmethod
-    def from_document(cls, raw: ResultsDocument | Mapping[str, Any]) -> "Card":
-        doc = as_document(raw if isinstance(raw, ResultsDocument) or "metrics" in raw else {**raw, "metrics": []})
+    def from_document(cls, doc: ResultsDocument) -> "Card":
+        """The card of one results document (read through :class:`ResultsDocument`, where it is read)."""
         dev = doc.device or {}
         return cls(spec=str(dev.get("spec") or f"{dev.get('backend')}:{dev.get('index')}"), key=str(dev.get("key")),
                    name=str(dev.get("name", "")), physical=physical_id(dev), is_cpu=bool(dev.get("is_cpu")),
@@ -176,7 +176,7 @@ def judge(name: str, card: Card, siblings: Sequence[Card], floor: float, alpha: 
     return row
 
 
-def check(documents: Iterable[ResultsDocument | Mapping[str, Any]], *, floor: float | None = None,
+def check(documents: Iterable[ResultsDocument], *, floor: float | None = None,
           floor_override: tuple[float, float] | None = None, alpha: float = ALPHA) -> dict[str, Any]:
     """The sibling report of a host's results documents (one per device; the same as results files).
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from ..report import results
-from ..schemas.results_doc import as_document
+from ..schemas.results_doc import ResultsDocument
 from ..util.atomic import atomic_write_json
 from . import siblings
 from ..util import jsonio
@@ -76,23 +76,29 @@ class Gathered:
 
     def recorded(self) -> dict[str, list[str]]:
         """The verdicts of the metrics recorded per device spec."""
-        docs = [as_document(d) for d in self.documents()]
-        return {d.device["spec"]: [m.require("verdict").verdict for m in d.metrics] for d in docs}
+        return {d.device["spec"]: [m.require("verdict").verdict for m in d.metrics] for d in self.documents()}
 
     def lines(self) -> list[tuple[str, dict[str, bool]]]:
         """Every worker's summary lines, the workers ordered by the first device they report."""
         ordered = sorted(self.payloads, key=lambda p: sorted(d["device"]["spec"] for d in p["documents"]) or ["~"])
         return [(t, dict(m)) for p in ordered for t, m in p["lines"]]
 
-    def documents(self) -> list[dict[str, Any]]:
-        return sorted((d for p in self.payloads for d in p["documents"]),
-                      key=lambda d: (d["device"]["backend"], d["device"]["index"]))
+    def documents(self) -> list[ResultsDocument]:
+        """Every worker's results documents, typed as they arrive, ordered by backend and device index."""
+        return sorted((d for p in self.payloads for d in documents_of(p)),
+                      key=lambda d: (d.device["backend"], d.device["index"]))
 
     def paths(self) -> dict[str, str]:
         return {spec: path for p in self.payloads for spec, path in p.get("paths", {}).items()}
 
 
-def report(documents: list[dict[str, Any]], paths: dict[str, str],
+def documents_of(share: dict[str, Any]) -> list[ResultsDocument]:
+    """The results documents of one :func:`payload` (plain JSON on the way, so it crosses execnet), read
+    as :class:`ResultsDocument` s where they arrive."""
+    return [ResultsDocument.from_json(d) for d in share["documents"]]
+
+
+def report(documents: Sequence[ResultsDocument], paths: dict[str, str],
            floor_override: tuple[float, float] | None) -> tuple[dict[str, Any], str | None]:
     """The sibling report of the host and where it was written (``siblings.json`` beside the results
     file of the first card of the first group), or None when there are no results files or no group."""

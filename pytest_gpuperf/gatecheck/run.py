@@ -35,7 +35,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from ..verdictwords import Gate
 from ..errors import GpuPerfError
-from ..schemas.results_doc import ResultsDocument, as_document
+from ..schemas.results_doc import ResultsDocument
 from ..util import jsonio
 from ..util.atomic import atomic_write_json
 from ..util.locks import file_lock
@@ -145,11 +145,15 @@ class RunOutcome:
     """What one pytest subprocess said: its exit code, its results document, its wall time."""
 
     exit: int
-    doc: dict[str, Any] | None
+    doc: ResultsDocument | None  # the results file it wrote (ResultsDocument.load), None where it wrote none
     wall_s: float
     log: Path
     results: Path
     notes: list[str] = field(default_factory=list)
+
+    def document(self) -> ResultsDocument:
+        """Its results document; an empty one (no metrics, nothing missing) where the run wrote none."""
+        return self.doc if self.doc is not None else ResultsDocument(keys=("metrics",), source=str(self.results))
 
 
 def _plugin_args() -> list[str]:
@@ -185,13 +189,13 @@ def run_pytest(device: str, args: Sequence[str], results: Path, log: Path, *, ba
         except subprocess.TimeoutExpired:
             code = 124
     wall = time.perf_counter() - started
-    doc = jsonio.read_json(results) if results.exists() else None
+    doc = ResultsDocument.load(results) if results.exists() else None
     return RunOutcome(code, doc, wall, log, results)
 
 
 def summarize_aa(k: int, outcome: RunOutcome, fresh: bool) -> dict[str, Any]:
     """One A/A entry: how many metrics, which regressed (with their lines), which were incomparable."""
-    doc = as_document(outcome.doc or {"metrics": [], "missing": []}, str(outcome.results))
+    doc = outcome.document()
     metrics = doc.metrics
     regressed = [{"metric": m.name, "line": m.info.get("line", "")} for m in metrics
                  if m.verdict == Gate.REGRESSED]
@@ -207,7 +211,7 @@ def summarize_aa(k: int, outcome: RunOutcome, fresh: bool) -> dict[str, Any]:
 
 def detected(plant: Plant, outcome: RunOutcome) -> tuple[bool, str]:
     """Whether the gate caught ``plant`` in this run, and the verdict it gave the target metric."""
-    doc = as_document(outcome.doc or {"metrics": [], "missing": []}, str(outcome.results))
+    doc = outcome.document()
     if plant.kind == "missing":
         gone = plant.metric in doc.get("missing", [])
         return gone and outcome.exit != 0, "missing" if gone else "recorded"
@@ -221,8 +225,7 @@ def realized(plant: Plant, outcome: RunOutcome) -> float | None:
     each span of copies, a spin per launch), not the metric: a plant that hides behind other work, or a machine
     that reads better than the baseline (where the plant was not calibrated to it), moves less than the claimed
     size, and a miss is only the gate's where the metric moved at least its claim."""
-    doc = as_document(outcome.doc or {"metrics": []}, str(outcome.results))
-    m = doc.metric(plant.metric)
+    m = outcome.document().metric(plant.metric)
     base = (None if m is None else m.baseline) or {}
     delta = base.get("delta_rel")
     if not isinstance(delta, (int, float)):
@@ -240,11 +243,11 @@ def machine_values(paths: Sequence[Path], key: str | None = None) -> dict[str, f
         if not jsonio.saved(path).is_file():
             raise GpuPerfError(f"{path}: no such results file to calibrate the plants from; name unplanted "
                                "results of this machine (--gpuperf-json), or leave --calibrate-from out")
-        doc = jsonio.read_json(path)
-        got = ((doc.get("device") or {}) if isinstance(doc, dict) else {}).get("key")
+        doc = ResultsDocument.load(path)  # not JSON or not a results document: ResultsDocumentError says so
+        got = (doc.device or {}).get("key")
         if key is not None and got != key:
             raise GpuPerfError(f"{path} holds results of {got!r}, not of {key!r}: calibrate from runs of this device")
-        for m in ResultsDocument.from_json({"metrics": [], **doc} if isinstance(doc, dict) else doc, path).metrics:
+        for m in doc.metrics:
             if isinstance(m.value, (int, float)) and m.verdict != Gate.CONTENDED:
                 seen.setdefault(m.name, []).append(float(m.value))
     return {name: float(statistics.median(v)) for name, v in seen.items()}
@@ -402,7 +405,7 @@ def _tries(p: Plant, tries: int, prev: int, device: str, baseline_dir: str | Non
         calibration.append({"machine": q.machine, "baseline": q.baseline} if q.claim is not None else None)
         o = run_pytest(device, [*q.tests, "--gpuperf-plant", f"{q.kind}={q.arg}"], results_dir / f"{tag}.json",
                        results_dir / f"{tag}.log", baseline_dir=baseline_dir, cwd=cwd)
-        device_doc = device_doc or (o.doc or {}).get("device", {})
+        device_doc = device_doc or o.document().get("device", {})
         hit, verdict = detected(p, o)
         hits += hit
         verdicts.append(verdict)
@@ -453,7 +456,7 @@ def gatecheck(*, device: str, out: Path, aa: int, plant_list: Sequence[Plant], t
         o = run_pytest(device, list(aa_args), results_dir / f"aa-{n}.json", results_dir / f"aa-{n}.log",
                        baseline_dir=baseline_dir, env=env, cwd=cwd)
         entry = {**summarize_aa(n, o, fresh), "commit": commit}
-        device_doc = (o.doc or {}).get("device", device_doc)
+        device_doc = o.document().get("device", device_doc)
         runs.append(entry)
         echo(f"A/A run {n}: {entry['metrics']} metrics, exit {o.exit}, regressed "
              f"{[r['metric'] for r in entry['regressed']]}, missing {entry['missing']}, {o.wall_s:.0f} s")

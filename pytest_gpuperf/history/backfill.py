@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from .. import RESULTS_SCHEMA
-from .records import NotResultsError, RunRecord, from_results, not_results
+from .records import NotResultsError, RunRecord, from_results, not_results, read_results
 from .target import HistoryTargetError
 from ..util import jsonio
 
@@ -89,8 +89,8 @@ def _read(f: Path) -> list[RunRecord]:
     if problem:
         raise BadFileError(problem + "; fix or move that file (gpuperf compare refuses it too)")
     try:
-        return [from_results(doc, source=str(f))]
-    except NotResultsError:
+        return [from_results(read_results(doc, source=str(f)), source=str(f))]
+    except NotResultsError:  # JSON of another kind
         raise
     except (AttributeError, KeyError, TypeError, ValueError) as exc:  # a results document with a bad entry
         raise BadFileError(f"{f}: a malformed results document ({type(exc).__name__}: {exc})") from None

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..verdictwords import Gate
 from .. import RESULTS_SCHEMA
-from ..schemas.results_doc import MetricRecord, as_document
+from ..schemas.results_doc import MetricRecord, ResultsDocument
 from ..util.redaction import redact_argv
 
 #: Quantiles kept of a metric's raw samples: enough to draw a distribution, small enough to store.
@@ -175,10 +175,9 @@ def sample_summary(samples: Iterable[float] | None) -> dict[str, Any] | None:
     return {"n": int(xs.size), **{f"q{int(q * 100):02d}": float(v) for q, v in zip(QUANTILES, qs)}}
 
 
-def metric_from_json(stored: MetricRecord | Mapping[str, Any]) -> TrendMetric:
+def metric_from_json(m: MetricRecord) -> TrendMetric:
     """A metric of a results document (``Metric.to_json()``; ``identity``/``samples`` when present), read as
-    its :class:`~pytest_gpuperf.schemas.results_doc.MetricRecord` or from its stored dict."""
-    m = stored if isinstance(stored, MetricRecord) else MetricRecord.from_json(stored)
+    its :class:`~pytest_gpuperf.schemas.results_doc.MetricRecord`."""
     if "name" not in m.keys:
         raise KeyError("name")
     stats = m.stats or {}
@@ -244,14 +243,37 @@ def not_results(doc: Any) -> str | None:
     return None
 
 
-def from_results(doc: Mapping[str, Any], source: str = "") -> RunRecord:
-    """A run from a results document (schema ``pytest-gpuperf/1``); :class:`NotResultsError` (saying why)
-    for any other JSON. ``environment.commit`` is the measured repository's commit; the plugin's own
-    version and commit (``environment.plugin``) are kept in the run's options."""
+def read_results(doc: Any, source: str = "") -> ResultsDocument:
+    """``doc``, the JSON of the file ``source``, as a :class:`ResultsDocument` to import; :class:`NotResultsError`
+    (saying why, :func:`not_results`) for any other JSON."""
     why = not_results(doc)
     if why:
         raise NotResultsError(f"{source or 'document'}: {why}")
-    typed = as_document(doc, source or None)
+    return ResultsDocument.from_json(doc, source or None)
+
+
+def run_problem(doc: ResultsDocument) -> str | None:
+    """Why a typed results document cannot be recorded as a run (:func:`not_results`' words), or None."""
+    if doc.schema is not None and doc.schema != RESULTS_SCHEMA:
+        return f"schema {doc.schema!r}, not a results document ({RESULTS_SCHEMA!r})"
+    key = (doc.device or {}).get("key")
+    if not (isinstance(key, str) and key):
+        return "no device.key, so not a results document"
+    for i, m in enumerate(doc.metrics):
+        if not isinstance(m.name, str):
+            return (f"metrics[{i}] is a dict, not a metric object with a name, so not a results document"
+                    + ("" if doc.schema else " (it names no schema)"))
+    return None if doc.metrics else "a results document without metrics: nothing to record"
+
+
+def from_results(typed: ResultsDocument, source: str = "") -> RunRecord:
+    """A run from a results document (schema ``pytest-gpuperf/1``, read by :func:`read_results` or
+    :meth:`ResultsDocument.load`); :class:`NotResultsError` (saying why) where it holds no run.
+    ``environment.commit`` is the measured repository's commit; the plugin's own version and commit
+    (``environment.plugin``) are kept in the run's options."""
+    why = run_problem(typed)
+    if why:
+        raise NotResultsError(f"{source or 'document'}: {why}")
     dev = dict(typed.device or {})
     env = dict(typed.environment or {})
     run = dict(typed.run or {})
@@ -296,18 +318,20 @@ def from_session(info: Any, environment: Mapping[str, Any], run_meta: Mapping[st
     the durations the results document carries (``{"test", "duration_s", "outcome"}``).
 
     ``Metric.identity`` and ``Stats.samples`` are read with getattr: they are newer than this module."""
-    docs = []
+    records = []
     for m in metrics:
         doc = m.to_json()
         doc["identity"] = dict(getattr(m, "identity", None) or {})
         samples = getattr(m.stats, "samples", None) if m.stats is not None else None
         if samples is not None:
             doc["samples"] = sample_summary(samples)
-        docs.append(doc)
+        records.append(MetricRecord.from_json(doc, f"metric {m.name}"))
     env = dict(environment)
     env.update({"driver": info.driver_version, "runtime": info.runtime_version, "toolkit": info.toolkit_version})
-    record = from_results({"device": info.to_json(), "environment": env, "run": dict(run_meta), "metrics": docs,
-                           "tests": [dict(t) for t in tests]}, source="pytest")
+    typed = ResultsDocument(device=info.to_json(), environment=env, run=dict(run_meta), metrics=tuple(records),
+                            tests=[dict(t) for t in tests], keys=("device", "environment", "run", "metrics", "tests"),
+                            source="pytest")
+    record = from_results(typed, source="pytest")
     record.options.update(options or {})
     # two runs of one host can finish within the same second (the dates have second resolution): a
     # session nonce keeps them apart, while a results file imported twice still maps to one run

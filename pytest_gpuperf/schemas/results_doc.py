@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from ..errors import GpuPerfError
 from ..util import jsonio
@@ -147,8 +147,3 @@ class ResultsDocument:
     def to_json(self) -> dict[str, Any]:
         """The dict this document was read from (same keys, same order)."""
         return {k: self.get(k) for k in self.keys}
-
-
-def as_document(doc: ResultsDocument | Mapping[str, Any], source: str | None = None) -> ResultsDocument:
-    """``doc`` as a :class:`ResultsDocument`: itself, or read from its raw dict."""
-    return doc if isinstance(doc, ResultsDocument) else ResultsDocument.from_json(doc, source)

@@ -23,8 +23,7 @@ from typing import Any, Mapping
 from . import descent
 from .evaluate import Config
 from .strategies import Context
-from ..schemas.results_doc import ResultsDocument, as_document
-from ..util import jsonio
+from ..schemas.results_doc import ResultsDocument, ResultsDocumentError
 
 
 def points(ctx: Context) -> dict[str, dict[str, float | None]]:
@@ -132,11 +131,11 @@ def replay_kernel(kernel: str, pts: Mapping[str, Mapping[str, Any]], survivors: 
     return thesis, ranked
 
 
-def replay_results(doc: ResultsDocument | Mapping[str, Any], floor: float = 0.01,
+def replay_results(doc: ResultsDocument, floor: float = 0.01,
                    rule: str = "bracket") -> list[tuple[FinalPass, FinalPass]]:
-    """Every kernel of a results document that carries saved points and the thesis tuner's survivors."""
-    typed = as_document(doc if isinstance(doc, ResultsDocument) or "metrics" in doc else {**doc, "metrics": []})
-    metrics = {m.require("name").name: m for m in typed.metrics}
+    """Every kernel of a results document (:meth:`ResultsDocument.load`) that carries saved points and the
+    thesis tuner's survivors."""
+    metrics = {m.require("name").name: m for m in doc.metrics}
     out = []
     for name, m in sorted(metrics.items()):
         if not (name.startswith("tuning.") and name.endswith(".space")):
@@ -184,8 +183,11 @@ def main(argv: list[str] | None = None) -> int:
                     help="the ranked pass's rule (default %(default)s; 'walk' is the rule of runs before it)")
     args = ap.parse_args(argv)
     try:
-        doc = jsonio.read_json(args.results)
-    except (EOFError, OSError, ValueError) as exc:
+        doc = ResultsDocument.load(args.results)
+    except ResultsDocumentError as exc:  # not JSON, or not a results document: names the file and the fix
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except (EOFError, OSError) as exc:
         print(f"error: cannot read {args.results}: {exc}", file=sys.stderr)
         return 2
     rows = replay_results(doc, args.floor, args.rule)

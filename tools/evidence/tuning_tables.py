@@ -8,6 +8,8 @@ from __future__ import annotations
 import statistics
 from typing import Any, Mapping
 
+from pytest_gpuperf.schemas.results_doc import ResultsDocument
+
 from .registry import Inputs
 from .runfile import Run
 
@@ -187,8 +189,9 @@ def replay(inp: Inputs) -> list[str]:
            "`matvec_row` pick (quality) | `blur1d` kernel time | MISSED (1-D and 2-D ≥ 200 targets) |",
            "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     for run in inp.runs("runs"):
+        doc = ResultsDocument.from_json(dict(run.doc), run.path)  # the saved run, read as a results document
         for rule in ("walk", "bracket"):
-            ranked = [b for _, b in rp.replay_results(run.doc, rule=rule)]
+            ranked = [b for _, b in rp.replay_results(doc, rule=rule)]
             if not ranked:
                 continue
             by = {b.kernel: b for b in ranked}

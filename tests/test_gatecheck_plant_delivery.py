@@ -127,6 +127,14 @@ def test_a_calibrated_plant_records_its_claim_and_the_size_it_planted(cl_device,
     assert (p["tries"], p["planted"], len(p["calibration"]), len(p["realized"])) == (3, [s, 0.05, 0.05], 3, 3)
     assert p["calibration"][-1] == {"machine": 1e6, "baseline": 1e6}
     assert (tmp_path / "runs" / "calib-memory-3.json").exists()
+    # a call that makes no A/A run and names no results (the file's runs may be another machine's): one unplanted
+    # run of the plant's tests before its first try is the machine, for every try of the call
+    doc = gc.gatecheck(out=tmp_path / "g.json", **{**common, "tries": 2, "append": True})
+    (p,) = doc["planted"]
+    assert (p["tries"], p["planted"], len(p["calibration"])) == (5, [s, 0.05, 0.05, 0.05, 0.05], 5)
+    assert p["calibration"][-2:] == [{"machine": 1e6, "baseline": 1e6}] * 2
+    assert sorted(f.name for f in (tmp_path / "runs").glob("calib-memory-*.json")) == \
+        ["calib-memory-3.json", "calib-memory-4.json"]
 
 
 def test_gatecheck_cli_refuses_calibration_results_that_are_not_there(tmp_path, capsys):

@@ -355,7 +355,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--calibrate-from", nargs="+", default=None, metavar="RESULTS.json",
                    help="unplanted results of this machine (--gpuperf-json) to calibrate the plants from: each "
                         "fraction plant is sized so that its planted value lands the claimed size beyond the "
-                        "baseline value (default: the file's A/A runs of this commit, and this call's)")
+                        "baseline value (default: the file's A/A runs of this commit, and this call's; a call that "
+                        "makes no A/A run calibrates each plant to an unplanted run of its tests before its first "
+                        "try, the file's runs being perhaps another machine's)")
     g.add_argument("--calibrate-each", action="store_true",
                    help="calibrate each planted try to an unplanted run of its tests just before it (the same "
                         "machine at the same time, where a GPU lease may change machines between calls)")

@@ -375,11 +375,12 @@ def merge(old: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
 
 def _tries(p: Plant, tries: int, prev: int, device: str, baseline_dir: str | None, results_dir: Path,
            cwd: str | Path, commit: str, echo: Any,
-           recalibrate: Callable[[Sequence[Plant], Mapping[str, float]], list[Plant]] | None = None
-           ) -> tuple[dict[str, Any], dict[str, Any]]:
+           recalibrate: Callable[[Sequence[Plant], Mapping[str, float]], list[Plant]] | None = None,
+           once: bool = False) -> tuple[dict[str, Any], dict[str, Any]]:
     """``tries`` runs of one plant: its entry, and the device document its runs reported. ``recalibrate``:
-    before each try, run the plant's tests unplanted (``calib-KIND-N``) and calibrate the try's plant to what
-    they read — the machine of that very moment, where a GPU lease may change machines between calls."""
+    before each try (``once``: before the first, its size kept for the others), run the plant's tests unplanted
+    (``calib-KIND-N``) and calibrate the try's plant to what they read — the machine of that very moment, where a
+    GPU lease may change machines between calls."""
     verdicts: list[str] = []
     planted: list[float | None] = []
     calibration: list[dict[str, Any] | None] = []
@@ -391,8 +392,8 @@ def _tries(p: Plant, tries: int, prev: int, device: str, baseline_dir: str | Non
         index = _free_index(results_dir, f'plant-{p.kind}', prev + t)
         tag = f"plant-{p.kind}-{index}"
         tags.append(tag)
-        q = p
-        if recalibrate is not None and p.kind != "missing":
+        q = p if t == 1 or not once else q
+        if recalibrate is not None and p.kind != "missing" and (t == 1 or not once):
             ctag = f"calib-{p.kind}-{_free_index(results_dir, f'calib-{p.kind}', index)}"
             c = run_pytest(device, list(p.tests), results_dir / f"{ctag}.json", results_dir / f"{ctag}.log",
                            baseline_dir=baseline_dir, cwd=cwd)
@@ -436,7 +437,9 @@ def gatecheck(*, device: str, out: Path, aa: int, plant_list: Sequence[Plant], t
     the plants to what this machine reads (:func:`machine_values`) — of the ``calibrate_from`` results, else of
     the A/A runs of ``commit`` in the file and in this call; without any, the plants stay at their claims
     (``device_key``: the device the ``calibrate_from`` results must be of); ``calibrate_each``: instead, each
-    try is calibrated to an unplanted run of its tests just before it (:func:`_tries`). Returns the written document."""
+    try is calibrated to an unplanted run of its tests just before it (:func:`_tries`). A call that makes no A/A
+    run and names no results calibrates each plant to an unplanted run of its tests made just before its first try:
+    the file's A/A runs may come from an earlier call on another machine. Returns the written document."""
     if aa < 0 or tries < 0:
         raise GpuPerfError("--aa and --tries must be non-negative")
     if not append and out.exists():
@@ -460,7 +463,10 @@ def gatecheck(*, device: str, out: Path, aa: int, plant_list: Sequence[Plant], t
         runs.append(entry)
         echo(f"A/A run {n}: {entry['metrics']} metrics, exit {o.exit}, regressed "
              f"{[r['metric'] for r in entry['regressed']]}, missing {entry['missing']}, {o.wall_s:.0f} s")
-    if calibrate is not None and plant_list and not calibrate_each:
+    # no A/A run in this call and no results named: the file's runs may be another machine's, so each plant is
+    # calibrated to this machine before its first try
+    first_only = calibrate is not None and not calibrate_each and aa == 0 and not calibrate_from
+    if calibrate is not None and plant_list and not calibrate_each and not first_only:
         sources = list(calibrate_from) or aa_results(old, commit, results_dir) + [
             jsonio.saved(results_dir / r["results"]) for r in runs if jsonio.saved(results_dir / r["results"]).exists()]
         if sources:
@@ -477,7 +483,8 @@ def gatecheck(*, device: str, out: Path, aa: int, plant_list: Sequence[Plant], t
                        if q["kind"] == p.kind)
             prev += sum(q["tries"] for key in sections for q in sections[key] if q["kind"] == p.kind)
             entry, dev = _tries(p, tries, prev, device, baseline_dir, results_dir, cwd, commit, echo,
-                                calibrate if calibrate_each and section == "planted" else None)
+                                calibrate if (calibrate_each or first_only) and section == "planted" else None,
+                                once=first_only)
             device_doc = device_doc or dev
             sections[section].append(entry)
     new = {"schema": SCHEMA, "device": device_doc, "commit": commit,

@@ -238,19 +238,17 @@ def pool(key: str, name: str, entry: Mapping[str, Any], runs: list[Run],
     spread_only = power(name, pooled_entry(name, entry, values, files, out.machines)[0]).mde if step else after
     # an entry unchanged runs already fail has no claim left but what its runs between machines allow
     best = min(math.inf if out.alarmed else before, spread_only if spread_only is not None else math.inf)
+    why = None
     if held_out is not None:  # the others' runs do not predict one machine's: a jump, not a spread
         new["provenance"][catalog.BAND_FROM][HELD_OUT] = {name: held_out}
+        why = (f"yet one machine left out fails the band the others' runs set ({held_out}): it jumps between "
+               "machines, so it is recorded, not gated")
+    elif best > detection.LOOSE:  # measured, and too noisy between machines to gate within 25 %
+        why = f"so a gate from these runs would catch only changes over {best:.0%}: recorded, not gated"
+    if why is not None:
         new["provenance"][catalog.BAND_FROM]["informational"] = {name: (
             f"over {len(values)} unchanged runs ({len(base)} baseline, {len(seen)} A/A on {out.machines} machines; "
-            f"{SCRIPT}) it spreads σ/|median| {out.spread:.1%} between machines, yet one machine left out fails the "
-            f"band the others' runs set ({held_out}): it jumps between machines, so it is recorded, not gated")}
-        out.mended, out.informational = new, True
-        return out
-    if best > detection.LOOSE:  # measured, and too noisy between machines to gate within 25 %
-        new["provenance"][catalog.BAND_FROM]["informational"] = {name: (
-            f"over {len(values)} unchanged runs ({len(base)} baseline, {len(seen)} A/A on {out.machines} machines; "
-            f"{SCRIPT}) it spreads σ/|median| {out.spread:.1%} between machines, so a gate from these runs would "
-            f"catch only changes over {best:.0%}: recorded, not gated")}
+            f"{SCRIPT}) it spreads σ/|median| {out.spread:.1%} between machines, {why}")}
         out.mended, out.informational = new, True
         return out
     if not out.alarmed and (after is None or not math.isfinite(after) or after >= before):

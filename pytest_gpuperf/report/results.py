@@ -48,13 +48,19 @@ class Metric:
     info: dict[str, Any] = field(default_factory=dict)
     tolerance: dict[str, float] | None = None  # explicit tolerance asked for by the test, if any
     identity: dict[str, Any] = field(default_factory=dict)  # the options that shaped the value
+    #: the digest of the kernel sources its test compiled before recording it (``util.source_digest``);
+    #: None (and absent from the results) where it compiled none
+    source_digest: str | None = None
 
     def to_json(self, samples: bool = True) -> dict[str, Any]:
         """The metric as results JSON; ``samples=False`` (``--gpuperf-no-samples``) drops the raw repeats."""
-        return {"test": self.test, "name": self.name, "value": _finite(self.value), "unit": self.unit,
-                "better": self.better, "stats": None if self.stats is None else self.stats.to_json(samples),
-                "baseline": self.baseline, "verdict": self.verdict, "info": self.info,
-                "tolerance": self.tolerance, "identity": self.identity}
+        doc = {"test": self.test, "name": self.name, "value": _finite(self.value), "unit": self.unit,
+               "better": self.better, "stats": None if self.stats is None else self.stats.to_json(samples),
+               "baseline": self.baseline, "verdict": self.verdict, "info": self.info,
+               "tolerance": self.tolerance, "identity": self.identity}
+        if self.source_digest is not None:
+            doc["source_digest"] = self.source_digest
+        return doc
 
 
 def _finite(x: float) -> float | str:

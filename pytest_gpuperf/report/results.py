@@ -9,7 +9,8 @@
                   "better": "lower|higher|bound|exact", "stats": {median, mad, min, max, n, samples: [raw repeats]} | null,
                   "baseline": {value, tolerance, band, ...} | null, "verdict": str, "info": {...},
                   "tolerance": explicit tolerance asked for by the test | null,
-                  "identity": {option: value} — the options that shaped the value (see baselines.verdicts)}],
+                  "identity": {option: value} — the options that shaped the value (see baselines.verdicts),
+                  "source_digest": digest of the kernels its test compiled (util.source_digest; absent: none)}],
      "missing": [names of baseline metrics a passed test no longer records],
      "card": {uuid, serial, host, pci_bus_id, driver, vbios, clocks, power_limit_w, ecc_mode, ...}:
              the physical card (:func:`card_identity`), so a fleet tells its cards apart}

@@ -268,11 +268,11 @@ class GpuPerfSession:
     @staticmethod
     def _source_digest(run: DeviceRun, planted: Mapping[str, str]) -> str | None:
         """The digest of the kernels the current test compiled before recording a figure
-        (:attr:`Device.kernel_sources`), or None: it compiled none, or the gate check planted a regression
+        (:attr:`Device.source_digests`), or None: it compiled none, or the gate check planted a regression
         (its plants change kernels on purpose, and must still be judged against the baseline)."""
         if run.device is None or planted:
             return None
-        return combined(run.device.kernel_sources)
+        return combined(run.device.source_digests)
 
     def _validated(self, run: DeviceRun, nodeid: str, spec: str, name: str, value: float, unit: str, better: str,
                    tolerance: Mapping[str, float] | None, valid: tuple[float, float] | None,
@@ -365,7 +365,7 @@ class GpuPerfSession:
                 run.device.observations.clear()
                 run.device.power_observations.clear()
                 run.device.tenant_observations.clear()
-                run.device.kernel_sources.clear()
+                run.device.source_digests.clear()
 
     def failures(self, nodeid: str) -> list[str]:
         """One-line messages of the metrics this test regressed (empty when updating baselines)."""

@@ -105,19 +105,19 @@ def test_a_side_without_a_digest_judges_as_before(entry_digest, run_digest):
 # ---- the device notes what a test compiles -------------------------------------------------------------------
 @needs_cl
 def test_a_cached_kernel_is_noted_again_and_helpers_are_not(cl_device):
-    cl_device.kernel_sources.clear()
+    cl_device.source_digests.clear()
     cl_device.compile(KERNEL, "fill")
-    first = set(cl_device.kernel_sources)
+    first = set(cl_device.source_digests)
     assert first == {kernel_digest(KERNEL)}
-    cl_device.kernel_sources.clear()  # the next test begins: the kernel is cached on the device now
+    cl_device.source_digests.clear()  # the next test begins: the kernel is cached on the device now
     cl_device.compile(KERNEL, "fill")
-    assert cl_device.kernel_sources == first
+    assert cl_device.source_digests == first
     cl_device.compile_many(OTHER, ["other"])
-    assert cl_device.kernel_sources == first | {kernel_digest(OTHER)}
-    cl_device.kernel_sources.clear()
+    assert cl_device.source_digests == first | {kernel_digest(OTHER)}
+    cl_device.source_digests.clear()
     with cl_device.unnoted():
         cl_device.compile(OTHER, "other", ("-DUNUSED=1",))
-    assert cl_device.kernel_sources == set()
+    assert cl_device.source_digests == set()
 
 
 @needs_cl
@@ -129,12 +129,12 @@ def test_a_per_device_result_carries_its_kernels_to_the_tests_that_reuse_it(cl_d
         return float(cl_device.to_host(buf, np.float32).sum())
 
     cl_device.measured.pop("test.digest", None)
-    cl_device.kernel_sources.clear()
+    cl_device.source_digests.clear()
     assert cl_device.once("test.digest", measure) == 24.0
-    assert cl_device.kernel_sources == {kernel_digest(OTHER)}
-    cl_device.kernel_sources.clear()  # a later test reuses the result without compiling anything
+    assert cl_device.source_digests == {kernel_digest(OTHER)}
+    cl_device.source_digests.clear()  # a later test reuses the result without compiling anything
     assert cl_device.once("test.digest", lambda: pytest.fail("measured twice")) == 24.0
-    assert cl_device.kernel_sources == {kernel_digest(OTHER)}
+    assert cl_device.source_digests == {kernel_digest(OTHER)}
 
 
 # ---- real runs -----------------------------------------------------------------------------------------------

@@ -251,7 +251,7 @@ class Device(abc.ABC):
         #: digests of the kernel sources (with their build options) compiled or noted since the current test
         #: began (:meth:`note_source`; the session clears it per test, and a metric carries their combined
         #: digest as its ``source_digest``)
-        self.kernel_sources: set[str] = set()
+        self.source_digests: set[str] = set()
         self._source_scopes: list[set[str]] = []  # open :meth:`sources_during` computations, each collecting its kernels
         self._once_sources: dict[str, frozenset[str]] = {}  # the kernels each :meth:`once` result was made with
         self._unnoted = 0  # depth of :meth:`unnoted` blocks
@@ -329,7 +329,7 @@ class Device(abc.ABC):
         Tuner, is noted where it is handed over); returns its digest. Inside :meth:`unnoted` nothing is noted."""
         digest = kernel_digest(source, options)
         if not self._unnoted:
-            self.kernel_sources.add(digest)
+            self.source_digests.add(digest)
             for scope in self._source_scopes:
                 scope.add(digest)
         return digest
@@ -360,7 +360,7 @@ class Device(abc.ABC):
         """Note kernels compiled earlier for a result this test reuses (digests from :meth:`sources_during`)."""
         if self._unnoted:
             return
-        self.kernel_sources.update(digests)
+        self.source_digests.update(digests)
         for scope in self._source_scopes:
             scope.update(digests)
 

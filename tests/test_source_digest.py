@@ -8,6 +8,8 @@
   it, and the gate then reads ``incomparable`` naming the change, never ``regressed``; a baseline entry
   without a digest (every entry made before digests) judges exactly as before; ``gpuperf compare`` reads the
   changed kernel's row ``incomparable`` too.
+* Entries made from runs keep their kernels' digest (a mix of kernels is refused, runs without one make an
+  entry without one), and ``--identity-changed`` re-makes the entries whose kernels changed.
 """
 
 from __future__ import annotations
@@ -21,8 +23,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from pytest_gpuperf import BASELINE_SCHEMA
+from pytest_gpuperf.baselines.baseline_file import BaselineFile, load, update
+from pytest_gpuperf.baselines.cli import changed_identity
+from pytest_gpuperf.baselines.merge import merge_runs
+from pytest_gpuperf.baselines.problems import problems
 from pytest_gpuperf.baselines.verdicts import REBASELINE, compare, source_problem
 from pytest_gpuperf.devices import discover
+from pytest_gpuperf.errors import GpuPerfError
+from pytest_gpuperf.schemas.results_doc import ResultsDocument
 from pytest_gpuperf.util.source_digest import combined, kernel_digest
 from pytest_gpuperf.verdictwords import Compare, Gate
 from suite_support import baseline_folder
@@ -210,3 +219,39 @@ def _compare(a: Path, b: Path) -> dict[str, dict]:
                           capture_output=True, text=True, timeout=120)
     assert proc.stdout.strip(), proc.stderr
     return {r["name"]: r for r in json.loads(proc.stdout)["rows"]}
+
+
+# ---- entries made from runs ----------------------------------------------------------------------------------
+def _doc(value: float, digest: str | None) -> ResultsDocument:
+    metric = {"test": "t.py::test_fill", "name": "digest.fill.sum", "value": value, "unit": "1", "better": "exact",
+              "stats": None, "baseline": None, "verdict": "new", "info": {}, "tolerance": None, "identity": {}}
+    if digest is not None:
+        metric["source_digest"] = digest
+    return ResultsDocument.from_json({"schema": "pytest-gpuperf/1", "run": {}, "environment": {},
+                                      "device": {"key": "k", "name": "n", "backend": "opencl", "is_cpu": True},
+                                      "metrics": [metric]})
+
+
+def test_entries_from_runs_keep_the_digest_of_their_runs_kernels_and_refuse_a_mix():
+    a, b = "aaaaaaaaaaaaaaaa", "bbbbbbbbbbbbbbbb"
+    entry = merge_runs([_doc(96.0, a), _doc(96.0, a)], 6.0)["digest.fill.sum"]
+    assert entry["source_digest"] == a
+    assert "source_digest" not in merge_runs([_doc(96.0, a), _doc(96.0, None)], 6.0)["digest.fill.sum"]
+    with pytest.raises(GpuPerfError, match="different kernel sources"):
+        merge_runs([_doc(96.0, a), _doc(96.0, b)], 6.0)
+    # --identity-changed re-makes the entries whose kernels changed, and only those
+    existing = {"same": dict(entry), "changed": dict(entry, source_digest=b), "undigested": {"value": 96.0}}
+    made = {name: dict(entry) for name in existing}
+    assert set(changed_identity(made, existing)) == {"changed"}
+
+
+def test_an_entry_remade_without_a_digest_keeps_no_old_one_and_a_bad_digest_is_named(tmp_path):
+    file = BaselineFile(tmp_path / "k.json", {})
+    base = {"value": 96.0, "unit": "1", "better": "exact", "tolerance": {}, "identity": {}}
+    update(file, "opencl", {"key": "k", "name": "n"}, {}, {"digest.fill.sum": dict(base, source_digest="a" * 16)})
+    assert load(tmp_path, "k").metrics("opencl")["digest.fill.sum"]["source_digest"] == "a" * 16
+    update(file, "opencl", {"key": "k", "name": "n"}, {}, {"digest.fill.sum": dict(base)})
+    assert "source_digest" not in load(tmp_path, "k").metrics("opencl")["digest.fill.sum"]
+    bad = {"schema": BASELINE_SCHEMA,
+           "backends": {"opencl": {"metrics": {"digest.fill.sum": dict(base, source_digest="family x")}}}}
+    assert any("source_digest must be the hex digest" in why for why in problems(bad)), problems(bad)

@@ -30,8 +30,11 @@ from pytest_gpuperf.baselines.merge import merge_runs
 from pytest_gpuperf.baselines.problems import problems
 from pytest_gpuperf.baselines.verdicts import REBASELINE, compare, source_problem
 from pytest_gpuperf.devices import discover
+from pytest_gpuperf.devices.dialect import portable
 from pytest_gpuperf.errors import GpuPerfError
 from pytest_gpuperf.schemas.results_doc import ResultsDocument
+from pytest_gpuperf.tuning.fixtures import TunedWorkgroup, TuningCache
+from pytest_gpuperf.tuning.kernels import by_name
 from pytest_gpuperf.util.source_digest import combined, kernel_digest
 from pytest_gpuperf.verdictwords import Compare, Gate
 from suite_support import baseline_folder
@@ -255,3 +258,17 @@ def test_an_entry_remade_without_a_digest_keeps_no_old_one_and_a_bad_digest_is_n
     bad = {"schema": BASELINE_SCHEMA,
            "backends": {"opencl": {"metrics": {"digest.fill.sum": dict(base, source_digest="family x")}}}}
     assert any("source_digest must be the hex digest" in why for why in problems(bad)), problems(bad)
+
+
+@needs_cl
+def test_a_tuned_shape_notes_the_same_kernels_tuned_now_or_read_from_the_cache(cl_device, tmp_path):
+    """Which configurations a tuning run compiles depends on its cache; the digest its figures carry does not."""
+    tw = TunedWorkgroup(cl_device, TuningCache(tmp_path), retune=False)
+    cl_device.source_digests.clear()
+    tw("matvec_row", {"m": 200, "n": 64})
+    cold = set(cl_device.source_digests)
+    cl_device.source_digests.clear()
+    tw("matvec_row", {"m": 200, "n": 64})
+    assert tw.last_from_cache and cl_device.source_digests == cold
+    bench = by_name("matvec_row")
+    assert cold == {kernel_digest(portable(bench.source, cl_device.info.backend), bench.extra_options)}

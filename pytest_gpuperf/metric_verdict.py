@@ -72,7 +72,7 @@ def judge(run: DeviceRun, metric: Metric, bound: float | None, reference: Any = 
     # the metric's noise model decides how a verdict may be reached, as in 'gpuperf compare' (baselines.noise)
     cmp = bl.compare(value, better, entry, samples=None if stats is None else stats.samples,
                      identity=metric.identity, gate_if_stable=metric.info.get("gate") == "if-stable",
-                     name=name, unit=unit, info=metric.info)
+                     name=name, unit=unit, info=metric.info, source_digest=metric.source_digest)
     fixed = deterministic(metric)
     metric.verdict = observers.measured_verdict(cmp.verdict, metric.info, run.info.is_cpu, fixed)
     if metric.verdict in Gate.DISTURBED and cmp.expected is not None:

@@ -36,6 +36,7 @@ from .util.interrupt_latch import hold, release
 from .util.locks import file_lock
 from .util.provenance import environment, git_commit, now_iso
 from .util.redaction import redact, redact_argv
+from .util.source_digest import combined
 
 
 @dataclass(frozen=True)
@@ -252,15 +253,26 @@ class GpuPerfSession:
         run = self.run_for(spec)
         tolerance = self._validated(run, nodeid, spec, name, float(value), unit, better, tolerance, valid, shipped,
                                     identity, None if stats is None else stats.samples, info)
-        if plants.drops(plants.parse(list(self.options.plants), device=spec), name):
+        planted = plants.parse(list(self.options.plants), device=spec)
+        if plants.drops(planted, name):
             return None  # the gate check's planted "metric disappears": its test no longer records it
         metric = self._annotated(run, Metric(strip_device_id(nodeid, spec), name, float(value), unit, better, stats,
                                              None, "new", dict(info or {}),
-                                             None if tolerance is None else dict(tolerance), dict(identity or {})),
+                                             None if tolerance is None else dict(tolerance), dict(identity or {}),
+                                             self._source_digest(run, planted)),
                                  bound)
         self._judge(run, metric, bound)
         run.metrics[name] = metric
         return metric
+
+    @staticmethod
+    def _source_digest(run: DeviceRun, planted: Mapping[str, str]) -> str | None:
+        """The digest of the kernels the current test compiled before recording a figure
+        (:attr:`Device.source_digests`), or None: it compiled none, or the gate check planted a regression
+        (its plants change kernels on purpose, and must still be judged against the baseline)."""
+        if run.device is None or planted:
+            return None
+        return combined(run.device.source_digests)
 
     def _validated(self, run: DeviceRun, nodeid: str, spec: str, name: str, value: float, unit: str, better: str,
                    tolerance: Mapping[str, float] | None, valid: tuple[float, float] | None,
@@ -346,13 +358,14 @@ class GpuPerfSession:
         return [] if self.options.update_baselines else device_runs.too_throttled(self.runs.values())
 
     def begin_test(self) -> None:
-        """Forget the previous test's host-load, power and tenant readings (each test's metrics carry
-        their own)."""
+        """Forget the previous test's host-load, power and tenant readings and the kernels it compiled (each
+        test's metrics carry their own)."""
         for run in self.runs.values():
             if run.device is not None:
                 run.device.observations.clear()
                 run.device.power_observations.clear()
                 run.device.tenant_observations.clear()
+                run.device.source_digests.clear()
 
     def failures(self, nodeid: str) -> list[str]:
         """One-line messages of the metrics this test regressed (empty when updating baselines)."""
@@ -499,7 +512,7 @@ class GpuPerfSession:
                                          floor_rel=classes.floor(m.unit, run.info.is_cpu, self.options.floor,
                                                                  classes.is_host_timed(m.info), spread_known=False),
                                          provenance=prov, samples=None if m.stats is None else m.stats.samples,
-                                         identity=m.identity,
+                                         identity=m.identity, source_digest=m.source_digest,
                                          resolution=classes.resolution_floor(m.unit, run.info.timer_resolution_s, m.info))
                    for m in run.metrics.values()}
         device = {"key": run.info.key, "name": run.info.name, "class": bl.device_class(run.info.is_cpu)}

@@ -109,7 +109,8 @@ def metric_of(m: dict[str, Any]) -> tuple[Metric, float | None]:
     info = {k: v for k, v in copy.deepcopy(m.get("info") or {}).items() if k not in WRITTEN}
     stats = None if not m.get("stats") else Stats.from_json(m["stats"])
     metric = Metric(m["test"], m["name"], float(m["value"]), m["unit"], m["better"], stats, None, "new", info,
-                    None if m.get("tolerance") is None else dict(m["tolerance"]), dict(m.get("identity") or {}))
+                    None if m.get("tolerance") is None else dict(m["tolerance"]), dict(m.get("identity") or {}),
+                    m.get("source_digest"))
     bound = info.get("bound")
     return metric, None if bound is None else float(bound)
 

@@ -192,9 +192,11 @@ def test_blur(gpu_device, gpuperf_record):
 @needs_opencl
 def test_the_best_configuration_is_a_metric_the_gate_judges(pytester, example, monkeypatch):
     """Recorded with ``--gpuperf-update-baselines``, then gated: unchanged, it passes, and a kernel made
-    hundreds of times slower (transcendentals multiplied by zero: the output still passes the check)
-    regresses; on a busy host the first reads contended and the second "would have regressed", each saying so.
-    Its baseline entry holds the best configuration."""
+    hundreds of times slower (transcendentals multiplied by zero: the output still passes the check) is
+    another kernel text, so it reads incomparable against the entry made of the old text (``source_digest``),
+    and regresses against the same entry made before digests were recorded; on a busy host the first reads
+    contended and the last "would have regressed", each saying so. Its baseline entry holds the best
+    configuration."""
     pytester.makepyfile(GATED.format(src=example["SRC"]))
     bl = baseline_folder(pytester.path, "bl")
     args = ["--gpuperf-device=opencl:0", f"--gpuperf-baseline-dir={bl}", "-p", "no:cacheprovider"]
@@ -208,6 +210,13 @@ def test_the_best_configuration_is_a_metric_the_gate_judges(pytester, example, m
     else:
         result.assert_outcomes(passed=1)
     monkeypatch.setenv("PLANT", "/ 3.0f + 0.0f * pow(fabs(sin(cos((float)j))), tan((float)k) + 2.5f) * exp(cos((float)l))")
+    result = pytester.runpytest(*args)  # the text handed to Kernel Tuner changed: not compared
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*user.blur.best_us*incomparable*"])
+    doc = json.loads(files[0].read_text())  # the entry as it was made before kernel digests were recorded
+    for section in doc["backends"].values():
+        section["metrics"]["user.blur.best_us"].pop("source_digest")
+    files[0].write_text(json.dumps(doc))
     result = pytester.runpytest(*args)
     if result.ret == exits.HOST_TOO_BUSY:  # contended, yet hundreds of times slower: named, not waved through
         result.stdout.fnmatch_lines(["*WOULD HAVE REGRESSED*user.blur.best_us x*"])

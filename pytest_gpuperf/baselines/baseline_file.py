@@ -138,7 +138,7 @@ def make_entry(*, value: float, worst: float, unit: str, better: str, test: str,
                tolerance: Mapping[str, float] | None, spread: float, k: float, floor_rel: float,
                provenance: Mapping[str, Any], between: float = 0.0, samples: Sequence[float] | None = None,
                identity: Mapping[str, Any] | None = None, run_values: Sequence[float] | None = None,
-               resolution: float = 0.0) -> dict[str, Any]:
+               resolution: float = 0.0, source_digest: str | None = None) -> dict[str, Any]:
     """One baseline entry from a measured metric — the single rule both a pytest run
     (``--gpuperf-update-baselines``) and ``gpuperf baseline from-results`` write by.
 
@@ -147,7 +147,9 @@ def make_entry(*, value: float, worst: float, unit: str, better: str, test: str,
     run-to-run σ, which widens even a tolerance the test set itself — a band that two runs already
     disagree by is a flaky gate, not a strict one. ``samples``: the raw repeats of every run pooled
     (a lower/higher entry keeps a summary, for the significance test); ``identity``: the options that
-    shaped the value, which a later run must share to be compared."""
+    shaped the value, which a later run must share to be compared; ``source_digest``: the digest of the kernels
+    its test compiled (``util.source_digest``; None: none, or runs made before digests were recorded), which a
+    later run that carries one must share to be compared."""
     entry: dict[str, Any] = {"value": float(value), "unit": unit, "better": better, "test": test,
                              "provenance": dict(provenance)}
     if better == "bound":
@@ -171,6 +173,8 @@ def make_entry(*, value: float, worst: float, unit: str, better: str, test: str,
         if key in info:
             entry[key] = info[key]
     entry["identity"] = dict(identity or {})
+    if source_digest is not None:
+        entry["source_digest"] = str(source_digest)
     if better in ("lower", "higher") and samples is not None and len(samples) > 0:
         entry["samples"] = sample_summary(samples)
     if run_values is not None and len(run_values) > 1:
@@ -212,7 +216,8 @@ def update(baseline: BaselineFile, backend: str, device: Mapping[str, Any], prov
         metrics = section.setdefault("metrics", {})
         for name, entry in entries.items():
             merged = dict(metrics.get(name, {}))
-            for stale in ("samples", "runs", "measured", "run_values", "differenced"):  # the measurement replaced
+            # the measurement replaced (an entry re-made from runs without a kernel digest keeps no old one)
+            for stale in ("samples", "runs", "measured", "run_values", "differenced", "source_digest"):
                 merged.pop(stale, None)
             merged.update(entry)
             metrics[name] = merged

@@ -38,12 +38,13 @@ from .merge import merge_runs
 
 def changed_identity(entries: dict[str, dict[str, Any]], existing: Mapping[str, Mapping[str, Any]]
                      ) -> dict[str, dict[str, Any]]:
-    """The entries whose identity differs from the baseline's (or that it lacks): after a change that gave
-    metrics an identity (or a new one), only those entries read ``incomparable`` and need re-making;
-    every other entry keeps the runs and bands it was reviewed with."""
-    from .verdicts import identity_problem
+    """The entries whose identity or kernel source differs from the baseline's (or that it lacks): after a
+    change that gave metrics an identity (or a new one), or changed their kernels, only those entries read
+    ``incomparable`` and need re-making; every other entry keeps the runs and bands it was reviewed with."""
+    from .verdicts import identity_problem, source_problem
     return {n: e for n, e in entries.items()
-            if n not in existing or identity_problem(existing[n].get("identity"), e.get("identity")) is not None}
+            if n not in existing or identity_problem(existing[n].get("identity"), e.get("identity")) is not None
+            or source_problem(existing[n].get("source_digest"), e.get("source_digest")) is not None}
 
 
 def cmd_from_results(args: argparse.Namespace) -> int:
@@ -313,7 +314,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="tolerance = k × spread, spread the larger of the within-run and between-run σ "
                         "(default: %(default)s)")
     p.add_argument("--identity-changed", action="store_true",
-                   help="update only the entries whose identity differs from the baseline's (or that it lacks)")
+                   help="update only the entries whose identity or kernel source (source_digest) differs from the "
+                        "baseline's (or that it lacks)")
     p.add_argument("--match", default=None, metavar="REGEX",
                    help="update only the metrics whose name matches REGEX (re.search)")
     p.add_argument("--floor", type=_floor, nargs=2, default=None, metavar=("GPU", "CPU"),

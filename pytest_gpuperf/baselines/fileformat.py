@@ -27,7 +27,7 @@ from .. import BASELINE_SCHEMA, LEAN_BASELINE_SCHEMA
 from ..timing.stats import mad
 
 #: the order of an entry's keys on its line: what a reviewer compares first comes first
-ENTRY_ORDER = ("value", "unit", "better", "tolerance", "identity", "measured", "run_values", "runs", "samples",
+ENTRY_ORDER = ("value", "unit", "better", "tolerance", "identity", "source_digest", "measured", "run_values", "runs", "samples",
                "gate", "unit_note", "test", "provenance", "citation")
 
 

@@ -239,7 +239,8 @@ def _disagreeing(entries: dict[str, dict[str, Any]], results: Sequence[str], bac
             e = entries.get(m.require("name").name)
             if e is None or not isinstance(m.value, (int, float)):
                 continue
-            verdict = compare(float(m.value), e["better"], e, identity=m.get("identity", {})).verdict
+            verdict = compare(float(m.value), e["better"], e, identity=m.get("identity", {}),
+                              source_digest=m.get("source_digest")).verdict
             if verdict in (Gate.REGRESSED, Gate.IMPROVED):
                 out[m.name] = f"{e['value']:.10g} vs {m.value:.10g} on {doc.device['key']}"
     return out

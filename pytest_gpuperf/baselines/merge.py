@@ -56,6 +56,10 @@ def merge_runs(docs: Sequence[ResultsDocument], k: float, floor: tuple[float, fl
         if len(identities) > 1:
             raise GpuPerfError(f"metric {name!r} was measured with different options across the runs "
                                f"({' vs '.join(sorted(identities))}); pass only runs made the same way")
+        digests = {m.get("source_digest") for m in ms}
+        if len(digests - {None}) > 1:
+            raise GpuPerfError(f"metric {name!r} was measured with different kernel sources across the runs (digests "
+                               f"{', '.join(sorted(d for d in digests if d))}); pass only runs of the same kernels")
         pooled = [x for m in ms for x in (m.samples or [])]
         ref.require("unit", "better", "test")
         entry = baseline_file.make_entry(value=value, worst=float(values.max()), unit=ref.unit, better=ref.better,
@@ -66,7 +70,9 @@ def merge_runs(docs: Sequence[ResultsDocument], k: float, floor: tuple[float, fl
                                  provenance=prov, between=between, samples=pooled or None,
                                  identity=ref.get("identity", {}), run_values=[float(v) for v in values],
                                  resolution=classes.resolution_floor(ref.unit, timer_resolution(last.device),
-                                                                     ref.get("info")))
+                                                                     ref.get("info")),
+                                 # every run's kernels, or none where a run was made before digests were recorded
+                                 source_digest=None if None in digests else digests.pop())
         entry["runs"] = len(values)
         entries[name] = entry
     return entries

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any, Iterator
 
 from .. import BASELINE_SCHEMA
@@ -155,6 +156,11 @@ def _entry(path: Path_, entry: Any) -> list[tuple[Path_, str]]:
             out.append(((*path, "tolerance"), f"{where}.tolerance needs both 'k' and 'spread' or neither"))
     if not isinstance(entry.get("identity", {}), dict):
         out.append(((*path, "identity"), f"{where}.identity must be an object of the options that shaped the value"))
+    digest = entry.get("source_digest")
+    if digest is not None and not (isinstance(digest, str) and re.fullmatch(r"[0-9a-f]{8,64}", digest)):
+        out.append(((*path, "source_digest"), f"{where}.source_digest must be the hex digest of the kernel sources "
+                                              f"a results file records, found {digest!r}; remake the entry from "
+                                              "results or remove the key"))
     rv = entry.get("run_values", [])
     if not isinstance(rv, list) or not all(_number(x) for x in rv):
         out.append(((*path, "run_values"), f"{where}.run_values must be a list of numbers (one per baseline run)"))

@@ -14,7 +14,10 @@ Three rules keep the verdicts trustworthy:
 
 * **Identity.** A metric's value may depend on options (sample count, seed, sweep mode); those
   options are its ``identity``, stored with the baseline entry. A run whose identity differs from the
-  entry's gets ``incomparable`` with the reason — never ``regressed`` or ``pass``.
+  entry's gets ``incomparable`` with the reason — never ``regressed`` or ``pass``. So does a run whose
+  kernels differ from those the entry was measured with: both carry ``source_digest`` (a digest of the
+  kernel sources and build options the test compiled, ``util.source_digest``) and the digests differ. An
+  entry made before digests were recorded carries none and judges as before.
 * **Ratio-safe bands.** For a positive lower/higher-is-better metric the bad-side edge is a ratio:
   a band of half-width w around e accepts down to e / (1 + w/e) for higher-is-better, so a band wider
   than the value (the CPU devices' floors) still has an edge a real regression can cross.
@@ -121,6 +124,20 @@ def identity_problem(expected: Mapping[str, Any] | None, measured: Mapping[str, 
     return "measured another way — " + "; ".join(diffs) + " (re-make the baseline with this run's options)"
 
 
+#: what re-makes entries whose identity or kernel source changed, keeping every other entry as reviewed
+REBASELINE = "gpuperf baseline from-results R1.json R2.json R3.json --identity-changed"
+
+
+def source_problem(expected: str | None, measured: str | None) -> str | None:
+    """Why a baseline entry measured with the kernels of digest ``expected`` cannot judge a run whose test
+    compiled the kernels of digest ``measured``, or None: only where both sides carry one (an entry made
+    before kernel digests were recorded, or a figure of the host alone, judges as before)."""
+    if expected is None or measured is None or expected == measured:
+        return None
+    return (f"kernel source changed since the baseline — baseline kernels {expected}, this run {measured} "
+            f"(re-make the entry from runs of the new kernels: {REBASELINE})")
+
+
 def kind_problem(unit_a: str | None, better_a: str | None, unit_b: str | None, better_b: str | None,
                  a: str = "the baseline", b: str = "this run") -> str | None:
     """Why a figure recorded in ``unit_a`` with ``better_a`` cannot judge one in ``unit_b`` with ``better_b``,
@@ -177,11 +194,13 @@ class Comparison:
 def compare(measured: float, better: str, entry: Mapping[str, Any] | None, *,
             samples: Sequence[float] | None = None, identity: Mapping[str, Any] | None = None,
             gate_if_stable: bool = False, alpha: float | None = None, name: str | None = None,
-            unit: str | None = None, info: Mapping[str, Any] | None = None) -> Comparison:
+            unit: str | None = None, info: Mapping[str, Any] | None = None,
+            source_digest: str | None = None) -> Comparison:
     """Verdict of one metric against its baseline entry (``None`` → ``new``).
 
     ``samples``: this run's raw repeats (in the metric's unit); with the entry's ``samples`` they make
-    the significance test. ``identity``: the options that shaped this value. ``gate_if_stable``: the test
+    the significance test. ``identity``: the options that shaped this value; ``source_digest``: the digest of
+    the kernels its test compiled (against an entry that carries another: ``incomparable``). ``gate_if_stable``: the test
     marked the metric as gated only where the baseline's runs agree (:func:`stability`).
     ``alpha``: significance level of that test (default: :data:`..timing.difference.ALPHA`; ``gpuperf
     compare --alpha`` sets it, so the run-against-run verdicts stay these verdicts).
@@ -198,7 +217,8 @@ def compare(measured: float, better: str, entry: Mapping[str, Any] | None, *,
     width = band(expected, entry.get("tolerance", {}))
     delta = (measured - expected) / abs(expected) if expected else None
     problem = (kind_problem(entry.get("unit"), entry.get("better"), unit, better)
-               or identity_problem(entry.get("identity"), identity))
+               or identity_problem(entry.get("identity"), identity)
+               or source_problem(entry.get("source_digest"), source_digest))
     if problem is not None:
         return Comparison(Gate.INCOMPARABLE, expected, width, delta, reason=problem)
     direction = entry.get("better", better)

@@ -22,7 +22,8 @@ verdict may be reached is the metric's noise model (:mod:`pytest_gpuperf.baselin
 
 The gate's words map onto the comparison's: ``regressed`` → ``worse``, ``improved`` → ``better``,
 ``pass`` → ``same`` (within the band, or not significant); ``incomparable`` stays (measured another way,
-recorded by one side only, or a device-specific figure across two cards, :mod:`.crosscard`);
+measured with other kernels — both sides carry a ``source_digest`` and they differ —, recorded by one side only,
+or a device-specific figure across two cards, :mod:`.crosscard`);
 ``informational`` is never gated. ``error``: an impossible value on either side
 (:mod:`pytest_gpuperf.baselines.validity`) — a broken measurement is neither better nor worse, and a
 NaN in B is ``worse`` whatever the model. ``bound`` metrics (a documented limit, e.g. 0 ulp for an IEEE
@@ -44,7 +45,8 @@ import numpy as np
 
 from ..verdictwords import GATE_TO_COMPARE, Compare, Gate
 from ..baselines import classes, noise, validity
-from ..baselines.verdicts import Comparison, band, compare, identity_problem, kind_problem, over_runs, stability
+from ..baselines.verdicts import (Comparison, band, compare, identity_problem, kind_problem, over_runs, source_problem,
+                                  stability)
 from ..baselines.baseline_file import make_entry
 from ..devices.base import timer_resolution
 from ..timing.observers import (FAR_BEYOND, contended_metric, shared_metric, throttled_metric, worse_factor,
@@ -230,6 +232,10 @@ def judge(a: SideMetric | None, b: SideMetric | None, device_a: Mapping[str, Any
         return row
     if identity_problem(a.identity, b.identity) is not None:
         row.reason = _identity_reason(a.identity, b.identity)
+        return row
+    if source_problem(a.source_digest, b.source_digest) is not None:  # both carry one, and they differ
+        row.reason = (f"kernel source changed — A's kernels {a.source_digest}, B's {b.source_digest}: runs of other "
+                      "kernels are not compared")
         return row
     norm = crosscard.normalisation(a.unit, device_a, device_b, raw=opts.raw)
     row.note = norm.note()

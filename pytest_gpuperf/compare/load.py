@@ -59,6 +59,7 @@ class SideMetric:
     tolerance: dict[str, float] | None = None  # the test's explicit tolerance, if any
     repeats: list[float] | None = None  # a single run's within-run repeat values (info["repeats"])
     value_problem: str | None = None  # a run's samples are impossible or its value contradicts them (validity)
+    source_digest: str | None = None  # the digest of the kernels its test compiled, where every run records one
 
     @functools.cached_property
     def value(self) -> float:
@@ -167,6 +168,9 @@ def merge(name: str, entries: Sequence[MetricRecord]) -> SideMetric:
     problem = None
     if len(identities) > 1:
         problem = f"this side's runs measured it with different options ({' vs '.join(sorted(identities))})"
+    digests = {m.get("source_digest") for m in entries}
+    if problem is None and len(digests - {None}) > 1:
+        problem = f"this side's runs compiled different kernel sources ({' vs '.join(sorted(d for d in digests if d))})"
     info = dict(last.info or {})
     if len(entries) > 1:  # a side is shared or throttled where any of its runs was (timing.observers)
         for key, pooled in observers.pool_marks([m.info or {} for m in entries]).items():
@@ -177,7 +181,7 @@ def merge(name: str, entries: Sequence[MetricRecord]) -> SideMetric:
                       identity_problem=problem, info=info,
                       tolerance=None if last.tolerance is None else dict(last.tolerance),
                       repeats=noise.repeats_of(last.info) if len(entries) == 1 else None,
-                      value_problem=value_problem)
+                      value_problem=value_problem, source_digest=None if None in digests else digests.pop())
 
 
 def side_from_docs(label: str, docs: Sequence[ResultsDocument], paths: Sequence[str]) -> Side:

@@ -9,13 +9,15 @@ backends. Every operation that puts work on the device returns an opaque *handle
 from __future__ import annotations
 
 import abc
+import contextlib
 import re
 import time
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence, TypeVar
 
 import numpy as np
 
+from ..util.source_digest import kernel_digest
 from .dialect import Dialect, dialect
 
 if TYPE_CHECKING:
@@ -24,6 +26,7 @@ if TYPE_CHECKING:
     from .resources import Resources
 
 Size = tuple[int, ...]
+T = TypeVar("T")
 
 #: watchdog of a device opened outside a pytest session (a script, the project's own tests); in a session
 #: every device gets ``--gpuperf-timeout`` instead (:attr:`Device.timeout_s`)
@@ -245,6 +248,13 @@ class Device(abc.ABC):
         #: the card's other processes around the measurement windows since the current test began (NVML,
         #: ``timing.observers.TenantWatch``; summarised into ``info["tenants"]``, a shared window is re-measured)
         self.tenant_observations: list[dict[str, Any]] = []
+        #: digests of the kernel sources (with their build options) compiled or noted since the current test
+        #: began (:meth:`note_source`; the session clears it per test, and a metric carries their combined
+        #: digest as its ``source_digest``)
+        self.source_digests: set[str] = set()
+        self._source_scopes: list[set[str]] = []  # open :meth:`sources_during` computations, each collecting its kernels
+        self._once_sources: dict[str, frozenset[str]] = {}  # the kernels each :meth:`once` result was made with
+        self._unnoted = 0  # depth of :meth:`unnoted` blocks
         self._power: tuple[Any, str] | None = None
 
     # ---- power -------------------------------------------------------------------------------
@@ -312,9 +322,64 @@ class Device(abc.ABC):
             self.abandon(str(exc))
             raise
 
+    # ---- the kernel sources a test's figures depend on ----------------------------------------
+    def note_source(self, source: str, options: Sequence[str] = ()) -> str:
+        """Note that the current test's figures depend on ``source`` built with ``options`` (every
+        :meth:`compile` notes its own; a kernel handed to a tool that compiles on its own, such as Kernel
+        Tuner, is noted where it is handed over); returns its digest. Inside :meth:`unnoted` nothing is noted."""
+        digest = kernel_digest(source, options)
+        if not self._unnoted:
+            self.source_digests.add(digest)
+            for scope in self._source_scopes:
+                scope.add(digest)
+        return digest
+
+    @contextlib.contextmanager
+    def unnoted(self) -> Iterator[None]:
+        """Compiles that are not kernels of their own: the backend's helpers (a stream blocker, a verbose
+        rebuild for the resource log) and the configurations of a kernel a tuner noted once by the text it
+        generates them from (a tuning run's cache decides which configurations it compiles, never its figures'
+        digest)."""
+        self._unnoted += 1
+        try:
+            yield
+        finally:
+            self._unnoted -= 1
+
+    def once(self, key: str, compute: Callable[[], T]) -> T:
+        """``compute()`` once per opened device, kept in :attr:`measured` under ``key``; every later call (a
+        later test) notes the kernels the first one compiled, so a figure computed from the result carries
+        the same digest whichever test measured it (``-k`` selection and test order change nothing)."""
+        if key not in self.measured:
+            self.measured[key], self._once_sources[key] = self.sources_during(compute)
+        else:
+            self.replay_sources(self._once_sources.get(key, frozenset()))
+        return self.measured[key]
+
+    def replay_sources(self, digests: "set[str] | frozenset[str]") -> None:
+        """Note kernels compiled earlier for a result this test reuses (digests from :meth:`sources_during`)."""
+        if self._unnoted:
+            return
+        self.source_digests.update(digests)
+        for scope in self._source_scopes:
+            scope.update(digests)
+
+    def sources_during(self, compute: Callable[[], T]) -> tuple[T, frozenset[str]]:
+        """``compute()`` and the digests of the kernels it compiled or noted, for a cache of its own that
+        hands the result to later tests (they :meth:`replay_sources` the digests)."""
+        scope: set[str] = set()
+        self._source_scopes.append(scope)
+        try:
+            value = compute()
+        finally:
+            self._source_scopes.pop()  # nested computations close in the order they opened
+        return value, frozenset(scope)
+
     # ---- compilation -------------------------------------------------------------------------
     def compile(self, source: str, name: str, options: Sequence[str] = ()) -> Kernel:
-        """Compile ``name`` from ``source``; cached per (source, name, options) on this device."""
+        """Compile ``name`` from ``source``; cached per (source, name, options) on this device. The source and
+        options are noted for the current test's figures (:meth:`note_source`), cached or not."""
+        self.note_source(source, options)
         key = (source, name, tuple(options))
         kernel = self._programs.get(key)
         if kernel is None:
@@ -333,7 +398,7 @@ class Device(abc.ABC):
         if not names:
             return {}
         opts = tuple(options)
-        first = self.compile(source, names[0], opts)
+        first = self.compile(source, names[0], opts)  # notes the source for every entry point
         out = {names[0]: first}
         for name in names[1:]:
             key = (source, name, opts)
@@ -457,6 +522,7 @@ class Device(abc.ABC):
         beyond the reach of Ctrl-C."""
         self._programs.clear()  # every compiled kernel, entry points of compile_many included
         self.measured.clear()
+        self._once_sources.clear()
         if self.abandoned is not None:
             return
         from ..errors import GpuPerfError, ProbeTimeoutError

@@ -199,8 +199,9 @@ class OpenCLDevice(Device):
             return None
         opts = tuple(kernel.options or ())
         try:
-            verbose = kernel if "-cl-nv-verbose" in opts else self.compile(
-                kernel.source, kernel.name, opts + ("-cl-nv-verbose",))
+            with self.unnoted():  # the same kernel rebuilt for its log: no kernel of its own
+                verbose = kernel if "-cl-nv-verbose" in opts else self.compile(
+                    kernel.source, kernel.name, opts + ("-cl-nv-verbose",))
         except Exception:  # noqa: BLE001 - resource usage is best effort; 0 = unknown
             return None
         return log_registers(self.build_log(verbose))

@@ -134,8 +134,9 @@ def _cupy(device, library: str) -> UserMath:
                 # users write the generic C++ overload (``sin(x)``); exp10/rsqrt are CUDA extensions whose
                 # float overloads are not standard C++, so those take the project's typed spelling
                 body = expr if fn in _NONSTANDARD else f"{fn}({', '.join(names)})"
-                k = cupy.ElementwiseKernel(", ".join(f"T {n}" for n in names), "T y", f"y = {body}",
-                                           f"gpuperf_user_{fn}")
+                params = ", ".join(f"T {n}" for n in names)
+                device.note_source(f"ElementwiseKernel({params}; T y; y = {body})", CUPY_OPTIONS)  # CuPy builds it
+                k = cupy.ElementwiseKernel(params, "T y", f"y = {body}", f"gpuperf_user_{fn}")
                 y = k(*xs)
             else:
                 t = ctype[dt]
@@ -144,6 +145,7 @@ def _cupy(device, library: str) -> UserMath:
                 src = (f'extern "C" __global__ void gpuperf_user_raw({params}, {t}* y, int n) {{\n'
                        f"  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
                        f"  if (i < n) {{ {loads} y[i] = {expr}; }}\n}}\n")
+                device.note_source(src, CUPY_OPTIONS)  # CuPy builds it, outside Device.compile
                 k = cupy.RawKernel(src, "gpuperf_user_raw")
                 n = xs[0].size
                 y = cupy.empty_like(xs[0])

@@ -126,6 +126,7 @@ class ClockCache:
     def __init__(self) -> None:
         self._measured: dict[str, Stats] = {}
         self._marks: dict[str, dict[str, Any]] = {}
+        self._sources: dict[str, frozenset[str]] = {}  # the spin kernel's digest, noted by every later test
 
     def of(self, device: Device, measurer: Callable[..., Any]) -> SmClock | None:
         """The clock of ``device``: measured with a ``clock64()`` spin where the device has a cycle counter
@@ -136,8 +137,11 @@ class ClockCache:
         first = info.spec not in self._measured
         if first:
             watched = observers.Capture(device)
-            self._measured[info.spec] = measured_clock_mhz(device, measurer)
+            self._measured[info.spec], self._sources[info.spec] = device.sources_during(
+                lambda: measured_clock_mhz(device, measurer))
             self._marks[info.spec] = observers.inherit(watched)
+        else:  # every rate the clock turns into ops per clock depends on the spin kernel that measured it
+            device.replay_sources(self._sources[info.spec])
         st = self._measured[info.spec]
         rec = {"name": "clock.sm.measured_mhz", "value": st.median, "unit": "MHz", "better": "bound", "stats": st,
                "bound": info.clock_mhz * 1.02,

@@ -9,7 +9,8 @@
                   "better": "lower|higher|bound|exact", "stats": {median, mad, min, max, n, samples: [raw repeats]} | null,
                   "baseline": {value, tolerance, band, ...} | null, "verdict": str, "info": {...},
                   "tolerance": explicit tolerance asked for by the test | null,
-                  "identity": {option: value} — the options that shaped the value (see baselines.verdicts)}],
+                  "identity": {option: value} — the options that shaped the value (see baselines.verdicts),
+                  "source_digest": digest of the kernels its test compiled (util.source_digest; absent: none)}],
      "missing": [names of baseline metrics a passed test no longer records],
      "card": {uuid, serial, host, pci_bus_id, driver, vbios, clocks, power_limit_w, ecc_mode, ...}:
              the physical card (:func:`card_identity`), so a fleet tells its cards apart}
@@ -48,13 +49,19 @@ class Metric:
     info: dict[str, Any] = field(default_factory=dict)
     tolerance: dict[str, float] | None = None  # explicit tolerance asked for by the test, if any
     identity: dict[str, Any] = field(default_factory=dict)  # the options that shaped the value
+    #: the digest of the kernel sources its test compiled before recording it (``util.source_digest``);
+    #: None (and absent from the results) where it compiled none
+    source_digest: str | None = None
 
     def to_json(self, samples: bool = True) -> dict[str, Any]:
         """The metric as results JSON; ``samples=False`` (``--gpuperf-no-samples``) drops the raw repeats."""
-        return {"test": self.test, "name": self.name, "value": _finite(self.value), "unit": self.unit,
-                "better": self.better, "stats": None if self.stats is None else self.stats.to_json(samples),
-                "baseline": self.baseline, "verdict": self.verdict, "info": self.info,
-                "tolerance": self.tolerance, "identity": self.identity}
+        doc = {"test": self.test, "name": self.name, "value": _finite(self.value), "unit": self.unit,
+               "better": self.better, "stats": None if self.stats is None else self.stats.to_json(samples),
+               "baseline": self.baseline, "verdict": self.verdict, "info": self.info,
+               "tolerance": self.tolerance, "identity": self.identity}
+        if self.source_digest is not None:
+            doc["source_digest"] = self.source_digest
+        return doc
 
 
 def _finite(x: float) -> float | str:

@@ -86,6 +86,9 @@ class Evaluator:
         self.config = config
         self.rng = np.random.default_rng(seed)
         self.prepared: Prepared = bench.prepare(device, self.rng, sizes)
+        # the kernel's figures depend on the text its configurations are generated from: noted once here,
+        # while the configurations themselves (which ones a tuning run compiles depends on its cache) are not
+        device.note_source(portable(bench.source, device.info.backend), bench.extra_options)
         self.points: dict[Config, Point] = {}
         self.warp = int(device.info.warp_size or 1)
         # Build options every configuration gets (e.g. -cl-nv-maxrregcount, see limits.resolve).
@@ -115,7 +118,8 @@ class Evaluator:
     # ------------------------------------------------------------------ compile / launch geometry
     def kernel(self, cfg: Config) -> Kernel:
         src, opts = self.source_options(cfg)
-        return self.device.compile(src, self.bench.kernel, opts)
+        with self.device.unnoted():  # a configuration of the kernel noted in __init__
+            return self.device.compile(src, self.bench.kernel, opts)
 
     def source_options(self, cfg: Config) -> tuple[str, tuple[str, ...]]:
         backend = self.device.info.backend

@@ -26,6 +26,7 @@ import pytest
 
 from .. import TUNING_CACHE_SCHEMA
 from ..devices.base import Device
+from ..devices.dialect import portable
 from ..schemas.keyed_store import KeyedStore
 from ..util.clock import add_budget_option, mark_session_start, session_elapsed
 from ..util.memo import cache_folder
@@ -161,6 +162,9 @@ class TunedWorkgroup:
         """The chosen work-group shape (for a workload-transformed pick, the hardware shape (WARP, C)
         of the transformed kernel; ``last_entry['variant']`` says which)."""
         bench = by_name(kernel) if isinstance(kernel, str) else kernel
+        # the pick depends on the kernel's text whether it was tuned now or read from the cache (the tuner's
+        # evaluator notes the same digest): a warm cache leaves the test's source digest as a cold one
+        self.device.note_source(portable(bench.source, self.device.info.backend), bench.extra_options)
         sizes = dict(problem or bench.sizes(self.device))
         key = cache_key(bench, self.device, sizes, strategy)
         entry = None if self.retune else self.cache.get(key)

@@ -199,7 +199,8 @@ def occupancy_restriction(device: Device, source: str, kernel: str, tune_params:
         threads = int(np.prod([params.get(n, 1) for n in BLOCK_NAMES]))
         defines = [f"-D{k}={v}" for k, v in params.items()]
         try:
-            k = device.compile(portable(source, device.info.backend), kernel, tuple(options) + tuple(defines))
+            with device.unnoted():  # a configuration of the kernel tune() notes as it hands it to Kernel Tuner
+                k = device.compile(portable(source, device.info.backend), kernel, tuple(options) + tuple(defines))
         except KernelCompileError:
             continue  # Kernel Tuner will see it fail to compile and skip it as well
         r = resources_of(k)
@@ -263,6 +264,7 @@ def tune(device: Device, source: str, kernel: str, args: Sequence[Any], problem_
     divs = {f"grid_div_{'xyz'[d]}": list(grid_div[d]) for d in range(dims)} if grid_div else {}
     target = device.kernel_tuner_target()
     text = portable(source, device.info.backend)
+    device.note_source(text, options)  # Kernel Tuner compiles it on its own: its figures depend on this text
     capture = observers.Capture(device)
     said = io.StringIO()
 

@@ -93,7 +93,8 @@ def resolve(ev: Any, cfg: Any, probe_launch: bool = False) -> KernelLimit:
     if _nv_opencl(device):
         src, opts = ev.source_options(cfg)
         try:
-            verbose = device.compile(src, ev.bench.kernel, tuple(opts) + ("-cl-nv-verbose",))
+            with device.unnoted():  # a configuration of the kernel the evaluator noted
+                verbose = device.compile(src, ev.bench.kernel, tuple(opts) + ("-cl-nv-verbose",))
             drv = log_registers(verbose.device.build_log(verbose))
             if drv is not None:
                 info["regs_driver"] = drv
@@ -104,7 +105,8 @@ def resolve(ev: Any, cfg: Any, probe_launch: bool = False) -> KernelLimit:
         opt = f"-cl-nv-maxrregcount={max(16, regs_per_block // device_max)}"
         src, opts = ev.source_options(cfg)
         try:
-            bounded = device.compile(src, ev.bench.kernel, tuple(opts) + (opt,))
+            with device.unnoted():  # a configuration of the kernel the evaluator noted
+                bounded = device.compile(src, ev.bench.kernel, tuple(opts) + (opt,))
             kmax2 = int(bounded.attributes.get("max_threads_per_block", 0) or 0)
             info["kernel_max_with_" + opt.lstrip("-")] = kmax2
             if kmax2 > kmax:

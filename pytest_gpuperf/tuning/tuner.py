@@ -40,22 +40,21 @@ def sm_model(device: Device) -> SMLimits | None:
 
 def calibration(device: Device) -> Calibration | None:
     """λ0 of this device by the thesis' micro-benchmark (once per opened device; None without an SM model)."""
-    key = "tuning.lambda0"
-    if key not in device.measured:
+    def measure() -> Calibration | None:
         sm = sm_model(device)
         if sm is None:
-            device.measured[key] = None
-        else:
-            lim = limits_for(device.info, 1)
-            sizes = [s[0] for s in enumerate_space(1, lim)]
+            return None
+        lim = limits_for(device.info, 1)
+        sizes = [s[0] for s in enumerate_space(1, lim)]
 
-            def occ(threads: int, kernel: object) -> float:
-                r = resources_of(kernel)  # computed once per compiled kernel
-                return cuda_occupancy(sm, threads, r.regs, r.shared).occupancy
+        def occ(threads: int, kernel: object) -> float:
+            r = resources_of(kernel)  # computed once per compiled kernel
+            return cuda_occupancy(sm, threads, r.regs, r.shared).occupancy
 
-            n = 1 << 20
-            device.measured[key] = calibrate(device, occ, sizes, n, tuning_config(device))
-    return device.measured[key]
+        n = 1 << 20
+        return calibrate(device, occ, sizes, n, tuning_config(device))
+
+    return device.once("tuning.lambda0", measure)  # a later test notes the kernels it was measured with
 
 
 def context(device: Device, bench: Benchmark, sizes: dict[str, int] | None = None, seed: int = 0,

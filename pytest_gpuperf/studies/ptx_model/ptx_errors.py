@@ -132,13 +132,15 @@ def device_model(dev: Device, gpu_kernel: KernelHelper, gpu_measure: Measurer, r
     issue rates from ``recorded`` (this session's throughput probes, where the latency suite ran first),
     else from the architecture table, at every call."""
     info = dev.info
-    cache: dict[str, Any] = dev.measured.setdefault("ptx_device_model", {})
-    if "table" not in cache:
-        cache["cal"] = calibrate(dev, gpu_kernel, gpu_measure)
-        cache["sweep"] = global_latency.measured(dev)
+
+    def measure() -> dict[str, Any]:
+        cache: dict[str, Any] = {"cal": calibrate(dev, gpu_kernel, gpu_measure), "sweep": global_latency.measured(dev)}
         cache["table"] = latencies(root, info.key, info.backend, info.clock_mhz,
                                    global_model=global_latency_model(cache["sweep"]), baseline_dir=baseline_dir,
                                    measured=session_latencies(dev, gpu_measure))
+        return cache
+
+    cache = dev.once("ptx_device_model", measure)  # a later test notes the kernels the model was measured with
     rates, rate_sources = scheduler.issue_rates(recorded, info.compute_capability)
     (cal, cal_info), sweep, table = cache["cal"], cache["sweep"], cache["table"]
     return DeviceModel(cal, cal_info, sweep, table, rates, rate_sources)

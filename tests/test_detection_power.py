@@ -178,7 +178,7 @@ def test_no_shipped_sampled_gate_is_powerless():
 
 def test_a_run_of_fewer_samples_than_the_test_needs_is_judged_by_its_band():
     """A launch grid's run records three samples: no significance test applies, so its gate is its band's."""
-    name = "launch.grid.528x256.device_us"
+    name = "launch.grid.2112x256.device_us"
     entry = dict(H200)[name]
     d = detection.detection(entry, name=name, width=band(float(entry["value"]), entry["tolerance"]), ratio_safe=True,
                             n_new=3)

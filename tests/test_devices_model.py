@@ -199,3 +199,26 @@ def test_the_registry_loads_no_driver_library_until_a_device_is_listed():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**os.environ, "PYTHONPATH": str(ROOT)}).stdout.strip()
     assert out == "[]"
+
+
+def test_a_second_backend_of_one_name_is_refused_unless_its_module_was_imported_anew():
+    """A backend module registers once; run again in its own module object it is an error, while a module
+    imported anew (pytest's in-process runs restore sys.modules) replaces the record its old self made."""
+    import dataclasses
+    import importlib
+    import sys
+
+    from pytest_gpuperf.devices import backend_registry, opencl
+
+    first = backend_registry.backend("opencl")
+    twin = dataclasses.replace(first, label=first.label + " twin")
+    with pytest.raises(ValueError, match="registered twice"):
+        exec("register(twin)", {"__name__": opencl.__name__, "register": backend_registry.register, "twin": twin})
+    saved = sys.modules.pop(opencl.__name__)
+    try:
+        fresh = importlib.import_module(opencl.__name__)
+        assert fresh is not saved and backend_registry.backend("opencl") is fresh.BACKEND
+    finally:
+        sys.modules[opencl.__name__] = saved
+        backend_registry.register.__globals__["_REGISTERED"]["opencl"] = first
+        backend_registry.register.__globals__["_FROM"]["opencl"] = saved

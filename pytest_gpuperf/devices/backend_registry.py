@@ -11,6 +11,8 @@ a device, so a missing library reads as that backend's "unavailable" reason, nev
 from __future__ import annotations
 
 import importlib
+import sys
+from types import ModuleType
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -52,13 +54,19 @@ class Backend:
 
 
 _REGISTERED: dict[str, Backend] = {}
+#: the module object that registered each backend: a module imported anew may register its backend again
+_FROM: dict[str, ModuleType | None] = {}
 
 
 def register(backend: Backend) -> Backend:
-    """Add ``backend`` (called once by its module at import); a second backend of one name is an error."""
+    """Add ``backend`` (called once by its module at import); a second backend of one name is an error, unless
+    the module that registered the first was imported anew (pytest's in-process runs restore ``sys.modules``,
+    so a backend module may run again while this registry keeps the old record)."""
+    caller = sys._getframe(1).f_globals.get("__name__", "")
     known = _REGISTERED.get(backend.name)
-    if known is not None and known is not backend:
+    if known is not None and known is not backend and _FROM.get(backend.name) is sys.modules.get(caller):
         raise ValueError(f"backend {backend.name!r} is registered twice")
+    _FROM[backend.name] = sys.modules.get(caller)
     if backend.name != backend.dialect.name:
         raise ValueError(f"backend {backend.name!r} names dialect {backend.dialect.name!r}: they must be one name")
     _REGISTERED[backend.name] = backend

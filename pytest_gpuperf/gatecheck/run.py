@@ -388,11 +388,13 @@ def _tries(p: Plant, tries: int, prev: int, device: str, baseline_dir: str | Non
     hits = 0
     tags: list[str] = []
     device_doc: dict[str, Any] = {}
+    q = p
     for t in range(1, tries + 1):
         index = _free_index(results_dir, f'plant-{p.kind}', prev + t)
         tag = f"plant-{p.kind}-{index}"
         tags.append(tag)
-        q = p if t == 1 or not once else q
+        if t == 1 or not once:  # once: later tries keep the first try's calibrated plant
+            q = p
         if recalibrate is not None and p.kind != "missing" and (t == 1 or not once):
             ctag = f"calib-{p.kind}-{_free_index(results_dir, f'calib-{p.kind}', index)}"
             c = run_pytest(device, list(p.tests), results_dir / f"{ctag}.json", results_dir / f"{ctag}.log",

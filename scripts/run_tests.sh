@@ -7,6 +7,14 @@
 # the cores through the suites' timings).
 set -uo pipefail
 cd "$(dirname "$0")/.."
+# Python's byte-code cache on, as .ci/run has it: with PYTHONDONTWRITEBYTECODE set, each xdist worker, the second
+# call and every Python process the tests start (gpuperf runs, child pytest sessions, gate checks) compile and
+# assertion-rewrite the plugin's and the tests' modules anew (collecting tests/ alone costs twice the CPU). Where
+# the caller had turned the cache off, it is kept outside the checkout (PYTHONPYCACHEPREFIX), which stays clean.
+if [ -n "${PYTHONDONTWRITEBYTECODE:-}" ]; then
+  unset PYTHONDONTWRITEBYTECODE
+  export PYTHONPYCACHEPREFIX="${PYTHONPYCACHEPREFIX:-${TMPDIR:-/tmp}/gpuperf-pycache-$(id -u)}"
+fi
 common=(--gpuperf-device=0 -p no:cacheprovider -rs)
 python3 -m pytest -n "${GPUPERF_TEST_WORKERS:-2}" -m "not quiet_host" "${common[@]}" tests/ "$@"
 first=$?

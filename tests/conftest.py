@@ -77,11 +77,26 @@ def postgres_url():
 
 @pytest.fixture(scope="session")
 def checkout_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The plugin's wheel built from this checkout once per session, by the builder ``gpuperf offline
-    bundle`` uses without ``--wheel``; the tests that install the plugin (the outsider's journey, the
-    offline bundle) share it: a build costs seconds."""
+    """The plugin's wheel built from this checkout once per test run (``once_support.built_once``: one build
+    for all xdist workers), by the builder ``gpuperf offline bundle`` uses without ``--wheel``; the tests that
+    install the plugin (the outsider's journey, the offline bundle) share it: a build costs seconds."""
+    from once_support import built_once, shared_root
     from pytest_gpuperf.offline.bundle import _plugin_wheel
 
-    wheel = _plugin_wheel(tmp_path_factory.mktemp("checkout-wheel"), None)
+    def build(into: Path) -> None:
+        _plugin_wheel(into, None)
+
+    folder = built_once(shared_root(tmp_path_factory), "checkout-wheel", build)
+    (wheel,) = folder.glob("pytest_gpuperf-*.whl")
     assert wheel.is_file() and wheel.name.startswith("pytest_gpuperf-") and wheel.suffix == ".whl", wheel
     return wheel
+
+
+@pytest.fixture(scope="session", autouse=True)
+def shared_committed_history(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The committed history (``history_support.copy_committed_history``) is imported into the folder every
+    xdist worker of the run shares: one worker imports it (seconds of CPU), the others read it."""
+    import history_support
+    from once_support import shared_root
+
+    history_support.SHARED_ROOT = shared_root(tmp_path_factory)

@@ -22,6 +22,9 @@ from urllib.parse import quote
 ROOT = Path(__file__).resolve().parents[1]
 COMMITTED_RESULTS = ROOT / "results"
 _copies: dict[str, Any] = {}
+#: the folder the xdist workers of a test run share (set by tests/conftest.py): :func:`copy_committed_history`
+#: imports the history there once for all of them; None: into a temporary folder of this process
+SHARED_ROOT: Path | None = None
 
 
 def copy_committed_history() -> str:
@@ -30,11 +33,18 @@ def copy_committed_history() -> str:
     if "db" not in _copies:
         from pytest_gpuperf.cli import main as gpuperf
 
-        folder = tempfile.mkdtemp(prefix="gpuperf-history-")
-        atexit.register(shutil.rmtree, folder, ignore_errors=True)
-        dest = Path(folder) / "history.db"
-        assert gpuperf(["history", "import", str(COMMITTED_RESULTS), "--db", str(dest)]) == 0
-        _copies["db"] = str(dest)
+        def build(folder: Path) -> None:
+            assert gpuperf(["history", "import", str(COMMITTED_RESULTS), "--db", str(folder / "history.db")]) == 0
+
+        if SHARED_ROOT is not None:
+            from once_support import built_once
+
+            folder = built_once(SHARED_ROOT, "committed-history", build)
+        else:
+            folder = Path(tempfile.mkdtemp(prefix="gpuperf-history-"))
+            atexit.register(shutil.rmtree, folder, ignore_errors=True)
+            build(folder)
+        _copies["db"] = str(folder / "history.db")
     return _copies["db"]
 
 

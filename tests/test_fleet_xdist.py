@@ -28,6 +28,7 @@ from pathlib import Path
 import pytest
 
 from pytest_gpuperf.devices import discover
+from once_support import built_once, shared_root
 from suite_support import baseline_folder
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -133,11 +134,15 @@ def side_by_side(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subpro
     """(folder, result) of one ``-n auto`` run that the pinning, the concurrent-write and the worker-count
     checks all read (an xdist run costs seconds): the devices' first tests meet at a rendezvous, so the two
     workers run at once, and both write results, SQLite history and one shared baseline update at the end of
-    that run. (The other runs of this file name ``-n 2``: both ways of asking for workers are run.)"""
-    tmp = tmp_path_factory.mktemp("side-by-side")
-    res = _run(tmp, "-n", "auto", f"--gpuperf-json={tmp / 'out' / '{key}.json'}", f"--gpuperf-history={tmp / 'h.db'}",
-               "--gpuperf-update-baselines", FLEET_RENDEZVOUS="120")
-    return tmp, res
+    that run. (The other runs of this file name ``-n 2``: both ways of asking for workers are run.) One run
+    for all xdist workers of this test run (``once_support.built_once``); the checks only read it."""
+    def build(tmp: Path) -> None:
+        res = _run(tmp, "-n", "auto", f"--gpuperf-json={tmp / 'out' / '{key}.json'}", f"--gpuperf-history={tmp / 'h.db'}",
+                   "--gpuperf-update-baselines", FLEET_RENDEZVOUS="120")
+        (tmp / "run.json").write_text(json.dumps([res.args, res.returncode, res.stdout, res.stderr]))
+
+    tmp = built_once(shared_root(tmp_path_factory), "fleet-side-by-side", build)
+    return tmp, subprocess.CompletedProcess(*json.loads((tmp / "run.json").read_text()))
 
 
 def test_each_device_runs_on_one_worker_and_the_two_run_side_by_side(side_by_side):

@@ -16,6 +16,7 @@ from pytest_gpuperf.cli import main
 from pytest_gpuperf.history.backends import record_runs
 from pytest_gpuperf.history.dashboard import metric_id
 from history_support import browse, chromium, committed_detection, copy_committed_history
+from once_support import built_once, shared_root
 from test_history_detect import series_runs, strict_loads
 
 pytestmark = pytest.mark.skipif(chromium() is None, reason="chromium absent: apt-get install -y chromium")
@@ -30,11 +31,12 @@ COMMIT_URL = "https://github.com/gpuperf-example/repo/commit/"
 @pytest.fixture(scope="session")
 def real_dashboard(tmp_path_factory) -> Path:
     """The dashboard of the project's real history (imported from results/ by ``gpuperf history import``),
-    built as docs/history.md builds it, commits linked."""
-    out = tmp_path_factory.mktemp("real") / "html"
-    assert main(["history", "report", "--db", copy_committed_history(), "--html", str(out),
-                 "--commit-url", COMMIT_URL]) == 0
-    return out / "index.html"
+    built as docs/history.md builds it, commits linked; once for all xdist workers of the run (seconds)."""
+    def build(folder: Path) -> None:
+        assert main(["history", "report", "--db", copy_committed_history(), "--html", str(folder / "html"),
+                     "--commit-url", COMMIT_URL]) == 0
+
+    return built_once(shared_root(tmp_path_factory), "real-dashboard", build) / "html" / "index.html"
 
 
 #: the window of the screenshot in docs/history-dashboard.png

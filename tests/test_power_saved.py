@@ -46,11 +46,12 @@ def test_saved_samples_give_the_recorded_figures(where, metric):
 # ---- saved corpora -------------------------------------------------------------------------------
 from pytest_gpuperf.studies.static_power import power_model as pmodel  # noqa: E402
 
-CORPORA = sorted(p for pattern in ("*/power-corpus-*.json", "*/power-corpus-*.json.xz", "*/power-corpus-*.json.xz")
-                 for p in (ROOT / "results").glob(pattern))
+#: each saved corpus once, whichever form it is stored in
+CORPORA = sorted({p for pattern in ("*/power-corpus-*.json", "*/power-corpus-*.json.gz", "*/power-corpus-*.json.xz")
+                  for p in (ROOT / "results").glob(pattern)})
 
 
-@pytest.mark.skipif(not CORPORA, reason="no results/<key>/power-corpus-*.json[.gz] yet (python -m "
+@pytest.mark.skipif(not CORPORA, reason="no results/<key>/power-corpus-*.json[.gz|.xz] yet (python -m "
                                         "pytest_gpuperf.studies.static_power.collect on a GPU)")
 @pytest.mark.parametrize("path", CORPORA, ids=[f"{p.parent.name}/{p.name}" for p in CORPORA] or None)
 def test_saved_corpus_is_complete_and_reproduces_the_recorded_scores(path):

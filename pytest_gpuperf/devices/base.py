@@ -255,6 +255,7 @@ class Device(abc.ABC):
         self._source_scopes: list[set[str]] = []  # open :meth:`sources_during` computations, each collecting its kernels
         self._once_sources: dict[str, frozenset[str]] = {}  # the kernels each :meth:`once` result was made with
         self._unnoted = 0  # depth of :meth:`unnoted` blocks
+        self._digests: dict[tuple[str, tuple[str, ...]], str] = {}  # each (source, options) hashed once
         self._power: tuple[Any, str] | None = None
 
     # ---- power -------------------------------------------------------------------------------
@@ -327,7 +328,10 @@ class Device(abc.ABC):
         """Note that the current test's figures depend on ``source`` built with ``options`` (every
         :meth:`compile` notes its own; a kernel handed to a tool that compiles on its own, such as Kernel
         Tuner, is noted where it is handed over); returns its digest. Inside :meth:`unnoted` nothing is noted."""
-        digest = kernel_digest(source, options)
+        key = (source, tuple(options))
+        digest = self._digests.get(key)
+        if digest is None:  # a cached kernel is compiled (and noted) once per use: hashed once per device
+            digest = self._digests[key] = kernel_digest(source, options)
         if not self._unnoted:
             self.source_digests.add(digest)
             for scope in self._source_scopes:

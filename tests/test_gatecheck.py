@@ -133,6 +133,42 @@ def test_gatecheck_writes_the_schema_catches_plants_and_appends(project):
                     f"{exits.HOST_TOO_BUSY}): the copy's verdicts were 'contended', not judged; run on a quieter host")
 
 
+def test_an_interrupted_gatecheck_keeps_what_it_measured(project, tmp_path):
+    """Ctrl-C after the first A/A run, in a plant's try, and after the first plant's tries: the file holds every
+    finished run and plant (it is written after each, so a SIGTERM or a kill at any point loses only the one under
+    way), and a later call appends to it as to any other."""
+    root, bl = project
+    missing = gc.Plant("missing", "tiny.copy.credited_bytes", "tiny.copy.credited_bytes", ("suites/test_tiny.py",))
+    out = tmp_path / "g.json"
+    kw = dict(device=DEV, out=out, baseline_dir=str(bl), results_dir=tmp_path / "runs", commit="c1",
+              fresh_first=False, cwd=root)
+
+    def stop_at(prefix: str, nth: int = 1):
+        seen = []
+
+        def echo(line: str) -> None:
+            seen.extend([line] if line.startswith(prefix) else [])
+            if len(seen) == nth:
+                raise KeyboardInterrupt
+        return echo
+
+    with pytest.raises(KeyboardInterrupt):
+        gc.gatecheck(aa=2, plant_list=[missing], tries=1, append=False, echo=stop_at("A/A run 1"), **kw)
+    doc = json.loads(out.read_text())
+    assert [r["run"] for r in doc["aa"]] == [1] and doc["planted"] == [] and doc["device"]["key"]
+    assert not (tmp_path / "runs" / "aa-2.json").exists()
+    with pytest.raises(KeyboardInterrupt):
+        gc.gatecheck(aa=0, plant_list=[missing, missing], tries=1, append=True,
+                     echo=stop_at("plant missing=tiny.copy.credited_bytes try 1"), **kw)
+    doc = json.loads(out.read_text())
+    assert [r["run"] for r in doc["aa"]] == [1] and doc["planted"] == []  # the try was cut before its entry ended
+    with pytest.raises(KeyboardInterrupt):
+        gc.gatecheck(aa=0, plant_list=[missing, missing], tries=1, append=True,
+                     echo=stop_at("plant missing=tiny.copy.credited_bytes try 1", nth=2), **kw)
+    doc = json.loads(out.read_text())
+    assert [(p["kind"], p["tries"], p["runs"]) for p in doc["planted"]] == [("missing", 1, ["plant-missing-2"])]
+
+
 @pytest.mark.quiet_host
 def test_an_undetected_plant_fails_the_gate_check(project, tmp_path):
     """A plant the gate misses is reported: a planted 'missing' of a metric nobody records is not caught."""

@@ -135,6 +135,13 @@ def test_a_calibrated_plant_records_its_claim_and_the_size_it_planted(cl_device,
     assert p["calibration"][-2:] == [{"machine": 1e6, "baseline": 1e6}] * 2
     assert sorted(f.name for f in (tmp_path / "runs").glob("calib-memory-*.json")) == \
         ["calib-memory-3.json", "calib-memory-4.json"]
+    # such a call keeps a function plant's argument: the math plant still names its function, not its 1 ulp size
+    ulp = gc.Plant("ulp", "sin", "accuracy.fp32.sin.max_ulp", ("suites/test_tiny.py",))
+    doc = gc.gatecheck(out=tmp_path / "g.json", **{**common, "plant_list": [ulp], "append": True})
+    (u,) = [q for q in doc["planted"] if q["kind"] == "ulp"]
+    assert (u["arg"], u["size"]) == ("sin", 1.0) and "planted" not in u
+    log = (tmp_path / "runs" / "plant-ulp-1.log").read_text()
+    assert "--gpuperf-plant ulp=sin" in log and "takes a math function" not in log
 
 
 def test_gatecheck_cli_refuses_calibration_results_that_are_not_there(tmp_path, capsys):

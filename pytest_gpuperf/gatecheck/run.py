@@ -350,6 +350,11 @@ def merge(old: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
     inherit an earlier one's detections."""
     if old is None:
         return new
+    # a side whose runs reported no device (each failed to start) takes the other's
+    if new["device"].get("key") is None:
+        new = {**new, "device": old["device"]}
+    if old["device"].get("key") is None:
+        old = {**old, "device": new["device"]}
     if old["device"].get("key") != new["device"].get("key"):
         raise GpuPerfError(f"cannot append a gate check of {new['device'].get('key')} to one of "
                            f"{old['device'].get('key')}")
@@ -399,7 +404,10 @@ def _tries(p: Plant, tries: int, prev: int, device: str, baseline_dir: str | Non
             ctag = f"calib-{p.kind}-{_free_index(results_dir, f'calib-{p.kind}', index)}"
             c = run_pytest(device, list(p.tests), results_dir / f"{ctag}.json", results_dir / f"{ctag}.log",
                            baseline_dir=baseline_dir, cwd=cwd)
-            base = Plant(p.kind, f"{p.size:g}", p.metric, p.tests) if isinstance(p.size, float) else p
+            # a fraction plant starts again from its claimed size; a function or metric plant (ulp, missing) keeps
+            # its argument — its size is not what it plants
+            fraction = plants.KINDS.get(p.kind) == "fraction" and isinstance(p.size, float)
+            base = Plant(p.kind, f"{p.size:g}", p.metric, p.tests) if fraction else p
             q = recalibrate([base], machine_values([c.results]) if c.results.exists() else {})[0]
             if q.claim is not None:
                 echo(f"plant {p.kind} on {p.metric} try {t}: claim {q.claim:g}, planted {q.arg} (the unplanted run "
@@ -452,6 +460,30 @@ def gatecheck(*, device: str, out: Path, aa: int, plant_list: Sequence[Plant], t
     offset = len(old["aa"]) if old else 0
     runs: list[dict[str, Any]] = []
     device_doc: dict[str, Any] = {}
+    sections: dict[str, list[dict[str, Any]]] = {"planted": [], "curves": []}
+    saved = {"aa": 0, "planted": 0, "curves": 0}  # how many of this call's entries the file already holds
+    written = append
+
+    def save() -> dict[str, Any]:
+        """Add this call's entries not yet in ``out`` to it: after every A/A run and every plant's tries, so
+        an interrupted check (Ctrl-C, a batch system's SIGTERM or time limit) keeps what it measured."""
+        nonlocal written
+        new = {"schema": SCHEMA, "device": device_doc, "commit": commit,
+               "command": MAIN_COMMAND.format(device=device) + "".join(
+                   " " + shlex.quote(a) for a in aa_args if a != "suites/"),
+               "aa": runs[saved["aa"]:], **{k: v[saved[k]:] for k, v in sections.items()},
+               "updated": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+        if not_planted is not None:
+            new["not_planted"] = list(not_planted)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with file_lock(out):
+            doc = merge(load(out) if written else None, new)
+            doc["detection"] = detection(doc)
+            atomic_write_json(out, doc)
+        written = True
+        saved.update({"aa": len(runs), **{k: len(v) for k, v in sections.items()}})
+        return doc
+
     for k in range(1, aa + 1):
         env = {}
         fresh = fresh_first and k == 1 and offset == 0
@@ -463,6 +495,7 @@ def gatecheck(*, device: str, out: Path, aa: int, plant_list: Sequence[Plant], t
         entry = {**summarize_aa(n, o, fresh), "commit": commit}
         device_doc = o.document().get("device", device_doc)
         runs.append(entry)
+        save()
         echo(f"A/A run {n}: {entry['metrics']} metrics, exit {o.exit}, regressed "
              f"{[r['metric'] for r in entry['regressed']]}, missing {entry['missing']}, {o.wall_s:.0f} s")
     # no A/A run in this call and no results named: the file's runs may be another machine's, so each plant is
@@ -477,7 +510,6 @@ def gatecheck(*, device: str, out: Path, aa: int, plant_list: Sequence[Plant], t
                 if p.claim is not None:
                     echo(f"plant {p.kind} on {p.metric}: claim {p.claim:g}, planted {p.arg} (this machine reads "
                          f"{p.machine:.6g} against the baseline's {p.baseline:.6g}, {len(sources)} unplanted runs)")
-    sections: dict[str, list[dict[str, Any]]] = {"planted": [], "curves": []}
     for section, chosen in (("planted", plant_list), ("curves", curve_list)):
         for p in chosen:
             # file indices go on from the earlier tries of the kind, in the file and in this call
@@ -489,18 +521,8 @@ def gatecheck(*, device: str, out: Path, aa: int, plant_list: Sequence[Plant], t
                                 once=first_only)
             device_doc = device_doc or dev
             sections[section].append(entry)
-    new = {"schema": SCHEMA, "device": device_doc, "commit": commit,
-           "command": MAIN_COMMAND.format(device=device) + "".join(" " + shlex.quote(a) for a in aa_args if a != "suites/"),
-           "aa": runs, **sections,
-           "updated": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
-    if not_planted is not None:
-        new["not_planted"] = list(not_planted)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with file_lock(out):
-        doc = merge(load(out) if append else None, new)
-        doc["detection"] = detection(doc)
-        atomic_write_json(out, doc)
-    return doc
+            save()
+    return save()
 
 
 def _short_of(p: Mapping[str, Any]) -> str:

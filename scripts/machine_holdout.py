@@ -14,7 +14,8 @@ is clean; the entries that fail name where the bands are still narrower than the
 derived figure (a tuner's search cost, a model's error) that fails jumps between machines — a search's path
 follows timing ties — rather than spreading as the others' runs predict: with ``--write`` it is declared
 informational, with what the held-out machine read as its cause (:data:`derived_bands.HELD_OUT`, kept when the
-pooling runs again). A hardware figure that fails keeps the band pooled over every machine, the held-out one
+pooling runs again); a declared figure that no machine left out fails any more (more machines' runs now spread
+as far as its jump) is gated again on its pooled band. A hardware figure that fails keeps the band pooled over every machine, the held-out one
 included (:mod:`derived_bands`).
 
     python scripts/machine_holdout.py                # every card with saved A/A runs
@@ -95,11 +96,15 @@ def main(argv: list[str] | None = None) -> int:
         if args.kept:
             continue
         before = derived_bands.held_out_causes(shipped)
-        declare = {**{n: w for n, w in failing.items() if n.startswith(derived_bands.DERIVED)}, **before}
+        # the declarations are what the held-out runs show now: a figure no machine left out fails any more (the
+        # other machines' runs have come to spread as far as its jump) gates again on its pooled band
+        declare = {n: before.get(n, w) for n, w in failing.items() if n.startswith(derived_bands.DERIVED)}
         new = sorted(set(declare) - set(before))
+        retracted = sorted(set(before) - set(declare))
         print(f"{key}: derived figures a held-out machine fails: {len(declare)} ({len(new)} not yet declared"
-              + (f": {', '.join(new)}" if new else "") + ")")
-        if new:
+              + (f": {', '.join(new)}" if new else "") + f"; {len(retracted)} declared that none fails any more"
+              + (f": {', '.join(retracted)}" if retracted else "") + ")")
+        if new or retracted:
             metrics = shipped
             snapshot = copy.deepcopy(metrics)
             derived_bands.mend_section(key, metrics, runs, held_out=declare)

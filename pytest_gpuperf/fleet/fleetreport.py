@@ -18,7 +18,8 @@ words the findings:
   band stands for the noise of one card's runs (a tuner's path, one kernel's model error) — not where it
   holds the differences between boards (``baselines.catalog.between_machines``: a power draw, a DRAM
   latency), the very card-to-card differences this check names. A cohort smaller than the minimum gets no
-  fleet-relative verdict (the report says so). Figures a run measured throttled or contended are left out and named.
+  fleet-relative verdict (the report says so). Figures a run measured throttled or contended are left out
+  and named.
 
 A card flagged only fleet-relatively is **uncertain** until a confirmation run (``--confirm``, or jobs
 marked ``"confirm": true``) flags it again against the same cohort statistics: then it **fails**; a
@@ -151,7 +152,8 @@ def reference(cards: Sequence[Card], name: str, settings: Settings) -> Reference
 
 def judge(m: CardMetric, ref: Reference) -> dict[str, Any] | None:
     """One card's metric against its cohort's reference: the row of the test (z, p, effect;
-    :func:`.cohort.card_row`), or None when it was measured another way than the cohort's majority."""
+    :func:`pytest_gpuperf.baselines.cohort.card_row`), or None when it was measured another way than the
+    cohort's majority."""
     if (m.unit, m.better, m.identity) != (ref.unit, ref.better, ref.identity) or m.value is None:
         return None
     return cohort.card_row(m.name, m.value, ref)

@@ -43,11 +43,25 @@ def test_between_cards_welch_and_mann_whitney_see_a_shift_of_every_card():
     assert cohort.between_cards([1.0], [2.0, 3.0], "lower") == 1.0  # one card: no spread between cards
 
 
+def test_between_cards_needs_two_cards_a_side_and_reads_identical_cards_by_their_direction():
+    assert cohort.between_cards([1.0, 2.0], [5.0], "lower") == 1.0
+    assert cohort.between_cards([1.0, 1.1], [2.0, 2.1], "lower") < 0.05  # two a side are enough
+    # no spread on either side: worse is certain, as good or better is not worse at all
+    assert cohort.between_cards([1.0, 1.0, 1.0], [2.0, 2.0, 2.0], "lower") == 0.0
+    assert cohort.between_cards([2.0, 2.0, 2.0], [1.0, 1.0, 1.0], "lower") == 1.0
+
+
 def test_worse_effect_is_direction_aware_and_ratio_safe():
     assert cohort.worse_effect(11.0, 10.0, "lower") == pytest.approx(0.1)
     assert cohort.worse_effect(10.0, 11.0, "higher") == pytest.approx(0.1)
     assert cohort.worse_effect(1.0, 0.0, "lower") == math.inf
+    assert cohort.worse_effect(-1.0, 0.0, "lower") == -math.inf
+    assert cohort.worse_effect(0.0, 0.0, "lower") == 0.0
     assert math.isnan(cohort.worse_effect(1.0, -1.0, "lower"))
+    # higher is better and the value fell to 0 or below: infinitely worse than a positive reference
+    assert cohort.worse_effect(0.0, 5.0, "higher") == math.inf
+    assert cohort.worse_effect(0.0, 0.0, "higher") == 0.0
+    assert math.isnan(cohort.worse_effect(-1.0, -2.0, "higher"))
 
 
 # --- the decisions ----------------------------------------------------------------------------------
@@ -81,6 +95,16 @@ def test_a_card_far_beyond_its_cohort_and_the_floor_is_flagged_and_one_inside_th
     assert cohort.flag([cohort.card_row("memory.copy.device_us", 120.0, noisy)]) == [False]
 
 
+def test_the_floors_and_the_fdr_are_edges_a_card_must_pass_strictly_and_the_fdr_is_one_percent():
+    row = {"effect": 0.1, "floor": 0.1, "worse_by": 5.0, "floor_abs": 0.0, "p": 1e-9}
+    assert not cohort.beyond_floor(row)  # at the relative floor, not beyond it
+    assert not cohort.beyond_floor(dict(row, floor=0.05, floor_abs=5.0))  # at the absolute floor
+    assert cohort.beyond_floor(dict(row, floor=0.05))
+    # one test at p = 0.015 is not flagged at the default FDR (1 %), and is at 2 %
+    assert cohort.flag([dict(row, floor=0.05, p=0.015)]) == [False]
+    assert cohort.flag([dict(row, floor=0.05, p=0.015)], fdr=0.02) == [True]
+
+
 def test_an_infinite_effect_is_kept_as_its_repr_and_still_flags():
     ref = _reference([0.0, 0.0, 0.0, 0.0, 0.0])
     row = cohort.card_row("memory.copy.device_us", 5.0, ref)
@@ -106,6 +130,7 @@ def test_a_new_cohort_is_worse_only_when_significant_and_beyond_the_floor():
     assert cohort.timed_shift(0.001, -0.10, 0.03, 0.05) == Compare.BETTER
     assert cohort.timed_shift(0.001, 0.02, 0.03, 0.05) == Compare.SAME  # inside the floor
     assert cohort.timed_shift(0.2, 0.10, 0.03, 0.05) == Compare.SAME  # not significant
+    assert cohort.timed_shift(0.05, 0.10, 0.03, 0.05) == Compare.WORSE  # an adjusted p at the FDR is significant
     assert cohort.exact_shift("3", "4", "lower") == Compare.WORSE
     assert cohort.exact_shift("4", "3", "lower") == Compare.BETTER
     assert cohort.exact_shift("3", "4", "exact") == Compare.WORSE  # an exact figure that moves is worse

@@ -215,8 +215,8 @@ class Reference:
     unit: str
     identity: str
     n: int
-    floor_abs: float = 0.0  # the catalog's absolute band of the metric's family, where it counts (effect_floor)
-    se_rel: float = 0.0  # the relative standard error of one card's value: the σ is never below it
+    floor_abs: float  # the catalog's absolute band of the metric's family, where it counts (effect_floor)
+    se_rel: float  # the relative standard error of one card's value: the σ is never below it
 
 
 def _median(xs: Sequence[float]) -> float:

@@ -30,6 +30,14 @@ def test_robust_z_is_one_sided_towards_worse():
     assert cohort.p_value(0.0) == pytest.approx(0.5)
 
 
+def test_a_run_s_own_noise_needs_three_samples():
+    assert cohort.robust_cv([1.0, 2.0]) is None
+    assert cohort.robust_cv([1.0, 2.0, 3.0]) == pytest.approx(1.482602218505602 / 2)
+    assert cohort.median_se_rel([1.0, 2.0, 3.0]) == pytest.approx(math.sqrt(math.pi / 2) * 1.482602218505602 / 2
+                                                                  / math.sqrt(3))
+    assert cohort.robust_cv([-1.0, 0.0, 1.0]) is None  # a zero median has no relative noise
+
+
 def test_a_zero_mad_falls_back_to_the_mean_absolute_deviation():
     med, sigma = cohort.center_and_spread([1.0, 1.0, 1.0, 1.0, 2.0])
     assert med == 1.0 and sigma == pytest.approx(cohort.MEANAD_TO_SIGMA * 0.2)
@@ -45,6 +53,7 @@ def test_between_cards_welch_and_mann_whitney_see_a_shift_of_every_card():
 
 def test_between_cards_needs_two_cards_a_side_and_reads_identical_cards_by_their_direction():
     assert cohort.between_cards([1.0, 2.0], [5.0], "lower") == 1.0
+    assert cohort.between_cards([1.0, 2.0], [5.0], "lower", "mannwhitney") == 1.0
     assert cohort.between_cards([1.0, 1.1], [2.0, 2.1], "lower") < 0.05  # two a side are enough
     # no spread on either side: worse is certain, as good or better is not worse at all
     assert cohort.between_cards([1.0, 1.0, 1.0], [2.0, 2.0, 2.0], "lower") == 0.0
@@ -53,7 +62,9 @@ def test_between_cards_needs_two_cards_a_side_and_reads_identical_cards_by_their
 
 def test_worse_effect_is_direction_aware_and_ratio_safe():
     assert cohort.worse_effect(11.0, 10.0, "lower") == pytest.approx(0.1)
+    assert cohort.worse_effect(0.5, 0.25, "lower") == pytest.approx(1.0)  # a reference below 1 is a ratio too
     assert cohort.worse_effect(10.0, 11.0, "higher") == pytest.approx(0.1)
+    assert cohort.worse_effect(0.5, 1.0, "higher") == pytest.approx(1.0)  # half the bandwidth: twice the time
     assert cohort.worse_effect(1.0, 0.0, "lower") == math.inf
     assert cohort.worse_effect(-1.0, 0.0, "lower") == -math.inf
     assert cohort.worse_effect(0.0, 0.0, "lower") == 0.0
@@ -131,6 +142,8 @@ def test_a_new_cohort_is_worse_only_when_significant_and_beyond_the_floor():
     assert cohort.timed_shift(0.001, 0.02, 0.03, 0.05) == Compare.SAME  # inside the floor
     assert cohort.timed_shift(0.2, 0.10, 0.03, 0.05) == Compare.SAME  # not significant
     assert cohort.timed_shift(0.05, 0.10, 0.03, 0.05) == Compare.WORSE  # an adjusted p at the FDR is significant
+    assert cohort.timed_shift(0.05, -0.10, 0.03, 0.05) == Compare.BETTER
+    assert cohort.timed_shift(0.001, 0.03, 0.03, 0.05) == Compare.SAME  # at the floor, not beyond it
     assert cohort.exact_shift("3", "4", "lower") == Compare.WORSE
     assert cohort.exact_shift("4", "3", "lower") == Compare.BETTER
     assert cohort.exact_shift("3", "4", "exact") == Compare.WORSE  # an exact figure that moves is worse

@@ -20,7 +20,7 @@ import pytest
 from pytest_gpuperf import FLEET_SCHEMA
 from pytest_gpuperf.baselines import noise
 from pytest_gpuperf.cli import main
-from pytest_gpuperf.fleet import fleetload, fleetreport, fleetstats, rollout
+from pytest_gpuperf.fleet import fleetload, fleetreport, rollout
 from pytest_gpuperf.report.results import card_identity
 from pytest_gpuperf.schemas import SchemaError, validate
 from pytest_gpuperf.util import jsonio
@@ -82,36 +82,6 @@ def _report(root: Path, confirm: Path | None = None, **kw: Any) -> dict[str, Any
 
 def _card(report: dict[str, Any], label: str) -> dict[str, Any]:
     return next(c for c in report["cards"] if c["job"] == label)
-
-
-# --- the statistics ---------------------------------------------------------------------------------
-
-def test_bh_is_benjamini_hochberg():
-    p = [0.01, 0.04, 0.03, 0.005]
-    # by hand: sorted 0.005, 0.01, 0.03, 0.04 → ×4/rank = 0.02, 0.02, 0.04, 0.04 (monotone from the top)
-    assert fleetstats.bh(p) == pytest.approx([0.02, 0.04, 0.04, 0.02])
-    assert fleetstats.bh([]) == []
-
-
-def test_robust_z_is_one_sided_towards_worse():
-    assert fleetstats.robust_z(12.0, 10.0, 1.0, "lower") == pytest.approx(2.0)
-    assert fleetstats.robust_z(12.0, 10.0, 1.0, "higher") == pytest.approx(-2.0)
-    # the σ is never below the metric's own noise: 10 % noise on a median of 10 is σ = 1, not 0.01
-    assert fleetstats.robust_z(12.0, 10.0, 0.01, "lower", noise_rel=0.1) == pytest.approx(2.0)
-    assert fleetstats.p_value(0.0) == pytest.approx(0.5)
-
-
-def test_a_zero_mad_falls_back_to_the_mean_absolute_deviation():
-    med, sigma = fleetstats.center_and_spread([1.0, 1.0, 1.0, 1.0, 2.0])
-    assert med == 1.0 and sigma == pytest.approx(fleetstats.MEANAD_TO_SIGMA * 0.2)
-
-
-def test_between_cards_welch_and_mann_whitney_see_a_shift_of_every_card():
-    old = [10.0, 10.2, 9.9, 10.1, 10.05]
-    assert fleetstats.between_cards(old, [x * 1.2 for x in old], "lower") < 0.001
-    assert fleetstats.between_cards(old, [x * 1.2 for x in old], "higher") > 0.5  # higher is better: not worse
-    assert fleetstats.between_cards(old, [x * 1.2 for x in old], "lower", "mannwhitney") < 0.01
-    assert fleetstats.between_cards([1.0], [2.0, 3.0], "lower") == 1.0  # one card: no spread between cards
 
 
 # --- card identity ---------------------------------------------------------------------------------

@@ -610,6 +610,6 @@ def between_machines(name: str, unit: str) -> bool:
     """Whether the fixed band of ``name``'s row holds the differences between machines (boards) of one card
     model — a board's power draw, a machine's memory latency — rather than the noise of one card's runs.
     A baseline must pass every healthy board, so such a band is wide on purpose; the fleet report, which
-    compares the cards themselves, judges those figures without it (``fleet.fleetreport``)."""
+    compares the cards themselves, judges those figures without it (``baselines.cohort.effect_floor``)."""
     f = row(name, unit)
     return f.gpu is DRAM_LATENCY_BAND or f.why in (POWER_BOARD_WHY, DRAM_LATENCY_WHY) or "between machines" in f.why

@@ -21,6 +21,9 @@ means, read by the baseline gate and by ``gpuperf compare``.
 
 A documented bound (``better == "bound"``) and a NaN are judged whatever the model: an input past a
 documented bound is a finding, not noise.
+
+A fleet judges a card against its peers rather than a baseline: that is the cohort model, the spread between
+the cards of one cohort as the noise (:mod:`.cohort`).
 """
 
 from __future__ import annotations

@@ -43,8 +43,9 @@ Each noise model is judged here, once, whoever asks:
   too few values: ``ungated`` (:func:`unjudged`), ``informational`` in ``gpuperf compare``;
 * ``informational`` — never judged (:func:`unjudged`).
 
-The fleet report's fleet-relative statistic (a card against its cohort: robust z, Benjamini–Hochberg) is its
-own (``fleet.fleetstats``); what it reads of a card's runs is their verdicts here. The words of every
+A card against its fleet cohort (robust z, Benjamini–Hochberg, the bit-for-bit majority, two cohorts by the
+spread between cards) is the cohort noise model's, judged in :mod:`.cohort` for the fleet report and the
+rollout gate; what the fleet report reads of a card's runs is their verdicts here. The words of every
 verdict are :mod:`pytest_gpuperf.verdictwords`'.
 """
 

@@ -10,10 +10,11 @@
   significantly worse than its siblings;
 * :mod:`.fleetload` — a fleet run read from its folder (one subfolder per job): cards by recorded
   identity, cohorts by model, driver, clock and power limit;
-* :mod:`.fleetstats` — the fleet's statistics (robust z, Benjamini–Hochberg, bit-for-bit majority, the
-  between-card test of two cohorts);
-* :mod:`.fleetreport` — one verdict per card (ok, warn, uncertain, fail) and the Slurm drain commands;
+* :mod:`.fleetreport` — one verdict per card (ok, warn, uncertain, fail) and the Slurm drain commands; the
+  statistics and fleet-relative decisions are the cohort noise model's (:mod:`pytest_gpuperf.baselines.cohort`:
+  robust z, Benjamini–Hochberg, bit-for-bit majority, the between-card tests, the effect floor);
 * :mod:`.fleetformat` — the fleet report as text, JSON and HTML;
-* :mod:`.rollout` — the rollout gate (two fleet runs compared) and the baseline made from a fleet run;
+* :mod:`.rollout` — the rollout gate (two fleet runs compared, through the cohort noise model) and the
+  baseline made from a fleet run;
 * :mod:`.cli` — ``gpuperf siblings`` on saved results files, and the ``gpuperf fleet`` group.
 """

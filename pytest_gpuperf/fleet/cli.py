@@ -97,7 +97,7 @@ def _write(text: str, output: str | None) -> None:
 
 
 def _register_report(fs: Any) -> None:
-    from . import fleetstats
+    from ..baselines import cohort
     from .fleetreport import DRAIN_COMMAND
 
     p = fs.add_parser("report", help="one verdict per card (ok, warn, uncertain, fail), worst first",
@@ -111,10 +111,10 @@ def _register_report(fs: Any) -> None:
     p.add_argument("--format", choices=("text", "json", "html"), default="text",
                    help="report format (default: %(default)s; html: one self-contained file, best with -o)")
     p.add_argument("-o", "--output", default=None, help="write the report here instead of stdout")
-    p.add_argument("--min-cohort", type=int, default=fleetstats.MIN_COHORT, metavar="N",
-                   help=f"cards a cohort needs for a fleet-relative verdict (default {fleetstats.MIN_COHORT})")
-    p.add_argument("--fdr", type=float, default=fleetstats.FDR, metavar="Q",
-                   help=f"false-discovery rate of the outlier flags, Benjamini-Hochberg (default {fleetstats.FDR})")
+    p.add_argument("--min-cohort", type=int, default=cohort.MIN_COHORT, metavar="N",
+                   help=f"cards a cohort needs for a fleet-relative verdict (default {cohort.MIN_COHORT})")
+    p.add_argument("--fdr", type=float, default=cohort.FDR, metavar="Q",
+                   help=f"false-discovery rate of the outlier flags, Benjamini-Hochberg (default {cohort.FDR})")
     p.add_argument("--keep-disturbed", action="store_true",
                    help="judge figures measured throttled or contended too (a test cluster whose one host runs every "
                         "job at once); by default they are left out of the fleet statistics and named")

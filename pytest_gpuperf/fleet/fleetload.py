@@ -28,7 +28,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from ..verdictwords import Gate
 from .. import RESULTS_SCHEMA
-from ..baselines import noise
+from ..baselines import cohort, noise
 from ..errors import GpuPerfError
 from ..schemas.results_doc import MetricRecord, ResultsDocument
 from .slurm_jobs import MANIFEST
@@ -36,7 +36,6 @@ from ..report.results import COHORT_KEYS, card_identity
 from ..timing.stats import between_run_sigma
 from ..timing.observers import contended_metric, shared_metric, throttled_metric
 from ..util import jsonio, locks
-from . import fleetstats
 
 JOB_FILE = "job.json"
 #: verdicts of the baseline gate that mean the figure was not the card's own (excluded from the fleet)
@@ -168,10 +167,10 @@ def pool_metrics(docs: Sequence[ResultsDocument]) -> dict[str, CardMetric]:
             name = str(m.name)
             ident = json.dumps(m.identity or {}, sort_keys=True)
             xs = m.samples or noise.repeats_of(m.info) or []
-            within = fleetstats.robust_cv(xs)
+            within = cohort.robust_cv(xs)
             between = _between_rel(m.baseline)
             cv = _larger(within, between)
-            se = _larger(fleetstats.median_se_rel(xs), between)
+            se = _larger(cohort.median_se_rel(xs), between)
             dist = _disturbed(m, is_cpu)
             cur = out.get(name)
             if cur is None:

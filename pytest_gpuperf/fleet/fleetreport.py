@@ -1,6 +1,8 @@
 """The fleet verdict: every card of a fleet run against its model's reviewed baseline and against its peers.
 
-Per card, three kinds of finding (the statistics: :mod:`.fleetstats`):
+Per card, three kinds of finding. This module gathers each cohort's figures, hands them to the cohort noise
+model (:mod:`pytest_gpuperf.baselines.cohort`, where every statistic and fleet-relative decision lives) and
+words the findings:
 
 * **baseline** — what each run's own gate said (its metrics' verdicts against the model's reviewed
   baseline): a ``regressed`` metric or a ``missing`` one fails the card;
@@ -10,13 +12,14 @@ Per card, three kinds of finding (the statistics: :mod:`.fleetstats`):
 * **fleet-relative** — per cohort and timed metric, the card's one-sided robust z against the cohort
   (median, MAD), read as a p-value, Benjamini–Hochberg over every card × metric tested; a card × metric
   is flagged when its adjusted p is at most the FDR **and** it is worse than the cohort's median by more
-  than the effect floor: the largest of the metric class's floor, :data:`.fleetstats.NOISE_MULTIPLE` × the
-  metric's own noise (its samples' robust CV within a run, or the run-to-run σ of the reviewed baseline's
-  runs) and the catalog's fixed band of its family (relative and absolute) where that band stands for the
-  noise of one card's runs (a tuner's path, one kernel's model error) — not where it holds the differences
-  between boards (``baselines.catalog.between_machines``: a power draw, a DRAM latency), the very
-  card-to-card differences this check names. A cohort smaller than the minimum gets no fleet-relative verdict
-  (the report says so). Figures a run measured throttled or contended are left out and named.
+  than the effect floor (``baselines.cohort.effect_floor``): the largest of the metric class's floor, the
+  noise multiple × the metric's own noise (its samples' robust CV within a run, or the run-to-run σ of the
+  reviewed baseline's runs) and the catalog's fixed band of its family (relative and absolute) where that
+  band stands for the noise of one card's runs (a tuner's path, one kernel's model error) — not where it
+  holds the differences between boards (``baselines.catalog.between_machines``: a power draw, a DRAM
+  latency), the very card-to-card differences this check names. A cohort smaller than the minimum gets no
+  fleet-relative verdict (the report says so). Figures a run measured throttled or contended are left out
+  and named.
 
 A card flagged only fleet-relatively is **uncertain** until a confirmation run (``--confirm``, or jobs
 marked ``"confirm": true``) flags it again against the same cohort statistics: then it **fails**; a
@@ -27,18 +30,16 @@ no failure (run the confirmation), 2 bad input (``errors.GpuPerfError``: no resu
 
 from __future__ import annotations
 
-import math
 import shlex
-import statistics
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from ..verdictwords import FLEET_EXIT, FleetCard, Gate
 from .. import FLEET_SCHEMA
-from ..baselines import catalog, classes
+from ..baselines import cohort
+from ..baselines.cohort import Reference, exact_value
 from ..baselines.noise import model_of
 from ..timing.observers import CONTENDED_RUN_LIMIT, THROTTLED_RUN_LIMIT
-from . import fleetstats
 from .fleetload import Card, CardMetric, Fleet, cohort_label
 
 VERDICTS = FleetCard.ALL  # worst first
@@ -51,28 +52,12 @@ DRAIN_COMMAND = "scontrol update nodename={node} state=drain reason={reason}"
 class Settings:
     """How the fleet is judged (the ``gpuperf fleet report`` options)."""
 
-    min_cohort: int = fleetstats.MIN_COHORT
-    fdr: float = fleetstats.FDR
-    noise_multiple: float = fleetstats.NOISE_MULTIPLE
+    min_cohort: int = cohort.MIN_COHORT
+    fdr: float = cohort.FDR
+    noise_multiple: float = cohort.NOISE_MULTIPLE
     #: judge figures measured throttled or contended too (a test cluster whose one host runs every job at
     #: once: each PoCL figure shares the host's cores); they are still named
     keep_disturbed: bool = False
-
-
-@dataclass
-class Reference:
-    """A cohort's statistics of one metric: what a card (or its confirmation run) is measured against."""
-
-    median: float
-    sigma: float
-    noise_rel: float
-    floor: float
-    better: str
-    unit: str
-    identity: str
-    n: int
-    floor_abs: float = 0.0  # the catalog's absolute band of the metric's family, where it counts (see reference)
-    se_rel: float = 0.0  # the relative standard error of one card's value: the σ is never below it
 
 
 @dataclass(eq=False)
@@ -158,46 +143,20 @@ def reference(cards: Sequence[Card], name: str, settings: Settings) -> Reference
     (unit, better, ident), same = max(ways.items(), key=lambda kv: len(kv[1]))
     if len(same) < settings.min_cohort:
         return None
-    med, sigma = fleetstats.center_and_spread([m.value for m in same if m.value is not None])
-    cvs = [m.noise_rel for m in same if m.noise_rel is not None]
-    noise_rel = float(statistics.median(cvs)) if cvs else 0.0
-    ses = [m.se_rel for m in same if m.se_rel is not None]
-    se_rel = float(statistics.median(ses)) if ses else 0.0
-    is_cpu = any(c.is_cpu for c in cards)
-    # the catalog's fixed band of the family, where it stands for the noise of one card's runs (a tuner's
-    # path, one kernel's model error); not where it holds the differences between boards (a power draw, a
-    # DRAM latency), the very card-to-card differences this check is there to name
-    fixed = {} if catalog.between_machines(name, unit) else (catalog.tolerance(name, is_cpu) or {})
-    floor = max(classes.floor(unit, is_cpu, None, classes.is_host_timed(dict(same[0].info)), spread_known=False),
-                settings.noise_multiple * noise_rel, float(fixed.get("rel", 0.0)))
-    return Reference(med, sigma, noise_rel, floor, better, unit, ident, len(same), float(fixed.get("abs", 0.0)), se_rel)
+    return cohort.reference(name, [m.value for m in same if m.value is not None],
+                            [m.noise_rel for m in same if m.noise_rel is not None],
+                            [m.se_rel for m in same if m.se_rel is not None], better=better, unit=unit, identity=ident,
+                            info=same[0].info, is_cpu=any(c.is_cpu for c in cards),
+                            noise_multiple=settings.noise_multiple)
 
 
 def judge(m: CardMetric, ref: Reference) -> dict[str, Any] | None:
-    """One card's metric against its cohort's reference: the row of the test (z, p, effect), or None
-    when it was measured another way than the cohort's majority."""
+    """One card's metric against its cohort's reference: the row of the test (z, p, effect;
+    :func:`pytest_gpuperf.baselines.cohort.card_row`), or None when it was measured another way than the
+    cohort's majority."""
     if (m.unit, m.better, m.identity) != (ref.unit, ref.better, ref.identity) or m.value is None:
         return None
-    z = fleetstats.robust_z(m.value, ref.median, ref.sigma, ref.better, ref.se_rel)
-    effect = fleetstats.worse_effect(m.value, ref.median, ref.better)
-    return {"metric": m.name, "value": m.value, "unit": m.unit, "better": m.better, "cohort_median": ref.median,
-            "cohort_mad": ref.sigma, "cohort_n": ref.n, "noise_rel": ref.noise_rel, "se_rel": ref.se_rel,
-            "floor": ref.floor,
-            "floor_abs": ref.floor_abs, "worse_by": fleetstats.worse_sign(ref.better) * (m.value - ref.median), "z": z,
-            "p": fleetstats.p_value(z), "effect": effect if math.isfinite(effect) else repr(effect)}
-
-
-def _beyond(row: Mapping[str, Any]) -> bool:
-    """Worse than the cohort's median by more than the relative floor and the absolute one."""
-    e = row["effect"]
-    return ((isinstance(e, float) and e > row["floor"]) or e == "inf") and row["worse_by"] > row["floor_abs"]
-
-
-def exact_value(values: Sequence[Any]) -> Any:
-    """The value most of one card's runs recorded, exactly as recorded (``repr`` tells floats apart bit
-    for bit: it round-trips)."""
-    by_repr = {repr(v): v for v in values}
-    return by_repr[str(fleetstats.majority([repr(v) for v in values])[0])]
+    return cohort.card_row(m.name, m.value, ref)
 
 
 def deterministic_findings(outcomes: Sequence[Outcome], settings: Settings) -> list[str]:
@@ -216,13 +175,13 @@ def deterministic_findings(outcomes: Sequence[Outcome], settings: Settings) -> l
             if len(group) < settings.min_cohort:
                 continue
             own = [exact_value(m.values) for _, m in group]  # each card's own value (its runs' majority)
-            value, count = fleetstats.majority([repr(v) for v in own])
-            if count * 2 <= len(group):
+            found = cohort.odd_ones(own)
+            if found is None:
                 notes.append(f"{name}: no value shared by a majority of the {len(group)} cards")
                 continue
-            shared = next(v for v in own if repr(v) == value)
-            for (o, m), v in zip(group, own):
-                if repr(v) != value:
+            shared, count, differs = found
+            for (o, m), v, odd in zip(group, own, differs):
+                if odd:
                     o.deterministic.append({"metric": name, "value": v, "majority": shared,
                                             "cards": len(group), "agreeing": count, "unit": m.unit})
     for o in outcomes:
@@ -272,10 +231,8 @@ def analyze(fleet: Fleet, confirm: Fleet | None = None, settings: Settings = Set
                     metrics.add(name)
         entry["metrics_tested"] = len(metrics)
         entry["tests"] = tested
-    qs = fleetstats.bh([r["p"] for _, r in tests])
-    for (o, row), q in zip(tests, qs):
-        row["q"] = q
-        if q <= settings.fdr and _beyond(row):
+    for (o, row), flagged in zip(tests, cohort.flag([r for _, r in tests], settings.fdr)):
+        if flagged:
             o.flagged.append(row)
     confirm_cards = list(confirm.cards) + list(confirm.confirm_cards) if confirm is not None else list(fleet.confirm_cards)
     confirmation = _confirm(outcomes, confirm_cards, refs, settings) if confirm_cards else None
@@ -286,9 +243,10 @@ def analyze(fleet: Fleet, confirm: Fleet | None = None, settings: Settings = Set
         what = (f"{len(o.flagged)} metric(s) worse than the cohort beyond the floor (robust z, BH q ≤ {settings.fdr:g}): "
                 f"{_named([r['metric'] for r in o.flagged])}")
         state = (confirmation or {}).get(o.card.name)
-        if state is None:
+        verdict = cohort.card_verdict(True, None if state is None else bool(state["confirmed"]))
+        if verdict == FleetCard.UNCERTAIN:
             o.uncertain.append(what + "; not yet confirmed: re-run the card and pass --confirm")
-        elif state["confirmed"]:
+        elif verdict == FleetCard.FAIL:
             o.fail.append(what + f"; the confirmation run flags it again ({_named(state['confirmed'])})")
         else:
             o.warn.append(what + "; the confirmation run does not flag it again")
@@ -346,10 +304,9 @@ def _confirm(outcomes: Sequence[Outcome], confirm_cards: Sequence[Card], refs: M
             row = judge(m, ref) if m is not None and ref is not None and fleet_tested(m, settings.keep_disturbed) else None
             if row is not None:
                 rows.append((o.card.name, row))
-    for (name, row), q in zip(rows, fleetstats.bh([r["p"] for _, r in rows])):
-        row["q"] = q
+    for (name, row), flagged in zip(rows, cohort.flag([r for _, r in rows], settings.fdr)):
         state[name]["rows"].append(row)
-        if q <= settings.fdr and _beyond(row):
+        if flagged:
             state[name]["confirmed"].append(row["metric"])
     return state
 

@@ -7,10 +7,13 @@
   ``gpuperf baseline diff`` read it like any other.
 * :func:`compare` — two fleet runs of one model (nodes on the old driver, nodes on the new) metric by
   metric, each card one value: the spread **between cards** is the unit (Welch's t or Mann–Whitney over the
-  per-card values, :func:`.fleetstats.between_cards`), Benjamini–Hochberg across metrics; a metric is
-  ``worse`` when the new cohort is significantly worse **and** its median is worse than the old one's by
-  more than the effect floor (the metric class's floor or the metric's own within-run noise × the noise
-  multiple). Deterministic figures compare their cohort majorities exactly.
+  per-card values), Benjamini–Hochberg across metrics; a metric is ``worse`` when the new cohort is
+  significantly worse **and** its median is worse than the old one's by more than the effect floor (the
+  metric class's floor or the metric's own within-run noise × the noise multiple). Deterministic figures
+  compare their cohort majorities exactly. The tests and the verdicts are the cohort noise model's
+  (:mod:`pytest_gpuperf.baselines.cohort`: :func:`~pytest_gpuperf.baselines.cohort.between_cards`,
+  :func:`~pytest_gpuperf.baselines.cohort.timed_shift`, :func:`~pytest_gpuperf.baselines.cohort.exact_shift`);
+  this module gathers each model's per-card values and words the report.
 """
 
 from __future__ import annotations
@@ -23,13 +26,12 @@ from typing import Any, Mapping, Sequence
 
 from ..verdictwords import Compare, FleetCard, Rollout
 from .. import FLEET_COMPARE_SCHEMA
-from ..baselines import baseline_file, classes
+from ..baselines import baseline_file, cohort
 from ..baselines.merge import merge_runs
 from ..errors import GpuPerfError
 from ..schemas.results_doc import ResultsDocument
-from . import fleetstats
 from .fleetload import Card, Fleet, cohort_label
-from .fleetreport import Settings, exact_value, fleet_tested, analyze
+from .fleetreport import Settings, fleet_tested, analyze
 
 #: the false-discovery rate of the rollout gate (fewer tests than a fleet report: metrics, not cards × metrics)
 COMPARE_FDR = 0.05
@@ -110,30 +112,23 @@ def _row(name: str, old: Sequence[Card], new: Sequence[Card], test: str) -> dict
         return {"metric": name, "verdict": Compare.INCOMPARABLE,
                 "why": "recorded another way (unit, direction or identity)"}
     if ref.deterministic:
-        a = fleetstats.majority([repr(exact_value(m.values)) for m in mo])[0]
-        b = fleetstats.majority([repr(exact_value(m.values)) for m in mn])[0]
+        a = str(cohort.majority([repr(cohort.exact_value(m.values)) for m in mo])[0])
+        b = str(cohort.majority([repr(cohort.exact_value(m.values)) for m in mn])[0])
         if a == b:
             return None
-        row = {"metric": name, "kind": "deterministic", "old": a, "new": b, "unit": ref.unit, "better": ref.better}
-        try:
-            effect = fleetstats.worse_effect(float(b), float(a), ref.better)
-        except ValueError:
-            effect = float("inf")
-        row["verdict"] = Compare.WORSE if ref.better == "exact" or effect > 0 else Compare.BETTER
-        return row
+        return {"metric": name, "kind": "deterministic", "old": a, "new": b, "unit": ref.unit, "better": ref.better,
+                "verdict": cohort.exact_shift(a, b, ref.better)}
     xo = [m.value for m in mo if fleet_tested(m)]
     xn = [m.value for m in mn if fleet_tested(m)]
     if len(xo) < 2 or len(xn) < 2:
         return None
-    p = fleetstats.between_cards(xo, xn, ref.better, test)
+    p = cohort.between_cards(xo, xn, ref.better, test)
     mo_med, mn_med = float(statistics.median(xo)), float(statistics.median(xn))
     cvs = [m.noise_rel for m in mo + mn if m.noise_rel is not None]
     noise_rel = float(statistics.median(cvs)) if cvs else 0.0
-    is_cpu = any(c.is_cpu for c in list(old) + list(new))
-    floor = max(classes.floor(ref.unit, is_cpu, None, classes.is_host_timed(dict(ref.info)), spread_known=False),
-                fleetstats.NOISE_MULTIPLE * noise_rel)
+    floor, _ = cohort.effect_floor(ref.unit, ref.info, any(c.is_cpu for c in list(old) + list(new)), noise_rel)
     return {"metric": name, "kind": "timed", "unit": ref.unit, "better": ref.better, "old": mo_med, "new": mn_med,
-            "old_cards": len(xo), "new_cards": len(xn), "effect": fleetstats.worse_effect(mn_med, mo_med, ref.better),
+            "old_cards": len(xo), "new_cards": len(xn), "effect": cohort.worse_effect(mn_med, mo_med, ref.better),
             "floor": floor, "p": p, "verdict": Compare.SAME}
 
 
@@ -155,13 +150,10 @@ def compare(old: Fleet, new: Fleet, test: str = "welch", fdr: float = COMPARE_FD
         names = sorted(set().union(*(c.metrics for c in a)) & set().union(*(c.metrics for c in b)))
         entry["rows"] = [r for r in (_row(n, a, b, test) for n in names) if r is not None]
     timed = [r for m in models for r in m["rows"] if r.get("kind") == "timed"]
-    for r, q in zip(timed, fleetstats.bh([r["p"] for r in timed])):
+    for r, q in zip(timed, cohort.bh([r["p"] for r in timed])):
         r["q"] = q
         effect = r["effect"]
-        if q <= fdr and effect > r["floor"]:
-            r["verdict"] = Compare.WORSE
-        elif q <= fdr and effect < -r["floor"]:
-            r["verdict"] = Compare.BETTER
+        r["verdict"] = cohort.timed_shift(q, effect, r["floor"], fdr)
         if isinstance(effect, float) and effect != effect or effect in (float("inf"), float("-inf")):
             r["effect"] = repr(effect)
     compared = [m for m in models if "why" not in m]

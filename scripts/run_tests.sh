@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The project's tests, as CI runs them (README: "the tests"): first every test that may share the host, side by
-# side on GPUPERF_TEST_WORKERS processes (pytest-xdist, default 2); then, one at a time, the tests that judge
+# side on GPUPERF_TEST_WORKERS processes (pytest-xdist, default 2; a module marked xdist_group runs on one worker,
+# so no worker waits on another's shared set-up); then, one at a time, the tests that judge
 # PoCL timings (marked quiet_host: planted slowdowns, gate checks, the shipped suites on device 0), which
 # another test beside them would make read 'contended'. Extra arguments go to both pytest calls. Exit: the
 # first call's status where it failed, else the second's (9, HOST TOO BUSY TO GATE, where other jobs held
@@ -16,7 +17,7 @@ if [ -n "${PYTHONDONTWRITEBYTECODE:-}" ]; then
   export PYTHONPYCACHEPREFIX="${PYTHONPYCACHEPREFIX:-${TMPDIR:-/tmp}/gpuperf-pycache-$(id -u)}"
 fi
 common=(--gpuperf-device=0 -p no:cacheprovider -rs)
-python3 -m pytest -n "${GPUPERF_TEST_WORKERS:-2}" -m "not quiet_host" "${common[@]}" tests/ "$@"
+python3 -m pytest -n "${GPUPERF_TEST_WORKERS:-2}" --dist loadgroup -m "not quiet_host" "${common[@]}" tests/ "$@"
 first=$?
 python3 -m pytest -m quiet_host "${common[@]}" tests/ pytest_gpuperf/suites/ "$@"
 second=$?

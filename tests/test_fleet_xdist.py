@@ -51,6 +51,7 @@ pytestmark = [
     pytest.mark.skipif(not any(d.backend == "opencl" for d in discover().devices),
                        reason="no OpenCL device (install pocl-opencl-icd)"),
     pytest.mark.skipif(not _two_pocl_devices(), reason="PoCL does not expose two devices under POCL_DEVICES"),
+    pytest.mark.xdist_group("fleet-side-by-side"),  # one worker makes the shared runs, none waits on it
 ]
 xdist = pytest.importorskip("xdist", reason="pytest-xdist not installed (pip install -e .[xdist])")
 

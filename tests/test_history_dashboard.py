@@ -19,7 +19,10 @@ from history_support import browse, chromium, committed_detection, copy_committe
 from once_support import built_once, shared_root
 from test_history_detect import series_runs, strict_loads
 
-pytestmark = pytest.mark.skipif(chromium() is None, reason="chromium absent: apt-get install -y chromium")
+# one xdist worker runs this module (scripts/run_tests.sh: --dist loadgroup): the others go on with other tests
+# rather than wait on the lock while the first one imports the committed history and renders its dashboard
+pytestmark = [pytest.mark.skipif(chromium() is None, reason="chromium absent: apt-get install -y chromium"),
+              pytest.mark.xdist_group("dashboard")]
 ROOT = Path(__file__).resolve().parents[1]
 H100 = "nvidia-h100-80gb-hbm3/cuda"
 

@@ -178,8 +178,10 @@ def build_data(runs: Iterable[RunRecord], detection: Detection, max_plots: int =
                 "name": name, "unit": last.unit, "better": last.better, "t": tests.setdefault(test, len(tests)),
                 "x": xs, "y": [_r(pts[i].value) if i in pts else None for i in xs],
                 "v": [verdicts.setdefault(pts[i].verdict, len(verdicts)) if i in pts else None for i in xs],
-                "steps": step_docs, "idc": id_changes, "kc": kernel_changes,
+                "steps": step_docs, "idc": id_changes,
                 "rank": round((20.0 if worse else 10.0 if steps else 0.0) + moved, 3)}
+            if kernel_changes:  # most metrics have none: the page's script reads an absent list as empty
+                doc["kc"] = kernel_changes
             if last.unit in NON_NEGATIVE:
                 doc["nonneg"] = 1
             if len(ids) > 1:  # one identity: every point is segment 0

@@ -19,6 +19,7 @@ import dataclasses
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -31,6 +32,7 @@ from pytest_gpuperf.history.dashboard import build_data, render_html
 from pytest_gpuperf.history.detect import Point, detect_all, kernel_segments
 from pytest_gpuperf.history.records import RunRecord, TrendMetric
 from pytest_gpuperf.verdictwords import Trend
+from history_support import browse, chromium
 from suite_support import baseline_folder, gpuperf_in_process
 
 HAVE_CL = any(d.backend == "opencl" for d in discover().devices)
@@ -134,7 +136,7 @@ def test_detect_and_show_say_kernel_changed(history, capsys):
 
 
 @needs_cl
-def test_the_dashboard_lists_the_kernel_change_apart_from_the_regressions(history):
+def test_the_dashboard_lists_the_kernel_change_apart_from_the_regressions(history, tmp_path):
     runs = read_runs(history)
     found = detect_all(runs)
     data = build_data(runs, found)
@@ -143,9 +145,18 @@ def test_the_dashboard_lists_the_kernel_change_apart_from_the_regressions(histor
     assert by_name[FIGURE]["steps"] == []
     assert [(c["p"], c["i"]) for c in by_name[FIGURE]["kc"]] == [(1, 2)]  # drawn between the 2nd and 3rd run
     assert "kc" not in by_name["kernels.host.answer"]
-    page = render_html(runs, found)
-    assert "No step toward worse" in page
-    assert 'id="kernel-changes"' in page and "1 kernel change(s)" in page
+    page = tmp_path / "index.html"
+    page.write_text(render_html(runs, found))
+    html = page.read_text()
+    assert "No step toward worse" in html
+    assert 'id="kernel-changes"' in html and "1 kernel change(s)" in html
+    if chromium() is None:
+        return  # the page's data and its front page are checked; the drawing needs a browser
+    dom, console = browse(page)
+    assert console == [] and 'data-rendered="yes"' in dom and "data-js-errors" not in dom
+    assert re.search(r'<h3 class="changes">Changes — no metric', dom)  # the lead holds no step…
+    assert re.search(r'<h3 class="kernels">Kernel changed — 1 metric', dom)  # …and the kernel change apart
+    assert re.search(rf'<li class="kernel">{Trend.KERNEL_CHANGED}: [0-9a-f]{{8}} → [0-9a-f]{{8}} at', dom)
 
 
 def _run(date: str, commit: str, digest: str | None, value: float) -> RunRecord:

@@ -11,8 +11,9 @@ be negative), a tooltip per point
 (date, commit, value, the run's sample quantiles, baseline and verdict, driver), the run's noise as a
 bar (the 25–75 % of its samples, whiskers to 5–95 %; ± 1.4826 MAD where only that was kept), the
 baseline band that judged each run, steps (red worse, green better, orange changed; dashed while a
-candidate), identity changes (purple), kernel changes (teal: the kernels the test compiled changed, so the
-two sides are other measurements, never a step) and driver/runtime/toolkit changes (grey). Lines never cross a
+candidate), identity changes (purple), kernel changes (teal, and the line breaks there: the kernels the test
+compiled changed, so the two sides are other measurements, never a step; listed apart from the regressions)
+and driver/runtime/toolkit changes (grey). Lines never cross a
 gap: a run of the metric's test that did not record it breaks the line, and each identity is a series
 of its own. Planted and interrupted runs are left out, as in detection, and listed.
 

@@ -156,6 +156,22 @@ function drawMarks(dev, m) {
   };
 }
 
+// the line breaks at a kernel change (the two sides are other measurements): uPlot's gaps, in canvas pixels,
+// between the last run before the change and the first after it, beside the gaps of missing values
+function kernelGaps(m) {
+  return (u, sidx, i0, i1, nullGaps) => {
+    const breaks = m.kc.map(c => [c.p === null ? c.i - 1 : c.p, c.i])
+      .map(([a, b]) => [Math.round(u.valToPos(a, "x", true)) + 1, Math.round(u.valToPos(b, "x", true)) - 1]);
+    const all = [...nullGaps, ...breaks].sort((g, h) => g[0] - h[0]);
+    const merged = [];
+    for (const g of all) {
+      const last = merged[merged.length - 1];
+      if (last && g[0] <= last[1]) last[1] = Math.max(last[1], g[1]); else merged.push([g[0], g[1]]);
+    }
+    return merged;
+  };
+}
+
 function tooltip(dev, m) {
   const runs = D.runs[dev];
   return u => {
@@ -185,11 +201,12 @@ function plot(dev, m, parent) {
   el("h4", {title: m.name}, box, m.name);
   el("div", {class: "meta"}, box, `${m.unit || "(no unit)"}, ${m.better} is better · ${m.test}`);
   const series = [{}], data = [m.x];
+  const gaps = m.kc.length ? kernelGaps(m) : undefined;
   m.ids.forEach((_, k) => {
     const color = COLORS[k % COLORS.length];
     data.push(m.y.map((v, j) => (m.seg[j] === k ? v : null)));
     series.push({label: m.ids.length > 1 ? `identity ${k + 1}` : "value", stroke: color, width: 1.5, spanGaps: false,
-                 points: {show: true, size: 5, fill: color, stroke: color}});
+                 points: {show: true, size: 5, fill: color, stroke: color}, ...(gaps ? {gaps} : {})});
   });
   const edges = m.bv.map((v, j) => bandEdges(v, m.bw[j], m.better));
   const highs = edges.map(e => e[0]), lows = edges.map(e => e[1]);

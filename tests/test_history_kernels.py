@@ -8,7 +8,7 @@
   regressions and draws it on the plot. The same runs read without their digests (as runs recorded before
   digests were) show the step: what the split prevents.
 * A run without digests (a figure of the host alone, a run recorded before digests were) is unknown, never
-  a change: it continues the kernel of the runs before it.
+  a change: ``tests/test_history_detect.py`` checks it on a synthetic series.
 * A committed results file written before digests imports as before, every metric's digest unknown.
 """
 
@@ -29,8 +29,7 @@ import pytest
 from pytest_gpuperf.devices import discover
 from pytest_gpuperf.history.backends import read_runs
 from pytest_gpuperf.history.dashboard import build_data, render_html
-from pytest_gpuperf.history.detect import Point, detect_all, kernel_segments
-from pytest_gpuperf.history.records import RunRecord, TrendMetric
+from pytest_gpuperf.history.detect import detect_all
 from pytest_gpuperf.verdictwords import Trend
 from history_support import browse, chromium
 from suite_support import baseline_folder, gpuperf_in_process
@@ -157,30 +156,6 @@ def test_the_dashboard_lists_the_kernel_change_apart_from_the_regressions(histor
     assert re.search(r'<h3 class="changes">Changes — no metric', dom)  # the lead holds no step…
     assert re.search(r'<h3 class="kernels">Kernel changed — 1 metric', dom)  # …and the kernel change apart
     assert re.search(rf'<li class="kernel">{Trend.KERNEL_CHANGED}: [0-9a-f]{{8}} → [0-9a-f]{{8}} at', dom)
-
-
-def _run(date: str, commit: str, digest: str | None, value: float) -> RunRecord:
-    return RunRecord(date=date, commit=commit, device_key="dev", backend="opencl",
-                     metrics=[TrendMetric(name="k.fill", test="t.py::t", value=value, unit="1", better="lower",
-                                          info={"noise": "deterministic"}, source_digest=digest)])
-
-
-def test_a_run_without_a_digest_continues_the_kernel_before_it():
-    """Unknown is no change: runs recorded before digests lead into the first known kernel, and one without a
-    digest between two runs of one kernel keeps them one kernel; a later known digest is compared with the last
-    known one."""
-    runs = [_run(f"2026-01-0{i}T00:00:00", f"c{i}", d, v) for i, (d, v) in
-            enumerate([(None, 1.0), (None, 1.0), ("aa", 1.0), (None, 1.0), ("aa", 1.0), ("aa", 1.0),
-                       ("bb", 2.0), (None, 2.0), ("bb", 2.0)], start=1)]
-    found = detect_all(runs)
-    assert found.steps == []
-    assert [(c.previous_commit, c.commit, c.before, c.after) for c in found.kernel_changes] == [("c6", "c7", "aa", "bb")]
-    segments, cuts = kernel_segments([Point(r.date, r.commit, 1.0, None, digest=r.metrics[0].source_digest)
-                                      for r in runs])
-    assert [[p.commit for p in s] for s in segments] == [[f"c{i}" for i in range(1, 7)], ["c7", "c8", "c9"]]
-    # without any digest the move is a step, as before digests were kept
-    [step] = detect_all([_run(r.date, r.commit, None, r.metrics[0].value or 0.0) for r in runs]).steps
-    assert step.commit == "c7"
 
 
 def test_an_older_results_file_without_digests_imports_as_before(tmp_path, capsys):

@@ -202,8 +202,8 @@ def rule_for(metric: TrendMetric, device: Mapping[str, Any], samples: bool) -> R
 
 @dataclass(frozen=True)
 class Step:
-    """A persistent shift of a metric within one identity: ``index`` is the first run at the new level
-    in that identity's series, ``run`` its uid; ``rel`` is None when the level before was 0.
+    """A persistent shift of a metric within one identity and kernel: ``index`` is the first run at the new
+    level in that identity's and kernel's series, ``run`` its uid; ``rel`` is None when the level before was 0.
 
     ``status``: ``confirmed`` (the new level holds ``runs_after`` ≥ k runs) or ``candidate`` (seen at
     the newest runs only). ``threshold``: the band the new level left (in the metric's unit, at the old
@@ -591,9 +591,9 @@ def _code(p: Point) -> tuple[str, str, str]:
 
 def series_steps(key: SeriesKey, s: Series, pts: Sequence[Point], beta: float = DEFAULT_BETA,
                  k_sigma: float = DEFAULT_K_SIGMA, k: int = DEFAULT_MIN_RUNS, newest: bool = True) -> list[Step]:
-    """The steps of one identity's points of a series, by the series' :class:`Rule`.
+    """The steps of one identity's (and kernel's) points of a series, by the series' :class:`Rule`.
 
-    ``newest``: these points end the series (no later identity took over), so a move at their end is a
+    ``newest``: these points end the series (no later identity or kernel took over), so a move at their end is a
     candidate; otherwise a short level at their end is an excursion that was never confirmed. A step
     whose two sides ran the same commit with the same driver and toolkit has no cause and is noise; a
     metric its test marks ``gate: if-stable`` steps only from an old level as stable as the gate demands

@@ -34,7 +34,8 @@ from ..baselines.classes import NON_NEGATIVE
 from ..report import assets
 from ..timing.stats import MAD_TO_SIGMA
 from ..util.atomic import atomic_write_chunks
-from .detect import CANDIDATE, Detection, KernelChange, Step, detect_all, environment_changes, identity_difference, identity_key
+from .detect import (CANDIDATE, Detection, KernelChange, Step, detect_all, environment_changes, identity_difference,
+                     identity_key)
 from .records import TrendMetric, RunRecord, dumps
 
 #: plots drawn per family at first (the rest on "show all")

@@ -298,8 +298,8 @@ function render(want) {
   // kernel changes apart from the steps: other measurements on each side, not regressions
   const kernels = shown.filter(m => m.kc.length && !m.steps.length).sort(byRank);
   if (kernels.length) {
-    el("h3", {class: "kernels"}, root, `Kernel changed — ${kernels.length} metric(s) whose kernels changed (not steps: ` +
-       "compared within each kernel)");
+    el("h3", {class: "kernels"}, root,
+       `Kernel changed — ${kernels.length} metric(s) whose kernels changed (not steps: compared within each kernel)`);
     group(kernels);
   }
   if (!only) {
@@ -309,7 +309,8 @@ function render(want) {
       if (!byFamily.has(m.family)) byFamily.set(m.family, []);
       byFamily.get(m.family).push(m);
     }
-    const order = [...byFamily.entries()].map(([f, list]) => [f, list, list.filter(m => !m.steps.length && !m.kc.length).sort(byRank)]);
+    const above = m => m.steps.length || m.kc.length;  // drawn under Changes or Kernel changed
+    const order = [...byFamily.entries()].map(([f, list]) => [f, list, list.filter(m => !above(m)).sort(byRank)]);
     order.sort((a, b) => (b[2][0] ? b[2][0].rank : -1) - (a[2][0] ? a[2][0].rank : -1) || a[0].localeCompare(b[0]));
     for (const [family, list, rest] of order) {
       const moved = list.length - rest.length;

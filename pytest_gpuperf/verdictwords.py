@@ -1,13 +1,14 @@
 """The words of a verdict, every vocabulary in one place, and how they map onto each other.
 
-One idea — how a measured figure relates to what it is judged against — reads in four vocabularies, one
+One idea — how a measured figure relates to what it is judged against — reads in five vocabularies, one
 per question asked:
 
 * :class:`Gate` — a metric against its reviewed baseline (or a reference run) in a pytest run: the results
   file's ``verdict``, the summary, the exit status;
 * :class:`Compare` — run B against run A (``gpuperf compare``): B ``worse``, ``better`` or the ``same``;
 * :class:`Sibling` — a card against its siblings in one host (``gpuperf siblings``);
-* :class:`FleetCard` — a card's verdict in a fleet run (``gpuperf fleet report``).
+* :class:`FleetCard` — a card's verdict in a fleet run (``gpuperf fleet report``);
+* :class:`Trend` — what the history calls a change of a metric's series that is no step (``gpuperf history``).
 
 The words are plain strings (results files, JSON reports and terminal lines hold them as they are); code
 names them through these classes, never as literals (``tests/test_verdict_words.py``), so a word and the
@@ -96,6 +97,14 @@ class Rollout:
     PASS: Final = "pass"
 
 
+class Trend:
+    """What the history says of a change between two runs of one metric's series that is no step."""
+
+    KERNEL_CHANGED: Final = "kernel changed"  # the kernels its test compiled differ (``source_digest``)
+
+    ALL: Final = (KERNEL_CHANGED,)
+
+
 class Shift:
     """Which way one figure lies from another beyond a floor (the ratio rule of siblings and compare)."""
 
@@ -118,4 +127,5 @@ SHIFT_TO_SIBLING: Final = {Shift.WORSE: Sibling.OUTLIER, Shift.BETTER: Sibling.B
 FLEET_EXIT: Final = {FleetCard.OK: 0, FleetCard.WARN: 0, FleetCard.FAIL: 1, FleetCard.UNCERTAIN: 3}
 
 #: every word of every vocabulary (what ``tests/test_verdict_words.py`` looks for)
-WORDS: Final = frozenset(Gate.ALL) | frozenset(Compare.ALL) | frozenset(Sibling.ALL) | frozenset(FleetCard.ALL)
+WORDS: Final = (frozenset(Gate.ALL) | frozenset(Compare.ALL) | frozenset(Sibling.ALL) | frozenset(FleetCard.ALL)
+                | frozenset(Trend.ALL))

@@ -66,7 +66,7 @@ def test_list_and_show_are_machine_readable_and_list_names_a_long_toolkit_once(t
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     assert sorted((x["metric"], x["date"], float(x["value"])) for x in rows) == want
     assert set(rows[0]) == {"metric", "device", "backend", "date", "commit", "value", "unit", "mad", "baseline",
-                            "band", "verdict", "test"}
+                            "band", "verdict", "test", "source_digest", "kernel_changed"}
 
 
 def test_legacy_jsonl_imports(tmp_path):

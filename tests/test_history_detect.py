@@ -12,7 +12,7 @@ from pytest_gpuperf.util import jsonio
 
 from pytest_gpuperf.history.backends import record_runs
 from pytest_gpuperf.history.cli import DEFAULT_DB  # noqa: F401 - the CLI module must import cleanly
-from pytest_gpuperf.history.detect import detect, detect_all
+from pytest_gpuperf.history.detect import Point, detect, detect_all, kernel_segments
 from pytest_gpuperf.history.records import TrendMetric, RunRecord
 from pytest_gpuperf.timing.stats import MAD_TO_SIGMA
 from pytest_gpuperf.cli import main
@@ -394,3 +394,33 @@ def test_each_step_carries_its_commit_range_size_direction_and_confidence(tmp_pa
     assert "CANDIDATE: 4 run(s) so far" in out and "0 step(s) confirmed by 5+ runs" in out
     assert main(["history", "detect", "--db", db, "--min-runs", "5", "--fail-on-step"]) == 0, "a candidate never fails"
     assert main(["history", "detect", "--db", db, "--fail-on-step"]) == 1
+
+
+# ---- kernel changes (the series' runs compiled other kernels: source_digest) ----------------------------------
+def _kernel_run(date: str, commit: str, digest: str | None, value: float) -> RunRecord:
+    return RunRecord(date=date, commit=commit, device_key="dev", backend="opencl",
+                     metrics=[TrendMetric(name="k.fill", test="t.py::t", value=value, unit="1", better="lower",
+                                          info={"noise": "deterministic"}, source_digest=digest)])
+
+
+def test_a_kernel_change_splits_the_series_and_a_run_without_a_digest_continues_the_kernel_before_it():
+    """A move across a kernel change is a kernel change, never a step; a move within one kernel is still a step.
+    Unknown is no change: runs recorded before digests lead into the first known kernel, one without a digest
+    between two runs of one kernel keeps them one kernel, and the next known digest is compared with the last
+    known one (back to an earlier kernel is a change too)."""
+    rows = [(None, 1.0), (None, 1.0), ("aa", 1.0), (None, 1.0), ("aa", 1.0), ("aa", 1.0),
+            ("bb", 2.0), (None, 2.0), ("bb", 2.0), ("bb", 4.0), ("bb", 4.0), ("bb", 4.0), ("aa", 4.0)]
+    runs = [_kernel_run(f"2026-01-{i:02d}T00:00:00", f"c{i}", d, v) for i, (d, v) in enumerate(rows, start=1)]
+    found = detect_all(runs)
+    assert [(c.previous_commit, c.commit, c.before, c.after) for c in found.kernel_changes] == [
+        ("c6", "c7", "aa", "bb"), ("c12", "c13", "bb", "aa")]
+    assert [(s.previous_commit, s.commit, s.direction, s.before, s.after) for s in found.steps] == [
+        ("c9", "c10", "worse", 2.0, 4.0)]
+    segments, cuts = kernel_segments([Point(r.date, r.commit, 1.0, None, digest=r.metrics[0].source_digest)
+                                      for r in runs])
+    assert [[p.commit for p in s] for s in segments] == [[f"c{i}" for i in range(1, 7)],
+                                                         [f"c{i}" for i in range(7, 13)], ["c13"]]
+    assert [(a.commit, b.commit) for a, b in cuts] == [("c6", "c7"), ("c12", "c13")]
+    # without any digest (a history from before digests) both moves are steps, as they always were
+    blind = detect_all([_kernel_run(r.date, r.commit, None, r.metrics[0].value or 0.0) for r in runs])
+    assert [s.commit for s in blind.steps] == ["c7", "c10"] and blind.kernel_changes == []

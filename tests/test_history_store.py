@@ -111,30 +111,31 @@ def _target(kind: str, tmp_path, request) -> str:
     return url.replace("/history?", f"/{name}?")
 
 
-def _store_at_schema_3(target: str, monkeypatch, runs: list[records.RunRecord]) -> None:
-    """A history database as the plugin wrote it before run keys existed (schema version 3), holding
-    ``runs`` as it wrote them (no run key)."""
+def _store_at_schema(version: int, target: str, monkeypatch, runs: list[records.RunRecord]) -> None:
+    """A history database as the plugin wrote it at schema ``version`` (3: before run keys, 4: before kernel
+    digests), holding ``runs`` as it wrote them (no run key before 4, no source_digest before 5)."""
     from pytest_gpuperf.history.store import METRIC_COLUMNS, RUN_COLUMNS, _metric_row
 
-    cols = RUN_COLUMNS[:-1]
-    assert RUN_COLUMNS[-1] == "run_key"
+    assert RUN_COLUMNS[-1] == "run_key" and METRIC_COLUMNS[-1] == "source_digest"
+    cols = RUN_COLUMNS if version >= schema.RUN_KEYS else RUN_COLUMNS[:-1]
+    mcols = METRIC_COLUMNS[:-1]
     with monkeypatch.context() as m:
-        m.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:3])
-        m.setattr(schema, "LATEST", 3)
+        m.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:version])
+        m.setattr(schema, "LATEST", version)
         with open_store(target) as store:
-            assert store.version() == 3
+            assert store.version() == version
             for run in runs:
                 values = (run.uid, run.date, run.commit, json.dumps(run.argv), json.dumps(run.options),
                           run.device_key, run.backend, run.device_name, run.driver, run.runtime, run.toolkit,
                           run.clock_mhz, run.mem_clock_mhz, run.host, json.dumps(run.device), run.source,
-                          len(run.metrics))
+                          len(run.metrics), run.run_key)[:len(cols)]
                 store._begin()
                 row = store.execute(f"INSERT INTO runs ({', '.join(cols)}) VALUES "
                                     f"({', '.join('?' for _ in cols)}) RETURNING id", values).fetchone()
                 store.conn.cursor().executemany(
-                    store._q(f"INSERT INTO metrics ({', '.join(METRIC_COLUMNS)}) VALUES "
-                             f"({', '.join('?' for _ in METRIC_COLUMNS)})"),
-                    [_metric_row(row[0], m) for m in run.metrics])
+                    store._q(f"INSERT INTO metrics ({', '.join(mcols)}) VALUES "
+                             f"({', '.join('?' for _ in mcols)})"),
+                    [_metric_row(row[0], m)[:len(mcols)] for m in run.metrics])
                 store._commit()
 
 
@@ -152,9 +153,52 @@ def test_a_run_stored_twice_before_run_keys_is_stored_once_after_the_migration(k
     other.metrics[0].value = (other.metrics[0].value or 0) + 1  # another run: one value differs
     other.options["session"] = "fedcba9876543210"
     assert len({imported.uid, live.uid, other.uid}) == 3 and imported.run_key == live.run_key != other.run_key
-    _store_at_schema_3(target, monkeypatch, [live, imported, other])
+    _store_at_schema(3, target, monkeypatch, [live, imported, other])
     with open_store(target) as store:
         assert store.version() == schema.LATEST
         assert store.count() == (2, 2 * len(live.metrics))
     assert sorted(r.source for r in read_runs(target)) == ["other", "pytest"]  # the first copy is kept
     assert record_run(target, imported) is False and len(read_runs(target)) == 2
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
+def test_a_database_from_before_kernel_digests_is_upgraded_and_reads_them_as_unknown(kind, tmp_path, request,
+                                                                                     monkeypatch):
+    """A database at schema 4 (no ``source_digest`` column) holding a run: opening it adds the column; the run
+    reads as before with every digest unknown, a run recorded after it keeps its digests, and the first digest
+    after the unknown ones is no kernel change."""
+    from pytest_gpuperf.history.detect import detect_all
+
+    target = _target(kind, tmp_path, request)
+    doc = records.read_results(jsonio.read_json(jsonio.saved(POCL_RUN)), str(POCL_RUN))
+    old = records.from_results(doc, source=str(POCL_RUN))
+    _store_at_schema(4, target, monkeypatch, [old])
+    [before] = read_runs(target)  # opening it migrates it
+    with open_store(target) as store:
+        assert store.version() == schema.LATEST
+    assert [(m.name, m.value, m.source_digest) for m in before.metrics] == [(m.name, m.value, None)
+                                                                            for m in old.metrics]
+    new = records.from_results(doc, source="pytest")
+    new.options[records.RUN_ID] = "a-later-run"
+    new.date = "2099-01-01T00:00:00"
+    new.commit = "later"
+    for m in new.metrics:
+        m.source_digest = "0123456789abcdef"
+    assert record_run(target, new) is True
+    runs = read_runs(target)
+    assert [{m.source_digest for m in r.metrics} for r in runs] == [{None}, {"0123456789abcdef"}]
+    assert detect_all(runs).kernel_changes == []
+
+
+def test_a_jsonl_line_from_before_kernel_digests_reads_them_as_unknown(tmp_path):
+    """A legacy JSONL history's line written before digests (its metrics lack the key) reads as before."""
+    doc = records.read_results(jsonio.read_json(jsonio.saved(POCL_RUN)), str(POCL_RUN))
+    run = records.from_results(doc, source=str(POCL_RUN)).to_json()
+    for m in run["metrics"]:
+        del m["source_digest"]
+    path = tmp_path / "h.jsonl"
+    path.write_text(json.dumps({"date": run["date"], "key": run["device_key"], "backend": run["backend"],
+                                "commit": run["commit"], "metrics": {}, "run": run}) + "\n")
+    [back] = read_runs(str(path))
+    assert back.metrics and {m.source_digest for m in back.metrics} == {None}
+    assert [m.value for m in back.metrics] == [m["value"] for m in run["metrics"]]

@@ -17,11 +17,12 @@ from collections import defaultdict
 from typing import Any, Callable, Sequence
 
 from ..errors import GpuPerfError
+from ..verdictwords import Trend
 from ..report.terminal import cell, format_table
 from . import detect as det
 from .backends import check, read_runs, record_each
 from .backfill import load
-from .records import dumps
+from .records import TrendMetric, dumps
 
 DEFAULT_DB = "results/history.db"
 FORMATS = ("text", "json", "csv")
@@ -108,8 +109,8 @@ def register(sub: Any) -> None:
     _detect_opts(p)
     p.add_argument("--fail-on-step", action="store_true",
                    help="exit 1 if any confirmed step goes toward worse (candidates do not fail)")
-    p.add_argument("--json", action="store_true", help="print steps, identity changes and the runs left out "
-                                                        "as one strict JSON object")
+    p.add_argument("--json", action="store_true", help="print steps, identity and kernel changes and the runs "
+                                                        "left out as one strict JSON object")
 
     p = _command(hs, "report", cmd_report, "write a static HTML dashboard: the regressions found, then a plot per "
                                            "metric (one file, no network needed to view it)")
@@ -213,7 +214,21 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 SHOW_FIELDS = ("metric", "device", "backend", "date", "commit", "value", "unit", "mad", "baseline", "band",
-               "verdict", "test")
+               "verdict", "test", "source_digest", "kernel_changed")
+
+
+def kernel_marks(found: Sequence[tuple[TrendMetric, Any]]) -> list[bool]:
+    """For each (metric, run) of ``found`` (sorted by metric, device, backend, date): whether its kernels differ
+    from the last ones its series recorded (``source_digest``; a value without one is unknown, never a change),
+    where detection splits the series (``detect.kernel_segments``)."""
+    marks = []
+    known: dict[tuple[str, str, str], str] = {}
+    for m, r in found:
+        key = (m.name, r.device_key, r.backend)
+        marks.append(m.source_digest is not None and known.get(key, m.source_digest) != m.source_digest)
+        if m.source_digest is not None:
+            known[key] = m.source_digest
+    return marks
 
 
 def cmd_show(args: argparse.Namespace) -> int:
@@ -224,21 +239,27 @@ def cmd_show(args: argparse.Namespace) -> int:
         print(f"no metric name contains {args.metric!r}" + (f" on {args.device}" if args.device else ""),
               file=sys.stderr)
         return 1
+    changed = kernel_marks(found)
     if args.format != "text":
         _emit(args.format, SHOW_FIELDS, [
             {"metric": m.name, "device": r.device_key, "backend": r.backend, "date": r.date, "commit": r.commit,
              "value": m.value, "unit": m.unit, "mad": m.mad, "baseline": m.baseline_value, "band": m.band,
-             "verdict": m.verdict, "test": m.test} for m, r in found])
+             "verdict": m.verdict, "test": m.test, "source_digest": m.source_digest, "kernel_changed": c}
+            for (m, r), c in zip(found, changed)])
         return 0
     rows = []
-    for m, r in found:
+    for (m, r), c in zip(found, changed):
         band = "-" if m.baseline_value is None else f"{m.baseline_value:.5g} ±{m.band or 0:.2g}"
+        kernel = "-" if m.source_digest is None else m.source_digest[:8] + (f" ({Trend.KERNEL_CHANGED})" if c else "")
         rows.append((m.name, r.device_key, r.backend, r.date, r.commit[:12],
                      "-" if m.value is None else f"{m.value:.6g}", m.unit,
-                     "-" if m.mad is None else f"{m.mad:.3g}", band, m.verdict))
+                     "-" if m.mad is None else f"{m.mad:.3g}", band, m.verdict, kernel))
     for line in format_table(rows, ("metric", "device", "backend", "date", "commit", "value", "unit", "mad",
-                                    "baseline", "verdict")):
+                                    "baseline", "verdict", "kernel")):
         print(line)
+    if any(changed):
+        print(f"{sum(changed)} {Trend.KERNEL_CHANGED}: values before and after are other measurements, never a "
+              f"step (gpuperf history detect compares each kernel's runs apart)")
     return 0
 
 
@@ -257,6 +278,22 @@ def _identity_lines(changes: list[det.IdentityChange]) -> list[str]:
     return lines
 
 
+def _kernel_lines(changes: list[det.KernelChange]) -> list[str]:
+    """Kernel changes, one line per device and run (one kernel edit moves every metric of its tests)."""
+    by_run: dict[tuple[str, str, str], list[det.KernelChange]] = defaultdict(list)
+    for c in changes:
+        by_run[(c.device_key, c.backend, c.run)].append(c)
+    lines = []
+    for (key, backend, _), group in sorted(by_run.items(), key=lambda kv: (kv[0][:2], kv[1][0].date)):
+        c = group[0]
+        more = f" and {len(group) - 1} more" if len(group) > 1 else ""
+        lines.append(f"{key}/{backend}: {Trend.KERNEL_CHANGED.upper()} for {len(group)} metric(s) at commit "
+                     f"{c.commit[:12] or '?'} ({c.date}; previous run: {c.previous_commit[:12] or '?'}, "
+                     f"{c.previous_date}), e.g. {c.name} ({c.what()}){more} — other measurements: compared "
+                     f"within each kernel, not across (no regression, no improvement)")
+    return lines
+
+
 def cmd_detect(args: argparse.Namespace) -> int:
     runs = _read(args)
     found = det.detect_all(runs, args.device, args.beta, args.k_sigma, args.metric, args.min_runs)
@@ -268,13 +305,16 @@ def cmd_detect(args: argparse.Namespace) -> int:
             print(cell(s.describe()))
         for line in _identity_lines(found.identity_changes):
             print(cell(line))
+        for line in _kernel_lines(found.kernel_changes):
+            print(cell(line))
         if found.left_out:
             why = sorted({w for _, w in found.left_out})
             print(f"left out of the trends: {len(found.left_out)} run(s), {'; '.join(why)}")
         worse = sum(s.worse for s in confirmed)
         print(f"{len(confirmed)} step(s) confirmed by {args.min_runs}+ runs ({worse} toward worse), "
               f"{len(candidates)} candidate(s) at the newest runs, {len(found.identity_changes)} identity "
-              f"change(s), over {len(runs) - len(found.left_out)} run(s)")
+              f"change(s), {len(found.kernel_changes)} kernel change(s), over {len(runs) - len(found.left_out)} "
+              f"run(s)")
     if args.fail_on_step and any(s.worse for s in confirmed):
         return 1
     return 0

@@ -11,7 +11,9 @@ be negative), a tooltip per point
 (date, commit, value, the run's sample quantiles, baseline and verdict, driver), the run's noise as a
 bar (the 25–75 % of its samples, whiskers to 5–95 %; ± 1.4826 MAD where only that was kept), the
 baseline band that judged each run, steps (red worse, green better, orange changed; dashed while a
-candidate), identity changes (purple) and driver/runtime/toolkit changes (grey). Lines never cross a
+candidate), identity changes (purple), kernel changes (teal, and the line breaks there: the kernels the test
+compiled changed, so the two sides are other measurements, never a step; listed apart from the regressions)
+and driver/runtime/toolkit changes (grey). Lines never cross a
 gap: a run of the metric's test that did not record it breaks the line, and each identity is a series
 of its own. Planted and interrupted runs are left out, as in detection, and listed.
 
@@ -32,7 +34,8 @@ from ..baselines.classes import NON_NEGATIVE
 from ..report import assets
 from ..timing.stats import MAD_TO_SIGMA
 from ..util.atomic import atomic_write_chunks
-from .detect import CANDIDATE, Detection, Step, detect_all, environment_changes, identity_difference, identity_key
+from .detect import (CANDIDATE, Detection, KernelChange, Step, detect_all, environment_changes, identity_difference,
+                     identity_key)
 from .records import TrendMetric, RunRecord, dumps
 
 #: plots drawn per family at first (the rest on "show all")
@@ -113,6 +116,9 @@ def build_data(runs: Iterable[RunRecord], detection: Detection, max_plots: int =
     steps_by: dict[tuple[str, str], list[Step]] = defaultdict(list)
     for s in detection.steps:
         steps_by[(f"{s.device_key}/{s.backend}", s.name)].append(s)
+    kernels_by: dict[tuple[str, str], list[KernelChange]] = defaultdict(list)
+    for c in detection.kernel_changes:
+        kernels_by[(f"{c.device_key}/{c.backend}", c.name)].append(c)
     env = environment_changes(kept)
     data: dict[str, Any] = {"devices": [], "runs": {}, "env": {}, "metrics": {}, "tests": {}, "verdicts": [],
                             "maxPlots": max_plots, "commitUrl": commit_url}
@@ -162,6 +168,8 @@ def build_data(runs: Iterable[RunRecord], detection: Detection, max_plots: int =
                 ia, ib = identity_key(pts[a].identity), identity_key(pts[b].identity)
                 if ia != ib:
                     id_changes.append({"i": b, "p": a, "what": identity_difference(pts[a].identity, pts[b].identity)})
+            kernel_changes = [{"i": index_of[c.run], "p": index_of.get(c.previous_run), "what": c.what()}
+                              for c in kernels_by.get((dev, name), []) if c.run in index_of]
             present = sorted(pts)
             moved = 0.0
             if len(present) >= 2:
@@ -172,7 +180,10 @@ def build_data(runs: Iterable[RunRecord], detection: Detection, max_plots: int =
                 "name": name, "unit": last.unit, "better": last.better, "t": tests.setdefault(test, len(tests)),
                 "x": xs, "y": [_r(pts[i].value) if i in pts else None for i in xs],
                 "v": [verdicts.setdefault(pts[i].verdict, len(verdicts)) if i in pts else None for i in xs],
-                "steps": step_docs, "idc": id_changes, "rank": round((20.0 if worse else 10.0 if steps else 0.0) + moved, 3)}
+                "steps": step_docs, "idc": id_changes,
+                "rank": round((20.0 if worse else 10.0 if steps else 0.0) + moved, 3)}
+            if kernel_changes:  # most metrics have none: the page's script reads an absent list as empty
+                doc["kc"] = kernel_changes
             if last.unit in NON_NEGATIVE:
                 doc["nonneg"] = 1
             if len(ids) > 1:  # one identity: every point is segment 0
@@ -187,6 +198,20 @@ def build_data(runs: Iterable[RunRecord], detection: Detection, max_plots: int =
         data["tests"][dev] = list(tests)
     data["verdicts"] = list(verdicts)
     return data
+
+
+def _kernel_changes(detection: Detection, device_names: dict[str, str]) -> list[dict[str, Any]]:
+    """The kernel changes for the front page, one row per device and run (newest first): how many metrics,
+    one named with the anchor of its plot."""
+    by_run: dict[tuple[str, str], list[KernelChange]] = defaultdict(list)
+    for c in detection.kernel_changes:
+        by_run[(f"{c.device_key}/{c.backend}", c.run)].append(c)
+    out = []
+    for (dev, _), group in sorted(by_run.items(), key=lambda kv: kv[1][0].date, reverse=True):
+        c = group[0]
+        out.append({"change": c, "dev": dev, "device": device_names.get(dev, dev), "anchor": metric_id(dev, c.name),
+                    "metrics": len(group)})
+    return out
 
 
 def _regressions(detection: Detection, device_names: dict[str, str]) -> list[dict[str, Any]]:
@@ -218,7 +243,7 @@ def render_html(runs: Iterable[RunRecord], detection: Detection | None = None, m
         worse=[s for s in steps if s["step"].worse], better=[s for s in steps if not s["step"].worse],
         confirmed=len(detection.confirmed), candidates=len(detection.candidates),
         runs=sum(d["runs"] for d in data["devices"]), left_out=[(r, why) for r, why in detection.left_out],
-        identity_changes=len(detection.identity_changes),
+        identity_changes=len(detection.identity_changes), kernel_changes=_kernel_changes(detection, names),
         commit_link=lambda commit: commit_url + commit_sha(commit) if commit_url and commit_sha(commit) else "",
         uplot_css=markupsafe.Markup(assets.inline(assets.shared(assets.UPLOT_CSS))),
         css=markupsafe.Markup(assets.inline(assets.read(__package__, "dashboard.css"))),

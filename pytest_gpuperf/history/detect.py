@@ -7,6 +7,10 @@ a step is reported only where the gate would have seen it too:
   options that shape the figure, ``TrendMetric.identity``: input set, sizes, sampling …; ``{}`` for
   runs recorded before identities were). When the identity changes the figure measures something else:
   that is an :class:`IdentityChange`, never a step, and levels are compared only within one identity.
+* **one series per kernel.** As asv's benchmark version, the digest of the kernels a metric's test compiled
+  (``TrendMetric.source_digest``) splits an identity's series where it changes: a move across a changed
+  kernel is a :class:`KernelChange` (``kernel changed``), never a step. A run without a digest (recorded
+  before digests were, or a figure of the host alone) continues the kernel of the runs before it.
 * **only runs that measure the system as it is.** Gate-check runs that plant a regression
   (``--gpuperf-plant``) and runs that Ctrl-C interrupted are left out of every trend (:func:`left_out`),
   and so are the figures the observers marked as not the code's (:data:`NOT_THE_CODES`).
@@ -50,7 +54,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ..verdictwords import Gate
+from ..verdictwords import Gate, Trend
 from ..baselines import classes, noise
 from ..baselines.verdicts import band, edges
 from ..devices.base import timer_resolution
@@ -118,6 +122,7 @@ class Point:
     toolkit: str = ""
     run: str = ""  # the run's uid
     identity: str = "{}"  # identity_key of the metric in this run
+    digest: str | None = None  # the metric's source_digest in this run (None: unknown)
 
 
 @dataclass(frozen=True)
@@ -197,8 +202,8 @@ def rule_for(metric: TrendMetric, device: Mapping[str, Any], samples: bool) -> R
 
 @dataclass(frozen=True)
 class Step:
-    """A persistent shift of a metric within one identity: ``index`` is the first run at the new level
-    in that identity's series, ``run`` its uid; ``rel`` is None when the level before was 0.
+    """A persistent shift of a metric within one identity and kernel: ``index`` is the first run at the new
+    level in that identity's and kernel's series, ``run`` its uid; ``rel`` is None when the level before was 0.
 
     ``status``: ``confirmed`` (the new level holds ``runs_after`` ≥ k runs) or ``candidate`` (seen at
     the newest runs only). ``threshold``: the band the new level left (in the metric's unit, at the old
@@ -285,6 +290,48 @@ class IdentityChange:
         return identity_difference(self.before, self.after)
 
 
+@dataclass(frozen=True)
+class KernelChange:
+    """A metric whose kernels changed between two runs of one identity (their ``source_digest`` differ): the
+    series is split there, the two sides are never compared, so a move across it is no step."""
+
+    device_key: str
+    backend: str
+    name: str
+    commit: str
+    previous_commit: str
+    date: str
+    previous_date: str
+    before: str  # the digest of the old kernels
+    after: str  # of the new ones
+    run: str = ""  # the uid of the first run with the new kernels
+    previous_run: str = ""  # of the run before it
+    identity: dict[str, Any] = field(default_factory=dict, hash=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "change": Trend.KERNEL_CHANGED,
+                "commit_range": f"{self.previous_commit[:12] or '?'}..{self.commit[:12] or '?'}"}
+
+    def what(self) -> str:
+        return f"{Trend.KERNEL_CHANGED}: {self.before[:8]} → {self.after[:8]}"
+
+
+def kernel_segments(points: Sequence[Point]) -> tuple[list[list[Point]], list[tuple[Point, Point]]]:
+    """``points`` (one identity's, in date order) cut where the kernel changed: (the segments, the (last run
+    before, first run after) of each cut). A run without a digest is unknown, never a change: it continues
+    the segment it follows, and the next known digest is compared with the last known one."""
+    segments: list[list[Point]] = [[]]
+    cuts: list[tuple[Point, Point]] = []
+    known: str | None = None
+    for p in points:
+        if p.digest is not None and known is not None and p.digest != known:
+            cuts.append((segments[-1][-1], p))
+            segments.append([])
+        segments[-1].append(p)
+        known = p.digest if p.digest is not None else known
+    return [seg for seg in segments if seg], cuts
+
+
 def identity_difference(before: dict[str, Any], after: dict[str, Any]) -> str:
     """An identity change in words: the keys that differ, ``key: old → new`` (``-`` where absent); runs
     recorded before identities existed have ``{}``, so their change says the identity was first recorded."""
@@ -303,6 +350,7 @@ class Detection:
     steps: list[Step]
     identity_changes: list[IdentityChange]
     left_out: list[tuple[RunRecord, str]]
+    kernel_changes: list[KernelChange] = field(default_factory=list)
 
     @property
     def confirmed(self) -> list[Step]:
@@ -315,6 +363,7 @@ class Detection:
     def to_json(self) -> dict[str, Any]:
         return {"steps": [s.to_json() for s in self.steps],
                 "identity_changes": [c.to_json() for c in self.identity_changes],
+                "kernel_changes": [c.to_json() for c in self.kernel_changes],
                 "left_out": [{"run": r.uid, "date": r.date, "commit": r.commit, "device_key": r.device_key,
                               "backend": r.backend, "source": r.source, "why": why} for r, why in self.left_out]}
 
@@ -356,7 +405,7 @@ def series(runs: Iterable[RunRecord]) -> dict[SeriesKey, Series]:
             s.unit, s.better, s.latest, s.device = m.unit or s.unit, m.better or s.better, m, run.device or s.device
             s.samples = s.samples or bool(m.samples)
             s.points.append(Point(run.date, run.commit, float(m.value), m.mad, run.driver, run.toolkit, uid,
-                                  identity_key(m.identity)))
+                                  identity_key(m.identity), m.source_digest))
     return out
 
 
@@ -542,9 +591,9 @@ def _code(p: Point) -> tuple[str, str, str]:
 
 def series_steps(key: SeriesKey, s: Series, pts: Sequence[Point], beta: float = DEFAULT_BETA,
                  k_sigma: float = DEFAULT_K_SIGMA, k: int = DEFAULT_MIN_RUNS, newest: bool = True) -> list[Step]:
-    """The steps of one identity's points of a series, by the series' :class:`Rule`.
+    """The steps of one identity's (and kernel's) points of a series, by the series' :class:`Rule`.
 
-    ``newest``: these points end the series (no later identity took over), so a move at their end is a
+    ``newest``: these points end the series (no later identity or kernel took over), so a move at their end is a
     candidate; otherwise a short level at their end is an excursion that was never confirmed. A step
     whose two sides ran the same commit with the same driver and toolkit has no cause and is noise; a
     metric its test marks ``gate: if-stable`` steps only from an old level as stable as the gate demands
@@ -599,12 +648,13 @@ def series_steps(key: SeriesKey, s: Series, pts: Sequence[Point], beta: float = 
 def detect_all(runs: Iterable[RunRecord], device_key: str | None = None, beta: float = DEFAULT_BETA,
                k_sigma: float = DEFAULT_K_SIGMA, names: str | None = None,
                min_runs: int = DEFAULT_MIN_RUNS) -> Detection:
-    """Steps of every series within each identity, the identity changes, and the runs left out
-    (optionally of one device key, or of metrics whose name contains ``names``); ``min_runs`` is k, the
-    runs a new level must hold to be confirmed."""
+    """Steps of every series within each identity and kernel, the identity and kernel changes, and the runs
+    left out (optionally of one device key, or of metrics whose name contains ``names``); ``min_runs`` is k,
+    the runs a new level must hold to be confirmed."""
     kept, dropped = trend_runs(r for r in runs if not device_key or r.device_key == device_key)
     steps: list[Step] = []
     changes: list[IdentityChange] = []
+    kernels: list[KernelChange] = []
     for key, s in sorted(series(kept).items()):
         if names and names not in key[2]:
             continue
@@ -613,9 +663,20 @@ def detect_all(runs: Iterable[RunRecord], device_key: str | None = None, beta: f
         for p in s.points:
             by_identity[p.identity].append(p)
         for pts in by_identity.values():
-            steps += series_steps(key, s, pts, beta, k_sigma, min_runs, newest=pts[-1] is s.points[-1])
+            segments, cuts = kernel_segments(pts)
+            kernels += [KernelChange(key[0], key[1], key[2], b.commit, a.commit, b.date, a.date, a_digest,
+                                     b.digest or "", b.run, a.run, json.loads(b.identity))
+                        for (a, b), a_digest in zip(cuts, _known_before(segments))]
+            for seg in segments:
+                steps += series_steps(key, s, seg, beta, k_sigma, min_runs, newest=seg[-1] is s.points[-1])
     steps.sort(key=lambda s: (s.device_key, s.backend, s.name, s.date))
-    return Detection(steps, changes, dropped)
+    kernels.sort(key=lambda c: (c.device_key, c.backend, c.name, c.date))
+    return Detection(steps, changes, dropped, kernels)
+
+
+def _known_before(segments: Sequence[Sequence[Point]]) -> list[str]:
+    """The last known digest of each segment but the last: the kernel each cut left."""
+    return [next(p.digest for p in reversed(seg) if p.digest is not None) for seg in segments[:-1]]
 
 
 def detect(runs: Iterable[RunRecord], device_key: str | None = None, beta: float = DEFAULT_BETA,

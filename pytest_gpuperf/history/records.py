@@ -70,6 +70,9 @@ class TrendMetric:
     identity: dict[str, Any] = field(default_factory=dict)
     tolerance: dict[str, float] | None = None  # the band the test set itself (None: its class's floor)
     info: dict[str, Any] = field(default_factory=dict)  # what of Metric.info decides its gate (GATE_INFO)
+    #: the digest of the kernels its test compiled (``util.source_digest``); None: unknown (a figure of the host
+    #: alone, a run recorded before digests were, a planted run) — never a change of kernel by itself
+    source_digest: str | None = None
 
 
 #: the keys of a metric's ``info`` that decide how it is gated (host-timed class, declared noise model,
@@ -192,7 +195,12 @@ def metric_from_json(m: MetricRecord) -> TrendMetric:
         n=int(stats["n"]) if isinstance(stats.get("n"), (int, float)) else None, samples=summary,
         verdict=str(m.get("verdict", Gate.NEW)), baseline_value=_num(base.get("value")), band=_num(base.get("band")),
         identity=dict(m.identity or {}), tolerance=_tolerance(m.tolerance),
-        info={k: info[k] for k in GATE_INFO if k in info})
+        info={k: info[k] for k in GATE_INFO if k in info}, source_digest=_digest(m.get("source_digest")))
+
+
+def _digest(value: Any) -> str | None:
+    """A metric's ``source_digest`` as stored: its text, or None where the file has none (or not a string)."""
+    return value if isinstance(value, str) and value else None
 
 
 def _tolerance(tol: Any) -> dict[str, float] | None:

@@ -74,6 +74,10 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
         "ALTER TABLE runs ADD COLUMN run_key TEXT",
         # filled for the rows already there (store.Store.fill_run_keys) before the index is built
     ]),
+    (5, "the digest of the kernels each metric's test compiled: a change of kernel splits its series; NULL (rows "
+        "written before, figures of the host alone) is unknown, never a change", [
+        "ALTER TABLE metrics ADD COLUMN source_digest TEXT",
+    ]),
 ]
 
 #: the migration after whose statements the store computes every row's run key and indexes it

@@ -23,7 +23,7 @@ RUN_COLUMNS = ("uid", "date", "commit_sha", "argv", "options", "device_key", "ba
                "runtime", "toolkit", "clock_mhz", "mem_clock_mhz", "host", "device", "source", "n_metrics",
                "run_key")
 METRIC_COLUMNS = ("run_id", "name", "test", "value", "unit", "better", "median", "mad", "min", "max", "n",
-                  "samples", "verdict", "baseline_value", "band", "identity", "tolerance", "info")
+                  "samples", "verdict", "baseline_value", "band", "identity", "tolerance", "info", "source_digest")
 _ADVISORY_LOCK = 0x67707066  # "gpf": serialises schema migrations across PostgreSQL clients
 BUSY_TIMEOUT_S = 120.0
 
@@ -264,7 +264,8 @@ def _metric_row(run_id: Any, m: TrendMetric) -> tuple[Any, ...]:
     return (run_id, m.name, m.test, m.value, m.unit, m.better, m.median, m.mad, m.min, m.max, m.n,
             None if m.samples is None else dumps(finite(m.samples)), m.verdict, m.baseline_value, m.band,
             dumps(finite(m.identity), sort_keys=True, default=str),
-            None if m.tolerance is None else dumps(finite(m.tolerance)), dumps(finite(m.info), default=str))
+            None if m.tolerance is None else dumps(finite(m.tolerance)), dumps(finite(m.info), default=str),
+            m.source_digest)
 
 
 def _missing(where: str) -> HistoryTargetError:

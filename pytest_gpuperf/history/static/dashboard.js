@@ -4,6 +4,7 @@ const D = JSON.parse(document.getElementById("gpuperf-data").textContent);
 const $ = id => document.getElementById(id);
 const COLORS = ["#0969da", "#bf3989", "#1a7f37", "#9a6700", "#8250df", "#57606a"];
 const DIR = {worse: "#cf222e", better: "#1a7f37", changed: "#bc4c00"};
+const KERNEL = "#1b7c83";  // a kernel change: the test's kernels changed, the two sides are not compared
 const tip = $("tooltip");
 let charts = [];
 const NULLS = n => new Array(n).fill(null);
@@ -12,6 +13,7 @@ for (const [dev, list] of Object.entries(D.metrics)) for (const m of list) {
   m.id = metricId(dev, m.name);
   m.family = m.name.split(".")[0];
   m.test = D.tests[dev][m.t];
+  if (!m.kc) m.kc = [];
   if (!m.ids) { m.ids = ["{}"]; m.seg = m.y.map(v => (v === null ? null : 0)); }
   if (!m.q) { m.q = [0, 1, 2, 3].map(() => NULLS(m.x.length)); m.n = NULLS(m.x.length); }
   if (!m.bv) { m.bv = NULLS(m.x.length); m.bw = NULLS(m.x.length); }
@@ -140,6 +142,7 @@ function drawMarks(dev, m) {
     const ctx = u.ctx;
     for (const e of D.env[dev] || []) vline(u, ctx, e.i - 0.5, "#6e7781", [5, 4], 1);
     for (const c of m.idc) vline(u, ctx, (c.i + c.p) / 2, "#8250df", [2, 3], 1.5);
+    for (const c of m.kc) vline(u, ctx, c.p === null ? c.i - 0.5 : (c.i + c.p) / 2, KERNEL, [2, 2], 1.5);
     for (const s of m.steps) {
       if (s.i === null) continue;
       const at = s.p === null ? s.i - 0.5 : (s.i + s.p) / 2;
@@ -150,6 +153,22 @@ function drawMarks(dev, m) {
       ctx.beginPath(); ctx.moveTo(px - 5 * r, top); ctx.lineTo(px + 5 * r, top); ctx.lineTo(px, top + 7 * r); ctx.fill();
       ctx.restore();
     }
+  };
+}
+
+// the line breaks at a kernel change (the two sides are other measurements): uPlot's gaps, in canvas pixels,
+// between the last run before the change and the first after it, beside the gaps of missing values
+function kernelGaps(m) {
+  return (u, sidx, i0, i1, nullGaps) => {
+    const breaks = m.kc.map(c => [c.p === null ? c.i - 1 : c.p, c.i])
+      .map(([a, b]) => [Math.round(u.valToPos(a, "x", true)) + 1, Math.round(u.valToPos(b, "x", true)) - 1]);
+    const all = [...nullGaps, ...breaks].sort((g, h) => g[0] - h[0]);
+    const merged = [];
+    for (const g of all) {
+      const last = merged[merged.length - 1];
+      if (last && g[0] <= last[1]) last[1] = Math.max(last[1], g[1]); else merged.push([g[0], g[1]]);
+    }
+    return merged;
   };
 }
 
@@ -182,11 +201,12 @@ function plot(dev, m, parent) {
   el("h4", {title: m.name}, box, m.name);
   el("div", {class: "meta"}, box, `${m.unit || "(no unit)"}, ${m.better} is better · ${m.test}`);
   const series = [{}], data = [m.x];
+  const gaps = m.kc.length ? kernelGaps(m) : undefined;
   m.ids.forEach((_, k) => {
     const color = COLORS[k % COLORS.length];
     data.push(m.y.map((v, j) => (m.seg[j] === k ? v : null)));
     series.push({label: m.ids.length > 1 ? `identity ${k + 1}` : "value", stroke: color, width: 1.5, spanGaps: false,
-                 points: {show: true, size: 5, fill: color, stroke: color}});
+                 points: {show: true, size: 5, fill: color, stroke: color}, ...(gaps ? {gaps} : {})});
   });
   const edges = m.bv.map((v, j) => bandEdges(v, m.bw[j], m.better));
   const highs = edges.map(e => e[0]), lows = edges.map(e => e[1]);
@@ -221,7 +241,7 @@ function plot(dev, m, parent) {
     hooks: {drawAxes: [drawNoise(m)], draw: [drawMarks(dev, m)], setCursor: [tooltip(dev, m)]},
   };
   charts.push(new uPlot(opts, data, box));
-  if (m.steps.length || m.idc.length) {
+  if (m.steps.length || m.idc.length || m.kc.length) {
     const ul = el("ul", {class: "plot-steps"}, box);
     for (const s of m.steps) {
       const levels = `${fmt(s.before)} → ${fmt(s.after)} ${m.unit}`;
@@ -233,6 +253,8 @@ function plot(dev, m, parent) {
     }
     for (const c of m.idc)
       li(ul, "ident", ["identity changed at ", [runs[c.i].C, runs[c.i].c], `: ${c.what} (not compared across)`]);
+    for (const c of m.kc)
+      li(ul, "kernel", [`${c.what} at `, [runs[c.i].C, runs[c.i].c], " (not compared across: no step)"]);
   }
   return 1;
 }
@@ -273,6 +295,13 @@ function render(want) {
   el("h3", {class: "changes"}, root, changed.length ? `Changes — ${changed.length} metric(s) with steps, toward worse first` :
      "Changes — no metric of this selection has a step");
   if (changed.length) group(changed);
+  // kernel changes apart from the steps: other measurements on each side, not regressions
+  const kernels = shown.filter(m => m.kc.length && !m.steps.length).sort(byRank);
+  if (kernels.length) {
+    el("h3", {class: "kernels"}, root,
+       `Kernel changed — ${kernels.length} metric(s) whose kernels changed (not steps: compared within each kernel)`);
+    group(kernels);
+  }
   if (!only) {
     // then every family's unchanged metrics, the family whose metrics moved most first, its largest moves first
     const byFamily = new Map();
@@ -280,12 +309,13 @@ function render(want) {
       if (!byFamily.has(m.family)) byFamily.set(m.family, []);
       byFamily.get(m.family).push(m);
     }
-    const order = [...byFamily.entries()].map(([f, list]) => [f, list, list.filter(m => !m.steps.length).sort(byRank)]);
+    const above = m => m.steps.length || m.kc.length;  // drawn under Changes or Kernel changed
+    const order = [...byFamily.entries()].map(([f, list]) => [f, list, list.filter(m => !above(m)).sort(byRank)]);
     order.sort((a, b) => (b[2][0] ? b[2][0].rank : -1) - (a[2][0] ? a[2][0].rank : -1) || a[0].localeCompare(b[0]));
     for (const [family, list, rest] of order) {
       const moved = list.length - rest.length;
       el("h3", {class: "family", "data-family": family}, root,
-         `${family} — ${list.length} metric(s)` + (moved ? `, ${moved} with steps (under Changes)` : ""));
+         `${family} — ${list.length} metric(s)` + (moved ? `, ${moved} with steps or kernel changes (above)` : ""));
       if (rest.length) group(rest);
     }
   }

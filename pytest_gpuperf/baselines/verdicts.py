@@ -37,8 +37,8 @@ Each noise model is judged here, once, whoever asks:
 * ``deterministic`` — the band alone (:func:`_band_verdict` through :func:`compare`): the baseline gate, and
   ``gpuperf compare`` (run A as the entry);
 * ``sampled`` — the band, kept outside it only where both sides' samples also differ significantly
-  (:func:`_band_verdict`); several runs on a side: over runs (:func:`over_runs`). The sibling check judges a
-  card's samples against its siblings' pooled ones by the same edges (:func:`shift`);
+  (:func:`_band_verdict`); several runs on a side: over runs (:func:`over_runs`). The sibling check's card
+  against its siblings pooled is judged by the same edges (:func:`shift`) in :mod:`.sibling_verdict`;
 * ``repeated`` — the band kept only where a test over one value per run or repeat agrees (:func:`over_runs`);
   too few values: ``ungated`` (:func:`unjudged`), ``informational`` in ``gpuperf compare``;
 * ``informational`` — never judged (:func:`unjudged`).

@@ -4,37 +4,33 @@ Cards of one model (one ``device.key``) in one host run the same code on the sam
 is slower or less accurate than its siblings is a hardware or configuration problem (a throttled or
 mis-seated card, a lower power limit, ECC page retirement) that a per-model baseline, whose bands
 must hold every healthy card, can hide. The check needs no baseline: for every metric that all cards
-of a group recorded (same unit, same identity), each card is compared with **its siblings pooled**,
-using the statistics of the regression gate (:func:`pytest_gpuperf.timing.difference.difference`:
-the 99.9 % bootstrap interval of the median ratio and the Mann–Whitney U test):
+of a group recorded, each card is compared with **its siblings pooled**. This module gathers the figures
+(the groups, each card's value, samples, unit and identity, the class floor) and formats the report;
+the verdict is the sibling rule's (:mod:`pytest_gpuperf.baselines.sibling_verdict`, the statistics of the
+regression gate):
 
-* ``ratio`` = median(this card) / median(the siblings' samples pooled);
+* ``ratio`` = median(this card) / median(the siblings' samples pooled), or of the values where the cards
+  carry no raw samples (``basis: values``);
 * ``outlier`` — worse than the siblings (direction-aware through the metric's ``better``) by more than
-  the metric class's minimum effect (``baselines/classes.py``: 3 % on GPUs, wider on CPU devices; the
-  same ratio-safe edge as the gate: worse means ratio > 1 + floor for lower-is-better, < 1 / (1 + floor)
-  for higher-is-better) **and** significantly so where both sides carry raw samples;
+  the metric class's minimum effect (``baselines/classes.py``: 3 % on GPUs, wider on CPU devices)
+  **and** significantly so where both sides carry raw samples; an ``exact`` figure that differs;
 * ``better`` — the same on the good side (a prompt to look at the siblings, not a failure);
 * ``same`` — inside the floor, or not significant;
 * ``incomparable`` — recorded another way on some card (unit or identity differs), or no usable value.
-
-Metrics without raw samples (ULP certificates, counts) are judged on their values: the card's value
-against the median of its siblings' values, by the floor alone (``basis: values``); an ``exact``
-metric whose value differs from its siblings' is an outlier (a card that computes something else).
 """
 
 from __future__ import annotations
 
 import math
-import statistics
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
-from ..verdictwords import SHIFT_TO_SIBLING, Shift, Sibling
+from ..verdictwords import Sibling
 from .. import SIBLINGS_SCHEMA
 from ..baselines import classes
-from ..baselines.verdicts import shift
+from ..baselines.sibling_verdict import SiblingFigure, sibling_verdict
 from ..schemas.results_doc import MetricRecord, ResultsDocument
-from ..timing.difference import ALPHA, difference, usable
+from ..timing.difference import ALPHA
 from .identity import physical_id
 
 SCHEMA = SIBLINGS_SCHEMA  # schemas/siblings-1.json
@@ -125,55 +121,17 @@ def _value(metric: MetricRecord) -> float | None:
 
 
 def judge(name: str, card: Card, siblings: Sequence[Card], floor: float, alpha: float = ALPHA) -> Row:
-    """One card's metric ``name`` against the same metric of its ``siblings`` pooled."""
+    """One card's metric ``name`` against the same metric of its ``siblings`` pooled: the figures gathered
+    here, the verdict the sibling rule's (:func:`pytest_gpuperf.baselines.sibling_verdict.sibling_verdict`)."""
     mine = card.metrics[name]
     unit, better = str(mine.get("unit", "")), str(mine.get("better", "lower"))
     value = _value(mine)
     others = [s.metrics[name] for s in siblings]
-    row = Row(name, card.spec, unit, better, value, None, None, floor, Sibling.SAME, "-")
-    for o in others:
-        if o.unit != unit or (o.identity or {}) != (mine.identity or {}):
-            row.verdict = Sibling.INCOMPARABLE
-            row.reason = "measured another way on a sibling (unit or identity differs)"
-            return row
-    mine_s = _samples(mine)
-    pooled = [x for o in others for x in (_samples(o) or [])]
-    all_have = mine_s is not None and all(_samples(o) for o in others)
-    if better in ("lower", "higher") and all_have and usable(mine_s) and usable(pooled):
-        d = difference(pooled, mine_s, alpha=alpha)
-        row.basis, row.ratio, row.difference = "samples", d.ratio, d.to_json()
-        row.siblings_value = float(statistics.median(pooled))
-        side = shift(d.ratio, better, floor)
-        if side != Shift.SAME and not d.significant:
-            row.verdict = Sibling.SAME
-            row.reason = (f"beyond the {floor:.0%} floor but not significant (p={d.p_value:.2g}, interval "
-                          f"[{d.ci_low:.4g}, {d.ci_high:.4g}])")
-        else:
-            row.verdict = SHIFT_TO_SIBLING[side]
-        return row
-    values = [_value(o) for o in others]
-    if value is None or any(v is None for v in values):
-        row.verdict, row.reason = Sibling.INCOMPARABLE, "no finite value on every card"
-        return row
-    ref = float(statistics.median(values))  # type: ignore[arg-type]
-    row.basis, row.siblings_value = "values", ref
-    if better == "exact":
-        row.verdict = Sibling.OUTLIER if value != ref else Sibling.SAME
-        row.reason = "an exact figure that differs from its siblings'" if value != ref else ""
-        return row
-    if ref == 0.0:
-        if value == 0.0:
-            row.verdict = Sibling.SAME
-        else:  # 0 on the siblings, not 0 here: the sign of the direction decides
-            worse = value > 0 if better in ("lower", "bound") else value < 0
-            row.verdict = Sibling.OUTLIER if worse else Sibling.BETTER
-            row.reason = "the siblings read 0"
-        return row
-    row.ratio = value / ref
-    side = shift(row.ratio, better, floor) if row.ratio > 0 else Shift.SAME
-    row.verdict = SHIFT_TO_SIBLING[side]
-    row.reason = "no raw samples on every card: the floor alone decides"
-    return row
+    j = sibling_verdict(SiblingFigure(value, _samples(mine), unit, mine.identity),
+                        [SiblingFigure(_value(o), _samples(o), o.unit, o.identity) for o in others],
+                        better, floor, alpha)
+    return Row(name, card.spec, unit, better, value, j.siblings_value, j.ratio, floor, j.verdict, j.basis,
+               j.reason, None if j.difference is None else j.difference.to_json())
 
 
 def check(documents: Iterable[ResultsDocument], *, floor: float | None = None,

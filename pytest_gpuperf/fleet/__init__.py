@@ -7,7 +7,9 @@
 * :mod:`.workers` — what a worker hands back to the controller (summary lines, results documents), so
   the summary and the sibling check are made once, on the controller;
 * :mod:`.siblings` — the sibling check: cards of one model side by side, and the card that is
-  significantly worse than its siblings;
+  significantly worse than its siblings; the verdict of a card against its siblings pooled is the sibling
+  rule's (:mod:`pytest_gpuperf.baselines.sibling_verdict`: significance beyond the floor, the floor alone on
+  values);
 * :mod:`.fleetload` — a fleet run read from its folder (one subfolder per job): cards by recorded
   identity, cohorts by model, driver, clock and power limit;
 * :mod:`.fleetreport` — one verdict per card (ok, warn, uncertain, fail) and the Slurm drain commands; the

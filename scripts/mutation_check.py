@@ -48,6 +48,8 @@ TESTS: dict[str, list[str]] = {
     "history/detect.py": [MUTANT_PINS, PINS, "tests/test_history_detect.py"],
     "accuracy/certificate.py": [MUTANT_PINS, "tests/test_accuracy_identity.py"],
     "fleet/siblings.py": [MUTANT_PINS, "tests/test_fleet_siblings.py"],
+    "baselines/sibling_verdict.py": [MUTANT_PINS, "tests/test_baselines_sibling_verdict.py",
+                                     "tests/test_fleet_siblings.py"],
     "baselines/cohort.py": ["tests/test_baselines_cohort.py", "tests/test_fleet_report.py"],
     "session.py": [MUTANT_PINS, PINS, "tests/test_core_contended.py", "tests/test_core_first_run.py",
                    "tests/test_core_cotenants.py",

@@ -5,7 +5,7 @@ with it a run's 5 samples against a baseline's 15 (three runs) never reached p <
 those gates (throughput, summation times, pointer chases) could not regress. The test is now exact on small
 sides (:func:`pytest_gpuperf.timing.difference.rank_p_value`), so every unchanged run that sat outside such
 a band would now fail. This script reads the saved A/A runs (``aa-*.json.xz``, ``aa-*.json.xz`` under ``results/<key>*/``: each
-gate-check folder ran on a newly lent machine) made since each entry's baseline, with the entry's test and
+gate-check folder ran on a new machine) made since each entry's baseline, with the entry's test and
 identity, and computes each run's delta against the shipped band. Where a run sat outside the band on the bad
 side, the entry's band is set from the measured spread between machines: the entry's k × the run-to-run σ
 (:func:`pytest_gpuperf.timing.stats.between_run_sigma`) of the baseline's runs and the A/A runs, never

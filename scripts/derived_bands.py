@@ -6,7 +6,7 @@ classifier's counter, λ0) carries no raw samples: it is ``repeated``, judged by
 by the prediction t-test of one new run against the baseline's runs. From three baseline runs that test needs
 t(1 − α/2, 2)·√(4/3) ≈ 36 run-σ, and the fixed bands are wide, so most of these gates caught only changes over
 25 %. The saved A/A runs (``aa-*.json.xz`` under ``results/<key>*/``, :func:`aa_bands.aa_runs`: each gate-check
-folder ran on a newly lent machine) hold the same figures, with the same test and identity, from unchanged code
+folder ran on a new machine) hold the same figures, with the same test and identity, from unchanged code
 on other machines. This script pools each such entry's baseline runs with those A/A runs (at least
 :data:`MIN_POOLED` runs), and where that makes the gate tighter — or where an unchanged A/A run reads ``regressed``
 against the entry's band (a false alarm: the band was narrower than the machines spread, and those runs are named as

@@ -6,7 +6,7 @@ Per catalog row (the row a metric's noise model comes from, :func:`pytest_gpuper
 baseline: the entries, how many gate looser than :data:`~pytest_gpuperf.baselines.detection.LOOSE` (their
 detection power, as the gate would state it were the row not informational), and the relative spread of
 each entry's value over the saved A/A runs made since its baseline (``scripts/aa_bands.py``'s runs, one
-gate-check folder per newly lent machine): the median entry's and the widest entry's standard deviation over
+gate-check folder per new machine): the median entry's and the widest entry's standard deviation over
 |mean|. A row whose every entry gates looser than 25 % on every GPU baseline cannot gate within 25 % without
 more runs: it is declared ``informational`` in the catalog with these figures.
 

@@ -1,6 +1,6 @@
 """The saved gate-check runs of the H100s and H200s read as one fleet: ``results/fleet-saved/``.
 
-Each gate check ran on a newly lent machine, and the saved runs record no UUID or serial (they predate the
+Each gate check ran on a new machine, and the saved runs record no UUID or serial (they predate the
 ``card`` section), every one reads host ``vm`` and PCI address ``0000:00:06.0``: the files cannot tell the
 machines apart, only the folders can. So one card = one gate-check folder (``gatecheck-<commit>``: one
 machine). Its first A/A run (``aa-*.json.xz``: unchanged runs of the full suites) is the card's run in the

@@ -1,4 +1,4 @@
-"""How often would a newly lent machine's unchanged run fail the shipped GPU baseline? Leave one machine out.
+"""How often would a new machine's unchanged run fail the shipped GPU baseline? Leave one machine out.
 
 The shipped H200/H100 baselines pool each loose or once-failed entry's runs across the machines whose A/A runs
 are saved (:mod:`derived_bands`). Whether the bands that pooling sets are wide enough for the *next* machine

@@ -2,7 +2,7 @@
 
 Every entry of the shipped H200 and H100 baselines whose gate could not regress under the normal
 approximation (``scripts/aa_bands.py``: ``gained_power``) is judged against the samples of every saved A/A run
-made since its baseline on a newly lent machine: unchanged, no run reads ``regressed``; the same samples
+made since its baseline on a new machine: unchanged, no run reads ``regressed``; the same samples
 scaled so that their median moves by the entry's stated MDE in its bad direction read ``regressed`` in every
 run. The bands the script set from the spread between machines are what the shipped files hold."""
 

@@ -362,7 +362,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "try, the file's runs being perhaps another machine's)")
     g.add_argument("--calibrate-each", action="store_true",
                    help="calibrate each planted try to an unplanted run of its tests just before it (the same "
-                        "machine at the same time, where a GPU lease may change machines between calls)")
+                        "machine at the same time, where a scheduler may give each call another machine)")
     g.add_argument("--no-calibrate", action="store_true",
                    help="plant the claimed sizes as they are, whatever this machine reads")
     g.add_argument("--tries", type=int, default=3, help="tries per planted kind (default 3)")

@@ -385,7 +385,7 @@ def _tries(p: Plant, tries: int, prev: int, device: str, baseline_dir: str | Non
     """``tries`` runs of one plant: its entry, and the device document its runs reported. ``recalibrate``:
     before each try (``once``: before the first, its size kept for the others), run the plant's tests unplanted
     (``calib-KIND-N``) and calibrate the try's plant to what they read — the machine of that very moment, where a
-    GPU lease may change machines between calls."""
+    scheduler may give each call another machine."""
     verdicts: list[str] = []
     planted: list[float | None] = []
     calibration: list[dict[str, Any] | None] = []

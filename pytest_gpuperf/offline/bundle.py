@@ -94,9 +94,13 @@ if [ -n "${GPUPERF_TIME_LIMIT:-}" ]; then
   ( sleep "$GPUPERF_TIME_LIMIT"; echo "gpuperf offline: GPUPERF_TIME_LIMIT=$GPUPERF_TIME_LIMIT s reached: interrupting" >> "$out/$tag.log"; kill -INT "$pid" 2>/dev/null ) &
   watchdog=$!
 fi
-status=0
-wait "$pid" || status=$?
-while kill -0 "$pid" 2>/dev/null; do wait "$pid" || status=$?; done  # a trapped signal ends the first wait early
+while :; do
+  wait "$pid"
+  kill -0 "$pid" 2>/dev/null || break  # wait returned for a trapped signal: the run is still ending
+done
+# the run's own status, asked once it has ended (bash keeps it after the wait that reaped it): a wait that a
+# trapped signal ended early returns 128 + the signal, whether or not the run then ended on its own
+wait "$pid" 2>/dev/null; status=$?
 [ -n "$watchdog" ] && kill "$watchdog" 2>/dev/null
 tail -n "${GPUPERF_TAIL:-40}" "$out/$tag.log"
 tar czf "$out.tgz" -C "$out" . && echo "gpuperf offline: bring back $out.tgz (gpuperf offline collect)"

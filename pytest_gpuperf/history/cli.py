@@ -263,35 +263,31 @@ def cmd_show(args: argparse.Namespace) -> int:
     return 0
 
 
-def _identity_lines(changes: list[det.IdentityChange]) -> list[str]:
-    """Identity changes, one line per device and run (a suite change moves many metrics at once)."""
-    by_run: dict[tuple[str, str, str], list[det.IdentityChange]] = defaultdict(list)
+def _change_lines(changes: Sequence[det.SeriesBreak], heading: str, tail: str) -> list[str]:
+    """Where a series was split (its identity or its kernels changed), one line per device and run: one edit
+    moves many metrics at once."""
+    by_run: dict[tuple[str, str, str], list[det.SeriesBreak]] = defaultdict(list)
     for c in changes:
-        by_run[(c.device_key, c.backend, c.run)].append(c)
+        by_run[(c.device_key, c.backend, c.first_run)].append(c)
     lines = []
     for (key, backend, _), group in sorted(by_run.items(), key=lambda kv: (kv[0][:2], kv[1][0].date)):
         c = group[0]
         more = f" and {len(group) - 1} more" if len(group) > 1 else ""
-        lines.append(f"{key}/{backend}: IDENTITY CHANGED for {len(group)} metric(s) at commit {c.commit[:12] or '?'} "
+        lines.append(f"{key}/{backend}: {heading} for {len(group)} metric(s) at commit {c.commit[:12] or '?'} "
                      f"({c.date}; previous run: {c.previous_commit[:12] or '?'}, {c.previous_date}), e.g. {c.name} "
-                     f"({c.what()}){more} — compared within each identity, not across")
+                     f"({c.what()}){more} — {tail}")
     return lines
+
+
+def _identity_lines(changes: list[det.IdentityChange]) -> list[str]:
+    """Identity changes, one line per device and run."""
+    return _change_lines(changes, "IDENTITY CHANGED", "compared within each identity, not across")
 
 
 def _kernel_lines(changes: list[det.KernelChange]) -> list[str]:
-    """Kernel changes, one line per device and run (one kernel edit moves every metric of its tests)."""
-    by_run: dict[tuple[str, str, str], list[det.KernelChange]] = defaultdict(list)
-    for c in changes:
-        by_run[(c.device_key, c.backend, c.run)].append(c)
-    lines = []
-    for (key, backend, _), group in sorted(by_run.items(), key=lambda kv: (kv[0][:2], kv[1][0].date)):
-        c = group[0]
-        more = f" and {len(group) - 1} more" if len(group) > 1 else ""
-        lines.append(f"{key}/{backend}: {Trend.KERNEL_CHANGED.upper()} for {len(group)} metric(s) at commit "
-                     f"{c.commit[:12] or '?'} ({c.date}; previous run: {c.previous_commit[:12] or '?'}, "
-                     f"{c.previous_date}), e.g. {c.name} ({c.what()}){more} — other measurements: compared "
-                     f"within each kernel, not across (no regression, no improvement)")
-    return lines
+    """Kernel changes, one line per device and run."""
+    return _change_lines(changes, Trend.KERNEL_CHANGED.upper(),
+                         "other measurements: compared within each kernel, not across (no regression, no improvement)")
 
 
 def cmd_detect(args: argparse.Namespace) -> int:

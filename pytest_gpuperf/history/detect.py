@@ -268,8 +268,8 @@ class Step:
 
 
 @dataclass(frozen=True)
-class IdentityChange:
-    """A metric whose identity changed between two runs: the series is split there, not compared."""
+class SeriesBreak:
+    """Where one metric's series is split between two runs (the run after the split and the run before it)."""
 
     device_key: str
     backend: str
@@ -278,6 +278,21 @@ class IdentityChange:
     previous_commit: str
     date: str
     previous_date: str
+
+    @property
+    def first_run(self) -> str:
+        """The uid of the first run after the split ('' where not known)."""
+        return str(getattr(self, "run", ""))
+
+    def what(self) -> str:
+        """What changed, in words."""
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class IdentityChange(SeriesBreak):
+    """A metric whose identity changed between two runs: the series is split there, not compared."""
+
     before: dict[str, Any] = field(hash=False)
     after: dict[str, Any] = field(hash=False)
     run: str = ""
@@ -291,17 +306,10 @@ class IdentityChange:
 
 
 @dataclass(frozen=True)
-class KernelChange:
+class KernelChange(SeriesBreak):
     """A metric whose kernels changed between two runs of one identity (their ``source_digest`` differ): the
     series is split there, the two sides are never compared, so a move across it is no step."""
 
-    device_key: str
-    backend: str
-    name: str
-    commit: str
-    previous_commit: str
-    date: str
-    previous_date: str
     before: str  # the digest of the old kernels
     after: str  # of the new ones
     run: str = ""  # the uid of the first run with the new kernels

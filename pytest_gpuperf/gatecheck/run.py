@@ -60,6 +60,11 @@ class Plant:
     machine: float | None = None
     baseline: float | None = None
 
+    def at_claim(self) -> "Plant":
+        """This plant as it was before any calibration: planted at the size it claims (a function or metric plant,
+        never calibrated, is itself)."""
+        return self if self.claim is None else Plant(self.kind, f"{self.claim:g}", self.metric, self.tests)
+
     @property
     def size(self) -> float | str:
         """The size as recorded: the claim (a fraction for slowdowns, 1 ulp for the math plant)."""
@@ -404,11 +409,7 @@ def _tries(p: Plant, tries: int, prev: int, device: str, baseline_dir: str | Non
             ctag = f"calib-{p.kind}-{_free_index(results_dir, f'calib-{p.kind}', index)}"
             c = run_pytest(device, list(p.tests), results_dir / f"{ctag}.json", results_dir / f"{ctag}.log",
                            baseline_dir=baseline_dir, cwd=cwd)
-            # a fraction plant starts again from its claimed size; a function or metric plant (ulp, missing) keeps
-            # its argument — its size is not what it plants
-            fraction = plants.KINDS.get(p.kind) == "fraction" and isinstance(p.size, float)
-            base = Plant(p.kind, f"{p.size:g}", p.metric, p.tests) if fraction else p
-            q = recalibrate([base], machine_values([c.results]) if c.results.exists() else {})[0]
+            q = recalibrate([p.at_claim()], machine_values([c.results]) if c.results.exists() else {})[0]
             if q.claim is not None:
                 echo(f"plant {p.kind} on {p.metric} try {t}: claim {q.claim:g}, planted {q.arg} (the unplanted run "
                      f"{ctag} read {q.machine:.6g} against the baseline's {q.baseline:.6g})")

@@ -263,12 +263,13 @@ def cmd_show(args: argparse.Namespace) -> int:
     return 0
 
 
-def _change_lines(changes: Sequence[det.SeriesBreak], heading: str, tail: str) -> list[str]:
+def _change_lines(changes: Sequence[det.IdentityChange] | Sequence[det.KernelChange], heading: str,
+                  tail: str) -> list[str]:
     """Where a series was split (its identity or its kernels changed), one line per device and run: one edit
     moves many metrics at once."""
     by_run: dict[tuple[str, str, str], list[det.SeriesBreak]] = defaultdict(list)
     for c in changes:
-        by_run[(c.device_key, c.backend, c.first_run)].append(c)
+        by_run[(c.device_key, c.backend, c.run)].append(c)
     lines = []
     for (key, backend, _), group in sorted(by_run.items(), key=lambda kv: (kv[0][:2], kv[1][0].date)):
         c = group[0]

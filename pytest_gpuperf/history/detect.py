@@ -279,11 +279,6 @@ class SeriesBreak:
     date: str
     previous_date: str
 
-    @property
-    def first_run(self) -> str:
-        """The uid of the first run after the split ('' where not known)."""
-        return str(getattr(self, "run", ""))
-
     def what(self) -> str:
         """What changed, in words."""
         raise NotImplementedError

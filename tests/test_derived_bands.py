@@ -88,7 +88,7 @@ def test_saved_a_a_runs_read_no_regression_and_mde_plants_regress(device):
 def test_the_ones_too_noisy_between_machines_read_ungated_with_their_measured_spread(device):
     _, _, pooled, _ = device
     declared = {n: e for n, e in pooled.items() if catalog.measured_informational(n, e) is not None}
-    assert 10 < len(declared) < 80, len(declared)  # a few percent of a card's ~2,000 entries, never most
+    assert 10 < len(declared) < 60, len(declared)
     for name, entry in declared.items():
         c = _judge(name, entry, float(entry["value"]) * 10)
         assert c.verdict == "ungated" and c.reason.startswith("informational: over "), (name, c.reason)

@@ -25,10 +25,9 @@ DEVICE = {"key": "card", "name": "Card", "backend": "cuda"}
 #: the tracked tree's budget (bytes of every file git tracks): what a clone costs a newcomer. The saved gate-check
 #: runs of every machine measured so far are also the fleet the fleet report reads (docs/fleet.md) and the runs
 #: the reviewed GPU baselines' pooled bands name (``band_from``), so superseded runs are not pruned; they are
-#: stored as the results writer stores a run now and xz-compressed (``scripts/compact_saved.py --xz``). A GPU gate
-#: check of four A/A runs and its plants adds about 1.2 MiB so stored, and some 10 MiB uncompressed: the budget
-#: leaves room for a few more compressed ones and none uncompressed
-TREE_BUDGET = 30 * 1024 * 1024
+#: stored as the results writer stores a run now and xz-compressed (``scripts/compact_saved.py --xz``); a GPU gate
+#: check of four A/A runs and its plants adds about 1.2 MiB so stored
+TREE_BUDGET = 25 * 1024 * 1024
 
 
 def _entry(kernel: str, config: str = "local=64", watts: float = 200.0) -> Entry:

@@ -4,9 +4,12 @@ Every tracked ``*.gz`` and ``*.xz`` under the folders named is rewritten in plac
 ``--xz``, each ``*.json.xz`` becomes ``*.json.xz`` beside it, the ``.gz`` removed, whatever the size, so every
 saved run has one form):
 
-* a results document (schema ``pytest-gpuperf/1``) as the results writer stores one now
-  (:func:`pytest_gpuperf.report.results.dumps`): compact JSON, and each metric's ``info.line`` left out where
-  its verdict is one whose line only restates the stored fields (``results.RESTATED_LINE``);
+* a results document (schema ``pytest-gpuperf/1``) in the saved form
+  (:func:`pytest_gpuperf.report.results.saved_form`, written by :func:`~pytest_gpuperf.report.results.dumps`):
+  compact JSON, each metric's ``info.line`` left out where its verdict is one whose line only restates the
+  stored fields (``results.RESTATED_LINE``), and each metric's ``baseline`` holding only the fields its readers
+  take (``results.SAVED_BASELINE_KEYS``: not the copy of the entry's tolerance, identity, test and citation
+  nor the significance test's figures);
 * any other file (logs, CSV, other JSON) with the same bytes inside, only compressed again.
 
 Compression is gzip level 9 with mtime 0, or with ``--zopfli`` Zopfli's gzip encoder (``pip install zopfli``;
@@ -16,8 +19,8 @@ where the new one is smaller.
 
 ``--check REV`` compares every tracked file under the folders with the one at git revision ``REV`` (an
 ``x.json.xz`` with ``x.json.gz`` there, where it was converted since): a
-results document must equal the one at ``REV`` less the restated lines, key for key and float for float, and
-still follow the results schema; any other file must hold the same bytes. It prints one line per file that
+results document must equal the one at ``REV`` less the restated lines and the baseline fields the saved form
+leaves out, key for key and float for float, and still follow the results schema; any other file must hold the same bytes. It prints one line per file that
 differs and exits 1 if any does.
 
     python3 scripts/compact_saved.py --zopfli results
@@ -65,7 +68,7 @@ def results_document(text: bytes) -> dict[str, Any] | None:
 def inner(name: str, raw: bytes) -> bytes:
     """What the file ``name`` holds once rewritten: a results document re-encoded, anything else unchanged."""
     doc = results_document(raw) if jsonio.uncompressed_name(name).endswith(".json") else None
-    return raw if doc is None else results.dumps(doc).encode("utf-8")
+    return raw if doc is None else results.dumps(results.saved_form(doc)).encode("utf-8")
 
 
 def compress(data: bytes, zopfli: bool, xz: bool = False) -> bytes:
@@ -102,9 +105,10 @@ def canonical(doc: Any) -> str:
 
 
 def without_lines(doc: dict[str, Any]) -> dict[str, Any]:
-    """``doc`` with every metric's ``info.line`` left out, whatever its verdict."""
-    return {**doc, "metrics": [{**m, "info": {k: v for k, v in info(m).items() if k != "line"}}
-                               for m in doc["metrics"]]}
+    """``doc`` with every metric's ``info.line`` left out, whatever its verdict, and its ``baseline`` as the
+    saved form keeps it."""
+    return results.saved_form({**doc, "metrics": [{**m, "info": {k: v for k, v in info(m).items() if k != "line"}}
+                                                  for m in doc["metrics"]]})
 
 
 def info(metric: dict[str, Any]) -> dict[str, Any]:
@@ -137,7 +141,7 @@ def difference(name: str, rev: str) -> str | None:
         return "other bytes inside, and it is not a results document"
     now = json.loads(after)
     if canonical(without_lines(was)) != canonical(without_lines(now)):
-        return "the document differs from the one at the revision beyond the metrics' lines"
+        return "the document differs from the one at the revision beyond the metrics' lines and baseline copies"
     for a, b in zip(was["metrics"], now["metrics"]):
         kept = "line" in info(a) and a.get("verdict") not in results.RESTATED_LINE
         if info(b).get("line") != (info(a)["line"] if kept else None):
@@ -166,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
         for n, why in bad:
             print(f"{n}: {why}")
         print(f"{len(names) - len(said)} of {len(names) - len(new)} files hold what they held at {args.check}"
-              f" (results documents less their restated lines); {len(new)} new since")
+              f" (results documents less their restated lines and baseline copies); {len(new)} new since")
         return 1 if bad else 0
     before = after = 0
     with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:

@@ -1,5 +1,6 @@
 """What a results file stores: compact JSON, and a metric's one-line message only where it says more than the
-stored fields beside it (``report.results.stored``)."""
+stored fields beside it (``report.results.stored``); and what a saved run kept in a repository stores of each
+metric's baseline copy: what its readers take (``report.results.saved_form``)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ import json
 from pathlib import Path
 
 from pytest_gpuperf import RESULTS_SCHEMA
+from pytest_gpuperf.fleet.fleetload import pool_metrics
 from pytest_gpuperf.gatecheck.run import RunOutcome, summarize_aa
-from pytest_gpuperf.report import results
+from pytest_gpuperf.history.records import metric_from_json
+from pytest_gpuperf.report import results, sensitivity
 from pytest_gpuperf.schemas import problems
 from pytest_gpuperf.schemas.results_doc import ResultsDocument
 from pytest_gpuperf.util import jsonio
@@ -65,3 +68,39 @@ def test_a_document_without_a_metrics_list_is_stored_as_it_is():
     assert results.stored({"schema": RESULTS_SCHEMA, "metrics": None}) == {"schema": RESULTS_SCHEMA, "metrics": None}
     odd = {"metrics": [{"verdict": "pass", "info": None}, "not a metric"]}
     assert results.stored(odd) == odd
+
+
+def _judged(name: str, verdict: str, value: float) -> dict:
+    """A metric as the baseline gate leaves it: the entry's copy and the comparison in ``baseline``."""
+    return {"test": "t.py::t", "name": name, "value": value, "unit": "us", "better": "lower",
+            "stats": {"median": value, "mad": 0.01, "min": value, "max": value + 0.1, "n": 3,
+                      "samples": [value, value, value + 0.1]},
+            "baseline": {"value": 1.0, "unit": "us", "better": "lower", "tolerance": {"k": 6.0, "rel": 0.01},
+                         "identity": {"n": 4096}, "run_values": [0.98, 1.0, 1.03], "runs": 3, "test": "t.py::t",
+                         "citation": "a paper", "band": 0.3, "delta_rel": value - 1.0, "reason": "why loose",
+                         "difference": {"ratio": value, "ci": [0.9, 1.1], "p_value": 0.5, "significant": False},
+                         "detect": {"mde": 0.05, "basis": "band", "class": "\u22645 %"}},
+            "verdict": verdict, "info": {"line": f"{name}: {verdict.upper()}", "n": 3}, "tolerance": None,
+            "identity": {"n": 4096}}
+
+
+def test_a_saved_run_keeps_what_its_readers_take_of_the_baseline_copy(tmp_path):
+    """The saved form leaves out the copy of the entry's own fields and the significance test's figures; the
+    history, the fleet report's noise, the detection tally and the schema read the same from it, and
+    compacting it again changes nothing."""
+    device = {"backend": "opencl", "index": 0, "name": "CPU", "vendor": "pocl", "key": "cpu", "is_cpu": True}
+    doc = {**_doc(), "device": device, "metrics": [_judged("m.pass", "pass", 1.02), _judged("m.regressed", "regressed", 1.5),
+                                                   {**_judged("m.new", "new", 2.0), "baseline": None}]}
+    saved = results.saved_form(doc)
+    assert [sorted(m["baseline"]) for m in saved["metrics"][:2]] == [sorted(["value", "better", "band", "delta_rel",
+                                                                             "run_values", "reason", "detect"])] * 2
+    assert saved["metrics"][2]["baseline"] is None and "difference" in doc["metrics"][0]["baseline"]  # doc kept
+    assert "line" not in saved["metrics"][0]["info"] and saved["metrics"][1]["info"]["line"] == "m.regressed: REGRESSED"
+    assert results.saved_form(saved) == saved
+    path = tmp_path / "saved.json"
+    results.write(str(path), saved)
+    assert problems(jsonio.read_json(path), RESULTS_SCHEMA) == []
+    full, kept = ResultsDocument.from_json(results.stored(doc)), ResultsDocument.load(path)  # as written, as saved
+    assert [metric_from_json(m) for m in full.metrics] == [metric_from_json(m) for m in kept.metrics]
+    assert pool_metrics([full]) == pool_metrics([kept])
+    assert sensitivity.tally(full.metrics) == sensitivity.tally(kept.metrics)

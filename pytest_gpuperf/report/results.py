@@ -17,7 +17,9 @@
 
 Later suites and tools read this format: add keys, never rename or remove them. A results file is written
 compact (no indentation) and keeps a metric's one-line message ``info.line`` only where it says more than the
-stored fields (:data:`RESTATED_LINE`): saved runs are evidence kept in the repository, read by tools.
+stored fields (:data:`RESTATED_LINE`): saved runs are evidence kept in the repository, read by tools. A saved
+run kept in a repository stores of each metric's ``baseline`` only the fields its readers take
+(:func:`saved_form`, :data:`SAVED_BASELINE_KEYS`).
 """
 
 from __future__ import annotations
@@ -144,6 +146,34 @@ def _without_restated_line(metric: Any) -> Any:
     if not isinstance(info, dict) or "line" not in info or metric.get("verdict") not in RESTATED_LINE:
         return metric
     return {**metric, "info": {k: v for k, v in info.items() if k != "line"}}
+
+
+#: what a saved run kept in a repository (``scripts/compact_saved.py``) keeps of each metric's ``baseline``: the
+#: fields its readers take — the entry's value, direction and runs' values (the history, the fleet report's
+#: between-run noise), the comparison's band, delta, reason and detection power (the history, the gate check's
+#: realized plant size, the CI verdict), and a run-against-run comparison's ``source`` and ``compare``. The rest
+#: is left out: a copy of the baseline entry's own fields (tolerance, identity, test, citation, unit, runs) that
+#: the reviewed baseline file holds, and the significance test's figures (``difference``), which only the verdict
+#: stored beside them used. A tool that judges a saved run again judges it against a baseline file, not this copy.
+SAVED_BASELINE_KEYS = ("value", "better", "band", "delta_rel", "run_values", "reason", "detect", "source", "compare")
+
+
+def saved_form(doc: dict[str, Any]) -> dict[str, Any]:
+    """``doc`` as a saved run kept in a repository stores it: :func:`stored`, and each metric's ``baseline``
+    with only the keys :data:`SAVED_BASELINE_KEYS` names (in the order it had them); ``doc`` itself is
+    not changed."""
+    doc = stored(doc)
+    metrics = doc.get("metrics")
+    if not isinstance(metrics, list):
+        return doc
+    return {**doc, "metrics": [_with_saved_baseline(m) for m in metrics]}
+
+
+def _with_saved_baseline(metric: Any) -> Any:
+    base = metric.get("baseline") if isinstance(metric, dict) else None
+    if not isinstance(base, dict):
+        return metric
+    return {**metric, "baseline": {k: base[k] for k in base if k in SAVED_BASELINE_KEYS}}
 
 
 def dumps(doc: dict[str, Any]) -> str:

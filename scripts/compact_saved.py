@@ -1,8 +1,10 @@
 """Store the saved runs under ``results/`` in fewer bytes without changing what any reader takes from them.
 
 Every tracked ``*.gz`` and ``*.xz`` under the folders named is rewritten in place, at the same path (with
-``--xz``, each ``*.json.xz`` becomes ``*.json.xz`` beside it, the ``.gz`` removed, whatever the size, so every
-saved run has one form):
+``--xz``, each ``*.json.gz`` becomes ``*.json.xz`` beside it, the ``.gz`` removed, whatever the size, so every
+saved run has one form; and each other ``*.gz`` (a log, a CSV) becomes ``*.xz`` where that is smaller and no
+tracked file outside those folders names it, so a doc or test that names a file keeps finding it, while a
+reader that asks for ``x.log`` finds either form, :func:`pytest_gpuperf.util.jsonio.saved`):
 
 * a results document (schema ``pytest-gpuperf/1``) in the saved form
   (:func:`pytest_gpuperf.report.results.saved_form`, written by :func:`~pytest_gpuperf.report.results.dumps`):
@@ -81,15 +83,30 @@ def compress(data: bytes, zopfli: bool, xz: bool = False) -> bytes:
     return jsonio.gz_bytes(data)
 
 
-def rewrite(name: str, zopfli: bool, to_xz: bool = False) -> tuple[str, int, int]:
+def named_outside(folders: list[str]) -> str:
+    """The text of every tracked file outside ``folders`` (docs, code, tests, baselines): where a saved file
+    may be named."""
+    out = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+    inside = tuple(f.rstrip("/") + "/" for f in folders)
+    texts = []
+    for name in out.decode("utf-8").split("\0"):
+        path = ROOT / name
+        if name and not name.startswith(inside) and path.is_file() and not name.endswith(jsonio.COMPRESSED):
+            texts.append(path.read_bytes().decode("utf-8", "replace"))
+    return "\n".join(texts)
+
+
+def rewrite(name: str, zopfli: bool, to_xz: bool = False, named: bool = False) -> tuple[str, int, int]:
     """Rewrite ``name`` in place where that makes it smaller (``to_xz``: a ``.json.gz`` as ``.json.xz`` beside
-    it, the ``.gz`` removed); (the name now, bytes before, bytes after)."""
+    it, the ``.gz`` removed; any other ``.gz`` as ``.xz`` where smaller, unless ``named``: a file outside the
+    folders names it); (the name now, bytes before, bytes after)."""
     path = ROOT / name
     old = path.read_bytes()
-    convert = to_xz and name.endswith(".json" + jsonio.GZ)
-    target = path.with_name(path.name[: -len(jsonio.GZ)] + jsonio.XZ) if convert else path
+    run = to_xz and name.endswith(".json" + jsonio.GZ)
+    other = to_xz and not run and name.endswith(jsonio.GZ) and not named
+    target = path.with_name(path.name[: -len(jsonio.GZ)] + jsonio.XZ) if run or other else path
     new = compress(inner(name, jsonio.unpack(old, name)), zopfli, xz=target.suffix == jsonio.XZ)
-    if len(new) < len(old) or target != path:  # converted whatever the size: every saved run one form
+    if len(new) < len(old) or run:  # a run converted whatever the size: every saved run one form
         tmp = target.with_name(target.name + ".recode.tmp")
         tmp.write_bytes(new)
         os.replace(tmp, target)
@@ -155,7 +172,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("folders", nargs="+", help="folders of saved runs, e.g. results")
     ap.add_argument("--zopfli", action="store_true", help="compress with Zopfli's gzip encoder (pip install zopfli)")
-    ap.add_argument("--xz", action="store_true", help="store each *.json.xz as *.json.xz (about a fifth smaller)")
+    ap.add_argument("--xz", action="store_true", help="store each *.json.gz as *.json.xz (about a fifth smaller), "
+                                                      "and each other *.gz no file outside the folders names as *.xz "
+                                                      "where smaller")
     ap.add_argument("--check", metavar="REV", help="compare each file with the one at git revision REV; write nothing")
     ap.add_argument("--jobs", type=int, default=1, help="files rewritten at once")
     args = ap.parse_args(argv)
@@ -174,7 +193,9 @@ def main(argv: list[str] | None = None) -> int:
         return 1 if bad else 0
     before = after = 0
     with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        for name, old, new in pool.map(rewrite, names, [args.zopfli] * len(names), [args.xz] * len(names)):
+        text = named_outside(args.folders) if args.xz else ""
+        named = [Path(n).name in text for n in names]
+        for name, old, new in pool.map(rewrite, names, [args.zopfli] * len(names), [args.xz] * len(names), named):
             before, after = before + old, after + new
             if new < old:
                 print(f"{name}: {old} -> {new} bytes", flush=True)

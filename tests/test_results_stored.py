@@ -92,8 +92,10 @@ def test_a_saved_run_keeps_what_its_readers_take_of_the_baseline_copy(tmp_path):
     doc = {**_doc(), "device": device, "metrics": [_judged("m.pass", "pass", 1.02), _judged("m.regressed", "regressed", 1.5),
                                                    {**_judged("m.new", "new", 2.0), "baseline": None}]}
     saved = results.saved_form(doc)
-    assert [sorted(m["baseline"]) for m in saved["metrics"][:2]] == [sorted(["value", "better", "band", "delta_rel",
-                                                                             "run_values", "reason", "detect"])] * 2
+    names = sorted(["value", "better", "band", "run_values", "reason", "detect"])  # delta_rel: the value gives it
+    assert [sorted(m["baseline"]) for m in saved["metrics"][:2]] == [names] * 2
+    odd = {**doc["metrics"][0], "baseline": {**doc["metrics"][0]["baseline"], "delta_rel": 0.5}}
+    assert results.saved_form({**doc, "metrics": [odd]})["metrics"][0]["baseline"]["delta_rel"] == 0.5  # kept
     assert saved["metrics"][2]["baseline"] is None and "difference" in doc["metrics"][0]["baseline"]  # doc kept
     assert "line" not in saved["metrics"][0]["info"] and saved["metrics"][1]["info"]["line"] == "m.regressed: REGRESSED"
     assert results.saved_form(saved) == saved
@@ -102,5 +104,6 @@ def test_a_saved_run_keeps_what_its_readers_take_of_the_baseline_copy(tmp_path):
     assert problems(jsonio.read_json(path), RESULTS_SCHEMA) == []
     full, kept = ResultsDocument.from_json(results.stored(doc)), ResultsDocument.load(path)  # as written, as saved
     assert [metric_from_json(m) for m in full.metrics] == [metric_from_json(m) for m in kept.metrics]
+    assert [m.delta_rel for m in kept.metrics] == [m.delta_rel for m in full.metrics] == [1.02 - 1.0, 0.5, None]
     assert pool_metrics([full]) == pool_metrics([kept])
     assert sensitivity.tally(full.metrics) == sensitivity.tally(kept.metrics)

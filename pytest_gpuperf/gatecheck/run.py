@@ -232,7 +232,7 @@ def realized(plant: Plant, outcome: RunOutcome) -> float | None:
     size, and a miss is only the gate's where the metric moved at least its claim."""
     m = outcome.document().metric(plant.metric)
     base = (None if m is None else m.baseline) or {}
-    delta = base.get("delta_rel")
+    delta = None if m is None else m.delta_rel  # as stored, or as a saved run's form leaves it to be read
     if not isinstance(delta, (int, float)):
         return None
     return round(-float(delta) if base.get("better") == "higher" else float(delta), 5)

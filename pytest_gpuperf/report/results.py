@@ -32,6 +32,7 @@ from typing import Any, Mapping
 from ..verdictwords import Gate
 from .. import RESULTS_SCHEMA
 from ..devices.base import DeviceInfo
+from ..schemas.results_doc import relative_delta
 from ..timing.stats import Stats
 from ..util.atomic import atomic_write_text
 
@@ -160,8 +161,10 @@ SAVED_BASELINE_KEYS = ("value", "better", "band", "delta_rel", "run_values", "re
 
 def saved_form(doc: dict[str, Any]) -> dict[str, Any]:
     """``doc`` as a saved run kept in a repository stores it: :func:`stored`, and each metric's ``baseline``
-    with only the keys :data:`SAVED_BASELINE_KEYS` names (in the order it had them); ``doc`` itself is
-    not changed."""
+    with only the keys :data:`SAVED_BASELINE_KEYS` names (in the order it had them), its ``delta_rel`` left out
+    where it is the one the metric's value and the copy's value give
+    (:func:`~pytest_gpuperf.schemas.results_doc.relative_delta`, which ``MetricRecord.delta_rel`` reads back);
+    ``doc`` itself is not changed."""
     doc = stored(doc)
     metrics = doc.get("metrics")
     if not isinstance(metrics, list):
@@ -173,7 +176,16 @@ def _with_saved_baseline(metric: Any) -> Any:
     base = metric.get("baseline") if isinstance(metric, dict) else None
     if not isinstance(base, dict):
         return metric
-    return {**metric, "baseline": {k: base[k] for k in base if k in SAVED_BASELINE_KEYS}}
+    kept = {k: base[k] for k in base if k in SAVED_BASELINE_KEYS}
+    if "delta_rel" in kept and "value" in kept and _same(kept["delta_rel"], relative_delta(metric.get("value"),
+                                                                                            kept["value"])):
+        del kept["delta_rel"]
+    return {**metric, "baseline": kept}
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Whether two stored figures are the same JSON value (a float equal to a float, None to None)."""
+    return type(a) is type(b) and a == b
 
 
 def dumps(doc: dict[str, Any]) -> str:

@@ -10,6 +10,7 @@ lost on the way: keys a record does not name are kept in ``extra``, the order of
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,6 +23,15 @@ METRIC_KEYS = ("test", "name", "value", "unit", "better", "stats", "baseline", "
                "identity")
 #: the top-level keys of a results document the record names, in the writer's order
 DOCUMENT_KEYS = ("schema", "device", "environment", "run", "metrics", "card", "missing", "detection", "tests")
+
+
+def relative_delta(measured: Any, expected: Any) -> float | None:
+    """(measured − expected) / |expected|, as the baseline gate computes a metric's ``delta_rel``
+    (``baselines.verdicts``); None where either is not a finite number or ``expected`` is 0."""
+    if not all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+               for x in (measured, expected)):
+        return None
+    return (float(measured) - float(expected)) / abs(float(expected)) if expected else None
 
 
 class ResultsDocumentError(GpuPerfError, ValueError):
@@ -58,6 +68,16 @@ class MetricRecord:
     def samples(self) -> list[Any] | None:
         """The raw repeats the stats kept, or ``None`` (no stats, or written with ``--gpuperf-no-samples``)."""
         return self.stats.get("samples") if isinstance(self.stats, dict) else None
+
+    @property
+    def delta_rel(self) -> float | None:
+        """How far the value lies from the baseline's, relative: the ``baseline`` copy's ``delta_rel``, or where
+        a saved run's form left it out (``report.results.saved_form``: it equals this) :func:`relative_delta`
+        of the value and the copy's value; None without a baseline copy."""
+        base = self.baseline if isinstance(self.baseline, dict) else {}
+        if "delta_rel" in base or "value" not in base:
+            return base.get("delta_rel")
+        return relative_delta(self.value, base["value"])
 
     def get(self, key: str, default: Any = None) -> Any:
         """The stored value of ``key`` as the raw dict gives it: ``default`` where the file lacks it."""

@@ -2,9 +2,9 @@
 
 Every tracked ``*.gz`` and ``*.xz`` under the folders named is rewritten in place, at the same path (with
 ``--xz``, each ``*.json.gz`` becomes ``*.json.xz`` beside it, the ``.gz`` removed, whatever the size, so every
-saved run has one form; and each other ``*.gz`` (a log, a CSV) becomes ``*.xz`` where that is smaller and no
-tracked file outside those folders names it, so a doc or test that names a file keeps finding it, while a
-reader that asks for ``x.log`` finds either form, :func:`pytest_gpuperf.util.jsonio.saved`):
+saved run has one form; and each ``*.log.gz`` becomes ``*.log.xz`` where that is smaller and no tracked file
+outside those folders names it, with or without ``.gz``, so a doc or test that names a log keeps finding it,
+while a reader that asks for ``x.log`` finds either form, :func:`pytest_gpuperf.util.jsonio.saved`):
 
 * a results document (schema ``pytest-gpuperf/1``) in the saved form
   (:func:`pytest_gpuperf.report.results.saved_form`, written by :func:`~pytest_gpuperf.report.results.dumps`):
@@ -19,11 +19,11 @@ the same gzip format, about a tenth fewer bytes, slow), or xz for ``*.xz``
 (:func:`pytest_gpuperf.util.jsonio.xz_bytes`), so the same input gives the same file. A file is replaced only
 where the new one is smaller.
 
-``--check REV`` compares every tracked file under the folders with the one at git revision ``REV`` (an
-``x.json.xz`` with ``x.json.gz`` there, where it was converted since): a
-results document must equal the one at ``REV`` less the restated lines and the baseline fields the saved form
-leaves out, key for key and float for float, and still follow the results schema; any other file must hold the same bytes. It prints one line per file that
-differs and exits 1 if any does.
+``--check REV`` compares every tracked file under the folders with the one at git revision ``REV`` (an ``x.xz``
+with ``x.gz`` there, where it was converted since): a results document must equal the one at ``REV`` less the
+restated lines and the baseline fields the saved form leaves out, key for key and float for float, and still
+follow the results schema; any other file must hold the same bytes. It prints one line per file that differs
+and exits 1 if any does.
 
     python3 scripts/compact_saved.py --zopfli results
     python3 scripts/compact_saved.py --xz results && git add -A results
@@ -98,12 +98,12 @@ def named_outside(folders: list[str]) -> str:
 
 def rewrite(name: str, zopfli: bool, to_xz: bool = False, named: bool = False) -> tuple[str, int, int]:
     """Rewrite ``name`` in place where that makes it smaller (``to_xz``: a ``.json.gz`` as ``.json.xz`` beside
-    it, the ``.gz`` removed; any other ``.gz`` as ``.xz`` where smaller, unless ``named``: a file outside the
+    it, the ``.gz`` removed; a ``.log.gz`` as ``.log.xz`` where smaller, unless ``named``: a file outside the
     folders names it); (the name now, bytes before, bytes after)."""
     path = ROOT / name
     old = path.read_bytes()
     run = to_xz and name.endswith(".json" + jsonio.GZ)
-    other = to_xz and not run and name.endswith(jsonio.GZ) and not named
+    other = to_xz and name.endswith(".log" + jsonio.GZ) and not named
     target = path.with_name(path.name[: -len(jsonio.GZ)] + jsonio.XZ) if run or other else path
     new = compress(inner(name, jsonio.unpack(old, name)), zopfli, xz=target.suffix == jsonio.XZ)
     if len(new) < len(old) or run:  # a run converted whatever the size: every saved run one form
@@ -173,8 +173,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("folders", nargs="+", help="folders of saved runs, e.g. results")
     ap.add_argument("--zopfli", action="store_true", help="compress with Zopfli's gzip encoder (pip install zopfli)")
     ap.add_argument("--xz", action="store_true", help="store each *.json.gz as *.json.xz (about a fifth smaller), "
-                                                      "and each other *.gz no file outside the folders names as *.xz "
-                                                      "where smaller")
+                                                      "and each *.log.gz no file outside the folders names as "
+                                                      "*.log.xz where smaller")
     ap.add_argument("--check", metavar="REV", help="compare each file with the one at git revision REV; write nothing")
     ap.add_argument("--jobs", type=int, default=1, help="files rewritten at once")
     args = ap.parse_args(argv)
@@ -194,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     before = after = 0
     with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         text = named_outside(args.folders) if args.xz else ""
-        named = [Path(n).name in text for n in names]
+        named = [Path(n).name in text or jsonio.uncompressed_name(Path(n).name) in text for n in names]
         for name, old, new in pool.map(rewrite, names, [args.zopfli] * len(names), [args.xz] * len(names), named):
             before, after = before + old, after + new
             if new < old:

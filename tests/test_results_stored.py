@@ -89,8 +89,9 @@ def test_a_saved_run_keeps_what_its_readers_take_of_the_baseline_copy(tmp_path):
     history, the fleet report's noise, the detection tally and the schema read the same from it, and
     compacting it again changes nothing."""
     device = {"backend": "opencl", "index": 0, "name": "CPU", "vendor": "pocl", "key": "cpu", "is_cpu": True}
-    doc = {**_doc(), "device": device, "metrics": [_judged("m.pass", "pass", 1.02), _judged("m.regressed", "regressed", 1.5),
-                                                   {**_judged("m.new", "new", 2.0), "baseline": None}]}
+    judged = [_judged("m.pass", "pass", 1.02), _judged("m.regressed", "regressed", 1.5),
+              {**_judged("m.new", "new", 2.0), "baseline": None}]
+    doc = {**_doc(), "device": device, "metrics": judged}
     saved = results.saved_form(doc)
     names = sorted(["value", "better", "band", "run_values", "reason", "detect"])  # delta_rel: the value gives it
     assert [sorted(m["baseline"]) for m in saved["metrics"][:2]] == [names] * 2

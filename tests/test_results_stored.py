@@ -85,15 +85,15 @@ def _judged(name: str, verdict: str, value: float) -> dict:
 
 
 def test_a_saved_run_keeps_what_its_readers_take_of_the_baseline_copy(tmp_path):
-    """The saved form leaves out the copy of the entry's own fields and the significance test's figures; the
-    history, the fleet report's noise, the detection tally and the schema read the same from it, and
-    compacting it again changes nothing."""
+    """The saved form leaves out the copy of the entry's own fields, the significance test's figures and the
+    detection power (the run's tally keeps it), and a delta the values give; the history, the fleet report's
+    noise, the gate check's delta and the schema read the same from it, and compacting it again changes nothing."""
     device = {"backend": "opencl", "index": 0, "name": "CPU", "vendor": "pocl", "key": "cpu", "is_cpu": True}
     judged = [_judged("m.pass", "pass", 1.02), _judged("m.regressed", "regressed", 1.5),
               {**_judged("m.new", "new", 2.0), "baseline": None}]
-    doc = {**_doc(), "device": device, "metrics": judged}
+    doc = {**_doc(), "device": device, "metrics": judged, "detection": sensitivity.tally(judged)}
     saved = results.saved_form(doc)
-    names = sorted(["value", "better", "band", "run_values", "reason", "detect"])  # delta_rel: the value gives it
+    names = sorted(["value", "better", "band", "run_values", "reason"])  # delta_rel: the value gives it
     assert [sorted(m["baseline"]) for m in saved["metrics"][:2]] == [names] * 2
     odd = {**doc["metrics"][0], "baseline": {**doc["metrics"][0]["baseline"], "delta_rel": 0.5}}
     assert results.saved_form({**doc, "metrics": [odd]})["metrics"][0]["baseline"]["delta_rel"] == 0.5  # kept
@@ -107,4 +107,4 @@ def test_a_saved_run_keeps_what_its_readers_take_of_the_baseline_copy(tmp_path):
     assert [metric_from_json(m) for m in full.metrics] == [metric_from_json(m) for m in kept.metrics]
     assert [m.delta_rel for m in kept.metrics] == [m.delta_rel for m in full.metrics] == [1.02 - 1.0, 0.5, None]
     assert pool_metrics([full]) == pool_metrics([kept])
-    assert sensitivity.tally(full.metrics) == sensitivity.tally(kept.metrics)
+    assert kept.detection == full.detection == sensitivity.tally(full.metrics)  # the run's tally of detect

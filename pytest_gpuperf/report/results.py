@@ -151,12 +151,13 @@ def _without_restated_line(metric: Any) -> Any:
 
 #: what a saved run kept in a repository (``scripts/compact_saved.py``) keeps of each metric's ``baseline``: the
 #: fields its readers take — the entry's value, direction and runs' values (the history, the fleet report's
-#: between-run noise), the comparison's band, delta, reason and detection power (the history, the gate check's
-#: realized plant size, the CI verdict), and a run-against-run comparison's ``source`` and ``compare``. The rest
-#: is left out: a copy of the baseline entry's own fields (tolerance, identity, test, citation, unit, runs) that
-#: the reviewed baseline file holds, and the significance test's figures (``difference``), which only the verdict
-#: stored beside them used. A tool that judges a saved run again judges it against a baseline file, not this copy.
-SAVED_BASELINE_KEYS = ("value", "better", "band", "delta_rel", "run_values", "reason", "detect", "source", "compare")
+#: between-run noise), the comparison's band, delta and reason (the history, the gate check's realized plant
+#: size), and a run-against-run comparison's ``source`` and ``compare``. The rest is left out: a copy of the
+#: baseline entry's own fields (tolerance, identity, test, citation, unit, runs) that the reviewed baseline file
+#: holds, the significance test's figures (``difference``) and the detection power (``detect``: the run's
+#: ``detection`` tally keeps its classes), which only the run that wrote them used. A tool that judges a saved
+#: run again judges it against a baseline file, not this copy.
+SAVED_BASELINE_KEYS = ("value", "better", "band", "delta_rel", "run_values", "reason", "source", "compare")
 
 
 def saved_form(doc: dict[str, Any]) -> dict[str, Any]:

@@ -25,8 +25,11 @@ DEVICE = {"key": "card", "name": "Card", "backend": "cuda"}
 #: the tracked tree's budget (bytes of every file git tracks): what a clone costs a newcomer. The saved gate-check
 #: runs of every machine measured so far are also the fleet the fleet report reads (docs/fleet.md) and the runs
 #: the reviewed GPU baselines' pooled bands name (``band_from``), so superseded runs are not pruned; they are
-#: stored as the results writer stores a run now and xz-compressed (``scripts/compact_saved.py --xz``); a GPU gate
-#: check of four A/A runs and its plants adds about 1.2 MiB so stored
+#: stored in the saved form and xz-compressed (``scripts/compact_saved.py --xz``): compact JSON, each metric's
+#: one-line message only where it says more than the stored fields, and of the copy of the baseline entry that
+#: judged it only what readers take (its value, direction and runs' values, the band, the delta where the values
+#: do not give it, the reason; ``report/results.py`` ``saved_form``); logs as ``.log.xz`` where smaller. A GPU
+#: gate check of four A/A runs and its plants adds about 1 MiB so stored
 TREE_BUDGET = 25 * 1024 * 1024
 
 
@@ -113,5 +116,5 @@ def test_the_tracked_tree_stays_within_its_budget():
     files = [ROOT / name for name in listed.decode("utf-8").split("\0") if name]
     total = sum(p.stat().st_size for p in files if p.is_file())
     assert total < TREE_BUDGET, (f"the tracked tree holds {total / 2**20:.2f} MiB, over {TREE_BUDGET / 2**20:.0f} "
-                                 f"MiB: compress new evidence (util/jsonio.write_xz; scripts/compact_saved.py "
-                                 f"re-encodes saved runs as the results writer stores them)")
+                                 f"MiB: compress new evidence (util/jsonio.write_xz; scripts/compact_saved.py --xz "
+                                 f"stores saved runs in the saved form)")

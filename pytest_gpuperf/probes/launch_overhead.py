@@ -190,7 +190,7 @@ def graph_records(device: Device, measurer: Any, kernel: Any, plant: float = 0.0
     plant, a graph of :func:`planted_spin` launches calibrated to the unplanted per-launch time."""
     arg: list[KernelArg] = [np.int32(0)]
     us = graph_us(device, measurer, kernel, arg, launches)
-    info: dict[str, Any] = {"launches_per_graph": launches}
+    info: dict[str, Any] = {PER_SPAN: launches}  # one event span over the graph: the timer's tick divided by them
     if plant > 0:
         spin = planted_spin(device, plant, us.median * 1e-6)
         us = graph_us(device, measurer, spin.kernel, spin.args(), launches)

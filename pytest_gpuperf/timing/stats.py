@@ -41,6 +41,20 @@ def between_run_sigma(values: Sequence[float]) -> float:
     return MAD_TO_SIGMA * mad(xs)
 
 
+def modes_sigma(values: Sequence[float]) -> float:
+    """The run-to-run σ a baseline's band must cover: the sample standard deviation of the runs without the
+    one farthest from their median (0 for fewer than three runs: :func:`between_run_sigma` then). One odd
+    run is left out, as the robust estimate leaves it out, but a second mode held by two or more runs (the
+    runs of another machine, whose figure sits a step away while each machine's runs agree closely) stays
+    in: the MAD of six runs on one machine and three on another reads the first machine's spread alone,
+    and the next run on the second machine would then read as a change."""
+    xs = np.asarray([float(v) for v in values], dtype=float)
+    if xs.size < 3:
+        return 0.0
+    keep = np.delete(xs, int(np.argmax(np.abs(xs - np.median(xs)))))
+    return float(np.std(keep, ddof=1))
+
+
 @dataclass(frozen=True)
 class Stats:
     """Summary of one measured quantity: ``mad`` is the raw median absolute deviation.

@@ -45,7 +45,7 @@ def test_launch_overhead(gpu_device, gpu_kernel, gpu_measure, gpuperf_record, gp
 
 def test_launch_graph(gpu_device, gpu_kernel, gpu_measure, gpuperf_record, gpuperf_plant):
     if not gpu_device.supports_graphs:
-        pytest.skip(f"{gpu_device.info.spec}: {gpu_device.info.backend} has no device-side launch graphs (CUDA only)")
+        pytest.skip(f"{gpu_device.info.spec}: device-side launch graphs are CUDA-only ({gpu_device.info.backend} has none)")
     kernel = gpu_kernel.compile(launch_overhead.empty_source(gpu_device.info.dialect), launch_overhead.EMPTY_NAME)
     for r in launch_overhead.graph_records(gpu_device, gpu_measure, kernel, plants.fraction(gpuperf_plant, "launch")):
         gpuperf_record(**r)

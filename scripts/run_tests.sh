@@ -17,10 +17,7 @@ if [ -n "${PYTHONDONTWRITEBYTECODE:-}" ]; then
   export PYTHONPYCACHEPREFIX="${PYTHONPYCACHEPREFIX:-${TMPDIR:-/tmp}/gpuperf-pycache-$(id -u)}"
 fi
 common=(--gpuperf-device=0 -p no:cacheprovider -rs)
-# the first call's workers already hold a core each: joblib's fits in parallel (the power model's grid search, the
-# classifier's re-splits: n_jobs=-1, seeded, so their figures do not depend on it) would start a pool of processes
-# in every worker, each importing scikit-learn, and ship them the data, for no core left to gain;
-# JOBLIB_MULTIPROCESSING=0 runs them in the worker itself
+# the workers hold every core: joblib's seeded fits (n_jobs=-1) run in the worker, not in a process pool per worker
 JOBLIB_MULTIPROCESSING=0 python3 -m pytest -n "${GPUPERF_TEST_WORKERS:-2}" --dist loadgroup -m "not quiet_host" "${common[@]}" tests/ "$@"
 first=$?
 python3 -m pytest -m quiet_host "${common[@]}" tests/ pytest_gpuperf/suites/ "$@"

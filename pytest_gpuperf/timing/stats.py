@@ -15,8 +15,8 @@ import numpy as np
 MAD_TO_SIGMA = 1.4826
 def mad(values: Any) -> float:
     """The raw median absolute deviation (unscaled: × :data:`MAD_TO_SIGMA` estimates σ): SciPy's
-    ``median_abs_deviation`` arithmetic on a 1-D array, bit for bit, without its wrapper (twenty times the
-    arithmetic; the gate's detection power takes thousands). No samples go to SciPy (its NaN and warning),
+    ``median_abs_deviation`` arithmetic on a 1-D array, bit for bit, without its wrapper (many times the
+    arithmetic; the gate's detection power takes thousands). Other shapes and no samples go to SciPy (its NaN),
     imported then, not with this module, which every pytest process imports."""
     xs = np.asarray(values, dtype=np.float64)
     if xs.ndim != 1 or xs.size == 0:

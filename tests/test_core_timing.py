@@ -23,6 +23,29 @@ def test_reciprocal_turns_time_into_rate():
     assert s.scaled(1e6).median == 2e6
 
 
+@pytest.mark.parametrize("kind", ["normal", "ties", "integers", "nan", "inf"])
+def test_mad_is_scipy_s_median_abs_deviation_bit_for_bit(kind):
+    import math
+    import warnings
+
+    from scipy.stats import median_abs_deviation
+
+    from pytest_gpuperf.timing import stats
+
+    rng = np.random.default_rng(len(kind))
+    for n in (1, 2, 3, 4, 5, 15, 16, 100, 1001):
+        x = {"normal": rng.normal(size=n) * 10.0 ** rng.uniform(-9, 9), "ties": np.round(rng.exponential(size=n), 2),
+             "integers": rng.integers(0, 5, size=n).astype(float),
+             "nan": np.where(rng.random(n) < 0.2, np.nan, rng.random(n)),
+             "inf": np.where(rng.random(n) < 0.2, np.inf, rng.random(n))}[kind]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # inf - inf warns in SciPy too
+            want, got = float(median_abs_deviation(x)), stats.mad(list(x))
+        assert (math.isnan(want) and math.isnan(got)) or repr(want) == repr(got), (n, want, got)
+    with pytest.warns(Warning, match="too small"):  # SciPy's own NaN and warning for no samples
+        assert math.isnan(stats.mad([]))
+
+
 def test_empty_samples_rejected():
     with pytest.raises(ValueError):
         Stats.of([])

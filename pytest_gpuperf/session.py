@@ -261,7 +261,7 @@ class GpuPerfSession:
                                              None if tolerance is None else dict(tolerance), dict(identity or {}),
                                              self._source_digest(run, planted)),
                                  bound)
-        self._judge(run, metric, bound)
+        metric_verdict.judge(run, metric, bound)  # the one judgement, against run.reference or its baseline
         run.metrics[name] = metric
         return metric
 
@@ -314,11 +314,6 @@ class GpuPerfSession:
     def deterministic(metric: Metric) -> bool:
         """Whether the metric follows the ``deterministic`` noise model (:func:`.metric_verdict.deterministic`)."""
         return metric_verdict.deterministic(metric)
-
-    def _judge(self, run: DeviceRun, metric: Metric, bound: float | None) -> None:
-        """The metric's verdict against the reference run, its baseline entry or its documented bound
-        (:func:`.metric_verdict.judge`)."""
-        metric_verdict.judge(run, metric, bound, self.reference)
 
     def gate_facts(self) -> GateFacts:
         """What the run's exit status depends on at its end (:class:`~.report.run_outcome.RunOutcome`)."""

@@ -16,8 +16,8 @@ both of the same device model. The report says
   :mod:`pytest_gpuperf.baselines.noise`: the same bits whoever shared the machine), compared exactly;
 * **verdicts**: each side's metrics judged *again* against one and the same baseline — the reviewed baseline
   shipped with the package for the device, or the one in ``--baseline-dir`` — through
-  :meth:`GpuPerfSession._judge`, the call a pytest run makes as a test records a metric (and the one
-  ``scripts/verdict_snapshot.py`` replays), so a band changed between the two commits does not read as a
+  :func:`pytest_gpuperf.metric_verdict.judge`, the judgement a pytest run makes as a test records a metric (and
+  the one ``scripts/verdict_snapshot.py`` replays), so a band changed between the two commits does not read as a
   change of the code. A timing figure's verdict can differ by the runs' noise alone (a figure ``contended``
   on a shared host in one run, a figure near its band's edge): the report gives each re-judged line so the
   cause can be read;
@@ -44,16 +44,16 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from verdict_snapshot import device_info, metric_of  # noqa: E402
+import numpy as np  # noqa: E402
+from verdict_snapshot import device_info  # noqa: E402
 
 from pytest_gpuperf.baselines import lookup  # noqa: E402
 from pytest_gpuperf.compare.load import CompareInputError, read_results  # noqa: E402
 from pytest_gpuperf.device_runs import DeviceRun  # noqa: E402
 from pytest_gpuperf.errors import GpuPerfError  # noqa: E402
-from pytest_gpuperf.metric_verdict import deterministic  # noqa: E402
+from pytest_gpuperf.metric_verdict import deterministic, judge, unjudged  # noqa: E402
 from pytest_gpuperf.report.results import Metric  # noqa: E402
 from pytest_gpuperf.schemas.results_doc import MetricRecord, ResultsDocument  # noqa: E402
-from pytest_gpuperf.session import GpuPerfSession, Options  # noqa: E402
 from pytest_gpuperf.timing import observers  # noqa: E402
 
 #: what every results file given must be, said in each input error
@@ -173,20 +173,19 @@ def marks_of(metric: Metric, is_cpu: bool, fixed: bool) -> tuple[str, ...]:
 
 
 def judged_side(doc: ResultsDocument, source: lookup.Source) -> dict[str, Judged]:
-    """Every metric of one run judged again against ``source`` as the session judges a recorded metric."""
+    """Every metric of one run judged again against ``source`` as a live run judges a recorded metric
+    (:func:`pytest_gpuperf.metric_verdict.judge`)."""
     info = device_info(doc.to_json())
     out: dict[str, Judged] = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        session = GpuPerfSession(Options(), Path(tmp))
-        run = DeviceRun(info, source)
-        for rec in doc.metrics:
-            if rec.name in out:
-                raise InputError(f"{doc.source}: records {rec.name} twice; {FIX}")
-            metric, bound = metric_of(rec.to_json())
-            fixed = deterministic(metric)
-            session._judge(run, metric, bound)
-            out[str(rec.name)] = Judged(rec, metric, fixed, metric.verdict, metric.info.get("line"),
-                                        marks_of(metric, info.is_cpu, fixed))
+    run = DeviceRun(info, source)
+    for rec in doc.metrics:
+        if rec.name in out:
+            raise InputError(f"{doc.source}: records {rec.name} twice; {FIX}")
+        metric, bound = unjudged(rec)
+        fixed = deterministic(metric)  # on the metric as recorded, before its verdict
+        judge(run, metric, bound)
+        out[str(rec.name)] = Judged(rec, metric, fixed, metric.verdict, metric.info.get("line"),
+                                    marks_of(metric, info.is_cpu, fixed))
     return out
 
 
@@ -217,16 +216,15 @@ def canonical(value: Any) -> str:
 
 
 def spread(rels: list[tuple[float, str]]) -> dict[str, Any]:
-    """The spread of the timing metrics' relative differences: median and 90th percentile of |d|, the widest."""
+    """The spread of the timing metrics' relative differences: median and 90th percentile of |d|, the widest.
+    Each quantile is one of the differences (numpy's ``higher`` method: the upper of the two around it), never
+    a value between two metrics."""
     if not rels:
         return {}
-    size = sorted(abs(r) for r, _ in rels)
+    size = np.abs([r for r, _ in rels])
+    median, p90 = np.quantile(size, (0.5, 0.9), method="higher")
     widest = max(rels, key=lambda t: abs(t[0]))
-
-    def quantile(q: float) -> float:
-        return size[min(len(size) - 1, int(q * len(size)))]
-
-    return {"median_abs": quantile(0.5), "p90_abs": quantile(0.9), "widest": widest[0], "widest_metric": widest[1],
+    return {"median_abs": float(median), "p90_abs": float(p90), "widest": widest[0], "widest_metric": widest[1],
             "lowest": min(r for r, _ in rels), "highest": max(r for r, _ in rels)}
 
 

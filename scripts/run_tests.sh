@@ -17,7 +17,8 @@ if [ -n "${PYTHONDONTWRITEBYTECODE:-}" ]; then
   export PYTHONPYCACHEPREFIX="${PYTHONPYCACHEPREFIX:-${TMPDIR:-/tmp}/gpuperf-pycache-$(id -u)}"
 fi
 common=(--gpuperf-device=0 -p no:cacheprovider -rs)
-python3 -m pytest -n "${GPUPERF_TEST_WORKERS:-2}" --dist loadgroup -m "not quiet_host" "${common[@]}" tests/ "$@"
+# the workers hold every core: joblib's seeded fits (n_jobs=-1) run in the worker, not in a process pool per worker
+JOBLIB_MULTIPROCESSING=0 python3 -m pytest -n "${GPUPERF_TEST_WORKERS:-2}" --dist loadgroup -m "not quiet_host" "${common[@]}" tests/ "$@"
 first=$?
 python3 -m pytest -m quiet_host "${common[@]}" tests/ pytest_gpuperf/suites/ "$@"
 second=$?

@@ -4,11 +4,12 @@ Before and after a change to how verdicts are reached, run this and ``diff`` the
 output proves the change kept every verdict, reason and figure. It records
 
 * ``gate``: each metric of saved GPU and PoCL results files judged again against the reviewed baseline
-  shipped with the package (for its device key), through :meth:`GpuPerfSession._judge` — the very call a
-  pytest run makes when a test records the metric (noise model, band, significance, observers' marks,
-  a documented bound); the verdict, the one-line message and the baseline comparison kept in results;
+  shipped with the package (for its device key), through :func:`pytest_gpuperf.metric_verdict.judge_record` —
+  the judgement a pytest run makes when a test records the metric (noise model, band, significance,
+  observers' marks, a documented bound); the verdict, the one-line message and the baseline comparison kept
+  in results;
 * ``compare_gate``: the same metrics judged against a reference run (``--gpuperf-compare``), again
-  through :meth:`GpuPerfSession._judge`;
+  through :func:`pytest_gpuperf.metric_verdict.judge_record`;
 * ``compare``: ``gpuperf compare --format json`` of saved pairs (A/A of one card, an H100 run against an
   H200 run, a planted run against an A/A run) and its exit status;
 * ``siblings``: the sibling check of saved runs given distinct cards (:func:`fleet.siblings.check`);
@@ -23,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import copy
 import dataclasses
 import io
 import json
@@ -40,10 +40,9 @@ from pytest_gpuperf.cli import main as gpuperf  # noqa: E402
 from pytest_gpuperf.devices.base import DeviceInfo  # noqa: E402
 from pytest_gpuperf.device_runs import DeviceRun  # noqa: E402
 from pytest_gpuperf.fleet import siblings  # noqa: E402
+from pytest_gpuperf.metric_verdict import judge_record  # noqa: E402
 from pytest_gpuperf.report.results import Metric, jsonable  # noqa: E402
 from pytest_gpuperf.schemas.results_doc import ResultsDocument  # noqa: E402
-from pytest_gpuperf.session import GpuPerfSession, Options  # noqa: E402
-from pytest_gpuperf.timing.stats import Stats  # noqa: E402
 from pytest_gpuperf.util import jsonio  # noqa: E402
 
 RESULTS = ROOT / "results"
@@ -91,8 +90,6 @@ FLEET = (("results/fleet-saved/pocl-planted/run", "--keep-disturbed"),
          ("results/fleet-saved/pocl-planted/run", "--keep-disturbed", "--confirm",
           "results/fleet-saved/pocl-planted/confirm"),
          ("results/fleet-saved/pocl-planted/run",))
-#: what a results file's info holds that the judgement itself writes (left out before judging it again)
-WRITTEN = ("line", "would_regress", "xfail")
 
 
 def read(rel: str) -> dict[str, Any]:
@@ -104,32 +101,20 @@ def device_info(doc: dict[str, Any]) -> DeviceInfo:
     return DeviceInfo(**{k: v for k, v in doc["device"].items() if k in names})
 
 
-def metric_of(m: dict[str, Any]) -> tuple[Metric, float | None]:
-    """A results file's metric as the session holds it before its verdict, and its documented bound."""
-    info = {k: v for k, v in copy.deepcopy(m.get("info") or {}).items() if k not in WRITTEN}
-    stats = None if not m.get("stats") else Stats.from_json(m["stats"])
-    metric = Metric(m["test"], m["name"], float(m["value"]), m["unit"], m["better"], stats, None, "new", info,
-                    None if m.get("tolerance") is None else dict(m["tolerance"]), dict(m.get("identity") or {}),
-                    m.get("source_digest"))
-    bound = info.get("bound")
-    return metric, None if bound is None else float(bound)
-
-
 def judged(m: Metric) -> dict[str, Any]:
     return jsonable({"verdict": m.verdict, "line": m.info.get("line"), "baseline": m.baseline,
                      "would_regress": m.info.get("would_regress")})
 
 
-def gate_file(session: GpuPerfSession, rel: str, nobase: Path) -> dict[str, Any]:
-    """Every metric of one results file judged again as the session judges a recorded metric."""
+def gate_file(rel: str, nobase: Path, reference: Any = None) -> dict[str, Any]:
+    """Every metric of one results file judged again as a live run judges a recorded metric, against the
+    reviewed baseline, or against ``reference`` (a ``compare.load.Side``) as under ``--gpuperf-compare``."""
     doc = read(rel)
     info = device_info(doc)
-    run = DeviceRun(info, lookup.resolve(nobase, info.key, info.backend, info.family_key),
-                    reference=session.reference)
+    run = DeviceRun(info, lookup.resolve(nobase, info.key, info.backend, info.family_key), reference=reference)
     out = {}
     for m in doc["metrics"]:
-        metric, bound = metric_of(m)
-        session._judge(run, metric, bound)
+        metric = judge_record(run, m)
         out[metric.name] = judged(metric)
     return {"origin": run.source.origin, "read": [Path(p).name for p in run.source.read], "metrics": out}
 
@@ -171,15 +156,13 @@ def snapshot(quick: bool = False) -> dict[str, Any]:
     out: dict[str, Any] = {"gate": {}, "compare_gate": [], "compare": [], "siblings": [], "fleet": []}
     with tempfile.TemporaryDirectory() as tmp:
         nobase = Path(tmp) / "no-baselines"  # no user baseline: the reviewed one shipped gates every device
-        session = GpuPerfSession(Options(), Path(tmp))
         for rel in gate_files(quick):
-            out["gate"][rel] = gate_file(session, rel, nobase)
+            out["gate"][rel] = gate_file(rel, nobase)
         from pytest_gpuperf.compare.gate import load_reference
 
         for refs, rel in COMPARE_GATE:
-            session.reference = load_reference([str(RESULTS / r) for r in refs])
-            out["compare_gate"].append({"reference": list(refs), "file": rel, **gate_file(session, rel, nobase)})
-        session.reference = None
+            reference = load_reference([str(RESULTS / r) for r in refs])
+            out["compare_gate"].append({"reference": list(refs), "file": rel, **gate_file(rel, nobase, reference)})
     for a, b, extra in COMPARE:
         args = ["compare", *(str(RESULTS / x) for x in a), "--against", *(str(RESULTS / x) for x in b),
                 "--format", "json", "--no-annotations", *extra]

@@ -57,6 +57,7 @@ def _study_on_pocl(pytester, cl_device) -> Path:
     return pytester.path
 
 
+@pytest.mark.xdist_group("app-study-on-pocl")  # the worker whose run tests/test_models_app_study.py made
 def test_the_app_study_s_table_marks_a_pocl_run_a_procedure_check_beside_dao_s_rows(pytester, cl_device):
     root = _study_on_pocl(pytester, cl_device)
     (root / H100_DEFAULT).parent.mkdir(parents=True)

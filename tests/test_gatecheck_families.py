@@ -100,10 +100,13 @@ def test_family_plants_take_the_baseline_bands_and_say_what_they_leave_out():
     assert by_metric["launch.empty.device_us"].arg == "0.276"
     assert by_metric["launch.empty.device_us"].tests == ("suites/test_memory.py::test_launch_overhead[cuda:0]",)
     assert by_metric["power.fma_fp32.joules_per_op"].arg == "0.3"  # no entry: the GPU fallback
+    assert by_metric["launch.graph.empty.device_us"].arg == "0.05"  # the graph's launches: no entry, GPU fallback
     assert [s["metric"] for s in skipped] == ["launch.overhead.intercept_us"] and "56.9×" in skipped[0]["why"]
     # on a CPU device the power family is left out with its reason, the copy stops at 256 MiB
     chosen, skipped = families.family_plants(None, True, {}, entry_band)
-    assert {s["kind"] for s in skipped} == {"power"} and "power sensor" in skipped[0]["why"]
+    why = {s["metric"]: s["why"] for s in skipped}
+    assert set(why) == {"power.fma_fp32.joules_per_op", "launch.graph.empty.device_us"}
+    assert "power sensor" in why["power.fma_fp32.joules_per_op"] and "CUDA" in why["launch.graph.empty.device_us"]
     assert "memory.copy.bandwidth.1GiB" not in {p.metric for p in chosen}
     assert {p.kind for p in chosen} == set(FRACTIONS) - {"power"} | {"ulp", "missing"}
     fixed = {p.kind: p for p in chosen if p.kind in families.FIXED}

@@ -213,6 +213,7 @@ def aa_sets() -> list[set[str]]:
     return sets
 
 
+@pytest.mark.xdist_group("dashboard")  # its worker has read and detected the committed history
 def test_the_committed_history_has_no_step_next_to_a_planted_run_across_an_identity_or_inside_aa_runs():
     """On the history built from the committed results: every step is compared within one identity, between
     levels of runs that are not planted gate-check runs, and none falls between two runs of a stretch of

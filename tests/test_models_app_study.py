@@ -25,6 +25,8 @@ def _long_enough(units: int) -> set[str]:
     return {k.name for k in APP_KERNELS if k.cost(**k.tiny).groups > 3 * units}
 
 
+# on the worker that runs the study's doc table's test (tests/test_evidence_model_studies.py): one run serves both
+@pytest.mark.xdist_group("app-study-on-pocl")
 def test_the_study_records_every_figure_through_the_plugin_on_pocl(pytester, cl_device):
     units = int(cl_device.info.compute_units)
     if not cl_device.info.is_cpu:

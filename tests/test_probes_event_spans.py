@@ -64,6 +64,21 @@ def test_empty_launch_records_name_their_span_and_the_host_rate_is_informational
     assert "host" in noise.why(host["name"], host["unit"], host["info"])
 
 
+def test_a_device_without_graphs_refuses_them_by_name(cl_device):
+    """OpenCL has no device-side launch graphs: the device says so (the suite's graph test skips on it), and
+    asking for one is an error naming the device, never a figure timed some other way."""
+    from pytest_gpuperf.errors import ProbeVerificationError
+
+    k, buf = _counter(cl_device)
+    assert cl_device.supports_graphs is False
+    with pytest.raises(ProbeVerificationError, match="no device-side launch graphs"):
+        cl_device.launch_graph(k, 4, (1,), (1,), [buf, np.int32(0)])
+    assert launch_overhead.graph_identity(1000) == {
+        "timing": "one device-side graph of back-to-back launches per event pair", "launches_per_graph": 1000}
+    # the graph's span over its launches divides the timer's tick as a span of stream launches does
+    assert classes.resolution_floor("us", 0.5e-6, {classes.PER_SPAN: 1000}) == pytest.approx(0.0005)
+
+
 def test_a_cpu_device_keeps_one_launch_per_span_and_its_identity():
     """CPU devices keep the method their baselines were measured with: one launch per span, no new identity
     key; GPUs time spans of GPU_SPAN_LAUNCHES."""

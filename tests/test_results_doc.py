@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import json
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -18,22 +19,22 @@ from pytest_gpuperf.util import jsonio
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _saved_results() -> list[tuple[Path, dict]]:
-    """Every saved file under results/ that is a results document (schema pytest-gpuperf/1), with its dict."""
-    out = []
+def _saved_results() -> Iterator[tuple[Path, dict]]:
+    """Every saved file under results/ that is a results document (schema pytest-gpuperf/1), with its dict, one
+    at a time (hundreds of MB of JSON held at once would only make the collector walk them)."""
     for p in sorted((ROOT / "results").rglob("*.json*")):
         if not jsonio.is_results_name(p.name):
             continue
         raw = jsonio.read_json(p)
         if isinstance(raw, dict) and raw.get("schema") == RESULTS_SCHEMA:
-            out.append((p, raw))
-    return out
+            yield p, raw
 
 
 def test_every_saved_results_file_round_trips_to_the_identical_dict() -> None:
-    saved = _saved_results()
-    assert len(saved) > 100, "the saved runs under results/ were not found"
-    for p, raw in saved:
+    n, xz = 0, None
+    for p, raw in _saved_results():
+        n += 1
+        xz = xz or (p if p.suffix == ".xz" else None)
         doc = ResultsDocument.from_json(raw, p)
         assert len(doc.metrics) == len(raw["metrics"]) and doc.source == str(p)
         back = doc.to_json()
@@ -41,7 +42,8 @@ def test_every_saved_results_file_round_trips_to_the_identical_dict() -> None:
         # key order too, at the top and in every metric (nested sections are the file's own dicts)
         assert list(back) == list(raw), p
         assert all(list(a) == list(b) for a, b in zip(back["metrics"], raw["metrics"])), p
-    xz = next(p for p, _ in saved if p.suffix == ".xz")
+    assert n > 100, "the saved runs under results/ were not found"
+    assert xz is not None, "no saved results file is stored as .json.xz"
     assert ResultsDocument.load(xz).to_json() == jsonio.read_json(xz)
 
 

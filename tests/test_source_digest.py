@@ -272,3 +272,26 @@ def test_a_tuned_shape_notes_the_same_kernels_tuned_now_or_read_from_the_cache(c
     assert tw.last_from_cache and cl_device.source_digests == cold
     bench = by_name("matvec_row")
     assert cold == {kernel_digest(portable(bench.source, cl_device.info.backend), bench.extra_options)}
+
+
+@needs_cl
+def test_a_library_kernel_is_noted_by_its_library_version_call_and_type(cl_device):
+    import pyopencl
+
+    from pytest_gpuperf.devices.usermath import library_source, user_math
+
+    um = user_math(cl_device, "pyopencl")
+    x = np.linspace(0.1, 1.0, 64)
+    digests = {}
+    for fn, dtype in (("sin", np.float32), ("cos", np.float32), ("sin", np.float64)):
+        cl_device.source_digests.clear()
+        y = um.evaluate(fn, [x], dtype)
+        assert np.allclose(y, getattr(np, fn)(x.astype(dtype)), rtol=1e-5)  # the library really ran
+        expected = kernel_digest(library_source(f"PyOpenCL {pyopencl.VERSION_TEXT}", f"pyopencl.clmath.{fn}", dtype),
+                                 um.options)
+        assert cl_device.source_digests == {expected}
+        digests[(fn, np.dtype(dtype).name)] = expected
+    assert len(set(digests.values())) == 3  # another function or element type is another kernel
+    # another version of the library names another kernel text
+    assert library_source("PyOpenCL 2025.1", "pyopencl.clmath.sin", np.float32) != \
+        library_source("PyOpenCL 2025.2", "pyopencl.clmath.sin", np.float32)

@@ -303,7 +303,8 @@ FAMILIES: tuple[Family, ...] = (
                why="the piecewise fit explains a GPU's loaded-latency curve (R² near 1); on a shared CPU host one "
                    "jittery point pulls it down now and then, so there only a fit that stopped working fails"),
         *(Family(pattern, "us", "lower", cpu=LAUNCH_CPU, why=LAUNCH_CPU_WHY, cause=LAUNCH_GPU_CAUSE)
-          for pattern in ("launch.empty.device_us", "launch.grid.*.device_us", "launch.overhead.intercept_us")),
+          for pattern in ("launch.empty.device_us", "launch.graph.*.device_us", "launch.grid.*.device_us",
+                          "launch.overhead.intercept_us")),
         Family("launch.overhead.slope_ns_per_kthread", "ns/kthread", "lower", cpu={"rel": FLOORS["cpu"]["throughput"]},
                why="on a CPU device the slope is the inverse of the workers' throughput over the largest grids, and a "
                    "neighbour holding one of the host's cores halves it: the CPU floor of compute throughput holds a "

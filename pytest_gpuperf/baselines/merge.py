@@ -1,7 +1,8 @@
 """Baseline entries from several results documents of one device: the one merge rule that
 ``gpuperf baseline from-results`` and ``init`` write by (value = median of the runs, spread = the larger
 of the median within-run σ and the between-run σ, the latter never below the median standard error a
-figure carries for itself, :func:`.noise.own_se`). A run's figure that no measurement can take
+figure carries for itself, :func:`.noise.own_se`, nor below the σ of a second mode that two or more runs
+hold, :func:`~pytest_gpuperf.timing.stats.modes_sigma`). A run's figure that no measurement can take
 (:func:`.validity.metric_problem`) is never merged: the merge is refused, naming it."""
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import numpy as np
 from ..devices.base import timer_resolution
 from ..errors import GpuPerfError
 from ..schemas.results_doc import MetricRecord, ResultsDocument
-from ..timing.stats import MAD_TO_SIGMA, between_run_sigma
+from ..timing.stats import MAD_TO_SIGMA, between_run_sigma, modes_sigma
 from . import classes, noise, baseline_file, validity
 
 #: impossible figures named in full in the refusal; the rest are counted
@@ -49,7 +50,7 @@ def merge_runs(docs: Sequence[ResultsDocument], k: float, floor: tuple[float, fl
         value = float(np.median(values))
         within = [MAD_TO_SIGMA * m.stats["mad"] for m in ms if m.stats]
         own = [se for se in map(noise.own_se, ms) if se is not None]
-        between = max(between_run_sigma(values), float(np.median(own)) if own else 0.0)
+        between = max(between_run_sigma(values), modes_sigma(values), float(np.median(own)) if own else 0.0)
         spread = max(float(np.median(within)) if within else 0.0, between)
         ref = ms[-1]
         identities = {json.dumps(m.get("identity", {}), sort_keys=True) for m in ms}

@@ -479,6 +479,20 @@ class Device(abc.ABC):
                offset: Size | None = None) -> Any:
         """Enqueue one launch; returns a timing handle. ``offset`` is the global work offset (OpenCL)."""
 
+    #: whether :meth:`launch_graph` captures launches into a device-side graph (CUDA graphs); OpenCL has none
+    supports_graphs: bool = False
+
+    def launch_graph(self, kernel: Kernel, count: int, global_size: Size, local_size: Size | None,
+                     args: Sequence[KernelArg]) -> Callable[[], Any]:
+        """``count`` launches of one configuration captured once into a device-side graph; returns a callable
+        that enqueues the whole graph with one host call, so :meth:`timed` around it spans the device's own
+        back-to-back launches (kernel-to-kernel time from commands already in device memory, free of the
+        host's launch path and of where in host memory a stream's commands sit). Backends without graphs
+        (:attr:`supports_graphs` false) raise a ProbeVerificationError naming the device."""
+        from ..errors import ProbeVerificationError
+
+        raise ProbeVerificationError(f"{self.info.spec} ({self.info.name}) has no device-side launch graphs")
+
     def launch_many(self, kernel: Kernel, count: int, global_size: Size, local_size: Size | None,
                     args: Sequence[KernelArg]) -> list[Any]:
         """Enqueue ``count`` back-to-back launches of one configuration; returns their timing handles, so

@@ -410,6 +410,39 @@ class CudaDevice(Device):
                                     f"{self.info.spec}: {exc}") from exc
         return None
 
+    supports_graphs = True
+
+    def launch_graph(self, kernel: Kernel, count: int, global_size: Size, local_size: Size | None,
+                     args: Sequence[KernelArg]) -> Callable[[], Any]:
+        """Capture ``count`` launches on the device's stream (relaxed capture mode: the watchdog's and the
+        observers' threads make no CUDA calls, but a global-mode capture would fail on any that did), upload
+        the graph, and return a callable that launches it on the stream."""
+        if count < 1:
+            raise ValueError(f"launch_graph needs at least one launch, got {count}")
+        self.check_usable()
+        self.synchronize()
+        mode = getattr(runtime, "streamCaptureModeRelaxed", 2)
+        self.stream.begin_capture(mode)
+        try:
+            for _ in range(int(count)):
+                self.launch(kernel, global_size, local_size, args)
+        except BaseException:
+            try:
+                self.stream.end_capture()  # leave capture mode; the launch's own error is the one to report
+            except Exception:  # noqa: BLE001 - an invalidated capture
+                pass
+            raise
+        try:
+            graph = self.stream.end_capture()
+        except Exception as exc:  # noqa: BLE001 - CUDARuntimeError: the capture was invalidated
+            raise KernelLaunchError(f"capturing {count} launches of {kernel.name!r} into a CUDA graph failed on "
+                                    f"{self.info.spec}: {exc}") from exc
+        upload = getattr(graph, "upload", None)
+        if upload is not None:
+            upload(self.stream)
+        stream = self.stream
+        return lambda: graph.launch(stream)
+
     def timed(self, enqueue: Callable[[], Any]) -> Any:
         """Record events around ``enqueue`` behind a blocking kernel released once all is enqueued."""
         self.check_usable()

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Callable, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
@@ -57,6 +57,13 @@ class UserMath:
     evaluate: Callable[[str, Sequence[np.ndarray], np.dtype, str], np.ndarray]
 
 
+def library_source(library: str, call: str, dtype: Any) -> str:
+    """What stands for a library kernel's source in a figure's ``source_digest``: the library with its version,
+    the call and the element type. The library generates the kernel text itself, so a new version of the
+    library (which may change that text) reads as a changed kernel, as an edited kernel of the project does."""
+    return f"{library}: {call} on {np.dtype(dtype).name}"
+
+
 def user_math(device, library: str) -> UserMath:
     """The evaluator of ``library`` on ``device``; :class:`BackendUnavailableError` (with the reason)
     where this device cannot run it."""
@@ -71,6 +78,7 @@ def _pyopencl(device) -> UserMath:
     context, queue = getattr(device, "context", None), getattr(device, "queue", None)
     if context is None or queue is None or device.info.backend != "opencl":
         raise BackendUnavailableError("pyopencl", f"{device.info.spec} is not an OpenCL device (no pyopencl context)")
+    import pyopencl
     import pyopencl as cl
     import pyopencl.array as cla
     import pyopencl.clmath as clmath
@@ -86,6 +94,8 @@ def _pyopencl(device) -> UserMath:
         # PyOpenCL's array uploads and read-backs are blocking calls on the device's queue, which wait in C
         # for whatever was queued before them: each comes only after a polled wait under the watchdog
         device.synchronize()
+        # the kernel's text is PyOpenCL's own: the library, its version and the call name it (library_source)
+        device.note_source(library_source(f"PyOpenCL {pyopencl.VERSION_TEXT}", spelling(fn) or fn, dtype), opts)
         arrs = [cla.to_device(queue, np.ascontiguousarray(a, dtype)) for a in args]
         out = arrs[0] ** arrs[1] if fn == "pow" else getattr(clmath, fn)(*arrs)
         device.synchronize()
@@ -129,13 +139,15 @@ def _cupy(device, library: str) -> UserMath:
             xs = [cupy.asarray(np.ascontiguousarray(a, dt)) for a in args]
             names = [f"x{k}" for k in range(len(xs))]
             if library == "cupy":
+                device.note_source(library_source(f"CuPy {cupy.__version__}", f"cupy.{ufunc_name(fn)}", dt), CUPY_OPTIONS)
                 y = getattr(cupy, ufunc_name(fn))(*xs)
             elif library == "cupy_elementwise":
                 # users write the generic C++ overload (``sin(x)``); exp10/rsqrt are CUDA extensions whose
                 # float overloads are not standard C++, so those take the project's typed spelling
                 body = expr if fn in _NONSTANDARD else f"{fn}({', '.join(names)})"
                 params = ", ".join(f"T {n}" for n in names)
-                device.note_source(f"ElementwiseKernel({params}; T y; y = {body})", CUPY_OPTIONS)  # CuPy builds it
+                # CuPy builds it inside its own template, which its version names
+                device.note_source(f"CuPy {cupy.__version__} ElementwiseKernel({params}; T y; y = {body})", CUPY_OPTIONS)
                 k = cupy.ElementwiseKernel(params, "T y", f"y = {body}", f"gpuperf_user_{fn}")
                 y = k(*xs)
             else:

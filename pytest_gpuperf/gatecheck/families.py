@@ -58,12 +58,15 @@ def _copy(label: str, cpu: bool = True, gpu: bool = True) -> Target:
 
 
 _LAUNCH = ("suites/test_memory.py", "-k", "test_launch_overhead")
+_GRAPH = ("suites/test_memory.py", "-k", "test_launch_graph")
+_NO_GRAPHS = "launch graphs are CUDA's: OpenCL devices have none"
 _GRID = ("suites/test_memory_hierarchy.py", "-k", "test_launch_overhead_vs_grid")
 _CHASE = ("suites/test_memory_hierarchy.py", "-k", "test_pointer_chase")
 _NO_SENSOR = "energy per op needs a power sensor (NVML): a CPU device has none"
 
 #: every family's target metrics, in the order they are planted
 TARGETS: tuple[Target, ...] = (
+    Target("launch", "launch.graph.empty.device_us", _GRAPH, (0.05, 3.0), gpu_only=_NO_GRAPHS),
     Target("launch", "launch.empty.device_us", _LAUNCH, (0.3, 3.0)),
     Target("launch", "launch.overhead.intercept_us", _GRID, (0.3, 3.0)),
     _copy("1MiB"), _copy("16MiB"), _copy("256MiB"), _copy("1GiB", cpu=False),

@@ -24,6 +24,7 @@ from scipy.stats import theilslopes
 from ..baselines.classes import PER_SPAN
 from ..devices.base import Device, DeviceInfo, KernelArg, Size
 from ..devices.dialect import Dialect, per_language
+from ..devices.placement import device_placement
 from ..timing.profiles import profile
 from ..timing.stats import Stats
 
@@ -150,6 +151,8 @@ def empty_records(device: Device, measurer: Any, kernel: Any, plant: float = 0.0
     arg = [np.int32(0)]
     us = per_launch_us(device, measurer, kernel, (1,), (1,), arg, n)
     info: dict[str, Any] = {PER_SPAN: n}
+    if not device.info.is_cpu:
+        info["placement"] = device_placement(device.info.extra.get("pci_bus_id"))
     if plant > 0:
         spin = planted_spin(device, plant, us.median * 1e-6)
         us = per_launch_us(device, measurer, spin.kernel, (1,), (1,), spin.args(), n)
@@ -160,6 +163,40 @@ def empty_records(device: Device, measurer: Any, kernel: Any, plant: float = 0.0
     yield {"name": "launch.empty.host_us", "value": host.median, "unit": "us", "better": "lower", "stats": host,
            "info": {"launches_per_sample": HOST_LAUNCHES, "host_timed": True,
                     **({"planted_slowdown": plant} if plant > 0 else {})}}
+
+
+#: launches captured into one device-side graph (:meth:`Device.launch_graph`): one graph launch per event
+#: pair, so no launch queue limits it and the graph's own start is shared by all of them
+GRAPH_LAUNCHES = 1000
+
+
+def graph_identity(launches: int) -> dict[str, Any]:
+    """The identity keys of a figure timed as one device-side graph of ``launches`` launches per event pair."""
+    return {"timing": "one device-side graph of back-to-back launches per event pair", "launches_per_graph": launches}
+
+
+def graph_us(device: Device, measurer: Any, kernel: Any, args: list[KernelArg], launches: int) -> Stats:
+    """Device time per launch (µs) inside a graph of ``launches`` launches of one work-item, each sample one
+    event span over one graph launch, divided by their number."""
+    replay = device.launch_graph(kernel, launches, (1,), (1,), args)
+    return measurer.enqueue(replay).stats.scaled(1e6 / launches)
+
+
+def graph_records(device: Device, measurer: Any, kernel: Any, plant: float = 0.0,
+                  launches: int = GRAPH_LAUNCHES) -> Iterator[dict[str, Any]]:
+    """``launch.graph.empty.device_us``: the device's own kernel-to-kernel time for empty launches replayed
+    from a graph (:func:`graph_us`), where the stream figure (``launch.empty.device_us``) also takes in how
+    fast the device fetches each launch's commands from host memory. ``plant``: the gate check's ``launch``
+    plant, a graph of :func:`planted_spin` launches calibrated to the unplanted per-launch time."""
+    arg: list[KernelArg] = [np.int32(0)]
+    us = graph_us(device, measurer, kernel, arg, launches)
+    info: dict[str, Any] = {PER_SPAN: launches}  # one event span over the graph: the timer's tick divided by them
+    if plant > 0:
+        spin = planted_spin(device, plant, us.median * 1e-6)
+        us = graph_us(device, measurer, spin.kernel, spin.args(), launches)
+        info.update(spin.info())
+    yield {"name": "launch.graph.empty.device_us", "value": us.median, "unit": "us", "better": "lower", "stats": us,
+           "info": info, "identity": graph_identity(launches)}
 
 
 def grid_blocks(compute_units: int, is_cpu: bool) -> list[int]:

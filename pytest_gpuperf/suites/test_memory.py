@@ -9,6 +9,9 @@ driver or card change.
 * ``launch.empty.device_us`` — device time per launch of an empty kernel of one work-item: on a GPU one
   device-event span of 200 back-to-back launches over their number (``launch_overhead.GPU_SPAN_LAUNCHES``),
   on a CPU device one launch per span.
+* ``launch.graph.empty.device_us`` — device time per launch of the same kernel replayed from one CUDA graph
+  of 1,000 launches (``launch_overhead.GRAPH_LAUNCHES``): the device's own kernel-to-kernel time, without
+  the fetch of each launch's commands from host memory that the stream figure takes in. CUDA only.
 * ``launch.empty.host_us`` — host wall time per launch of 2,000 back-to-back empty launches (the
   rate at which the runtime can issue work), synchronised at the end; informational (the host's noise).
 """
@@ -37,4 +40,12 @@ def test_launch_overhead(gpu_device, gpu_kernel, gpu_measure, gpuperf_record, gp
     kernel = gpu_kernel.compile(launch_overhead.empty_source(gpu_device.info.dialect), launch_overhead.EMPTY_NAME)
     # the gate check's launch plant: extra work per launch (launch_overhead.planted_spin)
     for r in launch_overhead.empty_records(gpu_device, gpu_measure, kernel, plants.fraction(gpuperf_plant, "launch")):
+        gpuperf_record(**r)
+
+
+def test_launch_graph(gpu_device, gpu_kernel, gpu_measure, gpuperf_record, gpuperf_plant):
+    if not gpu_device.supports_graphs:
+        pytest.skip(f"{gpu_device.info.spec}: device-side launch graphs are CUDA-only ({gpu_device.info.backend} has none)")
+    kernel = gpu_kernel.compile(launch_overhead.empty_source(gpu_device.info.dialect), launch_overhead.EMPTY_NAME)
+    for r in launch_overhead.graph_records(gpu_device, gpu_measure, kernel, plants.fraction(gpuperf_plant, "launch")):
         gpuperf_record(**r)

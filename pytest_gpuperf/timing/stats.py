@@ -14,12 +14,16 @@ import numpy as np
 #: MAD × 1.4826 estimates the standard deviation of normally distributed noise.
 MAD_TO_SIGMA = 1.4826
 def mad(values: Any) -> float:
-    """The raw median absolute deviation (unscaled: × :data:`MAD_TO_SIGMA` estimates σ), through
-    ``scipy.stats.median_abs_deviation``; SciPy's statistics load at the first call, not with this module,
-    which every pytest process and ``gpuperf`` command imports."""
-    from scipy.stats import median_abs_deviation  # noqa: PLC0415 - 0.4 s to import
+    """The raw median absolute deviation (unscaled: × :data:`MAD_TO_SIGMA` estimates σ): SciPy's
+    ``median_abs_deviation`` arithmetic on a 1-D array, bit for bit, without its wrapper (many times the
+    arithmetic; the gate's detection power takes thousands). Other shapes and no samples go to SciPy (its NaN),
+    imported then, not with this module, which every pytest process imports."""
+    xs = np.asarray(values, dtype=np.float64)
+    if xs.ndim != 1 or xs.size == 0:
+        from scipy.stats import median_abs_deviation  # noqa: PLC0415 - 0.4 s to import
 
-    return float(median_abs_deviation(np.asarray(values, dtype=np.float64)))
+        return float(median_abs_deviation(xs))
+    return float(np.median(np.abs(xs - np.median(xs))))
 
 
 #: From this many runs on, the run-to-run σ is the robust MAD estimate; below, the sample standard deviation.
@@ -39,6 +43,20 @@ def between_run_sigma(values: Sequence[float]) -> float:
     if xs.size < ROBUST_FROM_RUNS:
         return float(np.std(xs, ddof=1))
     return MAD_TO_SIGMA * mad(xs)
+
+
+def modes_sigma(values: Sequence[float]) -> float:
+    """The run-to-run σ a baseline's band must cover: the sample standard deviation of the runs without the
+    one farthest from their median (0 for fewer than three runs: :func:`between_run_sigma` then). One odd
+    run is left out, as the robust estimate leaves it out, but a second mode held by two or more runs (the
+    runs of another machine, whose figure sits a step away while each machine's runs agree closely) stays
+    in: the MAD of six runs on one machine and three on another reads the first machine's spread alone,
+    and the next run on the second machine would then read as a change."""
+    xs = np.asarray([float(v) for v in values], dtype=float)
+    if xs.size < 3:
+        return 0.0
+    keep = np.delete(xs, int(np.argmax(np.abs(xs - np.median(xs)))))
+    return float(np.std(keep, ddof=1))
 
 
 @dataclass(frozen=True)

@@ -155,7 +155,7 @@ def _trips_for(cfg: cfgmod.Cfg, trips: Sequence[float]) -> tuple[list[float] | N
 
 
 def jobs(device: Device, backend: str) -> list[Job]:
-    """Every (kernel, configuration) of the corpus on ``device`` (buffers are allocated here)."""
+    """Every (kernel, configuration) of the corpus on ``device`` (buffers are allocated here, a dwarf's later)."""
     out: list[Job] = []
     rng = np.random.default_rng(7)
     a = device.to_device(rng.random(N_ITEMS, dtype=np.float32) + 0.5)
@@ -175,10 +175,9 @@ def jobs(device: Device, backend: str) -> list[Job]:
                            "models.corpus", _NOTES.get(k.name, "")))
     for d in DWARFS:
         for scale in DWARF_SCALES:
-            launch = d.setup(device, scale)
-            out.append(Job(d.name, f"scale={scale}", d.source, d.name, (), (launch.grid * launch.block,),
-                           (launch.block,), lambda launch=launch: list(launch.args), list(launch.trips),
-                           "models.dwarfs"))
+            s = d.shape(scale)  # its inputs are made when it is measured
+            out.append(Job(d.name, f"scale={scale}", d.source, d.name, (), (s.grid * s.block,), (s.block,),
+                           lambda d=d, s=s: list(d.inputs(device, s)), list(s.trips), "models.dwarfs"))
     for name, trips_of in TUNING.items():
         bench = bench_by_name(name)
         sizes = bench.sizes(device)
@@ -195,7 +194,7 @@ def jobs(device: Device, backend: str) -> list[Job]:
 class PlanDevice:
     """Just enough of a CUDA device of compute capability ``cc`` for :func:`jobs` without a GPU: the problem
     sizes are a GPU's, so the planned jobs and trip counts are those of a GPU run; a "buffer" is only its
-    size in bytes (the inputs are generated, as for a GPU, and dropped: a plan holds no gigabytes)."""
+    size in bytes (inputs are generated, as for a GPU, and dropped: a plan holds no gigabytes)."""
 
     def __init__(self, cc: str = "9.0") -> None:
         self.info = DeviceInfo("cuda", 0, f"offline compute capability {cc}", "NVIDIA", "offline",

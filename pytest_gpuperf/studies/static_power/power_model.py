@@ -339,6 +339,7 @@ def nested_cv(entries: Sequence[Entry], names: Sequence[str] = SELECTED, k_outer
     GridSearchCV split the same way."""
     from sklearn.base import clone
     from sklearn.model_selection import GridSearchCV, GroupKFold, KFold
+    from threadpoolctl import threadpool_limits
 
     if protocol not in PROTOCOLS:
         raise ValueError(f"protocol {protocol!r}: choose one of {PROTOCOLS}")
@@ -355,30 +356,32 @@ def nested_cv(entries: Sequence[Entry], names: Sequence[str] = SELECTED, k_outer
 
     folds = outer_folds(groups, k_outer) if by_kernel else list(splitter(groups, k_outer)[0].split(x))
     out: dict[str, FamilyResult] = {}
-    for name, (est, grid, what) in families(seed).items():
-        if only is not None and name not in only:
-            continue
-        pred = np.full(len(y), np.nan)
-        imps: list[np.ndarray] = []
-        fold_info: list[dict[str, Any]] = []
-        for train, test in folds:
-            inner, n_inner = splitter(groups[train], k_inner)
-            if n_inner >= 2:
-                # the grid's fits in parallel (every estimator is seeded, so the choice and the scores do not
-                # depend on how many run at once): CPU-only work that a GPU runner would otherwise wait on
-                search = GridSearchCV(clone(est), grid, cv=inner, scoring="neg_mean_absolute_error", n_jobs=-1)
-                search.fit(x[train], y[train], groups=groups[train] if by_kernel else None)
-                model, params = search.best_estimator_, search.best_params_
-            else:
-                model, params = clone(est).fit(x[train], y[train]), {}
-            pred[test] = model.predict(x[test])
-            if hasattr(model, "feature_importances_"):
-                imps.append(np.asarray(model.feature_importances_, dtype=float))
-            fold_info.append({"test_kernels": sorted(set(groups[test].tolist())), "params": params})
-        imp = np.mean(imps, axis=0) if imps else np.zeros(len(names))
-        out[name] = FamilyResult(name, what, scores(y, pred),
-                                 {n: float(v) for n, v in sorted(zip(names, imp), key=lambda t: -t[1])} if imps else {},
-                                 fold_info)
+    # this process's fits (the refits) on one OpenMP thread: on hundreds of rows the boosted trees' thread
+    # barriers cost more than they share, seconds a fit on a busy host; the scores are the same
+    with threadpool_limits(limits=1):
+        for name, (est, grid, what) in families(seed).items():
+            if only is not None and name not in only:
+                continue
+            pred = np.full(len(y), np.nan)
+            imps: list[np.ndarray] = []
+            fold_info: list[dict[str, Any]] = []
+            for train, test in folds:
+                inner, n_inner = splitter(groups[train], k_inner)
+                if n_inner >= 2:
+                    # the grid's fits in parallel (every estimator is seeded, so the choice and the scores do not
+                    # depend on how many run at once): CPU-only work that a GPU runner would otherwise wait on
+                    search = GridSearchCV(clone(est), grid, cv=inner, scoring="neg_mean_absolute_error", n_jobs=-1)
+                    search.fit(x[train], y[train], groups=groups[train] if by_kernel else None)
+                    model, params = search.best_estimator_, search.best_params_
+                else:
+                    model, params = clone(est).fit(x[train], y[train]), {}
+                pred[test] = model.predict(x[test])
+                if hasattr(model, "feature_importances_"):
+                    imps.append(np.asarray(model.feature_importances_, dtype=float))
+                fold_info.append({"test_kernels": sorted(set(groups[test].tolist())), "params": params})
+            imp = np.mean(imps, axis=0) if imps else np.zeros(len(names))
+            ranked = {n: float(v) for n, v in sorted(zip(names, imp), key=lambda t: -t[1])} if imps else {}
+            out[name] = FamilyResult(name, what, scores(y, pred), ranked, fold_info)
     return out
 
 

@@ -1,9 +1,9 @@
 """The saved gate-check runs of the H100s and H200s read as one fleet: ``results/fleet-saved/``.
 
-Each gate check ran on a new machine, and the saved runs record no UUID or serial (they predate the
-``card`` section), every one reads host ``vm`` and PCI address ``0000:00:06.0``: the files cannot tell the
-machines apart, only the folders can. So one card = one gate-check folder (``gatecheck-<commit>``: one
-machine). Its first A/A run (``aa-*.json.xz``: unchanged runs of the full suites) is the card's run in the
+Each gate check ran on a new machine. Every run reads host ``vm`` and PCI address ``0000:00:06.0``, and the
+older runs record no UUID or serial (they predate the ``card`` section): those files cannot tell the machines
+apart, only the folders can. So one card = one gate-check folder (``gatecheck-<commit>``: one machine; the newer
+runs' UUIDs name the card in the report). Its first A/A run (``aa-*.json.xz``: unchanged runs of the full suites) is the card's run in the
 fleet, its second A/A run (where the gate check made one) the card's confirmation run; the planted runs of
 the same folders are left out (they are slowed on purpose). The labels go to
 ``gpuperf fleet report --files LABEL=FILE ...`` (the confirmation: a second fleet of the same labels); this

@@ -86,12 +86,11 @@ def test_saved_a_a_runs_read_no_regression_and_mde_plants_regress(device):
 
 
 def test_the_ones_too_noisy_between_machines_read_ungated_with_their_measured_spread(device):
-    _, metrics, pooled, _ = device
+    _, _, pooled, _ = device
     declared = {n: e for n, e in pooled.items() if catalog.measured_informational(n, e) is not None}
-    # some, and few: each one below is proved to carry its measured spread; the count guards against a pooling that
-    # declares wholesale (hundreds), not against one more card-to-card spread measured past 25 % (the H200's 1 MiB
-    # copy: 649-713 GB/s over 16 runs on 8 machines), so it is a share of the card's entries
-    assert 10 < len(declared) < 0.04 * len(metrics), (len(declared), len(metrics))
+    # some, and few (a pooling that declared wholesale would show here): the 60th is the H200's 1 MiB copy, measured
+    # at 649-713 GB/s over 16 runs on 8 machines; each one below is proved to carry its measured spread
+    assert 10 < len(declared) <= 60, len(declared)
     for name, entry in declared.items():
         c = _judge(name, entry, float(entry["value"]) * 10)
         assert c.verdict == "ungated" and c.reason.startswith("informational: over "), (name, c.reason)

@@ -88,9 +88,10 @@ def test_saved_a_a_runs_read_no_regression_and_mde_plants_regress(device):
 def test_the_ones_too_noisy_between_machines_read_ungated_with_their_measured_spread(device):
     _, _, pooled, _ = device
     declared = {n: e for n, e in pooled.items() if catalog.measured_informational(n, e) is not None}
-    # some, and few (a pooling that declared wholesale would show here): the 60th is the H200's 1 MiB copy, measured
-    # at 649-713 GB/s over 16 runs on 8 machines; each one below is proved to carry its measured spread
-    assert 10 < len(declared) <= 60, len(declared)
+    # some, and few (a pooling that declared wholesale would show here): the H200 declares 62 — among the last ones
+    # its 1 MiB copy (649-713 GB/s over 16 runs on 8 machines) and its 2112-block launch grid (σ 3.2 % of its
+    # value over 19 runs on 8 machines); each one below is proved to carry its measured spread
+    assert 10 < len(declared) <= 62, len(declared)
     for name, entry in declared.items():
         c = _judge(name, entry, float(entry["value"]) * 10)
         assert c.verdict == "ungated" and c.reason.startswith("informational: over "), (name, c.reason)

@@ -20,6 +20,7 @@ from pytest_gpuperf.devices import discover
 from pytest_gpuperf.gatecheck import families, plants
 from pytest_gpuperf.gatecheck import run as gc
 from pytest_gpuperf.schemas.results_doc import MetricRecord, ResultsDocument
+from pytest_gpuperf.verdictwords import Gate
 from suite_support import baselined_tiny_suite
 
 INV = discover()
@@ -362,6 +363,23 @@ def test_a_missed_plant_says_how_far_it_moved_the_metric():
     doc["planted"][0]["realized"] = [0.09] * 3  # moved past its claim and still passed: the gate's miss, said plainly
     passed, problems = gc.verdict(doc)
     assert not passed and "under-delivered" not in problems[0], problems
+
+
+def test_a_catch_far_beyond_its_claim_says_it_does_not_show_the_claim():
+    """The saved H200 gate check at 724a9eb: the graph launch's plant, sized to 5.9 %, moved the launch 27 %, and the
+    tuner's pick moved by a whole configuration (11.9 % against 5.8 %); both were caught, yet neither shows its
+    claim, and the detection summary says so. The copies, chases and FMA chains landed near their claims."""
+    doc = json.loads((REPO / "results" / "nvidia-h200" / "gatecheck-724a9eb" / "gatecheck.json").read_text())
+    det = gc.detection(doc)
+    over = {m["metric"]: m["beyond_claim"] for f in det["families"].values() for m in f["metrics"] if "beyond_claim" in m}
+    assert set(over) == {"launch.graph.empty.device_us", "tuning.reduce.dao.quality"}, over
+    assert 0.25 < over["launch.graph.empty.device_us"] < 0.3
+    assert all(f["detected"] == f["tries"] for f in det["families"].values())
+    one = {"kind": "chase", "metric": "m", "size": 0.02, "tries": 3, "verdicts": [Gate.REGRESSED] * 3,
+           "realized": [0.021, 0.05, 0.06]}
+    assert gc.beyond_claim(one) == 0.05
+    assert gc.beyond_claim({**one, "verdicts": [Gate.REGRESSED, "pass", "pass"]}) is None  # only caught tries count
+    assert gc.beyond_claim({**one, "kind": "model"}) is None
 
 
 def test_an_additive_plants_relative_move_is_not_set_beside_its_claim():

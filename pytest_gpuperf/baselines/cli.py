@@ -276,6 +276,12 @@ def cmd_gatecheck(args: argparse.Namespace) -> int:
             sizes = ", ".join(sorted({f"{s:g}" for s in p["planted"]}))
             print(f"  {p['kind']} on {p['metric']}: claim {p['size']:g} beyond the baseline, planted {sizes} "
                   "(calibrated to this machine's unplanted reading)")
+    for f in det["families"].values():
+        for m in f["metrics"]:
+            if "beyond_claim" in m:
+                print(f"  {m['metric']}: caught, but its tries moved it {m['beyond_claim']:.1%}, over "
+                      f"{gc.OVERSHOOT:g} × the {m['size']:.2%} claimed: that shows the gate catching "
+                      f"{m['beyond_claim']:.1%}, not its claim (the plant moved it further than it was sized to)")
     for c in doc.get("curves", []):
         print(f"  curve {c['metric']} at {c['size']:g}: caught {c['detected']} of {c['tries']}")
     for n in doc.get("not_planted", []):

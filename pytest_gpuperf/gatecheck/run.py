@@ -323,6 +323,23 @@ def _summed(old: list[dict[str, Any]], old_commit: Any, new: list[dict[str, Any]
     return list(planted.values())
 
 
+#: a catch whose tries moved the metric more than this multiple of its claim (median) shows the gate catching that
+#: move, not the claim: a plant that cannot be made as small as the claim (a spin longer than the wait it adds)
+OVERSHOOT = 1.5
+
+
+def beyond_claim(p: Mapping[str, Any]) -> float | None:
+    """The median move of a plant's caught tries where it exceeds :data:`OVERSHOOT` × its claim, else None: that
+    catch proves detection at the move, not at the claimed size (an additive plant's relative move says nothing)."""
+    size = p.get("size")
+    moved = [m for v, m in zip(p.get("verdicts") or [], p.get("realized") or [])
+             if v == Gate.REGRESSED and isinstance(m, (int, float))]
+    if not moved or not isinstance(size, (int, float)) or size <= 0 or p.get("kind") in plants.ADDITIVE:
+        return None
+    mid = float(statistics.median(moved))
+    return mid if mid > OVERSHOOT * float(size) else None
+
+
 def detection(doc: dict[str, Any]) -> dict[str, Any]:
     """The A/A runs and the planted tries of the file's latest commit: how many A/A runs were clean (no
     regression, nothing missing, exit 0) and, per family, how many planted tries the gate caught — the
@@ -339,7 +356,11 @@ def detection(doc: dict[str, Any]) -> dict[str, Any]:
                                             "detected": 0, "metrics": []})
         f["tries"] += p["tries"]
         f["detected"] += p["detected"]
-        f["metrics"].append({"metric": p["metric"], "size": p["size"], "tries": p["tries"], "detected": p["detected"]})
+        row = {"metric": p["metric"], "size": p["size"], "tries": p["tries"], "detected": p["detected"]}
+        over = beyond_claim(p)
+        if over is not None:
+            row["beyond_claim"] = round(over, 5)  # caught at this move: the claim itself is not shown
+        f["metrics"].append(row)
     for f in families.values():
         f["rate"] = round(f["detected"] / f["tries"], 3) if f["tries"] else None
     return {"commit": commit,

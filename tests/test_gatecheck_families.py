@@ -19,6 +19,7 @@ from pytest_gpuperf.cli import main as gpuperf
 from pytest_gpuperf.devices import discover
 from pytest_gpuperf.gatecheck import families, plants
 from pytest_gpuperf.gatecheck import run as gc
+from pytest_gpuperf.probes import launch_overhead
 from pytest_gpuperf.schemas.results_doc import MetricRecord, ResultsDocument
 from pytest_gpuperf.verdictwords import Gate
 from suite_support import baselined_tiny_suite
@@ -195,6 +196,23 @@ def test_launch_plant_adds_work_to_every_launch(tmp_path):
     # moves a separate run's intercept by more than a microsecond on a busy 2-core host), and the separate run
     unplanted = min(before, rec.info["planted_intercept_unplanted_us"])
     assert after - unplanted >= 0.5 * rec.info["planted_extra_us"], (before, after, rec.info)
+
+
+def test_graph_launch_plant_spreads_a_spin_launch_costlier_than_its_target():
+    """A graph launch's plant of 4.3 % of a 0.49 µs launch asks for 21 ns per launch; a spin launch there costs
+    0.11 µs more than an empty one at 0 steps, so spinning every launch would plant about 5× the claim. The
+    layout spins one launch in five (0 steps), evenly spread; where the spin launch costs less than the target,
+    every launch spins for the rest of it."""
+    launches, target, own = 1000, 0.043 * 0.494, 0.110
+    spun, steps = launch_overhead.graph_plant_layout(launches, target, own, steps_for_target=10)
+    assert steps == 0 and abs(len(spun) * own / launches - target) < own / launches
+    assert len(spun) == round(launches * target / own) and min(spun) == 0 and max(spun) < launches
+    gaps = sorted(b - a for a, b in zip(sorted(spun), sorted(spun)[1:]))
+    assert gaps[-1] - gaps[0] <= 1  # spread, not bunched
+    spun, steps = launch_overhead.graph_plant_layout(launches, 0.2, 0.05, steps_for_target=100)
+    assert len(spun) == launches and steps == 75
+    spun, steps = launch_overhead.graph_plant_layout(launches, 0.2, 0.0, steps_for_target=100)
+    assert len(spun) == launches and steps == 100
 
 
 def test_throughput_and_launch_plants_on_the_probe_figures(cl_device):

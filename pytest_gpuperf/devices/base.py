@@ -489,6 +489,14 @@ class Device(abc.ABC):
         back-to-back launches (kernel-to-kernel time from commands already in device memory, free of the
         host's launch path and of where in host memory a stream's commands sit). Backends without graphs
         (:attr:`supports_graphs` false) raise a ProbeVerificationError naming the device."""
+        if count < 1:
+            raise ValueError(f"launch_graph needs at least one launch, got {count}")
+        return self.launch_graph_of([(kernel, args)] * int(count), global_size, local_size)
+
+    def launch_graph_of(self, launches: Sequence[tuple[Kernel, Sequence[KernelArg]]], global_size: Size,
+                        local_size: Size | None) -> Callable[[], Any]:
+        """:meth:`launch_graph` for a sequence of (kernel, arguments) launches of one geometry, captured in their
+        order (a graph that mixes kernels: the launch plant spreads a few costlier launches among empty ones)."""
         from ..errors import ProbeVerificationError
 
         raise ProbeVerificationError(f"{self.info.spec} ({self.info.name}) has no device-side launch graphs")

@@ -412,20 +412,22 @@ class CudaDevice(Device):
 
     supports_graphs = True
 
-    def launch_graph(self, kernel: Kernel, count: int, global_size: Size, local_size: Size | None,
-                     args: Sequence[KernelArg]) -> Callable[[], Any]:
-        """Capture ``count`` launches on the device's stream (relaxed capture mode: the watchdog's and the
+    def launch_graph_of(self, launches: Sequence[tuple[Kernel, Sequence[KernelArg]]], global_size: Size,
+                        local_size: Size | None) -> Callable[[], Any]:
+        """Capture the launches on the device's stream (relaxed capture mode: the watchdog's and the
         observers' threads make no CUDA calls, but a global-mode capture would fail on any that did), upload
         the graph, and return a callable that launches it on the stream."""
-        if count < 1:
-            raise ValueError(f"launch_graph needs at least one launch, got {count}")
+        if not launches:
+            raise ValueError("launch_graph_of needs at least one launch")
+        count = len(launches)
+        kernel = launches[0][0]
         self.check_usable()
         self.synchronize()
         mode = getattr(runtime, "streamCaptureModeRelaxed", 2)
         self.stream.begin_capture(mode)
         try:
-            for _ in range(int(count)):
-                self.launch(kernel, global_size, local_size, args)
+            for each, args in launches:
+                self.launch(each, global_size, local_size, args)
         except BaseException:
             try:
                 self.stream.end_capture()  # leave capture mode; the launch's own error is the one to report

@@ -182,19 +182,41 @@ def graph_us(device: Device, measurer: Any, kernel: Any, args: list[KernelArg], 
     return measurer.enqueue(replay).stats.scaled(1e6 / launches)
 
 
+def graph_plant_layout(launches: int, target_us: float, own_us: float, steps_for_target: int
+                       ) -> tuple[frozenset[int], int]:
+    """Where the launch plant puts its spin in a graph of ``launches`` launches, so each launch takes
+    ``target_us`` longer on average: (the indices of the spun launches, their spin steps). ``own_us``: what one
+    spin launch at 0 steps costs beyond an empty one; ``steps_for_target``: the steps calibrated to
+    ``target_us``. Where the spin launch's own cost already exceeds the target, only that share of the launches
+    spins (0 steps), spread evenly; else every launch spins for the rest of the target."""
+    if own_us >= target_us and own_us > 0:
+        k = max(1, min(launches, round(launches * target_us / own_us)))
+        return frozenset(int(j * launches // k) for j in range(k)), 0
+    rest = (target_us - own_us) / target_us if target_us > 0 else 0.0
+    return frozenset(range(launches)), max(1, round(steps_for_target * rest))
+
+
 def graph_records(device: Device, measurer: Any, kernel: Any, plant: float = 0.0,
                   launches: int = GRAPH_LAUNCHES) -> Iterator[dict[str, Any]]:
     """``launch.graph.empty.device_us``: the device's own kernel-to-kernel time for empty launches replayed
     from a graph (:func:`graph_us`), where the stream figure (``launch.empty.device_us``) also takes in how
     fast the device fetches each launch's commands from host memory. ``plant``: the gate check's ``launch``
-    plant, a graph of :func:`planted_spin` launches calibrated to the unplanted per-launch time."""
+    plant, :func:`planted_spin` launches placed in the graph by :func:`graph_plant_layout` so the per-launch time
+    grows by the plant's fraction of the unplanted one."""
     arg: list[KernelArg] = [np.int32(0)]
     us = graph_us(device, measurer, kernel, arg, launches)
     info: dict[str, Any] = {PER_SPAN: launches}  # one event span over the graph: the timer's tick divided by them
     if plant > 0:
         spin = planted_spin(device, plant, us.median * 1e-6)
-        us = graph_us(device, measurer, spin.kernel, spin.args(), launches)
+        idle = [np.int32(0), spin.sink]
+        # the spin kernel's own cost in a graph, beyond an empty launch: it may exceed the whole planted time
+        own = max(graph_us(device, measurer, spin.kernel, idle, launches).median - us.median, 0.0)
+        spun, steps = graph_plant_layout(launches, plant * us.median, own, spin.steps)
+        spin_args = [np.int32(steps), spin.sink]
+        seq = [(spin.kernel, spin_args) if i in spun else (kernel, arg) for i in range(launches)]
+        us = measurer.enqueue(device.launch_graph_of(seq, (1,), (1,))).stats.scaled(1e6 / launches)
         info.update(spin.info())
+        info.update({"planted_spin_steps": steps, "planted_spun_launches": len(spun), "planted_spin_own_us": own})
     yield {"name": "launch.graph.empty.device_us", "value": us.median, "unit": "us", "better": "lower", "stats": us,
            "info": info, "identity": graph_identity(launches)}
 

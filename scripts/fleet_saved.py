@@ -1,6 +1,6 @@
 """The saved gate-check runs of the H100s and H200s read as one fleet: ``results/fleet-saved/``.
 
-Each gate check ran on a new machine. Every run reads host ``vm`` and PCI address ``0000:00:06.0``, and the
+Each gate check ran on a new machine (or two). Every run reads host ``vm`` and PCI address ``0000:00:06.0``, and the
 older runs record no UUID or serial (they predate the ``card`` section): those files cannot tell the machines
 apart, only the folders can. So a gate-check folder (``gatecheck-<commit>``) whose runs record no UUID is one
 card; where its runs record the card's UUID (``card.uuid``, NVML's), each UUID is a card, so a gate check whose
@@ -10,7 +10,7 @@ run; the other runs of the same folders (``plant-*``, ``calib-*``: slowed on pur
 plants) are left out. The labels go to ``gpuperf fleet report --files LABEL=FILE ...`` (the confirmation: a
 second fleet of the same labels); this script writes the report as JSON (xz) and prints it as text.
 
-    python scripts/fleet_saved.py [--out results/fleet-saved]
+    python scripts/fleet_saved.py [--out results/fleet-saved] [--results results]
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def card_uuid(path: Path) -> str | None:
 def card_runs(results: Path) -> list[tuple[str, list[str]]]:
     """(card label, its A/A runs in name order) of every card: a folder's runs paired by the card's UUID
     where they record one. A folder of one card keeps the folder's label; a folder of several cards labels
-    each ``<folder label>/<the UUID's head>`` (``h200/gatecheck-ddae2c6/GPU-a3635258``; the runs that
+    each ``<folder label>/<the UUID's head>`` (``h200/gatecheck-<commit>/GPU-1a2b3c4d``; the runs that
     record no UUID keep the folder's label)."""
     by_folder: dict[str, dict[str | None, list[str]]] = {}
     for label, path in labelled_files(results):

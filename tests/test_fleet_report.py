@@ -24,6 +24,7 @@ from pytest_gpuperf.fleet import fleetload, fleetreport, rollout
 from pytest_gpuperf.report.results import card_identity
 from pytest_gpuperf.schemas import SchemaError, validate
 from pytest_gpuperf.util import jsonio
+from suite_support import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
 H100 = ROOT / "results" / "nvidia-h100-80gb-hbm3"
@@ -286,6 +287,43 @@ def test_labelled_files_make_a_fleet_of_saved_runs(tmp_path, healthy, capsys):
     assert main(["fleet", "report", "--files", *files]) == 0
     assert "machine-3/nvidia-h100-80gb-hbm3" in capsys.readouterr().out
     assert main(["fleet", "report", "--files", "no-label-here"]) == 2
+
+
+def _saved_run(path: Path, doc: dict[str, Any], uuid: str | None) -> None:
+    doc = copy.deepcopy(doc)
+    doc["card"] = {**card_identity(doc["device"], doc["environment"]), **({"uuid": uuid} if uuid else {})}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc))
+
+
+def test_the_saved_fleet_pairs_a_gate_check_s_runs_by_the_card_s_uuid(tmp_path, healthy, capsys):
+    """``scripts/fleet_saved.py``: a gate-check folder whose A/A runs came from two cards (two UUIDs) is two
+    cards, each its first run in the fleet and its second as confirmation; a folder whose runs record no UUID
+    stays one card; planted and calibration runs are no cards."""
+    fleet_saved = load_script("fleet_saved")
+    h200 = tmp_path / "results" / "nvidia-h200"
+    two, old = h200 / "gatecheck-two", h200 / "gatecheck-old"
+    a, b = "GPU-1111aaaa-0000-0000-0000-000000000001", "GPU-2222bbbb-0000-0000-0000-000000000002"
+    for name, doc, uuid in (("aa-1", healthy[0], a), ("aa-2", healthy[1], b), ("aa-3", healthy[2], b),
+                            ("plant-memory-1", healthy[3], "GPU-3333cccc-0000-0000-0000-000000000003"),
+                            ("calib-memory-1", healthy[4], a)):
+        _saved_run(two / f"{name}.json", doc, uuid)
+    for name, doc in (("aa-1", healthy[3]), ("aa-2", healthy[4])):
+        _saved_run(old / f"{name}.json", doc, None)
+    folder = "results/nvidia-h200"
+    assert fleet_saved.card_runs(tmp_path / "results") == [
+        ("h200/gatecheck-old", [f"{folder}/gatecheck-old/aa-1.json", f"{folder}/gatecheck-old/aa-2.json"]),
+        ("h200/gatecheck-two/GPU-1111aaaa", [f"{folder}/gatecheck-two/aa-1.json"]),
+        ("h200/gatecheck-two/GPU-2222bbbb",
+         [f"{folder}/gatecheck-two/aa-2.json", f"{folder}/gatecheck-two/aa-3.json"])]
+    out = tmp_path / "fleet-saved"
+    assert fleet_saved.main(["--results", str(tmp_path / "results"), "--out", str(out)]) == 0
+    rep = jsonio.read_json(out / "fleet-report.json.xz")
+    assert sorted(c["card"] for c in rep["cards"] if "uuid" in c["identity"]) == [a, b]
+    assert len(rep["cards"]) == 3 and rep["cards"][0]["files"][0].startswith("results/nvidia-h200/")
+    assert [x["file"] for x in rep["labels"]["confirm"]] == [f"{folder}/gatecheck-old/aa-2.json",
+                                                             f"{folder}/gatecheck-two/aa-3.json"]
+    assert "h200/gatecheck-two/GPU-2222bbbb" in capsys.readouterr().out
 
 
 # --- the fleet baseline and the rollout gate --------------------------------------------------------

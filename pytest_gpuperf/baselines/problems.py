@@ -14,12 +14,12 @@ check here collects instead of raising. Two kinds of checks:
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from typing import Any, Iterator
 
 from .. import BASELINE_SCHEMA
-from ..util import jsonio
 from . import validity
 from .verdicts import DIRECTIONS
 
@@ -61,7 +61,7 @@ def parse(text: str) -> tuple[Any, list[str]]:
         flagged = flagged or isinstance(obj, _Object)
         return obj
 
-    raw = jsonio.loads(text, object_pairs_hook=pairs)
+    raw = json.loads(text, object_pairs_hook=pairs)
     found: list[str] = []
     if not flagged:
         return raw, found

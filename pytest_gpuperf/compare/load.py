@@ -125,7 +125,7 @@ def read_results(path: str | Path) -> ResultsDocument:
     except (OSError, EOFError, UnicodeDecodeError) as exc:  # EOFError: a truncated .gz
         raise CompareInputError(f"{p}: cannot read it ({type(exc).__name__}: {exc})") from None
     try:
-        doc = jsonio.loads(text)
+        doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise CompareInputError(f"{p}: not JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
     return results_document(doc, str(p))

@@ -3,13 +3,12 @@ smaller than gzip on results documents; older logs as ``*.log.gz``), and every r
 of a results document, a log or a corpus takes any of these forms.
 
 :func:`saved` finds the file a name means (``x.json``, ``x.json.gz`` or ``x.json.xz``); :func:`read_text` and
-:func:`read_json` open it (:func:`loads` parses), decompressing by the suffix; :func:`write_gz` and :func:`write_xz` store a file
+:func:`read_json` open it, decompressing by the suffix; :func:`write_gz` and :func:`write_xz` store a file
 compressed, atomically. Every read goes through :func:`read_regular`: regular files only, at most
 :data:`MAX_BYTES` (decompressed too)."""
 
 from __future__ import annotations
 
-import gc
 import gzip
 import io
 import json
@@ -132,19 +131,7 @@ def read_text(path: str | os.PathLike[str]) -> str:
 
 
 def read_json(path: str | os.PathLike[str]) -> Any:
-    return loads(read_text(path))
-
-
-def loads(text: str, **kwargs: Any) -> Any:
-    """``json.loads`` with the cyclic collector paused: a parsed document has no cycles, yet its many new
-    containers would set off full collections of the whole heap (half the parse where other documents live)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        return json.loads(text, **kwargs)
-    finally:
-        if enabled:
-            gc.enable()
+    return json.loads(read_text(path))
 
 
 def write_gz(path: str | os.PathLike[str], data: bytes) -> Path:

@@ -22,7 +22,8 @@ def mad(values: Any) -> float:
     ``scipy.stats.median_abs_deviation``; SciPy's statistics load at the first call, not with this module,
     which every pytest process and ``gpuperf`` command imports. A pure function of the values, so a pooling
     that judges the same runs again (each machine held out in turn) reads it from a cache."""
-    return _mad_of(tuple(float(v) for v in np.ravel(np.asarray(values, dtype=np.float64))))
+    xs = tuple(float(v) for v in np.ravel(np.asarray(values, dtype=np.float64)))
+    return _mad_of(xs) if xs else _mad_of.__wrapped__(xs)  # no samples: SciPy's warning each time, not once
 
 
 @functools.lru_cache(maxsize=1 << 14)

@@ -95,6 +95,13 @@ def _k(text: str) -> float:
     return _checked(options.non_negative, "--k", text)
 
 
+def _add_k(parser: argparse.ArgumentParser) -> None:
+    """The ``--k`` option of the commands that set bands from runs (from-results, init)."""
+    parser.add_argument("--k", type=_k, default=6.0,
+                        help="tolerance = k × spread, spread the larger of the within-run and between-run σ "
+                             "(default: %(default)s)")
+
+
 def _floor(text: str) -> float:
     """argparse type of each ``--floor`` value: a finite, non-negative fraction."""
     return _checked(options.non_negative, "--floor", text)
@@ -316,9 +323,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("results", nargs="+", metavar="RESULTS.json",
                    help="results files of several runs of one device (--gpuperf-json); their values are merged")
     p.add_argument("--dir", default="baselines", help="baseline folder to write <key>.json into (default: %(default)s)")
-    p.add_argument("--k", type=_k, default=6.0,
-                   help="tolerance = k × spread, spread the larger of the within-run and between-run σ "
-                        "(default: %(default)s)")
+    _add_k(p)
     p.add_argument("--identity-changed", action="store_true",
                    help="update only the entries whose identity or kernel source (source_digest) differs from the "
                         "baseline's (or that it lacks)")
@@ -394,9 +399,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     i.add_argument("--results-dir", default="results", help="where each run's results and log go "
                                                              "(<dir>/<key>/init-N-*.json, init-N.log; N numbered on)")
     i.add_argument("--replace", action="store_true", help="replace an existing baseline file of the device")
-    i.add_argument("--k", type=_k, default=6.0,
-                   help="tolerance = k × spread, spread the larger of the within-run and between-run σ "
-                        "(default: %(default)s)")
+    _add_k(i)
     i.add_argument("--keep-contended", action="store_true",
                    help="keep entries measured on a busy host or card in every run, flagged in the file's provenance "
                         "(default: left out, named; the init is refused when they pass a tenth of the metrics)")

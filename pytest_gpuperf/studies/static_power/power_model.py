@@ -301,6 +301,9 @@ class FamilyResult:
     scores: dict[str, float]
     importances: dict[str, float]  # mean over outer folds (impurity importances; SVR: none)
     folds: list[dict[str, Any]]
+    #: each row's prediction by the outer fold that held it out, in the corpus' order (the energy estimate
+    #: multiplies these by a predicted time)
+    predictions: list[float] = field(default_factory=list)
 
 
 def matrix(entries: Sequence[Entry], names: Sequence[str] = SELECTED) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -381,7 +384,7 @@ def nested_cv(entries: Sequence[Entry], names: Sequence[str] = SELECTED, k_outer
                 fold_info.append({"test_kernels": sorted(set(groups[test].tolist())), "params": params})
             imp = np.mean(imps, axis=0) if imps else np.zeros(len(names))
             ranked = {n: float(v) for n, v in sorted(zip(names, imp), key=lambda t: -t[1])} if imps else {}
-            out[name] = FamilyResult(name, what, scores(y, pred), ranked, fold_info)
+            out[name] = FamilyResult(name, what, scores(y, pred), ranked, fold_info, [float(v) for v in pred])
     return out
 
 

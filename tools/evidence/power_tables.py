@@ -11,6 +11,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from pytest_gpuperf.schemas.results_doc import ResultsDocument
+from pytest_gpuperf.studies.static_power import energy_estimate as ee
 from pytest_gpuperf.studies.static_power import power_model as pm
 from pytest_gpuperf.util import jsonio
 from .registry import Inputs
@@ -94,4 +96,43 @@ def reference(inp: Inputs) -> list[str]:
     return out
 
 
-TABLES = {"power-model": model, "power-reference": reference}
+def energy_estimates(inp: Inputs) -> list[tuple[str, ee.Estimate]]:
+    """(card, estimate) for each corpus and the launch study named in the same place of ``studies=``."""
+    corpora, studies = inp.runs("corpora"), inp.runs("studies")
+    if len(corpora) != len(studies):
+        raise EvidenceError(f"{inp.block.where}: {len(corpora)} corpora but {len(studies)} studies; name one PTX "
+                            "launch study per corpus, in the same order")
+    out = []
+    for c, s in zip(corpora, studies):
+        key, skey = str(c.device.get("key", "")), str(s.device.get("key", ""))
+        if key != skey:
+            raise EvidenceError(f"{inp.block.where}: {c.path} is {key!r} but {s.path} is {skey!r}; pair each card's "
+                                "corpus with that card's study")
+        entries = _entries(inp, c)
+        est = ee.join(entries, ee.heldout_watts(entries), ee.study_launches(ResultsDocument.from_json(s.doc, s.path)))
+        if not est.launches:
+            raise EvidenceError(f"{inp.block.where}: {c.path} and {s.path} share no launch (kernel, grid, block, trips)")
+        out.append((SHORT.get(key, key), est))
+    return out
+
+
+def energy(inp: Inputs) -> list[str]:
+    """Alavani's energy estimate (ch. 6, Table 6.1) on every launch a card's corpus and PTX study share:
+    measured / predicted time, power and energy, then the MAPE of each per card."""
+    out = ["| card | kernel | launch (grid × block; corpus / study) | time, µs: measured / predicted | power, W: "
+           "measured / predicted | energy, µJ: measured (P × t) / predicted (P_pred × t_pred) | NVML energy per "
+           "launch of the corpus' loop, µJ |", "| --- | --- | --- | --- | --- | --- | --- |"]
+    ests = energy_estimates(inp)
+    for card, est in ests:
+        for x in est.launches:
+            out.append(f"| {card} | `{x.kernel}` | {x.grid} × {x.block}; `{x.corpus_config}` / `{x.study_config}` | "
+                       f"{x.t_meas_s * 1e6:.1f} / {x.t_pred_s * 1e6:.1f} | {x.p_meas_w:.0f} / {x.p_pred_w:.0f} | "
+                       f"{x.e_meas_j * 1e6:.0f} / {x.e_pred_j * 1e6:.0f} | {x.e_nvml_j * 1e6:.0f} |")
+    for card, est in ests:
+        out.append(f"| **{card}, MAPE** | {len({x.kernel for x in est.launches})} kernels | {len(est.launches)} launches | "
+                   f"{est.mape('time'):.1f} % | {est.mape('power'):.1f} % | {est.mape('energy'):.1f} % | "
+                   f"{est.mape('energy_nvml'):.1f} % (predicted against it) |")
+    return out
+
+
+TABLES = {"power-model": model, "power-reference": reference, "power-energy": energy}

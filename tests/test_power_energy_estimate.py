@@ -1,0 +1,98 @@
+"""Alavani's energy estimate (``studies.static_power.energy_estimate``) on the saved H100 runs: every figure
+recomputed from the files, a planted change that moves it, and the power prediction held out by kernel."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_gpuperf.schemas.results_doc import ResultsDocument
+from pytest_gpuperf.studies.static_power import energy_estimate as ee
+from pytest_gpuperf.studies.static_power import power_model as pm
+from pytest_gpuperf.util import jsonio
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT / "results/nvidia-h100-80gb-hbm3/power-corpus-cuda.json.xz"
+STUDY = ROOT / "results/nvidia-h100-80gb-hbm3/study-6036ccb/ps-cuda.json.xz"
+
+pytest.importorskip("sklearn")
+pytestmark = pytest.mark.skipif(not (CORPUS.exists() and STUDY.exists()),
+                                reason="the saved H100 power corpus or PTX launch study is not in this checkout")
+
+
+@pytest.fixture(scope="module")
+def saved():
+    _, entries = pm.load_corpus(CORPUS)
+    doc = ResultsDocument.load(STUDY)
+    watts = ee.heldout_watts(entries)
+    return entries, doc, watts, ee.join(entries, watts, ee.study_launches(doc))
+
+
+def test_mape_and_energy_by_hand():
+    x = ee.Launch("k", "a", "b", 1, 1, t_pred_s=2e-6, t_meas_s=4e-6, p_pred_w=300.0, p_meas_w=200.0, e_nvml_j=1e-3)
+    assert x.e_pred_j == pytest.approx(6e-4) and x.e_meas_j == pytest.approx(8e-4)
+    assert ee.mape([(6.0, 8.0), (3.0, 2.0)]) == pytest.approx(37.5)
+    with pytest.raises(ValueError, match="positive measured"):
+        ee.mape([(1.0, 0.0)])
+
+
+def test_every_figure_recomputes_from_the_files(saved):
+    entries, doc, watts, est = saved
+    raw = json.loads(json.dumps(jsonio.read_json(STUDY)))
+    launches = {}
+    for m in raw["metrics"]:
+        if m["name"].startswith("model.ptx.study.thesis.") and m["name"].endswith(".error") and m["name"].count(".") == 5:
+            for ln in m["info"]["launches"]:
+                launches[(m["name"].split(".")[4], ln["grid"], ln["block"], tuple(ln["trips"]))] = ln
+    by_row = {(e.kernel, e.config): (e, w) for e, w in zip(entries, watts)}
+    assert len(est.launches) == 26 and len({x.kernel for x in est.launches}) == 12
+    for x in est.launches:
+        e, w = by_row[(x.kernel, x.corpus_config)]
+        ln = launches[(x.kernel, e.info["grid"], e.info["block"], tuple(e.info["trips"]))]
+        assert (x.t_pred_s, x.t_meas_s, x.study_config) == (ln["predicted_s"], ln["measured_s"], ln["config"])
+        assert (x.p_pred_w, x.p_meas_w, x.e_nvml_j) == (w, e.watts, e.joules_per_launch)
+        assert x.e_pred_j == w * ln["predicted_s"]
+    errs = [abs(x.p_pred_w * x.t_pred_s - x.p_meas_w * x.t_meas_s) / (x.p_meas_w * x.t_meas_s) for x in est.launches]
+    assert est.mape("energy") == pytest.approx(100 * sum(errs) / len(errs), rel=1e-12)
+    with pytest.raises(ValueError, match="choose one of"):
+        est.mape("joules")
+
+
+def test_a_planted_time_moves_the_estimate(saved):
+    entries, doc, watts, est = saved
+    study = ee.study_launches(doc)
+    first = est.launches[0]
+    key = next(k for k, v in study.items() if k[0] == first.kernel and v["config"] == first.study_config)
+    planted = dict(study)
+    planted[key] = {**study[key], "predicted_s": study[key]["predicted_s"] * 3.0}
+    moved = ee.join(entries, watts, planted)
+    n = len(est.launches)
+    old_err = abs(first.e_pred_j - first.e_meas_j) / first.e_meas_j
+    new_err = abs(3.0 * first.e_pred_j - first.e_meas_j) / first.e_meas_j
+    assert moved.mape("energy") == pytest.approx(est.mape("energy") + 100 * (new_err - old_err) / n, rel=1e-9)
+    assert moved.mape("energy") != est.mape("energy") and moved.mape("power") == est.mape("power")
+
+
+def test_a_launch_power_is_predicted_without_its_kernel(saved):
+    """Doubling every measured watt of one kernel leaves that kernel's predictions as they were (no fold that
+    predicts it trained on it) and moves others' (the folds that trained on it)."""
+    entries, _, watts, _ = saved
+    planted = [dataclasses.replace(e, watts=e.watts * 2.0) if e.kernel == "vectorAdd" else e for e in entries]
+    again = ee.heldout_watts(planted)
+    own = [i for i, e in enumerate(entries) if e.kernel == "vectorAdd"]
+    # the trees' predictions are summed in threads: equal to the last few bits, not bit for bit
+    assert own and all(again[i] == pytest.approx(watts[i], rel=1e-9) for i in own)
+    assert any(abs(again[i] - watts[i]) > 1e-3 * watts[i] for i in range(len(entries)) if i not in own)
+
+
+def test_bad_input_says_what_to_fix(saved):
+    entries, _, watts, _ = saved
+    with pytest.raises(ValueError, match="predictions for"):
+        ee.join(entries, watts[:-1], {})
+    with pytest.raises(ValueError, match="test_model_ptx_study"):
+        ee.study_launches(ResultsDocument.from_json({"metrics": []}, "empty.json"))
+    with pytest.raises(ValueError, match="choose one of"):
+        ee.heldout_watts(entries, family="catboost")

@@ -96,3 +96,22 @@ def test_bad_input_says_what_to_fix(saved):
         ee.study_launches(ResultsDocument.from_json({"metrics": []}, "empty.json"))
     with pytest.raises(ValueError, match="choose one of"):
         ee.heldout_watts(entries, family="catboost")
+
+
+def test_the_docs_table_pairs_each_corpus_with_its_own_card():
+    from tools.evidence import markers, runfile  # noqa: PLC0415
+    from tools.evidence.power_tables import energy  # noqa: PLC0415
+    from tools.evidence.registry import Inputs  # noqa: PLC0415
+    from tools.evidence.runfile import EvidenceError  # noqa: PLC0415
+
+    def inputs(corpora: str, studies: str) -> Inputs:
+        text = f"<!-- gpuperf:table power-energy corpora={corpora} studies={studies} -->\n<!-- /gpuperf:table -->\n"
+        block = markers.parse("t.md", text)[0]
+        return Inputs(block, {r: [runfile.load(ROOT, p) for p in ps] for r, ps in block.roles.items()}, ROOT)
+
+    h200_study = "results/nvidia-h200/study-bbc20d4/ps-cuda.json.xz"
+    corpus, study = str(CORPUS.relative_to(ROOT)), str(STUDY.relative_to(ROOT))
+    with pytest.raises(EvidenceError, match="pair each card's corpus"):
+        energy(inputs(corpus, h200_study))
+    with pytest.raises(EvidenceError, match="one PTX launch study per corpus"):
+        energy(inputs(corpus, f"{study},{h200_study}"))

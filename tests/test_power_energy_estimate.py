@@ -34,9 +34,12 @@ def saved():
 def test_mape_and_energy_by_hand():
     x = ee.Launch("k", "a", "b", 1, 1, t_pred_s=2e-6, t_meas_s=4e-6, p_pred_w=300.0, p_meas_w=200.0, e_nvml_j=1e-3)
     assert x.e_pred_j == pytest.approx(6e-4) and x.e_meas_j == pytest.approx(8e-4)
-    assert ee.mape([(6.0, 8.0), (3.0, 2.0)]) == pytest.approx(37.5)
-    with pytest.raises(ValueError, match="positive measured"):
-        ee.mape([(1.0, 0.0)])
+    def est(*times: tuple[float, float]) -> ee.Estimate:
+        return ee.Estimate(tuple(ee.Launch("k", "a", "b", 1, 1, t_pred_s=p, t_meas_s=m, p_pred_w=1.0, p_meas_w=1.0,
+                                           e_nvml_j=1.0) for p, m in times), "f", "p", "v")
+    assert est((6.0, 8.0), (3.0, 2.0)).mape("time") == pytest.approx(37.5)
+    with pytest.raises(ValueError, match="zero measured"):
+        est((1.0, 0.0)).mape("time")
 
 
 def test_every_figure_recomputes_from_the_files(saved):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from ...schemas.results_doc import ResultsDocument
 from ...util import jsonio
@@ -69,15 +69,8 @@ class Estimate:
                  "energy": lambda x: (x.e_pred_j, x.e_meas_j), "energy_nvml": lambda x: (x.e_pred_j, x.e_nvml_j)}
         if quantity not in pairs:
             raise ValueError(f"quantity {quantity!r}: choose one of {sorted(pairs)}")
-        return mape(pairs[quantity](x) for x in self.launches)
-
-
-def mape(pairs: Iterable[tuple[float, float]]) -> float:
-    """Mean of |predicted − measured| / measured, in percent, over (predicted, measured) pairs."""
-    errs = [abs(p - m) / m for p, m in pairs if m > 0]
-    if not errs:
-        raise ValueError("no (predicted, measured) pair with a positive measured value")
-    return 100.0 * sum(errs) / len(errs)
+        pred, meas = zip(*(pairs[quantity](x) for x in self.launches)) if self.launches else ((), ())
+        return pm.scores(meas, pred)["mape"]  # the power model's own scores (Tables 5.8–5.9)
 
 
 def _key(kernel: str, grid: Any, block: Any, trips: Sequence[Any]) -> Key:

@@ -419,8 +419,6 @@ class CudaDevice(Device):
         the graph, and return a callable that launches it on the stream."""
         if not launches:
             raise ValueError("launch_graph_of needs at least one launch")
-        count = len(launches)
-        kernel = launches[0][0]
         self.check_usable()
         self.synchronize()
         mode = getattr(runtime, "streamCaptureModeRelaxed", 2)
@@ -437,7 +435,7 @@ class CudaDevice(Device):
         try:
             graph = self.stream.end_capture()
         except Exception as exc:  # noqa: BLE001 - CUDARuntimeError: the capture was invalidated
-            raise KernelLaunchError(f"capturing {count} launches of {kernel.name!r} into a CUDA graph failed on "
+            raise KernelLaunchError(f"capturing {len(launches)} launches of {launches[0][0].name!r} into a CUDA graph failed on "
                                     f"{self.info.spec}: {exc}") from exc
         upload = getattr(graph, "upload", None)
         if upload is not None:

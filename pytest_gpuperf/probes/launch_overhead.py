@@ -215,8 +215,8 @@ def graph_records(device: Device, measurer: Any, kernel: Any, plant: float = 0.0
         spin_args = [np.int32(steps), spin.sink]
         seq = [(spin.kernel, spin_args) if i in spun else (kernel, arg) for i in range(launches)]
         us = measurer.enqueue(device.launch_graph_of(seq, (1,), (1,))).stats.scaled(1e6 / launches)
-        info.update(spin.info())
-        info.update({"planted_spin_steps": steps, "planted_spun_launches": len(spun), "planted_spin_own_us": own})
+        info.update({**spin.info(), "planted_spin_steps": steps, "planted_spun_launches": len(spun),
+                     "planted_spin_own_us": own})
     yield {"name": "launch.graph.empty.device_us", "value": us.median, "unit": "us", "better": "lower", "stats": us,
            "info": info, "identity": graph_identity(launches)}
 

@@ -6,8 +6,6 @@ Medians and MADs rather than means and standard deviations: GPU timings have one
 
 from __future__ import annotations
 
-import functools
-
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
@@ -20,14 +18,7 @@ MAD_TO_SIGMA = 1.4826
 def mad(values: Any) -> float:
     """The raw median absolute deviation (unscaled: × :data:`MAD_TO_SIGMA` estimates σ), through
     ``scipy.stats.median_abs_deviation``; SciPy's statistics load at the first call, not with this module,
-    which every pytest process and ``gpuperf`` command imports. A pure function of the values, so a pooling
-    that judges the same runs again (each machine held out in turn) reads it from a cache."""
-    xs = tuple(float(v) for v in np.ravel(np.asarray(values, dtype=np.float64)))
-    return _mad_of(xs) if xs else _mad_of.__wrapped__(xs)  # no samples: SciPy's warning each time, not once
-
-
-@functools.lru_cache(maxsize=1 << 14)
-def _mad_of(values: tuple[float, ...]) -> float:
+    which every pytest process and ``gpuperf`` command imports."""
     from scipy.stats import median_abs_deviation  # noqa: PLC0415 - 0.4 s to import
 
     return float(median_abs_deviation(np.asarray(values, dtype=np.float64)))

@@ -71,8 +71,12 @@ def test_a_device_without_graphs_refuses_them_by_name(cl_device):
 
     k, buf = _counter(cl_device)
     assert cl_device.supports_graphs is False
-    with pytest.raises(ProbeVerificationError, match="no device-side launch graphs"):
+    with pytest.raises(ProbeVerificationError, match="no device-side graphs to capture 4 launches of 'count'"):
         cl_device.launch_graph(k, 4, (1,), (1,), [buf, np.int32(0)])
+    with pytest.raises(ProbeVerificationError, match="no device-side graphs to capture 256 copies of 1MiB"):
+        copy_bandwidth.measure_graph(cl_device, Measurer(cl_device, FIXED), "1MiB")
+    with pytest.raises(ProbeVerificationError, match="no device-side graphs"):
+        list(launch_overhead.graph_grid_records(cl_device, Measurer(cl_device, FIXED), k))
     assert launch_overhead.graph_identity(1000) == {
         "timing": "one device-side graph of back-to-back launches per event pair", "launches_per_graph": 1000}
     # the graph's span over its launches divides the timer's tick as a span of stream launches does
@@ -168,3 +172,23 @@ def test_a_baseline_from_gpu_runs_of_a_span_gates_finer_than_the_event_timer():
     entries = merge_runs([doc(2.000), doc(2.001), doc(2.002)], k=6.0)
     assert entries["launch.empty.device_us"]["tolerance"]["abs"] == pytest.approx(0.0025)
     assert entries["launch.grid.1x256.device_us"]["tolerance"]["abs"] == pytest.approx(0.5)
+
+
+def test_a_graph_timed_copy_is_a_figure_of_its_own():
+    """The graph-timed small copies move SPAN_BYTES per graph with no cap on their number, and carry their own
+    name and identity, so a stream-timed baseline never judges them (nor they it)."""
+    assert copy_bandwidth.copies_per_graph(copy_bandwidth.SIZES["1MiB"]) == 256
+    assert copy_bandwidth.copies_per_graph(copy_bandwidth.SIZES["16MiB"]) == 16
+    assert set(copy_bandwidth.GRAPH_SIZES) <= set(copy_bandwidth.SIZES)
+
+
+def test_a_graph_copy_record_names_its_method(cl_device):
+    import dataclasses
+
+    c = copy_bandwidth.measure(cl_device, Measurer(cl_device, FIXED), "1MiB", per_span=4)
+    stream, graph = c.record(), dataclasses.replace(c, graph=True).record()
+    assert stream["name"] == "memory.copy.bandwidth.1MiB"
+    assert graph["name"] == "memory.copy.graph.bandwidth.1MiB" and graph["value"] == stream["value"]
+    assert graph["identity"] == {"timing": "one device-side graph of back-to-back copies per event pair",
+                                 "copies_per_graph": 4}
+    assert graph["info"][classes.PER_SPAN] == 4

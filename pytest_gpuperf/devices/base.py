@@ -497,9 +497,20 @@ class Device(abc.ABC):
                         local_size: Size | None) -> Callable[[], Any]:
         """:meth:`launch_graph` for a sequence of (kernel, arguments) launches of one geometry, captured in their
         order (a graph that mixes kernels: the launch plant spreads a few costlier launches among empty ones)."""
+        if not launches:
+            raise ValueError("launch_graph_of needs at least one launch")
+        return self.capture(lambda: [self.launch(k, global_size, local_size, a) for k, a in launches],
+                            f"{len(launches)} launches of {launches[0][0].name!r}")
+
+    def capture(self, enqueue: Callable[[], Any], what: str) -> Callable[[], Any]:
+        """The work ``enqueue`` puts on the device (launches, copies), captured once into a device-side graph;
+        returns a callable that enqueues the whole graph with one host call (see :meth:`launch_graph`).
+        ``what`` names the work in an error. Backends without graphs (:attr:`supports_graphs` false) raise a
+        ProbeVerificationError naming the device."""
         from ..errors import ProbeVerificationError
 
-        raise ProbeVerificationError(f"{self.info.spec} ({self.info.name}) has no device-side launch graphs")
+        raise ProbeVerificationError(f"{self.info.spec} ({self.info.name}) has no device-side graphs to capture "
+                                     f"{what} into")
 
     def launch_many(self, kernel: Kernel, count: int, global_size: Size, local_size: Size | None,
                     args: Sequence[KernelArg]) -> list[Any]:

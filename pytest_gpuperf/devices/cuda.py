@@ -412,31 +412,26 @@ class CudaDevice(Device):
 
     supports_graphs = True
 
-    def launch_graph_of(self, launches: Sequence[tuple[Kernel, Sequence[KernelArg]]], global_size: Size,
-                        local_size: Size | None) -> Callable[[], Any]:
-        """Capture the launches on the device's stream (relaxed capture mode: the watchdog's and the
-        observers' threads make no CUDA calls, but a global-mode capture would fail on any that did), upload
-        the graph, and return a callable that launches it on the stream."""
-        if not launches:
-            raise ValueError("launch_graph_of needs at least one launch")
+    def capture(self, enqueue: Callable[[], Any], what: str) -> Callable[[], Any]:
+        """Capture on the device's stream (relaxed capture mode: the watchdog's and the observers' threads make
+        no CUDA calls, but a global-mode capture would fail on any that did), upload the graph, and return a
+        callable that launches it on the stream."""
         self.check_usable()
         self.synchronize()
         mode = getattr(runtime, "streamCaptureModeRelaxed", 2)
         self.stream.begin_capture(mode)
         try:
-            for each, args in launches:
-                self.launch(each, global_size, local_size, args)
+            enqueue()
         except BaseException:
             try:
-                self.stream.end_capture()  # leave capture mode; the launch's own error is the one to report
+                self.stream.end_capture()  # leave capture mode; the work's own error is the one to report
             except Exception:  # noqa: BLE001 - an invalidated capture
                 pass
             raise
         try:
             graph = self.stream.end_capture()
         except Exception as exc:  # noqa: BLE001 - CUDARuntimeError: the capture was invalidated
-            raise KernelLaunchError(f"capturing {len(launches)} launches of {launches[0][0].name!r} into a CUDA graph failed on "
-                                    f"{self.info.spec}: {exc}") from exc
+            raise KernelLaunchError(f"capturing {what} into a CUDA graph failed on {self.info.spec}: {exc}") from exc
         upload = getattr(graph, "upload", None)
         if upload is not None:
             upload(self.stream)

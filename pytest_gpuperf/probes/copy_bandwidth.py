@@ -121,6 +121,7 @@ class CopyBandwidth:
     copied: bool  # the first destination holds the source's bytes
     plant: PlantedCopy | None = None  # the gate check's memory plant, where planted
     per_span: int = 1  # back-to-back copies each sample's span timed (its time is per copy × this)
+    graph: bool = False  # the span replayed one device-side graph (:func:`measure_graph`)
 
     def record(self) -> dict[str, Any]:
         """The figure as ``gpuperf_record`` arguments: GB/s counting the bytes read and written, per copy (a
@@ -129,9 +130,13 @@ class CopyBandwidth:
         info: dict[str, Any] = {"buffer_pairs": self.pairs, "converged": self.measurement.converged}
         if self.plant is not None:
             info.update(self.plant.info())
-        out = {"name": f"memory.copy.bandwidth.{self.label}", "value": bw.median, "unit": "GB/s",
-               "better": "higher", "stats": bw, "info": info}
-        if self.per_span > 1:
+        name = f"memory.copy.{'graph.' if self.graph else ''}bandwidth.{self.label}"
+        out = {"name": name, "value": bw.median, "unit": "GB/s", "better": "higher", "stats": bw, "info": info}
+        if self.graph:
+            info[PER_SPAN] = self.per_span
+            out["identity"] = {"timing": "one device-side graph of back-to-back copies per event pair",
+                               "copies_per_graph": self.per_span}
+        elif self.per_span > 1:
             info[PER_SPAN] = self.per_span
             out["identity"] = {"timing": "back-to-back copies per event pair", "copies_per_span": self.per_span}
         return out
@@ -162,3 +167,30 @@ def measure(device: Device, measurer: Any, label: str, planted: float = 0.0, per
         m = measurer.enqueue(span)
     copied = bool(np.array_equal(device.to_host(dsts[0], np.uint8), host))
     return CopyBandwidth(label, size, pairs, m, copied, plant, n)
+
+
+#: the copies a graph-timed figure measures (:func:`measure_graph`): the launch-bound sizes
+GRAPH_SIZES = ("1MiB", "16MiB")
+
+
+def copies_per_graph(size: int) -> int:
+    """Copies captured into one graph: enough ``size``-byte copies to move :data:`SPAN_BYTES` (no queue limits a
+    graph's length, so no :data:`MAX_SPAN_COPIES` cap)."""
+    return max(1, -(-SPAN_BYTES // size))
+
+
+def measure_graph(device: Device, measurer: Any, label: str) -> CopyBandwidth:
+    """The ``label`` copy timed from one device-side graph of :func:`copies_per_graph` back-to-back copies that
+    rotate over :func:`buffer_pairs` pairs, one graph launch per event pair (``measurer``: the test's
+    ``gpu_measure``); checked byte for byte like :func:`measure`. Devices without graphs raise."""
+    size = SIZES[label]
+    pairs = buffer_pairs(device.info, size)
+    host = np.random.default_rng(SEED).integers(0, 255, size, dtype=np.uint8)
+    srcs = [device.to_device(host) for _ in range(pairs)]
+    dsts = [device.empty(size) for _ in range(pairs)]
+    n = copies_per_graph(size)
+    order = [(dsts[i % pairs], srcs[i % pairs]) for i in range(n)]
+    replay = device.capture(lambda: device.copy_many(order, size), f"{n} copies of {label}")
+    m = measurer.enqueue(replay)
+    copied = bool(np.array_equal(device.to_host(dsts[0], np.uint8), host))
+    return CopyBandwidth(label, size, pairs, m, copied, None, n, graph=True)

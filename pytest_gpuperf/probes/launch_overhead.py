@@ -175,10 +175,11 @@ def graph_identity(launches: int) -> dict[str, Any]:
     return {"timing": "one device-side graph of back-to-back launches per event pair", "launches_per_graph": launches}
 
 
-def graph_us(device: Device, measurer: Any, kernel: Any, args: list[KernelArg], launches: int) -> Stats:
-    """Device time per launch (µs) inside a graph of ``launches`` launches of one work-item, each sample one
-    event span over one graph launch, divided by their number."""
-    replay = device.launch_graph(kernel, launches, (1,), (1,), args)
+def graph_us(device: Device, measurer: Any, kernel: Any, args: list[KernelArg], launches: int,
+             global_size: Size = (1,), local_size: Size = (1,)) -> Stats:
+    """Device time per launch (µs) inside a graph of ``launches`` launches (one work-item unless a geometry is
+    given), each sample one event span over one graph launch, divided by their number."""
+    replay = device.launch_graph(kernel, launches, global_size, local_size, args)
     return measurer.enqueue(replay).stats.scaled(1e6 / launches)
 
 
@@ -219,6 +220,20 @@ def graph_records(device: Device, measurer: Any, kernel: Any, plant: float = 0.0
                      "planted_spin_own_us": own})
     yield {"name": "launch.graph.empty.device_us", "value": us.median, "unit": "us", "better": "lower", "stats": us,
            "info": info, "identity": graph_identity(launches)}
+
+
+def graph_grid_records(device: Device, measurer: Any, kernel: Any, launches: int = GRAPH_LAUNCHES
+                       ) -> Iterator[dict[str, Any]]:
+    """``launch.graph.grid.<blocks>x256.device_us``: the empty kernel's device time per launch at every GPU grid
+    of :func:`grid_blocks`, each replayed from one graph of ``launches`` launches (:func:`graph_us`). The stream
+    sweep's points (``launch.grid.*``) take in how fast the device fetches each launch's commands from host
+    memory, which moves from one process to the next; a graph's launches sit in device memory."""
+    local = 256
+    arg: list[KernelArg] = [np.int32(0)]
+    for b in grid_blocks(device.info.compute_units, False):
+        us = graph_us(device, measurer, kernel, arg, launches, (b * local,), (local,))
+        yield {"name": f"launch.graph.grid.{b}x{local}.device_us", "value": us.median, "unit": "us",
+               "better": "lower", "stats": us, "info": {PER_SPAN: launches}, "identity": graph_identity(launches)}
 
 
 def grid_blocks(compute_units: int, is_cpu: bool) -> list[int]:

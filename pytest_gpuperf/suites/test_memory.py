@@ -12,6 +12,10 @@ driver or card change.
 * ``launch.graph.empty.device_us`` — device time per launch of the same kernel replayed from one CUDA graph
   of 1,000 launches (``launch_overhead.GRAPH_LAUNCHES``): the device's own kernel-to-kernel time, without
   the fetch of each launch's commands from host memory that the stream figure takes in. CUDA only.
+* ``launch.graph.grid.<blocks>x256.device_us`` — the same per launch at every grid of the launch sweep
+  (``launch.grid.*``), each replayed from one graph of 1,000 launches. CUDA only.
+* ``memory.copy.graph.bandwidth.<size>`` — the 1 and 16 MiB copies timed from one CUDA graph of copies moving
+  256 MiB (``copy_bandwidth.measure_graph``), free of the stream's fetch of each copy's commands. CUDA only.
 * ``launch.empty.host_us`` — host wall time per launch of 2,000 back-to-back empty launches (the
   rate at which the runtime can issue work), synchronised at the end; informational (the host's noise).
 """
@@ -44,8 +48,27 @@ def test_launch_overhead(gpu_device, gpu_kernel, gpu_measure, gpuperf_record, gp
 
 
 def test_launch_graph(gpu_device, gpu_kernel, gpu_measure, gpuperf_record, gpuperf_plant):
-    if not gpu_device.supports_graphs:
-        pytest.skip(f"{gpu_device.info.spec}: device-side launch graphs are CUDA-only ({gpu_device.info.backend} has none)")
+    _graphs_or_skip(gpu_device)
     kernel = gpu_kernel.compile(launch_overhead.empty_source(gpu_device.info.dialect), launch_overhead.EMPTY_NAME)
     for r in launch_overhead.graph_records(gpu_device, gpu_measure, kernel, plants.fraction(gpuperf_plant, "launch")):
         gpuperf_record(**r)
+
+
+def _graphs_or_skip(device) -> None:
+    if not device.supports_graphs:
+        pytest.skip(f"{device.info.spec}: device-side launch graphs are CUDA-only ({device.info.backend} has none)")
+
+
+def test_graph_grid_launches(gpu_device, gpu_kernel, gpu_measure, gpuperf_record):
+    _graphs_or_skip(gpu_device)
+    kernel = gpu_kernel.compile(launch_overhead.empty_source(gpu_device.info.dialect), launch_overhead.EMPTY_NAME)
+    for r in launch_overhead.graph_grid_records(gpu_device, gpu_measure, kernel):
+        gpuperf_record(**r)
+
+
+@pytest.mark.parametrize("label", copy_bandwidth.GRAPH_SIZES)
+def test_graph_copies(gpu_device, gpu_measure, gpuperf_record, label):
+    _graphs_or_skip(gpu_device)
+    c = copy_bandwidth.measure_graph(gpu_device, gpu_measure, label)
+    assert c.copied, f"{label}: the copied buffer differs from its source"
+    gpuperf_record(**c.record())

@@ -153,6 +153,14 @@ def test_command_keeps_clocks_and_filters_kernels(tmp_path):
     assert cmd[-4:] == ["/usr/bin/python3", "-m", "pytest_gpuperf.counters.ncu_worker", str(tmp_path / "spec.json")]
 
 
+def test_worker_env_finds_this_package_first():
+    """The worker starts as ``python -m`` in a scratch folder: the first PYTHONPATH entry is the folder that
+    holds this very package, and the worker's module name is a file there."""
+    first = Path(ncu.worker_env()["PYTHONPATH"].split(os.pathsep)[0])
+    assert first / "pytest_gpuperf" == Path(ncu.__file__).resolve().parents[1]
+    assert (first / (ncu.WORKER.replace(".", "/") + ".py")).is_file()
+
+
 def test_metric_list_is_unique_and_mapped():
     assert len(set(ncu.METRIC_NAMES)) == len(ncu.METRIC_NAMES) >= 12
     assert all(m.paper and m.why for m in ncu.METRICS)

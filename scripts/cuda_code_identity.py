@@ -25,8 +25,7 @@ import sys
 
 from pytest_gpuperf.devices import elf, recompile
 from pytest_gpuperf.devices.dialect import portable
-from pytest_gpuperf.corpora import corpus
-from pytest_gpuperf.studies.classification import kernel_classes
+from pytest_gpuperf.corpora import corpus, kernel_classes
 from pytest_gpuperf.precision import quant_kernels
 from pytest_gpuperf.tuning import concurrency, workload
 from pytest_gpuperf.tuning import kernels as tk

@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pytest_gpuperf.studies.nsight import ncu  # noqa: E402
+from pytest_gpuperf.counters import ncu  # noqa: E402
 from pytest_gpuperf.studies.ptx_model.dwarfs import DWARFS  # noqa: E402
 from pytest_gpuperf.util.atomic import atomic_write_json  # noqa: E402
 

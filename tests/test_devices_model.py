@@ -53,7 +53,7 @@ def _generated(backend: str) -> dict[str, str]:
     """Every kernel text (and build-option tuple) the areas generate for ``backend``, per area."""
     from pytest_gpuperf.accuracy import expr_kernels, fp_formats, functions, summation, sweep
     from pytest_gpuperf.corpora import corpus
-    from pytest_gpuperf.studies.classification import kernel_classes
+    from pytest_gpuperf.corpora import kernel_classes
     from pytest_gpuperf.probes import chain, global_latency, memory, ops, throughput
     from pytest_gpuperf.tuning import concurrency
     from pytest_gpuperf.devices.dialect import portable

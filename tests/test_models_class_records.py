@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 from pytest_gpuperf.baselines import catalog
+from pytest_gpuperf.corpora import kernel_classes as kc
 from pytest_gpuperf.devices.base import DeviceInfo
-from pytest_gpuperf.studies.classification import class_records, classify, kernel_classes as kc, similarity_reuse
+from pytest_gpuperf.studies.classification import class_records, classify, similarity_reuse
 from pytest_gpuperf.studies.classification.class_dataset import ClassDataset, run_times
 
 SIZES = (100, 200, 400)

@@ -7,8 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from pytest_gpuperf.corpora import kernel_classes as kc
+from pytest_gpuperf.studies.classification import classify, similarity
 from pytest_gpuperf.studies.ptx_model import cfg, ptx
-from pytest_gpuperf.studies.classification import classify, kernel_classes as kc, similarity
 
 DATA = Path(__file__).parent / "data" / "models"
 

@@ -16,7 +16,7 @@ from sklearn.dummy import DummyRegressor
 from dao_ml_support import cuda_study
 from pytest_gpuperf.baselines import catalog
 from pytest_gpuperf.studies.sampled import dao_counters as dc, dao_counters_worker as dw, dao_ml, sampled_apps, svr
-from pytest_gpuperf.studies.nsight import ncu
+from pytest_gpuperf.counters import ncu
 from pytest_gpuperf.corpora.app_kernels import APP_KERNELS
 from pytest_gpuperf.util.jsonio import read_text
 

@@ -1,4 +1,4 @@
-"""Nsight Compute counter collection (studies/nsight/ncu.py, ncu_worker.py) — everything but the GPU run itself:
+"""Nsight Compute counter collection (counters/ncu.py, ncu_worker.py) — everything but the GPU run itself:
 the CSV parser on real ncu 2025.3.1 output from the H100 and on a synthetic multi-kernel file, the
 worker's plan, launch matching, error classification and feature assembly."""
 
@@ -14,8 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pytest_gpuperf.studies.classification import classify, kernel_classes as kc
-from pytest_gpuperf.studies.nsight import ncu, ncu_worker
+from pytest_gpuperf.corpora import kernel_classes as kc
+from pytest_gpuperf.counters import ncu, ncu_worker
+from pytest_gpuperf.studies.classification import classify
 
 DATA = Path(__file__).parent / "data" / "ncu"
 REAL = (DATA / "h100-ncu-check.txt").read_text()
@@ -149,7 +150,15 @@ def test_command_keeps_clocks_and_filters_kernels(tmp_path):
     assert cmd[cmd.index("--target-processes") + 1] == "all" and cmd[cmd.index("--print-units") + 1] == "base"
     flt = cmd[cmd.index("--kernel-name") + 1]
     assert flt.startswith("regex:^(") and all(f"|{k}|" in f"|{flt[8:-2]}|" for k in kc.CLASSES + kc.UNSEEN)
-    assert cmd[-4:] == ["/usr/bin/python3", "-m", "pytest_gpuperf.studies.nsight.ncu_worker", str(tmp_path / "spec.json")]
+    assert cmd[-4:] == ["/usr/bin/python3", "-m", "pytest_gpuperf.counters.ncu_worker", str(tmp_path / "spec.json")]
+
+
+def test_worker_env_finds_this_package_first():
+    """The worker starts as ``python -m`` in a scratch folder: the first PYTHONPATH entry is the folder that
+    holds this very package, and the worker's module name is a file there."""
+    first = Path(ncu.worker_env()["PYTHONPATH"].split(os.pathsep)[0])
+    assert first / "pytest_gpuperf" == Path(ncu.__file__).resolve().parents[1]
+    assert (first / (ncu.WORKER.replace(".", "/") + ".py")).is_file()
 
 
 def test_metric_list_is_unique_and_mapped():

@@ -1,4 +1,4 @@
-"""The kernel-class suite's stored Nsight Compute profiles (studies/nsight/ncu_reference.py), without a GPU: the
+"""The kernel-class suite's stored Nsight Compute profiles (counters/ncu_reference.py), without a GPU: the
 key, the store, the spot-check rule on saved H100/H200 profiles, the figures of a stored profile, and the
 whole collection (miss, hit, failed spot check, retune) on a real PoCL device with ncu replaced by a
 replayer of saved ncu output (no GPU here to profile; the flow around ncu is what is tested)."""
@@ -16,10 +16,11 @@ from pathlib import Path
 import pytest
 
 from pytest_gpuperf import NCU_REFERENCE_SCHEMA, TUNING_CACHE_SCHEMA
+from pytest_gpuperf.corpora import kernel_classes as kc
+from pytest_gpuperf.counters import ncu, ncu_reference as nr
 from pytest_gpuperf.devices.base import DeviceInfo
-from pytest_gpuperf.studies.classification import class_records, kernel_classes as kc
-from pytest_gpuperf.studies.nsight import ncu, ncu_reference as nr
 from pytest_gpuperf.schemas import SchemaError
+from pytest_gpuperf.studies.classification import class_records
 from pytest_gpuperf.util import jsonio
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"

@@ -22,7 +22,7 @@ import pytest
 from pytest_gpuperf.baselines.verdicts import identity_problem
 from pytest_gpuperf.devices import discover
 from pytest_gpuperf.util import aggregate
-from pytest_gpuperf.studies.classification import kernel_classes as kc
+from pytest_gpuperf.corpora import kernel_classes as kc
 from pytest_gpuperf.corpora.corpus import CORPUS
 from pytest_gpuperf.studies.ptx_model.dwarfs import DWARFS
 from pytest_gpuperf.tuning.kernels import BENCHMARKS

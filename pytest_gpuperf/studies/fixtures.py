@@ -57,7 +57,7 @@ class SampledKernel:
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    from .nsight.ncu import DEFAULT_TIMEOUT_S
+    from ..counters.ncu import DEFAULT_TIMEOUT_S
 
     group = parser.getgroup("gpuperf")
     group.addoption("--gpuperf-ncu-timeout", type=float, default=None, metavar="S",
@@ -70,7 +70,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def ncu_timeout_s(config: pytest.Config) -> float:
     """The Nsight Compute profile's timeout: the option, then the ini key, then the module default; a
     non-positive value is a usage error before any test runs (it would fail every profile)."""
-    from .nsight.ncu import DEFAULT_TIMEOUT_S
+    from ..counters.ncu import DEFAULT_TIMEOUT_S
     value = config.getoption("--gpuperf-ncu-timeout")
     if value is None:
         raw = str(config.getini("gpuperf_ncu_timeout") or "").strip()

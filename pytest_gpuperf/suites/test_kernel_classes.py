@@ -9,10 +9,10 @@
   apart because it identifies each class's code (a split over runs is near-perfect by construction).
 * ``model.classify.counters.<clf>.accuracy`` / ``.unseen_agreement`` (CUDA with Nsight Compute) — the same
   protocol from hardware counters, the paper's own features: every run of K1–K10 and the unseen kernels
-  profiled once by ``ncu`` (``pytest_gpuperf.studies.nsight.ncu``; metric list and its mapping to the paper's
+  profiled once by ``ncu`` (``pytest_gpuperf.counters.ncu``; metric list and its mapping to the paper's
   nvprof metrics in docs/models.md). Skips on OpenCL/PoCL and where ncu or counter access is missing.
   The whole profile is stored and, on later runs, used once a spot check agrees
-  (``pytest_gpuperf.studies.nsight.ncu_reference``; ``info.collection.reference`` says which).
+  (``pytest_gpuperf.counters.ncu_reference``; ``info.collection.reference`` says which).
 * ``model.similarity.<query>.slowdown`` (CUDA) — the unseen kernel run at the work-group size tuned
   for the most similar known kernel (Lim's transition-probability CFG matching), relative to the
   query's own best work-group size: 1.0 means the reused configuration is optimal.
@@ -28,7 +28,7 @@ from __future__ import annotations
 import pytest
 
 from pytest_gpuperf.studies.classification import class_dataset, class_records, similarity_reuse
-from pytest_gpuperf.studies.nsight import ncu, ncu_reference
+from pytest_gpuperf.counters import ncu, ncu_reference
 from pytest_gpuperf.util.atomic import atomic_write_text
 
 
@@ -44,7 +44,7 @@ def test_kernel_classification(gpu_device, gpu_kernel, gpu_measure, gpuperf_reco
 
 # ncu replays each kernel once per counter pass; the dataset (195 launches) takes one to two minutes on a
 # large GPU, and the timeout (--gpuperf-ncu-timeout) turns anything much slower into a failure that says so.
-# A stored profile of the same build (studies.nsight.ncu_reference) serves later runs once a spot check of one run
+# A stored profile of the same build (counters.ncu_reference) serves later runs once a spot check of one run
 # per kernel agrees with it; --gpuperf-retune profiles the whole dataset again.
 
 

@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 
 from pytest_gpuperf.studies.sampled import dao_counters, dao_ml, sampled_apps, svr
-from pytest_gpuperf.studies.nsight import ncu
+from pytest_gpuperf.counters import ncu
 from pytest_gpuperf.corpora.app_kernels import APP_KERNELS
 from pytest_gpuperf.timing.profiles import profile
 

@@ -40,7 +40,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--gpuperf-retune", action="store_true", default=False,
                     help="ignore cached work-group tuning results (tuned_workgroup's picks, the tuning suite's "
                          "exhaustive references) and tune again; the kernel-class suite's stored Nsight Compute "
-                         "profile is not used either (studies.nsight.ncu_reference)")
+                         "profile is not used either (counters.ncu_reference)")
     add_budget_option(group, "--gpuperf-tuning-budget", "tuning suite: skip kernels",
                       " (ini gpuperf_tuning_budget; default 0 = no budget)")
     group.addoption("--gpuperf-tuning-probe-limit", action="store_true", default=None,

@@ -1,6 +1,8 @@
 """Kernel classes (paper 004) and CFG similarity (Lim, ch. IV).
 
-* :mod:`.kernel_classes` — the ten kernel classes K1–K10 and the three unseen kernels.
+The ten kernel classes K1–K10 and the three unseen kernels are a corpus
+(:mod:`pytest_gpuperf.corpora.kernel_classes`), profiled by Nsight Compute in :mod:`pytest_gpuperf.counters`.
+
 * :mod:`.classify` — portable measured features, dataset, RF / naive Bayes / MLP classifiers.
 * :mod:`.class_dataset` — the timing dataset of the classes on the device; :mod:`.class_records` what
   the kernel-class suite records.

@@ -13,7 +13,8 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from . import classify, kernel_classes as kc
+from . import classify
+from ...corpora import kernel_classes as kc
 from ...devices.base import Device, Kernel, KernelArg, ndrange
 from ...devices.dialect import portable
 from ...helpers import KernelHelper, Measurer

@@ -16,8 +16,9 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from ...util import aggregate
-from . import classify, kernel_classes as kc
-from ..nsight import ncu
+from . import classify
+from ...corpora import kernel_classes as kc
+from ...counters import ncu
 from .class_dataset import ClassDataset
 from ...devices.base import DeviceInfo
 from ...options import fill_json, fixed_part

@@ -14,7 +14,8 @@ from typing import Any
 import numpy as np
 
 from ..ptx_model import cfg as cfgmod, ptx as ptxmod
-from . import kernel_classes as kc, similarity
+from . import similarity
+from ...corpora import kernel_classes as kc
 from .class_dataset import Timer, timer
 from ...devices.base import Device, Kernel
 from ...helpers import KernelHelper, Measurer

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from ..nsight import ncu
+from ...counters import ncu
 from .dao_counters_worker import SampleLaunch, write_spec
 
 #: the identity of the counter set (:data:`COUNTERS`): a change of the table is another figure

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..nsight.ncu_worker import read_spec_file, run_worker, write_spec_file
+from ...counters.ncu_worker import read_spec_file, run_worker, write_spec_file
 
 WORKER_SPEC_VERSION = 1
 

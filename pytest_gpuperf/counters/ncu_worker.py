@@ -3,9 +3,9 @@
 Paper 004 (§4.2–4.3) has a *Datagen* tool that first writes every way a kernel can be launched to a
 file, then is started by the profiler once per launch. This is the same split in one process: the
 parent (:mod:`.ncu`) writes a spec (the plan: kernel, size, group size, repetition, data seed, in launch
-order), runs ``ncu … python -m pytest_gpuperf.studies.nsight.ncu_worker spec.json``, and the worker compiles the
-K1–K10 and unseen kernels (:mod:`.kernel_classes`, the same generators and launch parameters as the timing
-dataset) and launches each run exactly once, on CUDA through the project's :class:`CudaDevice`.
+order), runs ``ncu … python -m pytest_gpuperf.counters.ncu_worker spec.json``, and the worker compiles the
+K1–K10 and unseen kernels (:mod:`..corpora.kernel_classes`, the same generators and launch parameters as
+the timing dataset) and launches each run exactly once, on CUDA through the project's :class:`CudaDevice`.
 
 One process for the whole plan (not one per run) because starting Python, CuPy and a CUDA context costs
 seconds — 195 starts would spend the profiling budget before a counter is read. Runs are therefore tagged
@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
-from ..classification import kernel_classes as kc
+from ..corpora import kernel_classes as kc
 
 SPEC_VERSION = 1
 
@@ -112,8 +112,8 @@ def _release(dev: Any) -> None:
 
 def execute(spec: dict[str, Any]) -> list[dict[str, Any]]:
     """Open the CUDA device, compile every kernel of the plan, then launch each run once in order."""
-    from ...devices import cuda as cudamod
-    from ...devices import open_device
+    from ..devices import cuda as cudamod
+    from ..devices import open_device
 
     infos = {d.index: d for d in cudamod.list_devices()}
     if spec["device"] not in infos:
@@ -158,7 +158,7 @@ def run_worker(module: str, argv: Sequence[str] | None, execute: Callable[[Any],
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return run_worker("pytest_gpuperf.studies.nsight.ncu_worker", argv, execute, read_spec)
+    return run_worker("pytest_gpuperf.counters.ncu_worker", argv, execute, read_spec)
 
 
 if __name__ == "__main__":

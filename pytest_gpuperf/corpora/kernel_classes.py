@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from ...devices.base import ndrange
-from ...devices.dialect import portable
+from ..devices.base import ndrange
+from ..devices.dialect import portable
 
 CLASSES = ("K1", "K2", "K3", "K4", "K5", "K6", "K7", "K8", "K9", "K10")
 UNSEEN = ("stencil9", "stencil9_shared", "spmv")

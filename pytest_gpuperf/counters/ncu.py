@@ -13,7 +13,7 @@ replay passes collects them all. :data:`UNMAPPED` lists what the paper names and
 Collection: the parent writes the plan (:mod:`.ncu_worker`), runs ::
 
     ncu --csv --print-units base --metrics <list> --target-processes all --cache-control all \
-        --clock-control none -k regex:^(K1|…|spmv)$ python -m pytest_gpuperf.studies.nsight.ncu_worker spec.json
+        --clock-control none -k regex:^(K1|…|spmv)$ python -m pytest_gpuperf.counters.ncu_worker spec.json
 
 under a timeout, parses the CSV into one value per (run, metric) and checks every profiled kernel against
 the worker's launch log (the n-th profiled kernel is the n-th planned run). ``--clock-control none``
@@ -25,7 +25,7 @@ Failures say what to do: no ``ncu`` → :class:`NcuUnavailable` (skip, with wher
 ``ERR_NVGPUCTRPERM`` → :class:`NcuUnavailable` with the fix; a timeout → :class:`NcuTimeout` naming it;
 a metric this ncu does not know → :class:`NcuMetricError` (``profile`` drops it once and says so).
 
-``python -m pytest_gpuperf.studies.nsight.ncu [--device N] [--per-kernel K]`` profiles K runs of each kernel and
+``python -m pytest_gpuperf.counters.ncu [--device N] [--per-kernel K]`` profiles K runs of each kernel and
 prints the values and the time per launch: a cheap check of the metric list before the whole dataset.
 """
 
@@ -50,8 +50,8 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ...errors import GpuPerfError
-from ..classification import kernel_classes as kc
+from ..corpora import kernel_classes as kc
+from ..errors import GpuPerfError
 from .ncu_worker import PlannedRun, plan, write_spec
 
 
@@ -194,7 +194,7 @@ def version(ncu: str) -> str:
 
 
 #: the module ncu profiles for the kernel-class dataset
-WORKER = "pytest_gpuperf.studies.nsight.ncu_worker"
+WORKER = "pytest_gpuperf.counters.ncu_worker"
 
 
 def command(ncu: str, metrics: Sequence[str], spec: Path, python: str = sys.executable,
@@ -382,7 +382,7 @@ class Profile:
 def worker_env() -> dict[str, str]:
     """The worker imports this package: put its root first on PYTHONPATH whatever the current directory."""
     env = dict(os.environ)
-    root = str(Path(__file__).resolve().parents[3])
+    root = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env["PYTHONUNBUFFERED"] = "1"
     return env

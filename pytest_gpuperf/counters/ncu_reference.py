@@ -35,13 +35,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from ... import NCU_REFERENCE_SCHEMA, __version__
-from ...devices.base import Device, DeviceInfo
-from ...schemas.keyed_store import KeyedStore
-from ...timing.measure import observed
-from ...util.memo import cache_folder
-from ...util.provenance import now_iso
-from ..classification import kernel_classes as kc
+from .. import NCU_REFERENCE_SCHEMA, __version__
+from ..corpora import kernel_classes as kc
+from ..devices.base import Device, DeviceInfo
+from ..schemas.keyed_store import KeyedStore
+from ..timing.measure import observed
+from ..util.memo import cache_folder
+from ..util.provenance import now_iso
 from . import ncu
 from .ncu_worker import SPEC_VERSION, PlannedRun
 

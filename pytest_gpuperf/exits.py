@@ -5,6 +5,9 @@ without parsing the log; the summary's last lines name the reason in words too."
 
 from __future__ import annotations
 
+#: a Ctrl-C or a batch system's SIGTERM stopped it before its end: what ended is kept (pytest's own status for
+#: an interrupted session, which ``gpuperf`` commands that run sessions share)
+INTERRUPTED = 2
 #: ``--gpuperf-require-baseline`` and a device had no baseline of its own, nor a reviewed one
 NO_BASELINE = 6
 #: more than a tenth of a device's metrics were measured while another process ran on the card

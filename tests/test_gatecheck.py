@@ -7,6 +7,10 @@ tried on the repository's own copy test, where it lives."""
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -156,6 +160,30 @@ def test_an_interrupted_gatecheck_keeps_what_it_measured(project, tmp_path):
     assert (tmp_path / "runs" / "plant-missing-2.json").exists()  # measured, but its entry never ended
     doc = gc.gatecheck(aa=0, plant_list=[], tries=1, append=True, echo=lambda line: None, **kw)
     assert [r["run"] for r in doc["aa"]] == [1] and len(doc["planted"]) == 1
+
+
+def test_a_sigterm_stops_the_command_with_its_status_and_keeps_the_runs_that_ended(project, tmp_path):
+    """``gpuperf baseline gatecheck`` under a batch system's SIGTERM, sent once the first A/A run's entry is in
+    the file: the command says what it kept and exits INTERRUPTED, never with a traceback."""
+    root, bl = project
+    out = tmp_path / "g.json"
+    cmd = [sys.executable, "-m", "pytest_gpuperf.cli", "baseline", "gatecheck", "--device", DEV, "--aa", "3",
+           "--plant", "none", "--baseline-dir", str(bl), "--results-dir", str(tmp_path / "runs"), "--out", str(out),
+           "--commit", "c1", "--", "suites/test_tiny.py"]
+    proc = subprocess.Popen(cmd, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            if json.loads(out.read_text())["aa"]:
+                break
+        except (OSError, ValueError, KeyError):
+            pass
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == exits.INTERRUPTED, err
+    assert f"stopped by SIGTERM; {out} keeps 1 A/A runs and 0 planted kinds" in err and "Traceback" not in err
+    assert [r["run"] for r in json.loads(out.read_text())["aa"]] == [1]
 
 
 @pytest.mark.quiet_host

@@ -27,10 +27,11 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 
-from .. import options
+from .. import exits, options
 from ..errors import BaselineFileError, GpuPerfError
 from ..schemas.results_doc import ResultsDocument, ResultsDocumentError
 from ..util import jsonio
+from ..util.interrupt_latch import Latch
 from ..util.listing import few
 from . import first, review, baseline_file, catalog, lookup, table, verdicts
 from .merge import merge_runs
@@ -228,6 +229,15 @@ def gated_entries(baseline_dir: str | None, info: Any) -> dict[str, Any]:
                           info.family_key).file.metrics(info.backend)
 
 
+def _kept(out: Path) -> str:
+    """What an interrupted gate check's file holds: every A/A run and plant that ended before the stop."""
+    try:
+        doc = json.loads(out.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return f"{out} was not written (nothing had ended)"
+    return f"{out} keeps {len(doc.get('aa', []))} A/A runs and {len(doc.get('planted', []))} planted kinds"
+
+
 def cmd_gatecheck(args: argparse.Namespace) -> int:
     """Run the README's main command N times (A/A) and the planted regressions; write gatecheck.json."""
     from ..devices import discover, resolve
@@ -264,13 +274,22 @@ def cmd_gatecheck(args: argparse.Namespace) -> int:
         chosen = gc.choose_plants(args.plant, info.is_cpu, recorded, args.memory, args.compute, spec=info.spec,
                                   own_tests=tuple(own) or None)
     curve = families.curve_plants(info.is_cpu, entries, info.spec) if args.curve else []
-    doc = gc.gatecheck(device=args.device, out=out, aa=args.aa, plant_list=chosen, tries=args.tries,
-                       baseline_dir=args.baseline_dir, results_dir=results_dir,
-                       commit=args.commit or git_commit(), append=args.append, fresh_first=args.fresh_first,
-                       curve_list=curve, not_planted=not_planted, aa_args=aa_args,
-                       calibrate=None if args.no_calibrate else lambda ps, mv: families.calibrate(ps, entries, mv),
-                       calibrate_from=[Path(f) for f in args.calibrate_from or []], device_key=key,
-                       calibrate_each=args.calibrate_each)
+    latch = Latch()
+    latch.install()  # a batch system's SIGTERM stops the check as Ctrl-C does
+    try:
+        doc = gc.gatecheck(device=args.device, out=out, aa=args.aa, plant_list=chosen, tries=args.tries,
+                           baseline_dir=args.baseline_dir, results_dir=results_dir,
+                           commit=args.commit or git_commit(), append=args.append, fresh_first=args.fresh_first,
+                           curve_list=curve, not_planted=not_planted, aa_args=aa_args,
+                           calibrate=None if args.no_calibrate else lambda ps, mv: families.calibrate(ps, entries, mv),
+                           calibrate_from=[Path(f) for f in args.calibrate_from or []], device_key=key,
+                           calibrate_each=args.calibrate_each)
+    except KeyboardInterrupt:
+        print(f"gatecheck: stopped by {latch.what}; {_kept(out)}. The run under way is lost; go on with the "
+              "same command and --append", file=sys.stderr)
+        return exits.INTERRUPTED
+    finally:
+        latch.uninstall()
     passed, problems = gc.verdict(doc)
     print(f"{out}: {len(doc['aa'])} A/A runs, {len(doc['planted'])} planted kinds — "
           + ("gate check passed" if passed else "GATE CHECK FAILED"))

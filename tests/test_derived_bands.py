@@ -126,10 +126,11 @@ def test_the_catalog_keeps_a_measured_band_and_the_script_finds_the_shipped_file
     derived_bands.mend_section(key, again, runs)
     assert [n for n in metrics if again[n] != metrics[n]] == []
     # the pooled entries share one provenance per provenance they had: the file keeps one line per update, not one
-    # per entry
+    # per entry (the H200's pooled entries come from four updates: its first baselines, the graph launch's and the
+    # graph grids' and copies' own runs)
     had = {json.dumps(derived_bands.original(n, e).get("provenance"), sort_keys=True) for n, e in pooled.items()}
     assert len({json.dumps(p, sort_keys=True) for p in _distinct(e["provenance"] for e in pooled.values())}) \
-        == len(had) < 4
+        == len(had) <= 4
 
 
 def _distinct(provenances):

@@ -23,6 +23,10 @@ from suite_support import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
 aa_bands = load_script("aa_bands")
+# one xdist worker runs this module and the others of its group (test_aa_band_plants.py, test_derived_bands.py,
+# test_derived_informational.py; scripts/run_tests.sh: --dist loadgroup): the saved A/A runs and shipped baselines
+# they read are parsed once, not once in each worker
+pytestmark = pytest.mark.xdist_group("saved-aa-runs")
 
 
 _runs = aa_bands.aa_runs  # read once per process (aa_bands caches them)

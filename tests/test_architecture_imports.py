@@ -191,6 +191,11 @@ LAYERS = declared_layers((ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8"))
 WINGS = declared_wings((ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8"))
 
 
+# one xdist worker runs this module (scripts/run_tests.sh: --dist loadgroup): its tests share one walk of the
+# package (``package_imports``), made once, not in each worker that runs one of them
+pytestmark = pytest.mark.xdist_group("architecture-imports")
+
+
 @pytest.fixture(scope="module")
 def package_imports() -> list[Import]:
     """:func:`imports` of the package, walked once for the module's checks (a walk parses every module)."""

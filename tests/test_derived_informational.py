@@ -7,6 +7,8 @@ from __future__ import annotations
 import functools
 import statistics
 
+import pytest
+
 from pytest_gpuperf.baselines import baseline_file, catalog
 from pytest_gpuperf.baselines.verdicts import compare
 from pytest_gpuperf.paths import REVIEWED_BASELINES
@@ -15,6 +17,9 @@ from suite_support import load_script
 
 
 derived_spread = load_script("derived_spread")
+# one xdist worker runs this module with test_aa_band_plants.py and test_derived_bands.py (scripts/run_tests.sh:
+# --dist loadgroup): the saved A/A runs all three read (scripts/aa_bands.py) are parsed once, not once in each worker
+pytestmark = pytest.mark.xdist_group("saved-aa-runs")
 DECLARED = [f.pattern for f in catalog.FAMILIES if f.is_family and f.noise is not None
             and f.noise.model == "informational" and f.pattern.startswith(derived_spread.DERIVED)]
 

@@ -29,6 +29,9 @@ TIMED_POOL = [f"{H100}/{s}-cuda.json.xz" for s in ("default-5c", "default-6c", "
 #: each saved run read once for the module (the tables only read them): several tests build their tables from
 #: the same twenty-odd runs of a few MB each
 _load = functools.lru_cache(maxsize=None)(runfile.load)
+# one xdist worker runs this module (scripts/run_tests.sh: --dist loadgroup), so those runs are read once, not in
+# each worker that runs one of its tests
+pytestmark = pytest.mark.xdist_group("evidence-precision-runs")
 
 
 def _inputs(name: str, **roles: list[str]) -> Inputs:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pytest_gpuperf.devices import DeviceInfo
 from pytest_gpuperf.fleet.identity import groups
-from pytest_gpuperf.fleet.pinning import scope_of, scopes
+from pytest_gpuperf.fleet.pinning import scope_of, scopes, split_scope
 
 
 def _info(backend: str, index: int, pci: str | None = None) -> DeviceInfo:
@@ -37,3 +37,17 @@ def test_scope_of_reads_the_device_out_of_any_position_of_the_parametrization():
     assert scope_of("t.py::C::f[64-opencl:1-fp32]", sc) == "gpu:B"
     assert scope_of("t.py::f[opencl:10]", sc) is None  # another device, not a prefix match
     assert scope_of("t.py::host_only", sc) is None
+
+
+def test_under_loadgroup_a_group_is_one_scope_and_a_device_test_stays_on_its_gpu():
+    """``--dist loadgroup``: the tests of an ``xdist_group`` share a scope (one worker runs them, as xdist's own
+    scheduler does), a device test keeps its GPU's scope whatever group it is in, and other tests their own
+    ids; without loadgroup an '@' names no group."""
+    sc = {"opencl:0": "gpu:A", "opencl:1": "gpu:B"}
+    assert split_scope("a.py::f@dash", sc, by_group=True) == split_scope("b.py::g[x]@dash", sc, by_group=True) == "dash"
+    assert split_scope("a.py::f[opencl:1]@dash", sc, by_group=True) == "gpu:B"
+    assert split_scope("a.py::f[opencl:0-1MiB]", sc, by_group=True) == "gpu:A"
+    assert split_scope("a.py::f[user@host]", sc, by_group=True) == "a.py::f[user@host]"  # '@' in a parameter
+    assert split_scope("a.py::f", sc, by_group=True) == "a.py::f"
+    assert split_scope("a.py::f@dash", sc) == "a.py::f@dash"
+    assert split_scope("a.py::f[opencl:1]", sc) == "gpu:B"

@@ -36,6 +36,9 @@ PLANT = ["--plant-on", "2=compute=1.0", "--plant-on", "2=ulp=sin"]
 
 needs_sbatch = pytest.mark.skipif(shutil.which("sbatch") is None,
                                   reason="sbatch not installed (apt-get install slurm-wlm munge; CI installs them)")
+# one xdist worker runs this module (scripts/run_tests.sh: --dist loadgroup): its jobs share the one-node cluster, so
+# side by side on two workers each test's jobs would wait in the queue behind the other's
+pytestmark = pytest.mark.xdist_group("slurm-cluster")
 
 
 def _env() -> dict[str, str]:

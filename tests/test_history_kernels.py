@@ -63,6 +63,11 @@ def test_host(gpu_device, gpuperf_record):
 '''
 
 
+# one xdist worker runs this module (scripts/run_tests.sh: --dist loadgroup): its tests share one history of three
+# real runs (``history``), recorded once, not in each worker that runs one of them
+pytestmark = pytest.mark.xdist_group("history-kernels")
+
+
 @pytest.fixture(scope="module")
 def history(tmp_path_factory: pytest.TempPathFactory) -> str:
     """A SQLite history of three real PoCL runs of the suite, recorded live, at commits ``c1``, ``c2`` (the

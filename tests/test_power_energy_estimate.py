@@ -19,8 +19,12 @@ CORPUS = ROOT / "results/nvidia-h100-80gb-hbm3/power-corpus-cuda.json.xz"
 STUDY = ROOT / "results/nvidia-h100-80gb-hbm3/study-6036ccb/ps-cuda.json.xz"
 
 pytest.importorskip("sklearn")
-pytestmark = pytest.mark.skipif(not (CORPUS.exists() and STUDY.exists()),
-                                reason="the saved H100 power corpus or PTX launch study is not in this checkout")
+# one xdist worker runs this module (scripts/run_tests.sh: --dist loadgroup): its tests share the held-out power
+# predictions of the saved corpus (``saved``: a nested cross-validation, seconds of fitting), made once, not in
+# each worker that runs one of them
+pytestmark = [pytest.mark.skipif(not (CORPUS.exists() and STUDY.exists()),
+                                 reason="the saved H100 power corpus or PTX launch study is not in this checkout"),
+              pytest.mark.xdist_group("power-energy-estimate")]
 
 
 @pytest.fixture(scope="module")

@@ -36,6 +36,11 @@ def test_every_strategy_has_one_signature_and_the_searching_ones_run_last():
     assert all(STRATEGIES[n] is REGISTRY[n] for n in STRATEGIES)
 
 
+# one xdist worker runs this module (scripts/run_tests.sh: --dist loadgroup): its tests share one timed race
+# (``matvec_race``), run once, not in each worker that runs one of them
+pytestmark = pytest.mark.xdist_group("tuning-race")
+
+
 @pytest.fixture(scope="module")
 def matvec_race(cl_device, tmp_path_factory):
     """matvec_row's race, its whole space timed here; the table it stores goes to a folder of this test."""

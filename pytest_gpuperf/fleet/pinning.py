@@ -8,7 +8,9 @@ baseline written without xdist. It also leaves the pinning to whichever ``--dist
 in one work unit) with the scope of a device test being its *physical GPU*
 (:func:`pytest_gpuperf.fleet.identity.physical_id`): the CUDA and OpenCL views of one card share a
 scope, so two workers never time on one card at once, and ids stay untouched. Tests that use no device
-keep their own node id as scope and spread over the workers as with ``--dist load``.
+keep their own node id as scope and spread over the workers as with ``--dist load``; under ``--dist
+loadgroup`` those marked ``xdist_group`` keep their group as scope (:func:`split_scope`), as xdist's own
+scheduler gives them: one worker runs the group, so no other waits on, or repeats, its shared set-up.
 
 ``-n auto`` asks :func:`auto_workers`: one worker per physical GPU that ``--gpuperf-device`` selects
 (more workers than GPUs would only idle; fewer would serialise cards that could run side by side).
@@ -81,16 +83,29 @@ def scope_of(nodeid: str, spec_scope: Mapping[str, str]) -> str | None:
     return None
 
 
+def split_scope(nodeid: str, spec_scope: Mapping[str, str], by_group: bool = False) -> str:
+    """The scheduling scope of a test: its physical GPU where it runs on a device (:func:`scope_of`); else, with
+    ``by_group`` (``--dist loadgroup``), the group xdist appended to its id (``t.py::f@name``: ``name``, as xdist's
+    LoadGroupScheduling reads it); else its own node id. A device test's GPU wins over its group: two workers
+    must never time on one card."""
+    test, group = nodeid, None
+    if by_group and nodeid.rfind("@") > nodeid.rfind("]"):  # an '@' inside the parametrization is no group
+        test, group = nodeid.rsplit("@", 1)
+    return scope_of(test, spec_scope) or group or nodeid
+
+
 def make_scheduler(config: pytest.Config, log: Any, selected: list[DeviceInfo]) -> Any:
     """xdist's LoadScopeScheduling with one scope per physical GPU (see the module docstring)."""
     from xdist.scheduler import LoadScopeScheduling
 
     spec_scope = scopes(selected)
+    by_group = getattr(config.option, "dist", "no") == "loadgroup"
 
     class DeviceScheduling(LoadScopeScheduling):
-        """All tests of one physical GPU in one work unit, hence on one worker; other tests free."""
+        """All tests of one physical GPU in one work unit, hence on one worker; an xdist group's tests (under
+        ``--dist loadgroup``) in one work unit; other tests free."""
 
         def _split_scope(self, nodeid: str) -> str:  # noqa: D401 - xdist's hook method
-            return scope_of(nodeid, spec_scope) or nodeid
+            return split_scope(nodeid, spec_scope, by_group)
 
     return DeviceScheduling(config, log)

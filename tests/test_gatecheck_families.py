@@ -199,20 +199,38 @@ def test_launch_plant_adds_work_to_every_launch(tmp_path):
 
 
 def test_graph_launch_plant_spreads_a_spin_launch_costlier_than_its_target():
-    """A graph launch's plant of 4.3 % of a 0.49 µs launch asks for 21 ns per launch; a spin launch there costs
-    0.11 µs more than an empty one at 0 steps, so spinning every launch would plant about 5× the claim. The
-    layout spins one launch in five (0 steps), evenly spread; where the spin launch costs less than the target,
-    every launch spins for the rest of it."""
-    launches, target, own = 1000, 0.043 * 0.494, 0.110
-    spun, steps = launch_overhead.graph_plant_layout(launches, target, own, steps_for_target=10)
-    assert steps == 0 and abs(len(spun) * own / launches - target) < own / launches
-    assert len(spun) == round(launches * target / own) and min(spun) == 0 and max(spun) < launches
+    """A graph launch's plant of 4.4 % of a 0.50 µs launch asks for 22 ns per launch; a spin launch of one step
+    costs 73 ns more than an empty one there (entering the loop at all costs several steps), so spinning every
+    launch would plant over 3× the claim. The layout spins that share of the launches, evenly spread."""
+    launches, target, own = 1000, 0.044 * 0.5, 0.073
+    spun = launch_overhead.graph_plant_layout(launches, target, own)
+    assert len(spun) == round(launches * target / own) and abs(len(spun) * own / launches - target) < own / launches
+    assert min(spun) == 0 and max(spun) < launches
     gaps = sorted(b - a for a, b in zip(sorted(spun), sorted(spun)[1:]))
     assert gaps[-1] - gaps[0] <= 1  # spread, not bunched
-    spun, steps = launch_overhead.graph_plant_layout(launches, 0.2, 0.05, steps_for_target=100)
-    assert len(spun) == launches and steps == 75
-    spun, steps = launch_overhead.graph_plant_layout(launches, 0.2, 0.0, steps_for_target=100)
-    assert len(spun) == launches and steps == 100
+    assert len(launch_overhead.graph_plant_layout(launches, 0.2, 0.1)) == launches  # capped at every launch
+    assert len(launch_overhead.graph_plant_layout(launches, 1e-6, 0.1)) == 1  # never none
+    assert len(launch_overhead.graph_plant_layout(launches, 0.2, 0.0)) == launches
+
+
+def test_graph_launch_plant_measures_the_cost_of_the_steps_it_uses():
+    """The spin's in-graph cost is measured at the steps the plant then uses: a cost far from proportional to its
+    steps near zero (here 50 ns to enter the loop, 2 ns a step) is never extrapolated from a longer spin."""
+    asked: list[int] = []
+
+    def cost(steps: int) -> float:
+        asked.append(steps)
+        return 0.050 + 0.002 * steps
+
+    steps, own = launch_overhead.graph_plant_steps(cost, 0.022, start=1)
+    assert (steps, asked) == (1, [1]) and own == pytest.approx(0.052)  # one step already costs more than the target: measured once
+    asked.clear()
+    steps, own = launch_overhead.graph_plant_steps(cost, 0.2, start=2)  # 2 steps cost 54 ns: longer, measured
+    assert asked[0] == 2 and len(asked) <= launch_overhead.GRAPH_PLANT_ATTEMPTS
+    assert own >= 0.2 and own == pytest.approx(0.050 + 0.002 * steps) and asked[-1] == steps
+    assert own < 0.25  # reached by the cost per step, not overshot by a proportional jump from the loop's entry
+    steps, own = launch_overhead.graph_plant_steps(lambda s: 0.0, 0.2, start=3)  # never costs anything: gives up
+    assert steps == 3 * 4 ** (launch_overhead.GRAPH_PLANT_ATTEMPTS - 1) and own == 0.0
 
 
 def test_throughput_and_launch_plants_on_the_probe_figures(cl_device):

@@ -14,9 +14,10 @@ launch families of :mod:`pytest_gpuperf.baselines.catalog`.
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 from scipy.stats import theilslopes
@@ -183,18 +184,41 @@ def graph_us(device: Device, measurer: Any, kernel: Any, args: list[KernelArg], 
     return measurer.enqueue(replay).stats.scaled(1e6 / launches)
 
 
-def graph_plant_layout(launches: int, target_us: float, own_us: float, steps_for_target: int
-                       ) -> tuple[frozenset[int], int]:
-    """Where the launch plant puts its spin in a graph of ``launches`` launches, so each launch takes
-    ``target_us`` longer on average: (the indices of the spun launches, their spin steps). ``own_us``: what one
-    spin launch at 0 steps costs beyond an empty one; ``steps_for_target``: the steps calibrated to
-    ``target_us``. Where the spin launch's own cost already exceeds the target, only that share of the launches
-    spins (0 steps), spread evenly; else every launch spins for the rest of the target."""
-    if own_us >= target_us and own_us > 0:
-        k = max(1, min(launches, round(launches * target_us / own_us)))
-        return frozenset(int(j * launches // k) for j in range(k)), 0
-    rest = (target_us - own_us) / target_us if target_us > 0 else 0.0
-    return frozenset(range(launches)), max(1, round(steps_for_target * rest))
+#: spin lengths the graph launch plant may try before its spin launch costs at least the planted time in a graph
+GRAPH_PLANT_ATTEMPTS = 4
+
+
+def graph_plant_steps(own_us: Callable[[int], float], target_us: float, start: int) -> tuple[int, float]:
+    """The spin steps of the graph launch plant and what one spin launch of them costs in a graph beyond an empty
+    one (``own_us(steps)``, measured): from ``start`` (the steps calibrated on single launches, at least 1), longer
+    — in proportion, then by the cost per step of the last two — until that cost reaches ``target_us`` (at most
+    :data:`GRAPH_PLANT_ATTEMPTS` measurements). A
+    spin's cost in a graph is not proportional to its steps near zero — entering the loop at all costs several
+    times a step — so the plant measures the cost of the steps it then uses rather than extrapolating."""
+    steps = max(1, int(start))
+    cost = own_us(steps)
+    before: tuple[int, float] | None = None
+    for _ in range(GRAPH_PLANT_ATTEMPTS - 1):
+        if cost >= target_us:
+            break
+        if before is not None and cost > before[1]:  # the cost of a step, from the last two: past the loop's entry
+            per_step = (cost - before[1]) / (steps - before[0])
+            nxt = steps + math.ceil(1.1 * (target_us - cost) / per_step)
+        else:
+            nxt = math.ceil(steps * 1.25 * target_us / cost) if cost > 0 else steps * 4
+        before, steps = (steps, cost), max(steps + 1, nxt)
+        cost = own_us(steps)
+    return steps, cost
+
+
+def graph_plant_layout(launches: int, target_us: float, own_us: float) -> frozenset[int]:
+    """Which of a graph's ``launches`` launches the launch plant makes spin launches, each costing ``own_us`` more
+    than an empty one, so that the mean launch takes ``target_us`` longer: that share of them (at least one, at
+    most all), spread evenly."""
+    if own_us <= 0:
+        return frozenset(range(launches))
+    k = max(1, min(launches, round(launches * target_us / own_us)))
+    return frozenset(int(j * launches // k) for j in range(k))
 
 
 def graph_records(device: Device, measurer: Any, kernel: Any, plant: float = 0.0,
@@ -202,22 +226,27 @@ def graph_records(device: Device, measurer: Any, kernel: Any, plant: float = 0.0
     """``launch.graph.empty.device_us``: the device's own kernel-to-kernel time for empty launches replayed
     from a graph (:func:`graph_us`), where the stream figure (``launch.empty.device_us``) also takes in how
     fast the device fetches each launch's commands from host memory. ``plant``: the gate check's ``launch``
-    plant, :func:`planted_spin` launches placed in the graph by :func:`graph_plant_layout` so the per-launch time
-    grows by the plant's fraction of the unplanted one."""
+    plant — :func:`planted_spin` launches whose cost in a graph is measured (:func:`graph_plant_steps`), placed
+    among the empty ones by :func:`graph_plant_layout` so the per-launch time grows by the plant's fraction of
+    the unplanted one."""
     arg: list[KernelArg] = [np.int32(0)]
     us = graph_us(device, measurer, kernel, arg, launches)
     info: dict[str, Any] = {PER_SPAN: launches}  # one event span over the graph: the timer's tick divided by them
     if plant > 0:
         spin = planted_spin(device, plant, us.median * 1e-6)
-        idle = [np.int32(0), spin.sink]
-        # the spin kernel's own cost in a graph, beyond an empty launch: it may exceed the whole planted time
-        own = max(graph_us(device, measurer, spin.kernel, idle, launches).median - us.median, 0.0)
-        spun, steps = graph_plant_layout(launches, plant * us.median, own, spin.steps)
+        target = plant * us.median
+
+        def own(steps: int) -> float:
+            spun_us = graph_us(device, measurer, spin.kernel, [np.int32(steps), spin.sink], launches).median
+            return max(spun_us - us.median, 0.0)
+
+        steps, cost = graph_plant_steps(own, target, spin.steps)
+        spun = graph_plant_layout(launches, target, cost)
         spin_args = [np.int32(steps), spin.sink]
         seq = [(spin.kernel, spin_args) if i in spun else (kernel, arg) for i in range(launches)]
         us = measurer.enqueue(device.launch_graph_of(seq, (1,), (1,))).stats.scaled(1e6 / launches)
         info.update({**spin.info(), "planted_spin_steps": steps, "planted_spun_launches": len(spun),
-                     "planted_spin_own_us": own})
+                     "planted_spin_own_us": cost})
     yield {"name": "launch.graph.empty.device_us", "value": us.median, "unit": "us", "better": "lower", "stats": us,
            "info": info, "identity": graph_identity(launches)}
 

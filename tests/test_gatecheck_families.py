@@ -116,9 +116,17 @@ def test_family_plants_take_the_baseline_bands_and_say_what_they_leave_out():
     assert fixed["missing"].metric == "memory.copy.bandwidth.16MiB" and fixed["missing"].size == fixed["missing"].arg
     with pytest.raises(ValueError, match="unknown plant families"):
         families.family_plants(["latency"], True, {}, entry_band)
-    curve = families.curve_plants(False, {})
-    assert sorted({p.metric for p in curve}) == sorted(families.HEADLINES)
+    curve, none = families.curve_plants(False, {})
+    assert sorted({p.metric for p in curve}) == sorted(families.HEADLINES) and none == []
     assert sorted({p.arg for p in curve}) == ["0.01", "0.02", "0.05", "0.1"]
+    # a headline the gate records without judging gets no curve, and says why; a CPU device draws none of the graph
+    curve, none = families.curve_plants(False, {}, ungated=lambda n, u: "spreads" if n.endswith("intercept_us") else None)
+    assert "launch.overhead.intercept_us" not in {p.metric for p in curve}
+    assert none == [{"kind": "launch", "metric": "launch.overhead.intercept_us",
+                     "why": "no detection curve: recorded, not gated: spreads"}]
+    curve, none = families.curve_plants(True, {})
+    assert "launch.graph.empty.device_us" not in {p.metric for p in curve}
+    assert [n["metric"] for n in none] == ["launch.graph.empty.device_us"] and "CUDA" in none[0]["why"]
 
 
 def test_detection_counts_families_beside_the_aa_runs():

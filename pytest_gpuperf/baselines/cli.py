@@ -273,7 +273,11 @@ def cmd_gatecheck(args: argparse.Namespace) -> int:
     else:
         chosen = gc.choose_plants(args.plant, info.is_cpu, recorded, args.memory, args.compute, spec=info.spec,
                                   own_tests=tuple(own) or None)
-    curve = families.curve_plants(info.is_cpu, entries, info.spec) if args.curve else []
+    curve: list[Any] = []
+    if args.curve:
+        curve, no_curve = families.curve_plants(info.is_cpu, entries, info.spec,
+                                                ungated=lambda n, u: informational_why(n, u, entries.get(n)))
+        not_planted = [*(not_planted or []), *no_curve]
     latch = Latch()
     latch.install()  # a batch system's SIGTERM stops the check as Ctrl-C does
     try:

@@ -98,9 +98,10 @@ FIXED = {
     "missing": ("memory.copy.bandwidth.16MiB", "memory.copy.bandwidth.16MiB",
                 ("suites/test_memory.py", "-k", "copy_bandwidth and 16MiB")),
 }
-#: the headline figures of the detection curves: the 1 GiB copy, the FMA chain, the launch overhead, the L2 chase
-HEADLINES = ("memory.copy.bandwidth.1GiB", "latency.fp32.fma.cycles", "launch.overhead.intercept_us",
-             "memory.l2.latency.cycles")
+#: the headline figures of the detection curves: the 1 GiB copy, the FMA chain, the launch overhead (from a graph,
+#: and the grid sweep's intercept), the L2 chase; a curve is drawn where the gate judges the figure
+HEADLINES = ("memory.copy.bandwidth.1GiB", "latency.fp32.fma.cycles", "launch.graph.empty.device_us",
+             "launch.overhead.intercept_us", "memory.l2.latency.cycles")
 
 #: the half-width of an entry's band, in the metric's units (the caller's: ``verdicts.band`` of its value and
 #: tolerance, or its minimum detectable effect once baselines carry one)
@@ -234,10 +235,22 @@ def family_plants(families: Sequence[str] | None, is_cpu: bool, entries: Mapping
 
 
 def curve_plants(is_cpu: bool, entries: Mapping[str, Mapping[str, Any]], spec: str = "",
-                 sizes: Sequence[float] = CURVE_SIZES) -> list[Plant]:
-    """The headline figures (:data:`HEADLINES`, those the device class measures) planted at each of ``sizes``."""
-    out = []
+                 sizes: Sequence[float] = CURVE_SIZES, ungated: Ungated | None = None
+                 ) -> tuple[list[Plant], list[dict[str, Any]]]:
+    """The headline figures (:data:`HEADLINES`, those the device class measures) planted at each of ``sizes``, and
+    those left out with the reason: GPU-only on a CPU device, or recorded without being judged (``ungated``, as
+    in :func:`family_plants`) — a curve of a figure the gate never judges would read "missed" at every size."""
+    out: list[Plant] = []
+    skipped: list[dict[str, Any]] = []
     for t in TARGETS:
-        if t.metric in HEADLINES and (t.cpu if is_cpu else t.gpu):
-            out += [Plant(t.kind, f"{s:g}", t.metric, _tests(t, entries.get(t.metric), spec)) for s in sizes]
-    return out
+        if t.metric not in HEADLINES or not (t.cpu if is_cpu else t.gpu):
+            continue
+        why = t.gpu_only if is_cpu else None
+        if why is None and ungated is not None:
+            reason = ungated(t.metric, str((entries.get(t.metric) or {}).get("unit", "")))
+            why = f"recorded, not gated: {reason}" if reason else None
+        if why:
+            skipped.append({"kind": t.kind, "metric": t.metric, "why": f"no detection curve: {why}"})
+            continue
+        out += [Plant(t.kind, f"{s:g}", t.metric, _tests(t, entries.get(t.metric), spec)) for s in sizes]
+    return out, skipped

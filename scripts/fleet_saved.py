@@ -35,13 +35,15 @@ DEVICES = {"nvidia-h100-80gb-hbm3": "h100", "nvidia-h200": "h200"}
 
 def labelled_files(results: Path) -> list[tuple[str, str]]:
     """(label, file) of every A/A run of every gate-check folder, in name order: ``h100/gatecheck-04e740c``
-    (the folder's label; files relative to the folder holding ``results``)."""
+    (the folder's label; files relative to the folder holding ``results``). Only gate-check folders: their A/A
+    runs are the full suites, where other folders' unchanged runs may be a ``-k`` selection of a few tests."""
     pairs = []
     for folder, short in DEVICES.items():
         for aa in sorted((p for p in (results / folder).rglob("aa-*.json*") if jsonio.is_results_name(p.name))):
             check = aa.parent if aa.parent.name.startswith("gatecheck-") else aa.parent.parent \
                 if aa.parent.parent.name.startswith("gatecheck-") else aa.parent
-            pairs.append((f"{short}/{check.name}", str(aa.relative_to(results.parent))))
+            if check.name.startswith("gatecheck"):
+                pairs.append((f"{short}/{check.name}", str(aa.relative_to(results.parent))))
     return pairs
 
 

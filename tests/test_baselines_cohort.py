@@ -9,7 +9,7 @@ import math
 
 import pytest
 
-from pytest_gpuperf.baselines import cohort
+from pytest_gpuperf.baselines import catalog, cohort
 from pytest_gpuperf.verdictwords import Compare, FleetCard
 
 
@@ -133,6 +133,15 @@ def test_exact_figures_are_compared_bit_for_bit_against_a_strict_majority():
     shared, count, odd = cohort.odd_ones([0.3, 0.3, 0.1 + 0.2, 0.3])  # 0.1 + 0.2 is 0.30000000000000004
     assert shared == 0.3 and count == 3 and odd == [False, False, True, False]
     assert cohort.odd_ones([1, 1, 2, 2]) is None  # a tie is no majority
+    # a figure the gate judges within a band: one step of the grid is the same figure, two steps differ
+    l2 = [61056256.0] * 8 + [63010560.0] * 2  # one footprint step (3.2 %) apart, as unchanged H200s read it
+    tol = catalog.grid_tolerance("memory.l2.size.bytes", False)
+    assert catalog.grid_tolerance("accuracy.fp32.sin.max_ulp", False) is None  # exact, compared bit for bit
+    assert cohort.odd_ones(l2) is not None and any(cohort.odd_ones(l2)[2])  # bit for bit, two would fail
+    shared, count, odd = cohort.odd_ones(l2, tol)
+    assert (shared, count, odd) == (61056256.0, 10, [False] * 10)
+    shared, count, odd = cohort.odd_ones([61056256.0] * 8 + [61056256.0 * 0.66] * 2, tol)  # an L2 a third smaller
+    assert count == 8 and odd == [False] * 8 + [True] * 2
     assert cohort.exact_value([2.5, 2.5, 3.0]) == 2.5
 
 

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from pytest_gpuperf import FLEET_SCHEMA
-from pytest_gpuperf.baselines import noise
+from pytest_gpuperf.baselines import catalog, noise
 from pytest_gpuperf.cli import main
 from pytest_gpuperf.fleet import fleetload, fleetreport, rollout
 from pytest_gpuperf.report.results import card_identity
@@ -31,7 +31,7 @@ H100 = ROOT / "results" / "nvidia-h100-80gb-hbm3"
 #: five unchanged runs whose every metric passed its reviewed baseline: five healthy "cards"
 HEALTHY = ["gatecheck/aa-2", "gatecheck/aa-3", "gatecheck/aa-4", "gatecheck-dev/gatecheck/aa-2",
            "gatecheck-dev/gatecheck/aa-5"]
-FAMILIES = ("memory.", "launch.", "accuracy.fuzz.", "latency.fp16.", "clock.sm")
+FAMILIES = ("memory.", "launch.", "accuracy.fuzz.", "accuracy.fp64.sin.", "latency.fp16.", "clock.sm")
 POCL = ROOT / "results" / "pocl-pthread-skylake-avx512-amd-epyc"
 
 
@@ -166,7 +166,8 @@ def _deterministic(docs: list[dict[str, Any]], doc: dict[str, Any]) -> dict[str,
         ms = [next((m for m in d["metrics"] if m["name"] == name), None) for d in docs]
         return all(m is not None and m["identity"] == ms[0]["identity"] and m["value"] == ms[0]["value"] for m in ms)
     return next(m for m in doc["metrics"] if isinstance(m["value"], float) and m["value"] > 0
-                and noise.is_deterministic(m, m["name"]) and same(m["name"]))
+                and noise.is_deterministic(m, m["name"]) and same(m["name"])
+                and catalog.grid_tolerance(m["name"], True) is None)  # a grid figure keeps its one-step band
 
 
 def test_a_deterministic_figure_is_compared_bit_for_bit(tmp_path, healthy):
@@ -178,6 +179,19 @@ def test_a_deterministic_figure_is_compared_bit_for_bit(tmp_path, healthy):
     assert card["verdict"] == "fail"
     assert [d["metric"] for d in card["deterministic_mismatches"]] == [m["name"]]
     assert sum(c["verdict"] == "ok" for c in rep["cards"]) == 4
+
+
+def test_a_cache_size_one_grid_step_apart_is_the_same_figure_a_third_smaller_fails(tmp_path, healthy):
+    """A cache size read off its footprint grid moves one step between unchanged runs: a card one step from the
+    cohort is the same figure (as its gate reads it), a card whose cache reads a third smaller fails."""
+    name = next(m["name"] for m in healthy[0]["metrics"] if catalog.grid_tolerance(m["name"], True))
+    step, small = copy.deepcopy(healthy[1]), copy.deepcopy(healthy[2])
+    for doc, factor in ((step, 1.032), (small, 0.66)):
+        m = next(m for m in doc["metrics"] if m["name"] == name)
+        m["value"] = m["value"] * factor
+    rep = _report(_write_run(tmp_path / "run", [healthy[0], step, small] + healthy[3:]))
+    assert [d["metric"] for d in _card(rep, "node2-1001")["deterministic_mismatches"]] == []
+    assert [d["metric"] for d in _card(rep, "node3-1002")["deterministic_mismatches"]] == [name]
 
 
 def test_a_regressed_or_missing_metric_fails_the_card(tmp_path, healthy):

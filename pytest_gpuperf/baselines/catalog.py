@@ -166,6 +166,10 @@ class Family:
     cause: str = ""  # the measured cause of its GPU entries' noise, where their band is wider than WIDE_BAND
     configs: float | None = None  # a band of this many configurations of the tuned kernel's space (see space_of)
     units: frozenset[str] | None = None  # a class row's units (None: every unit)
+    #: an exact figure read off a grid of timed points (a cache size on its footprint grid, λ0 on the stride
+    #: sweep): unchanged runs move it by one step, which its band holds; everywhere a value is compared as
+    #: exact (a fleet's cohort majority) that band holds too (:func:`grid_tolerance`)
+    grid: bool = False
 
     def carrying(self, *keys: str) -> "Family":
         """This row with the identity keys its metrics must carry (a shipped suite's metric without one is
@@ -282,7 +286,7 @@ FAMILIES: tuple[Family, ...] = (
                why="an integer of the ILP sweep: GPUs sweep ILP 1..8 and read the same value in every saved run (59 "
                    "H100 and H200 runs), so half a step fails any change of one step; CPU devices sweep 1, 2, 4, 8, "
                    "where on a shared host the saturating ILP moves by a step between runs"),
-        Family("memory.*.size.bytes", "bytes", "exact", gpu=CACHE_SIZE_BAND, noise=COUNTS,
+        Family("memory.*.size.bytes", "bytes", "exact", gpu=CACHE_SIZE_BAND, noise=COUNTS, grid=True,
                why="the detected cache size is one of the fine footprints chased across the level's edge "
                    f"({2 * (CACHE_EDGE_POINTS + 1)} per doubling): one step of that grid either way"),
         # DRAM-resident footprints first: the 64 MiB chase lies past an H100's or H200's L2
@@ -392,7 +396,7 @@ FAMILIES: tuple[Family, ...] = (
     # ---- tuning: a tuner's pick and cost are decided by timings -------------------------------------
     *_area(
         TUNER,
-        Family("tuning.lambda0", "ratio", "exact", {"abs": 0.25},
+        Family("tuning.lambda0", "ratio", "exact", {"abs": 0.25}, grid=True,
                why="λ0 is one step of the micro-benchmark's stride sweep, not a continuous figure"),
         # the means over kernels first: the per-kernel patterns below match them too
         *(Family(f"tuning.mean.{strategy}.quality", "ratio", "lower", *NO_SEARCH_QUALITY, noise=TUNING_MEAN,
@@ -543,6 +547,13 @@ def tolerance(name: str, is_cpu: bool) -> dict[str, float] | None:
     band in configurations of a space, which :func:`space_band` and :func:`baseline_band` give)."""
     f = family(name)
     return None if f is None else f.tolerance(is_cpu)
+
+
+def grid_tolerance(name: str, is_cpu: bool) -> dict[str, float] | None:
+    """The band of an exact figure read off a grid of timed points (its row's ``grid``), within which two
+    readings are the same figure; None for any other figure (compared bit for bit where it is exact)."""
+    f = family(name)
+    return f.tolerance(is_cpu) if f is not None and f.grid else None
 
 
 def space_of(name: str) -> str:

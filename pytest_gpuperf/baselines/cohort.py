@@ -30,7 +30,8 @@ Decisions:
 * :func:`card_row` and :func:`flag` — a card's value against its cohort's reference (z, p, effect), and which
   rows are flagged: BH-adjusted p at most the FDR **and** worse than the median beyond the floor;
 * :func:`card_verdict` — a card's fleet-relative verdict from its flags and its confirmation run;
-* :func:`odd_ones` — the cards whose exact figure differs from the cohort's strict majority;
+* :func:`odd_ones` — the cards whose exact figure differs from the cohort's strict majority (bit for bit, or beyond
+  the band the gate judges it within);
 * :func:`timed_shift`, :func:`exact_shift` — a new cohort against an old one (the rollout gate).
 """
 
@@ -48,6 +49,7 @@ import numpy as np
 
 from ..verdictwords import Compare, FleetCard
 from . import catalog, classes
+from .verdicts import band
 
 
 def _sps() -> ModuleType:
@@ -273,9 +275,24 @@ def card_verdict(flagged: bool, confirmed: bool | None) -> str:
     return FleetCard.FAIL if confirmed else FleetCard.WARN
 
 
-def odd_ones(values: Sequence[Any]) -> tuple[Any, int, list[bool]] | None:
-    """Exact figures compared bit for bit (``repr``), one per card: (the value a strict majority of the cards
-    share, how many share it, per card whether it differs), or None where no value has a strict majority."""
+def odd_ones(values: Sequence[Any], tolerance: Mapping[str, float] | None = None
+             ) -> tuple[Any, int, list[bool]] | None:
+    """Exact figures, one per card: (the value a strict majority of the cards share, how many share it, per card
+    whether it differs), or None where no value has a strict majority. Compared bit for bit (``repr``), unless
+    ``tolerance`` gives the band the gate judges the figure within (a figure read off a grid of timed points,
+    such as a cache size on its footprint grid, moves one step between unchanged runs): then the shared value
+    is the cards' median and a card differs where it lies beyond that band of it."""
+    if tolerance:
+        try:
+            nums = [float(v) for v in values]
+        except (TypeError, ValueError):
+            nums = []
+        if nums and all(math.isfinite(v) for v in nums):
+            center = float(np.median(nums))
+            width = band(center, tolerance)
+            odd = [abs(v - center) > width for v in nums]
+            count = len(odd) - sum(odd)
+            return (center, count, odd) if count * 2 > len(values) else None
     shared, count = majority([repr(v) for v in values])
     if count * 2 <= len(values):
         return None

@@ -7,8 +7,10 @@ words the findings:
 * **baseline** — what each run's own gate said (its metrics' verdicts against the model's reviewed
   baseline): a ``regressed`` metric or a ``missing`` one fails the card;
 * **deterministic** — figures that do not vary between unchanged runs (ulp errors, exact results,
-  counts: ``baselines.noise.is_deterministic``) compared bit for bit across the cohort: a card whose
-  value differs from the cohort's majority fails (it computes something else);
+  counts: ``baselines.noise.is_deterministic``) compared bit for bit across the cohort — or, for a figure read
+  off a grid of timed points (``baselines.catalog.grid_tolerance``: a cache size moves one step of its
+  footprint grid between unchanged runs), within the band the gate gives it — a card whose value differs from
+  the cohort's majority fails;
 * **fleet-relative** — per cohort and timed metric, the card's one-sided robust z against the cohort
   (median, MAD), read as a p-value, Benjamini–Hochberg over every card × metric tested; a card × metric
   is flagged when its adjusted p is at most the FDR **and** it is worse than the cohort's median by more
@@ -36,7 +38,7 @@ from typing import Any, Mapping, Sequence
 
 from ..verdictwords import FLEET_EXIT, FleetCard, Gate
 from .. import FLEET_SCHEMA
-from ..baselines import cohort
+from ..baselines import catalog, cohort
 from ..baselines.cohort import Reference, exact_value
 from ..baselines.noise import model_of
 from ..timing.observers import CONTENDED_RUN_LIMIT, THROTTLED_RUN_LIMIT
@@ -160,8 +162,9 @@ def judge(m: CardMetric, ref: Reference) -> dict[str, Any] | None:
 
 
 def deterministic_findings(outcomes: Sequence[Outcome], settings: Settings) -> list[str]:
-    """Deterministic figures compared bit for bit across the cohort of ``outcomes``: a card differing from
-    the cohort's strict majority fails. Returns notes on figures without a majority."""
+    """Deterministic figures compared across the cohort of ``outcomes`` (:func:`cohort.odd_ones`: bit for bit, or
+    within a grid figure's band, :func:`catalog.grid_tolerance`): a card differing from the cohort's strict majority fails. Returns notes on
+    figures without a majority."""
     notes: list[str] = []
     cards = [o.card for o in outcomes]
     names = sorted({n for c in cards for n, m in c.metrics.items() if m.deterministic})
@@ -175,7 +178,8 @@ def deterministic_findings(outcomes: Sequence[Outcome], settings: Settings) -> l
             if len(group) < settings.min_cohort:
                 continue
             own = [exact_value(m.values) for _, m in group]  # each card's own value (its runs' majority)
-            found = cohort.odd_ones(own)
+            # a figure read off a grid of timed points (a cache size) keeps the one-step band the gate gives it
+            found = cohort.odd_ones(own, catalog.grid_tolerance(name, group[0][0].card.is_cpu))
             if found is None:
                 notes.append(f"{name}: no value shared by a majority of the {len(group)} cards")
                 continue
@@ -187,7 +191,8 @@ def deterministic_findings(outcomes: Sequence[Outcome], settings: Settings) -> l
     for o in outcomes:
         if o.deterministic:
             o.fail.append(f"{len(o.deterministic)} deterministic figure(s) differ from the cohort's majority "
-                          f"(bit for bit): {_named([r['metric'] for r in o.deterministic])}")
+                          f"(bit for bit, or beyond a grid figure's one-step band): "
+                          f"{_named([r['metric'] for r in o.deterministic])}")
     return notes
 
 

@@ -91,9 +91,13 @@ class Latch:
             raise KeyboardInterrupt
 
     def uninstall(self) -> None:
-        """Put the previous handlers back, where ours are still the ones installed."""
+        """Put the previous handlers back, where ours are still the ones installed. After a SIGTERM, SIGTERM stays
+        ignored: the stop it told is under way and what finished is written, and the same stop told again later
+        (``run.sh`` forwards the job's signal; on a loaded host it may land after the session's end) would
+        otherwise kill the process in its last steps and turn its interrupted status into a kill by signal."""
         if self._installed and signal.getsignal(signal.SIGINT) == self._handle:
             signal.signal(signal.SIGINT, self._previous if self._previous is not None else signal.default_int_handler)
         if self._installed and signal.getsignal(signal.SIGTERM) == self._handle:
-            signal.signal(signal.SIGTERM, self._previous_term if self._previous_term is not None else signal.SIG_DFL)
+            after = signal.SIG_IGN if self.fired and self.what == "SIGTERM" else self._previous_term
+            signal.signal(signal.SIGTERM, after if after is not None else signal.SIG_DFL)
         self._installed = False

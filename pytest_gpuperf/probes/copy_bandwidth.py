@@ -132,14 +132,19 @@ class CopyBandwidth:
             info.update(self.plant.info())
         name = f"memory.copy.{'graph.' if self.graph else ''}bandwidth.{self.label}"
         out = {"name": name, "value": bw.median, "unit": "GB/s", "better": "higher", "stats": bw, "info": info}
-        if self.graph:
+        if self.graph or self.per_span > 1:
             info[PER_SPAN] = self.per_span
-            out["identity"] = {"timing": "one device-side graph of back-to-back copies per event pair",
-                               "copies_per_graph": self.per_span}
-        elif self.per_span > 1:
-            info[PER_SPAN] = self.per_span
-            out["identity"] = {"timing": "back-to-back copies per event pair", "copies_per_span": self.per_span}
+            timing, key = (("one device-side graph of back-to-back copies per event pair", "copies_per_graph")
+                           if self.graph else ("back-to-back copies per event pair", "copies_per_span"))
+            out["identity"] = {"timing": timing, key: self.per_span}
         return out
+
+
+def _buffers(device: Device, size: int) -> tuple[np.ndarray, list[Any], list[Any]]:
+    """The seeded source bytes, and :func:`buffer_pairs` sources holding them and destinations of ``size``."""
+    host = np.random.default_rng(SEED).integers(0, 255, size, dtype=np.uint8)
+    pairs = buffer_pairs(device.info, size)
+    return host, [device.to_device(host) for _ in range(pairs)], [device.empty(size) for _ in range(pairs)]
 
 
 def measure(device: Device, measurer: Any, label: str, planted: float = 0.0, per_span: int | None = None
@@ -149,10 +154,8 @@ def measure(device: Device, measurer: Any, label: str, planted: float = 0.0, per
     that fraction of the measured unplanted span (:func:`planted_copy`); ``per_span``: copies per device-event
     span (default :func:`copies_per_span`)."""
     size = SIZES[label]
-    pairs = buffer_pairs(device.info, size)
-    host = np.random.default_rng(SEED).integers(0, 255, size, dtype=np.uint8)
-    srcs = [device.to_device(host) for _ in range(pairs)]
-    dsts = [device.empty(size) for _ in range(pairs)]
+    host, srcs, dsts = _buffers(device, size)
+    pairs = len(srcs)
     rotation = itertools.cycle(zip(dsts, srcs))
     n = copies_per_span(device.info, size) if per_span is None else int(per_span)
 
@@ -184,10 +187,8 @@ def measure_graph(device: Device, measurer: Any, label: str) -> CopyBandwidth:
     rotate over :func:`buffer_pairs` pairs, one graph launch per event pair (``measurer``: the test's
     ``gpu_measure``); checked byte for byte like :func:`measure`. Devices without graphs raise."""
     size = SIZES[label]
-    pairs = buffer_pairs(device.info, size)
-    host = np.random.default_rng(SEED).integers(0, 255, size, dtype=np.uint8)
-    srcs = [device.to_device(host) for _ in range(pairs)]
-    dsts = [device.empty(size) for _ in range(pairs)]
+    host, srcs, dsts = _buffers(device, size)
+    pairs = len(srcs)
     n = copies_per_graph(size)
     order = [(dsts[i % pairs], srcs[i % pairs]) for i in range(n)]
     replay = device.capture(lambda: device.copy_many(order, size), f"{n} copies of {label}")

@@ -25,29 +25,31 @@ QUICK = MeasureConfig(warmup=2, min_repeats=25, max_repeats=25, target_rel_sprea
 
 @pytest.mark.quiet_host
 def test_a_copy_plant_slows_the_1mib_copy_by_about_its_size(cl_device):
-    """1 MiB copies measured unplanted and with ``memory=2`` in turn, in one process: the planted median
-    bandwidth is at least 1 / (1 + 0.7 × 2) of the unplanted one (the spin appended to each span delivers
-    most of its size), the copy itself still happens, and the record names what was planted. PoCL's 1 MiB copy
-    switches between modes far apart, so the plant is large (a 50 % plant read +20 % to +80 % on a loaded host)."""
+    """1 MiB copies measured unplanted and with ``memory=2`` in turn, in one process: each planted span takes at
+    least 0.7 × the time the plant was sized to add (``planted_extra_us``, 2 × the unplanted span it measured)
+    beyond the unplanted span measured just before it (the median of five such pairs), the copy itself still
+    happens, and the record names what was planted. Judged in time per span, paired: PoCL's 1 MiB copy switches
+    between modes about 30 % apart, so bandwidth medians of separate measurements mix the plant with a mode change."""
     m = Measurer(cl_device, QUICK)
     load = observers.HostLoad()
     load.start()
-    plain, planted, records = [], [], []
+    added, records = [], []
     for _ in range(5):
-        plain.append(copy_bandwidth.measure(cl_device, m, "1MiB").record()["value"])
+        plain = copy_bandwidth.measure(cl_device, m, "1MiB")
         c = copy_bandwidth.measure(cl_device, m, "1MiB", SIZE)
         assert c.copied
         records.append(c.record())
-        planted.append(records[-1]["value"])
+        added.append((c.measurement.stats.median - plain.measurement.stats.median) * 1e6)  # µs per span
     window = load.stop()
     info = records[-1]["info"]
     assert info["planted_slowdown"] == SIZE and info["planted_span_us"] > 0 and info["planted_spin_steps"] >= 0
     assert info["planted_extra_us"] == pytest.approx(SIZE * info["planted_span_us"])
-    moved = float(np.median(plain)) / float(np.median(planted)) - 1.0
-    if moved < 0.7 * SIZE and observers.contended(window):
+    want = float(np.median([r["info"]["planted_extra_us"] for r in records]))
+    delivered = float(np.median(added)) / want
+    if delivered < 0.7 and observers.contended(window):
         pytest.skip(f"other work held this host's cores while the copies were timed (host window {window}): the "
-                    f"plant moved the 1 MiB bandwidth {moved:+.0%}, not judged; run on a quieter host")
-    assert moved >= 0.7 * SIZE, (plain, planted, info)
+                    f"plant added {delivered:.0%} of its time per span, not judged; run on a quieter host")
+    assert delivered >= 0.7, (added, want, info)
 
 
 def test_calibration_lands_the_claim_beyond_the_baseline_in_both_directions():

@@ -10,6 +10,7 @@ plain document (:attr:`Run.doc`) with no metrics. Files are read through :mod:`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
@@ -67,14 +68,25 @@ class Run:
         host observer counted contended windows, ``info.host.contended``), ``throttled`` (metrics whose
         power observer saw the card slow down, ``info.power.throttled``). A doc table that cites the run
         says each of them (:func:`unsaid`)."""
+        return dict(self._states)
+
+    @cached_property
+    def _states(self) -> dict[str, str]:
+        """:meth:`states`, read once per run: every table citing a run asks for them again (its Runs line
+        and the check that its caption says them), and a run holds thousands of metrics."""
         out: dict[str, str] = {}
         if (self.doc.get("run") or {}).get("interrupted"):
             out["interrupted"] = "interrupted before every test ran"
+        marked = {"contended": 0, "throttled": 0}
+        for m in self.metrics.values():
+            info = _mapping(m.get("info"))
+            if info:
+                marked["contended"] += _flag(info.get("host"), "contended")
+                marked["throttled"] += _flag(info.get("power"), "throttled")
         n = len(self.metrics)
-        for state, observer, phrase in (("contended", "host", "host contended"), ("throttled", "power", "throttled")):
-            k = sum(1 for m in self.metrics.values() if _marked(m, observer, state))
-            if k:
-                out[state] = f"{phrase} in {k} of {n} metrics"
+        for state, phrase in (("contended", "host contended"), ("throttled", "throttled")):
+            if marked[state]:
+                out[state] = f"{phrase} in {marked[state]} of {n} metrics"
         return out
 
     def cite(self) -> str:
@@ -96,10 +108,17 @@ class Run:
         return (m or {}).get("info") or {}
 
 
-def _marked(metric: Mapping[str, Any], observer: str, state: str) -> bool:
-    """Whether ``metric``'s ``info[observer]`` marks ``state`` (a count of windows, or a flag)."""
-    obs = (metric.get("info") or {}).get(observer) if isinstance(metric.get("info"), Mapping) else None
-    return isinstance(obs, Mapping) and bool(obs.get(state))
+def _mapping(x: Any) -> Mapping[str, Any] | None:
+    """``x`` where it is a mapping, else None; a JSON object (a dict) is told without the slower ABC check."""
+    if x is None or isinstance(x, dict):
+        return x
+    return x if isinstance(x, Mapping) else None
+
+
+def _flag(observer: Any, state: str) -> bool:
+    """Whether an observer's ``info`` section marks ``state`` (a count of windows, or a flag)."""
+    obs = _mapping(observer)
+    return obs is not None and bool(obs.get(state))
 
 
 def unsaid(runs: Iterable[Run], text: str) -> list[str]:

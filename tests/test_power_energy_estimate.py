@@ -1,5 +1,7 @@
 """Alavani's energy estimate (``studies.static_power.energy_estimate``) on the saved H100 runs: every figure
-recomputed from the files, a planted change that moves it, and the power prediction held out by kernel."""
+recomputed from the files, a planted change that moves it, and the power prediction held out by kernel; the
+held-out predictions the docs' table reads (``tools.evidence.power_heldout``) are each corpus' fit, refitted here,
+and refused for a corpus that changed since."""
 
 from __future__ import annotations
 
@@ -13,15 +15,16 @@ from pytest_gpuperf.schemas.results_doc import ResultsDocument
 from pytest_gpuperf.studies.static_power import energy_estimate as ee
 from pytest_gpuperf.studies.static_power import power_model as pm
 from pytest_gpuperf.util import jsonio
+from tools.evidence import power_heldout
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "results/nvidia-h100-80gb-hbm3/power-corpus-cuda.json.xz"
+HELDOUT = ROOT / power_heldout.PATH
 STUDY = ROOT / "results/nvidia-h100-80gb-hbm3/study-6036ccb/ps-cuda.json.xz"
 
 pytest.importorskip("sklearn")
-# one xdist worker runs this module (scripts/run_tests.sh: --dist loadgroup): its tests share the held-out power
-# predictions of the saved corpus (``saved``: a nested cross-validation, seconds of fitting), made once, not in
-# each worker that runs one of them
+# one xdist worker runs this module (scripts/run_tests.sh: --dist loadgroup): its fits (nested cross-validations,
+# seconds each) run once, not in each worker that runs one of its tests
 pytestmark = [pytest.mark.skipif(not (CORPUS.exists() and STUDY.exists()),
                                  reason="the saved H100 power corpus or PTX launch study is not in this checkout"),
               pytest.mark.xdist_group("power-energy-estimate")]
@@ -29,10 +32,40 @@ pytestmark = [pytest.mark.skipif(not (CORPUS.exists() and STUDY.exists()),
 
 @pytest.fixture(scope="module")
 def saved():
+    """The H100 corpus, its study, the saved held-out predictions (the refit below checks them) and the estimate."""
     _, entries = pm.load_corpus(CORPUS)
     doc = ResultsDocument.load(STUDY)
-    watts = ee.heldout_watts(entries)
+    watts = power_heldout.predictions(jsonio.read_json(HELDOUT), str(CORPUS.relative_to(ROOT)), entries)
     return entries, doc, watts, ee.join(entries, watts, ee.study_launches(doc))
+
+
+def test_the_saved_held_out_predictions_are_each_corpus_fit():
+    """The one place the fit runs in CI: every corpus the saved file holds, refitted, gives its predictions
+    (to the last few bits: the trees' predictions are summed in threads) from rows of the same digest."""
+    held = jsonio.read_json(HELDOUT)
+    again = power_heldout.make(ROOT, list(held["corpora"]))
+    assert {k: v for k, v in again.items() if k != "corpora"} == {k: v for k, v in held.items() if k != "corpora"}
+    assert sorted(held["corpora"]) == sorted(again["corpora"]) and len(held["corpora"]) >= 2
+    for corpus, fit in again["corpora"].items():
+        assert held["corpora"][corpus]["digest"] == fit["digest"], f"rerun {power_heldout.COMMAND}"
+        assert held["corpora"][corpus]["watts"] == pytest.approx(fit["watts"], rel=1e-9, abs=0), \
+            f"{corpus}: the saved predictions are not the fit; rerun {power_heldout.COMMAND}"
+
+
+def test_saved_predictions_of_a_changed_corpus_are_refused_with_the_command(saved):
+    entries, _, watts, _ = saved
+    held = jsonio.read_json(HELDOUT)
+    corpus = str(CORPUS.relative_to(ROOT))
+    assert power_heldout.predictions(held, corpus, entries) == watts
+    moved = [dataclasses.replace(entries[0], watts=entries[0].watts + 1.0)] + list(entries[1:])
+    with pytest.raises(ValueError, match=f"fitted on other rows.*{power_heldout.COMMAND}"):
+        power_heldout.predictions(held, corpus, moved)
+    with pytest.raises(ValueError, match=f"holds no predictions of results/x.json.*{power_heldout.COMMAND}"):
+        power_heldout.predictions(held, "results/x.json", entries)
+    with pytest.raises(ValueError, match="fitted with random_forest"):
+        power_heldout.predictions({**held, "family": "random_forest"}, corpus, entries)
+    with pytest.raises(ValueError, match="not a file of saved held-out predictions"):
+        power_heldout.predictions({"schema": "other"}, corpus, entries)
 
 
 def test_mape_and_energy_by_hand():
@@ -112,7 +145,8 @@ def test_the_docs_table_pairs_each_corpus_with_its_own_card():
     from tools.evidence.runfile import EvidenceError  # noqa: PLC0415
 
     def inputs(corpora: str, studies: str) -> Inputs:
-        text = f"<!-- gpuperf:table power-energy corpora={corpora} studies={studies} -->\n<!-- /gpuperf:table -->\n"
+        text = (f"<!-- gpuperf:table power-energy corpora={corpora} studies={studies} heldout={power_heldout.PATH} -->\n"
+                "<!-- /gpuperf:table -->\n")
         block = markers.parse("t.md", text)[0]
         return Inputs(block, {r: [runfile.load(ROOT, p) for p in ps] for r, ps in block.roles.items()}, ROOT)
 
@@ -122,3 +156,4 @@ def test_the_docs_table_pairs_each_corpus_with_its_own_card():
         energy(inputs(corpus, h200_study))
     with pytest.raises(EvidenceError, match="one PTX launch study per corpus"):
         energy(inputs(corpus, f"{study},{h200_study}"))
+    assert energy(inputs(corpus, study))[2].startswith("| H100 | `vectorAdd` |")  # the saved predictions, no fit

@@ -2,7 +2,8 @@
 thesis' Tables 5.8–5.9, then our timed variant on held-out kernels (from the offline fit of the saved
 corpora, role ``model``), and the reference
 predictors without features computed from the corpora themselves (role ``corpora``, one per card), with the
-same folds as the model: what a model must beat.
+same folds as the model: what a model must beat; then Alavani's energy estimate per launch (roles ``corpora``,
+``studies`` and ``heldout``: the model's saved held-out predictions of each corpus).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pytest_gpuperf.schemas.results_doc import ResultsDocument
 from pytest_gpuperf.studies.static_power import energy_estimate as ee
 from pytest_gpuperf.studies.static_power import power_model as pm
 from pytest_gpuperf.util import jsonio
+from . import power_heldout
 from .registry import Inputs
 from .runfile import EvidenceError, Run
 
@@ -97,8 +99,10 @@ def reference(inp: Inputs) -> list[str]:
 
 
 def energy_estimates(inp: Inputs) -> list[tuple[str, ee.Estimate]]:
-    """(card, estimate) for each corpus and the launch study named in the same place of ``studies=``."""
-    corpora, studies = inp.runs("corpora"), inp.runs("studies")
+    """(card, estimate) for each corpus and the launch study named in the same place of ``studies=``, with the
+    power model's held-out predictions of the corpus saved in ``heldout=`` (:mod:`.power_heldout`: the fit
+    runs once, when that file is made, and a test refits it; a corpus changed since is refused)."""
+    corpora, studies, held = inp.runs("corpora"), inp.runs("studies"), inp.run("heldout")
     if len(corpora) != len(studies):
         raise EvidenceError(f"{inp.block.where}: {len(corpora)} corpora but {len(studies)} studies; name one PTX "
                             "launch study per corpus, in the same order")
@@ -109,7 +113,11 @@ def energy_estimates(inp: Inputs) -> list[tuple[str, ee.Estimate]]:
             raise EvidenceError(f"{inp.block.where}: {c.path} is {key!r} but {s.path} is {skey!r}; pair each card's "
                                 "corpus with that card's study")
         entries = _entries(inp, c)
-        est = ee.join(entries, ee.heldout_watts(entries), ee.study_launches(ResultsDocument.from_json(s.doc, s.path)))
+        try:
+            watts = power_heldout.predictions(held.doc, c.path, entries)
+        except ValueError as exc:
+            raise EvidenceError(f"{inp.block.where}: {held.path} {exc}") from exc
+        est = ee.join(entries, watts, ee.study_launches(ResultsDocument.from_json(s.doc, s.path)))
         if not est.launches:
             raise EvidenceError(f"{inp.block.where}: {c.path} and {s.path} share no launch (kernel, grid, block, trips)")
         out.append((SHORT.get(key, key), est))

@@ -202,3 +202,24 @@ def test_a_jsonl_line_from_before_kernel_digests_reads_them_as_unknown(tmp_path)
     [back] = read_runs(str(path))
     assert back.metrics and {m.source_digest for m in back.metrics} == {None}
     assert [m.value for m in back.metrics] == [m["value"] for m in run["metrics"]]
+
+
+class _Unwritable:
+    """A value whose text cannot be made: the JSON column of a run that holds it fails to encode."""
+
+    def __str__(self) -> str:
+        raise ValueError("no text for this value")
+
+
+def test_a_batch_that_fails_keeps_the_runs_before_the_failing_one(tmp_path):
+    """An import writes several runs per transaction; where one fails, the runs before it are kept and the
+    ones after it are not written, as when every run had its own transaction."""
+    db = str(tmp_path / "h.db")
+    runs = [_run(f"c{i}") for i in range(4)]
+    runs[2].options["bad"] = _Unwritable()
+    with open_store(db) as store, pytest.raises(ValueError, match="no text for this value"):
+        store.record_runs(runs)
+    assert [r.commit for r in read_runs(db)] == ["c0", "c1"]
+    with open_store(db) as store:  # a batch that holds runs stored already and a duplicate within itself
+        assert store.record_runs([runs[0], runs[3], _run("c3"), _run("c4")]) == [False, True, False, True]
+    assert [r.commit for r in read_runs(db)] == ["c0", "c1", "c3", "c4"]

@@ -54,20 +54,21 @@ def check(value: str) -> Target:
 
 
 def record_runs(target: str | Target, runs: Iterable[RunRecord]) -> int:
-    """Write runs to the history target (each in its own transaction / locked line); returns how many
-    were new. This is what the session's ``finish()`` calls."""
+    """Write runs to the history target (:func:`record_each`); returns how many were new. This is what the
+    session's ``finish()`` calls."""
     return sum(record_each(target, runs))
 
 
 def record_each(target: str | Target, runs: Iterable[RunRecord]) -> list[bool]:
-    """Write runs to the history target, one transaction (or locked line) each; per run, whether it was
-    new — False for a run the target held already (its run key: :attr:`.records.RunRecord.run_key`)."""
+    """Write runs to the history target (a database: a few runs per transaction, each whole or absent,
+    :meth:`.store.Store.record_runs`; a JSONL file: a locked line each); per run, whether it was new — False
+    for a run the target held already (its run key: :attr:`.records.RunRecord.run_key`)."""
     tgt = parse(target) if isinstance(target, str) else target
     runs = list(runs)
     if tgt.kind == "jsonl":
         return [jsonl.append(tgt.location, run) for run in runs]
     with open_store(tgt) as store:
-        return [store.record_run(run) for run in runs]
+        return store.record_runs(runs)
 
 
 def record_run(target: str | Target, run: RunRecord) -> bool:

@@ -21,9 +21,10 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from .. import RESULTS_SCHEMA
-from .records import NotResultsError, RunRecord, from_results, not_results, read_results
+from .records import NotResultsError, RunRecord, from_results_json, not_results
 from .target import HistoryTargetError
 from ..util import jsonio
+from ..util.gcpause import paused_gc
 
 
 class BadFileError(ValueError):
@@ -89,7 +90,7 @@ def _read(f: Path) -> list[RunRecord]:
     if problem:
         raise BadFileError(problem + "; fix or move that file (gpuperf compare refuses it too)")
     try:
-        return [from_results(read_results(doc, source=str(f)), source=str(f))]
+        return [from_results_json(doc, source=str(f))]
     except NotResultsError:  # JSON of another kind
         raise
     except (AttributeError, KeyError, TypeError, ValueError) as exc:  # a results document with a bad entry
@@ -108,17 +109,18 @@ def load(paths: Iterable[str | Path], skipped: list[str] | None = None,
     reasons: list[str] = []
     broken: list[str] = []
     names = [str(p) for p in paths]
-    for f in _files(names):
-        try:
-            runs += _read(f)
-        except NotResultsError as exc:
-            if skipped is None:
-                raise
-            reasons.append(str(exc))
-        except BadFileError as exc:
-            if bad is None:
-                raise
-            broken.append(str(exc))
+    with paused_gc():  # the runs read so far only grow: no collector passes over them file after file
+        for f in _files(names):
+            try:
+                runs += _read(f)
+            except NotResultsError as exc:
+                if skipped is None:
+                    raise
+                reasons.append(str(exc))
+            except BadFileError as exc:
+                if bad is None:
+                    raise
+                broken.append(str(exc))
     if skipped is not None:
         skipped += reasons
     if bad is not None:

@@ -12,7 +12,7 @@ import json
 import math
 import uuid
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Union
 
 import numpy as np
 
@@ -160,6 +160,10 @@ def run_key(device_key: str, backend: str, device: Any, options: Mapping[str, An
 
 def _num(x: Any) -> float | None:
     """Finite float or None: JSON and SQL have no portable NaN/inf (results JSON writes them as strings)."""
+    if type(x) is float:  # the common case, answered without a conversion
+        return x if math.isfinite(x) else None
+    if x is None:  # an absent figure, answered without raising
+        return None
     try:
         v = float(x)
     except (TypeError, ValueError):
@@ -169,32 +173,85 @@ def _num(x: Any) -> float | None:
 
 def sample_summary(samples: Iterable[float] | None) -> dict[str, Any] | None:
     """n and quantiles of raw samples (``Stats.samples`` once main has it); None when there are none."""
-    if samples is None:
-        return None
-    xs = np.asarray([s for s in samples if _num(s) is not None], dtype=np.float64)
-    if xs.size == 0:
-        return None
-    qs = np.quantile(xs, QUANTILES)
-    return {"n": int(xs.size), **{f"q{int(q * 100):02d}": float(v) for q, v in zip(QUANTILES, qs)}}
+    return None if samples is None else sample_summaries([finite_samples(samples)])[0]
 
 
-def metric_from_json(m: MetricRecord) -> TrendMetric:
+#: the keys of :data:`QUANTILES` in a summary (``q05``, ``q25``, …)
+_QUANTILE_KEYS = tuple(f"q{int(q * 100):02d}" for q in QUANTILES)
+
+
+def finite_samples(samples: Iterable[Any]) -> np.ndarray:
+    """The finite numbers among raw samples, in order, as float64 (what :func:`_num` keeps). A list of plain
+    floats and ints — what a results file holds — is converted by numpy at once; anything else one by one."""
+    if isinstance(samples, (list, tuple)) and all(type(s) is float or type(s) is int for s in samples):
+        try:
+            xs = np.array(samples, dtype=np.float64)
+        except OverflowError:  # an int beyond float: the slow path raises it as it always did
+            pass
+        else:
+            return xs[np.isfinite(xs)]
+    return np.asarray([s for s in samples if _num(s) is not None], dtype=np.float64)
+
+
+def sample_summaries(sets: list[np.ndarray]) -> list[dict[str, Any] | None]:
+    """:func:`sample_summary` of each set of finite samples (:func:`finite_samples`); None for an empty one.
+    Sets of one size share one ``numpy.quantile`` call (one row each): the same figures as a call per set,
+    for a fraction of its fixed cost, where a results document holds thousands of sets of a few sizes."""
+    out: list[dict[str, Any] | None] = [None] * len(sets)
+    by_size: dict[int, list[int]] = {}
+    for i, xs in enumerate(sets):
+        if xs.size:
+            by_size.setdefault(int(xs.size), []).append(i)
+    for size, where in by_size.items():
+        qs = np.quantile(np.stack([sets[i] for i in where]), QUANTILES, axis=1).T.tolist()
+        for i, row in zip(where, qs):
+            out[i] = {"n": size, **dict(zip(_QUANTILE_KEYS, row))}
+    return out
+
+
+#: a metric as :func:`metric_from_json` reads it: its :class:`MetricRecord`, or the stored dict itself (whose
+#: ``get`` answers as the record's does)
+MetricLike = Union[MetricRecord, Mapping[str, Any]]
+
+
+def metric_from_json(m: MetricLike) -> TrendMetric:
     """A metric of a results document (``Metric.to_json()``; ``identity``/``samples`` when present), read as
-    its :class:`~pytest_gpuperf.schemas.results_doc.MetricRecord`."""
-    if "name" not in m.keys:
+    its :class:`~pytest_gpuperf.schemas.results_doc.MetricRecord` or as the stored dict."""
+    if "name" not in (m.keys if isinstance(m, MetricRecord) else m):
         raise KeyError("name")
-    stats = m.stats or {}
-    base = m.baseline or {}
-    samples = m.get("samples", stats.get("samples"))  # a top-level "samples" (summary) where a file has one
-    summary = samples if isinstance(samples, dict) else sample_summary(samples)
-    info = m.info if isinstance(m.info, dict) else {}
+    return metrics_from_json([m])[0]
+
+
+def metrics_from_json(metrics: Iterable[MetricLike]) -> list[TrendMetric]:
+    """:func:`metric_from_json` of each metric (each must have its name), their raw samples summarised
+    together (:func:`sample_summaries`); a malformed metric raises as it would read alone, in order."""
+    out: list[TrendMetric] = []
+    pending: list[tuple[TrendMetric, np.ndarray]] = []
+    for m in metrics:
+        stats = m.get("stats") or {}
+        samples = m.get("samples", stats.get("samples"))  # a top-level "samples" (summary) where a file has one
+        xs = None if samples is None or isinstance(samples, dict) else finite_samples(samples)
+        metric = _trend(m, stats, samples if isinstance(samples, dict) else None)
+        if xs is not None and xs.size:
+            pending.append((metric, xs))
+        out.append(metric)
+    for (metric, _), summary in zip(pending, sample_summaries([xs for _, xs in pending])):
+        metric.samples = summary
+    return out
+
+
+def _trend(m: MetricLike, stats: Any, summary: dict[str, Any] | None) -> TrendMetric:
+    """The :class:`TrendMetric` of one stored metric, ``summary`` its samples' (None: none, or filled in later)."""
+    base = m.get("baseline") or {}
+    info = m.get("info")
+    info = info if isinstance(info, dict) else {}
     return TrendMetric(
-        name=str(m.name), test=str(m.get("test", "")), value=_num(m.value), unit=str(m.get("unit", "")),
+        name=str(m.get("name")), test=str(m.get("test", "")), value=_num(m.get("value")), unit=str(m.get("unit", "")),
         better=str(m.get("better", "lower")), median=_num(stats.get("median")), mad=_num(stats.get("mad")),
         min=_num(stats.get("min")), max=_num(stats.get("max")),
         n=int(stats["n"]) if isinstance(stats.get("n"), (int, float)) else None, samples=summary,
         verdict=str(m.get("verdict", Gate.NEW)), baseline_value=_num(base.get("value")), band=_num(base.get("band")),
-        identity=dict(m.identity or {}), tolerance=_tolerance(m.tolerance),
+        identity=dict(m.get("identity") or {}), tolerance=_tolerance(m.get("tolerance")),
         info={k: info[k] for k in GATE_INFO if k in info}, source_digest=_digest(m.get("source_digest")))
 
 
@@ -282,9 +339,27 @@ def from_results(typed: ResultsDocument, source: str = "") -> RunRecord:
     why = run_problem(typed)
     if why:
         raise NotResultsError(f"{source or 'document'}: {why}")
-    dev = dict(typed.device or {})
-    env = dict(typed.environment or {})
-    run = dict(typed.run or {})
+    return _record(typed.device, typed.environment, typed.run, [m for m in typed.metrics if m.name], typed.tests,
+                   source)
+
+
+def from_results_json(doc: Any, source: str = "") -> RunRecord:
+    """``from_results(read_results(doc, source), source)`` read straight from the parsed JSON: what an import of
+    thousands of files does, where building a typed record of every metric first would only repeat the checks
+    :func:`not_results` has made (it refuses every document the typed reading or :func:`run_problem` would)."""
+    why = not_results(doc)
+    if why:
+        raise NotResultsError(f"{source or 'document'}: {why}")
+    return _record(doc["device"], doc.get("environment"), doc.get("run"), [m for m in doc["metrics"] if m.get("name")],
+                   doc.get("tests"), source)
+
+
+def _record(device: Any, environment: Any, run_meta: Any, metrics: list[MetricLike], tests: Any,
+            source: str) -> RunRecord:
+    """The run of a results document's sections (the metrics those with a name)."""
+    dev = dict(device or {})
+    env = dict(environment or {})
+    run = dict(run_meta or {})
     extra = dev.get("extra") if isinstance(dev.get("extra"), dict) else {}
     options: dict[str, Any] = {"update_baselines": bool(run.get("update_baselines", False)),
                                "interrupted": bool(run.get("interrupted", False))}  # Ctrl-C: the tests that finished
@@ -303,9 +378,8 @@ def from_results(typed: ResultsDocument, source: str = "") -> RunRecord:
         clock_mhz=_num(extra.get("sm_clock_mhz", dev.get("current_clock_mhz", dev.get("clock_mhz")))),
         mem_clock_mhz=_num(extra.get("mem_clock_mhz")), host=str(env.get("host", "")),
         argv=redact_argv(run.get("argv") or []),  # a results file written before passwords were redacted
-        options=options, device=dev, source=source,
-        metrics=[metric_from_json(m) for m in typed.metrics if m.name],
-        tests=durations_from(typed.tests))
+        options=options, device=dev, source=source, metrics=metrics_from_json(metrics),
+        tests=durations_from(tests))
 
 
 def from_legacy_line(rec: Mapping[str, Any], source: str = "") -> RunRecord:

@@ -1,9 +1,10 @@
-"""The history database: SQLite (stdlib) or PostgreSQL (psycopg 3), one schema, one transaction per run.
+"""The history database: SQLite (stdlib) or PostgreSQL (psycopg 3), one schema, each run whole or absent.
 
 Concurrency: several pytest sessions (CI shards, two GPUs of one host) may finish at once. SQLite runs
 in WAL mode with a busy timeout and takes the write lock up front (``BEGIN IMMEDIATE``), so a writer
 waits instead of failing; PostgreSQL's transactions do the same. A run and its metrics are committed
-together or not at all, so a reader never sees a torn run.
+together or not at all (an import commits a few runs at a time: :meth:`Store.record_runs`), so a reader
+never sees a torn run.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
 from . import schema
-from .records import TrendMetric, RunRecord, dumps, finite, run_key
+from .records import TrendMetric, RunRecord, finite, run_key
 from ..util.redaction import redact
 from .target import HistoryTargetError, Target, disk_full, full_error, parse
 
@@ -26,6 +27,9 @@ METRIC_COLUMNS = ("run_id", "name", "test", "value", "unit", "better", "median",
                   "samples", "verdict", "baseline_value", "band", "identity", "tolerance", "info", "source_digest")
 _ADVISORY_LOCK = 0x67707066  # "gpf": serialises schema migrations across PostgreSQL clients
 BUSY_TIMEOUT_S = 120.0
+#: the most metric rows one transaction of :meth:`Store.record_runs` writes (a run larger than this is written
+#: alone): a fraction of a second of the write lock, that other writers wait out
+BATCH_ROWS = 20_000
 
 
 class Store:
@@ -134,31 +138,60 @@ class Store:
     def record_run(self, run: RunRecord) -> bool:
         """Write one run and all its metrics in one transaction; False if this run is stored already: the
         same uid, or the same run key (the run recorded live and its results file imported)."""
-        values = (run.uid, run.date, run.commit, dumps(run.argv), dumps(finite(run.options), default=str),
-                  run.device_key, run.backend, run.device_name, run.driver, run.runtime, run.toolkit, run.clock_mhz,
-                  run.mem_clock_mhz, run.host, dumps(finite(run.device), default=str), run.source, len(run.metrics),
-                  run.run_key)
+        return self._write([run])[0]
+
+    def record_runs(self, runs: Sequence[RunRecord]) -> list[bool]:
+        """:meth:`record_run` of each run, in order; per run, whether it was new. Consecutive runs share a
+        transaction of up to :data:`BATCH_ROWS` metric rows — an import of hundreds of runs commits a few
+        times, not once per run — and each run is still whole or absent. A batch that fails is rolled
+        back and written again one run per transaction, so the runs before the failing one are kept and
+        the error raised is the one :meth:`record_run` raises (a full disk, a locked database)."""
+        out: list[bool] = []
+        start = 0
+        while start < len(runs):
+            end, rows = start + 1, len(runs[start].metrics)
+            while end < len(runs) and rows + len(runs[end].metrics) <= BATCH_ROWS:
+                rows += len(runs[end].metrics)
+                end += 1
+            batch = runs[start:end]
+            try:
+                out += self._write(batch)
+            except Exception:  # noqa: BLE001 - replayed run by run, which raises it again where it belongs
+                if len(batch) == 1:
+                    raise
+                out += [self.record_run(run) for run in batch]
+            start = end
+        return out
+
+    def _write(self, runs: Sequence[RunRecord]) -> list[bool]:
+        """Write ``runs`` in one transaction (all or none); per run, whether it was new."""
         cols = ", ".join(RUN_COLUMNS)
         marks = ", ".join("?" for _ in RUN_COLUMNS)
+        mcols = ", ".join(METRIC_COLUMNS)
+        mmarks = ", ".join("?" for _ in METRIC_COLUMNS)
+        fresh: list[bool] = []
         self._begin()
         try:
-            row = self.execute(f"INSERT INTO runs ({cols}) VALUES ({marks}) ON CONFLICT DO NOTHING "
-                               f"RETURNING id", values).fetchone()
-            if row is None:
-                self._commit()
-                return False
-            run_id = row[0]
-            mcols = ", ".join(METRIC_COLUMNS)
-            mmarks = ", ".join("?" for _ in METRIC_COLUMNS)
             cur = self.conn.cursor()
-            cur.executemany(self._q(f"INSERT INTO metrics ({mcols}) VALUES ({mmarks})"),
-                            [_metric_row(run_id, m) for m in _unique(run.metrics)])
-            tests = {t["test"]: t for t in run.tests}  # one row per test id (a malformed file's last one)
-            if tests:
-                cur.executemany(self._q("INSERT INTO tests (run_id, test, duration_s, outcome) VALUES (?, ?, ?, ?)"),
-                                [(run_id, t["test"], t["duration_s"], t["outcome"]) for t in tests.values()])
+            for run in runs:
+                values = (run.uid, run.date, run.commit, _PLAIN.encode(run.argv), _json(_PLAIN_STR, run.options),
+                          run.device_key, run.backend, run.device_name, run.driver, run.runtime, run.toolkit,
+                          run.clock_mhz, run.mem_clock_mhz, run.host, _json(_PLAIN_STR, run.device), run.source,
+                          len(run.metrics), run.run_key)
+                row = self.execute(f"INSERT INTO runs ({cols}) VALUES ({marks}) ON CONFLICT DO NOTHING "
+                                   f"RETURNING id", values).fetchone()
+                fresh.append(row is not None)
+                if row is None:
+                    continue
+                run_id = row[0]
+                cur.executemany(self._q(f"INSERT INTO metrics ({mcols}) VALUES ({mmarks})"),
+                                [_metric_row(run_id, m) for m in _unique(run.metrics)])
+                tests = {t["test"]: t for t in run.tests}  # one row per test id (a malformed file's last one)
+                if tests:
+                    cur.executemany(self._q("INSERT INTO tests (run_id, test, duration_s, outcome) VALUES (?, ?, ?, ?)"),
+                                    [(run_id, t["test"], t["duration_s"], t["outcome"]) for t in tests.values()])
             self._commit()
-            return True
+            return fresh
         except BaseException as exc:
             self._rollback()
             if self.known(exc):
@@ -260,12 +293,29 @@ def _unique(metrics: Iterable[TrendMetric]) -> Iterator[TrendMetric]:
     return iter({m.name: m for m in metrics}.values())
 
 
+#: the encoders of the JSON columns (made once: ``json.dumps`` makes one per call), strict as :func:`.records.dumps`
+_PLAIN = json.JSONEncoder(allow_nan=False)
+_PLAIN_STR = json.JSONEncoder(allow_nan=False, default=str)
+_SORTED_STR = json.JSONEncoder(allow_nan=False, sort_keys=True, default=str)
+
+
+def _json(encoder: json.JSONEncoder, obj: Any) -> str:
+    """``encoder``'s text of ``finite(obj)`` (:func:`.records.finite`): ``obj`` is encoded as it is, and walked
+    for NaN and infinities only where the strict encoder meets one — the same text, without a Python pass
+    over every value of the many that hold none."""
+    if type(obj) is dict and not obj:
+        return "{}"
+    try:
+        return encoder.encode(obj)
+    except ValueError:
+        return encoder.encode(finite(obj))
+
+
 def _metric_row(run_id: Any, m: TrendMetric) -> tuple[Any, ...]:
     return (run_id, m.name, m.test, m.value, m.unit, m.better, m.median, m.mad, m.min, m.max, m.n,
-            None if m.samples is None else dumps(finite(m.samples)), m.verdict, m.baseline_value, m.band,
-            dumps(finite(m.identity), sort_keys=True, default=str),
-            None if m.tolerance is None else dumps(finite(m.tolerance)), dumps(finite(m.info), default=str),
-            m.source_digest)
+            None if m.samples is None else _json(_PLAIN, m.samples), m.verdict, m.baseline_value, m.band,
+            _json(_SORTED_STR, m.identity), None if m.tolerance is None else _json(_PLAIN, m.tolerance),
+            _json(_PLAIN_STR, m.info), m.source_digest)
 
 
 def _missing(where: str) -> HistoryTargetError:

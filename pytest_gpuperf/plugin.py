@@ -60,8 +60,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--gpuperf-update-baselines", action="store_true",
                     help="write measured values into the baseline files (atomically) instead of gating")
     group.addoption("--gpuperf-json", default=None, metavar="PATH",
-                    help="write results JSON; {key}, {backend} and {index} are filled in per device (a file "
-                         "another run wrote there while this one ran is kept: this run writes NAME-2.json)")
+                    help="write results JSON; {key}, {backend}, {index}, {device}, {commit} and {date} are filled in "
+                         "per device, {n} by the first number whose file does not exist (a file another run "
+                         "wrote there while this one ran is kept: this run writes NAME-2.json)")
     group.addoption("--gpuperf-history", default=None, metavar="URL",
                     help="record every run in a history store (trend tracking): path.db (SQLite), "
                          "postgresql://... or path.jsonl (legacy); see 'gpuperf history'")

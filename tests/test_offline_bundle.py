@@ -65,6 +65,31 @@ def test_bundle_run_collect(tmp_path: Path, checkout_wheel: Path) -> None:
     assert list(into.glob("*/logs/host-1.log.xz"))
     assert gpuperf(["offline", "collect", str(tmp_path / "nothing.tgz"), "--into", str(into)]) == 2
 
+    # the gate check on the host (run.sh --gatecheck): its file and runs under OUT/gatecheck/, packed, and
+    # collected as one folder of the device key and commit; a later --append call's archive extends it
+    gco, gc_archive = tmp_path / "gc", tmp_path / "gc.tgz"
+    plant = ["--plant", "missing=accuracy.fp32.sin.max_ulp", "--tries", "1", "--", "-k", "test_math_function and sin- and fp32"]
+    for extra in (["--aa", "1"], ["--aa", "0", "--append"]):
+        proc = subprocess.run(["bash", str(bundle / "run.sh"), "--gatecheck", str(gco), *extra, *plant], cwd=work,
+                              env=env, capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+        if extra[-1] == "1":
+            first = gc_archive.with_name("gc-first.tgz")
+            first.write_bytes(gc_archive.read_bytes())
+        assert gpuperf(["offline", "collect", str(gc_archive), "--into", str(into)]) == 0
+    (folder,) = into.glob("*/gatecheck-abc1234*")
+    assert folder.name == "gatecheck-abc1234" and folder.parent.name == placed.parent.name
+    doc = json.loads((folder / "gatecheck.json").read_text())
+    assert doc["commit"] == "abc1234" and [r["run"] for r in doc["aa"]] == [1]
+    assert [(p["kind"], p["detected"], p["runs"]) for p in doc["planted"]] == [
+        ("missing", 2, ["plant-missing-1", "plant-missing-2"])]  # tries at one commit are summed
+    assert sorted(p.name for p in folder.iterdir()) == sorted(
+        ["gatecheck.json"] + [f"{r}.{ext}.xz" for r in ("aa-1", "plant-missing-1", "plant-missing-2")
+                              for ext in ("json", "log")])
+    # the first call's archive is held already: nothing new, no second folder
+    assert gpuperf(["offline", "collect", str(first), "--into", str(into)]) == 0
+    assert [p.name for p in into.glob("*/gatecheck-*")] == ["gatecheck-abc1234"]
+
     # a batch limit interrupts the run: what finished is written, marked interrupted, and packed
     cut = tmp_path / "cut"
     proc = subprocess.run(["bash", str(bundle / "run.sh"), str(cut), "--gpuperf-device=0", "suites/test_workgroup_tuning.py", "-k", "test_tune"],
@@ -88,3 +113,56 @@ def test_a_bundle_starts_its_cache_from_a_named_folder_and_refuses_a_missing_one
     assert (tmp_path / "b" / "cache" / "tuning" / "entry.json").read_text() == "{}"
     assert manifest_of(tmp_path / "b")["cache"] == str(tmp_path / "old-cache")
     assert gpuperf(["offline", "bundle", str(tmp_path / "c"), *base, "--cache", str(tmp_path / "nowhere")]) == 2
+
+
+def test_a_gate_check_brought_back_extends_its_folder_or_gets_its_own(tmp_path: Path) -> None:
+    """Collecting gate checks of one commit: an archive holding every file of the folder unchanged and every
+    run the folder's file named extends it; one whose run differs from the folder's lands in ``-2``; nothing
+    is overwritten; a gate-check file of another schema or an unsafe device key is refused."""
+    import tarfile
+
+    from pytest_gpuperf.gatecheck.run import SCHEMA
+
+    def archive(name: str, runs: dict[str, str], aa: list[str], planted: list[str], key: str = "some-card") -> Path:
+        out = tmp_path / name
+        (out / "gatecheck").mkdir(parents=True)
+        doc = {"schema": SCHEMA, "device": {"key": key}, "commit": "abc1234+dirty",
+               "aa": [{"run": i + 1, "results": f"{r}.json"} for i, r in enumerate(aa)],
+               "planted": [{"kind": "missing", "runs": planted}] if planted else []}
+        (out / "gatecheck" / "gatecheck.json").write_text(json.dumps(doc))
+        for run, text in runs.items():
+            (out / "gatecheck" / f"{run}.json").write_text(text)
+            (out / "gatecheck" / f"{run}.log").write_text(f"log of {run}\n")
+        with tarfile.open(tmp_path / f"{name}.tgz", "w:gz") as tar:
+            tar.add(out, arcname=".")
+        return tmp_path / f"{name}.tgz"
+
+    into = tmp_path / "results"
+    one = archive("one", {"aa-1": '{"a": 1}'}, ["aa-1"], [])
+    assert gpuperf(["offline", "collect", str(one), "--into", str(into)]) == 0
+    folder = into / "some-card" / "gatecheck-abc1234-dirty"
+    assert sorted(p.name for p in folder.iterdir()) == ["aa-1.json.xz", "aa-1.log.xz", "gatecheck.json"]
+    two = archive("two", {"aa-1": '{"a": 1}', "plant-missing-1": '{"p": 1}'}, ["aa-1"], ["plant-missing-1"])
+    assert gpuperf(["offline", "collect", str(two), "--into", str(into)]) == 0
+    assert len(list(folder.iterdir())) == 5 and "plant-missing-1" in (folder / "gatecheck.json").read_text()
+    assert gpuperf(["offline", "collect", str(one), "--into", str(into)]) == 0  # held already
+    other = archive("other", {"aa-1": '{"a": 2}'}, ["aa-1"], [])  # another gate check's aa-1: its own folder
+    assert gpuperf(["offline", "collect", str(other), "--into", str(into)]) == 0
+    assert jsonio.read_json(folder / "aa-1.json.xz") == {"a": 1}
+    assert jsonio.read_json(folder.with_name(folder.name + "-2") / "aa-1.json.xz") == {"a": 2}
+    shrunk = archive("shrunk", {"aa-1": '{"a": 1}'}, ["aa-1"], [])  # drops a run the folder's file named
+    (tmp_path / "shrunk" / "gatecheck" / "aa-1.log").write_text("another log\n")
+    with tarfile.open(shrunk, "w:gz") as tar:
+        tar.add(tmp_path / "shrunk", arcname=".")
+    assert gpuperf(["offline", "collect", str(shrunk), "--into", str(into)]) == 0
+    assert sorted(p.name for p in into.glob("some-card/gatecheck-*")) == [
+        "gatecheck-abc1234-dirty", "gatecheck-abc1234-dirty-2", "gatecheck-abc1234-dirty-3"]
+    for bad, key in (("schema", "some-card"), ("key", "../up")):
+        path = archive(f"bad-{bad}", {"aa-1": "{}"}, ["aa-1"], [], key=key)
+        if bad == "schema":
+            doc_path = tmp_path / "bad-schema" / "gatecheck" / "gatecheck.json"
+            doc_path.write_text(json.dumps({**json.loads(doc_path.read_text()), "schema": "other/1"}))
+            with tarfile.open(path, "w:gz") as tar:
+                tar.add(tmp_path / "bad-schema", arcname=".")
+        assert gpuperf(["offline", "collect", str(path), "--into", str(into)]) == 2
+    assert not (into.parent / "up").exists() and len(list(into.glob("some-card/gatecheck-*"))) == 3

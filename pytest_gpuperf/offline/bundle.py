@@ -5,7 +5,9 @@ dependencies that host lacks (downloaded here for its Python and platform), a ma
 on the host, ``bash DIR/run.sh OUT [gpuperf run arguments]`` installs from the bundle alone into a
 virtual environment that sees the host interpreter's own packages (its CuPy, NumPy, …), runs the suites with the
 results, history and log under ``OUT``, and packs ``OUT.tgz`` — the one file to bring back to
-``gpuperf offline collect``.
+``gpuperf offline collect``. ``bash DIR/run.sh --gatecheck OUT [gpuperf baseline gatecheck arguments]`` runs the
+gate check there instead (its file and runs under ``OUT/gatecheck/``; a later call with ``--append`` and the same
+``OUT`` adds to it), packed the same way.
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ PLATFORMS = ("manylinux_2_17_x86_64", "manylinux2014_x86_64", "manylinux_2_24_x8
 RUN_SH = r"""#!/usr/bin/env bash
 # Run pytest-gpuperf's suites on this host from this bundle alone (no package index needed).
 #   bash run.sh OUT [gpuperf run arguments, e.g. --gpuperf-device=0 -k memory]
+#   bash run.sh --gatecheck OUT [gpuperf baseline gatecheck arguments, e.g. --aa 3 --families all]
+# (the gate check's file and runs go to OUT/gatecheck/; --append with the same OUT adds to them)
 # Environment: GPUPERF_TAG (results name, default run), GPUPERF_PYTHON (default python3),
 # GPUPERF_VENV (default ${TMPDIR:-/tmp}/gpuperf-venv-$(id -u): yours alone; one that another user owns, or
 # that others may write to, is refused), GPUPERF_TIME_LIMIT (seconds, then the run is interrupted and
@@ -41,7 +45,9 @@ RUN_SH = r"""#!/usr/bin/env bash
 # GPUPERF_CACHE (what a first run measures and later runs replay; default: cache/ beside this script).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-out=${1:?usage: bash run.sh OUT [gpuperf run arguments]}; shift
+mode=run
+if [ "${1:-}" = --gatecheck ]; then mode=gatecheck; shift; fi
+out=${1:?usage: bash run.sh [--gatecheck] OUT [gpuperf run or gatecheck arguments]}; shift
 mkdir -p "$out"; out=$(cd "$out" && pwd)
 py=${GPUPERF_PYTHON:-python3}
 venv=${GPUPERF_VENV:-${TMPDIR:-/tmp}/gpuperf-venv-$(id -u)}
@@ -62,7 +68,7 @@ if [ -e "$venv" ] || [ -L "$venv" ]; then
 else
   mkdir -p "$(dirname "$venv")" && mkdir -m 700 "$venv" || exit 3
 fi
-tag=${GPUPERF_TAG:-run}
+tag=${GPUPERF_TAG:-$mode}
 # the tuning references, profiler counters and searches a first run stores: beside the bundle unless named,
 # so every host that runs it from a shared folder (or a copy of it) replays them instead of measuring again
 export GPUPERF_CACHE="${GPUPERF_CACHE:-$here/cache}"
@@ -84,8 +90,14 @@ fi
 # on: a background job of a script would otherwise ignore SIGINT)
 : > "$out/$tag.log"  # both writers append, so neither overwrites the other
 set -m
-"$venv/bin/gpuperf" run -p no:cacheprovider "$@" --gpuperf-json="$out/results/{key}/$tag-{backend}.json" \
-  --gpuperf-history="${GPUPERF_HISTORY:-$out/history.db}" >> "$out/$tag.log" 2>&1 &
+if [ "$mode" = gatecheck ]; then
+  # the file beside its runs, as `gpuperf offline collect` files them (the commit: git's, or GPUPERF_COMMIT)
+  set -- baseline gatecheck --results-dir "$out" --out "$out/gatecheck/gatecheck.json" "$@"
+else
+  set -- run -p no:cacheprovider "$@" --gpuperf-json="$out/results/{key}/$tag-{backend}.json" \
+    --gpuperf-history="${GPUPERF_HISTORY:-$out/history.db}"
+fi
+"$venv/bin/gpuperf" "$@" >> "$out/$tag.log" 2>&1 &
 pid=$!
 trap 'kill -INT "$pid" 2>/dev/null' INT
 trap 'kill -TERM "$pid" 2>/dev/null' TERM  # pytest ends a run on SIGTERM as on SIGINT, and names it

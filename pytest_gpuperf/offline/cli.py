@@ -25,7 +25,7 @@ def _bundle(args: argparse.Namespace) -> int:
 
 def _collect(args: argparse.Namespace) -> int:
     placed = collect(Path(args.source), Path(args.into), args.history or os.environ.get("GPUPERF_HISTORY"))
-    print(f"gpuperf offline collect: {len(placed)} results files in {args.into}")
+    print(f"gpuperf offline collect: {len(placed)} files in {args.into}")
     return 0
 
 
@@ -50,7 +50,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "references, profiler counters, searches) from this folder, e.g. another bundle's cache/")
     b.set_defaults(func=_bundle)
     c = s.add_parser("collect", help="bring OUT.tgz of run.sh back: results/<key>/, logs, history; "
-                                       "power corpora joined with the store's")
+                                       "power corpora joined with the store's; a gate check (run.sh --gatecheck) "
+                                       "as results/<key>/gatecheck-<commit>/")
     c.add_argument("source", help="OUT.tgz (or the OUT folder)")
     c.add_argument("--into", default="results", help="results store (default ./results)")
     c.add_argument("--history", default=None, help="also import the runs into this history store "

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from .. import RESULTS_SCHEMA
-from .records import NotResultsError, RunRecord, from_results_json, not_results
+from .records import NotResultsError, RunRecord, from_results, not_results, read_results
 from .target import HistoryTargetError
 from ..util import jsonio
 from ..util.gcpause import paused_gc
@@ -90,7 +90,7 @@ def _read(f: Path) -> list[RunRecord]:
     if problem:
         raise BadFileError(problem + "; fix or move that file (gpuperf compare refuses it too)")
     try:
-        return [from_results_json(doc, source=str(f))]
+        return [from_results(read_results(doc, source=str(f)), source=str(f))]
     except NotResultsError:  # JSON of another kind
         raise
     except (AttributeError, KeyError, TypeError, ValueError) as exc:  # a results document with a bad entry

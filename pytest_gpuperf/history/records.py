@@ -12,7 +12,7 @@ import json
 import math
 import uuid
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterable, Mapping, Union
+from typing import Any, Iterable, Mapping
 
 import numpy as np
 
@@ -209,26 +209,21 @@ def sample_summaries(sets: list[np.ndarray]) -> list[dict[str, Any] | None]:
     return out
 
 
-#: a metric as :func:`metric_from_json` reads it: its :class:`MetricRecord`, or the stored dict itself (whose
-#: ``get`` answers as the record's does)
-MetricLike = Union[MetricRecord, Mapping[str, Any]]
-
-
-def metric_from_json(m: MetricLike) -> TrendMetric:
+def metric_from_json(m: MetricRecord) -> TrendMetric:
     """A metric of a results document (``Metric.to_json()``; ``identity``/``samples`` when present), read as
-    its :class:`~pytest_gpuperf.schemas.results_doc.MetricRecord` or as the stored dict."""
-    if "name" not in (m.keys if isinstance(m, MetricRecord) else m):
+    its :class:`~pytest_gpuperf.schemas.results_doc.MetricRecord`."""
+    if "name" not in m.keys:
         raise KeyError("name")
     return metrics_from_json([m])[0]
 
 
-def metrics_from_json(metrics: Iterable[MetricLike]) -> list[TrendMetric]:
+def metrics_from_json(metrics: Iterable[MetricRecord]) -> list[TrendMetric]:
     """:func:`metric_from_json` of each metric (each must have its name), their raw samples summarised
     together (:func:`sample_summaries`); a malformed metric raises as it would read alone, in order."""
     out: list[TrendMetric] = []
     pending: list[tuple[TrendMetric, np.ndarray]] = []
     for m in metrics:
-        stats = m.get("stats") or {}
+        stats = m.stats or {}
         samples = m.get("samples", stats.get("samples"))  # a top-level "samples" (summary) where a file has one
         xs = None if samples is None or isinstance(samples, dict) else finite_samples(samples)
         metric = _trend(m, stats, samples if isinstance(samples, dict) else None)
@@ -240,18 +235,17 @@ def metrics_from_json(metrics: Iterable[MetricLike]) -> list[TrendMetric]:
     return out
 
 
-def _trend(m: MetricLike, stats: Any, summary: dict[str, Any] | None) -> TrendMetric:
+def _trend(m: MetricRecord, stats: Any, summary: dict[str, Any] | None) -> TrendMetric:
     """The :class:`TrendMetric` of one stored metric, ``summary`` its samples' (None: none, or filled in later)."""
-    base = m.get("baseline") or {}
-    info = m.get("info")
-    info = info if isinstance(info, dict) else {}
+    base = m.baseline or {}
+    info = m.info if isinstance(m.info, dict) else {}
     return TrendMetric(
-        name=str(m.get("name")), test=str(m.get("test", "")), value=_num(m.get("value")), unit=str(m.get("unit", "")),
+        name=str(m.name), test=str(m.get("test", "")), value=_num(m.value), unit=str(m.get("unit", "")),
         better=str(m.get("better", "lower")), median=_num(stats.get("median")), mad=_num(stats.get("mad")),
         min=_num(stats.get("min")), max=_num(stats.get("max")),
         n=int(stats["n"]) if isinstance(stats.get("n"), (int, float)) else None, samples=summary,
         verdict=str(m.get("verdict", Gate.NEW)), baseline_value=_num(base.get("value")), band=_num(base.get("band")),
-        identity=dict(m.get("identity") or {}), tolerance=_tolerance(m.get("tolerance")),
+        identity=dict(m.identity or {}), tolerance=_tolerance(m.tolerance),
         info={k: info[k] for k in GATE_INFO if k in info}, source_digest=_digest(m.get("source_digest")))
 
 
@@ -343,18 +337,7 @@ def from_results(typed: ResultsDocument, source: str = "") -> RunRecord:
                    source)
 
 
-def from_results_json(doc: Any, source: str = "") -> RunRecord:
-    """``from_results(read_results(doc, source), source)`` read straight from the parsed JSON: what an import of
-    thousands of files does, where building a typed record of every metric first would only repeat the checks
-    :func:`not_results` has made (it refuses every document the typed reading or :func:`run_problem` would)."""
-    why = not_results(doc)
-    if why:
-        raise NotResultsError(f"{source or 'document'}: {why}")
-    return _record(doc["device"], doc.get("environment"), doc.get("run"), [m for m in doc["metrics"] if m.get("name")],
-                   doc.get("tests"), source)
-
-
-def _record(device: Any, environment: Any, run_meta: Any, metrics: list[MetricLike], tests: Any,
+def _record(device: Any, environment: Any, run_meta: Any, metrics: list[MetricRecord], tests: Any,
             source: str) -> RunRecord:
     """The run of a results document's sections (the metrics those with a name)."""
     dev = dict(device or {})

@@ -25,31 +25,30 @@ QUICK = MeasureConfig(warmup=2, min_repeats=25, max_repeats=25, target_rel_sprea
 
 @pytest.mark.quiet_host
 def test_a_copy_plant_slows_the_1mib_copy_by_about_its_size(cl_device):
-    """1 MiB copies measured unplanted and with ``memory=2`` in turn, in one process: each planted span takes at
-    least 0.7 × the time the plant was sized to add (``planted_extra_us``, 2 × the unplanted span it measured)
-    beyond the unplanted span measured just before it (the median of five such pairs), the copy itself still
-    happens, and the record names what was planted. Judged in time per span, paired: PoCL's 1 MiB copy switches
-    between modes about 30 % apart, so bandwidth medians of separate measurements mix the plant with a mode change."""
+    """The 1 MiB copy planted with ``memory=2``, five times: each planted span takes at least 0.7 × the time the
+    plant was sized to add (``planted_extra_us``: 2 × the unplanted span it measured just before) beyond that
+    unplanted span (the median of the five), the copy itself still happens, and the record names what was
+    planted. Judged against the plant's own unplanted span, not a separate measurement: PoCL's 1 MiB copy
+    switches between modes far apart (spans of 65 to 150 µs on a busy host), so a separately measured copy
+    mixes a mode change into the plant's size."""
     m = Measurer(cl_device, QUICK)
     load = observers.HostLoad()
     load.start()
-    added, records = [], []
+    delivered, records = [], []
     for _ in range(5):
-        plain = copy_bandwidth.measure(cl_device, m, "1MiB")
         c = copy_bandwidth.measure(cl_device, m, "1MiB", SIZE)
-        assert c.copied
+        assert c.copied and c.plant is not None
         records.append(c.record())
-        added.append((c.measurement.stats.median - plain.measurement.stats.median) * 1e6)  # µs per span
+        delivered.append((c.measurement.stats.median - c.plant.span_s) / (SIZE * c.plant.span_s))
     window = load.stop()
     info = records[-1]["info"]
     assert info["planted_slowdown"] == SIZE and info["planted_span_us"] > 0 and info["planted_spin_steps"] >= 0
     assert info["planted_extra_us"] == pytest.approx(SIZE * info["planted_span_us"])
-    want = float(np.median([r["info"]["planted_extra_us"] for r in records]))
-    delivered = float(np.median(added)) / want
-    if delivered < 0.7 and observers.contended(window):
+    got = float(np.median(delivered))
+    if got < 0.7 and observers.contended(window):
         pytest.skip(f"other work held this host's cores while the copies were timed (host window {window}): the "
-                    f"plant added {delivered:.0%} of its time per span, not judged; run on a quieter host")
-    assert delivered >= 0.7, (added, want, info)
+                    f"plant added {got:.0%} of its time per span, not judged; run on a quieter host")
+    assert got >= 0.7, (delivered, info)
 
 
 def test_calibration_lands_the_claim_beyond_the_baseline_in_both_directions():

@@ -110,7 +110,7 @@ def test_cell_differences_are_reported_per_row_and_column():
 
 
 def test_every_marked_table_of_the_docs_names_a_known_table_and_saved_runs():
-    """The whole check runs in CI (.ci/run: ``python3 -m tools.evidence check``); this is its fast half: every marker of
+    """The whole check runs in CI (scripts/run_tests.sh: ``python3 -m tools.evidence check``); this is its fast half: every marker of
     every doc parses, names a generator that exists and results files that are saved."""
     known = tables()
     blocks = [b for p in docsync.doc_paths(ROOT) for b in markers.parse(p.name, p.read_text(encoding="utf-8"))]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from pytest_gpuperf.devices import discover
+from pytest_gpuperf.report import progress
 
 CL = [d for d in discover().devices if d.backend == "opencl"]
 pytestmark = pytest.mark.skipif(not CL, reason="no OpenCL device (install pocl-opencl-icd)")
@@ -40,7 +41,8 @@ def _run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
     return pytester.runpytest_subprocess("--gpuperf-device=opencl:0", "-p", "no:cacheprovider", *args)
 
 
-def test_a_long_test_shows_its_measurement_elapsed_time_and_what_is_left(pytester):
+def test_a_long_test_shows_its_measurement_elapsed_time_and_what_is_left(pytester, monkeypatch, tmp_path):
+    monkeypatch.setenv("GPUPERF_CACHE", str(tmp_path / "cache"))  # where the tests' durations are kept
     result = _run(pytester, "--gpuperf-progress=0.4")
     result.assert_outcomes(passed=3)
     out = result.stdout.str()
@@ -49,9 +51,14 @@ def test_a_long_test_shows_its_measurement_elapsed_time_and_what_is_left(pyteste
     assert "tuning k: 3/12 configurations, ~" in line and " left" in line.split("tuning k")[1]
     assert "session ~" in line and "left for 1 more test(s)" in line  # from the first test's duration
     assert "a line the test prints" not in out, "the test's own output stays captured"
+    # each test's duration is kept for the next session's estimate
+    kept = progress.load_durations(tmp_path / "cache" / progress.DURATIONS)
+    slow = next(v for k, v in kept.items() if k.endswith("::test_slow[opencl:0]"))
+    assert len(kept) == 3 and slow >= 1.6 and all(v < slow for k, v in kept.items() if "test_slow" not in k), kept
 
 
-def test_no_status_line_for_short_tests_or_when_off(pytester):
+def test_no_status_line_for_short_tests_or_when_off(pytester, monkeypatch, tmp_path):
+    monkeypatch.setenv("GPUPERF_CACHE", str(tmp_path / "cache"))
     assert "gpuperf [" not in _run(pytester, "--gpuperf-progress=0").stdout.str()
     assert "gpuperf [" not in _run(pytester, "--gpuperf-progress=30").stdout.str()
 

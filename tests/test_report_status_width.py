@@ -73,3 +73,29 @@ def test_what_reaches_an_80_column_terminal(tmp_path):
     text = drawn.rsplit("\x1b[K", 1)[-1]
     assert drawn.startswith("\n\r\x1b[K") and len(text) <= 79
     assert "test_bandwidth_sweep[opencl:0-float4-1048576] 1m05s ~2h46m left" in text, text
+
+
+def test_the_time_left_takes_each_test_at_its_last_duration(tmp_path):
+    """Each test still to run counts at its duration in the last session that ran it, the running one at what
+    it has left of it (never below zero), a test never timed at this session's mean; nothing times a test yet:
+    no estimate. The durations are kept across sessions, merged by test id, and a damaged file is no durations."""
+    s = progress.LiveStatus(None, True, 0.5)
+    s.order, s.total, s.index, s.test, s.started = ["t::a", "t::b", "t::c", "t::d"], 4, 2, "t::b", 0.0
+    s.expected = {"t::b": 100.0, "t::c": 50.0}
+    s.durations = [10.0]  # t::a took 10 s
+    assert s.time_left(30.0) == 70.0 + 50.0 + 10.0  # b's rest, c's last duration, d at this session's mean
+    assert s.time_left(130.0) == 60.0  # b ran past its last duration
+    assert "~2 min 10 s left for 2 more test(s)" in s.line(now=30.0)
+    s.durations = []
+    assert s.time_left(30.0) is None and "left for" not in s.line(now=30.0)  # d: nothing gives a duration
+    s.expected["t::d"] = 5.0
+    assert s.time_left(30.0) == 125.0
+
+    path = tmp_path / "cache" / progress.DURATIONS
+    progress.save_durations(path, {"t::a": 1.5, "t::b": 2.0})
+    progress.save_durations(path, {"t::b": 3.0, "t::c": 0.25})
+    assert progress.load_durations(path) == {"t::a": 1.5, "t::b": 3.0, "t::c": 0.25}
+    path.write_text('{"t::a": "slow", "t::b": -1, "t::c": 2.5, "t::d": true}')
+    assert progress.load_durations(path) == {"t::c": 2.5}
+    path.write_text("[1, 2")
+    assert progress.load_durations(path) == {} and progress.load_durations(tmp_path / "none.json") == {}

@@ -12,8 +12,9 @@ log (CI) a line is printed once a test has run ``--gpuperf-progress`` seconds an
 What the line says: ``[i/N]`` and the test's short name (:func:`short_name`: the module's file name and
 the test, not the folders it was installed into), its elapsed time, the last metric it recorded
 (``gpuperf_record``), a task's progress where one reports it (:meth:`LiveStatus.task`: the tuner's
-configurations, with the time left at the rate so far), and the session's time left estimated from the
-mean duration of the tests that finished. On a terminal the line fits its width (:func:`fit`): the extras
+configurations, with the time left at the rate so far), and the session's time left: each test still to
+run at the duration it took in the last session that ran it (:data:`DURATIONS`, kept in the user's cache
+directory), a test no session has timed yet at the mean duration of the tests that finished. On a terminal the line fits its width (:func:`fit`): the extras
 go first, then the wording gets terse, then the name is shortened in the middle; the position, the elapsed
 time and the time left stay. Off under pytest-xdist (its workers have no terminal) and with
 ``--gpuperf-progress=0``.
@@ -21,13 +22,19 @@ time and the time left stay. Off under pytest-xdist (its workers have no termina
 
 from __future__ import annotations
 
+import json
+import math
 import os
 import sys
 import threading
 import time
+from pathlib import Path
 from typing import Any, Callable
 
 import pytest
+
+from ..util.atomic import atomic_write_json
+from ..util.memo import cache_root
 
 #: seconds a test runs before its status line appears (``--gpuperf-progress``)
 DEFAULT_AFTER_S = 5.0
@@ -36,6 +43,38 @@ LOG_EVERY_S = 30.0
 #: the line is refreshed this often on a terminal
 TICK_S = 1.0
 _KEY = pytest.StashKey["LiveStatus"]()
+#: the file, in the user's cache directory (:func:`~..util.memo.cache_root`), of each test's duration in the last
+#: session that ran it (seconds by test id): what the next session's time left is estimated from
+DURATIONS = "test-durations.json"
+
+
+def durations_path() -> Path:
+    """Where the tests' last durations are kept."""
+    return cache_root() / DURATIONS
+
+
+def load_durations(path: Path) -> dict[str, float]:
+    """The durations kept at ``path`` (test id → seconds); none where the file is missing or is not such a
+    mapping (a cache: it only ever makes an estimate better)."""
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(doc, dict):
+        return {}
+    return {k: float(v) for k, v in doc.items() if isinstance(k, str) and isinstance(v, (int, float))
+            and not isinstance(v, bool) and math.isfinite(v) and v >= 0}
+
+
+def save_durations(path: Path, measured: dict[str, float]) -> None:
+    """Keep ``measured`` (test id → seconds) at ``path``, over what the file held for the same ids; atomic, and
+    nothing where it cannot be written (the next session then estimates from its own tests)."""
+    if not measured:
+        return
+    try:
+        atomic_write_json(path, {**load_durations(path), **measured})
+    except OSError:
+        pass
 
 
 def add_option(group: Any) -> None:
@@ -149,6 +188,9 @@ class LiveStatus:
         self.total = 0
         self.index = 0
         self.durations: list[float] = []
+        self.order: list[str] = []  # the session's test ids, in the order they run
+        self.expected: dict[str, float] = {}  # each test's duration in the last session that ran it
+        self.measured: dict[str, float] = {}  # this session's, by test id
         self.test: str | None = None
         self.started = 0.0
         self.last = ""
@@ -189,7 +231,7 @@ class LiveStatus:
         tasks = [t.describe() for t in self.tasks]
         last = [f"last measured {self.last}"] if self.last else []
         left = self.total - self.index
-        eta = left * sum(self.durations) / len(self.durations) if self.durations and left > 0 else None
+        eta = self.time_left(elapsed) if left > 0 else None
         tail = [f"session ~{duration(eta)} left for {left} more test(s)"] if eta is not None else []
         terse_tail = f" ~{terse(eta)} left" if eta is not None else ""
 
@@ -204,6 +246,20 @@ class LiveStatus:
         kept = [last + tasks] + [tasks[:n] for n in range(len(tasks), -1, -1)]
         layouts = [wordy(k) for k in kept] + [brief(k) for k in kept] + [brief([], "")]
         return fit(layouts, short_name(self.test or ""), width)
+
+    def time_left(self, elapsed: float) -> float | None:
+        """Seconds the session has left: the running test's last duration less what it has run, and each test
+        after it at its last duration (:attr:`expected`), at the mean of this session's tests where it has none;
+        None while nothing gives a duration. Without the run order, the tests left at that mean."""
+        mean = sum(self.durations) / len(self.durations) if self.durations else None
+        if not self.order:
+            return None if mean is None else (self.total - self.index) * mean
+        rest = self.order[self.index:]
+        unknown = sum(1 for t in rest if t not in self.expected)
+        if unknown and mean is None:
+            return None
+        now = max(0.0, self.expected.get(self.test or "", 0.0) - elapsed)
+        return now + sum(self.expected.get(t, mean or 0.0) for t in rest)
 
     def _write(self, text: str) -> None:
         try:
@@ -241,6 +297,7 @@ class LiveStatus:
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.total = len(session.items)
+        self.order = [item.nodeid for item in session.items]
         if session.config.pluginmanager.get_plugin("terminalreporter") is None:  # no terminal (-p no:terminal)
             self.fd = None
         else:
@@ -264,12 +321,15 @@ class LiveStatus:
         with self.lock:
             self._clear()
             if self.test is not None:
-                self.durations.append(time.monotonic() - self.started)
+                took = time.monotonic() - self.started
+                self.durations.append(took)
+                self.measured[self.test] = took
             self.test = None
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         self.wake.set()
         self._close()
+        save_durations(durations_path(), self.measured)
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         self._close()  # a session that ended before its first test
@@ -308,6 +368,7 @@ def start(config: pytest.Config, shown: bool = True) -> None:
     if fd is None:
         return
     status = LiveStatus(fd, tty, after)
+    status.expected = load_durations(durations_path())
     config.stash[_KEY] = status
     config.pluginmanager.register(status, "gpuperf-status")
 

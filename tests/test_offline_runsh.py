@@ -115,3 +115,27 @@ def test_names_given_to_bundle_are_pasted_into_run_sh_as_words_never_run(tmp_pat
     assert not marker.exists()
     assert proc.returncode == 3, proc.stdout + proc.stderr
     assert f"'pytest-gpuperf[x$(touch {marker}),y`touch {marker}`]'" in (bundle / "run.sh").read_text()
+
+
+def test_a_time_limit_during_a_gate_check_on_the_host_stops_it_as_interrupted_and_packs_it(tmp_path, checkout_wheel):
+    """``run.sh --gatecheck`` at a batch time limit: SIGTERM to run.sh and to the gate check's A/A run (every
+    process of the job) while the run waits after its first test. The gate check stops as interrupted (exit 2,
+    saying what its file keeps), and run.sh still packs OUT.tgz with the gate check's folder and the run's log."""
+    bundle = _bundle(tmp_path, checkout_wheel)
+    plugin = tmp_path / "plugin"
+    plugin.mkdir()
+    (plugin / "wait_after_first.py").write_text(WAIT_AFTER_FIRST)
+    marker = tmp_path / "first-done"
+    out = tmp_path / "gc"
+    env = _env(tmp_path, GPUPERF_VENV=str(tmp_path / "venv"), PYTHONPATH=str(plugin), GPUPERF_TEST_MARKER=str(marker))
+    proc = subprocess.Popen(["bash", str(bundle / "run.sh"), "--gatecheck", str(out), "--aa", "2", "--plant", "none",
+                             "--", "-p", "wait_after_first", *SELECTION], cwd=tmp_path, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    run_pid = wait_for(marker, proc, limit_s=500)
+    said = time_limit(proc, proc.pid, os.getpgid(run_pid))
+    log = (out / "gatecheck.log").read_text() if (out / "gatecheck.log").exists() else ""
+    assert proc.returncode == 2, said[-3000:] + log[-3000:]
+    assert "gatecheck: stopped by SIGTERM" in log, log[-3000:]
+    with tarfile.open(f"{out}.tgz") as tar:
+        names = tar.getnames()
+    assert "./gatecheck.log" in names and "./gatecheck/aa-1.log" in names, names

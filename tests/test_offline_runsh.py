@@ -41,22 +41,29 @@ def _env(tmp_path: Path, **more: str) -> dict[str, str]:
             "GPUPERF_PYTHON": sys.executable, "GPUPERF_COMMIT": "abc1234", **more}
 
 
-def test_a_time_limit_signal_to_the_whole_job_still_packs_results_marked_interrupted(tmp_path, checkout_wheel):
-    """Slurm at a time limit: SIGTERM to run.sh and to pytest (every process of the job), SIGKILL after the
-    grace period. run.sh waits for pytest's writes and packs OUT.tgz with the results and the history line
-    of the test that finished, both marked interrupted."""
-    bundle = _bundle(tmp_path, checkout_wheel)
+def _waiting_after_first(tmp_path: Path, wheel: Path, args: list[str], **env: str) -> tuple[subprocess.Popen, int]:
+    """``bash run.sh ARGS`` of a bundle of ``wheel``, in a session of its own, once the pytest run it starts has
+    finished its first test and waits (``-p wait_after_first`` among ``args``): the process and that run's id."""
+    bundle = _bundle(tmp_path, wheel)
     plugin = tmp_path / "plugin"
     plugin.mkdir()
     (plugin / "wait_after_first.py").write_text(WAIT_AFTER_FIRST)
     marker = tmp_path / "first-done"
+    host = _env(tmp_path, GPUPERF_VENV=str(tmp_path / "venv"), PYTHONPATH=str(plugin), GPUPERF_TEST_MARKER=str(marker),
+                **env)
+    proc = subprocess.Popen(["bash", str(bundle / "run.sh"), *args], cwd=tmp_path, env=host, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    return proc, wait_for(marker, proc, limit_s=500)
+
+
+def test_a_time_limit_signal_to_the_whole_job_still_packs_results_marked_interrupted(tmp_path, checkout_wheel):
+    """Slurm at a time limit: SIGTERM to run.sh and to pytest (every process of the job), SIGKILL after the
+    grace period. run.sh waits for pytest's writes and packs OUT.tgz with the results and the history line
+    of the test that finished, both marked interrupted."""
     out = tmp_path / "out"
-    env = _env(tmp_path, GPUPERF_VENV=str(tmp_path / "venv"), GPUPERF_TAG="cut", PYTHONPATH=str(plugin),
-               GPUPERF_TEST_MARKER=str(marker))
-    proc = subprocess.Popen(["bash", str(bundle / "run.sh"), str(out), "-p", "wait_after_first",
-                             "--gpuperf-device=opencl:0", *SELECTION], cwd=tmp_path, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
-    pytest_pid = wait_for(marker, proc, limit_s=500)
+    proc, pytest_pid = _waiting_after_first(tmp_path, checkout_wheel, [str(out), "-p", "wait_after_first",
+                                                                       "--gpuperf-device=opencl:0", *SELECTION],
+                                            GPUPERF_TAG="cut")
     said = time_limit(proc, proc.pid, os.getpgid(pytest_pid))
     log = (out / "cut.log").read_text() if (out / "cut.log").exists() else ""
     assert proc.returncode == 2, said[-3000:] + log[-3000:]
@@ -121,17 +128,9 @@ def test_a_time_limit_during_a_gate_check_on_the_host_stops_it_as_interrupted_an
     """``run.sh --gatecheck`` at a batch time limit: SIGTERM to run.sh and to the gate check's A/A run (every
     process of the job) while the run waits after its first test. The gate check stops as interrupted (exit 2,
     saying what its file keeps), and run.sh still packs OUT.tgz with the gate check's folder and the run's log."""
-    bundle = _bundle(tmp_path, checkout_wheel)
-    plugin = tmp_path / "plugin"
-    plugin.mkdir()
-    (plugin / "wait_after_first.py").write_text(WAIT_AFTER_FIRST)
-    marker = tmp_path / "first-done"
     out = tmp_path / "gc"
-    env = _env(tmp_path, GPUPERF_VENV=str(tmp_path / "venv"), PYTHONPATH=str(plugin), GPUPERF_TEST_MARKER=str(marker))
-    proc = subprocess.Popen(["bash", str(bundle / "run.sh"), "--gatecheck", str(out), "--aa", "2", "--plant", "none",
-                             "--", "-p", "wait_after_first", *SELECTION], cwd=tmp_path, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
-    run_pid = wait_for(marker, proc, limit_s=500)
+    proc, run_pid = _waiting_after_first(tmp_path, checkout_wheel, ["--gatecheck", str(out), "--aa", "2", "--plant",
+                                                                    "none", "--", "-p", "wait_after_first", *SELECTION])
     said = time_limit(proc, proc.pid, os.getpgid(run_pid))
     log = (out / "gatecheck.log").read_text() if (out / "gatecheck.log").exists() else ""
     assert proc.returncode == 2, said[-3000:] + log[-3000:]

@@ -18,7 +18,8 @@ INSTALLED = (".venv/lib/python3.11/site-packages/pytest_gpuperf/suites/test_prob
 
 def _status(test: str = INSTALLED, fd: int | None = None, writer: TerminalWriter | None = None) -> progress.LiveStatus:
     s = progress.LiveStatus(fd, True, 0.5, writer=writer)
-    s.total, s.index, s.durations = 345, 12, [30.0] * 10
+    s.order = [f"suites/test_probes_memory.py::test_{i}" for i in range(345)]
+    s.total, s.index, s.durations = len(s.order), 12, [30.0] * 10
     s.test, s.started, s.last = test, 0.0, "probes.memory.bandwidth.float4.gbs"
     return s
 

@@ -333,16 +333,9 @@ def from_results(typed: ResultsDocument, source: str = "") -> RunRecord:
     why = run_problem(typed)
     if why:
         raise NotResultsError(f"{source or 'document'}: {why}")
-    return _record(typed.device, typed.environment, typed.run, [m for m in typed.metrics if m.name], typed.tests,
-                   source)
-
-
-def _record(device: Any, environment: Any, run_meta: Any, metrics: list[MetricRecord], tests: Any,
-            source: str) -> RunRecord:
-    """The run of a results document's sections (the metrics those with a name)."""
-    dev = dict(device or {})
-    env = dict(environment or {})
-    run = dict(run_meta or {})
+    dev = dict(typed.device or {})
+    env = dict(typed.environment or {})
+    run = dict(typed.run or {})
     extra = dev.get("extra") if isinstance(dev.get("extra"), dict) else {}
     options: dict[str, Any] = {"update_baselines": bool(run.get("update_baselines", False)),
                                "interrupted": bool(run.get("interrupted", False))}  # Ctrl-C: the tests that finished
@@ -361,8 +354,8 @@ def _record(device: Any, environment: Any, run_meta: Any, metrics: list[MetricRe
         clock_mhz=_num(extra.get("sm_clock_mhz", dev.get("current_clock_mhz", dev.get("clock_mhz")))),
         mem_clock_mhz=_num(extra.get("mem_clock_mhz")), host=str(env.get("host", "")),
         argv=redact_argv(run.get("argv") or []),  # a results file written before passwords were redacted
-        options=options, device=dev, source=source, metrics=metrics_from_json(metrics),
-        tests=durations_from(tests))
+        options=options, device=dev, source=source, metrics=metrics_from_json([m for m in typed.metrics if m.name]),
+        tests=durations_from(typed.tests))
 
 
 def from_legacy_line(rec: Mapping[str, Any], source: str = "") -> RunRecord:

@@ -14,8 +14,9 @@ the test, not the folders it was installed into), its elapsed time, the last met
 (``gpuperf_record``), a task's progress where one reports it (:meth:`LiveStatus.task`: the tuner's
 configurations, with the time left at the rate so far), and the session's time left: each test still to
 run at the duration it took in the last session that ran it (:data:`DURATIONS`, kept in the user's cache
-directory), a test no session has timed yet at the mean duration of the tests that finished. On a terminal the line fits its width (:func:`fit`): the extras
-go first, then the wording gets terse, then the name is shortened in the middle; the position, the elapsed
+directory), a test no session has timed yet at the mean duration of the tests that finished. On a terminal
+the line fits its width (:func:`fit`): the extras go first, then the wording gets terse, then the name is
+shortened in the middle; the position, the elapsed
 time and the time left stay. Off under pytest-xdist (its workers have no terminal) and with
 ``--gpuperf-progress=0``.
 """
@@ -250,10 +251,8 @@ class LiveStatus:
     def time_left(self, elapsed: float) -> float | None:
         """Seconds the session has left: the running test's last duration less what it has run, and each test
         after it at its last duration (:attr:`expected`), at the mean of this session's tests where it has none;
-        None while nothing gives a duration. Without the run order, the tests left at that mean."""
+        None while nothing gives a duration."""
         mean = sum(self.durations) / len(self.durations) if self.durations else None
-        if not self.order:
-            return None if mean is None else (self.total - self.index) * mean
         rest = self.order[self.index:]
         unknown = sum(1 for t in rest if t not in self.expected)
         if unknown and mean is None:

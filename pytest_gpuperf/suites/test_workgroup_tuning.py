@@ -29,7 +29,7 @@ from __future__ import annotations
 import pytest
 
 from pytest_gpuperf.gatecheck import plants
-from pytest_gpuperf.tuning import ktsim, race, standings
+from pytest_gpuperf.tuning import ktsim, race, standings, tiled
 from pytest_gpuperf.tuning.fixtures import budget_spent, tuning_options
 from pytest_gpuperf.tuning.kernels import BENCHMARKS
 from pytest_gpuperf.tuning.tuner import calibration
@@ -71,4 +71,16 @@ def test_tuning_means(gpu_device, gpuperf_record, gpuperf_recorded, gpuperf_reco
         pytest.skip("no kernel was tuned earlier in this session on this device: the means are over the "
                     "test_tune cases that ran (select some of them with this test)")
     for r in standings.records(tuned):
+        gpuperf_record(**r)
+
+
+def test_tile_and_work_group_through_kernel_tuner(gpu_device, gpuperf_record):
+    """A blur whose ``__local`` tile is sized by the work-group and a tile factor (``tuning.tiled``), both
+    tuned by Kernel Tuner through ``api.tune``; every configuration's output checked against NumPy. Its best
+    time is gated like any kernel time; the best configuration is in its ``info``."""
+    if ktsim.missing():
+        pytest.skip(ktsim.missing())
+    best = tiled.tune(gpu_device)
+    assert best.checked and best.evaluations == best.space, best
+    for r in best.records("tuning.tiled.blur"):
         gpuperf_record(**r)

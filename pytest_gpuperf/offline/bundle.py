@@ -103,7 +103,10 @@ trap 'kill -INT "$pid" 2>/dev/null' INT
 trap 'kill -TERM "$pid" 2>/dev/null' TERM  # pytest ends a run on SIGTERM as on SIGINT, and names it
 watchdog=""
 if [ -n "${GPUPERF_TIME_LIMIT:-}" ]; then
-  ( sleep "$GPUPERF_TIME_LIMIT"; echo "gpuperf offline: GPUPERF_TIME_LIMIT=$GPUPERF_TIME_LIMIT s reached: interrupting" >> "$out/$tag.log"; kill -INT "$pid" 2>/dev/null ) &
+  # its sleep ends with it: a sleep left behind would hold this script's output open until the limit
+  ( sleep "$GPUPERF_TIME_LIMIT" & s=$!; trap 'kill "$s" 2>/dev/null; wait "$s"; exit 0' TERM
+    wait "$s" && { echo "gpuperf offline: GPUPERF_TIME_LIMIT=$GPUPERF_TIME_LIMIT s reached: interrupting" >> "$out/$tag.log"
+                   kill -INT "$pid" 2>/dev/null; } ) < /dev/null > /dev/null 2>&1 &
   watchdog=$!
 fi
 while :; do
@@ -113,7 +116,7 @@ done
 # the run's own status, asked once it has ended (bash keeps it after the wait that reaped it): a wait that a
 # trapped signal ended early returns 128 + the signal, whether or not the run then ended on its own
 wait "$pid" 2>/dev/null; status=$?
-[ -n "$watchdog" ] && kill "$watchdog" 2>/dev/null
+[ -n "$watchdog" ] && { kill "$watchdog" 2>/dev/null; wait "$watchdog" 2>/dev/null; }
 tail -n "${GPUPERF_TAIL:-40}" "$out/$tag.log"
 tar czf "$out.tgz" -C "$out" . && echo "gpuperf offline: bring back $out.tgz (gpuperf offline collect)"
 exit "$status"

@@ -29,7 +29,21 @@ class Inventory:
     def describe(self) -> str:
         lines = [f"  {d.spec:<10} {d.name}  [{d.key}]  driver {d.driver_version}" for d in self.devices]
         lines += [f"  {b:<10} unavailable: {why}" for b, why in self.unavailable.items()]
+        lines += [f"  {'opencl':<10} {hint}" for hint in self.hints()]
         return "\n".join(lines) if lines else "  (none)"
+
+    def hints(self) -> list[str]:
+        """What a user likely expected but cannot use: CUDA sees an NVIDIA GPU that no OpenCL platform of
+        this Python offers (``opencl:N`` would then name another device, PoCL's CPU for instance)."""
+        if "opencl" in self.unavailable:
+            return []
+        nvidia_cl = {d.name for d in self.devices if d.backend == "opencl" and d.vendor.upper().startswith("NVIDIA")}
+        unseen = sorted({d.name for d in self.devices if d.backend == "cuda"} - nvidia_cl)
+        if not unseen:
+            return []
+        return [f"no OpenCL platform offers {', '.join(unseen)}: this Python's OpenCL loader reads ICD files only "
+                "(OCL_ICD_FILENAMES is not honoured by every loader); register NVIDIA's with "
+                "`echo libnvidia-opencl.so.1 > /etc/OpenCL/vendors/nvidia.icd`, or in a folder named by OCL_ICD_VENDORS"]
 
 
 def discover() -> Inventory:

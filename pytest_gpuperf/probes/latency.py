@@ -136,6 +136,9 @@ def measure(device: Device, measurer, ck: chain.ChainKernel, kernel, plant: floa
     bound = BoundMeasurer(measurer, cfg)
     samples, n = measure_events(device, bound, ck, kernel, timeout_s, plant=plant)
     extra["iterations"] = n
+    # one figure is a difference of two event spans over n × (ops per iteration) operations: the event
+    # timer's tick is divided among them (the band's resolution floor, baselines.classes.resolution_floor)
+    extra[PER_SPAN] = n * ck.ops_per_iteration_delta
     if plant > 0:
         extra["planted_slowdown"] = planted_iterations(ck, n, plant)[1]
     return Stats.of(samples), "ns", extra

@@ -1,0 +1,58 @@
+"""The same device outputs scored on two hosts: a binary64 mean error is scored against a long double
+reference whose x87 log/exp/arctangent bits differ between Intel and AMD CPUs. Saved PoCL 5.0 runs of an
+AMD EPYC and of an Intel Xeon host both pass every deterministic accuracy figure of the shipped PoCL 5.0
+family baseline, while one input's error moved by one ulp still regresses any of them."""
+
+from __future__ import annotations
+
+import json
+import lzma
+import re
+from pathlib import Path
+
+import pytest
+
+from pytest_gpuperf import baselines as bl
+from pytest_gpuperf.verdictwords import Gate
+
+ROOT = Path(__file__).resolve().parents[1]
+FAMILY = ROOT / "pytest_gpuperf" / "baselines" / "reviewed" / "pocl-5-0-debian-llvm-16-0-6-cpu.json"
+RUNS = {"amd": "pocl-cpu-skylake-avx512-amd-epyc/pocl5-1-opencl.json.xz",
+        "intel": "pocl-cpu-skylake-avx512-intel-r-xeon-r-processor/ocl-1-opencl.json.xz"}
+MEANS = re.compile(r"^accuracy\.(fp64|pyopencl\.fp64|cupy\.fp64)\.[a-z0-9_]+\.mean_ulp$")
+
+
+def _entries() -> dict:
+    return json.loads(FAMILY.read_text())["backends"]["opencl"]["metrics"]
+
+
+def _run(host: str) -> dict:
+    return {m["name"]: m for m in json.load(lzma.open(ROOT / "results" / RUNS[host]))["metrics"]}
+
+
+@pytest.mark.parametrize("host", sorted(RUNS))
+def test_every_deterministic_accuracy_figure_passes_on_both_hosts(host):
+    run, judged = _run(host), 0
+    for name, entry in _entries().items():
+        if not name.startswith("accuracy.") or name not in run or entry.get("better") == "bound":
+            continue
+        m = run[name]
+        cmp = bl.compare(m["value"], m["better"], entry, identity=m.get("identity") or {}, name=name, unit=m["unit"],
+                         info=m.get("info") or {}, source_digest=m.get("source_digest"))
+        assert cmp.verdict in (Gate.PASS, Gate.LOOSE), (name, m["value"], entry["value"], entry["tolerance"])
+        judged += 1
+    assert judged > 200
+
+
+def test_the_hosts_differ_and_one_input_off_by_one_ulp_is_still_caught():
+    amd, intel, entries = _run("amd"), _run("intel"), _entries()
+    means = [n for n in entries if MEANS.match(n) and n in amd and n in intel]
+    assert means, "the family lost its binary64 means"
+    moved = [n for n in means if amd[n]["value"] != intel[n]["value"]]
+    assert len(moved) > 10, "the two hosts' references no longer differ: is the x87 note still true?"
+    for n in means:
+        m, entry = intel[n], entries[n]
+        shift = 1.0 / int(m["info"].get("n") or m["identity"]["n"])  # one of its n inputs one ulp further off
+        worse = bl.compare(entry["value"] + shift, m["better"], entry, identity=m.get("identity") or {}, name=n,
+                           unit=m["unit"], info=m.get("info") or {}, source_digest=m.get("source_digest"))
+        assert worse.verdict == Gate.REGRESSED, (n, shift, entry["tolerance"])

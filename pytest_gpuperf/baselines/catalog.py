@@ -261,7 +261,7 @@ FAMILIES: tuple[Family, ...] = (
         # binary64 means first (their reference's last bits depend on the host's CPU), then every other statistic
         *(Family(f"accuracy.{source}.*.mean_ulp", "ulp", "lower", gpu=LD_REFERENCE_MEAN, why=LD_REFERENCE_WHY).carrying(
             *(("inputs",) if source == "fp64" else ("inputs", "n", "seed")))
-          for source in ("fp64", "pyopencl.fp64", "cupy.fp64")),
+          for source in ("fp64", "pyopencl.fp64", "cupy.*.fp64")),
         # math functions, fast variants and the libraries users call, on seeded sets or certified over every input
         *(Family(f"accuracy.{source}.*.{stat}", "ulp", "lower", gpu=ACCURACY_EXACT, why=ACCURACY_EXACT_WHY).carrying(
             *(("inputs",) if source == "fp*" else ("inputs", "n", "seed")))

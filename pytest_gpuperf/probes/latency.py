@@ -16,6 +16,7 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
+from ..baselines.classes import PER_SPAN
 from ..devices.base import Device, DeviceInfo
 from ..timing.stats import Stats
 from ..timing.profiles import profile

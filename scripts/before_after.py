@@ -13,7 +13,9 @@ both of the same device model. The report says
   were recorded carry none, and a figure of the host alone or a planted run never does;
 * **deterministic values**: the value of every metric the package's own rule calls deterministic
   (:func:`pytest_gpuperf.metric_verdict.deterministic`, the ``deterministic`` noise model of
-  :mod:`pytest_gpuperf.baselines.noise`: the same bits whoever shared the machine), compared exactly;
+  :mod:`pytest_gpuperf.baselines.noise`: the same bits whoever shared the machine), compared exactly, except a
+  figure read off a grid of timed points (a cache size, λ0: ``catalog.grid_tolerance``), which is the same figure
+  within one step of its grid, as the gate and the fleet report judge it (listed, not a difference);
 * **verdicts**: each side's metrics judged *again* against one and the same baseline — the reviewed baseline
   shipped with the package for the device, or the one in ``--baseline-dir`` — through
   :func:`pytest_gpuperf.metric_verdict.judge`, the judgement a pytest run makes as a test records a metric (and
@@ -47,7 +49,8 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import numpy as np  # noqa: E402
 from verdict_snapshot import device_info  # noqa: E402
 
-from pytest_gpuperf.baselines import lookup  # noqa: E402
+from pytest_gpuperf import baselines as bl  # noqa: E402
+from pytest_gpuperf.baselines import catalog, lookup  # noqa: E402
 from pytest_gpuperf.compare.load import CompareInputError, read_results  # noqa: E402
 from pytest_gpuperf.device_runs import DeviceRun  # noqa: E402
 from pytest_gpuperf.errors import GpuPerfError  # noqa: E402
@@ -92,6 +95,7 @@ class Report:
     digest_one_side: int = 0
     digest_both_equal: int = 0
     deterministic_equal: int = 0
+    deterministic_grid: list[dict[str, Any]] = field(default_factory=list)  # within one step of their grid
     deterministic_differ: list[dict[str, Any]] = field(default_factory=list)
     verdicts_equal: int = 0
     verdicts_differ: list[dict[str, Any]] = field(default_factory=list)
@@ -111,7 +115,8 @@ class Report:
                 "noise_models": {"differ": self.noise_model},
                 "source_digests": {"equal": self.digest_both_equal, "one_side_only": self.digest_one_side,
                                    "differ": self.digests},
-                "deterministic_values": {"equal": self.deterministic_equal, "differ": self.deterministic_differ},
+                "deterministic_values": {"equal": self.deterministic_equal, "within_grid_step": self.deterministic_grid,
+                                         "differ": self.deterministic_differ},
                 "verdicts": {"equal": self.verdicts_equal, "differ": self.verdicts_differ},
                 "timing": self.timing, "tests_moved": self.tests_moved}
 
@@ -263,8 +268,14 @@ def compare(before_path: str, after_path: str, baseline_dir: str | None = None) 
         elif (dx is None) != (dy is None):
             report.digest_one_side += 1
         if x.deterministic and y.deterministic:
+            step = catalog.grid_tolerance(name, bool(before.device.get("is_cpu")))
             if same_value(rx.value, ry.value):
                 report.deterministic_equal += 1
+            elif step is not None and abs(ry.value - rx.value) <= bl.band(rx.value, step):
+                # read off a grid of timed points (a cache size, λ0): one step apart is the same figure, as the
+                # gate and the fleet report judge it (baselines.catalog.grid_tolerance)
+                report.deterministic_grid.append({"metric": name, "before": rx.value, "after": ry.value,
+                                                  "relative": relative(rx.value, ry.value)})
             else:
                 report.deterministic_differ.append({"metric": name, "before": rx.value, "after": ry.value,
                                                     "relative": relative(rx.value, ry.value)})
@@ -305,7 +316,8 @@ def text(report: Report) -> str:
                f" noise model differs: {len(report.noise_model)}")
     out.append(f"kernel sources (source_digest): {report.digest_both_equal} equal, {len(report.digests)} differ, "
                f"{report.digest_one_side} carried by one side only (not a difference)")
-    out.append(f"deterministic values: {report.deterministic_equal} equal, {len(report.deterministic_differ)} differ")
+    out.append(f"deterministic values: {report.deterministic_equal} equal, {len(report.deterministic_grid)} within one "
+               f"step of their grid, {len(report.deterministic_differ)} differ")
     out.append(f"verdicts judged again against the same baseline: {report.verdicts_equal} equal, "
                f"{len(report.verdicts_differ)} differ")
     t = report.timing
@@ -321,7 +333,9 @@ def text(report: Report) -> str:
     sections = (("only before", [{"metric": m} for m in report.only_before]),
                 ("only after", [{"metric": m} for m in report.only_after]),
                 ("identity differs", report.identity), ("noise model differs", report.noise_model),
-                ("kernel source differs", report.digests), ("deterministic value differs", report.deterministic_differ))
+                ("kernel source differs", report.digests),
+                ("deterministic value within one step of its grid (the same figure)", report.deterministic_grid),
+                ("deterministic value differs", report.deterministic_differ))
     for title, rows in sections:
         if rows:
             out.append("")

@@ -121,3 +121,24 @@ def test_bad_input_exits_2_with_one_line_naming_the_file_and_the_fix(tmp_path, c
     assert code == 2 and "pocl-pthread-haswell-amd-epyc" in err and "one device model" in err
     code, _, err = run(capsys, PRECISION, PRECISION, "--baseline-dir", tmp_path)
     assert code == 2 and "holds no baseline of pocl-pthread-haswell-amd-epyc" in err
+
+
+#: two H200 machines, one run each, of the README command before and after a move of the counters code
+H200 = [RESULTS / "nvidia-h200" / "gatecheck-d6b9582" / "aa-1.json.xz",
+        RESULTS / "nvidia-h200" / "gatecheck-adcb4e6" / "aa-1.json.xz"]
+
+
+def test_grid_figures_one_step_apart_are_the_same_figure_two_steps_are_not(tmp_path, capsys):
+    """λ0 and the L2 size are read off a grid of timed points: one step apart they are listed as the same
+    figure, as the gate judges them; a cache size moved by a third is a changed value."""
+    _, doc = report(capsys, *H200)
+    values = doc["deterministic_values"]
+    assert {d["metric"] for d in values["within_grid_step"]} == {"tuning.lambda0", "memory.l2.size.bytes"}
+    assert values["differ"] == [] and values["equal"] > 600
+    after = jsonio.read_json(H200[1])
+    for m in after["metrics"]:
+        if m["name"] == "memory.l2.size.bytes":
+            m["value"] *= 2 / 3
+    _, doc = report(capsys, H200[0], write(tmp_path / "shrunk.json.gz", after))
+    assert [d["metric"] for d in doc["deterministic_values"]["differ"]] == ["memory.l2.size.bytes"]
+    assert "memory.l2.size.bytes" not in {d["metric"] for d in doc["deterministic_values"]["within_grid_step"]}

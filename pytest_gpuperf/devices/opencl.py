@@ -8,7 +8,10 @@ so a multi-launch span holds no host enqueue gaps — the counterpart of the CUD
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+import contextlib
+import os
+import warnings
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -34,6 +37,19 @@ def _load() -> None:
         _IMPORT_ERROR = f"pyopencl cannot be imported ({exc}); pip install pyopencl"
     else:
         cl = pyopencl
+
+
+@contextlib.contextmanager
+def compiler_output_kept() -> Iterator[None]:
+    """Builds inside it keep their compiler output in the program's build log (:meth:`OpenCLDevice.build_log`)
+    rather than raising PyOpenCL's ``CompilerWarning`` for each (NVIDIA's compiler writes output for most
+    kernels: hundreds of warnings a run, none of which the user can act on); ``PYOPENCL_COMPILER_OUTPUT=1``
+    shows them as PyOpenCL does."""
+    with warnings.catch_warnings():
+        _load()
+        if cl is not None and not os.environ.get("PYOPENCL_COMPILER_OUTPUT"):
+            warnings.simplefilter("ignore", cl.CompilerWarning)
+        yield
 
 
 def _all_cl_devices() -> list[tuple[Any, Any]]:
@@ -148,7 +164,8 @@ class OpenCLDevice(Device):
 
     def _compile(self, source: str, name: str, options: tuple[str, ...]) -> Kernel:
         try:
-            program = cl.Program(self.context, source).build(options=list(options))
+            with compiler_output_kept():
+                program = cl.Program(self.context, source).build(options=list(options))
         except cl.Error as exc:  # RuntimeError (build failure) or LogicError (bad options)
             raise KernelCompileError(name, "opencl", options, str(exc)) from exc
         try:

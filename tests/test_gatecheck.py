@@ -288,3 +288,24 @@ def test_appended_runs_keep_the_number_of_their_results_files():
     # runs from another folder whose numbers the old file already holds are numbered after it
     doc = merge(doc, {"device": dev, "commit": "b", "aa": [{"run": 1, "results": "aa-1.json"}], "planted": []})
     assert [r["run"] for r in doc["aa"]] == [2, 3, 4]
+
+
+def test_a_run_that_recorded_nothing_says_why_from_its_log(tmp_path, capsys):
+    """An A/A run that ends before measuring anything (here pytest cannot find the file it was given) is named
+    with the lines of its log that say why, not with its exit status alone."""
+    argv = ["gatecheck", "--device", DEV, "--out", str(tmp_path / "g.json"), "--results-dir", str(tmp_path),
+            "--plant", "none", "--aa", "1", "--", "suites/test_no_such_suite.py"]
+    assert main(argv) == 1
+    out = capsys.readouterr().out
+    assert "A/A run 1: 0 metrics, exit 4" in out and "it recorded nothing; from " in out, out
+    assert "test_no_such_suite.py" in out.split("it recorded nothing")[1], out
+
+
+def test_why_nothing_keeps_the_first_lines_of_each_kind_and_the_last(tmp_path):
+    log = tmp_path / "run.log"
+    log.write_text("$ python -m pytest\n" + "".join(f"ERROR collecting test_{i}.py\n" for i in range(9))
+                   + "noise\n!!!!!!! Interrupted: 9 errors during collection !!!!!!!\n")
+    lines = gc.why_nothing(log, limit=4)
+    assert lines == ["ERROR collecting test_0.py", "ERROR collecting test_1.py", "ERROR collecting test_2.py",
+                     "!!!!!!! Interrupted: 9 errors during collection !!!!!!!"]
+    assert gc.why_nothing(tmp_path / "absent.log")[0].startswith("its log ")

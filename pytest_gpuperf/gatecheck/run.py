@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import statistics
 import subprocess
@@ -196,6 +197,26 @@ def run_pytest(device: str, args: Sequence[str], results: Path, log: Path, *, ba
     wall = time.perf_counter() - started
     doc = ResultsDocument.load(results) if results.exists() else None
     return RunOutcome(code, doc, wall, log, results)
+
+
+#: a pytest log's lines that say why a run ended before it measured anything (collection errors, usage errors,
+#: the plugin's verdict line)
+REASON = re.compile(r"^(ERROR|E   |ImportError|ModuleNotFoundError|import file mismatch|imported module|which is not|"
+                    r"!!!|gpuperf (FAILED|INTERRUPTED|PASSED))")
+
+
+def why_nothing(log: Path, limit: int = 6) -> list[str]:
+    """Up to ``limit`` lines of ``log`` saying why its run recorded no metric (the first of each kind of error,
+    then the last of the rest), for a gate check to print beside the run instead of a bare exit status."""
+    try:
+        lines = log.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError as exc:
+        return [f"its log {log} cannot be read: {exc}"]
+    found: list[str] = []
+    for line in lines:
+        if REASON.match(line) and line.strip() not in found:
+            found.append(line.strip())
+    return found[:limit - 1] + found[-1:] if len(found) > limit else found
 
 
 def summarize_aa(k: int, outcome: RunOutcome, fresh: bool) -> dict[str, Any]:
@@ -520,6 +541,10 @@ def gatecheck(*, device: str, out: Path, aa: int, plant_list: Sequence[Plant], t
         save()
         echo(f"A/A run {n}: {entry['metrics']} metrics, exit {o.exit}, regressed "
              f"{[r['metric'] for r in entry['regressed']]}, missing {entry['missing']}, {o.wall_s:.0f} s")
+        if not entry["metrics"]:  # what a user needs to mend it, from the run's log (named, with its path)
+            echo(f"  it recorded nothing; from {o.log}:")
+            for line in why_nothing(o.log):
+                echo(f"    {line}")
     # no A/A run in this call and no results named: the file's runs may be another machine's, so each plant is
     # calibrated to this machine before its first try
     first_only = calibrate is not None and not calibrate_each and aa == 0 and not calibrate_from

@@ -41,8 +41,8 @@ class Inventory:
         unseen = sorted({d.name for d in self.devices if d.backend == "cuda"} - nvidia_cl)
         if not unseen:
             return []
-        return [f"no OpenCL platform offers {', '.join(unseen)}: this Python's OpenCL loader reads ICD files only "
-                "(OCL_ICD_FILENAMES is not honoured by every loader); register NVIDIA's with "
+        return [f"no OpenCL platform offers {', '.join(unseen)}: this Python's OpenCL loader may read ICD files "
+                "only, not OCL_ICD_FILENAMES; register NVIDIA's with "
                 "`echo libnvidia-opencl.so.1 > /etc/OpenCL/vendors/nvidia.icd`, or in a folder named by OCL_ICD_VENDORS"]
 
 

@@ -14,6 +14,8 @@ Per kernel (``tuning.<kernel>.*``):
 * ``space`` — size of the space, with the work-group limits that bound it (``limits.py``) in its info.
 Random search and Kernel Tuner's strategies get the thesis tuner's number of evaluations (at least 3)
 and are averaged over seeds (``tuning.race``, over the strategies of ``tuning.strategies.REGISTRY``).
+``tuning.tiled.blur.best_us``: a blur with a ``__local`` tile, its work-group size and tile factor tuned by Kernel
+Tuner itself (``tuning.tiled``), every configuration's output checked.
 ``tuning.mean.<strategy>.*`` averages the figures this session recorded of the kernels tuned before it
 (``tuning.standings``; the set is the metric's identity, so a subset never gates against all kernels).
 Every strategy's pick is run once on fresh random inputs and compared with NumPy (once per stored table:
@@ -76,8 +78,8 @@ def test_tuning_means(gpu_device, gpuperf_record, gpuperf_recorded, gpuperf_reco
 
 def test_tile_and_work_group_through_kernel_tuner(gpu_device, gpuperf_record):
     """A blur whose ``__local`` tile is sized by the work-group and a tile factor (``tuning.tiled``), both
-    tuned by Kernel Tuner through ``api.tune``; every configuration's output checked against NumPy. Its best
-    time is gated like any kernel time; the best configuration is in its ``info``."""
+    tuned by Kernel Tuner as ``api.tune`` with ``tune_params`` does; every configuration's output checked
+    against NumPy. Its best time is gated like any kernel time; the best configuration is in its ``info``."""
     if ktsim.missing():
         pytest.skip(ktsim.missing())
     best = tiled.tune(gpu_device)

@@ -1,7 +1,7 @@
 """A kernel with more to tune than its work-group: a three-point blur whose ``__local`` tile is sized by the
-work-group and a tile factor, tuned over both through Kernel Tuner (:func:`.ktparams.tune`, what
-``api.tune`` with ``tune_params`` calls), every configuration's output checked against NumPy. It is the shipped suites' case of
-the Kernel Tuner path the docs show to users (docs/tuning.md), so every device that runs the suites tunes it.
+work-group and a tile factor, tuned over both through Kernel Tuner (:func:`.ktparams.tune`, which ``api.tune``
+with ``tune_params`` calls), every configuration's output checked against NumPy. It is the shipped suites' case
+of the Kernel Tuner path docs/tuning.md shows users, so every device that runs the suites tunes it.
 """
 
 from __future__ import annotations
@@ -36,12 +36,11 @@ PARAMS = {"block_size_x": [64, 128, 256], "TILE": [1, 2, 4]}
 N = 1 << 20  # points: 1,024 to 16,384 work-groups, enough to fill a GPU
 
 
-def tune(device: Device, *, source: str = SOURCE) -> ktparams.ParamsTuned:
+def tune(device: Device) -> ktparams.ParamsTuned:
     """Tune the blur's work-group size and tile factor with Kernel Tuner's brute force on ``device``; every
-    configuration's output must match NumPy's three-point mean within 1e-5. ``source``: another text of the
-    kernel (the gate check's plants)."""
+    configuration's output must match NumPy's three-point mean within 1e-5."""
     x = np.random.default_rng(0).random(N, dtype=np.float32)
     reference = np.convolve(np.pad(x, 1), np.full(3, 1 / 3), "valid").astype(np.float32)
-    return ktparams.tune(device, source, "blur", [x, np.zeros_like(x), np.int32(N)], (N,), PARAMS,
+    return ktparams.tune(device, SOURCE, "blur", [x, np.zeros_like(x), np.int32(N)], (N,), PARAMS,
                          grid_div=[["block_size_x", "TILE"]], answer=[None, reference, None], atol=1e-5,
                          strategy="brute_force")

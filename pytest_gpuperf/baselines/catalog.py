@@ -214,16 +214,16 @@ ACCURACY_EXACT: Tolerance = {"abs": 1e-6}
 ACCURACY_EXACT_WHY = "deterministic (the same inputs, device and library): any change of the library is news"
 ACCURACY_BOUND_WHY = "correctly rounded or a documented bound: the bound is the gate"
 #: a binary64 mean error is scored against a long double reference (accuracy.functions: NumPy's long double
-#: functions, glibc's x87 code) whose log, exp and arctangent families use the CPU's own transcendental
-#: instructions (fyl2x, f2xm1, fpatan): their last bits differ between Intel and AMD hosts, so the same device
-#: output reads a slightly other mean. Measured: the same PoCL 5.0 outputs scored on an AMD EPYC and on an Intel
-#: Xeon host differ by up to 2.2e-6 ulp in 36 of the binary64 means, 6 of them beyond the exact band (results
-#: pocl-cpu-skylake-avx512-amd-epyc/pocl5-1 and pocl-cpu-skylake-avx512-intel-r-xeon-r-processor/ocl-1); one
-#: input changing by one ulp moves a mean of its 5,118 inputs by 2e-4, twenty times this band
+#: functions, from the host's libm), 11 bits finer than binary64, and that reference's last bits depend on the
+#: host. Measured: the same PoCL 5.0 outputs (every maximum identical) scored on an AMD EPYC and on an Intel Xeon
+#: host give 36 binary64 means that differ, by up to 2.2e-6 ulp, 6 of them beyond the exact band (results
+#: pocl-cpu-skylake-avx512-amd-epyc/pocl5-1 and pocl-cpu-skylake-avx512-intel-r-xeon-r-processor/ocl-1): the log,
+#: exp and arctangent families, which glibc computes with the CPU's x87 instructions (fyl2x, f2xm1, fpatan), the
+#: likely source. One input changing by one ulp moves a mean of its 5,118 inputs by 2e-4, twenty times this band
 LD_REFERENCE_MEAN: Tolerance = {"abs": 1e-5}
-LD_REFERENCE_WHY = ("a binary64 mean against a long double reference, whose x87 log/exp/arctangent bits differ "
-                    "between Intel and AMD hosts by up to 2.2e-6 ulp (measured): any change of one input's error is "
-                    "still 20 times the band")
+LD_REFERENCE_WHY = ("a binary64 mean against a long double reference whose last bits depend on the host: the same "
+                    "outputs scored on an Intel and an AMD host differ by up to 2.2e-6 ulp (measured); any change of "
+                    "one input's error is still 20 times the band")
 
 #: the dependent-chain latency probes of long operations (library routines and SFU ops), whose chains run
 #: 4 and 8 steps per loop iteration (``probes.chain.UNROLL``; which operations: ``probes.ops`` ``heavy``). A

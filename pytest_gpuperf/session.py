@@ -28,7 +28,7 @@ from .report.results import Metric
 from .report.run_outcome import GateFacts
 from . import device_runs, metric_verdict
 from .device_runs import DeviceRun
-from .timing import suite_profiles
+from .timing import observers, suite_profiles
 from .timing.measure import MeasureConfig
 from .timing.stats import MAD_TO_SIGMA, Stats
 from .util.atomic import unclaimed
@@ -251,8 +251,12 @@ class GpuPerfSession:
         ``shipped``: a test of the shipped suites; its metric's tolerance, where it names none, is its
         family's in :mod:`~pytest_gpuperf.baselines.catalog`, whose unit and direction it must also have."""
         run = self.run_for(spec)
-        tolerance = self._validated(run, nodeid, spec, name, float(value), unit, better, tolerance, valid, shipped,
-                                    identity, None if stats is None else stats.samples, info)
+        try:
+            tolerance = self._validated(run, nodeid, spec, name, float(value), unit, better, tolerance, valid,
+                                        shipped, identity, None if stats is None else stats.samples, info)
+        except ImpossibleValueError as exc:  # said with what the host was doing while it was measured
+            seen = {} if run.device is None else observers.Capture(run.device, from_start=True).marks()
+            raise ImpossibleValueError(f"{exc}{observers.busy_note(seen)}") from None
         planted = plants.parse(list(self.options.plants), device=spec)
         if plants.drops(planted, name):
             return None  # the gate check's planted "metric disappears": its test no longer records it

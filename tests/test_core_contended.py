@@ -46,6 +46,8 @@ def test_work(gpu_device, gpu_kernel, gpu_measure, gpuperf_record):
             h.kill()
             h.wait()
     ms = m.stats.scaled(1e3)
+    if os.environ.get("NEGATIVE"):  # a differenced figure gone below zero on this host: an impossible value
+        gpuperf_record("kernel.work.gap_ms", -ms.median, "ms", better="lower")
     gpuperf_record("kernel.work.ms", ms.median, "ms", better="lower", stats=ms)
     # a count of the work's outputs: the same whoever held the cores (deterministic), so always judged
     out = gpu_kernel.to_host(buf, np.float32)
@@ -91,6 +93,15 @@ def test_a_few_contended_metrics_leave_the_run_green_and_say_so(pytester):
     result = _run(pytester, HOGS=2, QUIET=10, WORK_ITERS=20000)  # 1 contended of 12 metrics: under a tenth
     assert result.ret == 0, result.stdout.str()
     result.stdout.fnmatch_lines(["*kernel.work.ms*contended*", "*HOST BUSY: 1 metric(s) of opencl:0*not gated*"])
+
+
+def test_an_impossible_value_measured_on_a_busy_host_says_so(pytester):
+    """The error an impossible value raises names the host's marks when other work held its cores (a quiet
+    host's figure gets no such words: tests/test_observers_busy_note.py)."""
+    pytester.makepyfile(SUITE)
+    busy = _run(pytester, HOGS=2, NEGATIVE=1, WORK_ITERS=20000)
+    busy.stdout.fnmatch_lines(["*impossible value: kernel.work.gap_ms = -*measured while other work held this "
+                               "host's CPUs*windows contended*run it again on a quiet host*"])
 
 
 def test_the_verdict_rule():

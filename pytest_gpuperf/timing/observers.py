@@ -522,6 +522,18 @@ def contended_metric(info: Mapping[str, Any] | None, deterministic: bool = False
                for m in _marks(info, deterministic))
 
 
+def busy_note(info: Mapping[str, Any] | None) -> str:
+    """Why a figure measured on a contended host may be out of reach, for the message of a failure that its
+    value caused (an impossible value): the host marks of its windows, and the mend; "" on a quiet host."""
+    if not contended_metric(info):
+        return ""
+    host = (info or {}).get("host") or {}
+    return (f"; measured while other work held this host's CPUs ({host.get('contended', '?')} of "
+            f"{host.get('windows', '?')} windows contended after re-measuring, hypervisor steal up to "
+            f"{host.get('steal_cores_max', 0):g} cores, other processes up to {host.get('foreign_cores_max', 0):g}): "
+            "run it again on a quiet host")
+
+
 def shared_metric(info: Mapping[str, Any] | None, deterministic: bool = False) -> bool:
     """Whether a metric's ``info["tenants"]`` (or what it inherited) says one of its measurement windows
     still had another process on the card after re-measuring (the device's time was shared, whatever kind

@@ -233,6 +233,15 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
     return None
 
 
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    """A note before the tests where an OpenCL device is asked for and the GPU that CUDA sees is not among the
+    OpenCL platforms (``opencl:N`` then names another device): the listing's hint, with its fix."""
+    state = config.stash.get(session_key, None)
+    if state is None or not any(w in str(state.options.device) for w in ("opencl", "all")):
+        return []
+    return [f"gpuperf note: {hint}" for hint in state.inventory.hints()]
+
+
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     """Deselect what the suite profile leaves out (reported as deselected); then fail fast on an unknown
     device before any test runs, but only when some test needs a device."""

@@ -148,7 +148,7 @@ def test_history_appends_atomically(tmp_path):
     assert [r["run"] for r in jsonl.records(path)] == [1, 2]
 
 
-def test_from_results_uses_run_to_run_noise(tmp_path):
+def test_from_results_uses_run_to_run_noise(tmp_path, capsys):
     from pytest_gpuperf.cli import main
 
     def doc(value, mad):
@@ -168,6 +168,7 @@ def test_from_results_uses_run_to_run_noise(tmp_path):
         p.write_text(json.dumps(doc(v, 0.1)))
         paths.append(str(p))
     assert main(["baseline", "from-results", "--dir", str(tmp_path / "bl"), *paths]) == 0
+    assert "note:" not in capsys.readouterr().out  # three runs: nothing left unjudged for want of runs
     b = load(tmp_path / "bl", "dev")
     bw = b.metrics("opencl")["bw"]
     assert bw["value"] == 100.0 and bw["runs"] == 3
@@ -178,7 +179,7 @@ def test_from_results_uses_run_to_run_noise(tmp_path):
     assert main(["baseline", "check", str(tmp_path / "bl")]) == 0
 
 
-def test_from_results_widens_a_test_tolerance_the_runs_already_exceed(tmp_path):
+def test_from_results_widens_a_test_tolerance_the_runs_already_exceed(tmp_path, capsys):
     """A model error with its own abs tolerance of 0.02 that two runs put 0.026 apart must not make a
     flaky gate: the rebuilt entry keeps the test's terms and adds k × the between-run σ."""
     from pytest_gpuperf.cli import main
@@ -199,6 +200,9 @@ def test_from_results_widens_a_test_tolerance_the_runs_already_exceed(tmp_path):
         p.write_text(json.dumps(doc(err)))
         paths.append(str(p))
     assert main(["baseline", "from-results", "--dir", str(tmp_path / "bl"), *paths]) == 0
+    # two runs: said at once that the model error (no samples of its own) is not judged until there are three
+    said = capsys.readouterr().out
+    assert "note: 1 of them (tuner picks and costs, model errors" in said and "add 1 more results files" in said
     entries = load(tmp_path / "bl", "dev").metrics("cuda")
     tol = entries["model.err"]["tolerance"]
     assert tol["abs"] == 0.02 and tol["rel"] == 0.5 and tol["k"] == 6.0

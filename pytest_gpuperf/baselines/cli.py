@@ -33,7 +33,7 @@ from ..schemas.results_doc import ResultsDocument, ResultsDocumentError
 from ..util import jsonio
 from ..util.interrupt_latch import Latch
 from ..util.listing import few
-from . import first, review, baseline_file, catalog, lookup, table, verdicts
+from . import first, review, baseline_file, catalog, lookup, noise, table, verdicts
 from .merge import merge_runs
 
 
@@ -68,6 +68,13 @@ def cmd_from_results(args: argparse.Namespace) -> int:
         prov = next(iter(entries.values()))["provenance"] if entries else {}
         baseline_file.update(baseline, backend, baseline_file.device_header(docs[-1].device), prov, entries)
         print(f"{baseline.path}: {backend}: {len(entries)} metrics from {len(docs)} runs")
+        if len(docs) < noise.MIN_REPEATS:  # said now, not found out when every tuner and model figure is ungated
+            repeated = sum(1 for n, e in entries.items()
+                           if noise.model_of(n, str(e.get("unit", "")), str(e.get("better", "lower")),
+                                             bool(e.get("samples")), noise.declared(n, e)) == "repeated")
+            print(f"  note: {repeated} of them (tuner picks and costs, model errors: no samples of their own) are "
+                  f"judged only against {noise.MIN_REPEATS} runs or more and read 'ungated' until then; make it "
+                  f"from {noise.MIN_REPEATS} runs (add {noise.MIN_REPEATS - len(docs)} more results files)")
     return 0
 
 

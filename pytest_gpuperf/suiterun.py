@@ -43,6 +43,20 @@ def named_tests(args: Sequence[str], cwd: Path) -> list[str]:
     return out
 
 
+def shadowing(cwd: Path) -> str | None:
+    """Why pytest run in ``cwd`` would meet two copies of this package, or None: ``cwd`` holds a
+    ``pytest_gpuperf`` package (a checkout of this project) other than the one installed, and pytest, whose
+    rootdir is ``cwd``, would import the suites from one and their package from the other (every suite file
+    an "import file mismatch")."""
+    local = cwd / "pytest_gpuperf" / "__init__.py"
+    installed = Path(__file__).resolve().parent
+    if not local.is_file() or local.parent.resolve() == installed:
+        return None
+    return (f"{cwd} holds a copy of pytest_gpuperf ({local.parent}) other than the installed one ({installed}), "
+            f"and pytest run here would import both; run from another folder, or install this copy "
+            f"(pip install -e {cwd})")
+
+
 def command(args: Sequence[str], cwd: Path | None = None) -> list[str]:
     """The pytest command line ``gpuperf run ARGS`` executes: the tests ``args`` name
     (:func:`named_tests`), or the shipped suites when they name none."""
@@ -58,6 +72,10 @@ def command(args: Sequence[str], cwd: Path | None = None) -> list[str]:
 def main(args: Sequence[str]) -> int:
     """Become pytest on the shipped suites (exec: signals such as Ctrl-C reach pytest itself, which ends
     the run as interrupted and still writes its results); its exit status is the command's."""
+    why = shadowing(Path.cwd())
+    if why:
+        print(f"gpuperf run: {why}", file=sys.stderr)
+        return 2
     cmd = command(args)
     if hasattr(os, "execv"):
         os.execv(cmd[0], cmd)

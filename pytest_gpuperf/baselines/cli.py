@@ -250,9 +250,11 @@ def cmd_gatecheck(args: argparse.Namespace) -> int:
     from ..devices import discover, resolve
     from ..gatecheck import families
     from ..gatecheck import run as gc
-    from ..suiterun import named_tests
+    from ..suiterun import named_tests, shadowing
     from ..util.provenance import git_commit
 
+    if why := shadowing(Path.cwd()):  # every run of the check would fail collecting the suites
+        raise GpuPerfError(why)
     (info,) = resolve(args.device, discover())[:1]
     key = info.key
     extra = list(args.pytest_args)[1:] if list(args.pytest_args)[:1] == ["--"] else list(args.pytest_args)

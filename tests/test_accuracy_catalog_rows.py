@@ -24,10 +24,11 @@ def test_deterministic_ulp_statistics_get_the_exact_band_on_every_device(name):
 
 @pytest.mark.parametrize("name", ["accuracy.fp64.lgamma.mean_ulp", "accuracy.pyopencl.fp64.log.mean_ulp",
                                   "accuracy.cupy.ufunc.fp64.log.mean_ulp", "accuracy.cupy.raw.fp64.tan.mean_ulp"])
-def test_binary64_means_get_the_band_of_their_host_dependent_reference_on_every_device(name):
+def test_binary64_means_get_the_band_of_their_host_dependent_reference_on_cpu_devices_only(name):
     fam = catalog.family(name)
     assert fam is not None and (fam.unit, fam.better) == ("ulp", "lower")
-    assert catalog.tolerance(name, is_cpu=True) == catalog.tolerance(name, is_cpu=False) == catalog.LD_REFERENCE_MEAN
+    assert catalog.tolerance(name, is_cpu=True) == catalog.LD_REFERENCE_MEAN
+    assert catalog.tolerance(name, is_cpu=False) == EXACT  # GPU machines' hosts agree bit for bit
 
 
 @pytest.mark.parametrize("name", ["accuracy.fp32.add.rn.max_ulp", "accuracy.fp16.fma.rd.max_ulp",

@@ -19,7 +19,7 @@ INSTALLED = (".venv/lib/python3.11/site-packages/pytest_gpuperf/suites/test_prob
 def _status(test: str = INSTALLED, fd: int | None = None, writer: TerminalWriter | None = None) -> progress.LiveStatus:
     s = progress.LiveStatus(fd, True, 0.5, writer=writer)
     s.order = [f"suites/test_probes_memory.py::test_{i}" for i in range(345)]
-    s.total, s.index, s.durations = len(s.order), 12, [30.0] * 10
+    s.total, s.index, s.measured = len(s.order), 12, {t: 30.0 for t in s.order[:10]}
     s.test, s.started, s.last = test, 0.0, "probes.memory.bandwidth.float4.gbs"
     return s
 
@@ -83,11 +83,11 @@ def test_the_time_left_takes_each_test_at_its_last_duration(tmp_path):
     s = progress.LiveStatus(None, True, 0.5)
     s.order, s.total, s.index, s.test, s.started = ["t::a", "t::b", "t::c", "t::d"], 4, 2, "t::b", 0.0
     s.expected = {"t::b": 100.0, "t::c": 50.0}
-    s.durations = [10.0]  # t::a took 10 s
+    s.measured = {"t::a": 10.0}  # t::a took 10 s
     assert s.time_left(30.0) == 70.0 + 50.0 + 10.0  # b's rest, c's last duration, d at this session's mean
     assert s.time_left(130.0) == 60.0  # b ran past its last duration
     assert "~2 min 10 s left for 2 more test(s)" in s.line(now=30.0)
-    s.durations = []
+    s.measured = {}
     assert s.time_left(30.0) is None and "left for" not in s.line(now=30.0)  # d: nothing gives a duration
     s.expected["t::d"] = 5.0
     assert s.time_left(30.0) == 125.0

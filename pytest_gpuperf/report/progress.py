@@ -188,7 +188,6 @@ class LiveStatus:
         self.lock = threading.Lock()
         self.total = 0
         self.index = 0
-        self.durations: list[float] = []
         self.order: list[str] = []  # the session's test ids, in the order they run
         self.expected: dict[str, float] = {}  # each test's duration in the last session that ran it
         self.measured: dict[str, float] = {}  # this session's, by test id
@@ -252,7 +251,8 @@ class LiveStatus:
         """Seconds the session has left: the running test's last duration less what it has run, and each test
         after it at its last duration (:attr:`expected`), at the mean of this session's tests where it has none;
         None while nothing gives a duration."""
-        mean = sum(self.durations) / len(self.durations) if self.durations else None
+        took = list(self.measured.values())
+        mean = sum(took) / len(took) if took else None
         rest = self.order[self.index:]
         unknown = sum(1 for t in rest if t not in self.expected)
         if unknown and mean is None:
@@ -320,9 +320,7 @@ class LiveStatus:
         with self.lock:
             self._clear()
             if self.test is not None:
-                took = time.monotonic() - self.started
-                self.durations.append(took)
-                self.measured[self.test] = took
+                self.measured[self.test] = time.monotonic() - self.started
             self.test = None
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:

@@ -1,7 +1,8 @@
 """The same device outputs scored on two hosts: a binary64 mean error is scored against a long double
-reference whose x87 log/exp/arctangent bits differ between Intel and AMD CPUs. Saved PoCL 5.0 runs of an
-AMD EPYC and of an Intel Xeon host both pass every deterministic accuracy figure of the shipped PoCL 5.0
-family baseline, while one input's error moved by one ulp still regresses any of them."""
+reference whose last bits depend on the host's CPU. Saved PoCL 5.0 runs of an AMD EPYC and of an Intel Xeon
+host both pass every deterministic accuracy figure of the shipped PoCL 5.0 family baseline as it gates a host
+(``baselines.lookup``: a family entry across hosts), while one input's error moved by one ulp still regresses
+any of them; the family file itself holds the exact band."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from pytest_gpuperf import baselines as bl
+from pytest_gpuperf.baselines import lookup
 from pytest_gpuperf.verdictwords import Gate
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -23,7 +25,17 @@ MEANS = re.compile(r"^accuracy\.(fp64|pyopencl\.fp64|cupy\.fp64)\.[a-z0-9_]+\.me
 
 
 def _entries() -> dict:
-    return json.loads(FAMILY.read_text())["backends"]["opencl"]["metrics"]
+    """The family's entries as they gate a host with no baseline of its own (the Xeon's key)."""
+    src = lookup.resolve(ROOT / "no-such-folder", "pocl-cpu-skylake-avx512-intel-r-xeon-r-processor", "opencl",
+                         family_key=FAMILY.stem)
+    assert src.family_count > 300
+    return src.file.metrics("opencl")
+
+
+def test_the_family_file_itself_holds_the_exact_band():
+    shipped = json.loads(FAMILY.read_text())["backends"]["opencl"]["metrics"]
+    means = [e for n, e in shipped.items() if MEANS.match(n)]
+    assert means and all(e["tolerance"]["abs"] == 1e-06 for e in means)
 
 
 def _run(host: str) -> dict:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..paths import REVIEWED_BASELINES
-from . import noise
+from . import catalog, noise
 from .baseline_file import BaselineFile, load, path_for
 
 @dataclass
@@ -77,7 +77,8 @@ def resolve(user_dir: Path, key: str, backend: str, family_key: str = "",
     added = 0
     for name, entry in entries.items():
         if name not in metrics:
-            metrics[name] = {**entry, "source": f"family {family_key}"}
+            # a family gates hosts it was not made on: a figure whose reference is the host's gets that band
+            metrics[name] = {**catalog.across_hosts(name, entry), "source": f"family {family_key}"}
             added += 1
     if not added:
         return src

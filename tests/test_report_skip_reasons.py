@@ -23,6 +23,11 @@ CL = [d for d in discover().devices if d.backend == "opencl"]
     ("pthread-skylake has no binary64 support", "need fp64"),
     ("opencl:0 (x) lacks clock, fp64", "need fp64"),
     ("opencl:0 (x) has no power sensor: no NVML", "need a power sensor"),
+    ("__sinf is a cuda function; this device is opencl", "need CUDA"),
+    ("native_sin is an opencl function; this device is cuda", "need an OpenCL device"),
+    # a device with a sensor whose folder holds no measured corpus: the line must not say the device lacks one
+    ("no power corpus for nvidia-h200 (results/nvidia-h200/power-corpus-cuda.json): collect it with python -m x",
+     "found no saved power corpus (results/<key>/power-corpus-<backend>.json)"),
     ("--gpuperf-tuning-budget=60 s spent before reduce; raise it to tune every kernel", "ran out of --gpuperf-tuning-budget"),
     ("opencl:0 abandoned earlier in this run: watchdog fired", "were skipped after their device was abandoned"),
     ("pyopencl has no hypot", skip_reasons.OTHER),
@@ -39,6 +44,11 @@ def test_one_line_largest_group_first_naming_the_device_that_lacks_it():
     line = skip_reasons.summary_line(skips, ["cuda:0", "opencl:0"])
     assert line == ("gpuperf skipped: 228 tests need CUDA, which opencl:0 lacks; 20 need fp16, which opencl:0 lacks; "
                     "1 need a CPU device, which cuda:0 lacks; 1 skipped for other reasons (-rs lists each)")
+    corpus = skip_reasons.summary_line([("suites/test_power.py::test_power_model[cuda:0]",
+                                          "no power corpus for nvidia-h200 (results/nvidia-h200/power-corpus-cuda.json)")],
+                                        ["cuda:0"])
+    assert corpus == ("gpuperf skipped: 1 test found no saved power corpus "
+                      "(results/<key>/power-corpus-<backend>.json) (-rs lists each)")
     assert skip_reasons.summary_line([]) is None
     assert skip_reasons.device_of("suites/test_a.py::test_x[opencl:10-fp32]", ["opencl:1", "opencl:10"]) == "opencl:10"
 

@@ -25,7 +25,9 @@ CATEGORIES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("need fp64", re.compile(r"\blacks\b[^;]*\bfp64\b|binary64|has no fp64", re.I)),
     ("need fp16", re.compile(r"\blacks\b[^;]*\bfp16\b|binary16|cl_khr_fp16|has no fp16", re.I)),
     ("need a device clock", re.compile(r"\blacks\b[^;]*\bclock\b|reports no clock|device clock", re.I)),
-    ("need a power sensor", re.compile(r"no power sensor|no power corpus", re.I)),
+    ("need a power sensor", re.compile(r"no power sensor", re.I)),
+    # the folder the run stands in holds no measured corpus: nothing the device lacks
+    ("found no saved power corpus (results/<key>/power-corpus-<backend>.json)", re.compile(r"no power corpus", re.I)),
     ("ran out of --gpuperf-tuning-budget", re.compile(r"--gpuperf-tuning-budget")),
     ("are opt-in", re.compile(r"opt-in", re.I)),
 )

@@ -52,7 +52,8 @@ def _fast_params():
 def test_fast_variant(gpu_device, gpuperf_record, accuracy_seed, accuracy_rng, variant):
     info = gpu_device.info
     if variant.backend != info.backend:
-        pytest.skip(f"{variant.label} is a {variant.backend} function; this device is {info.backend}")
+        article = "an" if variant.backend[:1] in "aeiou" else "a"
+        pytest.skip(f"{variant.label} is {article} {variant.backend} function; this device is {info.backend}")
     out = fastmath_check.check_variant(gpu_device, variant, accuracy_rng, accuracy_seed)
     for r in out.records:
         gpuperf_record(**r)

@@ -118,6 +118,13 @@ SAMPLED_MEAN_WHY = ("the mean over kernels of the sampled model's error or overh
 #: 64 MiB chase at 657-670 cycles or at 679-689 (3.5 % apart, each machine's runs within 1.5 %), and every
 #: figure bound by DRAM latency moves with it; a baseline from one machine's runs must pass the next one
 DRAM_LATENCY_BAND: Tolerance = {"rel": 0.05}
+#: the pointer chases inside an SM's L1 (1–64 KiB footprints): clock-timed on a GPU, every saved CUDA run of both
+#: Hoppers read exactly 41 cycles there, so they take the L1 level's own 1 % (0.41 cycles), which fails a change of one
+L1_LATENCY_LEVELS = ("chase.1KiB", "chase.4KiB", "chase.16KiB", "chase.64KiB")
+L1_LATENCY_BAND: Tolerance = {"rel": 0.01}
+L1_LATENCY_WHY = ("the L1's latency in whole SM cycles: the 95 saved unplanted CUDA results of H100s and H200s (47 "
+                  "and 48) read exactly 41 cycles at each footprint the L1 holds, as at the L1 level's own figure, so "
+                  "its band (1 %, under one cycle) fails any change of one cycle (2.4 %)")
 DRAM_LATENCY_WHY = ("DRAM latency differs between machines of one card model: H200 machines read the 64 MiB chase "
                     "at 657-670 or at 679-689 cycles, 3.5 % apart, while one machine's runs agree within 1.5 %")
 
@@ -311,6 +318,9 @@ FAMILIES: tuple[Family, ...] = (
         # DRAM-resident footprints first: the 64 MiB chase lies past an H100's or H200's L2
         *(Family(f"memory.{level}.latency.cycles", "cycles", "lower", gpu=DRAM_LATENCY_BAND, gpu_only=True,
                  why=DRAM_LATENCY_WHY) for level in ("chase.64MiB", "dram")),
+        # footprints the L1 holds, before the wildcard below: clock-timed, they read the same cycle count everywhere
+        *(Family(f"memory.{level}.latency.cycles", "cycles", "lower", gpu=L1_LATENCY_BAND, gpu_only=True,
+                 why=L1_LATENCY_WHY) for level in L1_LATENCY_LEVELS),
         *(Family(f"memory.{level}.latency.cycles", "cycles", "lower", gpu={"rel": 0.03}, gpu_only=True,
                  why="the latency differs between machines of one card model: on H100s the L2-range footprints read "
                      "about 283 cycles on some machines and about 290 on others, while the runs of one machine agree "

@@ -230,8 +230,10 @@ def detection(entry: Mapping[str, Any] | None, *, name: str, width: float, ratio
 
 #: the families of hardware figures a driver or card change moves (the first part of a metric's name)
 HARDWARE = ("launch", "memory", "latency", "throughput", "clock", "power")
-#: what a hardware figure must gate within: 5 % (device-timed ones 2 %)
+#: what a hardware figure must gate within: 5 % …
 HARDWARE_MDE = 0.05
+#: … and one the device's own timer measured (:func:`device_timed`) 2 %
+DEVICE_TIMED_MDE = 0.02
 
 
 def hardware(name: str) -> bool:
@@ -240,6 +242,22 @@ def hardware(name: str) -> bool:
     goodness (``….r2``: how well a model describes the figures, not a figure of the card)."""
     head = name.split(".")[0]
     return head in HARDWARE and not name.startswith("power.tuning.") and not name.endswith(".r2")
+
+
+def device_timed(name: str) -> bool:
+    """Whether a hardware figure is read off the device's own timer (events or the SM clock): every one but
+    the power sensor's (``power.*``), the host clock's (``….host_us``) and a size read off a grid of timed
+    footprints (``….size.bytes``, gated to one step of its grid)."""
+    return (hardware(name) and not name.startswith("power.") and not name.endswith("host_us")
+            and not name.endswith(".size.bytes"))
+
+
+def target(name: str) -> float | None:
+    """The smallest change a hardware figure's gate must catch (:data:`DEVICE_TIMED_MDE` where it is device-timed,
+    else :data:`HARDWARE_MDE`); None for any other figure."""
+    if not hardware(name):
+        return None
+    return DEVICE_TIMED_MDE if device_timed(name) else HARDWARE_MDE
 
 
 def tally(detections: Sequence[Detection]) -> dict[str, int]:

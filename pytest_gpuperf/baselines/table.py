@@ -100,7 +100,7 @@ def rows(files: Iterable[Path]) -> list[dict[str, Any]]:
                             "median_mde": statistics.median(mdes) if mdes else None,
                             "max_mde": max(mdes) if mdes else None,
                             "detection": detection.tally(powers),
-                            "hardware": [p.mde is not None and p.mde <= detection.HARDWARE_MDE
+                            "hardware": [(detection.device_timed(n), p.mde is not None and p.mde <= detection.target(n))
                                          for (n, _), p in zip(members, powers)
                                          if detection.hardware(n) and p.basis not in ("bound", "absolute", "ungated")]})
     return out
@@ -127,7 +127,7 @@ def markdown(table: list[dict[str, Any]]) -> str:
 def totals(table: list[dict[str, Any]]) -> str:
     """Per device and backend, its entries counted by detection class: the table's closing lines."""
     sums: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
-    tight: dict[tuple[str, str], list[bool]] = defaultdict(list)
+    tight: dict[tuple[str, str], list[tuple[bool, bool]]] = defaultdict(list)  # (device-timed, within target)
     for r in table:
         sums[(r["device"], r["backend"])].update(r["detection"])
         tight[(r["device"], r["backend"])] += r["hardware"]
@@ -135,8 +135,11 @@ def totals(table: list[dict[str, Any]]) -> str:
     out = []
     for (dev, backend), c in sorted(sums.items()):
         hw = tight[(dev, backend)]
-        share = f"; hardware figures ({', '.join(detection.HARDWARE)}) within {100 * detection.HARDWARE_MDE:.0f} %: " \
-                f"{sum(hw)} of {len(hw)}" if hw else ""
+        timed = [ok for is_timed, ok in hw if is_timed]
+        share = (f"; hardware figures ({', '.join(detection.HARDWARE)}) within their target "
+                 f"({100 * detection.HARDWARE_MDE:.0f} %, device-timed {100 * detection.DEVICE_TIMED_MDE:.0f} %): "
+                 f"{sum(ok for _, ok in hw)} of {len(hw)} (device-timed within "
+                 f"{100 * detection.DEVICE_TIMED_MDE:.0f} %: {sum(timed)} of {len(timed)})") if hw else ""
         out.append(f"- {dev} ({backend}): " + ", ".join(f"{c[k]} {k}" for k in order if c[k]) + share + "\n")
     return "".join(out)
 

@@ -66,9 +66,8 @@ MIN_POOLED = 5
 #: derived entries gating looser than this are measured again (the target: within it, else within LOOSE)
 TARGET = 0.10
 #: hardware entries gating looser than this are measured again: 5 %, not a device-timed figure's 2 % target
-#: (:func:`pytest_gpuperf.baselines.detection.target`): pooled towards 2 %, the L2-range chases' bands (k × σ between
-#: machines) failed a machine left out (``scripts/machine_holdout.py``: gatecheck-7ee28c0 reads them 1.1–1.3 % above
-#: the others), so pooling does not narrow a band below what the next machine passes
+#: (:func:`pytest_gpuperf.baselines.detection.target`): pooled towards 2 %, bands of k × σ between machines fail a
+#: machine left out (``scripts/machine_holdout.py``; docs/gating.md names the figures)
 HARDWARE_TARGET = detection.HARDWARE_MDE
 SCRIPT = "scripts/derived_bands.py"
 #: the key of ``band_from`` naming the derived entries that a machine left out fails (``scripts/machine_holdout.py``):

@@ -252,7 +252,11 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         gone = set(map(id, dropped))
         items[:] = [item for item in items if id(item) not in gone]
     if any("gpu_device" in getattr(item, "fixturenames", ()) for item in items):
-        _selected(config)
+        devices = {d.spec: d for d in _selected(config)}
+        progress.prime(config, [(item.nodeid, d.key, d.backend, _profile_id(item).split("[", 1)[0])
+                                for item in items
+                                for d in [devices.get(getattr(getattr(item, "callspec", None), "params", {})
+                                                      .get("gpu_device"))] if d is not None])
         try:  # a malformed baseline is reported once, before any test, not once per test
             config.stash[session_key].load_baselines()
         except GpuPerfError as exc:

@@ -100,3 +100,20 @@ def test_the_time_left_takes_each_test_at_its_last_duration(tmp_path):
     assert progress.load_durations(path) == {"t::c": 2.5}
     path.write_text("[1, 2")
     assert progress.load_durations(path) == {} and progress.load_durations(tmp_path / "none.json") == {}
+
+
+def test_a_first_run_counts_each_untimed_test_at_its_card_s_first_run_duration():
+    """Before the user's sessions have timed a test, its card model's shipped first-run duration counts (the
+    Nsight Compute test's minute and a half, not the mean of the quick tests that finished first); a duration the
+    user's own sessions kept wins."""
+    h200 = progress.load_priors("nvidia-h200", "cuda")
+    counters = "suites/test_kernel_classes.py::test_kernel_classification_counters"
+    assert h200[counters] > 30 and progress.load_priors("no-such-card", "cuda") == {}
+    s = progress.LiveStatus(None, True, 0.5)
+    s.order, s.total, s.index, s.test, s.started = ["t::quick", "t::counters", "t::mine"], 3, 1, "t::quick", 0.0
+    s.measured = {"t::earlier": 0.5}
+    s.expected = {"t::mine": 2.0}  # the user's own last duration
+    s.prime({"t::counters": h200[counters], "t::mine": 99.0})
+    assert s.time_left(0.0) == h200[counters] + 2.0  # (quick is running) counters at the prior, mine as timed
+    s.index, s.test = 0, None
+    assert s.time_left(0.0) == 0.5 + h200[counters] + 2.0  # a test never timed anywhere at this session's mean

@@ -14,7 +14,8 @@ the test, not the folders it was installed into), its elapsed time, the last met
 (``gpuperf_record``), a task's progress where one reports it (:meth:`LiveStatus.task`: the tuner's
 configurations, with the time left at the rate so far), and the session's time left: each test still to
 run at the duration it took in the last session that ran it (:data:`DURATIONS`, kept in the user's cache
-directory), a test no session has timed yet at the mean duration of the tests that finished. On a terminal
+directory), a test no session has timed yet at its card model's first-run duration where the package ships one
+(:data:`PRIORS`), else at the mean duration of the tests that finished. On a terminal
 the line fits its width (:func:`fit`): the extras go first, then the wording gets terse, then the name is
 shortened in the middle; the position, the elapsed
 time and the time left stay. Off under pytest-xdist (its workers have no terminal) and with
@@ -54,6 +55,27 @@ def durations_path() -> Path:
     return cache_root() / DURATIONS
 
 
+#: each shipped test function's mean duration on a card model's first run, shipped with the package
+#: (``scripts/first_run_durations.py``): what a test the user's sessions have never timed is counted at
+PRIORS = Path(__file__).resolve().parent / "durations"
+
+
+def prior_file(key: str, backend: str) -> Path:
+    """The shipped first-run durations of a card model (device key) and backend."""
+    return PRIORS / f"{key}-{backend}.json"
+
+
+def load_priors(key: str, backend: str) -> dict[str, float]:
+    """Seconds per test function (``suites/<file>::<test>``) on a first run of ``key`` and ``backend``; none
+    where the package ships no such file."""
+    try:
+        doc = json.loads(prior_file(key, backend).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    per = doc.get("seconds_per_test") if isinstance(doc, dict) else None
+    return load_durations_from(per) if isinstance(per, dict) else {}
+
+
 def load_durations(path: Path) -> dict[str, float]:
     """The durations kept at ``path`` (test id → seconds); none where the file is missing or is not such a
     mapping (a cache: it only ever makes an estimate better)."""
@@ -61,8 +83,11 @@ def load_durations(path: Path) -> dict[str, float]:
         doc = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
-    if not isinstance(doc, dict):
-        return {}
+    return load_durations_from(doc) if isinstance(doc, dict) else {}
+
+
+def load_durations_from(doc: dict[Any, Any]) -> dict[str, float]:
+    """The (id → seconds) pairs of ``doc`` that are a name and a finite, non-negative number."""
     return {k: float(v) for k, v in doc.items() if isinstance(k, str) and isinstance(v, (int, float))
             and not isinstance(v, bool) and math.isfinite(v) and v >= 0}
 
@@ -247,6 +272,13 @@ class LiveStatus:
         layouts = [wordy(k) for k in kept] + [brief(k) for k in kept] + [brief([], "")]
         return fit(layouts, short_name(self.test or ""), width)
 
+    def prime(self, first_run: dict[str, float]) -> None:
+        """Count each test (id → seconds) that no session of the user's has timed at its card model's first-run
+        duration (:func:`load_priors`), not at the mean of the tests that happen to finish first."""
+        with self.lock:
+            for test, seconds in first_run.items():
+                self.expected.setdefault(test, seconds)
+
     def time_left(self, elapsed: float) -> float | None:
         """Seconds the session has left: the running test's last duration less what it has run, and each test
         after it at its last duration (:attr:`expected`), at the mean of this session's tests where it has none;
@@ -368,6 +400,21 @@ def start(config: pytest.Config, shown: bool = True) -> None:
     status.expected = load_durations(durations_path())
     config.stash[_KEY] = status
     config.pluginmanager.register(status, "gpuperf-status")
+
+
+def prime(config: pytest.Config, tests: list[tuple[str, str, str, str]]) -> None:
+    """The first-run durations of ``tests`` — (pytest id, device key, backend, ``suites/<file>::<test>``) — for
+    the status line's time left (nothing where the line is off or the package ships none for a card)."""
+    status = of(config)
+    if status is None:
+        return
+    priors: dict[tuple[str, str], dict[str, float]] = {}
+    found = {}
+    for nodeid, key, backend, function in tests:
+        table = priors.setdefault((key, backend), load_priors(key, backend) if key else {})
+        if function in table:
+            found[nodeid] = table[function]
+    status.prime(found)
 
 
 def of(config: pytest.Config) -> LiveStatus | None:

@@ -34,3 +34,21 @@ def test_pyopencls_own_switch_shows_it_again(monkeypatch):
     monkeypatch.setenv("PYOPENCL_COMPILER_OUTPUT", "1")
     _, _, raised = _build("shown on request")
     assert raised and "non-empty" in str(raised[0].message)
+
+
+def test_a_library_s_builds_are_kept_quiet_through_the_backend_record(monkeypatch):
+    """Builds another library makes (Kernel Tuner's, through ``tuning.ktparams``) run inside the backend's
+    ``build_output_kept``: a PyOpenCL program built there raises no warning either; CUDA needs none."""
+    import pyopencl as cl
+
+    from pytest_gpuperf.devices.backend_registry import backend
+
+    monkeypatch.delenv("PYOPENCL_COMPILER_OUTPUT", raising=False)
+    ctx = open_device(CL[0]).context
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        with backend("opencl").build_output_kept():
+            cl.Program(ctx, '#warning "a library build"\n__kernel void k(__global float* x) { x[0] = 1.0f; }').build()
+    assert not [w for w in seen if w.category.__name__ == "CompilerWarning"]
+    with backend("cuda").build_output_kept():
+        pass

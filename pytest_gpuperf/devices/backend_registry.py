@@ -10,11 +10,12 @@ a device, so a missing library reads as that backend's "unavailable" reason, nev
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import sys
 from types import ModuleType
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, ContextManager
 
 from .dialect import Dialect
 
@@ -51,6 +52,9 @@ class Backend:
     l2_bytes_reliable: bool = False
     #: caps on a work-group's extent per dimension beyond what the device reports (CUDA's maxThreadsDim)
     work_item_caps: tuple[int, ...] = ()
+    #: what builds of this backend run inside so their compiler's output stays in the build log instead of
+    #: reaching the user as warnings (also builds made by a library, Kernel Tuner's); nothing to do by default
+    build_output_kept: Callable[[], ContextManager[None]] = contextlib.nullcontext
 
 
 _REGISTERED: dict[str, Backend] = {}

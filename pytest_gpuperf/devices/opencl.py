@@ -374,4 +374,5 @@ class OpenCLDevice(Device):
 BACKEND = register(Backend(
     name="opencl", label="OpenCL", dialect=OPENCL, list_devices=list_devices, open=OpenCLDevice,
     timer_resolution_s=1e-9,  # where CL_DEVICE_PROFILING_TIMER_RESOLUTION is not reported
+    build_output_kept=compiler_output_kept,
 ))

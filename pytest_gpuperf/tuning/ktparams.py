@@ -33,10 +33,10 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from ..devices.architectures import SMLimits
+from ..devices.backend_registry import backend
 from ..devices.base import Device
 from ..devices.dialect import portable
 from ..devices.occupancy import cuda_occupancy
-from ..devices.opencl import compiler_output_kept
 from ..devices.resources import resources_of
 from ..errors import KernelCompileError
 from ..timing import observers
@@ -270,7 +270,7 @@ def tune(device: Device, source: str, kernel: str, args: Sequence[Any], problem_
     said = io.StringIO()
 
     def run() -> tuple[list[dict[str, Any]], dict[str, Any]]:
-        with contextlib.redirect_stdout(said), compiler_output_kept():  # its builds' output: in their logs
+        with contextlib.redirect_stdout(said), backend(device.info.backend).build_output_kept():  # output: in logs
             return tune_kernel(kernel, text, tuple(int(p) for p in problem_size), list(args), params,
                                restrictions=given or None, answer=list(answer) if answer is not None else None,
                                verify=verify, atol=atol, strategy=strategy, strategy_options=dict(strategy_options or {}),

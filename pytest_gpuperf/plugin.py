@@ -246,17 +246,20 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     """Deselect what the suite profile leaves out (reported as deselected); then fail fast on an unknown
     device before any test runs, but only when some test needs a device."""
     chosen = suite_profiles.get(config.stash[session_key].options.profile)
-    dropped = [item for item in items if not chosen.selects(_profile_id(item))]
+    profile_ids = {id(item): _profile_id(item) for item in items}
+    dropped = [item for item in items if not chosen.selects(profile_ids[id(item)])]
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         gone = set(map(id, dropped))
         items[:] = [item for item in items if id(item) not in gone]
     if any("gpu_device" in getattr(item, "fixturenames", ()) for item in items):
         devices = {d.spec: d for d in _selected(config)}
-        progress.prime(config, [(item.nodeid, d.key, d.backend, _profile_id(item).split("[", 1)[0])
-                                for item in items
-                                for d in [devices.get(getattr(getattr(item, "callspec", None), "params", {})
-                                                      .get("gpu_device"))] if d is not None])
+        tests = []
+        for item in items:
+            d = devices.get(getattr(getattr(item, "callspec", None), "params", {}).get("gpu_device"))
+            if d is not None:
+                tests.append((item.nodeid, d.key, d.backend, profile_ids[id(item)].split("[", 1)[0]))
+        progress.prime(config, tests)
         try:  # a malformed baseline is reported once, before any test, not once per test
             config.stash[session_key].load_baselines()
         except GpuPerfError as exc:

@@ -109,6 +109,7 @@ def test_a_first_run_counts_each_untimed_test_at_its_card_s_first_run_duration()
     h200 = progress.load_priors("nvidia-h200", "cuda")
     counters = "suites/test_kernel_classes.py::test_kernel_classification_counters"
     assert h200[counters] > 30 and progress.load_priors("no-such-card", "cuda") == {}
+    assert progress.load_priors("../../etc", "cuda") == {}  # a key that names no file is none, not a path
     s = progress.LiveStatus(None, True, 0.5)
     s.order, s.total, s.index, s.test, s.started = ["t::quick", "t::counters", "t::mine"], 3, 1, "t::quick", 0.0
     s.measured = {"t::earlier": 0.5}

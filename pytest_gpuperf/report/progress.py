@@ -35,6 +35,7 @@ from typing import Any, Callable
 
 import pytest
 
+from ..paths import UnsafeNameError, safe_name
 from ..util.atomic import atomic_write_json
 from ..util.memo import cache_root
 
@@ -62,7 +63,7 @@ PRIORS = Path(__file__).resolve().parent / "durations"
 
 def prior_file(key: str, backend: str) -> Path:
     """The shipped first-run durations of a card model (device key) and backend."""
-    return PRIORS / f"{key}-{backend}.json"
+    return PRIORS / f"{safe_name(key)}-{safe_name(backend, 'backend')}.json"
 
 
 def load_priors(key: str, backend: str) -> dict[str, float]:
@@ -70,7 +71,7 @@ def load_priors(key: str, backend: str) -> dict[str, float]:
     where the package ships no such file."""
     try:
         doc = json.loads(prior_file(key, backend).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, UnsafeNameError):  # none shipped, or a key no file can be named by
         return {}
     per = doc.get("seconds_per_test") if isinstance(doc, dict) else None
     return load_durations_from(per) if isinstance(per, dict) else {}
@@ -411,7 +412,9 @@ def prime(config: pytest.Config, tests: list[tuple[str, str, str, str]]) -> None
     priors: dict[tuple[str, str], dict[str, float]] = {}
     found = {}
     for nodeid, key, backend, function in tests:
-        table = priors.setdefault((key, backend), load_priors(key, backend) if key else {})
+        if (key, backend) not in priors:  # each card's file read once
+            priors[key, backend] = load_priors(key, backend)
+        table = priors[key, backend]
         if function in table:
             found[nodeid] = table[function]
     status.prime(found)

@@ -27,9 +27,12 @@ informational, its provenance's ``band_from`` naming the measured spread
 Hardware figures (:func:`pytest_gpuperf.baselines.detection.hardware`: launch, memory, latency, throughput, clock,
 power) are pooled the same way where their gate is looser than :data:`HARDWARE_TARGET`: a card's figure measured
 on six machines is the reference a fleet of that card is held to, and a power draw that spreads 3–5 % between
-machines cannot be gated within 25 %; it is declared informational with that spread as its cause. A fit's
-goodness (``….r2``) is no hardware figure (:func:`~pytest_gpuperf.baselines.detection.hardware`) and keeps its row's
-band.
+machines cannot be gated within 25 %; it is declared informational with that spread as its cause. One gating
+within 5 % but looser than its own target (a device-timed figure's 2 %, :func:`~pytest_gpuperf.baselines.detection.target`)
+is pooled only where that reaches its target *and* no machine left out reads ``regressed`` against the band the
+other machines' runs set (:func:`holds_out`): a band narrowed below 5 % must hold for the next machine, which the
+runs it was set from cannot show. A fit's goodness (``….r2``) is no hardware figure
+(:func:`~pytest_gpuperf.baselines.detection.hardware`) and keeps its row's band.
 
     python scripts/derived_bands.py            # report; exit 1 where a reviewed baseline would change
     python scripts/derived_bands.py --write    # update the reviewed baselines
@@ -51,7 +54,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from aa_bands import KEYS, K, Run, aa_runs, readings, settle  # noqa: E402
+from aa_bands import KEYS, K, Reading, Run, aa_runs, readings, settle  # noqa: E402
 
 from pytest_gpuperf.baselines import baseline_file, catalog, detection  # noqa: E402
 from pytest_gpuperf.baselines.table import power  # noqa: E402
@@ -131,16 +134,24 @@ def target(name: str) -> float | None:
     return None
 
 
+def own_target(name: str) -> float | None:
+    """The MDE a hardware figure must reach (:func:`pytest_gpuperf.baselines.detection.target`: 2 % where the
+    device's timer measured it) where that is tighter than :func:`target`, else None: such a figure gating within
+    :data:`HARDWARE_TARGET` is pooled only towards it, under :func:`holds_out`."""
+    goal = detection.target(name)
+    return goal if goal is not None and goal < HARDWARE_TARGET and not name.startswith(DERIVED) else None
+
+
 def candidate(name: str, entry: Mapping[str, Any]) -> bool:
     """A derived or hardware figure the gate judges (not informational, not a zero value, not a bound) looser than
-    its :func:`target`."""
+    its :func:`target`, or than its :func:`own_target`."""
     goal = target(name)
     if goal is None or entry.get("better") not in ("lower", "higher", "exact"):
         return False
     if float(entry["value"]) == 0:
         return False
     p = power(name, entry)
-    return p.mde is not None and p.mde > goal
+    return p.mde is not None and p.mde > min(goal, own_target(name) or goal)
 
 
 def false_alarm(name: str, entry: Mapping[str, Any], runs: list[Run]) -> bool:
@@ -256,12 +267,40 @@ def pool(key: str, name: str, entry: Mapping[str, Any], runs: list[Run],
     if not out.alarmed and (after is None or not math.isfinite(after) or after >= before):
         out.why = f"pooled MDE {after:.2%} not tighter than {before:.2%}"
         return out
+    goal = own_target(name)
+    if goal is not None and not out.alarmed and before <= HARDWARE_TARGET:
+        if after > goal:  # narrower, yet short of its target: the band the file has is the one its runs held
+            out.why = f"pooled MDE {after:.2%} tighter than {before:.2%} but not within its {goal:.0%} target"
+            return out
+        failed = holds_out(name, entry, base, seen, metrics)
+        if failed:
+            out.why = f"pooled to {after:.2%}, but a machine left out fails the band the others set: {failed}"
+            return out
     alarms = [r.run.label for r in seen if judge(name, new, r.value) == "regressed"]
     if alarms:
         out.why = f"A/A runs read regressed against the pooled band: {', '.join(alarms)}"
         return out
     out.mended = new
     return out
+
+
+def holds_out(name: str, entry: Mapping[str, Any], base: list[float], seen: list[Reading],
+              metrics: Mapping[str, Mapping[str, Any]]) -> str:
+    """Each machine's A/A readings judged against the band pooled from the baseline runs and every *other* machine's
+    (as :func:`pool` sets it): what the first machine that reads ``regressed`` read, or "" where none does (or fewer
+    than :data:`MIN_POOLED` runs are left without a machine)."""
+    step = grid_step(name, str(entry.get("unit", "")), metrics)
+    for machine in sorted({r.run.machine for r in seen}):
+        others = [r for r in seen if r.run.machine != machine]
+        values = [float(f"{v:.7g}") for v in base + [r.value for r in others]]
+        if len(values) < MIN_POOLED:
+            continue
+        files = [r.run.label for r in others]
+        band_of_others, _ = pooled_entry(name, entry, values, files, len({r.run.machine for r in others}), step)
+        for r in seen:
+            if r.run.machine == machine and judge(name, band_of_others, r.value) == "regressed":
+                return f"without {machine}, {r.run.label} read {r.delta:+.2%}"
+    return ""
 
 
 def held_out_causes(metrics: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:

@@ -38,30 +38,41 @@ CAUSES: dict[tuple[str, str, str], str] = {
         "7ea1438: tuning budgets count from the session's start (the one tuning change in the range); one run "
         "recorded the figure since, so it stays a candidate",
     ("nvidia-h100-80gb-hbm3", "cuda", "fbe1609..2ddbc93"):
-        "905cbc9/9607a60/c322406: the accuracy kernels' text now comes from the device dialect; two runs so far, "
-        "bisect to confirm",
-    ("nvidia-h100-80gb-hbm3", "cuda", "2ddbc93..fa19cec"):
-        "one run so far (`h100-a1`); no commit in the range touches the memory probes: wait for a second run",
+        "905cbc9/9607a60/c322406: the accuracy kernels' text now comes from the device dialect; bisect to "
+        "confirm",
     ("nvidia-h100-80gb-hbm3", "opencl", "849ea2b3a7f4..6bb9be0"):
         "the exploratory OpenCL tuning run with the probe limit lifted (a2f7beb): another configuration space",
     ("nvidia-h100-80gb-hbm3", "opencl", "6bb9be0..df12932"):
         "back to the default space after that exploratory run (a2f7beb); one run so far",
     ("nvidia-h200", "cuda", "d63256a..f9f85d1"):
         "the global-latency sweep: 62b1543 keeps its results per device and 51d2a87 builds the chase kernels' "
-        "timed sections from one template (text unchanged); the tuner: e6fd1fd parses a kernel's accesses once "
-        "per context. Bisect to tell which",
-    ("nvidia-h200", "cuda", "f9f85d1..5cf97c0"):
-        "8b24074: the ranked tuner's final pass times the middle of the largest untimed stretch (finds a faster "
-        "histogram configuration); two runs so far (`upgrade-3m`, `upgrade-4m`)",
-    ("nvidia-h200", "cuda", "5cf97c0..na"):
-        "one run so far (`upgrade-4m`), recorded without a commit (`na`): nothing to bisect until the next run",
-    ("pocl-pthread-haswell-amd-epyc", "opencl", "1ce692762e98..202b79a34fb8"):
-        "no commit in the range touches the host-timed empty launch; the level fell between the night's "
-        "development gate check and the morning's final one on the same shared 2-core host: host load. The "
-        "fuzz maximum: no accuracy code changed in the range either (its merges are history, compare and hang "
-        "handling); bisect to confirm",
+        "timed sections from one template (text unchanged). Bisect to tell which",
+    ("nvidia-h200", "cuda", "d63256a..46fb54e"):
+        "905cbc9/9607a60/c322406 (the accuracy kernels' text now comes from the device dialect) are in this "
+        "451-commit range, as in the H100's fbe1609..2ddbc93, where the same fuzz maximum (same seed) fell 1 → 0 "
+        "ulp too; bisect to confirm",
     ("pocl-pthread-haswell-amd-epyc", "opencl", "266ec6dc1beb..121c3ffcb1b0"):
         "905cbc9/9607a60/c322406: the accuracy kernels' text now comes from the device dialect; two runs so far",
+    ("pocl-pthread-skylake-avx512-amd-epyc", "opencl", "cb1c486216c9..be86e76b2753"):
+        "no commit in the range touches the summation or its timing (b9a52ba2 adds an untimed pre-run to "
+        "timing.measure that the summation does not use); the two runs at be86e76 read 27.0 and 10.1 µs a "
+        "minute apart on the same shared 2-core host, and the later runs at the new level ran on other machines "
+        "ten days later: host noise as far as the range shows; bisect to confirm",
+    ("pocl-pthread-skylake-avx512-amd-epyc", "opencl", "be86e76b2753..2ae8067e85a3"):
+        "the copy procedure itself is unchanged in the 694 commits (392285fc moves it into probes.copy_bandwidth), "
+        "which add bdedd50b (OpenCL timed work held behind a user event) and 0c4819f3 (a CPU buffer's pages "
+        "committed before timing). The new runs are the fleet scenario's memory-suite jobs on another machine "
+        "(kernel fc-v669 → fc-v1098) with other processes on 1.6-1.8 of its 2 cores (docs/fleet.md): machine "
+        "and load confounded with code; bisect on one machine",
+    ("pocl-pthread-skylake-avx512-amd-epyc", "opencl", "be86e76b2753..0dbf2042e591"):
+        "bdedd50b: OpenCL timed work waits on a user event released once all of it is enqueued, so the 12-pass "
+        "pairwise sum no longer times PyOpenCL's enqueue gaps (aa175e9d expected this drop); the two runs since "
+        "(0dbf204, 6ba6507) ran on another machine ten days later, so it stays a candidate",
+    ("pocl-pthread-skylake-avx512-amd-epyc", "opencl", "2ae8067e85a3..0dbf2042e591"):
+        "no code change: 0dbf204 is an ancestor of 2ae8067 (git log A..B is empty; the 10 commits 0dbf204..2ae8067 "
+        "touch the fleet report, NVML and results writing, not the copy). The contended fleet jobs against the "
+        "next day's before/after runs (PoCL reports 13.0 GB of memory against 10.2-10.4 GB): a machine and load "
+        "difference; two runs so far, so it stays a candidate",
 }
 
 

@@ -1,0 +1,59 @@
+"""The measured causes the catalog writes for the GPU launch figures' bands, checked against the saved H200 A/A runs:
+host-submitted launches keep one rate per process (runs of one machine differ far more than the spans of one run),
+graph launches keep one rate per machine (a machine's runs agree; one machine of six reads apart)."""
+
+from __future__ import annotations
+
+import statistics
+
+import pytest
+
+from pytest_gpuperf.baselines import catalog
+from suite_support import load_script
+
+aa_bands = load_script("aa_bands")
+pytestmark = pytest.mark.xdist_group("saved-aa-runs")
+
+HOST_SUBMITTED = ("launch.empty.device_us", "launch.grid.1x256.device_us", "launch.grid.132x256.device_us",
+                  "launch.grid.528x256.device_us", "launch.grid.2112x256.device_us", "launch.grid.8448x256.device_us")
+
+
+def _by_machine(name: str) -> dict[str, list[dict]]:
+    """The saved H200 A/A runs' entries of ``name`` timed over spans of launches (an identity), by machine."""
+    out: dict[str, list[dict]] = {}
+    for run in aa_bands.aa_runs("nvidia-h200"):
+        m = run.metrics.get(name)
+        if m is not None and (m.get("identity") or {}).get("timing"):
+            out.setdefault(run.machine, []).append(m)
+    return out
+
+
+def _rel_sd(values: list[float]) -> float:
+    return statistics.stdev(values) / statistics.mean(values)
+
+
+@pytest.mark.parametrize("name", HOST_SUBMITTED)
+def test_host_submitted_launches_keep_one_rate_per_process(name):
+    machines = {k: v for k, v in _by_machine(name).items() if len(v) >= 2}
+    assert len(machines) >= 6, sorted(machines)
+    within = statistics.median(_rel_sd(m["stats"]["samples"]) for ms in machines.values() for m in ms)
+    between = statistics.median(_rel_sd([m["value"] for m in ms]) for ms in machines.values())
+    assert within < 0.001 and 0.014 <= between <= 0.065, (within, between)
+    assert between > 10 * within
+    assert "one rate per process" in catalog.wide_band_cause(name, "us")
+
+
+def test_the_cited_run_reads_two_rates_on_one_machine():
+    values = [round(m["value"], 2) for m in _by_machine("launch.empty.device_us")["gatecheck-e003155"]]
+    assert values == [1.28, 1.37, 1.28]
+    assert "1.28, 1.37 and 1.28 µs" in catalog.LAUNCH_GPU_CAUSE
+
+
+def test_graph_launches_keep_one_rate_per_machine_and_one_machine_reads_apart():
+    by = {k: [m["value"] for m in ms] for k, ms in _by_machine("launch.graph.empty.device_us").items()}
+    assert len(by) == 6 and all(_rel_sd(v) < 0.0002 for v in by.values() if len(v) >= 2), by
+    apart = {k for k, v in by.items() if statistics.mean(v) > 0.52}
+    assert apart == {"graph-d6b9582"} and all(0.501 <= round(statistics.mean(v), 3) <= 0.502
+                                              for k, v in by.items() if k not in apart), by
+    assert round(statistics.mean(by["graph-d6b9582"]), 3) == 0.537
+    assert "0.501–0.502 µs" in catalog.wide_band_cause("launch.graph.empty.device_us", "us")

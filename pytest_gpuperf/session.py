@@ -7,6 +7,7 @@ tested without pytest's machinery.
 
 from __future__ import annotations
 
+import os
 import re
 import time
 import uuid
@@ -103,8 +104,15 @@ def is_shipped(node: Any) -> bool:
 
 
 def test_id(node: Any) -> str:
-    """The canonical id of a pytest item (:func:`canonical_test` with its file)."""
-    return canonical_test(node.nodeid, getattr(node, "path", None))
+    """The canonical id of a pytest item (:func:`canonical_test` with its file). A file of the user's outside the
+    rootdir (``gpuperf run ../test_x.py``: the rootdir is the folder it runs in) gets an id with no file part from
+    pytest (``::test_x``); its path from the rootdir is put there, so the id names the file a later run (``gpuperf
+    baseline init -- ../test_x.py``) collects and two such files' tests stay apart."""
+    nodeid, path = node.nodeid, getattr(node, "path", None)
+    root = getattr(getattr(node, "config", None), "rootpath", None)
+    if nodeid.startswith("::") and path is not None and root is not None and _in_suites(path) is None:
+        nodeid = Path(os.path.relpath(path, root)).as_posix() + nodeid
+    return canonical_test(nodeid, path)
 
 
 def _subset_aggregate(entry: Mapping[str, Any], recorded: Any) -> bool:

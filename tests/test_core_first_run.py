@@ -190,3 +190,19 @@ def test_the_same_suite_test_has_one_id_and_seed_however_it_is_collected(tmp_pat
     assert m["identity"] == b["accuracy.fp32.sin.max_ulp"]["identity"] and "seed" in m["identity"]
     # the seed is the CRC of that device-free id (the plugin's gpuperf_test_id): the same on every card
     assert m["identity"]["seed"] == zlib.crc32(m["test"].encode())
+
+
+def test_a_test_file_outside_the_folder_it_runs_in_is_named_by_its_path_from_there(pytester):
+    """``gpuperf run ../test_x.py`` (the rootdir is the folder it runs in): pytest gives a file outside the rootdir
+    no file part in its ids; the run names it by its path from the rootdir, in its results and in the command that
+    makes a baseline, which collects it."""
+    pytester.makepyfile(test_outside=WORK)
+    here = pytester.path / "sub"
+    here.mkdir()
+    out = here / "r.json"
+    result = pytester.runpytest(DEV, FAST, f"--rootdir={here}", f"--gpuperf-baseline-dir={baseline_folder(here)}",
+                                f"--gpuperf-json={out}", str(pytester.path / "test_outside.py"))
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["*make one*gpuperf baseline init --runs 3 --device opencl:0 --dir * -- ../test_outside.py"])
+    tests = [t["test"] for t in json.loads(out.read_text())["tests"]]
+    assert tests and all(t.startswith("../test_outside.py::test_work") for t in tests), tests

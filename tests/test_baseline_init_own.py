@@ -119,6 +119,45 @@ def test_a_deterministic_figure_is_kept_whatever_the_host_did() -> None:
     assert not sc.left_out and not sc.partial and sc.metrics == 1
 
 
+# ---- what a written baseline would catch, and what --replace drops -------------------------------------
+
+def _write_baseline(path: Path, metrics: dict[str, dict[str, Any]], backend: str = "opencl") -> None:
+    from pytest_gpuperf.baselines import baseline_file
+
+    baseline_file.update(baseline_file.BaselineFile(path), backend, {"key": "dev", "name": "dev"}, {"runs": 3}, metrics)
+
+
+def test_init_says_what_the_written_entries_catch_and_names_the_loose_ones(tmp_path: Path) -> None:
+    from pytest_gpuperf.baselines.first import power_line
+
+    path = tmp_path / "dev.json"
+    samples = [100.0 + 0.01 * i for i in range(-5, 6)]
+    tight = {"value": 100.0, "unit": "us", "better": "lower", "tolerance": {"rel": 0.01}, "samples": samples}
+    loose = {"value": 100.0, "unit": "us", "better": "lower", "tolerance": {"rel": 1.0}, "samples": samples}
+    _write_baseline(path, {"a.time_us": tight, "b.time_us": loose})
+    line = power_line(path, "opencl", ["a.time_us", "b.time_us"], "dev")
+    assert line.startswith("dev (opencl): the smallest change each entry's gate catches: 1 entry ≤2 %, 1 entry loose")
+    assert "loose (a change under 25 % passes): b.time_us catches ≥ 100 %" in line and "a.time_us catches" not in line
+    assert "loose" not in power_line(path, "opencl", ["a.time_us"], "dev")
+
+
+def test_replace_names_the_entries_it_drops(tmp_path: Path) -> None:
+    from pytest_gpuperf.baselines.first import _say_dropped
+
+    path = tmp_path / "dev.json"
+    entry = {"value": 1.0, "unit": "us", "better": "lower", "tolerance": {"rel": 0.05}}
+    _write_baseline(path, {"my_kernel.time_us": entry, "saxpy.time_us": entry})
+    _write_baseline(path, {"other.time_us": entry}, backend="cuda")
+    said: list[str] = []
+    _say_dropped(said.append, path, {"my_kernel.time_us": entry}, "opencl")
+    assert len(said) == 1 and "2 of its entries are not among this init's metrics and are dropped" in said[0]
+    assert "saxpy.time_us" in said[0] and "cuda: other.time_us" in said[0] and "my_kernel.time_us" not in said[0]
+    said.clear()
+    _write_baseline(tmp_path / "one.json", {"my_kernel.time_us": entry})
+    _say_dropped(said.append, tmp_path / "one.json", {"my_kernel.time_us": entry}, "opencl")
+    assert said == []  # nothing dropped, nothing said
+
+
 # ---- the journey: the docs' example, init, a gate run, a planted slowdown -----------------------------
 
 def _run(cmd: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
@@ -166,6 +205,7 @@ def test_a_users_own_suite_is_baselined_alone_gated_and_a_plant_caught(tmp_path:
     lines = [ln for ln in made.stdout.splitlines() if ": run " in ln and " of 3: " in ln]
     assert len(lines) == 3 and all("1 test (1 passed)" in ln and "1 metric (" in ln for ln in lines), _said(made)
     assert "NO BASELINE" not in made.stdout and "test session starts" not in made.stdout, _said(made)
+    assert f"{key} (opencl): the smallest change each entry's gate catches: 1 entry " in made.stdout, _said(made)
     assert "'--gpuperf-json=results/{key}/init-" in made.stdout  # the echoed command keeps its quoting
     first = 5 if busy else 2  # after the earlier file (and the refused init's runs)
     for n in range(first, first + 3):

@@ -430,7 +430,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     i.add_argument("--dir", default="baselines", help="your baseline folder (default ./baselines; created)")
     i.add_argument("--results-dir", default="results", help="where each run's results and log go "
                                                              "(<dir>/<key>/init-N-*.json, init-N.log; N numbered on)")
-    i.add_argument("--replace", action="store_true", help="replace an existing baseline file of the device")
+    i.add_argument("--replace", action="store_true",
+                   help="start the device's baseline file over (entries this init's runs do not make are dropped, and named)")
     _add_k(i)
     i.add_argument("--keep-contended", action="store_true",
                    help="keep entries measured on a busy host or card in every run, flagged in the file's provenance "

@@ -20,13 +20,13 @@ import subprocess
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..verdictwords import Gate
 from ..errors import GpuPerfError
 from ..timing.observers import CONTENDED_RUN_LIMIT
 from ..schemas.results_doc import ResultsDocument
-from . import baseline_file, contention
+from . import baseline_file, contention, detection
 
 #: the run results and logs of init: ``init-<n>-<backend>.json``, ``init-<n>.log`` (or ``.gz``, ``.xz``)
 RUN_FILE = re.compile(r"init-(\d+)(?:-[a-z]+)?(?:-\d+)?\.(?:json|log)(?:\.gz|\.xz)?")
@@ -155,6 +155,7 @@ def init(*, device: str, runs: int, baseline_dir: Path, results_dir: Path, pytes
         entries = merge_runs(sc.docs, k)
         target = baseline_file.BaselineFile(baseline_file.path_for(baseline_dir, key))
         if replace and target.path.exists() and target.path not in written:
+            _say_dropped(say, target.path, entries, backend)
             target.path.unlink()
         prov = contention.provenance(next(iter(entries.values()))["provenance"] if entries else {}, sc)
         for entry in entries.values():
@@ -165,10 +166,44 @@ def init(*, device: str, runs: int, baseline_dir: Path, results_dir: Path, pytes
             written.append(target.path)
         _report(say, sc, key, backend)
         say(f"{'wrote ' + str(target.path) if entries else 'wrote nothing for ' + key}: {backend}: {len(entries)} "
-            f"metrics from {len(sc.docs)} runs (results under {results_dir}/{key}/); review it, then commit it")
+            f"metric{'' if len(entries) == 1 else 's'} from {len(sc.docs)} run{'' if len(sc.docs) == 1 else 's'} (results under {results_dir}/{key}/); review it, then commit it")
+        if entries:
+            say(power_line(target.path, backend, entries, key))
     if not written:
         raise GpuPerfError("the runs left no metric to baseline; check --device, the tests named and the lines above")
     return Outcome(written, any(sc.impossible for sc in screened.values()))
+
+
+def _say_dropped(say: Callable[[str], None], path: Path, entries: Mapping[str, Any], backend: str) -> None:
+    """``--replace`` starts the file over: name the entries of the file being replaced that this init's runs did not
+    make (another test's, another backend's), which the new file no longer holds."""
+    old = baseline_file.load_file(path).data.get("backends", {})
+    gone = sorted(f"{name}" if b == backend else f"{b}: {name}"
+                  for b, section in old.items() for name in (section.get("metrics") or {})
+                  if b != backend or name not in entries)
+    if gone:
+        say(f"--replace: {path} is started over; {len(gone)} of its entries are not among this init's metrics and "
+            f"are dropped: {_few(gone)} (name their tests after -- to keep them, or leave out --replace and refresh "
+            "entries with 'gpuperf baseline from-results')")
+
+
+def power_line(path: Path, backend: str, names: Iterable[str], key: str) -> str:
+    """What the written entries' gates catch (:mod:`.detection`), counted by class, and the loose ones named: a
+    baseline whose runs spread too far to gate within 25 % says so when it is made, not at the first gate."""
+    from .table import power
+
+    metrics = baseline_file.load_file(path).data["backends"][backend]["metrics"]
+    found = {n: power(n, metrics[n]) for n in names if n in metrics}
+    counts = detection.tally(list(found.values()))
+    loose = sorted((n for n, p in found.items() if p.loose), key=lambda n: -(found[n].mde or 0.0))
+    line = (f"{key} ({backend}): the smallest change each entry's gate catches: "
+            + ", ".join(f"{n} {'entry' if n == 1 else 'entries'} {label}" for label, n in counts.items()))
+    if loose:
+        line += (f"; loose (a change under {100 * detection.LOOSE:.0f} % passes): "
+                 + _few([f"{n} catches ≥ {100 * (found[n].mde or 0):.3g} %" for n in loose])
+                 + " — its runs spread that far: re-make it on a quieter host, with more runs, or a longer "
+                   "measurement (gpuperf baseline table shows each band's cause)")
+    return line
 
 
 def _few(names: Sequence[str], shown: int = 5) -> str:

@@ -669,7 +669,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     elif state.runs:
         summary.write(tr, summary.session_lines(state, config.stash.get(_finish_error, None)))
     _skips_line(tr, state)
-    line = config.stash.get(_headline, None)
+    line = None if config.option.collectonly else config.stash.get(_headline, None)  # a listing judges nothing
     if line is not None:  # the verdict the exit status, the JUnit file and the step summary carry
         tr.write_line(line, green=line.startswith("gpuperf PASSED"), red=not line.startswith("gpuperf PASSED"),
                       bold=True)

@@ -147,6 +147,19 @@ def test_headline_and_gate_case_follow_the_status():
     passed = civerdict.headline(0, [], 0, civerdict.scope({"opencl:0": ["pass", "new", "pass"]}))
     assert passed == "gpuperf PASSED (exit 0): no metric regressed (opencl:0: 1 new, 2 pass)"
     assert civerdict.scope({}) == "no metric recorded"
+    # pytest's own statuses say what they mean: a selection that matched nothing is no regression to look for
+    assert civerdict.headline(5, []).startswith("gpuperf FAILED (exit 5): no test was collected: the tests named, -k")
+    assert "usage error" in civerdict.headline(4, [])
+
+
+@needs_opencl
+def test_a_listing_of_the_tests_prints_no_verdict(pytester):
+    pytester.makepyfile(SUITE)
+    result = pytester.runpytest("--gpuperf-device=opencl:0", "--collect-only", "-q")
+    assert result.ret == 0 and "gpuperf PASSED" not in result.stdout.str() and "collected" in result.stdout.str()
+    result = pytester.runpytest("--gpuperf-device=opencl:0", "-k", "nothing_matches", "-p", "no:cacheprovider")
+    assert result.ret == 5
+    result.stdout.fnmatch_lines(["gpuperf FAILED (exit 5): no test was collected*"])
 
 
 @pytest.mark.parametrize("location, nodeid, expected", [

@@ -94,6 +94,15 @@ def reasons(state: Any, finish_error: str | None = None) -> list[Reason]:
     return out
 
 
+#: what pytest's own exit statuses mean, for a run that ended with one and no gpuperf reason
+PYTEST_STATUS = {
+    2: "the run was interrupted (Ctrl-C, a signal or an error during collection; see the lines above)",
+    3: "pytest hit an internal error (see the traceback above)",
+    4: "pytest refused the command line (see the usage error above)",
+    5: "no test was collected: the tests named, -k or -m selected none (gpuperf run --collect-only -q lists them)",
+}
+
+
 def verdict_word(status: int) -> str:
     """``PASSED`` for 0, the reason of a gpuperf status (``exits``), else ``FAILED``."""
     if status == 0:
@@ -128,7 +137,7 @@ def headline(status: int, found: list[Reason], failed_tests: int = 0, gated: str
         parts.append(f"{others} test(s) failed")
     if not parts:
         parts.append("no metric regressed" + (f" ({gated})" if gated else "") if status == 0
-                     else "pytest ended the run with this status (see its log)")
+                     else PYTEST_STATUS.get(int(status), "pytest ended the run with this status (see its log)"))
     return f"gpuperf {verdict_word(status)} (exit {int(status)}): " + "; ".join(parts)
 
 

@@ -100,10 +100,10 @@ def test_screen_sets_aside_busy_runs_leaves_out_always_busy_and_impossible_entri
             _doc(_metric("a.us", 12), _metric("b.us", 5, busy=True), _metric("c.us", 7))]
     sc = contention.screen(docs)
     assert set(sc.left_out) == {"b.us", "c.us"} and sc.impossible == ["c.us"]
-    assert "runs 1, 2, 3 of 3" in sc.left_out["b.us"] and "busy" in sc.left_out["b.us"]
+    assert "in runs 1, 2, 3 of 3" in sc.left_out["b.us"] and "busy" in sc.left_out["b.us"]
     assert sc.left_out["c.us"].startswith("run 2: impossible value: c.us: 1 of its 3 samples are negative")
     assert "-2.5" in sc.left_out["c.us"]
-    assert sc.partial == {"a.us": "runs 1 of 3 the host's CPUs were busy with other work: made from the other runs"}
+    assert sc.partial == {"a.us": "in run 1 of 3 the host's CPUs were busy with other work: made from the other runs"}
     assert [[m.name for m in d.metrics] for d in sc.docs] == [[], ["a.us"], ["a.us"]]
     assert sc.too_disturbed() and sc.main_cause() == "contended"  # 1 of 3 always busy: more than a tenth
     prov = contention.provenance({"runs": 3}, sc)

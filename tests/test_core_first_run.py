@@ -45,7 +45,7 @@ def test_first_run_without_baseline_says_so_and_names_the_command(pytester):
     pytester.makepyfile(WORK)
     result = pytester.runpytest(DEV, FAST, f"--gpuperf-baseline-dir={baseline_folder(pytester.path)}")
     assert result.ret == 0
-    result.stdout.fnmatch_lines([f"NO BASELINE for {CL[0].key}: 2 recorded, 0 gated (documented bounds*",
+    result.stdout.fnmatch_lines([f"NO BASELINE for {CL[0].key}: 2 recorded, 0 of them gated by documented bounds*",
                                  "*make one*gpuperf baseline init --runs 3 --device opencl:0 --dir bl*"])
     assert "kernel.work.ms" not in result.stdout.str()  # 'new' rows are counted, not listed
     assert "gpuperf opencl:0: 2 new" in result.stdout.str()

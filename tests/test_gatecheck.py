@@ -254,7 +254,7 @@ def test_choose_plants():
 
 @pytest.mark.parametrize("argv, message", [
     (["--plant", "bogus"], "--plant 'bogus': use KIND or KIND=ARG with KIND one of"),
-    (["--plant", "memory=fast"], "--plant 'memory=fast': memory takes a fraction such as 0.05"),
+    (["--plant", "memory=fast"], "--plant 'memory=fast': memory takes the added share of work, a number in (0, 10) such as 0.05"),
     (["--aa", "-1"], "--aa and --tries must be non-negative"),
 ])
 def test_cli_errors_are_one_line(tmp_path, capsys, argv, message):

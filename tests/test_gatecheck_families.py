@@ -37,7 +37,7 @@ def test_every_fraction_kind_parses_and_refuses_bad_sizes(kind):
     assert plants.parse([f"{kind}=0.05"]) == {kind: "0.05"}
     assert plants.fraction((f"{kind}=1.5",), kind) == 1.5 and plants.fraction((), kind) == 0.0
     assert kind in plants.FAMILY
-    for bad, says in ((f"{kind}=fast", "takes a fraction such as 0.05"), (f"{kind}=0", r"must lie in \(0, 10\)"),
+    for bad, says in ((f"{kind}=fast", "takes the added share of work"), (f"{kind}=0", r"must lie in \(0, 10\)"),
                       (f"{kind}=12", r"must lie in \(0, 10\)"), (f"{kind}=nan", r"must lie in \(0, 10\)"),
                       (f"{kind}=", "use KIND=ARG"), (kind, "use KIND=ARG")):
         with pytest.raises(ValueError, match=says):

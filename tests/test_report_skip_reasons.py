@@ -43,7 +43,7 @@ def test_one_line_largest_group_first_naming_the_device_that_lacks_it():
               ("suites/test_c.py::test_i[cuda:0]", "cuda:0 (H200) lacks cpu")]
     line = skip_reasons.summary_line(skips, ["cuda:0", "opencl:0"])
     assert line == ("gpuperf skipped: 228 tests need CUDA, which opencl:0 lacks; 20 need fp16, which opencl:0 lacks; "
-                    "1 need a CPU device, which cuda:0 lacks; 1 skipped for other reasons (-rs lists each)")
+                    "1 needs a CPU device, which cuda:0 lacks; 1 skipped for other reasons (-rs lists each)")
     corpus = skip_reasons.summary_line([("suites/test_power.py::test_power_model[cuda:0]",
                                           "no power corpus for nvidia-h200 (results/nvidia-h200/power-corpus-cuda.json)")],
                                         ["cuda:0"])

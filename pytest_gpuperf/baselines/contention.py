@@ -99,7 +99,8 @@ def screen(docs: Sequence[ResultsDocument], keep_contended: bool = False) -> Scr
     out.metrics = len(runs_of)
     drop: dict[str, set[int]] = {}
     for name, bad in disturbed.items():
-        said = f"runs {', '.join(map(str, bad))} of {len(docs)} {CAUSES[out.causes[name]]}"
+        said = (f"in run{'s' if len(bad) > 1 else ''} {', '.join(map(str, bad))} of {len(docs)} "
+                f"{CAUSES[out.causes[name]]}")
         if name in out.left_out:
             continue
         if len(bad) < len(runs_of[name]):

@@ -75,9 +75,11 @@ def parse(values: list[str] | tuple[str, ...], device: str | None = None) -> dic
             try:
                 f = float(arg)
             except ValueError:
-                raise ValueError(f"--gpuperf-plant {raw!r}: {kind} takes a fraction such as 0.05") from None
+                raise ValueError(f"--gpuperf-plant {raw!r}: {kind} takes the added share of work, a number in "
+                                 f"(0, 10) such as 0.05 (5 % more) or 3 (4× the work)") from None
             if not 0 < f < 10:  # also refuses nan
-                raise ValueError(f"--gpuperf-plant {raw!r}: the fraction must lie in (0, 10)")
+                raise ValueError(f"--gpuperf-plant {raw!r}: the added share of work must lie in (0, 10): 0.05 is 5 % "
+                                 "more, 3 is 4× the work")
         elif KINDS[kind] == "function" and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", arg):
             raise ValueError(f"--gpuperf-plant {raw!r}: {kind} takes a math function's name such as sin")
         if at and scope != device:

@@ -40,12 +40,13 @@ def loosest_families(metrics: Iterable[Any], limit: int = 5) -> list[tuple[str, 
 
 
 def line(spec: str, metrics: list[Any]) -> str | None:
-    """``DETECTION POWER cuda:0: 729 ≤2 %, …, 812 loose (tuning.mean 42, …)``, or None when nothing was gated."""
+    """``DETECTION POWER cuda:0: … 729 ≤2 %, …, 812 loose; loose (…), by family: tuning.mean ×42, …``, or None when
+    nothing was gated."""
     counts = tally(metrics)
     if not counts:
         return None
     text = ", ".join(f"{n} {label}" for label, n in counts.items())
     loose = loosest_families(metrics)
-    more = (f"; loose (would miss changes over {100 * LOOSE:.0f} %, verdict 'loose'): "
-            + ", ".join(f"{f} {n}" for f, n in loose)) if loose else ""
+    more = (f"; loose (would miss changes under {100 * LOOSE:.0f} %, verdict 'loose'), by family: "
+            + ", ".join(f"{f} ×{n}" for f, n in loose)) if loose else ""
     return f"DETECTION POWER {spec}: smallest change each gate catches: {text}{more}"

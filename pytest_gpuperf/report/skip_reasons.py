@@ -68,12 +68,22 @@ def summary_line(skips: Iterable[tuple[str, str]], specs: Iterable[str] = ()) ->
         return None
     parts = []
     for i, (label, n) in enumerate(sorted(counts.items(), key=lambda kv: (kv[0] == OTHER, -kv[1], kv[0]))):
-        text = f"{n} {'test' + ('s' if n != 1 else '') + ' ' if i == 0 else ''}{label}"
+        text = f"{n} {'test' + ('s' if n != 1 else '') + ' ' if i == 0 else ''}{_agreeing(label, n)}"
         if label.startswith("need") and devices[label]:
             lacking = sorted(devices[label])
             text += f", which {' and '.join(lacking)} lack{'s' if len(lacking) == 1 else ''}"
         parts.append(text)
     return "gpuperf skipped: " + "; ".join(parts) + " (-rs lists each)"
+
+
+def _agreeing(label: str, n: int) -> str:
+    """A category's label with its verb agreeing with one test (``1 needs CUDA``, ``1 is opt-in``)."""
+    if n != 1:
+        return label
+    for many, one in (("need ", "needs "), ("are ", "is "), ("were ", "was ")):
+        if label.startswith(many):
+            return one + label[len(many):]
+    return label
 
 
 def reason_of(report: object) -> str:

@@ -80,7 +80,8 @@ def session_lines(state: Any, finish_error: str | None = None) -> list[Line]:
                 out.append((line, {"red": line.rstrip().endswith("regressed")}))
         hidden = len(run.metrics) - len(shown)
         if hidden:
-            out.append((f"({hidden} rows {' or '.join(QUIET)} not listed; --gpuperf-summary=all lists every row)", {}))
+            out.append((f"({hidden} {'row' if hidden == 1 else 'rows'} {' or '.join(QUIET)} not listed; "
+                        "--gpuperf-summary=all lists every row)", {}))
         tally = ", ".join(f"{n} {v}" for v, n in sorted(terminal.counts(run.metrics.values()).items()))
         out.append((f"gpuperf {info.spec}: {tally}", {}))
         power = sensitivity.line(info.spec, list(run.metrics.values()))
@@ -200,10 +201,11 @@ def _shown_path(path: Any) -> str:
 def no_baseline_lines(state: Any, run: Any) -> list[str]:
     """The loud opening of a device that has no baseline: what was gated, and how to make one."""
     info, n, m = run.info, len(run.metrics), gated_count(run)
-    what = "documented bounds only"
+    what = "documented bounds"
     if run.source.family_count:
-        what = f"documented bounds and {run.source.family_count} deterministic entries of family {run.source.family_key}"
-    head = (f"NO BASELINE for {info.key}: {n} recorded, {m} gated ({what}); no {info.key}.json in "
+        what = (f"documented bounds or the {run.source.family_count} deterministic entries of family "
+                f"{run.source.family_key}")
+    head = (f"NO BASELINE for {info.key}: {n} recorded, {m} of them gated by {what}; no {info.key}.json in "
             f"{_shown_path(state.baseline_dir)} nor among the reviewed baselines shipped with pytest-gpuperf")
     return [head, f"  make one (review, then commit it): {init_command(state, run)}"]
 

@@ -320,7 +320,7 @@ def _metric_row(run_id: Any, m: TrendMetric) -> tuple[Any, ...]:
 
 def _missing(where: str) -> HistoryTargetError:
     return HistoryTargetError(f"history database {where} does not exist; check the path (--db, $GPUPERF_HISTORY) — "
-                              f"reading never creates a database. Record runs into it first: pytest "
+                              f"reading never creates a database. Record runs into it first: gpuperf run "
                               f"--gpuperf-history={where} …, or gpuperf history import results/ --db {where}")
 
 

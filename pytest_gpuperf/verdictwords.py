@@ -61,9 +61,12 @@ class Compare:
     INCOMPARABLE: Final = "incomparable"  # measured another way, on one side only, or across cards
     INFORMATIONAL: Final = "informational"  # shown, never judged (the metric's noise model)
     SAME: Final = "same"  # within the band, or not significant
+    #: the runs' samples differ significantly, yet by less than unchanged runs of this card differ (the card's
+    #: baseline): with fewer than three runs a side the change cannot be told from that spread
+    UNCERTAIN: Final = "uncertain"
 
     #: every compare verdict, worst first (also the order rows are listed in within an area)
-    ALL: Final = (ERROR, WORSE, BETTER, INCOMPARABLE, INFORMATIONAL, SAME)
+    ALL: Final = (ERROR, WORSE, UNCERTAIN, BETTER, INCOMPARABLE, INFORMATIONAL, SAME)
 
 
 class Sibling:
@@ -120,7 +123,7 @@ GATE_TO_COMPARE: Final = {Gate.REGRESSED: Compare.WORSE, Gate.IMPROVED: Compare.
 #: the reference is that reference's problem: incomparable; an informational row is recorded, not gated)
 COMPARE_TO_GATE: Final = {Compare.WORSE: Gate.REGRESSED, Compare.BETTER: Gate.IMPROVED, Compare.SAME: Gate.PASS,
                           Compare.INCOMPARABLE: Gate.INCOMPARABLE, Compare.ERROR: Gate.INCOMPARABLE,
-                          Compare.INFORMATIONAL: Gate.UNGATED}
+                          Compare.INFORMATIONAL: Gate.UNGATED, Compare.UNCERTAIN: Gate.PASS}
 #: a side of the floor as a sibling verdict
 SHIFT_TO_SIBLING: Final = {Shift.WORSE: Sibling.OUTLIER, Shift.BETTER: Sibling.BETTER, Shift.SAME: Sibling.SAME}
 #: exit status of ``gpuperf fleet report`` per card verdict (the worst card's decides)

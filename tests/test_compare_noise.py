@@ -308,3 +308,50 @@ def test_a_figure_measured_on_a_shared_card_is_shown_not_judged():
                                              samples=[1660, 1670, 1680] * 6, info=shared)])], ["b.json"])
     (row,) = engine.compare_sides(a, b, engine.Options()).rows
     assert not row.gated and "another process the card" in row.reason
+
+
+# ---- one run a side: the card's known spread between runs -------------------------------------------------
+def test_one_run_a_side_within_the_cards_known_spread_between_runs_is_uncertain():
+    """The samples of one run each differ beyond doubt (−4.5 %), but unchanged runs of this card move the figure
+    ±6 % (its baseline's band from its runs): ``uncertain``, which fails nothing; a change beyond that stays
+    ``better``/``worse``, and without a known spread the samples decide as before."""
+    name = "memory.l2.latency.cycles"
+    a, b = [timed_run(name, 290.9, 1)], [timed_run(name, 277.7, 2)]
+    known = {name: (0.06, "the reviewed baseline of test-gpu-80gb: ±6.0% from 5 runs")}
+    r = only_row(rep := compare(a, b, engine.Options(run_spread=known)))
+    assert r.verdict == "uncertain" and r.extra["uncertain_of"] == "better" and r.significant
+    assert "±6.0% from 5 runs" in r.reason and f"give each side {MIN_REPEATS} runs" in r.reason
+    assert rep.exit_code == 0 and "1 uncertain" in formats.status(rep)
+    validate(formats.to_json(rep), "pytest-gpuperf-compare/1")
+    assert only_row(compare(a, b, engine.Options(run_spread={name: (0.02, "x")}))).verdict == "better"
+    assert only_row(compare(a, b)).verdict == "better"
+    worse = only_row(compare(b, a, engine.Options(run_spread={name: (0.01, "x")})))
+    assert worse.verdict == "worse" and worse.reason.startswith("beyond the band and significant (mann-whitney, p=")
+
+
+def test_the_reviewed_baseline_gives_the_spread_of_runs_it_was_made_from():
+    metrics = {"a.time_us": {"value": 20.0, "unit": "us", "better": "lower", "tolerance": {"rel": 0.3},
+                             "run_values": [20.0, 22.8, 21.0]},
+               "b.time_us": {"value": 20.0, "unit": "us", "better": "lower", "tolerance": {"rel": 0.3},
+                             "run_values": [20.0]},
+               "c.count": {"value": 3, "unit": "items", "better": "exact", "tolerance": {},
+                           "run_values": [3, 3, 3]}}
+    spread = engine.run_spread(metrics, "src")
+    assert list(spread) == ["a.time_us"] and spread["a.time_us"] == (pytest.approx(0.3), "src: ±30.0% from 3 runs")
+
+
+def test_two_saved_h200_runs_whose_sums_sit_in_two_modes_read_uncertain_not_worse(tmp_path, capsys):
+    """Two real H200 runs on one machine (0dbf204, then 65861d7): the pairwise sums' timings sit in another of their
+    two modes (21.0 and 23.2 µs at n12, both seen at one commit), significant by the runs' samples; the reviewed
+    H200 baseline's runs show that spread, so the compare reads them ``uncertain`` and exits 0."""
+    from pytest_gpuperf.cli import main
+
+    h200 = H100.parent / "nvidia-h200"
+    code = main(["compare", str(h200 / "before-0dbf204-cuda.json.xz"), str(h200 / "gatecheck-65861d7" / "aa-1.json.xz"),
+                 "--baseline-dir", str(tmp_path), "--format", "json", "-o", str(tmp_path / "r.json")])
+    import json
+    doc = json.loads((tmp_path / "r.json").read_text())
+    unsure = {r["name"] for r in doc["rows"] if r["verdict"] == "uncertain"}
+    assert code == 0 and doc["counts"]["worse"] == 0, doc["counts"]
+    assert "accuracy.sum.double.pairwise.n12.time_us" in unsure
+    assert all("the reviewed baseline of nvidia-h200" in r["reason"] for r in doc["rows"] if r["verdict"] == "uncertain")

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ..verdictwords import Compare
+from ..baselines import lookup, noise
 from .load import CompareInputError, load_side
 from ..report import github
 from . import engine, formats
@@ -67,6 +68,10 @@ def register(sub: Any) -> None:
                    help="across two cards, compare device-specific absolute figures (µs, GB/s, ...) too")
     p.add_argument("--alpha", type=_alpha, default=None,
                    help="significance level of the U test and 1 − confidence of the interval (default 0.001)")
+    p.add_argument("--baseline-dir", default="baselines", metavar="DIR",
+                   help="where side B's card has its baseline (default ./baselines, else the reviewed one shipped): "
+                        "with fewer than 3 runs a side, a timing whose change lies within the spread that baseline's "
+                        "runs show reads 'uncertain', not worse or better")
     p.add_argument("--all", action="store_true", dest="all_rows",
                    help="text/markdown: list the 'same' rows and the metrics only one side has, too")
     p.add_argument("--no-annotations", action="store_true",
@@ -90,11 +95,26 @@ def _progress(done: int, total: int) -> None:
     print(f"gpuperf compare: judged {done:,} of {total:,} metrics", file=sys.stderr, flush=True)
 
 
+def known_spread(baseline_dir: Path, side: Any) -> dict[str, tuple[float, str]] | None:
+    """The spread between unchanged runs of side B's card, from its baseline (yours in ``baseline_dir``, else the
+    reviewed one shipped: :func:`pytest_gpuperf.baselines.lookup.resolve`), or None where it has none."""
+    key, backend = str(side.device.get("key", "")), str(side.device.get("backend", ""))
+    if not key or not backend:
+        return None
+    src = lookup.resolve(baseline_dir, key, backend)
+    if src.origin == "none":
+        return None
+    where = f"your baseline {src.read[0]}" if src.origin == "yours" else f"the reviewed baseline of {key}"
+    return engine.run_spread(src.file.metrics(backend), where)
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
     paths_a, paths_b = sides(args)
     a, b = load_side("A", paths_a), load_side("B", paths_b)
+    spread = known_spread(Path(args.baseline_dir), b) if min(a.runs, b.runs) < noise.MIN_REPEATS else None
     try:
-        report = engine.compare_sides(a, b, engine.Options(threshold=args.threshold, raw=args.raw, alpha=args.alpha),
+        report = engine.compare_sides(a, b, engine.Options(threshold=args.threshold, raw=args.raw, alpha=args.alpha,
+                                                           run_spread=spread),
                                       progress=_progress if len(set(a.metrics) | set(b.metrics)) >=
                                       engine.PROGRESS_EVERY else None)
     except (KeyError, TypeError, ValueError, ZeroDivisionError) as exc:

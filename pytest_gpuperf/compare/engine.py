@@ -62,11 +62,29 @@ VERDICTS = Compare.ALL
 
 @dataclass(frozen=True)
 class Options:
-    """``--threshold`` (None: per metric class), ``--raw`` (absolute figures across cards), ``--alpha``."""
+    """``--threshold`` (None: per metric class), ``--raw`` (absolute figures across cards), ``--alpha``;
+    ``run_spread``: per metric, how far unchanged runs of side B's card move it (relative) and where that is
+    known from (:func:`run_spread`), which a side of too few runs cannot show."""
 
     threshold: float | None = None
     raw: bool = False
     alpha: float | None = None
+    run_spread: Mapping[str, tuple[float, str]] | None = None
+
+
+def run_spread(metrics: Mapping[str, Mapping[str, Any]], source: str) -> dict[str, tuple[float, str]]:
+    """From a baseline section's entries, the relative band of each one measured over at least
+    :data:`~pytest_gpuperf.baselines.noise.MIN_REPEATS` runs — the spread unchanged runs of that card show,
+    which the gate allows — with ``source`` and the run count said."""
+    out: dict[str, tuple[float, str]] = {}
+    for name, entry in metrics.items():
+        runs = noise.run_values(entry)
+        value = float(entry.get("value", 0.0) or 0.0)
+        if not noise.enough_repeats(len(runs)) or value == 0 or entry.get("better") not in ("lower", "higher"):
+            continue
+        width = band(value, entry.get("tolerance") or {}) / abs(value)
+        out[name] = (width, f"{source}: ±{width:.1%} from {len(runs)} runs")
+    return out
 
 
 @dataclass
@@ -277,7 +295,28 @@ def judge(a: SideMetric | None, b: SideMetric | None, device_a: Mapping[str, Any
             row.reason = "; ".join(x for x in (row.reason, row.extra["ungated"]) if x)
             return row
     _observed_marks(row, a, b, device_a, device_b, model == "deterministic")
+    _uncertain(row, a, b, opts)
     return row
+
+
+def _uncertain(row: Row, a: SideMetric, b: SideMetric, opts: Options) -> None:
+    """A sampled figure whose runs' samples differ significantly, but by no more than unchanged runs of this
+    card move it (``opts.run_spread``), reads ``uncertain`` where a side has fewer than
+    :data:`~pytest_gpuperf.baselines.noise.MIN_REPEATS` runs: one run's samples show none of the spread
+    between runs (a buffer's placement, a timing's mode), so the change cannot be told from it."""
+    if row.verdict not in (Compare.WORSE, Compare.BETTER) or row.noise != "sampled" or row.delta_rel is None \
+            or min(a.runs, b.runs) >= noise.MIN_REPEATS or not opts.run_spread or row.name not in opts.run_spread:
+        return
+    width, source = opts.run_spread[row.name]
+    if abs(row.delta_rel) > width:
+        return
+    was = row.verdict
+    row.verdict, row.extra["uncertain_of"] = Compare.UNCERTAIN, was
+    row.reason = (f"the runs' samples differ ({was}, p={row.p_value:.2g}), but unchanged runs of this card move it "
+                  f"as far ({source}): with {a.runs} and {b.runs} run(s) a side that cannot be told apart; give each "
+                  f"side {noise.MIN_REPEATS} runs (--against)" if row.p_value is not None else
+                  f"{was}, but unchanged runs of this card move it as far ({source}); give each side "
+                  f"{noise.MIN_REPEATS} runs (--against)")
 
 
 def _observed_marks(row: Row, a: SideMetric, b: SideMetric, device_a: Mapping[str, Any], device_b: Mapping[str, Any],
@@ -385,6 +424,8 @@ def _apply(row: Row, cmp: Comparison) -> None:
     if cmp.difference is not None:
         d = cmp.difference
         row.ratio, row.ci, row.p_value, row.significant = d.ratio, (d.ci_low, d.ci_high), d.p_value, d.significant
+        if row.verdict in (Compare.WORSE, Compare.BETTER) and not row.reason:
+            row.reason = f"beyond the band and significant ({d.test}, p={d.p_value:.2g} < {d.alpha:g})"
         row.basis = d.unit
         row.extra["n"] = [d.n_a, d.n_b]
         row.extra["stat_test"] = d.test

@@ -28,6 +28,7 @@ import numpy as np
 
 from ..verdictwords import Compare
 from .. import COMPARE_SCHEMA, __version__
+from ..baselines.noise import MIN_REPEATS
 from .engine import VERDICTS, Duration, Report, Row
 
 FORMATS = ("text", "markdown", "json", "html", "csv")
@@ -109,9 +110,12 @@ def tally(report: Report) -> str:
 def status(report: Report) -> str:
     """PASS, or FAIL with the number of failing rows — the number every format and annotation states."""
     n = len(report.failing)
+    unsure = report.counts()[Compare.UNCERTAIN]
+    more = (f"; {unsure} uncertain (within the spread between this card's unchanged runs: give each side "
+            f"{MIN_REPEATS} runs to tell)") if unsure else ""
     if not n:
-        return "PASS: no significant regression beyond the threshold (exit 0)"
-    return f"FAIL: {n} significant regression(s) or impossible value(s) (exit 1)"
+        return f"PASS: no significant regression beyond the threshold (exit 0){more}"
+    return f"FAIL: {n} significant regression(s) or impossible value(s) (exit 1){more}"
 
 
 def _listed(r: Row, all_rows: bool) -> bool:

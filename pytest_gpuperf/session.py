@@ -170,6 +170,8 @@ class GpuPerfSession:
         self.files_written: list[str] = []
         self.missing: dict[str, list[str]] = {}
         self.retired: dict[str, list[str]] = {}  # baseline entries of metrics the suites no longer record
+        self.interrupted = False  # a signal ended the test loop (set by :meth:`finish`)
+        self.in_progress: dict[str, str] = {}  # per device, the test set up and not yet torn down
         self.reference = None  # compare.load.Side: --gpuperf-compare's run, loaded by load_reference()
         #: an xdist worker: other workers own the other devices (results paths: :meth:`json_paths`)
         self.distributed = False
@@ -342,10 +344,15 @@ class GpuPerfSession:
     def note_test(self, nodeid: str, spec: str, when: str, duration: float, outcome: str) -> None:
         """Add one phase of a test to its duration (results ``tests``: what each test costs, so the suite's
         own cost has a trend); the outcome is the call's, or a failing setup's/teardown's."""
-        doc = self.run_for(spec).tests.setdefault(strip_device_id(nodeid, spec), {"duration_s": 0.0, "outcome": ""})
+        key = strip_device_id(nodeid, spec)
+        doc = self.run_for(spec).tests.setdefault(key, {"duration_s": 0.0, "outcome": ""})
         doc["duration_s"] = round(doc["duration_s"] + max(0.0, float(duration)), 4)
         if when == "call" or outcome == "failed" or not doc["outcome"]:
             doc["outcome"] = outcome
+        if when == "setup":
+            self.in_progress[spec] = key
+        elif when == "teardown":
+            self.in_progress.pop(spec, None)
 
     def busy_stop(self, nodeid: str, spec: str) -> str | None:
         """After a test: why the run should stop now on a card another process holds, or None
@@ -421,6 +428,10 @@ class GpuPerfSession:
         import threading
 
         self.signal_during_writes = False
+        self.interrupted = bool(interrupted)
+        if interrupted:  # the test a signal stopped: its setup's outcome is not the test's
+            for spec, key in self.in_progress.items():
+                self.runs[spec].tests[key]["outcome"] = "interrupted"
         errors: list[str] = []
         meta = self._run_meta(argv, interrupted)  # once: the results and the history line carry one run
         held: list[int] = []
@@ -537,7 +548,10 @@ class GpuPerfSession:
         template = self.options.json_path or ""
         if not template:
             return {}
-        runs = [r for r in self.runs.values() if r.metrics or self.missing.get(r.info.spec)]
+        # a run a signal ended before it measured anything still leaves its file, marked interrupted: a batch job
+        # killed in its first test is told apart from one that never started
+        runs = [r for r in self.runs.values() if r.metrics or self.missing.get(r.info.spec)
+                or (self.interrupted and r.device is not None)]
         devices = self.selected() if self.distributed else [r.info for r in runs]
         several = len(devices) > 1
         started = datetime.fromisoformat(self.started).astimezone(timezone.utc)  # the run.started of the file

@@ -100,3 +100,39 @@ def test_sigterm_to_the_process_group_ends_gpuperf_run_as_interrupted_with_recor
     assert "gpuperf INTERRUPTED: SIGTERM stopped the run before every test ran" in out, out[-4000:]
     assert "Traceback" not in out, out[-4000:]
     check_interrupted(results, history, out)
+
+
+#: a pytest plugin: in the first test's call, before it measures anything, write MARKER and wait for the signal
+WAIT_IN_FIRST_CALL = textwrap.dedent('''
+    import os
+    import time
+    from pathlib import Path
+
+    def pytest_runtest_call(item):
+        marker = Path(os.environ["GPUPERF_TEST_MARKER"])
+        if not marker.exists():
+            marker.write_text(str(os.getpid()))
+            time.sleep(120)  # the signal ends this wait
+''')
+
+
+def test_a_time_limit_in_the_first_test_still_leaves_a_results_file_naming_the_test_it_stopped(tmp_path: Path) -> None:
+    """A batch job killed before its first test measured anything: the results file is written all the same,
+    marked interrupted, with no metric and that test's outcome ``interrupted`` — told apart from a job that never
+    started (no file)."""
+    (tmp_path / "wait_in_first_call.py").write_text(WAIT_IN_FIRST_CALL)
+    marker = tmp_path / "in-first"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(tmp_path), os.environ.get("PYTHONPATH", "")]),
+           "GPUPERF_TEST_MARKER": str(marker)}
+    results = tmp_path / "r.json"
+    cmd = [sys.executable, "-m", "pytest_gpuperf.cli", "run", "-p", "no:cacheprovider", "-p", "wait_in_first_call",
+           "--gpuperf-device=opencl:0", f"--gpuperf-json={results}", *SELECTION]
+    proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+    wait_for(marker, proc)
+    out = time_limit(proc, proc.pid)
+    assert proc.returncode == pytest.ExitCode.INTERRUPTED, out[-4000:]
+    doc = json.loads(results.read_text())
+    assert doc["run"]["interrupted"] is True and doc["metrics"] == [], out[-4000:]
+    (test,) = doc["tests"]
+    assert test["outcome"] == "interrupted" and test["test"].startswith("suites/test_accuracy_math.py::test_math_function")

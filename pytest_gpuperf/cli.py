@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import re
+import os
 import sys
 from typing import Any, Iterator, Sequence
 
@@ -199,6 +200,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except GpuPerfError as exc:
         print(f"gpuperf {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader stopped reading (``| head``): nothing more to say, and no traceback
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # Python's own flush at exit must not fail
+        return 0
 
 
 if __name__ == "__main__":

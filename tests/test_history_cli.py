@@ -221,6 +221,27 @@ def test_detect_names_each_steps_commit_and_date(tmp_path, capsys):
     assert "commits c005..c006 (2026-03-01T00:05:00+00:00 .. 2026-03-01T00:06:00+00:00)" in out
 
 
+def test_a_device_or_metric_filter_that_matches_nothing_is_an_error_naming_what_there_is(tmp_path, capsys):
+    """A mistyped ``--device`` or ``--metric`` must not read as a history without steps (exit 0 under
+    ``--fail-on-step``) or an empty dashboard: exit 2, naming the device keys the history holds."""
+    from test_history_detect import series_runs
+
+    db = str(tmp_path / "h.db")
+    runs = series_runs([1.0] * 6 + [2.0] * 6)
+    record_runs(db, runs)
+    key = runs[0].device_key
+    assert main(["history", "detect", "--db", db, "--device", key[:-1], "--fail-on-step"]) == 2
+    assert f"--device {key[:-1]}: the history holds no run of that device key; it holds {key}" in capsys.readouterr().err
+    assert main(["history", "report", "--db", db, "--device", key + "x", "--html", str(tmp_path / "site")]) == 2
+    assert not (tmp_path / "site").exists()
+    assert main(["history", "detect", "--db", db, "--metric", "no.such"]) == 2
+    assert "--metric no.such: no metric name in the history contains it" in capsys.readouterr().err
+    assert main(["history", "detect", "--db", db, "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["steps"]
+    assert main(["history", "detect", "--db", db, "--json"]) == 0  # the older spelling
+    assert json.loads(capsys.readouterr().out)["steps"]
+
+
 @pytest.mark.parametrize("remote, url", [
     ("git@github.com:o/r.git", "https://github.com/o/r/commit/"),
     ("https://github.com/o/r", "https://github.com/o/r/commit/"),

@@ -105,12 +105,13 @@ def register(sub: Any) -> None:
     p = _command(hs, "detect", cmd_detect, "change points per metric and device over commits")
     _db(p)
     _device(p)
-    p.add_argument("--metric", metavar="SUBSTR", help="only metrics whose name contains SUBSTR")
+    p.add_argument("--metric", dest="metric_filter", metavar="SUBSTR", help="only metrics whose name contains SUBSTR")
     _detect_opts(p)
     p.add_argument("--fail-on-step", action="store_true",
                    help="exit 1 if any confirmed step goes toward worse (candidates do not fail)")
-    p.add_argument("--json", action="store_true", help="print steps, identity and kernel changes and the runs "
-                                                        "left out as one strict JSON object")
+    p.add_argument("--format", choices=("text", "json"), default="text",
+                   help="json: steps, identity and kernel changes and the runs left out as one strict JSON object")
+    p.add_argument("--json", action="store_const", const="json", dest="format", help="the same as --format json")
 
     p = _command(hs, "report", cmd_report, "write a static HTML dashboard: the regressions found, then a plot per "
                                            "metric (one file, no network needed to view it)")
@@ -164,6 +165,14 @@ def _read(args: argparse.Namespace) -> list[Any]:
     runs = read_runs(args.db, args.device, skipped)
     for line in skipped:
         print(f"warning: {cell(line)}", file=sys.stderr)
+    if args.device and not runs:  # a mistyped key must not read as a history with nothing to report
+        known = sorted({r.device_key for r in read_runs(args.db, None, [])})
+        raise GpuPerfError(f"--device {args.device}: the history holds no run of that device key"
+                           + (f"; it holds {', '.join(known)}" if known else "; it holds no run at all"))
+    metric = getattr(args, "metric_filter", None)
+    if metric and not any(metric in m.name for r in runs for m in r.metrics):
+        raise GpuPerfError(f"--metric {metric}: no metric name in the history contains it"
+                           + (f" on {args.device}" if args.device else "") + "; gpuperf history list shows its runs")
     return runs
 
 
@@ -293,9 +302,9 @@ def _kernel_lines(changes: list[det.KernelChange]) -> list[str]:
 
 def cmd_detect(args: argparse.Namespace) -> int:
     runs = _read(args)
-    found = det.detect_all(runs, args.device, args.beta, args.k_sigma, args.metric, args.min_runs)
+    found = det.detect_all(runs, args.device, args.beta, args.k_sigma, args.metric_filter, args.min_runs)
     confirmed, candidates = found.confirmed, found.candidates
-    if args.json:
+    if args.format == "json":
         print(dumps(found.to_json(), indent=1))
     else:
         for s in sorted(found.steps, key=lambda s: (s.status != det.CONFIRMED, s.device_key, s.backend, s.date, s.name)):

@@ -333,7 +333,7 @@ def csv_text(report: Report, all_rows: bool = False) -> str:
     for d in report.durations:
         ratio = None if d.a is None or d.b is None or not d.a else d.b / d.a
         w.writerow((d.test, "durations", "s", "s", "lower", num(d.a), num(d.b), num(ratio),
-                    "" if d.delta_rel is None else repr(100.0 * d.delta_rel), "", "", "", "informational", "false",
+                    "" if d.delta_rel is None else repr(100.0 * d.delta_rel), "", "", "", "duration", "false",
                     "false", "none", "", len(report.a.durations.get(d.test, ())), len(report.b.durations.get(d.test, ())),
                     "the test's duration (setup + call + teardown; median over a side's runs): not judged"))
     return buf.getvalue()

@@ -13,7 +13,7 @@ from scipy import stats as sps
 from compare_support import H100, device, metric, noisy, record, results, side_of
 from pytest_gpuperf.baselines.noise import MIN_REPEATS
 from pytest_gpuperf.compare import engine, formats, gate
-from pytest_gpuperf.compare.load import CompareInputError
+from pytest_gpuperf.compare.load import CompareInputError, load_side
 from pytest_gpuperf.schemas import validate
 from pytest_gpuperf.timing.difference import ALPHA, difference, run_difference
 
@@ -355,3 +355,19 @@ def test_two_saved_h200_runs_whose_sums_sit_in_two_modes_read_uncertain_not_wors
     assert code == 0 and doc["counts"]["worse"] == 0, doc["counts"]
     assert "accuracy.sum.double.pairwise.n12.time_us" in unsure
     assert all("the reviewed baseline of nvidia-h200" in r["reason"] for r in doc["rows"] if r["verdict"] == "uncertain")
+
+
+def test_a_planted_run_is_named_so_on_its_side(tmp_path):
+    """A gate check's planted run compared with an unchanged one: the report says which side was planted, and
+    with what, in every format (the JSON side carries it)."""
+    from pytest_gpuperf.cli import main
+    import json
+
+    gc = H100.parent / "nvidia-h200" / "gatecheck-04e740c"
+    assert main(["compare", str(gc / "aa-1.json.xz"), str(gc / "plant-memory-1.json.xz"), "--format", "json",
+                 "-o", str(tmp_path / "r.json")]) == 0
+    doc = json.loads((tmp_path / "r.json").read_text())
+    validate(doc, "pytest-gpuperf-compare/1")
+    assert doc["a"]["planted"] == [] and doc["b"]["planted"] == ["memory=0.02"] and doc["b"]["interrupted"] == 0
+    rep = engine.compare_sides(load_side("A", [str(gc / "aa-1.json.xz")]), load_side("B", [str(gc / "plant-memory-1.json.xz")]))
+    assert "PLANTED (--gpuperf-plant memory=0.02)" in formats.render(rep, "text").splitlines()[2]

@@ -86,7 +86,13 @@ def _cells(r: Row) -> tuple[str, ...]:
 
 def _side_line(label: str, side: Any) -> str:
     runs = f"{side.runs} run{'s' if side.runs != 1 else ''}"
-    return f"{label} = {side.describe()}, {runs}: {', '.join(side.paths)}"
+    marks = []
+    if side.planted:  # a gate check's proof, not a measurement of the code: its verdicts are the plant's
+        marks.append(f"PLANTED ({', '.join('--gpuperf-plant ' + p for p in side.planted)}): a deliberately worsened "
+                     "run of a gate check")
+    if side.interrupted:
+        marks.append(f"{side.interrupted} of its runs interrupted before every test ran")
+    return f"{label} = {side.describe()}, {runs}: {', '.join(side.paths)}" + "".join(f" — {m}" for m in marks)
 
 
 def _kind(report: Report) -> str:
@@ -280,7 +286,8 @@ def markdown(report: Report, all_rows: bool = False) -> str:
 
 # --------------------------------------------------------------------------------------------- json
 def _side_json(side: Any) -> dict[str, Any]:
-    return {"paths": side.paths, "runs": side.runs, "device": side.device, "environment": side.environment}
+    return {"paths": side.paths, "runs": side.runs, "device": side.device, "environment": side.environment,
+            "planted": side.planted, "interrupted": side.interrupted}
 
 
 def to_json(report: Report) -> dict[str, Any]:

@@ -31,6 +31,7 @@ import numpy as np
 from .. import RESULTS_SCHEMA
 from ..baselines import noise, validity
 from ..errors import GpuPerfError
+from ..gatecheck.plants import PLANT_OPTION
 from ..schemas.results_doc import MetricRecord, ResultsDocument, ResultsDocumentError
 from ..timing import observers
 from ..timing.difference import MIN_SAMPLES
@@ -94,6 +95,10 @@ class Side:
     runs: int
     #: test id → its duration in seconds in each run of the side that ran it (results ``tests``)
     durations: dict[str, list[float]] = field(default_factory=dict)
+    #: what the side's runs planted (``--gpuperf-plant`` values: a gate check's deliberately worsened runs), and
+    #: how many of them a signal ended before every test ran
+    planted: list[str] = field(default_factory=list)
+    interrupted: int = 0
 
     @property
     def key(self) -> str:
@@ -208,8 +213,17 @@ def side_from_docs(label: str, docs: Sequence[ResultsDocument], paths: Sequence[
     for doc in docs:
         for t in doc.tests or []:
             durations.setdefault(str(t["test"]), []).append(float(t["duration_s"]))
+    planted: list[str] = []
+    for doc in docs:
+        argv = [str(a) for a in (doc.run or {}).get("argv") or []]
+        for i, a in enumerate(argv):
+            if a.startswith(PLANT_OPTION + "="):
+                planted.append(a.split("=", 1)[1])
+            elif a == PLANT_OPTION and i + 1 < len(argv):
+                planted.append(argv[i + 1])
+    interrupted = sum(bool((doc.run or {}).get("interrupted")) for doc in docs)
     return Side(label, list(paths), dict(docs[-1].device), dict(docs[-1].environment or {}), metrics,
-                len(docs), durations)
+                len(docs), durations, sorted(set(planted)), interrupted)
 
 
 def load_side(label: str, paths: Iterable[str | Path]) -> Side:

@@ -57,6 +57,10 @@ FAMILY = {"launch": "launch path", "memory": "memory copy", "chase": "cache chas
           "missing": "missing metric"}
 
 
+#: the pytest option that plants a regression: a run given it does not measure the system as it is
+PLANT_OPTION = "--gpuperf-plant"
+
+
 def parse(values: list[str] | tuple[str, ...], device: str | None = None) -> dict[str, str]:
     """``["memory=0.05", "missing=x.y"]`` → ``{"memory": "0.05", "missing": "x.y"}``; ValueError names the problem.
 

@@ -57,6 +57,7 @@ import numpy as np
 from ..verdictwords import Gate, Trend
 from ..baselines import classes, noise
 from ..baselines.verdicts import band, edges
+from ..gatecheck.plants import PLANT_OPTION
 from ..devices.base import timer_resolution
 from ..timing.difference import run_difference
 from ..timing.stats import MAD_TO_SIGMA, between_run_sigma, mad
@@ -69,8 +70,6 @@ DEFAULT_K_SIGMA = 3.0
 DEFAULT_MIN_RUNS = 3
 #: Runs the first level of a series needs to be a level at all (fewer: left out as an outlier).
 MIN_SEGMENT = 2
-#: The pytest option of the gate check's planted regressions: such a run does not measure the system as it is.
-PLANT_OPTION = "--gpuperf-plant"
 #: Verdicts of figures that were not the code's: another process shared the card or the host's cores, or
 #: the card throttled while they were measured (``timing.observers``) — left out of trends as out of the gate.
 NOT_THE_CODES = (Gate.CONTENDED, Gate.THROTTLED)

@@ -254,7 +254,8 @@ class Step:
         return self.direction in ("worse", "changed")
 
     def describe(self) -> str:
-        levels = f"{self.before:.5g} → {self.after:.5g} {self.unit}".rstrip()
+        unit = "" if self.unit in ("1", "ratio") else self.unit  # a dimensionless figure: no unit after its number
+        levels = f"{self.before:.5g} → {self.after:.5g} {unit}".rstrip()
         if self.rel is None:
             levels += "; from 0, so no relative size"
         status = (f"confirmed by {self.runs_after} runs" if self.status == CONFIRMED

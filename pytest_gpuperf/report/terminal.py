@@ -46,6 +46,7 @@ def format_table(table: list[tuple[str, ...]], header: tuple[str, ...]) -> list[
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
     fmt = "  ".join(f"{{:<{w}}}" for w in widths)
     lines = [fmt.format(*rows[0]), fmt.format(*("-" * w for w in widths))] + [fmt.format(*r) for r in rows[1:]]
+    lines = [line.rstrip() for line in lines]  # a short last cell is not padded out to the column's width
     return [" " + line if line.startswith("::") else line for line in lines]
 
 

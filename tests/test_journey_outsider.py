@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -120,3 +121,24 @@ def test_an_outside_user_installs_runs_makes_a_baseline_and_is_gated(installed: 
     assert commit[:7] in html, "the dashboard does not name the user's commit"
     assert ":Infinity" not in html and ":NaN" not in html  # its data is strict JSON
     shutil.rmtree(site)
+
+
+def test_an_installed_wheel_bundles_itself_for_an_offline_host(installed: Path, tmp_path: Path,
+                                                               checkout_wheel: Path) -> None:
+    """``gpuperf offline bundle`` from a wheel install (no checkout to build from): the bundle carries the
+    installed plugin repacked as a wheel — the same files as the wheel it was installed from — and a failed
+    bundle leaves no folder to block the next try."""
+    import zipfile
+    from importlib import metadata
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "GPUPERF_", "PYTEST_"))}
+    have = [a for r in metadata.requires("pytest-gpuperf") or []
+            for a in ("--host-has", re.split(r"[<>=!~\[; ]", r, maxsplit=1)[0])]
+    made = _run([str(installed / "gpuperf"), "offline", "bundle", "b", "--python", "3.11", *have], tmp_path, env)
+    assert made.returncode == 0, _said(made)
+    (packed,) = (tmp_path / "b" / "wheels").glob("pytest_gpuperf-*.whl")
+    names = set(zipfile.ZipFile(packed).namelist())
+    assert names == set(zipfile.ZipFile(checkout_wheel).namelist()), sorted(names ^ set(zipfile.ZipFile(checkout_wheel).namelist()))
+    failed = _run([str(installed / "gpuperf"), "offline", "bundle", "c", "--python", "3.11", "--wheel", "not-a-wheel"],
+                  tmp_path, env)
+    assert failed.returncode == 2 and "--wheel not-a-wheel" in failed.stderr and not (tmp_path / "c").exists(), _said(failed)

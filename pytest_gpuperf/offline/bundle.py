@@ -12,6 +12,8 @@ gate check there instead (its file and runs under ``OUT/gatecheck/``; a later ca
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import re
 import shlex
@@ -19,6 +21,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import zipfile
 from importlib import metadata
 from pathlib import Path
 from typing import Sequence
@@ -139,15 +142,44 @@ def _plugin_wheel(into: Path, wheel: str | None) -> Path:
             raise GpuPerfError(f"--wheel {wheel}: not a pytest_gpuperf wheel file")
         shutil.copy2(path, into / path.name)
         return into / path.name
-    if not plugin_commit():
-        raise GpuPerfError("this pytest-gpuperf is an installed wheel, not a checkout: pass the wheel you installed "
-                           "with --wheel PATH (pip download or your build of it)")
     project = Path(__file__).resolve().parents[2]
+    if not plugin_commit() or not (project / "pyproject.toml").is_file():
+        return repack_installed(into)  # installed from a wheel: the files pip put in place are the plugin
     proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", str(project), "-w", str(into)],
                           capture_output=True, text=True)
     if proc.returncode != 0:
         raise GpuPerfError(f"building the plugin's wheel failed: {proc.stderr.strip()[-500:]}")
     return next(into.glob("pytest_gpuperf-*.whl"))
+
+
+#: files of an installed distribution's ``.dist-info`` that the installer wrote, not the wheel
+INSTALLER_FILES = frozenset({"RECORD", "INSTALLER", "REQUESTED", "direct_url.json"})
+
+
+def repack_installed(into: Path) -> Path:
+    """The installed pytest-gpuperf as a wheel again (what ``wheel pack`` does for an unpacked wheel): every file
+    its RECORD lists under the install folder — no bytecode, nothing the installer added, no console script (the
+    host's pip writes it from ``entry_points.txt``) — with a RECORD of their sha256 digests."""
+    dist = metadata.distribution("pytest-gpuperf")
+    listed = [f for f in dist.files or [] if ".." not in f.parts and "__pycache__" not in f.parts
+              and f.suffix != ".pyc"]
+    info = next((f.parent for f in listed if f.name == "METADATA" and f.parent.name.endswith(".dist-info")), None)
+    if info is None:
+        raise GpuPerfError("the installed pytest-gpuperf lists no .dist-info/METADATA: pass its wheel with --wheel PATH")
+    target = into / f"pytest_gpuperf-{dist.version}-py3-none-any.whl"
+    record: list[str] = []
+    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as z:
+        for f in sorted(listed, key=lambda p: (p.parent == info, p.as_posix())):  # the .dist-info last, as wheels do
+            path = Path(str(dist.locate_file(f)))
+            if (f.parent == info and f.name in INSTALLER_FILES) or not path.is_file():
+                continue
+            data = path.read_bytes()
+            z.writestr(f.as_posix(), data)
+            digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+            record.append(f"{f.as_posix()},sha256={digest},{len(data)}")
+        record.append(f"{info.as_posix()}/RECORD,,")
+        z.writestr(f"{info.as_posix()}/RECORD", "\n".join(record) + "\n")
+    return target
 
 
 def requirements(extras: Sequence[str]) -> list[str]:
@@ -180,6 +212,22 @@ def bundle(directory: Path, *, python: str, extras: Sequence[str], host_has: Seq
     if cache is not None and not cache.is_dir():
         raise GpuPerfError(f"--cache {cache}: no such folder; give a cache folder (a bundle's cache/, or "
                            "$GPUPERF_CACHE / ~/.cache/pytest-gpuperf of a machine that ran the suites)")
+    fresh = not directory.exists()
+    try:
+        return _fill(directory, python=python, extras=extras, host_has=host_has, wheel=wheel, platforms=platforms,
+                     also=also, cache=cache)
+    except BaseException:  # a failed bundle leaves no half-filled folder to block the next try
+        if fresh:
+            shutil.rmtree(directory, ignore_errors=True)
+        elif directory.is_dir():
+            for p in directory.iterdir():
+                shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
+        raise
+
+
+def _fill(directory: Path, *, python: str, extras: Sequence[str], host_has: Sequence[str], wheel: str | None,
+          platforms: Sequence[str], also: Sequence[str], cache: Path | None) -> dict:
+    """:func:`bundle`'s work, in a folder it found empty."""
     wheels = directory / "wheels"
     wheels.mkdir(parents=True, exist_ok=True)
     own = _plugin_wheel(wheels, wheel)

@@ -134,6 +134,21 @@ def test_a_planted_outlier_is_uncertain_then_confirmed_or_cleared(tmp_path, heal
     assert _card(rep, "node3-1002")["verdict"] == "warn" and fleetreport.exit_status(rep) == 0
 
 
+def test_a_confirmation_run_that_could_not_judge_the_flagged_metrics_leaves_the_card_uncertain(tmp_path, healthy):
+    """The re-run measured the flagged figure while another process held the host (``contended``): it is left out
+    of the fleet statistics, so it neither confirms nor clears the card — uncertain, saying why, not a quiet warn."""
+    planted, name = _plant(healthy[2], 1.5)
+    _write_run(tmp_path / "run", healthy[:2] + [planted] + healthy[3:])
+    busy, _ = _plant(healthy[4], 1.5)
+    m = next(x for x in busy["metrics"] if x["name"] == name)
+    m["verdict"] = "contended"
+    m["info"] = {**m["info"], "host": {"windows": 3, "contended": 1, "busy": 3, "remeasured": 2, "foreign_cores_max": 1.1}}
+    again = _write_run(tmp_path / "confirm", [busy], labels=["node3-2002"])
+    card = _card(_report(tmp_path / "run", again), "node3-1002")
+    assert card["verdict"] == "uncertain", card
+    assert "the confirmation run could not judge them again" in card["reasons"]["uncertain"][0]
+
+
 def test_a_slower_card_within_the_floor_is_not_flagged(tmp_path, healthy):
     planted, _ = _plant(healthy[2], 1.01)  # 1 %: under the 3 % floor of a single-run GPU figure
     rep = _report(_write_run(tmp_path / "run", healthy[:2] + [planted] + healthy[3:]))

@@ -92,6 +92,12 @@ def _named(names: Sequence[str]) -> str:
     return shown + (f" and {len(names) - SHOWN} more" if len(names) > SHOWN else "")
 
 
+def _once(into: list[str], line: str) -> None:
+    """Add ``line`` unless ``into`` says it already (a card of several runs, each interrupted, is told once)."""
+    if line not in into:
+        into.append(line)
+
+
 def baseline_findings(out: Outcome, keep_disturbed: bool = False) -> None:
     """The card's runs' own gate verdicts against the reviewed baseline."""
     regressed = sorted({m.name for m in out.card.metrics.values() if Gate.REGRESSED in m.verdicts})
@@ -106,9 +112,9 @@ def baseline_findings(out: Outcome, keep_disturbed: bool = False) -> None:
     for d in out.card.docs:
         run = d.run or {}
         if run.get("interrupted"):
-            out.warn.append("a run was interrupted before its last test (only what finished is judged)")
+            _once(out.warn, "a run was interrupted before its last test (only what finished is judged)")
         if run.get("stopped"):
-            out.warn.append(f"a run stopped early: {run['stopped']}")
+            _once(out.warn, f"a run stopped early: {run['stopped']}")
     if all(v == Gate.NEW for m in out.card.metrics.values() for v in m.verdicts):
         out.notes.append("no reviewed baseline gated this card's runs (every verdict 'new')")
     disturbed = sorted(m.name for m in out.card.metrics.values() if m.disturbed)
@@ -248,8 +254,12 @@ def analyze(fleet: Fleet, confirm: Fleet | None = None, settings: Settings = Set
         what = (f"{len(o.flagged)} metric(s) worse than the cohort beyond the floor (robust z, BH q ≤ {settings.fdr:g}): "
                 f"{_named([r['metric'] for r in o.flagged])}")
         state = (confirmation or {}).get(o.card.name)
-        verdict = cohort.card_verdict(True, None if state is None else bool(state["confirmed"]))
-        if verdict == FleetCard.UNCERTAIN:
+        unjudged = state is not None and not state["rows"]  # its re-run judged none of them: no confirmation either way
+        verdict = cohort.card_verdict(True, None if state is None or unjudged else bool(state["confirmed"]))
+        if verdict == FleetCard.UNCERTAIN and unjudged:
+            o.uncertain.append(what + "; the confirmation run could not judge them again (measured while the host or "
+                                      "card was busy, or not recorded): re-run the card on a quiet node")
+        elif verdict == FleetCard.UNCERTAIN:
             o.uncertain.append(what + "; not yet confirmed: re-run the card and pass --confirm")
         elif verdict == FleetCard.FAIL:
             o.fail.append(what + f"; the confirmation run flags it again ({_named(state['confirmed'])})")

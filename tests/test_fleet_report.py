@@ -375,6 +375,21 @@ def test_the_rollout_gate_fails_a_metric_worse_on_every_new_card(tmp_path, healt
     assert [r["metric"] for r in rep["worse"]] == [_sampled_metric(healthy[0])["name"]]
     assert main(["fleet", "compare", str(old), str(new)]) == 1
     assert main(["fleet", "compare", str(old), str(_write_run(tmp_path / "same", healthy[::-1]))]) == 0
+    # every metric both runs hold is counted: unchanged deterministic figures as same, and a timing that only one
+    # new card measured on a quiet host as not judged, with why (a busy fleet must not look like a clean one)
+    busy = copy.deepcopy(healthy)
+    name = _sampled_metric(healthy[0])["name"]
+    for d in busy[1:]:
+        m = next(x for x in d["metrics"] if x["name"] == name)
+        m["verdict"] = "contended"
+        m["info"] = {**m["info"], "host": {"windows": 3, "contended": 1, "busy": 3, "remeasured": 2,
+                                           "foreign_cores_max": 1.1}}
+    rep = rollout.compare(fleetload.load(old), fleetload.load(_write_run(tmp_path / "busy", busy)))
+    (model,) = rep["models"]
+    rows = {r["metric"]: r for r in model["rows"]}
+    assert rows[name]["verdict"] == "informational" and "busy" in rows[name]["why"] and rows[name]["new_cards"] == 1
+    assert model["tally"]["informational"] >= 1 and model["tally"]["same"] >= 1
+    assert sum(model["tally"].values()) == len(model["rows"])
 
 
 def test_a_results_document_with_its_card_section_follows_the_schema(healthy):

@@ -114,14 +114,16 @@ def _row(name: str, old: Sequence[Card], new: Sequence[Card], test: str) -> dict
     if ref.deterministic:
         a = str(cohort.majority([repr(cohort.exact_value(m.values)) for m in mo])[0])
         b = str(cohort.majority([repr(cohort.exact_value(m.values)) for m in mn])[0])
-        if a == b:
-            return None
         return {"metric": name, "kind": "deterministic", "old": a, "new": b, "unit": ref.unit, "better": ref.better,
-                "verdict": cohort.exact_shift(a, b, ref.better)}
+                "verdict": Compare.SAME if a == b else cohort.exact_shift(a, b, ref.better)}
     xo = [m.value for m in mo if fleet_tested(m)]
     xn = [m.value for m in mn if fleet_tested(m)]
-    if len(xo) < 2 or len(xn) < 2:
-        return None
+    if len(xo) < 2 or len(xn) < 2:  # counted and said, never dropped: a busy fleet must not look like a clean one
+        return {"metric": name, "kind": "not judged", "unit": ref.unit, "better": ref.better,
+                "old_cards": len(xo), "new_cards": len(xn), "verdict": Compare.INFORMATIONAL,
+                "why": (f"judged on {len(xo)} old and {len(xn)} new card(s), needs two a side: the others measured it "
+                        "while the host or card was busy (contended, shared or throttled), which the fleet statistics "
+                        "leave out")}
     p = cohort.between_cards(xo, xn, ref.better, test)
     mo_med, mn_med = float(statistics.median(xo)), float(statistics.median(xn))
     cvs = [m.noise_rel for m in mo + mn if m.noise_rel is not None]
@@ -163,7 +165,7 @@ def compare(old: Fleet, new: Fleet, test: str = "welch", fdr: float = COMPARE_FD
     for m in models:
         m["rows"].sort(key=lambda r: (r["verdict"] != Compare.WORSE, r["verdict"] != Compare.BETTER, r["metric"]))
         m["tally"] = {v: sum(1 for r in m["rows"] if r["verdict"] == v)
-                      for v in (Compare.WORSE, Compare.BETTER, Compare.SAME, Compare.INCOMPARABLE)}
+                      for v in (Compare.WORSE, Compare.BETTER, Compare.SAME, Compare.INCOMPARABLE, Compare.INFORMATIONAL)}
     worse = [dict(r, key=m["key"], backend=m["backend"]) for m in models for r in m["rows"]
              if r["verdict"] == Compare.WORSE]
     return {"schema": FLEET_COMPARE_SCHEMA, "old": old.run_id, "new": new.run_id, "test": test, "fdr": fdr,

@@ -54,17 +54,45 @@ class Tuned:
     checked: bool  # the chosen shape's output passed ``check`` on fresh launch
 
 
+#: the byte a slack after each uploaded array is filled with, and the largest slack (an array's own size, at least
+#: a page): writes past an array land there and are found, instead of in memory the process owns
+CANARY = 0xA5
+SLACK_MAX = 64 << 20
+
+
 def _benchmark(name: str, source: str, args: Sequence[Arg], global_size: tuple[int, ...],
-               check: Check | None, options: Sequence[str]) -> Any:
-    """Your kernel as the tuning engine's :class:`~pytest_gpuperf.tuning.kernels.Benchmark`."""
+               check: Check | None, options: Sequence[str]) -> tuple[Any, Callable[[Device], None]]:
+    """Your kernel as the tuning engine's :class:`~pytest_gpuperf.tuning.kernels.Benchmark`, and the check that no
+    launch wrote past one of its arrays."""
     from .tuning.kernels import Benchmark, Prepared
 
     sizes = {f"n{i}": int(g) for i, g in enumerate(global_size)}
+    guarded: list[tuple[Buffer, int, int]] = []  # (buffer, the array's bytes, the slack's bytes) of every upload
+
+    def upload(dev: Device, a: np.ndarray) -> Buffer:
+        """The array on the device with a slack after it holding :data:`CANARY`: the tuner pads the NDRange to
+        each work-group shape, and a kernel that does not guard its index writes past the array — into the
+        slack, where :func:`overrun` finds it, not into memory the process owns."""
+        data = np.ascontiguousarray(a).view(np.uint8).ravel()
+        slack = min(max(data.size, 4096), SLACK_MAX)
+        buf = dev.to_device(np.concatenate([data, np.full(slack, CANARY, np.uint8)]))
+        guarded.append((buf, data.size, slack))
+        return buf
 
     def prepare(dev: Device, rng: np.random.Generator, s: dict[str, int]) -> Prepared:
-        bufs = [dev.to_device(np.ascontiguousarray(a)) if isinstance(a, np.ndarray) else a for a in args]
+        bufs = [upload(dev, a) if isinstance(a, np.ndarray) else a for a in args]
         outputs = {str(i): b for i, b in enumerate(bufs) if isinstance(b, Buffer)}
         return Prepared(lambda: list(bufs), outputs, {})
+
+    def overrun(dev: Device) -> None:
+        """Raise where a launch wrote past an array (a byte of a slack is no longer :data:`CANARY`)."""
+        for i, (buf, size, slack) in enumerate(guarded):
+            tail = dev.to_host(buf, np.uint8, size + slack)[size:]
+            if np.any(tail != CANARY):
+                raise ValueError(f"{name} wrote past the end of one of its arrays when the tuner padded the NDRange "
+                                 f"{tuple(global_size)} to a work-group shape that does not divide it: guard the "
+                                 "kernel's index (if (get_global_id(0) < n) …), or give the tuner only shapes that "
+                                 "divide the problem (tune_params={'block_size_x': [...]})")
 
     def run_check(dev: Device, p: Prepared, local: tuple[int, ...]) -> None:
         if check is None:
@@ -75,10 +103,11 @@ def _benchmark(name: str, source: str, args: Sequence[Arg], global_size: tuple[i
         if verdict is not None and not bool(verdict):
             raise AssertionError(f"check() refused the output at work-group {local}")
 
-    return Benchmark(name=name, kernel=name, source=source, dims=len(global_size), category="user",
-                     prepare=prepare, check=run_check, sizes_gpu=sizes, sizes_cpu=sizes,
-                     extent=lambda s: tuple(s[f"n{i}"] for i in range(len(global_size))),
-                     extra_options=tuple(options))
+    bench = Benchmark(name=name, kernel=name, source=source, dims=len(global_size), category="user",
+                      prepare=prepare, check=run_check, sizes_gpu=sizes, sizes_cpu=sizes,
+                      extent=lambda s: tuple(s[f"n{i}"] for i in range(len(global_size))),
+                      extra_options=tuple(options))
+    return bench, overrun
 
 
 def tune(source: str, kernel: str, args: Sequence[Arg], global_size: Sequence[int], *,
@@ -128,10 +157,12 @@ def tune(source: str, kernel: str, args: Sequence[Arg], global_size: Sequence[in
                              options=options, iterations=iterations)
     strategy = strategy or "dao"
     d = device(dev)
-    bench = _benchmark(kernel, source, args, tuple(int(g) for g in global_size), check, options)
+    bench, overrun = _benchmark(kernel, source, args, tuple(int(g) for g in global_size), check, options)
     best, out, ctx = engine_tune(d, bench, None, strategy)
+    overrun(d)
     if check is not None:
         ctx.ev.verify(Config(best.local, best.variant), seed=0)
+        overrun(d)
     return Tuned(tuple(int(v) for v in best.local), ctx.ev.measure(best).time_s, len(out.ledger.visited),
                  len(ctx.space), strategy, check is not None)
 

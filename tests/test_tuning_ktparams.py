@@ -263,3 +263,18 @@ def test_without_kernel_tuner_the_error_names_the_extra():
     assert out.returncode == 0, out.stderr
     assert "missing: Kernel Tuner is not installed" in out.stdout and "pytest-gpuperf[tune]" in out.stdout
     assert "refused: tuning kernel parameters needs Kernel Tuner" in out.stdout, out.stdout
+
+
+@needs_opencl
+def test_the_work_group_tuner_finds_a_kernel_that_writes_past_its_array_instead_of_crashing(kt_cache):
+    """The tuner pads the NDRange to each work-group shape; a kernel that does not guard its index then writes past
+    its array. The arrays are uploaded with a slack holding a canary, so those writes land there: the tune raises a
+    one-line error saying what to do, where the process used to abort on a corrupted heap. A guarded kernel tunes."""
+    unguarded = "__kernel void k(__global float* y) { y[get_global_id(0)] = 2.0f; }"
+    y = np.zeros(1000, np.float32)
+    with pytest.raises(ValueError, match=r"k wrote past the end of one of its arrays .* guard the kernel's index"):
+        api.tune(unguarded, "k", [y], (1000,), dev="opencl:0")
+    guarded = "__kernel void k(__global float* y, int n) { int i = get_global_id(0); if (i < n) y[i] = 2.0f; }"
+    seen: list[np.ndarray] = []
+    best = api.tune(guarded, "k", [y, np.int32(1000)], (1000,), dev="opencl:0", check=lambda out: seen.extend(out))
+    assert best.evaluations >= 1 and best.checked and np.all(seen[0] == 2.0)

@@ -122,6 +122,23 @@ def test_the_cache_file_is_reused_without_benchmarking_again(example):
                        tune_params={"block_size_x": [32, 64], "TILE": [1, 2, 4, 8]}, grid_div=[["block_size_x", "TILE"]],
                        answer=[None, example["reference"], None], atol=1e-5, cache=True)
     assert changed.cache != more.cache and changed.evaluations == 8 and changed.identity == more.identity
+    # a file of the user's name made for another kernel text is moved aside and the new text measured afresh: its old
+    # times are never read as this kernel's
+    edited = api.tune(example["SRC"].replace("/ 3.0f", "* (1.0f / 3.0f)"), "blur", args, size,
+                      tune_params={"block_size_x": [32, 64], "TILE": [1, 2, 4]}, grid_div=[["block_size_x", "TILE"]],
+                      answer=[None, example["reference"], None], atol=1e-5, cache="blur.json")
+    assert edited.cache == first.cache and edited.evaluations == 6
+    assert first.cache.with_name("blur.json.stale").exists()  # the other text's results, kept aside
+
+
+@needs_opencl
+def test_a_space_the_restrictions_or_the_device_leave_empty_says_so(kt_cache):
+    src = "__kernel void k(__global float* y, int n) { int i = get_global_id(0); if (i < n) y[i] = 2.0f; }"
+    args = [np.zeros(1024, np.float32), np.int32(1024)]
+    with pytest.raises(ktparams.ParamsTuningError, match=r"no configuration of .* passes the restrictions"):
+        api.tune(src, "k", args, (1024,), tune_params={"block_size_x": [32, 64]}, restrictions=["block_size_x > 100"])
+    with pytest.raises(ktparams.ParamsTuningError, match=r"is left once the device's limits are applied"):
+        api.tune(src, "k", args, (1024,), tune_params={"block_size_x": [100000]})
 
 
 @needs_opencl

@@ -26,6 +26,7 @@ import itertools
 import json
 import re
 import shutil
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -42,6 +43,7 @@ from ..errors import KernelCompileError
 from ..timing import observers
 from ..timing.measure import observed
 from ..timing.stats import Stats
+from ..util.atomic import atomic_write_text
 from .fixtures import cache_dir
 from .ktsim import missing
 from .space import enumerate_space, limits_for
@@ -138,6 +140,22 @@ def cache_path(cache: str | Path | bool | None, device: Device, kernel: str, sou
         path = path if path.is_absolute() else folder / path
     path.parent.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def _claim(path: Path, key: str) -> None:
+    """A cache file named by the user holds the results of one kernel text, device and set of parameters: its
+    sidecar (``<name>.key``) records which. A file made for another — the kernel edited, the parameters changed —
+    is moved aside (``<name>.stale``) and said so, and the tune measures afresh, rather than read its old times as
+    this kernel's."""
+    side = path.with_name(path.name + ".key")
+    had = side.read_text().strip() if side.exists() else None
+    if path.exists() and had != key:
+        stale = path.with_name(path.name + ".stale")
+        path.replace(stale)
+        print(f"gpuperf: {path} was made for another kernel text, device or parameters"
+              + ("" if had is not None else " (or by an earlier version that did not record which)")
+              + f": moved to {stale.name}, and tuned afresh", file=sys.stderr)
+    atomic_write_text(side, key + "\n")
 
 
 def _cached_keys(path: Path | None) -> set[str]:
@@ -261,6 +279,13 @@ def tune(device: Device, source: str, kernel: str, args: Sequence[Any], problem_
                 "restrictions": [_restriction_key(r) for r in restrictions],
                 "strategy": strategy, "prune": prune, "args": [_arg_key(a) for a in args]}
     path = cache_path(cache, device, kernel, source, identity)
+    if path is not None and cache is not True:  # a name of the user's: its file must be this kernel's
+        _claim(path, _digest({**identity, "source": _digest(source), "device": device.info.key,
+                              "backend": device.info.backend, "driver": device.info.driver_version}))
+    names = list(params)
+    if not any(all(_allowed(r, dict(zip(names, c))) for r in restricts) for c in itertools.product(*params.values())):
+        raise ParamsTuningError(f"{kernel}: no configuration of {params} passes the restrictions "
+                                f"{[_restriction_key(r) for r in restrictions]}: loosen them or widen the values")
     before = _cached_keys(path)
     divs = {f"grid_div_{'xyz'[d]}": list(grid_div[d]) for d in range(dims)} if grid_div else {}
     target = device.kernel_tuner_target()
@@ -285,12 +310,15 @@ def tune(device: Device, source: str, kernel: str, args: Sequence[Any], problem_
         if "verification failed" in str(exc):
             raise ParamsTuningError(f"{kernel}: Kernel Tuner's output check refused a configuration: {exc}{where}; "
                                     "fix the kernel for it or leave it out with a restriction") from exc
+        if "max_fevals must be greater than zero" in str(exc):  # Kernel Tuner's words for an empty space
+            raise ParamsTuningError(f"{kernel}: no configuration of {params} is left once the device's limits are "
+                                    f"applied (at most {device.info.max_work_group_size} work-items per group on "
+                                    f"{device.info.spec}): give values within them") from exc
         raise ParamsTuningError(f"{kernel}: Kernel Tuner failed: {type(exc).__name__}: {exc}{where}") from exc
     valid = [r for r in results if isinstance(r.get("time"), (int, float)) and np.isfinite(r["time"])]
     if not valid:
         raise ParamsTuningError(f"{kernel}: no configuration of {params} compiled and ran on {device.info.spec}")
     best = min(valid, key=lambda r: r["time"])
-    names = list(params)
     after = _cached_keys(path)
     visited = {",".join(str(r[n]) for n in names) for r in results}
     evaluations = len(after - before) if path is not None else len(visited)

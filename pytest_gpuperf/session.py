@@ -300,6 +300,9 @@ class GpuPerfSession:
             raise GpuPerfError(f"metric {name!r}: better={better!r} is not one of {bl.DIRECTIONS}")
         if not re.fullmatch(r"[A-Za-z0-9_.\-\[\]=:+]+", name):
             raise GpuPerfError(f"metric name {name!r} may hold only letters, digits and _ . - [ ] = : +")
+        said = validity.tolerance_problem(tolerance) or validity.unit_problem(unit)
+        if said is not None:
+            raise GpuPerfError(f"metric {name!r}: {said}")
         if shipped:
             try:
                 tolerance = catalog.policy(name, unit, better, tolerance, run.info.is_cpu)
@@ -311,8 +314,11 @@ class GpuPerfSession:
                                    f"its family {catalog.family(name).pattern!r} carries (baselines/catalog.py): pass "
                                    "the options that shape its value as identity=, or runs made differently compare")
         if name in run.metrics:
-            raise GpuPerfError(f"metric {name!r} recorded twice on {spec} (by {run.metrics[name].test} and "
-                               f"{nodeid}); give each parametrization its own name")
+            first = run.metrics[name].test
+            if first == strip_device_id(nodeid, spec):
+                raise GpuPerfError(f"metric {name!r} recorded twice by {first} on {spec}: give each record its own name")
+            raise GpuPerfError(f"metric {name!r} recorded twice on {spec} (by {first} and {nodeid}): give each test "
+                               "its own name (a parametrized test: put its parameter in the name)")
         problem = validity.figure_problem(name, value, unit, samples, info,
                                           peak_bandwidth_gbs=run.info.peak_bandwidth_gbs, valid=valid)
         if problem is not None:

@@ -154,7 +154,25 @@ def test_duplicate_metric_name_is_an_error(pytester):
     """)
     result = run(pytester)
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*metric 'a.b' recorded twice*"])
+    result.stdout.fnmatch_lines(["*metric 'a.b' recorded twice by test_duplicate_metric_name_is_an_error.py::test_twice "
+                                 "on *: give each record its own name*"])
+
+
+@pytest.mark.parametrize("tolerance, unit, says", [
+    ("5%", "us", "tolerance='5%' is not a mapping of rel, abs, k, spread to numbers"),
+    ({"relative": 0.05}, "us", "tolerance key(s) relative unknown: use rel, abs, k, spread"),
+    ({"rel": -1}, "us", "must be finite numbers of at least 0"),
+    (None, "microseconds", "unit 'microseconds': write 'us'"),
+])
+def test_a_tolerance_or_unit_the_gate_cannot_read_is_refused_where_it_is_recorded(pytester, tolerance, unit, says):
+    """Not later, at the baseline's write, about a file the user never wrote: the record names what is wrong."""
+    pytester.makepyfile(f"""
+        def test_one(gpu_device, gpuperf_record):
+            gpuperf_record("a.time_us", -3.0 if {unit!r} != "us" else 3.0, {unit!r}, tolerance={tolerance!r})
+    """)
+    result = run(pytester)
+    result.assert_outcomes(failed=1)
+    assert says in result.stdout.str()
 
 
 def test_upgrade_gate_reports_driver_change(pytester):

@@ -39,6 +39,39 @@ FIX = ("run it again alone (nothing else on the host or the card); if it stays i
        "— a kernel timing below the timer's resolution, a fit through noise, a wrong byte count — fix that")
 
 
+#: the keys a tolerance may hold (the baseline schema's): relative and absolute band, k × the measured spread
+TOLERANCE_KEYS = ("rel", "abs", "k", "spread")
+#: other spellings of the units the checks know, and the spelling to write instead (a time spelled "usec" would
+#: escape the negative-time check and the timing classes)
+UNIT_SPELLINGS = {"sec": "s", "secs": "s", "second": "s", "seconds": "s", "msec": "ms", "millisecond": "ms",
+                  "milliseconds": "ms", "usec": "us", "µs": "us", "μs": "us", "microsecond": "us", "microseconds": "us",
+                  "nsec": "ns", "nanosecond": "ns", "nanoseconds": "ns", "cycle": "cycles", "clk": "cycles",
+                  "clocks": "cycles", "ulps": "ulp", "byte": "bytes", "GBps": "GB/s", "gb/s": "GB/s"}
+
+
+def tolerance_problem(tolerance: Any) -> str | None:
+    """Why ``tolerance`` cannot be a metric's band, or None: a mapping of :data:`TOLERANCE_KEYS` to finite numbers
+    of at least 0 (``{"rel": 0.05}`` is ±5 %)."""
+    if tolerance is None:
+        return None
+    example = "e.g. tolerance={'rel': 0.05} (±5 %) or {'abs': 0.5} (± 0.5 in the metric's unit)"
+    if not isinstance(tolerance, Mapping):
+        return f"tolerance={tolerance!r} is not a mapping of {', '.join(TOLERANCE_KEYS)} to numbers: {example}"
+    unknown = sorted(str(k) for k in tolerance if k not in TOLERANCE_KEYS)
+    if unknown:
+        return f"tolerance key(s) {', '.join(unknown)} unknown: use {', '.join(TOLERANCE_KEYS)}, {example}"
+    bad = {k: v for k, v in tolerance.items() if _number(v) is None or _number(v) < 0}
+    if bad:
+        return f"tolerance {bad} must be finite numbers of at least 0: {example}"
+    return None
+
+
+def unit_problem(unit: str) -> str | None:
+    """Why ``unit`` is spelled so the checks would not know it, with the spelling to use, or None."""
+    known = UNIT_SPELLINGS.get(unit) or UNIT_SPELLINGS.get(unit.lower())
+    return None if known is None or known == unit else f"unit {unit!r}: write {known!r}, the spelling the gate's checks know"
+
+
 def problem(name: str, value: float, unit: str, *, peak_bandwidth_gbs: float | None = None,
             valid: tuple[float, float] | None = None, info: Mapping[str, Any] | None = None) -> str | None:
     """Why ``value`` cannot be a real measurement of ``name``, or None.
@@ -51,7 +84,7 @@ def problem(name: str, value: float, unit: str, *, peak_bandwidth_gbs: float | N
     if math.isinf(value):
         return f"impossible value: {name} = {value} {unit} is infinite; {FIX}"
     if unit in NON_NEGATIVE and value < 0:
-        return (f"impossible value: {name} = {value:.6g} {unit} is negative — a {unit} figure cannot be; "
+        return (f"impossible value: {name} = {value:.6g} {unit} is negative — a figure in {unit} cannot be; "
                 f"the measurement or its fit is broken (noise larger than the effect?); {FIX}")
     if unit == "GB/s" and peak_bandwidth_gbs and value > peak_bandwidth_gbs * 1.001:
         return (f"impossible value: {name} = {value:.6g} GB/s exceeds the device's theoretical peak "

@@ -329,7 +329,11 @@ def gpu_device(request: pytest.FixtureRequest) -> Device:
     try:
         device = state.device(spec)
     except GpuPerfError as exc:
-        pytest.fail(str(exc), pytrace=False)
+        refused = str(exc)
+    else:
+        refused = ""
+    if refused:
+        pytest.fail(refused, pytrace=False)
     if device.abandoned is not None:  # a hung or faulted kernel earlier: its queue is never waited on again
         pytest.skip(f"{spec} abandoned earlier in this run: {device.abandoned}")
     return device
@@ -411,7 +415,8 @@ def gpuperf_record(gpu_device: Device, request: pytest.FixtureRequest) -> Record
         try:
             return state.record(nodeid, spec, shipped=shipped, **kw)
         except GpuPerfError as exc:
-            pytest.fail(str(exc), pytrace=False)
+            refused = str(exc)
+        pytest.fail(refused, pytrace=False)  # outside the handler: one line, not the error and its context twice
 
     return Recorder(record)
 

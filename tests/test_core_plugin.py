@@ -156,6 +156,7 @@ def test_duplicate_metric_name_is_an_error(pytester):
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*metric 'a.b' recorded twice by test_duplicate_metric_name_is_an_error.py::test_twice "
                                  "on *: give each record its own name*"])
+    assert "During handling of the above exception" not in result.stdout.str()  # said once, not with its context
 
 
 @pytest.mark.parametrize("tolerance, unit, says", [

@@ -236,6 +236,10 @@ def test_a_job_without_results_fails_and_its_node_is_drained(tmp_path, healthy, 
     out = capsys.readouterr().out
     assert "scontrol update nodename=node9 state=drain reason='gpuperf: job node9-1009: no results'" in out
     assert "dry run" in out
+    # the report written to a file: the drain commands are still said here, where the operator reads them
+    assert main(["fleet", "report", str(root), "--drain", "--format", "html", "-o", str(tmp_path / "fleet.html")]) == 1
+    said = capsys.readouterr().out
+    assert said.strip() == "scontrol update nodename=node9 state=drain reason='gpuperf: job node9-1009: no results'"
 
 
 def test_no_results_at_all_is_bad_input(tmp_path, capsys):

@@ -270,6 +270,8 @@ def test_term_before_the_time_limit_leaves_interrupted_results(tmp_path: Path, f
     docs = results_docs(log)
     assert docs and all(d["run"]["interrupted"] for d in docs)
     assert any(d["metrics"] for d in docs), "the tests that finished before the TERM are kept"
+    said = "".join(p.read_text(errors="replace") for p in log.glob("slurm-*.out"))
+    assert "gpuperf INTERRUPTED: SIGTERM stopped the run" in said, _logs(run_dir)  # the time limit's own signal
     again = gpuperf_here(capsys, "fleet", "submit", "--root", str(root), "--fleet-run", "term", "--dry-run")
     assert again.returncode == 0 and "#SBATCH --array=0" in again.stdout, again.stdout + again.stderr
 

@@ -154,14 +154,22 @@ def run_report(args: argparse.Namespace) -> int:
                 raise GpuPerfError(f"drain command failed ({done.returncode}): {cmd}: {done.stderr.strip()}")
         report["drained"] = drain
     _write(fleetformat.render(report, args.format, drain), args.output)
+    if args.output and args.drain:  # the report went to a file: the commands are what the operator reads here
+        for cmd in drain:
+            print(("drained: " if args.execute else "") + cmd)
+        if not drain:
+            print("no node to drain: no card failed")
     return fleetreport.exit_status(report)
 
 
 def _register_compare(fs: Any) -> None:
     from .rollout import COMPARE_FDR, TESTS
 
-    p = fs.add_parser("compare", help="the rollout gate: fleet run NEW against OLD, the spread between cards as the unit",
-                      description=FLEET_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    what = "the rollout gate: fleet run NEW against OLD, the spread between cards as the unit"
+    p = fs.add_parser("compare", help=what, formatter_class=argparse.RawDescriptionHelpFormatter,
+                      description=f"gpuperf fleet compare OLD NEW: {what}. Each metric both runs hold is tested over "
+                                  "one value per card (Welch's t, or Mann-Whitney), Benjamini-Hochberg across metrics; "
+                                  "exit 1 where a metric is worse on the new cohort beyond its floor, else 0.")
     p.add_argument("old", help="the fleet-run folder of the old cohort (e.g. the old driver)")
     p.add_argument("new", help="the fleet-run folder of the new cohort")
     p.add_argument("--test", choices=TESTS, default="welch",

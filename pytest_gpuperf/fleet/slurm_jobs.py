@@ -250,7 +250,9 @@ PY
       "--gpuperf-json=$dir/{key}/run-{backend}.json" "${hist[@]}" "${plants[@]}" "${pytest_args[@]}" &
   fi
   local pid=$!
-  trap 'kill -INT "$pid" 2>/dev/null' INT TERM
+  # each signal passed on as itself: the run's log then names what stopped it (a time limit's SIGTERM, a Ctrl-C)
+  trap 'kill -INT "$pid" 2>/dev/null' INT
+  trap 'kill -TERM "$pid" 2>/dev/null' TERM
   local rc=0
   while :; do
     wait "$pid"; rc=$?

@@ -15,6 +15,7 @@ from pytest_gpuperf import exits
 from pytest_gpuperf.baselines import lookup, baseline_file
 from pytest_gpuperf.devices import discover
 from pytest_gpuperf.session import canonical_test, strip_device_id
+from pytest_gpuperf.util import provenance
 from suite_support import WORK_HEAD, baseline_folder
 
 INV = discover()
@@ -206,3 +207,16 @@ def test_a_test_file_outside_the_folder_it_runs_in_is_named_by_its_path_from_the
     result.stdout.fnmatch_lines(["*make one*gpuperf baseline init --runs 3 --device opencl:0 --dir * -- ../test_outside.py"])
     tests = [t["test"] for t in json.loads(out.read_text())["tests"]]
     assert tests and all(t.startswith("../test_outside.py::test_work") for t in tests), tests
+
+
+def test_records_of_a_folder_outside_git_say_they_name_no_commit(pytester, monkeypatch):
+    """A run from a copy of the code without ``.git`` (an offline host) and without GPUPERF_COMMIT writes results
+    that name no commit: the run says so, and how to name it; from a git checkout it says nothing."""
+    pytester.makepyfile(WORK)
+    monkeypatch.delenv("GPUPERF_COMMIT", raising=False)
+    result = pytester.runpytest(DEV, FAST, f"--gpuperf-json={pytester.path / 'r.json'}")
+    result.stdout.fnmatch_lines(["gpuperf: these records name no commit: * is not a git checkout; set GPUPERF_COMMIT*"])
+    _git_repo(pytester.path)  # the same folder as a git checkout: its commit is named, nothing said
+    provenance.git_commit.cache_clear()  # read once per process: this one ran the first run too
+    result = pytester.runpytest(DEV, FAST, f"--gpuperf-json={pytester.path / 'r2.json'}")
+    assert "name no commit" not in result.stdout.str()

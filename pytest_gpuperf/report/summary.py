@@ -22,6 +22,7 @@ from ..verdictwords import Gate
 from .. import exits
 from ..timing import observers
 from ..util.listing import few
+from ..util.provenance import git_commit
 from . import sensitivity, terminal
 
 Line = tuple[str, dict[str, bool]]
@@ -112,6 +113,9 @@ def session_lines(state: Any, finish_error: str | None = None) -> list[Line]:
     out += [(line, {}) for line in _github(state, alarms)]
     for path in state.files_written:
         out.append((f"gpuperf wrote {path}", {}))
+    if (state.files_written or state.options.history_path) and not git_commit(str(state.rootdir)):
+        out.append((f"gpuperf: these records name no commit: {state.rootdir} is not a git checkout; set GPUPERF_COMMIT "
+                    "to the commit its code is (history and compare attribute every change to one)", {"yellow": True}))
     return out
 
 

@@ -304,3 +304,12 @@ def test_offline_bundle_job(tmp_path: Path, fleet_root: Path, node: str, checkou
     assert any(m["name"] == "accuracy.fp32.sin.max_ulp" for m in doc["metrics"]) and not doc["run"]["interrupted"]
     assert json.loads((folder / "job.json").read_text())["fleet_run"] == "off"
     assert (tmp_path / "venv" / "bin" / "gpuperf").is_file(), "run.sh installed the bundle's plugin on the node"
+
+
+def test_a_wait_says_what_it_waits_for_when_the_jobs_states_change() -> None:
+    """``--wait`` and ``fleet wait`` print a line on stderr whenever the jobs' Slurm states change (a 97 s wait
+    printed nothing): the states counted, most first."""
+    from pytest_gpuperf.fleet.slurm_submit import _waiting
+
+    jobs = [{"slurm": s} for s in ("RUNNING", "PENDING", "RUNNING", "COMPLETED")]
+    assert _waiting({"jobs": jobs}) == "2 RUNNING, 1 COMPLETED, 1 PENDING"

@@ -27,7 +27,7 @@ import shlex
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from ..errors import GpuPerfError
 from . import slurm_jobs as sj
@@ -276,13 +276,26 @@ def run_status(args: argparse.Namespace) -> int:
 def run_wait_loop(run_dir: Path, poll_s: float, timeout_s: float | None, fmt: str) -> int:
     """Poll until no job is queued or running (or ``timeout_s`` passes); print the status; its exit."""
     start = time.monotonic()
+    said = ""
     while True:
         rep = status(run_dir)
         if not rep["active"] or (timeout_s is not None and time.monotonic() - start >= timeout_s):
             break
+        line = _waiting(rep)
+        if line != said:  # a line whenever the jobs' states change (stderr: stdout stays the status report)
+            print(f"gpuperf fleet: {time.monotonic() - start:.0f} s: {line}", file=sys.stderr, flush=True)
+            said = line
         time.sleep(max(0.5, poll_s))
     _print(rep, fmt)
     return int(rep["exit"])
+
+
+def _waiting(rep: Mapping[str, Any]) -> str:
+    """What a wait is waiting for: the jobs counted by Slurm's state (``2 RUNNING, 1 PENDING, 1 COMPLETED``)."""
+    counts: dict[str, int] = {}
+    for j in rep["jobs"]:
+        counts[str(j["slurm"])] = counts.get(str(j["slurm"]), 0) + 1
+    return ", ".join(f"{n} {state}" for state, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
 def run_wait(args: argparse.Namespace) -> int:

@@ -55,6 +55,9 @@ def test_bundle_run_collect(tmp_path: Path, checkout_wheel: Path) -> None:
     assert (bundle / "cache").is_dir()  # what a first run stores, beside the bundle for every host that runs it
     archive = Path(f"{out}.tgz")
     assert archive.is_file()
+    import tarfile
+    with tarfile.open(archive) as tar:  # the writers' lock files stay on the host
+        assert not [n for n in tar.getnames() if ".gpuperf-locks" in n], tar.getnames()
     into, history = tmp_path / "results", tmp_path / "h.db"
     for _ in range(2):  # collecting twice keeps one copy of an identical file
         assert gpuperf(["offline", "collect", str(archive), "--into", str(into), "--history", str(history)]) == 0

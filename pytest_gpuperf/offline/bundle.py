@@ -121,7 +121,7 @@ done
 wait "$pid" 2>/dev/null; status=$?
 [ -n "$watchdog" ] && { kill "$watchdog" 2>/dev/null; wait "$watchdog" 2>/dev/null; }
 tail -n "${GPUPERF_TAIL:-40}" "$out/$tag.log"
-tar czf "$out.tgz" -C "$out" . && echo "gpuperf offline: bring back $out.tgz (gpuperf offline collect)"
+tar czf "$out.tgz" --exclude=.gpuperf-locks -C "$out" . && echo "gpuperf offline: bring back $out.tgz (gpuperf offline collect)"
 exit "$status"
 """
 

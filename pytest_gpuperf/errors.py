@@ -24,11 +24,13 @@ class BackendUnavailableError(GpuPerfError):
 class KernelCompileError(GpuPerfError):
     """The device compiler rejected a kernel; the compiler log is carried verbatim."""
 
-    def __init__(self, name: str, backend: str, options: tuple[str, ...], log: str) -> None:
+    def __init__(self, name: str, backend: str, options: tuple[str, ...], log: str, prelude_lines: int = 0) -> None:
         opts = " ".join(options) or "(none)"
+        where = (f" Its line numbers count the {prelude_lines} lines of the language prelude put before your kernel: "
+                 f"the compiler's line L is your line L − {prelude_lines}.") if prelude_lines else ""
         super().__init__(
             f"kernel {name!r} failed to compile for {backend} with options {opts}:\n{log.strip()}\n"
-            "Fix the kernel source or options; the log above is the compiler's own."
+            f"Fix the kernel source or options; the log above is the compiler's own.{where}"
         )
         self.log = log
 

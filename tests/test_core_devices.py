@@ -78,7 +78,18 @@ def test_compile_error_carries_the_compiler_log(cl_device):
     with pytest.raises(KernelCompileError) as err:
         cl_device.compile("__kernel void broken(__global float *a) { a[0] = undefined_name; }", "broken")
     assert "undefined_name" in err.value.log
-    assert "broken" in str(err.value)
+    assert "broken" in str(err.value) and "language prelude" not in str(err.value)  # the user's own text alone
+
+
+def test_a_compile_error_in_a_portable_kernel_says_how_far_the_prelude_moves_its_line_numbers(cl_device):
+    from pytest_gpuperf.devices.dialect import dialect, portable
+
+    text = "__kernel void broken(__global float *a) {\n  a[0] = undefined_name;\n}\n"
+    with pytest.raises(KernelCompileError) as err:
+        cl_device.compile(portable(text, "opencl"), "broken")
+    n = dialect("opencl").prelude.count("\n")
+    assert f"the compiler's line L is your line L − {n}" in str(err.value)
+    assert f":{n + 2}:" in err.value.log  # the undefined name sits on the kernel's own line 2
 
 
 def test_missing_kernel_name_is_a_compile_error(cl_device):

@@ -19,7 +19,7 @@ from ..errors import (BackendUnavailableError, KernelCompileError, KernelLaunchE
 from . import elf, recompile, sass
 from .nvml import card_identity
 from .base import Buffer, Device, DeviceInfo, Kernel, KernelArg, Size, check_ndrange, slugify
-from .dialect import CUDA
+from .dialect import CUDA, prelude_lines
 from .backend_registry import Backend, register
 from .resources import Resources
 
@@ -238,7 +238,8 @@ class CudaDevice(Device):
                 nvrtc.compileProgram(prog, opts)
             except nvrtc.NVRTCError as exc:
                 log = nvrtc.getProgramLog(prog)
-                raise KernelCompileError(name, "cuda", tuple(options), f"{exc}\n{log}") from exc
+                raise KernelCompileError(name, "cuda", tuple(options), f"{exc}\n{log}",
+                                         prelude_lines(source, "cuda")) from exc
             log = nvrtc.getProgramLog(prog)
             out = nvrtc.getCUBIN(prog) if target == "cubin" else nvrtc.getPTX(prog)
             out = out if isinstance(out, bytes) else out.encode()

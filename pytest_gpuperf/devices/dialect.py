@@ -211,6 +211,13 @@ def portable(source: str, backend: str) -> str:
     return dialect(backend).prelude + source
 
 
+def prelude_lines(source: str, backend: str) -> int:
+    """How many lines of :func:`portable`'s prelude stand before the kernel's own text in ``source`` (0 where it
+    does not start with it): a compiler's line numbers count them."""
+    prelude = dialect(backend).prelude
+    return prelude.count("\n") if prelude and source.startswith(prelude) else 0
+
+
 def portable_fp64(source: str, backend: str) -> str:
     """:func:`portable` for a kernel that computes in ``double``: the language's binary64 prelude first
     (:attr:`Dialect.fp64_prelude`: the ``cl_khr_fp64`` pragma on OpenCL, nothing on CUDA), then the text.

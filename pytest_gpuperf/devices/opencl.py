@@ -17,7 +17,7 @@ import numpy as np
 
 from ..errors import BackendUnavailableError, GpuPerfError, KernelCompileError, KernelLaunchError
 from .base import Buffer, Device, DeviceInfo, Kernel, KernelArg, Size, check_ndrange, slugify
-from .dialect import OPENCL
+from .dialect import OPENCL, prelude_lines
 from .backend_registry import Backend, register
 from .resources import Resources, log_registers, ptxas_registers
 
@@ -167,7 +167,7 @@ class OpenCLDevice(Device):
             with compiler_output_kept():
                 program = cl.Program(self.context, source).build(options=list(options))
         except cl.Error as exc:  # RuntimeError (build failure) or LogicError (bad options)
-            raise KernelCompileError(name, "opencl", options, str(exc)) from exc
+            raise KernelCompileError(name, "opencl", options, str(exc), prelude_lines(source, "opencl")) from exc
         try:
             handle = getattr(program, name)
         except (AttributeError, cl.Error) as exc:

@@ -153,7 +153,7 @@ def test_the_dashboard_lists_the_kernel_change_apart_from_the_regressions(histor
     page.write_text(render_html(runs, found))
     html = page.read_text()
     assert "No step toward worse" in html
-    assert 'id="kernel-changes"' in html and "1 kernel change(s)" in html
+    assert 'id="kernel-changes"' in html and "1 kernel change(s) in 1 run(s)" in html
     if chromium() is None:
         return  # the page's data and its front page are checked; the drawing needs a browser
     dom, console = browse(page)

@@ -65,7 +65,7 @@ def test_the_gating_table_in_the_docs_is_the_one_the_baselines_give():
                                     "run_values": [470.0, 480.0, 490.0]}, "measured: k 6 × σ 10.5 (3 runs)"),
     ("launch.empty.device_us", {"value": 3.0, "unit": "us", "tolerance": {"abs": 0.5}}, "written: "),
     ("tuning.blur1d.kt_genetic_algorithm.cost", {"value": 0.5, "unit": "ratio", "tolerance": {"rel": 1.6}}, "catalog: "),
-    ("made.up.figure", {"value": 1.0, "unit": "ratio", "tolerance": {"rel": 0.5}}, "none written"),
+    ("made.up.figure", {"value": 1.0, "unit": "ratio", "tolerance": {"rel": 0.5}}, "no cause written: its catalog row gives none"),
 ])
 def test_the_table_says_why_a_band_is_wide(name, entry, starts):
     from pytest_gpuperf.baselines.table import cause

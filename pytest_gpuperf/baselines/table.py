@@ -68,7 +68,7 @@ def cause(name: str, entry: Mapping[str, Any], is_cpu: bool = False) -> str:
     if entry.get("unit") in TIME_UNITS and float(tol.get("abs", 0.0)) >= 0.999 * width and "rel" not in tol:
         return "the event timer's resolution"
     fam = catalog.family(name)
-    return f"catalog: {fam.why}" if fam is not None and fam.why else "none written"
+    return f"catalog: {fam.why}" if fam is not None and fam.why else "no cause written: its catalog row gives none"
 
 
 def rows(files: Iterable[Path]) -> list[dict[str, Any]]:

@@ -355,6 +355,7 @@ def test_two_saved_h200_runs_whose_sums_sit_in_two_modes_read_uncertain_not_wors
     assert code == 0 and doc["counts"]["worse"] == 0, doc["counts"]
     assert "accuracy.sum.double.pairwise.n12.time_us" in unsure
     assert all("the reviewed baseline of nvidia-h200" in r["reason"] for r in doc["rows"] if r["verdict"] == "uncertain")
+    assert all(r["reason"] for r in doc["rows"])  # every row says why, a 'same' one too
 
 
 def test_a_planted_run_is_named_so_on_its_side(tmp_path):

@@ -285,6 +285,8 @@ def judge(a: SideMetric | None, b: SideMetric | None, device_a: Mapping[str, Any
     if a.better == "bound":
         return _judge_bound(row, sides, entry, opts)
     _move(row, sides, entry, a.better, opts)
+    if row.verdict == Compare.SAME and not row.reason and row.extra.get("band") is not None and va:
+        row.reason = f"within the band (±{float(row.extra['band']) / abs(va):.2%} of A)"  # every row says why
     if row.verdict == Compare.INFORMATIONAL:
         return row
     if (b.info.get("gate") == "if-stable") or (a.info.get("gate") == "if-stable"):
@@ -468,6 +470,8 @@ def _judge_bound(row: Row, c: _Compared, entry: dict[str, Any], opts: Options) -
     elif past_b:
         row.reason = "; ".join(x for x in (f"both A and B exceed the documented bound {float(bound):.6g}; "
                                            "compared as lower-is-better", row.reason) if x)
+    elif not row.reason:
+        row.reason = f"within the documented bound {float(bound):.6g} {row.unit}"
     return row
 
 

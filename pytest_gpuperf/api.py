@@ -217,17 +217,31 @@ class Accuracy:
 
 
 def check_accuracy(expr: str, reference: str, inputs: Sequence[np.ndarray], *, fmt: str = "fp32",
-                   dev: str | Device = "0", options: Sequence[str] = ()) -> Accuracy:
-    """Evaluate ``expr`` (a C expression over ``x0``, ``x1``, …, e.g. ``"native_exp(x0)"``) element-wise on
-    the device and score it in ulps of the exact value of MPFR function ``reference`` (``"exp"``,
-    ``"sin"``, ``"pow"``, …: :data:`pytest_gpuperf.accuracy.mpfr.MPFR_FUNCS`)."""
+                   dev: str | Device = "0", options: Sequence[str] = (), helpers: str = "") -> Accuracy:
+    """Evaluate ``expr`` (a C expression over ``x0``, ``x1``, …, e.g. ``"native_exp(x0)"`` or a call of your
+    own function) element-wise on the device and score it in ulps of the exact value of MPFR function
+    ``reference`` (``"exp"``, ``"sin"``, ``"pow"``, …: :data:`pytest_gpuperf.accuracy.mpfr.MPFR_FUNCS`).
+    ``helpers``: device source put before the evaluator — your own functions, which ``expr`` calls (OpenCL C
+    on OpenCL devices; on CUDA, ``__device__`` functions)."""
+    import inspect
+
     from .accuracy import check, expr_kernels, fp_formats, mpfr
 
     if reference not in mpfr.MPFR_FUNCS:
         raise ValueError(f"no MPFR reference {reference!r}; known: {', '.join(sorted(mpfr.MPFR_FUNCS))}")
+    try:
+        arity = len(inspect.signature(mpfr.MPFR_FUNCS[reference]).parameters)
+    except (TypeError, ValueError):  # a C function of gmpy2: no signature to read
+        arity = {"add": 2, "sub": 2, "mul": 2, "div": 2, "fma": 3, "hypot": 2, "atan2": 2}.get(reference, 1)
+    if len(inputs) != arity:
+        raise ValueError(f"{reference} takes {arity} input(s) (x0{', x1' if arity > 1 else ''}"
+                         f"{', x2' if arity > 2 else ''}); {len(inputs)} were given")
+    d = device(dev)
+    if fmt == "fp16" and "fp16" not in d.info.features:
+        raise ValueError(f"{d.info.spec} ({d.info.name}) has no binary16 arithmetic: check fp32 or fp64 there")
     f = fp_formats.get(fmt)
     cols = [np.asarray(a, dtype=f.dtype) for a in inputs]
-    y = expr_kernels.evaluate(device(dev), f, expr, cols, options)
+    y = expr_kernels.evaluate(d, f, expr, cols, options, helpers=helpers)
     exact, sgn = mpfr.exact_pairs(reference, cols)
     s = check.score(y, cols, exact, f, reference, "ulp", sgn)
     return Accuracy(s.max, s.mean, tuple(float(c[s.argmax]) for c in cols), float(y[s.argmax]), s.n,

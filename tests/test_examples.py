@@ -56,3 +56,20 @@ def test_a_refusing_check_fails_the_tuning(gpu_device):
     with pytest.raises(AssertionError, match="refused"):
         api.tune(src, "twice", [np.zeros(n, np.float32), np.int32(n)], (n,), dev=gpu_device,
                  check=lambda arrays: np.all(arrays[0] == 3.0), strategy="exhaustive")
+
+
+def test_check_accuracy_calls_a_function_of_ones_own_and_refuses_a_wrong_arity_or_format(gpu_device):
+    """``helpers=``: the caller's own device function, which the expression calls (OpenCL C here); a reference of
+    two inputs given one, or binary16 on a device without it, is refused with the reason, not a compile error."""
+    if gpu_device.info.backend != "opencl":
+        pytest.skip("the helper below is OpenCL C (a CUDA helper is a __device__ function)")
+    x = np.linspace(0.5, 8.0, 4001, dtype=np.float32)
+    own = api.check_accuracy("my_exp(x0)", "exp", [x], dev=gpu_device,
+                             helpers="float my_exp(float v) { return exp2(v * 1.44269504f); }")
+    lib = api.check_accuracy("exp(x0)", "exp", [x], dev=gpu_device)
+    assert own.n == lib.n == x.size and own.max_ulp > lib.max_ulp  # through exp2 it loses bits: a real difference
+    with pytest.raises(ValueError, match=r"pow takes 2 input\(s\) \(x0, x1\); 1 were given"):
+        api.check_accuracy("pow(x0, x1)", "pow", [x], dev=gpu_device)
+    if "fp16" not in gpu_device.info.features:
+        with pytest.raises(ValueError, match="has no binary16 arithmetic"):
+            api.check_accuracy("sin(x0)", "sin", [x], fmt="fp16", dev=gpu_device)

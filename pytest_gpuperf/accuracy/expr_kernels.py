@@ -26,9 +26,10 @@ EVAL_ENTRY = per_language(
 )
 
 
-def eval_source(backend: str, fmt: Format, expr: str, arity: int, plant: bool = False) -> str:
+def eval_source(backend: str, fmt: Format, expr: str, arity: int, plant: bool = False, helpers: str = "") -> str:
     """The element-wise evaluator; ``plant`` applies the gate check's 1-ulp plant (binary32 only, see
-    :data:`.sweep.PLANT`) to the result."""
+    :data:`.sweep.PLANT`) to the result; ``helpers``: the caller's own device functions, put before the entry
+    point (the expression may call them)."""
     from .sweep import PLANT
 
     t = CTYPE[backend][fmt.name]
@@ -39,17 +40,18 @@ def eval_source(backend: str, fmt: Format, expr: str, arity: int, plant: bool = 
         expr = f"gp_plant(({expr}), x0)"
     helper = PLANT[backend] if plant else ""
     d = dialect(backend)
-    head = {"fp16": d.fp16_prelude, "fp64": d.fp64_prelude}.get(fmt.name, "") + helper
+    head = {"fp16": d.fp16_prelude, "fp64": d.fp64_prelude}.get(fmt.name, "") + helper + (helpers.rstrip() + "\n" if helpers else "")
     entry, param = EVAL_ENTRY[backend]
     params = ", ".join(param.format(t=t, k=k) for k in range(arity))
     return head + entry.format(params=params, t=t) + f"  if (i < n) {{ {loads} y[i] = {expr}; }}\n}}\n"
 
 
 def evaluate(device, fmt: Format, expr: str, args: Sequence[np.ndarray], options: Sequence[str] = (),
-             timeout_s: float = 120.0, plant: bool = False) -> np.ndarray:
+             timeout_s: float = 120.0, plant: bool = False, helpers: str = "") -> np.ndarray:
     """Run ``expr`` over the argument columns on ``device``; returns the results as ``fmt.dtype``."""
     arity = len(args)
-    kernel = device.compile(eval_source(device.info.backend, fmt, expr, arity, plant), "acc_eval", tuple(options))
+    kernel = device.compile(eval_source(device.info.backend, fmt, expr, arity, plant, helpers), "acc_eval",
+                            tuple(options))
     n = len(args[0])
     bufs = [device.to_device(np.ascontiguousarray(a, dtype=fmt.dtype).view(fmt.bits)) for a in args]
     out = device.empty(max(n, 1) * fmt.dtype.itemsize)

@@ -58,6 +58,7 @@ def test_list_and_show_are_machine_readable_and_list_names_a_long_toolkit_once(t
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     assert [(r["date"], r["toolkit"], int(r["metrics"])) for r in rows] == \
         [(r.date, r.toolkit, len(r.metrics)) for r in runs]
+    assert [r["left_out"] for r in rows] == ["", ""]  # both measure the system as it is: in the trends
     assert main(["history", "show", "latency.fp32", "--db", db, "--format", "json"]) == 0
     shown = json.loads(capsys.readouterr().out)
     want = sorted((m.name, r.date, m.value) for r in runs for m in r.metrics if "latency.fp32" in m.name)
@@ -219,6 +220,21 @@ def test_detect_names_each_steps_commit_and_date(tmp_path, capsys):
     assert main(["history", "detect", "--db", db]) == 0
     out = capsys.readouterr().out
     assert "commits c005..c006 (2026-03-01T00:05:00+00:00 .. 2026-03-01T00:06:00+00:00)" in out
+
+
+def test_list_says_which_runs_the_trends_leave_out(tmp_path, capsys):
+    """A planted gate-check run and an interrupted one are listed, each saying why the trends leave it out."""
+    planted = json.loads(json.dumps(jsonio.read_json(POCL / "suites-opencl.json")))
+    planted["run"]["argv"] = [*planted["run"].get("argv", []), "--gpuperf-plant", "memory=0.5"]
+    cut = json.loads(json.dumps(jsonio.read_json(POCL / "suites-r2-opencl.json")))
+    cut["run"]["interrupted"] = True
+    for name, doc in (("p.json", planted), ("c.json", cut)):
+        (tmp_path / name).write_text(json.dumps(doc))
+    db = str(tmp_path / "h.db")
+    assert main(["history", "import", "--db", db, str(tmp_path / "p.json"), str(tmp_path / "c.json")]) == 0
+    capsys.readouterr()
+    assert main(["history", "list", "--db", db, "--format", "json"]) == 0
+    assert sorted(r["left_out"] for r in json.loads(capsys.readouterr().out)) == ["interrupted", "planted regression"]
 
 
 def test_a_device_or_metric_filter_that_matches_nothing_is_an_error_naming_what_there_is(tmp_path, capsys):

@@ -199,7 +199,13 @@ def _factored(rows: list[list[str]], columns: Sequence[int], label: str) -> list
 
 
 LIST_FIELDS = ("date", "commit", "device", "backend", "device_name", "driver", "runtime", "toolkit", "host",
-               "metrics", "source", "run_key")
+               "metrics", "left_out", "source", "run_key")
+
+
+def _left_out(run: Any) -> str:
+    """Why detection leaves the run out of the trends (planted, interrupted: :func:`.detect.left_out`), or ''."""
+    why = det.left_out(run) or ""
+    return why.split(" (", 1)[0]
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -208,13 +214,14 @@ def cmd_list(args: argparse.Namespace) -> int:
         _emit(args.format, LIST_FIELDS, [
             {"date": r.date, "commit": r.commit, "device": r.device_key, "backend": r.backend,
              "device_name": r.device_name, "driver": r.driver, "runtime": r.runtime, "toolkit": r.toolkit,
-             "host": r.host, "metrics": len(r.metrics), "source": r.source, "run_key": r.run_key} for r in runs])
+             "host": r.host, "metrics": len(r.metrics), "left_out": _left_out(r), "source": r.source,
+             "run_key": r.run_key} for r in runs])
         return 0
-    rows = [[r.date, r.commit[:12], r.device_key, r.backend, r.driver, r.toolkit, str(len(r.metrics)),
-             os.path.basename(r.source)] for r in runs]
+    rows = [[r.date, r.commit[:12] or "(none)", r.device_key, r.backend, r.driver, r.toolkit, str(len(r.metrics)),
+             _left_out(r), os.path.basename(r.source)] for r in runs]
     legend = _factored(rows, (4, 5), "driver/toolkit")
     for line in format_table([tuple(r) for r in rows], ("date", "commit", "device", "backend", "driver", "toolkit",
-                                                        "metrics", "source")):
+                                                        "metrics", "left out of trends", "source")):
         print(line)
     for line in legend:
         print(cell(line))

@@ -678,6 +678,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     if line is not None:  # the verdict the exit status, the JUnit file and the step summary carry
         tr.write_line(line, green=line.startswith("gpuperf PASSED"), red=not line.startswith("gpuperf PASSED"),
                       bold=True)
+        tr.flush()  # in a log file at once: a batch wrapper reads it to tell a run in its last steps
     rep = config.stash.get(_siblings_report, None)
     if rep and rep["groups"]:
         from .fleet.siblings import summary_lines

@@ -137,3 +137,53 @@ def test_a_time_limit_during_a_gate_check_on_the_host_stops_it_as_interrupted_an
     with tarfile.open(f"{out}.tgz") as tar:
         names = tar.getnames()
     assert "./gatecheck.log" in names and "./gatecheck/aa-1.log" in names, names
+
+
+#: a pytest plugin: after the run's verdict is printed, its last steps wait for the test's go (a slow exit)
+SLOW_EXIT = '''
+import os
+import time
+from pathlib import Path
+
+def pytest_unconfigure(config):
+    Path(os.environ["GPUPERF_TEST_MARKER"]).write_text("in its last steps")
+    go = Path(os.environ["GPUPERF_TEST_GO"])
+    deadline = time.monotonic() + 120
+    while not go.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+'''
+#: GPUPERF_TIME_LIMIT of that run: far past its verdict on a host that is not overloaded
+LATE_LIMIT_S = 25
+
+
+def test_a_time_limit_that_lands_after_the_verdict_leaves_the_run_to_end_as_it_ends(tmp_path, checkout_wheel):
+    """GPUPERF_TIME_LIMIT reached while a run that has printed its verdict is in its last steps: its results are
+    written and it is ending, so run.sh does not interrupt it — the run's own status is the script's."""
+    import time
+
+    bundle = _bundle(tmp_path, checkout_wheel)
+    plugin = tmp_path / "plugin"
+    plugin.mkdir()
+    (plugin / "slow_exit.py").write_text(SLOW_EXIT)
+    out, marker, go = tmp_path / "out", tmp_path / "in-exit", tmp_path / "go"
+    host = _env(tmp_path, GPUPERF_VENV=str(tmp_path / "venv"), PYTHONPATH=str(plugin), GPUPERF_TAG="late",
+                GPUPERF_TEST_MARKER=str(marker), GPUPERF_TEST_GO=str(go))
+    # the venv first: its install is not what the limit is about
+    assert subprocess.run(["bash", str(bundle / "run.sh"), str(tmp_path / "warm"), "--co", "-q", "-p", "no:slow_exit"],
+                          cwd=tmp_path, env=host, capture_output=True, text=True, timeout=600).returncode == 0
+    started = time.monotonic()
+    proc = subprocess.Popen(["bash", str(bundle / "run.sh"), str(out), "-p", "slow_exit", "--gpuperf-device=opencl:0",
+                             *SELECTION], cwd=tmp_path, env={**host, "GPUPERF_TIME_LIMIT": str(LATE_LIMIT_S)},
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    while not marker.exists() and proc.poll() is None and time.monotonic() - started < 300:
+        time.sleep(0.1)
+    reached = time.monotonic() - started
+    if reached > LATE_LIMIT_S - 3:
+        go.write_text("go")
+        proc.communicate(timeout=300)
+        pytest.skip(f"this loaded host took {reached:.0f} s to its verdict: the {LATE_LIMIT_S} s limit came first")
+    time.sleep(LATE_LIMIT_S + 2 - reached)  # the limit passes while the run is in its last steps
+    go.write_text("go")
+    said = proc.communicate(timeout=300)[0]
+    log = (out / "late.log").read_text()
+    assert proc.returncode == 0 and "reached: interrupting" not in log, said[-2000:] + log[-3000:]

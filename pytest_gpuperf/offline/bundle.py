@@ -108,8 +108,12 @@ watchdog=""
 if [ -n "${GPUPERF_TIME_LIMIT:-}" ]; then
   # its sleep ends with it: a sleep left behind would hold this script's output open until the limit
   ( sleep "$GPUPERF_TIME_LIMIT" & s=$!; trap 'kill "$s" 2>/dev/null; wait "$s"; exit 0' TERM
-    wait "$s" && { echo "gpuperf offline: GPUPERF_TIME_LIMIT=$GPUPERF_TIME_LIMIT s reached: interrupting" >> "$out/$tag.log"
-                   kill -INT "$pid" 2>/dev/null; } ) < /dev/null > /dev/null 2>&1 &
+    wait "$s" || exit 0
+    # a run that has printed its verdict has written its results and is ending: a signal now would only turn
+    # its own status into an interrupt's (a gate check's log holds its runs' verdicts, so it is always stopped)
+    if [ "$mode" = run ] && grep -qE '^gpuperf [A-Z ]+ \(exit [0-9]+\)' "$out/$tag.log"; then exit 0; fi
+    echo "gpuperf offline: GPUPERF_TIME_LIMIT=$GPUPERF_TIME_LIMIT s reached: interrupting" >> "$out/$tag.log"
+    kill -INT "$pid" 2>/dev/null ) < /dev/null > /dev/null 2>&1 &
   watchdog=$!
 fi
 while :; do

@@ -322,6 +322,9 @@ def test_one_run_a_side_within_the_cards_known_spread_between_runs_is_uncertain(
     assert r.verdict == "uncertain" and r.extra["uncertain_of"] == "better" and r.significant
     assert "±6.0% from 5 runs" in r.reason and f"give each side {MIN_REPEATS} runs" in r.reason
     assert rep.exit_code == 0 and "1 uncertain" in formats.status(rep)
+    from pytest_gpuperf.compare.cli import findings_from_rows
+    (note,) = findings_from_rows(rep.rows)  # under GitHub Actions: a warning, never an error
+    assert note.level == "warning" and note.title == f"gpuperf uncertain: {name}"
     validate(formats.to_json(rep), "pytest-gpuperf-compare/1")
     assert only_row(compare(a, b, engine.Options(run_spread={name: (0.02, "x")}))).verdict == "better"
     assert only_row(compare(a, b)).verdict == "better"

@@ -140,11 +140,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def findings_from_rows(rows: Iterable[engine.Row]) -> list[github.Finding]:
-    """``gpuperf compare``: worse/error rows → errors; incomparable rows and metrics B lacks → warnings."""
+    """``gpuperf compare``: worse/error rows → errors; incomparable rows, metrics B lacks and uncertain rows (a
+    change one run a side cannot tell from the card's spread between runs) → warnings."""
     out = []
     for r in rows:
         if r.fails:
             out.append(github.Finding("error", f"gpuperf {r.verdict}: {r.name}", r.line()))
         elif r.verdict == Compare.INCOMPARABLE and r.extra.get("only") != "B":
             out.append(github.Finding("warning", f"gpuperf incomparable: {r.name}", r.line()))
+        elif r.verdict == Compare.UNCERTAIN:
+            out.append(github.Finding("warning", f"gpuperf uncertain: {r.name}", r.line()))
     return out

@@ -159,7 +159,9 @@ class GpuPerfSession:
         self._inventory: Inventory | None = None
         self._selected: list[DeviceInfo] | None = None
         self.runs: dict[str, DeviceRun] = {}
-        self.passed_tests: set[str] = set()
+        #: per device, the tests that passed on it (a test's metrics missing from it count only there: a worker of
+        #: pytest-xdist that ran a test on one device never reads another's baseline entries as missing)
+        self.passed_tests: dict[str, set[str]] = {}
         self.started = now_iso()
         #: when the run started, to tell a results file another run wrote meanwhile from an earlier run's
         self.started_ns = time.time_ns()
@@ -406,7 +408,7 @@ class GpuPerfSession:
         return out
 
     def mark_passed(self, nodeid: str, spec: str) -> None:
-        self.passed_tests.add(strip_device_id(nodeid, spec))
+        self.passed_tests.setdefault(spec, set()).add(strip_device_id(nodeid, spec))
 
     def mark_expected_failure(self, nodeid: str, spec: str, reason: str) -> None:
         """A test marked xfail (a known finding, e.g. a library function past its documented bound)
@@ -450,7 +452,7 @@ class GpuPerfSession:
                 recorded = set(run.metrics)
                 # a part of a test the suite profile leaves out (its other kernels) is not missing
                 gone = [name for name, e in run.expected.items()
-                        if e.get("test") in self.passed_tests and name not in recorded
+                        if e.get("test") in self.passed_tests.get(spec, set()) and name not in recorded
                         and not _subset_aggregate(e, run.metrics.values()) and chosen.measures(str(e.get("test")), name)]
                 self.retired[spec] = sorted(n for n in gone if catalog.retired(n))  # the suites moved them
                 self.missing[spec] = sorted(n for n in gone if not catalog.retired(n))

@@ -212,6 +212,24 @@ def test_concurrent_workers_lose_nothing_in_results_history_and_baselines(side_b
 
 
 @pytest.mark.quiet_host
+def test_a_gated_run_on_two_workers_reads_no_metric_of_the_other_worker_s_device_as_missing(side_by_side, tmp_path):
+    """Gated against the baseline both devices wrote (the side-by-side run's ``--gpuperf-update-baselines``): each
+    worker judges only its own device — a test that passed on one device never makes the other device's baseline
+    entries 'missing' in the worker that did not run them (every metric MISSING and an empty second results file
+    per device, before) — and one results file per device is written."""
+    run_dir, _ = side_by_side
+    bl = baseline_folder(run_dir, "bl")
+    res = _run(tmp_path, "-n", "2", f"--gpuperf-baseline-dir={bl}", f"--gpuperf-json={tmp_path / 'out' / '{key}.json'}")
+    out = res.stdout + res.stderr
+    # only.devN is the one metric one device alone records (the test's design): the other device, gated against the
+    # one baseline of their model, misses it; every metric both devices record is there on each
+    missing = {line.split()[1] for line in out.splitlines() if line.startswith("MISSING:")}
+    assert missing <= {"only.dev0", "only.dev1"}, out[-4000:]
+    assert out.count("gpuperf opencl:0 ") == 1 and out.count("gpuperf opencl:1 ") == 1, out[-4000:]
+    names = sorted(p.name for p in (tmp_path / "out").glob("*.json") if p.name != "siblings.json")
+    assert len(names) == 2, names  # one per device: no empty second file
+
+
 def test_the_planted_slower_device_is_the_sibling_outlier(tmp_path):
     # 10x the work on opencl:1: the CPU band of times is 100 % (a ratio of 2), and two xdist workers
     # share the host's two cores, which compressed a 4x plant to 1.8-2.4x on a busy host (the check

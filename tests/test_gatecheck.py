@@ -250,6 +250,20 @@ def test_choose_plants():
     assert own.tests == ("test_my_kernel.py",)  # the gate check of your own tests plants in them
     (comp,) = gc.choose_plants(["compute"], True)
     assert comp.size == 1.2  # a CPU device's default: the smallest compute slowdown its noise lets it catch
+    # a compute or memory plant in a gate check of your own tests lands in them, and any of their metrics catches it
+    mine, slow = gc.choose_plants(["compute=3", "memory=0.5"], True, own_tests=("test_my_kernel.py",))
+    assert (mine.tests, mine.metric, slow.tests, slow.metric) == (("test_my_kernel.py",), gc.ANY_METRIC,
+                                                                  ("test_my_kernel.py",), gc.ANY_METRIC)
+    # judged on a real planted run (the H200's fp32 chains slower, caught) and its A/A run (nothing regressed)
+    from pytest_gpuperf.schemas.results_doc import ResultsDocument
+    saved = REPO / "results" / "nvidia-h200" / "gatecheck-04e740c"
+    caught = gc.RunOutcome(1, ResultsDocument.load(saved / "plant-compute-1.json.xz"), 1.0, saved / "x.log", saved / "x")
+    hit, said = gc.detected(mine, caught)  # the plant slows the whole fp32 chain group, each figure of it caught
+    assert hit and said.startswith("regressed: ") and "latency.fp32.fma.cycles" in said
+    assert gc.realized(mine, caught) is None  # no one target to read a move off
+    clean = gc.RunOutcome(0, ResultsDocument.load(saved / "aa-1.json.xz"), 1.0, saved / "x.log", saved / "x")
+    hit, said = gc.detected(mine, clean)
+    assert not hit and said.startswith("no metric regressed (")
 
 
 @pytest.mark.parametrize("argv, message", [

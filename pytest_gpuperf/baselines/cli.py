@@ -278,7 +278,8 @@ def cmd_gatecheck(args: argparse.Namespace) -> int:
     elif own and args.plant is None:
         chosen = []  # the default plants target the shipped suites' metrics: none of them is in your tests
         print(f"gatecheck: A/A runs of {' '.join(own)}; no plant (the default plants target the shipped suites' "
-              "metrics): plant with --plant KIND=ARG, e.g. --plant missing=<one of your metrics>")
+              "metrics): plant with --plant KIND=ARG — compute=3 or memory=0.5 in your tests (each does what "
+              "gpuperf_plant asks, as the docs' example does), or missing=<one of your metrics>")
     else:
         chosen = gc.choose_plants(args.plant, info.is_cpu, recorded, args.memory, args.compute, spec=info.spec,
                                   own_tests=tuple(own) or None)

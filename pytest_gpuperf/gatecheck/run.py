@@ -46,6 +46,10 @@ SCHEMA = "pytest-gpuperf-gatecheck/1"
 MAIN_COMMAND = "gpuperf run --gpuperf-device={device}"
 
 
+#: the target of a memory or compute plant in a gate check of your own tests: any of their metrics
+ANY_METRIC = "*"
+
+
 @dataclass(frozen=True)
 class Plant:
     """One planted regression: the ``--gpuperf-plant`` value, the metric that must catch it, and the
@@ -137,7 +141,9 @@ def choose_plants(specs: Sequence[str] | None, is_cpu: bool, baseline_tests: Map
         except ValueError as exc:
             raise GpuPerfError(str(exc).replace("--gpuperf-plant", "--plant")) from None
         if kind in ("memory", "compute"):
-            chosen.append(Plant(kind, arg, base.metric, base.tests))
+            # in a gate check of your own tests, the plant lands in them (each honours gpuperf_plant as it can),
+            # and any of their metrics that reads regressed catches it: the shipped target is not among them
+            chosen.append(Plant(kind, arg, ANY_METRIC, own_tests) if own_tests else Plant(kind, arg, base.metric, base.tests))
             continue
         metric = f"accuracy.fp32.{arg}.max_ulp" if kind == "ulp" else arg
         fallback = (("suites/test_accuracy_math.py", "-k", f"test_math_function and {arg}- and fp32")
@@ -236,11 +242,17 @@ def summarize_aa(k: int, outcome: RunOutcome, fresh: bool) -> dict[str, Any]:
 
 
 def detected(plant: Plant, outcome: RunOutcome) -> tuple[bool, str]:
-    """Whether the gate caught ``plant`` in this run, and the verdict it gave the target metric."""
+    """Whether the gate caught ``plant`` in this run, and the verdict it gave the target metric (:data:`ANY_METRIC`:
+    the metrics of your own tests that read regressed, if any did)."""
     doc = outcome.document()
     if plant.kind == "missing":
         gone = plant.metric in doc.get("missing", [])
-        return gone and outcome.exit != 0, "missing" if gone else "recorded"
+        return gone and outcome.exit != 0, "missing" if gone else ("recorded" if doc.metric(plant.metric) else "absent")
+    if plant.metric == ANY_METRIC:
+        hit = sorted(m.name for m in doc.metrics if m.verdict == Gate.REGRESSED)
+        if hit:
+            return outcome.exit != 0, f"regressed: {', '.join(hit)}"
+        return False, "no metric regressed (" + ", ".join(sorted({m.verdict for m in doc.metrics})) + ")"
     verdict = next((m.verdict for m in doc.metrics if m.name == plant.metric), "absent")
     return verdict == Gate.REGRESSED and outcome.exit != 0, verdict
 
@@ -251,6 +263,8 @@ def realized(plant: Plant, outcome: RunOutcome) -> float | None:
     each span of copies, a spin per launch), not the metric: a plant that hides behind other work, or a machine
     that reads better than the baseline (where the plant was not calibrated to it), moves less than the claimed
     size, and a miss is only the gate's where the metric moved at least its claim."""
+    if plant.metric == ANY_METRIC:
+        return None  # no one target to read a move off
     m = outcome.document().metric(plant.metric)
     base = (None if m is None else m.baseline) or {}
     delta = None if m is None else m.delta_rel  # as stored, or as a saved run's form leaves it to be read

@@ -186,6 +186,9 @@ def test_cli_exit_status_and_formats(tmp_path, capsys):
     code, _, err = gpuperf_in_process(capsys, "siblings", paths[0], str(tmp_path / "bad.json"))
     assert code == 2 and "not a pytest-gpuperf results document" in err
     assert gpuperf_in_process(capsys, "siblings", paths[0])[0] == 2  # one card has no siblings
+    # the report written beside the results (s.json: a siblings report) is read past when a glob takes it in
+    code, _, err = gpuperf_in_process(capsys, "siblings", paths[0], paths[2], str(out))
+    assert code == 0 and f"{out} is a siblings report, not a run's results: left out" in err
 
 
 def test_history_import_keeps_two_cards_of_one_model_from_one_run_apart(tmp_path):

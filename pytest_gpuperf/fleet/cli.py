@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .. import RESULTS_SCHEMA
+from .. import RESULTS_SCHEMA, SIBLINGS_SCHEMA
 from ..errors import GpuPerfError
 from ..schemas.results_doc import ResultsDocument, ResultsDocumentError
 from . import siblings
@@ -231,7 +231,12 @@ def run(args: argparse.Namespace) -> int:
         raws = load_documents(args.results)
     except (OSError, ValueError) as exc:
         raise GpuPerfError(f"cannot read the results: {exc}") from exc
-    docs = [_results_document(path, raw) for path, raw in zip(args.results, raws)]
+    # the report a run wrote beside its results (siblings.json) matches a glob of them: read past, and said
+    pairs = [(path, raw) for path, raw in zip(args.results, raws)
+             if not (isinstance(raw, dict) and raw.get("schema") == SIBLINGS_SCHEMA)]
+    for path in sorted(set(args.results) - {p for p, _ in pairs}):
+        print(f"gpuperf siblings: {path} is a siblings report, not a run's results: left out", file=sys.stderr)
+    docs = [_results_document(path, raw) for path, raw in pairs]
     rep = siblings.check(docs, floor=args.threshold)
     if not rep["groups"]:
         raise GpuPerfError("no two cards of one model (device key and backend) among the files")

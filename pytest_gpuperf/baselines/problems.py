@@ -19,7 +19,7 @@ import math
 import re
 from typing import Any, Iterator
 
-from .. import BASELINE_SCHEMA
+from .. import BASELINE_SCHEMA, LEAN_BASELINE_SCHEMA
 from . import validity
 from .verdicts import DIRECTIONS
 
@@ -98,7 +98,8 @@ def problems(data: Any) -> list[str]:
         return ["top level must be a JSON object"]
     found: list[tuple[Path_, str]] = []
     if data.get("schema") != BASELINE_SCHEMA:
-        found.append((("schema",), f"'schema' must be {BASELINE_SCHEMA!r}, found {data.get('schema')!r}"))
+        found.append((("schema",), f"'schema' must be {LEAN_BASELINE_SCHEMA!r} (or the older {BASELINE_SCHEMA!r}), "
+                                   f"found {data.get('schema')!r}: not a baseline file?"))
     backends = data.get("backends")
     if not isinstance(backends, dict):
         found.append((("backends",), "'backends' must be an object mapping backend name to a section"))

@@ -369,6 +369,12 @@ def test_gatecheck_writes_curves_not_planted_targets_and_the_detection_summary(t
     assert [(c["size"], c["tries"]) for c in doc2["curves"]] == [(0.01, 2), (0.1, 1)]
     assert len({r for c in doc2["curves"] for r in c["runs"]} | set(doc2["planted"][0]["runs"])) == 4
     assert doc2["not_planted"] == skipped  # kept when the later call planted no family
+    # a later call with left-out targets of its own adds them: the earlier ones stay
+    more = [{"kind": "launch", "metric": "launch.empty.device_us", "why": "informational"}]
+    doc3 = gc.gatecheck(device=DEV, out=tmp_path / "g.json", aa=0, plant_list=[], tries=1, baseline_dir=str(bl),
+                        results_dir=tmp_path / "runs", commit="c1", append=True, fresh_first=False, cwd=tmp_path,
+                        echo=lambda line: None, not_planted=more + skipped)
+    assert doc3["not_planted"] == skipped + more
 
 
 def test_a_family_whose_target_the_gate_records_without_judging_is_not_planted_and_says_why():

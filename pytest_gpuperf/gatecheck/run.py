@@ -429,8 +429,9 @@ def merge(old: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
     out["aa"] = _stamped(old["aa"], old.get("commit")) + added
     for section in ("planted", "curves"):
         out[section] = _summed(old.get(section, []), old.get("commit"), new.get(section, []), new.get("commit"))
-    if "not_planted" in new:
-        out["not_planted"] = new["not_planted"]
+    if "not_planted" in new:  # every call's left-out targets, once each (a later call adds to the earlier)
+        kept = list(old.get("not_planted", []))
+        out["not_planted"] = kept + [n for n in new["not_planted"] if n not in kept]
     commits = {old.get("commit"), new.get("commit")}
     if len(commits) > 1:
         out["commits"] = sorted(c for c in (set(old.get("commits", [])) | commits) if c)

@@ -54,21 +54,23 @@ def test_a_cpu_device_remeasures_a_contended_window_and_keeps_the_reading(cl_dev
         pytest.skip("only CPU devices re-measure on host load")
     k = cl_device.compile(SRC, "inc")
     buf = cl_device.to_device(np.zeros(1 << 16, np.float32))
-    cl_device.observations.clear()
     config = MeasureConfig(warmup=1, min_repeats=5, max_repeats=5000, target_rel_spread=0.0, budget_s=0.3)
-    hogs = [_hog(6.0) for _ in range(max(2, os.cpu_count() or 2))]
-    try:
-        time.sleep(0.1)
-        measure(cl_device, lambda: cl_device.launch(k, (1 << 16,), None, [buf]), config)
-    finally:
-        for hog in hogs:
-            hog.kill()
-            hog.wait()
-    seen = cl_device.observations
+    for _attempt in range(3):  # a loaded host may give the kept window to this process's own threads: try again
+        cl_device.observations.clear()
+        hogs = [_hog(6.0) for _ in range(max(2, os.cpu_count() or 2))]
+        try:
+            time.sleep(0.1)
+            measure(cl_device, lambda: cl_device.launch(k, (1 << 16,), None, [buf]), config)
+        finally:
+            for hog in hogs:
+                hog.kill()
+                hog.wait()
+        seen = cl_device.observations
+        if seen and seen[-1]["busy"]:
+            break
     assert len(seen) == observers.RETRIES + 1, seen
     assert [w["remeasured"] for w in seen] == [0] + [1] * observers.RETRIES
     # each window taken again was busy; the kept one is marked contended exactly when it was busy too
-    # (on a loaded host the scheduler may give the last window mostly to this process's own threads)
     assert [w["busy"] for w in seen[:-1]] == [1] * observers.RETRIES, seen
     last = seen[-1]
     assert last["contended"] == last["busy"], seen
@@ -76,6 +78,9 @@ def test_a_cpu_device_remeasures_a_contended_window_and_keeps_the_reading(cl_dev
     summary = observers.summarize(seen)
     assert summary["remeasured"] == observers.RETRIES and summary["busy"] == observers.RETRIES + last["busy"]
     assert summary["contended"] == last["busy"]
+    if last["busy"]:  # the case the test is about, as it reads on a host the burners hold: every window busy
+        assert [w["busy"] for w in seen] == [1] * len(seen) and last["foreign_cores"] > 0.5
+        assert [w["contended"] for w in seen] == [0] * observers.RETRIES + [1]
 
 
 def test_this_processs_own_cpu_time_is_taken_off_the_hosts_busy_time(monkeypatch):

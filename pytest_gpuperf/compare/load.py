@@ -31,7 +31,7 @@ import numpy as np
 from .. import RESULTS_SCHEMA
 from ..baselines import noise, validity
 from ..errors import GpuPerfError
-from ..gatecheck.plants import PLANT_OPTION
+from ..gatecheck.plants import planted_values
 from ..schemas.results_doc import MetricRecord, ResultsDocument, ResultsDocumentError
 from ..timing import observers
 from ..timing.difference import MIN_SAMPLES
@@ -213,14 +213,7 @@ def side_from_docs(label: str, docs: Sequence[ResultsDocument], paths: Sequence[
     for doc in docs:
         for t in doc.tests or []:
             durations.setdefault(str(t["test"]), []).append(float(t["duration_s"]))
-    planted: list[str] = []
-    for doc in docs:
-        argv = [str(a) for a in (doc.run or {}).get("argv") or []]
-        for i, a in enumerate(argv):
-            if a.startswith(PLANT_OPTION + "="):
-                planted.append(a.split("=", 1)[1])
-            elif a == PLANT_OPTION and i + 1 < len(argv):
-                planted.append(argv[i + 1])
+    planted = [v for doc in docs for v in planted_values([str(a) for a in (doc.run or {}).get("argv") or []])]
     interrupted = sum(bool((doc.run or {}).get("interrupted")) for doc in docs)
     return Side(label, list(paths), dict(docs[-1].device), dict(docs[-1].environment or {}), metrics,
                 len(docs), durations, sorted(set(planted)), interrupted)

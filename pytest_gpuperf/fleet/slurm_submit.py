@@ -26,6 +26,7 @@ import json
 import shlex
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -292,9 +293,7 @@ def run_wait_loop(run_dir: Path, poll_s: float, timeout_s: float | None, fmt: st
 
 def _waiting(rep: Mapping[str, Any]) -> str:
     """What a wait is waiting for: the jobs counted by Slurm's state (``2 RUNNING, 1 PENDING, 1 COMPLETED``)."""
-    counts: dict[str, int] = {}
-    for j in rep["jobs"]:
-        counts[str(j["slurm"])] = counts.get(str(j["slurm"]), 0) + 1
+    counts = Counter(str(j["slurm"]) for j in rep["jobs"])
     return ", ".join(f"{n} {state}" for state, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 

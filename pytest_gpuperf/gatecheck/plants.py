@@ -61,6 +61,18 @@ FAMILY = {"launch": "launch path", "memory": "memory copy", "chase": "cache chas
 PLANT_OPTION = "--gpuperf-plant"
 
 
+def planted_values(argv: list[str] | tuple[str, ...]) -> list[str]:
+    """The ``--gpuperf-plant`` values a run's command line names (``KIND=ARG[@DEVICE]``), in order; a trailing
+    option without its value counts as an empty one."""
+    out: list[str] = []
+    for i, a in enumerate(argv):
+        if a.startswith(PLANT_OPTION + "="):
+            out.append(a.split("=", 1)[1])
+        elif a == PLANT_OPTION:
+            out.append(argv[i + 1] if i + 1 < len(argv) else "")
+    return out
+
+
 def parse(values: list[str] | tuple[str, ...], device: str | None = None) -> dict[str, str]:
     """``["memory=0.05", "missing=x.y"]`` → ``{"memory": "0.05", "missing": "x.y"}``; ValueError names the problem.
 

@@ -57,7 +57,7 @@ import numpy as np
 from ..verdictwords import Gate, Trend
 from ..baselines import classes, noise
 from ..baselines.verdicts import band, edges
-from ..gatecheck.plants import PLANT_OPTION
+from ..gatecheck.plants import planted_values
 from ..devices.base import timer_resolution
 from ..timing.difference import run_difference
 from ..timing.stats import MAD_TO_SIGMA, between_run_sigma, mad
@@ -82,8 +82,7 @@ def left_out(run: RunRecord) -> str | None:
     its argv, or ``plants`` in the options a live session recorded) measures a deliberately worsened
     system; an interrupted run (Ctrl-C) holds only the tests that finished, some of them cut short. Runs
     that update baselines measure the real system and stay in."""
-    plants = [a for a in run.argv if a == PLANT_OPTION or a.startswith(PLANT_OPTION + "=")]
-    if plants or run.options.get("plants"):
+    if planted_values(run.argv) or run.options.get("plants"):
         return "planted regression (--gpuperf-plant)"
     if run.options.get("interrupted"):
         return "interrupted (Ctrl-C before every test ran)"

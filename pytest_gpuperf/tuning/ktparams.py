@@ -132,14 +132,18 @@ def cache_path(cache: str | Path | bool | None, device: Device, kernel: str, sou
         return None
     folder = cache_dir() / KT_FOLDER
     if cache is True:
-        key = _digest({**identity, "source": _digest(source), "device": device.info.key, "backend": device.info.backend,
-                       "driver": device.info.driver_version})
-        path = folder / f"{kernel}-{key}.json"
+        path = folder / f"{kernel}-{cache_key(device, source, identity)}.json"
     else:
         path = Path(cache)
         path = path if path.is_absolute() else folder / path
     path.parent.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def cache_key(device: Device, source: str, identity: Mapping[str, Any]) -> str:
+    """What a cache file's results depend on: the kernel text, the device, its driver, the parameters and problem."""
+    return _digest({**identity, "source": _digest(source), "device": device.info.key, "backend": device.info.backend,
+                    "driver": device.info.driver_version})
 
 
 def _claim(path: Path, key: str) -> None:
@@ -280,10 +284,11 @@ def tune(device: Device, source: str, kernel: str, args: Sequence[Any], problem_
                 "strategy": strategy, "prune": prune, "args": [_arg_key(a) for a in args]}
     path = cache_path(cache, device, kernel, source, identity)
     if path is not None and cache is not True:  # a name of the user's: its file must be this kernel's
-        _claim(path, _digest({**identity, "source": _digest(source), "device": device.info.key,
-                              "backend": device.info.backend, "driver": device.info.driver_version}))
+        _claim(path, cache_key(device, source, identity))
     names = list(params)
-    if not any(all(_allowed(r, dict(zip(names, c))) for r in restricts) for c in itertools.product(*params.values())):
+    space = sum(1 for c in itertools.product(*params.values())
+                if all(_allowed(r, dict(zip(names, c))) for r in restricts))
+    if not space:
         raise ParamsTuningError(f"{kernel}: no configuration of {params} passes the restrictions "
                                 f"{[_restriction_key(r) for r in restrictions]}: loosen them or widen the values")
     before = _cached_keys(path)
@@ -322,8 +327,6 @@ def tune(device: Device, source: str, kernel: str, args: Sequence[Any], problem_
     after = _cached_keys(path)
     visited = {",".join(str(r[n]) for n in names) for r in results}
     evaluations = len(after - before) if path is not None else len(visited)
-    space = sum(1 for c in itertools.product(*params.values())
-                if all(_allowed(r, dict(zip(names, c))) for r in restricts))
     times = tuple(float(t) / 1e3 for t in (best.get("times") or [best["time"]]))
     return ParamsTuned({n: _plain(best[n]) for n in names}, float(best["time"]) / 1e3, times, evaluations,
                        len(visited), space, strategy, answer is not None or verify is not None, path, pruning,

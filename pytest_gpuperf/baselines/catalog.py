@@ -62,6 +62,9 @@ HOST_TIMED = Noise("informational", "host wall time around Python-side launches:
                    "results/nvidia-h200/baseline-171978e read 11.2-15.5 µs per launch, 13 H100 runs 10.6-19.7 µs); the "
                    "device-timed launch figures gate the launch path")
 DERIVED = Noise("repeated", "a figure derived from the run's measurements")
+STREAM_STUDY = Noise("informational", "a study of where the launch rate's run-to-run spread lives: the queues of "
+                     "one process against each other (probes.launch_streams); the gated launch figure is "
+                     "launch.empty.device_us")
 
 #: derived figures that cannot gate within 25 % (detection.LOOSE) from any affordable number of runs: the
 #: prediction test of one new run against n baseline runs catches t(1 − α/2, n − 1)·√(1 + 1/n) + 2.33 run-σ,
@@ -342,6 +345,9 @@ FAMILIES: tuple[Family, ...] = (
         Family("memory.global.latency_model.r2", "R²", "higher", gpu={"abs": 0.1}, cpu={"abs": 0.4}, noise=DERIVED,
                why="the piecewise fit explains a GPU's loaded-latency curve (R² near 1); on a shared CPU host one "
                    "jittery point pulls it down now and then, so there only a fit that stopped working fails"),
+        Family("launch.streams.*", "us", "lower", noise=STREAM_STUDY,
+               why="a study, not a gate: its info compares the queues of one process with one queue's rounds"
+               ).carrying("queues", "rounds"),
         *(Family(pattern, "us", "lower", cpu=LAUNCH_CPU, why=LAUNCH_CPU_WHY,
                  cause=LAUNCH_GRAPH_CAUSE if pattern.startswith("launch.graph.") else LAUNCH_GPU_CAUSE)
           for pattern in ("launch.empty.device_us", "launch.graph.*.device_us", "launch.grid.*.device_us",

@@ -257,6 +257,7 @@ class Device(abc.ABC):
         self._unnoted = 0  # depth of :meth:`unnoted` blocks
         self._digests: dict[tuple[str, tuple[str, ...]], str] = {}  # each (source, options) hashed once
         self._power: tuple[Any, str] | None = None
+        self._queues: list[Any] = []  # the device's own queue, then those :meth:`on_queue` made
 
     # ---- power -------------------------------------------------------------------------------
     def power_sensor(self) -> "tuple[PowerSensor | None, str]":
@@ -512,6 +513,37 @@ class Device(abc.ABC):
         raise ProbeVerificationError(f"{self.info.spec} ({self.info.name}) has no device-side graphs to capture "
                                      f"{what} into")
 
+    #: the attribute that holds the queue this backend enqueues everything on (a CUDA stream, an OpenCL command
+    #: queue), which :meth:`on_queue` swaps
+    queue_attr: str = ""
+
+    def _new_queue(self) -> Any:
+        """Another queue of the device's context, of the kind :attr:`queue_attr` holds (backends that have one)."""
+        raise NotImplementedError
+
+    @contextlib.contextmanager
+    def on_queue(self, index: int) -> Iterator[None]:
+        """Enqueue (and time, and wait for) the enclosed work on the device's queue ``index``: 0 is the queue
+        everything else runs on, 1, 2, … further queues of the same context, made on first use and kept for the
+        device's life. Whether a launch rate belongs to the process or to the queue it is issued on is read by
+        spreading spans over queues (:func:`pytest_gpuperf.probes.launch_streams.stream_records`)."""
+        from ..errors import ProbeVerificationError
+
+        if index < 0:
+            raise ValueError(f"a queue index is 0 or more, got {index}")
+        if not self.queue_attr:
+            raise ProbeVerificationError(f"{self.info.spec} ({self.info.backend}) cannot enqueue on another queue")
+        own = getattr(self, self.queue_attr)
+        if not self._queues:
+            self._queues.append(own)
+        while len(self._queues) <= index:
+            self._queues.append(self._new_queue())
+        setattr(self, self.queue_attr, self._queues[index])
+        try:
+            yield
+        finally:
+            setattr(self, self.queue_attr, own)
+
     def launch_many(self, kernel: Kernel, count: int, global_size: Size, local_size: Size | None,
                     args: Sequence[KernelArg]) -> list[Any]:
         """Enqueue ``count`` back-to-back launches of one configuration; returns their timing handles, so
@@ -568,7 +600,9 @@ class Device(abc.ABC):
         if interrupted:
             limit = min(limit, INTERRUPT_GRACE_S)
         try:
-            self.synchronize(limit)
+            for i in range(max(1, len(self._queues))):  # the own queue, then any other a study enqueued on
+                with self.on_queue(i) if i else contextlib.nullcontext():
+                    self.synchronize(limit)
         except ProbeTimeoutError as exc:
             self.abandoned = None  # the watchdog's reason is replaced by one that says when and why
             if interrupted:  # no hang wording: the user stopped the run, nobody knows whether the work would end

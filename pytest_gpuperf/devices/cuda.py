@@ -208,6 +208,12 @@ class CudaDevice(Device):
         self._flag_mem: Any = None  # pinned host word the blocking kernel polls (mapped: UVA)
         self._flag: np.ndarray | None = None
 
+    queue_attr = "stream"
+
+    def _new_queue(self) -> Any:
+        with self._dev:
+            return cupy.cuda.Stream(non_blocking=True)
+
     def kernel_tuner_target(self) -> dict[str, Any]:
         """Kernel Tuner's CuPy backend (this project's CUDA runtime; ``lang="CUDA"`` would need PyCUDA) on
         the same CUDA ordinal."""

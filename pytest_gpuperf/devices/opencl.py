@@ -148,6 +148,11 @@ class OpenCLDevice(Device):
         self.queue = cl.CommandQueue(self.context, properties=cl.command_queue_properties.PROFILING_ENABLE)
         self._gate: Any = None  # user event the timed region's commands wait for (see timed)
 
+    queue_attr = "queue"
+
+    def _new_queue(self) -> Any:
+        return cl.CommandQueue(self.context, properties=cl.command_queue_properties.PROFILING_ENABLE)
+
     def kernel_tuner_target(self) -> dict[str, Any]:
         """Kernel Tuner numbers OpenCL devices per platform (``cl.get_platforms()[platform].get_devices()``),
         this project flat over all platforms: the same device under Kernel Tuner's two indices."""

@@ -9,6 +9,9 @@ driver or card change.
 * ``launch.empty.device_us`` — device time per launch of an empty kernel of one work-item: on a GPU one
   device-event span of 200 back-to-back launches over their number (``launch_overhead.GPU_SPAN_LAUNCHES``),
   on a CPU device one launch per span.
+* ``launch.streams.empty.device_us`` — the same spans issued round-robin on 8 queues of one process (CUDA
+  streams, OpenCL command queues; 2 on a CPU device), the mean of each queue's median; ``info`` compares how
+  far the queues lie apart with how far one queue's rounds move (``probes.launch_streams``); informational.
 * ``launch.graph.empty.device_us`` — device time per launch of the same kernel replayed from one CUDA graph
   of 1,000 launches (``launch_overhead.GRAPH_LAUNCHES``): the device's own kernel-to-kernel time, without
   the fetch of each launch's commands from host memory that the stream figure takes in. CUDA only.
@@ -25,7 +28,7 @@ from __future__ import annotations
 import pytest
 
 from pytest_gpuperf.gatecheck import plants
-from pytest_gpuperf.probes import copy_bandwidth, launch_overhead
+from pytest_gpuperf.probes import copy_bandwidth, launch_overhead, launch_streams
 
 
 @pytest.mark.parametrize("label", list(copy_bandwidth.SIZES))
@@ -45,6 +48,11 @@ def test_launch_overhead(gpu_device, gpu_kernel, gpu_measure, gpuperf_record, gp
     # the gate check's launch plant: extra work per launch (launch_overhead.planted_spin)
     for r in launch_overhead.empty_records(gpu_device, gpu_measure, kernel, plants.fraction(gpuperf_plant, "launch")):
         gpuperf_record(**r)
+
+
+def test_launch_streams(gpu_device, gpu_kernel, gpu_measure, gpuperf_record):
+    kernel = gpu_kernel.compile(launch_overhead.empty_source(gpu_device.info.dialect), launch_overhead.EMPTY_NAME)
+    gpuperf_record(**launch_streams.stream_record(gpu_device, gpu_measure, kernel))
 
 
 def test_launch_graph(gpu_device, gpu_kernel, gpu_measure, gpuperf_record, gpuperf_plant):

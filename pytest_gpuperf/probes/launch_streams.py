@@ -1,0 +1,65 @@
+"""Does an empty launch's device time belong to the process or to the queue it is issued on?
+
+Unchanged runs of one GPU machine read ``launch.empty.device_us`` 1.4–6.5 % apart while the spans within
+one run agree to 0.1 %: each process launches at a rate of its own. A CUDA stream is mapped onto one of the
+device's hardware channels, fixed for its life, so a rate that follows the channel would look exactly like
+that. This study times the same spans (:func:`launch_overhead.per_launch_us`, on a GPU 200 back-to-back
+launches per event pair) on several queues of one process, round-robin, so the two spreads sit side by side:
+``within_queue_pct``, how far one queue's rounds move, and ``between_queues_pct``, how far the queues' own
+medians lie apart. If the queues differ as much as runs do, a figure averaged over queues is the better
+measurement of the launch path; if they agree, the rate is the process's and only more runs tighten it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..baselines.classes import PER_SPAN
+from ..devices.base import Device, Kernel
+from ..timing.stats import Stats
+from .launch_overhead import per_launch_us, span_identity, span_launches
+
+#: queues per process on a GPU (the device's own and seven more); two on a CPU device, where the study only
+#: exercises the path (a CPU device's queues share one pool of worker threads)
+GPU_QUEUES = 8
+CPU_QUEUES = 2
+#: passes over the queues: each queue's rounds give its own spread
+ROUNDS = 3
+
+
+def queue_count(device: Device) -> int:
+    """How many queues the study spreads its spans over on ``device``."""
+    return CPU_QUEUES if device.info.is_cpu else GPU_QUEUES
+
+
+def spread_pct(values: list[float]) -> float:
+    """(largest − smallest) / median of ``values``, in percent (0 for one value)."""
+    mid = float(np.median(values))
+    return 0.0 if len(values) < 2 or mid <= 0 else (max(values) - min(values)) / mid * 100.0
+
+
+def stream_record(device: Device, measurer: Any, kernel: Kernel, queues: int | None = None,
+                  rounds: int = ROUNDS) -> dict[str, Any]:
+    """``launch.streams.empty.device_us`` as ``gpuperf_record`` arguments: the mean over ``queues`` queues of
+    each queue's median per-launch time over ``rounds`` round-robin passes; ``info`` holds every queue's
+    rounds and the two spreads the study compares. ``measurer``: the test's ``gpu_measure``."""
+    k = queue_count(device) if queues is None else int(queues)
+    if k < 2 or rounds < 2:
+        raise ValueError(f"the study needs at least two queues and two rounds, got {k} and {rounds}")
+    n = span_launches(device.info)
+    arg = [np.int32(0)]
+    per: list[list[float]] = [[] for _ in range(k)]
+    for _ in range(rounds):
+        for q in range(k):
+            with device.on_queue(q):
+                per[q].append(per_launch_us(device, measurer, kernel, (1,), (1,), arg, n).median)
+    medians = [float(np.median(r)) for r in per]
+    info = {PER_SPAN: n, "queues": k, "rounds": rounds,
+            "per_queue_us": [[round(v, 6) for v in r] for r in per],
+            "within_queue_pct": round(float(np.median([spread_pct(r) for r in per])), 4),
+            "between_queues_pct": round(spread_pct(medians), 4)}
+    return {"name": "launch.streams.empty.device_us", "value": float(np.mean(medians)), "unit": "us",
+            "better": "lower", "stats": Stats.of(medians), "info": info,
+            "identity": {**span_identity(n), "queues": k, "rounds": rounds}}

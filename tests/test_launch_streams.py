@@ -1,0 +1,63 @@
+"""The launch-queue study (``Device.on_queue``, ``probes.launch_streams``): work inside ``on_queue(k)`` runs on
+queue k and the device's own queue is back afterwards, every queue's spans are timed and kept, the two spreads
+are computed from them, and the figure is informational by its catalog row. PoCL (a real OpenCL device)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pytest_gpuperf.baselines import catalog
+from pytest_gpuperf.helpers import Measurer
+from pytest_gpuperf.probes import launch_overhead, launch_streams
+from pytest_gpuperf.timing.measure import MeasureConfig
+
+COUNT = "__kernel void count(__global int *x, int unused) { atomic_inc(x); }"
+FIXED = MeasureConfig(warmup=1, min_repeats=4, max_repeats=4, target_rel_spread=0.0, budget_s=30)
+
+
+def test_on_queue_enqueues_there_and_gives_the_own_queue_back(cl_device):
+    own = cl_device.queue
+    k = cl_device.compile(COUNT, "count")
+    buf = cl_device.to_device(np.zeros(1, np.int32))
+    seen = []
+    for q in (1, 2, 1):
+        with cl_device.on_queue(q):
+            seen.append(cl_device.queue)
+            assert cl_device.elapsed(cl_device.timed(lambda: cl_device.launch(k, (1,), (1,), [buf, np.int32(0)])),
+                                     30.0) > 0
+    assert cl_device.queue is own
+    assert seen[0] is seen[2] and seen[0] is not seen[1] and own not in seen
+    with cl_device.on_queue(0):
+        assert cl_device.queue is own
+    assert int(cl_device.to_host(buf, np.int32)[0]) == 3
+
+
+def test_on_queue_restores_the_own_queue_after_an_error(cl_device):
+    own = cl_device.queue
+    with pytest.raises(RuntimeError, match="inside"):
+        with cl_device.on_queue(3):
+            raise RuntimeError("inside")
+    assert cl_device.queue is own
+    with pytest.raises(ValueError, match="0 or more"):
+        with cl_device.on_queue(-1):
+            pass
+
+
+def test_stream_record_keeps_every_queues_rounds_and_their_spreads(cl_device):
+    kernel = cl_device.compile(launch_overhead.empty_source(cl_device.info.dialect), launch_overhead.EMPTY_NAME)
+    r = launch_streams.stream_record(cl_device, Measurer(cl_device, FIXED), kernel, queues=3, rounds=2)
+    per = r["info"]["per_queue_us"]
+    assert r["name"] == "launch.streams.empty.device_us" and len(per) == 3 and all(len(q) == 2 for q in per)
+    medians = [float(np.median(q)) for q in per]
+    assert r["value"] == pytest.approx(np.mean(medians), rel=1e-4)
+    assert r["info"]["between_queues_pct"] == pytest.approx(launch_streams.spread_pct(medians), abs=1e-3)
+    assert r["identity"]["queues"] == 3 and r["identity"]["rounds"] == 2
+    assert catalog.family(r["name"]).noise.model == "informational"
+    with pytest.raises(ValueError, match="two queues"):
+        launch_streams.stream_record(cl_device, Measurer(cl_device, FIXED), kernel, queues=1)
+
+
+def test_spread_is_range_over_median():
+    assert launch_streams.spread_pct([1.0, 1.1, 1.05]) == pytest.approx(0.1 / 1.05 * 100)
+    assert launch_streams.spread_pct([2.0]) == 0.0

@@ -1,6 +1,7 @@
 """The measured causes the catalog writes for the GPU launch figures' bands, checked against the saved H200 A/A runs:
 host-submitted launches keep one rate per process (runs of one machine differ far more than the spans of one run),
-graph launches keep one rate per machine (a machine's runs agree; one machine of six reads apart)."""
+graph launches keep one rate per machine (a machine's runs agree; one machine of six reads apart), and the launch
+rate follows the process, not the stream it is issued on (the saved launch-queue study)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import statistics
 import pytest
 
 from pytest_gpuperf.baselines import catalog
+from pytest_gpuperf.probes import launch_streams
 from suite_support import load_script
 
 aa_bands = load_script("aa_bands")
@@ -57,3 +59,26 @@ def test_graph_launches_keep_one_rate_per_machine_and_one_machine_reads_apart():
                                               for k, v in by.items() if k not in apart), by
     assert round(statistics.mean(by["graph-d6b9582"]), 3) == 0.537
     assert "0.501–0.502 µs" in catalog.wide_band_cause("launch.graph.empty.device_us", "us")
+
+
+def _study() -> list[dict]:
+    """The launch-queue study's record in each run of the saved study on one H200 machine."""
+    from pytest_gpuperf.util import jsonio
+
+    folder = aa_bands.RESULTS / "nvidia-h200" / "queue-study-b3e0c59"
+    runs = [jsonio.read_json(folder / f"study-{n}.json.xz") for n in (1, 2)]
+    return [next(m for m in doc["metrics"] if m["name"] == "launch.streams.empty.device_us") for doc in runs]
+
+
+def test_the_launch_rate_follows_the_process_not_the_stream():
+    """One stream's rounds agree to 0.1 %, the eight streams of a process lie a few percent apart, the two
+    processes' means differ by more than that, and the first stream slowed once the other seven were made."""
+    study = _study()
+    for m in study:
+        per = m["info"]["per_queue_us"]
+        assert len(per) == 8 and m["info"]["within_queue_pct"] < 0.1
+        assert 2.0 <= launch_streams.spread_pct([statistics.median(q[1:]) for q in per]) <= 3.5
+        assert per[0][0] < 0.9 * statistics.median(per[0][1:])  # before the other streams existed, then after
+    a, b = (m["value"] for m in study)
+    assert abs(a - b) / min(a, b) > 0.05
+    assert "queue-study-b3e0c59" in catalog.LAUNCH_GPU_CAUSE and "1.34 µs before" in catalog.LAUNCH_GPU_CAUSE

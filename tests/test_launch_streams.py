@@ -61,3 +61,24 @@ def test_stream_record_keeps_every_queues_rounds_and_their_spreads(cl_device):
 def test_spread_is_range_over_median():
     assert launch_streams.spread_pct([1.0, 1.1, 1.05]) == pytest.approx(0.1 / 1.05 * 100)
     assert launch_streams.spread_pct([2.0]) == 0.0
+
+
+def test_the_suite_measures_the_study_in_a_process_of_its_own(cl_device):
+    """The queues the study makes live and die in a child process: this process's device gains none, and the
+    record comes back whole (its stats rebuilt from the queues' medians)."""
+    before = len(cl_device._queues)
+    r = launch_streams.isolated_record(cl_device.info, FIXED)
+    assert len(cl_device._queues) == before
+    per = r["info"]["per_queue_us"]
+    assert len(per) == launch_streams.CPU_QUEUES and all(len(q) == launch_streams.ROUNDS for q in per)
+    assert r["stats"].n == len(per) and r["value"] > 0 and r["unit"] == "us"
+
+
+def test_a_failing_child_is_named_with_its_exit_and_the_way_out(cl_device):
+    from dataclasses import replace
+
+    from pytest_gpuperf.errors import ProbeVerificationError
+
+    gone = replace(cl_device.info, index=99)  # no such device in the child
+    with pytest.raises(ProbeVerificationError, match=r"process of its own.*exit 1.*not launch_streams"):
+        launch_streams.isolated_record(gone, FIXED)

@@ -8,18 +8,28 @@ launches per event pair) on several queues of one process, round-robin, so the t
 ``within_queue_pct``, how far one queue's rounds move, and ``between_queues_pct``, how far the queues' own
 medians lie apart. If the queues differ as much as runs do, a figure averaged over queues is the better
 measurement of the launch path; if they agree, the rate is the process's and only more runs tighten it.
+
+Queues once made stay for the process's life, and on a GPU every launch of a process with eight streams runs
+slower than before it made them, so the study runs in a child process of its own (:func:`isolated_record`): the
+figures the suites measure after it do not depend on whether it ran.
 """
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+from dataclasses import asdict
 from typing import Any
 
 import numpy as np
 
 from ..baselines.classes import PER_SPAN
-from ..devices.base import Device, Kernel
+from ..devices.base import Device, DeviceInfo, Kernel
+from ..errors import ProbeVerificationError
+from ..timing.measure import MeasureConfig
 from ..timing.stats import Stats
-from .launch_overhead import per_launch_us, span_identity, span_launches
+from .launch_overhead import EMPTY_NAME, empty_source, per_launch_us, span_identity, span_launches
 
 #: queues per process on a GPU (the device's own and seven more); two on a CPU device, where the study only
 #: exercises the path (a CPU device's queues share one pool of worker threads)
@@ -63,3 +73,44 @@ def stream_record(device: Device, measurer: Any, kernel: Kernel, queues: int | N
     return {"name": "launch.streams.empty.device_us", "value": float(np.mean(medians)), "unit": "us",
             "better": "lower", "stats": Stats.of(medians), "info": info,
             "identity": {**span_identity(n), "queues": k, "rounds": rounds}}
+
+
+def isolated_record(info: DeviceInfo, config: MeasureConfig, timeout_s: float = 300.0) -> dict[str, Any]:
+    """:func:`stream_record` measured in a child process on the device ``info`` names, with the measuring settings
+    ``config``, so the queues it makes die with that process; ``stats`` rebuilt from the queues' medians."""
+    cmd = [sys.executable, "-m", __name__, info.spec, json.dumps(asdict(config))]
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, check=False)
+    except subprocess.TimeoutExpired:
+        raise ProbeVerificationError(f"the launch-queue study on {info.spec} did not finish within {timeout_s:.0f} s "
+                                     "in its own process") from None
+    if done.returncode != 0:
+        tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
+        raise ProbeVerificationError(f"the launch-queue study runs in a process of its own, which failed on {info.spec} "
+                                     f"(exit {done.returncode}): {' | '.join(tail)} — a card in exclusive-process "
+                                     "compute mode refuses a second process; deselect it with -k 'not launch_streams'")
+    rec = json.loads(done.stdout.strip().splitlines()[-1])
+    rec["stats"] = Stats.of([float(np.median(q)) for q in rec["info"]["per_queue_us"]])
+    return rec
+
+
+def _main(argv: list[str]) -> int:
+    """The child of :func:`isolated_record`: ``SPEC CONFIG_JSON`` → the record as one JSON line (without stats)."""
+    from ..devices import discover, open_device, resolve
+    from ..helpers import Measurer
+
+    spec, config = argv
+    (info,) = resolve(spec, discover())
+    device = open_device(info)
+    try:
+        kernel = device.compile(empty_source(device.info.dialect), EMPTY_NAME)
+        rec = stream_record(device, Measurer(device, MeasureConfig(**json.loads(config))), kernel)
+    finally:
+        device.close()
+    rec.pop("stats")
+    print(json.dumps(rec))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))

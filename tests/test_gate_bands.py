@@ -79,7 +79,7 @@ def test_a_cause_of_gpu_noise_is_not_given_for_a_cpu_device_s_band():
     from pytest_gpuperf.baselines.table import cause
 
     entry = {"value": 3.0, "unit": "us", "tolerance": {"abs": 25.0, "rel": 2.0}}
-    assert cause("launch.empty.device_us", entry, is_cpu=False).startswith("written: host-submitted launches, read by CUDA")
+    assert cause("launch.empty.device_us", entry, is_cpu=False).startswith("written: host-submitted launches, read by device events")
     assert cause("launch.empty.device_us", entry, is_cpu=True) == f"catalog: {catalog.LAUNCH_CPU_WHY}"
 
 

@@ -100,7 +100,7 @@ LAUNCH_CPU: Tolerance = {"abs": 25.0, "rel": 2.0}
 LAUNCH_CPU_WHY = "a descheduled PoCL worker's slow launch mode (tens of µs) on a CPU device; GPUs: the measured spread"
 #: host-submitted launches run at one rate per process: the spread is between the runs, not within one (the saved
 #: H200 A/A runs show it, tests/test_launch_modes.py); graph-launched spans are steady within a machine
-LAUNCH_GPU_CAUSE = ("host-submitted launches, read by CUDA events over a span of back-to-back launches "
+LAUNCH_GPU_CAUSE = ("host-submitted launches, read by device events over a span of back-to-back launches "
                     "(probes.launch_overhead), run at one rate per process: within a run the spans agree to 0.1 %, "
                     "but unchanged runs on one H200 machine differ by 1.4–6.5 % (σ between the runs of one machine, "
                     "the median over six machines; results/nvidia-h200/gatecheck-e003155 read an empty launch at "

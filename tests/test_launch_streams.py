@@ -63,15 +63,22 @@ def test_spread_is_range_over_median():
     assert launch_streams.spread_pct([2.0]) == 0.0
 
 
-def test_the_suite_measures_the_study_in_a_process_of_its_own(cl_device):
-    """The queues the study makes live and die in a child process: this process's device gains none, and the
-    record comes back whole (its stats rebuilt from the queues' medians)."""
+def test_the_suite_measures_the_study_in_processes_of_its_own(cl_device):
+    """The queues the study makes live and die in child processes: this process's device gains none, and the
+    record holds each process's queues, the mean of their figures and the spread between them."""
     before = len(cl_device._queues)
     r = launch_streams.isolated_record(cl_device.info, FIXED)
     assert len(cl_device._queues) == before
-    per = r["info"]["per_queue_us"]
-    assert len(per) == launch_streams.CPU_QUEUES and all(len(q) == launch_streams.ROUNDS for q in per)
-    assert r["stats"].n == len(per) and r["value"] > 0 and r["unit"] == "us"
+    info = r["info"]
+    assert info["processes"] == launch_streams.CPU_PROCESSES == len(info["per_process"]) == r["stats"].n
+    for one in info["per_process"]:
+        assert len(one["per_queue_us"]) == launch_streams.CPU_QUEUES
+        assert all(len(q) == launch_streams.ROUNDS for q in one["per_queue_us"])
+    assert r["value"] == pytest.approx(np.mean(info["per_process_us"]), rel=1e-5)
+    assert info["between_processes_pct"] == pytest.approx(launch_streams.spread_pct(info["per_process_us"]), abs=1e-3)
+    assert r["identity"]["processes"] == launch_streams.CPU_PROCESSES and r["unit"] == "us"
+    with pytest.raises(ValueError, match="at least one process"):
+        launch_streams.isolated_record(cl_device.info, FIXED, processes=0)
 
 
 def test_a_failing_child_is_named_with_its_exit_and_the_way_out(cl_device):

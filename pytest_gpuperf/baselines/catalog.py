@@ -352,7 +352,7 @@ FAMILIES: tuple[Family, ...] = (
                    "jittery point pulls it down now and then, so there only a fit that stopped working fails"),
         Family("launch.streams.*", "us", "lower", noise=STREAM_STUDY,
                why="a study, not a gate: its info compares the queues of one process with one queue's rounds"
-               ).carrying("queues", "rounds"),
+               ).carrying("queues", "rounds", "processes"),
         *(Family(pattern, "us", "lower", cpu=LAUNCH_CPU, why=LAUNCH_CPU_WHY,
                  cause=LAUNCH_GRAPH_CAUSE if pattern.startswith("launch.graph.") else LAUNCH_GPU_CAUSE)
           for pattern in ("launch.empty.device_us", "launch.graph.*.device_us", "launch.grid.*.device_us",

@@ -10,8 +10,9 @@ medians lie apart. If the queues differ as much as runs do, a figure averaged ov
 measurement of the launch path; if they agree, the rate is the process's and only more runs tighten it.
 
 Queues once made stay for the process's life, and on a GPU every launch of a process with eight streams runs
-slower than before it made them, so the study runs in a child process of its own (:func:`isolated_record`): the
-figures the suites measure after it do not depend on whether it ran.
+slower than before it made them, so the study runs in child processes of its own (:func:`isolated_record`): the
+figures the suites measure after it do not depend on whether it ran, and the processes' spread is read within
+one run — the spread a launch figure measured as a mean over several processes would shrink by.
 """
 
 from __future__ import annotations
@@ -37,6 +38,10 @@ GPU_QUEUES = 8
 CPU_QUEUES = 2
 #: passes over the queues: each queue's rounds give its own spread
 ROUNDS = 3
+#: processes the suite's study measures in, one after another (:func:`isolated_record`): their spread is the
+#: per-process spread of the launch figures, read within one run
+GPU_PROCESSES = 4
+CPU_PROCESSES = 2
 
 
 def queue_count(device: Device) -> int:
@@ -75,9 +80,8 @@ def stream_record(device: Device, measurer: Any, kernel: Kernel, queues: int | N
             "identity": {**span_identity(n), "queues": k, "rounds": rounds}}
 
 
-def isolated_record(info: DeviceInfo, config: MeasureConfig, timeout_s: float = 300.0) -> dict[str, Any]:
-    """:func:`stream_record` measured in a child process on the device ``info`` names, with the measuring settings
-    ``config``, so the queues it makes die with that process; ``stats`` rebuilt from the queues' medians."""
+def _child(info: DeviceInfo, config: MeasureConfig, timeout_s: float) -> dict[str, Any]:
+    """:func:`stream_record` measured in one child process on the device ``info`` names (without its stats)."""
     cmd = [sys.executable, "-m", __name__, info.spec, json.dumps(asdict(config))]
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, check=False)
@@ -89,8 +93,35 @@ def isolated_record(info: DeviceInfo, config: MeasureConfig, timeout_s: float = 
         raise ProbeVerificationError(f"the launch-queue study runs in a process of its own, which failed on {info.spec} "
                                      f"(exit {done.returncode}): {' | '.join(tail)} — a card in exclusive-process "
                                      "compute mode refuses a second process; deselect it with -k 'not launch_streams'")
-    rec = json.loads(done.stdout.strip().splitlines()[-1])
-    rec["stats"] = Stats.of([float(np.median(q)) for q in rec["info"]["per_queue_us"]])
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def process_count(info: DeviceInfo) -> int:
+    """How many processes, one after another, the study measures in on the device ``info`` names."""
+    return CPU_PROCESSES if info.is_cpu else GPU_PROCESSES
+
+
+def isolated_record(info: DeviceInfo, config: MeasureConfig, processes: int | None = None,
+                    timeout_s: float = 300.0) -> dict[str, Any]:
+    """:func:`stream_record` measured in ``processes`` child processes, one after another, so the queues each makes
+    die with it, and the spread between processes stands beside the spread between one process's queues: the
+    figure is the mean of the processes' figures (``stats`` over them), ``info["per_process"]`` holds each one's
+    record info and ``between_processes_pct`` their spread."""
+    p = process_count(info) if processes is None else int(processes)
+    if p < 1:
+        raise ValueError(f"the study needs at least one process, got {p}")
+    runs = [_child(info, config, timeout_s) for _ in range(p)]
+    values = [float(r["value"]) for r in runs]
+    first = runs[0]
+    rec = {**first, "value": float(np.mean(values)), "stats": Stats.of(values)}
+    rec["info"] = {PER_SPAN: first["info"][PER_SPAN], "queues": first["info"]["queues"],
+                   "rounds": first["info"]["rounds"], "processes": p,
+                   "per_process_us": [round(v, 6) for v in values],
+                   "between_processes_pct": round(spread_pct(values), 4),
+                   "between_queues_pct": round(float(np.median([r["info"]["between_queues_pct"] for r in runs])), 4),
+                   "within_queue_pct": round(float(np.median([r["info"]["within_queue_pct"] for r in runs])), 4),
+                   "per_process": [r["info"] for r in runs]}
+    rec["identity"] = {**first["identity"], "processes": p}
     return rec
 
 

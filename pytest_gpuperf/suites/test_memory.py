@@ -12,7 +12,8 @@ driver or card change.
 * ``launch.streams.empty.device_us`` — the same spans issued round-robin on 8 queues of one process (CUDA
   streams, OpenCL command queues; 2 on a CPU device), the mean of each queue's median; ``info`` compares how
   far the queues lie apart with how far one queue's rounds move (``probes.launch_streams``); informational. Measured
-  in a child process, whose queues die with it (a process with eight streams launches slower).
+  in 4 child processes one after another (2 on a CPU device), whose queues die with them (a process with eight
+  streams launches slower): the mean of their figures, beside their spread.
 * ``launch.graph.empty.device_us`` — device time per launch of the same kernel replayed from one CUDA graph
   of 1,000 launches (``launch_overhead.GRAPH_LAUNCHES``): the device's own kernel-to-kernel time, without
   the fetch of each launch's commands from host memory that the stream figure takes in. CUDA only.
@@ -52,7 +53,7 @@ def test_launch_overhead(gpu_device, gpu_kernel, gpu_measure, gpuperf_record, gp
 
 
 def test_launch_streams(gpu_device, gpu_measure, gpuperf_record):
-    # in a process of its own: the queues it makes would slow every later launch of this one
+    # in processes of its own: the queues it makes would slow every later launch of this one
     gpuperf_record(**launch_streams.isolated_record(gpu_device.info, gpu_measure.config))
 
 

@@ -11,7 +11,8 @@ driver or card change.
   on a CPU device one launch per span.
 * ``launch.streams.empty.device_us`` — the same spans issued round-robin on 8 queues of one process (CUDA
   streams, OpenCL command queues; 2 on a CPU device), the mean of each queue's median; ``info`` compares how
-  far the queues lie apart with how far one queue's rounds move (``probes.launch_streams``); informational. Measured
+  far the queues lie apart with how far one queue's rounds move (``probes.launch_streams``); informational, a study
+  (``--gpuperf-profile=study``). Measured
   in 4 child processes one after another (2 on a CPU device), whose queues die with them (a process with eight
   streams launches slower): the mean of their figures, beside their spread.
 * ``launch.graph.empty.device_us`` — device time per launch of the same kernel replayed from one CUDA graph

@@ -102,6 +102,9 @@ STUDIES: Mapping[str, str] = {
     "suites/test_model_ptx_study.py::test_ptx_model_study":
         "Alavani's static PTX model over 108 launch configurations of 21 kernels of the eight dwarfs (block "
         "and problem sizes, the Hopper variant's held-out kernels apart): a minute or more of device time",
+    "suites/test_memory.py::test_launch_streams":
+        "where the launch rate's spread lives: empty-launch spans round-robin over 8 queues in each of 4 child "
+        "processes (probes.launch_streams), seconds of process start-up for an informational figure",
 }
 
 FULL = SuiteProfile("full", "every test of every suite except the studies", leaves_out=tuple(STUDIES))

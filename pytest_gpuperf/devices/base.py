@@ -525,8 +525,8 @@ class Device(abc.ABC):
     def on_queue(self, index: int) -> Iterator[None]:
         """Enqueue (and time, and wait for) the enclosed work on the device's queue ``index``: 0 is the queue
         everything else runs on, 1, 2, … further queues of the same context, made on first use and kept for the
-        device's life. Whether a launch rate belongs to the process or to the queue it is issued on is read by
-        spreading spans over queues (:func:`pytest_gpuperf.probes.launch_streams.stream_records`)."""
+        device's life — and on a GPU every launch of a process that made more queues runs slower, so work that
+        makes them belongs in a process of its own (:func:`pytest_gpuperf.probes.launch_streams.isolated_record`)."""
         from ..errors import ProbeVerificationError
 
         if index < 0:

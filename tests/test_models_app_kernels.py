@@ -41,8 +41,13 @@ def test_the_corpus_holds_30_or_more_kernels_of_dao_s_suites_or_their_successors
 
 
 def test_the_corpus_includes_imbalanced_atomic_and_warm_up_kernels():
+    """The hard cases Dao names; ``imbalanced`` only where the algorithm makes the first groups atypical
+    (the inputs of the data-dependent kernels spread their work as the benchmarks' do:
+    ``test_app_inputs_spread``)."""
     tags = Counter(t for k in APP_KERNELS for t in k.behaviour)
-    assert tags["imbalanced"] >= 5 and tags["atomics"] >= 2 and tags["warm-up"] >= 5, tags
+    assert tags["imbalanced"] >= 3 and tags["atomics"] >= 2 and tags["warm-up"] >= 5, tags
+    assert {"parboil_gridding", "rodinia_particlefilter", "polybench_covariance"} <= {
+        k.name for k in APP_KERNELS if "imbalanced" in k.behaviour}
     for name in ("parboil_binning", "parboil_histo", "parboil_gridding", "rodinia_bfs", "parboil_spmv"):
         assert by_name(name).behaviour != ("regular",)
 

@@ -25,10 +25,12 @@ real time.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Union
 
 import numpy as np
+from scipy.stats import binom
 
 from ..devices.dialect import portable
 
@@ -211,12 +213,38 @@ def tiled(rng: np.random.Generator, n: int, make: Callable[[np.random.Generator,
     return out if m == n else np.resize(out, n)
 
 
-def skewed_lengths(rows: int, minlen: int, maxlen: int, skew: float = 0.5) -> np.ndarray:
-    """Row lengths of a sparse matrix with a heavy tail, longest first: the quantiles of
-    ``minlen·u^-skew`` clipped to ``maxlen`` — a few rows of ``maxlen``, most near ``minlen``. Quantiles
-    rather than draws, so that a size's number of non-zeros (and its cost) is known without the matrix."""
-    u = (np.arange(rows, dtype=np.float64) + 0.5) / rows
-    return np.clip((minlen * u ** -skew).astype(np.int64), minlen, maxlen)
+def binomial_pmf(trials: int, p: float) -> np.ndarray:
+    """P(X = k) for k = 0, 1, … of a binomial count of ``trials`` draws of probability ``p`` (a row's nonzeros
+    when each of its positions is filled with probability ``p``), cut where the tail is negligible."""
+    if not (trials >= 1 and 0.0 < p < 1.0):
+        raise ValueError(f"binomial_pmf: needs trials ≥ 1 and 0 < p < 1, got {trials}, {p}")
+    mean, sd = trials * p, math.sqrt(trials * p * (1.0 - p))
+    pmf = binom.pmf(np.arange(min(int(trials), int(mean + 12.0 * sd + 20.0)) + 1), trials, p)
+    return pmf / pmf.sum()
+
+
+def quantile_counts(pmf: np.ndarray, n: int) -> np.ndarray:
+    """How many of ``n`` lengths take each value 0, 1, … when they are the quantiles at (i + 0.5)/n of the
+    distribution ``pmf``: the lengths of ``n`` rows drawn from it, stratified, so that their total (and a
+    size's cost) is known without a generator."""
+    cdf = np.cumsum(pmf / np.sum(pmf))
+    upto = np.clip(np.floor(cdf * n - 0.5).astype(np.int64) + 1, 0, n)  # quantiles at or below each cdf value
+    upto[-1] = n
+    return np.diff(np.concatenate([[0], upto]))
+
+
+def quantile_total(pmf: np.ndarray, n: int) -> int:
+    """The sum of the ``n`` lengths :func:`quantile_lengths` makes (a cost function's non-zeros or edges)."""
+    return int(np.dot(np.arange(len(pmf), dtype=np.int64), quantile_counts(pmf, n)))
+
+
+def quantile_lengths(rng: np.random.Generator, pmf: np.ndarray, n: int) -> np.ndarray:
+    """``n`` int32 lengths distributed as ``pmf`` (its quantiles, :func:`quantile_counts`) in random order: rows
+    or nodes whose lengths the original benchmark draws independently, so that every run of consecutive
+    rows, the first work-groups' too, holds a typical mix."""
+    lens = np.repeat(np.arange(len(pmf), dtype=np.int32), quantile_counts(pmf, n))
+    rng.shuffle(lens)
+    return lens
 
 
 def f32(x: float) -> np.float32:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from . import app_parboil, app_polybench, app_rodinia, app_shoc
 from .app_kernel import AppKernel
 
-CORPUS_VERSION = "apps-3"
+CORPUS_VERSION = "apps-4"
 
 APP_KERNELS: tuple[AppKernel, ...] = app_parboil.KERNELS + app_shoc.KERNELS + app_rodinia.KERNELS + app_polybench.KERNELS
 

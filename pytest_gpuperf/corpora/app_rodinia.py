@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .app_kernel import AppKernel, Cost, Origin, Out, Problem, f32, i32, skewed_lengths, tiled, uniform
+from .app_kernel import (AppKernel, Cost, Origin, Out, Problem, binomial_pmf, f32, i32, quantile_lengths,
+                         quantile_total, tiled, uniform)
 from .srad_reference import srad_coefficients
 
 RD = "Rodinia"
@@ -415,18 +416,39 @@ KERNEL void rodinia_bfs(GLOBAL const int* g_graph_nodes, GLOBAL const int* g_gra
 """
 
 BFS_LEVEL = 5  # the frontier's depth: frontier nodes cost 5, earlier visited nodes less, the rest −1
+#: The share of the nodes in the level's frontier, each node in it by an independent draw
+BFS_FRONTIER = 0.25
+
+
+def degree_pmf(nodes: int, degree: int) -> np.ndarray:
+    """The distribution of a node's degree in a graph made as Rodinia's ``graphgen`` makes its BFS inputs:
+    every node links to ``degree − 1`` to ``degree + 1`` random nodes (2 to 4 in Rodinia: ``degree`` 3), each
+    link stored at both ends, so a node's degree is its own links plus a binomial count of the others'
+    (mean ``2·degree``)."""
+    if degree < 2:
+        raise ValueError(f"rodinia_bfs: degree {degree} would leave nodes without links of their own (at least 2)")
+    own = np.zeros(degree + 2)
+    own[degree - 1:] = 1.0 / 3.0
+    return np.convolve(own, binomial_pmf(nodes * degree, 1.0 / nodes))
+
+
+def bfs_frontier(rng: np.random.Generator, nodes: int, degree: int) -> tuple[np.ndarray, np.ndarray]:
+    """The nodes' degrees (:func:`degree_pmf`'s quantiles in random order) and the frontier mask (each node
+    in it with probability :data:`BFS_FRONTIER`, whatever its id, as a level of Rodinia's BFS on its random
+    graphs finds it): the first draws of a problem's generator, so that a group's work (its frontier nodes'
+    edges) can be rebuilt from the kernel's seed without the edges."""
+    deg = quantile_lengths(rng, degree_pmf(nodes, degree), nodes)
+    frontier = tiled(rng, nodes, lambda r, m: r.random(m, dtype=np.float32)) < BFS_FRONTIER
+    return deg, frontier
 
 
 def bfs_state(rng: np.random.Generator, nodes: int, degree: int) -> dict[str, np.ndarray]:
-    """A graph of heavy-tailed degrees (mean near ``2·degree``, random targets) and one BFS level's state:
-    the frontier is likelier at low node ids (0.5 at id 0 down to 0 at the last), as when ids follow the
-    discovery order, so that the first work-groups find more frontier nodes than the last."""
-    deg = rng.permutation(skewed_lengths(nodes, degree, 64 * degree)).astype(np.int32)
-    start = np.concatenate([[0], np.cumsum(deg)[:-1]]).astype(np.int32)
-    edges = tiled(rng, int(deg.sum()), lambda r, m: r.integers(0, nodes, m, dtype=np.int32))
-    pf = 0.5 * (1.0 - np.arange(nodes) / nodes)
-    frontier = tiled(rng, nodes, lambda r, m: r.random(m, dtype=np.float32)) < pf
+    """A graph of Rodinia's degrees (:func:`degree_pmf`) with random targets and one BFS level's state: the
+    frontier spread at random over the node ids (:func:`bfs_frontier`), some earlier levels visited."""
+    deg, frontier = bfs_frontier(rng, nodes, degree)
     visited = frontier | (tiled(rng, nodes, lambda r, m: r.random(m, dtype=np.float32)) < 0.3)
+    start = np.concatenate([[0], np.cumsum(deg, dtype=np.int64)[:-1]]).astype(np.int32)
+    edges = tiled(rng, int(deg.sum(dtype=np.int64)), lambda r, m: r.integers(0, nodes, m, dtype=np.int32))
     cost = np.where(frontier, BFS_LEVEL, np.where(visited, (np.arange(nodes) % BFS_LEVEL), -1)).astype(np.int32)
     return {"nodes": np.stack([start, deg], axis=1).reshape(-1), "edges": edges, "mask": frontier.astype(np.uint8),
             "visited": visited.astype(np.uint8), "cost": cost}
@@ -451,10 +473,11 @@ def _bfs(rng, groups: int, per_group: int, degree: int, reps: int) -> Problem:
 
 def _bfs_cost(groups: int, per_group: int, degree: int, reps: int) -> Cost:
     n = groups * per_group
-    edges = int(skewed_lengths(n, degree, 64 * degree).sum())
+    edges = quantile_total(degree_pmf(n, degree), n)
     # a quarter of the nodes are in the frontier; each of their edges reads its target's visited byte
     # (a 32-byte sector: random targets); the node records and the frontier mask stream
-    return Cost(4.0 * 0.25 * edges * reps, (0.25 * edges * 36 + 9.0 * n) * reps, groups, 4 * edges + 15 * n)
+    return Cost(4.0 * BFS_FRONTIER * edges * reps, (BFS_FRONTIER * edges * 36 + 9.0 * n) * reps, groups,
+                4 * edges + 15 * n)
 
 
 # ---- gaussian (Fan2) -----------------------------------------------------------------------------------
@@ -622,10 +645,14 @@ KERNELS: tuple[AppKernel, ...] = (
               gpu=dict(hblocks=64, iblocks=512, tiles=64, reps=140), tiny=dict(hblocks=4, iblocks=4, tiles=2, reps=2)),
     AppKernel("rodinia_bfs", Origin(RD, "bfs", "BFS_1 (Kernel)"),
               "the frontier mask is not cleared (so that every timed launch does the same work); one level's "
-              "state generated (frontier likelier at low node ids, heavy-tailed degrees) instead of running BFS; "
-              "each group walks a chunk of nodes `reps` times",
-              ("irregular", "imbalanced", "memory", "warm-up"), BFS, 256, _bfs, _bfs_cost,
-              gpu=dict(groups=32768, per_group=1024, degree=8, reps=64), tiny=dict(groups=16, per_group=512, degree=2, reps=2),
+              "state generated instead of running BFS: degrees as Rodinia's graphgen makes them (each node links "
+              "to degree−1..degree+1 random nodes, stored at both ends; the distribution's quantiles in random "
+              "order), random edge targets, a quarter of the nodes in the frontier at random ids, as a level of "
+              "Rodinia's BFS on its random graphs spreads it; each group walks a chunk of nodes `reps` times. Not "
+              "`imbalanced`: a group's work (its frontier nodes' edges) depends on its data, but every chunk is a "
+              "random draw of the same mix, so the first groups do a typical share",
+              ("irregular", "memory", "warm-up"), BFS, 256, _bfs, _bfs_cost,
+              gpu=dict(groups=32768, per_group=1024, degree=8, reps=64), tiny=dict(groups=16, per_group=448, degree=2, reps=2),
               scatters=True),
     AppKernel("rodinia_gaussian", Origin(RD, "gaussian", "Fan2"),
               "the first elimination step only (t = 0, Fan1's multipliers computed on the host); a group updates "

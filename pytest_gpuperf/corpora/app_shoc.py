@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .app_kernel import AppKernel, Cost, Origin, Out, Problem, f32, i32, skewed_lengths, tiled, uniform
+from .app_kernel import (AppKernel, Cost, Origin, Out, Problem, binomial_pmf, f32, i32, quantile_lengths,
+                         quantile_total, tiled, uniform)
 
 SH = "SHOC"
 
@@ -363,12 +364,28 @@ KERNEL void shoc_spmv_vector(GLOBAL const float* val, GLOBAL const float* vec, G
 """
 
 
-def _csr(rng, rows: int, minlen: int, maxlen: int, reps: int, groups: int, ncols: int) -> Problem:
-    lens = rng.permutation(skewed_lengths(rows, minlen, maxlen))  # long rows anywhere in the matrix
-    ptr = np.concatenate([[0], np.cumsum(lens)]).astype(np.int32)
-    nnz = int(ptr[-1])
-    val = _values(rng, nnz)
-    cols = tiled(rng, nnz, lambda r, m: r.integers(0, ncols, m, dtype=np.int32))
+#: Columns of both SpMV matrices: the vector gathered through the column index (4 MB, held in an H100's L2)
+SPMV_COLS = 1 << 20
+
+
+def row_length_pmf(rows: int, nnz: int, ncols: int = SPMV_COLS) -> np.ndarray:
+    """The distribution of a row's non-zeros as SHOC's ``initRandomMatrix`` makes them: every position of the
+    matrix holds a non-zero with probability ``nnz / (rows · ncols)``, so a row's count is binomial."""
+    return binomial_pmf(ncols, nnz / (rows * ncols))
+
+
+def csr_lengths(rng: np.random.Generator, rows: int, nnz: int, ncols: int = SPMV_COLS) -> np.ndarray:
+    """The rows' lengths, the first draw of a problem's generator (so that they can be rebuilt from the
+    kernel's seed without the matrix): :func:`row_length_pmf`'s quantiles in random row order."""
+    return quantile_lengths(rng, row_length_pmf(rows, nnz, ncols), rows)
+
+
+def _csr(rng, rows: int, nnz: int, reps: int, groups: int, ncols: int = SPMV_COLS) -> Problem:
+    lens = csr_lengths(rng, rows, nnz, ncols)
+    ptr = np.concatenate([[0], np.cumsum(lens, dtype=np.int64)]).astype(np.int32)
+    total = int(ptr[-1])
+    val = _values(rng, total)
+    cols = tiled(rng, total, lambda r, m: r.integers(0, ncols, m, dtype=np.int32))
     x = uniform(rng, ncols, -1, 1)
 
     def ref():
@@ -379,26 +396,30 @@ def _csr(rng, rows: int, minlen: int, maxlen: int, reps: int, groups: int, ncols
                    rtol=1e-4, atol=1e-4)
 
 
-def _csr_cost(rows: int, minlen: int, maxlen: int, reps: int, groups: int, ncols: int) -> Cost:
-    nnz = int(skewed_lengths(rows, minlen, maxlen).sum())
-    return Cost(2.0 * nnz * reps, 8.0 * nnz * reps + 12.0 * rows + 4.0 * ncols, groups,
-                8 * nnz + 8 * rows + 4 + 4 * ncols)
+def _csr_cost(rows: int, nnz: int, reps: int, groups: int, ncols: int = SPMV_COLS) -> Cost:
+    total = quantile_total(row_length_pmf(rows, nnz, ncols), rows)
+    return Cost(2.0 * total * reps, 8.0 * total * reps + 12.0 * rows + 4.0 * ncols, groups,
+                8 * total + 8 * rows + 4 + 4 * ncols)
 
 
-def _scalar(rng, groups: int, minlen: int, maxlen: int, reps: int) -> Problem:
-    return _csr(rng, groups * 256, minlen, maxlen, reps, groups, 1 << 20)
+#: Rows per work-group: one per work-item (scalar), one per 32 work-items of a group of 128 (vector)
+SCALAR_ROWS, VECTOR_ROWS = 256, 4
 
 
-def _scalar_cost(groups: int, minlen: int, maxlen: int, reps: int) -> Cost:
-    return _csr_cost(groups * 256, minlen, maxlen, reps, groups, 1 << 20)
+def _scalar(rng, groups: int, nnz: int, reps: int) -> Problem:
+    return _csr(rng, groups * SCALAR_ROWS, nnz, reps, groups)
 
 
-def _vector(rng, groups: int, minlen: int, maxlen: int, reps: int) -> Problem:
-    return _csr(rng, groups * 4, minlen, maxlen, reps, groups, 1 << 20)
+def _scalar_cost(groups: int, nnz: int, reps: int) -> Cost:
+    return _csr_cost(groups * SCALAR_ROWS, nnz, reps, groups)
 
 
-def _vector_cost(groups: int, minlen: int, maxlen: int, reps: int) -> Cost:
-    return _csr_cost(groups * 4, minlen, maxlen, reps, groups, 1 << 20)
+def _vector(rng, groups: int, nnz: int, reps: int) -> Problem:
+    return _csr(rng, groups * VECTOR_ROWS, nnz, reps, groups)
+
+
+def _vector_cost(groups: int, nnz: int, reps: int) -> Cost:
+    return _csr_cost(groups * VECTOR_ROWS, nnz, reps, groups)
 
 
 KERNELS: tuple[AppKernel, ...] = (
@@ -436,13 +457,19 @@ KERNELS: tuple[AppKernel, ...] = (
               gpu=dict(tiles=16, tile_rows=2048, rows_per_group=64, reps=80),
               tiny=dict(tiles=2, tile_rows=8, rows_per_group=4, reps=2)),
     AppKernel("shoc_spmv_scalar", Origin(SH, "Spmv", "spmv_csr_scalar_kernel"),
-              "a generated matrix with heavy-tailed row lengths in random row order (SHOC generates uniform "
-              "random rows); `reps` passes accumulate",
-              ("memory", "irregular", "imbalanced", "warm-up"), SPMV_SCALAR, 256, _scalar, _scalar_cost,
-              gpu=dict(groups=32768, minlen=16, maxlen=1024, reps=150), tiny=dict(groups=16, minlen=2, maxlen=64, reps=2)),
+              "row lengths spread as SHOC's initRandomMatrix spreads them (each position a non-zero with the same "
+              "probability, so a row's count is binomial, about nnz/rows), as that distribution's quantiles in random "
+              "row order so that the total is known without the matrix; 2^20 columns drawn at random for each "
+              "non-zero (SHOC's square matrix keeps a row's columns in order); `reps` passes accumulate. Not "
+              "`imbalanced`: every group's 256 rows are a random draw of the same near-equal lengths, so the first "
+              "groups do a typical share",
+              ("memory", "irregular", "warm-up"), SPMV_SCALAR, 256, _scalar, _scalar_cost,
+              gpu=dict(groups=32768, nnz=262_144_000, reps=150), tiny=dict(groups=16, nnz=14_336, reps=2)),
     AppKernel("shoc_spmv_vector", Origin(SH, "Spmv", "spmv_csr_vector_kernel"),
-              "a generated matrix with heavy-tailed row lengths in random row order, 32 work-items per row, four "
-              "rows per group; `reps` passes accumulate",
-              ("memory", "irregular", "imbalanced", "local", "warm-up"), SPMV_VECTOR, 128, _vector, _vector_cost,
-              gpu=dict(groups=65536, minlen=1024, maxlen=16384, reps=80), tiny=dict(groups=16, minlen=32, maxlen=512, reps=2)),
+              "row lengths spread as SHOC's initRandomMatrix spreads them (binomial, about nnz/rows; its quantiles "
+              "in random row order), 2^20 columns drawn at random for each non-zero, 32 work-items per row, four "
+              "rows per group; `reps` passes accumulate. Not `imbalanced`: every group's rows are a random draw of "
+              "the same near-equal lengths, so the first groups do a typical share",
+              ("memory", "irregular", "local", "warm-up"), SPMV_VECTOR, 128, _vector, _vector_cost,
+              gpu=dict(groups=65536, nnz=524_288_000, reps=80), tiny=dict(groups=16, nnz=4096, reps=2)),
 )

@@ -137,8 +137,11 @@ def apps_vs_dao(inp: Inputs) -> list[str]:
         if run.get(f"{PROJECT}.mean_error") is not None:
             out.append(_project_row(inp, run))
     suites = sorted({k.origin.suite for k in APP_KERNELS})
+    # the corpus the named runs measured (a later corpus version would not describe them)
+    measured = sorted({str(((run.get(f"{APPS}.mean_error") or {}).get("identity") or {}).get("corpus", CORPUS_VERSION))
+                       for run in runs if run.get(f"{APPS}.mean_error") is not None})
     out.append(f"| what differs | | ours: {len(APP_KERNELS)} kernels ported from {', '.join(suites)} (corpus "
-               f"`{CORPUS_VERSION}`); Dao: {DAO_KERNELS} kernels of {DAO_APPLICATIONS} applications | the same points, "
+               f"{', '.join(f'`{c}`' for c in measured)}); Dao: {DAO_KERNELS} kernels of {DAO_APPLICATIONS} applications | the same points, "
                f"overhead definition and leave-one-kernel-out evaluation | ours: {OUR_ML}, and on CUDA devices "
                f"{dao_ml.MODEL} ({dao_ml.DIFFERS}); Dao: {DAO_ML} | | | | |")
     return out

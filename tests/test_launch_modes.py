@@ -82,3 +82,13 @@ def test_the_launch_rate_follows_the_process_not_the_stream():
     a, b = (m["value"] for m in study)
     assert abs(a - b) / min(a, b) > 0.05
     assert "queue-study-b3e0c59" in catalog.LAUNCH_GPU_CAUSE and "1.34 µs before" in catalog.LAUNCH_GPU_CAUSE
+
+
+def test_the_docs_table_of_the_study_is_the_saved_runs():
+    """docs/probes.md's table of the launch-queue study holds the saved runs' figures, rounded as it prints them."""
+    doc = (aa_bands.RESULTS.parent / "docs" / "probes.md").read_text(encoding="utf-8")
+    for n, m in enumerate(_study(), start=1):
+        info, first = m["info"], m["info"]["per_queue_us"][0]
+        row = (f"| `study-{n}` | {info['within_queue_pct']:.2f} % | {info['between_queues_pct']:.2f} % | "
+               f"{m['value']:.3f} µs | {first[0]:.3f} / {statistics.median(first[1:]):.3f} µs |")
+        assert row in doc, row

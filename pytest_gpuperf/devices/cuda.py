@@ -16,7 +16,7 @@ import numpy as np
 
 from ..errors import (BackendUnavailableError, KernelCompileError, KernelLaunchError, ProbeTimeoutError,
                       ProbeVerificationError)
-from . import elf, recompile, sass
+from . import cubin_cache, elf, recompile, sass
 from .nvml import card_identity
 from .base import Buffer, Device, DeviceInfo, Kernel, KernelArg, Size, check_ndrange, slugify
 from .dialect import CUDA, prelude_lines
@@ -236,8 +236,18 @@ class CudaDevice(Device):
         return recompile.nvrtc_options(str(self.arch), options, target, self._includes)
 
     def nvrtc(self, source: str, name: str, options: Sequence[str], target: str) -> tuple[bytes, str]:
-        """Compile with NVRTC for ``target`` ("cubin" or "ptx"); returns (binary or PTX bytes, log)."""
+        """Compile with NVRTC for ``target`` ("cubin" or "ptx"); returns (binary or PTX bytes, log). A text
+        compiled before on this host with the same options and NVRTC is replayed (:mod:`.cubin_cache`)."""
         opts = self.nvrtc_options(options, target)
+        binary, log, _ = cubin_cache.compiled(source, name, opts, target,
+                                              str(self.info.extra.get("nvrtc_version", "")),
+                                              lambda: self._nvrtc(source, name, opts, options, target))
+        return binary, log
+
+    def _nvrtc(self, source: str, name: str, opts: list[str], options: Sequence[str], target: str
+               ) -> tuple[bytes, str]:
+        """One NVRTC compile of ``source`` with the full option list ``opts`` (``options``: the caller's, which
+        an error names)."""
         prog = nvrtc.createProgram(source, f"{name}.cu", [], [])
         try:
             try:

@@ -1,18 +1,16 @@
-"""Does an empty launch's device time belong to the process or to the queue it is issued on?
+"""Where does the run-to-run spread of an empty launch's device time live: in the process, or in the queue
+the launches are issued on?
 
-Unchanged runs of one GPU machine read ``launch.empty.device_us`` 1.4–6.5 % apart while the spans within
-one run agree to 0.1 %: each process launches at a rate of its own. A CUDA stream is mapped onto one of the
-device's hardware channels, fixed for its life, so a rate that follows the channel would look exactly like
-that. This study times the same spans (:func:`launch_overhead.per_launch_us`, on a GPU 200 back-to-back
-launches per event pair) on several queues of one process, round-robin, so the two spreads sit side by side:
-``within_queue_pct``, how far one queue's rounds move, and ``between_queues_pct``, how far the queues' own
-medians lie apart. If the queues differ as much as runs do, a figure averaged over queues is the better
-measurement of the launch path; if they agree, the rate is the process's and only more runs tighten it.
+Unchanged runs of one GPU machine read ``launch.empty.device_us`` several percent apart while the spans within
+one run agree closely. This study times the same spans (:func:`launch_overhead.per_launch_us`, on a GPU 200
+back-to-back launches per event pair) round-robin on several queues of one process, so three spreads sit side
+by side: ``within_queue_pct`` (one queue's rounds), ``between_queues_pct`` (the queues' medians) and, over the
+child processes the suite measures in, ``between_processes_pct``. Which one holds the spread says what a
+better launch figure would average over (docs/probes.md, "Where the launch rate lives").
 
-Queues once made stay for the process's life, and on a GPU every launch of a process with eight streams runs
-slower than before it made them, so the study runs in child processes of its own (:func:`isolated_record`): the
-figures the suites measure after it do not depend on whether it ran, and the processes' spread is read within
-one run — the spread a launch figure measured as a mean over several processes would shrink by.
+Queues once made stay for the process's life, and a process that made more of them launches slower on all of
+them, so the study runs in child processes of its own (:func:`isolated_record`): the figures the suites measure
+after it do not depend on whether it ran.
 """
 
 from __future__ import annotations

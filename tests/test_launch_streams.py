@@ -65,20 +65,25 @@ def test_spread_is_range_over_median():
 
 def test_the_suite_measures_the_study_in_processes_of_its_own(cl_device):
     """The queues the study makes live and die in child processes: this process's device gains none, and the
-    record holds each process's queues, the mean of their figures and the spread between them."""
-    before = len(cl_device._queues)
-    r = launch_streams.isolated_record(cl_device.info, FIXED)
+    record holds each process's queues, the mean of their figures and the spread between them; the children's
+    measurement windows join this device's observations, so the session marks the figure as it marks any."""
+    before, seen = len(cl_device._queues), len(cl_device.observations)
+    r = launch_streams.isolated_record(cl_device, FIXED)
     assert len(cl_device._queues) == before
     info = r["info"]
     assert info["processes"] == launch_streams.CPU_PROCESSES == len(info["per_process"]) == r["stats"].n
     for one in info["per_process"]:
         assert len(one["per_queue_us"]) == launch_streams.CPU_QUEUES
         assert all(len(q) == launch_streams.ROUNDS for q in one["per_queue_us"])
+    windows = launch_streams.CPU_PROCESSES * launch_streams.CPU_QUEUES * launch_streams.ROUNDS
+    assert len(cl_device.observations) - seen >= windows
+    assert all("busy" in w for w in cl_device.observations[seen:])
+    assert not any(k in r for k in launch_streams.OBSERVED)
     assert r["value"] == pytest.approx(np.mean(info["per_process_us"]), rel=1e-5)
     assert info["between_processes_pct"] == pytest.approx(launch_streams.spread_pct(info["per_process_us"]), abs=1e-3)
     assert r["identity"]["processes"] == launch_streams.CPU_PROCESSES and r["unit"] == "us"
     with pytest.raises(ValueError, match="at least one process"):
-        launch_streams.isolated_record(cl_device.info, FIXED, processes=0)
+        launch_streams.isolated_record(cl_device, FIXED, processes=0)
 
 
 def test_a_failing_child_is_named_with_its_exit_and_the_way_out(cl_device):
@@ -86,6 +91,24 @@ def test_a_failing_child_is_named_with_its_exit_and_the_way_out(cl_device):
 
     from pytest_gpuperf.errors import ProbeVerificationError
 
-    gone = replace(cl_device.info, index=99)  # no such device in the child
-    with pytest.raises(ProbeVerificationError, match=r"process of its own.*exit 1.*not launch_streams"):
-        launch_streams.isolated_record(gone, FIXED)
+    own = cl_device.info
+    cl_device.info = replace(own, index=99)  # no such device in the child
+    try:
+        with pytest.raises(ProbeVerificationError, match=r"process of its own.*exit 1.*not launch_streams"):
+            launch_streams.isolated_record(cl_device, FIXED)
+    finally:
+        cl_device.info = own
+
+
+def test_a_child_counts_the_run_that_started_it_as_its_own(monkeypatch):
+    """The study's child is told its parent's pids: the parent's context on the card is the measurement's own
+    (not a tenant), and where NVML names pids of another namespace the card is shared only beyond the two."""
+    from pytest_gpuperf.devices import nvml
+
+    monkeypatch.delenv(nvml.PARENT_ENV, raising=False)
+    assert nvml.parent_pids() == frozenset() and nvml.own_pids() >= {__import__("os").getpid()}
+    monkeypatch.setenv(nvml.PARENT_ENV, "4242,17")
+    assert nvml.parent_pids() == {4242, 17} and {4242, 17} <= nvml.own_pids()
+    two = nvml.Tenants(listed=2, foreign_pids=True, ours=2)
+    assert not two.shared and nvml.Tenants(listed=3, foreign_pids=True, ours=2).shared
+    assert nvml.Tenants(listed=2, foreign_pids=True).shared  # a process of its own: the second one is a tenant

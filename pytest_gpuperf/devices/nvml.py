@@ -137,8 +137,8 @@ class Tenants:
 
     ``listed``: how many distinct processes NVML listed (this one included). ``foreign_pids``: NVML
     listed none of this process's pids — its pids are another PID namespace's (a container on a driver
-    that does not translate them), so one of ``others`` is this process and the device is shared only
-    when two or more are listed. ``utilization_gpu_pct`` / ``utilization_memory_pct``: NVML's utilization
+    that does not translate them), so ``others`` holds this process too and the device is shared only
+    when more than :attr:`ours` are listed. ``utilization_gpu_pct`` / ``utilization_memory_pct``: NVML's utilization
     rates of the whole device (this process's work included, so they are recorded, never judged)."""
 
     others: tuple[Process, ...] = ()
@@ -147,18 +147,32 @@ class Tenants:
     utilization_gpu_pct: float | None = None
     utilization_memory_pct: float | None = None
     errors: tuple[str, ...] = field(default=())
+    #: how many of the listed processes are this measurement's own: 1, or 2 in a process a run started to
+    #: measure for it (:func:`parent_pids`), whose context is listed too
+    ours: int = 1
 
     @property
     def shared(self) -> bool:
         """Whether another process held a context on the device at this reading."""
-        return self.listed >= 2 if self.foreign_pids else bool(self.others)
+        return self.listed > self.ours if self.foreign_pids else bool(self.others)
+
+
+#: the environment variable naming the pids of the run that started this process to measure in a process of its
+#: own (``probes.launch_streams``): that run's context on the card is the measurement's own, not a tenant's
+PARENT_ENV = "GPUPERF_PARENT_PIDS"
+
+
+def parent_pids() -> frozenset[int]:
+    """The pids :data:`PARENT_ENV` names (none where it is unset)."""
+    return frozenset(int(x) for x in os.environ.get(PARENT_ENV, "").split(",") if x.strip().isdigit())
 
 
 def own_pids() -> frozenset[int]:
     """This process's pids: ``os.getpid()`` and, on Linux, its pid in every PID namespace that
     ``/proc/self/status`` shows (``NSpid``), so a driver that reports an outer namespace's pid still
-    finds this process where that namespace's ``/proc`` is the one mounted."""
-    pids = {os.getpid()}
+    finds this process where that namespace's ``/proc`` is the one mounted; and the pids of the run that
+    started it to measure for it (:func:`parent_pids`)."""
+    pids = {os.getpid(), *parent_pids()}
     try:
         with open("/proc/self/status", encoding="ascii", errors="replace") as fh:
             for line in fh:
@@ -260,7 +274,7 @@ class PowerSensor:
         others = tuple(self._process(pid, entry, proc=not foreign) for pid, entry in sorted(found.items())
                        if pid not in own)
         gpu, mem = self._utilization()
-        return Tenants(others, len(found), foreign, gpu, mem, tuple(errors))
+        return Tenants(others, len(found), foreign, gpu, mem, tuple(errors), ours=2 if parent_pids() else 1)
 
     def _processes(self, kind: str) -> list[Any]:
         """NVML's list of ``kind`` (``Compute`` / ``Graphics``) processes: the v3 call where pynvml has it

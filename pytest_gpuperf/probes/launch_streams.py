@@ -16,6 +16,7 @@ after it do not depend on whether it ran.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from dataclasses import asdict
@@ -78,11 +79,21 @@ def stream_record(device: Device, measurer: Any, kernel: Kernel, queues: int | N
             "identity": {**span_identity(n), "queues": k, "rounds": rounds}}
 
 
+#: the measurement windows' observations a child hands back to the run that started it (``Device`` lists the
+#: session summarises into each metric's ``info``: host load, the card's tenants, board readings)
+OBSERVED = ("observations", "tenant_observations", "power_observations")
+
+
 def _child(info: DeviceInfo, config: MeasureConfig, timeout_s: float) -> dict[str, Any]:
-    """:func:`stream_record` measured in one child process on the device ``info`` names (without its stats)."""
+    """:func:`stream_record` measured in one child process on the device ``info`` names (without its stats), with
+    its windows' observations (:data:`OBSERVED`). The child counts this run's pids as its own
+    (:data:`~pytest_gpuperf.devices.nvml.PARENT_ENV`): this run's context on the card is no tenant of the study."""
+    from ..devices.nvml import PARENT_ENV, own_pids
+
     cmd = [sys.executable, "-m", __name__, info.spec, json.dumps(asdict(config))]
+    env = {**os.environ, PARENT_ENV: ",".join(str(p) for p in sorted(own_pids()))}
     try:
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, check=False)
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, check=False, env=env)
     except subprocess.TimeoutExpired:
         raise ProbeVerificationError(f"the launch-queue study on {info.spec} did not finish within {timeout_s:.0f} s "
                                      "in its own process") from None
@@ -99,16 +110,21 @@ def process_count(info: DeviceInfo) -> int:
     return CPU_PROCESSES if info.is_cpu else GPU_PROCESSES
 
 
-def isolated_record(info: DeviceInfo, config: MeasureConfig, processes: int | None = None,
+def isolated_record(device: Device, config: MeasureConfig, processes: int | None = None,
                     timeout_s: float = 300.0) -> dict[str, Any]:
-    """:func:`stream_record` measured in ``processes`` child processes, one after another, so the queues each makes
-    die with it, and the spread between processes stands beside the spread between one process's queues: the
-    figure is the mean of the processes' figures (``stats`` over them), ``info["per_process"]`` holds each one's
-    record info and ``between_processes_pct`` their spread."""
+    """:func:`stream_record` measured on ``device``'s card in ``processes`` child processes, one after another, so
+    the queues each makes die with it, and the spread between processes stands beside the spread between one
+    process's queues: the figure is the mean of the processes' figures (``stats`` over them),
+    ``info["per_process"]`` holds each one's record info and ``between_processes_pct`` their spread. The
+    children's measurement windows join ``device``'s observations, so the figure carries their marks."""
+    info = device.info
     p = process_count(info) if processes is None else int(processes)
     if p < 1:
         raise ValueError(f"the study needs at least one process, got {p}")
     runs = [_child(info, config, timeout_s) for _ in range(p)]
+    for r in runs:
+        for name in OBSERVED:
+            getattr(device, name).extend(r.pop(name, []))
     values = [float(r["value"]) for r in runs]
     first = runs[0]
     rec = {**first, "value": float(np.mean(values)), "stats": Stats.of(values)}
@@ -134,10 +150,11 @@ def _main(argv: list[str]) -> int:
     try:
         kernel = device.compile(empty_source(device.info.dialect), EMPTY_NAME)
         rec = stream_record(device, Measurer(device, MeasureConfig(**json.loads(config))), kernel)
+        rec.update({name: list(getattr(device, name)) for name in OBSERVED})
     finally:
         device.close()
     rec.pop("stats")
-    print(json.dumps(rec))
+    print(json.dumps(rec, default=str))
     return 0
 
 

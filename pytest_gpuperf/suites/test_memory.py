@@ -55,7 +55,7 @@ def test_launch_overhead(gpu_device, gpu_kernel, gpu_measure, gpuperf_record, gp
 
 def test_launch_streams(gpu_device, gpu_measure, gpuperf_record):
     # in processes of its own: the queues it makes would slow every later launch of this one
-    gpuperf_record(**launch_streams.isolated_record(gpu_device.info, gpu_measure.config))
+    gpuperf_record(**launch_streams.isolated_record(gpu_device, gpu_measure.config))
 
 
 def test_launch_graph(gpu_device, gpu_kernel, gpu_measure, gpuperf_record, gpuperf_plant):

@@ -62,6 +62,8 @@ HOST_TIMED = Noise("informational", "host wall time around Python-side launches:
                    "results/nvidia-h200/baseline-171978e read 11.2-15.5 µs per launch, 13 H100 runs 10.6-19.7 µs); the "
                    "device-timed launch figures gate the launch path")
 DERIVED = Noise("repeated", "a figure derived from the run's measurements")
+GATE_STUDY = Noise("informational", "a check of the OpenCL timing method (probes.event_gate): what an event's start "
+                   "reads behind the user-event gate every timed region uses, and without it")
 STREAM_STUDY = Noise("informational", "a study of where the launch rate's run-to-run spread lives: the queues of "
                      "one process against each other (probes.launch_streams); the gated launch figure is "
                      "launch.empty.device_us")
@@ -350,6 +352,9 @@ FAMILIES: tuple[Family, ...] = (
         Family("memory.global.latency_model.r2", "R²", "higher", gpu={"abs": 0.1}, cpu={"abs": 0.4}, noise=DERIVED,
                why="the piecewise fit explains a GPU's loaded-latency curve (R² near 1); on a shared CPU host one "
                    "jittery point pulls it down now and then, so there only a fit that stopped working fails"),
+        Family("launch.event_gate.*", "us", "lower", noise=GATE_STUDY,
+               why="a study of the OpenCL timing method, not a gate: the same empty launch gated and ungated"
+               ).carrying("gate"),
         Family("launch.streams.*", "us", "lower", noise=STREAM_STUDY,
                why="a study, not a gate: its info compares the queues of one process with one queue's rounds"
                ).carrying("queues", "rounds", "processes"),

@@ -147,6 +147,8 @@ class OpenCLDevice(Device):
         self.context = cl.Context([self.cl_device])
         self.queue = cl.CommandQueue(self.context, properties=cl.command_queue_properties.PROFILING_ENABLE)
         self._gate: Any = None  # user event the timed region's commands wait for (see timed)
+        #: whether :meth:`timed` holds the region's commands behind a user event (off only inside :meth:`ungated`)
+        self.gating = True
 
     queue_attr = "queue"
 
@@ -323,7 +325,7 @@ class OpenCLDevice(Device):
         PyOpenCL's tens of µs per enqueue as well, several times the device time and more under host load.
         Blocking calls inside ``enqueue`` release the gate first."""
         self.check_usable()
-        self._gate = cl.UserEvent(self.context)
+        self._gate = cl.UserEvent(self.context) if self.gating else None
         try:
             events = enqueue()
         finally:
@@ -331,6 +333,17 @@ class OpenCLDevice(Device):
         if events is None:
             raise KernelLaunchError("OpenCL timing needs the enqueue callable to return its event(s)")
         return events if isinstance(events, (list, tuple)) else [events]
+
+    @contextlib.contextmanager
+    def ungated(self) -> Iterator[None]:
+        """:meth:`timed` without its user-event gate inside the block: each command starts when the host
+        enqueues it. What an event's start reads with and without the gate is what the event-gate study
+        compares (``probes.event_gate``)."""
+        self.gating = False
+        try:
+            yield
+        finally:
+            self.gating = True
 
     def _wait_for(self) -> list[Any] | None:
         return None if self._gate is None else [self._gate]

@@ -15,6 +15,9 @@ driver or card change.
   (``--gpuperf-profile=study``). Measured
   in 4 child processes one after another (2 on a CPU device), whose queues die with them (a process with eight
   streams launches slower): the mean of their figures, beside their spread.
+* ``launch.event_gate.{gated,ungated}.device_us`` — one empty launch per span on an OpenCL device, timed behind the
+  backend's user-event gate as every figure is, and without it (``probes.event_gate``): whether the events' start
+  takes in the host's submission; informational, a study (``--gpuperf-profile=study``). OpenCL only.
 * ``launch.graph.empty.device_us`` — device time per launch of the same kernel replayed from one CUDA graph
   of 1,000 launches (``launch_overhead.GRAPH_LAUNCHES``): the device's own kernel-to-kernel time, without
   the fetch of each launch's commands from host memory that the stream figure takes in. CUDA only.
@@ -31,7 +34,7 @@ from __future__ import annotations
 import pytest
 
 from pytest_gpuperf.gatecheck import plants
-from pytest_gpuperf.probes import copy_bandwidth, launch_overhead, launch_streams
+from pytest_gpuperf.probes import copy_bandwidth, event_gate, launch_overhead, launch_streams
 
 
 @pytest.mark.parametrize("label", list(copy_bandwidth.SIZES))
@@ -56,6 +59,15 @@ def test_launch_overhead(gpu_device, gpu_kernel, gpu_measure, gpuperf_record, gp
 def test_launch_streams(gpu_device, gpu_measure, gpuperf_record):
     # in processes of its own: the queues it makes would slow every later launch of this one
     gpuperf_record(**launch_streams.isolated_record(gpu_device, gpu_measure.config))
+
+
+def test_opencl_event_gate(gpu_device, gpu_kernel, gpu_measure, gpuperf_record):
+    why_not = event_gate.why_not(gpu_device)
+    if why_not:
+        pytest.skip(why_not)
+    kernel = gpu_kernel.compile(launch_overhead.empty_source(gpu_device.info.dialect), launch_overhead.EMPTY_NAME)
+    for r in event_gate.gate_records(gpu_device, gpu_measure, kernel):
+        gpuperf_record(**r)
 
 
 def test_launch_graph(gpu_device, gpu_kernel, gpu_measure, gpuperf_record, gpuperf_plant):

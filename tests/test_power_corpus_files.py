@@ -28,11 +28,10 @@ DEVICE = {"key": "card", "name": "Card", "backend": "cuda"}
 #: stored in the saved form and xz-compressed (``scripts/compact_saved.py --xz``): compact JSON, each metric's
 #: one-line message only where it says more than the stored fields, and of the copy of the baseline entry that
 #: judged it only what readers take (its value, direction and runs' values, the band, the delta where the values
-#: do not give it, the reason; ``report/results.py`` ``saved_form``); logs as ``.log.xz`` where smaller. A GPU
-#: gate check of four A/A runs and its plants adds about 1 MiB so stored; a report a command remakes from saved runs
-#: (a `gpuperf compare` of two A/A runs) is not kept, only what it compared (`results/aa-pairs.json`). The budget
-#: grows only by a new machine's gate check and runs of a backend not saved before, each in the saved form
-TREE_BUDGET = 27 * 1024 * 1024
+#: do not give it, the reason; ``report/results.py`` ``saved_form``). A run's console log is generated from what
+#: its results hold: it is kept only where a doc or test names it. A report a command remakes from saved runs
+#: (a `gpuperf compare` of two A/A runs) is not kept, only what it compared (`results/aa-pairs.json`)
+TREE_BUDGET = 25 * 1024 * 1024
 
 
 def _entry(kernel: str, config: str = "local=64", watts: float = 200.0) -> Entry:

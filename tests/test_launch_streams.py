@@ -4,12 +4,15 @@ are computed from them, and the figure is informational by its catalog row. PoCL
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
 from pytest_gpuperf.baselines import catalog
 from pytest_gpuperf.helpers import Measurer
 from pytest_gpuperf.probes import launch_overhead, launch_streams
+from pytest_gpuperf.timing import stats
 from pytest_gpuperf.timing.measure import MeasureConfig
 
 COUNT = "__kernel void count(__global int *x, int unused) { atomic_inc(x); }"
@@ -59,6 +62,7 @@ def test_stream_record_keeps_every_queues_rounds_and_their_spreads(cl_device):
 
 
 def test_spread_is_range_over_median():
+    assert launch_streams.spread_pct is stats.spread_pct
     assert launch_streams.spread_pct([1.0, 1.1, 1.05]) == pytest.approx(0.1 / 1.05 * 100)
     assert launch_streams.spread_pct([2.0]) == 0.0
 
@@ -106,7 +110,7 @@ def test_a_child_counts_the_run_that_started_it_as_its_own(monkeypatch):
     from pytest_gpuperf.devices import nvml
 
     monkeypatch.delenv(nvml.PARENT_ENV, raising=False)
-    assert nvml.parent_pids() == frozenset() and nvml.own_pids() >= {__import__("os").getpid()}
+    assert nvml.parent_pids() == frozenset() and nvml.own_pids() >= {os.getpid()}
     monkeypatch.setenv(nvml.PARENT_ENV, "4242,17")
     assert nvml.parent_pids() == {4242, 17} and {4242, 17} <= nvml.own_pids()
     two = nvml.Tenants(listed=2, foreign_pids=True, ours=2)

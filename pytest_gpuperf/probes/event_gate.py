@@ -10,6 +10,7 @@ resolution, and a gated reading many times the ungated one names the gate as the
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any, Iterator
 
 import numpy as np
@@ -27,11 +28,8 @@ def gate_records(device: Any, measurer: Any, kernel: Kernel) -> Iterator[dict[st
     figure is, then without the gate (``device.ungated()``, an OpenCL device's)."""
     arg = [np.int32(0)]
     for mode in MODES:
-        if mode == "gated":
+        with contextlib.nullcontext() if mode == "gated" else device.ungated():
             us = per_launch_us(device, measurer, kernel, (1,), (1,), arg, 1)
-        else:
-            with device.ungated():
-                us = per_launch_us(device, measurer, kernel, (1,), (1,), arg, 1)
         yield {"name": f"launch.event_gate.{mode}.device_us", "value": us.median, "unit": "us", "better": "lower",
                "stats": us, "info": {"launches_per_span": 1, "gate": mode == "gated"}, "identity": {"gate": mode}}
 

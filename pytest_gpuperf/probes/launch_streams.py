@@ -28,7 +28,7 @@ from ..baselines.classes import PER_SPAN
 from ..devices.base import Device, DeviceInfo, Kernel
 from ..errors import ProbeVerificationError
 from ..timing.measure import MeasureConfig
-from ..timing.stats import Stats
+from ..timing.stats import Stats, spread_pct
 from .launch_overhead import EMPTY_NAME, empty_source, per_launch_us, span_identity, span_launches
 
 #: queues per process on a GPU (the device's own and seven more); two on a CPU device, where the study only
@@ -46,12 +46,6 @@ CPU_PROCESSES = 2
 def queue_count(device: Device) -> int:
     """How many queues the study spreads its spans over on ``device``."""
     return CPU_QUEUES if device.info.is_cpu else GPU_QUEUES
-
-
-def spread_pct(values: list[float]) -> float:
-    """(largest − smallest) / median of ``values``, in percent (0 for one value)."""
-    mid = float(np.median(values))
-    return 0.0 if len(values) < 2 or mid <= 0 else (max(values) - min(values)) / mid * 100.0
 
 
 def stream_record(device: Device, measurer: Any, kernel: Kernel, queues: int | None = None,

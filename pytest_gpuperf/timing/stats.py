@@ -43,6 +43,12 @@ def between_run_sigma(values: Sequence[float]) -> float:
     return MAD_TO_SIGMA * mad(xs)
 
 
+def spread_pct(values: Sequence[float]) -> float:
+    """(largest − smallest) / median of ``values``, in percent (0 for fewer than two values or a median ≤ 0)."""
+    mid = float(np.median(values)) if len(values) else 0.0
+    return 0.0 if len(values) < 2 or mid <= 0 else (max(values) - min(values)) / mid * 100.0
+
+
 def modes_sigma(values: Sequence[float]) -> float:
     """The run-to-run σ a baseline's band must cover: the sample standard deviation of the runs without the
     one farthest from their median (0 for fewer than three runs: :func:`between_run_sigma` then). One odd

@@ -63,7 +63,7 @@ HOST_TIMED = Noise("informational", "host wall time around Python-side launches:
                    "device-timed launch figures gate the launch path")
 DERIVED = Noise("repeated", "a figure derived from the run's measurements")
 GATE_STUDY = Noise("informational", "a check of the OpenCL timing method (probes.event_gate): what an event's start "
-                   "reads behind the user-event gate every timed region uses, and without it")
+                   "reads behind a user event, behind a blocking kernel, and unheld")
 STREAM_STUDY = Noise("informational", "a study of where the launch rate's run-to-run spread lives: the queues of "
                      "one process against each other (probes.launch_streams); the gated launch figure is "
                      "launch.empty.device_us")
@@ -353,8 +353,9 @@ FAMILIES: tuple[Family, ...] = (
                why="the piecewise fit explains a GPU's loaded-latency curve (R² near 1); on a shared CPU host one "
                    "jittery point pulls it down now and then, so there only a fit that stopped working fails"),
         Family("launch.event_gate.*", "us", "lower", noise=GATE_STUDY,
-               why="a study of the OpenCL timing method, not a gate: the same empty launch gated and ungated"
-               ).carrying("gate"),
+               why="a study of the OpenCL timing method, not a gate: the same empty launch under each way of "
+                   "holding a timed region"
+               ).carrying("hold", "launches_per_span"),
         Family("launch.streams.*", "us", "lower", noise=STREAM_STUDY,
                why="a study, not a gate: its info compares the queues of one process with one queue's rounds"
                ).carrying("queues", "rounds", "processes"),

@@ -2,8 +2,9 @@
 
 Devices are numbered flat over every platform (``opencl:0`` is the first device of the first
 platform). Timing uses the queue's profiling events, so host scheduling noise stays out: the timed work
-is enqueued behind a user event that is released only once all of it is queued (:meth:`OpenCLDevice.timed`),
-so a multi-launch span holds no host enqueue gaps — the counterpart of the CUDA backend's blocking kernel.
+is held until all of it is queued (:meth:`OpenCLDevice.timed`), so a multi-launch span holds no host enqueue
+gaps — behind a user event on a CPU device, behind a blocking kernel on a GPU (:mod:`.queue_hold`), the
+counterpart of the CUDA backend's.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import numpy as np
 from ..errors import BackendUnavailableError, GpuPerfError, KernelCompileError, KernelLaunchError
 from .base import Buffer, Device, DeviceInfo, Kernel, KernelArg, Size, check_ndrange, slugify
 from .dialect import OPENCL, prelude_lines
+from .queue_hold import HOLDS, SPIN_NAME, SPIN_SOURCE, KernelHold, Region, spin_sink
 from .backend_registry import Backend, register
 from .resources import Resources, log_registers, ptxas_registers
 
@@ -147,8 +149,11 @@ class OpenCLDevice(Device):
         self.context = cl.Context([self.cl_device])
         self.queue = cl.CommandQueue(self.context, properties=cl.command_queue_properties.PROFILING_ENABLE)
         self._gate: Any = None  # user event the timed region's commands wait for (see timed)
-        #: whether :meth:`timed` holds the region's commands behind a user event (off only inside :meth:`ungated`)
-        self.gating = True
+        #: how :meth:`timed` holds a region (:data:`.queue_hold.HOLDS`): a user event on a CPU device, a blocking
+        #: kernel on a GPU, whose driver may stamp held commands' starts as it releases them (:mod:`.queue_hold`)
+        self.hold = "event" if self.info.is_cpu else "kernel"
+        self._spin = KernelHold(self._compile_spin, self._enqueue_spin, lambda ev: self._wait(ev, self.timeout_s))
+        self._spin_sink: Any = None
 
     queue_attr = "queue"
 
@@ -320,30 +325,55 @@ class OpenCLDevice(Device):
                                     f"local={local_size} rejected by {self.info.spec}: {exc}") from exc
 
     def timed(self, enqueue: Callable[[], Any]) -> Any:
-        """Run ``enqueue`` with every command it issues waiting on a user event that is set complete only
-        after ``enqueue`` returns. Without it, a span of several launches (a 24-pass pairwise sum) times
-        PyOpenCL's tens of µs per enqueue as well, several times the device time and more under host load.
-        Blocking calls inside ``enqueue`` release the gate first."""
+        """Run ``enqueue`` with every command it issues held until ``enqueue`` returns (:attr:`hold`): behind a
+        user event set complete afterwards, or behind a blocking kernel that outlasts the enqueue. Without a hold,
+        a span of several launches (a 24-pass pairwise sum) times PyOpenCL's tens of µs per enqueue as well,
+        several times the device time and more under host load. Blocking calls inside ``enqueue`` release a
+        user event first."""
         self.check_usable()
-        self._gate = cl.UserEvent(self.context) if self.gating else None
+        spin = self._spin.begin() if self.hold == "kernel" else None
+        self._gate = cl.UserEvent(self.context) if self.hold == "event" else None
         try:
             events = enqueue()
         finally:
             self._release_gate()
         if events is None:
             raise KernelLaunchError("OpenCL timing needs the enqueue callable to return its event(s)")
-        return events if isinstance(events, (list, tuple)) else [events]
+        region = Region(events if isinstance(events, (list, tuple)) else [events])
+        if spin is not None:
+            self.queue.flush()
+            region.spin, region.host_ns = spin, self._spin.end(spin)
+        return region
 
     @contextlib.contextmanager
-    def ungated(self) -> Iterator[None]:
-        """:meth:`timed` without its user-event gate inside the block: each command starts when the host
-        enqueues it. What an event's start reads with and without the gate is what the event-gate study
+    def holding(self, mode: str) -> Iterator[None]:
+        """:meth:`timed` holds its regions the named way inside the block (:data:`.queue_hold.HOLDS`), then as
+        before, even after an error. What an event's start reads under each hold is what the event-gate study
         compares (``probes.event_gate``)."""
-        self.gating = False
+        if mode not in HOLDS:
+            raise ValueError(f"unknown hold {mode!r}: one of {', '.join(HOLDS)}")
+        before, self.hold = self.hold, mode
         try:
             yield
         finally:
-            self.gating = True
+            self.hold = before
+
+    def hold_counts(self) -> dict[str, Any]:
+        """The blocking kernel's regions so far, how many it held too briefly, and its calibration."""
+        return {"regions": self._spin.regions, "underheld": self._spin.underheld,
+                "ns_per_iteration": self._spin.ns_per_iteration}
+
+    def _compile_spin(self) -> Kernel:
+        with self.unnoted():  # the timing path's own kernel, not one a figure measures
+            kernel = self.compile(SPIN_SOURCE, SPIN_NAME)
+        self._spin_sink = self.to_device(spin_sink())
+        return kernel
+
+    def _enqueue_spin(self, kernel: Kernel, iterations: int) -> Any:
+        kernel.handle.set_args(self._spin_sink.handle, np.uint32(min(iterations, 2**32 - 1)))
+        event = cl.enqueue_nd_range_kernel(self.queue, kernel.handle, (1,), (1,))
+        self.queue.flush()
+        return event
 
     def _wait_for(self) -> list[Any] | None:
         return None if self._gate is None else [self._gate]
@@ -359,7 +389,11 @@ class OpenCLDevice(Device):
         self.queue.flush()
         self._wait(events[-1], timeout_s)
         try:
-            return (events[-1].profile.end - events[0].profile.start) * 1e-9
+            span = (events[-1].profile.end - events[0].profile.start) * 1e-9
+            spin = getattr(handle, "spin", None)
+            if spin is not None:
+                self._spin.check(spin, handle.host_ns)
+            return span
         except cl.Error as exc:
             raise KernelLaunchError(f"profiling info unavailable on {self.info.spec}: {exc}") from exc
 

@@ -15,9 +15,10 @@ driver or card change.
   (``--gpuperf-profile=study``). Measured
   in 4 child processes one after another (2 on a CPU device), whose queues die with them (a process with eight
   streams launches slower): the mean of their figures, beside their spread.
-* ``launch.event_gate.{gated,ungated}.device_us`` — one empty launch per span on an OpenCL device, timed behind the
-  backend's user-event gate as every figure is, and without it (``probes.event_gate``): whether the events' start
-  takes in the host's submission; informational, a study (``--gpuperf-profile=study``). OpenCL only.
+* ``launch.event_gate.{gated,held,ungated}.x{1,64}.device_us`` — an empty launch on an OpenCL device, one and 64
+  per span, timed behind a user event, behind a blocking kernel and unheld (``probes.event_gate``): whether an
+  event's start takes in the driver's release of held commands; informational, a study
+  (``--gpuperf-profile=study``). OpenCL only.
 * ``launch.graph.empty.device_us`` — device time per launch of the same kernel replayed from one CUDA graph
   of 1,000 launches (``launch_overhead.GRAPH_LAUNCHES``): the device's own kernel-to-kernel time, without
   the fetch of each launch's commands from host memory that the stream figure takes in. CUDA only.

@@ -106,8 +106,8 @@ STUDIES: Mapping[str, str] = {
         "where the launch rate's spread lives: empty-launch spans round-robin over 8 queues in each of 4 child "
         "processes (probes.launch_streams), seconds of process start-up for an informational figure",
     "suites/test_memory.py::test_opencl_event_gate":
-        "what an OpenCL event's start reads: one empty launch timed behind the backend's user-event gate and "
-        "without it (probes.event_gate), a check of the timing method, not a figure of the card",
+        "what an OpenCL event's start reads: an empty launch timed behind a user event, behind a blocking kernel "
+        "and unheld (probes.event_gate), a check of the timing method, not a figure of the card",
 }
 
 FULL = SuiteProfile("full", "every test of every suite except the studies", leaves_out=tuple(STUDIES))

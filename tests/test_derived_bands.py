@@ -162,8 +162,8 @@ def test_hardware_figures_pool_towards_five_percent_and_noisy_power_is_declared(
 
 def test_a_hardware_band_narrowed_below_five_percent_reaches_its_target_and_holds_for_a_machine_left_out(device):
     """A hardware figure that gated within 5 % but looser than its own target (a device-timed figure's 2 %) is pooled
-    only where that reaches the target and each machine left out passes the band the others' runs set; the L2-range
-    chases, which a machine left out fails, keep their band."""
+    only where that reaches the target and each machine left out passes the band the others' runs set; the L2 chase,
+    whose machines spread too far for 2 % (H200s read 282–290 cycles), keeps its band."""
     key, metrics, pooled, runs = device
     narrowed = []
     for name, entry in sorted(pooled.items()):
@@ -180,11 +180,6 @@ def test_a_hardware_band_narrowed_below_five_percent_reaches_its_target_and_hold
     assert narrowed, key  # the H200's mixed-add ratio, the H100's 256 MiB copy
     l2 = "memory.l2.latency.cycles"
     assert not _pooled(l2, metrics[l2]) and power(l2, metrics[l2]).mde > derived_bands.own_target(l2)
-    if key == "nvidia-h200":  # pooled over every machine it would reach 2 %, but 7ee28c0 left out fails the rest's band
-        was = metrics[l2]
-        base = [float(v) for v in (was.get("run_values") or [was["value"]])]
-        failed = derived_bands.holds_out(l2, was, base, aa_bands.readings(l2, was, runs), metrics)
-        assert failed.startswith("without gatecheck-7ee28c0,"), failed
 
 
 def test_a_derived_figure_that_a_machine_left_out_fails_is_declared_with_what_that_machine_read(device):

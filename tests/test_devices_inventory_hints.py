@@ -22,7 +22,7 @@ def _device(path: str) -> DeviceInfo:
 
 
 CUDA = "nvidia-h200/gatecheck-adcb4e6/aa-1.json.xz"
-NVIDIA_CL = "nvidia-h200/nvocl-1-opencl.json.xz"
+NVIDIA_CL = "nvidia-h200/nvocl-5-opencl.json.xz"
 POCL = "pocl-cpu-skylake-avx512-intel-r-xeon-r-processor/ocl-1-opencl.json.xz"
 
 

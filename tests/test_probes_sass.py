@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import lzma
+
 from pathlib import Path
 
 import pytest
@@ -14,7 +16,7 @@ DATA = Path(__file__).parent / "data" / "probes"
 
 
 def _func(fn: str) -> tuple[str, list[sass.Instr]]:
-    funcs = sass.parse((DATA / fn).read_text())
+    funcs = sass.parse(lzma.open(DATA / f"{fn}.xz", "rt").read())
     assert len(funcs) == 1, funcs.keys()
     return next(iter(funcs.items()))
 

@@ -114,7 +114,8 @@ LAUNCH_GPU_CAUSE = ("host-submitted launches, read by device events over a span 
                     "read 1.34 µs before the other seven existed, 1.55 µs after)")
 LAUNCH_GRAPH_CAUSE = ("launches of one device-side graph (probes.launch_overhead) read the same within a machine "
                       "(0.01 % between its runs) but not on every machine of one card model: five H200 machines read "
-                      "an empty graph launch at 0.501–0.502 µs, a sixth at 0.537 µs (results/nvidia-h200/graph-d6b9582)")
+                      "an empty graph launch at 0.501–0.502 µs, a sixth at 0.537 µs (results/nvidia-h200/graph-d6b9582), "
+                      "a seventh at 0.498 µs (results/nvidia-h200/gatecheck-300af00)")
 
 
 #: fine footprints a detected cache edge is chased at between the two √2-apart sweep footprints that
@@ -349,6 +350,19 @@ FAMILIES: tuple[Family, ...] = (
         *(_class(f"memory.copy.bandwidth.{size}", TIMINGS, ("GB/s",),
                  cause="a copy of 1–16 MiB lasts 1–8 µs, launch-bound: timed over a span of back-to-back copies "
                        "(probes.copy_bandwidth) its per-copy time still moves with the copies' issue gaps") for size in ("1MiB", "16MiB")),
+        Family("memory.global.latency.*.cycles", "cycles", "lower",
+               why="a pointer chain's latency per load, with or without other warps loading: its runs' spread",
+               cause="each run's figure is the median over 5 allocations of the chain, and where a chain lands in "
+                     "physical memory moves its latency: 16 allocations of one chain in one process read 284.3–289.4 "
+                     "cycles (results/nvidia-h200/l2-placement-cuda.json.xz), and the unloaded figure's σ between "
+                     "allocations is 1.5 % of it on H200s (CUDA 10.3 cycles, NVIDIA OpenCL 12.5 cycles: "
+                     "results/nvidia-h200/nvocl-{5,6,7}-opencl.json.xz)"),
+        Family("latency.*.ns", "ns", "lower",
+               why="an instruction's latency in ns where no device clock is read (OpenCL): its runs' spread",
+               cause="OpenCL reads no device clock: a latency is the difference of two chain lengths timed by "
+                     "events, divided by the steps between them, so each run carries two launches' event noise; "
+                     "three NVIDIA OpenCL runs on one H200 read latency.fp32.sin.ns at 46.7–48.1 ns "
+                     "(results/nvidia-h200/nvocl-{5,6,7}-opencl.json.xz)"),
         Family("memory.global.latency_model.r2", "R²", "higher", gpu={"abs": 0.1}, cpu={"abs": 0.4}, noise=DERIVED,
                why="the piecewise fit explains a GPU's loaded-latency curve (R² near 1); on a shared CPU host one "
                    "jittery point pulls it down now and then, so there only a fit that stopped working fails"),
@@ -469,6 +483,11 @@ FAMILIES: tuple[Family, ...] = (
                noise=TUNING_MEAN,
                why="on a shared 2-core CPU one slow kernel moves the sum: gross changes only there").carrying("kernels"),
         # per kernel
+        Family("tuning.tiled.*.best_us", "us", "lower",
+               why="the tuned tile kernel's best time: its runs' spread",
+               cause="the best of Kernel Tuner's timings of a kernel of a few µs, each one launch: on NVIDIA's OpenCL "
+                     "three runs on one H200 read the tiled blur's best at 8.64–9.12 µs with the same configuration "
+                     "(results/nvidia-h200/nvocl-{5,6,7}-opencl.json.xz)"),
         Family("tuning.*.optimum_us", "us", "lower", None, {"rel": 3.0},
                why="CPU devices share their cores with other jobs: the optimum swings several-fold between runs"),
         Family("tuning.*.space", "configs", "exact", {"abs": 0}, noise=COUNTS, why="a count: any change is a change"),

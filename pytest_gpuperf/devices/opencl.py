@@ -19,7 +19,7 @@ import numpy as np
 from ..errors import BackendUnavailableError, GpuPerfError, KernelCompileError, KernelLaunchError
 from .base import Buffer, Device, DeviceInfo, Kernel, KernelArg, Size, check_ndrange, slugify
 from .dialect import OPENCL, prelude_lines
-from .queue_hold import HOLDS, SPIN_NAME, SPIN_SOURCE, KernelHold, Region, spin_sink
+from .queue_hold import HOLDS, SPIN_NAME, SPIN_SOURCE, KernelHold, Region
 from .backend_registry import Backend, register
 from .resources import Resources, log_registers, ptxas_registers
 
@@ -342,7 +342,7 @@ class OpenCLDevice(Device):
         region = Region(events if isinstance(events, (list, tuple)) else [events])
         if spin is not None:
             self.queue.flush()
-            region.spin, region.host_ns = spin, self._spin.end(spin)
+            region.spin, region.host_ns = spin, self._spin.end()
         return region
 
     @contextlib.contextmanager
@@ -366,7 +366,7 @@ class OpenCLDevice(Device):
     def _compile_spin(self) -> Kernel:
         with self.unnoted():  # the timing path's own kernel, not one a figure measures
             kernel = self.compile(SPIN_SOURCE, SPIN_NAME)
-        self._spin_sink = self.to_device(spin_sink())
+        self._spin_sink = self.to_device(np.zeros(1, np.uint32))  # the word the spin's loop may write
         return kernel
 
     def _enqueue_spin(self, kernel: Kernel, iterations: int) -> Any:

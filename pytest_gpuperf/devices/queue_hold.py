@@ -22,8 +22,6 @@ from __future__ import annotations
 import time
 from typing import Any, Callable
 
-import numpy as np
-
 #: the ways to hold a region (see the module's docstring)
 HOLDS = ("event", "kernel", "none")
 
@@ -89,7 +87,7 @@ class KernelHold:
         self._started = time.perf_counter_ns()
         return event
 
-    def end(self, spin: Any) -> int:
+    def end(self) -> int:
         """The region is enqueued (and flushed): plan the next hold from its enqueue time; returns that time (ns)."""
         host_ns = time.perf_counter_ns() - self._started
         self.next_ns = min(2 * host_ns + MIN_HOLD_NS, MAX_HOLD_NS)
@@ -111,8 +109,3 @@ class Region(list):
 
     spin: Any = None
     host_ns: int = 0
-
-
-def spin_sink() -> np.ndarray:
-    """The host copy of the word the spin may write (it never does, but the loop must have an output)."""
-    return np.zeros(1, np.uint32)

@@ -423,10 +423,12 @@ def gpuperf_record(gpu_device: Device, request: pytest.FixtureRequest) -> Record
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[object]:
-    """A Ctrl-C that code under test swallowed ends the run after the test it landed in
-    (:mod:`.util.interrupt_latch`)."""
-    result = yield
+    """A Ctrl-C that code under test swallowed ends the run after the test it landed in; the latch's handlers are
+    put back first where native code replaced them (:mod:`.util.interrupt_latch`, :meth:`Latch.reassert`)."""
     latch = item.config.stash.get(_latch, None)
+    if latch is not None:
+        latch.reassert()
+    result = yield
     if latch is not None:
         latch.check()
     return result
@@ -479,7 +481,11 @@ def _record_benchmark(item: pytest.Item, state: GpuPerfSession) -> None:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Iterator[pytest.TestReport]:
-    """Remember which tests passed: a baseline metric of a passed test that was not recorded is 'missing'."""
+    """Remember which tests passed: a baseline metric of a passed test that was not recorded is 'missing'. After each
+    phase, the latch's handlers are put back where a device opened or a kernel built in it replaced them."""
+    latch = item.config.stash.get(_latch, None)
+    if latch is not None:
+        latch.reassert()
     report = yield
     spec = getattr(getattr(item, "callspec", None), "params", {}).get("gpu_device")
     if spec is not None:

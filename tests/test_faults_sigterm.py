@@ -136,3 +136,66 @@ def test_a_time_limit_in_the_first_test_still_leaves_a_results_file_naming_the_t
     assert doc["run"]["interrupted"] is True and doc["metrics"] == [], out[-4000:]
     (test,) = doc["tests"]
     assert test["outcome"] == "interrupted" and test["test"].startswith("suites/test_accuracy_math.py::test_math_function")
+
+
+#: a pytest plugin: the SIGINT and SIGTERM handlers the OS holds (``sigaction``; ``signal.getsignal`` answers from
+#: Python's own record) once the run's are installed, and at each test's start and end
+HANDLERS_AT_TEST_BOUNDARIES = textwrap.dedent('''
+    import ctypes
+    import os
+    import signal
+
+    import pytest
+
+    class Sigaction(ctypes.Structure):  # glibc's struct sigaction
+        _fields_ = [("handler", ctypes.c_void_p), ("mask", ctypes.c_ulong * 16), ("flags", ctypes.c_int),
+                    ("restorer", ctypes.c_void_p)]
+
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    def note(where):
+        with open(os.environ["GPUPERF_TEST_MARKER"], "a") as out:
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                act = Sigaction()
+                assert libc.sigaction(sig, None, ctypes.byref(act)) == 0, ctypes.get_errno()
+                out.write(f"{where} {sig.name} {act.handler or 0:#x} {act.flags & 0xffffffff:#x}\\n")
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_configure(config):
+        note("configure")
+
+    def pytest_runtest_logstart(nodeid, location):
+        note("start")
+
+    def pytest_runtest_logfinish(nodeid, location):
+        note("end")
+''')
+
+#: a handler installed with this flag is reset to the default action (for SIGTERM: the end of the process) as the
+#: kernel delivers the signal to it, until the handler installs one again
+SA_RESETHAND = 0x80000000
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads glibc's struct sigaction")
+def test_handlers_that_pocl_installs_over_the_runs_are_replaced_at_every_test_boundary(tmp_path: Path) -> None:
+    """LLVM inside PoCL installs its own SIGINT and SIGTERM handlers when the OpenCL devices are listed (during
+    collection), over the run's; its handler is reset to the default as the signal arrives, so a second SIGTERM
+    in that moment (a batch system's to every process of the job, and ``run.sh`` forwarding the one it got) ends
+    the run with nothing written. From each test's start on, the handlers the OS holds are again the run's, which
+    such a signal does not reset."""
+    (tmp_path / "handlers_at_test_boundaries.py").write_text(HANDLERS_AT_TEST_BOUNDARIES)
+    notes = tmp_path / "handlers"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(tmp_path), os.environ.get("PYTHONPATH", "")]),
+           "GPUPERF_TEST_MARKER": str(notes)}
+    cmd = [sys.executable, "-m", "pytest_gpuperf.cli", "run", "-p", "no:cacheprovider", "-p",
+           "handlers_at_test_boundaries", "--gpuperf-device=opencl:0", *SELECTION]
+    proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    lines = [line.split() for line in notes.read_text().splitlines()]
+    installed = {sig: handler for where, sig, handler, _ in lines if where == "configure"}
+    assert set(installed) == {"SIGINT", "SIGTERM"} and "0x0" not in installed.values(), lines
+    at_tests = [line for line in lines if line[0] != "configure"]
+    # two tests or more, each running a kernel built on PoCL, each started and ended: two notes of two signals
+    assert len(at_tests) >= 2 * 2 * 2, lines
+    assert all(handler == installed[sig] and not int(flags, 16) & SA_RESETHAND
+               for _, sig, handler, flags in at_tests), "\n".join(" ".join(line) for line in lines)

@@ -85,6 +85,19 @@ class Latch:
         elif previous != signal.SIG_IGN:
             raise KeyboardInterrupt
 
+    def reassert(self) -> None:
+        """Install our handlers again where Python still holds them as the SIGINT and SIGTERM handlers: native code
+        can replace them underneath Python, which does not notice (``signal.getsignal`` answers from its own record).
+        LLVM inside PoCL does, when the OpenCL devices are first listed; its handler resets the signal to the default
+        action as it is delivered (``SA_RESETHAND``) until it has put the previous one back, so a second SIGTERM at
+        that moment (the job's, with ``run.sh`` forwarding its own) kills the process with nothing written. Called at
+        each test's start and after each of its phases; one ``sigaction`` a signal, main thread only."""
+        if not self._installed or threading.current_thread() is not threading.main_thread():
+            return
+        for sig in SIGNALS:
+            if signal.getsignal(sig) == self._handle:
+                signal.signal(sig, self._handle)
+
     def check(self) -> None:
         """Raise ``KeyboardInterrupt`` if a SIGINT came (the one that came was swallowed somewhere)."""
         if self.fired:

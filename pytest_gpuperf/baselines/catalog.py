@@ -354,8 +354,9 @@ FAMILIES: tuple[Family, ...] = (
                why="a pointer chain's latency per load, with or without other warps loading: its runs' spread",
                cause="each run's figure is the median over 5 allocations of the chain, and where a chain lands in "
                      "physical memory moves its latency: 16 allocations of one chain in one process read 284.3–289.4 "
-                     "cycles (results/nvidia-h200/l2-placement-cuda.json.xz), and the unloaded figure's σ between "
-                     "allocations is 1.5 % of it on H200s (CUDA 10.3 cycles, NVIDIA OpenCL 12.5 cycles: "
+                     "cycles (results/nvidia-h200/l2-placement-cuda.json.xz), and the unloaded figure's σ over its "
+                     "runs' allocations is 1.5–1.8 % of it on an H200 (CUDA 10.3 cycles over "
+                     "results/nvidia-h200/baseline-171978e, NVIDIA OpenCL 12.5 cycles over "
                      "results/nvidia-h200/nvocl-{5,6,7}-opencl.json.xz)"),
         Family("latency.*.ns", "ns", "lower",
                why="an instruction's latency in ns where no device clock is read (OpenCL): its runs' spread",
@@ -485,8 +486,9 @@ FAMILIES: tuple[Family, ...] = (
         # per kernel
         Family("tuning.tiled.*.best_us", "us", "lower",
                why="the tuned tile kernel's best time: its runs' spread",
-               cause="the best of Kernel Tuner's timings of a kernel of a few µs, each one launch: on NVIDIA's OpenCL "
-                     "three runs on one H200 read the tiled blur's best at 8.64–9.12 µs with the same configuration "
+               cause="the best of Kernel Tuner's timings of a kernel of a few µs, each one launch, among near-tied "
+                     "configurations: on NVIDIA's OpenCL three runs on one H200 read the tiled blur's best at 9.12, "
+                     "8.64 and 8.80 µs, picking block 256, 128 and 256 with tile 4 "
                      "(results/nvidia-h200/nvocl-{5,6,7}-opencl.json.xz)"),
         Family("tuning.*.optimum_us", "us", "lower", None, {"rel": 3.0},
                why="CPU devices share their cores with other jobs: the optimum swings several-fold between runs"),

@@ -27,11 +27,11 @@ DEVICE = {"key": "card", "name": "Card", "backend": "cuda"}
 #: the reviewed GPU baselines' pooled bands name (``band_from``), so superseded runs are not pruned; they are
 #: stored in the saved form and xz-compressed (``scripts/compact_saved.py --xz``): compact JSON, each metric's
 #: one-line message only where it says more than the stored fields, and of the copy of the baseline entry that
-#: judged it only what readers take (its value, direction and runs' values, the band, the delta where the values
+#: judged it only what readers take (its value, direction and its runs' spread, the band, the delta where the values
 #: do not give it, the reason; ``report/results.py`` ``saved_form``). A run's console log is generated from what
 #: its results hold: it is kept only where a doc or test names it. A report a command remakes from saved runs
 #: (a `gpuperf compare` of two A/A runs) is not kept, only what it compared (`results/aa-pairs.json`)
-TREE_BUDGET = 26 * 1024 * 1024
+TREE_BUDGET = 25 * 1024 * 1024
 
 
 def _entry(kernel: str, config: str = "local=64", watts: float = 200.0) -> Entry:

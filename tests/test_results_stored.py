@@ -5,8 +5,11 @@ metric's baseline copy: what its readers take (``report.results.saved_form``).""
 from __future__ import annotations
 
 import json
+import statistics
 
 from pathlib import Path
+
+import pytest
 
 from pytest_gpuperf import RESULTS_SCHEMA
 from pytest_gpuperf.fleet.fleetload import pool_metrics
@@ -93,8 +96,9 @@ def test_a_saved_run_keeps_what_its_readers_take_of_the_baseline_copy(tmp_path):
               {**_judged("m.new", "new", 2.0), "baseline": None}]
     doc = {**_doc(), "device": device, "metrics": judged, "detection": sensitivity.tally(judged)}
     saved = results.saved_form(doc)
-    names = sorted(["value", "better", "band", "run_values", "reason"])  # delta_rel: the value gives it
+    names = sorted(["value", "better", "band", "run_spread", "reason"])  # delta_rel: the value gives it
     assert [sorted(m["baseline"]) for m in saved["metrics"][:2]] == [names] * 2
+    assert saved["metrics"][0]["baseline"]["run_spread"] == pytest.approx(statistics.stdev([0.98, 1.0, 1.03]) / 1.0)
     odd = {**doc["metrics"][0], "baseline": {**doc["metrics"][0]["baseline"], "delta_rel": 0.5}}
     assert results.saved_form({**doc, "metrics": [odd]})["metrics"][0]["baseline"]["delta_rel"] == 0.5  # kept
     assert saved["metrics"][2]["baseline"] is None and "difference" in doc["metrics"][0]["baseline"]  # doc kept

@@ -33,7 +33,7 @@ from ..errors import GpuPerfError
 from ..schemas.results_doc import MetricRecord, ResultsDocument
 from .slurm_jobs import MANIFEST
 from ..report.results import COHORT_KEYS, card_identity
-from ..timing.stats import between_run_sigma
+from ..timing.stats import run_spread
 from ..timing.observers import contended_metric, shared_metric, throttled_metric
 from ..util import jsonio, locks
 
@@ -135,14 +135,13 @@ def _larger(a: float | None, b: float | None) -> float | None:
 
 
 def _between_rel(baseline: Any) -> float | None:
-    """The reviewed baseline's run-to-run σ of a metric over its value (``run_values`` of two runs or more),
-    or None: how far one card's unchanged runs move it."""
+    """The reviewed baseline's run-to-run σ of a metric over its value, from its runs' values (``run_values``, a
+    run as it was written) or as a saved run keeps it (``run_spread``, :func:`..report.results.saved_form`), or
+    None: how far one card's unchanged runs move it."""
     if not isinstance(baseline, Mapping):
         return None
-    xs = [x for x in map(_finite, baseline.get("run_values") or []) if x is not None]
-    if len(xs) < 2 or statistics.median(xs) == 0:
-        return None
-    return between_run_sigma(xs) / abs(float(statistics.median(xs)))
+    kept = _finite(baseline.get("run_spread"))
+    return kept if kept is not None else run_spread(baseline.get("run_values") or [])
 
 
 def _disturbed(m: MetricRecord, is_cpu: bool) -> str | None:

@@ -33,7 +33,7 @@ from ..verdictwords import Gate
 from .. import RESULTS_SCHEMA
 from ..devices.base import DeviceInfo
 from ..schemas.results_doc import relative_delta
-from ..timing.stats import Stats
+from ..timing.stats import Stats, run_spread
 from ..util.atomic import atomic_write_text
 
 
@@ -150,19 +150,24 @@ def _without_restated_line(metric: Any) -> Any:
 
 
 #: what a saved run kept in a repository (``scripts/compact_saved.py``) keeps of each metric's ``baseline``: the
-#: fields its readers take — the entry's value, direction and runs' values (the history, the fleet report's
-#: between-run noise), the comparison's band, delta and reason (the history, the gate check's realized plant
-#: size), and a run-against-run comparison's ``source`` and ``compare``. The rest is left out: a copy of the
-#: baseline entry's own fields (tolerance, identity, test, citation, unit, runs) that the reviewed baseline file
-#: holds, the significance test's figures (``difference``) and the detection power (``detect``: the run's
-#: ``detection`` tally keeps its classes), which only the run that wrote them used. A tool that judges a saved
-#: run again judges it against a baseline file, not this copy.
-SAVED_BASELINE_KEYS = ("value", "better", "band", "delta_rel", "run_values", "reason", "source", "compare")
+#: fields its readers take — the entry's value and direction (the history), the comparison's band, delta and
+#: reason (the history, the gate check's realized plant size), and a run-against-run comparison's ``source`` and
+#: ``compare``; of the entry's runs' values only their spread (``run_spread``, :data:`RUN_SPREAD`: the fleet
+#: report's between-run noise), since a pooled entry's copy of tens of values in every metric of every saved
+#: run was a fifth of its bytes. The rest is left out: a copy of the baseline entry's own fields (tolerance,
+#: identity, test, citation, unit, runs) that the reviewed baseline file holds, the significance test's figures
+#: (``difference``) and the detection power (``detect``: the run's ``detection`` tally keeps its classes), which
+#: only the run that wrote them used. A tool that judges a saved run again judges it against a baseline file,
+#: not this copy.
+SAVED_BASELINE_KEYS = ("value", "better", "band", "delta_rel", "reason", "source", "compare")
+#: the key a saved baseline copy keeps its runs' spread under (:func:`~pytest_gpuperf.timing.stats.run_spread`)
+RUN_SPREAD = "run_spread"
 
 
 def saved_form(doc: dict[str, Any]) -> dict[str, Any]:
     """``doc`` as a saved run kept in a repository stores it: :func:`stored`, and each metric's ``baseline``
-    with only the keys :data:`SAVED_BASELINE_KEYS` names (in the order it had them), its ``delta_rel`` left out
+    with only the keys :data:`SAVED_BASELINE_KEYS` names (in the order it had them) and its runs' spread
+    (:data:`RUN_SPREAD`) in place of their values, its ``delta_rel`` left out
     where it is the one the metric's value and the copy's value give
     (:func:`~pytest_gpuperf.schemas.results_doc.relative_delta`, which ``MetricRecord.delta_rel`` reads back);
     ``doc`` itself is not changed."""
@@ -177,7 +182,10 @@ def _with_saved_baseline(metric: Any) -> Any:
     base = metric.get("baseline") if isinstance(metric, dict) else None
     if not isinstance(base, dict):
         return metric
-    kept = {k: base[k] for k in base if k in SAVED_BASELINE_KEYS}
+    kept = {k: base[k] for k in base if k in SAVED_BASELINE_KEYS or k == RUN_SPREAD}
+    spread = run_spread(base["run_values"]) if isinstance(base.get("run_values"), list) else None
+    if spread is not None:
+        kept[RUN_SPREAD] = spread
     if "delta_rel" in kept and "value" in kept and _same(kept["delta_rel"], relative_delta(metric.get("value"),
                                                                                             kept["value"])):
         del kept["delta_rel"]

@@ -43,6 +43,14 @@ def between_run_sigma(values: Sequence[float]) -> float:
     return MAD_TO_SIGMA * mad(xs)
 
 
+def run_spread(values: Iterable[Any]) -> float | None:
+    """A baseline's run-to-run σ (:func:`between_run_sigma`) over the median of its runs' finite values: how far
+    one card's unchanged runs move a metric. None for fewer than two finite values or a median of 0."""
+    xs = [float(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v)]
+    mid = float(np.median(xs)) if len(xs) >= 2 else 0.0
+    return None if mid == 0 else between_run_sigma(xs) / abs(mid)
+
+
 def spread_pct(values: Sequence[float]) -> float:
     """(largest − smallest) / median of ``values``, in percent (0 for fewer than two values or a median ≤ 0)."""
     mid = float(np.median(values)) if len(values) else 0.0

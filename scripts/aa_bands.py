@@ -46,11 +46,13 @@ K = 6.0
 @dataclass(frozen=True)
 class Run:
     """One saved A/A run: ``label`` (its path under results/<key>/, the folder names the machine), when it
-    started, and its metrics by name."""
+    started, its metrics by name, and the device backend it ran on (its figures speak for that section of the
+    baseline only: a CUDA and an OpenCL run of one card record the same metric names from the same tests)."""
 
     label: str
     started: str
     metrics: Mapping[str, Mapping[str, Any]]
+    backend: str
 
     @property
     def machine(self) -> str:
@@ -68,9 +70,9 @@ class Reading:
     outside: bool  # beyond the band's bad-side edge
 
 
-def aa_runs(key: str, results: Path = RESULTS) -> list[Run]:
-    """Every saved A/A run of ``key``'s cards, oldest first."""
-    return list(_aa_runs(key, results))
+def aa_runs(key: str, backend: str, results: Path = RESULTS) -> list[Run]:
+    """Every saved A/A run of ``key``'s cards on ``backend`` (the baseline section they speak for), oldest first."""
+    return [r for r in _aa_runs(key, results) if r.backend == backend]
 
 
 @functools.lru_cache(maxsize=None)
@@ -82,7 +84,7 @@ def _aa_runs(key: str, results: Path) -> tuple[Run, ...]:
         for path in sorted((p for p in folder.rglob("aa-*.json*") if jsonio.is_results_name(p.name))):
             doc = jsonio.read_json(path)
             runs.append(Run(str(path.relative_to(folder)), str(doc["run"]["started"]),
-                            {m["name"]: m for m in doc["metrics"]}))
+                            {m["name"]: m for m in doc["metrics"]}, str(doc["device"]["backend"])))
     return tuple(sorted(runs, key=lambda r: r.started))
 
 
@@ -203,14 +205,19 @@ def main(argv: list[str] | None = None) -> int:
     changed = 0
     for key in KEYS:
         bl = baseline_file.load(REVIEWED_BASELINES, key)
-        metrics = bl.data["backends"]["cuda"]["metrics"]
-        before = {n: dict(e.get("tolerance") or {}) for n, e in metrics.items()}
-        causes, lines = mend_section(key, metrics, aa_runs(key))
-        print("\n".join(lines))
-        moved = [n for n in causes if metrics[n]["tolerance"] != before[n]]
-        for name in causes:
-            print(f"{key} {name}: {causes[name]}")
-        changed += settle(bl, len(moved), args.write, "band(s) set from the spread between machines")
+        moved = 0
+        for backend, section in sorted(bl.data["backends"].items()):
+            metrics = section["metrics"]
+            before = {n: dict(e.get("tolerance") or {}) for n, e in metrics.items()}
+            runs = aa_runs(key, backend)
+            if not runs:  # no A/A run of this backend saved: nothing to set its bands from
+                continue
+            causes, lines = mend_section(key, metrics, runs)
+            print("\n".join(lines))
+            moved += sum(metrics[n]["tolerance"] != before[n] for n in causes)
+            for name in causes:
+                print(f"{key} {backend} {name}: {causes[name]}")
+        changed += settle(bl, moved, args.write, "band(s) set from the spread between machines")
     return 1 if changed and not args.write else 0
 
 

@@ -7,7 +7,7 @@ by the prediction t-test of one new run against the baseline's runs. From three 
 t(1 − α/2, 2)·√(4/3) ≈ 36 run-σ, and the fixed bands are wide, so most of these gates caught only changes over
 25 %. The saved A/A runs (``aa-*.json.xz`` under ``results/<key>*/``, :func:`aa_bands.aa_runs`: each gate-check
 folder ran on a new machine) hold the same figures, with the same test and identity, from unchanged code
-on other machines. This script pools each such entry's baseline runs with those A/A runs (at least
+on other machines; each section of a baseline (CUDA, OpenCL) is pooled with the runs of its own backend only. This script pools each such entry's baseline runs with those A/A runs (at least
 :data:`MIN_POOLED` runs), and where that makes the gate tighter — or where an unchanged A/A run reads ``regressed``
 against the entry's band (a false alarm: the band was narrower than the machines spread, and those runs are named as
 its cause) — stores them as the entry's runs
@@ -371,22 +371,29 @@ def main(argv: list[str] | None = None) -> int:
     changed = 0
     for key in KEYS:
         bl = baseline_file.load(REVIEWED_BASELINES, key)
-        metrics = bl.data["backends"]["cuda"]["metrics"]
-        before = copy.deepcopy(metrics)
-        outcomes = mend_section(key, metrics, aa_runs(key))
-        for o in outcomes:
-            if args.verbose or o.mended is None or o.informational or o.after > detection.LOOSE:
-                state = f"MDE {o.before:.2%} → {o.after:.2%}" if o.mended is not None else f"left: {o.why}"
-                state += " (informational)" if o.informational else ""
-                spread = "" if o.spread is None else f", σ/|median| {o.spread:.2%}"
-                print(f"{key} {o.name}: {state} ({o.runs} runs, {o.machines} machines{spread})")
-        print(f"{key}: {len(outcomes)} entries looser than their target (derived {TARGET:.0%}, hardware "
-              f"{HARDWARE_TARGET:.0%}); {sum(o.mended is not None for o in outcomes)} "
-              f"pooled; after: {classes(outcomes)}")
-        moved = [n for n in metrics if metrics[n] != before[n]]
-        if moved:
-            print(f"{key}: {len(moved)} entries differ from the shipped file")
-        changed += settle(bl, len(moved), args.write, "entries written")
+        moved = 0
+        for backend, section in sorted(bl.data["backends"].items()):
+            metrics = section["metrics"]
+            before = copy.deepcopy(metrics)
+            runs = aa_runs(key, backend)
+            if not runs:  # no A/A run of this backend saved: nothing to pool it with
+                print(f"{key} {backend}: no saved A/A run of this backend")
+                continue
+            outcomes = mend_section(key, metrics, runs)
+            for o in outcomes:
+                if args.verbose or o.mended is None or o.informational or o.after > detection.LOOSE:
+                    state = f"MDE {o.before:.2%} → {o.after:.2%}" if o.mended is not None else f"left: {o.why}"
+                    state += " (informational)" if o.informational else ""
+                    spread = "" if o.spread is None else f", σ/|median| {o.spread:.2%}"
+                    print(f"{key} {backend} {o.name}: {state} ({o.runs} runs, {o.machines} machines{spread})")
+            print(f"{key} {backend}: {len(outcomes)} entries looser than their target (derived {TARGET:.0%}, hardware "
+                  f"{HARDWARE_TARGET:.0%}); {sum(o.mended is not None for o in outcomes)} "
+                  f"pooled; after: {classes(outcomes)}")
+            changed_here = [n for n in metrics if metrics[n] != before[n]]
+            if changed_here:
+                print(f"{key} {backend}: {len(changed_here)} entries differ from the shipped file")
+            moved += len(changed_here)
+        changed += settle(bl, moved, args.write, "entries written")
     return 1 if changed and not args.write else 0
 
 

@@ -73,7 +73,7 @@ def table() -> dict[str, dict[str, Any]]:
                                                                               "spreads": [], "machines": set()}))
     for key in KEYS:
         metrics = baseline_file.load(REVIEWED_BASELINES, key).data["backends"]["cuda"]["metrics"]
-        runs = aa_runs(key)
+        runs = aa_runs(key, "cuda")
         for name, entry in metrics.items():
             if not name.startswith(DERIVED) or entry.get("better") not in ("lower", "higher", "exact"):
                 continue

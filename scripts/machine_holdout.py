@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     for key in args.keys:
         bl = baseline_file.load(REVIEWED_BASELINES, key)
         shipped = bl.data["backends"]["cuda"]["metrics"]
-        runs = aa_runs(key)
+        runs = aa_runs(key, "cuda")
         machines = sorted({r.machine for r in runs})
         if len(machines) < 3:
             print(f"{key}: A/A runs on {len(machines)} machine(s); leaving one out needs 3")

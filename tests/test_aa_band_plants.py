@@ -37,7 +37,7 @@ def device(request):
     """(key, the mended entries by name, the A/A runs of the key's cards)."""
     metrics = baseline_file.load(REVIEWED_BASELINES, request.param).data["backends"]["cuda"]["metrics"]
     mended = {n: e for n, e in metrics.items() if aa_bands.gained_power(e)}
-    return request.param, mended, _runs(request.param)
+    return request.param, mended, _runs(request.param, "cuda")
 
 
 def _judge(name: str, entry: dict, samples: list[float]) -> str:
@@ -89,7 +89,7 @@ def test_the_bands_set_between_machines_are_the_shipped_ones():
     each band it set names its runs and cause in the entry's provenance."""
     for key in aa_bands.KEYS:
         metrics = baseline_file.load(REVIEWED_BASELINES, key).data["backends"]["cuda"]["metrics"]
-        causes, _ = aa_bands.mend_section(key, metrics, _runs(key))
+        causes, _ = aa_bands.mend_section(key, metrics, _runs(key, "cuda"))
         assert causes == {}, causes
         named = {n: e["provenance"]["band_from"] for n, e in metrics.items()
                  if e.get("provenance", {}).get("band_from", {}).get("script") == "scripts/aa_bands.py"}

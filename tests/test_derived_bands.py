@@ -42,7 +42,8 @@ def _pooled(name: str, entry: dict) -> bool:
 def device(request):
     """(key, the section's metrics, the entries the script changed by name, the A/A runs of the key's cards)."""
     metrics = baseline_file.load(REVIEWED_BASELINES, request.param).data["backends"]["cuda"]["metrics"]
-    return request.param, metrics, {n: e for n, e in metrics.items() if _pooled(n, e)}, _runs(request.param)
+    pooled = {n: e for n, e in metrics.items() if _pooled(n, e)}
+    return request.param, metrics, pooled, _runs(request.param, "cuda")
 
 
 def _judge(name: str, entry: dict, value: float):
@@ -205,3 +206,19 @@ def test_a_derived_figure_that_a_machine_left_out_fails_is_declared_with_what_th
     for name in names:
         mine = aa_bands.readings(name, without[name], [r for r in runs if r.machine == machine])
         assert any(_judge(name, without[name], r.value).verdict == "regressed" for r in mine), (name, machine)
+
+
+def test_an_a_a_run_speaks_for_the_section_of_its_backend_only(tmp_path):
+    """A CUDA and an OpenCL run of one card record the same metric names from the same tests, so a saved A/A run
+    pools only into the baseline section of the backend it ran on."""
+    name, test = "memory.l2.latency.cycles", "suites/test_memory_hierarchy.py::test_pointer_chase"
+    for backend, value, day in (("cuda", 287.2, "01"), ("opencl", 283.0, "02")):
+        folder = tmp_path / "card" / f"gatecheck-{backend}"  # a gate check's folder: one machine
+        folder.mkdir(parents=True)
+        doc = {"run": {"started": f"2026-01-{day}T00:00:00+00:00"}, "device": {"backend": backend},
+               "metrics": [{"name": name, "value": value, "test": test, "unit": "cycles"}]}
+        (folder / "aa-1.json").write_text(json.dumps(doc))
+    cuda, opencl = (aa_bands.aa_runs("card", b, tmp_path) for b in ("cuda", "opencl"))
+    assert [(r.backend, r.machine, r.metrics[name]["value"]) for r in cuda] == [("cuda", "gatecheck-cuda", 287.2)]
+    assert [(r.backend, r.machine, r.metrics[name]["value"]) for r in opencl] == [("opencl", "gatecheck-opencl", 283.0)]
+    assert aa_bands.aa_runs("card", "vulkan", tmp_path) == []

@@ -23,7 +23,7 @@ HOST_SUBMITTED = ("launch.empty.device_us", "launch.grid.1x256.device_us", "laun
 def _by_machine(name: str) -> dict[str, list[dict]]:
     """The saved H200 A/A runs' entries of ``name`` timed over spans of launches (an identity), by machine."""
     out: dict[str, list[dict]] = {}
-    for run in aa_bands.aa_runs("nvidia-h200"):
+    for run in aa_bands.aa_runs("nvidia-h200", "cuda"):
         m = run.metrics.get(name)
         if m is not None and (m.get("identity") or {}).get("timing"):
             out.setdefault(run.machine, []).append(m)

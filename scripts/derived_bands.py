@@ -26,8 +26,10 @@ informational, its provenance's ``band_from`` naming the measured spread
 
 Hardware figures (:func:`pytest_gpuperf.baselines.detection.hardware`: launch, memory, latency, throughput, clock,
 power) are pooled the same way where their gate is looser than :data:`HARDWARE_TARGET`: a card's figure measured
-on six machines is the reference a fleet of that card is held to, and a power draw that spreads 3–5 % between
-machines cannot be gated within 25 %; it is declared informational with that spread as its cause. One gating
+on six machines is the reference a fleet of that card is held to. One that still cannot gate within
+:data:`HARDWARE_TARGET` after pooling (a board's power draw, which spreads 3–5 % between machines; a DRAM-range
+chase; a host-submitted launch rate) is declared informational with that spread as its cause, not left a wide
+pass (:func:`widest`); the fleet report compares the cards themselves on those figures. One gating
 within 5 % but looser than its own target (a device-timed figure's 2 %, :func:`~pytest_gpuperf.baselines.detection.target`)
 is pooled only where that reaches its target *and* no machine left out reads ``regressed`` against the band the
 other machines' runs set (:func:`holds_out`): a band narrowed below 5 % must hold for the next machine, which the
@@ -140,6 +142,13 @@ def own_target(name: str) -> float | None:
     :data:`HARDWARE_TARGET` is pooled only towards it, under :func:`holds_out`."""
     goal = detection.target(name)
     return goal if goal is not None and goal < HARDWARE_TARGET and not name.startswith(DERIVED) else None
+
+
+def widest(name: str) -> float:
+    """The widest gate a pooled figure may keep: a hardware figure's :data:`HARDWARE_TARGET` (one that cannot get
+    there between machines is informational with that spread as its cause, not a wide pass), any other's
+    :data:`~pytest_gpuperf.baselines.detection.LOOSE`."""
+    return HARDWARE_TARGET if target(name) == HARDWARE_TARGET else detection.LOOSE
 
 
 def candidate(name: str, entry: Mapping[str, Any]) -> bool:
@@ -256,8 +265,12 @@ def pool(key: str, name: str, entry: Mapping[str, Any], runs: list[Run],
         new["provenance"][catalog.BAND_FROM][HELD_OUT] = {name: held_out}
         why = (f"yet one machine left out fails the band the others' runs set ({held_out}): it jumps between "
                "machines, so it is recorded, not gated")
-    elif best > detection.LOOSE:  # measured, and too noisy between machines to gate within 25 %
-        why = f"so a gate from these runs would catch only changes over {best:.0%}: recorded, not gated"
+    elif best > widest(name):  # measured, and too noisy between machines to gate within what its kind allows
+        why = f"so a gate from these runs would catch only changes over {best:.0%}"
+        if widest(name) < detection.LOOSE:
+            why = (f"so a gate from these runs would catch only changes over {best:.1%}, wider than the "
+                   f"{widest(name):.0%} a hardware figure gates within")
+        why += ": recorded, not gated"
     if why is not None:
         new["provenance"][catalog.BAND_FROM]["informational"] = {name: (
             f"over {len(values)} unchanged runs ({len(base)} baseline, {len(seen)} A/A on {out.machines} machines; "

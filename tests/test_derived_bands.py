@@ -93,10 +93,12 @@ def test_saved_a_a_runs_read_no_regression_and_mde_plants_regress(device):
 def test_the_ones_too_noisy_between_machines_read_ungated_with_their_measured_spread(device):
     _, _, pooled, _ = device
     declared = {n: e for n, e in pooled.items() if catalog.measured_informational(n, e) is not None}
-    # some, and few (a pooling that declared wholesale would show here): the H200 declares 62 — among the last ones
-    # its 1 MiB copy (649-713 GB/s over 16 runs on 8 machines) and its 2112-block launch grid (σ 3.2 % of its
-    # value over 19 runs on 8 machines); each one below is proved to carry its measured spread
-    assert 10 < len(declared) <= 62, len(declared)
+    # some, and few (a pooling that declared wholesale would show here): the H200 declares 76, 23 of them hardware
+    # figures that cannot gate within 5 % between machines (its board power, host-submitted launches, DRAM-range
+    # chases, 1–16 MiB copies) — among them its 1 MiB copy (649-713 GB/s over 16 runs on 8 machines) and its
+    # 2112-block launch grid (σ 3.3 % of its value over 31 runs on 14 machines); each one below is proved to carry
+    # its measured spread
+    assert 10 < len(declared) <= 76, len(declared)
     for name, entry in declared.items():
         c = _judge(name, entry, float(entry["value"]) * 10)
         assert c.verdict == "ungated" and c.reason.startswith("informational: over "), (name, c.reason)
@@ -180,6 +182,10 @@ def test_a_hardware_band_narrowed_below_five_percent_reaches_its_target_and_hold
         assert derived_bands.holds_out(name, was, base, aa_bands.readings(name, was, runs), metrics) == "", name
     assert narrowed, key  # the H200's mixed-add ratio, the H100's 256 MiB copy
     l2 = "memory.l2.latency.cycles"
+    if key == "nvidia-h100-80gb-hbm3":  # its machines read 282–287 cycles (σ 1.2 %): no 5 % gate holds, so declared
+        why = catalog.measured_informational(l2, metrics[l2])
+        assert why is not None and "wider than the 5% a hardware figure gates within" in why, why
+        return
     assert not _pooled(l2, metrics[l2]) and power(l2, metrics[l2]).mde > derived_bands.own_target(l2)
     if key == "nvidia-h200":  # pooled over every machine it stops short of 2 %: one machine reads 282 cycles, most 286–288
         left = derived_bands.pool(key, l2, metrics[l2], runs, metrics)
@@ -222,3 +228,25 @@ def test_an_a_a_run_speaks_for_the_section_of_its_backend_only(tmp_path):
     assert [(r.backend, r.machine, r.metrics[name]["value"]) for r in cuda] == [("cuda", "gatecheck-cuda", 287.2)]
     assert [(r.backend, r.machine, r.metrics[name]["value"]) for r in opencl] == [("opencl", "gatecheck-opencl", 283.0)]
     assert aa_bands.aa_runs("card", "vulkan", tmp_path) == []
+
+
+def test_a_hardware_figure_the_machines_spread_too_far_for_a_5_percent_gate_is_informational(device):
+    """A hardware figure pooled over the machines either gates within 5 % or is recorded, not gated, naming the
+    spread that keeps it out: none is left a wide pass. Where one could not be pooled (fewer than five runs with its
+    test and identity), it keeps its row's band."""
+    key, metrics, _, runs = device
+    wide, declared = [], 0
+    for name, entry in sorted(metrics.items()):
+        if not detection.hardware(name) or name.startswith(derived_bands.DERIVED):
+            continue
+        why = catalog.measured_informational(name, entry)
+        if why is not None:
+            declared += "a hardware figure gates within" in why
+            assert _judge(name, entry, float(entry["value"]) * 10).verdict == "ungated", name
+            continue
+        p = power(name, entry)
+        if p.basis in ("bound", "absolute", "ungated") or p.mde is None or p.mde <= derived_bands.HARDWARE_TARGET:
+            continue
+        poolable = len(noise.run_values(entry)) + len(aa_bands.readings(name, entry, runs)) >= derived_bands.MIN_POOLED
+        wide.append(f"{name} MDE {p.mde:.1%}{' (poolable)' if poolable else ''}")
+    assert declared >= 10 and not [w for w in wide if w.endswith("(poolable)")], (key, declared, wide)

@@ -68,6 +68,11 @@ from pytest_gpuperf.timing.stats import between_run_sigma  # noqa: E402
 DERIVED = ("model.", "tuning.", "precision.")
 #: the runs a pooled entry needs: with five the prediction test's threshold is t(0.9995, 4)·√1.2 ≈ 9.4 σ
 MIN_POOLED = 5
+#: the machines (gate-check folders) whose A/A runs an entry is pooled from, narrowed or declared informational:
+#: runs of one machine beside the baseline's cannot show what the next machine reads (on NVIDIA's OpenCL a third
+#: machine read tuner costs beyond bands pooled from two: docs/gating.md). A false alarm is widened for at once:
+#: one unchanged run beyond the band is its measured cause
+MIN_MACHINES = 2
 #: derived entries gating looser than this are measured again (the target: within it, else within LOOSE)
 TARGET = 0.10
 #: hardware entries gating looser than this are measured again: 5 %, not a device-timed figure's 2 % target
@@ -260,6 +265,10 @@ def pool(key: str, name: str, entry: Mapping[str, Any], runs: list[Run],
     spread_only = power(name, pooled_entry(name, entry, values, files, out.machines)[0]).mde if step else after
     # an entry unchanged runs already fail has no claim left but what its runs between machines allow
     best = min(math.inf if out.alarmed else before, spread_only if spread_only is not None else math.inf)
+    if held_out is None and not out.alarmed and out.machines < MIN_MACHINES:
+        out.why = (f"pooled MDE {after:.2%}, but its A/A runs come from {out.machines} machine(s): a band set from "
+                   f"them must hold for machines not yet seen ({MIN_MACHINES} needed)")
+        return out
     why = None
     if held_out is not None:  # the others' runs do not predict one machine's: a jump, not a spread
         new["provenance"][catalog.BAND_FROM][HELD_OUT] = {name: held_out}

@@ -214,6 +214,10 @@ def test_the_table_counts_each_hardware_figure_against_its_own_target():
              "hardware": [(True, True), (True, False), (False, True)]}]
     line = totals(rows)
     assert "within their target (5 %, device-timed 2 %): 2 of 3 (device-timed within 2 %: 1 of 2)" in line
+    assert "recorded, not gated" not in line
+    # the hardware figures recorded without a gate are named beside the share, which leaves them out
+    line = totals([{**rows[0], "hardware_ungated": 4}])
+    assert "2 of 3 (device-timed within 2 %: 1 of 2); 4 more recorded, not gated (informational)" in line
 
 
 def test_the_chases_inside_the_l1_gate_to_one_cycle_on_a_gpu():

@@ -105,7 +105,10 @@ def rows(files: Iterable[Path]) -> list[dict[str, Any]]:
                             "hardware": [] if is_cpu else
                             [(detection.device_timed(n), p.mde is not None and p.mde <= detection.target(n))
                              for (n, _), p in zip(members, powers)
-                             if detection.hardware(n) and p.basis not in ("bound", "absolute", "ungated")]})
+                             if detection.hardware(n) and p.basis not in ("bound", "absolute", "ungated")],
+                            # recorded, not gated: the hardware figures the share above leaves out
+                            "hardware_ungated": 0 if is_cpu else
+                            sum(1 for (n, _), p in zip(members, powers) if detection.hardware(n) and p.basis == "ungated")})
     return out
 
 
@@ -131,9 +134,11 @@ def totals(table: list[dict[str, Any]]) -> str:
     """Per device and backend, its entries counted by detection class: the table's closing lines."""
     sums: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
     tight: dict[tuple[str, str], list[tuple[bool, bool]]] = defaultdict(list)  # (device-timed, within target)
+    ungated: Counter[tuple[str, str]] = Counter()
     for r in table:
         sums[(r["device"], r["backend"])].update(r["detection"])
         tight[(r["device"], r["backend"])] += r["hardware"]
+        ungated[(r["device"], r["backend"])] += r.get("hardware_ungated", 0)
     order = [label for _, label in detection.CLASSES] + [detection.LOOSE_LABEL, *detection.UNRATED]
     out = []
     for (dev, backend), c in sorted(sums.items()):
@@ -142,7 +147,9 @@ def totals(table: list[dict[str, Any]]) -> str:
         share = (f"; hardware figures ({', '.join(detection.HARDWARE)}) within their target "
                  f"({100 * detection.HARDWARE_MDE:.0f} %, device-timed {100 * detection.DEVICE_TIMED_MDE:.0f} %): "
                  f"{sum(ok for _, ok in hw)} of {len(hw)} (device-timed within "
-                 f"{100 * detection.DEVICE_TIMED_MDE:.0f} %: {sum(timed)} of {len(timed)})") if hw else ""
+                 f"{100 * detection.DEVICE_TIMED_MDE:.0f} %: {sum(timed)} of {len(timed)})"
+                 + (f"; {ungated[(dev, backend)]} more recorded, not gated (informational)" if ungated[(dev, backend)] else "")
+                 ) if hw else ""
         out.append(f"- {dev} ({backend}): " + ", ".join(f"{c[k]} {k}" for k in order if c[k]) + share + "\n")
     return "".join(out)
 

@@ -275,11 +275,10 @@ def pool(key: str, name: str, entry: Mapping[str, Any], runs: list[Run],
         why = (f"yet one machine left out fails the band the others' runs set ({held_out}): it jumps between "
                "machines, so it is recorded, not gated")
     elif best > widest(name):  # measured, and too noisy between machines to gate within what its kind allows
-        why = f"so a gate from these runs would catch only changes over {best:.0%}"
-        if widest(name) < detection.LOOSE:
-            why = (f"so a gate from these runs would catch only changes over {best:.1%}, wider than the "
-                   f"{widest(name):.0%} a hardware figure gates within")
-        why += ": recorded, not gated"
+        hardware = widest(name) < detection.LOOSE
+        why = (f"so a gate from these runs would catch only changes over {best:.1%}, wider than the "
+               f"{widest(name):.0%} a hardware figure gates within" if hardware else
+               f"so a gate from these runs would catch only changes over {best:.0%}") + ": recorded, not gated"
     if why is not None:
         new["provenance"][catalog.BAND_FROM]["informational"] = {name: (
             f"over {len(values)} unchanged runs ({len(base)} baseline, {len(seen)} A/A on {out.machines} machines; "

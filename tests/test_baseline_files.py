@@ -105,7 +105,7 @@ def test_the_lean_form_keeps_reviewers_notes_and_tells_provenances_apart():
     assert section["metrics"]["a"]["samples"] == {"median": 1.0, "mad": 0.1, "values": [1.0, 1.1, 0.9, 1.0, 1.2]}
     expanded, problems = fileformat.expand(doc)
     assert problems == [] and expanded == data
-    assert text.count("\n") == 20  # 14 lines of headers and braces, two labels, one line per metric
+    assert text.count("\n") == 21  # 14 lines of headers and braces, two labels, the tests' line, one line per metric
 
 
 def test_changing_one_metric_changes_one_line():
@@ -274,3 +274,26 @@ def test_the_tuner_and_migrate_take_the_ranked_pass_s_band_from_one_row():
     assert catalog.baseline_band(name, False, section) == catalog.baseline_band(name, True, section) \
         == catalog.space_band(name, 223)
     assert catalog.tolerance(name, False) is None  # no space, no band
+
+
+def test_the_lean_form_defines_each_test_and_citation_once_and_names_a_dangling_label():
+    """Hundreds of entries share a few test ids and citations: each is written once, under the section's ``tests``
+    and ``citations``, and the entries name it by a label that stays the same when other entries change."""
+    cite = "Surineni thesis §4.3"
+    metrics = {f"m{i}": _entry(float(i), test=f"suites/t.py::f[{i % 2}]", citation=cite, provenance={"commit": "a"})
+               for i in range(1, 7)}
+    data = _v1(opencl={"provenance": {"commit": "a"}, "metrics": metrics})
+    doc = json.loads(fileformat.dumps(data))
+    section = doc["backends"]["opencl"]
+    assert sorted(section["tests"].values()) == ["suites/t.py::f[0]", "suites/t.py::f[1]"]
+    assert list(section["citations"].values()) == [cite]
+    label = section["metrics"]["m1"]["test"]
+    assert label.startswith("#") and section["tests"][label] == "suites/t.py::f[1]"
+    expanded, problems = fileformat.expand(doc)
+    assert problems == [] and expanded == data
+    fewer = copy.deepcopy(data)
+    del fewer["backends"]["opencl"]["metrics"]["m2"]
+    assert json.loads(fileformat.dumps(fewer))["backends"]["opencl"]["metrics"]["m1"]["test"] == label
+    del section["tests"][label]
+    _, problems = fileformat.expand(doc)
+    assert any("metrics['m1'].test names" in p and "backends.opencl.tests" in p for p in problems), problems

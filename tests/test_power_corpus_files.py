@@ -31,7 +31,7 @@ DEVICE = {"key": "card", "name": "Card", "backend": "cuda"}
 #: do not give it, the reason; ``report/results.py`` ``saved_form``). A run's console log is generated from what
 #: its results hold: it is kept only where a doc or test names it. A report a command remakes from saved runs
 #: (a `gpuperf compare` of two A/A runs) is not kept, only what it compared (`results/aa-pairs.json`)
-TREE_BUDGET = 27 * 1024 * 1024
+TREE_BUDGET = 25 * 1024 * 1024
 
 
 def _entry(kernel: str, config: str = "local=64", watts: float = 200.0) -> Entry:

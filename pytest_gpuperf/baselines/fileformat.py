@@ -9,6 +9,9 @@ is written lean so that a reviewer can read its diff:
   section's ``provenances``;
 * ``samples`` as a digest ``{"median", "mad", "values"}``: ``values`` are exactly the (at most 64) values
   the significance test resamples, so verdicts do not change; median and MAD are for the reader;
+* an entry's ``test`` and ``citation`` — the same few strings over hundreds of entries — as a label
+  (``"#"`` and the first hex digits of the string's SHA-256) defined once under the section's ``tests`` and
+  ``citations``;
 * one line per metric, so a changed metric is one changed line.
 
 :func:`expand` turns either schema into the expanded document (listing every problem of a lean file),
@@ -17,6 +20,7 @@ is written lean so that a reviewer can read its diff:
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from typing import Any, Mapping
@@ -29,6 +33,22 @@ from ..timing.stats import mad
 #: the order of an entry's keys on its line: what a reviewer compares first comes first
 ENTRY_ORDER = ("value", "unit", "better", "tolerance", "identity", "source_digest", "measured", "run_values", "runs", "samples",
                "gate", "unit_note", "test", "provenance", "citation")
+
+
+#: entry fields whose strings a section defines once, by label: the field → the section's table of them
+SHARED = {"test": "tests", "citation": "citations"}
+#: a label's prefix and hex digits (more where two strings of one table would share a label)
+LABEL_PREFIX, LABEL_DIGITS = "#", 8
+
+
+def _string_labels(texts: set[str]) -> dict[str, str]:
+    """A label per distinct string, stable across updates (a digest of the string, not its position)."""
+    digits = LABEL_DIGITS
+    while True:
+        out = {t: LABEL_PREFIX + hashlib.sha256(t.encode()).hexdigest()[:digits] for t in texts}
+        if len(set(out.values())) == len(out):
+            return out
+        digits += 4
 
 
 def _g7(x: float) -> float:
@@ -72,13 +92,16 @@ def _prov_text(prov: Mapping[str, Any], seen: dict[tuple, str]) -> str:
 
 
 def _lean_entry(entry: Mapping[str, Any], section_prov: str, labels: Mapping[str, str],
-                seen: dict[tuple, str]) -> dict[str, Any]:
+                seen: dict[tuple, str], shared: Mapping[str, Mapping[str, str]]) -> dict[str, Any]:
     e = dict(entry)
     prov = e.pop("provenance", None)
     if isinstance(prov, dict):
         text = _prov_text(prov, seen)
         if text != section_prov:
             e["provenance"] = labels[text]
+    for field, table in shared.items():
+        if isinstance(e.get(field), str):
+            e[field] = table[e[field]]
     if isinstance(e.get("samples"), list) and e["samples"]:
         e["samples"] = digest(e["samples"])
     known = [k for k in ENTRY_ORDER if k in e]
@@ -102,8 +125,14 @@ def lean(data: Mapping[str, Any]) -> dict[str, Any]:
         if labels:
             lean_section["provenances"] = {label: json.loads(text) for text, label in
                                            sorted(labels.items(), key=lambda kv: kv[1])}
-        lean_section.update({k: v for k, v in section.items() if k not in ("provenance", "provenances", "metrics")})
-        lean_section["metrics"] = {name: _lean_entry(e, own, labels, seen) for name, e in metrics.items()}
+        shared = {field: _string_labels({e[field] for e in metrics.values() if isinstance(e.get(field), str)})
+                  for field in SHARED}
+        for field, table in shared.items():
+            if table:
+                lean_section[SHARED[field]] = {label: text for text, label in sorted(table.items())}  # by the text
+        lean_section.update({k: v for k, v in section.items()
+                             if k not in ("provenance", "provenances", "metrics", *SHARED.values())})
+        lean_section["metrics"] = {name: _lean_entry(e, own, labels, seen, shared) for name, e in metrics.items()}
         backends[backend] = lean_section
     out["backends"] = backends
     return out
@@ -130,7 +159,7 @@ def dumps(data: Mapping[str, Any]) -> str:
         section = doc["backends"][backend]
         lines.append(f"    {_line(backend)}: {{")
         for key in section:
-            if key in ("provenances", "metrics"):
+            if key in ("provenances", "metrics"):  # a line each; a table of shared strings is one line
                 lines.append(f"      {_line(key)}: {{")
                 lines += _block(section[key], 8)
                 lines.append("      }" + ("," if key != list(section)[-1] else ""))
@@ -191,7 +220,15 @@ def expand(doc: Any) -> tuple[Any, list[str]]:
         if not isinstance(table, dict) or not all(isinstance(p, dict) for p in table.values()):
             found.append(f"{_where(backend)}.provenances must map labels to provenance objects")
             table = {}
-        expanded: dict[str, Any] = {k: v for k, v in section.items() if k not in ("provenances", "metrics")}
+        strings: dict[str, dict[str, str]] = {}
+        for field, name in SHARED.items():
+            got = section.get(name, {})
+            if not isinstance(got, dict) or not all(isinstance(v, str) for v in got.values()):
+                found.append(f"{_where(backend)}.{name} must map labels to strings")
+                got = {}
+            strings[field] = got
+        expanded: dict[str, Any] = {k: v for k, v in section.items()
+                                    if k not in ("provenances", "metrics", *SHARED.values())}
         metrics: dict[str, Any] = {}
         for name, entry in section.get("metrics", {}).items():
             if not isinstance(entry, dict):
@@ -209,6 +246,15 @@ def expand(doc: Any) -> tuple[Any, list[str]]:
                 found.append(f"{_where(backend, name, 'provenance')} names {ref!r}, which is not among "
                              f"{_where(backend)}.provenances {sorted(table)}")
                 e.pop("provenance")
+            for field, defined in strings.items():
+                ref = e.get(field)
+                if isinstance(ref, str) and ref.startswith(LABEL_PREFIX):
+                    if ref in defined:
+                        e[field] = defined[ref]
+                    else:
+                        found.append(f"{_where(backend, name, field)} names {ref!r}, which is not among "
+                                     f"{_where(backend)}.{SHARED[field]}")
+                        e.pop(field)
             if "samples" in e:
                 values = _expand_samples(e["samples"], _where(backend, name, "samples"), found)
                 if values is None:

@@ -45,6 +45,8 @@ class Target:
     gpu_only: str | None = None
     cpu: bool = True  # measured (as a named metric) on CPU devices too
     gpu: bool = True
+    #: planted only where the baseline has an entry for the metric: its name carries the card's geometry
+    card_named: bool = False
 
     @property
     def additive(self) -> bool:
@@ -61,12 +63,16 @@ _LAUNCH = ("suites/test_memory.py", "-k", "test_launch_overhead")
 _GRAPH = ("suites/test_memory.py", "-k", "test_launch_graph")
 _NO_GRAPHS = "launch graphs are CUDA's: OpenCL devices have none"
 _GRID = ("suites/test_memory_hierarchy.py", "-k", "test_launch_overhead_vs_grid")
+_GRAPH_GRID = ("suites/test_memory.py", "-k", "test_graph_grid_launches")
 _CHASE = ("suites/test_memory_hierarchy.py", "-k", "test_pointer_chase")
 _NO_SENSOR = "energy per op needs a power sensor (NVML): a CPU device has none"
 
 #: every family's target metrics, in the order they are planted
 TARGETS: tuple[Target, ...] = (
     Target("launch", "launch.graph.empty.device_us", _GRAPH, (0.05, 3.0), gpu_only=_NO_GRAPHS),
+    # one work-group per SM of a 132-SM card (H100 SXM, H200): the grid where every SM gets one launch's work
+    Target("launch", "launch.graph.grid.132x256.device_us", _GRAPH_GRID, (0.05, 3.0), gpu_only=_NO_GRAPHS,
+           card_named=True),
     Target("launch", "launch.empty.device_us", _LAUNCH, (0.3, 3.0)),
     Target("launch", "launch.overhead.intercept_us", _GRID, (0.3, 3.0)),
     _copy("1MiB"), _copy("16MiB"), _copy("256MiB"), _copy("1GiB", cpu=False),
@@ -213,6 +219,11 @@ def family_plants(families: Sequence[str] | None, is_cpu: bool, entries: Mapping
             skipped.append({"kind": t.kind, "metric": t.metric, "why": t.gpu_only})
             continue
         entry = entries.get(t.metric)
+        if entry is None and t.card_named:
+            skipped.append({"kind": t.kind, "metric": t.metric,
+                            "why": "its name carries a card's geometry, and this device's baseline has no entry for "
+                                   "it: not measured here under that name"})
+            continue
         why = None if ungated is None else ungated(t.metric, str((entry or {}).get("unit", "")))
         if why:
             skipped.append({"kind": t.kind, "metric": t.metric, "why": f"recorded, not gated: {why}"})

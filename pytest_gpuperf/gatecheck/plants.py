@@ -16,7 +16,9 @@ inputs, a metric is not recorded. The kinds and their meaning:
 * ``launch=F``  — every launch does extra work: the device-timed empty launch runs a kernel whose first
   work-item spins for F × the measured time of the unplanted launch; the grid sweep's launches spin for as
   long as moves its fitted intercept by F (a spin beside the grid's work-groups hides behind them at large
-  grids); the host-timed figure issues (1 + F) × the launches it divides by.
+  grids); a graph of launches (the empty one, and each grid's) mixes in spin launches at its own geometry,
+  their in-graph cost measured, so its time per launch grows by F; the host-timed figure issues (1 + F) × the
+  launches it divides by.
 * ``chase=F``   — every pointer chase (each footprint, so each cache level) takes F × more dependent loads
   in its long section than it is credited with (chase latencies rise by F).
 * ``summation=F`` — the summation kernel scales each sum it writes by (1 + F): the zero-sum data set's

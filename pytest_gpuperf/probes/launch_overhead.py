@@ -221,48 +221,66 @@ def graph_plant_layout(launches: int, target_us: float, own_us: float) -> frozen
     return frozenset(int(j * launches // k) for j in range(k))
 
 
+def planted_graph_us(device: Device, measurer: Any, kernel: Any, arg: list[KernelArg], us: Stats, plant: float,
+                     launches: int, global_size: Size = (1,), local_size: Size = (1,)
+                     ) -> tuple[Stats, dict[str, Any]]:
+    """The gate check's ``launch`` plant on a graph of ``launches`` launches at one geometry, whose unplanted
+    per-launch time is ``us``: :func:`planted_spin` launches (the first work-item spins, the rest return) at the
+    same geometry, their cost in a graph measured (:func:`graph_plant_steps`) — at large grids the spin runs
+    beside the other work-groups and costs less than alone — and placed among the empty ones
+    (:func:`graph_plant_layout`) so the per-launch time grows by ``plant`` × the unplanted one. Returns the
+    planted per-launch time and what the plant did."""
+    spin = planted_spin(device, plant, us.median * 1e-6)
+    target = plant * us.median
+
+    def own(steps: int) -> float:
+        spun_us = graph_us(device, measurer, spin.kernel, [np.int32(steps), spin.sink], launches,
+                           global_size, local_size).median
+        return max(spun_us - us.median, 0.0)
+
+    steps, cost = graph_plant_steps(own, target, spin.steps)
+    spun = graph_plant_layout(launches, target, cost)
+    spin_args = [np.int32(steps), spin.sink]
+    seq = [(spin.kernel, spin_args) if i in spun else (kernel, arg) for i in range(launches)]
+    planted = measurer.enqueue(device.launch_graph_of(seq, global_size, local_size)).stats.scaled(1e6 / launches)
+    return planted, {**spin.info(), "planted_spin_steps": steps, "planted_spun_launches": len(spun),
+                     "planted_spin_own_us": cost}
+
+
 def graph_records(device: Device, measurer: Any, kernel: Any, plant: float = 0.0,
                   launches: int = GRAPH_LAUNCHES) -> Iterator[dict[str, Any]]:
     """``launch.graph.empty.device_us``: the device's own kernel-to-kernel time for empty launches replayed
     from a graph (:func:`graph_us`), where the stream figure (``launch.empty.device_us``) also takes in how
     fast the device fetches each launch's commands from host memory. ``plant``: the gate check's ``launch``
-    plant — :func:`planted_spin` launches whose cost in a graph is measured (:func:`graph_plant_steps`), placed
-    among the empty ones by :func:`graph_plant_layout` so the per-launch time grows by the plant's fraction of
-    the unplanted one."""
+    plant (:func:`planted_graph_us`)."""
     arg: list[KernelArg] = [np.int32(0)]
     us = graph_us(device, measurer, kernel, arg, launches)
     info: dict[str, Any] = {PER_SPAN: launches}  # one event span over the graph: the timer's tick divided by them
     if plant > 0:
-        spin = planted_spin(device, plant, us.median * 1e-6)
-        target = plant * us.median
-
-        def own(steps: int) -> float:
-            spun_us = graph_us(device, measurer, spin.kernel, [np.int32(steps), spin.sink], launches).median
-            return max(spun_us - us.median, 0.0)
-
-        steps, cost = graph_plant_steps(own, target, spin.steps)
-        spun = graph_plant_layout(launches, target, cost)
-        spin_args = [np.int32(steps), spin.sink]
-        seq = [(spin.kernel, spin_args) if i in spun else (kernel, arg) for i in range(launches)]
-        us = measurer.enqueue(device.launch_graph_of(seq, (1,), (1,))).stats.scaled(1e6 / launches)
-        info.update({**spin.info(), "planted_spin_steps": steps, "planted_spun_launches": len(spun),
-                     "planted_spin_own_us": cost})
+        us, planted = planted_graph_us(device, measurer, kernel, arg, us, plant, launches)
+        info.update(planted)
     yield {"name": "launch.graph.empty.device_us", "value": us.median, "unit": "us", "better": "lower", "stats": us,
            "info": info, "identity": graph_identity(launches)}
 
 
-def graph_grid_records(device: Device, measurer: Any, kernel: Any, launches: int = GRAPH_LAUNCHES
-                       ) -> Iterator[dict[str, Any]]:
+def graph_grid_records(device: Device, measurer: Any, kernel: Any, plant: float = 0.0,
+                       launches: int = GRAPH_LAUNCHES) -> Iterator[dict[str, Any]]:
     """``launch.graph.grid.<blocks>x256.device_us``: the empty kernel's device time per launch at every GPU grid
     of :func:`grid_blocks`, each replayed from one graph of ``launches`` launches (:func:`graph_us`). The stream
     sweep's points (``launch.grid.*``) take in how fast the device fetches each launch's commands from host
-    memory, which moves from one process to the next; a graph's launches sit in device memory."""
+    memory, which moves from one process to the next; a graph's launches sit in device memory. ``plant``: the
+    gate check's ``launch`` plant, on every grid at that grid's geometry (:func:`planted_graph_us`)."""
     local = 256
     arg: list[KernelArg] = [np.int32(0)]
     for b in grid_blocks(device.info.compute_units, False):
-        us = graph_us(device, measurer, kernel, arg, launches, (b * local,), (local,))
+        geometry = ((b * local,), (local,))
+        us = graph_us(device, measurer, kernel, arg, launches, *geometry)
+        info: dict[str, Any] = {PER_SPAN: launches}
+        if plant > 0:
+            us, planted = planted_graph_us(device, measurer, kernel, arg, us, plant, launches, *geometry)
+            info.update(planted)
         yield {"name": f"launch.graph.grid.{b}x{local}.device_us", "value": us.median, "unit": "us",
-               "better": "lower", "stats": us, "info": {PER_SPAN: launches}, "identity": graph_identity(launches)}
+               "better": "lower", "stats": us, "info": info, "identity": graph_identity(launches)}
 
 
 def grid_blocks(compute_units: int, is_cpu: bool) -> list[int]:

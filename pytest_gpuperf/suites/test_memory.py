@@ -83,10 +83,11 @@ def _graphs_or_skip(device) -> None:
         pytest.skip(f"{device.info.spec}: device-side launch graphs are CUDA-only ({device.info.backend} has none)")
 
 
-def test_graph_grid_launches(gpu_device, gpu_kernel, gpu_measure, gpuperf_record):
+def test_graph_grid_launches(gpu_device, gpu_kernel, gpu_measure, gpuperf_record, gpuperf_plant):
     _graphs_or_skip(gpu_device)
     kernel = gpu_kernel.compile(launch_overhead.empty_source(gpu_device.info.dialect), launch_overhead.EMPTY_NAME)
-    for r in launch_overhead.graph_grid_records(gpu_device, gpu_measure, kernel):
+    plant = plants.fraction(gpuperf_plant, "launch")
+    for r in launch_overhead.graph_grid_records(gpu_device, gpu_measure, kernel, plant):
         gpuperf_record(**r)
 
 

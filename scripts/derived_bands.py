@@ -1,8 +1,9 @@
 """The GPU figures that gate looser than their target — derived figures 10 %, hardware figures 5 % — measured again
 from their baseline runs and every saved A/A run.
 
-A derived figure (``model.*``, ``tuning.*``, ``precision.*``: a tuner's cost or quality, a model's error, a
-classifier's counter, λ0) carries no raw samples: it is ``repeated``, judged by its catalog row's fixed band and
+A derived figure (:data:`DERIVED`: a tuner's cost or quality, a model's error, a classifier's counter, λ0, and every
+other figure that is not a hardware one — a summation's rounding error, a kernel's energy under tuning) mostly carries
+no raw samples: it is ``repeated``, judged by its catalog row's fixed band and
 by the prediction t-test of one new run against the baseline's runs. From three baseline runs that test needs
 t(1 − α/2, 2)·√(4/3) ≈ 36 run-σ, and the fixed bands are wide, so most of these gates caught only changes over
 25 %. The saved A/A runs (``aa-*.json.xz`` under ``results/<key>*/``, :func:`aa_bands.aa_runs`: each gate-check
@@ -16,7 +17,7 @@ their spread between machines: k × σ (the entry's k, else :data:`aa_bands.K`; 
 standard deviation and their robust σ, :func:`pytest_gpuperf.timing.stats.between_run_sigma`), in place of the
 row's fixed band where that is narrower, beside it where the measured spread is wider (the cause written); a
 tuner's count of evaluations never narrower than one configuration of its kernel's space (:func:`grid_step`), and
-runs that agree to :data:`EXACT` measured no spread (such an entry keeps its row's band). The pooled entries share
+runs that agree to :data:`EXACT` on every machine are deterministic (:func:`exact`). The pooled entries share
 one provenance (``band_from``, :data:`pytest_gpuperf.baselines.catalog.BAND_FROM`: the script, the runs, each
 entry's cause and what the pooling replaced), so the catalog does not re-apply its fixed band
 (:func:`pytest_gpuperf.baselines.catalog.measured_band`) and this script recomputes the same result. An entry
@@ -64,8 +65,9 @@ from pytest_gpuperf.baselines.verdicts import band, compare  # noqa: E402
 from pytest_gpuperf.paths import REVIEWED_BASELINES  # noqa: E402
 from pytest_gpuperf.timing.stats import between_run_sigma  # noqa: E402
 
-#: the derived families: figures computed from the run's measurements (models, tuners, precision studies)
-DERIVED = ("model.", "tuning.", "precision.")
+#: the figures held to the derived target: computed from the run's measurements (models, tuners, precision studies,
+#: kernels' energies, the scheduling study) or an accuracy figure — every figure but the hardware ones
+DERIVED = ("model.", "tuning.", "precision.", "power.tuning.", "sched.", "accuracy.")
 #: the runs a pooled entry needs: with five the prediction test's threshold is t(0.9995, 4)·√1.2 ≈ 9.4 σ
 MIN_POOLED = 5
 #: the machines (gate-check folders) whose A/A runs an entry is pooled from, narrowed or declared informational:
@@ -84,7 +86,9 @@ SCRIPT = "scripts/derived_bands.py"
 #: their spread between machines is not one the others' runs predict, so they are recorded, not gated
 HELD_OUT = "held_out"
 #: runs that agree to within this share of their value (the 7 digits a baseline stores) measured no spread: a band
-#: of k × that would fail the first run that moves by a rounding, so such an entry keeps its row's band
+#: of k × that would fail the first run that moves by a rounding. Such an entry, identical on every machine pooled
+#: (at least :data:`MIN_MACHINES` besides the baseline's), is deterministic: it gates at the derived target
+#: (:data:`TARGET` of its value), or, on a grid (:func:`grid_step`), at half a step, so any move of one step is caught
 EXACT = 1e-6
 
 
@@ -211,7 +215,10 @@ def pooled_entry(name: str, entry: Mapping[str, Any], values: list[float], files
     if max(k * sigma, step or 0.0) <= old_width:
         new_tol = {"k": k, "spread": float(f"{sigma:.7g}")}
         how = f"narrower than the row's fixed band ({old_width / abs(float(entry['value'])):.2%}), which it replaces"
-        if step is not None:
+        if step is not None and k * sigma < step / 2:  # the runs stay within half a step: any move of one is caught
+            new_tol.update({"abs": float(f"{step / 2:.7g}"), "step": float(f"{step:.7g}")})
+            how += f"; half a step of its grid ({step:.4g}, one configuration of the kernel's space), which the runs stay within"
+        elif step is not None:
             new_tol["abs"] = float(f"{step:.7g}")
             how += f"; never under one configuration of the kernel's space ({step:.4g})"
     else:
@@ -229,6 +236,12 @@ def pooled_entry(name: str, entry: Mapping[str, Any], values: list[float], files
     prov[catalog.BAND_FROM] = {"script": SCRIPT, "runs": files, "causes": {name: cause}, "baseline": {name: base}}
     new = dict(entry, value=value, tolerance=new_tol, run_values=values, runs=len(values), provenance=prov)
     return new, cause
+
+
+def mde(d: detection.Detection) -> float | None:
+    """A gate's MDE for comparing gates: a point on a grid whose band catches any move of one step is the tightest
+    gate its figure allows (0), else the relative MDE (None where it has none)."""
+    return 0.0 if d.step is not None else d.mde
 
 
 def pool(key: str, name: str, entry: Mapping[str, Any], runs: list[Run],
@@ -249,20 +262,19 @@ def pool(key: str, name: str, entry: Mapping[str, Any], runs: list[Run],
     step = grid_step(name, str(entry.get("unit", "")), metrics)
     new, _ = pooled_entry(name, entry, values, files, out.machines, step)
     out.spread = float(new["tolerance"]["spread"]) / abs(float(new["value"]))
-    if out.spread < EXACT and step is None:
-        out.why = f"its {len(values)} runs agree to {EXACT:g} of its value and it lies on no grid: no spread to set a band from"
-        return out
+    if out.spread < EXACT:
+        return exact(out, name, entry, new, values, files, step)
     shipped_alarms = [r for r in seen if judge(name, entry, r.value) == "regressed"]
     if shipped_alarms:  # unchanged runs on other machines fail the entry's own band: the spread they measure is its cause
         out.alarmed = [f"{r.run.label} {r.delta:+.2%}" for r in shipped_alarms]
         cause = new["provenance"][catalog.BAND_FROM]["causes"][name]
         new["provenance"][catalog.BAND_FROM]["causes"][name] = (
             f"{cause}; unchanged A/A runs read regressed against the band it had ({', '.join(out.alarmed)})")
-    after = power(name, new).mde
+    after = mde(power(name, new))
     out.after = after
     # what the spread between machines alone allows (a count's grid step is no noise: a count of two
     # configurations whose band is one of them catches a move of two, whatever share of it that is)
-    spread_only = power(name, pooled_entry(name, entry, values, files, out.machines)[0]).mde if step else after
+    spread_only = mde(power(name, pooled_entry(name, entry, values, files, out.machines)[0])) if step else after
     # an entry unchanged runs already fail has no claim left but what its runs between machines allow
     best = min(math.inf if out.alarmed else before, spread_only if spread_only is not None else math.inf)
     if held_out is None and not out.alarmed and out.machines < MIN_MACHINES:
@@ -300,6 +312,38 @@ def pool(key: str, name: str, entry: Mapping[str, Any], runs: list[Run],
     alarms = [r.run.label for r in seen if judge(name, new, r.value) == "regressed"]
     if alarms:
         out.why = f"A/A runs read regressed against the pooled band: {', '.join(alarms)}"
+        return out
+    out.mended = new
+    return out
+
+
+def exact(out: Outcome, name: str, entry: Mapping[str, Any], new: dict[str, Any], values: list[float],
+          files: list[str], step: float | None) -> Outcome:
+    """An entry whose pooled runs all read the same value (:data:`EXACT`): deterministic, on every machine pooled.
+    From :data:`MIN_MACHINES` machines besides the baseline's its band becomes :data:`TARGET` of its value — a
+    smaller change of a deterministic figure (a rounding error, a classifier's votes) is real, but no loss a gate
+    should fail on — or, where it lies on a grid (``step``), half a step: any move of one configuration is caught,
+    however large a share of a small count one step is. Where that is no tighter than the entry's gate, it is left."""
+    if out.machines < MIN_MACHINES:
+        out.why = (f"its {len(values)} runs agree to {EXACT:g} of its value, but on {out.machines} machine(s) besides "
+                   f"the baseline's ({MIN_MACHINES} needed)")
+        return out
+    value = float(new["value"])
+    if step is not None:
+        tol: dict[str, Any] = {"abs": float(f"{step / 2:.7g}"), "step": float(f"{step:.7g}")}
+        how = f"half a step of its grid ({step:.4g}, one configuration of the kernel's space): any move of one step is caught"
+    else:
+        tol = {"rel": TARGET}
+        how = f"the derived target, {TARGET:.0%} of its value"
+    cause = (f"identical in all {len(values)} runs ({len(values) - len(files)} baseline, {len(files)} A/A on "
+             f"{out.machines} machines): a deterministic figure; band {how}")
+    new = dict(new, tolerance=tol)
+    new["provenance"][catalog.BAND_FROM]["causes"][name] = cause
+    after = power(name, new)
+    out.after = after.mde if after.mde is not None else 0.0
+    was = power(name, entry)
+    if was.mde is None or (after.mde is not None and after.mde >= was.mde):
+        out.why = f"identical runs; a deterministic band ({how}) is no tighter than its gate"
         return out
     out.mended = new
     return out

@@ -243,7 +243,8 @@ def test_migrate_gives_an_older_ranked_pass_entry_its_band_in_configurations_of_
     metrics = data["backends"]["cuda"]["metrics"]
     ranked, plain = "tuning.matvec_wg.dao_ranked.evals.final", "tuning.matvec_wg.dao.evals.final"
     space = metrics["tuning.matvec_wg.space"]["value"]
-    assert metrics[plain]["tolerance"] == {"abs": 1 / space}
+    # the plain stage's count read the same on every machine pooled: half a configuration, so one more is caught
+    assert metrics[plain]["tolerance"] == {"abs": 0.5 / space, "step": 1 / space}
     metrics[ranked]["tolerance"] = {"abs": 1 / space}  # as the older plugin recorded it
     metrics[ranked].pop("provenance", None)  # not measured between machines (catalog.measured_band): the row's band
     path = tmp_path / "nvidia-h200.json"
@@ -253,7 +254,7 @@ def test_migrate_gives_an_older_ranked_pass_entry_its_band_in_configurations_of_
     assert "1 entries given the catalog's band" in out and ranked in out, out
     after = json.loads(path.read_text())["backends"]["cuda"]["metrics"]
     assert after[ranked]["tolerance"] == {"abs": catalog.RANKED_PASS_CONFIGS / space} == {"abs": 4 / 32}
-    assert after[plain]["tolerance"] == {"abs": 1 / space}
+    assert after[plain]["tolerance"] == {"abs": 0.5 / space, "step": 1 / space}  # measured: migrate keeps it
     del metrics["tuning.matvec_wg.space"]
     path.write_text(json.dumps(data))
     assert gpuperf(["baseline", "migrate", str(path), "--catalog-bands", "gpu"]) == 0

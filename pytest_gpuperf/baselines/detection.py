@@ -42,7 +42,8 @@ LOOSE_LABEL = "loose"
 #: judged against a documented limit, an exact zero (an absolute band), or not gated at all
 UNRATED = ("bound", "absolute", "ungated")
 #: units whose figures are points of an integer grid, and the grid's step: a band under one step catches any
-#: move, however large a share of a small value one step is (an ILP of 1 moving to 2)
+#: move, however large a share of a small value one step is (an ILP of 1 moving to 2); an entry's tolerance may
+#: name its own grid (``step``: a tuner's count of evaluations, one configuration of its kernel's space)
 STEPS = {"ilp": 1.0}
 #: asymptotic standard error of a sample median in units of σ/√n (normal data: √(π/2))
 MEDIAN_SE = math.sqrt(math.pi / 2)
@@ -57,6 +58,7 @@ class Detection:
     mde: float | None
     basis: str
     absolute: float | None = None  # a zero-valued entry's band in the metric's unit: any larger change is caught
+    step: float | None = None  # the grid a point-valued entry lies on: any move of one step is caught
 
     @property
     def label(self) -> str:
@@ -77,6 +79,8 @@ class Detection:
 
     def phrase(self) -> str:
         """``catches ≥ 3.1 % (runs)``: the MDE as the verdict line shows it."""
+        if self.step is not None:
+            return f"catches any move of one step ({self.step:.3g}) of its grid"
         if self.absolute is not None:
             return f"catches any change > {self.absolute:.3g} (absolute band of a zero value)"
         if self.mde is None:
@@ -85,9 +89,9 @@ class Detection:
 
 
 def label_of(mde: float) -> str:
-    """The class of a relative MDE."""
+    """The class of a relative MDE (a band of exactly 10 % of a value computes to 0.1 plus a rounding: it is ≤10 %)."""
     for top, label in CLASSES:
-        if mde <= top:
+        if mde <= top * (1.0 + 1e-9):
             return label
     return LOOSE_LABEL
 
@@ -198,9 +202,10 @@ def detection(entry: Mapping[str, Any] | None, *, name: str, width: float, ratio
         return Detection(None, "ungated")
     if expected == 0:  # a relative change of zero means nothing: any change beyond the absolute band is caught
         return Detection(None, "absolute", absolute=width)
-    step = STEPS.get(unit)
-    if step is not None and width < step:  # a point of a grid: any move to the next point is caught
-        return Detection(None, "absolute", absolute=width)
+    # a point of a grid (the unit's, or the step its band was set from): any move to the next point is caught
+    step = STEPS.get(unit) or (entry.get("tolerance") or {}).get("step")
+    if step is not None and width < float(step):
+        return Detection(None, "absolute", absolute=width, step=float(step))
     edge = edge_fraction(expected, width, direction, ratio_safe)
     if model == "deterministic" or direction == "exact":
         return Detection(edge, "band")

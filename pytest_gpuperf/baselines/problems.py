@@ -23,7 +23,7 @@ from .. import BASELINE_SCHEMA, LEAN_BASELINE_SCHEMA
 from . import validity
 from .verdicts import DIRECTIONS
 
-TOLERANCE_KEYS = {"rel", "abs", "k", "spread"}
+TOLERANCE_KEYS = set(validity.TOLERANCE_KEYS)
 Path_ = tuple[Any, ...]
 
 

@@ -40,7 +40,8 @@ FIX = ("run it again alone (nothing else on the host or the card); if it stays i
 
 
 #: the keys a tolerance may hold (the baseline schema's): relative and absolute band, k × the measured spread
-TOLERANCE_KEYS = ("rel", "abs", "k", "spread")
+#: a band's terms; ``step`` names the grid a point-valued figure lies on (detection power: any move of one step)
+TOLERANCE_KEYS = ("rel", "abs", "k", "spread", "step")
 #: other spellings of the units the checks know, and the spelling to write instead (a time spelled "usec" would
 #: escape the negative-time check and the timing classes)
 UNIT_SPELLINGS = {"sec": "s", "secs": "s", "second": "s", "seconds": "s", "msec": "ms", "millisecond": "ms",

@@ -298,3 +298,18 @@ def test_the_lean_form_defines_each_test_and_citation_once_and_names_a_dangling_
     del section["tests"][label]
     _, problems = fileformat.expand(doc)
     assert any("metrics['m1'].test names" in p and "backends.opencl.tests" in p for p in problems), problems
+
+
+def test_the_lean_form_writes_runs_that_all_read_one_value_once():
+    """A deterministic figure's pooled runs (forty identical values) are written once with their count; runs that
+    differ, or a count that does not match, are written as they are; both read back equal."""
+    same = _entry(2.0, run_values=[2.0] * 41, runs=41, provenance={"commit": "a"})
+    apart = _entry(3.0, run_values=[3.0, 3.1, 3.0], runs=3, provenance={"commit": "a"})
+    odd = _entry(4.0, run_values=[4.0, 4.0], runs=5, provenance={"commit": "a"})  # a count the values do not give
+    data = _v1(cuda={"provenance": {"commit": "a"}, "metrics": {"same": same, "apart": apart, "odd": odd}})
+    doc = json.loads(fileformat.dumps(data))
+    written = doc["backends"]["cuda"]["metrics"]
+    assert written["same"]["run_values"] == [2.0] and written["same"]["runs"] == 41
+    assert written["apart"]["run_values"] == [3.0, 3.1, 3.0] and written["odd"]["run_values"] == [4.0, 4.0]
+    expanded, problems = fileformat.expand(doc)
+    assert problems == [] and expanded == data

@@ -9,6 +9,7 @@ is written lean so that a reviewer can read its diff:
   section's ``provenances``;
 * ``samples`` as a digest ``{"median", "mad", "values"}``: ``values`` are exactly the (at most 64) values
   the significance test resamples, so verdicts do not change; median and MAD are for the reader;
+* ``run_values`` once where every run read the same value (a deterministic figure): ``runs`` says how many;
 * an entry's ``test`` and ``citation`` — the same few strings over hundreds of entries — as a label
   (``"#"`` and the first hex digits of the string's SHA-256) defined once under the section's ``tests`` and
   ``citations``;
@@ -104,6 +105,9 @@ def _lean_entry(entry: Mapping[str, Any], section_prov: str, labels: Mapping[str
             e[field] = table[e[field]]
     if isinstance(e.get("samples"), list) and e["samples"]:
         e["samples"] = digest(e["samples"])
+    values = e.get("run_values")
+    if isinstance(values, list) and len(values) > 1 and e.get("runs") == len(values) and len(set(values)) == 1:
+        e["run_values"] = values[:1]  # every run read the same: once, with their count in ``runs``
     known = [k for k in ENTRY_ORDER if k in e]
     return {k: e[k] for k in known + [k for k in e if k not in ENTRY_ORDER]}
 
@@ -255,6 +259,9 @@ def expand(doc: Any) -> tuple[Any, list[str]]:
                         found.append(f"{_where(backend, name, field)} names {ref!r}, which is not among "
                                      f"{_where(backend)}.{SHARED[field]}")
                         e.pop(field)
+            runs, values = e.get("runs"), e.get("run_values")
+            if isinstance(values, list) and len(values) == 1 and isinstance(runs, int) and runs > 1:
+                e["run_values"] = values * runs  # runs that all read one value, written once
             if "samples" in e:
                 values = _expand_samples(e["samples"], _where(backend, name, "samples"), found)
                 if values is None:

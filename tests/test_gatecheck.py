@@ -323,3 +323,14 @@ def test_why_nothing_keeps_the_first_lines_of_each_kind_and_the_last(tmp_path):
     assert lines == ["ERROR collecting test_0.py", "ERROR collecting test_1.py", "ERROR collecting test_2.py",
                      "!!!!!!! Interrupted: 9 errors during collection !!!!!!!"]
     assert gc.why_nothing(tmp_path / "absent.log")[0].startswith("its log ")
+
+
+def test_appending_without_aa_tops_this_commits_runs_up_to_three():
+    """``--append`` without ``--aa`` (adding plants to a file) makes only the A/A runs this commit still lacks; a
+    given ``--aa`` is the number to make, as before; a new file gets three."""
+    file = {"aa": [{"run": 1, "commit": "c"}, {"run": 2, "commit": "b"}]}
+    assert gc.aa_of(file, "c") == 1 and gc.aa_to_make(None, file, "c") == gc.DEFAULT_AA - 1 == 2
+    file["aa"] += [{"run": 3, "commit": "c"}, {"run": 4, "commit": "c"}, {"run": 5, "commit": "c"}]
+    assert gc.aa_to_make(None, file, "c") == 0  # four of this commit: none more
+    assert gc.aa_to_make(2, file, "c") == 2 and gc.aa_to_make(0, None, "c") == 0
+    assert gc.aa_to_make(None, None, "c") == gc.DEFAULT_AA

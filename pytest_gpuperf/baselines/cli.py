@@ -29,6 +29,7 @@ from typing import Any, Mapping, Sequence
 
 from .. import exits, options
 from ..errors import BaselineFileError, GpuPerfError
+from ..gatecheck.run import DEFAULT_AA
 from ..schemas.results_doc import ResultsDocument, ResultsDocumentError
 from ..util import jsonio
 from ..util.interrupt_latch import Latch
@@ -386,7 +387,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     d.set_defaults(func=cmd_diff)
     g = bs.add_parser("gatecheck", help="run the README's main command N times (A/A) plus planted regressions")
     g.add_argument("--device", default="0", help="--gpuperf-device of the runs (default 0, as in the README)")
-    g.add_argument("--aa", type=int, default=3, help="A/A runs of the whole suites/ (default 3)")
+    g.add_argument("--aa", type=int, default=None,
+                   help=f"A/A runs of the whole suites/ to make (default {DEFAULT_AA}; with --append, as many as "
+                        f"bring the file's runs of this commit to {DEFAULT_AA}, so appending plants makes none "
+                        "where the file has them)")
     g.add_argument("--plant", action="append", default=None, metavar="KIND[=ARG]",
                    help="planted regression to try, repeatable: memory[=F], compute[=F], ulp[=FUNCTION], "
                         "missing[=METRIC] (default: all four at the device class's sizes; 'none' for none)")

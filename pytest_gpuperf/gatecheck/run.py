@@ -491,7 +491,23 @@ def _tries(p: Plant, tries: int, prev: int, device: str, baseline_dir: str | Non
     return entry, device_doc
 
 
-def gatecheck(*, device: str, out: Path, aa: int, plant_list: Sequence[Plant], tries: int, baseline_dir: str | None,
+#: the A/A runs a gate check makes where ``--aa`` is not given; with ``--append``, what this commit's runs in the file
+#: are brought up to (:func:`aa_to_make`)
+DEFAULT_AA = 3
+
+
+def aa_of(doc: Mapping[str, Any] | None, commit: str) -> int:
+    """The A/A runs of ``commit`` a gate-check file holds."""
+    return sum(1 for r in (doc or {}).get("aa", []) if r.get("commit") == commit)
+
+
+def aa_to_make(aa: int | None, old: Mapping[str, Any] | None, commit: str) -> int:
+    """The A/A runs to make: ``aa`` where given; else :data:`DEFAULT_AA` less the runs of ``commit`` the file to
+    append to already holds (a call that appends plants to a file of three clean runs makes no fourth)."""
+    return aa if aa is not None else max(0, DEFAULT_AA - aa_of(old, commit))
+
+
+def gatecheck(*, device: str, out: Path, aa: int | None, plant_list: Sequence[Plant], tries: int, baseline_dir: str | None,
               results_dir: Path, commit: str, append: bool, fresh_first: bool, cwd: str | Path = ".",
               echo: Any = print, curve_list: Sequence[Plant] = (),
               not_planted: Sequence[dict[str, Any]] | None = None,
@@ -508,11 +524,15 @@ def gatecheck(*, device: str, out: Path, aa: int, plant_list: Sequence[Plant], t
     try is calibrated to an unplanted run of its tests just before it (:func:`_tries`). A call that makes no A/A
     run and names no results calibrates each plant to an unplanted run of its tests made just before its first try:
     the file's A/A runs may come from an earlier call on another machine. Returns the written document."""
-    if aa < 0 or tries < 0:
+    if (aa is not None and aa < 0) or tries < 0:
         raise GpuPerfError("--aa and --tries must be non-negative")
     if not append and out.exists():
         raise GpuPerfError(f"{out} exists; pass --append to add runs to it, or move it aside")
     old = load(out) if append else None
+    if aa is None and old is not None:
+        echo(f"A/A: {out} holds {aa_of(old, commit)} run(s) of {commit[:8]}; {aa_to_make(None, old, commit)} more "
+             f"before the plants (--aa N to choose)")
+    aa = aa_to_make(aa, old, commit)
     # read (and refused) before any run: named results of another device stop the check at once
     named = machine_values(calibrate_from, device_key) if calibrate is not None and calibrate_from else None
     offset = len(old["aa"]) if old else 0

@@ -328,7 +328,6 @@ def exact(out: Outcome, name: str, entry: Mapping[str, Any], new: dict[str, Any]
         out.why = (f"its {len(values)} runs agree to {EXACT:g} of its value, but on {out.machines} machine(s) besides "
                    f"the baseline's ({MIN_MACHINES} needed)")
         return out
-    value = float(new["value"])
     if step is not None:
         tol: dict[str, Any] = {"abs": float(f"{step / 2:.7g}"), "step": float(f"{step:.7g}")}
         how = f"half a step of its grid ({step:.4g}, one configuration of the kernel's space): any move of one step is caught"

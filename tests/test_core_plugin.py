@@ -160,8 +160,8 @@ def test_duplicate_metric_name_is_an_error(pytester):
 
 
 @pytest.mark.parametrize("tolerance, unit, says", [
-    ("5%", "us", "tolerance='5%' is not a mapping of rel, abs, k, spread to numbers"),
-    ({"relative": 0.05}, "us", "tolerance key(s) relative unknown: use rel, abs, k, spread"),
+    ("5%", "us", "tolerance='5%' is not a mapping of rel, abs, k, spread, step to numbers"),
+    ({"relative": 0.05}, "us", "tolerance key(s) relative unknown: use rel, abs, k, spread, step"),
     ({"rel": -1}, "us", "must be finite numbers of at least 0"),
     (None, "microseconds", "unit 'microseconds': write 'us'"),
 ])

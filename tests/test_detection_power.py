@@ -232,3 +232,17 @@ def test_the_chases_inside_the_l1_gate_to_one_cycle_on_a_gpu():
             assert compare(42.0, "lower", entry, **same).verdict == "regressed"
             assert compare(41.0, "lower", entry, **same).verdict == "pass"
     assert catalog.tolerance("memory.chase.1MiB.latency.cycles", False) == {"rel": 0.03}  # L2-range: machines differ
+
+
+def test_every_shipped_entry_on_a_grid_catches_a_move_of_one_step():
+    """A tuner's count gated at half a step of its grid (``tolerance.step``) states no relative MDE but 'any move of
+    one step': one step in its bad direction regresses, its own value passes."""
+    stepped = [(n, e) for n, e in H200 if "step" in (e.get("tolerance") or {}) and gates(e)]
+    assert len(stepped) > 100, len(stepped)
+    for name, entry in stepped:
+        d = power(name, entry)
+        step = float(entry["tolerance"]["step"])
+        assert d.label == "absolute" and d.step == step and "one step" in d.phrase(), (name, d)
+        sign = -1.0 if entry["better"] == "higher" else 1.0
+        assert _judge(name, entry, float(entry["value"]) + sign * step) == "regressed", name
+        assert _judge(name, entry, float(entry["value"])) in ("pass", "loose"), name

@@ -28,7 +28,13 @@ and exits 1 if any does.
 
     python3 scripts/compact_saved.py --zopfli results
     python3 scripts/compact_saved.py --xz results && git add -A results
+    python3 scripts/compact_saved.py --delta results/nvidia-h200
     python3 scripts/compact_saved.py --check main results
+
+``--delta`` stores each saved run of a folder that holds an ``aa-1.json.xz`` as its difference from that run
+(:mod:`pytest_gpuperf.util.saved_delta`; about a third of the bytes for a gate check's later runs), where that is
+smaller and reads back as the same document; every reader gets the whole document back
+(:func:`pytest_gpuperf.util.jsonio.read_bytes`), and the other modes leave a delta as it is.
 """
 
 from __future__ import annotations
@@ -48,7 +54,7 @@ sys.path.insert(0, str(ROOT))
 from pytest_gpuperf import RESULTS_SCHEMA  # noqa: E402
 from pytest_gpuperf.report import results  # noqa: E402
 from pytest_gpuperf.schemas import problems  # noqa: E402
-from pytest_gpuperf.util import jsonio  # noqa: E402
+from pytest_gpuperf.util import jsonio, saved_delta  # noqa: E402
 
 
 def tracked(folders: list[str]) -> list[str]:
@@ -117,6 +123,37 @@ def rewrite(name: str, zopfli: bool, to_xz: bool = False, named: bool = False) -
     return name, len(old), len(old)
 
 
+#: the run of a folder its other runs are stored against (``--delta``)
+DELTA_BASE = "aa-1.json.xz"
+
+
+def to_delta(name: str) -> tuple[str, int, int]:
+    """Store the saved run ``name`` as its difference from its folder's first A/A run (:data:`DELTA_BASE`,
+    :mod:`pytest_gpuperf.util.saved_delta`) where that is smaller and reads back as the same document, key for
+    key and in order; (name, bytes before, bytes after)."""
+    path = ROOT / name
+    old = path.read_bytes()
+    base_path = path.with_name(DELTA_BASE)
+    raw = jsonio.unpack(old, name)
+    if path.name == DELTA_BASE or not base_path.exists() or saved_delta.is_delta(raw):
+        return name, len(old), len(old)
+    doc, base = results_document(raw), results_document(jsonio.unpack(base_path.read_bytes(), base_path))
+    if doc is None or base is None:
+        return name, len(old), len(old)
+    delta = saved_delta.encode(base, doc, DELTA_BASE)
+    text = json.dumps(delta, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    back = saved_delta.decode(json.loads(text), lambda n: base, name)
+    if canonical(back) != canonical(doc):
+        return name, len(old), len(old)
+    new = jsonio.xz_bytes(text)
+    if len(new) >= len(old):
+        return name, len(old), len(old)
+    tmp = path.with_name(path.name + ".recode.tmp")
+    tmp.write_bytes(new)
+    os.replace(tmp, path)
+    return name, len(old), len(new)
+
+
 def canonical(doc: Any) -> str:
     """A text that two documents share only when every key (in its order), value and float agree."""
     return json.dumps(doc, separators=(",", ":"))
@@ -176,6 +213,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--xz", action="store_true", help="store each *.json.gz as *.json.xz (about a fifth smaller), "
                                                       "and each *.log.gz no file outside the folders names as "
                                                       "*.log.xz where smaller")
+    ap.add_argument("--delta", action="store_true", help=f"store each saved run (.json.xz) of a folder that holds "
+                                                         f"{DELTA_BASE} as its difference from that run, where smaller")
     ap.add_argument("--check", metavar="REV", help="compare each file with the one at git revision REV; write nothing")
     ap.add_argument("--jobs", type=int, default=1, help="files rewritten at once")
     args = ap.parse_args(argv)
@@ -193,6 +232,15 @@ def main(argv: list[str] | None = None) -> int:
               f" (results documents less their restated lines and baseline copies); {len(new)} new since")
         return 1 if bad else 0
     before = after = 0
+    if args.delta:
+        runs = [n for n in names if n.endswith(".json" + jsonio.XZ)]
+        with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+            for name, old, new in pool.map(to_delta, runs):
+                before, after = before + old, after + new
+                if new < old:
+                    print(f"{name}: {old} -> {new} bytes (a delta of {DELTA_BASE})", flush=True)
+        print(f"{len(runs)} runs: {before} -> {after} bytes ({(before - after) / 2**20:.2f} MiB saved)")
+        return 0
     with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         text = named_outside(args.folders) if args.xz else ""
         named = [Path(n).name in text or jsonio.uncompressed_name(Path(n).name) in text for n in names]

@@ -30,10 +30,10 @@ DEVICE = {"key": "card", "name": "Card", "backend": "cuda"}
 #: judged it only what readers take (its value, direction and its runs' spread, the band, the delta where the values
 #: do not give it, the reason; ``report/results.py`` ``saved_form``). A run's console log is generated from what
 #: its results hold: it is kept only where a doc or test names it. A report a command remakes from saved runs
-#: (a `gpuperf compare` of two A/A runs) is not kept, only what it compared (`results/aa-pairs.json`). Each new
-#: machine's gate check adds its A/A runs in the saved form, about 0.16 MB a run (five on the twentieth H200
-#: machine, results/nvidia-h200/gatecheck-0d8cce4: 0.81 MB), which the fleet and the pooled bands read
-TREE_BUDGET = 27 * 1024 * 1024
+#: (a `gpuperf compare` of two A/A runs) is not kept, only what it compared (`results/aa-pairs.json`). A folder's
+#: later runs are stored as their difference from its first A/A run (``scripts/compact_saved.py --delta``,
+#: util/saved_delta.py): about a third of the bytes, read back whole
+TREE_BUDGET = 25 * 1024 * 1024
 
 
 def _entry(kernel: str, config: str = "local=64", watts: float = 200.0) -> Entry:

@@ -18,6 +18,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
+from . import saved_delta
 from .atomic import atomic_write_chunks
 
 GZ = ".gz"
@@ -121,9 +122,19 @@ def unpack(data: bytes, name: str | os.PathLike[str], limit: int = MAX_BYTES) ->
 
 def read_bytes(path: str | os.PathLike[str], limit: int = MAX_BYTES) -> bytes:
     """The bytes a saved file holds (:func:`saved`: ``path`` or its ``.xz``/``.gz`` twin, decompressed),
-    through :func:`read_regular` and at most ``limit`` bytes decompressed."""
+    through :func:`read_regular` and at most ``limit`` bytes decompressed; a run stored as its difference from
+    another of its folder (:mod:`.saved_delta`) as the whole document, in compact JSON."""
     p = saved(path)
-    return unpack(read_regular(p, limit), p, limit)
+    data = unpack(read_regular(p, limit), p, limit)
+    if not saved_delta.is_delta(data):
+        return data
+
+    def sibling(name: str) -> Any:
+        q = saved(p.parent / name)
+        return json.loads(unpack(read_regular(q, limit), q, limit))
+
+    doc = saved_delta.decode(json.loads(data), sibling, p)
+    return json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
 def read_text(path: str | os.PathLike[str]) -> str:

@@ -1,0 +1,114 @@
+"""A saved run stored as its difference from the first run of its folder, read back whole.
+
+A gate check's runs on one machine share nearly everything but their readings: the same metrics, tests,
+identities, citations and notes. xz compresses each file alone, so each repeats what the first holds; stored as
+its difference from that run (``{"$delta": "aa-1.json.xz", ...}``), a later run takes about a third of the bytes.
+Every reader goes through :func:`pytest_gpuperf.util.jsonio.read_bytes`, which gives the whole document back
+(:func:`decode`); the writer (``scripts/compact_saved.py --delta``) keeps a delta only where it decodes to the
+document key for key, in order. The base is a file of the same folder, named by its file name only, and is never
+a delta itself, so no delta reaches outside its folder or chains."""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+from typing import Any, Callable
+
+#: how a delta file's text begins (its first key), so a reader tells one from a whole document without parsing
+MARK = b'{"$delta":'
+BASE, TOP, METRICS, PATCH, OF = "$delta", "top", "metrics", "$patch", "$of"
+#: a key the later document does not have
+GONE = {"$gone": 1}
+
+
+def same(a: Any, b: Any) -> bool:
+    """``a`` and ``b`` read back as the same JSON text: equal, of the same types (``1`` is not ``1.0`` nor
+    ``True``) and with their keys in the same order."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    return a == b
+
+
+def diff(a: Any, b: Any) -> Any:
+    """A patch that turns ``a`` into ``b`` (:func:`patched`): mappings key by key where the keys keep their order
+    (kept keys in ``a``'s order, new ones after), any other value whole."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        if [k for k in a if k in b] + [k for k in b if k not in a] != list(b):
+            return b
+        p: dict[str, Any] = {k: (v if k not in a else diff(a[k], v)) for k, v in b.items() if k not in a or not same(a[k], v)}
+        p.update({k: GONE for k in a if k not in b})
+        return {PATCH: p}
+    return b
+
+
+def patched(a: Any, p: Any) -> Any:
+    """``a`` with the patch ``p`` (:func:`diff`) applied."""
+    if not (isinstance(p, dict) and PATCH in p and isinstance(a, dict)):
+        return p
+    out = dict(a)
+    for k, v in p[PATCH].items():
+        if v == GONE:
+            out.pop(k, None)
+        else:
+            out[k] = patched(a[k], v) if k in a else v
+    return out
+
+
+def _key(metric: Any) -> list[Any]:
+    return [metric.get("name"), metric.get("test")] if isinstance(metric, dict) else [None, None]
+
+
+def _pool(base: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """The base's metrics by name and test, in order (a name may repeat)."""
+    pool: dict[str, list[dict[str, Any]]] = {}
+    for m in base.get("metrics", []):
+        pool.setdefault(repr(_key(m)), []).append(m)
+    return pool
+
+
+def encode(base: dict[str, Any], doc: dict[str, Any], base_name: str) -> dict[str, Any]:
+    """``doc`` as its difference from ``base`` (the file ``base_name`` of the same folder): its other fields, and
+    each metric as the patch of the base's metric of the same name and test (``$of``), in order."""
+    pool = _pool(base)
+    metrics = []
+    for m in doc.get("metrics", []):
+        same = pool.get(repr(_key(m)))
+        metrics.append({OF: _key(m), PATCH: diff(same.pop(0), m)} if same else m)
+    rest = {k: v for k, v in doc.items() if k != "metrics"}
+    return {BASE: base_name, TOP: diff({k: v for k, v in base.items() if k != "metrics"}, rest), METRICS: metrics}
+
+
+def decode(delta: dict[str, Any], load_base: Callable[[str], Any], where: object) -> dict[str, Any]:
+    """The whole document a delta stands for; ``load_base`` reads a file of the delta's folder by name."""
+    name = delta.get(BASE)
+    if not isinstance(name, str) or name in ("", ".", "..") or "\\" in name or PurePosixPath(name).name != name:
+        raise ValueError(f"{where}: its base {name!r} is not a file name of its own folder")
+    base = load_base(name)
+    if not isinstance(base, dict) or BASE in base:
+        raise ValueError(f"{where}: its base {name} is not a whole results document")
+    pool = _pool(base)
+    metrics = []
+    for m in delta.get(METRICS, []):
+        if isinstance(m, dict) and OF in m:
+            same = pool.get(repr(m[OF]))
+            if not same:
+                raise ValueError(f"{where}: metric {m[OF]!r} has no counterpart in its base {name}")
+            metrics.append(patched(same.pop(0), m[PATCH]))
+        else:
+            metrics.append(m)
+    top = patched({k: v for k, v in base.items() if k != "metrics"}, delta.get(TOP))
+    if not isinstance(top, dict):
+        raise ValueError(f"{where}: not a delta of a results document")
+    # "metrics" where the document had it: the base's place for it
+    keys = list(top)
+    at = list(base).index("metrics") if "metrics" in base else len(keys)
+    keys.insert(min(at, len(keys)), "metrics")
+    return {k: (metrics if k == "metrics" else top[k]) for k in keys}
+
+
+def is_delta(raw: bytes) -> bool:
+    """Whether a file's (decompressed) text is a delta."""
+    return raw[: len(MARK)] == MARK

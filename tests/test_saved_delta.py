@@ -1,0 +1,55 @@
+"""Saved runs stored as their difference from the first run of their folder read back as the whole document."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from pathlib import Path
+
+from pytest_gpuperf.schemas.results_doc import ResultsDocument
+from pytest_gpuperf.util import jsonio, saved_delta
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _doc(values: dict[str, float], order=("a", "b")) -> dict:
+    metrics = [{"name": n, "test": "t.py::f", "value": values[n], "info": {"k": {x: 1 for x in order}}} for n in values]
+    return {"schema": "s", "run": {"id": "x"}, "metrics": metrics, "tests": []}
+
+
+def test_a_delta_reads_back_key_for_key_in_order_and_type(tmp_path):
+    base = _doc({"m1": 1.0, "m2": 2.0})
+    doc = _doc({"m2": 2.5, "m1": 1, "m3": 3.0}, order=("b", "a"))  # reordered keys, an int for a float, a new metric
+    doc["run"] = {"id": "y", "interrupted": False}
+    del doc["tests"]
+    jsonio.write_xz(tmp_path / "aa-1.json.xz", json.dumps(base).encode())
+    delta = saved_delta.encode(base, doc, "aa-1.json.xz")
+    jsonio.write_xz(tmp_path / "aa-2.json.xz", json.dumps(delta, separators=(",", ":")).encode())
+    back = jsonio.read_json(tmp_path / "aa-2.json.xz")
+    assert json.dumps(back) == json.dumps(doc)  # equal as text: order and types kept
+    assert jsonio.read_json(tmp_path / "aa-1.json.xz") == base
+
+
+@pytest.mark.parametrize("base_name", ["../aa-1.json.xz", "/etc/passwd", "sub/aa-1.json.xz", "..", ""])
+def test_a_delta_never_names_a_file_outside_its_folder(tmp_path, base_name):
+    jsonio.write_xz(tmp_path / "aa-2.json.xz", json.dumps({"$delta": base_name, "top": {}, "metrics": []}).encode())
+    with pytest.raises(ValueError, match="not a file name of its own folder"):
+        jsonio.read_json(tmp_path / "aa-2.json.xz")
+
+
+def test_a_delta_of_a_delta_is_refused(tmp_path):
+    jsonio.write_xz(tmp_path / "aa-1.json.xz", json.dumps({"$delta": "aa-0.json.xz", "top": {}, "metrics": []}).encode())
+    jsonio.write_xz(tmp_path / "aa-2.json.xz", json.dumps({"$delta": "aa-1.json.xz", "top": {}, "metrics": []}).encode())
+    with pytest.raises(ValueError, match="not a whole results document"):
+        jsonio.read_json(tmp_path / "aa-2.json.xz")
+
+
+def test_a_saved_gate_checks_later_runs_are_deltas_and_load_as_results():
+    folder = ROOT / "results" / "nvidia-h200" / "gatecheck-0d8cce4"
+    raw = jsonio.unpack((folder / "aa-2.json.xz").read_bytes(), "aa-2.json.xz")
+    assert saved_delta.is_delta(raw)
+    doc = ResultsDocument.load(folder / "aa-2.json.xz")
+    assert len(doc.metrics) == 1999
+    assert doc.run["finished"] != jsonio.read_json(folder / "aa-1.json.xz")["run"]["finished"]

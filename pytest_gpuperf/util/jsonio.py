@@ -9,6 +9,7 @@ compressed, atomically. Every read goes through :func:`read_regular`: regular fi
 
 from __future__ import annotations
 
+import functools
 import gzip
 import io
 import json
@@ -131,10 +132,18 @@ def read_bytes(path: str | os.PathLike[str], limit: int = MAX_BYTES) -> bytes:
 
     def sibling(name: str) -> Any:
         q = saved(p.parent / name)
-        return json.loads(unpack(read_regular(q, limit), q, limit))
+        st = q.stat()
+        return _base(str(q), st.st_mtime_ns, st.st_size, limit)
 
     doc = saved_delta.decode(json.loads(data), sibling, p)
     return json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+@functools.lru_cache(maxsize=4)
+def _base(path: str, mtime_ns: int, size: int, limit: int) -> Any:
+    """A delta's base, parsed once while it is unchanged (a folder's later runs all name the same one; the
+    decoded document is serialised at once, so the cached one is never changed)."""
+    return json.loads(unpack(read_regular(path, limit), path, limit))
 
 
 def read_text(path: str | os.PathLike[str]) -> str:

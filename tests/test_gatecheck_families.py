@@ -97,29 +97,39 @@ def test_family_plants_take_the_baseline_bands_and_say_what_they_leave_out():
     entries = {"launch.empty.device_us": {"value": 2.72, "tolerance": {"abs": 0.5}, "test": "suites/test_memory.py::"
                                           "test_launch_overhead"},
                "launch.overhead.intercept_us": {"value": 0.66, "tolerance": {"abs": 25.0}}}
-    chosen, skipped = families.family_plants(["launch", "power"], False, entries, entry_band, spec="cuda:0")
+    chosen, skipped = families.family_plants(["launch", "power"], False, entries, entry_band, spec="cuda:0",
+                                             compute_units=132)
     by_metric = {p.metric: p for p in chosen}
     assert by_metric["launch.empty.device_us"].arg == "0.276"
     assert by_metric["launch.empty.device_us"].tests == ("suites/test_memory.py::test_launch_overhead[cuda:0]",)
     assert by_metric["power.fma_fp32.joules_per_op"].arg == "0.3"  # no entry: the GPU fallback
     assert by_metric["launch.graph.empty.device_us"].arg == "0.05"  # the graph's launches: no entry, GPU fallback
-    # the graph grid's name carries a 132-SM card's geometry: planted only where the baseline names it
+    # the graph grid's name carries the device's SM count: planted only where the baseline names it
     assert [s["metric"] for s in skipped] == ["launch.graph.grid.132x256.device_us", "launch.overhead.intercept_us"]
-    assert "geometry" in skipped[0]["why"] and "56.9×" in skipped[1]["why"]
+    assert "132 compute units" in skipped[0]["why"] and "56.9×" in skipped[1]["why"]
     grid = {"value": 0.5425, "tolerance": {"k": 6.0, "spread": 0.00238},
             "test": "suites/test_memory.py::test_graph_grid_launches"}
     chosen, skipped = families.family_plants(["launch"], False, {**entries, "launch.graph.grid.132x256.device_us": grid},
-                                             entry_band, spec="cuda:0")
+                                             entry_band, spec="cuda:0", compute_units=132)
     planted = {p.metric: p for p in chosen}["launch.graph.grid.132x256.device_us"]
     assert planted.tests == ("suites/test_memory.py::test_graph_grid_launches[cuda:0]",)
     assert float(planted.arg) == pytest.approx(1.5 * 6.0 * 0.00238 / 0.5425, rel=0.01)
+    # a card of another SM count targets its own grid, under the name its baseline gives it
+    chosen, skipped = families.family_plants(["launch"], False, {**entries, "launch.graph.grid.114x256.device_us": grid},
+                                             entry_band, spec="cuda:0", compute_units=114)
+    assert "launch.graph.grid.114x256.device_us" in {p.metric for p in chosen}
+    # a device that reports no SM count cannot name the grid: left out with that reason, never guessed
+    chosen, skipped = families.family_plants(["launch"], False, {**entries, "launch.graph.grid.132x256.device_us": grid},
+                                             entry_band, spec="cuda:0")
+    assert not any(p.metric.startswith("launch.graph.grid.") for p in chosen)
+    assert any("did not report" in s["why"] for s in skipped if "{units}" in s["metric"])
     # on a CPU device the power family is left out with its reason, the copy stops at 256 MiB
     chosen, skipped = families.family_plants(None, True, {}, entry_band)
     why = {s["metric"]: s["why"] for s in skipped}
     assert set(why) == {"power.fma_fp32.joules_per_op", "launch.graph.empty.device_us",
-                        "launch.graph.grid.132x256.device_us"}
+                        "launch.graph.grid.{units}x256.device_us"}
     assert "power sensor" in why["power.fma_fp32.joules_per_op"] and "CUDA" in why["launch.graph.empty.device_us"]
-    assert "CUDA" in why["launch.graph.grid.132x256.device_us"]
+    assert "CUDA" in why["launch.graph.grid.{units}x256.device_us"]
     assert "memory.copy.bandwidth.1GiB" not in {p.metric for p in chosen}
     assert {p.kind for p in chosen} == set(FRACTIONS) - {"power"} | {"ulp", "missing"}
     fixed = {p.kind: p for p in chosen if p.kind in families.FIXED}

@@ -271,7 +271,8 @@ def cmd_gatecheck(args: argparse.Namespace) -> int:
         try:
             chosen, not_planted = families.family_plants(wanted, info.is_cpu, entries, entry_band, spec=info.spec,
                                                          ungated=lambda n, u: informational_why(n, u, entries.get(n)),
-                                                         power=lambda n, e: table.power(n, e).mde)
+                                                         power=lambda n, e: table.power(n, e).mde,
+                                                         compute_units=info.compute_units)
         except ValueError as exc:
             raise GpuPerfError(f"--families {args.families!r}: {exc}") from None
         if args.plant:

@@ -45,8 +45,9 @@ class Target:
     gpu_only: str | None = None
     cpu: bool = True  # measured (as a named metric) on CPU devices too
     gpu: bool = True
-    #: planted only where the baseline has an entry for the metric: its name carries the card's geometry
-    card_named: bool = False
+    #: the name carries the device's geometry (``{units}``: its compute-unit count, :func:`metric_of`), and the
+    #: target is planted only where the baseline has an entry under the name the device gives it
+    per_unit: bool = False
 
     @property
     def additive(self) -> bool:
@@ -70,9 +71,9 @@ _NO_SENSOR = "energy per op needs a power sensor (NVML): a CPU device has none"
 #: every family's target metrics, in the order they are planted
 TARGETS: tuple[Target, ...] = (
     Target("launch", "launch.graph.empty.device_us", _GRAPH, (0.05, 3.0), gpu_only=_NO_GRAPHS),
-    # one work-group per SM of a 132-SM card (H100 SXM, H200): the grid where every SM gets one launch's work
-    Target("launch", "launch.graph.grid.132x256.device_us", _GRAPH_GRID, (0.05, 3.0), gpu_only=_NO_GRAPHS,
-           card_named=True),
+    # one work-group per SM: the grid where every SM gets one launch's work (132x256 on an H100 SXM or H200)
+    Target("launch", "launch.graph.grid.{units}x256.device_us", _GRAPH_GRID, (0.05, 3.0), gpu_only=_NO_GRAPHS,
+           per_unit=True),
     Target("launch", "launch.empty.device_us", _LAUNCH, (0.3, 3.0)),
     Target("launch", "launch.overhead.intercept_us", _GRID, (0.3, 3.0)),
     _copy("1MiB"), _copy("16MiB"), _copy("256MiB"), _copy("1GiB", cpu=False),
@@ -189,6 +190,14 @@ def calibrate(chosen: Sequence[Plant], entries: Mapping[str, Mapping[str, Any]],
     return out
 
 
+def metric_of(t: Target, compute_units: int) -> str | None:
+    """The metric ``t`` targets on a device of ``compute_units`` compute units (SMs); None where its name needs the
+    count and the device did not report one."""
+    if not t.per_unit:
+        return t.metric
+    return t.metric.format(units=compute_units) if compute_units > 0 else None
+
+
 def _tests(t: Target, entry: Mapping[str, Any] | None, spec: str) -> tuple[str, ...]:
     """The one test that recorded the entry (its node id on device ``spec``), else the target's selection."""
     if entry and entry.get("test") and spec:
@@ -197,14 +206,15 @@ def _tests(t: Target, entry: Mapping[str, Any] | None, spec: str) -> tuple[str, 
 
 
 def family_plants(families: Sequence[str] | None, is_cpu: bool, entries: Mapping[str, Mapping[str, Any]],
-                  band: Band, spec: str = "", ungated: Ungated | None = None, power: Power | None = None
-                  ) -> tuple[list[Plant], list[dict[str, Any]]]:
+                  band: Band, spec: str = "", ungated: Ungated | None = None, power: Power | None = None,
+                  compute_units: int = 0) -> tuple[list[Plant], list[dict[str, Any]]]:
     """The plants of ``families`` (kinds of :data:`FAMILY`; None: every family) at their claimed sizes
     (:func:`claimed_size` of the baseline ``entries`` and the MDE ``power`` states for them, else the device
     class's fallback; the ``ulp`` and
     ``missing`` plants as :data:`FIXED` names them), and the targets left out with the reason: GPU-only on a
     CPU device, a band too wide to plant, or a metric the gate records without judging (``ungated``: the caller's
-    reason for a metric and its unit, None where it is gated)."""
+    reason for a metric and its unit, None where it is gated). ``compute_units``: the device's count, which names
+    the targets whose metric carries the device's geometry (:func:`metric_of`)."""
     known = {t.kind for t in TARGETS} | set(FIXED)
     wanted = set(families) if families is not None else known
     unknown = wanted - known
@@ -218,26 +228,32 @@ def family_plants(families: Sequence[str] | None, is_cpu: bool, entries: Mapping
         if is_cpu and t.gpu_only:
             skipped.append({"kind": t.kind, "metric": t.metric, "why": t.gpu_only})
             continue
-        entry = entries.get(t.metric)
-        if entry is None and t.card_named:
+        metric = metric_of(t, compute_units)
+        if metric is None:
             skipped.append({"kind": t.kind, "metric": t.metric,
-                            "why": "its name carries a card's geometry, and this device's baseline has no entry for "
-                                   "it: not measured here under that name"})
+                            "why": "its name carries the device's compute-unit count, which the device did not "
+                                   "report"})
             continue
-        why = None if ungated is None else ungated(t.metric, str((entry or {}).get("unit", "")))
+        entry = entries.get(metric)
+        if entry is None and t.per_unit:
+            skipped.append({"kind": t.kind, "metric": metric,
+                            "why": f"its name carries this device's geometry ({compute_units} compute units), and "
+                                   "the device's baseline has no entry under it: nothing to judge the plant against"})
+            continue
+        why = None if ungated is None else ungated(metric, str((entry or {}).get("unit", "")))
         if why:
-            skipped.append({"kind": t.kind, "metric": t.metric, "why": f"recorded, not gated: {why}"})
+            skipped.append({"kind": t.kind, "metric": metric, "why": f"recorded, not gated: {why}"})
             continue
         if entry is not None:
-            size = claimed_size(entry, band, t.additive, None if power is None else power(t.metric, entry))
+            size = claimed_size(entry, band, t.additive, None if power is None else power(metric, entry))
         else:
             size = t.fallback[1 if is_cpu else 0]
         if size > MAX_SIZE:
-            skipped.append({"kind": t.kind, "metric": t.metric,
+            skipped.append({"kind": t.kind, "metric": metric,
                             "why": f"its gate claims only a change of {size:g}× the value (over {MAX_SIZE:g}): "
                                    "no plant can test so loose a gate"})
             continue
-        chosen.append(Plant(t.kind, f"{size:g}", t.metric, _tests(t, entry, spec)))
+        chosen.append(Plant(t.kind, f"{size:g}", metric, _tests(t, entry, spec)))
     for kind, (arg, metric, selection) in FIXED.items():
         if kind in wanted:
             chosen.append(Plant(kind, arg, metric, _tests(Target(kind, metric, selection, (0, 0)),

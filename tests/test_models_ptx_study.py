@@ -7,6 +7,7 @@ show the sweep as the code has it and its time estimate from the saved H100 runs
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import subprocess
@@ -20,6 +21,7 @@ from nvrtc_support import nvrtc_env
 from pytest_gpuperf.baselines import catalog
 from pytest_gpuperf.studies.ptx_model import ptx_study, ptx_sweep, scheduler
 from pytest_gpuperf.studies.ptx_model.dwarfs import DWARFS, THESIS_MAPE
+from pytest_gpuperf.studies.ptx_model.ptx_latency import GlobalLatencyModel
 from pytest_gpuperf.corpora.heldout import DESIGN_KERNELS, HELD_OUT
 from ptx_study_support import fixed_model
 from pytest_gpuperf.timing import suite_profiles
@@ -204,3 +206,26 @@ def test_the_docs_time_estimate_comes_from_the_saved_h100_runs_it_names():
     est = (ptx_sweep.estimate_s(lo), ptx_sweep.estimate_s(hi))
     assert f"{lo:.1f}–{hi:.1f} s" in para and f"{est[0]:.0f}–{est[1]:.0f} s" in para, (lo, hi, est)
     assert est[1] < 300
+
+
+def test_a_saved_study_holds_what_a_replay_needs_to_predict_every_launch_again():
+    res = _result()
+    fitted = dataclasses.replace(res.model.table, global_model=GlobalLatencyModel(res.model.sweep.fit, "fitted here"))
+    res = dataclasses.replace(res, model=dataclasses.replace(res.model, table=fitted))
+    # the records carry the whole table, the fitted L(gm) model included, through JSON as a results file does
+    info = json.loads(json.dumps({r["name"]: r for r in ptx_study.records(res)}["model.ptx.study.thesis.mape"]["info"]))
+    table = ptx_study.table_from_info(info)
+    assert table.global_model is not None and table.global_model.source == "fitted here"
+    assert table.of("ld.global", 4096) == pytest.approx(fitted.of("ld.global", 4096))
+    graph, _, cal, rates, _ = fixed_model()
+    for r in res.runs:
+        s = r.shape
+        for v in scheduler.VARIANTS:
+            kw = dict(grid=s.grid, block=s.block, regs=32, shared=0, trips=[], n_sm=132, clock_hz=1.98e9,
+                      variant=v, rates=rates)
+            again = scheduler.predict(graph, table, cal, **kw).seconds
+            assert again == pytest.approx(scheduler.predict(graph, fitted, cal, **kw).seconds, rel=1e-12), (r.name, v)
+    # a run made before the fit was recorded says so, and a replay cannot take a model it does not have
+    del info["global_latency_fit"]
+    with pytest.raises(ValueError, match="global_latency_fit"):
+        ptx_study.table_from_info(info)

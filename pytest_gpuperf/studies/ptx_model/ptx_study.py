@@ -38,6 +38,7 @@ from . import cfg as cfgmod, ptx as ptxmod, scheduler
 from .dwarfs import THESIS_MAPE, Shape
 from ...corpora.heldout_port import HostProblem, mismatches
 from .ptx_errors import THESIS_GPU_KEYS, DeviceModel, device_model, slug
+from .ptx_latency import GlobalLatencyModel, LatencyTable
 from .ptx_sweep import STUDY_KERNELS, SWEEP_VERSION, StudyKernel
 from ...devices.base import Device
 from ...helpers import KernelHelper, Measurer
@@ -210,6 +211,30 @@ def records(res: StudyResult) -> list[dict[str, Any]]:
                            {"thesis_mape_pct": dict(zip(THESIS_GPU_KEYS, THESIS_OVERALL_MAPE)), "study_wall_s":
                             round(res.wall_s, 1), "calibration": res.model.cal_info,
                             "latency_cycles": {k: round(float(c), 2) for k, c in sorted(res.model.table.cycles.items())},
+                            **latency_info(res.model.table),
                             "rates": res.model.rates, "problems": list(res.problems)}))
     return out
+
+
+def latency_info(table: LatencyTable) -> dict[str, Any]:
+    """What a replay needs of the latency table besides its cycles: each class's source, the fixed global
+    latency and its source, and the device's fitted ``L(gm)`` model (None where it had none), so that every
+    launch of a saved study can be predicted again without the GPU (``scripts/ptx_offline.py``)."""
+    fit = table.global_model
+    return {"latency_by_class": dict(sorted(table.sources.items())),
+            "global_latency": [table.global_cycles, table.global_source],
+            "global_latency_fit": None if fit is None else {"fit": fit.fit.to_json(), "source": fit.source}}
+
+
+def table_from_info(info: Mapping[str, Any]) -> LatencyTable:
+    """The latency table a study record's ``info`` holds (:func:`latency_info` and ``latency_cycles``); a
+    ``ValueError`` naming what is missing for a record made before the study recorded it."""
+    missing = [k for k in ("latency_cycles", "latency_by_class", "global_latency", "global_latency_fit") if k not in info]
+    if missing:
+        raise ValueError(f"the study's record holds no {', '.join(missing)}: it was made before the study recorded "
+                         "its latency table, so its launches cannot be predicted again from it alone")
+    saved = info["global_latency_fit"]
+    fit = None if not saved else GlobalLatencyModel.from_info(saved, str(saved.get("source", "saved run")))
+    glat, gsrc = info["global_latency"]
+    return LatencyTable(dict(info["latency_cycles"]), dict(info["latency_by_class"]), glat, gsrc, fit)
 

@@ -223,8 +223,13 @@ class GpuPerfSession:
     def device(self, spec: str) -> Device:
         run = self.run_for(spec)
         if run.device is None:
-            run.device = open_device(run.info)
-            run.device.readback_timeout_s = self.options.timeout_s
+            device = open_device(run.info)
+            device.readback_timeout_s = self.options.timeout_s
+            run.device = device
+            why = device.build_check()
+            if why:  # the test that opened it fails with the reason; every later one skips, naming it
+                device.abandon(why)
+                raise GpuPerfError(why)
         return run.device
 
     @property

@@ -219,6 +219,11 @@ class Kernel:
 KernelArg = Any  # Buffer | numpy scalar (np.int32(...), np.float32(...))
 
 
+#: the kernel :meth:`Device.build_check` builds: one store, nothing any backend could reject
+BUILD_CHECK_NAME = "gpuperf_build_check"
+BUILD_CHECK_SOURCE = f"__kernel void {BUILD_CHECK_NAME}(__global float* a) {{ a[get_global_id(0)] = 1.0f; }}\n"
+
+
 class Device(abc.ABC):
     """One device of one backend. Subclasses keep their context/queue/stream alive."""
 
@@ -338,6 +343,28 @@ class Device(abc.ABC):
             for scope in self._source_scopes:
                 scope.add(digest)
         return digest
+
+    def build_check(self, source: str = BUILD_CHECK_SOURCE) -> str | None:
+        """Why this device cannot build a one-line kernel (``source``, OpenCL C as :func:`.dialect.portable`
+        takes it), in its compiler's own words, or None. The session asks once, when it opens the device:
+        a runtime whose compiler cannot target the machine (a PoCL whose LLVM does not know the host CPU
+        reads "unknown target CPU") then fails once, with the reason, rather than once per test."""
+        from ..errors import KernelCompileError  # noqa: PLC0415 - the errors module imports nothing of ours
+
+        try:
+            with self.unnoted():  # not a kernel any figure measures
+                self.compile(dialect(self.info.backend).prelude + source, BUILD_CHECK_NAME)
+        except KernelCompileError as exc:
+            hint = (" PoCL's LLVM does not know this CPU: a PoCL built with a newer LLVM (as Debian 13 or Ubuntu "
+                    "24.04 ship) does." if "unknown target CPU" in exc.log else "")
+            said = [re.sub(r"^\S+:\d+:\d+:\s*", "", line.rsplit("error: ", 1)[1].strip())  # less the temp file's place
+                    for line in exc.log.splitlines() if "error: " in line]
+            words = "; ".join(dict.fromkeys(said)) or " ".join(exc.log.split())  # its error lines, each once
+            return (f"{self.info.spec} ({self.info.name}; {self.info.runtime_version or self.info.driver_version}) "
+                    f"cannot build a one-line kernel, so none of its tests can run. Its compiler says: "
+                    f"{words[:400]}.{hint} Use a runtime whose compiler builds for this machine, "
+                    "or choose another device with --gpuperf-device.")
+        return None
 
     @contextlib.contextmanager
     def unnoted(self) -> Iterator[None]:

@@ -479,6 +479,9 @@ class GpuPerfSession:
         meta = self._run_meta(argv) if meta is None else meta
         for path, run in self.json_paths().items():
             stopped = {"stopped": run.stopped_busy} if run.stopped_busy else {}
+            lost = self.abandoned().get(run.info.spec)
+            if lost:  # a hung or faulted kernel, or a compiler that cannot build for the device
+                stopped["abandoned"] = lost
             beyond = sorted(m.name for m in run.metrics.values() if m.info.get("would_regress"))
             if beyond:  # contended/throttled, but changed far beyond what that explains (timing.observers.would_regress)
                 stopped["would_regress"] = beyond
@@ -562,9 +565,9 @@ class GpuPerfSession:
         if not template:
             return {}
         # a run a signal ended before it measured anything still leaves its file, marked interrupted: a batch job
-        # killed in its first test is told apart from one that never started
+        # killed in its first test is told apart from one that never started; so does a device given up on
         runs = [r for r in self.runs.values() if r.metrics or self.missing.get(r.info.spec)
-                or (self.interrupted and r.device is not None)]
+                or (self.interrupted and r.device is not None) or r.info.spec in self.abandoned()]
         devices = self.selected() if self.distributed else [r.info for r in runs]
         several = len(devices) > 1
         started = datetime.fromisoformat(self.started).astimezone(timezone.utc)  # the run.started of the file

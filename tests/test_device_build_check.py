@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 
 from pytest_gpuperf.devices import discover, open_device
+from pytest_gpuperf import schemas
+from pytest_gpuperf.util import jsonio
 from suite_support import baseline_folder, finish_within
 
 OPENCL = [d for d in discover().devices if d.backend == "opencl"]
@@ -72,6 +74,7 @@ def test_a_session_on_a_device_that_cannot_build_fails_once_and_skips_the_rest(t
     proc = subprocess.Popen(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rs", f"--rootdir={tmp_path}",
          f"--gpuperf-device={OPENCL[0].spec}", f"--gpuperf-baseline-dir={baseline_folder(tmp_path)}",
+         f"--gpuperf-json={tmp_path / 'r.json'}",
          str(tmp_path / "test_user.py")],
         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
     out = finish_within(proc, 120)
@@ -79,3 +82,7 @@ def test_a_session_on_a_device_that_cannot_build_fails_once_and_skips_the_rest(t
     assert "1 error" in out and "2 skipped" in out, out  # the first test's device fixture fails, the rest skip
     assert out.count("cannot build a one-line kernel") >= 2, out  # the failure, then the skips' reason
     assert "no_such_variable" in out, out
+    # its results file is written though nothing was measured, saying why the device was given up
+    doc = jsonio.read_json(tmp_path / "r.json")
+    assert doc["metrics"] == [] and "cannot build a one-line kernel" in doc["run"]["abandoned"]
+    assert schemas.problems(doc, doc["schema"]) == []

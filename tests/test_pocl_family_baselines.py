@@ -72,3 +72,22 @@ def test_the_pocl6_family_file_holds_what_every_run_it_was_made_from_read():
     assert {verdicts[n] for n in metrics} <= {"pass", "loose"}
     planted = {m["name"]: m["verdict"] for m in jsonio.read_json(SAVED / "pocl6-plant-ulp-opencl.json.xz")["metrics"]}
     assert planted["accuracy.fp32.sin.max_ulp"] == "regressed"
+
+
+@pytest.mark.parametrize("run", [1, 2, 3])
+def test_ubuntu_26_04_s_pocl_gates_against_debian_13_s_family_file(run: int):
+    """Ubuntu 26.04 ships the same PoCL 6.0 and LLVM: its runs, from folders with no baseline, found that file."""
+    family, _ = FAMILIES["PoCL 6.0"]
+    path = SAVED / f"ubuntu2604-{run}-opencl.json.xz"
+    assert _device(path).family_key == family
+    doc = jsonio.read_json(path)
+    entries = baseline_file.load_file(baseline_file.path_for(REVIEWED_BASELINES, family)).metrics("opencl")
+    verdicts = {m["name"]: m["verdict"] for m in doc["metrics"]}
+    assert not doc["run"]["interrupted"] and doc["environment"]["python"].startswith("3.14")
+    assert {verdicts[n] for n in entries} <= {"pass", "loose"}
+
+
+def test_ubuntu_22_04_s_pocl_that_builds_nothing_left_a_file_saying_why():
+    doc = jsonio.read_json(ROOT / "results" / "pocl-pthread-amd-epyc" / "ubuntu2204-1-opencl.json.xz")
+    assert "pocl 1.8" in doc["device"]["runtime_version"] and doc["metrics"] == []
+    assert "unknown target CPU" in doc["run"]["abandoned"]

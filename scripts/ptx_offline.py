@@ -9,6 +9,12 @@ compiled here again with NVRTC for the run's architecture, as the CUDA backend d
 -std=c++17``). The thesis variant must reproduce the run's own predictions (``check`` column): that is
 what makes a new variant's figures on the same data comparable.
 
+With ``--study``, the runs are PTX studies (``suites/test_model_ptx_study.py``, Alavani's 108 launches): every
+launch is predicted again by every variant (``launch_once`` included, which no study before it recorded) from the
+study's own calibration, latencies and issue rates; a study made before it recorded its fitted ``L(gm)`` model
+takes that of another run of the same card (``--donor``), and every prediction the run recorded must come out
+within 1 %.
+
 NVRTC without a GPU: ``pip install --target /tmp/nvrtc-site nvidia-cuda-nvrtc==13.0.*`` (the toolkit of
 the saved runs), then ``PYTHONPATH=/tmp/nvrtc-site python scripts/ptx_offline.py RESULTS.json ...``.
 """
@@ -23,9 +29,11 @@ from pathlib import Path
 import numpy as np
 
 from pytest_gpuperf.devices import recompile
-from pytest_gpuperf.studies.ptx_model import cfg as cfgmod, ptx as ptxmod, scheduler
+from pytest_gpuperf.studies.ptx_model import cfg as cfgmod, ptx as ptxmod, ptx_study, ptx_sweep, scheduler
 from pytest_gpuperf.studies.ptx_model.dwarfs import DWARFS, THESIS_MAPE
-from pytest_gpuperf.studies.ptx_model.ptx_latency import GlobalLatencyModel, LatencyTable
+from pytest_gpuperf.studies.ptx_model.ptx_calibration import calibration_from_info
+from pytest_gpuperf.studies.ptx_model.ptx_latency import GLOBAL_MODEL_METRIC, GlobalLatencyModel, LatencyTable
+from pytest_gpuperf.util import jsonio
 
 
 def replay(path: Path) -> dict[str, object]:
@@ -38,8 +46,7 @@ def replay(path: Path) -> dict[str, object]:
     gfit = GlobalLatencyModel.from_info(ms.get("model.ptx.global_latency.r2", {}).get("info", {}), "saved run")
     table = LatencyTable(mi["latency_cycles"], mi["latency_by_class"], mi["global_latency"][0],
                          mi["global_latency"][1], gfit)
-    c = mi["calibration"]
-    cal = scheduler.Calibration(tuple(c["launch_s"]), tuple(c["global_tp"]), tuple(c["shared_tp"]))
+    cal = calibration_from_info(mi["calibration"])
     cc = dev["compute_capability"]
     rates, rate_sources = scheduler.issue_rates({n: m["value"] for n, m in ms.items()}, cc)
     rows = []
@@ -74,11 +81,101 @@ def replay(path: Path) -> dict[str, object]:
             "reproduces_saved": all(abs(r["thesis"]["predicted_s"] / r["saved_predicted_s"] - 1) < 1e-3 for r in rows)}
 
 
+#: how closely a replay must give each prediction the run recorded (a donor's L(gm) model moves them by ~0.5 %)
+REPRODUCED = 0.01
+
+
+def study_table(info: dict[str, object], donor: Path | None) -> tuple[LatencyTable, str]:
+    """The latency table a saved study predicted with, and where its L(gm) model came from: the study's own
+    record, or — for a run made before the study recorded it — the fitted model of ``donor``, another run of
+    the same card (its ``model.ptx.global_latency.r2``; the fit moves about a cycle between machines)."""
+    try:
+        return ptx_study.table_from_info(info), "the run's own"
+    except ValueError as exc:
+        if donor is None:
+            raise SystemExit(f"{exc}; name a run of the same card that fitted one with --donor") from None
+    dms = {m["name"]: m for m in jsonio.read_json(donor)["metrics"]}
+    fit = GlobalLatencyModel.from_info(dms.get(GLOBAL_MODEL_METRIC, {}).get("info", {}), f"donor {donor}")
+    if fit is None:
+        raise SystemExit(f"{donor}: no {GLOBAL_MODEL_METRIC} with a fit in it")
+    return LatencyTable(dict(info["latency_cycles"]), {}, None, f"donor {donor}", fit), f"donor {donor}"  # type: ignore[arg-type]
+
+
+def replay_study(path: Path, donor: Path | None = None) -> dict[str, object]:
+    """Every launch of a saved PTX study (``suites/test_model_ptx_study.py``) predicted again by every variant,
+    beside the run's own predictions and measured times."""
+    doc = jsonio.read_json(path)
+    ms = {m["name"]: m for m in doc["metrics"]}
+    head = ms.get(f"{ptx_study.PREFIX}.thesis.mape")
+    if head is None:
+        raise SystemExit(f"{path}: no {ptx_study.PREFIX}.thesis.mape (run suites/test_model_ptx_study.py)")
+    dev, info = doc["device"], head["info"]
+    table, fit_from = study_table(info, donor)
+    cal = calibration_from_info(info["calibration"])
+    cc, rates = dev["compute_capability"], dict(info["rates"])
+    graphs: dict[str, cfgmod.Cfg] = {}
+    rows = []
+    for k in ptx_sweep.STUDY_KERNELS:
+        saved = {v: {r["config"]: r for r in ms[f"{ptx_study.PREFIX}.{v}.{k.name}.error"]["info"]["launches"]}
+                 for v in scheduler.VARIANTS if f"{ptx_study.PREFIX}.{v}.{k.name}.error" in ms}
+        if not saved:
+            continue  # left out of the run (its reference check failed): the run names it under problems
+        for conf in k.configs:
+            shape = k.shape(conf)
+            src = k.source("cuda", shape)
+            if src not in graphs:
+                graphs[src] = cfgmod.build(ptxmod.parse(recompile.ptx_text(src, cc.replace(".", "")), k.name))
+            first = saved["thesis"][conf.label]
+            row = {"kernel": k.name, "dwarf": k.dwarf, "held_out": k.held_out, "config": conf.label,
+                   "measured_s": first["measured_s"]}
+            for v in scheduler.VARIANTS:
+                p = scheduler.predict(graphs[src], table, cal, grid=shape.grid, block=shape.block, regs=first["regs"],
+                                      shared=first["shared"], trips=shape.trips, n_sm=dev["compute_units"],
+                                      clock_hz=dev["clock_mhz"] * 1e6, cc=cc, l2_bytes=int(dev.get("l2_bytes") or 0),
+                                      variant=v, rates=rates)
+                row[v] = {"predicted_s": p.seconds, "error": abs(p.seconds - first["measured_s"]) / first["measured_s"],
+                          **({"saved_predicted_s": saved[v][conf.label]["predicted_s"]} if v in saved else {}),
+                          **({"parts": p.parts} if p.parts else {})}
+            rows.append(row)
+    # every variant the run itself recorded must come out as it did (a variant newer than the run has nothing to match)
+    worst = max(abs(r[v]["predicted_s"] / r[v]["saved_predicted_s"] - 1)
+                for r in rows for v in scheduler.VARIANTS if "saved_predicted_s" in r[v])
+    return {"results": str(path), "device": dev.get("name"), "commit": doc.get("environment", {}).get("commit"),
+            "global_latency_fit": fit_from, "fit_recorded": not fit_from.startswith("donor"),
+            "worst_reproduction": worst, "launches": rows,
+            "mape": {part: {v: float(np.mean([r[v]["error"] for r in rows if keep(r)])) for v in scheduler.VARIANTS}
+                     for part, keep in (("all", lambda r: True), ("held_out", lambda r: r["held_out"]),
+                                        ("design", lambda r: not r["held_out"]))}}
+
+
+def print_study(r: dict[str, object]) -> None:
+    """A study replay's MAPE per variant: every launch, the design kernels, the held-out ones."""
+    vs = scheduler.VARIANTS
+    print(f"{r['results']} ({r['device']}, {r['commit']}; L(gm) model: {r['global_latency_fit']}): the run's own "
+          f"predictions reproduced within {100 * float(r['worst_reproduction']):.2f} %")  # type: ignore[arg-type]
+    print(f"  {'MAPE':12} " + " ".join(f"{v:>12}" for v in vs))
+    for part, by in r["mape"].items():  # type: ignore[union-attr]
+        print(f"  {part:12} " + " ".join(f"{100 * by[v]:11.1f}%" for v in vs))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("results", nargs="+", type=Path)
     ap.add_argument("--json", type=Path, help="also write every row to this file")
+    ap.add_argument("--study", action="store_true",
+                    help="the runs are PTX studies (suites/test_model_ptx_study.py): replay their 108 launches")
+    ap.add_argument("--donor", type=Path, action="append", default=[],
+                    help="per study run, in order: a run of the same card whose fitted L(gm) model stands in for one "
+                         "the study did not record (repeatable)")
     args = ap.parse_args(argv)
+    if args.study:
+        donors = args.donor + [None] * (len(args.results) - len(args.donor))
+        studies = [replay_study(p, d) for p, d in zip(args.results, donors)]
+        for r in studies:
+            print_study(r)
+        if args.json:
+            args.json.write_text(json.dumps({"tool": "scripts/ptx_offline.py --study", "runs": studies}, indent=1) + "\n")
+        return 0 if all(float(r["worst_reproduction"]) < REPRODUCED for r in studies) else 1  # type: ignore[arg-type]
     out = [replay(p) for p in args.results]
     for r in out:
         print(f"{r['results']} ({r['device']}, {r['commit']}): thesis variant reproduces the run's predictions: "

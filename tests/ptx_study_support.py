@@ -22,7 +22,7 @@ def fixed_model() -> tuple[Any, LatencyTable, scheduler.Calibration, Any, ptx_er
     built on them."""
     graph = cfg.build(ptx.parse((ROOT / "tests" / "data" / "models" / "vectorAdd.ptx").read_text(), "vectorAdd"))
     table = LatencyTable({k: 4.0 for k in CLASSES}, {"addf": "probed in this session: x"}, 600.0, "fixed probe")
-    cal = scheduler.Calibration((3e-6, 0.0), (3e12, 1.0, 1e-6), (3e13, 1.0, 1e-6))
+    cal = scheduler.Calibration((3e-6, 0.0), (3e12, 1.0, 1e-6), (3e13, 1.0, 1e-6), global_tp_net=(3.5e12, 1.0, 1e-6))
     rates, sources = scheduler.issue_rates({}, "9.0")
     points = [Point(Launch(1, t), [500.0 + t * 0.01] * 3, (490.0, 510.0)) for t in [1, 64, 1024, 8192, 65536] * 2]
     sweep = global_latency.Sweep(points, global_latency.fit_points(points), single=[500.0] * 4)

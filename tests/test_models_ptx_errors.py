@@ -31,7 +31,7 @@ def _sweep() -> global_latency.Sweep:
 def _evaluation() -> ptx_errors.PtxEvaluation:
     graph = cfg.build(ptx.parse(PTX.read_text(), "vectorAdd"))
     table = LatencyTable({k: 4.0 for k in CLASSES}, {"addf": "probed in this session: x"}, 600.0, "fixed probe")
-    cal = scheduler.Calibration((3e-6, 0.0), (3e12, 1.0, 1e-6), (3e13, 1.0, 1e-6))
+    cal = scheduler.Calibration((3e-6, 0.0), (3e12, 1.0, 1e-6), (3e13, 1.0, 1e-6), global_tp_net=(3.5e12, 1.0, 1e-6))
     shape = dict(grid=4096, block=256, regs=32, shared=0, trips=[], n_sm=132, clock_hz=1.98e9, l2_bytes=50 << 20)
     pred = scheduler.predict(graph, table, cal, **shape)
     rates, sources = scheduler.issue_rates({}, "9.0")

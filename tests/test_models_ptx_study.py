@@ -229,3 +229,24 @@ def test_a_saved_study_holds_what_a_replay_needs_to_predict_every_launch_again()
     del info["global_latency_fit"]
     with pytest.raises(ValueError, match="global_latency_fit"):
         ptx_study.table_from_info(info)
+
+
+def test_the_saved_studies_replay_offline_as_the_docs_table_says():
+    """``scripts/ptx_offline.py --study`` on the two saved studies: each prediction the run recorded comes out
+    again within 1 % (the L(gm) model from an A/A run of the same card), and every variant's MAPE — the
+    ``launch_once`` variant's, which no study recorded, included — is the one the committed replay holds."""
+    out = subprocess.run(
+        [sys.executable, "scripts/ptx_offline.py", "--study", "results/nvidia-h100-80gb-hbm3/study-6036ccb/ps-cuda.json.xz",
+         "results/nvidia-h200/study-bbc20d4/ps-cuda.json.xz",
+         "--donor", "results/nvidia-h100-80gb-hbm3/gatecheck-6036ccb/aa-1.json.xz",
+         "--donor", "results/nvidia-h200/gatecheck-0d8cce4/aa-2.json.xz", "--json", "/dev/stdout"],
+        capture_output=True, text=True, env=nvrtc_env(), cwd=ROOT, timeout=600)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    fresh = json.loads(out.stdout[out.stdout.index("{"):out.stdout.rindex("}") + 1])
+    saved = jsonio.read_json(ROOT / "results" / "offline" / "ptx-study-replay.json.xz")
+    for now, then in zip(fresh["runs"], saved["runs"], strict=True):
+        assert now["worst_reproduction"] < 0.01 and len(now["launches"]) == 108
+        for part, by in then["mape"].items():
+            assert now["mape"][part] == pytest.approx(by, rel=1e-9), part
+        # counting the launch once only ever shortens the Hopper variant's memory stream
+        assert all(r["launch_once"]["predicted_s"] <= r["hopper"]["predicted_s"] * (1 + 1e-12) for r in now["launches"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from pathlib import Path
@@ -10,6 +11,7 @@ import pytest
 
 from pytest_gpuperf.studies.ptx_model import cfg, ptx, scheduler
 from pytest_gpuperf.studies.ptx_model.ptx_latency import LatencyTable, global_latency_k20, latencies
+from ptx_study_support import CLASSES
 
 K20 = {"SP": 192, "INT": 192, "DP": 64, "SFU": 32, "LSU": 32, "M": 192}
 
@@ -336,3 +338,30 @@ def test_hopper_wave_takes_the_longer_of_issue_and_one_warps_chain():
     hopper = scheduler.predict(g, table, cal, grid=132 * 8 * 2, block=256, regs=16, shared=0, trips=[], n_sm=132,
                                clock_hz=1e9, variant="hopper")
     assert thesis.d_kernel_cycles > hopper.d_kernel_cycles
+
+
+def test_the_net_throughput_takes_the_launch_out_of_every_calibration_copy():
+    """Copies timed as ``l0 + bytes / BW`` give back BW at every size once ``l0`` is taken out; a copy whose whole
+    time is the launch is left out."""
+    l0, bw = 3e-6, 3.2e12
+    points = [(2.0 * n, 8.0 * n / (l0 + 8.0 * n / bw)) for n in (1 << 14, 1 << 18, 1 << 22, 1 << 26)]
+    net = scheduler.net_throughput_points(points, l0)
+    assert [p[0] for p in net] == [p[0] for p in points]
+    assert all(tp == pytest.approx(bw, rel=1e-9) for _, tp in net)
+    assert all(tp < bw for _, tp in points)  # the thesis' TP holds the launch
+    assert scheduler.net_throughput_points([(2.0, 8.0 / l0)], l0) == []
+
+
+def test_launch_once_is_the_hopper_variant_with_the_launch_paid_once():
+    graph = cfg.build(ptx.parse((Path(__file__).parent / "data" / "models" / "vectorAdd.ptx").read_text(), "vectorAdd"))
+    table = LatencyTable({k: 4.0 for k in CLASSES}, {}, 600.0, "fixed probe")
+    cal = scheduler.Calibration((3e-6, 1e-12), (2.4e12, 1.0, 5e-7), (1.3e13, 1.5, 2e-8), global_tp_net=(3.2e12, 1.0, 5e-7))
+    shape = dict(grid=4096, block=256, regs=16, shared=0, trips=[], n_sm=132, clock_hz=1.98e9)
+    hopper = scheduler.predict(graph, table, cal, **shape, variant="hopper")
+    once = scheduler.predict(graph, table, cal, **shape, variant="launch_once")
+    assert once.parts["bound"] == hopper.parts["bound"] == "memory"
+    assert once.parts["memory_s"] == pytest.approx(hopper.parts["memory_s"] * 2.4 / 3.2)
+    assert once.parts["launch_fixed_s"] == hopper.parts["launch_fixed_s"] == 3e-6
+    assert {k: v for k, v in once.parts.items() if k != "memory_s"} == {k: v for k, v in hopper.parts.items() if k != "memory_s"}
+    with pytest.raises(ValueError, match="global_tp_net"):  # a calibration that measured no net throughput
+        scheduler.predict(graph, table, dataclasses.replace(cal, global_tp_net=None), **shape, variant="launch_once")

@@ -148,8 +148,11 @@ def apps_vs_dao(inp: Inputs) -> list[str]:
 
 
 # ---- Alavani's protocol: the 108-launch sweep (thesis ch. 4, Table 4.9) ------------------------------------
-def _variants(inp: Inputs) -> list[str]:
-    variants = inp.option("variants", ",".join(VARIANTS)).split(",")
+def _variants(inp: Inputs, runs: list[Run]) -> list[str]:
+    """The ``variants=`` the marker names, else every variant that each named run recorded (a run made before a
+    variant existed has none of its figures)."""
+    recorded = [v for v in VARIANTS if all(r.get(f"{PTX_STUDY}.{v}.mape") is not None for r in runs)] or list(VARIANTS)
+    variants = inp.option("variants", ",".join(recorded)).split(",")
     bad = [v for v in variants if v not in VARIANTS]
     if bad:
         raise EvidenceError(f"{inp.block.where}: unknown variant {', '.join(bad)}; known: {', '.join(VARIANTS)}")
@@ -213,7 +216,8 @@ def ptx_study(inp: Inputs) -> list[str]:
     Table 4.9's four GPUs and their median; the same for the held-out kernels alone, then the held-out,
     design and all-launch MAPE (the last beside Table 4.8's overall figure). Several runs of one device and
     sweep read ``first / second / …``."""
-    runs, variants = inp.runs("runs"), _variants(inp)
+    runs = inp.runs("runs")
+    variants = _variants(inp, runs)
     _check_ptx(inp, runs, variants)
     first = runs[0].get(f"{PTX_STUDY}.{variants[0]}.mape") or {}
     out = [f"Table 4.9: Alavani's static PTX model, {TABLE_4_9} (Tesla K20, Quadro K4200, Tesla M60, GTX 1050; about "

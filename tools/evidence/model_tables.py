@@ -263,6 +263,27 @@ def ptx_replay(inp: Inputs) -> list[str]:
     return out
 
 
+def ptx_study_replay(inp: Inputs) -> list[str]:
+    """The offline replay of saved PTX studies (``scripts/ptx_offline.py --study``): per study, where its
+    ``L(gm)`` model came from, how closely the run's own predictions came out again, and each variant's MAPE over
+    every launch, the design kernels and the held-out ones."""
+    doc = inp.run("replay").doc
+    runs = doc.get("runs") or []
+    if not runs:
+        raise EvidenceError(f"{inp.block.where}: the replay file holds no replayed study (scripts/ptx_offline.py --study)")
+    variants = list(runs[0]["mape"]["all"])
+    out = ["| replayed study | device | commit | L(gm) model | the run's predictions within | "
+           + " | ".join(f"{v}: all / design / held out" for v in variants) + " |", "|" + " --- |" * (5 + len(variants))]
+    for r in runs:
+        m = r["mape"]
+        out.append(f"| `{r['results']}` | {r['device'].replace('NVIDIA ', '')} | {r['commit']} | "
+                   f"{'its own' if r['fit_recorded'] else 'another run of the card'} | "
+                   f"{100 * r['worst_reproduction']:.2f} % | "
+                   + " | ".join(" / ".join(pct(m[part][v]) for part in ("all", "design", "held_out")) for v in variants)
+                   + " |")
+    return out
+
+
 def ncu_dwarfs(inp: Inputs) -> list[str]:
     """Nsight Compute counters of each dwarf kernel as the suite launches it (role ``ncu``: the profile
     saved by the dwarfs' ncu run): DRAM bytes, hit rates, sectors per request, SASS warp instructions,
@@ -389,5 +410,6 @@ TABLES = {"models-sampled-vs-dao": sampled_vs_dao, "models-sampled": sampled, "m
           "models-ptx-kernels": ptx_kernels, "models-ptx-recombined": ptx_recombined,
           "models-ptx-latencies": ptx_latencies, "models-ptx-latency-sensitivity": ptx_latency_sensitivity,
           "models-hopper-kernels": hopper_kernels, "models-ptx-replay": ptx_replay,
+          "models-ptx-study-replay": ptx_study_replay,
           "models-ncu-dwarfs": ncu_dwarfs, "models-classify": classify, "models-classify-resplit": resplit,
           "models-classify-counters": counters, "models-similarity": similarity}

@@ -77,9 +77,30 @@ def calibrate(dev: Device, gpu_kernel: KernelHelper, gpu_measure: Measurer
         sreqs.append(r)
         stps.append(4.0 * r / m.stats.median)
     s = exp_fit(np.array(sreqs), np.array(stps))
-    info = {"launch_s": [float(icpt), float(slope)], "global_tp": g, "shared_tp": s,
+    launch = (max(float(icpt), 0.0), max(float(slope), 0.0))
+    g_net = net_fit(list(zip(reqs, tps)), launch[0])
+    info = {"launch_s": [float(icpt), float(slope)], "global_tp": g, "shared_tp": s, "global_tp_net": g_net,
             "global_points": list(zip(reqs, tps)), "shared_points": list(zip(sreqs, stps))}
-    return scheduler.Calibration((max(float(icpt), 0.0), max(float(slope), 0.0)), g, s), info
+    return scheduler.Calibration(launch, g, s, global_tp_net=g_net), info
+
+
+def net_fit(points: list[tuple[float, float]], launch_s: float) -> tuple[float, float, float]:
+    """The thesis' throughput model fitted to the copies' points with the launch intercept taken out of each
+    time (:func:`scheduler.net_throughput_points`): the "launch_once" variant's memory throughput."""
+    net = scheduler.net_throughput_points(points, launch_s)
+    if len(net) < 3:
+        raise AssertionError(f"under three calibration copies outlast the launch's {launch_s:.3g} s: {points}")
+    n, tp = (np.array(c) for c in zip(*net))
+    return exp_fit(n, tp)
+
+
+def calibration_from_info(info: dict[str, Any]) -> scheduler.Calibration:
+    """The calibration a results record's ``info["calibration"]`` holds; the net throughput fitted anew from its
+    points where the record predates it (it is a function of them)."""
+    launch = (max(float(info["launch_s"][0]), 0.0), max(float(info["launch_s"][1]), 0.0))
+    g_net = info.get("global_tp_net") or net_fit([tuple(p) for p in info["global_points"]], launch[0])
+    return scheduler.Calibration(launch, tuple(info["global_tp"]), tuple(info["shared_tp"]),
+                                 global_tp_net=tuple(g_net))
 
 
 def global_latency_model(sw: global_latency.Sweep) -> GlobalLatencyModel:

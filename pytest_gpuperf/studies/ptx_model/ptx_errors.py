@@ -30,7 +30,10 @@ ALT_VARIANTS: Mapping[str, str] = {
     "issue": "issue: a unit is busy only while issuing at its measured rate (models.scheduler.schedule_block)",
     "hopper": "hopper: launch fixed cost + max(dispatch, execution, memory stream), execution per wave the "
               "longer of issuing at the measured rates and one warp's dependent chain "
-              "(models.scheduler.predict_hopper)"}
+              "(models.scheduler.predict_hopper)",
+    "launch_once": "launch_once: the hopper variant with its memory stream at the calibration copies' throughput "
+                   "net of the launch overhead, so the launch's fixed cost is paid once "
+                   "(models.scheduler.predict_hopper, Calibration.global_tp_net)"}
 #: the GPUs of the thesis' Table 4.9, in its column order
 THESIS_GPU_KEYS = tuple(THESIS_GPU_NAMES)
 
@@ -99,7 +102,7 @@ class PtxEvaluation:
 class DeviceModel:
     """What every prediction on one device is built from, measured in the session: the calibration (launch
     overhead and throughput fits), the global-latency sweep, the latency table, and the issue rates of the
-    "issue" and "hopper" variants with where each came from."""
+    variants (:data:`ALT_VARIANTS`) with where each came from."""
 
     cal: scheduler.Calibration
     cal_info: dict[str, Any]

@@ -8,7 +8,7 @@ Why a study: a launch is cheap, but 108 of them with their inputs and compiles a
 GPU, which a gate on every change does not need (``--gpuperf-profile=study`` runs it). CUDA only, like
 the model suite's test: the model reads PTX from NVRTC.
 
-The figures (``model.ptx.study.<variant>.…``, ``variant`` one of ``thesis``, ``issue``, ``hopper``):
+The figures (``model.ptx.study.<variant>.…``, ``variant`` one of :data:`.scheduler.VARIANTS`):
 
 * ``<kernel>.error`` — the kernel's MAPE over its configurations (each launch's predicted and measured
   times in ``info``);

@@ -186,7 +186,8 @@ def check_ptx(arch: str = "90", kernels: Sequence[StudyKernel] = STUDY_KERNELS) 
     from ...devices import recompile
 
     cc = f"{arch[:-1]}.{arch[-1]}"
-    table, cal = _nominal_table(), scheduler.Calibration((3e-6, 1e-12), (2e12, 1.0, 1e-6), (2e13, 1.0, 1e-6))
+    table, cal = _nominal_table(), scheduler.Calibration((3e-6, 1e-12), (2e12, 1.0, 1e-6), (2e13, 1.0, 1e-6),
+                                                         global_tp_net=(2.5e12, 1.0, 1e-6))
     rates, _ = scheduler.issue_rates({}, cc)
     graphs: dict[str, cfgmod.Cfg] = {}
     rows = []

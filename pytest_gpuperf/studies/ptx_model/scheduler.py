@@ -104,8 +104,10 @@ class _Reservations:
 
 
 #: The variants :func:`predict` offers: the thesis' Algorithm 6; "issue", Algorithm 6 with issue-rate
-#: reservations (:func:`schedule_block`); and "hopper", the Hopper model (:func:`predict_hopper`).
-VARIANTS = ("thesis", "issue", "hopper")
+#: reservations (:func:`schedule_block`); "hopper", the Hopper model (:func:`predict_hopper`); and
+#: "launch_once", the Hopper model with its memory stream at the throughput net of the launch overhead
+#: (:attr:`Calibration.global_tp_net`), so a launch's fixed cost is paid once.
+VARIANTS = ("thesis", "issue", "hopper", "launch_once")
 #: the variants :func:`schedule_block` itself knows ("hopper" schedules one warp with "issue")
 BLOCK_VARIANTS = ("thesis", "issue")
 
@@ -256,6 +258,24 @@ class Calibration:
     global_tp: tuple[float, float, float]
     shared_tp: tuple[float, float, float]
     source: str = "measured on this device by the suite's microbenchmarks"
+    #: the global throughput fitted to the same copies' times less the launch intercept ``l0``
+    #: (:func:`net_throughput_points`): what the "launch_once" variant streams at; None where not measured
+    global_tp_net: tuple[float, float, float] | None = None
+
+
+def net_throughput_points(points: Sequence[Sequence[float]], launch_s: float) -> list[tuple[float, float]]:
+    """The calibration copy's ``(requests, bytes/s)`` points with the launch intercept taken out of each time:
+    a copy of ``n`` elements moves ``8n`` bytes in ``8n / TP`` seconds, of which ``launch_s`` is the launch's
+    fixed cost. The thesis' TP takes it in, which is right where the launch cost is not charged apart (its
+    Eq. 4.10 penalty) and counts it twice where it is (the Hopper model's ``l0 + max(…)``). Points whose time
+    is all launch are left out."""
+    out = []
+    for reqs, tp in points:
+        nbytes = 4.0 * float(reqs)  # two requests (a load, a store) of four bytes each per element
+        net = nbytes / float(tp) - launch_s
+        if net > 0:
+            out.append((float(reqs), nbytes / net))
+    return out
 
 
 @dataclass
@@ -336,9 +356,9 @@ def predict(cfg: Cfg, table: LatencyTable, cal: Calibration, *, grid: int, block
         raise ValueError(f"grid and block must be positive, got {grid}, {block}")
     if variant not in VARIANTS:
         raise ValueError(f"unknown scheduling variant {variant!r}; choose one of {', '.join(VARIANTS)}")
-    if variant == "hopper":
+    if variant in ("hopper", "launch_once"):
         return predict_hopper(cfg, table, cal, grid=grid, block=block, regs=regs, shared=shared, trips=trips,
-                              n_sm=n_sm, clock_hz=clock_hz, cc=cc, rates=rates)
+                              n_sm=n_sm, clock_hz=clock_hz, cc=cc, rates=rates, launch_once=variant == "launch_once")
     units: Mapping[str, float] = units_per_sm(cc)
     if variant == "issue":
         units = rates if rates is not None else issue_rates({}, cc)[0]
@@ -403,7 +423,7 @@ def global_stream_s(threads_total: int, ngm: float, gbytes: float, tp: tuple[flo
 
 def predict_hopper(cfg: Cfg, table: LatencyTable, cal: Calibration, *, grid: int, block: int, regs: int,
                    shared: int, trips: Sequence[float], n_sm: int, clock_hz: float, cc: str = "9.0",
-                   rates: Mapping[str, float] | None = None) -> Prediction:
+                   rates: Mapping[str, float] | None = None, launch_once: bool = False) -> Prediction:
     """The Hopper variant: three limits a launch runs against at once, each one a measurement
     the project already makes, and the time is the largest of them after the fixed launch cost::
 
@@ -420,6 +440,10 @@ def predict_hopper(cfg: Cfg, table: LatencyTable, cal: Calibration, *, grid: int
       overlapped with execution rather than added (the thesis' Eq. 4.10–4.12 penalties are not charged).
     * **dispatch**: the launch-vs-grid fit's per-thread slope ``l1`` (block dispatch of an empty kernel),
       overlapped with execution; ``l0`` (the fit's intercept) is the launch's fixed cost, paid once.
+
+    ``launch_once``: the memory stream at :attr:`Calibration.global_tp_net`, the copies' throughput with ``l0``
+    taken out of their times. ``TP(gm)`` as the thesis fits it holds each calibration copy's launch, so a
+    small launch paid ``l0`` twice: once as the fixed cost, once inside its memory time.
     """
     if grid <= 0 or block <= 0:
         raise ValueError(f"grid and block must be positive, got {grid}, {block}")
@@ -443,7 +467,10 @@ def predict_hopper(cfg: Cfg, table: LatencyTable, cal: Calibration, *, grid: int
         n_sched -= occ.threads_per_sm
         waves += 1
     counts = memory_counts(cfg, trips)
-    memory_s = global_stream_s(threads_total, counts[0], counts[1], cal.global_tp)
+    if launch_once and cal.global_tp_net is None:
+        raise ValueError("the launch_once variant needs the calibration's net global throughput (global_tp_net)")
+    tp = cal.global_tp_net if launch_once and cal.global_tp_net is not None else cal.global_tp
+    memory_s = global_stream_s(threads_total, counts[0], counts[1], tp)
     dispatch_s = cal.launch[1] * threads_total
     execution_s = d_kernel / clock_hz
     seconds = cal.launch[0] + max(dispatch_s, execution_s, memory_s)

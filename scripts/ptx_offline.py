@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from pytest_gpuperf.devices import recompile
-from pytest_gpuperf.studies.ptx_model import cfg as cfgmod, ptx as ptxmod, ptx_study, ptx_sweep, scheduler
+from pytest_gpuperf.studies.ptx_model import cfg as cfgmod, ptx as ptxmod, ptx_study, ptx_sweep, ptx_trace, scheduler
 from pytest_gpuperf.studies.ptx_model.dwarfs import DWARFS, THESIS_MAPE
 from pytest_gpuperf.studies.ptx_model.ptx_calibration import calibration_from_info
 from pytest_gpuperf.studies.ptx_model.ptx_latency import GLOBAL_MODEL_METRIC, GlobalLatencyModel, LatencyTable
@@ -101,9 +101,15 @@ def study_table(info: dict[str, object], donor: Path | None) -> tuple[LatencyTab
     return LatencyTable(dict(info["latency_cycles"]), {}, None, f"donor {donor}", fit), f"donor {donor}"  # type: ignore[arg-type]
 
 
-def replay_study(path: Path, donor: Path | None = None) -> dict[str, object]:
+#: the offline replay's extra variant: ``launch_once`` streaming the sectors the trace finds each block touching
+TRACED = "traced"
+
+
+def replay_study(path: Path, donor: Path | None = None, traces: dict[str, dict[str, float]] | None = None
+                 ) -> dict[str, object]:
     """Every launch of a saved PTX study (``suites/test_model_ptx_study.py``) predicted again by every variant,
-    beside the run's own predictions and measured times."""
+    beside the run's own predictions and measured times. ``traces`` (kernel@config → :func:`ptx_trace.traced_bytes`,
+    filled as launches are first traced): also the :data:`TRACED` variant."""
     doc = jsonio.read_json(path)
     ms = {m["name"]: m for m in doc["metrics"]}
     head = ms.get(f"{ptx_study.PREFIX}.thesis.mape")
@@ -136,21 +142,36 @@ def replay_study(path: Path, donor: Path | None = None) -> dict[str, object]:
                 row[v] = {"predicted_s": p.seconds, "error": abs(p.seconds - first["measured_s"]) / first["measured_s"],
                           **({"saved_predicted_s": saved[v][conf.label]["predicted_s"]} if v in saved else {}),
                           **({"parts": p.parts} if p.parts else {})}
+            if traces is not None:
+                key = f"{k.name}@{conf.label}"
+                if key not in traces:
+                    traces[key] = ptx_trace.traced_bytes(k, conf, recompile.ptx_text(src, cc.replace(".", "")))
+                row["trace"] = traces[key]
+                p = scheduler.predict(graphs[src], table, cal, grid=shape.grid, block=shape.block, regs=first["regs"],
+                                      shared=first["shared"], trips=shape.trips, n_sm=dev["compute_units"],
+                                      clock_hz=dev["clock_mhz"] * 1e6, cc=cc, l2_bytes=int(dev.get("l2_bytes") or 0),
+                                      variant="launch_once", rates=rates,
+                                      memory_bytes=traces[key]["unique_sector_bytes"])
+                row[TRACED] = {"predicted_s": p.seconds, "error": abs(p.seconds - first["measured_s"]) / first["measured_s"],
+                               "parts": p.parts}
             rows.append(row)
+    variants = (*scheduler.VARIANTS, *([TRACED] if traces is not None else []))
     # every variant the run itself recorded must come out as it did (a variant newer than the run has nothing to match)
     worst = max(abs(r[v]["predicted_s"] / r[v]["saved_predicted_s"] - 1)
                 for r in rows for v in scheduler.VARIANTS if "saved_predicted_s" in r[v])
     return {"results": str(path), "device": dev.get("name"), "commit": doc.get("environment", {}).get("commit"),
             "global_latency_fit": fit_from, "fit_recorded": not fit_from.startswith("donor"),
             "worst_reproduction": worst, "launches": rows,
-            "mape": {part: {v: float(np.mean([r[v]["error"] for r in rows if keep(r)])) for v in scheduler.VARIANTS}
+            "mape": {part: {v: float(np.mean([r[v]["error"] for r in rows if keep(r)])) for v in variants}
                      for part, keep in (("all", lambda r: True), ("held_out", lambda r: r["held_out"]),
-                                        ("design", lambda r: not r["held_out"]))}}
+                                        ("design", lambda r: not r["held_out"]))},
+            "dwarfs": {d: {v: float(np.mean([r[v]["error"] for r in rows if r["dwarf"] == d])) for v in variants}
+                       for d in THESIS_MAPE}}
 
 
 def print_study(r: dict[str, object]) -> None:
     """A study replay's MAPE per variant: every launch, the design kernels, the held-out ones."""
-    vs = scheduler.VARIANTS
+    vs = list(r["mape"]["all"])  # type: ignore[index]
     print(f"{r['results']} ({r['device']}, {r['commit']}; L(gm) model: {r['global_latency_fit']}): the run's own "
           f"predictions reproduced within {100 * float(r['worst_reproduction']):.2f} %")  # type: ignore[arg-type]
     print(f"  {'MAPE':12} " + " ".join(f"{v:>12}" for v in vs))
@@ -164,13 +185,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", type=Path, help="also write every row to this file")
     ap.add_argument("--study", action="store_true",
                     help="the runs are PTX studies (suites/test_model_ptx_study.py): replay their 108 launches")
+    ap.add_argument("--trace", action="store_true",
+                    help="with --study: also trace every launch's global accesses on the host (studies.ptx_model."
+                         "ptx_trace; minutes) and predict it streaming the sectors its blocks touch (the traced variant)")
     ap.add_argument("--donor", type=Path, action="append", default=[],
                     help="per study run, in order: a run of the same card whose fitted L(gm) model stands in for one "
                          "the study did not record (repeatable)")
     args = ap.parse_args(argv)
     if args.study:
         donors = args.donor + [None] * (len(args.results) - len(args.donor))
-        studies = [replay_study(p, d) for p, d in zip(args.results, donors)]
+        traces: dict[str, dict[str, float]] | None = {} if args.trace else None  # one card's trace is every card's
+        studies = [replay_study(p, d, traces) for p, d in zip(args.results, donors)]
         for r in studies:
             print_study(r)
         if args.json:

@@ -284,6 +284,34 @@ def ptx_study_replay(inp: Inputs) -> list[str]:
     return out
 
 
+def ptx_study_replay_dwarfs(inp: Inputs) -> list[str]:
+    """The offline replay per dwarf (``scripts/ptx_offline.py --study``): each replayed study's MAPE of the
+    ``variants=`` the marker names, beside Table 4.9's median over the thesis' four GPUs; the last row counts the
+    dwarfs at or below it."""
+    runs = inp.run("replay").doc.get("runs") or []
+    variants = inp.option("variants").split(",")
+    missing = [v for r in runs for v in variants if v not in r.get("mape", {}).get("all", {})]
+    if not runs or missing or any("dwarfs" not in r for r in runs):
+        raise EvidenceError(f"{inp.block.where}: the replay file lacks the per-dwarf figures of {sorted(set(missing)) or variants} "
+                            "(scripts/ptx_offline.py --study, with --trace for the traced variant)")
+    cards = [r["device"].replace("NVIDIA ", "") for r in runs]
+    out = ["| dwarf | Table 4.9 median | " + " | ".join(f"{c}: {v}" for c in cards for v in variants) + " |",
+           "|" + " --- |" * (2 + len(cards) * len(variants))]
+    below = {(k, v): 0 for k in range(len(runs)) for v in variants}
+    for dwarf, thesis in THESIS_MAPE.items():
+        med = statistics.median(thesis) / 100
+        cells = []
+        for k, r in enumerate(runs):
+            for v in variants:
+                x = r["dwarfs"][dwarf][v]
+                below[k, v] += x <= med
+                cells.append(f"**{pct(x)}**" if x <= med else pct(x))
+        out.append(f"| {dwarf} | {pct(med)} | " + " | ".join(cells) + " |")
+    out.append("| dwarfs at or below the median | | " + " | ".join(
+        f"{below[k, v]} of {len(THESIS_MAPE)}" for k in range(len(runs)) for v in variants) + " |")
+    return out
+
+
 def ncu_dwarfs(inp: Inputs) -> list[str]:
     """Nsight Compute counters of each dwarf kernel as the suite launches it (role ``ncu``: the profile
     saved by the dwarfs' ncu run): DRAM bytes, hit rates, sectors per request, SASS warp instructions,
@@ -410,6 +438,6 @@ TABLES = {"models-sampled-vs-dao": sampled_vs_dao, "models-sampled": sampled, "m
           "models-ptx-kernels": ptx_kernels, "models-ptx-recombined": ptx_recombined,
           "models-ptx-latencies": ptx_latencies, "models-ptx-latency-sensitivity": ptx_latency_sensitivity,
           "models-hopper-kernels": hopper_kernels, "models-ptx-replay": ptx_replay,
-          "models-ptx-study-replay": ptx_study_replay,
+          "models-ptx-study-replay": ptx_study_replay, "models-ptx-study-replay-dwarfs": ptx_study_replay_dwarfs,
           "models-ncu-dwarfs": ncu_dwarfs, "models-classify": classify, "models-classify-resplit": resplit,
           "models-classify-counters": counters, "models-similarity": similarity}

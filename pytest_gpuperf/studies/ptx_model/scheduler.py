@@ -346,7 +346,8 @@ def _resources(cc: str, occ: Occupancy, **launch: int) -> dict[str, Any]:
 
 def predict(cfg: Cfg, table: LatencyTable, cal: Calibration, *, grid: int, block: int, regs: int, shared: int,
             trips: Sequence[float], n_sm: int, clock_hz: float, cc: str = "9.0", l2_bytes: int = 0,
-            variant: str = "thesis", rates: Mapping[str, float] | None = None) -> Prediction:
+            variant: str = "thesis", rates: Mapping[str, float] | None = None,
+            memory_bytes: float | None = None) -> Prediction:
     """Algorithm 8 plus Eq. 4.8–4.12: predicted kernel time in seconds (``l2_bytes`` 0 leaves out Eq. 4.12).
 
     ``variant`` chooses Algorithm 6's scheduling (:func:`schedule_block`); "issue" takes the unit issue
@@ -358,7 +359,10 @@ def predict(cfg: Cfg, table: LatencyTable, cal: Calibration, *, grid: int, block
         raise ValueError(f"unknown scheduling variant {variant!r}; choose one of {', '.join(VARIANTS)}")
     if variant in ("hopper", "launch_once"):
         return predict_hopper(cfg, table, cal, grid=grid, block=block, regs=regs, shared=shared, trips=trips,
-                              n_sm=n_sm, clock_hz=clock_hz, cc=cc, rates=rates, launch_once=variant == "launch_once")
+                              n_sm=n_sm, clock_hz=clock_hz, cc=cc, rates=rates, launch_once=variant == "launch_once",
+                              memory_bytes=memory_bytes)
+    if memory_bytes is not None:
+        raise ValueError(f"memory_bytes is the Hopper variants' (hopper, launch_once), not {variant!r}'s")
     units: Mapping[str, float] = units_per_sm(cc)
     if variant == "issue":
         units = rates if rates is not None else issue_rates({}, cc)[0]
@@ -423,7 +427,8 @@ def global_stream_s(threads_total: int, ngm: float, gbytes: float, tp: tuple[flo
 
 def predict_hopper(cfg: Cfg, table: LatencyTable, cal: Calibration, *, grid: int, block: int, regs: int,
                    shared: int, trips: Sequence[float], n_sm: int, clock_hz: float, cc: str = "9.0",
-                   rates: Mapping[str, float] | None = None, launch_once: bool = False) -> Prediction:
+                   rates: Mapping[str, float] | None = None, launch_once: bool = False,
+                   memory_bytes: float | None = None) -> Prediction:
     """The Hopper variant: three limits a launch runs against at once, each one a measurement
     the project already makes, and the time is the largest of them after the fixed launch cost::
 
@@ -444,6 +449,9 @@ def predict_hopper(cfg: Cfg, table: LatencyTable, cal: Calibration, *, grid: int
     ``launch_once``: the memory stream at :attr:`Calibration.global_tp_net`, the copies' throughput with ``l0``
     taken out of their times. ``TP(gm)`` as the thesis fits it holds each calibration copy's launch, so a
     small launch paid ``l0`` twice: once as the fixed cost, once inside its memory time.
+
+    ``memory_bytes``: the launch's global traffic where it is known otherwise than from the PTX's byte counts
+    (:func:`.ptx_trace.traced_bytes`: the sectors its blocks touch); None streams every thread's bytes.
     """
     if grid <= 0 or block <= 0:
         raise ValueError(f"grid and block must be positive, got {grid}, {block}")
@@ -471,6 +479,8 @@ def predict_hopper(cfg: Cfg, table: LatencyTable, cal: Calibration, *, grid: int
         raise ValueError("the launch_once variant needs the calibration's net global throughput (global_tp_net)")
     tp = cal.global_tp_net if launch_once and cal.global_tp_net is not None else cal.global_tp
     memory_s = global_stream_s(threads_total, counts[0], counts[1], tp)
+    if memory_bytes is not None and counts[0] > 0:
+        memory_s = memory_bytes / max(float(exp_growth(counts[0] * threads_total, *tp)), 1.0)
     dispatch_s = cal.launch[1] * threads_total
     execution_s = d_kernel / clock_hz
     seconds = cal.launch[0] + max(dispatch_s, execution_s, memory_s)

@@ -157,3 +157,32 @@ def test_the_docs_table_pairs_each_corpus_with_its_own_card():
     with pytest.raises(EvidenceError, match="one PTX launch study per corpus"):
         energy(inputs(corpus, f"{study},{h200_study}"))
     assert energy(inputs(corpus, study))[2].startswith("| H100 | `vectorAdd` |")  # the saved predictions, no fit
+
+
+def test_the_replayed_time_model_matches_the_same_launches_as_the_study_s_own():
+    """Taken from the offline replay (``replay=``), the thesis variant's times pair the corpus with the same 26
+    launches as the study's recorded ones, each time within the replay's 1 %; the traced variant's pair them too,
+    and an unknown variant or a study the replay does not hold is refused."""
+    from tools.evidence import markers, runfile  # noqa: PLC0415
+    from tools.evidence.power_tables import energy_estimates  # noqa: PLC0415
+    from tools.evidence.registry import Inputs  # noqa: PLC0415
+    from tools.evidence.runfile import EvidenceError  # noqa: PLC0415
+
+    corpus, study = str(CORPUS.relative_to(ROOT)), str(STUDY.relative_to(ROOT))
+
+    def inputs(extra: str, studies: str = study) -> Inputs:
+        text = (f"<!-- gpuperf:table power-energy corpora={corpus} studies={studies} heldout={power_heldout.PATH} "
+                f"{extra} -->\n<!-- /gpuperf:table -->\n")
+        block = markers.parse("t.md", text)[0]
+        return Inputs(block, {r: [runfile.load(ROOT, p) for p in ps] for r, ps in block.roles.items()}, ROOT)
+
+    (_, own), = energy_estimates(inputs(""))
+    (_, replayed), = energy_estimates(inputs("replay=results/offline/ptx-study-replay.json.xz variant=thesis"))
+    assert len(own.launches) == len(replayed.launches) == 26
+    for a, b in zip(own.launches, replayed.launches, strict=True):
+        assert (a.kernel, a.grid, a.block, a.t_meas_s) == (b.kernel, b.grid, b.block, b.t_meas_s)
+        assert b.t_pred_s == pytest.approx(a.t_pred_s, rel=0.01)
+    (_, traced), = energy_estimates(inputs("replay=results/offline/ptx-study-replay.json.xz variant=traced"))
+    assert traced.variant == "traced" and len(traced.launches) == 26 and traced.mape("time") < own.mape("time")
+    with pytest.raises(EvidenceError, match="with the nonesuch variant"):
+        energy_estimates(inputs("replay=results/offline/ptx-study-replay.json.xz variant=nonesuch"))

@@ -8,11 +8,13 @@ same folds as the model: what a model must beat; then Alavani's energy estimate 
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Mapping
 
 import numpy as np
 
 from pytest_gpuperf.schemas.results_doc import ResultsDocument
+from pytest_gpuperf.studies.ptx_model import ptx_sweep
 from pytest_gpuperf.studies.static_power import energy_estimate as ee
 from pytest_gpuperf.studies.static_power import power_model as pm
 from pytest_gpuperf.util import jsonio
@@ -117,21 +119,46 @@ def energy_estimates(inp: Inputs) -> list[tuple[str, ee.Estimate]]:
             watts = power_heldout.predictions(held.doc, c.path, entries)
         except ValueError as exc:
             raise EvidenceError(f"{inp.block.where}: {held.path} {exc}") from exc
-        est = ee.join(entries, watts, ee.study_launches(ResultsDocument.from_json(s.doc, s.path)))
+        variant = inp.option("variant", ee.VARIANT)
+        replay = inp.maybe("replay")
+        times = (_replayed(inp, replay[0], s, variant) if replay
+                 else ee.study_launches(ResultsDocument.from_json(s.doc, s.path), variant))
+        est = ee.join(entries, watts, times, variant=variant)
         if not est.launches:
             raise EvidenceError(f"{inp.block.where}: {c.path} and {s.path} share no launch (kernel, grid, block, trips)")
         out.append((SHORT.get(key, key), est))
     return out
 
 
+def _replayed(inp: Inputs, replay: Run, study: Run, variant: str) -> dict[Any, dict[str, Any]]:
+    """The launches of ``study`` as the offline replay (``scripts/ptx_offline.py --study``) predicted them with
+    ``variant``, keyed as :func:`ee.study_launches` keys a study's own: the traced variant no suite records."""
+    runs = [r for r in replay.doc.get("runs", []) if Path(str(r["results"])).name == Path(study.path).name
+            and Path(str(r["results"])).parent.name == Path(study.path).parent.name]
+    if len(runs) != 1 or variant not in runs[0]["launches"][0]:
+        raise EvidenceError(f"{inp.block.where}: {replay.path} holds no replay of {study.path} with the {variant} "
+                            "variant (scripts/ptx_offline.py --study, with --trace for traced)")
+    out: dict[Any, dict[str, Any]] = {}
+    for r in runs[0]["launches"]:
+        k = ptx_sweep.by_name(r["kernel"])
+        shape = k.shape(next(c for c in k.configs if c.label == r["config"]))
+        key = ee.launch_key(r["kernel"], shape.grid, shape.block, shape.trips)
+        out[key] = {"config": r["config"], "grid": shape.grid, "block": shape.block,
+                    "predicted_s": r[variant]["predicted_s"], "measured_s": r["measured_s"]}
+    return out
+
+
 def energy(inp: Inputs) -> list[str]:
     """Alavani's energy estimate (ch. 6, Table 6.1) on every launch a card's corpus and PTX study share:
-    measured / predicted time, power and energy, then the MAPE of each per card."""
+    measured / predicted time, power and energy, then the MAPE of each per card (``rows=mape``: those alone).
+    ``variant=``: the PTX model's variant whose time is t_pred (the thesis' by default); with ``replay=``, taken
+    from the offline replay of the studies (:func:`_replayed`)."""
     out = ["| card | kernel | launch (grid × block; corpus / study) | time, µs: measured / predicted | power, W: "
            "measured / predicted | energy, µJ: measured (P × t) / predicted (P_pred × t_pred) | NVML energy per "
            "launch of the corpus' loop, µJ |", "| --- | --- | --- | --- | --- | --- | --- |"]
     ests = energy_estimates(inp)
-    for card, est in ests:
+    every = inp.option("rows", "all") != "mape"  # rows=mape: the MAPE rows alone (a second time model's table)
+    for card, est in ests if every else ():
         for x in est.launches:
             out.append(f"| {card} | `{x.kernel}` | {x.grid} × {x.block}; `{x.corpus_config}` / `{x.study_config}` | "
                        f"{x.t_meas_s * 1e6:.1f} / {x.t_pred_s * 1e6:.1f} | {x.p_meas_w:.0f} / {x.p_pred_w:.0f} | "

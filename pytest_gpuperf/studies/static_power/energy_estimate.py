@@ -73,7 +73,8 @@ class Estimate:
         return pm.scores(meas, pred)["mape"]  # the power model's own scores (Tables 5.8–5.9)
 
 
-def _key(kernel: str, grid: Any, block: Any, trips: Sequence[Any]) -> Key:
+def launch_key(kernel: str, grid: Any, block: Any, trips: Sequence[Any]) -> Key:
+    """How a corpus entry and a study's launch are matched: the same kernel at the same grid, block and trips."""
     return (kernel, int(grid), int(block), tuple(round(float(t), 6) for t in trips))
 
 
@@ -88,7 +89,7 @@ def study_launches(doc: ResultsDocument, variant: str = VARIANT) -> dict[Key, di
             continue
         kernel = name[len(prefix):-len(".error")]
         for ln in m.info.get("launches") or []:
-            out[_key(kernel, ln["grid"], ln["block"], ln.get("trips") or [])] = dict(ln)
+            out[launch_key(kernel, ln["grid"], ln["block"], ln.get("trips") or [])] = dict(ln)
     if not out:
         raise ValueError(f"{doc.source}: no model.ptx.study.{variant}.<kernel>.error metric with launches; "
                          f"is it a run of suites/test_model_ptx_study.py (--gpuperf-profile=study)?")
@@ -109,7 +110,7 @@ def join(entries: Sequence[pm.Entry], watts_pred: Sequence[float], study: Mappin
         raise ValueError(f"{len(watts_pred)} predictions for {len(entries)} corpus entries")
     out = []
     for e, p in zip(entries, watts_pred):
-        ln = study.get(_key(e.kernel, e.info.get("grid", -1), e.info.get("block", -1), e.info.get("trips") or []))
+        ln = study.get(launch_key(e.kernel, e.info.get("grid", -1), e.info.get("block", -1), e.info.get("trips") or []))
         if ln is None:
             continue
         out.append(Launch(e.kernel, str(ln["config"]), e.config, int(ln["grid"]), int(ln["block"]),

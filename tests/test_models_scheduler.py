@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_gpuperf.studies.ptx_model import cfg, ptx, scheduler
+from pytest_gpuperf.studies.ptx_model import cfg, ptx, ptx_calibration, scheduler
 from pytest_gpuperf.studies.ptx_model.ptx_latency import LatencyTable, global_latency_k20, latencies
 from ptx_study_support import CLASSES
 
@@ -345,11 +345,11 @@ def test_the_net_throughput_takes_the_launch_out_of_every_calibration_copy():
     time is the launch is left out."""
     l0, bw = 3e-6, 3.2e12
     points = [(2.0 * n, 8.0 * n / (l0 + 8.0 * n / bw)) for n in (1 << 14, 1 << 18, 1 << 22, 1 << 26)]
-    net = scheduler.net_throughput_points(points, l0)
+    net = ptx_calibration.net_throughput_points(points, l0)
     assert [p[0] for p in net] == [p[0] for p in points]
     assert all(tp == pytest.approx(bw, rel=1e-9) for _, tp in net)
     assert all(tp < bw for _, tp in points)  # the thesis' TP holds the launch
-    assert scheduler.net_throughput_points([(2.0, 8.0 / l0)], l0) == []
+    assert ptx_calibration.net_throughput_points([(2.0, 8.0 / l0)], l0) == []
 
 
 def test_launch_once_is_the_hopper_variant_with_the_launch_paid_once():

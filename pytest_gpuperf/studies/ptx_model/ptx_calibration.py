@@ -8,7 +8,7 @@ baselines lie in the checkout. CUDA only (the kernels are CUDA C; the model read
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 from scipy.optimize import curve_fit
@@ -32,6 +32,10 @@ extern "C" __global__ void sshared(float* out, int reps) {
   for (int r = 0; r < reps; ++r) { acc += s[(l + r) & 1023]; s[(l + 7 * r) & 1023] = acc; }
   out[blockIdx.x * blockDim.x + l] = acc; }
 '''
+
+
+#: bytes the calibration copy (``gcopy``: one float loaded and one stored per element) moves per request
+COPY_BYTES_PER_REQUEST = 4.0
 
 
 def exp_fit(n: np.ndarray, tp: np.ndarray) -> tuple[float, float, float]:
@@ -66,8 +70,8 @@ def calibrate(dev: Device, gpu_kernel: KernelHelper, gpu_measure: Measurer
     reqs, tps = [], []
     for n in (1 << 14, 1 << 16, 1 << 18, 1 << 20, 1 << 22, 1 << 24, 1 << 26):
         m = gpu_measure(gcopy, (n,), (256,), [src, dst, np.int32(n)], **cfg_t)
-        reqs.append(2.0 * n)
-        tps.append(8.0 * n / m.stats.median)
+        reqs.append(2.0 * n)  # a load and a store per element
+        tps.append(COPY_BYTES_PER_REQUEST * 2.0 * n / m.stats.median)
     g = exp_fit(np.array(reqs), np.array(tps))
     out = gpu_kernel.empty(4 * 1024 * 4096)
     sreqs, stps = [], []
@@ -84,10 +88,25 @@ def calibrate(dev: Device, gpu_kernel: KernelHelper, gpu_measure: Measurer
     return scheduler.Calibration(launch, g, s, global_tp_net=g_net), info
 
 
+def net_throughput_points(points: Sequence[Sequence[float]], launch_s: float) -> list[tuple[float, float]]:
+    """The calibration copy's ``(requests, bytes/s)`` points with the launch intercept taken out of each time:
+    its ``r`` requests move ``COPY_BYTES_PER_REQUEST × r`` bytes in ``bytes / TP`` seconds, of which ``launch_s``
+    is the launch's fixed cost. The thesis' TP takes it in, which is right where the launch cost is not charged
+    apart (its Eq. 4.10 penalty) and counts it twice where it is (the Hopper model's ``l0 + max(…)``). Points
+    whose time is all launch are left out."""
+    out = []
+    for reqs, tp in points:
+        nbytes = COPY_BYTES_PER_REQUEST * float(reqs)
+        net = nbytes / float(tp) - launch_s
+        if net > 0:
+            out.append((float(reqs), nbytes / net))
+    return out
+
+
 def net_fit(points: list[tuple[float, float]], launch_s: float) -> tuple[float, float, float]:
     """The thesis' throughput model fitted to the copies' points with the launch intercept taken out of each
-    time (:func:`scheduler.net_throughput_points`): the "launch_once" variant's memory throughput."""
-    net = scheduler.net_throughput_points(points, launch_s)
+    time (:func:`net_throughput_points`): the "launch_once" variant's memory throughput."""
+    net = net_throughput_points(points, launch_s)
     if len(net) < 3:
         raise AssertionError(f"under three calibration copies outlast the launch's {launch_s:.3g} s: {points}")
     n, tp = (np.array(c) for c in zip(*net))

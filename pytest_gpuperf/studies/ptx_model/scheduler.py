@@ -259,23 +259,8 @@ class Calibration:
     shared_tp: tuple[float, float, float]
     source: str = "measured on this device by the suite's microbenchmarks"
     #: the global throughput fitted to the same copies' times less the launch intercept ``l0``
-    #: (:func:`net_throughput_points`): what the "launch_once" variant streams at; None where not measured
+    #: (:func:`.ptx_calibration.net_fit`): what the "launch_once" variant streams at; None where not measured
     global_tp_net: tuple[float, float, float] | None = None
-
-
-def net_throughput_points(points: Sequence[Sequence[float]], launch_s: float) -> list[tuple[float, float]]:
-    """The calibration copy's ``(requests, bytes/s)`` points with the launch intercept taken out of each time:
-    a copy of ``n`` elements moves ``8n`` bytes in ``8n / TP`` seconds, of which ``launch_s`` is the launch's
-    fixed cost. The thesis' TP takes it in, which is right where the launch cost is not charged apart (its
-    Eq. 4.10 penalty) and counts it twice where it is (the Hopper model's ``l0 + max(…)``). Points whose time
-    is all launch are left out."""
-    out = []
-    for reqs, tp in points:
-        nbytes = 4.0 * float(reqs)  # two requests (a load, a store) of four bytes each per element
-        net = nbytes / float(tp) - launch_s
-        if net > 0:
-            out.append((float(reqs), nbytes / net))
-    return out
 
 
 @dataclass

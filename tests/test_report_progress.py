@@ -18,7 +18,7 @@ pytestmark = pytest.mark.skipif(not CL, reason="no OpenCL device (install pocl-o
 SLOW = '''
 import time
 
-def test_quick_first():
+def test_quick_first(gpu_device):  # opens the device (and builds its check kernel) before the slow test's clock runs
     pass
 
 def test_slow(gpuperf_record, gpu_device, request):

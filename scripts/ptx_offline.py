@@ -120,6 +120,7 @@ def replay_study(path: Path, donor: Path | None = None, traces: dict[str, dict[s
     cal = calibration_from_info(info["calibration"])
     cc, rates = dev["compute_capability"], dict(info["rates"])
     graphs: dict[str, cfgmod.Cfg] = {}
+    texts: dict[str, str] = {}
     rows = []
     for k in ptx_sweep.STUDY_KERNELS:
         saved = {v: {r["config"]: r for r in ms[f"{ptx_study.PREFIX}.{v}.{k.name}.error"]["info"]["launches"]}
@@ -129,31 +130,29 @@ def replay_study(path: Path, donor: Path | None = None, traces: dict[str, dict[s
         for conf in k.configs:
             shape = k.shape(conf)
             src = k.source("cuda", shape)
-            if src not in graphs:
-                graphs[src] = cfgmod.build(ptxmod.parse(recompile.ptx_text(src, cc.replace(".", "")), k.name))
+            if src not in graphs:  # one NVRTC compile per text, for the graph and the trace alike
+                texts[src] = recompile.ptx_text(src, cc.replace(".", ""))
+                graphs[src] = cfgmod.build(ptxmod.parse(texts[src], k.name))
             first = saved["thesis"][conf.label]
+            measured = first["measured_s"]
+            launch = dict(grid=shape.grid, block=shape.block, regs=first["regs"], shared=first["shared"],
+                          trips=shape.trips, n_sm=dev["compute_units"], clock_hz=dev["clock_mhz"] * 1e6, cc=cc,
+                          l2_bytes=int(dev.get("l2_bytes") or 0), rates=rates)
             row = {"kernel": k.name, "dwarf": k.dwarf, "held_out": k.held_out, "config": conf.label,
-                   "measured_s": first["measured_s"]}
+                   "measured_s": measured}
             for v in scheduler.VARIANTS:
-                p = scheduler.predict(graphs[src], table, cal, grid=shape.grid, block=shape.block, regs=first["regs"],
-                                      shared=first["shared"], trips=shape.trips, n_sm=dev["compute_units"],
-                                      clock_hz=dev["clock_mhz"] * 1e6, cc=cc, l2_bytes=int(dev.get("l2_bytes") or 0),
-                                      variant=v, rates=rates)
-                row[v] = {"predicted_s": p.seconds, "error": abs(p.seconds - first["measured_s"]) / first["measured_s"],
+                p = scheduler.predict(graphs[src], table, cal, **launch, variant=v)
+                row[v] = {"predicted_s": p.seconds, "error": abs(p.seconds - measured) / measured,
                           **({"saved_predicted_s": saved[v][conf.label]["predicted_s"]} if v in saved else {}),
                           **({"parts": p.parts} if p.parts else {})}
             if traces is not None:
                 key = f"{k.name}@{conf.label}"
                 if key not in traces:
-                    traces[key] = ptx_trace.traced_bytes(k, conf, recompile.ptx_text(src, cc.replace(".", "")))
+                    traces[key] = ptx_trace.traced_bytes(k, conf, texts[src])
                 row["trace"] = traces[key]
-                p = scheduler.predict(graphs[src], table, cal, grid=shape.grid, block=shape.block, regs=first["regs"],
-                                      shared=first["shared"], trips=shape.trips, n_sm=dev["compute_units"],
-                                      clock_hz=dev["clock_mhz"] * 1e6, cc=cc, l2_bytes=int(dev.get("l2_bytes") or 0),
-                                      variant="launch_once", rates=rates,
+                p = scheduler.predict(graphs[src], table, cal, **launch, variant="launch_once",
                                       memory_bytes=traces[key]["unique_sector_bytes"])
-                row[TRACED] = {"predicted_s": p.seconds, "error": abs(p.seconds - first["measured_s"]) / first["measured_s"],
-                               "parts": p.parts}
+                row[TRACED] = {"predicted_s": p.seconds, "error": abs(p.seconds - measured) / measured, "parts": p.parts}
             rows.append(row)
     variants = (*scheduler.VARIANTS, *([TRACED] if traces is not None else []))
     # every variant the run itself recorded must come out as it did (a variant newer than the run has nothing to match)

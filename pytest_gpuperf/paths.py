@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from . import NCU_REFERENCE_SCHEMA, TUNING_CACHE_SCHEMA
 from .errors import GpuPerfError
 
 PACKAGE = Path(__file__).resolve().parent
@@ -25,6 +26,20 @@ SUITES = PACKAGE / "suites"
 #: the project's reviewed baselines for the devices it measured itself, shipped as package data: they
 #: serve a device key for which the user's own baseline directory has no file
 REVIEWED_BASELINES = PACKAGE / "baselines" / "reviewed"
+
+#: reviewed reference entries — exhaustive tuning tables, tuned picks and Nsight Compute profiles the
+#: project measured on the cards it runs on — shipped as package data, one folder per store: a store reads
+#: them where the user's own cache has no entry under a key, so a fresh machine of a card, driver and
+#: toolkit the project measured replays them as a warm one replays its own (``GPUPERF_REFERENCES`` names
+#: another folder, or ``off``)
+REVIEWED_REFERENCES = PACKAGE / "references"
+
+#: the folder, under the cache directory, of the tuning suite's tables and ``tuned_workgroup``'s picks
+TUNING_FOLDER = "tuning"
+#: the folder, under the cache directory, of the kernel-class suite's Nsight Compute profiles
+NCU_FOLDER = "ncu-reference"
+#: the stores whose entries may become reviewed references: their folder and the schema of an entry
+REFERENCE_STORES = {TUNING_FOLDER: TUNING_CACHE_SCHEMA, NCU_FOLDER: NCU_REFERENCE_SCHEMA}
 
 #: the pytest argument that selects the shipped suites from any directory
 SUITES_ARGS = ("--pyargs", "pytest_gpuperf.suites")

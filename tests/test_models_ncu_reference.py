@@ -309,7 +309,7 @@ def test_collection_stores_then_spot_checks_then_reprofiles(cl_device, replay_nc
     assert hit.spot["runs"] == 13 and hit.spot["agrees"] and hit.spot["max_deviation"] <= 1.0
     assert warm.raw == cold.raw and warm.metrics == cold.metrics and warm.runs == runs
     assert (ncu.feature_matrix(warm.results, warm.metrics)[0] == ncu.feature_matrix(cold.results, cold.metrics)[0]).all()
-    assert set(hit.info()) == {"cached", "key", "measured", "spot_check"}
+    assert set(hit.info()) == {"cached", "key", "measured", "spot_check", "reviewed"} and not hit.reviewed
     json.dumps(hit.info(), allow_nan=False)
     monkeypatch.setenv("REPLAY_SPOT", str(H200))  # the card no longer gives the stored counters
     again, miss = nr.collect(cl_device, runs, replay_ncu, 60, tmp_path / "w3", root=root)

@@ -57,7 +57,7 @@ def test_a_stored_table_is_replayed_without_timing_a_point(cl_device, tmp_path):
     warm.ev.on_point = timed.append  # called for every point the evaluator times
     ref = reference.begin(warm, 11, root=tmp_path)
     assert ref.cached and ref.measured and ref.info() == {"cached": True, "key": ref.key, "measured": ref.measured,
-                                                          "verified": {"stored": 0, "now": 0}}
+                                                          "verified": {"stored": 0, "now": 0}, "reviewed": False}
     assert {c: p.time_s for c, p in warm.ev.points.items()} == {c: p.time_s for c, p in cold.ev.points.items()}
     assert exhaustive(warm).best == best and dao(warm).best == picked
     assert timed == []  # every strategy replayed the table

@@ -18,6 +18,11 @@ value of the same run under :data:`SPOT_POINTS` / :data:`SPOT_FLOOR` / :data:`SP
 agrees the stored profile is used (the figures are then exactly what it gives); if any does not, the whole
 dataset is profiled again and stored again, and the records' ``info`` says which value disagreed.
 
+Where the user's folder has no entry under the key, the read-only layer of reviewed references is read
+(:func:`~..util.memo.reference_folder`: the profiles the project measured on the cards it runs on, or a
+fleet's shared folder): such a profile is spot-checked the same way, and ``info.collection.reference``
+says ``reviewed``. :func:`out_of_date` tells whether an entry could still be hit by this code.
+
 Not stored: a profile in which ncu dropped metrics (it is not the dataset's), or one taken while another
 process held the card or the card throttled (the session's observers, :func:`..timing.measure.observed`,
 watch every ncu run). ``--gpuperf-retune`` ignores stored profiles and stores the new one. An entry that
@@ -38,15 +43,16 @@ from typing import Any, Callable, Mapping, Sequence
 from .. import NCU_REFERENCE_SCHEMA, __version__
 from ..corpora import kernel_classes as kc
 from ..devices.base import Device, DeviceInfo
+from ..paths import NCU_FOLDER
 from ..schemas.keyed_store import KeyedStore
 from ..timing.measure import observed
-from ..util.memo import cache_folder
+from ..util.memo import cache_folder, reference_folder
 from ..util.provenance import now_iso
 from . import ncu
 from .ncu_worker import SPEC_VERSION, PlannedRun
 
 #: the folder of the stored profiles under the user's cache directory
-FOLDER = "ncu-reference"
+FOLDER = NCU_FOLDER
 #: the environment variable that names another folder
 ENV = "GPUPERF_NCU_CACHE"
 
@@ -107,6 +113,33 @@ def key(fields: Mapping[str, Any]) -> str:
     return "ncu-" + _sha(json.dumps(fields, sort_keys=True))[:24]
 
 
+def out_of_date(entry: Mapping[str, Any], name: str) -> list[str]:
+    """Why a stored profile named ``name`` can no longer be read by this code — its key's parts no longer
+    digest to its name, or a part the code alone decides (the suite's planned runs, a kernel's source, the
+    input builder, the worker, the metric list, ncu's options) changed — or [] where they all still match.
+    A reviewed reference is checked this way before it ships: one that no run could hit is dead weight."""
+    fields = entry.get("key_fields")
+    if not isinstance(fields, Mapping):
+        return ["it holds no key_fields"]
+    why = [] if key(fields) == name else [f"its key_fields digest to {key(fields)}, not to its name {name}"]
+    plan = ncu.dataset_plan()
+    if fields.get("runs") != [[r.index, r.kernel, r.size, r.local, r.rep, r.seed] for r in plan]:
+        why.append("the suite's planned runs changed since it was measured")
+    for k, digest in dict(fields.get("sources", {})).items():
+        try:
+            current = _sha(kc.source(k, "cuda"))
+        except KeyError:
+            why.append(f"the corpus has no kernel {k!r} any more")
+            continue
+        if digest != current:
+            why.append(f"the source of {k} changed since it was measured")
+    for part, now in (("inputs", _code(kc.generate)), ("worker", SPEC_VERSION), ("metrics", list(ncu.METRIC_NAMES)),
+                      ("ncu_options", [*ncu.NCU_OPTIONS, "--kernel-name", ncu.KERNEL_FILTER])):
+        if fields.get(part) != now:
+            why.append(f"its {part} changed since it was measured")
+    return why
+
+
 # ---- the store ------------------------------------------------------------------------------------------
 class NcuReferenceCache(KeyedStore):
     """The stored profiles (:class:`~..schemas.keyed_store.KeyedStore` of
@@ -114,7 +147,8 @@ class NcuReferenceCache(KeyedStore):
 
     def __init__(self, root: Path) -> None:
         super().__init__(root, NCU_REFERENCE_SCHEMA, "stored ncu profile", StaleNcuReference,
-                         "the counter dataset is profiled again and the entry rewritten.")
+                         "the counter dataset is profiled again and the entry rewritten.",
+                         shipped=reference_folder(FOLDER))
 
     def put(self, key: str, value: Mapping[str, Any]) -> Path:
         """Store ``value`` stamped with its key too (the entry names the profile it is)."""
@@ -265,6 +299,7 @@ class CounterReference:
     key: str
     path: str
     cached: bool = False
+    reviewed: bool = False  # the stored profile came from the read-only layer of reviewed references
     measured: str = ""
     spot: dict[str, Any] | None = None
     miss: str = ""
@@ -274,6 +309,8 @@ class CounterReference:
     def info(self) -> dict[str, Any]:
         """What the records keep in ``info`` (the figures mean the same either way, so not the identity)."""
         out: dict[str, Any] = {"cached": self.cached, "key": self.key, "measured": self.measured}
+        if self.cached:
+            out["reviewed"] = self.reviewed
         if self.spot is not None:
             out["spot_check"] = dict(self.spot)
         if not self.cached:
@@ -297,16 +334,18 @@ def _watched(device: Device, runs: Sequence[PlannedRun], metrics: Sequence[str],
     return prof, ""
 
 
-def _load(cache: NcuReferenceCache, k: str, runs: Sequence[PlannedRun]) -> tuple[ncu.Profile | None, str, str]:
-    """(the stored profile or None, when it was measured, why there is none)."""
-    entry = cache.get(k)
-    if entry is None:
-        return None, "", "no stored profile under this key (or it was refused: see the warning)"
+def _load(cache: NcuReferenceCache, k: str,
+          runs: Sequence[PlannedRun]) -> tuple[ncu.Profile | None, str, str, Path | None]:
+    """(the stored profile or None, when it was measured, why there is none, the file it was read from)."""
+    found = cache.find(k)
+    if found is None:
+        return None, "", "no stored profile under this key (or it was refused: see the warning)", None
+    entry, where = found
     try:
-        return profile_of(entry, runs), str(entry["measured"]), ""
+        return profile_of(entry, runs), str(entry["measured"]), "", where
     except (ncu.NcuError, KeyError, TypeError, ValueError) as exc:
-        cache.refuse(f"stored ncu profile {cache.path(k)} does not hold this run's dataset: {exc}")
-        return None, "", "the stored profile was refused (see the warning)"
+        cache.refuse(f"stored ncu profile {where} does not hold this run's dataset: {exc}")
+        return None, "", "the stored profile was refused (see the warning)", None
 
 
 def collect(device: Device, runs: Sequence[PlannedRun], ncu_path: str, timeout_s: float, workdir: Path,
@@ -328,15 +367,18 @@ def collect(device: Device, runs: Sequence[PlannedRun], ncu_path: str, timeout_s
     elif retune:
         ref.miss = "--gpuperf-retune: stored profiles are not used"
     else:
-        stored, measured, ref.miss = _load(cache, ref.key, runs)
+        stored, measured, ref.miss, where = _load(cache, ref.key, runs)
         if stored is not None:
+            ref.path, ref.reviewed = str(where), where != cache.path(ref.key)
             spot, _ = _watched(device, spot_plan(runs), stored.metrics, timeout_s, ncu_path, work / "spot")
             check = spot_check(stored, spot)
             ref.spot = {**check.info(), "wall_s": round(spot.wall_s, 1), "stored_measured": measured}
             if check.agrees:
                 ref.cached, ref.measured = True, measured
                 return stored, ref
-            ref.miss = "spot check disagreed: " + check.describe()
+            ref.miss = ("spot check of the reviewed profile disagreed: " if ref.reviewed
+                        else "spot check disagreed: ") + check.describe()
+            ref.path, ref.reviewed = str(cache.path(ref.key)), False
     ref.measured = now_iso()
     prof, problem = _watched(device, runs, metrics, timeout_s, ncu_path, work)
     return prof, store(cache, ref, prof, fields, unknown or problem)

@@ -1,4 +1,5 @@
-"""``gpuperf offline bundle|collect``: run the suites on a GPU host that reaches no package index."""
+"""``gpuperf offline bundle|collect|references``: run the suites on a GPU host that reaches no package index,
+and share what its first run measured with the machines after it."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 
 from .bundle import PLATFORMS, bundle, describe
 from .intake import collect
+from .reference_export import export
 
 #: what a CUDA GPU host's Python usually has already (a CUDA image with CuPy and the scientific stack);
 #: ``--host-has`` replaces it
@@ -26,6 +28,12 @@ def _bundle(args: argparse.Namespace) -> int:
 def _collect(args: argparse.Namespace) -> int:
     placed = collect(Path(args.source), Path(args.into), args.history or os.environ.get("GPUPERF_HISTORY"))
     print(f"gpuperf offline collect: {len(placed)} files in {args.into}")
+    return 0
+
+
+def _references(args: argparse.Namespace) -> int:
+    done = export(Path(args.cache), Path(args.into), args.device, replace=args.replace)
+    print(done.describe())
     return 0
 
 
@@ -57,3 +65,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--history", default=None, help="also import the runs into this history store "
                                                    "(default $GPUPERF_HISTORY, else none)")
     c.set_defaults(func=_collect)
+    r = s.add_parser("references", help="copy a cache's tuning tables, tuned picks and Nsight Compute profiles into "
+                                          "a folder that $GPUPERF_REFERENCES names on other machines: a fresh "
+                                          "machine of the same card, driver and toolkit replays them")
+    r.add_argument("cache", help="the cache folder ($GPUPERF_CACHE or ~/.cache/pytest-gpuperf of a machine that ran "
+                                 "the suites, or a bundle's cache/)")
+    r.add_argument("--into", required=True, metavar="DIR", help="the references folder to fill (created)")
+    r.add_argument("--device", action="append", default=[], metavar="KEY",
+                   help="keep the entries of this device key only (repeatable; default: every entry)")
+    r.add_argument("--replace", action="store_true",
+                   help="overwrite an entry already in DIR under the same key (default: keep it)")
+    r.set_defaults(func=_references)

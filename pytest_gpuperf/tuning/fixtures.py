@@ -27,9 +27,10 @@ import pytest
 from .. import TUNING_CACHE_SCHEMA
 from ..devices.base import Device
 from ..devices.dialect import portable
+from ..paths import TUNING_FOLDER
 from ..schemas.keyed_store import KeyedStore
 from ..util.clock import add_budget_option, mark_session_start, session_elapsed
-from ..util.memo import cache_folder
+from ..util.memo import cache_folder, reference_folder
 from .pareto import BUDGET_S
 from .kernels import Benchmark, by_name
 from .tuner import tune
@@ -114,12 +115,22 @@ def pareto_budget(config: pytest.Config) -> float:
     return budget
 
 
-def cache_key(bench: Benchmark, device: Device, sizes: dict[str, int], strategy: str) -> str:
+def pick_fields(bench: Benchmark, device: Device, sizes: dict[str, int], strategy: str) -> dict[str, Any]:
+    """Everything that shapes ``tuned_workgroup``'s pick of ``bench`` on ``device`` (its key's parts)."""
     info = device.info
-    doc = {"source": hashlib.sha256(bench.source.encode()).hexdigest(), "kernel": bench.kernel,
-           "options": list(bench.extra_options), "device": info.key, "backend": info.backend,
-           "driver": info.driver_version, "problem": sorted(sizes.items()), "strategy": strategy}
-    return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:24]
+    return {"source": hashlib.sha256(bench.source.encode()).hexdigest(), "kernel": bench.kernel,
+            "options": list(bench.extra_options), "device": info.key, "backend": info.backend,
+            "driver": info.driver_version, "problem": sorted(sizes.items()), "strategy": strategy}
+
+
+def pick_key(fields: dict[str, Any]) -> str:
+    """The cache key of a pick made of :func:`pick_fields`' result."""
+    return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:24]
+
+
+def cache_key(bench: Benchmark, device: Device, sizes: dict[str, int], strategy: str) -> str:
+    """The cache key of ``tuned_workgroup``'s pick of ``bench`` on ``device``."""
+    return pick_key(pick_fields(bench, device, sizes, strategy))
 
 
 class StaleTuningEntry(UserWarning):
@@ -132,11 +143,11 @@ class TuningCache(KeyedStore):
 
     def __init__(self, root: Path) -> None:
         super().__init__(root, TUNING_CACHE_SCHEMA, "tuning cache entry", StaleTuningEntry,
-                         "the kernel is tuned again and the entry rewritten.")
+                         "the kernel is tuned again and the entry rewritten.", shipped=reference_folder(FOLDER))
 
 
 #: the folder of the references and of ``tuned_workgroup``'s picks under the user's cache directory
-FOLDER = "tuning"
+FOLDER = TUNING_FOLDER
 
 
 def cache_dir() -> Path:
@@ -166,8 +177,10 @@ class TunedWorkgroup:
         # evaluator notes the same digest): a warm cache leaves the test's source digest as a cold one
         self.device.note_source(portable(bench.source, self.device.info.backend), bench.extra_options)
         sizes = dict(problem or bench.sizes(self.device))
-        key = cache_key(bench, self.device, sizes, strategy)
-        entry = None if self.retune else self.cache.get(key)
+        fields = pick_fields(bench, self.device, sizes, strategy)
+        key = pick_key(fields)
+        found = None if self.retune else self.cache.find(key)
+        entry = None if found is None else found[0]
         self.last_from_cache = entry is not None
         if entry is None:
             bar = None if self.status is None else self.status.task(f"tuning {bench.name}", "configurations")
@@ -179,7 +192,7 @@ class TunedWorkgroup:
             entry = {"local": list(best.local), "variant": best.variant, "kernel": bench.name,
                      "device": self.device.info.key, "problem": sizes, "strategy": strategy,
                      "time_us": ctx.ev.measure(best).time_s * 1e6, "evaluations": len(out.ledger.visited),
-                     "space": len(ctx.space)}
+                     "space": len(ctx.space), "key_fields": fields}
             try:
                 self.cache.put(key, entry)
             except OSError as exc:  # a read-only or full cache folder costs a re-tune next time, never the test

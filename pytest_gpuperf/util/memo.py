@@ -21,12 +21,17 @@ from typing import Any, Callable, Mapping, Sequence
 
 import platformdirs
 
+from ..errors import GpuPerfError
+from ..paths import REVIEWED_REFERENCES
 from .atomic import atomic_write_json
 from .provenance import now_iso
 
 SCHEMA = "pytest-gpuperf-memo/1"
 #: the environment variable that moves every store of this package's cache directory
 ENV = "GPUPERF_CACHE"
+#: the environment variable naming the read-only folder of reference entries a store reads after the
+#: user's cache ("off": none; unset: the reviewed references shipped in this package)
+REFERENCES_ENV = "GPUPERF_REFERENCES"
 
 
 def cache_root() -> Path:
@@ -40,6 +45,23 @@ def cache_folder(folder: str, env: str) -> Path:
     """A store's folder: ``$<env>`` where set, else ``folder`` under :func:`cache_root`."""
     named = os.environ.get(env)
     return Path(named) if named else cache_root() / folder
+
+
+def reference_folder(folder: str) -> Path | None:
+    """The read-only layer under a store's user folder: ``folder`` under ``$GPUPERF_REFERENCES`` where set
+    (``off``: none), else under the package's reviewed references (:data:`~..paths.REVIEWED_REFERENCES`).
+    A fleet can point every machine at one shared folder this way; a folder that does not exist is an
+    error, never "no references"."""
+    named = os.environ.get(REFERENCES_ENV)
+    if named is None:
+        return REVIEWED_REFERENCES / folder
+    if named.strip().lower() == "off":
+        return None
+    root = Path(named)
+    if not root.is_dir():
+        raise GpuPerfError(f"{REFERENCES_ENV}={named!r} is not a folder: name a folder of reference entries "
+                           f"(scripts/ship_references.py writes one), or set {REFERENCES_ENV}=off to read none")
+    return root / folder
 
 
 @functools.lru_cache(maxsize=1)

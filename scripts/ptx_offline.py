@@ -105,11 +105,14 @@ def study_table(info: dict[str, object], donor: Path | None) -> tuple[LatencyTab
 TRACED = "traced"
 
 
-def replay_study(path: Path, donor: Path | None = None, traces: dict[str, dict[str, float]] | None = None
-                 ) -> dict[str, object]:
+def replay_study(path: Path, donor: Path | None = None, traces: dict[str, dict[str, float]] | None = None,
+                 kernels: set[str] | None = None) -> dict[str, object]:
     """Every launch of a saved PTX study (``suites/test_model_ptx_study.py``) predicted again by every variant,
     beside the run's own predictions and measured times. ``traces`` (kernel@config → :func:`ptx_trace.traced_bytes`,
-    filled as launches are first traced): also the :data:`TRACED` variant."""
+    filled as launches are first traced): also the :data:`TRACED` variant. ``kernels``: those kernels' launches only."""
+    known = {k.name for k in ptx_sweep.STUDY_KERNELS}
+    if kernels is not None and kernels - known:
+        raise SystemExit(f"--kernels: no study kernel {', '.join(sorted(kernels - known))}; known: {', '.join(sorted(known))}")
     doc = jsonio.read_json(path)
     ms = {m["name"]: m for m in doc["metrics"]}
     head = ms.get(f"{ptx_study.PREFIX}.thesis.mape")
@@ -123,6 +126,8 @@ def replay_study(path: Path, donor: Path | None = None, traces: dict[str, dict[s
     texts: dict[str, str] = {}
     rows = []
     for k in ptx_sweep.STUDY_KERNELS:
+        if kernels is not None and k.name not in kernels:
+            continue
         saved = {v: {r["config"]: r for r in ms[f"{ptx_study.PREFIX}.{v}.{k.name}.error"]["info"]["launches"]}
                  for v in scheduler.VARIANTS if f"{ptx_study.PREFIX}.{v}.{k.name}.error" in ms}
         if not saved:
@@ -163,9 +168,9 @@ def replay_study(path: Path, donor: Path | None = None, traces: dict[str, dict[s
             "worst_reproduction": worst, "launches": rows,
             "mape": {part: {v: float(np.mean([r[v]["error"] for r in rows if keep(r)])) for v in variants}
                      for part, keep in (("all", lambda r: True), ("held_out", lambda r: r["held_out"]),
-                                        ("design", lambda r: not r["held_out"]))},
+                                        ("design", lambda r: not r["held_out"])) if any(keep(r) for r in rows)},
             "dwarfs": {d: {v: float(np.mean([r[v]["error"] for r in rows if r["dwarf"] == d])) for v in variants}
-                       for d in THESIS_MAPE}}
+                       for d in THESIS_MAPE if any(r["dwarf"] == d for r in rows)}}
 
 
 def print_study(r: dict[str, object]) -> None:
@@ -190,11 +195,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--donor", type=Path, action="append", default=[],
                     help="per study run, in order: a run of the same card whose fitted L(gm) model stands in for one "
                          "the study did not record (repeatable)")
+    ap.add_argument("--kernels", default=None, metavar="NAME[,NAME]",
+                    help="with --study: replay these study kernels' launches only (every launch by default)")
     args = ap.parse_args(argv)
     if args.study:
         donors = args.donor + [None] * (len(args.results) - len(args.donor))
         traces: dict[str, dict[str, float]] | None = {} if args.trace else None  # one card's trace is every card's
-        studies = [replay_study(p, d, traces) for p, d in zip(args.results, donors)]
+        only = None if args.kernels is None else {n.strip() for n in args.kernels.split(",") if n.strip()}
+        studies = [replay_study(p, d, traces, only) for p, d in zip(args.results, donors)]
         for r in studies:
             print_study(r)
         if args.json:

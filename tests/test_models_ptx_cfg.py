@@ -118,3 +118,30 @@ def test_chain_cycles_needs_clock_timing(gpu_device):
         pytest.skip("CUDA devices time chains with clock64()")
     with pytest.raises(ValueError, match="clock64"):
         chain_cycles(gpu_device, None, ["fp32.fma"])
+
+
+def test_entry_parameters_and_module_arrays_are_parsed_in_order():
+    """The parser gives an entry's parameter names in launch order, whatever qualifiers NVRTC writes before a
+    name (a pointer's state space and alignment, a by-value struct's alignment), and every aligned ``.shared``
+    and ``.const`` array with a constant's initialiser — what the lane-by-lane trace lays out in memory."""
+    text = """
+.const .align 4 .b8 coeff[8] = {1, 2, 3, 4, 255, 0, 0, 128};
+.visible .entry k(
+    .param .u64 .ptr .global .align 1 k_param_0,
+    .param .align 16 .b8 k_param_1[16],
+    .param .f32 k_param_2
+)
+{
+    .shared .align 4 .b8 tile[1024];
+    .reg .b32 %r<2>;
+    mov.u32 %r1, %tid.x;
+    ret;
+}
+"""
+    k = ptx.parse(text, "k")
+    assert k.params == ["k_param_0", "k_param_1", "k_param_2"] and k.shared_bytes == 1024
+    decl = ptx.declarations(text)
+    assert [(d.space, d.align, d.elem, d.name, d.count) for d in decl] == [("const", 4, "b8", "coeff", 8),
+                                                                         ("shared", 4, "b8", "tile", 1024)]
+    assert decl[0].init == (1, 2, 3, 4, 255, 0, 0, 128) and decl[1].init == ()
+    assert load("vectorAdd").params == [f"vectorAdd_param_{i}" for i in range(4)]  # A, B, C, numElements

@@ -254,6 +254,35 @@ def test_the_saved_studies_replay_offline_as_the_docs_table_says():
         assert all(r["launch_once"]["predicted_s"] <= r["hopper"]["predicted_s"] * (1 + 1e-12) for r in now["launches"])
 
 
+def test_the_traced_replay_of_some_kernels_gives_the_committed_rows():
+    """``--study --trace --kernels``: the whole traced path (compile, trace every launch, predict the traced variant)
+    on two kernels of both saved studies gives, launch by launch, the bytes and predictions the committed replay
+    holds; the parts with no launch of those kernels are left out, not averaged over nothing."""
+    names = ("transposeNaive", "vectorAdd")
+    out = subprocess.run(
+        [sys.executable, "scripts/ptx_offline.py", "--study", "results/nvidia-h100-80gb-hbm3/study-6036ccb/ps-cuda.json.xz",
+         "results/nvidia-h200/study-bbc20d4/ps-cuda.json.xz",
+         "--donor", "results/nvidia-h100-80gb-hbm3/gatecheck-6036ccb/aa-1.json.xz",
+         "--donor", "results/nvidia-h200/gatecheck-0d8cce4/aa-2.json.xz", "--trace", "--kernels", ",".join(names),
+         "--json", "/dev/stdout"], capture_output=True, text=True, env=nvrtc_env(), cwd=ROOT, timeout=600)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    assert "RuntimeWarning" not in out.stderr
+    fresh = json.loads(out.stdout[out.stdout.index("{"):out.stdout.rindex("}") + 1])
+    saved = jsonio.read_json(ROOT / "results" / "offline" / "ptx-study-replay.json.xz")
+    for now, then in zip(fresh["runs"], saved["runs"], strict=True):
+        assert set(now["mape"]) == {"all", "design"} and "traced" in now["mape"]["all"]
+        rows = {(r["kernel"], r["config"]): r for r in then["launches"] if r["kernel"] in names}
+        assert len(now["launches"]) == len(rows) > 0
+        for r in now["launches"]:
+            before = rows[(r["kernel"], r["config"])]
+            assert r["trace"] == pytest.approx(before["trace"])
+            assert r["traced"]["predicted_s"] == pytest.approx(before["traced"]["predicted_s"], rel=1e-9)
+    bad = subprocess.run([sys.executable, "scripts/ptx_offline.py", "--study", "results/nvidia-h200/study-bbc20d4/ps-cuda.json.xz",
+                          "--kernels", "noSuchKernel"], capture_output=True, text=True, env=nvrtc_env(), cwd=ROOT,
+                         timeout=120)
+    assert bad.returncode != 0 and "no study kernel noSuchKernel" in bad.stderr
+
+
 def test_the_committed_replay_s_trace_of_a_launch_is_what_the_trace_gives_now():
     """The traced variant's bytes for one launch (a naive transpose: a sector per lane for its store), traced again
     from the committed PTX of the same text, are the ones the replay the docs cite holds."""

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 _REG = re.compile(r"%[A-Za-z_][\w]*(?:\.[xyz])?")
 _SPECIAL = re.compile(r"^%(tid|ntid|ctaid|nctaid|laneid|warpid|smid|clock|clock64|globaltimer)")
 _ENTRY = re.compile(r"\.entry\s+([\w$]+)\s*\(")
+_PARAM = re.compile(r"\.param\s+(?:\.align\s+\d+\s+)?\.\w+\s+(?:\.ptr\s+(?:\.(?!align\b)\w+\s+)*)?(?:\.align\s+\d+\s+)?([\w$]+)")
+_DECL = re.compile(r"\.(shared|const)\s+\.align\s+(\d+)\s+\.(\w+)\s+([\w$]+)\[(\d+)\](?:\s*=\s*\{([^}]*)\})?")
 
 
 class PtxParseError(ValueError):
@@ -53,15 +55,37 @@ class Instruction:
 
 @dataclass
 class Kernel:
-    """A parsed ``.entry``: its ``items`` are labels (``str``) and instructions in program order."""
+    """A parsed ``.entry``: its ``items`` are labels (``str``) and instructions in program order; ``params``
+    its parameters' names in the order a launch passes them."""
 
     name: str
     items: list[str | Instruction]
     shared_bytes: int = 0
+    params: list[str] = field(default_factory=list)
 
     @property
     def instructions(self) -> list[Instruction]:
         return [i for i in self.items if isinstance(i, Instruction)]
+
+
+@dataclass(frozen=True)
+class Declaration:
+    """A ``.shared`` or ``.const`` array of the module: its space, alignment, element type (``b8``, ``f32``…),
+    name, element count and, for an initialised constant, its initialiser's values."""
+
+    space: str
+    align: int
+    elem: str
+    name: str
+    count: int
+    init: tuple[int, ...] = ()
+
+
+def declarations(text: str) -> list[Declaration]:
+    """Every aligned ``.shared`` and ``.const`` array of a PTX module, in the order they are declared."""
+    return [Declaration(m.group(1), int(m.group(2)), m.group(3), m.group(4), int(m.group(5)),
+                        tuple(int(v) for v in m.group(6).split(",")) if m.group(6) else ())
+            for m in _DECL.finditer(text)]
 
 
 def _split_operands(text: str) -> list[str]:
@@ -110,7 +134,9 @@ def parse(text: str, name: str | None = None) -> Kernel:
         if not match:
             raise PtxParseError(f"no .entry {name!r}; the module has {', '.join(e[0] for e in entries)}")
         ename, start = match[0]
-    brace = text.index("{", text.index(")", start))
+    close = text.index(")", start)
+    params = _PARAM.findall(text[start:close])
+    brace = text.index("{", close)
     depth, end = 0, None
     for pos in range(brace, len(text)):
         depth += text[pos] == "{"
@@ -153,7 +179,7 @@ def parse(text: str, name: str | None = None) -> Kernel:
             _def_use(ins)
             items.append(ins)
             line = rest.strip()
-    return Kernel(ename, items, shared)
+    return Kernel(ename, items, shared, params)
 
 
 # ---- instruction classes ------------------------------------------------------------------------

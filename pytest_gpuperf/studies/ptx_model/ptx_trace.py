@@ -37,7 +37,6 @@ CONST_BASE = 1 << 60
 MAX_STEPS = 2_000_000
 _ELEM = {"b8": 1, "u8": 1, "s8": 1, "b16": 2, "u16": 2, "s16": 2, "b32": 4, "u32": 4, "s32": 4, "f32": 4,
          "b64": 8, "u64": 8, "s64": 8, "f64": 8}
-_DECL = re.compile(r"\.(shared|const)\s+\.align\s+(\d+)\s+\.(\w+)\s+([\w$]+)\[(\d+)\](?:\s*=\s*\{([^}]*)\})?")
 
 
 class TraceError(ValueError):
@@ -145,7 +144,7 @@ class Tracer:
         self.memory, self.grid, self.block_dim = memory, grid, block
         self.items = self.kernel.items
         self.labels = {it: k for k, it in enumerate(self.items) if isinstance(it, str)}
-        names = re.findall(r"\.param\s+\.\w+\s+([\w$]+)", text[text.index(f".entry {name}"):text.index(")", text.index(f".entry {name}"))])
+        names = self.kernel.params
         if len(names) != len(params):
             raise TraceError(f"{name}: {len(names)} parameters in the PTX, {len(params)} arguments given")
         self.params = {n: (p.base if isinstance(p, HostBuffer) else p) for n, p in zip(names, params)}
@@ -153,13 +152,12 @@ class Tracer:
         const_at: dict[str, int] = {}
         sizes = {"shared": 0, "const": 0}
         init: list[tuple[int, bytes]] = []
-        for m in _DECL.finditer(text):
-            space, align, elem, sym, n = m.group(1), int(m.group(2)), m.group(3), m.group(4), int(m.group(5))
-            at = -(-sizes[space] // align) * align
-            (self.shared_at if space == "shared" else const_at)[sym] = at
-            sizes[space] = at + n * _ELEM.get(elem, 1)
-            if space == "const" and m.group(6):
-                init.append((at, bytes(int(v) & 0xFF for v in m.group(6).split(","))))
+        for d in ptxmod.declarations(text):
+            at = -(-sizes[d.space] // d.align) * d.align
+            (self.shared_at if d.space == "shared" else const_at)[d.name] = at
+            sizes[d.space] = at + d.count * _ELEM.get(d.elem, 1)
+            if d.space == "const" and d.init:
+                init.append((at, bytes(v & 0xFF for v in d.init)))
         self.shared_size = sizes["shared"]
         self.const = np.zeros(max(sizes["const"], 1), np.uint8)
         for at, data in init:

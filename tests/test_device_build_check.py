@@ -3,11 +3,14 @@
 Seen with Ubuntu 22.04's PoCL 1.8 on an AMD EPYC host: its LLVM does not know the CPU, every build says
 "unknown target CPU 'generic'", and a default run failed 244 tests with the same build error. The session now
 builds one kernel when it opens a device (:meth:`Device.build_check`). These cases use the real PoCL device and
-its real compiler; where a refusal is needed, the kernel handed to the check is one the compiler rejects.
+its real compiler. Where a refusal is needed: a kernel the compiler rejects handed to the check, or — for a whole
+session, as on that host — PoCL told to pass every build a flag its compiler does not know
+(``POCL_EXTRA_BUILD_FLAGS``), with an empty kernel cache, so every build fails for real.
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -59,29 +62,36 @@ USER_TESTS = textwrap.dedent('''
     def test_three(gpu_device):
         pass
 ''')
-#: the subprocess hands the session's check the refused kernel (the check's own argument), nothing else changes
-CONFTEST = textwrap.dedent(f'''
-    from pytest_gpuperf.devices import base
+#: PoCL adds this to every build's options; its compiler refuses it, as that host's LLVM refused its CPU (and
+#: PyOpenCL keeps no binary of an earlier build to hand it instead)
+BROKEN_BUILD = {"POCL_EXTRA_BUILD_FLAGS": "-fno-such-flag", "PYOPENCL_NO_CACHE": "1"}
 
-    _check = base.Device.build_check
-    base.Device.build_check = lambda self, source={REFUSED!r}: _check(self, source)
-''')
+
+def test_a_compiler_that_refuses_every_build_is_quoted_without_the_binding_s_wrapper(tmp_path: Path):
+    code = ("from pytest_gpuperf.devices import discover, open_device\n"
+            "d = open_device([x for x in discover().devices if x.backend == 'opencl'][0])\n"
+            "print(d.build_check())\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, **BROKEN_BUILD, "POCL_CACHE_DIR": str(tmp_path / "pocl")})
+    assert out.returncode == 0, out.stderr
+    assert "Its compiler says: Invalid build option: -fno-such-flag." in out.stdout, out.stdout
+    assert "clBuildProgram failed" not in out.stdout and "(options:" not in out.stdout
 
 
 def test_a_session_on_a_device_that_cannot_build_fails_once_and_skips_the_rest(tmp_path: Path):
     (tmp_path / "test_user.py").write_text(USER_TESTS)
-    (tmp_path / "conftest.py").write_text(CONFTEST)
     proc = subprocess.Popen(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rs", f"--rootdir={tmp_path}",
          f"--gpuperf-device={OPENCL[0].spec}", f"--gpuperf-baseline-dir={baseline_folder(tmp_path)}",
          f"--gpuperf-json={tmp_path / 'r.json'}",
          str(tmp_path / "test_user.py")],
-        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+        env={**os.environ, **BROKEN_BUILD, "POCL_CACHE_DIR": str(tmp_path / "pocl")})
     out = finish_within(proc, 120)
     assert proc.returncode != 0, out
     assert "1 error" in out and "2 skipped" in out, out  # the first test's device fixture fails, the rest skip
     assert out.count("cannot build a one-line kernel") >= 2, out  # the failure, then the skips' reason
-    assert "no_such_variable" in out, out
+    assert "Invalid build option: -fno-such-flag" in out, out
     # its results file is written though nothing was measured, saying why the device was given up
     doc = jsonio.read_json(tmp_path / "r.json")
     assert doc["metrics"] == [] and "cannot build a one-line kernel" in doc["run"]["abandoned"]

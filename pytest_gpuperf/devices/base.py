@@ -222,6 +222,9 @@ KernelArg = Any  # Buffer | numpy scalar (np.int32(...), np.float32(...))
 #: the kernel :meth:`Device.build_check` builds: one store, nothing any backend could reject
 BUILD_CHECK_NAME = "gpuperf_build_check"
 BUILD_CHECK_SOURCE = f"__kernel void {BUILD_CHECK_NAME}(__global float* a) {{ a[get_global_id(0)] = 1.0f; }}\n"
+#: how a binding wraps a compiler's words (PyOpenCL: the failed call, repeated, the device, the options), left
+#: out of what the build check quotes where the compiler wrote no ``error:`` line
+_WRAPPER = ("clBuildProgram failed", "Build on <", "(options:")
 
 
 class Device(abc.ABC):
@@ -359,6 +362,8 @@ class Device(abc.ABC):
                     "24.04 ship) does." if "unknown target CPU" in exc.log else "")
             said = [re.sub(r"^\S+:\d+:\d+:\s*", "", line.rsplit("error: ", 1)[1].strip())  # less the temp file's place
                     for line in exc.log.splitlines() if "error: " in line]
+            said = said or [ln.strip() for ln in exc.log.splitlines()  # no error lines: less the binding's wrapper
+                            if ln.strip() and not ln.lstrip().startswith(_WRAPPER)]
             words = "; ".join(dict.fromkeys(said)) or " ".join(exc.log.split())  # its error lines, each once
             return (f"{self.info.spec} ({self.info.name}; {self.info.runtime_version or self.info.driver_version}) "
                     f"cannot build a one-line kernel, so none of its tests can run. Its compiler says: "

@@ -22,7 +22,7 @@ from nvrtc_support import nvrtc_env
 from suite_support import finish_within
 from pytest_gpuperf.baselines import catalog
 from pytest_gpuperf.corpora import app_check
-from pytest_gpuperf.studies.sampled import sampled_apps
+from pytest_gpuperf.studies.sampled import sampled_apps, svr
 from pytest_gpuperf.corpora.app_kernel import H100_WAVE_ITEMS, MIN_RUN_S, tiled
 from pytest_gpuperf.studies.sampled.sampled_apps import RUN_BUDGET_S
 from pytest_gpuperf.corpora.app_kernels import APP_KERNELS, CORPUS_VERSION, by_name
@@ -158,6 +158,13 @@ def test_dao_s_protocol_measures_the_corpus_on_a_real_device(cl_device):
     every = ",".join(f"{n}={round(r.plan.n_groups / r.plan.sat.wave, 2)}" for n, r in sorted(res.runs.main.items()))
     for mean in ("model.sampled_apps.mean_error", "model.sampled_apps.mean_overhead", "model.svr_apps.mean_error"):
         assert recs[mean]["identity"]["waves"] == every, mean
+    # the SVR's training instances travel in its record: fitted again from them, it gives the recorded errors
+    info = recs["model.svr_apps.mean_error"]["info"]
+    again = [svr.Instance(**d) for d in info["instances"]]
+    assert again == list(res.runs.instances)
+    for name, preds in svr.leave_one_kernel_out(again).items():
+        inst, t_ml = max(preds, key=lambda p: p[0].n)
+        assert round(abs(t_ml - inst.t_full) / inst.t_full, 6) == info["per_kernel"][name]["error"], name
 
 
 class _Measurer:
@@ -240,7 +247,7 @@ HANG = textwrap.dedent('''
     import dataclasses, os, sys
     from pytest_gpuperf.devices import discover, open_device
     from pytest_gpuperf.errors import ProbeTimeoutError
-    from pytest_gpuperf.studies.sampled import sampled_apps
+    from pytest_gpuperf.studies.sampled import sampled_apps, svr
     from pytest_gpuperf.corpora.app_kernels import by_name
     from pytest_gpuperf.studies.fixtures import SampledKernel
     from pytest_gpuperf.timing.measure import MeasureConfig

@@ -38,6 +38,8 @@ end to end, not Dao's claims.
 
 from __future__ import annotations
 
+import dataclasses
+
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
@@ -332,5 +334,7 @@ def records(res: AppsResult) -> list[dict[str, Any]]:
                         identity={**ident, **aggregate.over(svr_err), **waves_over(trained)}, **mean,
                         info={**svr.split_report(res.runs.instances), "features": list(svr.FEATURES), "protocol": p.label,
                               "per_kernel": svr_per_kernel(svr_err),
+                              # every training instance as measured: the model can be fitted again from the record
+                              "instances": [dataclasses.asdict(i) for i in res.runs.instances],
                               "seed": SEED_ML, "model": OUR_ML}))
     return out

@@ -4,6 +4,11 @@ and the same for a variant of ours, not the thesis' model: the static features p
 measured launch time (``power_model.timed_features``; ``devices.<key>.variants.timed`` in the json).
 
     python scripts/power_model_offline.py        # writes results/offline/power-model.{json,txt}.gz
+    python scripts/power_model_offline.py --learning-curve   # writes results/offline/power-learning-curve.json.xz
+
+``--learning-curve``: the thesis' protocol (shuffled rows, 5 folds, nested) for XGBoost on random subsets of each
+saved corpus — :data:`CURVE_SHARES` of its rows, :data:`CURVE_DRAWS` draws each — so the docs can show how the
+error moves with the number of rows, the one way this corpus differs most from the thesis' 990–1,810 tuples.
 
 The corpora are real NVML measurements (results/<key>/power-corpus-cuda.json.gz, collected by
 ``python -m pytest_gpuperf.studies.static_power.collect``); this script only fits and scores, deterministically (seeded
@@ -47,7 +52,45 @@ def fit(entries: list, names: tuple[str, ...], label: str, lines: list[str]) -> 
     return protocols
 
 
+#: the shares of a corpus' rows the learning curve fits on, and how many random subsets of each it draws
+CURVE_SHARES = (0.4, 0.6, 0.8, 1.0)
+CURVE_DRAWS = 5
+
+
+def learning_curve() -> dict:
+    """Per card, per share of its corpus' rows: the rows-protocol MAPE of XGBoost over :data:`CURVE_DRAWS`
+    subsets (seeded: subset ``d`` is the first rows of permutation ``d``, its folds shuffled with seed ``d``)."""
+    import numpy as np
+
+    out: dict = {"protocol": "rows: the thesis' shuffled 5-fold, inner 3-fold grid search (power_model.nested_cv)",
+                 "family": "xgboost", "shares": list(CURVE_SHARES), "draws": CURVE_DRAWS, "devices": {}}
+    for key in KEYS:
+        path = pm.corpus_path(ROOT / "results", key, "cuda")
+        _, entries = pm.load_corpus(path)
+        dev: dict = {"corpus": str(path.relative_to(ROOT)), "entries": len(entries), "points": []}
+        for share in CURVE_SHARES:
+            n = int(round(share * len(entries)))
+            mapes = []
+            for d in range(CURVE_DRAWS):
+                keep = sorted(np.random.default_rng(d).permutation(len(entries))[:n].tolist())
+                res = pm.nested_cv([entries[i] for i in keep], protocol="rows", only=("xgboost",), seed=d)
+                mapes.append(res["xgboost"].scores["mape"])
+            dev["points"].append({"share": share, "rows": n, "mape": mapes,
+                                  "mean": float(np.mean(mapes)), "sd": float(np.std(mapes, ddof=1))})
+            print(f"{key}: {n} rows, rows-protocol XGBoost MAPE {np.mean(mapes):.2f} % (sd {np.std(mapes, ddof=1):.2f})",
+                  flush=True)
+        out["devices"][key] = dev
+    return out
+
+
 def main() -> int:
+    if sys.argv[1:] == ["--learning-curve"]:
+        doc = learning_curve()
+        jsonio.write_xz(ROOT / "results" / "offline" / "power-learning-curve.json",
+                        json.dumps(doc, separators=(",", ":"), allow_nan=False).encode("utf-8"))
+        return 0
+    if sys.argv[1:]:
+        raise SystemExit(f"unknown arguments {sys.argv[1:]}: none, or --learning-curve")
     doc: dict = {"thesis_table_5_8": pm.THESIS_TABLE_5_8, "thesis_table_5_9": pm.THESIS_TABLE_5_9,
                  "thesis_top5": list(pm.THESIS_TOP5), "devices": {}}
     lines = ["Static power model (Alavani ch. 5) on the saved corpora: nested CV, 5 outer folds, 3 inner",

@@ -29,13 +29,18 @@ GLOBAL_PER_THREAD = {
     # bfs_step: level_in[v], row_ptr[v], row_ptr[v+1]; per edge cols[e], level_in[u], the store, the bound
     # row_ptr[v+1] reloaded after it (the store may alias it)
     "bfs_step": lambda row: 3 + 4 * row["trips"][0],  # (the mean count itself: test_power_corpus.py)
-    "matrixMulCUDA": lambda row: 2 * (512 * int(row["config"].split("=")[1]) // 16) + 1,  # A, B per tile; C
+    "matrixMulCUDA": lambda row: 2 * int(512 * _scale(row) // 16) + 1,  # A, B per tile (width 512 × scale); C
     "needle_shared": 17 + 1 + 16 + 16,  # the 17 + 1 score loads, 16 ref loads, 16 score stores
     "scanExclusiveShared": 2, "mergeSortSharedKernel": 2,  # one load, one store
     "sobolGPU_kernel": 16 + 1,  # dirs[0..15] (hoisted), out[tid]
     "convolutionRowsKernel": 2 * 17 + 1,  # src, kern for 17 taps; dst
     "bfs_kernel1": 4 + 5 * 8,  # frontier, cost[v], row[v], row[v+1]; per edge col, cost[u], 2 stores, bound
 }
+
+def _scale(row: dict) -> float:
+    """A dwarf configuration's problem scale (``scale=1.5`` or ``scale=0.5,block=256``)."""
+    return float(dict(kv.split("=") for kv in row["config"].split(","))["scale"])
+
 
 #: the range-reduction guard of CUDA's sinf/cosf in NVRTC 13's PTX: |x| < 105615.0f takes the fast path
 GUARDS = r"""
@@ -57,7 +62,7 @@ def test_every_corpus_kernels_ptx_loops_have_their_trip_counts():
                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
     assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-4000:]
     rows = json.loads(out.stdout)
-    assert len(rows) == 158 and len({r["kernel"] for r in rows}) == 43
+    assert len(rows) == 404 and len({r["kernel"] for r in rows}) == 43
     for r in rows:
         assert r["trips"] is not None, r
         assert r["loops_in_ptx"] == len(r["trips"]), r

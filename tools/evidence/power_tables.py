@@ -170,4 +170,28 @@ def energy(inp: Inputs) -> list[str]:
     return out
 
 
-TABLES = {"power-model": model, "power-reference": reference, "power-energy": energy}
+def learning_curve(inp: Inputs) -> list[str]:
+    """The thesis' protocol on random subsets of each saved corpus (``scripts/power_model_offline.py
+    --learning-curve``): XGBoost's MAPE by the number of rows, a power law through those points, and where
+    that law would put the grown plan's rows — a projection, marked as one, beside the thesis' own figures."""
+    from pytest_gpuperf.studies.static_power.model_corpus import PlanDevice, jobs
+
+    doc = inp.run("model").doc
+    plan = len(jobs(PlanDevice(), "cuda"))
+    out = ["| card | rows (share of the corpus) | XGBoost MAPE, thesis' protocol (mean ± sd of the draws) |",
+           "| --- | --- | --- |"]
+    for key, dev in doc["devices"].items():
+        pts = dev["points"]
+        for p in pts:
+            out.append(f"| {SHORT.get(key, key)} | {p['rows']} ({100 * p['share']:.0f} %) | "
+                       f"{p['mean']:.2f} ± {p['sd']:.2f} % ({len(p['mape'])} draws) |")
+        slope, icpt = np.polyfit(np.log([p["rows"] for p in pts]), np.log([p["mean"] for p in pts]), 1)
+        out.append(f"| {SHORT.get(key, key)} | {plan} (the grown plan; a projection: MAPE ∝ rows^{slope:.2f} through the "
+                   f"points above, not a measurement) | {np.exp(icpt) * plan ** slope:.1f} % |")
+    mapes = [v[3] for v in pm.THESIS_TABLE_5_9.values()]
+    out.append(f"| Thesis, Table 5.9 (990 and 1,810 tuples) | | {min(mapes):g}–{max(mapes):g} % |")
+    return out
+
+
+TABLES = {"power-model": model, "power-reference": reference, "power-energy": energy,
+          "power-learning-curve": learning_curve}

@@ -40,6 +40,7 @@ from ..ptx_model import cfg as cfgmod
 from ..ptx_model import ptx as ptxmod
 from ...corpora.corpus import CORPUS, CorpusKernel
 from ..ptx_model.dwarfs import DWARFS
+from ..ptx_model.ptx_sweep import DWARF_SWEEP
 from ..ptx_model.ptx_latency import LatencyTable
 from .power_model import Entry, features, load_corpus, read_corpus, save_corpus
 from ..ptx_model.scheduler import memory_counts
@@ -84,7 +85,14 @@ EXTRA: tuple[CorpusKernel, ...] = (
 )
 EXTRA_TRIPS: dict[str, list[float]] = {"dpoly128": [128], "atomic_hist": []}
 EXTRA_FP64 = frozenset({"dpoly128"})
-CORPUS_LOCALS = (64, 128, 256, 512)  # 64–256 for the two local-memory kernels
+#: work-group sizes of the corpus kernels (the local-memory kernels' arrays hold 256: at most that), and the
+#: problem sizes they run at (work-items): the first plan's 2^22 and a four times larger one, whose buffers no
+#: longer fit in L2. A configuration of the first plan keeps its label (``local=256``); the others name their
+#: size too (``local=256,n=16777216``).
+CORPUS_LOCALS = (32, 64, 128, 256, 512, 1024)
+CORPUS_SIZES = (1 << 22, 1 << 24)
+#: the dwarf kernels' problem scales at their own block size (the first plan's, ``scale=2``), beside the block
+#: sizes and scales the PTX study sweeps (``ptx_sweep.DWARF_SWEEP``: ``scale=0.25,block=256``)
 DWARF_SCALES = (1, 2, 4)
 
 
@@ -114,7 +122,8 @@ TUNING: dict[str, Callable[[dict[str, int], dict[str, Any], int], list[float]]] 
     "matvec_row": lambda s, h, items: unrolled_by_4(s["n"]),
     "sgemm_naive": lambda s, h, items: unrolled_by_4(s["K"]), "bfs_step": _bfs_trips,
 }
-TUNING_LOCALS = {1: ((64,), (128,), (256,), (512,)), 2: ((16, 4), (16, 16), (32, 8), (32, 16))}
+TUNING_LOCALS = {1: ((32,), (64,), (128,), (256,), (512,), (1024,)),
+                 2: ((8, 8), (16, 4), (16, 16), (32, 8), (32, 16), (64, 4))}
 #: saved with the entries of the kernels whose PTX loops are not their source's
 _NOTES = {
     "matvec64": "per PTX loop: the 64-step loop unrolled by 16, 4 trips",
@@ -125,7 +134,7 @@ _NOTES = {
     "sgemm_naive": "per PTX loop: the K-loop unrolled by 4 (K // 4), its remainder loop (K % 4)",
     "bfs_step": "the edge loop's mean count per work-item (frontier degrees summed / work-items)",
 }
-N_ITEMS = 1 << 22  # corpus kernels' problem size (work-items)
+N_ITEMS = 1 << 22  # the corpus kernels' first problem size (work-items), whose configurations name no size
 
 
 @dataclass(frozen=True)
@@ -154,29 +163,44 @@ def _trips_for(cfg: cfgmod.Cfg, trips: Sequence[float]) -> tuple[list[float] | N
     return None, f"PTX has {len(cfg.loops)} loop(s), the source {len(trips)}: trip counts unknown"
 
 
+def dwarf_configs(d: Any) -> list[tuple[float, int]]:
+    """A dwarf kernel's (scale, block) configurations: :data:`DWARF_SCALES` at its own block size, then the
+    PTX study's sweep of it (``ptx_sweep.DWARF_SWEEP``), each launch once."""
+    out = [(float(x), d.block) for x in DWARF_SCALES]
+    for c in DWARF_SWEEP[d.name]:
+        pair = (float(c.params["scale"]), int(c.params["block"]))
+        if pair not in out:
+            out.append(pair)
+    return out
+
+
 def jobs(device: Device, backend: str) -> list[Job]:
     """Every (kernel, configuration) of the corpus on ``device`` (buffers are allocated here, a dwarf's later)."""
     out: list[Job] = []
     rng = np.random.default_rng(7)
-    a = device.to_device(rng.random(N_ITEMS, dtype=np.float32) + 0.5)
-    b = device.to_device(rng.random(N_ITEMS, dtype=np.float32) + 0.5)
-    c = device.empty(4 * N_ITEMS)
+    most = max(CORPUS_SIZES)
+    a = device.to_device(rng.random(most, dtype=np.float32) + 0.5)
+    b = device.to_device(rng.random(most, dtype=np.float32) + 0.5)
+    c = device.empty(4 * most)
     for k in CORPUS + EXTRA:
-        # the local-memory kernels declare 256-float work-group arrays (corpora.corpus): no larger groups
-        for local in [x for x in CORPUS_LOCALS if not k.local_mem or x <= 256]:
-            trips = list(CORPUS_TRIPS.get(k.name, EXTRA_TRIPS.get(k.name, [])))
-            if k.name == "group_reduce":
-                trips = [float(int(math.log2(local)))]
-            source = k.source(backend)
-            if k.name in EXTRA_FP64:
-                source = dialect(backend).fp64_prelude + source
-            out.append(Job(k.name, f"local={local}", source, k.name, (), (N_ITEMS,), (local,),
-                           lambda: [a, b, c, np.int32(N_ITEMS)], trips, "power.model_corpus" if k in EXTRA else
-                           "models.corpus", _NOTES.get(k.name, "")))
+        source = k.source(backend)
+        if k.name in EXTRA_FP64:
+            source = dialect(backend).fp64_prelude + source
+        for n in CORPUS_SIZES:
+            # the local-memory kernels declare 256-float work-group arrays (corpora.corpus): no larger groups
+            for local in [x for x in CORPUS_LOCALS if not k.local_mem or x <= 256]:
+                trips = list(CORPUS_TRIPS.get(k.name, EXTRA_TRIPS.get(k.name, [])))
+                if k.name == "group_reduce":
+                    trips = [float(int(math.log2(local)))]
+                label = f"local={local}" if n == N_ITEMS else f"local={local},n={n}"
+                out.append(Job(k.name, label, source, k.name, (), (n,), (local,),
+                               lambda n=n: [a, b, c, np.int32(n)], trips, "power.model_corpus" if k in EXTRA else
+                               "models.corpus", _NOTES.get(k.name, "")))
     for d in DWARFS:
-        for scale in DWARF_SCALES:
-            s = d.shape(scale)  # its inputs are made when it is measured
-            out.append(Job(d.name, f"scale={scale}", d.source, d.name, (), (s.grid * s.block,), (s.block,),
+        for scale, block in dwarf_configs(d):
+            s = d.shape(scale, block)  # its inputs are made when it is measured
+            label = f"scale={scale:g}" if block == d.block and scale in DWARF_SCALES else f"scale={scale:g},block={block}"
+            out.append(Job(d.name, label, d.source, d.name, (), (s.grid * s.block,), (s.block,),
                            lambda d=d, s=s: list(d.inputs(device, s)), list(s.trips), "models.dwarfs"))
     for name, trips_of in TUNING.items():
         bench = bench_by_name(name)

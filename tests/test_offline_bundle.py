@@ -53,6 +53,8 @@ def test_bundle_run_collect(tmp_path: Path, checkout_wheel: Path) -> None:
                           cwd=work, env=env)  # the host's environment: no PYTHONPATH into a checkout
     assert str(tmp_path / "venv") in site.stdout  # the bundle's plugin, not this checkout's
     assert (bundle / "cache").is_dir()  # what a first run stores, beside the bundle for every host that runs it
+    # CuPy's compiled kernels are kept in the same cache, unless the host names a folder of its own
+    assert 'export CUPY_CACHE_DIR="${CUPY_CACHE_DIR:-$GPUPERF_CACHE/cupy}"' in (bundle / "run.sh").read_text()
     archive = Path(f"{out}.tgz")
     assert archive.is_file()
     import tarfile

@@ -76,6 +76,9 @@ tag=${GPUPERF_TAG:-$mode}
 # so every host that runs it from a shared folder (or a copy of it) replays them instead of measuring again
 export GPUPERF_CACHE="${GPUPERF_CACHE:-$here/cache}"
 mkdir -p "$GPUPERF_CACHE" 2>/dev/null || echo "gpuperf offline: $GPUPERF_CACHE cannot be created: every run measures again" >&2
+# CuPy keeps the kernels it compiles (the user-library accuracy checks compile CuPy's math kernels) in a folder of
+# its own: inside the same cache, so a host that replays the cache does not compile them again either
+export CUPY_CACHE_DIR="${CUPY_CACHE_DIR:-$GPUPERF_CACHE/cupy}"
 if [ ! -x "$venv/bin/gpuperf" ]; then
   "$py" -m venv "$venv" || exit 3
   # the host's own packages (CuPy, NumPy, …) stay visible, also when its python is itself a virtual

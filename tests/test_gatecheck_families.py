@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from pathlib import Path
 
 import numpy as np
@@ -262,6 +263,26 @@ def test_graph_launch_plant_measures_the_cost_of_the_steps_it_uses():
     assert steps == 3 * 4 ** (launch_overhead.GRAPH_PLANT_ATTEMPTS - 1) and own == 0.0
 
 
+def test_graph_launch_plant_never_spins_past_a_launch_it_cannot_hide_behind():
+    """At the largest grids a one-work-item spin runs beside thousands of work-groups: its measured cost is noise
+    near zero, and a step in proportion to that noise once grew the spin until a graph of its launches outlived the
+    device's watchdog (the H200's 33,792-block grid). The steps stop at ``most`` whatever the costs read."""
+    asked: list[int] = []
+
+    def hidden(steps: int) -> float:
+        asked.append(steps)
+        return 1e-5  # a nanosecond's hundredth: the timer's noise, not the spin
+    steps, own = launch_overhead.graph_plant_steps(hidden, 0.7, start=40, most=1400)
+    assert steps == 1400 and max(asked) == 1400 and len(asked) <= launch_overhead.GRAPH_PLANT_ATTEMPTS
+    asked.clear()
+    steps, _ = launch_overhead.graph_plant_steps(hidden, 0.7, start=4000, most=1400)  # a start past it: capped too
+    assert asked == [1400] and steps == 1400
+    # uncapped, the same noise asks for a spin tens of thousands of times the start: what the cap prevents
+    asked.clear()
+    launch_overhead.graph_plant_steps(hidden, 0.7, start=40)
+    assert max(asked) > 1000 * 40
+
+
 def test_throughput_and_launch_plants_on_the_probe_figures(cl_device):
     """In one process, unplanted and planted measurements side by side (the host's load moves both): the
     throughput chain credited with a quarter of its iterations reads well under half the rate, and the host
@@ -486,3 +507,16 @@ def test_plants_are_sized_from_the_baseline_the_runs_use_where_no_baselines_fold
     assert entries and entries == src.file.metrics(info.backend)
     chosen, _ = families.family_plants(None, info.is_cpu, entries, entry_band, spec=info.spec)
     assert any(p.tests and "::" in p.tests[0] for p in chosen), "no plant took its test from a baseline entry"
+
+
+def test_a_planted_run_that_outlives_its_watchdog_is_stopped_and_named(tmp_path):
+    """A plant that makes the device's work outlive the session's watchdog leaves a process that cannot exit while
+    that work runs (seen on an H200: a graph of over-long spin launches). The gate check stops such a run after
+    10× its unplanted run (never sooner than two minutes): here a test that sleeps past a 3 s limit."""
+    assert gc.plant_timeout(None) == 3600.0  # a missing plant has no unplanted run to time
+    assert gc.plant_timeout(2.0) == gc.PLANT_TIMEOUT_FLOOR_S and gc.plant_timeout(30.0) == 300.0
+    (tmp_path / "test_sleeps.py").write_text("import time\n\ndef test_sleeps():\n    time.sleep(120)\n")
+    started = time.monotonic()
+    o = gc.run_pytest(DEV, [str(tmp_path / "test_sleeps.py")], tmp_path / "r.json", tmp_path / "r.log",
+                      baseline_dir=None, cwd=tmp_path, timeout_s=3)
+    assert o.exit == gc.TIMED_OUT and time.monotonic() - started < 60

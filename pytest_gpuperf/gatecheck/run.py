@@ -152,6 +152,10 @@ def choose_plants(specs: Sequence[str] | None, is_cpu: bool, baseline_tests: Map
     return chosen
 
 
+#: the exit status :func:`run_pytest` gives a run it stopped at its timeout (as ``timeout(1)`` does)
+TIMED_OUT = 124
+
+
 @dataclass
 class RunOutcome:
     """What one pytest subprocess said: its exit code, its results document, its wall time."""
@@ -198,8 +202,8 @@ def run_pytest(device: str, args: Sequence[str], results: Path, log: Path, *, ba
             proc = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=cwd, timeout=timeout_s,
                                   env={**os.environ, **(env or {})})
             code = proc.returncode
-        except subprocess.TimeoutExpired:
-            code = 124
+        except subprocess.TimeoutExpired:  # the child is killed; what it wrote before stays
+            code = TIMED_OUT
     wall = time.perf_counter() - started
     doc = ResultsDocument.load(results) if results.exists() else None
     return RunOutcome(code, doc, wall, log, results)
@@ -440,6 +444,21 @@ def merge(old: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+#: a planted run is stopped once it has run this many times as long as its unplanted run of the same tests (never
+#: sooner than :data:`PLANT_TIMEOUT_FLOOR_S`): a plant that makes the device's work outlive the session's watchdog
+#: leaves a process that cannot exit while that work runs, and it would hold the gate check until its own limit
+PLANT_TIMEOUT_FACTOR = 10
+PLANT_TIMEOUT_FLOOR_S = 120.0
+
+
+def plant_timeout(unplanted_s: float | None) -> float:
+    """How long a planted run may take: :data:`PLANT_TIMEOUT_FACTOR` × its unplanted run's wall time, at least
+    :data:`PLANT_TIMEOUT_FLOOR_S`; an hour where no unplanted run was timed (a ``missing`` plant)."""
+    if unplanted_s is None:
+        return 3600.0
+    return max(PLANT_TIMEOUT_FLOOR_S, PLANT_TIMEOUT_FACTOR * float(unplanted_s))
+
+
 def _tries(p: Plant, tries: int, prev: int, device: str, baseline_dir: str | None, results_dir: Path,
            cwd: str | Path, commit: str, echo: Any,
            recalibrate: Callable[[Sequence[Plant], Mapping[str, float]], list[Plant]] | None = None,
@@ -456,6 +475,8 @@ def _tries(p: Plant, tries: int, prev: int, device: str, baseline_dir: str | Non
     tags: list[str] = []
     device_doc: dict[str, Any] = {}
     q = p
+    unplanted_s: float | None = None  # the last unplanted run's wall time: the planted runs' watchdog
+    stopped: list[str] = []
     for t in range(1, tries + 1):
         index = _free_index(results_dir, f'plant-{p.kind}', prev + t)
         tag = f"plant-{p.kind}-{index}"
@@ -466,14 +487,21 @@ def _tries(p: Plant, tries: int, prev: int, device: str, baseline_dir: str | Non
             ctag = f"calib-{p.kind}-{_free_index(results_dir, f'calib-{p.kind}', index)}"
             c = run_pytest(device, list(p.tests), results_dir / f"{ctag}.json", results_dir / f"{ctag}.log",
                            baseline_dir=baseline_dir, cwd=cwd)
+            unplanted_s = c.wall_s
             q = recalibrate([p.at_claim()], machine_values([c.results]) if c.results.exists() else {})[0]
             if q.claim is not None:
                 echo(f"plant {p.kind} on {p.metric} try {t}: claim {q.claim:g}, planted {q.arg} (the unplanted run "
                      f"{ctag} read {q.machine:.6g} against the baseline's {q.baseline:.6g})")
         planted.append(float(q.arg) if q.claim is not None else None)
         calibration.append({"machine": q.machine, "baseline": q.baseline} if q.claim is not None else None)
+        limit = plant_timeout(unplanted_s)
         o = run_pytest(device, [*q.tests, "--gpuperf-plant", f"{q.kind}={q.arg}"], results_dir / f"{tag}.json",
-                       results_dir / f"{tag}.log", baseline_dir=baseline_dir, cwd=cwd)
+                       results_dir / f"{tag}.log", baseline_dir=baseline_dir, cwd=cwd, timeout_s=limit)
+        if o.exit == TIMED_OUT:
+            stopped.append(f"{tag}: stopped after {limit:.0f} s ({PLANT_TIMEOUT_FACTOR}× its unplanted run); "
+                           + ("its results say why: " + str(o.document().get("run", {}).get("abandoned"))
+                              if o.document().get("run", {}).get("abandoned") else "it wrote no reason"))
+            echo(f"plant {q.kind}={q.arg} try {t}: {stopped[-1]}")
         device_doc = device_doc or o.document().get("device", {})
         hit, verdict = detected(p, o)
         hits += hit
@@ -483,6 +511,8 @@ def _tries(p: Plant, tries: int, prev: int, device: str, baseline_dir: str | Non
         echo(f"plant {q.kind}={q.arg} try {t}: {p.metric} → {verdict}{shift} (exit {o.exit}, {o.wall_s:.0f} s)")
     entry = {"kind": p.kind, "arg": p.arg, "metric": p.metric, "size": p.size, "tries": tries, "detected": hits,
              "verdicts": verdicts, "runs": tags, "commit": commit}
+    if stopped:  # a plant the device could not finish: named, whatever its verdicts read
+        entry["stopped"] = stopped
     if any(x is not None for x in planted):  # calibrated to this machine: per try, the size planted and from what
         entry["planted"] = [float(p.size) if x is None else x for x in planted]  # type: ignore[arg-type]
         entry["calibration"] = calibration

@@ -188,18 +188,23 @@ def graph_us(device: Device, measurer: Any, kernel: Any, args: list[KernelArg], 
 GRAPH_PLANT_ATTEMPTS = 4
 
 
-def graph_plant_steps(own_us: Callable[[int], float], target_us: float, start: int) -> tuple[int, float]:
+def graph_plant_steps(own_us: Callable[[int], float], target_us: float, start: int,
+                      most: int | None = None) -> tuple[int, float]:
     """The spin steps of the graph launch plant and what one spin launch of them costs in a graph beyond an empty
     one (``own_us(steps)``, measured): from ``start`` (the steps calibrated on single launches, at least 1), longer
     — in proportion, then by the cost per step of the last two — until that cost reaches ``target_us`` (at most
-    :data:`GRAPH_PLANT_ATTEMPTS` measurements). A
+    :data:`GRAPH_PLANT_ATTEMPTS` measurements), never past ``most`` steps. A
     spin's cost in a graph is not proportional to its steps near zero — entering the loop at all costs several
-    times a step — so the plant measures the cost of the steps it then uses rather than extrapolating."""
-    steps = max(1, int(start))
+    times a step — so the plant measures the cost of the steps it then uses rather than extrapolating. Where the
+    spin hides behind a large grid's other work-groups its measured cost is noise near zero, and a step in
+    proportion to noise would grow it without bound (a thousand such launches once outlived the watchdog):
+    ``most`` is a spin that alone outlasts the whole launch, which no grid hides."""
+    cap = None if most is None else max(1, int(most))
+    steps = max(1, int(start)) if cap is None else min(max(1, int(start)), cap)
     cost = own_us(steps)
     before: tuple[int, float] | None = None
     for _ in range(GRAPH_PLANT_ATTEMPTS - 1):
-        if cost >= target_us:
+        if cost >= target_us or (cap is not None and steps >= cap):
             break
         if before is not None and cost > before[1]:  # the cost of a step, from the last two: past the loop's entry
             per_step = (cost - before[1]) / (steps - before[0])
@@ -207,6 +212,8 @@ def graph_plant_steps(own_us: Callable[[int], float], target_us: float, start: i
         else:
             nxt = math.ceil(steps * 1.25 * target_us / cost) if cost > 0 else steps * 4
         before, steps = (steps, cost), max(steps + 1, nxt)
+        if cap is not None:
+            steps = min(steps, cap)
         cost = own_us(steps)
     return steps, cost
 
@@ -238,7 +245,9 @@ def planted_graph_us(device: Device, measurer: Any, kernel: Any, arg: list[Kerne
                            global_size, local_size).median
         return max(spun_us - us.median, 0.0)
 
-    steps, cost = graph_plant_steps(own, target, spin.steps)
+    # a spin that alone lasts the unplanted launch and the target over again is on every grid's critical path
+    most = math.ceil(1.25 * spin.steps * (1.0 + 1.0 / plant))
+    steps, cost = graph_plant_steps(own, target, spin.steps, most)
     spun = graph_plant_layout(launches, target, cost)
     spin_args = [np.int32(steps), spin.sink]
     seq = [(spin.kernel, spin_args) if i in spun else (kernel, arg) for i in range(launches)]

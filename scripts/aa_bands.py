@@ -58,6 +58,12 @@ class Run:
     def machine(self) -> str:
         return self.label.split("/")[0]
 
+    @functools.cached_property
+    def replayed(self) -> frozenset[str]:
+        """The tests of this run whose figures came from a reviewed reference (:func:`reviewed`: one of the test's
+        figures says so, and all of them were computed from the same table or profile)."""
+        return frozenset(str(m.get("test")) for m in self.metrics.values() if reviewed(m))
+
 
 @dataclass(frozen=True)
 class Reading:
@@ -119,14 +125,28 @@ def outside(entry: Mapping[str, Any], value: float) -> bool:
     return value < low if entry["better"] == "higher" else value > high
 
 
+def reviewed(metric: Mapping[str, Any]) -> bool:
+    """Whether a figure was computed from a reviewed reference (a tuning table or an ncu profile the package or a
+    fleet's folder holds, ``info.reference.reviewed`` / ``info.collection.reference.reviewed``): every machine
+    that replays it reads the same search figures and counters by construction, so the figures of such a test
+    (:attr:`Run.replayed`) show nothing of how far machines spread and are not pooled."""
+    info = metric.get("info") or {}
+    for ref in (info.get("reference"), (info.get("collection") or {}).get("reference")):
+        if isinstance(ref, Mapping) and ref.get("reviewed") is True:
+            return True
+    return False
+
+
 def readings(name: str, entry: Mapping[str, Any], runs: list[Run]) -> list[Reading]:
-    """The A/A runs' readings of an entry made since its baseline, with its test and identity."""
+    """The A/A runs' readings of an entry made since its baseline, with its test and identity (a reading computed
+    from a reviewed reference left out: :func:`reviewed`)."""
     since = str((entry.get("provenance") or {}).get("date", ""))
     out = []
     for run in runs:
         m = run.metrics.get(name)
         if m is None or run.started < since or m.get("test") != entry.get("test") \
-                or (m.get("identity") or {}) != (entry.get("identity") or {}) or m.get("unit") != entry.get("unit"):
+                or (m.get("identity") or {}) != (entry.get("identity") or {}) or m.get("unit") != entry.get("unit") \
+                or m.get("test") in run.replayed:
             continue
         value = float(m["value"])
         samples = tuple(float(x) for x in ((m.get("stats") or {}).get("samples") or ()))

@@ -513,7 +513,7 @@ def test_a_planted_run_that_outlives_its_watchdog_is_stopped_and_named(tmp_path)
     """A plant that makes the device's work outlive the session's watchdog leaves a process that cannot exit while
     that work runs (seen on an H200: a graph of over-long spin launches). The gate check stops such a run after
     10× its unplanted run (never sooner than two minutes): here a test that sleeps past a 3 s limit."""
-    assert gc.plant_timeout(None) == 3600.0  # a missing plant has no unplanted run to time
+    assert gc.plant_timeout(None) == gc.RUN_TIMEOUT_S  # a missing plant has no unplanted run to time
     assert gc.plant_timeout(2.0) == gc.PLANT_TIMEOUT_FLOOR_S and gc.plant_timeout(30.0) == 300.0
     (tmp_path / "test_sleeps.py").write_text("import time\n\ndef test_sleeps():\n    time.sleep(120)\n")
     started = time.monotonic()

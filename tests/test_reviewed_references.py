@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -154,7 +153,7 @@ def test_a_torn_reviewed_entry_is_a_miss_that_says_why(measured, cl_device, tmp_
     shipped = tmp_path / "refs" / TUNING_FOLDER / f"{cold.key}.json.xz"
     shipped.write_bytes(shipped.read_bytes()[:40])
     monkeypatch.setenv(memo.REFERENCES_ENV, str(tmp_path / "refs"))
-    with pytest.warns(StaleTuningEntry, match="is torn or not xz"):
+    with pytest.warns(StaleTuningEntry, match="torn or not xz"):
         assert not reference.begin(_ctx(cl_device), 11, root=tmp_path / "fresh").cached
 
 
@@ -233,8 +232,7 @@ def test_a_stale_entry_in_a_references_folder_is_found(measured, tmp_path):
 def test_every_reference_the_package_ships_can_still_be_hit():
     """A shipped entry whose kernel, timing or plan changed can never be hit again: remove it (git rm) or
     measure it anew on its card and export it again."""
-    stale = {f: why for f, why in _shipped(REVIEWED_REFERENCES).items() if why}
+    shipped = _shipped(REVIEWED_REFERENCES)
+    assert shipped, f"no reviewed reference under {REVIEWED_REFERENCES}"  # the H200's ship with the package
+    stale = {f: why for f, why in shipped.items() if why}
     assert not stale, stale
-    names = [p.name for p in REVIEWED_REFERENCES.rglob("*") if p.is_file()] if REVIEWED_REFERENCES.exists() else []
-    assert all(n.endswith(".json.xz") for n in names), names
-    assert os.sep not in "".join(names)

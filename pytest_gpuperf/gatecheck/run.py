@@ -154,6 +154,8 @@ def choose_plants(specs: Sequence[str] | None, is_cpu: bool, baseline_tests: Map
 
 #: the exit status :func:`run_pytest` gives a run it stopped at its timeout (as ``timeout(1)`` does)
 TIMED_OUT = 124
+#: how long :func:`run_pytest` lets a run take where the caller names no limit
+RUN_TIMEOUT_S = 3600.0
 
 
 @dataclass
@@ -182,7 +184,7 @@ def _plugin_args() -> list[str]:
 
 
 def run_pytest(device: str, args: Sequence[str], results: Path, log: Path, *, baseline_dir: str | None,
-               env: dict[str, str] | None = None, cwd: str | Path = ".", timeout_s: float = 3600) -> RunOutcome:
+               env: dict[str, str] | None = None, cwd: str | Path = ".", timeout_s: float = RUN_TIMEOUT_S) -> RunOutcome:
     """Run ``python -m pytest --gpuperf-device=DEV ARGS`` writing results to ``results`` and output to ``log``."""
     from ..suiterun import command
 
@@ -453,9 +455,9 @@ PLANT_TIMEOUT_FLOOR_S = 120.0
 
 def plant_timeout(unplanted_s: float | None) -> float:
     """How long a planted run may take: :data:`PLANT_TIMEOUT_FACTOR` × its unplanted run's wall time, at least
-    :data:`PLANT_TIMEOUT_FLOOR_S`; an hour where no unplanted run was timed (a ``missing`` plant)."""
+    :data:`PLANT_TIMEOUT_FLOOR_S`; :data:`RUN_TIMEOUT_S` where no unplanted run was timed (a ``missing`` plant)."""
     if unplanted_s is None:
-        return 3600.0
+        return RUN_TIMEOUT_S
     return max(PLANT_TIMEOUT_FLOOR_S, PLANT_TIMEOUT_FACTOR * float(unplanted_s))
 
 
@@ -498,9 +500,9 @@ def _tries(p: Plant, tries: int, prev: int, device: str, baseline_dir: str | Non
         o = run_pytest(device, [*q.tests, "--gpuperf-plant", f"{q.kind}={q.arg}"], results_dir / f"{tag}.json",
                        results_dir / f"{tag}.log", baseline_dir=baseline_dir, cwd=cwd, timeout_s=limit)
         if o.exit == TIMED_OUT:
+            why = o.document().get("run", {}).get("abandoned")
             stopped.append(f"{tag}: stopped after {limit:.0f} s ({PLANT_TIMEOUT_FACTOR}× its unplanted run); "
-                           + ("its results say why: " + str(o.document().get("run", {}).get("abandoned"))
-                              if o.document().get("run", {}).get("abandoned") else "it wrote no reason"))
+                           + (f"its results say why: {why}" if why else "it wrote no reason"))
             echo(f"plant {q.kind}={q.arg} try {t}: {stopped[-1]}")
         device_doc = device_doc or o.document().get("device", {})
         hit, verdict = detected(p, o)

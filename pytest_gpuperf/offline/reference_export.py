@@ -27,7 +27,7 @@ from ..errors import GpuPerfError
 from ..paths import REFERENCE_STORES, safe_name
 from ..schemas import SchemaError, validate
 from ..schemas.keyed_store import SHIPPED_SUFFIX
-from ..util.jsonio import read_regular, read_text, unxz, write_xz
+from ..util.jsonio import read_bytes, read_text, write_xz
 
 
 @dataclass
@@ -53,7 +53,7 @@ def _entries(cache: Path) -> list[tuple[str, Path]]:
 def _same(path: Path, data: bytes) -> bool:
     """Whether the xz file at ``path`` holds ``data``."""
     try:
-        return unxz(read_regular(path), path) == data
+        return read_bytes(path) == data
     except (OSError, ValueError, EOFError):
         return False
 

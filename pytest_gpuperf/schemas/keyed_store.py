@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..util.atomic import atomic_write_json
-from ..util.jsonio import read_regular, unxz
+from ..util.jsonio import read_text
 from . import SchemaError, validate
 
 #: the suffix of an entry in a read-only layer
@@ -56,16 +56,11 @@ class KeyedStore:
         if shipped is None:
             return None
         try:
-            data = read_regular(shipped)
+            text = read_text(shipped)
         except FileNotFoundError:
             return None
-        except OSError as exc:
-            self.refuse(f"{self.what} {shipped} cannot be read ({exc.strerror or exc})")
-            return None
-        try:
-            text = unxz(data, shipped).decode("utf-8")
         except (EOFError, ValueError, OSError) as exc:
-            self.refuse(f"{self.what} {shipped} is torn or not xz ({exc})")
+            self.refuse(f"{self.what} {shipped} cannot be read: torn or not xz ({exc})")
             return None
         entry = self._checked(text, shipped)
         return None if entry is None else (entry, shipped)

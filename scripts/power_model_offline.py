@@ -62,8 +62,11 @@ def learning_curve() -> dict:
     subsets (seeded: subset ``d`` is the first rows of permutation ``d``, its folds shuffled with seed ``d``)."""
     import numpy as np
 
+    from pytest_gpuperf.studies.static_power.model_corpus import PlanDevice, jobs
+
     out: dict = {"protocol": "rows: the thesis' shuffled 5-fold, inner 3-fold grid search (power_model.nested_cv)",
-                 "family": "xgboost", "shares": list(CURVE_SHARES), "draws": CURVE_DRAWS, "devices": {}}
+                 "family": "xgboost", "shares": list(CURVE_SHARES), "draws": CURVE_DRAWS,
+                 "plan": len(jobs(PlanDevice(), "cuda")), "devices": {}}
     for key in KEYS:
         path = pm.corpus_path(ROOT / "results", key, "cuda")
         _, entries = pm.load_corpus(path)

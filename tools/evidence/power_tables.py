@@ -173,11 +173,13 @@ def energy(inp: Inputs) -> list[str]:
 def learning_curve(inp: Inputs) -> list[str]:
     """The thesis' protocol on random subsets of each saved corpus (``scripts/power_model_offline.py
     --learning-curve``): XGBoost's MAPE by the number of rows, a power law through those points, and where
-    that law would put the grown plan's rows — a projection, marked as one, beside the thesis' own figures."""
-    from pytest_gpuperf.studies.static_power.model_corpus import PlanDevice, jobs
-
+    that law would put the plan's rows (as the file records the plan) — a projection, marked as one, beside the
+    thesis' own figures."""
     doc = inp.run("model").doc
-    plan = len(jobs(PlanDevice(), "cuda"))
+    if "plan" not in doc:
+        raise EvidenceError(f"{inp.block.where}: {inp.run('model').path} names no plan size; rerun "
+                            "python scripts/power_model_offline.py --learning-curve")
+    plan = int(doc["plan"])
     out = ["| card | rows (share of the corpus) | XGBoost MAPE, thesis' protocol (mean ± sd of the draws) |",
            "| --- | --- | --- |"]
     for key, dev in doc["devices"].items():

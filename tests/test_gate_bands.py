@@ -1,5 +1,6 @@
 """No device-timed GPU figure of a reviewed baseline gates wider than ``classes.WIDE_BAND`` unless the
-measured cause of its noise is written in its catalog row (``Family.cause``)."""
+measured cause of its noise is written in its catalog row (``Family.cause``), or it is recorded, not gated, with the
+spread between machines that made it so (``catalog.measured_informational``)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,8 @@ def wide_without_cause(doc: dict) -> list[str]:
             if classes.metric_class(e.get("unit", ""), classes.is_host_timed(e.get("info"))) not in TIMING:
                 continue
             if band(e["value"], e.get("tolerance", {})) / abs(e["value"]) > classes.WIDE_BAND \
-                    and catalog.wide_band_cause(name, e.get("unit", "")) is None:
+                    and catalog.wide_band_cause(name, e.get("unit", "")) is None \
+                    and catalog.measured_informational(name, e) is None:  # recorded, not gated: its spread named
                 out.append(name)
     return out
 

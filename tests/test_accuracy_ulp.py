@@ -237,3 +237,24 @@ def test_exact_sum_matches_mpfr_fsum():
     for x in cases:
         assert summation.exact_sum(x) == mpfr_sum(x), x
     assert summation.exact_sum(summation.thesis_data(1 << 12, np.float32, rng)) == 0.0
+
+
+@pytest.mark.parametrize("fmt_name", ["fp32", "fp64"])
+@pytest.mark.parametrize("mode", ["rn", "rz", "ru", "rd"])
+def test_each_elements_score_depends_on_that_element_alone(fmt_name, mode):
+    """``check.score`` rescores only the elements MPFR corrected: that is the full scoring only because every
+    figure of ``ulp_errors`` (ulp, cr, class, rounded reference) is a function of its own element."""
+    fmt = {"fp32": FP32, "fp64": FP64}[fmt_name]
+    rng = np.random.default_rng(11)
+    n = 4000
+    bits = rng.integers(0, 1 << fmt.width, n, dtype=np.uint64).astype(fmt.bits)
+    y = bits.view(fmt.dtype)  # every class of value: nan, inf, subnormal, zero, normal
+    exact = ulp.widen(y) * (1 + LD(2) ** -(fmt.p + 2) * rng.integers(-3, 4, n).astype(LD))
+    exact[::97] = ulp.widen(y[::97])  # exact hits too
+    sgn = rng.integers(-1, 2, n).astype(np.int8)
+    whole = ulp.ulp_errors(y, exact, fmt, sgn, mode)
+    idx = np.unique(rng.integers(0, n, 300))
+    part = ulp.ulp_errors(y[idx], exact[idx], fmt, sgn[idx], mode)
+    for a, b in ((whole.ulp[idx], part.ulp), (whole.cr[idx], part.cr), (whole.rounded[idx], part.rounded)):
+        assert np.array_equal(a, b, equal_nan=True)
+    assert np.array_equal(whole.cls[idx], part.cls)

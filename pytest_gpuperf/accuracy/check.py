@@ -56,6 +56,15 @@ def near_boundary(exact: np.ndarray, fmt: Format, tol: float = 2.0 ** -20) -> np
     return fin & (d < tol * 2) & (x != 0)
 
 
+def _patched(e: UlpErrors, idx: np.ndarray, sub: UlpErrors) -> UlpErrors:
+    """``e`` with the elements ``idx`` scored anew (``sub``: :func:`ulp_errors` of those elements alone). Every
+    figure of :func:`ulp_errors` depends on its own element only, so this is the full scoring against the
+    corrected references, without scoring the unchanged elements twice."""
+    out = UlpErrors(e.ulp.copy(), e.cr.copy(), e.cls.copy(), e.rounded.copy())
+    out.ulp[idx], out.cr[idx], out.cls[idx], out.rounded[idx] = sub.ulp, sub.cr, sub.cls, sub.rounded
+    return out
+
+
 def score(y: np.ndarray, args: Sequence[np.ndarray], exact: np.ndarray, fmt: Format, fn: str,
           metric: str, sgn: np.ndarray | int = 0, mode: str = "rn", confirm_top: int = CONFIRM_TOP) -> Score:
     """Score ``y`` against ``exact`` (long double, remainder signs ``sgn``), confirm with MPFR function
@@ -77,7 +86,7 @@ def score(y: np.ndarray, args: Sequence[np.ndarray], exact: np.ndarray, fmt: For
         both = ~(np.isnan(before) & np.isnan(sub.cr))
         disagree = int(np.count_nonzero(both & (before != sub.cr)) + np.count_nonzero(e.cls[idx] != sub.cls))
         exact[idx], sgn[idx] = r, s
-        e = ulp_errors(y, exact, fmt, sgn, mode)
+        e = _patched(e, idx, sub)  # scoring is elementwise: the confirmed elements' scores replace theirs
     vals = e.cr if metric == "cr" else e.ulp
     other = e.ulp if metric == "cr" else e.cr
     ok = ~np.isnan(vals)

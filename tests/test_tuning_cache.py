@@ -100,12 +100,33 @@ def test_progress_counts_each_configuration_once(gpu_device):
     assert len(out.ledger.visited) == n and seen == [(i + 1, n) for i in range(n)]
 
 
-def test_kernel_tuner_replay_is_quiet_but_ours_are_not(gpu_device):
+def test_a_replay_is_kept_for_its_table_and_replayed_for_another(gpu_device, monkeypatch, tmp_path):
+    """Kernel Tuner's replay is a function of the measured table, the strategy and its seed: a second replay of
+    the same table reads the configurations the first visited, and a table with one other time replays."""
+    monkeypatch.setenv("GPUPERF_CACHE", str(tmp_path))
+    ctx = context(gpu_device, by_name("stencil2d"), {"w": 64, "h": 48})
+    first = ktsim.run_strategy(ctx.ev, ctx.space, "genetic_algorithm", 8, seed=2)
+    kept = list((tmp_path / "memo").glob("kt-replay-*.json"))
+    assert len(kept) == 1
+    assert ktsim.run_strategy(ctx.ev, ctx.space, "genetic_algorithm", 8, seed=2) == first
+    assert list((tmp_path / "memo").glob("kt-replay-*.json")) == kept  # read, not replayed
+    ktsim.run_strategy(ctx.ev, ctx.space, "genetic_algorithm", 8, seed=3)
+    assert len(list((tmp_path / "memo").glob("kt-replay-*.json"))) == 2  # another seed is another replay
+    slowest = max(ctx.space, key=lambda c: ctx.ev.measure(c).time_s)
+    point = ctx.ev.points[slowest]
+    ctx.ev.points[slowest] = dataclasses.replace(point, time_s=point.time_s * 2)
+    best, visited = ktsim.run_strategy(ctx.ev, ctx.space, "genetic_algorithm", 8, seed=2)
+    assert len(list((tmp_path / "memo").glob("kt-replay-*.json"))) == 3  # another table is another replay
+    assert best in visited and set(visited) <= set(ctx.space)
+
+
+def test_kernel_tuner_replay_is_quiet_but_ours_are_not(gpu_device, monkeypatch, tmp_path):
     """Kernel Tuner's basinhopping replay raised ~120 third-party warnings per run (SciPy deprecations,
     optimizer overflows, the dummy kernel's argument count); they are filtered where they arise, and a
     warning of our own issued afterwards is still seen."""
     import warnings
 
+    monkeypatch.setenv("GPUPERF_CACHE", str(tmp_path))  # a replay, not one kept by an earlier run
     ctx = context(gpu_device, by_name("stencil2d"), {"w": 64, "h": 48})
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
@@ -115,12 +136,13 @@ def test_kernel_tuner_replay_is_quiet_but_ours_are_not(gpu_device):
     assert [str(w.message) for w in seen] == ["the project's own"]
 
 
-def test_population_strategies_ask_for_no_more_configurations_than_the_space_holds(gpu_device):
+def test_population_strategies_ask_for_no_more_configurations_than_the_space_holds(gpu_device, monkeypatch, tmp_path):
     """Kernel Tuner's firefly asks for a population of 20 by default; on a space of fewer configurations
     (the 1-D spaces of a CPU device) it warned "Too many samples requested" and then failed indexing the
     population it had not got. The replay asks for at most the space: no warning, a result."""
     import warnings
 
+    monkeypatch.setenv("GPUPERF_CACHE", str(tmp_path))  # a replay, not one kept by an earlier run
     ctx = context(gpu_device, by_name("matvec_row"), {"m": 64, "n": 32})
     n = len(ctx.space)
     assert ktsim.strategy_options("firefly_algorithm", 6, n) == (

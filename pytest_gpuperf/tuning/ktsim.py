@@ -11,6 +11,7 @@ sum of our measured compile+timing seconds over the configurations it visited.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
 import itertools
 import json
@@ -22,9 +23,12 @@ from typing import Any, Iterator
 
 import numpy as np
 
+from ..util import memo
 from .evaluate import Config, Evaluator
 
 
+#: the distributions whose versions key a kept replay: Kernel Tuner's strategies and the optimizers they call
+REPLAY_DISTRIBUTIONS = ("kernel_tuner", "numpy", "scipy")
 #: the extra of pytest-gpuperf that installs Kernel Tuner (the tuning suite's race, ``api.tune``'s parameters)
 EXTRA = "tune"
 
@@ -45,8 +49,9 @@ def _params(ev: Evaluator, space: list[Config]) -> tuple[dict[str, list[int]], l
             ["WGX", "WGY"])
 
 
-def write_cache(path: str, ev: Evaluator, space: list[Config]) -> dict[str, list[int]]:
-    """Kernel Tuner cache file holding our measured time (ms) of every legal configuration."""
+def cache_doc(ev: Evaluator, space: list[Config]) -> tuple[dict[str, Any], dict[str, list[int]]]:
+    """Kernel Tuner's cache document holding our measured time (ms) of every legal configuration, and the
+    tuning parameters it spans."""
     tune_params, keys = _params(ev, space)
     entries: dict[str, Any] = {}
     legal = {c.local for c in space}
@@ -65,9 +70,7 @@ def write_cache(path: str, ev: Evaluator, space: list[Config]) -> dict[str, list
         entries[key] = rec
     doc = {"device_name": ev.device.info.name, "kernel_name": ev.bench.kernel, "problem_size": [1, 1, 1],
            "tune_params_keys": keys, "tune_params": tune_params, "objective": "time", "cache": entries}
-    with open(path, "w") as fh:
-        json.dump(doc, fh)
-    return tune_params
+    return doc, tune_params
 
 
 def restrictions(ev: Evaluator, space: list[Config]) -> list[str]:
@@ -133,31 +136,48 @@ def quiet_third_party() -> Iterator[None]:
 
 def run_strategy(ev: Evaluator, space: list[Config], strategy: str, budget: int,
                  seed: int) -> tuple[Config, list[Config]]:
-    """(best config, visited configs) of Kernel Tuner's ``strategy`` at ``budget`` evaluations."""
+    """(best config, visited configs) of Kernel Tuner's ``strategy`` at ``budget`` evaluations.
+
+    The replay is a pure function of the table, the strategy, its options and seed and the libraries' versions,
+    so it is kept across runs (:func:`~pytest_gpuperf.util.memo.remember`): a later run over the same measured
+    table (a warm cache, a reviewed reference) reads the configurations the strategy visited instead of
+    replaying it; any other time in the table is another key."""
     reason = missing()
     if reason:
         raise RuntimeError(reason)
-    from kernel_tuner import tune_kernel
+    doc, tune_params = cache_doc(ev, space)
+    keys = list(tune_params)
+    restrict = restrictions(ev, space)
+    options = strategy_options(strategy, budget, len(space))
 
-    with tempfile.TemporaryDirectory(prefix="kt-") as tmp:
-        cache_path = os.path.join(tmp, "cache.json")
-        tune_params = write_cache(cache_path, ev, space)
-        keys = list(tune_params)
-        restrict = restrictions(ev, space)
-        np.random.seed(seed)
-        random.seed(seed)
-        with contextlib.redirect_stdout(io.StringIO()), quiet_third_party():
-            results, _env = tune_kernel(
-                ev.bench.kernel, "__kernel void " + ev.bench.kernel + "() {}", (1, 1, 1), [], tune_params,
-                lang="OpenCL", cache=cache_path, simulation_mode=True, strategy=strategy,
-                strategy_options=strategy_options(strategy, budget, len(space)), restrictions=restrict or None, quiet=True,
-                block_size_names=["WGX", "WGY"] if len(keys) == 2 else ["WGX"])
-    visited: list[Config] = []
-    for r in results:
-        if isinstance(r.get("time"), (int, float)):
-            cfg = Config(tuple(int(r[k]) for k in keys))
-            if cfg not in visited:
-                visited.append(cfg)
+    def replay() -> list[list[int]]:
+        from kernel_tuner import tune_kernel
+
+        with tempfile.TemporaryDirectory(prefix="kt-") as tmp:
+            cache_path = os.path.join(tmp, "cache.json")
+            with open(cache_path, "w") as fh:
+                json.dump(doc, fh)
+            np.random.seed(seed)
+            random.seed(seed)
+            with contextlib.redirect_stdout(io.StringIO()), quiet_third_party():
+                results, _env = tune_kernel(
+                    ev.bench.kernel, "__kernel void " + ev.bench.kernel + "() {}", (1, 1, 1), [], tune_params,
+                    lang="OpenCL", cache=cache_path, simulation_mode=True, strategy=strategy,
+                    strategy_options=options, restrictions=restrict or None, quiet=True,
+                    block_size_names=["WGX", "WGY"] if len(keys) == 2 else ["WGX"])
+        seen: list[list[int]] = []
+        for r in results:
+            if isinstance(r.get("time"), (int, float)):
+                local = [int(r[k]) for k in keys]
+                if local not in seen:
+                    seen.append(local)
+        return seen
+
+    table = hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
+    fields = {"table": table, "strategy": strategy, "options": options, "seed": int(seed), "restrictions": restrict,
+              "versions": memo.versions(REPLAY_DISTRIBUTIONS)}
+    found, _how = memo.remember("kt-replay", fields, replay)
+    visited = [Config(tuple(local)) for local in found]
     if not visited:
         raise RuntimeError(f"Kernel Tuner's {strategy} evaluated no valid configuration for {ev.bench.name}")
     best = min(visited, key=lambda c: ev.measure(c).time_s)

@@ -519,6 +519,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     failed) through more than a tenth of its metrics, no baseline (6)."""
     config = session.config
     state = config.stash[session_key]
+    if state.blocks_exit():
+        bound_the_exit()
     if pinning.is_controller(config):  # ran no test: the workers wrote everything
         gathered = config.stash.setdefault(_gathered, Gathered())
         _siblings(session, gathered.documents(), gathered.paths())
@@ -543,6 +545,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         outcome.settle(state.gate_facts())
         closed = True
         state.close(interrupted=interrupted or late)
+        if state.blocks_exit():  # a hang found only now, when the device was closed
+            bound_the_exit()
         outcome.abandoned(state.abandoned())  # a hang or fault anywhere, even behind tests that all passed
         if outcome.error is not None:
             config.stash[_finish_error] = outcome.error
@@ -575,6 +579,22 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         found = civerdict.reasons(state, config.stash.get(_finish_error, None)) + _outlier_reasons(config)
         recorded = {run.info.spec: [m.verdict for m in run.metrics.values()] for run in state.runs.values() if run.metrics}
         _ci_outputs(session, found, summary.step_sections(state), recorded)
+
+
+#: seconds a run holding an abandoned device may take, from the end of its tests, to write its results, report
+#: and leave; past them every thread's stack goes to stderr and the process exits with status 1
+EXIT_GRACE_S = 120.0
+
+
+def bound_the_exit() -> None:
+    """Bound the end of a run that holds a device stuck behind hung work (``Device.blocks_exit``). Such a run
+    leaves with ``os._exit`` once it has reported (``pytest_unconfigure``); should anything before that wait on
+    the hung work in C — where neither the watchdog nor a signal reaches it — Python's faulthandler writes every
+    thread's stack to stderr after :data:`EXIT_GRACE_S` (where it waited: the cause, for a report) and ends
+    the process with status 1, the status of a run that abandoned a device. Arming again moves the deadline."""
+    import faulthandler
+
+    faulthandler.dump_traceback_later(EXIT_GRACE_S, exit=True, file=sys.__stderr__)
 
 
 _headline = pytest.StashKey[str]()

@@ -166,6 +166,37 @@ def test_read_back_behind_a_hung_kernel_fails_within_the_timeout(tmp_path):
 
 
 
+def test_a_run_stuck_after_abandoning_a_device_dumps_its_stacks_and_exits(tmp_path):
+    """A run that abandoned a device leaves with ``os._exit`` once it has reported; should anything before that
+    wait on the hung work for good (here the session's close, made to sleep forever after closing), faulthandler
+    writes every thread's stack after ``plugin.EXIT_GRACE_S`` (1 s here) and ends the process with status 1."""
+    (tmp_path / "stuck_close.py").write_text(textwrap.dedent("""
+        import time
+
+        import pytest_gpuperf.plugin as plugin
+        from pytest_gpuperf.session import GpuPerfSession
+
+        plugin.EXIT_GRACE_S = 1.0
+        _close = GpuPerfSession.close
+
+
+        def close_and_wait_forever(self, *args, **kwargs):
+            _close(self, *args, **kwargs)
+            time.sleep(3600)  # as a close waiting in C on work that never ends
+
+
+        GpuPerfSession.close = close_and_wait_forever
+    """))
+    proc, _ = _start(tmp_path, "-q", "--gpuperf-timeout=1", "-p", "stuck_close", "-k", "a2 or c_host",
+                     HUNG_READBACK="1")
+    t0 = time.monotonic()
+    out = finish_within(proc, limit_s=90)
+    assert proc.returncode == 1, out
+    # faulthandler's dump names where the process waited
+    assert "Timeout (0:00:01)!" in out and "close_and_wait_forever" in out, out
+    assert time.monotonic() - t0 < 60
+
+
 def test_a_wait_without_a_limit_honours_the_timeout(tmp_path):
     """``Device.synchronize()`` with no argument behind a hung kernel: abandoned after
     ``--gpuperf-timeout=1``, not after the fixed 60 s it used to wait whatever the option said."""

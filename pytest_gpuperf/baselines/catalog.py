@@ -123,8 +123,8 @@ LAUNCH_GPU_CAUSE = ("host-submitted launches, read by device events over a span 
                     "read 1.34 µs before the other seven existed, 1.55 µs after)")
 LAUNCH_GRAPH_CAUSE = ("launches of one device-side graph (probes.launch_overhead) read the same within a machine "
                       "(σ at most 0.03 % between its runs) but not on every machine of one card model: ten H200 machines "
-                      "read an empty graph launch at 0.501–0.502 µs, a ninth at 0.537 µs (results/nvidia-h200/graph-d6b9582), "
-                      "a tenth at 0.498 µs (results/nvidia-h200/gatecheck-300af00)")
+                      "read an empty graph launch at 0.501–0.502 µs, an eleventh at 0.537 µs (results/nvidia-h200/graph-d6b9582), "
+                      "a twelfth at 0.498 µs (results/nvidia-h200/gatecheck-300af00)")
 
 
 #: fine footprints a detected cache edge is chased at between the two √2-apart sweep footprints that

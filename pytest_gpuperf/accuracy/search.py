@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from ..util import memo
 from .fp_formats import Format
 from .inputs import stratified
 from .ulp import ulp_errors
@@ -67,3 +68,51 @@ def worst_case_search(fmt: Format, device_eval: Callable[[np.ndarray], np.ndarra
         rounds += 1
         evaluated += cand.size
     return SearchResult(best, rounds, evaluated)
+
+
+@dataclass(frozen=True)
+class StoredSearch:
+    """A worst-case search as a run uses it: the worst inputs found (``x``, values of the format), the device's
+    outputs there (``y``), the search's rounds and evaluations, and how the store served it (``stored``:
+    ``cached``, ``key``, ``computed``, ``spot_checked``)."""
+
+    x: np.ndarray
+    y: np.ndarray
+    rounds: int
+    evaluated: int
+    stored: dict[str, Any]
+
+
+def stored_search(kind: str, fields: Mapping[str, Any], fmt: Format,
+                  device_eval: Callable[[np.ndarray], np.ndarray], reference: Callable[[np.ndarray], np.ndarray],
+                  metric: str, budget_s: float, rng: np.random.Generator, *, batch: int, domain: tuple | None = None,
+                  keep: Callable[[np.ndarray], np.ndarray] | None = None) -> StoredSearch:
+    """:func:`worst_case_search` kept across runs (:func:`~pytest_gpuperf.util.memo.remember` under ``kind``, keyed
+    by ``fields`` — what the device's outputs depend on — with the budget and batch): the worst inputs a search
+    found are what it is worth, so a later run evaluates them on the device again and reuses them only when
+    every output bit is the one stored; any other bit is a new search. ``keep``: a mask of the found inputs
+    to keep (those a library may flush, left out), applied before they are stored."""
+
+    def bits(a: np.ndarray) -> list[int]:
+        return a.view(fmt.bits).astype(np.int64).tolist()
+
+    def compute() -> dict[str, Any]:
+        res = worst_case_search(fmt, device_eval, reference, metric, budget_s, rng, batch=batch, domain=domain)
+        x = res.best_x if keep is None else res.best_x[keep(res.best_x)]
+        return {"x": bits(x), "y": bits(device_eval(x)) if x.size else [], "rounds": res.rounds,
+                "evaluated": res.evaluated}
+
+    def same_outputs(stored: Mapping[str, Any]) -> bool:
+        x = values(stored["x"], fmt)
+        return not x.size or bits(device_eval(x)) == stored["y"]
+
+    found, how = memo.remember(kind, {**fields, "budget_s": budget_s, "batch": batch}, compute, valid=same_outputs)
+    stored = {"cached": how["cached"], "key": how["key"], "computed": how["computed"],
+              "spot_checked": len(found["x"]) if how["cached"] else 0}
+    return StoredSearch(values(found["x"], fmt), values(found["y"], fmt), int(found["rounds"]),
+                        int(found["evaluated"]), stored)
+
+
+def values(stored_bits: Sequence[int], fmt: Format) -> np.ndarray:
+    """Stored bit patterns (int64) as values of ``fmt``."""
+    return np.asarray(stored_bits, np.int64).astype(fmt.bits).view(fmt.dtype)

@@ -4,9 +4,9 @@ binary32 function on the device, its worst input re-scored with MPFR, gated by t
 Why the bound and never the baseline: how far the search gets depends on the device's speed within the
 budget, so the maximum is not a reproducible figure — only a documented bound can judge it.
 
-A search is kept across runs (:func:`~pytest_gpuperf.util.memo.remember`) per function, device, driver, toolkit,
-seed and budget: the worst inputs it found are what it is worth, and a later run evaluates them again on the device
-— the same output bits, the same scores and verdict — instead of searching anew; any other bit is a new search."""
+A search is kept across runs (:func:`.search.stored_search`) per function, device, driver, toolkit, seed and budget:
+a later run evaluates its worst inputs on the device again — the same output bits, the same scores and verdict —
+instead of searching anew; any other bit is a new search."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ from typing import Any
 
 import numpy as np
 
-from ..util import memo
 from . import check, expr_kernels, fp_formats, functions, search
 from .outcome import Outcome
 
@@ -42,31 +41,18 @@ def search_function(device: Any, fn: str, rng: np.random.Generator, seed: int) -
     def dev_eval(x: np.ndarray) -> np.ndarray:
         return np.asarray(expr_kernels.evaluate(device, fmt, expr, [x]), fmt.dtype)
 
-    def bits(a: np.ndarray) -> list[int]:
-        return a.view(fmt.bits).astype(np.int64).tolist()
-
-    def compute() -> dict[str, Any]:
-        res = search.worst_case_search(fmt, dev_eval, f.ref32, metric, budget_s, rng, batch=batch, domain=f.domain)
-        return {"x": bits(res.best_x), "y": bits(dev_eval(res.best_x)), "rounds": res.rounds,
-                "evaluated": res.evaluated}
-
-    def same_outputs(stored: dict[str, Any]) -> bool:
-        return bits(dev_eval(_values(stored["x"], fmt))) == stored["y"]
-
     fields = {"fn": fn, "fmt": fmt.name, "expr": expr, "metric": metric, "device": info.key,
               "driver": info.driver_version, "runtime": info.runtime_version, "toolkit": info.toolkit_version,
-              "seed": int(seed), "budget_s": budget_s, "batch": batch}
-    found, how = memo.remember("accuracy-search", fields, compute, valid=same_outputs)
-    x, y = _values(found["x"], fmt), _values(found["y"], fmt)
-    sc = check.score(y, [x], f.ref32(x), fmt, fn, metric)
-    worst = sc.worst([x], y)
-    stored = {"cached": how["cached"], "key": how["key"], "computed": how["computed"],
-              "spot_checked": len(found["x"]) if how["cached"] else 0}
+              "seed": int(seed)}
+    found = search.stored_search("accuracy-search", fields, fmt, dev_eval, f.ref32, metric, budget_s, rng,
+                                 batch=batch, domain=f.domain)
+    sc = check.score(found.y, [found.x], f.ref32(found.x), fmt, fn, metric)
+    worst = sc.worst([found.x], found.y)
     record = {"name": f"accuracy.search.fp32.{fn}.max_ulp", "value": sc.max, "unit": "ulp", "better": "bound",
               "bound": float(bound),
               "info": check.jsonable({"citation": f.citation(backend, "fp32"), "metric": metric, "worst": worst,
-                                      "rounds": found["rounds"], "evaluated": found["evaluated"], "budget_s": budget_s,
-                                      "stored": stored}),
+                                      "rounds": found.rounds, "evaluated": found.evaluated, "budget_s": budget_s,
+                                      "stored": found.stored}),
               # how far the search gets depends on the device's speed within the budget: gated by the
               # documented bound only, never as a reproducible figure
               "identity": {"inputs": "search", "seed": int(seed), "budget_s": budget_s, "batch": batch}}
@@ -75,7 +61,3 @@ def search_function(device: Any, fn: str, rng: np.random.Generator, seed: int) -
                else None)
     return Outcome([record], problem, f"search.fp32.{fn}")
 
-
-def _values(stored_bits: list[int], fmt: Any) -> np.ndarray:
-    """Stored bit patterns (int64) as values of ``fmt``."""
-    return np.asarray(stored_bits, np.int64).astype(fmt.bits).view(fmt.dtype)

@@ -44,47 +44,29 @@ def _search(device: Any, um: Any, fn: str, fmt: Format, f: functions.MathFunctio
     found is one the library may flush) and its MPFR-confirmed maximum (-inf when nothing was scored, or on
     an inf/nan mismatch: those count in the seeded check).
 
-    Kept across runs (:func:`~pytest_gpuperf.util.memo.remember`) per library build and options, function,
-    device, driver and toolkit: the worst inputs a search found are what it is worth, and a later run
-    evaluates them again through the library — the same output bits, the same scores — instead of searching
-    anew; any other bit is a new search."""
+    Kept across runs (:func:`.search.stored_search`) per library build and options, function, device, driver and
+    toolkit: a later run evaluates the stored worst inputs through the library again — the same output bits, the
+    same scores — instead of searching anew; any other bit is a new search."""
 
     def dev_eval(x: np.ndarray) -> np.ndarray:
         return np.asarray(um.evaluate(fn, [x], fmt.dtype, expr), fmt.dtype)
 
-    def same_outputs(stored: dict[str, Any]) -> bool:
-        if not stored["x"]:
-            return True
-        x = np.asarray(stored["x"], np.int64).astype(fmt.bits).view(fmt.dtype)
-        return dev_eval(x).view(fmt.bits).astype(np.int64).tolist() == stored["y"]
-
-    def compute() -> dict[str, Any]:
-        res = search.worst_case_search(fmt, dev_eval, f.ref32, metric, SEARCH_BUDGET_S, rng, batch=1 << 12,
-                                       domain=f.domain)
-        x = res.best_x
-        if um.flushes_subnormals:
-            x = x[~subnormal(x, fmt) & ~subnormal(f.ref32(x).astype(np.float64), fmt)]
-        if not x.size:
-            return {"x": [], "y": [], "entry": None, "max": None}
-        ys = dev_eval(x)
-        ss = check.score(ys, [x], f.ref32(x), fmt, fn, metric)
-        entry = {"max": ss.max, "worst": ss.worst([x], ys), "rounds": res.rounds, "evaluated": res.evaluated,
-                 "budget_s": SEARCH_BUDGET_S}
-        return {"x": x.view(fmt.bits).astype(np.int64).tolist(), "y": ys.view(fmt.bits).astype(np.int64).tolist(),
-                "entry": check.jsonable(entry), "max": None if ss.mismatches else float(ss.max)}
+    def unflushed(x: np.ndarray) -> np.ndarray:
+        return ~subnormal(x, fmt) & ~subnormal(f.ref32(x).astype(np.float64), fmt)
 
     info = device.info
     fields = {"library": um.library, "build": um.build, "options": list(um.options),
               "versions": memo.versions(LIBRARY_DISTRIBUTIONS), "call": um.spelling(fn), "fn": fn, "fmt": fmt.name,
               "expr": expr, "metric": metric, "flushes": um.flushes_subnormals, "device": info.key,
-              "driver": info.driver_version, "runtime": info.runtime_version, "toolkit": info.toolkit_version,
-              "budget_s": SEARCH_BUDGET_S}
-    value, how = memo.remember("usermath-search", fields, compute, valid=same_outputs)
-    if value["entry"] is None:
+              "driver": info.driver_version, "runtime": info.runtime_version, "toolkit": info.toolkit_version}
+    found = search.stored_search("usermath-search", fields, fmt, dev_eval, f.ref32, metric, SEARCH_BUDGET_S, rng,
+                                 batch=1 << 12, domain=f.domain, keep=unflushed if um.flushes_subnormals else None)
+    if not found.x.size:
         return None, -np.inf
-    entry = dict(value["entry"], stored={"cached": how["cached"], "key": how["key"], "computed": how["computed"],
-                                         "spot_checked": len(value["x"]) if how["cached"] else 0})
-    return entry, (-np.inf if value["max"] is None else value["max"])
+    ss = check.score(found.y, [found.x], f.ref32(found.x), fmt, fn, metric)
+    entry = check.jsonable({"max": ss.max, "worst": ss.worst([found.x], found.y), "rounds": found.rounds,
+                            "evaluated": found.evaluated, "budget_s": SEARCH_BUDGET_S})
+    return dict(entry, stored=found.stored), (-np.inf if ss.mismatches else float(ss.max))
 
 
 def check_user_math(device: Any, um: Any, library: str, fn: str, fmt_name: str, rng: np.random.Generator,

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from pytest_gpuperf.timing.difference import EXACT_ARRANGEMENTS, difference, exact_rank_test, rank_p_value
+from pytest_gpuperf.timing.difference import EXACT_ARRANGEMENTS, difference, exact_rank_test, midranks, rank_p_value
 
 #: three runs of a timer-quantized time: each run's five samples on a 32 ns grid, the runs 1-3 % apart
 TIED = np.array([306.048, 306.08, 306.08, 306.112, 306.144, 308.576, 308.608, 308.736, 308.768, 308.768, 315.392,
@@ -48,3 +48,12 @@ def test_the_larger_side_second_gives_the_same_exact_p_as_scipy():
     a = TIED[::3] * 1.01
     ref = sps.mannwhitneyu(a, TIED, method=sps.PermutationMethod(n_resamples=EXACT_ARRANGEMENTS)).pvalue
     assert rank_p_value(a, TIED) == pytest.approx(ref, rel=1e-12) == rank_p_value(TIED, a)
+
+
+def test_midranks_are_scipy_s_ranks_bit_for_bit_with_and_without_ties():
+    rng = np.random.default_rng(7)
+    for i in range(2000):
+        n = int(rng.integers(1, 40))
+        x = (rng.integers(0, 4, n) * 0.032 if i % 2 else rng.normal(size=n)).astype(np.float64)
+        assert np.array_equal(midranks(x), sps.rankdata(x)), x
+    assert midranks(TIED).tolist() == sps.rankdata(TIED).tolist()

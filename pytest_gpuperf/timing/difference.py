@@ -159,7 +159,7 @@ def rank_p_value(xa: np.ndarray, xb: np.ndarray) -> float:
 
     if not exact_rank_test(xa.size, xb.size):
         return float(sps.mannwhitneyu(xa, xb, alternative="two-sided").pvalue)
-    ranks = sps.rankdata(np.concatenate([xa, xb]))
+    ranks = midranks(np.concatenate([xa, xb]))
     side = ranks[xa.size:] if xb.size <= xa.size else ranks[:xa.size]  # the smaller side: fewer columns, same p
     sums = ranks[_arrangements(xa.size + xb.size, side.size)].sum(axis=1)
     observed = float(side.sum())
@@ -167,6 +167,18 @@ def rank_p_value(xa: np.ndarray, xb: np.ndarray) -> float:
     low = np.count_nonzero(sums <= observed + eps) / sums.size
     high = np.count_nonzero(sums >= observed - eps) / sums.size
     return float(min(1.0, 2.0 * min(low, high)))
+
+
+def midranks(x: np.ndarray) -> np.ndarray:
+    """The ranks of ``x`` (1 for the smallest), tied values sharing the mean of their ranks: what
+    ``scipy.stats.rankdata(x)`` gives for finite values, bit for bit (every rank is a whole or a half), without the
+    ~0.5 ms its argument checks cost a call, which the gate pays for every sampled metric."""
+    order = np.argsort(x, kind="stable")
+    xs = x[order]
+    edges = np.flatnonzero(np.concatenate(([True], xs[1:] != xs[:-1], [True])))  # where each run of ties starts
+    out = np.empty(x.size, dtype=np.float64)
+    out[order] = np.repeat((edges[:-1] + edges[1:] + 1) / 2.0, np.diff(edges))
+    return out
 
 
 def run_difference(a: Sequence[float], b: Sequence[float], *, alpha: float = ALPHA, unit: str = "runs") -> Difference:

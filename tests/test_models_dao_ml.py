@@ -215,3 +215,20 @@ def test_the_family_needs_three_kernels_and_every_kernel_s_counters():
     del sample.values[name]["p1"]
     with pytest.raises(ValueError, match=f"no counters at both sampling points for {name}"):
         dao_ml.records(res, sample)
+
+
+def test_a_saved_run_s_dataset_refits_to_the_error_it_recorded():
+    """The premise of scripts/dao_ml_offline.py (and docs/models.md's table from it): a saved run's counter-model
+    dataset, fitted again leave-one-kernel-out, gives back the mean error the run recorded, bit for bit."""
+    import importlib.util
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("dao_ml_offline", root / "scripts" / "dao_ml_offline.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    runs, recorded = script.dataset(root / "results" / script.RUNS[0])
+    folds = dao_ml.leave_one_kernel_out(runs)
+    assert len(folds) == 40 and len(runs) == 120
+    assert float(np.mean([f.error for f in folds.values()])) == recorded
+    assert script.linear(runs) < recorded  # the linear model it corrects does better on these kernels

@@ -142,8 +142,8 @@ def _stored(path: str | os.PathLike[str], limit: int) -> tuple[Path, bytes]:
 
 
 def _decoded(p: Path, data: bytes, limit: int) -> Any:
-    """The whole document the delta ``data`` (the file ``p``) stands for, in objects of its own: its base is
-    parsed anew from the base's bytes, so no two documents share a mutable part."""
+    """The whole document the delta ``data`` (the file ``p``) stands for, in objects of its own: it is built on a
+    fresh copy of its base (:func:`_base`), so no two documents share a mutable part."""
 
     def sibling(name: str) -> Any:
         q = saved(p.parent / name)

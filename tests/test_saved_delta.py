@@ -53,3 +53,23 @@ def test_a_saved_gate_checks_later_runs_are_deltas_and_load_as_results():
     doc = ResultsDocument.load(folder / "aa-2.json.xz")
     assert len(doc.metrics) == 1999
     assert doc.run["finished"] != jsonio.read_json(folder / "aa-1.json.xz")["run"]["finished"]
+
+
+def test_a_delta_read_without_its_base_names_the_base_and_the_fix(tmp_path, capsys):
+    """A later run of a gate check copied out of its folder alone: the file is there, its base is not. Read, compared
+    or imported, it says so, naming the file to copy beside it, never "no such file" or "not valid JSON"."""
+    from pytest_gpuperf.cli import main as gpuperf
+
+    base = _doc({"m1": 1.0})
+    lone = tmp_path / "lone"
+    lone.mkdir()
+    jsonio.write_xz(lone / "aa-2.json.xz", json.dumps(saved_delta.encode(base, _doc({"m1": 2.0}), "aa-1.json.xz")).encode())
+    with pytest.raises(jsonio.MissingBaseError, match="difference from aa-1.json.xz.*copy aa-1.json.xz beside it"):
+        jsonio.read_json(lone / "aa-2.json.xz")
+    with pytest.raises(jsonio.MissingBaseError):
+        jsonio.read_bytes(lone / "aa-2.json.xz")
+    saved = ROOT / "results" / "nvidia-h200" / "gatecheck-0d8cce4"
+    assert gpuperf(["compare", str(lone / "aa-2.json.xz"), str(saved / "aa-1.json.xz")]) == 2
+    assert gpuperf(["history", "import", str(lone / "aa-2.json.xz"), "--db", str(tmp_path / "h.db")]) != 0
+    said = capsys.readouterr().err
+    assert said.count("copy aa-1.json.xz beside it") == 2 and "no such file" not in said and "not valid JSON" not in said

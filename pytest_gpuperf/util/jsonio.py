@@ -70,6 +70,11 @@ class UnreadableFileError(OSError):
     An ``OSError``, so every caller that reports a file it cannot read reports this one too."""
 
 
+class MissingBaseError(UnreadableFileError):
+    """A run stored as its difference from another file of its folder (:mod:`.saved_delta`), read where that file
+    is not: copied out of its folder alone, say. Not a ``FileNotFoundError``: the file asked for is there."""
+
+
 def read_regular(path: str | os.PathLike[str], limit: int = MAX_BYTES) -> bytes:
     """The bytes of ``path`` if it is a regular file (after links) of at most ``limit`` bytes; else
     :class:`UnreadableFileError`. Opened without blocking, so a FIFO is refused at once instead of waiting
@@ -147,7 +152,11 @@ def _decoded(p: Path, data: bytes, limit: int) -> Any:
 
     def sibling(name: str) -> Any:
         q = saved(p.parent / name)
-        st = q.stat()
+        try:
+            st = q.stat()
+        except FileNotFoundError:
+            raise MissingBaseError(f"{p} is stored as its difference from {name}, a file of the same folder that is "
+                                   f"not there: copy {name} beside it (or copy the whole folder)") from None
         return marshal.loads(_base(str(q), st.st_mtime_ns, st.st_size, limit))
 
     return saved_delta.decode(json.loads(data), sibling, p)

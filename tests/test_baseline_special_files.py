@@ -78,12 +78,17 @@ def test_a_run_refuses_a_special_baseline_file_before_any_test(tmp_path, kind):
     assert "NO BASELINE" not in out and "passed" not in out
 
 
-@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "bomb", "xz-bomb"])
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "bomb", "xz-bomb", "corrupt-xz"])
 def test_compare_refuses_a_results_file_that_is_special_or_too_large(tmp_path, kind):
     """``gpuperf compare`` reads results through the same reader: a FIFO or /dev/zero is refused at once, a
     300 KB ``.json.gz`` (or a small ``.json.xz``) that unpacks past the limit is refused without unpacking it
-    whole."""
-    if kind == "xz-bomb":
+    whole, and a saved run whose bytes were damaged in the middle is refused with the reason, not a traceback."""
+    if kind == "corrupt-xz":
+        path = tmp_path / "a.json.xz"
+        data = bytearray((ROOT / "results" / "nvidia-h100-80gb-hbm3" / "memory-cuda.json.xz").read_bytes())
+        data[200:260] = bytes(b ^ 0xFF for b in data[200:260])
+        path.write_bytes(bytes(data))
+    elif kind == "xz-bomb":
         import lzma
 
         path = tmp_path / "a.json.xz"
@@ -100,6 +105,7 @@ def test_compare_refuses_a_results_file_that_is_special_or_too_large(tmp_path, k
     other = ROOT / "results" / "nvidia-h100-80gb-hbm3" / "memory-cuda.json.xz"
     proc = _gpuperf("compare", str(path), str(other), cwd=tmp_path)
     assert proc.returncode != 0, proc.stdout + proc.stderr
-    why = "unpacks to more than" if kind.endswith("bomb") else "not a regular file"
+    why = {"bomb": "unpacks to more than", "xz-bomb": "unpacks to more than",
+           "corrupt-xz": "not a readable xz file"}.get(kind, "not a regular file")
     assert why in proc.stdout + proc.stderr, proc.stdout + proc.stderr
     assert "Traceback" not in proc.stderr

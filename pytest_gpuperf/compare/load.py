@@ -124,15 +124,14 @@ def read_results(path: str | Path) -> ResultsDocument:
     one-line errors otherwise."""
     p = jsonio.saved(path)
     try:
-        text = jsonio.read_text(p)
+        doc = jsonio.read_json(p)
     except FileNotFoundError:
         raise CompareInputError(f"{p}: no such file") from None
-    except (OSError, EOFError, UnicodeDecodeError) as exc:  # EOFError: a truncated .gz
-        raise CompareInputError(f"{p}: cannot read it ({type(exc).__name__}: {exc})") from None
-    try:
-        doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise CompareInputError(f"{p}: not JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
+    # EOFError: a truncated .gz or .xz; ValueError: a corrupt compressed stream, undecodable text, a bad delta
+    except (OSError, EOFError, ValueError) as exc:
+        raise CompareInputError(f"{p}: cannot read it ({type(exc).__name__}: {exc})") from None
     return results_document(doc, str(p))
 
 

@@ -83,9 +83,9 @@ def _read(f: Path) -> list[RunRecord]:
         return runs
     try:
         doc = jsonio.read_json(f)
-    except jsonio.MissingBaseError as exc:  # whole and readable, but its base is elsewhere
-        raise BadFileError(str(exc)) from None
-    except (EOFError, OSError, UnicodeDecodeError, ValueError) as exc:  # EOFError: a truncated .gz
+    except OSError as exc:  # not readable as a file: special, too large, a delta whose base is elsewhere
+        raise BadFileError(f"{f}: cannot read it ({type(exc).__name__}: {exc})") from None
+    except (EOFError, UnicodeDecodeError, ValueError) as exc:  # EOFError: a truncated .gz
         raise BadFileError(f"{f}: not valid JSON ({type(exc).__name__}: {exc}); a torn or truncated file? "
                            f"restore it, or move it out of the folder") from None
     problem = schema_problem(doc, str(f))

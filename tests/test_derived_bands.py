@@ -111,8 +111,10 @@ def test_the_ones_too_noisy_between_machines_read_ungated_with_their_measured_sp
     # figures that cannot gate within 5 % between machines (its board power, host-submitted launches, DRAM-range
     # chases, 1–16 MiB copies) — among them its 1 MiB copy (649-713 GB/s over 16 runs on 8 machines) and its
     # 2112-block launch grid (σ 3.3 % of its value over 31 runs on 14 machines) — and 15 kernels' energies and watts
-    # under tuning, whose boards spread too far for a 25 % gate; each one below is proved to carry its measured spread
-    assert 10 < len(declared) <= 96, len(declared)
+    # under tuning, whose boards spread too far for a 25 % gate; the H100, pooled over five machines since
+    # gatecheck-4b9ef34, declares 99 (that machine's tuner costs among them); each one below is proved to carry its
+    # measured spread
+    assert 10 < len(declared) <= 99, len(declared)
     for name, entry in declared.items():
         c = _judge(name, entry, float(entry["value"]) * 10)
         assert c.verdict == "ungated" and c.reason.startswith("informational: over "), (name, c.reason)

@@ -277,7 +277,9 @@ def pool(key: str, name: str, entry: Mapping[str, Any], runs: list[Run],
     spread_only = mde(power(name, pooled_entry(name, entry, values, files, out.machines)[0])) if step else after
     # an entry unchanged runs already fail has no claim left but what its runs between machines allow
     best = min(math.inf if out.alarmed else before, spread_only if spread_only is not None else math.inf)
-    if held_out is None and not out.alarmed and out.machines < MIN_MACHINES:
+    # more machines could only show a band it already lacks: one its runs spread too far for is declared at once
+    too_wide = held_out is None and best > widest(name)
+    if held_out is None and not out.alarmed and out.machines < MIN_MACHINES and not too_wide:
         out.why = (f"pooled MDE {after:.2%}, but its A/A runs come from {out.machines} machine(s): a band set from "
                    f"them must hold for machines not yet seen ({MIN_MACHINES} needed)")
         return out
@@ -286,7 +288,7 @@ def pool(key: str, name: str, entry: Mapping[str, Any], runs: list[Run],
         new["provenance"][catalog.BAND_FROM][HELD_OUT] = {name: held_out}
         why = (f"yet one machine left out fails the band the others' runs set ({held_out}): it jumps between "
                "machines, so it is recorded, not gated")
-    elif best > widest(name):  # measured, and too noisy between machines to gate within what its kind allows
+    elif too_wide:  # measured, and too noisy between runs or machines to gate within what its kind allows
         hardware = widest(name) < detection.LOOSE
         why = (f"so a gate from these runs would catch only changes over {best:.1%}, wider than the "
                f"{widest(name):.0%} a hardware figure gates within" if hardware else
@@ -294,7 +296,9 @@ def pool(key: str, name: str, entry: Mapping[str, Any], runs: list[Run],
     if why is not None:
         new["provenance"][catalog.BAND_FROM]["informational"] = {name: (
             f"over {len(values)} unchanged runs ({len(base)} baseline, {len(seen)} A/A on {out.machines} machines; "
-            f"{SCRIPT}) it spreads σ/|median| {out.spread:.1%} between machines, {why}")}
+            f"{SCRIPT}) it spreads σ/|median| {out.spread:.1%} between machines, {why}" if seen else
+            f"over the {len(values)} unchanged runs its baseline was made from ({SCRIPT}) it spreads σ/|median| "
+            f"{out.spread:.1%}, {why}")}
         out.mended, out.informational = new, True
         return out
     if not out.alarmed and (after is None or not math.isfinite(after) or after >= before):

@@ -112,9 +112,12 @@ def test_the_ones_too_noisy_between_machines_read_ungated_with_their_measured_sp
     # chases, 1–16 MiB copies) — among them its 1 MiB copy (649-713 GB/s over 16 runs on 8 machines) and its
     # 2112-block launch grid (σ 3.3 % of its value over 31 runs on 14 machines) — and 15 kernels' energies and watts
     # under tuning, whose boards spread too far for a 25 % gate; the H100, pooled over five machines since
-    # gatecheck-4b9ef34, declares 99 (that machine's tuner costs among them); each one below is proved to carry its
-    # measured spread
-    assert 10 < len(declared) <= 99, len(declared)
+    # gatecheck-4b9ef34, declares 99 (that machine's tuner costs among them), and 116 since its launch, 1–16 MiB
+    # copy and launch-once model entries were re-made (their new identities) from five runs on two machines
+    # (gatecheck-4b9ef34, gatecheck-fa43429): 24 of those spread beyond their target over those runs alone (launch
+    # σ 4–9 %, the host-submitted launches of a fresh run about 15 % slower than a warm one's); each one below is
+    # proved to carry its measured spread
+    assert 10 < len(declared) <= 116, len(declared)
     for name, entry in declared.items():
         c = _judge(name, entry, float(entry["value"]) * 10)
         assert c.verdict == "ungated" and c.reason.startswith("informational: over "), (name, c.reason)
@@ -175,7 +178,10 @@ def test_hardware_figures_pool_towards_five_percent_and_noisy_power_is_declared(
     declared = {n: catalog.measured_informational(n, e) for n, e in hardware.items()}
     declared = {n: why for n, why in declared.items() if why is not None}
     assert any(n.startswith("power.") for n in declared), declared
-    assert all("between machines" in why and derived_bands.SCRIPT in why for why in declared.values()), declared
+    # declared from the A/A runs of other machines, or from the runs the entry itself was made from where those
+    # already spread beyond the target (the H100's re-identified launches and copies, made from two machines' runs)
+    assert all(("between machines" in why or "its baseline was made from" in why) and derived_bands.SCRIPT in why
+               for why in declared.values()), declared
     assert derived_bands.target("memory.global.latency_model.r2") is None  # a fit's goodness is no hardware figure
 
 
@@ -282,8 +288,20 @@ def test_an_opencl_section_is_pooled_only_once_two_new_machines_ran_it():
     before = {k: v for k, v in entry.items() if k != "provenance"}
     before.update(entry["provenance"][catalog.BAND_FROM]["baseline"][name])
     one = [r for r in runs if r.machine == "gatecheck-a9d6826-opencl"]
+    # one machine beside the baseline's narrows nothing; this entry already gated looser than a hardware figure may
+    # (its three runs' band) and spreads as far over the pooled runs, so it is declared at once, not left a wide pass
     left = derived_bands.pool("nvidia-h200", name, before, one, metrics)
-    assert left.mended is None and "1 machine(s)" in left.why, left.why
+    assert left.informational and left.machines == 1, left.why
+    assert min(left.before, left.after) > derived_bands.widest(name), (left.before, left.after)
+    narrowed = []
+    for n, e in metrics.items():
+        if n.startswith(("latency.", "throughput.", "memory.copy")) and _pooled(n, e):
+            b = {k: v for k, v in e.items() if k != "provenance"}
+            b.update(e["provenance"][catalog.BAND_FROM]["baseline"][n])
+            o = derived_bands.pool("nvidia-h200", n, b, one, metrics)
+            if o.mended is not None and not o.informational and not o.alarmed:
+                narrowed.append(n)
+    assert not narrowed, narrowed
     both = derived_bands.pool("nvidia-h200", name, before, runs, metrics)
     assert both.mended is not None and both.machines == 2, both.why
     loose = []

@@ -70,6 +70,10 @@ from pytest_gpuperf.timing.stats import between_run_sigma  # noqa: E402
 DERIVED = ("model.", "tuning.", "precision.", "power.tuning.", "sched.", "accuracy.")
 #: the runs a pooled entry needs: with five the prediction test's threshold is t(0.9995, 4)·√1.2 ≈ 9.4 σ
 MIN_POOLED = 5
+#: the runs that can show an entry too loose to keep: its gate already wider than its kind allows and its runs
+#: spreading as far (more runs lower the test's threshold, not the spread), so it is declared informational
+#: from these rather than left a wide pass until :data:`MIN_POOLED` runs could narrow it
+MIN_DECLARED = 3
 #: the machines (gate-check folders) whose A/A runs an entry is pooled from, narrowed or declared informational:
 #: runs of one machine beside the baseline's cannot show what the next machine reads (on NVIDIA's OpenCL a third
 #: machine read tuner costs beyond bands pooled from two: docs/gating.md). A false alarm is widened for at once:
@@ -255,14 +259,19 @@ def pool(key: str, name: str, entry: Mapping[str, Any], runs: list[Run],
     base = [float(v) for v in (entry.get("run_values") or [entry["value"]])]
     values = [float(f"{v:.7g}") for v in base + [r.value for r in seen]]  # as the file stores them
     out.runs, out.machines = len(values), len({r.run.machine for r in seen})
-    if len(values) < MIN_POOLED:
-        out.why = f"{len(seen)} A/A run(s) with its test and identity: {len(values)} runs in all, needs {MIN_POOLED}"
+    needs = f"{len(seen)} A/A run(s) with its test and identity: {len(values)} runs in all, needs {MIN_POOLED}"
+    few = len(values) < MIN_POOLED  # enough to declare it too loose to keep, not to narrow it
+    if len(values) < MIN_DECLARED:
+        out.why = needs
         return out
     files = [f"results/{key}/{r.run.label}" for r in seen]
     step = grid_step(name, str(entry.get("unit", "")), metrics)
     new, _ = pooled_entry(name, entry, values, files, out.machines, step)
     out.spread = float(new["tolerance"]["spread"]) / abs(float(new["value"]))
     if out.spread < EXACT:
+        if few:
+            out.why = needs
+            return out
         return exact(out, name, entry, new, values, files, step)
     shipped_alarms = [r for r in seen if judge(name, entry, r.value) == "regressed"]
     if shipped_alarms:  # unchanged runs on other machines fail the entry's own band: the spread they measure is its cause
@@ -279,6 +288,9 @@ def pool(key: str, name: str, entry: Mapping[str, Any], runs: list[Run],
     best = min(math.inf if out.alarmed else before, spread_only if spread_only is not None else math.inf)
     # more machines could only show a band it already lacks: one its runs spread too far for is declared at once
     too_wide = held_out is None and best > widest(name)
+    if few and not too_wide:
+        out.why = needs
+        return out
     if held_out is None and not out.alarmed and out.machines < MIN_MACHINES and not too_wide:
         out.why = (f"pooled MDE {after:.2%}, but its A/A runs come from {out.machines} machine(s): a band set from "
                    f"them must hold for machines not yet seen ({MIN_MACHINES} needed)")

@@ -46,3 +46,22 @@ def test_three_runs_that_agree_by_chance_do_not_narrow_the_band_below_one_run_s_
 ])
 def test_a_figure_s_own_standard_error_is_read_only_when_it_is_a_finite_non_negative_number(info, expected):
     assert noise.own_se({"info": info}) == expected
+
+
+def test_the_provenance_is_the_latest_run_s_whatever_order_the_runs_are_named_in():
+    """A later A/A run is told apart from the runs an entry was made from by the entry's date: named newest
+    first, the runs still give the newest run's finish (an older one's would count newer runs twice)."""
+    def doc(started: str, finished: str, commit: str, value: float) -> ResultsDocument:
+        return ResultsDocument.from_json({
+            "device": {"name": "GPU", "is_cpu": False}, "environment": {"commit": commit},
+            "run": {"started": started, "finished": finished},
+            "metrics": [{"test": "t", "name": "latency.fp32.fma.cycles", "value": value, "unit": "cycles",
+                         "better": "lower", "stats": None, "info": {}, "identity": {}}]})
+    newest = doc("2026-12-05T05:32:36+00:00", "2026-12-05T05:40:00+00:00", "new", 4.2)
+    older = [doc("2026-12-05T02:03:45+00:00", "2026-12-05T02:10:00+00:00", "old", 4.0),
+             doc("2026-12-05T02:11:54+00:00", "2026-12-05T02:17:09+00:00", "old", 4.1)]
+    for order in ([newest, *older], [*older, newest], [older[1], newest, older[0]]):
+        entry = merge.merge_runs(order, k=6.0)["latency.fp32.fma.cycles"]
+        assert entry["provenance"]["date"] == "2026-12-05T05:40:00+00:00", order
+        assert entry["provenance"]["commit"] == "new"
+        assert entry["run_values"] == [4.0, 4.1, 4.2]

@@ -107,7 +107,9 @@ def test_saved_a_a_runs_read_no_regression_and_mde_plants_regress(device):
 def test_the_ones_too_noisy_between_machines_read_ungated_with_their_measured_spread(device):
     _, _, pooled, _ = device
     declared = {n: e for n, e in pooled.items() if catalog.measured_informational(n, e) is not None}
-    # some, and few (a pooling that declared wholesale would show here): the H200 declares 96, 23 of them hardware
+    # some, and few (a pooling that declared wholesale would show here): the H200 declares 103 (9 of them entries of
+    # the launch-once PTX model and the tiled blur's tuning, made from four runs on two machines that already spread
+    # beyond their target), 23 of them hardware
     # figures that cannot gate within 5 % between machines (its board power, host-submitted launches, DRAM-range
     # chases, 1–16 MiB copies) — among them its 1 MiB copy (649-713 GB/s over 16 runs on 8 machines) and its
     # 2112-block launch grid (σ 3.3 % of its value over 31 runs on 14 machines) — and 15 kernels' energies and watts
@@ -122,7 +124,9 @@ def test_the_ones_too_noisy_between_machines_read_ungated_with_their_measured_sp
         c = _judge(name, entry, float(entry["value"]) * 10)
         assert c.verdict == "ungated" and c.reason.startswith("informational: over "), (name, c.reason)
         assert "σ/|median|" in c.reason and derived_bands.SCRIPT in c.reason
-        assert len(noise.run_values(entry)) >= derived_bands.MIN_POOLED
+        # pooled from at least MIN_POOLED runs; one its own runs show too loose to keep, from at least MIN_DECLARED
+        own = "its baseline was made from" in c.reason
+        assert len(noise.run_values(entry)) >= (derived_bands.MIN_DECLARED if own else derived_bands.MIN_POOLED)
 
 
 def test_no_saved_a_a_run_reads_a_derived_regression(device):
@@ -152,11 +156,11 @@ def test_the_catalog_keeps_a_measured_band_and_the_script_finds_the_shipped_file
     derived_bands.mend_section(key, again, runs)
     assert [n for n in metrics if again[n] != metrics[n]] == []
     # the pooled entries share one provenance per provenance they had: the file keeps one line per update, not one
-    # per entry (the H200's pooled entries come from five updates: its first baselines, the mixed-add study's, the
-    # graph launch's and the graph grids' and copies' own runs)
+    # per entry (the H200's pooled entries come from six updates: its first baselines, the mixed-add study's, the
+    # graph launch's, the graph grids' and copies' own runs, and the launch-once PTX model's)
     had = {json.dumps(derived_bands.original(n, e).get("provenance"), sort_keys=True) for n, e in pooled.items()}
     assert len({json.dumps(p, sort_keys=True) for p in _distinct(e["provenance"] for e in pooled.values())}) \
-        == len(had) <= 5
+        == len(had) <= 6
 
 
 def _distinct(provenances):

@@ -33,6 +33,9 @@ def merge_runs(docs: Sequence[ResultsDocument], k: float, floor: tuple[float, fl
                            "lacks the metrics it never reached and may hold figures of a disturbed one; run them "
                            "again and pass only complete runs")
     refuse_impossible(docs)
+    # oldest first, whatever order they were named in: the provenance is the latest run's (its date is what
+    # later A/A runs are told apart from the runs an entry was made from by), and so is each entry's reference
+    docs = sorted(docs, key=lambda doc: str((doc.run or {}).get("started") or (doc.run or {}).get("finished") or ""))
     by_name: dict[str, list[MetricRecord]] = defaultdict(list)
     for doc in docs:
         for m in doc.metrics:

@@ -31,8 +31,10 @@ and exits 1 if any does.
     python3 scripts/compact_saved.py --delta results/nvidia-h200
     python3 scripts/compact_saved.py --check main results
 
-``--delta`` stores each saved run of a folder that holds an ``aa-1.json.xz`` as its difference from that run
-(:mod:`pytest_gpuperf.util.saved_delta`; about a third of the bytes for a gate check's later runs), where that is
+``--delta`` stores each saved run of a folder as its difference from the folder's ``aa-1.json.xz``, else, below a
+device's folder, from its first whole run by name (a baseline's or a study's first run; a device's own folder
+stays whole; :mod:`pytest_gpuperf.util.saved_delta`; about a
+third of the bytes for a gate check's later runs), where that is
 smaller and reads back as the same document; every reader gets the whole document back
 (:func:`pytest_gpuperf.util.jsonio.read_bytes`), and the other modes leave a delta as it is.
 """
@@ -123,35 +125,51 @@ def rewrite(name: str, zopfli: bool, to_xz: bool = False, named: bool = False) -
     return name, len(old), len(old)
 
 
-#: the run of a folder its other runs are stored against (``--delta``)
+#: the run of a gate-check folder its other runs are stored against (``--delta``)
 DELTA_BASE = "aa-1.json.xz"
 
 
-def to_delta(name: str) -> tuple[str, int, int]:
-    """Store the saved run ``name`` as its difference from its folder's first A/A run (:data:`DELTA_BASE`,
+def delta_base(folder: Path) -> Path | None:
+    """The run a folder's other runs are stored against: its first A/A run (:data:`DELTA_BASE`), else, in a folder
+    of one set of runs below a device's (a baseline's, a study's), its first whole saved results document by
+    name; None where it has none. A device's own folder holds runs of unrelated suites, which users copy out one
+    by one: they stay whole."""
+    if (folder / DELTA_BASE).exists():
+        return folder / DELTA_BASE
+    if folder.parent.parent == ROOT:
+        return None
+    for path in sorted(folder.glob("*.json" + jsonio.XZ)):
+        raw = jsonio.unpack(path.read_bytes(), path)
+        if not saved_delta.is_delta(raw) and results_document(raw) is not None:
+            return path
+    return None
+
+
+def to_delta(name: str) -> tuple[str, int, int, str]:
+    """Store the saved run ``name`` as its difference from its folder's base run (:func:`delta_base`,
     :mod:`pytest_gpuperf.util.saved_delta`) where that is smaller and reads back as the same document, key for
-    key and in order; (name, bytes before, bytes after)."""
+    key and in order; (name, bytes before, bytes after, the base's name)."""
     path = ROOT / name
     old = path.read_bytes()
-    base_path = path.with_name(DELTA_BASE)
+    base_path = delta_base(path.parent)
     raw = jsonio.unpack(old, name)
-    if path.name == DELTA_BASE or not base_path.exists() or saved_delta.is_delta(raw):
-        return name, len(old), len(old)
+    if base_path is None or path == base_path or saved_delta.is_delta(raw):
+        return name, len(old), len(old), ""
     doc, base = results_document(raw), results_document(jsonio.unpack(base_path.read_bytes(), base_path))
     if doc is None or base is None:
-        return name, len(old), len(old)
-    delta = saved_delta.encode(base, doc, DELTA_BASE)
+        return name, len(old), len(old), ""
+    delta = saved_delta.encode(base, doc, base_path.name)
     text = json.dumps(delta, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     back = saved_delta.decode(json.loads(text), lambda n: base, name)
     if canonical(back) != canonical(doc):
-        return name, len(old), len(old)
+        return name, len(old), len(old), ""
     new = jsonio.xz_bytes(text)
     if len(new) >= len(old):
-        return name, len(old), len(old)
+        return name, len(old), len(old), ""
     tmp = path.with_name(path.name + ".recode.tmp")
     tmp.write_bytes(new)
     os.replace(tmp, path)
-    return name, len(old), len(new)
+    return name, len(old), len(new), base_path.name
 
 
 def canonical(doc: Any) -> str:
@@ -178,6 +196,18 @@ def _at(rev: str, name: str) -> bool:
     return subprocess.run(["git", "cat-file", "-e", f"{rev}:{name}"], cwd=ROOT, capture_output=True).returncode == 0
 
 
+def _whole_at(rev: str, name: str) -> bytes:
+    """The file ``name`` as it was at ``rev``, uncompressed; a run stored as a delta there read whole, against its
+    base as it was at ``rev`` (:mod:`pytest_gpuperf.util.saved_delta`)."""
+    raw = jsonio.unpack(subprocess.run(["git", "show", f"{rev}:{name}"], cwd=ROOT, capture_output=True,
+                                       check=True).stdout, name)
+    if not saved_delta.is_delta(raw):
+        return raw
+    folder = str(Path(name).parent)
+    doc = saved_delta.decode(json.loads(raw), lambda base: json.loads(_whole_at(rev, f"{folder}/{base}")), name)
+    return json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
 def difference(name: str, rev: str) -> str | None:
     """Why the file ``name`` holds other data than at ``rev`` (None when it holds the same;
     :data:`NEW_SINCE` where neither it nor, for an ``.xz``, its ``.gz`` form was there)."""
@@ -186,8 +216,7 @@ def difference(name: str, rev: str) -> str | None:
         then = name[: -len(jsonio.XZ)] + jsonio.GZ  # converted since REV
     if not _at(rev, then):
         return NEW_SINCE
-    before = jsonio.unpack(subprocess.run(["git", "show", f"{rev}:{then}"], cwd=ROOT, capture_output=True,
-                                          check=True).stdout, then)
+    before = _whole_at(rev, then)
     after = jsonio.read_bytes(ROOT / name)
     if after == before:
         return None
@@ -213,8 +242,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--xz", action="store_true", help="store each *.json.gz as *.json.xz (about a fifth smaller), "
                                                       "and each *.log.gz no file outside the folders names as "
                                                       "*.log.xz where smaller")
-    ap.add_argument("--delta", action="store_true", help=f"store each saved run (.json.xz) of a folder that holds "
-                                                         f"{DELTA_BASE} as its difference from that run, where smaller")
+    ap.add_argument("--delta", action="store_true", help=f"store each saved run (.json.xz) of a folder as its "
+                                                         f"difference from the folder's {DELTA_BASE}, else (below a "
+                                                         f"device's folder) its first whole run by name, where smaller")
     ap.add_argument("--check", metavar="REV", help="compare each file with the one at git revision REV; write nothing")
     ap.add_argument("--jobs", type=int, default=1, help="files rewritten at once")
     args = ap.parse_args(argv)
@@ -235,10 +265,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.delta:
         runs = [n for n in names if n.endswith(".json" + jsonio.XZ)]
         with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-            for name, old, new in pool.map(to_delta, runs):
+            for name, old, new, base in pool.map(to_delta, runs):
                 before, after = before + old, after + new
                 if new < old:
-                    print(f"{name}: {old} -> {new} bytes (a delta of {DELTA_BASE})", flush=True)
+                    print(f"{name}: {old} -> {new} bytes (a delta of {base})", flush=True)
         print(f"{len(runs)} runs: {before} -> {after} bytes ({(before - after) / 2**20:.2f} MiB saved)")
         return 0
     with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:

@@ -31,7 +31,8 @@ DEVICE = {"key": "card", "name": "Card", "backend": "cuda"}
 #: do not give it, the reason; ``report/results.py`` ``saved_form``). A run's console log is generated from what
 #: its results hold: it is kept only where a doc or test names it. A report a command remakes from saved runs
 #: (a `gpuperf compare` of two A/A runs) is not kept, only what it compared (`results/aa-pairs.json`). A folder's
-#: later runs are stored as their difference from its first A/A run (``scripts/compact_saved.py --delta``,
+#: later runs are stored as their difference from its first A/A run, or in a folder of one set of runs below a
+#: device's (a baseline's, a study's) from its first run (``scripts/compact_saved.py --delta``,
 #: util/saved_delta.py): about a third of the bytes, read back whole
 TREE_BUDGET = 25 * 1024 * 1024
 

@@ -73,3 +73,40 @@ def test_a_delta_read_without_its_base_names_the_base_and_the_fix(tmp_path, caps
     assert gpuperf(["history", "import", str(lone / "aa-2.json.xz"), "--db", str(tmp_path / "h.db")]) != 0
     said = capsys.readouterr().err
     assert said.count("copy aa-1.json.xz beside it") == 2 and "no such file" not in said and "not valid JSON" not in said
+
+
+def _compact_saved():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("compact_saved", ROOT / "scripts" / "compact_saved.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_runs_are_stored_against_a_gate_check_s_first_run_or_a_set_s_first_and_a_device_s_folder_stays_whole():
+    """``compact_saved.py --delta``: a gate check's runs against its ``aa-1``; the runs of a baseline or a study
+    (a folder below a device's) against the first by name; a device's own folder, whose runs of unrelated suites
+    users copy out one by one, none."""
+    cs = _compact_saved()
+    results = ROOT / "results"
+    assert cs.delta_base(results / "nvidia-h200" / "gatecheck-11e8603") == \
+        results / "nvidia-h200" / "gatecheck-11e8603" / "aa-1.json.xz"
+    assert cs.delta_base(results / "nvidia-h200" / "baseline-171978e") == \
+        results / "nvidia-h200" / "baseline-171978e" / "b1-cuda.json.xz"
+    assert cs.delta_base(results / "nvidia-h100-80gb-hbm3") is None
+    for path in (results / "nvidia-h100-80gb-hbm3").glob("*.json.xz"):
+        assert not saved_delta.is_delta(jsonio.unpack(path.read_bytes(), path)), path
+
+
+def test_the_check_against_a_revision_reads_a_delta_there_whole():
+    """``compact_saved.py --check REV`` reads a run stored as a delta at REV against its base as it was there:
+    a file unchanged since reads as the same document, not as 'other bytes'."""
+    cs = _compact_saved()
+    name = "results/nvidia-h100-80gb-hbm3/gatecheck-fa43429/aa-2.json.xz"  # stored as a delta of aa-1
+    if not cs._at("HEAD", name):
+        pytest.skip("not a git checkout")
+    raw = jsonio.unpack(cs.subprocess.run(["git", "show", f"HEAD:{name}"], cwd=ROOT, capture_output=True,
+                                          check=True).stdout, name)
+    assert saved_delta.is_delta(raw)
+    assert json.loads(cs._whole_at("HEAD", name)) == jsonio.read_json(ROOT / name)
+    assert cs.difference(name, "HEAD") is None

@@ -101,3 +101,19 @@ def test_the_per_kernel_table_reads_the_svr_s_kernels_from_its_mean_where_a_run_
     row = _row(lines, "| copy")
     assert "model.svr.copy.error" not in doc.metrics and row[2] != "–"
     assert row[2] == pct(per["copy"]["error"])
+
+
+def test_the_fractional_maxima_table_sets_both_cards_beside_the_paper_and_says_where_a_column_lacks_a_run():
+    from tools.evidence.accuracy_tables import fractional_table
+    both = _inputs("accuracy-fractional", h100=f"{H100}/gatecheck-fa43429/aa-1.json.xz",
+                   h200="results/nvidia-h200/gatecheck-e003155/aa-1.json.xz",
+                   opencl=f"{H100}/accuracy-r3-opencl.json.xz")
+    lines = fractional_table(both)
+    assert len(lines) == 2 + 27  # every binary32 function the certificates cover, no intrinsic or fast variant
+    exp = _row(lines, "| expf")
+    assert exp[1] == "1.931" and exp[2] == "same (H100 CUDA 1.9310; H200 CUDA 1.9310)"
+    assert exp[3] == exp[4] == "1.9310 (-0x1.bcc73p+3)" and exp[5] == "1.9310 (-0x1.bcc73p+3)"
+    assert _row(lines, "| sinf")[5] == "—"  # NVIDIA's OpenCL sin was swept with a stride, not exhaustively
+    older = _inputs("accuracy-fractional", h100=f"{H100}/h100-aa1-cuda.json.xz",
+                    h200="results/nvidia-h200/gatecheck-e003155/aa-1.json.xz")
+    assert _row(fractional_table(older), "| expf")[3] == "needs a run"  # a run from before the metric existed

@@ -220,6 +220,66 @@ def fuzz_table(inp: Inputs) -> list[str]:
     return out
 
 
+#: the published exhaustive binary32 maxima copied here (fractional ulp): Gladman, Innocente, Mather, Zimmermann,
+#: "Accuracy of Mathematical Functions in Single, Double, Double Extended, and Quadruple Precision"
+#: (hal-03141101), CUDA column, measured with CUDA 11.2; a function not copied reads "—"
+PUBLISHED_CUDA_11_2 = {"exp": 1.931}
+#: a published and a measured maximum within this many ulp are the same figure (the paper gives three decimals)
+SAME_ULP = 0.01
+
+
+def _hex(text: str) -> str:
+    """``-0x1.bcc7300000000p+3`` → ``-0x1.bcc73p+3``: a binary32 input without the padding float.hex adds."""
+    mant, _, exp = text.partition("p")
+    return f"{mant.rstrip('0').rstrip('.')}p{exp}" if "." in mant else text
+
+
+def _fractional_cell(ms: Metrics, key: str) -> str:
+    m = ms.get(key)
+    if m is None:
+        return "needs a run"
+    where = (m.get("info") or {}).get("worst_input_hex")
+    return f"{float(m['value']):.4f}" + (f" ({_hex(str(where))})" if where else "")
+
+
+def fractional_table(inp: Inputs) -> list[str]:
+    """Every binary32 function's exhaustive fractional maximum (``accuracy.fp32.<fn>.max_ulp_fractional``, the input
+    where it occurs) on each CUDA column (roles ``h100``, ``h200``), beside the published CUDA 11.2 figure and the
+    exhaustive OpenCL sweep (role ``opencl``: ``accuracy.sweep.fp32.<fn>.max_ulp`` where its mode is exhaustive)."""
+    cols = columns(inp, ("h100", "h200"))
+    sweep = merged(inp.maybe("opencl"))
+    sweep_label = device_label(inp.maybe("opencl")[0]) if inp.maybe("opencl") else ""
+    fns = sorted({name.split(".")[2] for _, ms in cols for name in ms
+                  if name.startswith("accuracy.fp32.") and name.endswith(".max_ulp_fractional")
+                  and not name.split(".")[2].startswith("__") and name.split(".")[2] != "fastmath"})
+    out = ["| function | published, CUDA 11.2 (paper) | paper vs measured (a difference over 0.01 ulp) | "
+           + " | ".join(f"{c}, `max_ulp_fractional` (input)" for c, _ in cols)
+           + (f" | {sweep_label}, exhaustive sweep (input)" if sweep_label else "") + " |",
+           "|---|---|---|" + "---|" * len(cols) + ("---|" if sweep_label else "")]
+    for fn in fns:
+        key = f"accuracy.fp32.{fn}.max_ulp_fractional"
+        paper = PUBLISHED_CUDA_11_2.get(fn)
+        measured = [(c, float(ms[key]["value"])) for c, ms in cols if key in ms]
+        if paper is None:
+            versus = "—"
+        else:
+            off = [f"{c} {v:+.4f}" for c, v in measured if abs(v - paper) > SAME_ULP]
+            versus = ("differs: " + ", ".join(off)) if off else \
+                "same (" + "; ".join(f"{c} {v:.4f}" for c, v in measured) + ")"
+        row = f"| {fn}f | {paper if paper is not None else '—'} | {versus} | " + \
+            " | ".join(_fractional_cell(ms, key) for _, ms in cols)
+        if sweep_label:
+            m = sweep.get(f"accuracy.sweep.fp32.{fn}.max_ulp")
+            info = (m or {}).get("info") or {}
+            cell = "—"
+            if m is not None and info.get("mode") == "exhaustive":
+                where = (info.get("worst") or {}).get("input_hex") or []
+                cell = f"{float(m['value']):.4f}" + (f" ({_hex(str(where[0]))})" if where else "")
+            row += f" | {cell}"
+        out.append(row + " |")
+    return out
+
+
 TABLES = {"accuracy-functions": function_table, "accuracy-ops": ops_table, "accuracy-fast": fast_table,
           "accuracy-sweep": sweep_table, "accuracy-sum": sum_table, "accuracy-tradeoff": tradeoff_table,
-          "accuracy-fuzz": fuzz_table}
+          "accuracy-fuzz": fuzz_table, "accuracy-fractional": fractional_table}

@@ -23,7 +23,9 @@ entry's cause and what the pooling replaced), so the catalog does not re-apply i
 (:func:`pytest_gpuperf.baselines.catalog.measured_band`) and this script recomputes the same result. An entry
 that still cannot gate within 25 % (:data:`~pytest_gpuperf.baselines.detection.LOOSE`) after pooling is declared
 informational, its provenance's ``band_from`` naming the measured spread
-(:func:`pytest_gpuperf.baselines.catalog.measured_informational`): recorded, not gated.
+(:func:`pytest_gpuperf.baselines.catalog.measured_informational`): recorded, not gated. So is an entry whose gate
+is already looser than its kind allows and whose own runs (at least :data:`MIN_DECLARED`, as few machines as made
+it) spread as far: more runs or machines could narrow only a band it already lacks.
 
 Hardware figures (:func:`pytest_gpuperf.baselines.detection.hardware`: launch, memory, latency, throughput, clock,
 power) are pooled the same way where their gate is looser than :data:`HARDWARE_TARGET`: a card's figure measured

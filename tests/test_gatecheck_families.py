@@ -520,3 +520,17 @@ def test_a_planted_run_that_outlives_its_watchdog_is_stopped_and_named(tmp_path)
     o = gc.run_pytest(DEV, [str(tmp_path / "test_sleeps.py")], tmp_path / "r.json", tmp_path / "r.log",
                       baseline_dir=None, cwd=tmp_path, timeout_s=3)
     assert o.exit == gc.TIMED_OUT and time.monotonic() - started < 60
+
+
+def test_a_plant_the_gate_did_not_judge_says_so_and_is_not_called_under_delivered():
+    """The saved H100 gate check at fa43429: the 16 MiB copy's plant read ``incomparable`` in all three tries (the
+    baseline's entry was measured another way) and the graph launch's ``new`` (no entry): the gate never judged them,
+    whatever they moved, and the check says that, not that the plants under-delivered."""
+    doc = json.loads((REPO / "results" / "nvidia-h100-80gb-hbm3" / "gatecheck-fa43429" / "gatecheck.json").read_text())
+    passed, problems = gc.verdict(doc)
+    copy = next(line for line in problems if "memory.copy.bandwidth.16MiB" in line)
+    assert "3 tries read incomparable, not judged against a band" in copy and "re-make it" in copy, copy
+    assert "under-delivered" not in copy, copy
+    launch = next(line for line in problems if "launch.graph.empty.device_us" in line)
+    assert "6 tries read new" in launch and "no entry" in launch, launch
+    assert not passed

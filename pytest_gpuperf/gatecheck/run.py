@@ -639,18 +639,32 @@ def gatecheck(*, device: str, out: Path, aa: int | None, plant_list: Sequence[Pl
     return save()
 
 
+#: why a missed try's verdict left it unjudged, where the fix is the baseline's
+UNJUDGED_WHY = {Gate.NEW: "the baseline has no entry for it",
+                Gate.INCOMPARABLE: "the baseline's entry was measured another way; re-make it with "
+                                   "gpuperf baseline from-results --identity-changed"}
+
+
 def _short_of(p: Mapping[str, Any]) -> str:
-    """Where a plant's missed tries moved the metric less than the planted size: say so (the plant under-delivered
-    there; the check still fails: the claim was not shown)."""
+    """Why a plant's missed tries were missed, where the record shows it: tries the gate did not judge against a band
+    (``new``, ``incomparable``, ``contended``…: the plant could not be caught there), and judged tries that moved the
+    metric less than the planted size (the plant under-delivered there). The check fails either way: the claim was
+    not shown."""
+    said = []
+    unjudged = [v for v in p["verdicts"] if v in Gate.ALL and v not in (*Gate.JUDGED, Gate.MISSING)]
+    for v in dict.fromkeys(unjudged):
+        why = UNJUDGED_WHY.get(v)
+        said.append(f"{unjudged.count(v)} tr{'y' if unjudged.count(v) == 1 else 'ies'} read {v}, not judged against "
+                    f"a band" + (f": {why}" if why else ""))
     size = p.get("size")
-    moved = [(v, m) for v, m in zip(p["verdicts"], p.get("realized") or []) if v != Gate.REGRESSED and m is not None]
-    if not moved or not isinstance(size, (int, float)) or p.get("kind") in plants.ADDITIVE:
-        return ""
-    under = [m for _, m in moved if m < float(size)]
-    if not under:
-        return ""
-    return (f"the missed tries moved it {', '.join(f'{m:+.2%}' for m in under)}, less than the {float(size):.2%} "
-            f"planted: the plant under-delivered there")
+    moved = [m for v, m in zip(p["verdicts"], p.get("realized") or [])
+             if v in Gate.JUDGED and v != Gate.REGRESSED and m is not None]
+    if moved and isinstance(size, (int, float)) and p.get("kind") not in plants.ADDITIVE:
+        under = [m for m in moved if m < float(size)]
+        if under:
+            said.append(f"the missed tries moved it {', '.join(f'{m:+.2%}' for m in under)}, less than the "
+                        f"{float(size):.2%} planted: the plant under-delivered there")
+    return "; ".join(said)
 
 
 def verdict(doc: dict[str, Any]) -> tuple[bool, list[str]]:

@@ -42,6 +42,7 @@ smaller and reads back as the same document; every reader gets the whole documen
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import subprocess
@@ -129,6 +130,7 @@ def rewrite(name: str, zopfli: bool, to_xz: bool = False, named: bool = False) -
 DELTA_BASE = "aa-1.json.xz"
 
 
+@functools.lru_cache(maxsize=None)
 def delta_base(folder: Path) -> Path | None:
     """The run a folder's other runs are stored against: its first A/A run (:data:`DELTA_BASE`), else, in a folder
     of one set of runs below a device's (a baseline's, a study's), its first whole saved results document by

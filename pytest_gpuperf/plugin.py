@@ -163,6 +163,7 @@ def pytest_configure(config: pytest.Config) -> None:
     latch = Latch()
     latch.install()
     config.stash[_latch] = latch
+    config.pluginmanager.register(InterruptReport(config), "gpuperf-interrupt-report")
     state.distributed = pinning.is_worker(config)  # other xdist workers own the other GPUs
     pinning.check_dist(config)
     try:
@@ -432,6 +433,44 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     if latch is not None:
         latch.check()
     return result
+
+
+class InterruptReport:
+    """An interrupted run ends as interrupted even where the report of where the interrupt landed cannot be made.
+
+    pytest's terminal renders that place with every frame's arguments (``getrepr(funcargs=True)``); an argument
+    of the code under test whose ``repr`` raises ``KeyboardInterrupt`` (saferepr lets it through), or a frame whose
+    source cannot be read, would escape pytest's interrupt handling and end the process with a crash (exit 1)
+    and records that do not say the run was cut short. The place is then rendered as Python prints a traceback,
+    without arguments, and a line names what could not be shown."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> Iterator[None]:
+        try:
+            return (yield)
+        except (Exception, KeyboardInterrupt) as exc:  # SystemExit is a request to leave: kept
+            print(f"\ngpuperf: interrupted; where, with its arguments, could not be shown "
+                  f"({type(exc).__name__}: {exc})", file=sys.stderr)
+            reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+            if reporter is not None and getattr(reporter, "_keyboardinterrupt_memo", False) is None:
+                # the terminal ends an interrupted session by printing this report: it must exist
+                reporter._keyboardinterrupt_memo = _plain_report(excinfo)
+            return None
+
+
+def _plain_report(excinfo: pytest.ExceptionInfo[BaseException]) -> Any:
+    """``excinfo`` as Python's own traceback shows it (no argument reprs); where even that fails, a bare
+    KeyboardInterrupt raised here."""
+    try:
+        return excinfo.getrepr(style="native")
+    except (Exception, KeyboardInterrupt):
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt:
+            return pytest.ExceptionInfo.from_current().getrepr(style="native")
 
 
 # ---- the regression gate --------------------------------------------------------------------------------

@@ -38,6 +38,14 @@ PROJECT = textwrap.dedent('''
 
     ADD = "__kernel void add(__global float *x) { x[get_global_id(0)] += 1.0f; }"
 
+    class Unshowable:
+        """An argument whose repr is itself interrupted: pytest lets that through its safe repr."""
+        def __repr__(self):
+            raise KeyboardInterrupt
+
+    def _stopped_with(handle):
+        raise KeyboardInterrupt
+
     def test_a_finishes(gpu_device, gpu_kernel, gpu_measure, gpuperf_record):
         k = gpu_kernel.compile(ADD, "add")
         buf = gpu_kernel.to_device(np.zeros(1024, np.float32))
@@ -49,6 +57,8 @@ PROJECT = textwrap.dedent('''
         how = os.environ.get("HOW", "")
         if how == "raise":
             raise KeyboardInterrupt
+        if how == "unrenderable":  # the place the interrupt landed cannot be shown with its arguments
+            _stopped_with(Unshowable())
         if how == "signal":  # measures until the parent's SIGINT (never converges: min_repeats is huge)
             k = gpu_kernel.compile(ADD, "add")
             buf = gpu_kernel.to_device(np.zeros(1 << 16, np.float32))
@@ -129,10 +139,11 @@ def _check_no_hang_wording(out: str) -> None:
     assert "Traceback" not in out, out
 
 
-@pytest.mark.parametrize("how", ["signal", "raise"])
+@pytest.mark.parametrize("how", ["signal", "raise", "unrenderable"])
 def test_ctrl_c_during_the_run_ends_it_as_interrupted_with_records_of_what_finished(tmp_path, how):
     """``signal``: SIGINT from outside while a normal kernel is being measured (the user's Ctrl-C);
-    ``raise``: a test raises KeyboardInterrupt itself. Exit 2 (pytest's INTERRUPTED), the later test
+    ``raise``: a test raises KeyboardInterrupt itself; ``unrenderable``: it does so in a frame whose argument's
+    repr raises too, so pytest's report of the interrupt fails. Exit 2 (pytest's INTERRUPTED), the later test
     never runs, and results and history hold the first test's metric, marked interrupted."""
     proc, marker = _start(tmp_path, how)
     if how == "signal":
@@ -146,6 +157,8 @@ def test_ctrl_c_during_the_run_ends_it_as_interrupted_with_records_of_what_finis
     assert "gpuperf INTERRUPTED: Ctrl-C stopped the run before every test ran" in out
     assert "marked \"interrupted\"" in out
     assert "1 passed" in out, out  # the later test never ran
+    if how == "unrenderable":
+        assert "where, with its arguments, could not be shown (KeyboardInterrupt" in out, out
 
 
 def test_a_ctrl_c_that_the_code_under_test_swallows_still_ends_the_run(tmp_path):

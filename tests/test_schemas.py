@@ -26,12 +26,19 @@ SCHEMA_KEY = re.compile(rb'"schema"\s*:\s*"([^"\\]+)"')
 def _schemas_named() -> dict[Path, str]:
     """Each committed file that names a shipped schema, with that name, found in its text: the committed files
     are a few hundred megabytes of JSON, and parsing them all here, at collection, cost seconds before their
-    tests parse them again. A file that names a shipped schema at its top holds that pair, so none is missed; a
+    tests parse them again (a run stored as a delta is read as stored, and names its base's schema). A file that names a shipped schema at its top holds that pair, so none is missed; a
     file holding the pairs of two shipped schemas is parsed to tell which is its own, and each test checks its
     file's top-level name before validating (a name found only deeper fails there, loudly)."""
     out: dict[Path, str] = {}
+
+    @functools.cache
+    def names(path: Path) -> frozenset[str]:
+        return frozenset(m.group(1).decode() for m in SCHEMA_KEY.finditer(jsonio.read_stored(path))) & set(FILES)
+
     for path in COMMITTED:
-        found = {m.group(1).decode() for m in SCHEMA_KEY.finditer(jsonio.read_bytes(path))} & set(FILES)
+        found = set(names(path))
+        if not found and (base := jsonio.delta_base(path, jsonio.read_stored(path))) is not None:
+            found = set(names(base))  # a delta names what its base names, unless it changes it itself
         name = found.pop() if len(found) == 1 else jsonio.read_json(path).get("schema") if found else None
         if name in FILES:
             out[path] = name

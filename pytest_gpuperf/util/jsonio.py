@@ -136,8 +136,29 @@ def read_bytes(path: str | os.PathLike[str], limit: int = MAX_BYTES) -> bytes:
     p, data = _stored(path, limit)
     if not saved_delta.is_delta(data):
         return data
-    doc = _decoded(p, data, limit)
+    with _collector_paused():  # as in read_json
+        doc = _decoded(p, data, limit)
     return json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def read_stored(path: str | os.PathLike[str], limit: int = MAX_BYTES) -> bytes:
+    """The text a saved file holds as it is stored: decompressed, but a delta (:mod:`.saved_delta`) left a delta,
+    for a reader that only looks for a key a delta keeps from its base (:func:`delta_base`) or carries itself."""
+    return _stored(path, limit)[1]
+
+
+def delta_base(path: str | os.PathLike[str], text: bytes) -> Path | None:
+    """The saved file ``text`` (the stored text of ``path``, :func:`read_stored`) is the delta of, or None where
+    it is a whole document."""
+    if not saved_delta.is_delta(text):
+        return None
+    # the base is the delta's first value: read alone, not the whole document's text
+    head = text[len(saved_delta.MARK):len(saved_delta.MARK) + 4096].decode("utf-8", "replace").lstrip()
+    try:
+        name = json.JSONDecoder().raw_decode(head)[0]
+    except ValueError:
+        name = None
+    return saved(Path(path).parent / saved_delta.base_name({saved_delta.BASE: name}, path))
 
 
 def _stored(path: str | os.PathLike[str], limit: int) -> tuple[Path, bytes]:

@@ -81,11 +81,17 @@ def encode(base: dict[str, Any], doc: dict[str, Any], base_name: str) -> dict[st
     return {BASE: base_name, TOP: diff({k: v for k, v in base.items() if k != "metrics"}, rest), METRICS: metrics}
 
 
-def decode(delta: dict[str, Any], load_base: Callable[[str], Any], where: object) -> dict[str, Any]:
-    """The whole document a delta stands for; ``load_base`` reads a file of the delta's folder by name."""
+def base_name(delta: dict[str, Any], where: object) -> str:
+    """The file of the delta's own folder that it is the difference from (a plain file name, never a path)."""
     name = delta.get(BASE)
     if not isinstance(name, str) or name in ("", ".", "..") or "\\" in name or PurePosixPath(name).name != name:
         raise ValueError(f"{where}: its base {name!r} is not a file name of its own folder")
+    return name
+
+
+def decode(delta: dict[str, Any], load_base: Callable[[str], Any], where: object) -> dict[str, Any]:
+    """The whole document a delta stands for; ``load_base`` reads a file of the delta's folder by name."""
+    name = base_name(delta, where)
     base = load_base(name)
     if not isinstance(base, dict) or BASE in base:
         raise ValueError(f"{where}: its base {name} is not a whole results document")

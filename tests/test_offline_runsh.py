@@ -152,8 +152,9 @@ def pytest_unconfigure(config):
     while not go.exists() and time.monotonic() < deadline:
         time.sleep(0.1)
 '''
-#: GPUPERF_TIME_LIMIT of that run: far past its verdict on a host that is not overloaded
-LATE_LIMIT_S = 25
+#: GPUPERF_TIME_LIMIT of that run, tried in turn: past its verdict on a quiet host (about 2 s there), then far past it
+#: on one that is not overloaded; a limit the verdict does not beat by 3 s is given up for the next
+LATE_LIMITS_S = (8, 25)
 
 
 def test_a_time_limit_that_lands_after_the_verdict_leaves_the_run_to_end_as_it_ends(tmp_path, checkout_wheel):
@@ -165,24 +166,30 @@ def test_a_time_limit_that_lands_after_the_verdict_leaves_the_run_to_end_as_it_e
     plugin = tmp_path / "plugin"
     plugin.mkdir()
     (plugin / "slow_exit.py").write_text(SLOW_EXIT)
-    out, marker, go = tmp_path / "out", tmp_path / "in-exit", tmp_path / "go"
+    marker, go = tmp_path / "in-exit", tmp_path / "go"
     host = _env(tmp_path, GPUPERF_VENV=str(tmp_path / "venv"), PYTHONPATH=str(plugin), GPUPERF_TAG="late",
                 GPUPERF_TEST_MARKER=str(marker), GPUPERF_TEST_GO=str(go))
     # the venv first: its install is not what the limit is about
     assert subprocess.run(["bash", str(bundle / "run.sh"), str(tmp_path / "warm"), "--co", "-q", "-p", "no:slow_exit"],
                           cwd=tmp_path, env=host, capture_output=True, text=True, timeout=600).returncode == 0
-    started = time.monotonic()
-    proc = subprocess.Popen(["bash", str(bundle / "run.sh"), str(out), "-p", "slow_exit", "--gpuperf-device=opencl:0",
-                             *SELECTION], cwd=tmp_path, env={**host, "GPUPERF_TIME_LIMIT": str(LATE_LIMIT_S)},
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
-    while not marker.exists() and proc.poll() is None and time.monotonic() - started < 300:
-        time.sleep(0.1)
-    reached = time.monotonic() - started
-    if reached > LATE_LIMIT_S - 3:
+    for limit in LATE_LIMITS_S:
+        out = tmp_path / f"out-{limit}"
+        marker.unlink(missing_ok=True)
+        go.unlink(missing_ok=True)
+        started = time.monotonic()
+        proc = subprocess.Popen(["bash", str(bundle / "run.sh"), str(out), "-p", "slow_exit", "--gpuperf-device=opencl:0",
+                                 *SELECTION], cwd=tmp_path, env={**host, "GPUPERF_TIME_LIMIT": str(limit)},
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+        while not marker.exists() and proc.poll() is None and time.monotonic() - started < 300:
+            time.sleep(0.1)
+        reached = time.monotonic() - started
+        if reached <= limit - 3:
+            break
         go.write_text("go")
         proc.communicate(timeout=300)
-        pytest.skip(f"this loaded host took {reached:.0f} s to its verdict: the {LATE_LIMIT_S} s limit came first")
-    time.sleep(LATE_LIMIT_S + 2 - reached)  # the limit passes while the run is in its last steps
+    else:
+        pytest.skip(f"this loaded host took {reached:.0f} s to its verdict: the {limit} s limit came first")
+    time.sleep(limit + 2 - reached)  # the limit passes while the run is in its last steps
     go.write_text("go")
     said = proc.communicate(timeout=300)[0]
     log = (out / "late.log").read_text()

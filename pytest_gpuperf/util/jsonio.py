@@ -16,7 +16,6 @@ import gzip
 import io
 import json
 import lzma
-import marshal
 import os
 import stat
 from pathlib import Path
@@ -168,26 +167,29 @@ def _stored(path: str | os.PathLike[str], limit: int) -> tuple[Path, bytes]:
 
 
 def _decoded(p: Path, data: bytes, limit: int) -> Any:
-    """The whole document the delta ``data`` (the file ``p``) stands for, in objects of its own: it is built on a
-    fresh copy of its base (:func:`_base`), so no two documents share a mutable part."""
-
-    def sibling(name: str) -> Any:
-        q = saved(p.parent / name)
-        try:
-            st = q.stat()
-        except FileNotFoundError:
-            raise MissingBaseError(f"{p} is stored as its difference from {name}, a file of the same folder that is "
-                                   f"not there: copy {name} beside it (or copy the whole folder)") from None
-        return marshal.loads(_base(str(q), st.st_mtime_ns, st.st_size, limit))
-
-    return saved_delta.decode(json.loads(data), sibling, p)
+    """The whole document the delta ``data`` (the file ``p``) stands for, in objects of its own: its base is parsed
+    once while unchanged (:func:`_base`) and only read; what the document keeps of it is copied
+    (:func:`.saved_delta.decode`), so no two documents share a mutable part."""
+    delta = json.loads(data)
+    if not isinstance(delta, dict):
+        raise ValueError(f"{p}: not a delta of a results document")
+    name = saved_delta.base_name(delta, p)
+    q = saved(p.parent / name)
+    try:
+        st = q.stat()
+    except FileNotFoundError:
+        raise MissingBaseError(f"{p} is stored as its difference from {name}, a file of the same folder that is "
+                               f"not there: copy {name} beside it (or copy the whole folder)") from None
+    base, at = _base(str(q), st.st_mtime_ns, st.st_size, limit)
+    return saved_delta.decode(delta, lambda _: base, p, at)
 
 
 @functools.lru_cache(maxsize=4)
-def _base(path: str, mtime_ns: int, size: int, limit: int) -> bytes:
-    """A delta's base, parsed once while it is unchanged (a folder's later runs all name the same one) and kept
-    as :mod:`marshal` bytes, from which each delta gets a copy of its own faster than from its JSON text."""
-    return marshal.dumps(json.loads(unpack(read_regular(path, limit), path, limit)))
+def _base(path: str, mtime_ns: int, size: int, limit: int) -> tuple[Any, dict[str, tuple[int, ...]] | None]:
+    """A delta's base, parsed once while it is unchanged (a folder's later runs all name the same one), with where
+    each of its metrics stands (:func:`.saved_delta.index`). Shared by every delta of the folder: never handed out."""
+    base = json.loads(unpack(read_regular(path, limit), path, limit))
+    return base, (saved_delta.index(base) if isinstance(base, dict) else None)
 
 
 def read_text(path: str | os.PathLike[str]) -> str:

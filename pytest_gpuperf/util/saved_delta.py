@@ -44,17 +44,35 @@ def diff(a: Any, b: Any) -> Any:
     return b
 
 
-def patched(a: Any, p: Any) -> Any:
-    """``a`` with the patch ``p`` (:func:`diff`) applied."""
+def patched(a: Any, p: Any, keep: Callable[[Any], Any] = lambda v: v) -> Any:
+    """``a`` with the patch ``p`` (:func:`diff`) applied; what the patch keeps of ``a`` passes through ``keep``
+    (:func:`fresh` gives it objects of its own, for an ``a`` that others share)."""
     if not (isinstance(p, dict) and PATCH in p and isinstance(a, dict)):
         return p
-    out = dict(a)
-    for k, v in p[PATCH].items():
-        if v == GONE:
-            out.pop(k, None)
-        else:
-            out[k] = patched(a[k], v) if k in a else v
+    changes = p[PATCH]
+    out = {}
+    for k, v in a.items():
+        if k not in changes:
+            out[k] = keep(v)
+        elif changes[k] != GONE:
+            out[k] = patched(v, changes[k], keep)
+    for k, v in changes.items():
+        if k not in a and v != GONE:
+            out[k] = v
     return out
+
+
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def fresh(v: Any) -> Any:
+    """A copy of the JSON value ``v`` that shares no list or mapping with it."""
+    t = type(v)
+    if t is dict:
+        return {k: x if type(x) in _SCALARS else fresh(x) for k, x in v.items()}
+    if t is list:
+        return [x if type(x) in _SCALARS else fresh(x) for x in v]
+    return v
 
 
 def _key(metric: Any) -> list[Any]:
@@ -67,6 +85,14 @@ def _pool(base: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     for m in base.get("metrics", []):
         pool.setdefault(repr(_key(m)), []).append(m)
     return pool
+
+
+def index(base: dict[str, Any]) -> dict[str, tuple[int, ...]]:
+    """Where each name and test stands among the base's metrics (:func:`decode` reads a shared base through it)."""
+    at: dict[str, list[int]] = {}
+    for i, m in enumerate(base.get("metrics", [])):
+        at.setdefault(repr(_key(m)), []).append(i)
+    return {k: tuple(v) for k, v in at.items()}
 
 
 def encode(base: dict[str, Any], doc: dict[str, Any], base_name: str) -> dict[str, Any]:
@@ -89,29 +115,38 @@ def base_name(delta: dict[str, Any], where: object) -> str:
     return name
 
 
-def decode(delta: dict[str, Any], load_base: Callable[[str], Any], where: object) -> dict[str, Any]:
-    """The whole document a delta stands for; ``load_base`` reads a file of the delta's folder by name."""
+def decode(delta: dict[str, Any], load_base: Callable[[str], Any], where: object,
+           base_index: dict[str, tuple[int, ...]] | None = None) -> dict[str, Any]:
+    """The whole document a delta stands for; ``load_base`` reads a file of the delta's folder by name. The base
+    is only read: what the document keeps of it is copied (:func:`fresh`), so a base parsed once serves every
+    delta of its folder, and no document shares a list or mapping with it or with another (``base_index``: the
+    base's :func:`index`, where the caller keeps it with the base)."""
     name = base_name(delta, where)
     base = load_base(name)
     if not isinstance(base, dict) or BASE in base:
         raise ValueError(f"{where}: its base {name} is not a whole results document")
-    pool = _pool(base)
+    at = index(base) if base_index is None else base_index
+    used: dict[str, int] = {}
+    base_metrics = base.get("metrics", [])
     metrics = []
     for m in delta.get(METRICS, []):
         if isinstance(m, dict) and OF in m:
-            same = pool.get(repr(m[OF]))
-            if not same:
+            key = repr(m[OF])
+            n = used.get(key, 0)
+            places = at.get(key, ())
+            if n >= len(places):
                 raise ValueError(f"{where}: metric {m[OF]!r} has no counterpart in its base {name}")
-            metrics.append(patched(same.pop(0), m[PATCH]))
+            used[key] = n + 1
+            metrics.append(patched(base_metrics[places[n]], m[PATCH], fresh))
         else:
             metrics.append(m)
-    top = patched({k: v for k, v in base.items() if k != "metrics"}, delta.get(TOP))
+    top = patched({k: v for k, v in base.items() if k != "metrics"}, delta.get(TOP), fresh)
     if not isinstance(top, dict):
         raise ValueError(f"{where}: not a delta of a results document")
     # "metrics" where the document had it: the base's place for it
     keys = list(top)
-    at = list(base).index("metrics") if "metrics" in base else len(keys)
-    keys.insert(min(at, len(keys)), "metrics")
+    at_metrics = list(base).index("metrics") if "metrics" in base else len(keys)
+    keys.insert(min(at_metrics, len(keys)), "metrics")
     return {k: (metrics if k == "metrics" else top[k]) for k in keys}
 
 

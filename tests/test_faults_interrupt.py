@@ -65,6 +65,21 @@ PROJECT = textwrap.dedent('''
             Path(os.environ["MARKER"]).write_text("measuring")
             gpu_measure(k, (1 << 16,), None, [buf], warmup=1, min_repeats=10**7, max_repeats=10**7, budget_s=120)
 
+        if how == "gc":  # the signal lands in a garbage-collector callback, whose exceptions Python drops
+            import gc, signal
+            sent = []
+
+            def during_collection(phase, info):
+                if phase == "start" and not sent:
+                    sent.append(os.kill(os.getpid(), signal.SIGINT))
+                    sum(range(100000))  # the handler runs here, inside the callback
+
+            gc.callbacks.append(during_collection)
+            try:
+                gc.collect()
+            finally:
+                gc.callbacks.remove(during_collection)
+
         if how == "swallow":  # a library call that catches everything, as Kernel Tuner's host queries do
             Path(os.environ["MARKER"]).write_text("waiting")
             try:
@@ -161,13 +176,16 @@ def test_ctrl_c_during_the_run_ends_it_as_interrupted_with_records_of_what_finis
         assert "where, with its arguments, could not be shown (KeyboardInterrupt" in out, out
 
 
-def test_a_ctrl_c_that_the_code_under_test_swallows_still_ends_the_run(tmp_path):
-    """SIGINT lands in a bare ``except:`` of the code under test, which carries on: the run still ends
-    after that test (exit 2, the later test never runs), with the records marked interrupted."""
-    proc, marker = _start(tmp_path, "swallow")
-    _wait_for(marker, proc, "the swallowing test")
-    time.sleep(0.3)
-    proc.send_signal(signal.SIGINT)
+@pytest.mark.parametrize("how", ["swallow", "gc"])
+def test_a_ctrl_c_that_the_code_under_test_swallows_still_ends_the_run(tmp_path, how):
+    """SIGINT lands in a bare ``except:`` of the code under test, which carries on (``swallow``), or in a garbage-
+    collector callback, whose exception Python reports and drops (``gc``): the run still ends after that test
+    (exit 2, the later test never runs), with the records marked interrupted."""
+    proc, marker = _start(tmp_path, how)
+    if how == "swallow":
+        _wait_for(marker, proc, "the swallowing test")
+        time.sleep(0.3)
+        proc.send_signal(signal.SIGINT)
     out = finish_within(proc, limit_s=60)
     assert proc.returncode == pytest.ExitCode.INTERRUPTED, out
     assert "2 passed" in out and "test_c_later" not in out.split("short test summary")[-1], out

@@ -116,3 +116,25 @@ def test_the_check_against_a_revision_reads_a_delta_there_whole():
     assert saved_delta.is_delta(raw)
     assert json.loads(cs._whole_at("HEAD", name)) == jsonio.read_json(ROOT / name)
     assert cs.difference(name, "HEAD") is None
+
+
+def test_documents_read_from_one_base_share_no_list_or_mapping(tmp_path):
+    """A folder's base is parsed once and kept for its deltas: what a document keeps of it is its own copy, so a
+    reader that changes one document changes neither the base nor another document read from it."""
+    base = _doc({"m1": 1.0, "m2": 2.0})
+    base["tests"] = [{"test": "t.py::f", "duration_s": 1.0}]
+    jsonio.write_xz(tmp_path / "aa-1.json.xz", json.dumps(base).encode())
+    for i, v in ((2, 1.5), (3, 1.7)):
+        later = _doc({"m1": v, "m2": 2.0})
+        later["tests"] = base["tests"]
+        jsonio.write_xz(tmp_path / f"aa-{i}.json.xz",
+                        json.dumps(saved_delta.encode(base, later, "aa-1.json.xz")).encode())
+    two, three = jsonio.read_json(tmp_path / "aa-2.json.xz"), jsonio.read_json(tmp_path / "aa-3.json.xz")
+    assert two["metrics"][1] == three["metrics"][1] == base["metrics"][1]  # kept whole from the base
+    two["metrics"][1]["info"]["k"]["a"] = 99
+    two["tests"][0]["duration_s"] = 99
+    two["run"]["id"] = "changed"
+    again = jsonio.read_json(tmp_path / "aa-3.json.xz")
+    assert three["metrics"][1]["info"]["k"]["a"] == again["metrics"][1]["info"]["k"]["a"] == 1
+    assert three["tests"][0]["duration_s"] == again["tests"][0]["duration_s"] == 1.0
+    assert again["run"]["id"] == "x" and jsonio.read_json(tmp_path / "aa-1.json.xz") == base

@@ -440,8 +440,8 @@ class InterruptReport:
 
     pytest's terminal renders that place with every frame's arguments (``getrepr(funcargs=True)``); an argument
     of the code under test whose ``repr`` raises ``KeyboardInterrupt`` (saferepr lets it through), or a frame whose
-    source cannot be read, would escape pytest's interrupt handling and end the process with a crash (exit 1)
-    and records that do not say the run was cut short. The place is then rendered as Python prints a traceback,
+    source cannot be read, would escape pytest's interrupt handling and end the process with a crash (a
+    traceback, and exit 1 or death by the signal) and records that do not say the run was cut short. The place is then rendered as Python prints a traceback,
     without arguments, and a line names what could not be shown."""
 
     def __init__(self, config: pytest.Config) -> None:

@@ -162,7 +162,7 @@ def to_delta(name: str) -> tuple[str, int, int, str]:
         return name, len(old), len(old), ""
     delta = saved_delta.encode(base, doc, base_path.name)
     text = json.dumps(delta, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    back = saved_delta.decode(json.loads(text), lambda n: base, name)
+    back = saved_delta.decode(json.loads(text), base, name)
     if canonical(back) != canonical(doc):
         return name, len(old), len(old), ""
     new = jsonio.xz_bytes(text)
@@ -205,8 +205,9 @@ def _whole_at(rev: str, name: str) -> bytes:
                                        check=True).stdout, name)
     if not saved_delta.is_delta(raw):
         return raw
-    folder = str(Path(name).parent)
-    doc = saved_delta.decode(json.loads(raw), lambda base: json.loads(_whole_at(rev, f"{folder}/{base}")), name)
+    delta = json.loads(raw)
+    base = json.loads(_whole_at(rev, f"{Path(name).parent}/{saved_delta.base_name(delta, name)}"))
+    doc = saved_delta.decode(delta, base, name)
     return json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 

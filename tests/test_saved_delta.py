@@ -32,8 +32,8 @@ def test_a_delta_reads_back_key_for_key_in_order_and_type(tmp_path):
     assert jsonio.read_json(tmp_path / "aa-1.json.xz") == base
     # read as stored: the delta stays a delta, and names its base without being parsed whole
     stored = jsonio.read_stored(tmp_path / "aa-2.json.xz")
-    assert json.loads(stored) == delta and jsonio.delta_base(tmp_path / "aa-2.json", stored) == tmp_path / "aa-1.json.xz"
-    assert jsonio.delta_base(tmp_path / "aa-1.json.xz", jsonio.read_stored(tmp_path / "aa-1.json.xz")) is None
+    assert json.loads(stored) == delta and jsonio.stored_base(tmp_path / "aa-2.json", stored) == tmp_path / "aa-1.json.xz"
+    assert jsonio.stored_base(tmp_path / "aa-1.json.xz", jsonio.read_stored(tmp_path / "aa-1.json.xz")) is None
 
 
 @pytest.mark.parametrize("base_name", ["../aa-1.json.xz", "/etc/passwd", "sub/aa-1.json.xz", "..", ""])
@@ -42,7 +42,7 @@ def test_a_delta_never_names_a_file_outside_its_folder(tmp_path, base_name):
     with pytest.raises(ValueError, match="not a file name of its own folder"):
         jsonio.read_json(tmp_path / "aa-2.json.xz")
     with pytest.raises(ValueError, match="not a file name of its own folder"):
-        jsonio.delta_base(tmp_path / "aa-2.json.xz", jsonio.read_stored(tmp_path / "aa-2.json.xz"))
+        jsonio.stored_base(tmp_path / "aa-2.json.xz", jsonio.read_stored(tmp_path / "aa-2.json.xz"))
 
 
 def test_a_delta_of_a_delta_is_refused(tmp_path):

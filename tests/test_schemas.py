@@ -37,7 +37,7 @@ def _schemas_named() -> dict[Path, str]:
 
     for path in COMMITTED:
         found = set(names(path))
-        if not found and (base := jsonio.delta_base(path, jsonio.read_stored(path))) is not None:
+        if not found and (base := jsonio.stored_base(path, jsonio.read_stored(path))) is not None:
             found = set(names(base))  # a delta names what its base names, unless it changes it itself
         name = found.pop() if len(found) == 1 else jsonio.read_json(path).get("schema") if found else None
         if name in FILES:

@@ -142,11 +142,11 @@ def read_bytes(path: str | os.PathLike[str], limit: int = MAX_BYTES) -> bytes:
 
 def read_stored(path: str | os.PathLike[str], limit: int = MAX_BYTES) -> bytes:
     """The text a saved file holds as it is stored: decompressed, but a delta (:mod:`.saved_delta`) left a delta,
-    for a reader that only looks for a key a delta keeps from its base (:func:`delta_base`) or carries itself."""
+    for a reader that only looks for a key a delta keeps from its base (:func:`stored_base`) or carries itself."""
     return _stored(path, limit)[1]
 
 
-def delta_base(path: str | os.PathLike[str], text: bytes) -> Path | None:
+def stored_base(path: str | os.PathLike[str], text: bytes) -> Path | None:
     """The saved file ``text`` (the stored text of ``path``, :func:`read_stored`) is the delta of, or None where
     it is a whole document."""
     if not saved_delta.is_delta(text):
@@ -181,7 +181,7 @@ def _decoded(p: Path, data: bytes, limit: int) -> Any:
         raise MissingBaseError(f"{p} is stored as its difference from {name}, a file of the same folder that is "
                                f"not there: copy {name} beside it (or copy the whole folder)") from None
     base, at = _base(str(q), st.st_mtime_ns, st.st_size, limit)
-    return saved_delta.decode(delta, lambda _: base, p, at)
+    return saved_delta.decode(delta, base, p, at)
 
 
 @functools.lru_cache(maxsize=4)

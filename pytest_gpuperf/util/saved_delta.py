@@ -79,30 +79,38 @@ def _key(metric: Any) -> list[Any]:
     return [metric.get("name"), metric.get("test")] if isinstance(metric, dict) else [None, None]
 
 
-def _pool(base: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
-    """The base's metrics by name and test, in order (a name may repeat)."""
-    pool: dict[str, list[dict[str, Any]]] = {}
-    for m in base.get("metrics", []):
-        pool.setdefault(repr(_key(m)), []).append(m)
-    return pool
-
-
 def index(base: dict[str, Any]) -> dict[str, tuple[int, ...]]:
-    """Where each name and test stands among the base's metrics (:func:`decode` reads a shared base through it)."""
+    """Where each name and test stands among the base's metrics (a name may repeat), so that a base parsed once
+    serves every delta of its folder unchanged (:func:`decode`)."""
     at: dict[str, list[int]] = {}
     for i, m in enumerate(base.get("metrics", [])):
         at.setdefault(repr(_key(m)), []).append(i)
     return {k: tuple(v) for k, v in at.items()}
 
 
+def _counterparts(base: dict[str, Any], at: dict[str, tuple[int, ...]] | None = None) -> Callable[[str], Any]:
+    """Takes the base's metrics of one name and test in their order, each once (None when none is left); ``at``:
+    the base's :func:`index`, where the caller keeps it."""
+    metrics, places, used = base.get("metrics", []), index(base) if at is None else at, {}
+
+    def take(key: str) -> Any:
+        n = used.get(key, 0)
+        if n >= len(places.get(key, ())):
+            return None
+        used[key] = n + 1
+        return metrics[places[key][n]]
+
+    return take
+
+
 def encode(base: dict[str, Any], doc: dict[str, Any], base_name: str) -> dict[str, Any]:
     """``doc`` as its difference from ``base`` (the file ``base_name`` of the same folder): its other fields, and
     each metric as the patch of the base's metric of the same name and test (``$of``), in order."""
-    pool = _pool(base)
+    take = _counterparts(base)
     metrics = []
     for m in doc.get("metrics", []):
-        same = pool.get(repr(_key(m)))
-        metrics.append({OF: _key(m), PATCH: diff(same.pop(0), m)} if same else m)
+        same = take(repr(_key(m)))
+        metrics.append({OF: _key(m), PATCH: diff(same, m)} if same is not None else m)
     rest = {k: v for k, v in doc.items() if k != "metrics"}
     return {BASE: base_name, TOP: diff({k: v for k, v in base.items() if k != "metrics"}, rest), METRICS: metrics}
 
@@ -115,29 +123,23 @@ def base_name(delta: dict[str, Any], where: object) -> str:
     return name
 
 
-def decode(delta: dict[str, Any], load_base: Callable[[str], Any], where: object,
+def decode(delta: dict[str, Any], base: Any, where: object,
            base_index: dict[str, tuple[int, ...]] | None = None) -> dict[str, Any]:
-    """The whole document a delta stands for; ``load_base`` reads a file of the delta's folder by name. The base
-    is only read: what the document keeps of it is copied (:func:`fresh`), so a base parsed once serves every
-    delta of its folder, and no document shares a list or mapping with it or with another (``base_index``: the
-    base's :func:`index`, where the caller keeps it with the base)."""
+    """The whole document a delta stands for, given its base (the file :func:`base_name` names). The base is only
+    read: what the document keeps of it is copied (:func:`fresh`), so a base parsed once serves every delta of its
+    folder, and no document shares a list or mapping with it or with another (``base_index``: the base's
+    :func:`index`, where the caller keeps it with the base)."""
     name = base_name(delta, where)
-    base = load_base(name)
     if not isinstance(base, dict) or BASE in base:
         raise ValueError(f"{where}: its base {name} is not a whole results document")
-    at = index(base) if base_index is None else base_index
-    used: dict[str, int] = {}
-    base_metrics = base.get("metrics", [])
+    take = _counterparts(base, base_index)
     metrics = []
     for m in delta.get(METRICS, []):
         if isinstance(m, dict) and OF in m:
-            key = repr(m[OF])
-            n = used.get(key, 0)
-            places = at.get(key, ())
-            if n >= len(places):
+            same = take(repr(m[OF]))
+            if same is None:
                 raise ValueError(f"{where}: metric {m[OF]!r} has no counterpart in its base {name}")
-            used[key] = n + 1
-            metrics.append(patched(base_metrics[places[n]], m[PATCH], fresh))
+            metrics.append(patched(same, m[PATCH], fresh))
         else:
             metrics.append(m)
     top = patched({k: v for k, v in base.items() if k != "metrics"}, delta.get(TOP), fresh)

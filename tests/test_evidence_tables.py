@@ -103,7 +103,8 @@ def test_the_per_kernel_table_reads_the_svr_s_kernels_from_its_mean_where_a_run_
     assert row[2] == pct(per["copy"]["error"])
 
 
-def test_the_fractional_maxima_table_sets_both_cards_beside_the_paper_and_says_where_a_column_lacks_a_run():
+def test_the_fractional_maxima_table_sets_both_cards_beside_the_paper_and_says_where_a_column_lacks_a_run(monkeypatch):
+    from tools.evidence import accuracy_tables
     from tools.evidence.accuracy_tables import fractional_table
     both = _inputs("accuracy-fractional", h100=f"{H100}/gatecheck-fa43429/aa-1.json.xz",
                    h200="results/nvidia-h200/gatecheck-e003155/aa-1.json.xz",
@@ -117,3 +118,6 @@ def test_the_fractional_maxima_table_sets_both_cards_beside_the_paper_and_says_w
     older = _inputs("accuracy-fractional", h100=f"{H100}/h100-aa1-cuda.json.xz",
                     h200="results/nvidia-h200/gatecheck-e003155/aa-1.json.xz")
     assert _row(fractional_table(older), "| expf")[3] == "needs a run"  # a run from before the metric existed
+    # a published figure the cards do not match: each card's figure and its difference from the paper
+    monkeypatch.setitem(accuracy_tables.PUBLISHED_CUDA_11_2, "sin", 1.4)
+    assert _row(fractional_table(both), "| sinf")[2] == "differs: H100 CUDA 1.4994 (+0.0994), H200 CUDA 1.4994 (+0.0994)"

@@ -234,12 +234,14 @@ def _hex(text: str) -> str:
     return f"{mant.rstrip('0').rstrip('.')}p{exp}" if "." in mant else text
 
 
+def _at(value: Any, where: Any) -> str:
+    """A maximum and, where known, the input where it occurs."""
+    return f"{float(value):.4f}" + (f" ({_hex(str(where))})" if where else "")
+
+
 def _fractional_cell(ms: Metrics, key: str) -> str:
     m = ms.get(key)
-    if m is None:
-        return "needs a run"
-    where = (m.get("info") or {}).get("worst_input_hex")
-    return f"{float(m['value']):.4f}" + (f" ({_hex(str(where))})" if where else "")
+    return "needs a run" if m is None else _at(m["value"], (m.get("info") or {}).get("worst_input_hex"))
 
 
 def fractional_table(inp: Inputs) -> list[str]:
@@ -263,7 +265,7 @@ def fractional_table(inp: Inputs) -> list[str]:
         if paper is None:
             versus = "—"
         else:
-            off = [f"{c} {v:+.4f}" for c, v in measured if abs(v - paper) > SAME_ULP]
+            off = [f"{c} {v:.4f} ({v - paper:+.4f})" for c, v in measured if abs(v - paper) > SAME_ULP]
             versus = ("differs: " + ", ".join(off)) if off else \
                 "same (" + "; ".join(f"{c} {v:.4f}" for c, v in measured) + ")"
         row = f"| {fn}f | {paper if paper is not None else '—'} | {versus} | " + \
@@ -273,8 +275,8 @@ def fractional_table(inp: Inputs) -> list[str]:
             info = (m or {}).get("info") or {}
             cell = "—"
             if m is not None and info.get("mode") == "exhaustive":
-                where = (info.get("worst") or {}).get("input_hex") or []
-                cell = f"{float(m['value']):.4f}" + (f" ({_hex(str(where[0]))})" if where else "")
+                where = (info.get("worst") or {}).get("input_hex") or [None]
+                cell = _at(m["value"], where[0])
             row += f" | {cell}"
         out.append(row + " |")
     return out

@@ -1,22 +1,67 @@
-"""Test matrices of prescribed 2-norm condition number: A = U Σ Vᵀ with U, V Haar-random orthogonal (QR
-of a Gaussian matrix, signs fixed by R's diagonal) and singular values geometrically spaced from 1 down
-to 1/κ (LAPACK's latms mode 3), so κ₂(A) = κ up to the rounding of the product."""
+"""Test matrices of prescribed 2-norm condition number: A = U Σ Vᵀ with singular values geometrically spaced
+from 1 down to 1/κ (LAPACK's latms mode 3), so κ₂(A) = κ up to rounding, and U, V random orthogonal.
+
+U and V are products of layers of Givens rotations on disjoint random pairs of rows, applied to Σ by
+elementwise operations only (each correctly rounded), and right-hand sides are formed with exactly rounded
+sums: the matrix and b depend on the generator's draws alone, never on which kernels the host's BLAS picks
+for its CPU (a QR and a matrix product through OpenBLAS round differently on AVX-512 and AVX2 hosts, and a
+solve's final backward error, a rounding residue, moved 18 % between two hosts of one card)."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+
+#: how the matrices are made: part of the identity of every figure measured on them
+METHOD = "givens-layers"
+
+
+def layers(n: int) -> int:
+    """Rotation layers per side: each layer pairs every row with a random other, so after about log₂ n
+    layers every entry depends on every row (no entry of A is zero); two more to spare."""
+    return math.ceil(math.log2(max(n, 2))) + 2
+
+
+def _rotate_rows(a: np.ndarray, rng: np.random.Generator, count: int) -> None:
+    """Apply ``count`` layers of random Givens rotations to the rows of ``a`` in place (rows are views of
+    columns when ``a`` is a transpose)."""
+    n = a.shape[0]
+    half = n // 2
+    for _ in range(count):
+        perm = rng.permutation(n)
+        i, j = perm[:half], perm[half:2 * half]
+        x, y = rng.uniform(-1.0, 1.0, (2, half))
+        r = np.sqrt(x * x + y * y)
+        r[r == 0.0] = 1.0  # a zero draw leaves its pair unrotated
+        c, s = (x / r)[:, None], (y / r)[:, None]
+        ai, aj = a[i], a[j]
+        a[i] = c * ai - s * aj
+        a[j] = s * ai + c * aj
 
 
 def orthogonal(n: int, rng: np.random.Generator) -> np.ndarray:
-    q, r = np.linalg.qr(rng.standard_normal((n, n)))
-    return q * np.sign(np.diag(r))
+    """A random orthogonal n×n matrix (not Haar-distributed), the same bits on every host."""
+    q = np.diag(rng.choice([-1.0, 1.0], n))
+    _rotate_rows(q, rng, layers(n))
+    return q
 
 
 def with_condition(n: int, kappa: float, rng: np.random.Generator) -> np.ndarray:
     if not kappa >= 1.0:
         raise ValueError(f"condition number {kappa} must be ≥ 1")
     sigma = kappa ** (-np.arange(n) / max(n - 1, 1))
-    return (orthogonal(n, rng) * sigma) @ orthogonal(n, rng).T
+    a = np.diag(sigma * rng.choice([-1.0, 1.0], n))
+    _rotate_rows(a, rng, layers(n))  # U Σ
+    _rotate_rows(a.T, rng, layers(n))  # (U Σ) Vᵀ: rotating the columns
+    return a
+
+
+def product(a: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """A x with each row's sum exactly rounded (``math.fsum`` of the rounded products), so a right-hand side
+    is the same on every host."""
+    terms = np.asarray(a, np.float64) * np.asarray(x, np.float64)
+    return np.array([math.fsum(row) for row in terms.tolist()])
 
 
 def backward_error(a: np.ndarray, x: np.ndarray, b: np.ndarray) -> float:

@@ -31,7 +31,7 @@ import numpy as np
 
 from ..devices.base import Device
 from ..timing.measure import MeasureConfig, Measurement, measure_pair
-from .conditioned import backward_error, with_condition
+from .conditioned import backward_error, product, with_condition
 from .lukernels import Kernels
 
 EPS64 = float(np.finfo(np.float64).eps)
@@ -204,7 +204,7 @@ def sweep(dev: Device, n: int, kappas: list[float], rng: np.random.Generator) ->
             break  # the limit is found; larger κ only fail more slowly
         a = with_condition(n, kappa, rng)
         x_true = rng.uniform(-1.0, 1.0, n)
-        b = a @ x_true
+        b = product(a, x_true)
         sol = Solver(dev, a, b).run_mixed()
         fwd = float(np.max(np.abs(sol.x - x_true)) / np.max(np.abs(x_true))) if np.all(np.isfinite(sol.x)) else math.inf
         out.append(SweepPoint(kappa, sol.iterations, sol.converged, sol.backward_error, fwd))

@@ -1,6 +1,7 @@
 """Mixed-precision solvers and emulated precision (Lim ch. VI, Verificarlo's VPREC).
 
-* ``precision.refine.n<n>.*`` — Ax = b with A of condition 100 (SVD construction): LU in fp32 with fp64
+* ``precision.refine.n<n>.*`` — Ax = b with A of condition 100 (U Σ Vᵀ, the same bits on every host:
+  ``pytest_gpuperf/precision/conditioned.py``): LU in fp32 with fp64
   iterative refinement against the fp64 LU solve, both on the device with the same kernels
   (``pytest_gpuperf/precision/lukernels.py``): ``.speedup`` (median over alternating pairs of fp64 solve
   time / mixed solve time, the ratios as its samples; info: launches per solve and µs per launch, which
@@ -22,7 +23,7 @@ import numpy as np
 import pytest
 
 from pytest_gpuperf.precision import refine, vprec
-from pytest_gpuperf.precision.conditioned import with_condition
+from pytest_gpuperf.precision import conditioned
 from pytest_gpuperf.precision.cost import EPS32
 from pytest_gpuperf.precision.programs import PROGRAMS
 from pytest_gpuperf.timing.measure import MeasureConfig
@@ -42,14 +43,15 @@ def test_refinement_speedup_over_n(gpu_device, gpu_measure, gpuperf_record, accu
     info = gpu_device.info
     config = MeasureConfig(**{**gpu_measure.config.__dict__, **profile("precision_solve", info.is_cpu)})
     for n in sizes(info.is_cpu):
-        a = with_condition(n, KAPPA, accuracy_rng)
-        b = a @ accuracy_rng.uniform(-1.0, 1.0, n)
+        a = conditioned.with_condition(n, KAPPA, accuracy_rng)
+        b = conditioned.product(a, accuracy_rng.uniform(-1.0, 1.0, n))
         c = refine.compare(gpu_device, a, b, config)
         # on a system of condition 100, fp32 LU + refinement must reach fp64 backward error
         assert c.mixed.converged, f"n={n}: refinement did not converge: {c.mixed.history}"
         assert c.fp64.backward_error < 1e-12, f"n={n}: the fp64 solve itself is wrong ({c.fp64.backward_error:.3g})"
         base = f"precision.refine.n{n}"
-        ident = {"kappa": KAPPA, "criterion": "sqrt(n)*eps64", "max_iter": refine.MAX_ITER}
+        ident = {"kappa": KAPPA, "criterion": "sqrt(n)*eps64", "max_iter": refine.MAX_ITER,
+                 "matrix": conditioned.METHOD}
         gpuperf_record(f"{base}.speedup", c.speedup, "ratio", better="higher", stats=Stats.of(c.ratios),
                        identity={**ident, "statistic": "median of paired ratios"}, valid=(0.0, 1e3), info=c.info())
         gpuperf_record(f"{base}.iterations", c.mixed.iterations, "iterations", better="lower", identity=ident,
@@ -68,7 +70,8 @@ def test_refinement_condition_sweep(gpu_device, gpuperf_record, accuracy_rng):
                "backward_error": p.backward_error, "forward_error": p.forward_error} for p in points]
     # no limit inside the sweep: the figure is the sweep's end (a lower bound), said in info
     gpuperf_record("precision.refine.kappa_limit", limit if limit is not None else SWEEP[-1] * 10, "1",
-                   better="higher", identity={"n": n, "sweep": "10^1..10^10"}, valid=(1.0, math.inf),
+                   better="higher", identity={"n": n, "sweep": "10^1..10^10", "matrix": conditioned.METHOD},
+                   valid=(1.0, math.inf),
                    info={"points": detail, "bounded": limit is not None,
                          "meaning": "smallest κ of the sweep at which fp32-LU refinement did not converge"})
 

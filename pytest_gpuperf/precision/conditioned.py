@@ -24,20 +24,22 @@ def layers(n: int) -> int:
 
 
 def _rotate_rows(a: np.ndarray, rng: np.random.Generator, count: int) -> None:
-    """Apply ``count`` layers of random Givens rotations to the rows of ``a`` in place (rows are views of
-    columns when ``a`` is a transpose)."""
+    """Apply ``count`` layers to the rows of the C-contiguous ``a`` in place: each layer permutes the rows at
+    random (a permutation is orthogonal too), then rotates row k of the first half with row k of the second by
+    a random Givens rotation."""
     n = a.shape[0]
     half = n // 2
+    rotated, scratch = np.empty((half, a.shape[1])), np.empty((half, a.shape[1]))
     for _ in range(count):
-        perm = rng.permutation(n)
-        i, j = perm[:half], perm[half:2 * half]
+        a[:] = a[rng.permutation(n)]
         x, y = rng.uniform(-1.0, 1.0, (2, half))
         r = np.sqrt(x * x + y * y)
         r[r == 0.0] = 1.0  # a zero draw leaves its pair unrotated
         c, s = (x / r)[:, None], (y / r)[:, None]
-        ai, aj = a[i], a[j]
-        a[i] = c * ai - s * aj
-        a[j] = s * ai + c * aj
+        top, bottom = a[:half], a[half:2 * half]
+        np.subtract(np.multiply(c, top, out=rotated), np.multiply(s, bottom, out=scratch), out=rotated)
+        np.add(np.multiply(s, top, out=scratch), np.multiply(c, bottom, out=bottom), out=bottom)
+        top[:] = rotated
 
 
 def orthogonal(n: int, rng: np.random.Generator) -> np.ndarray:
@@ -53,8 +55,9 @@ def with_condition(n: int, kappa: float, rng: np.random.Generator) -> np.ndarray
     sigma = kappa ** (-np.arange(n) / max(n - 1, 1))
     a = np.diag(sigma * rng.choice([-1.0, 1.0], n))
     _rotate_rows(a, rng, layers(n))  # U Σ
-    _rotate_rows(a.T, rng, layers(n))  # (U Σ) Vᵀ: rotating the columns
-    return a
+    at = np.ascontiguousarray(a.T)
+    _rotate_rows(at, rng, layers(n))  # (U Σ) Vᵀ: the columns rotated as the rows of the transpose
+    return np.ascontiguousarray(at.T)
 
 
 def product(a: np.ndarray, x: np.ndarray) -> np.ndarray:

@@ -133,18 +133,21 @@ DELTA_BASE = "aa-1.json.xz"
 @functools.lru_cache(maxsize=None)
 def delta_base(folder: Path) -> Path | None:
     """The run a folder's other runs are stored against: its first A/A run (:data:`DELTA_BASE`), else, in a folder
-    of one set of runs below a device's (a baseline's, a study's), its first whole saved results document by
-    name; None where it has none. A device's own folder holds runs of unrelated suites, which users copy out one
+    of one set of runs below a device's (a baseline's, a study's), its whole saved results document with the most
+    metrics (the first by name among equals: a plant's few metrics make a poor base for a full run); None where it
+    has none. A device's own folder holds runs of unrelated suites, which users copy out one
     by one: they stay whole."""
     if (folder / DELTA_BASE).exists():
         return folder / DELTA_BASE
     if folder.parent.parent == ROOT:
         return None
+    best: tuple[int, Path] | None = None
     for path in sorted(folder.glob("*.json" + jsonio.XZ)):
         raw = jsonio.unpack(path.read_bytes(), path)
-        if not saved_delta.is_delta(raw) and results_document(raw) is not None:
-            return path
-    return None
+        doc = None if saved_delta.is_delta(raw) else results_document(raw)
+        if doc is not None and (best is None or len(doc.get("metrics") or ()) > best[0]):
+            best = (len(doc.get("metrics") or ()), path)
+    return None if best is None else best[1]
 
 
 def to_delta(name: str) -> tuple[str, int, int, str]:

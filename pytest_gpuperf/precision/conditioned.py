@@ -1,11 +1,11 @@
 """Test matrices of prescribed 2-norm condition number: A = U Σ Vᵀ with singular values geometrically spaced
 from 1 down to 1/κ (LAPACK's latms mode 3), so κ₂(A) = κ up to rounding, and U, V random orthogonal.
 
-U and V are products of layers of Givens rotations on disjoint random pairs of rows, applied to Σ by
-elementwise operations only (each correctly rounded), and right-hand sides are formed with exactly rounded
-sums: the matrix and b depend on the generator's draws alone, never on which kernels the host's BLAS picks
-for its CPU (a QR and a matrix product through OpenBLAS round differently on AVX-512 and AVX2 hosts, and a
-solve's final backward error, a rounding residue, moved 18 % between two hosts of one card)."""
+U and V are products of layers of random row permutations and Givens rotations on disjoint pairs of rows,
+applied to Σ by elementwise operations only (each correctly rounded), and right-hand sides are formed with
+exactly rounded sums: the matrix and b depend on the generator's draws alone, never on which kernels the
+host's BLAS picks for its CPU (a QR and a matrix product through OpenBLAS round differently on AVX-512 and
+AVX2 hosts, and a solve's final backward error, a rounding residue, follows its input's last bits)."""
 
 from __future__ import annotations
 

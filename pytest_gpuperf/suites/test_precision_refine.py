@@ -22,8 +22,7 @@ import math
 import numpy as np
 import pytest
 
-from pytest_gpuperf.precision import refine, vprec
-from pytest_gpuperf.precision import conditioned
+from pytest_gpuperf.precision import conditioned, refine, vprec
 from pytest_gpuperf.precision.cost import EPS32
 from pytest_gpuperf.precision.programs import PROGRAMS
 from pytest_gpuperf.timing.measure import MeasureConfig

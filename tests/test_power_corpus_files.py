@@ -33,9 +33,8 @@ DEVICE = {"key": "card", "name": "Card", "backend": "cuda"}
 #: (a `gpuperf compare` of two A/A runs) is not kept, only what it compared (`results/aa-pairs.json`). A folder's
 #: later runs are stored as their difference from its first A/A run, or in a folder of one set of runs below a
 #: device's (a baseline's, a study's) from its first run (``scripts/compact_saved.py --delta``,
-#: util/saved_delta.py): about a third of the bytes, read back whole. Each new machine's gate check still adds
-#: 0.3-0.4 MB (its first A/A run whole), so the budget grows by a step when the evidence of new machines needs it
-TREE_BUDGET = 26 * 1024 * 1024
+#: util/saved_delta.py): about a third of the bytes, read back whole
+TREE_BUDGET = 25 * 1024 * 1024
 
 
 def _entry(kernel: str, config: str = "local=64", watts: float = 200.0) -> Entry:

@@ -313,3 +313,25 @@ def test_the_lean_form_writes_runs_that_all_read_one_value_once():
     assert written["apart"]["run_values"] == [3.0, 3.1, 3.0] and written["odd"]["run_values"] == [4.0, 4.0]
     expanded, problems = fileformat.expand(doc)
     assert problems == [] and expanded == data
+
+
+def test_a_partial_update_keeps_the_section_s_provenance_and_a_full_one_replaces_it(tmp_path):
+    """Re-making a few entries (``from-results --identity-changed``/``--match``) gives them their own runs'
+    provenance and leaves the one the section was made from; re-making every entry replaces it."""
+    target = baseline_file.BaselineFile(tmp_path / "card.json")
+    device = {"key": "card", "name": "CARD"}
+
+    def entry(value: float, prov: dict) -> dict:
+        return {"value": value, "unit": "us", "better": "lower", "tolerance": {"rel": 0.05}, "provenance": prov}
+
+    made = {"commit": "aaa", "date": "2026-01-01T00:00:00+00:00", "runs": 3}
+    remade = {"commit": "bbb", "date": "2026-02-01T00:00:00+00:00", "runs": 6}
+    baseline_file.update(target, "cuda", device, made, {"a.us": entry(1.0, made), "b.us": entry(2.0, made)})
+    baseline_file.update(target, "cuda", device, remade, {"b.us": entry(2.5, remade)})
+    section = baseline_file.load(tmp_path, "card").data["backends"]["cuda"]
+    assert section["provenance"] == made
+    assert section["metrics"]["a.us"]["provenance"] == made and section["metrics"]["b.us"]["provenance"] == remade
+    raw = json.loads((tmp_path / "card.json").read_text())["backends"]["cuda"]
+    assert "provenance" not in raw["metrics"]["a.us"] and isinstance(raw["metrics"]["b.us"]["provenance"], str)
+    baseline_file.update(target, "cuda", device, remade, {"a.us": entry(1.1, remade), "b.us": entry(2.5, remade)})
+    assert baseline_file.load(tmp_path, "card").data["backends"]["cuda"]["provenance"] == remade

@@ -192,7 +192,8 @@ def update(baseline: BaselineFile, backend: str, device: Mapping[str, Any], prov
            entries: Mapping[str, Mapping[str, Any]]) -> None:
     """Merge ``entries`` (name → entry) into the backend section and write the file atomically.
 
-    Entries not named are kept untouched; so are unknown keys of updated entries (notes, citations).
+    Entries not named are kept untouched; so are unknown keys of updated entries (notes, citations), and the
+    section's provenance unless the update re-makes every entry the section holds.
     The merge happens under the file's lock on the file as it is *now*, not as this process loaded it
     at start-up: two runs updating one file at once (``-k copy`` and ``-k launch``) each keep the
     other's entries instead of the last writer silently dropping them. Temporary files that killed
@@ -212,8 +213,11 @@ def update(baseline: BaselineFile, backend: str, device: Mapping[str, Any], prov
                                     f"baseline folder, or correct the file's device class if it is wrong")
         header.update({k: device[k] for k in ("key", "name", "class") if k in device})
         section = data.setdefault("backends", {}).setdefault(backend, {})
-        section["provenance"] = dict(provenance)
         metrics = section.setdefault("metrics", {})
+        # the section's provenance is the runs the section was made from: a partial update (a few entries re-made,
+        # ``--identity-changed``, ``--match``, ``-k``) leaves it, its entries carrying their own runs' provenance
+        if "provenance" not in section or set(metrics) <= set(entries):
+            section["provenance"] = dict(provenance)
         for name, entry in entries.items():
             merged = dict(metrics.get(name, {}))
             # the measurement replaced (an entry re-made from runs without a kernel digest keeps no old one)

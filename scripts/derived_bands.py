@@ -288,6 +288,10 @@ def pool(key: str, name: str, entry: Mapping[str, Any], runs: list[Run],
     spread_only = mde(power(name, pooled_entry(name, entry, values, files, out.machines)[0])) if step else after
     # an entry unchanged runs already fail has no claim left but what its runs between machines allow
     best = min(math.inf if out.alarmed else before, spread_only if spread_only is not None else math.inf)
+    if step is not None and after is not None and after > widest(name):
+        # a count whose runs move by a configuration between machines gates no tighter than one configuration of
+        # its space: where that is over the widest gate its kind allows, no number of runs narrows it
+        best = max(best, after)
     # more machines could only show a band it already lacks: one its runs spread too far for is declared at once
     too_wide = held_out is None and best > widest(name)
     if few and not too_wide:

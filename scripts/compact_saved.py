@@ -32,9 +32,10 @@ and exits 1 if any does.
     python3 scripts/compact_saved.py --check main results
 
 ``--delta`` stores each saved run of a folder as its difference from the folder's ``aa-1.json.xz``, else, below a
-device's folder, from its first whole run by name (a baseline's or a study's first run; a device's own folder
-stays whole; :mod:`pytest_gpuperf.util.saved_delta`; about a
-third of the bytes for a gate check's later runs), where that is
+device's folder, from its run with the most metrics (a baseline's or a study's first run), else, in a device's own
+folder of unrelated suites, from the run with the most metrics of its own set (``pocl6-2-opencl`` against
+``pocl6-1-opencl``: the same name but for the run number; a run of no set stays whole;
+:mod:`pytest_gpuperf.util.saved_delta`; about a third of the bytes for a gate check's later runs), where that is
 smaller and reads back as the same document; every reader gets the whole document back
 (:func:`pytest_gpuperf.util.jsonio.read_bytes`), and the other modes leave a delta as it is.
 """
@@ -45,6 +46,7 @@ import argparse
 import functools
 import json
 import os
+import re
 import subprocess
 import sys
 from concurrent.futures import ProcessPoolExecutor
@@ -141,13 +143,44 @@ def delta_base(folder: Path) -> Path | None:
         return folder / DELTA_BASE
     if folder.parent.parent == ROOT:
         return None
+    return _fullest(sorted(folder.glob("*.json" + jsonio.XZ)))
+
+
+#: a run's number before its backend at the end of a saved run's name: the runs of one set share the rest
+RUN_NUMBER = re.compile(r"\d+(?=-[a-z0-9]+\.json\.xz$)")
+
+
+def set_base(path: Path) -> Path | None:
+    """In a device's own folder (runs of unrelated suites), the run ``path`` is stored against: the run with the
+    most metrics of its own set, the runs named as it is but for the run number (``pocl6-1-opencl.json.xz``,
+    ``pocl6-2-…``); None for a run of no set, which stays whole."""
+    if RUN_NUMBER.search(path.name) is None:
+        return None
+    stem = RUN_NUMBER.sub("#", path.name)
+    members = sorted(p for p in path.parent.glob("*.json" + jsonio.XZ) if RUN_NUMBER.sub("#", p.name) == stem)
+    return _fullest(members) if len(members) > 1 else None
+
+
+def _fullest(paths: list[Path]) -> Path | None:
+    """The whole saved results document with the most metrics among ``paths``, the first among equals (a plant's
+    few metrics make a poor base for a full run); None where there is none."""
     best: tuple[int, Path] | None = None
-    for path in sorted(folder.glob("*.json" + jsonio.XZ)):
+    for path in paths:
         raw = jsonio.unpack(path.read_bytes(), path)
         doc = None if saved_delta.is_delta(raw) else results_document(raw)
         if doc is not None and (best is None or len(doc.get("metrics") or ()) > best[0]):
             best = (len(doc.get("metrics") or ()), path)
     return None if best is None else best[1]
+
+
+def bases(folder: Path) -> set[Path]:
+    """The runs of ``folder`` that a stored delta names as its base: they stay whole, or their deltas would not read."""
+    named = set()
+    for path in folder.glob("*.json" + jsonio.XZ):
+        base = jsonio.stored_base(path, jsonio.unpack(path.read_bytes(), path))
+        if base is not None:
+            named.add(base)
+    return named
 
 
 def to_delta(name: str) -> tuple[str, int, int, str]:
@@ -156,9 +189,9 @@ def to_delta(name: str) -> tuple[str, int, int, str]:
     key and in order; (name, bytes before, bytes after, the base's name)."""
     path = ROOT / name
     old = path.read_bytes()
-    base_path = delta_base(path.parent)
+    base_path = set_base(path) if path.parent.parent.parent == ROOT else delta_base(path.parent)
     raw = jsonio.unpack(old, name)
-    if base_path is None or path == base_path or saved_delta.is_delta(raw):
+    if base_path is None or path == base_path or saved_delta.is_delta(raw) or path in bases(path.parent):
         return name, len(old), len(old), ""
     doc, base = results_document(raw), results_document(jsonio.unpack(base_path.read_bytes(), base_path))
     if doc is None or base is None:

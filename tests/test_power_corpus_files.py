@@ -31,12 +31,11 @@ DEVICE = {"key": "card", "name": "Card", "backend": "cuda"}
 #: do not give it, the reason; ``report/results.py`` ``saved_form``). A run's console log is generated from what
 #: its results hold: it is kept only where a doc or test names it. A report a command remakes from saved runs
 #: (a `gpuperf compare` of two A/A runs) is not kept, only what it compared (`results/aa-pairs.json`). A folder's
-#: later runs are stored as their difference from its first A/A run, or in a folder of one set of runs below a
-#: device's (a baseline's, a study's) from its first run (``scripts/compact_saved.py --delta``,
-#: util/saved_delta.py): about a third of the bytes, read back whole. Stored so, a GPU's complete gate check (four
-#: A/A runs, calibrations and plants of nine families) still adds about 0.7 MiB, so the budget grows by a step
-#: when the compacted evidence reaches it, never to hold uncompressed runs
-TREE_BUDGET = 26 * 1024 * 1024
+#: later runs are stored as their difference from its first A/A run, in a folder of one set of runs below a
+#: device's (a baseline's, a study's) from its fullest run, and in a device's own folder from the fullest run of
+#: their own set (``scripts/compact_saved.py --delta``, util/saved_delta.py): about a third of the bytes, read back
+#: whole
+TREE_BUDGET = 25 * 1024 * 1024
 
 
 def _entry(kernel: str, config: str = "local=64", watts: float = 200.0) -> Entry:

@@ -89,11 +89,12 @@ def _compact_saved():
     return module
 
 
-def test_runs_are_stored_against_a_gate_check_s_first_run_or_a_set_s_first_and_a_device_s_folder_stays_whole():
+def test_runs_are_stored_against_a_gate_check_s_first_run_or_a_set_s_first_and_a_device_s_folder_by_its_sets():
     """``compact_saved.py --delta``: a gate check's runs against its ``aa-1``; the runs of a baseline or a study
     (a folder below a device's) against the one with the most metrics, the first by name among equals (a study's
-    full run, not a plant of seven metrics); a device's own folder, whose runs of unrelated suites users copy out
-    one by one, none."""
+    full run, not a plant of seven metrics); a device's own folder, whose runs belong to unrelated suites, has no
+    base of its own: each run is stored against the fullest run of its own set (the same name but for the run
+    number), and a run of no set stays whole."""
     cs = _compact_saved()
     results = ROOT / "results"
     assert cs.delta_base(results / "nvidia-h200" / "gatecheck-11e8603") == \
@@ -104,9 +105,26 @@ def test_runs_are_stored_against_a_gate_check_s_first_run_or_a_set_s_first_and_a
     assert cs.delta_base(study) == study / "study-1.json.xz"
     assert jsonio.read_json(study / "study-2.json.xz")["metrics"] and \
         json.loads(jsonio.unpack((study / "study-2.json.xz").read_bytes(), "study-2.json.xz"))["$delta"] == "study-1.json.xz"
+    # a run another delta is stored against stays whole, whatever base the folder would give it now
+    assert study / "plant-compute-1.json.xz" in cs.bases(study)
+    assert not saved_delta.is_delta(jsonio.unpack((study / "plant-compute-1.json.xz").read_bytes(), "plant-compute-1"))
     assert cs.delta_base(results / "nvidia-h100-80gb-hbm3") is None
-    for path in (results / "nvidia-h100-80gb-hbm3").glob("*.json.xz"):
-        assert not saved_delta.is_delta(jsonio.unpack(path.read_bytes(), path)), path
+    stored = 0
+    for folder in (results / "nvidia-h100-80gb-hbm3", results / "pocl-cpu-skylake-avx512-amd-epyc"):
+        for path in folder.glob("*.json.xz"):
+            raw = jsonio.unpack(path.read_bytes(), path)
+            base = cs.set_base(path)
+            if not saved_delta.is_delta(raw):
+                continue
+            stored += 1  # a run of a device's folder is stored only against the fullest run of its own set
+            assert base is not None and json.loads(raw)["$delta"] == base.name != path.name, path
+            assert cs.RUN_NUMBER.sub("#", base.name) == cs.RUN_NUMBER.sub("#", path.name), path
+            assert not saved_delta.is_delta(jsonio.unpack(base.read_bytes(), base)), base
+    assert stored >= 10, stored
+    pocl = results / "pocl-cpu-skylake-avx512-amd-epyc"
+    assert cs.set_base(pocl / "pocl6-3-opencl.json.xz") == pocl / "pocl6-1-opencl.json.xz"
+    assert cs.set_base(results / "nvidia-h100-80gb-hbm3" / "l2c-cuda.json.xz") is None  # a run of no set: whole
+    assert not saved_delta.is_delta(jsonio.unpack((results / "nvidia-h100-80gb-hbm3" / "l2c-cuda.json.xz").read_bytes(), "l2c"))
 
 
 def test_the_check_against_a_revision_reads_a_delta_there_whole():

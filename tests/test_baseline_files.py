@@ -116,7 +116,14 @@ def test_changing_one_metric_changes_one_line():
     delta = [line for line in difflib.unified_diff(fileformat.dumps(data).splitlines(),
                                                    fileformat.dumps(changed).splitlines(), lineterm="", n=0)
              if line[:1] in "+-" and not line.startswith(("+++", "---"))]
-    assert len(delta) == 2 and '"m7": {"value": 7.5' in delta[1]
+    assert len(delta) == 2 and '"m7": {"value":7.5' in delta[1]
+
+
+def test_a_metric_line_is_compact_json():
+    data = _v1(opencl={"provenance": {"commit": "a"}, "metrics": {"m1": _entry(1.0, provenance={"commit": "a"})}})
+    line = next(x for x in fileformat.dumps(data).splitlines() if x.lstrip().startswith('"m1"'))
+    body = line.split(": ", 1)[1].rstrip(",")
+    assert ", " not in body and '": ' not in body and json.loads(body)["value"] == 1.0
 
 
 def test_a_lean_file_lists_every_problem_of_its_own(tmp_path):

@@ -13,7 +13,8 @@ is written lean so that a reviewer can read its diff:
 * an entry's ``test`` and ``citation`` — the same few strings over hundreds of entries — as a label
   (``"#"`` and the first hex digits of the string's SHA-256) defined once under the section's ``tests`` and
   ``citations``;
-* one line per metric, so a changed metric is one changed line.
+* one line per metric, so a changed metric is one changed line, in compact JSON (no space after a comma or
+  colon inside it).
 
 :func:`expand` turns either schema into the expanded document (listing every problem of a lean file),
 :func:`dumps` writes the lean text. An entry without a provenance of its own takes its section's.
@@ -143,7 +144,8 @@ def lean(data: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _line(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(", ", ": "))
+    """``value`` as compact JSON: a file of thousands of metric lines is a tenth smaller without the spaces."""
+    return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
 
 def _block(items: Mapping[str, Any], indent: int) -> list[str]:

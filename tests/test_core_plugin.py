@@ -114,8 +114,9 @@ def test_malformed_baseline_fails_loudly(pytester):
     pytester.makepyfile(WORK)
     run(pytester, "--gpuperf-update-baselines").assert_outcomes(passed=1)
     (path,) = (pytester.path / "bl").glob("*.json")
-    path.write_text(path.read_text().replace('"better": "lower"', '"better": "faster"'))
+    path.write_text(path.read_text().replace('"better":"lower"', '"better":"faster"'))
     before = path.read_text()
+    assert '"better":"faster"' in before  # the file's compact lines took the bad value
     result = run(pytester, "--gpuperf-update-baselines")
     assert result.ret == pytest.ExitCode.USAGE_ERROR  # before any test runs (issue 12): no run is wasted
     result.stderr.fnmatch_lines([f"*malformed baseline file {path}*better must be one of*"])

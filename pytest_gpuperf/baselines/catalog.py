@@ -114,7 +114,7 @@ CHASE_CAUSES = {
 LAUNCH_GPU_CAUSE = ("host-submitted launches, read by device events over a span of back-to-back launches "
                     "(probes.launch_overhead), run at one rate per process: within a run the spans agree to 0.1 %, "
                     "but unchanged runs on one H200 machine differ by 1.2–6.2 % (σ between the runs of one machine, "
-                    "the median over nine machines; results/nvidia-h200/gatecheck-e003155 read an empty launch at "
+                    "the median over twelve machines; results/nvidia-h200/gatecheck-e003155 read an empty launch at "
                     "1.28, 1.37 and 1.28 µs in three runs), so the band holds every process's rate. The rate is not "
                     "the stream's: spread round-robin over eight streams of one process (launch.streams.empty.device_us, "
                     "results/nvidia-h200/queue-study-b3e0c59), one stream's rounds agree to 0.05 % and the streams lie "
@@ -122,9 +122,9 @@ LAUNCH_GPU_CAUSE = ("host-submitted launches, read by device events over a span 
                     "narrow it; and a process that makes more streams launches slower on all of them (its first stream "
                     "read 1.34 µs before the other seven existed, 1.55 µs after)")
 LAUNCH_GRAPH_CAUSE = ("launches of one device-side graph (probes.launch_overhead) read the same within a machine "
-                      "(σ at most 0.03 % between its runs) but not on every machine of one card model: ten H200 machines "
-                      "read an empty graph launch at 0.501–0.502 µs, an eleventh at 0.537 µs (results/nvidia-h200/graph-d6b9582), "
-                      "a twelfth at 0.498 µs (results/nvidia-h200/gatecheck-300af00)")
+                      "(σ at most 0.03 % between its runs) but not on every machine of one card model: eleven H200 machines "
+                      "read an empty graph launch at 0.501–0.502 µs, a twelfth at 0.537 µs (results/nvidia-h200/graph-d6b9582), "
+                      "a thirteenth at 0.498 µs (results/nvidia-h200/gatecheck-300af00)")
 
 
 #: fine footprints a detected cache edge is chased at between the two √2-apart sweep footprints that

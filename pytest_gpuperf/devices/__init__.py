@@ -1,6 +1,6 @@
 """Device discovery and the ``--gpuperf-device`` grammar.
 
-``0`` (first device, CUDA preferred) · ``cuda:N`` · ``opencl:N`` (flat over all OpenCL platforms) ·
+``0`` (first device, CUDA preferred) · ``cuda:N`` · ``opencl:N`` (flat over all OpenCL platforms, GPUs before CPUs) ·
 ``all`` (every device found) · a comma-separated list of those.
 """
 

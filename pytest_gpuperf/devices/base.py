@@ -51,7 +51,7 @@ class DeviceInfo:
     """Identity of a device: what a baseline was measured on and what a reviewer needs to compare."""
 
     backend: str  # "cuda" | "opencl"
-    index: int  # index within the backend (flat over all OpenCL platforms)
+    index: int  # index within the backend (flat over all OpenCL platforms, GPUs before CPUs)
     name: str
     vendor: str
     key: str  # slug naming the baseline file

@@ -1,7 +1,7 @@
 """OpenCL backend through PyOpenCL: NVIDIA's OpenCL on the GPU, PoCL on the CPU.
 
-Devices are numbered flat over every platform (``opencl:0`` is the first device of the first
-platform). Timing uses the queue's profiling events, so host scheduling noise stays out: the timed work
+Devices are numbered flat over every platform, GPUs and accelerators before CPUs (``opencl:0`` is the GPU on a
+host that has NVIDIA's OpenCL beside PoCL, whatever order the ICD loader lists the platforms in). Timing uses the queue's profiling events, so host scheduling noise stays out: the timed work
 is held until all of it is queued (:meth:`OpenCLDevice.timed`), so a multi-launch span holds no host enqueue
 gaps — behind a user event on a CPU device, behind a blocking kernel on a GPU (:mod:`.queue_hold`), the
 counterpart of the CUDA backend's.
@@ -70,7 +70,14 @@ def _all_cl_devices() -> list[tuple[Any, Any]]:
             found += [(platform, d) for d in platform.get_devices()]
         except cl.Error:
             continue  # a platform with no devices is not an error
-    return found
+    return gpus_first(found)
+
+
+def gpus_first(found: list[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
+    """``(platform, device)`` pairs with every device that is not a CPU before the CPUs, each group in the
+    platforms' order. The ICD loader lists platforms in the order it reads its vendor files, which differs between
+    hosts: on a host with NVIDIA's OpenCL and PoCL, ``opencl:0`` is the GPU whichever file it read first."""
+    return sorted(found, key=lambda pair: bool(int(pair[1].type) & int(cl.device_type.CPU)))
 
 
 def _info(index: int, platform: Any, dev: Any) -> DeviceInfo:

@@ -7,6 +7,7 @@ tried on the repository's own copy test, where it lives."""
 from __future__ import annotations
 
 import json
+import shutil
 import signal
 import subprocess
 import sys
@@ -334,3 +335,25 @@ def test_appending_without_aa_tops_this_commits_runs_up_to_three():
     assert gc.aa_to_make(None, file, "c") == 0  # four of this commit: none more
     assert gc.aa_to_make(2, file, "c") == 2 and gc.aa_to_make(0, None, "c") == 0
     assert gc.aa_to_make(None, None, "c") == gc.DEFAULT_AA
+
+
+def test_an_a_a_run_names_the_metrics_it_could_not_judge(project, tmp_path):
+    """A metric whose baseline entry was measured another way (another identity) reads ``incomparable``: the run is
+    clean, yet that metric was not judged, and the gate check says which metrics and how to mend them."""
+    root, bl = project
+    other = tmp_path / "bl"
+    shutil.copytree(bl, other)
+    (path,) = other.glob("*.json")
+    doc = json.loads(path.read_text())
+    (section,) = doc["backends"].values()
+    section["metrics"]["tiny.copy.credited_bytes"]["identity"] = {"bytes": "counted another way"}
+    path.write_text(json.dumps(doc))
+    lines: list[str] = []
+    out = gc.gatecheck(device=DEV, out=tmp_path / "gatecheck.json", baseline_dir=str(other),
+                       results_dir=tmp_path / "runs", cwd=root, echo=lines.append, aa=1, plant_list=[], tries=0,
+                       commit="abc1234", append=False, fresh_first=False)
+    (aa,) = out["aa"]
+    assert aa["incomparable"] == ["tiny.copy.credited_bytes"], aa
+    assert out["detection"]["aa"]["incomparable"] == ["tiny.copy.credited_bytes"]
+    assert any(line.startswith("A/A run 1: 2 metrics") and line.endswith(", 1 incomparable (not judged)")
+               for line in lines), lines

@@ -162,7 +162,7 @@ def test_detection_counts_families_beside_the_aa_runs():
                        {"kind": "launch", "metric": "launch.empty.device_us", "size": 0.3, "tries": 3,
                         "detected": 0, "commit": "a"}]}
     det = gc.detection(doc)
-    assert det["aa"] == {"runs": 2, "clean": 1, "false_alarm_rate": 0.5}
+    assert det["aa"] == {"runs": 2, "clean": 1, "false_alarm_rate": 0.5, "incomparable": []}
     assert list(det["families"]) == ["chase"]
     assert det["families"]["chase"]["family"] == "cache chase"
     assert (det["families"]["chase"]["tries"], det["families"]["chase"]["detected"]) == (6, 5)

@@ -311,6 +311,10 @@ def cmd_gatecheck(args: argparse.Namespace) -> int:
           + ("gate check passed" if passed else "GATE CHECK FAILED"))
     det = doc["detection"]
     print(f"  A/A: {det['aa']['clean']} of {det['aa']['runs']} runs clean")
+    unjudged = det["aa"].get("incomparable") or []
+    if unjudged:
+        shown = ", ".join(unjudged[:5]) + (f" and {len(unjudged) - 5} more" if len(unjudged) > 5 else "")
+        print(f"  A/A: {len(unjudged)} metric(s) read incomparable, not judged ({shown}): {gc.UNJUDGED_WHY['incomparable']}")
     for kind, f in det["families"].items():
         print(f"  {f['family']} ({kind}): caught {f['detected']} of {f['tries']} planted tries")
     for p in doc["planted"]:

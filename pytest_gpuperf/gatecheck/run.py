@@ -10,11 +10,12 @@ re-implementation of it. The outcome is ``results/<device key>/gatecheck.json``:
      "planted": [{"kind": "memory", "metric": "...", "size": 0.05, "tries": 3, "detected": 3}, ...],
      "curves": [...],  # the headline figures planted at 1, 2, 5 and 10 % (entries as in "planted")
      "not_planted": [{"kind": "power", "metric": "...", "why": "..."}],
-     "detection": {"aa": {"runs": 3, "clean": 3, "false_alarm_rate": 0.0},
+     "detection": {"aa": {"runs": 3, "clean": 3, "false_alarm_rate": 0.0, "incomparable": []},
                    "families": {"memory": {"family": "memory copy", "tries": 12, "detected": 12, ...}}}}
 
 ``detection`` is recomputed from the entries of the file's latest commit on every write: per family, the
-planted tries and how many the gate caught, beside the A/A runs and how many were clean.
+planted tries and how many the gate caught, beside the A/A runs, how many were clean and which metrics they read
+``incomparable`` (not judged: the baseline's entry was measured another way).
 
 A GPU session is cut into 10-minute calls, so ``append=True`` adds runs to an existing file (under a
 file lock, written atomically).
@@ -404,9 +405,11 @@ def detection(doc: dict[str, Any]) -> dict[str, Any]:
         f["metrics"].append(row)
     for f in families.values():
         f["rate"] = round(f["detected"] / f["tries"], 3) if f["tries"] else None
+    # a clean run judged what its baseline could judge: the metrics it read incomparable were not judged at all
+    unjudged = sorted({name for r in aa for name in r.get("incomparable", [])})
     return {"commit": commit,
             "aa": {"runs": len(aa), "clean": clean,
-                   "false_alarm_rate": round(1 - clean / len(aa), 3) if aa else None},
+                   "false_alarm_rate": round(1 - clean / len(aa), 3) if aa else None, "incomparable": unjudged},
             "families": families}
 
 
@@ -607,7 +610,8 @@ def gatecheck(*, device: str, out: Path, aa: int | None, plant_list: Sequence[Pl
         runs.append(entry)
         save()
         echo(f"A/A run {n}: {entry['metrics']} metrics, exit {o.exit}, regressed "
-             f"{[r['metric'] for r in entry['regressed']]}, missing {entry['missing']}, {o.wall_s:.0f} s")
+             f"{[r['metric'] for r in entry['regressed']]}, missing {entry['missing']}, {o.wall_s:.0f} s"
+             + (f", {len(entry['incomparable'])} incomparable (not judged)" if entry["incomparable"] else ""))
         if not entry["metrics"]:  # what a user needs to mend it, from the run's log (named, with its path)
             echo(f"  it recorded nothing; from {o.log}:")
             for line in why_nothing(o.log):

@@ -337,10 +337,14 @@ def test_appending_without_aa_tops_this_commits_runs_up_to_three():
     assert gc.aa_to_make(None, None, "c") == gc.DEFAULT_AA
 
 
-def test_an_a_a_run_names_the_metrics_it_could_not_judge(project, tmp_path):
+def test_an_a_a_run_names_the_metrics_it_could_not_judge(project, tmp_path, monkeypatch):
     """A metric whose baseline entry was measured another way (another identity) reads ``incomparable``: the run is
-    clean, yet that metric was not judged, and the gate check says which metrics and how to mend them."""
+    clean, yet that metric was not judged, and the gate check says which metrics and how to mend them. Each run
+    also records whether the runs' cache was empty as it started (a first run's time), here a folder of its own."""
     root, bl = project
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    monkeypatch.setenv("GPUPERF_CACHE", str(cache))
     other = tmp_path / "bl"
     shutil.copytree(bl, other)
     (path,) = other.glob("*.json")
@@ -355,5 +359,11 @@ def test_an_a_a_run_names_the_metrics_it_could_not_judge(project, tmp_path):
     (aa,) = out["aa"]
     assert aa["incomparable"] == ["tiny.copy.credited_bytes"], aa
     assert out["detection"]["aa"]["incomparable"] == ["tiny.copy.credited_bytes"]
-    assert any(line.startswith("A/A run 1: 2 metrics") and line.endswith(", 1 incomparable (not judged)")
-               for line in lines), lines
+    assert any(line.startswith("A/A run 1: 2 metrics")
+               and line.endswith(" s with an empty cache, 1 incomparable (not judged)") for line in lines), lines
+    (cache / "tuning").mkdir(exist_ok=True)
+    (cache / "tuning" / "entry.json").write_text("{}")
+    again = gc.gatecheck(device=DEV, out=tmp_path / "gatecheck.json", baseline_dir=str(other),
+                         results_dir=tmp_path / "runs", cwd=root, echo=lines.append, aa=1, plant_list=[], tries=0,
+                         commit="abc1234", append=True, fresh_first=False)
+    assert [r["cache"] for r in again["aa"]] == ["empty", "warm"]

@@ -38,7 +38,7 @@ from typing import Any, Callable, Mapping, Sequence
 from ..verdictwords import Gate
 from ..errors import GpuPerfError
 from ..schemas.results_doc import ResultsDocument
-from ..util import jsonio
+from ..util import jsonio, memo
 from ..util.atomic import atomic_write_json
 from ..util.locks import file_lock
 from . import plants
@@ -232,8 +232,20 @@ def why_nothing(log: Path, limit: int = 6) -> list[str]:
     return found[:limit - 1] + found[-1:] if len(found) > limit else found
 
 
-def summarize_aa(k: int, outcome: RunOutcome, fresh: bool) -> dict[str, Any]:
-    """One A/A entry: how many metrics, which regressed (with their lines), which were incomparable."""
+def cache_state() -> str:
+    """What the runs' cache (:func:`pytest_gpuperf.util.memo.cache_root`: tuning references, profiler counters,
+    compiled kernels) holds as a run starts: ``empty`` (no file: the run measures and compiles all of it anew, as on a
+    fresh machine, so its time is a first run's), ``warm``, or ``unknown`` (it cannot be read)."""
+    root = memo.cache_root()
+    try:
+        return "warm" if root.is_dir() and any(p.is_file() for p in root.rglob("*")) else "empty"
+    except OSError:
+        return "unknown"
+
+
+def summarize_aa(k: int, outcome: RunOutcome, fresh: bool, cache: str | None = None) -> dict[str, Any]:
+    """One A/A entry: how many metrics, which regressed (with their lines), which were incomparable; ``cache``:
+    :func:`cache_state` as the run started."""
     doc = outcome.document()
     metrics = doc.metrics
     regressed = [{"metric": m.name, "line": m.info.get("line", "")} for m in metrics
@@ -244,6 +256,7 @@ def summarize_aa(k: int, outcome: RunOutcome, fresh: bool) -> dict[str, Any]:
     return {"run": k, "metrics": len(metrics), "regressed": regressed, "missing": doc.get("missing", []),
             "incomparable": [m.name for m in metrics if m.verdict == Gate.INCOMPARABLE],
             "verdicts": verdicts, "exit": outcome.exit, "wall_s": round(outcome.wall_s, 1), "fresh_machine": fresh,
+            **({"cache": cache} if cache is not None else {}),
             "results": outcome.results.name, "log": outcome.log.name,
             "finished": (doc.run or {}).get("finished")}
 
@@ -603,14 +616,16 @@ def gatecheck(*, device: str, out: Path, aa: int | None, plant_list: Sequence[Pl
         if fresh:  # a fresh machine: no PoCL kernel cache (PoCL compiles and caches kernels on first use)
             env["POCL_CACHE_DIR"] = tempfile.mkdtemp(prefix="gpuperf-fresh-pocl-")
         n = _free_index(results_dir, "aa", offset + k)
+        cache = cache_state()
         o = run_pytest(device, list(aa_args), results_dir / f"aa-{n}.json", results_dir / f"aa-{n}.log",
                        baseline_dir=baseline_dir, env=env, cwd=cwd)
-        entry = {**summarize_aa(n, o, fresh), "commit": commit}
+        entry = {**summarize_aa(n, o, fresh, cache), "commit": commit}
         device_doc = o.document().get("device", device_doc)
         runs.append(entry)
         save()
         echo(f"A/A run {n}: {entry['metrics']} metrics, exit {o.exit}, regressed "
              f"{[r['metric'] for r in entry['regressed']]}, missing {entry['missing']}, {o.wall_s:.0f} s"
+             + (" with an empty cache" if cache == "empty" else "")
              + (f", {len(entry['incomparable'])} incomparable (not judged)" if entry["incomparable"] else ""))
         if not entry["metrics"]:  # what a user needs to mend it, from the run's log (named, with its path)
             echo(f"  it recorded nothing; from {o.log}:")

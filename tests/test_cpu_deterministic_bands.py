@@ -23,7 +23,7 @@ XEON = ROOT / "results" / "pocl-cpu-skylake-avx512-intel-r-xeon-r-processor"
 XEON_RUNS = (XEON / "ocl-1-opencl.json.xz", XEON / "refine-1-opencl.json.xz")
 CPU_FILES = ("pocl-3-1-debian-llvm-15-0-6-cpu", "pocl-5-0-debian-llvm-16-0-6-cpu", "pocl-6-0-debian-llvm-18-1-8-cpu",
              "pocl-pthread-haswell-amd-epyc")
-ROWS = [f for f in catalog.FAMILIES if f.cpu in (catalog.CPU_DETERMINISTIC, catalog.CPU_DETERMINISTIC_SUM)]
+ROWS = [f for f in catalog.FAMILIES if catalog.DETERMINISTIC_SUM in (f.cpu, f.gpu) or f.cpu == catalog.CPU_DETERMINISTIC]
 
 
 def _rows_entries(key: str) -> dict[str, dict]:

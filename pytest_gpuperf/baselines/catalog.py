@@ -287,7 +287,7 @@ NO_SEARCH_QUALITY: tuple[Tolerance, Tolerance] = ({"rel": 0.08, "abs": 0.02}, {"
 
 #: a figure every run on a CPU device reads the same (a rounding error, a solver's count) gates on a CPU as a
 #: derived figure on a GPU, not at the CPU class's floor for timings (classes.FLOORS: 200 % for "other"): the
-#: PoCL 5.0 family's 39 such entries read the same bits on an Intel Xeon (results/pocl-cpu-skylake-avx512-intel-r-
+#: PoCL 5.0 family's 44 such entries read the same bits on an Intel Xeon (results/pocl-cpu-skylake-avx512-intel-r-
 #: xeon-r-processor/ocl-1) as on the AMD EPYC its runs came from, and the summation errors the same on PoCL 3.1,
 #: 5.0 and 6.0 and on both GPUs. A count or a composite error gates any change; a summation error 10 % on every
 #: device (DETERMINISTIC_SUM)

@@ -47,12 +47,14 @@ K = 6.0
 class Run:
     """One saved A/A run: ``label`` (its path under results/<key>/, the folder names the machine), when it
     started, its metrics by name, and the device backend it ran on (its figures speak for that section of the
-    baseline only: a CUDA and an OpenCL run of one card record the same metric names from the same tests)."""
+    baseline only: a CUDA and an OpenCL run of one card record the same metric names from the same tests), and
+    the card's UUID where the run recorded one (the same board across folders)."""
 
     label: str
     started: str
     metrics: Mapping[str, Mapping[str, Any]]
     backend: str
+    card: str = ""
 
     @property
     def machine(self) -> str:
@@ -90,7 +92,8 @@ def _aa_runs(key: str, results: Path) -> tuple[Run, ...]:
         for path in sorted((p for p in folder.rglob("aa-*.json*") if jsonio.is_results_name(p.name))):
             doc = jsonio.read_json(path)
             runs.append(Run(str(path.relative_to(folder)), str(doc["run"]["started"]),
-                            {m["name"]: m for m in doc["metrics"]}, str(doc["device"]["backend"])))
+                            {m["name"]: m for m in doc["metrics"]}, str(doc["device"]["backend"]),
+                            str((doc.get("card") or {}).get("uuid") or "")))
     return tuple(sorted(runs, key=lambda r: r.started))
 
 

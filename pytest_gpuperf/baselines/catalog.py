@@ -87,7 +87,8 @@ AGREEMENT_INFO = Noise("informational", "the share of unseen kernels' runs voted
 RMSE_INFO = Noise("informational", "the L(gm) fit's residual moves by 10 % (H200) and 11 % (H100) of itself between "
                   "unchanged runs (σ/|mean|) " + SPREAD_RULE)
 REFINE_INFO = Noise("informational", "a refinement's speedup moves by 4.0 % (H200) and 4.9 % (H100) of itself between "
-                    "unchanged runs, the median entry's σ/|mean| (widest 6.9 %, 12 %), the launch queue's hold "
+                    "unchanged runs, the median entry's σ/|mean| (widest 6.9 %, 12 %; on the host-independent "
+                    "matrices 3.6 % over ten H100 runs on two boards), the launch queue's hold "
                     "(REFINE_HOLD_WHY) " + SPREAD_RULE)
 
 #: the units of timings (a class row of them catches every timing no earlier row names)

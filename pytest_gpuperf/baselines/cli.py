@@ -29,6 +29,7 @@ from typing import Any, Mapping, Sequence
 
 from .. import exits, options
 from ..errors import BaselineFileError, GpuPerfError
+from ..verdictwords import Gate
 from ..gatecheck.run import DEFAULT_AA
 from ..schemas.results_doc import ResultsDocument, ResultsDocumentError
 from ..util import jsonio
@@ -314,7 +315,8 @@ def cmd_gatecheck(args: argparse.Namespace) -> int:
     unjudged = det["aa"].get("incomparable") or []
     if unjudged:
         shown = ", ".join(unjudged[:5]) + (f" and {len(unjudged) - 5} more" if len(unjudged) > 5 else "")
-        print(f"  A/A: {len(unjudged)} metric(s) read incomparable, not judged ({shown}): {gc.UNJUDGED_WHY['incomparable']}")
+        print(f"  A/A: {len(unjudged)} metric(s) read incomparable, not judged ({shown}): "
+              f"{gc.UNJUDGED_WHY[Gate.INCOMPARABLE]}")
     for kind, f in det["families"].items():
         print(f"  {f['family']} ({kind}): caught {f['detected']} of {f['tries']} planted tries")
     for p in doc["planted"]:

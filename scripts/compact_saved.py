@@ -29,6 +29,7 @@ and exits 1 if any does.
     python3 scripts/compact_saved.py --zopfli results
     python3 scripts/compact_saved.py --xz results && git add -A results
     python3 scripts/compact_saved.py --delta results/nvidia-h200
+    python3 scripts/compact_saved.py --delta --anchor results/nvidia-h200
     python3 scripts/compact_saved.py --check main results
 
 ``--delta`` stores each saved run of a folder as its difference from the folder's ``aa-1.json.xz``, else, below a
@@ -38,6 +39,13 @@ folder of unrelated suites, from the run with the most metrics of its own set (`
 :mod:`pytest_gpuperf.util.saved_delta`; about a third of the bytes for a gate check's later runs), where that is
 smaller and reads back as the same document; every reader gets the whole document back
 (:func:`pytest_gpuperf.util.jsonio.read_bytes`), and the other modes leave a delta as it is.
+
+``--delta --anchor`` on a device's folder stores instead each of its gate checks' first runs
+(``gatecheck*/aa-1.json.xz``) as its difference from the device's anchor (``../gatecheck-<commit>/aa-1.json.xz``):
+the whole gate-check first run with the most metrics (the first by name among equals; a short early run would save
+a tenth of what a full one does), where that is smaller and reads back as the same document. The anchor stays whole,
+as does an earlier anchor that deltas name; a folder's later runs stay the differences from its first run, now read through two deltas,
+the most a reader follows: a run whose deltas are themselves the bases of others stays as it is.
 """
 
 from __future__ import annotations
@@ -46,12 +54,13 @@ import argparse
 import functools
 import json
 import os
+import posixpath
 import re
 import subprocess
 import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Iterator
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -173,14 +182,30 @@ def _fullest(paths: list[Path]) -> Path | None:
     return None if best is None else best[1]
 
 
-def bases(folder: Path) -> set[Path]:
-    """The runs of ``folder`` that a stored delta names as its base: they stay whole, or their deltas would not read."""
-    named = set()
-    for path in folder.glob("*.json" + jsonio.XZ):
-        base = jsonio.stored_base(path, jsonio.unpack(path.read_bytes(), path))
+def stored_against(parent: Path) -> dict[Path, Path]:
+    """Each run stored as a delta in the folders of ``parent`` (a device's folder), with the run it names as its
+    base: of its own folder or of a sibling one."""
+    named = {}
+    for path in parent.glob("*/*.json" + jsonio.XZ):
+        base = jsonio.base_of(path)
         if base is not None:
-            named.add(base)
+            named[path] = base
     return named
+
+
+def bases(folder: Path) -> set[Path]:
+    """The runs of ``folder`` that a stored delta, of ``folder`` or of a sibling folder, names as its base: they
+    stay whole, or their deltas would not read."""
+    return {base for base in stored_against(folder.parent).values() if base.parent == folder}
+
+
+def depth(path: Path) -> int:
+    """How many deltas the saved run ``path`` is read through: 0 for a whole document, 1 for the difference from
+    one, and so on (counted past :data:`~pytest_gpuperf.util.saved_delta.MAX_DEPTH` no further)."""
+    n = 0
+    while n <= saved_delta.MAX_DEPTH and (path := jsonio.base_of(path)) is not None:
+        n += 1
+    return n
 
 
 def to_delta(name: str) -> tuple[str, int, int, str]:
@@ -191,12 +216,21 @@ def to_delta(name: str) -> tuple[str, int, int, str]:
     old = path.read_bytes()
     base_path = set_base(path) if path.parent.parent.parent == ROOT else delta_base(path.parent)
     raw = jsonio.unpack(old, name)
-    if base_path is None or path == base_path or saved_delta.is_delta(raw) or path in bases(path.parent):
+    if base_path is None or path == base_path or saved_delta.is_delta(raw) or path in bases(path.parent) \
+            or depth(base_path) >= saved_delta.MAX_DEPTH:
         return name, len(old), len(old), ""
-    doc, base = results_document(raw), results_document(jsonio.unpack(base_path.read_bytes(), base_path))
+    return store_against(path, old, base_path, base_path.name)
+
+
+def store_against(path: Path, old: bytes, base_path: Path, ref: str) -> tuple[str, int, int, str]:
+    """Store the whole saved run ``path`` (its stored bytes ``old``) as its difference from ``base_path``, which it
+    names ``ref``, where that is smaller and reads back as the same document, key for key and in order; (its name,
+    bytes before, bytes after, ``ref`` where stored so)."""
+    name = shown(path)
+    doc, base = results_document(jsonio.unpack(old, path)), results_document(jsonio.read_bytes(base_path))
     if doc is None or base is None:
         return name, len(old), len(old), ""
-    delta = saved_delta.encode(base, doc, base_path.name)
+    delta = saved_delta.encode(base, doc, ref)
     text = json.dumps(delta, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     back = saved_delta.decode(json.loads(text), base, name)
     if canonical(back) != canonical(doc):
@@ -207,7 +241,45 @@ def to_delta(name: str) -> tuple[str, int, int, str]:
     tmp = path.with_name(path.name + ".recode.tmp")
     tmp.write_bytes(new)
     os.replace(tmp, path)
-    return name, len(old), len(new), base_path.name
+    return name, len(old), len(new), ref
+
+
+def shown(path: Path) -> str:
+    """``path`` as the repository names it, where it is in the repository."""
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
+
+
+#: how the name of a gate check's folder begins (``gatecheck``, ``gatecheck-<commit>``)
+ANCHOR_FOLDER = "gatecheck"
+
+
+def first_runs(device: Path, names: list[str]) -> list[Path]:
+    """The first runs (:data:`DELTA_BASE`) of the gate-check folders (``gatecheck*``) of the device's folder
+    ``device`` among the tracked ``names``, by name."""
+    paths = (ROOT / n for n in names)
+    return sorted(p for p in paths if p.name == DELTA_BASE and p.parent.name.startswith(ANCHOR_FOLDER)
+                  and p.parent.parent == device)
+
+
+def anchor(runs: list[Path]) -> Path | None:
+    """Of a device's gate checks' first runs ``runs``, the one the others are stored against (``--anchor``): the
+    whole one with the most metrics, the first by name among equals; None where none is whole."""
+    return _fullest(sorted(runs))
+
+
+def to_anchor(path: Path, anchor_path: Path) -> tuple[str, int, int, str]:
+    """Store the gate check's first run ``path`` as its difference from the device's anchor (:func:`anchor`,
+    ``../<its folder>/aa-1.json.xz``) where it and the anchor are whole, no chain would grow past
+    :data:`~pytest_gpuperf.util.saved_delta.MAX_DEPTH` (the deltas stored against it are no one's base), and
+    :func:`store_against` keeps it; (name, bytes before, bytes after, the base as named)."""
+    old = path.read_bytes()
+    named = stored_against(path.parent.parent)
+    later = [d for d, b in named.items() if b == path]
+    if path == anchor_path or anchor_path.parent.parent != path.parent.parent or \
+            jsonio.base_of(anchor_path) is not None or jsonio.base_of(path) is not None or \
+            any(d in named.values() for d in later):
+        return shown(path), len(old), len(old), ""
+    return store_against(path, old, anchor_path, f"../{anchor_path.parent.name}/{anchor_path.name}")
 
 
 def canonical(doc: Any) -> str:
@@ -234,16 +306,19 @@ def _at(rev: str, name: str) -> bool:
     return subprocess.run(["git", "cat-file", "-e", f"{rev}:{name}"], cwd=ROOT, capture_output=True).returncode == 0
 
 
-def _whole_at(rev: str, name: str) -> bytes:
+def _whole_at(rev: str, name: str, hops: int = 1) -> bytes:
     """The file ``name`` as it was at ``rev``, uncompressed; a run stored as a delta there read whole, against its
-    base as it was at ``rev`` (:mod:`pytest_gpuperf.util.saved_delta`)."""
+    base (of its folder or a sibling one, itself read whole) as it was at ``rev``
+    (:mod:`pytest_gpuperf.util.saved_delta`); ``hops``: the deltas read through to reach it, counting its own."""
     raw = jsonio.unpack(subprocess.run(["git", "show", f"{rev}:{name}"], cwd=ROOT, capture_output=True,
                                        check=True).stdout, name)
     if not saved_delta.is_delta(raw):
         return raw
+    if hops > saved_delta.MAX_DEPTH:
+        raise ValueError(f"{rev}:{name}: read through more than {saved_delta.MAX_DEPTH} deltas")
     delta = json.loads(raw)
-    base = json.loads(_whole_at(rev, f"{Path(name).parent}/{saved_delta.base_name(delta, name)}"))
-    doc = saved_delta.decode(delta, base, name)
+    base_name = posixpath.normpath(f"{Path(name).parent.as_posix()}/{saved_delta.base_name(delta, name)}")
+    doc = saved_delta.decode(delta, json.loads(_whole_at(rev, base_name, hops + 1)), name)
     return json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
@@ -274,6 +349,15 @@ def difference(name: str, rev: str) -> str | None:
     return None
 
 
+def each(fn: Callable[[Path], Any], items: list[Path], jobs: int) -> Iterator[Any]:
+    """``fn`` of each item, in order: in ``jobs`` processes where more than one."""
+    if jobs <= 1:
+        yield from map(fn, items)
+        return
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        yield from pool.map(fn, items)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("folders", nargs="+", help="folders of saved runs, e.g. results")
@@ -284,9 +368,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--delta", action="store_true", help=f"store each saved run (.json.xz) of a folder as its "
                                                          f"difference from the folder's {DELTA_BASE}, else (below a "
                                                          f"device's folder) its first whole run by name, where smaller")
+    ap.add_argument("--anchor", action="store_true", help=f"with --delta, on a device's folder: store each gate "
+                                                          f"check's {DELTA_BASE} as its difference from the device's "
+                                                          f"anchor (the fullest whole one), where smaller")
     ap.add_argument("--check", metavar="REV", help="compare each file with the one at git revision REV; write nothing")
     ap.add_argument("--jobs", type=int, default=1, help="files rewritten at once")
     args = ap.parse_args(argv)
+    if args.anchor and not args.delta:
+        ap.error("--anchor goes with --delta")
     names = tracked(args.folders)
     if not names:
         print(f"no tracked .gz or .xz file under {' '.join(args.folders)}", file=sys.stderr)
@@ -301,6 +390,21 @@ def main(argv: list[str] | None = None) -> int:
               f" (results documents less their restated lines and baseline copies); {len(new)} new since")
         return 1 if bad else 0
     before = after = 0
+    if args.delta and args.anchor:
+        for folder in args.folders:
+            device = Path(os.path.normpath(ROOT / folder))
+            runs = first_runs(device, names)
+            top = anchor(runs)
+            if top is None:
+                print(f"{folder}: no whole gate-check first run to anchor on", file=sys.stderr)
+                continue
+            print(f"{folder}: anchored on {top.relative_to(device)}", flush=True)
+            for name, old, new, base in each(functools.partial(to_anchor, anchor_path=top), runs, args.jobs):
+                before, after = before + old, after + new
+                if new < old:
+                    print(f"{name}: {old} -> {new} bytes (a delta of {base})", flush=True)
+        print(f"gate checks' first runs: {before} -> {after} bytes ({(before - after) / 2**20:.2f} MiB saved)")
+        return 0
     if args.delta:
         runs = [n for n in names if n.endswith(".json" + jsonio.XZ)]
         with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:

@@ -1,4 +1,5 @@
-"""Saved runs stored as their difference from the first run of their folder read back as the whole document."""
+"""Saved runs stored as their difference from the first run of their folder, or from another gate check's first run
+of their device, read back as the whole document."""
 
 from __future__ import annotations
 
@@ -36,8 +37,10 @@ def test_a_delta_reads_back_key_for_key_in_order_and_type(tmp_path):
     assert jsonio.stored_base(tmp_path / "aa-1.json.xz", jsonio.read_stored(tmp_path / "aa-1.json.xz")) is None
 
 
-@pytest.mark.parametrize("base_name", ["../aa-1.json.xz", "/etc/passwd", "sub/aa-1.json.xz", "..", ""])
-def test_a_delta_never_names_a_file_outside_its_folder(tmp_path, base_name):
+@pytest.mark.parametrize("base_name", ["../aa-1.json.xz", "/etc/passwd", "sub/aa-1.json.xz", "..", "",
+                                       "../../x.json.xz", "../x/../aa-1.json.xz", "..\\x\\aa-1.json.xz", "../x\\y/aa-1.json.xz",
+                                       "../../x/aa-1.json.xz", ".././aa-1.json.xz", "../x/", "./aa-1.json.xz"])
+def test_a_delta_never_names_a_file_outside_its_folder_or_a_sibling_folder(tmp_path, base_name):
     jsonio.write_xz(tmp_path / "aa-2.json.xz", json.dumps({"$delta": base_name, "top": {}, "metrics": []}).encode())
     with pytest.raises(ValueError, match="not a file name of its own folder"):
         jsonio.read_json(tmp_path / "aa-2.json.xz")
@@ -45,11 +48,76 @@ def test_a_delta_never_names_a_file_outside_its_folder(tmp_path, base_name):
         jsonio.stored_base(tmp_path / "aa-2.json.xz", jsonio.read_stored(tmp_path / "aa-2.json.xz"))
 
 
-def test_a_delta_of_a_delta_is_refused(tmp_path):
-    jsonio.write_xz(tmp_path / "aa-1.json.xz", json.dumps({"$delta": "aa-0.json.xz", "top": {}, "metrics": []}).encode())
-    jsonio.write_xz(tmp_path / "aa-2.json.xz", json.dumps({"$delta": "aa-1.json.xz", "top": {}, "metrics": []}).encode())
-    with pytest.raises(ValueError, match="not a whole results document"):
-        jsonio.read_json(tmp_path / "aa-2.json.xz")
+def _write(path: Path, obj: dict) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    jsonio.write_xz(path, json.dumps(obj, separators=(",", ":")).encode())
+    return path
+
+
+def test_a_delta_whose_base_is_in_a_sibling_folder_reads_back_whole(tmp_path):
+    base, doc = _doc({"m1": 1.0, "m2": 2.0}), _doc({"m1": 1.5, "m2": 2.0})
+    _write(tmp_path / "other" / "aa-1.json.xz", base)
+    delta = saved_delta.encode(base, doc, "../other/aa-1.json.xz")
+    path = _write(tmp_path / "mine" / "aa-1.json.xz", delta)
+    assert json.dumps(jsonio.read_json(path)) == json.dumps(doc)
+    assert json.loads(jsonio.read_bytes(path)) == doc
+    assert jsonio.stored_base(path, jsonio.read_stored(path)) == tmp_path / "other" / "aa-1.json.xz"  # .. collapsed
+    assert jsonio.base_of(path) == tmp_path / "other" / "aa-1.json.xz"
+    assert jsonio.base_of(tmp_path / "other" / "aa-1.json.xz") is None
+
+
+def _chain(tmp_path: Path) -> tuple[dict, dict, dict]:
+    """A gate check whose first run is stored against another's (``anchor/aa-1``) and whose second run against its
+    first: the second is read through two deltas."""
+    anchor, first, second = _doc({"m1": 1.0, "m2": 2.0}), _doc({"m1": 1.1, "m2": 2.0}), _doc({"m1": 1.2, "m2": 2.0})
+    second["run"] = {"id": "second"}
+    _write(tmp_path / "anchor" / "aa-1.json.xz", anchor)
+    _write(tmp_path / "g" / "aa-1.json.xz", saved_delta.encode(anchor, first, "../anchor/aa-1.json.xz"))
+    _write(tmp_path / "g" / "aa-2.json.xz", saved_delta.encode(first, second, "aa-1.json.xz"))
+    return anchor, first, second
+
+
+def test_a_delta_of_a_delta_of_a_whole_document_reads_back_whole_and_follows_its_bases_changes(tmp_path):
+    anchor, first, second = _chain(tmp_path)
+    two = tmp_path / "g" / "aa-2.json.xz"
+    assert json.dumps(jsonio.read_json(two)) == json.dumps(second)
+    assert json.loads(jsonio.read_bytes(two)) == second
+    assert json.dumps(jsonio.read_json(tmp_path / "g" / "aa-1.json.xz")) == json.dumps(first)
+    # the base's own base changes: what the second run keeps of it through its base changes too
+    anchor["tests"] = [{"test": "t.py::f", "duration_s": 3.0}]
+    _write(tmp_path / "anchor" / "aa-1.json.xz", anchor)
+    assert jsonio.read_json(two)["tests"] == anchor["tests"]
+
+
+def test_a_base_read_through_two_deltas_or_a_cycle_is_refused(tmp_path):
+    _, first, second = _chain(tmp_path)
+    third = _doc({"m1": 1.3, "m2": 2.0})
+    _write(tmp_path / "g" / "aa-3.json.xz", saved_delta.encode(second, third, "aa-2.json.xz"))
+    said = "is stored as a difference from .*, itself a difference from .*: a base must be a whole document or the " \
+           "difference from one"
+    with pytest.raises(ValueError, match=said):
+        jsonio.read_json(tmp_path / "g" / "aa-3.json.xz")
+    with pytest.raises(ValueError, match=said):
+        jsonio.read_bytes(tmp_path / "g" / "aa-3.json.xz")
+    _write(tmp_path / "c" / "a.json.xz", {"$delta": "b.json.xz", "top": {}, "metrics": []})
+    _write(tmp_path / "c" / "b.json.xz", {"$delta": "a.json.xz", "top": {}, "metrics": []})
+    with pytest.raises(ValueError, match=said):
+        jsonio.read_json(tmp_path / "c" / "a.json.xz")
+    _write(tmp_path / "c" / "self.json.xz", {"$delta": "self.json.xz", "top": {}, "metrics": []})
+    with pytest.raises(ValueError, match=said):
+        jsonio.read_json(tmp_path / "c" / "self.json.xz")
+
+
+def test_a_delta_whose_base_in_a_sibling_folder_is_missing_names_it_from_its_own_folder(tmp_path):
+    _chain(tmp_path)
+    (tmp_path / "anchor" / "aa-1.json.xz").unlink()
+    for name in ("aa-1.json.xz", "aa-2.json.xz"):
+        with pytest.raises(jsonio.MissingBaseError, match=r"\.\./anchor/aa-1\.json\.xz, a file .* not there: copy the "
+                                                          "device's whole folder"):
+            jsonio.read_json(tmp_path / "g" / name)
+    with pytest.raises(jsonio.MissingBaseError, match="aa-2.json.xz is stored as its difference from aa-1.json.xz, "
+                                                      "itself the difference from ../anchor/aa-1.json.xz"):
+        jsonio.read_bytes(tmp_path / "g" / "aa-2.json.xz")
 
 
 def test_a_saved_gate_checks_later_runs_are_deltas_and_load_as_results():
@@ -161,3 +229,86 @@ def test_documents_read_from_one_base_share_no_list_or_mapping(tmp_path):
     assert three["metrics"][1]["info"]["k"]["a"] == again["metrics"][1]["info"]["k"]["a"] == 1
     assert three["tests"][0]["duration_s"] == again["tests"][0]["duration_s"] == 1.0
     assert again["run"]["id"] == "x" and jsonio.read_json(tmp_path / "aa-1.json.xz") == base
+
+
+def _gate_run(values: int, shift: float, run_id: str) -> dict:
+    """A results document of ``values`` metrics sharing long notes, as a gate check's first run holds: its readings
+    moved by ``shift``."""
+    from pytest_gpuperf import RESULTS_SCHEMA
+
+    metrics = [{"name": f"kernel{i}.bandwidth", "test": f"tests/test_k.py::test_k[{i}]",
+                "value": 100.0 + i * 0.37 + shift, "unit": "GB/s", "verdict": "pass",
+                "info": {"citation": f"vendor guide section {i % 7}, the sustained rate of pattern {i}",
+                         "note": "measured after warm-up with the clocks locked, the median of the kept samples"}}
+               for i in range(values)]
+    return {"schema": RESULTS_SCHEMA, "run": {"id": run_id, "finished": f"2024-01-01T00:00:{len(run_id):02d}"},
+            "metrics": metrics, "tests": [{"test": f"tests/test_k.py::test_k[{i}]", "outcome": "passed"}
+                                          for i in range(values)]}
+
+
+def _git(root: Path, *args: str) -> None:
+    import subprocess
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false", *args],
+                   cwd=root, check=True, capture_output=True)
+
+
+def test_anchor_stores_a_devices_gate_checks_first_runs_against_its_fullest_and_every_run_reads_back(tmp_path,
+                                                                                                     monkeypatch):
+    """``compact_saved.py --delta --anchor DEVICE``: each gate check's whole first run is stored against the device's
+    anchor (here the fullest: no folder is named ``gatecheck``), its later runs stay stored against it (read through
+    two deltas), the anchor stays whole, a first run whose later runs are themselves bases stays whole, every run reads
+    back as before, and ``--check`` against the revision before finds nothing changed."""
+    cs = _compact_saved()
+    monkeypatch.setattr(cs, "ROOT", tmp_path)
+    device = tmp_path / "results" / "dev"
+    firsts = {"gatecheck-a": _gate_run(60, 0.5, "a1"), "gatecheck-b": _gate_run(61, 0.0, "b1"),
+              "gatecheck-c": _gate_run(60, 0.25, "c1")}
+    docs: dict[Path, dict] = {}
+    for folder, first in firsts.items():
+        docs[_write(device / folder / "aa-1.json.xz", first)] = first
+        second = _gate_run(60, 0.75, folder + "2")
+        docs[_write(device / folder / "aa-2.json.xz", saved_delta.encode(first, second, "aa-1.json.xz"))] = second
+    third = _gate_run(60, 0.8, "c3")  # c's third run stored against its second: c's first run must stay whole
+    docs[_write(device / "gatecheck-c" / "aa-3.json.xz",
+                saved_delta.encode(docs[device / "gatecheck-c" / "aa-2.json.xz"], third, "aa-2.json.xz"))] = third
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", "-A")
+    _git(tmp_path, "commit", "-qm", "runs")
+    sizes = {p: p.stat().st_size for p in docs}
+
+    assert cs.main(["--delta", "--anchor", "results/dev"]) == 0
+    anchor = device / "gatecheck-b" / "aa-1.json.xz"
+    moved = device / "gatecheck-a" / "aa-1.json.xz"
+    assert jsonio.base_of(anchor) is None and jsonio.base_of(device / "gatecheck-c" / "aa-1.json.xz") is None
+    assert json.loads(jsonio.read_stored(moved))["$delta"] == "../gatecheck-b/aa-1.json.xz"
+    assert moved.stat().st_size < sizes[moved]
+    assert cs.depth(device / "gatecheck-a" / "aa-2.json.xz") == cs.depth(device / "gatecheck-c" / "aa-3.json.xz") == 2
+    assert anchor in cs.bases(anchor.parent)
+    for path, doc in docs.items():
+        assert json.dumps(jsonio.read_json(path)) == json.dumps(doc), path
+        assert cs.difference(str(path.relative_to(tmp_path)), "HEAD") is None, path
+    # once more: nothing left to store; the anchor never becomes a delta
+    sizes = {p: p.stat().st_size for p in docs}
+    assert cs.main(["--delta", "--anchor", "results/dev"]) == 0
+    assert {p: p.stat().st_size for p in docs} == sizes
+    # the revision holding the chains reads them whole too
+    _git(tmp_path, "commit", "-qam", "anchored")
+    two = "results/dev/gatecheck-a/aa-2.json.xz"
+    assert json.loads(cs._whole_at("HEAD", two)) == docs[device / "gatecheck-a" / "aa-2.json.xz"]
+    assert cs.difference(two, "HEAD") is None
+    # a later run of the anchored gate check is still stored against its first run: two deltas deep, no more
+    fourth = _gate_run(60, 0.9, "a4")
+    _write(device / "gatecheck-a" / "aa-4.json.xz", fourth)
+    assert cs.to_delta("results/dev/gatecheck-a/aa-4.json.xz")[3] == "aa-1.json.xz"
+    assert json.dumps(jsonio.read_json(device / "gatecheck-a" / "aa-4.json.xz")) == json.dumps(fourth)
+
+
+def test_the_anchor_is_the_fullest_whole_first_run(tmp_path):
+    cs = _compact_saved()
+    named, full, other = (tmp_path / f / "aa-1.json.xz" for f in ("gatecheck", "gatecheck-x", "gatecheck-y"))
+    _write(named, _gate_run(5, 0.0, "n"))
+    _write(full, _gate_run(9, 0.0, "x"))
+    _write(other, _gate_run(9, 0.1, "y"))
+    assert cs.anchor([full, named, other]) == full  # the fullest, the first by name among equals
+    _write(full, saved_delta.encode(_gate_run(9, 0.1, "y"), _gate_run(9, 0.0, "x"), "../gatecheck-y/aa-1.json.xz"))
+    assert cs.anchor([full, named, other]) == other  # a delta is never the anchor

@@ -37,8 +37,9 @@ def _schemas_named() -> dict[Path, str]:
 
     for path in COMMITTED:
         found = set(names(path))
-        if not found and (base := jsonio.stored_base(path, jsonio.read_stored(path))) is not None:
-            found = set(names(base))  # a delta names what its base names, unless it changes it itself
+        base: Path | None = path
+        while not found and (base := jsonio.stored_base(base, jsonio.read_stored(base))) is not None:
+            found = set(names(base))  # a delta names what its base names (or its base's), unless it changes it
         name = found.pop() if len(found) == 1 else jsonio.read_json(path).get("schema") if found else None
         if name in FILES:
             out[path] = name

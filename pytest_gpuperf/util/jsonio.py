@@ -70,8 +70,9 @@ class UnreadableFileError(OSError):
 
 
 class MissingBaseError(UnreadableFileError):
-    """A run stored as its difference from another file of its folder (:mod:`.saved_delta`), read where that file
-    is not: copied out of its folder alone, say. Not a ``FileNotFoundError``: the file asked for is there."""
+    """A run stored as its difference from another file of its folder or of a sibling folder (:mod:`.saved_delta`),
+    read where that file is not: copied out of the device's folder alone, say. Not a ``FileNotFoundError``: the file
+    asked for is there."""
 
 
 def read_regular(path: str | os.PathLike[str], limit: int = MAX_BYTES) -> bytes:
@@ -131,7 +132,7 @@ def unpack(data: bytes, name: str | os.PathLike[str], limit: int = MAX_BYTES) ->
 def read_bytes(path: str | os.PathLike[str], limit: int = MAX_BYTES) -> bytes:
     """The bytes a saved file holds (:func:`saved`: ``path`` or its ``.xz``/``.gz`` twin, decompressed),
     through :func:`read_regular` and at most ``limit`` bytes decompressed; a run stored as its difference from
-    another of its folder (:mod:`.saved_delta`) as the whole document, in compact JSON."""
+    another (:mod:`.saved_delta`) as the whole document, in compact JSON."""
     p, data = _stored(path, limit)
     if not saved_delta.is_delta(data):
         return data
@@ -147,17 +148,59 @@ def read_stored(path: str | os.PathLike[str], limit: int = MAX_BYTES) -> bytes:
 
 
 def stored_base(path: str | os.PathLike[str], text: bytes) -> Path | None:
-    """The saved file ``text`` (the stored text of ``path``, :func:`read_stored`) is the delta of, or None where
-    it is a whole document."""
+    """The saved file ``text`` (the stored text of ``path``, :func:`read_stored`, or only its start) is the delta
+    of, its ``..`` collapsed, or None where it is a whole document."""
+    name = _named(path, text)
+    return None if name is None else _beside(path, name)
+
+
+def base_of(path: str | os.PathLike[str]) -> Path | None:
+    """The file the saved file ``path`` is stored as the delta of (:func:`stored_base`), reading only the start of
+    its text, and once while it is unchanged; None where it is a whole document."""
+    p = saved(path)
+    st = p.stat()
+    name = _named_at(str(p), st.st_mtime_ns, st.st_size, MAX_BYTES)
+    return None if name is None else _beside(p, name)
+
+
+def _named(path: str | os.PathLike[str], text: bytes) -> str | None:
+    """The base a delta's text names, as it names it (:func:`.saved_delta.base_name`); None for a whole document."""
     if not saved_delta.is_delta(text):
         return None
     # the base is the delta's first value: read alone, not the whole document's text
-    head = text[len(saved_delta.MARK):len(saved_delta.MARK) + 4096].decode("utf-8", "replace").lstrip()
+    head = text[len(saved_delta.MARK):len(saved_delta.MARK) + _HEAD].decode("utf-8", "replace").lstrip()
     try:
         name = json.JSONDecoder().raw_decode(head)[0]
     except ValueError:
         name = None
-    return saved(Path(path).parent / saved_delta.base_name({saved_delta.BASE: name}, path))
+    return saved_delta.base_name({saved_delta.BASE: name}, path)
+
+
+#: how much of a delta's text :func:`_named` reads for its base's name
+_HEAD = 4096
+
+
+@functools.lru_cache(maxsize=1024)
+def _named_at(path: str, mtime_ns: int, size: int, limit: int) -> str | None:
+    """The base the saved file ``path`` names (:func:`_named`) while its mtime and size are these, from only the
+    start of its text decompressed."""
+    data, n = read_regular(path, limit), len(saved_delta.MARK) + _HEAD
+    if path.endswith(XZ):
+        try:
+            head = lzma.LZMADecompressor(format=lzma.FORMAT_XZ).decompress(data, max_length=n)
+        except lzma.LZMAError as exc:
+            raise ValueError(f"{path}: not a readable xz file ({exc})") from None
+    elif path.endswith(GZ):
+        with gzip.GzipFile(fileobj=io.BytesIO(data)) as f:
+            head = f.read(n)
+    else:
+        head = data[:n]
+    return _named(path, head)
+
+
+def _beside(path: str | os.PathLike[str], name: str) -> Path:
+    """The saved file a delta at ``path`` names ``name``, its ``..`` collapsed: in its folder or a sibling one."""
+    return saved(Path(os.path.normpath(Path(path).parent / name)))
 
 
 def _stored(path: str | os.PathLike[str], limit: int) -> tuple[Path, bytes]:
@@ -167,28 +210,56 @@ def _stored(path: str | os.PathLike[str], limit: int) -> tuple[Path, bytes]:
 
 
 def _decoded(p: Path, data: bytes, limit: int) -> Any:
-    """The whole document the delta ``data`` (the file ``p``) stands for, in objects of its own: its base is parsed
-    once while unchanged (:func:`_base`) and only read; what the document keeps of it is copied
-    (:func:`.saved_delta.decode`), so no two documents share a mutable part."""
+    """The whole document the delta ``data`` (the file ``p``) stands for, in objects of its own: its base, itself
+    decoded against its own base where it is a delta, is parsed once while the files it is read from are unchanged
+    (:func:`_base`) and only read; what the document keeps of it is copied (:func:`.saved_delta.decode`), so no two
+    documents share a mutable part."""
     delta = json.loads(data)
     if not isinstance(delta, dict):
         raise ValueError(f"{p}: not a delta of a results document")
-    name = saved_delta.base_name(delta, p)
-    q = saved(p.parent / name)
-    try:
-        st = q.stat()
-    except FileNotFoundError:
-        raise MissingBaseError(f"{p} is stored as its difference from {name}, a file of the same folder that is "
-                               f"not there: copy {name} beside it (or copy the whole folder)") from None
-    base, at = _base(str(q), st.st_mtime_ns, st.st_size, limit)
-    return saved_delta.decode(delta, base, p, at)
+    chain: list[tuple[str, int, int]] = []
+    at, name = p, saved_delta.base_name(delta, p)
+    while name is not None:
+        q = _beside(at, name)
+        if len(chain) == saved_delta.MAX_DEPTH:  # a base that is a delta of a delta, or a cycle
+            raise ValueError(f"{p}: its base {chain[0][0]} is stored as a difference from {chain[1][0]}, itself a "
+                             f"difference from {q}: a base must be a whole document or the difference from one")
+        try:
+            st = q.stat()
+        except FileNotFoundError:
+            raise _missing(p, at, name) from None
+        chain.append((str(q), st.st_mtime_ns, st.st_size))
+        at, name = q, _named_at(str(q), st.st_mtime_ns, st.st_size, limit)
+    base, index = _base(tuple(chain), limit)
+    return saved_delta.decode(delta, base, p, index)
+
+
+def _missing(p: Path, at: Path, name: str) -> MissingBaseError:
+    """The error for the delta ``p`` read where the base ``name``, named by ``at`` (``p`` or its base), is not: the
+    missing file named from ``p``'s folder, and the fix."""
+    rel = Path(os.path.relpath(os.path.normpath(at.parent / name), p.parent)).as_posix()
+    said = f"{p} is stored as its difference from {rel}" if at == p else \
+        f"{p} is stored as its difference from {Path(os.path.relpath(at, p.parent)).as_posix()}, itself the " \
+        f"difference from {rel}"
+    if "/" not in rel:
+        return MissingBaseError(f"{said}, a file of the same folder that is not there: copy {rel} beside it (or copy "
+                                "the device's whole folder)")
+    return MissingBaseError(f"{said}, a file of another folder of the device that is not there: copy the device's "
+                            "whole folder, whose folders' runs are stored against each other")
 
 
 @functools.lru_cache(maxsize=4)
-def _base(path: str, mtime_ns: int, size: int, limit: int) -> tuple[Any, dict[str, tuple[int, ...]] | None]:
-    """A delta's base, parsed once while it is unchanged (a folder's later runs all name the same one), with where
-    each of its metrics stands (:func:`.saved_delta.index`). Shared by every delta of the folder: never handed out."""
+def _base(chain: tuple[tuple[str, int, int], ...], limit: int) -> tuple[Any, dict[str, tuple[int, ...]] | None]:
+    """A delta's base, parsed once while the files it is read from are unchanged (``chain``: the base, then its own
+    base where it is a delta, each with its mtime and size), with where each of its metrics stands
+    (:func:`.saved_delta.index`). Shared by every delta stored against it: never handed out."""
+    path = chain[0][0]
     base = json.loads(unpack(read_regular(path, limit), path, limit))
+    if len(chain) > 1:
+        if not isinstance(base, dict):
+            raise ValueError(f"{path}: not a delta of a results document")
+        own, index = _base(chain[1:], limit)
+        base = saved_delta.decode(base, own, path, index)
     return base, (saved_delta.index(base) if isinstance(base, dict) else None)
 
 

@@ -1,12 +1,14 @@
-"""A saved run stored as its difference from the first run of its folder, read back whole.
+"""A saved run stored as its difference from another (the first run of its folder, say), read back whole.
 
 A gate check's runs on one machine share nearly everything but their readings: the same metrics, tests,
 identities, citations and notes. xz compresses each file alone, so each repeats what the first holds; stored as
 its difference from that run (``{"$delta": "aa-1.json.xz", ...}``), a later run takes about a third of the bytes.
 Every reader goes through :func:`pytest_gpuperf.util.jsonio.read_bytes`, which gives the whole document back
 (:func:`decode`); the writer (``scripts/compact_saved.py --delta``) keeps a delta only where it decodes to the
-document key for key, in order. The base is a file of the same folder, named by its file name only, and is never
-a delta itself, so no delta reaches outside its folder or chains."""
+document key for key, in order. The base is a file of the delta's own folder (``aa-1.json.xz``) or of a sibling
+folder under the same parent, the device's folder (``../gatecheck/aa-1.json.xz``: a gate check's first run stored
+against another gate check's, ``compact_saved.py --delta --anchor``); no delta reaches further. A base is a whole
+document or the difference from one (:data:`MAX_DEPTH`), so a chain is two deltas long at most."""
 
 from __future__ import annotations
 
@@ -18,6 +20,8 @@ MARK = b'{"$delta":'
 BASE, TOP, METRICS, PATCH, OF = "$delta", "top", "metrics", "$patch", "$of"
 #: a key the later document does not have
 GONE = {"$gone": 1}
+#: the most deltas a document is read through: a delta's base is a whole document or the difference from one
+MAX_DEPTH = 2
 
 
 def same(a: Any, b: Any) -> bool:
@@ -81,7 +85,7 @@ def _key(metric: Any) -> list[Any]:
 
 def index(base: dict[str, Any]) -> dict[str, tuple[int, ...]]:
     """Where each name and test stands among the base's metrics (a name may repeat), so that a base parsed once
-    serves every delta of its folder unchanged (:func:`decode`)."""
+    serves every delta stored against it unchanged (:func:`decode`)."""
     at: dict[str, list[int]] = {}
     for i, m in enumerate(base.get("metrics", [])):
         at.setdefault(repr(_key(m)), []).append(i)
@@ -104,7 +108,7 @@ def _counterparts(base: dict[str, Any], at: dict[str, tuple[int, ...]] | None = 
 
 
 def encode(base: dict[str, Any], doc: dict[str, Any], base_name: str) -> dict[str, Any]:
-    """``doc`` as its difference from ``base`` (the file ``base_name`` of the same folder): its other fields, and
+    """``doc`` as its difference from ``base`` (the file ``base_name``, :func:`base_name`): its other fields, and
     each metric as the patch of the base's metric of the same name and test (``$of``), in order."""
     take = _counterparts(base)
     metrics = []
@@ -115,20 +119,31 @@ def encode(base: dict[str, Any], doc: dict[str, Any], base_name: str) -> dict[st
     return {BASE: base_name, TOP: diff({k: v for k, v in base.items() if k != "metrics"}, rest), METRICS: metrics}
 
 
+def _plain(part: str) -> bool:
+    """Whether ``part`` names a file or folder in its folder: not empty, not ``.``/``..``, no separator."""
+    return part not in ("", ".", "..") and "/" not in part and "\\" not in part
+
+
 def base_name(delta: dict[str, Any], where: object) -> str:
-    """The file of the delta's own folder that it is the difference from (a plain file name, never a path)."""
+    """The file the delta is the difference from, as it names it: a plain file name (a file of its own folder) or
+    ``../<folder>/<file>`` (a file of a sibling folder under the same parent, the device's folder); nothing that
+    reaches further."""
     name = delta.get(BASE)
-    if not isinstance(name, str) or name in ("", ".", "..") or "\\" in name or PurePosixPath(name).name != name:
-        raise ValueError(f"{where}: its base {name!r} is not a file name of its own folder")
+    parts = name.split("/") if isinstance(name, str) else [""]
+    if not ((len(parts) == 1 and _plain(parts[0])) or
+            (len(parts) == 3 and parts[0] == ".." and _plain(parts[1]) and _plain(parts[2]))):
+        raise ValueError(f"{where}: its base {name!r} is not a file name of its own folder nor ../<folder>/<file> of "
+                         "a sibling folder")
     return name
 
 
 def decode(delta: dict[str, Any], base: Any, where: object,
            base_index: dict[str, tuple[int, ...]] | None = None) -> dict[str, Any]:
-    """The whole document a delta stands for, given its base (the file :func:`base_name` names). The base is only
-    read: what the document keeps of it is copied (:func:`fresh`), so a base parsed once serves every delta of its
-    folder, and no document shares a list or mapping with it or with another (``base_index``: the base's
-    :func:`index`, where the caller keeps it with the base)."""
+    """The whole document a delta stands for, given its base (the file :func:`base_name` names) as a whole
+    document: where that file is itself a delta, the caller decodes it first. The base is only read: what the
+    document keeps of it is copied (:func:`fresh`), so a base parsed once serves every delta stored against it, and
+    no document shares a list or mapping with it or with another (``base_index``: the base's :func:`index`, where
+    the caller keeps it with the base)."""
     name = base_name(delta, where)
     if not isinstance(base, dict) or BASE in base:
         raise ValueError(f"{where}: its base {name} is not a whole results document")

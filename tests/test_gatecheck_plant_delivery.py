@@ -153,3 +153,33 @@ def test_gatecheck_cli_refuses_calibration_results_that_are_not_there(tmp_path, 
     err = capsys.readouterr().err
     assert code != 0 and "nope.json: no such results file to calibrate the plants from" in err, err
     assert not (tmp_path / "g.json").exists() and not (tmp_path / "gatecheck").exists()
+
+
+def test_a_calibration_run_is_pooled_with_the_a_a_runs_of_the_same_card(cl_device, tmp_path):
+    """A call that makes no A/A run sizes its plants from one unplanted run, pooled with the file's A/A runs made
+    on the same card (its UUID): one run caught in another state of the board (its measured clock read higher in
+    that process) no longer sizes every try. Runs of another card, or of a device that names no UUID (PoCL), are
+    not pooled."""
+    baselined_tiny_suite(tmp_path, DEV, "lower")
+    doc = json.loads((tmp_path / "u.json").read_text())
+
+    def saved(name: str, value: float, uuid: str | None):
+        d = json.loads(json.dumps(doc))
+        for m in d["metrics"]:
+            if m["name"] == "tiny.moved":
+                m["value"], m["verdict"] = value, "pass"
+        if uuid is not None:
+            d["card"] = {**(d.get("card") or {}), "uuid": uuid}
+        (tmp_path / name).write_text(json.dumps(d))
+        return tmp_path / name
+
+    calib = saved("calib.json", 0.99e6, "GPU-a")
+    aa = [saved("aa-1.json", 1e6, "GPU-a"), saved("aa-2.json", 1e6, "GPU-a"), saved("aa-3.json", 0.9e6, "GPU-b")]
+    assert gc.same_card(aa, calib) == aa[:2]
+    assert gc.same_card(aa, saved("pocl.json", 0.99e6, None)) == []  # no UUID: nothing to tell the boards apart by
+    entries = {"tiny.moved": {"value": 1e6, "better": "lower"}}
+    plant = gc.Plant("memory", "0.05", "tiny.moved", ("suites/test_tiny.py",))
+    alone = families.calibrate([plant], entries, gc.machine_values([calib]))[0]
+    pooled = families.calibrate([plant], entries, gc.machine_values([calib, *gc.same_card(aa, calib)]))[0]
+    assert pooled.machine == 1e6 and alone.machine == 0.99e6  # the median of the card's three unplanted runs
+    assert float(pooled.arg) == 0.05 and float(alone.arg) > 0.05

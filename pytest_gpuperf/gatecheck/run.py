@@ -313,6 +313,21 @@ def machine_values(paths: Sequence[Path], key: str | None = None) -> dict[str, f
     return {name: float(statistics.median(v)) for name, v in seen.items()}
 
 
+def card_uuid(path: Path) -> str:
+    """The UUID of the card a results document was measured on ('' where it names none: a CPU device)."""
+    card = ResultsDocument.load(path).card
+    return str(card.get("uuid") or "") if isinstance(card, Mapping) else ""
+
+
+def same_card(paths: Sequence[Path], unplanted: Path) -> list[Path]:
+    """Of ``paths`` (the file's A/A runs of this commit), those measured on the card the unplanted run
+    ``unplanted`` was (the same UUID): the same board's readings, which a plant's calibration pools with that
+    run, so that one run caught in a passing state of the board (one whose measured SM clock differs from one
+    process to the next) does not size every try of the call. None where the card names no UUID."""
+    uuid = card_uuid(unplanted)
+    return [p for p in paths if card_uuid(p) == uuid] if uuid else []
+
+
 def aa_results(doc: Mapping[str, Any] | None, commit: str, results_dir: Path) -> list[Path]:
     """The results files of ``doc``'s A/A runs of ``commit`` that are still at hand in ``results_dir``."""
     out = []
@@ -480,11 +495,12 @@ def plant_timeout(unplanted_s: float | None) -> float:
 def _tries(p: Plant, tries: int, prev: int, device: str, baseline_dir: str | None, results_dir: Path,
            cwd: str | Path, commit: str, echo: Any,
            recalibrate: Callable[[Sequence[Plant], Mapping[str, float]], list[Plant]] | None = None,
-           once: bool = False) -> tuple[dict[str, Any], dict[str, Any]]:
+           once: bool = False, peers: Sequence[Path] = ()) -> tuple[dict[str, Any], dict[str, Any]]:
     """``tries`` runs of one plant: its entry, and the device document its runs reported. ``recalibrate``:
     before each try (``once``: before the first, its size kept for the others), run the plant's tests unplanted
     (``calib-KIND-N``) and calibrate the try's plant to what they read — the machine of that very moment, where a
-    scheduler may give each call another machine."""
+    scheduler may give each call another machine — pooled with those of ``peers`` (A/A runs of this commit)
+    measured on the same card (:func:`same_card`): the median of them all."""
     verdicts: list[str] = []
     planted: list[float | None] = []
     calibration: list[dict[str, Any] | None] = []
@@ -506,10 +522,12 @@ def _tries(p: Plant, tries: int, prev: int, device: str, baseline_dir: str | Non
             c = run_pytest(device, list(p.tests), results_dir / f"{ctag}.json", results_dir / f"{ctag}.log",
                            baseline_dir=baseline_dir, cwd=cwd)
             unplanted_s = c.wall_s
-            q = recalibrate([p.at_claim()], machine_values([c.results]) if c.results.exists() else {})[0]
+            pooled = [c.results, *same_card(peers, c.results)] if c.results.exists() else []
+            q = recalibrate([p.at_claim()], machine_values(pooled) if pooled else {})[0]
             if q.claim is not None:
+                also = f" with {len(pooled) - 1} A/A run(s) of this card" if len(pooled) > 1 else ""
                 echo(f"plant {p.kind} on {p.metric} try {t}: claim {q.claim:g}, planted {q.arg} (the unplanted run "
-                     f"{ctag} read {q.machine:.6g} against the baseline's {q.baseline:.6g})")
+                     f"{ctag}{also} read {q.machine:.6g} against the baseline's {q.baseline:.6g})")
         planted.append(float(q.arg) if q.claim is not None else None)
         calibration.append({"machine": q.machine, "baseline": q.baseline} if q.claim is not None else None)
         limit = plant_timeout(unplanted_s)
@@ -570,8 +588,9 @@ def gatecheck(*, device: str, out: Path, aa: int | None, plant_list: Sequence[Pl
     the A/A runs of ``commit`` in the file and in this call; without any, the plants stay at their claims
     (``device_key``: the device the ``calibrate_from`` results must be of); ``calibrate_each``: instead, each
     try is calibrated to an unplanted run of its tests just before it (:func:`_tries`). A call that makes no A/A
-    run and names no results calibrates each plant to an unplanted run of its tests made just before its first try:
-    the file's A/A runs may come from an earlier call on another machine. Returns the written document."""
+    run and names no results calibrates each plant to an unplanted run of its tests made just before its first try,
+    pooled with the file's A/A runs of this commit on the same card (:func:`same_card`): the file's other A/A runs
+    may come from an earlier call on another machine. Returns the written document."""
     if (aa is not None and aa < 0) or tries < 0:
         raise GpuPerfError("--aa and --tries must be non-negative")
     if not append and out.exists():
@@ -651,7 +670,7 @@ def gatecheck(*, device: str, out: Path, aa: int | None, plant_list: Sequence[Pl
             prev += sum(q["tries"] for key in sections for q in sections[key] if q["kind"] == p.kind)
             entry, dev = _tries(p, tries, prev, device, baseline_dir, results_dir, cwd, commit, echo,
                                 calibrate if (calibrate_each or first_only) and section == "planted" else None,
-                                once=first_only)
+                                once=first_only, peers=aa_results(old, commit, results_dir) if first_only else ())
             device_doc = device_doc or dev
             sections[section].append(entry)
             save()

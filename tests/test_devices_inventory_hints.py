@@ -4,19 +4,18 @@ CPU). Built from the device sections of those saved runs."""
 
 from __future__ import annotations
 
-import json
-import lzma
 from pathlib import Path
 
 from pytest_gpuperf.devices import Inventory
 from pytest_gpuperf.devices.base import DeviceInfo
+from pytest_gpuperf.util import jsonio
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
 
 
 def _device(path: str) -> DeviceInfo:
     """The ``device`` section of a saved results file, as the inventory holds it."""
-    section = json.load(lzma.open(RESULTS / path))["device"]
+    section = jsonio.read_json(RESULTS / path)["device"]  # whole, where it is stored as a delta
     fields = DeviceInfo.__dataclass_fields__
     return DeviceInfo(**{k: v for k, v in section.items() if k in fields})
 

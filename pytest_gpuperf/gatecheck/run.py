@@ -585,7 +585,8 @@ def gatecheck(*, device: str, out: Path, aa: int | None, plant_list: Sequence[Pl
     ``out``; ``not_planted``: the family targets left out, with the reason; ``aa_args``: what the A/A runs run
     (the shipped suites, or the tests of your own named after ``--``). ``calibrate``: the caller's calibration of
     the plants to what this machine reads (:func:`machine_values`) — of the ``calibrate_from`` results, else of
-    the A/A runs of ``commit`` in the file and in this call; without any, the plants stay at their claims
+    the A/A runs of ``commit`` in this call and those in the file of the same card (all of them where the card names
+    no UUID); without any, the plants stay at their claims
     (``device_key``: the device the ``calibrate_from`` results must be of); ``calibrate_each``: instead, each
     try is calibrated to an unplanted run of its tests just before it (:func:`_tries`). A call that makes no A/A
     run and names no results calibrates each plant to an unplanted run of its tests made just before its first try,
@@ -654,8 +655,11 @@ def gatecheck(*, device: str, out: Path, aa: int | None, plant_list: Sequence[Pl
     # calibrated to this machine before its first try
     first_only = calibrate is not None and not calibrate_each and aa == 0 and not calibrate_from
     if calibrate is not None and plant_list and not calibrate_each and not first_only:
-        sources = list(calibrate_from) or aa_results(old, commit, results_dir) + [
-            jsonio.saved(results_dir / r["results"]) for r in runs if jsonio.saved(results_dir / r["results"]).exists()]
+        own = [jsonio.saved(results_dir / r["results"]) for r in runs if jsonio.saved(results_dir / r["results"]).exists()]
+        earlier = aa_results(old, commit, results_dir)
+        if own and card_uuid(own[0]):  # the file's runs of another card were another machine's
+            earlier = same_card(earlier, own[0])
+        sources = list(calibrate_from) or earlier + own
         if sources:
             plant_list = calibrate(plant_list, named if named is not None else machine_values(sources))
             for p in plant_list:

@@ -3,8 +3,9 @@
 Every work-item runs ``ilp`` independent copies of the operation's chain (ILP 1..8); the grid fills
 every SM (2,048 resident threads per SM on NVIDIA GPUs). The event-timed kernel time and the SM clock
 give operations per clock per SM; the clock is *measured* on CUDA (a ``clock64()`` spin timed with
-events, right before the probe, since boost clocks move under load) and taken from the reported
-maximum on OpenCL. The saturating ILP is the smallest ILP that reaches 90 % of the best rate.
+events, right before the probe, since boost clocks move under load, and again after each sweep: a sweep
+whose clock moved by a boost step is measured again at the clock read after it) and taken from the
+reported maximum on OpenCL. The saturating ILP is the smallest ILP that reaches 90 % of the best rate.
 """
 
 from __future__ import annotations
@@ -23,6 +24,13 @@ from .ops import Op
 
 ILPS = tuple(range(1, 9))
 SATURATION = 0.9
+#: where a measured clock came from (a ``clock64()`` spin timed by events)
+MEASURED = "measured (clock64 spin vs events)"
+#: how far the clock read after a sweep may lie from the one its rates were turned into operations per clock
+#: with: a boost step of the SM clock (15 MHz, 0.75 % at 2 GHz) lies far beyond the spin's own spread (0.01 %)
+CLOCK_STEP = 0.003
+#: how many times a sweep whose clock moved under it is measured again
+CLOCK_RETRIES = 2
 
 _SPIN = ('extern "C" __global__ void gp_spin(long long cycles, long long* out) {\n'
          "  long long t0 = clock64(), t;\n  do { t = clock64(); } while (t - t0 < cycles);\n"
@@ -146,7 +154,7 @@ class ClockCache:
         rec = {"name": "clock.sm.measured_mhz", "value": st.median, "unit": "MHz", "better": "bound", "stats": st,
                "bound": info.clock_mhz * 1.02,
                "info": {"method": "clock64() spin timed by CUDA events", "max_mhz": info.clock_mhz}}
-        return SmClock(st.median, "measured (clock64 spin vs events)", (rec,) if first else (), self._marks[info.spec])
+        return SmClock(st.median, MEASURED, (rec,) if first else (), self._marks[info.spec])
 
 
 @dataclass
@@ -161,6 +169,16 @@ class Sweep:
     is_cpu: bool
     geometry: tuple[int, int]
     plant: float = 0.0  # the gate check's ``throughput`` plant (:func:`planted_iterations`)
+    #: the clocks read before and after each measurement of the sweep, where one moved under it (:func:`sweep`)
+    clock_readings: tuple[float, ...] = ()
+
+    def _moved(self) -> dict[str, Any]:
+        """The clock readings of a sweep measured again because its clock moved (none where it held), and whether
+        the last measurement's clock held."""
+        if not self.clock_readings:
+            return {}
+        return {"clock_readings_mhz": [round(r, 3) for r in self.clock_readings],
+                "clock_held": steady(self.clock.mhz, self.clock_readings[-1])}
 
     def records(self) -> Iterator[dict[str, Any]]:
         """The figures as ``gpuperf_record`` arguments: each ILP's rate, the best ILP's rate and the
@@ -172,7 +190,7 @@ class Sweep:
         o, clock = self.op, self.clock
         for p, name in zip(self.points, self.kernel_names):
             meta = {"iterations": p.iterations, "sass": self.evidence.get(name), "clock_mhz": clock.mhz,
-                    "clock_source": clock.source, **clock.marks}
+                    "clock_source": clock.source, **self._moved(), **clock.marks}
             if self.is_cpu:
                 meta["gate"] = "if-stable"
             yield {"name": f"throughput.{o.precision}.{o.short}.ilp{p.ilp}.ops_per_clk_sm",
@@ -183,7 +201,7 @@ class Sweep:
         yield {"name": o.metric("throughput", "ops_per_clk_sm"), "value": best.ops_per_clk_cu.median,
                "unit": "ops/clk/SM", "better": "higher", "stats": best.ops_per_clk_cu,
                "info": {"best_ilp": best.ilp, "global": gsize, "local": lsize, "clock_mhz": clock.mhz,
-                        "clock_source": clock.source, **clock.marks,
+                        "clock_source": clock.source, **self._moved(), **clock.marks,
                         **({"planted_slowdown": self.plant} if self.plant > 0 else {}),
                         "note": o.note or "thread-level operations (half2: one per pair)"}}
         yield {"name": f"throughput.{o.precision}.{o.short}.saturating_ilp", "value": saturating_ilp(self.points),
@@ -191,12 +209,34 @@ class Sweep:
                "info": {"fraction_of_best": SATURATION, "ilps": [p.ilp for p in self.points], **clock.marks}}
 
 
+def steady(before: float, after: float) -> bool:
+    """Whether the clock read after a sweep is the one read before it, within :data:`CLOCK_STEP`."""
+    return abs(after / before - 1.0) <= CLOCK_STEP
+
+
 def sweep(device: Device, measurer: Callable[..., Any], op: Op, clock: SmClock, plant: float = 0.0) -> Sweep:
     """Measure ``op``'s rate at every ILP of the sweep (1..8 on GPUs; 1, 2, 4, 8 on CPU devices), each
     launch calibrated to 2 ms on GPUs and 5 ms on CPU devices, whose launch jitter is larger; ``plant``: the
-    gate check's ``throughput`` plant (:func:`planted_iterations`)."""
+    gate check's ``throughput`` plant (:func:`planted_iterations`).
+
+    Where the clock is measured (CUDA), it is read again after the sweep: an SM clock may take another boost step
+    between the spin and the sweep's kernels (an H100 reads one of two steps, 0.75 % apart, from one process to the
+    next), which would shift every rate by that step. A sweep whose clock moved is measured again at the clock
+    read after it, up to :data:`CLOCK_RETRIES` times; the readings are kept with the figures."""
     is_cpu = device.info.is_cpu
     built, evidence = build(device, op, ILPS if not is_cpu else (1, 2, 4, 8))
     target = 5e-3 if is_cpu else 2e-3
     points = [measure(device, measurer, ck, k, clock.mhz, target, plant=plant) for ck, k in built]
-    return Sweep(op, clock, points, evidence, [ck.name for ck, _ in built], is_cpu, geometry(device), plant)
+    readings: list[float] = [clock.mhz]
+    if clock.source == MEASURED:
+        for _ in range(CLOCK_RETRIES):
+            after = measured_clock_mhz(device, measurer).median
+            readings.append(after)
+            if steady(clock.mhz, after):
+                break
+            clock = SmClock(after, clock.source, (), clock.marks)
+            points = [measure(device, measurer, ck, k, clock.mhz, target, plant=plant) for ck, k in built]
+        else:
+            readings.append(measured_clock_mhz(device, measurer).median)
+    moved = tuple(readings) if not all(steady(readings[0], r) for r in readings) else ()
+    return Sweep(op, clock, points, evidence, [ck.name for ck, _ in built], is_cpu, geometry(device), plant, moved)

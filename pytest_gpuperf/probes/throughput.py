@@ -27,7 +27,7 @@ SATURATION = 0.9
 #: where a measured clock came from (a ``clock64()`` spin timed by events)
 MEASURED = "measured (clock64 spin vs events)"
 #: how far the clock read after a sweep may lie from the one its rates were turned into operations per clock
-#: with: a boost step of the SM clock (15 MHz, 0.75 % at 2 GHz) lies far beyond the spin's own spread (0.01 %)
+#: with: a boost step of the SM clock (15 MHz at 2 GHz) lies far beyond the spin's own spread
 CLOCK_STEP = 0.003
 #: how many times a sweep whose clock moved under it is measured again
 CLOCK_RETRIES = 2
@@ -220,8 +220,8 @@ def sweep(device: Device, measurer: Callable[..., Any], op: Op, clock: SmClock, 
     gate check's ``throughput`` plant (:func:`planted_iterations`).
 
     Where the clock is measured (CUDA), it is read again after the sweep: an SM clock may take another boost step
-    between the spin and the sweep's kernels (an H100 reads one of two steps, 0.75 % apart, from one process to the
-    next), which would shift every rate by that step. A sweep whose clock moved is measured again at the clock
+    between the spin and the sweep's kernels (docs/gating.md names the card that does), which would shift every rate
+    by that step. A sweep whose clock moved is measured again at the clock
     read after it, up to :data:`CLOCK_RETRIES` times; the readings are kept with the figures."""
     is_cpu = device.info.is_cpu
     built, evidence = build(device, op, ILPS if not is_cpu else (1, 2, 4, 8))

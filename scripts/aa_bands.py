@@ -31,6 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 from pytest_gpuperf.baselines import baseline_file, detection  # noqa: E402
 from pytest_gpuperf.baselines.verdicts import band, edges  # noqa: E402
+from pytest_gpuperf.schemas import results_doc  # noqa: E402
 from pytest_gpuperf.paths import REVIEWED_BASELINES  # noqa: E402
 from pytest_gpuperf.timing.difference import ALPHA, MIN_SAMPLES  # noqa: E402
 from pytest_gpuperf.timing.stats import between_run_sigma  # noqa: E402
@@ -93,7 +94,7 @@ def _aa_runs(key: str, results: Path) -> tuple[Run, ...]:
             doc = jsonio.read_json(path)
             runs.append(Run(str(path.relative_to(folder)), str(doc["run"]["started"]),
                             {m["name"]: m for m in doc["metrics"]}, str(doc["device"]["backend"]),
-                            str((doc.get("card") or {}).get("uuid") or "")))
+                            results_doc.card_uuid(doc.get("card"))))
     return tuple(sorted(runs, key=lambda r: r.started))
 
 

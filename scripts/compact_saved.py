@@ -60,7 +60,7 @@ import subprocess
 import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -267,13 +267,14 @@ def anchor(runs: list[Path]) -> Path | None:
     return _fullest(sorted(runs))
 
 
-def to_anchor(path: Path, anchor_path: Path) -> tuple[str, int, int, str]:
+def to_anchor(path: Path, anchor_path: Path, named: dict[Path, Path]) -> tuple[str, int, int, str]:
     """Store the gate check's first run ``path`` as its difference from the device's anchor (:func:`anchor`,
     ``../<its folder>/aa-1.json.xz``) where it and the anchor are whole, no chain would grow past
     :data:`~pytest_gpuperf.util.saved_delta.MAX_DEPTH` (the deltas stored against it are no one's base), and
-    :func:`store_against` keeps it; (name, bytes before, bytes after, the base as named)."""
+    :func:`store_against` keeps it; ``named``: the device folder's :func:`stored_against`, read once for all its
+    first runs (storing one first run changes no other's later runs); (name, bytes before, bytes after, the base as
+    named)."""
     old = path.read_bytes()
-    named = stored_against(path.parent.parent)
     later = [d for d, b in named.items() if b == path]
     if path == anchor_path or anchor_path.parent.parent != path.parent.parent or \
             jsonio.base_of(anchor_path) is not None or jsonio.base_of(path) is not None or \
@@ -349,13 +350,15 @@ def difference(name: str, rev: str) -> str | None:
     return None
 
 
-def each(fn: Callable[[Path], Any], items: list[Path], jobs: int) -> Iterator[Any]:
-    """``fn`` of each item, in order: in ``jobs`` processes where more than one."""
+def each(fn: Callable[..., Any], *items: Iterable[Any], jobs: int) -> Iterator[Any]:
+    """``fn`` over ``items`` (as :func:`map` takes them), in order: in this process for one job (the script's
+    functions need not be importable elsewhere, as where a test loads it from its path), else in ``jobs``
+    processes."""
     if jobs <= 1:
-        yield from map(fn, items)
+        yield from map(fn, *items)
         return
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        yield from pool.map(fn, items)
+        yield from pool.map(fn, *items)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -399,7 +402,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{folder}: no whole gate-check first run to anchor on", file=sys.stderr)
                 continue
             print(f"{folder}: anchored on {top.relative_to(device)}", flush=True)
-            for name, old, new, base in each(functools.partial(to_anchor, anchor_path=top), runs, args.jobs):
+            store = functools.partial(to_anchor, anchor_path=top, named=stored_against(device))
+            for name, old, new, base in each(store, runs, jobs=args.jobs):
                 before, after = before + old, after + new
                 if new < old:
                     print(f"{name}: {old} -> {new} bytes (a delta of {base})", flush=True)
@@ -407,20 +411,19 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.delta:
         runs = [n for n in names if n.endswith(".json" + jsonio.XZ)]
-        with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-            for name, old, new, base in pool.map(to_delta, runs):
-                before, after = before + old, after + new
-                if new < old:
-                    print(f"{name}: {old} -> {new} bytes (a delta of {base})", flush=True)
-        print(f"{len(runs)} runs: {before} -> {after} bytes ({(before - after) / 2**20:.2f} MiB saved)")
-        return 0
-    with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        text = named_outside(args.folders) if args.xz else ""
-        named = [Path(n).name in text or jsonio.uncompressed_name(Path(n).name) in text for n in names]
-        for name, old, new in pool.map(rewrite, names, [args.zopfli] * len(names), [args.xz] * len(names), named):
+        for name, old, new, base in each(to_delta, runs, jobs=args.jobs):
             before, after = before + old, after + new
             if new < old:
-                print(f"{name}: {old} -> {new} bytes", flush=True)
+                print(f"{name}: {old} -> {new} bytes (a delta of {base})", flush=True)
+        print(f"{len(runs)} runs: {before} -> {after} bytes ({(before - after) / 2**20:.2f} MiB saved)")
+        return 0
+    text = named_outside(args.folders) if args.xz else ""
+    named = [Path(n).name in text or jsonio.uncompressed_name(Path(n).name) in text for n in names]
+    for name, old, new in each(rewrite, names, [args.zopfli] * len(names), [args.xz] * len(names), named,
+                               jobs=args.jobs):
+        before, after = before + old, after + new
+        if new < old:
+            print(f"{name}: {old} -> {new} bytes", flush=True)
     print(f"{len(names)} files: {before} -> {after} bytes ({(before - after) / 2**20:.2f} MiB saved)")
     return 0
 

@@ -23,6 +23,7 @@ file lock, written atomically).
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -37,6 +38,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from ..verdictwords import Gate
 from ..errors import GpuPerfError
+from ..schemas import results_doc
 from ..schemas.results_doc import ResultsDocument
 from ..util import jsonio, memo
 from ..util.atomic import atomic_write_json
@@ -314,9 +316,15 @@ def machine_values(paths: Sequence[Path], key: str | None = None) -> dict[str, f
 
 
 def card_uuid(path: Path) -> str:
-    """The UUID of the card a results document was measured on ('' where it names none: a CPU device)."""
-    card = ResultsDocument.load(path).card
-    return str(card.get("uuid") or "") if isinstance(card, Mapping) else ""
+    """The UUID of the card the results document ``path`` was measured on (:func:`.results_doc.card_uuid`), read
+    once per file while it is unchanged: every plant of a call asks it of the same A/A runs."""
+    st = path.stat()
+    return _card_uuid(str(path), st.st_mtime_ns, st.st_size)
+
+
+@functools.lru_cache(maxsize=256)
+def _card_uuid(path: str, mtime_ns: int, size: int) -> str:
+    return results_doc.card_uuid(ResultsDocument.load(path).card)
 
 
 def same_card(paths: Sequence[Path], unplanted: Path) -> list[Path]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Mapping
 
 from ..errors import GpuPerfError
 from ..util import jsonio
@@ -32,6 +32,12 @@ def relative_delta(measured: Any, expected: Any) -> float | None:
                for x in (measured, expected)):
         return None
     return (float(measured) - float(expected)) / abs(float(expected)) if expected else None
+
+
+def card_uuid(card: Any) -> str:
+    """The UUID a results document's ``card`` section names: the same board across runs and folders ('' where it
+    names none: a CPU device, or a run that recorded no card)."""
+    return str(card.get("uuid") or "") if isinstance(card, Mapping) else ""
 
 
 class ResultsDocumentError(GpuPerfError, ValueError):

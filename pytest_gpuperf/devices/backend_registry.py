@@ -55,6 +55,9 @@ class Backend:
     #: what builds of this backend run inside so their compiler's output stays in the build log instead of
     #: reaching the user as warnings (also builds made by a library, Kernel Tuner's); nothing to do by default
     build_output_kept: Callable[[], ContextManager[None]] = contextlib.nullcontext
+    #: what a library's runs on this backend (Kernel Tuner's) run inside so a defect of the driver binding
+    #: that library reads does not fail them; nothing to mend by default
+    library_calls_mended: Callable[[], ContextManager[None]] = contextlib.nullcontext
 
 
 _REGISTERED: dict[str, Backend] = {}

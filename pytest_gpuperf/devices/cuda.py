@@ -8,9 +8,10 @@ the static PTX model parses the PTX.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -505,8 +506,40 @@ class CudaDevice(Device):
             raise KernelLaunchError(message + "; later tests on this device are skipped.") from exc
 
 
+UUID_BYTES = 16
+
+
+def whole_uuid(props: dict[str, Any]) -> dict[str, Any]:
+    """``props`` (CuPy's ``getDeviceProperties``) with its ``uuid`` 16 bytes long. CuPy reads the card's
+    16-byte UUID as a C string, so it ends at the UUID's first zero byte: on a card whose UUID holds one,
+    Kernel Tuner's CuPy backend (which builds ``uuid.UUID`` from it) fails before it tunes anything. The
+    bytes after the cut are unknown there, so they read zero; Kernel Tuner only records the UUID."""
+    raw = props.get("uuid")
+    if not isinstance(raw, (bytes, bytearray)) or len(raw) >= UUID_BYTES:
+        return props
+    return {**props, "uuid": bytes(raw).ljust(UUID_BYTES, b"\0")}
+
+
+@contextlib.contextmanager
+def uuid_read_whole() -> Iterator[None]:
+    """Inside, CuPy's ``runtime.getDeviceProperties`` answers with :func:`whole_uuid`'s properties (for
+    Kernel Tuner's CuPy backend); outside, CuPy's own function again."""
+    _load()
+    api = runtime
+    if api is None:  # no CuPy: nothing a library could read through it
+        yield
+        return
+    own = api.getDeviceProperties
+    api.getDeviceProperties = lambda device: whole_uuid(own(device))
+    try:
+        yield
+    finally:
+        api.getDeviceProperties = own
+
+
 BACKEND = register(Backend(
     name="cuda", label="CUDA", dialect=CUDA, list_devices=list_devices, open=CudaDevice,
     timer_resolution_s=0.5e-6,  # cudaEventElapsedTime's documented resolution (about 0.5 µs)
     has_sass=True, has_ncu=True, gpus_only=True, l2_bytes_reliable=True, work_item_caps=(1024, 1024),
+    library_calls_mended=uuid_read_whole,
 ))

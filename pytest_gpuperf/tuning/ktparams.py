@@ -300,7 +300,8 @@ def tune(device: Device, source: str, kernel: str, args: Sequence[Any], problem_
     said = io.StringIO()
 
     def run() -> tuple[list[dict[str, Any]], dict[str, Any]]:
-        with contextlib.redirect_stdout(said), backend(device.info.backend).build_output_kept():  # output: in logs
+        driver = backend(device.info.backend)
+        with contextlib.redirect_stdout(said), driver.build_output_kept(), driver.library_calls_mended():  # output: in logs
             return tune_kernel(kernel, text, tuple(int(p) for p in problem_size), list(args), params,
                                restrictions=given or None, answer=list(answer) if answer is not None else None,
                                verify=verify, atol=atol, strategy=strategy, strategy_options=dict(strategy_options or {}),

@@ -38,7 +38,9 @@ def _table():
 
 
 def test_the_rows_declared_informational_are_the_derived_ones_that_cannot_gate():
-    assert len(DECLARED) >= 5, DECLARED
+    # four rows: the refinement's speedups are judged entry by entry since a third H100 machine's runs narrowed their
+    # spread between machines under the threshold below (scripts/derived_bands.py makes each informational or gated)
+    assert len(DECLARED) >= 4, DECLARED
     threshold = derived_spread.sigma_to_gate()
     assert 0.03 < threshold < 0.04  # 25 % from ten runs: 7.3 σ
     for pattern in DECLARED:

@@ -86,11 +86,6 @@ AGREEMENT_INFO = Noise("informational", "the share of unseen kernels' runs voted
                        "9.5 %, 12 %) " + SPREAD_RULE)
 RMSE_INFO = Noise("informational", "the L(gm) fit's residual moves by 10 % (H200) and 11 % (H100) of itself between "
                   "unchanged runs (σ/|mean|) " + SPREAD_RULE)
-REFINE_INFO = Noise("informational", "a refinement's speedup moves by 4.0 % (H200) and 4.9 % (H100) of itself between "
-                    "unchanged runs, the median entry's σ/|mean| (widest 6.9 %, 12 %; on the host-independent "
-                    "matrices 3.6 % over ten H100 runs on two boards), the launch queue's hold "
-                    "(REFINE_HOLD_WHY) " + SPREAD_RULE)
-
 #: the units of timings (a class row of them catches every timing no earlier row names)
 TIMING_UNITS = ("us", "ns", "ms", "s", "cycles", "GB/s", "1/s", "ops/clk/SM", "x", "ns/kthread", "MHz", "W", "J", "J/op")
 
@@ -486,7 +481,7 @@ FAMILIES: tuple[Family, ...] = (
                why=CPU_DETERMINISTIC_WHY),
         Family("precision.vprec.*.min_mantissa_bits", "bits", "lower", cpu=CPU_DETERMINISTIC, noise=SOLVER,
                why=CPU_DETERMINISTIC_WHY),
-        Family("precision.refine.*.speedup", "ratio", "higher", gpu={"rel": 0.3}, gpu_only=True, noise=REFINE_INFO,
+        Family("precision.refine.*.speedup", "ratio", "higher", gpu={"rel": 0.3}, gpu_only=True,
                why=REFINE_HOLD_WHY, cause=REFINE_HOLD_WHY),
     ),
     # ---- tuning: a tuner's pick and cost are decided by timings -------------------------------------

@@ -35,8 +35,9 @@ from pytest_gpuperf.studies.sampled import dao_ml, svr  # noqa: E402
 from pytest_gpuperf.util import jsonio  # noqa: E402
 
 #: the saved runs whose counter-model dataset is refitted, in the docs' order
-RUNS = ("nvidia-h200/apps4-1-cuda.json.xz", "nvidia-h200/study-0a965f8/dm1-cuda.json.xz",
-        "nvidia-h100-80gb-hbm3/study-0a965f8/dm1-cuda.json.xz", "nvidia-h100-80gb-hbm3/study-0a965f8/dm2-cuda.json.xz")
+RUNS = ("nvidia-h200/apps4-1-cuda.json.xz", "nvidia-h100-80gb-hbm3/apps4-1-cuda.json.xz",
+        "nvidia-h200/study-0a965f8/dm1-cuda.json.xz", "nvidia-h100-80gb-hbm3/study-0a965f8/dm1-cuda.json.xz",
+        "nvidia-h100-80gb-hbm3/study-0a965f8/dm2-cuda.json.xz")
 OUT = ROOT / "results" / "offline" / "dao-ml-offline.json"
 #: training kernels per left-out kernel on the learning curve (every other kernel is the last point), and draws
 CURVE_KERNELS = (10, 20, 30)

@@ -147,9 +147,10 @@ def build_data(runs: Iterable[RunRecord], detection: Detection, max_plots: int =
             xs = [i for i in range(first, last_i + 1) if i in pts or (test and test in ran[i])]
             ids: list[str] = []
             seg = []
+            ident_of = {i: identity_key(p.identity) for i, p in pts.items()}  # once per point: used twice below
             for i in xs:
                 if i in pts:
-                    ident = identity_key(pts[i].identity)
+                    ident = ident_of[i]
                     if ident not in ids:
                         ids.append(ident)
                     seg.append(ids.index(ident))
@@ -165,8 +166,7 @@ def build_data(runs: Iterable[RunRecord], detection: Detection, max_plots: int =
                 step_docs.append(_step_json(st, index_of, prev))
             id_changes = []
             for a, b in zip([i for i in xs if i in pts], [i for i in xs if i in pts][1:]):
-                ia, ib = identity_key(pts[a].identity), identity_key(pts[b].identity)
-                if ia != ib:
+                if ident_of[a] != ident_of[b]:
                     id_changes.append({"i": b, "p": a, "what": identity_difference(pts[a].identity, pts[b].identity)})
             kernel_changes = [{"i": index_of[c.run], "p": index_of.get(c.previous_run), "what": c.what()}
                               for c in kernels_by.get((dev, name), []) if c.run in index_of]

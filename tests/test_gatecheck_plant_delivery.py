@@ -183,3 +183,22 @@ def test_a_calibration_run_is_pooled_with_the_a_a_runs_of_the_same_card(cl_devic
     pooled = families.calibrate([plant], entries, gc.machine_values([calib, *gc.same_card(aa, calib)]))[0]
     assert pooled.machine == 1e6 and alone.machine == 0.99e6  # the median of the card's three unplanted runs
     assert float(pooled.arg) == 0.05 and float(alone.arg) > 0.05
+
+
+def test_an_a_a_run_that_failed_a_test_says_which_though_nothing_regressed_or_went_missing():
+    """An A/A run can exit 1 with every metric judged clean: a test failed (a library's error, say). The entry keeps the
+    failed tests from the run's results and the verdict names them, so the cause is not hidden behind ``regressed []``."""
+    tests = [{"test": "suites/test_memory.py::test_copy_bandwidth[1GiB]", "duration_s": 4.2, "outcome": "passed"},
+             {"test": "suites/test_workgroup_tuning.py::test_tile_and_work_group_through_kernel_tuner",
+              "duration_s": 0.3, "outcome": "failed"},
+             {"test": "suites/test_power.py::test_energy_pareto[reduce]", "duration_s": 0.0, "outcome": "skipped"}]
+    assert gc.failed_tests(tests) == ["suites/test_workgroup_tuning.py::test_tile_and_work_group_through_kernel_tuner"]
+    entry = {"run": 1, "metrics": 2019, "regressed": [], "missing": [], "exit": 1,
+             "failed_tests": gc.failed_tests(tests)}
+    passed, problems = gc.verdict({"aa": [entry], "planted": []})
+    assert not passed
+    assert problems == ["A/A run 1: exit 1, regressed [], missing [], failed tests "
+                        "['suites/test_workgroup_tuning.py::test_tile_and_work_group_through_kernel_tuner']"]
+    # a file written before A/A entries kept their failed tests still reads
+    del entry["failed_tests"]
+    assert gc.verdict({"aa": [entry], "planted": []})[1] == ["A/A run 1: exit 1, regressed [], missing []"]

@@ -245,6 +245,19 @@ def cache_state() -> str:
         return "unknown"
 
 
+def failed_tests(tests: list[dict[str, Any]]) -> list[str]:
+    """The ids of a run's tests that failed or errored (its results' ``tests``): an A/A run may exit 1 with no
+    metric regressed or missing, and then these say why."""
+    return [str(t.get("test")) for t in tests if str(t.get("outcome")) in ("failed", "error")]
+
+
+def _aa_line(entry: dict[str, Any]) -> str:
+    """How an A/A run ended, for the progress line and the verdict: exit, regressed, missing, failed tests."""
+    failed = entry.get("failed_tests") or []
+    return (f"exit {entry['exit']}, regressed {[r['metric'] for r in entry['regressed']]}, missing {entry['missing']}"
+            + (f", failed tests {failed}" if failed else ""))
+
+
 def summarize_aa(k: int, outcome: RunOutcome, fresh: bool, cache: str | None = None) -> dict[str, Any]:
     """One A/A entry: how many metrics, which regressed (with their lines), which were incomparable; ``cache``:
     :func:`cache_state` as the run started."""
@@ -256,6 +269,7 @@ def summarize_aa(k: int, outcome: RunOutcome, fresh: bool, cache: str | None = N
     for m in metrics:
         verdicts[m.verdict] = verdicts.get(m.verdict, 0) + 1
     return {"run": k, "metrics": len(metrics), "regressed": regressed, "missing": doc.get("missing", []),
+            "failed_tests": failed_tests(doc.get("tests") or []),
             "incomparable": [m.name for m in metrics if m.verdict == Gate.INCOMPARABLE],
             "verdicts": verdicts, "exit": outcome.exit, "wall_s": round(outcome.wall_s, 1), "fresh_machine": fresh,
             **({"cache": cache} if cache is not None else {}),
@@ -651,8 +665,7 @@ def gatecheck(*, device: str, out: Path, aa: int | None, plant_list: Sequence[Pl
         device_doc = o.document().get("device", device_doc)
         runs.append(entry)
         save()
-        echo(f"A/A run {n}: {entry['metrics']} metrics, exit {o.exit}, regressed "
-             f"{[r['metric'] for r in entry['regressed']]}, missing {entry['missing']}, {o.wall_s:.0f} s"
+        echo(f"A/A run {n}: {entry['metrics']} metrics, {_aa_line(entry)}, {o.wall_s:.0f} s"
              + (" with an empty cache" if cache == "empty" else "")
              + (f", {len(entry['incomparable'])} incomparable (not judged)" if entry["incomparable"] else ""))
         if not entry["metrics"]:  # what a user needs to mend it, from the run's log (named, with its path)
@@ -722,8 +735,7 @@ def verdict(doc: dict[str, Any]) -> tuple[bool, list[str]]:
     problems = []
     for r in doc["aa"]:
         if r["regressed"] or r["missing"] or r["exit"] != 0:
-            problems.append(f"A/A run {r['run']}: exit {r['exit']}, regressed "
-                            f"{[x['metric'] for x in r['regressed']]}, missing {r['missing']}")
+            problems.append(f"A/A run {r['run']}: {_aa_line(r)}")
     for p in doc["planted"]:
         if p["detected"] < p["tries"]:
             line = f"plant {p['kind']}={p['arg']} on {p['metric']}: caught {p['detected']} of {p['tries']}"

@@ -340,6 +340,36 @@ def test_tuner_plant_makes_the_thesis_tuner_pick_a_slower_configuration(cl_devic
     slower = [x for x in t.values() if x > 1.5 * t[honest.best]]
     assert t[planted.best] == (min(slower) if slower else max(t.values())), (t, planted.best, honest.best)
     assert planted.ledger.visited == honest.ledger.visited  # the plant adds no evaluation
+    # where the pick landed among the space's steps: its slowdown, and the slowest configuration below it
+    gap = ctx.planted
+    assert gap["pick"] == planted.best.label()
+    assert gap["pick_slowdown"] == pytest.approx(t[planted.best] / t[honest.best] - 1, abs=1e-5)
+    below = [x / t[honest.best] - 1 for c, x in t.items()
+             if c not in (honest.best, planted.best) and t[honest.best] <= x < t[planted.best]]
+    assert gap["next_below"] == pytest.approx(max(below, default=0.0), abs=1e-5)
+    assert gap["next_below"] < gap["pick_slowdown"]
+
+
+def test_a_tuner_plant_beyond_its_claim_names_the_gap_in_the_space():
+    """The H100 check at a7f9144: the space of the reduce kernel has no configuration between 2.1 % and 10 % over the
+    thesis tuner's pick, so its plant moved the quality 9.0 % against a 4.56 % claim. The detection summary keeps the
+    move beyond the claim and, beside it, the space's steps around the planted pick, summed over appended calls."""
+    gap = {"pick": "64", "pick_slowdown": 0.09964, "next_below": 0.02087}
+    tuner = {"kind": "tuner", "arg": "0.0545", "metric": "tuning.reduce.dao.quality", "size": 0.0456, "tries": 3,
+             "detected": 3, "verdicts": [Gate.REGRESSED] * 3, "realized": [0.09, 0.09, 0.09], "gaps": [gap] * 3,
+             "commit": "c"}
+    old = {**tuner, "tries": 1, "detected": 1, "verdicts": [Gate.REGRESSED], "realized": [0.09], "gaps": [gap]}
+    new = {**tuner, "tries": 2, "detected": 2, "verdicts": [Gate.REGRESSED] * 2, "realized": [0.09, 0.09]}
+    new.pop("gaps")  # a later call whose results carried no gap keeps the earlier tries'
+    (summed,) = gc._summed([old], "c", [new], "c")
+    assert summed["gaps"] == [gap, None, None] and summed["tries"] == 3
+    doc = {"commit": "c", "aa": [], "planted": [tuner]}
+    (row,) = gc.detection(doc)["families"]["tuner"]["metrics"]
+    assert row["beyond_claim"] == 0.09 and row["gap"] == gap
+    assert gc.verdict(doc)[0]  # caught every try: a move beyond the claim is reported, not a failure
+    no_gap = {**tuner, "gaps": None}
+    (row,) = gc.detection({**doc, "planted": [no_gap]})["families"]["tuner"]["metrics"]
+    assert "gap" not in row
 
 
 def test_model_plant_runs_more_groups_than_it_credits(cl_device):

@@ -330,6 +330,11 @@ def cmd_gatecheck(args: argparse.Namespace) -> int:
                 print(f"  {m['metric']}: caught, but its tries moved it {m['beyond_claim']:.1%}, over "
                       f"{gc.OVERSHOOT:g} × the {m['size']:.2%} claimed: that shows the gate catching "
                       f"{m['beyond_claim']:.1%}, not its claim (the plant moved it further than it was sized to)")
+                gap = m.get("gap")
+                if gap:
+                    print(f"    the space allows no pick nearer the claim: the plant picked {gap['pick']}, "
+                          f"{gap['pick_slowdown']:.1%} slower than the honest pick in the tuner's timings, and the "
+                          f"slowest configuration below it is {gap['next_below']:.1%} slower")
     for c in doc.get("curves", []):
         print(f"  curve {c['metric']} at {c['size']:g}: caught {c['detected']} of {c['tries']}")
     for n in doc.get("not_planted", []):

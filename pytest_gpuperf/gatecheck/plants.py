@@ -27,7 +27,8 @@ inputs, a metric is not recorded. The kinds and their meaning:
 * ``power=F``   — the power suite's FMA load launches (1 + F) × the work-items its energy per flop is
   credited with (joules per flop rise by F; GPUs with a power sensor only).
 * ``tuner=F``   — the thesis tuner picks the fastest timed configuration over 1 + F slower than its honest
-  pick (in the race: of the whole space, which the exhaustive search timed), so its quality falls by F or more.
+  pick (in the race: of the whole space, which the exhaustive search timed), so its quality falls by F or more
+  (by one of the space's steps: the target's ``info["planted_pick"]`` says which).
 * ``model=F``   — the second sample of Dao's sampled model runs (1 + F) × the extra work-groups over the
   first that the model credits it with (the extrapolated slope, so the prediction, grows by F).
 * ``ulp=FN``    — the math kernel of function FN (e.g. ``sin``) returns the next float above its result

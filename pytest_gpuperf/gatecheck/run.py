@@ -309,6 +309,16 @@ def realized(plant: Plant, outcome: RunOutcome) -> float | None:
     return round(-float(delta) if base.get("better") == "higher" else float(delta), 5)
 
 
+def pick_gap(plant: Plant, outcome: RunOutcome) -> dict[str, Any] | None:
+    """Where a ``tuner`` plant's pick landed in the tuner's space (the target's ``info["planted_pick"]``: its
+    slowdown over the honest pick, and the largest of a configuration below it), or None for other plants."""
+    if plant.kind != "tuner":
+        return None
+    m = outcome.document().metric(plant.metric)
+    gap = ((None if m is None else m.info) or {}).get("planted_pick")
+    return dict(gap) if isinstance(gap, Mapping) else None
+
+
 def machine_values(paths: Sequence[Path], key: str | None = None) -> dict[str, float]:
     """The median value per metric over unplanted results documents of this machine (A/A runs, or files named
     by ``--calibrate-from``): what the machine reads where the plants are calibrated from. A run that read a
@@ -407,9 +417,10 @@ def _summed(old: list[dict[str, Any]], old_commit: Any, new: list[dict[str, Any]
             if "calibration" in q or "calibration" in p:
                 q["calibration"] = (q.get("calibration") or [None] * (q["tries"] - p["tries"])) + \
                     (p.get("calibration") or [None] * p["tries"])
-            if "realized" in q or "realized" in p:
-                q["realized"] = (q.get("realized") or [None] * (q["tries"] - p["tries"])) + \
-                    (p.get("realized") or [None] * p["tries"])
+            for per_try in ("realized", "gaps"):
+                if per_try in q or per_try in p:
+                    q[per_try] = (q.get(per_try) or [None] * (q["tries"] - p["tries"])) + \
+                        (p.get(per_try) or [None] * p["tries"])
         else:
             planted[key] = dict(p)
     return list(planted.values())
@@ -452,6 +463,9 @@ def detection(doc: dict[str, Any]) -> dict[str, Any]:
         over = beyond_claim(p)
         if over is not None:
             row["beyond_claim"] = round(over, 5)  # caught at this move: the claim itself is not shown
+            gap = next((g for g in p.get("gaps") or [] if g), None)
+            if gap is not None:  # a pick's plant: the space's steps around the claim
+                row["gap"] = gap
         f["metrics"].append(row)
     for f in families.values():
         f["rate"] = round(f["detected"] / f["tries"], 3) if f["tries"] else None
@@ -527,6 +541,7 @@ def _tries(p: Plant, tries: int, prev: int, device: str, baseline_dir: str | Non
     planted: list[float | None] = []
     calibration: list[dict[str, Any] | None] = []
     moved: list[float | None] = []
+    gaps: list[dict[str, Any] | None] = []
     hits = 0
     tags: list[str] = []
     device_doc: dict[str, Any] = {}
@@ -565,6 +580,7 @@ def _tries(p: Plant, tries: int, prev: int, device: str, baseline_dir: str | Non
         hits += hit
         verdicts.append(verdict)
         moved.append(None if p.kind == "missing" else realized(p, o))
+        gaps.append(pick_gap(p, o))
         shift = "" if moved[-1] is None else f", moved {moved[-1]:+.2%}"
         echo(f"plant {q.kind}={q.arg} try {t}: {p.metric} → {verdict}{shift} (exit {o.exit}, {o.wall_s:.0f} s)")
     entry = {"kind": p.kind, "arg": p.arg, "metric": p.metric, "size": p.size, "tries": tries, "detected": hits,
@@ -576,6 +592,8 @@ def _tries(p: Plant, tries: int, prev: int, device: str, baseline_dir: str | Non
         entry["calibration"] = calibration
     if any(v is not None for v in moved):
         entry["realized"] = moved
+    if any(g is not None for g in gaps):
+        entry["gaps"] = gaps
     return entry, device_doc
 
 

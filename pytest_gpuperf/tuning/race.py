@@ -174,6 +174,8 @@ def _strategy_records(race: Race, name: str, runs: list[Outcome]) -> list[dict[s
         info["kernel_tuner_errors"] = race.errors  # strategies of Kernel Tuner that raised
     if name == "dao" and race.ctx.plant > 0:
         info["planted_slowdown"] = race.ctx.plant
+        if race.ctx.planted is not None:
+            info["planted_pick"] = race.ctx.planted
     out = [{"name": f"{prefix}.quality", "value": s.quality, "unit": "ratio", "better": "lower", "info": info}]
     if name != REFERENCE:
         out += [{"name": f"{prefix}.cost", "value": s.cost, "unit": "ratio", "better": "lower"},

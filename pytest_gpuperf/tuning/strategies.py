@@ -24,7 +24,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
@@ -75,6 +75,8 @@ class Context:
         self._res: dict[Config, Any] = {}
         #: the gate check's ``tuner`` plant (:func:`planted_pick`; 0: none)
         self.plant: float = 0.0
+        #: what the plant picked and the sizes the space allows around its claim (:func:`planted_pick`)
+        self.planted: dict[str, Any] | None = None
 
     @functools.cached_property
     def accesses(self) -> tuple[list[coalescing.Access], list[str]]:
@@ -170,7 +172,20 @@ def planted_pick(ctx: Context, best: Config) -> Config:
         return best
     t = {c: p.time_s for c, p in ctx.ev.points.items()}
     slower = [c for c in t if t[c] > (1.0 + ctx.plant) * t[best]]
-    return min(slower, key=lambda c: (t[c], c)) if slower else max(t, key=lambda c: (t[c], c))
+    pick = min(slower, key=lambda c: (t[c], c)) if slower else max(t, key=lambda c: (t[c], c))
+    ctx.planted = planted_gap(t, best, pick)
+    return pick
+
+
+def planted_gap(times: Mapping[Config, float], best: Config, pick: Config) -> dict[str, Any]:
+    """Where a planted pick lands among the space's timed configurations: its slowdown over the honest pick and
+    the largest slowdown of a configuration between the two (0 where none). A pick can be worse only by one of the
+    space's steps: where none lies between 1 + claim and the planted pick's slowdown, no plant of a pick lands
+    nearer the claim, and the gate check says so beside the move it caught."""
+    ratio = {c: times[c] / times[best] - 1.0 for c in times}
+    below = [r for c, r in ratio.items() if c not in (best, pick) and 0.0 <= r < ratio[pick]]
+    return {"pick": pick.label(), "pick_slowdown": round(ratio[pick], 5),
+            "next_below": round(max(below, default=0.0), 5)}
 
 
 def dao(ctx: Context) -> Outcome:

@@ -311,7 +311,8 @@ def realized(plant: Plant, outcome: RunOutcome) -> float | None:
 
 def pick_gap(plant: Plant, outcome: RunOutcome) -> dict[str, Any] | None:
     """Where a ``tuner`` plant's pick landed in the tuner's space (the target's ``info["planted_pick"]``: its
-    slowdown over the honest pick, and the largest of a configuration below it), or None for other plants."""
+    slowdown over the honest pick, and the largest slowdown of a configuration between the two), or None for other
+    plants."""
     if plant.kind != "tuner":
         return None
     m = outcome.document().metric(plant.metric)

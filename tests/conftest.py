@@ -100,3 +100,13 @@ def shared_committed_history(tmp_path_factory: pytest.TempPathFactory) -> None:
     from once_support import shared_root
 
     history_support.SHARED_ROOT = shared_root(tmp_path_factory)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Every object left at the session's end moved out of the collector's reach (``gc.freeze``): pytest's
+    clean-up then runs five full collections for unraisable exceptions, each of which walked every saved run
+    and history a worker had cached (seconds apiece); the tests' garbage was collected as they ran."""
+    import gc
+
+    gc.freeze()

@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # The project's tests, as CI runs them (README: "the tests"): first every test that may share the host, side by
-# side on GPUPERF_TEST_WORKERS processes (pytest-xdist, default 3, one more than CI's two cores: a part of the tests'
-# time is spent waiting on the processes they start, Slurm jobs, servers, a browser; a module marked xdist_group runs on one worker,
+# side on GPUPERF_TEST_WORKERS processes (pytest-xdist, default 2; a module marked xdist_group runs on one worker,
 # so no worker waits on another's shared set-up); then, one at a time, the tests that judge
 # PoCL timings (marked quiet_host: planted slowdowns, gate checks, the shipped suites on device 0), which
 # another test beside them would make read 'contended'. Beside the first call, the docs' generated tables are
@@ -25,7 +24,7 @@ docs_log=$(mktemp "${TMPDIR:-/tmp}/gpuperf-docs-check.XXXXXX")
 python3 -m tools.evidence check >"$docs_log" 2>&1 &
 docs_pid=$!
 # the workers hold every core: joblib's seeded fits (n_jobs=-1) run in the worker, not in a process pool per worker
-JOBLIB_MULTIPROCESSING=0 python3 -m pytest -n "${GPUPERF_TEST_WORKERS:-3}" --dist loadgroup -m "not quiet_host" "${common[@]}" tests/ "$@"
+JOBLIB_MULTIPROCESSING=0 python3 -m pytest -n "${GPUPERF_TEST_WORKERS:-2}" --dist loadgroup -m "not quiet_host" "${common[@]}" tests/ "$@"
 first=$?
 wait "$docs_pid"
 docs=$?

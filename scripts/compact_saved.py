@@ -40,17 +40,20 @@ folder of unrelated suites, from the run with the most metrics of its own set (`
 smaller and reads back as the same document; every reader gets the whole document back
 (:func:`pytest_gpuperf.util.jsonio.read_bytes`), and the other modes leave a delta as it is.
 
-``--delta --anchor`` on a device's folder stores instead each of its gate checks' first runs
-(``gatecheck*/aa-1.json.xz``) as its difference from the device's anchor (``../gatecheck-<commit>/aa-1.json.xz``):
-the whole gate-check first run with the most metrics (the first by name among equals; a short early run would save
-a tenth of what a full one does), where that is smaller and reads back as the same document. The anchor stays whole,
-as does an earlier anchor that deltas name; a folder's later runs stay the differences from its first run, now read through two deltas,
-the most a reader follows: a run whose deltas are themselves the bases of others stays as it is.
+``--delta --anchor`` on a device's folder stores instead each whole run of its folders (a gate check's
+``aa-1.json.xz``, a baseline's or a study's first run) as its difference from the device's anchor
+(``../gatecheck-<commit>/aa-1.json.xz``): the whole gate-check first run with the most metrics (the first by name among
+equals; a short early run would save a tenth of what a full one does), where that is smaller and reads back as the
+same document. The anchor stays whole. An earlier anchor that other folders' runs name is freed where that saves
+bytes: those runs are stored against the anchor instead, then it is stored against the anchor like any whole run.
+A folder's later runs stay the differences from its first run, now read through two deltas, the most a reader
+follows: a run whose deltas are themselves the bases of others stays as it is.
 """
 
 from __future__ import annotations
 
 import argparse
+from collections import Counter
 import functools
 import json
 import os
@@ -145,13 +148,16 @@ DELTA_BASE = "aa-1.json.xz"
 def delta_base(folder: Path) -> Path | None:
     """The run a folder's other runs are stored against: its first A/A run (:data:`DELTA_BASE`), else, in a folder
     of one set of runs below a device's (a baseline's, a study's), its whole saved results document with the most
-    metrics (the first by name among equals: a plant's few metrics make a poor base for a full run); None where it
-    has none. A device's own folder holds runs of unrelated suites, which users copy out one
+    metrics (the first by name among equals: a plant's few metrics make a poor base for a full run), or the run
+    its deltas are already stored against; None where it has none. A device's own folder holds runs of unrelated suites, which users copy out one
     by one: they stay whole."""
     if (folder / DELTA_BASE).exists():
         return folder / DELTA_BASE
     if folder.parent.parent == ROOT:
         return None
+    named = Counter(b for d, b in stored_against(folder.parent).items() if d.parent == folder == b.parent)
+    if named:  # of the runs its deltas are stored against, the fullest: itself perhaps a delta of the anchor since
+        return max(sorted(named), key=lambda b: len(jsonio.read_json(b).get("metrics") or ()))
     return _fullest(sorted(folder.glob("*.json" + jsonio.XZ)))
 
 
@@ -261,6 +267,56 @@ def first_runs(device: Path, names: list[str]) -> list[Path]:
                   and p.parent.parent == device)
 
 
+def folder_runs(device: Path, names: list[str]) -> list[Path]:
+    """The saved runs (``*.json.xz``) directly in the folders of the device's folder ``device`` among the tracked
+    ``names``, by name: what ``--anchor`` may store against the anchor (those stored as deltas stay as they are)."""
+    paths = (ROOT / n for n in names)
+    return sorted(p for p in paths if p.name.endswith(".json" + jsonio.XZ) and p.parent.parent == device)
+
+
+def delta_bytes(path: Path, base_path: Path, ref: str) -> bytes | None:
+    """The saved run ``path`` (read whole, through the deltas it is stored as) as its difference from
+    ``base_path``, named ``ref``, xz-compressed; None where it does not read back as the same document."""
+    doc, base = results_document(jsonio.read_bytes(path)), results_document(jsonio.read_bytes(base_path))
+    if doc is None or base is None:
+        return None
+    text = json.dumps(saved_delta.encode(base, doc, ref), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    if canonical(saved_delta.decode(json.loads(text), base, shown(path))) != canonical(doc):
+        return None
+    return jsonio.xz_bytes(text)
+
+
+def free_earlier(device: Path, top: Path) -> list[tuple[str, int, int, str]]:
+    """Free each earlier anchor of ``device`` (a whole run that runs of other folders name, not ``top``): store those
+    runs against ``top`` instead, where that and storing the earlier anchor itself against ``top`` (its later runs
+    being no one's bases) take fewer bytes than before; (name, bytes before, bytes after, base) of each run
+    rewritten."""
+    named = stored_against(device)
+    ref = f"../{top.parent.name}/{top.name}"
+    done = []
+    for earlier in sorted({b for d, b in named.items() if b.parent != d.parent and b != top}):
+        if jsonio.base_of(earlier) is not None or \
+                any(d in named.values() for d, b in named.items() if b == earlier and d.parent == earlier.parent):
+            continue
+        others = sorted(d for d, b in named.items() if b == earlier and d.parent != earlier.parent)
+        if any(d in named.values() and any(b2 == d and d2.parent != d.parent for d2, b2 in named.items())
+               for d in others):
+            continue
+        new = {d: delta_bytes(d, top, ref) for d in others}
+        new[earlier] = delta_bytes(earlier, top, ref)
+        if any(v is None for v in new.values()):
+            continue
+        old = {p: p.stat().st_size for p in new}
+        if sum(len(v) for v in new.values()) >= sum(old.values()):
+            continue
+        for p in [*others, earlier]:  # its dependents first: no run is ever left naming a delta of a delta
+            tmp = p.with_name(p.name + ".recode.tmp")
+            tmp.write_bytes(new[p])
+            os.replace(tmp, p)
+            done.append((shown(p), old[p], len(new[p]), ref))
+    return done
+
+
 def anchor(runs: list[Path]) -> Path | None:
     """Of a device's gate checks' first runs ``runs``, the one the others are stored against (``--anchor``): the
     whole one with the most metrics, the first by name among equals; None where none is whole."""
@@ -268,15 +324,16 @@ def anchor(runs: list[Path]) -> Path | None:
 
 
 def to_anchor(path: Path, anchor_path: Path, named: dict[Path, Path]) -> tuple[str, int, int, str]:
-    """Store the gate check's first run ``path`` as its difference from the device's anchor (:func:`anchor`,
-    ``../<its folder>/aa-1.json.xz``) where it and the anchor are whole, no chain would grow past
+    """Store the whole run ``path`` of one of the device's folders (a gate check's first run, a baseline's or a
+    study's) as its difference from the device's anchor (:func:`anchor`, ``../<its folder>/aa-1.json.xz``) where it
+    is its folder's base (:func:`delta_base`) or no run's base, it and the anchor are whole, no chain would grow past
     :data:`~pytest_gpuperf.util.saved_delta.MAX_DEPTH` (the deltas stored against it are no one's base), and
     :func:`store_against` keeps it; ``named``: the device folder's :func:`stored_against`, read once for all its
     first runs (storing one first run changes no other's later runs); (name, bytes before, bytes after, the base as
     named)."""
     old = path.read_bytes()
     later = [d for d, b in named.items() if b == path]
-    if path == anchor_path or anchor_path.parent.parent != path.parent.parent or \
+    if (later and path != delta_base(path.parent)) or path == anchor_path or anchor_path.parent.parent != path.parent.parent or \
             jsonio.base_of(anchor_path) is not None or jsonio.base_of(path) is not None or \
             any(d in named.values() for d in later):
         return shown(path), len(old), len(old), ""
@@ -402,12 +459,15 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{folder}: no whole gate-check first run to anchor on", file=sys.stderr)
                 continue
             print(f"{folder}: anchored on {top.relative_to(device)}", flush=True)
+            for name, old, new, base in free_earlier(device, top):
+                before, after = before + old, after + new
+                print(f"{name}: {old} -> {new} bytes (a delta of {base}; an earlier anchor freed)", flush=True)
             store = functools.partial(to_anchor, anchor_path=top, named=stored_against(device))
-            for name, old, new, base in each(store, runs, jobs=args.jobs):
+            for name, old, new, base in each(store, folder_runs(device, names), jobs=args.jobs):
                 before, after = before + old, after + new
                 if new < old:
                     print(f"{name}: {old} -> {new} bytes (a delta of {base})", flush=True)
-        print(f"gate checks' first runs: {before} -> {after} bytes ({(before - after) / 2**20:.2f} MiB saved)")
+        print(f"the folders' whole runs: {before} -> {after} bytes ({(before - after) / 2**20:.2f} MiB saved)")
         return 0
     if args.delta:
         runs = [n for n in names if n.endswith(".json" + jsonio.XZ)]

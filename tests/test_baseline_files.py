@@ -21,7 +21,7 @@ from pytest_gpuperf.util import jsonio
 ROOT = Path(__file__).resolve().parents[1]
 REVIEWED = sorted((ROOT / "pytest_gpuperf" / "baselines" / "reviewed").glob("*.json"))
 #: the H100 baseline as it was committed in the older form (schema /1: provenance in every entry)
-V1_H100 = ROOT / "tests" / "data" / "baseline-v1-nvidia-h100-80gb-hbm3.json.gz"
+V1_H100 = ROOT / "tests" / "data" / "baseline-v1-nvidia-h100-80gb-hbm3.json.xz"
 H100_RUNS = sorted((ROOT / "results" / "nvidia-h100-80gb-hbm3").glob("default-[0-9]-cuda.json.xz"))
 
 

@@ -312,3 +312,37 @@ def test_the_anchor_is_the_fullest_whole_first_run(tmp_path):
     assert cs.anchor([full, named, other]) == full  # the fullest, the first by name among equals
     _write(full, saved_delta.encode(_gate_run(9, 0.1, "y"), _gate_run(9, 0.0, "x"), "../gatecheck-y/aa-1.json.xz"))
     assert cs.anchor([full, named, other]) == other  # a delta is never the anchor
+
+
+def test_anchor_frees_an_earlier_anchor_and_stores_a_study_s_base_against_the_anchor(tmp_path, monkeypatch):
+    """``--delta --anchor``: the runs another folder stores against an earlier anchor are stored against the anchor
+    instead, then the earlier anchor itself, and a study's base run (its later runs stored against it) too; every
+    chain stays two deltas deep at most, every run reads back as before, and the study's base stays its base."""
+    cs = _compact_saved()
+    monkeypatch.setattr(cs, "ROOT", tmp_path)
+    device = tmp_path / "results" / "dev"
+    docs: dict[Path, dict] = {}
+    top, old = _gate_run(61, 0.0, "a1"), _gate_run(60, 0.5, "o1")
+    docs[_write(device / "gatecheck-a" / "aa-1.json.xz", top)] = top
+    docs[_write(device / "gatecheck-old" / "aa-1.json.xz", old)] = old
+    first, second = _gate_run(60, 0.25, "c1"), _gate_run(60, 0.3, "c2")
+    docs[_write(device / "gatecheck-c" / "aa-1.json.xz",
+                saved_delta.encode(old, first, "../gatecheck-old/aa-1.json.xz"))] = first
+    docs[_write(device / "gatecheck-c" / "aa-2.json.xz", saved_delta.encode(first, second, "aa-1.json.xz"))] = second
+    s1, s2 = _gate_run(60, 0.6, "s1"), _gate_run(60, 0.7, "s2")
+    docs[_write(device / "study-x" / "s1-cuda.json.xz", s1)] = s1
+    docs[_write(device / "study-x" / "s2-cuda.json.xz", saved_delta.encode(s1, s2, "s1-cuda.json.xz"))] = s2
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", "-A")
+    _git(tmp_path, "commit", "-qm", "runs")
+
+    assert cs.main(["--delta", "--anchor", "results/dev"]) == 0
+    assert jsonio.base_of(device / "gatecheck-a" / "aa-1.json.xz") is None
+    for moved in ("gatecheck-c/aa-1.json.xz", "gatecheck-old/aa-1.json.xz", "study-x/s1-cuda.json.xz"):
+        assert json.loads(jsonio.read_stored(device / moved))["$delta"] == "../gatecheck-a/aa-1.json.xz", moved
+    assert cs.depth(device / "gatecheck-c" / "aa-2.json.xz") == cs.depth(device / "study-x" / "s2-cuda.json.xz") == 2
+    cs.delta_base.cache_clear()
+    assert cs.delta_base(device / "study-x") == device / "study-x" / "s1-cuda.json.xz"
+    for path, doc in docs.items():
+        assert json.dumps(jsonio.read_json(path)) == json.dumps(doc), path
+        assert cs.difference(str(path.relative_to(tmp_path)), "HEAD") is None, path

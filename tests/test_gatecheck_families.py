@@ -105,6 +105,12 @@ def test_family_plants_take_the_baseline_bands_and_say_what_they_leave_out():
     assert by_metric["launch.empty.device_us"].tests == ("suites/test_memory.py::test_launch_overhead[cuda:0]",)
     assert by_metric["power.fma_fp32.joules_per_op"].arg == "0.3"  # no entry: the GPU fallback
     assert by_metric["launch.graph.empty.device_us"].arg == "0.05"  # the graph's launches: no entry, GPU fallback
+    # planted in the order the families are named: the quick fixed plants first where a time limit may stop the rest
+    named, _ = families.family_plants(["ulp", "power", "launch", "missing"], False, entries, entry_band, spec="cuda:0",
+                                      compute_units=132)
+    assert [p.kind for p in named] == ["ulp", "power", "launch", "launch", "missing"]
+    everyone, _ = families.family_plants(None, False, entries, entry_band, spec="cuda:0", compute_units=132)
+    assert [p.kind for p in everyone][-2:] == ["ulp", "missing"]
     # the graph grid's name carries the device's SM count: planted only where the baseline names it
     assert [s["metric"] for s in skipped] == ["launch.graph.grid.132x256.device_us", "launch.overhead.intercept_us"]
     assert "132 compute units" in skipped[0]["why"] and "56.9×" in skipped[1]["why"]

@@ -409,7 +409,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--families", default=None, metavar="all|KIND,...",
                    help="plant every named family (launch, memory, chase, compute, throughput, ulp, summation, "
                         "power, tuner, model, missing) at the size its baseline entries' bands claim to catch, on "
-                        "every target metric of the family (gatecheck/families.py); 'all' for every family. "
+                        "every target metric of the family (gatecheck/families.py), in the order named; 'all' for "
+                        "every family. "
                         "--plant values are added to them")
     g.add_argument("--curve", action="store_true",
                    help="also plant the headline figures (1 GiB copy, FMA latency, launch overhead, L2 chase) at "

@@ -208,7 +208,8 @@ def _tests(t: Target, entry: Mapping[str, Any] | None, spec: str) -> tuple[str, 
 def family_plants(families: Sequence[str] | None, is_cpu: bool, entries: Mapping[str, Mapping[str, Any]],
                   band: Band, spec: str = "", ungated: Ungated | None = None, power: Power | None = None,
                   compute_units: int = 0) -> tuple[list[Plant], list[dict[str, Any]]]:
-    """The plants of ``families`` (kinds of :data:`FAMILY`; None: every family) at their claimed sizes
+    """The plants of ``families`` (kinds of :data:`FAMILY`, planted in that order; None: every family, in the
+    order of :data:`TARGETS`, then :data:`FIXED`) at their claimed sizes
     (:func:`claimed_size` of the baseline ``entries`` and the MDE ``power`` states for them, else the device
     class's fallback; the ``ulp`` and
     ``missing`` plants as :data:`FIXED` names them), and the targets left out with the reason: GPU-only on a
@@ -258,6 +259,9 @@ def family_plants(families: Sequence[str] | None, is_cpu: bool, entries: Mapping
         if kind in wanted:
             chosen.append(Plant(kind, arg, metric, _tests(Target(kind, metric, selection, (0, 0)),
                                                           entries.get(metric), spec)))
+    if families is not None:  # in the order the user named them: a time-limited call plants those first
+        order = {kind: i for i, kind in enumerate(dict.fromkeys(families))}
+        chosen.sort(key=lambda p: order[p.kind])
     return chosen, skipped
 
 

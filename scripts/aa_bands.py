@@ -19,6 +19,7 @@ their deltas). Nothing else changes: the value, its runs and samples stay those 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import functools
 import math
 import sys
@@ -57,9 +58,13 @@ class Run:
     backend: str
     card: str = ""
 
+    home: str = ""
+
     @property
     def machine(self) -> str:
-        return self.label.split("/")[0]
+        """The folder the run's machine is named by: its own, or where its card (by UUID) has runs in several
+        folders, the first of them by name (two gate checks of one board are one machine)."""
+        return self.home or self.label.split("/")[0]
 
     @functools.cached_property
     def replayed(self) -> frozenset[str]:
@@ -95,6 +100,11 @@ def _aa_runs(key: str, results: Path) -> tuple[Run, ...]:
             runs.append(Run(str(path.relative_to(folder)), str(doc["run"]["started"]),
                             {m["name"]: m for m in doc["metrics"]}, str(doc["device"]["backend"]),
                             results_doc.card_uuid(doc.get("card"))))
+    homes: dict[str, str] = {}
+    for r in runs:
+        if r.card:
+            homes[r.card] = min(homes.get(r.card, r.machine), r.machine)
+    runs = [dataclasses.replace(r, home=homes[r.card]) if r.card else r for r in runs]
     return tuple(sorted(runs, key=lambda r: r.started))
 
 

@@ -118,8 +118,9 @@ def test_the_ones_too_noisy_between_machines_read_ungated_with_their_measured_sp
     # copy and launch-once model entries were re-made (their new identities) from five runs on two machines
     # (gatecheck-4b9ef34, gatecheck-fa43429): 24 of those spread beyond their target over those runs alone (launch
     # σ 4–9 %: each machine read its launches in two modes, 1.64–1.68 µs and 1.89–1.91 µs); each one below is
-    # proved to carry its measured spread
-    assert 10 < len(declared) <= 116, len(declared)
+    # proved to carry its measured spread; 118 since the 3ec3a6e machine joined (its first run's exhaustive tables
+    # read four tuning figures past the band the other machines set, and the classifier's accuracy spreads 5.3 %)
+    assert 10 < len(declared) <= 118, len(declared)
     for name, entry in declared.items():
         c = _judge(name, entry, float(entry["value"]) * 10)
         assert c.verdict == "ungated" and c.reason.startswith("informational: over "), (name, c.reason)

@@ -49,15 +49,15 @@ K = 6.0
 class Run:
     """One saved A/A run: ``label`` (its path under results/<key>/, the folder names the machine), when it
     started, its metrics by name, and the device backend it ran on (its figures speak for that section of the
-    baseline only: a CUDA and an OpenCL run of one card record the same metric names from the same tests), and
-    the card's UUID where the run recorded one (the same board across folders)."""
+    baseline only: a CUDA and an OpenCL run of one card record the same metric names from the same tests), the
+    card's UUID where the run recorded one (the same board across folders), and ``home``: the folder that names
+    that card's machine where its runs span several (:func:`_aa_runs`)."""
 
     label: str
     started: str
     metrics: Mapping[str, Mapping[str, Any]]
     backend: str
     card: str = ""
-
     home: str = ""
 
     @property

@@ -258,6 +258,24 @@ def test_an_a_a_run_speaks_for_the_section_of_its_backend_only(tmp_path):
     assert aa_bands.aa_runs("card", "vulkan", tmp_path) == []
 
 
+def test_two_gate_checks_of_one_card_are_one_machine(tmp_path):
+    """Runs that record one card UUID in two folders (a gate check, then the same board's runs again) are one
+    machine, named by the first folder; a folder whose runs name no UUID is a machine of its own, and two UUIDs
+    in one folder stay that folder."""
+    name, test = "memory.l2.latency.cycles", "suites/test_memory_hierarchy.py::test_pointer_chase"
+    for folder, card, day in (("gatecheck-b", "GPU-1", "01"), ("gatecheck-a-again", "GPU-2", "02"),
+                              ("gatecheck-a", "GPU-2", "03"), ("gatecheck-c", "", "04"), ("gatecheck-b", "GPU-3", "05")):
+        path = tmp_path / "card" / folder
+        path.mkdir(parents=True, exist_ok=True)
+        doc = {"run": {"started": f"2026-01-{day}T00:00:00+00:00"}, "device": {"backend": "cuda"},
+               "card": {"uuid": card} if card else {}, "metrics": [{"name": name, "value": 1.0, "test": test}]}
+        (path / f"aa-{day}.json").write_text(json.dumps(doc))
+    runs = aa_bands.aa_runs("card", "cuda", tmp_path)
+    assert [(r.label.split("/")[0], r.machine) for r in runs] == [
+        ("gatecheck-b", "gatecheck-b"), ("gatecheck-a-again", "gatecheck-a"), ("gatecheck-a", "gatecheck-a"),
+        ("gatecheck-c", "gatecheck-c"), ("gatecheck-b", "gatecheck-b")]
+
+
 def test_a_hardware_figure_the_machines_spread_too_far_for_a_5_percent_gate_is_informational(device):
     """A hardware figure pooled over the machines either gates within 5 % or is recorded, not gated, naming the
     spread that keeps it out: none is left a wide pass. Where one could not be pooled (fewer than five runs with its

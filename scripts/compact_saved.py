@@ -53,7 +53,6 @@ follows: a run whose deltas are themselves the bases of others stays as it is.
 from __future__ import annotations
 
 import argparse
-from collections import Counter
 import functools
 import json
 import os
@@ -61,6 +60,7 @@ import posixpath
 import re
 import subprocess
 import sys
+from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
@@ -131,9 +131,7 @@ def rewrite(name: str, zopfli: bool, to_xz: bool = False, named: bool = False) -
     target = path.with_name(path.name[: -len(jsonio.GZ)] + jsonio.XZ) if run or other else path
     new = compress(inner(name, jsonio.unpack(old, name)), zopfli, xz=target.suffix == jsonio.XZ)
     if len(new) < len(old) or run:  # a run converted whatever the size: every saved run one form
-        tmp = target.with_name(target.name + ".recode.tmp")
-        tmp.write_bytes(new)
-        os.replace(tmp, target)
+        replace(target, new)
         if target != path:
             path.unlink()
         return str(target.relative_to(ROOT)), len(old), len(new)
@@ -148,9 +146,9 @@ DELTA_BASE = "aa-1.json.xz"
 def delta_base(folder: Path) -> Path | None:
     """The run a folder's other runs are stored against: its first A/A run (:data:`DELTA_BASE`), else, in a folder
     of one set of runs below a device's (a baseline's, a study's), its whole saved results document with the most
-    metrics (the first by name among equals: a plant's few metrics make a poor base for a full run), or the run
-    its deltas are already stored against; None where it has none. A device's own folder holds runs of unrelated suites, which users copy out one
-    by one: they stay whole."""
+    metrics (the first by name among equals: a plant's few metrics make a poor base for a full run), or the fullest
+    run its deltas are already stored against; None where it has none. A device's own folder holds runs of unrelated
+    suites, which users copy out one by one: they stay whole."""
     if (folder / DELTA_BASE).exists():
         return folder / DELTA_BASE
     if folder.parent.parent == ROOT:
@@ -230,24 +228,20 @@ def to_delta(name: str) -> tuple[str, int, int, str]:
 
 def store_against(path: Path, old: bytes, base_path: Path, ref: str) -> tuple[str, int, int, str]:
     """Store the whole saved run ``path`` (its stored bytes ``old``) as its difference from ``base_path``, which it
-    names ``ref``, where that is smaller and reads back as the same document, key for key and in order; (its name,
-    bytes before, bytes after, ``ref`` where stored so)."""
-    name = shown(path)
-    doc, base = results_document(jsonio.unpack(old, path)), results_document(jsonio.read_bytes(base_path))
-    if doc is None or base is None:
-        return name, len(old), len(old), ""
-    delta = saved_delta.encode(base, doc, ref)
-    text = json.dumps(delta, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    back = saved_delta.decode(json.loads(text), base, name)
-    if canonical(back) != canonical(doc):
-        return name, len(old), len(old), ""
-    new = jsonio.xz_bytes(text)
-    if len(new) >= len(old):
-        return name, len(old), len(old), ""
+    names ``ref``, where that is smaller and reads back as the same document, key for key and in order (:func:`delta_bytes`);
+    (its name, bytes before, bytes after, ``ref`` where stored so)."""
+    new = delta_bytes(path, base_path, ref)
+    if new is None or len(new) >= len(old):
+        return shown(path), len(old), len(old), ""
+    replace(path, new)
+    return shown(path), len(old), len(new), ref
+
+
+def replace(path: Path, data: bytes) -> None:
+    """Write ``data`` at ``path`` through a file beside it, so that no reader sees half a run."""
     tmp = path.with_name(path.name + ".recode.tmp")
-    tmp.write_bytes(new)
+    tmp.write_bytes(data)
     os.replace(tmp, path)
-    return name, len(old), len(new), ref
 
 
 def shown(path: Path) -> str:
@@ -288,31 +282,27 @@ def delta_bytes(path: Path, base_path: Path, ref: str) -> bytes | None:
 
 def free_earlier(device: Path, top: Path) -> list[tuple[str, int, int, str]]:
     """Free each earlier anchor of ``device`` (a whole run that runs of other folders name, not ``top``): store those
-    runs against ``top`` instead, where that and storing the earlier anchor itself against ``top`` (its later runs
-    being no one's bases) take fewer bytes than before; (name, bytes before, bytes after, base) of each run
-    rewritten."""
+    runs against ``top`` instead, then the earlier anchor itself, where that takes fewer bytes than before and every
+    chain stays :data:`~pytest_gpuperf.util.saved_delta.MAX_DEPTH` deep (the earlier anchor's own folder's runs are
+    no one's bases, and the runs of other folders stored against it are no other folder's anchor); (name, bytes
+    before, bytes after, base) of each run rewritten."""
     named = stored_against(device)
+    bases = set(named.values())
+    anchors = {b for d, b in named.items() if b.parent != d.parent}  # the runs other folders' runs name
     ref = f"../{top.parent.name}/{top.name}"
     done = []
-    for earlier in sorted({b for d, b in named.items() if b.parent != d.parent and b != top}):
-        if jsonio.base_of(earlier) is not None or \
-                any(d in named.values() for d, b in named.items() if b == earlier and d.parent == earlier.parent):
-            continue
+    for earlier in sorted(anchors - {top}):
+        inside = [d for d, b in named.items() if b == earlier and d.parent == earlier.parent]
         others = sorted(d for d, b in named.items() if b == earlier and d.parent != earlier.parent)
-        if any(d in named.values() and any(b2 == d and d2.parent != d.parent for d2, b2 in named.items())
-               for d in others):
+        if jsonio.base_of(earlier) is not None or any(d in bases for d in inside) or any(d in anchors for d in others):
             continue
-        new = {d: delta_bytes(d, top, ref) for d in others}
-        new[earlier] = delta_bytes(earlier, top, ref)
-        if any(v is None for v in new.values()):
+        moved = [*others, earlier]
+        new = {p: delta_bytes(p, top, ref) for p in moved}
+        old = {p: p.stat().st_size for p in moved}
+        if None in new.values() or sum(len(v) for v in new.values()) >= sum(old.values()):
             continue
-        old = {p: p.stat().st_size for p in new}
-        if sum(len(v) for v in new.values()) >= sum(old.values()):
-            continue
-        for p in [*others, earlier]:  # its dependents first: no run is ever left naming a delta of a delta
-            tmp = p.with_name(p.name + ".recode.tmp")
-            tmp.write_bytes(new[p])
-            os.replace(tmp, p)
+        for p in moved:  # its dependents first: no run is ever left naming a delta of a delta
+            replace(p, new[p])
             done.append((shown(p), old[p], len(new[p]), ref))
     return done
 
@@ -333,7 +323,8 @@ def to_anchor(path: Path, anchor_path: Path, named: dict[Path, Path]) -> tuple[s
     named)."""
     old = path.read_bytes()
     later = [d for d, b in named.items() if b == path]
-    if (later and path != delta_base(path.parent)) or path == anchor_path or anchor_path.parent.parent != path.parent.parent or \
+    if (later and path != delta_base(path.parent)) or path == anchor_path or \
+            anchor_path.parent.parent != path.parent.parent or \
             jsonio.base_of(anchor_path) is not None or jsonio.base_of(path) is not None or \
             any(d in named.values() for d in later):
         return shown(path), len(old), len(old), ""

@@ -71,9 +71,9 @@ GOOD = ROOT / "results/nvidia-h100-80gb-hbm3/memory-cuda.json.xz"
 OTHER = ROOT / "results/nvidia-h100-80gb-hbm3/memory-r2-cuda.json.xz"
 
 
-def _broken_folder(tmp_path: Path) -> Path:
+def _broken_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
     """Two good results files, a torn JSON, a truncated .json.gz, a results document whose value reads
-    "fast", and a compare report (another kind)."""
+    "fast", and a compare report of the two good files (another kind)."""
     folder = tmp_path / "results"
     folder.mkdir()
     shutil.copyfile(GOOD, folder / GOOD.name)
@@ -83,12 +83,13 @@ def _broken_folder(tmp_path: Path) -> Path:
     doc = copy.deepcopy(jsonio.read_json(GOOD))
     doc["metrics"][0]["value"] = "fast"
     (folder / "fast.json").write_text(json.dumps(doc))
-    shutil.copyfile(ROOT / "results/upgrade/compare-aa-h100.json.xz", folder / "compare-aa.json.xz")
+    assert main(["compare", str(GOOD), "--against", str(OTHER), "--format", "json", "-o", str(folder / "compare-aa.json")]) == 0
+    capsys.readouterr()  # compare's one line is not the import's output
     return folder
 
 
 def test_import_keeps_every_good_file_names_each_broken_one_and_exits_non_zero(tmp_path, capsys):
-    folder = _broken_folder(tmp_path)
+    folder = _broken_folder(tmp_path, capsys)
     db = str(tmp_path / "h.db")
     assert main(["history", "import", str(folder), "--db", db]) == 1
     out, err = capsys.readouterr()
@@ -99,7 +100,7 @@ def test_import_keeps_every_good_file_names_each_broken_one_and_exits_non_zero(t
     assert any("cut.json.gz: not valid JSON" in e for e in errors)
     (fast,) = [e for e in errors if "fast.json" in e]
     assert "does not follow schema 'pytest-gpuperf/1': metrics/0/value:" in fast and '"fast"' in fast
-    assert "skipped " in err and "compare-aa.json.xz: schema 'pytest-gpuperf-compare/1'" in err
+    assert "skipped " in err and "compare-aa.json: schema 'pytest-gpuperf-compare/1'" in err
     assert len(read_runs(db)) == 2
     # the same schema as compare: it refuses the file just the same
     assert main(["compare", str(folder / GOOD.name), str(folder / "fast.json")]) == 2

@@ -134,26 +134,38 @@ def test_plugin_refuses_a_bad_history_target_before_any_test(pytester):
 
 # ---- import: the repository's own results folder holds JSON that is not a results document -------------
 H100 = ROOT / "results/nvidia-h100-80gb-hbm3"
+COMPARE = Path("upgrade/compare-aa-h100.json")  # made in each test by `gpuperf compare` of two saved H100 runs
 NOT_RESULTS = {  # real files of results/ that are not results documents, and the reason given for each
     H100 / "ncu-dwarfs-cuda.json": "metrics[0] is a str, not a metric object",
     H100 / "gatecheck.json": "schema 'pytest-gpuperf-gatecheck/1', not a results document",
     ROOT / "results/nvidia-h200/l2-placement-cuda.json.xz": "no device.key",
-    ROOT / "results/upgrade/compare-aa-h100.json.xz": "schema 'pytest-gpuperf-compare/1'",
+    COMPARE: "schema 'pytest-gpuperf-compare/1'",
 }
 
 
-def _folder(tmp_path: Path, files: list[Path]) -> Path:
-    """A results folder like the repository's: copies of real files, plus a torn JSON and a JSON list."""
+def compare_report(dest: Path) -> None:
+    """A real compare report (JSON of another kind than results), of two saved H100 runs."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    a, b = (str(jsonio.saved(H100 / name)) for name in ("memory-cuda.json", "memory-r2-cuda.json"))
+    assert main(["compare", a, "--against", b, "--format", "json", "-o", str(dest)]) == 0
+
+
+def _folder(tmp_path: Path, files: list[Path], capsys: pytest.CaptureFixture[str]) -> Path:
+    """A results folder like the repository's: copies of real files (and the compare report made here)."""
     folder = tmp_path / "results"
     for f in map(jsonio.saved, files):  # committed results are stored compressed; the copies too
         dest = folder / f.parent.name / f.name
+        if f == COMPARE:
+            compare_report(dest)
+            continue
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(f, dest)
+    capsys.readouterr()  # compare's one line is not the import's output
     return folder
 
 
 def test_import_skips_what_is_not_a_results_document_with_one_line_each_and_imports_the_rest(tmp_path, capsys):
-    folder = _folder(tmp_path, [H100 / "memory-cuda.json", H100 / "memory-r2-cuda.json", *NOT_RESULTS])
+    folder = _folder(tmp_path, [H100 / "memory-cuda.json", H100 / "memory-r2-cuda.json", *NOT_RESULTS], capsys)
     (folder / "torn.json").write_text('{"schema": "pytest-gpuperf/1", "metrics": [')
     (folder / "list.json").write_text("[1, 2]")
     db = str(tmp_path / "h.db")
@@ -173,7 +185,7 @@ def test_import_skips_what_is_not_a_results_document_with_one_line_each_and_impo
 
 @pytest.mark.parametrize("case", ["only-not-results", "empty-folder", "missing-path"])
 def test_import_with_nothing_importable_is_an_error_and_creates_no_database(tmp_path, capsys, case):
-    folder = _folder(tmp_path, list(NOT_RESULTS) if case == "only-not-results" else [])
+    folder = _folder(tmp_path, list(NOT_RESULTS) if case == "only-not-results" else [], capsys)
     folder.mkdir(exist_ok=True)
     path = folder / "typo" if case == "missing-path" else folder
     db = tmp_path / "h.db"

@@ -198,13 +198,10 @@ def test_a_blip_next_to_a_step_moves_neither_its_commit_nor_its_level():
 
 
 def aa_sets() -> list[set[str]]:
-    """The runs each committed A/A comparison (``results/*/compare-aa-*.json.xz``, and the pairs of
-    ``results/aa-pairs.json`` whose reports ``gpuperf compare`` remakes: runs of unchanged code compared with each
-    other) and each gate check's A/A runs of one commit hold, as result paths."""
+    """The runs each A/A comparison (the pairs of ``results/aa-pairs.json``, whose reports ``gpuperf compare``
+    remakes: runs of unchanged code compared with each other) and each gate check's A/A runs of one commit
+    hold, as result paths."""
     sets = [set(pair["a"]) | set(pair["b"]) for pair in jsonio.read_json(ROOT / "results" / "aa-pairs.json")["pairs"]]
-    for report in sorted(ROOT.glob("results/*/compare-aa-*.json.xz")):
-        doc = jsonio.read_json(report)
-        sets.append({p for side in ("a", "b") for p in doc[side]["paths"]})
     for folder in sorted(ROOT.glob("results/*/**/gatecheck")):
         by_commit: dict[str, set[str]] = {}
         for f in folder.glob("aa-*.json.xz"):

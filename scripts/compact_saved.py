@@ -2,7 +2,8 @@
 
 Every tracked ``*.gz`` and ``*.xz`` under the folders named is rewritten in place, at the same path (with
 ``--xz``, each ``*.json.gz`` becomes ``*.json.xz`` beside it, the ``.gz`` removed, whatever the size, so every
-saved run has one form; and each ``*.log.gz`` becomes ``*.log.xz`` where that is smaller and no tracked file
+saved run has one form; each kept gate check's plain ``gatecheck.json`` (in a ``gatecheck-*`` folder) becomes
+``gatecheck.json.xz``; and each ``*.log.gz`` becomes ``*.log.xz`` where that is smaller and no tracked file
 outside those folders names it, with or without ``.gz``, so a doc or test that names a log keeps finding it,
 while a reader that asks for ``x.log`` finds either form, :func:`pytest_gpuperf.util.jsonio.saved`):
 
@@ -74,10 +75,38 @@ from pytest_gpuperf.schemas import problems  # noqa: E402
 from pytest_gpuperf.util import jsonio, saved_delta  # noqa: E402
 
 
+def _ls(folders: list[str]) -> list[str]:
+    out = subprocess.run(["git", "ls-files", "-z", "--", *folders], cwd=ROOT, capture_output=True, check=True).stdout
+    return [p for p in out.decode("utf-8").split("\0") if p and (ROOT / p).exists()]
+
+
 def tracked(folders: list[str]) -> list[str]:
     """The tracked ``*.gz`` and ``*.xz`` files under ``folders`` (paths relative to the repository root)."""
-    out = subprocess.run(["git", "ls-files", "-z", "--", *folders], cwd=ROOT, capture_output=True, check=True).stdout
-    return sorted(p for p in out.decode("utf-8").split("\0") if p.endswith(jsonio.COMPRESSED) and (ROOT / p).exists())
+    return sorted(p for p in _ls(folders) if p.endswith(jsonio.COMPRESSED))
+
+
+#: the file a gate check writes beside its runs
+GATECHECK_FILE = "gatecheck.json"
+
+
+def archived_gatechecks(folders: list[str]) -> list[str]:
+    """The tracked plain gate-check files of kept gate checks under ``folders``: each ``gatecheck.json`` in a
+    folder named ``gatecheck-*`` (a device folder's own ``gatecheck.json`` is where ``gpuperf baseline
+    gatecheck`` writes and appends by default, so it stays plain)."""
+    return sorted(p for p in _ls(folders)
+                  if Path(p).name == GATECHECK_FILE and Path(p).parent.name.startswith("gatecheck-"))
+
+
+def gatecheck_to_xz(name: str) -> tuple[str, int, int]:
+    """Store the kept gate-check file ``name`` as ``gatecheck.json.xz`` beside it (the same bytes inside; every
+    reader takes either form, :func:`pytest_gpuperf.util.jsonio.saved`); (the name now, bytes before, after)."""
+    path = ROOT / name
+    old = path.read_bytes()
+    target = path.with_name(path.name + jsonio.XZ)
+    new = jsonio.xz_bytes(old)
+    replace(target, new)
+    path.unlink()
+    return str(target.relative_to(ROOT)), len(old), len(new)
 
 
 def results_document(text: bytes) -> dict[str, Any] | None:
@@ -377,6 +406,8 @@ def difference(name: str, rev: str) -> str | None:
     then = name
     if name.endswith(jsonio.XZ) and not _at(rev, name):
         then = name[: -len(jsonio.XZ)] + jsonio.GZ  # converted since REV
+        if Path(name).name == GATECHECK_FILE + jsonio.XZ:
+            then = name[: -len(jsonio.XZ)]  # a kept gate-check file, plain at REV
     if not _at(rev, then):
         return NEW_SINCE
     before = _whole_at(rev, then)
@@ -414,6 +445,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("folders", nargs="+", help="folders of saved runs, e.g. results")
     ap.add_argument("--zopfli", action="store_true", help="compress with Zopfli's gzip encoder (pip install zopfli)")
     ap.add_argument("--xz", action="store_true", help="store each *.json.gz as *.json.xz (about a fifth smaller), "
+                                                      "each kept gate check's gatecheck.json as gatecheck.json.xz, "
                                                       "and each *.log.gz no file outside the folders names as "
                                                       "*.log.xz where smaller")
     ap.add_argument("--delta", action="store_true", help=f"store each saved run (.json.xz) of a folder as its "
@@ -468,6 +500,10 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{name}: {old} -> {new} bytes (a delta of {base})", flush=True)
         print(f"{len(runs)} runs: {before} -> {after} bytes ({(before - after) / 2**20:.2f} MiB saved)")
         return 0
+    if args.xz:
+        for name, old, new in map(gatecheck_to_xz, archived_gatechecks(args.folders)):
+            before, after = before + old, after + new
+            print(f"{name}: {old} -> {new} bytes", flush=True)
     text = named_outside(args.folders) if args.xz else ""
     named = [Path(n).name in text or jsonio.uncompressed_name(Path(n).name) in text for n in names]
     for name, old, new in each(rewrite, names, [args.zopfli] * len(names), [args.xz] * len(names), named,

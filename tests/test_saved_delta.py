@@ -346,3 +346,29 @@ def test_anchor_frees_an_earlier_anchor_and_stores_a_study_s_base_against_the_an
     for path, doc in docs.items():
         assert json.dumps(jsonio.read_json(path)) == json.dumps(doc), path
         assert cs.difference(str(path.relative_to(tmp_path)), "HEAD") is None, path
+
+
+def test_xz_stores_a_kept_gate_checks_file_compressed_and_leaves_the_devices_own_plain(tmp_path, monkeypatch):
+    """``compact_saved.py --xz``: the ``gatecheck.json`` of a kept gate check (a ``gatecheck-*`` folder) becomes
+    ``gatecheck.json.xz`` with the same bytes inside, read back by the name it had; a device folder's own
+    ``gatecheck.json``, where ``gpuperf baseline gatecheck`` writes and appends, stays plain; ``--check`` against
+    the revision before finds nothing changed."""
+    cs = _compact_saved()
+    monkeypatch.setattr(cs, "ROOT", tmp_path)
+    device = tmp_path / "results" / "dev"
+    text = json.dumps({"schema": "pytest-gpuperf-gatecheck/1", "aa": [{"run": 1, "exit": 0}] * 40}, indent=1)
+    for where in (device / "gatecheck-a", device):
+        where.mkdir(parents=True, exist_ok=True)
+        (where / "gatecheck.json").write_text(text)
+    _write(device / "gatecheck-a" / "aa-1.json.xz", _gate_run(5, 0.0, "a1"))
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", "-A")
+    _git(tmp_path, "commit", "-qm", "runs")
+
+    assert cs.main(["--xz", "results"]) == 0
+    kept = device / "gatecheck-a" / "gatecheck.json"
+    assert not kept.exists() and (device / "gatecheck-a" / "gatecheck.json.xz").stat().st_size < len(text)
+    assert jsonio.read_text(kept) == text  # asked for by its old name, read from its .xz twin
+    assert (device / "gatecheck.json").read_text() == text
+    _git(tmp_path, "add", "-A")
+    assert cs.main(["--check", "HEAD", "results"]) == 0

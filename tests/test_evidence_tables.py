@@ -121,3 +121,22 @@ def test_the_fractional_maxima_table_sets_both_cards_beside_the_paper_and_says_w
     # a published figure the cards do not match: each card's figure and its difference from the paper
     monkeypatch.setitem(accuracy_tables.PUBLISHED_CUDA_11_2, "sin", 1.4)
     assert _row(fractional_table(both), "| sinf")[2] == "differs: H100 CUDA 1.4994 (+0.0994), H200 CUDA 1.4994 (+0.0994)"
+
+
+def test_the_gate_check_table_counts_clean_a_a_runs_and_families_caught_in_every_try():
+    """Two saved gate checks: the H200's at 724a9eb (ten families caught in every try, three A/A runs all clean)
+    meets both bars; the H100's at 0322ea6 (nine families, both A/A runs failed) does not, nor does one with a
+    family missed in a try; a results document named as a gate check is refused."""
+    from tools.evidence.gate_tables import gate_checks
+
+    checks = ",".join(f"results/{c}/gatecheck.json" for c in (
+        "nvidia-h200/gatecheck-724a9eb", "nvidia-h100-80gb-hbm3/gatecheck-0322ea6", "nvidia-h200/gatecheck-7ee28c0"))
+    lines = gate_checks(_inputs("gate-checks", checks=checks))
+    good = _row(lines, "| nvidia-h200 (cuda) | `gatecheck-724a9eb`")
+    assert good[4] == "3 of 3" and good[5].startswith("10: ") and good[6] == "–" and good[7] == "yes"
+    h100 = _row(lines, "| nvidia-h100-80gb-hbm3 (cuda) | `gatecheck-0322ea6`")
+    assert h100[3].startswith("GPU-4c4e16fa") and h100[4] == "0 of 2" and h100[5].startswith("9: ") and h100[7] == "no"
+    missed = _row(lines, "| nvidia-h200 (cuda) | `gatecheck-7ee28c0`")
+    assert "tuner" in missed[6] and "tuner" not in missed[5] and missed[7] == "no"
+    with pytest.raises(runfile.EvidenceError, match="not a gate-check file"):
+        gate_checks(_inputs("gate-checks", checks=f"{H100}/tuning-cuda.json.xz"))

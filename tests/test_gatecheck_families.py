@@ -15,6 +15,7 @@ import numpy as np
 
 import pytest
 
+from pytest_gpuperf.util import jsonio
 from pytest_gpuperf.baselines.cli import entry_band
 from pytest_gpuperf.cli import main as gpuperf
 from pytest_gpuperf.devices import discover
@@ -497,7 +498,7 @@ def test_a_catch_far_beyond_its_claim_says_it_does_not_show_the_claim():
     """The saved H200 gate check at 724a9eb: the graph launch's plant, sized to 5.9 %, moved the launch 27 %, and the
     tuner's pick moved by a whole configuration (11.9 % against 5.8 %); both were caught, yet neither shows its
     claim, and the detection summary says so. The copies, chases and FMA chains landed near their claims."""
-    doc = json.loads((REPO / "results" / "nvidia-h200" / "gatecheck-724a9eb" / "gatecheck.json").read_text())
+    doc = jsonio.read_json(REPO / "results" / "nvidia-h200" / "gatecheck-724a9eb" / "gatecheck.json")
     det = gc.detection(doc)
     over = {m["metric"]: m["beyond_claim"] for f in det["families"].values() for m in f["metrics"] if "beyond_claim" in m}
     assert set(over) == {"launch.graph.empty.device_us", "tuning.reduce.dao.quality"}, over
@@ -562,7 +563,7 @@ def test_a_plant_the_gate_did_not_judge_says_so_and_is_not_called_under_delivere
     """The saved H100 gate check at fa43429: the 16 MiB copy's plant read ``incomparable`` in all three tries (the
     baseline's entry was measured another way) and the graph launch's ``new`` (no entry): the gate never judged them,
     whatever they moved, and the check says that, not that the plants under-delivered."""
-    doc = json.loads((REPO / "results" / "nvidia-h100-80gb-hbm3" / "gatecheck-fa43429" / "gatecheck.json").read_text())
+    doc = jsonio.read_json(REPO / "results" / "nvidia-h100-80gb-hbm3" / "gatecheck-fa43429" / "gatecheck.json")
     passed, problems = gc.verdict(doc)
     copy = next(line for line in problems if "memory.copy.bandwidth.16MiB" in line)
     assert "3 tries read incomparable, not judged against a band" in copy and "re-make it" in copy, copy

@@ -60,7 +60,7 @@ def reference_folder(folder: str) -> Path | None:
     root = Path(named)
     if not root.is_dir():
         raise GpuPerfError(f"{REFERENCES_ENV}={named!r} is not a folder: name a folder of reference entries "
-                           f"(scripts/ship_references.py writes one), or set {REFERENCES_ENV}=off to read none")
+                           f"(gpuperf offline references CACHE --into DIR writes one), or set {REFERENCES_ENV}=off to read none")
     return root / folder
 
 

@@ -1,6 +1,6 @@
 """Table names → generators. Each doc area has one module of generators (``probe_tables``,
 ``accuracy_tables``, ``model_tables`` (the model studies' in ``model_study_tables``), ``tuning_tables``, ``precision_tables``, ``power_tables``; precision's
-tables over many unchanged runs in ``precision_aa_tables``); each exposes ``TABLES``, a name → function mapping. A generator takes the block's :class:`Inputs` and returns
+tables over many unchanged runs in ``precision_aa_tables``; the saved gate checks' in ``gate_tables``); each exposes ``TABLES``, a name → function mapping. A generator takes the block's :class:`Inputs` and returns
 the table's Markdown lines; it never reads a file its marker does not name."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from .markers import Block
 from .runfile import EvidenceError, Run
 
 MODULES = ("probe_tables", "accuracy_tables", "model_tables", "model_study_tables", "tuning_tables", "precision_tables",
-           "precision_aa_tables", "power_tables", "run_tables")
+           "precision_aa_tables", "power_tables", "run_tables", "gate_tables")
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """A table over saved gate checks (``gatecheck.json`` of ``gpuperf baseline gatecheck``): per check, its card, the
 commit it ran, the card's UUID, how many of its A/A runs were clean, and which planted families it caught in every
-try — what a reader needs to see which checks prove a gate's power and its false-alarm rate.
+try (the check's own summary, :func:`pytest_gpuperf.gatecheck.run.detection`, of its latest commit's runs): which
+checks prove a gate's power and its false-alarm rate.
 
 Options: ``families=N`` (default 8) and ``aa=N`` (default 3): a row whose check caught at least N families in every
 try and has at least that many A/A runs, every one clean, is marked as meeting both.
@@ -8,28 +9,10 @@ try and has at least that many A/A runs, every one clean, is marked as meeting b
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from pytest_gpuperf.gatecheck.run import detection
 
 from .registry import Inputs
 from .runfile import EvidenceError, Run
-
-
-def _families(doc: Mapping[str, Any]) -> tuple[list[str], list[str]]:
-    """The planted kinds caught in every try, and those missed in some try, in the order first planted."""
-    tries: dict[str, list[int]] = {}
-    for plant in doc.get("planted") or []:
-        kind = str(plant.get("kind") or "")
-        got = tries.setdefault(kind, [0, 0])
-        got[0] += int(plant.get("detected") or 0)
-        got[1] += int(plant.get("tries") or 0)
-    caught = [k for k, (d, t) in tries.items() if t and d == t]
-    return caught, [k for k in tries if k not in caught]
-
-
-def _clean(doc: Mapping[str, Any]) -> tuple[int, int]:
-    """(clean A/A runs, A/A runs): a run is clean when it exited 0."""
-    runs = [a for a in doc.get("aa") or [] if isinstance(a, Mapping)]
-    return sum(1 for a in runs if a.get("exit") == 0), len(runs)
 
 
 def _row(run: Run, need_families: int, need_aa: int) -> str:
@@ -38,8 +21,10 @@ def _row(run: Run, need_families: int, need_aa: int) -> str:
         raise EvidenceError(f"{run.path}: not a gate-check file (schema {doc.get('schema')!r})")
     device = doc.get("device") or {}
     uuid = str((device.get("extra") or {}).get("uuid") or "")
-    clean, runs = _clean(doc)
-    caught, missed = _families(doc)
+    found = detection(dict(doc))  # the gate check's own summary: its latest commit's A/A runs and planted tries
+    clean, runs = found["aa"]["clean"], found["aa"]["runs"]
+    caught = [k for k, f in found["families"].items() if f["tries"] and f["detected"] == f["tries"]]
+    missed = [k for k in found["families"] if k not in caught]
     meets = "yes" if len(caught) >= need_families and clean == runs >= need_aa else "no"
     folder = run.path.split("/")[2] if run.path.count("/") >= 3 else run.path
     return (f"| {device.get('key', '–')} ({device.get('backend', '–')}) | `{folder}` | "

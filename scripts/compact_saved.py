@@ -71,6 +71,7 @@ sys.path.insert(0, str(ROOT))
 
 from pytest_gpuperf import RESULTS_SCHEMA  # noqa: E402
 from pytest_gpuperf.report import results  # noqa: E402
+from pytest_gpuperf.offline.intake import GATECHECK_FILE  # noqa: E402  (the file a gate check writes beside its runs)
 from pytest_gpuperf.schemas import problems  # noqa: E402
 from pytest_gpuperf.util import jsonio, saved_delta  # noqa: E402
 
@@ -83,10 +84,6 @@ def _ls(folders: list[str]) -> list[str]:
 def tracked(folders: list[str]) -> list[str]:
     """The tracked ``*.gz`` and ``*.xz`` files under ``folders`` (paths relative to the repository root)."""
     return sorted(p for p in _ls(folders) if p.endswith(jsonio.COMPRESSED))
-
-
-#: the file a gate check writes beside its runs
-GATECHECK_FILE = "gatecheck.json"
 
 
 def archived_gatechecks(folders: list[str]) -> list[str]:

@@ -15,7 +15,6 @@ import numpy as np
 
 import pytest
 
-from pytest_gpuperf.util import jsonio
 from pytest_gpuperf.baselines.cli import entry_band
 from pytest_gpuperf.cli import main as gpuperf
 from pytest_gpuperf.devices import discover
@@ -23,6 +22,7 @@ from pytest_gpuperf.gatecheck import families, plants
 from pytest_gpuperf.gatecheck import run as gc
 from pytest_gpuperf.probes import launch_overhead
 from pytest_gpuperf.schemas.results_doc import MetricRecord, ResultsDocument
+from pytest_gpuperf.util import jsonio
 from pytest_gpuperf.verdictwords import Gate
 from suite_support import baselined_tiny_suite
 

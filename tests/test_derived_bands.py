@@ -105,22 +105,13 @@ def test_saved_a_a_runs_read_no_regression_and_mde_plants_regress(device):
 
 
 def test_the_ones_too_noisy_between_machines_read_ungated_with_their_measured_spread(device):
-    _, _, pooled, _ = device
+    _, metrics, pooled, _ = device
     declared = {n: e for n, e in pooled.items() if catalog.measured_informational(n, e) is not None}
-    # some, and few (a pooling that declared wholesale would show here): the H200 declares 103 (9 of them entries of
-    # the launch-once PTX model and the tiled blur's tuning, made from four runs on two machines that already spread
-    # beyond their target), 23 of them hardware
-    # figures that cannot gate within 5 % between machines (its board power, host-submitted launches, DRAM-range
-    # chases, 1–16 MiB copies) — among them its 1 MiB copy (649-713 GB/s over 16 runs on 8 machines) and its
-    # 2112-block launch grid (σ 3.3 % of its value over 31 runs on 14 machines) — and 15 kernels' energies and watts
-    # under tuning, whose boards spread too far for a 25 % gate; the H100, pooled over five machines since
-    # gatecheck-4b9ef34, declares 99 (that machine's tuner costs among them), and 116 since its launch, 1–16 MiB
-    # copy and launch-once model entries were re-made (their new identities) from five runs on two machines
-    # (gatecheck-4b9ef34, gatecheck-fa43429): 24 of those spread beyond their target over those runs alone (launch
-    # σ 4–9 %: each machine read its launches in two modes, 1.64–1.68 µs and 1.89–1.91 µs); each one below is
-    # proved to carry its measured spread; 118 since the 3ec3a6e machine joined (its first run's exhaustive tables
-    # read four tuning figures past the band the other machines set, and the classifier's accuracy spreads 5.3 %)
-    assert 10 < len(declared) <= 118, len(declared)
+    # some, and few: a pooling or held-out check that declared wholesale would show here. Each declared entry
+    # below is proved to carry its measured spread between machines; together they stay under 6 % of the card's
+    # entries (the power draws, host-submitted launches, DRAM-range chases, small copies and the tuner figures
+    # that jump between machines are what the shipped baselines declare)
+    assert 10 < len(declared) <= 0.06 * len(metrics), (len(declared), len(metrics))
     for name, entry in declared.items():
         c = _judge(name, entry, float(entry["value"]) * 10)
         assert c.verdict == "ungated" and c.reason.startswith("informational: over "), (name, c.reason)

@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from typing import Any, Mapping
 
 import numpy as np
@@ -64,10 +65,19 @@ def digest(samples: list[float]) -> dict[str, Any]:
     return {"median": _g7(median), "mad": _g7(mad(xs)), "values": list(samples)}
 
 
+#: a commit as git names it in full: its label shows the first digits, as ``git log --oneline`` does (the
+#: provenance the label stands for keeps the whole name; labels only refer within their file)
+_FULL_COMMIT = re.compile(r"[0-9a-f]{40}")
+SHORT_COMMIT = 7
+
+
 def _label(prov: Mapping[str, Any]) -> str:
     runs = prov.get("runs")
     tail = f" {runs} run{'s' if runs != 1 else ''}" if isinstance(runs, int) else ""
-    return f"{prov.get('commit') or 'no commit'} {prov.get('date') or 'no date'}{tail}"
+    commit = prov.get("commit") or "no commit"
+    if isinstance(commit, str) and _FULL_COMMIT.fullmatch(commit):
+        commit = commit[:SHORT_COMMIT]
+    return f"{commit} {prov.get('date') or 'no date'}{tail}"
 
 
 def _labels(texts: set[str]) -> dict[str, str]:

@@ -108,7 +108,7 @@ def test_the_lean_form_keeps_reviewers_notes_and_tells_provenances_apart():
     assert text.count("\n") == 21  # 14 lines of headers and braces, two labels, the tests' line, one line per metric
 
 
-def test_a_label_names_a_full_commit_by_its_first_digits_and_the_provenance_keeps_it_whole():
+def test_a_label_names_a_full_commit_by_its_first_digits_and_the_day_and_the_provenance_keeps_both_whole():
     sha = "0123456789abcdef0123456789abcdef01234567"
     earlier = {"commit": sha, "date": "2026-12-04T12:42:26+00:00", "runs": 3}
     other = {**earlier, "commit": sha[:39] + "8"}  # another commit of the same first digits: a label of its own
@@ -117,9 +117,9 @@ def test_a_label_names_a_full_commit_by_its_first_digits_and_the_provenance_keep
                                  "c": _entry(3.0, provenance={"commit": "not-a-sha", "date": "d", "runs": 1})}})
     doc = json.loads(fileformat.dumps(data))
     labels = sorted(doc["backends"]["cuda"]["provenances"])
-    assert labels == ["0123456 2026-12-04T12:42:26+00:00 3 runs", "0123456 2026-12-04T12:42:26+00:00 3 runs (2)",
-                      "not-a-sha d 1 run"], labels
+    assert labels == ["0123456 2026-12-04 3 runs", "0123456 2026-12-04 3 runs (2)", "not-a-sha d 1 run"], labels
     assert {doc["backends"]["cuda"]["provenances"][k]["commit"] for k in labels[:2]} == {sha, other["commit"]}
+    assert doc["backends"]["cuda"]["provenances"][labels[0]]["date"] == earlier["date"]
     expanded, problems = fileformat.expand(doc)
     assert problems == [] and expanded == data
 

@@ -65,19 +65,22 @@ def digest(samples: list[float]) -> dict[str, Any]:
     return {"median": _g7(median), "mad": _g7(mad(xs)), "values": list(samples)}
 
 
-#: a commit as git names it in full: its label shows the first digits, as ``git log --oneline`` does (the
-#: provenance the label stands for keeps the whole name; labels only refer within their file)
+#: a commit as git names it in full, and an ISO date with its time: a label shows the commit's first digits, as
+#: ``git log --oneline`` does, and the day (the provenance the label stands for keeps both whole; labels only
+#: refer within their file, and two provenances of one label are numbered apart)
 _FULL_COMMIT = re.compile(r"[0-9a-f]{40}")
+_ISO_TIME = re.compile(r"(\d{4}-\d{2}-\d{2})T[0-9:.]+(?:Z|[+-]\d{2}:\d{2})?")
 SHORT_COMMIT = 7
 
 
 def _label(prov: Mapping[str, Any]) -> str:
     runs = prov.get("runs")
     tail = f" {runs} run{'s' if runs != 1 else ''}" if isinstance(runs, int) else ""
-    commit = prov.get("commit") or "no commit"
+    commit, date = prov.get("commit") or "no commit", prov.get("date") or "no date"
     if isinstance(commit, str) and _FULL_COMMIT.fullmatch(commit):
         commit = commit[:SHORT_COMMIT]
-    return f"{commit} {prov.get('date') or 'no date'}{tail}"
+    day = _ISO_TIME.fullmatch(date) if isinstance(date, str) else None
+    return f"{commit} {day.group(1) if day else date}{tail}"
 
 
 def _labels(texts: set[str]) -> dict[str, str]:

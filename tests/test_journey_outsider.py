@@ -30,7 +30,9 @@ SELECT = ["-k", "test_math_function and fp32 and (sin- or cos-)"]
 GIT_ENV = {"GIT_AUTHOR_NAME": "user", "GIT_AUTHOR_EMAIL": "user@example.org", "GIT_COMMITTER_NAME": "user",
            "GIT_COMMITTER_EMAIL": "user@example.org"}
 
-pytestmark = pytest.mark.skipif(not CL, reason="no OpenCL device (install pocl-opencl-icd)")
+# one worker runs both tests, so the wheel is installed into one outsider's environment, not one per worker
+pytestmark = [pytest.mark.skipif(not CL, reason="no OpenCL device (install pocl-opencl-icd)"),
+              pytest.mark.xdist_group("outsider-venv")]
 
 
 def _run(cmd: list[str], cwd: Path, env: dict[str, str], timeout: float = 600) -> subprocess.CompletedProcess:

@@ -274,6 +274,47 @@ def test_the_hand_labelled_steps_of_a_saved_slice_of_the_real_history():
     assert found.left_out and all("--gpuperf-plant" in why for _, why in found.left_out)
 
 
+def test_the_running_sums_cost_is_ruptures_l2_cost_and_segments_the_slice_as_it_does(monkeypatch):
+    """PELT's cost from running sums (``detect._running_l2``) gives each segment the cost ruptures' ``CostL2``
+    gives it, on series far from zero too, and the levels of the saved slice of the real history are those PELT
+    with ``CostL2`` gives, after the same merge."""
+    import ruptures as rpt
+    from ruptures.costs import CostL2
+
+    from history_slice import load
+    from pytest_gpuperf.history import detect as detect_module
+
+    rng = np.random.default_rng(3)
+    for offset in (0.0, 1.0, 1e6):
+        xs = offset + rng.normal(0.0, 1e-3, 60) + np.repeat([0.0, 0.01, -0.02], 20)
+        ours, theirs = detect_module._running_l2()().fit(xs), CostL2().fit(xs.reshape(-1, 1))
+        for start, end in [(0, 60), (0, 1), (5, 25), (19, 41), (59, 60), (30, 33)]:
+            assert ours.error(start, end) == pytest.approx(theirs.error(start, end), rel=1e-6, abs=1e-12)
+
+    segments = detect_module._segments
+    differing: list = []
+
+    def both(xs, sigma, beta, shift):
+        got = segments(xs, sigma, beta, shift)
+        n = xs.size
+        ends = rpt.Pelt(model="l2", min_size=1, jump=1).fit(xs.reshape(-1, 1)).predict(
+            pen=beta * sigma * sigma * math.log(n))
+        bounds = [0, *ends[:-1], n]
+        while len(bounds) > 2:  # the merge _segments applies
+            parts = [xs[a:b] for a, b in zip(bounds, bounds[1:])]
+            ratio, i = min((shift(parts[i - 1], parts[i]), i) for i in range(1, len(parts)))
+            if ratio >= 1.0:
+                break
+            del bounds[i]
+        if bounds != got:
+            differing.append((xs.tolist(), got, bounds))
+        return got
+
+    monkeypatch.setattr(detect_module, "_segments", both)
+    found = detect_all(load())
+    assert found.steps and differing == [], differing[:3]
+
+
 # ---- the gate's threshold, the noise between runs, deterministic figures ----------------------------------
 def gated_runs(values: list[float], unit: str = "us", name: str = "memory.copy.time", is_cpu: bool = False,
                better: str = "lower", tolerance: dict | None = None, info: dict | None = None,

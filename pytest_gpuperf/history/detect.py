@@ -46,6 +46,7 @@ how far it moved.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections import defaultdict
@@ -495,6 +496,45 @@ def gate_shift(rule: Rule, better: str, sigma: float, k_sigma: float) -> Shift:
     return shift
 
 
+@functools.cache
+def _running_l2() -> type:
+    """ruptures' L2 cost (a segment's squared deviations from its mean, ``CostL2``) from running sums of the
+    series and of its squares, centred on its median so the sums stay of the noise's size: each segment's cost
+    is two subtractions, where ``CostL2`` takes a NumPy variance of the segment's slice, which PELT asks for
+    hundreds of thousands of times over a history. Where two segmentations cost the same (a series of equal
+    values, a penalty of 0) the last digits can pick the other one; the merge of levels that do not differ by a
+    step that follows gives the same levels (a test checks it on the project's own history)."""
+    from ruptures.base import BaseCost  # noqa: PLC0415 - imported where PELT is: seconds a process need not pay
+    from ruptures.exceptions import NotEnoughPoints  # noqa: PLC0415
+
+    class RunningL2(BaseCost):
+        model = "l2_running"
+
+        def __init__(self) -> None:
+            self.min_size = 1
+            self.signal: np.ndarray | None = None
+            self._s1: list[float] = []
+            self._s2: list[float] = []
+
+        def fit(self, signal: np.ndarray) -> "RunningL2":
+            x = np.asarray(signal, dtype=np.float64).reshape(-1)
+            c = x - np.median(x) if x.size else x
+            self.signal = x.reshape(-1, 1)
+            self._s1 = np.concatenate(([0.0], np.cumsum(c))).tolist()
+            self._s2 = np.concatenate(([0.0], np.cumsum(c * c))).tolist()
+            return self
+
+        def error(self, start: int, end: int) -> float:
+            n = end - start
+            if n < self.min_size:
+                raise NotEnoughPoints
+            total = self._s1[end] - self._s1[start]
+            cost = self._s2[end] - self._s2[start] - total * total / n
+            return cost if cost > 0.0 else 0.0
+
+    return RunningL2
+
+
 def _segments(xs: np.ndarray, sigma: float, beta: float, shift: Shift) -> list[int]:
     """Segment bounds ``[0, …, n]`` of one series: PELT (L2 cost, penalty ``beta σ² ln n``), then merging of
     the closest adjacent segments while their medians do not differ by a step (``shift`` < 1)."""
@@ -502,7 +542,7 @@ def _segments(xs: np.ndarray, sigma: float, beta: float, shift: Shift) -> list[i
 
     n = xs.size
     penalty = beta * sigma * sigma * math.log(n)
-    ends = rpt.Pelt(model="l2", min_size=1, jump=1).fit(xs.reshape(-1, 1)).predict(pen=penalty)
+    ends = rpt.Pelt(custom_cost=_running_l2()(), min_size=1, jump=1).fit(xs).predict(pen=penalty)
     bounds = [0, *ends[:-1], n]  # segment i spans bounds[i]:bounds[i+1]
     while len(bounds) > 2:
         parts = [xs[a:b] for a, b in zip(bounds, bounds[1:])]

@@ -503,7 +503,7 @@ def _running_l2() -> type:
     is two subtractions, where ``CostL2`` takes a NumPy variance of the segment's slice, which PELT asks for
     hundreds of thousands of times over a history. Where two segmentations cost the same (a series of equal
     values, a penalty of 0) the last digits can pick the other one; the merge of levels that do not differ by a
-    step that follows gives the same levels (a test checks it on the project's own history)."""
+    step that follows gives the same levels (a test checks it on a saved slice of the project's own history)."""
     from ruptures.base import BaseCost  # noqa: PLC0415 - imported where PELT is: seconds a process need not pay
     from ruptures.exceptions import NotEnoughPoints  # noqa: PLC0415
 

@@ -55,6 +55,19 @@ def test_a_rounding_mismatch_is_never_tolerated():
     assert catalog.tolerance("precision.vprec.rounding_mismatches", is_cpu=False) == {"abs": 0.0}
 
 
-def test_the_backward_error_band_reaches_the_stopping_rule():
-    tol = refine.backward_error_tolerance(512)
-    assert tol == {"rel": 10.0, "abs": math.sqrt(512) * float(np.finfo(np.float64).eps)}
+def test_the_backward_error_is_held_to_ten_percent_as_every_machine_reads_the_same_bits():
+    """The band the suite gives the solve's backward error (10 %) stands on the shipped baselines: the H100's
+    entry pooled unchanged runs of many machines that read one value, and the H200 reads the same value."""
+    import json
+
+    from pytest_gpuperf.paths import REVIEWED_BASELINES
+
+    assert refine.backward_error_tolerance(512) == {"rel": 0.1}
+    h100, h200 = (json.loads((REVIEWED_BASELINES / f"{key}.json").read_text())["backends"]["cuda"]["metrics"]
+                  for key in ("nvidia-h100-80gb-hbm3", "nvidia-h200"))
+    for n in (512, 1024, 2048):
+        name = f"precision.refine.n{n}.backward_error"
+        pooled = h100[name]
+        assert pooled["runs"] >= 20 and len(set(pooled["run_values"])) == 1, pooled  # one value over every run
+        assert h200[name]["value"] == pytest.approx(pooled["value"], rel=1e-6)
+        assert h200[name]["value"] < math.sqrt(n) * float(np.finfo(np.float64).eps) / 20  # far below the stop rule

@@ -299,13 +299,7 @@ def test_the_running_sums_cost_is_ruptures_l2_cost_and_segments_the_slice_as_it_
         n = xs.size
         ends = rpt.Pelt(model="l2", min_size=1, jump=1).fit(xs.reshape(-1, 1)).predict(
             pen=beta * sigma * sigma * math.log(n))
-        bounds = [0, *ends[:-1], n]
-        while len(bounds) > 2:  # the merge _segments applies
-            parts = [xs[a:b] for a, b in zip(bounds, bounds[1:])]
-            ratio, i = min((shift(parts[i - 1], parts[i]), i) for i in range(1, len(parts)))
-            if ratio >= 1.0:
-                break
-            del bounds[i]
+        bounds = detect_module._merged(xs, [0, *ends[:-1], n], shift)  # the merge _segments applies
         if bounds != got:
             differing.append((xs.tolist(), got, bounds))
         return got

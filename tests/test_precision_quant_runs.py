@@ -58,12 +58,11 @@ def test_a_rounding_mismatch_is_never_tolerated():
 def test_the_backward_error_is_held_to_ten_percent_as_every_machine_reads_the_same_bits():
     """The band the suite gives the solve's backward error (10 %) stands on the shipped baselines: the H100's
     entry pooled unchanged runs of many machines that read one value, and the H200 reads the same value."""
-    import json
-
+    from pytest_gpuperf.baselines import baseline_file
     from pytest_gpuperf.paths import REVIEWED_BASELINES
 
     assert refine.backward_error_tolerance(512) == {"rel": 0.1}
-    h100, h200 = (json.loads((REVIEWED_BASELINES / f"{key}.json").read_text())["backends"]["cuda"]["metrics"]
+    h100, h200 = (baseline_file.load(REVIEWED_BASELINES, key).metrics("cuda")
                   for key in ("nvidia-h100-80gb-hbm3", "nvidia-h200"))
     for n in (512, 1024, 2048):
         name = f"precision.refine.n{n}.backward_error"

@@ -543,7 +543,13 @@ def _segments(xs: np.ndarray, sigma: float, beta: float, shift: Shift) -> list[i
     n = xs.size
     penalty = beta * sigma * sigma * math.log(n)
     ends = rpt.Pelt(custom_cost=_running_l2()(), min_size=1, jump=1).fit(xs).predict(pen=penalty)
-    bounds = [0, *ends[:-1], n]  # segment i spans bounds[i]:bounds[i+1]
+    return _merged(xs, [0, *ends[:-1], n], shift)
+
+
+def _merged(xs: np.ndarray, bounds: list[int], shift: Shift) -> list[int]:
+    """``bounds`` (segment i spans ``bounds[i]:bounds[i+1]``) after merging the closest adjacent segments while
+    their medians do not differ by a step (``shift`` < 1)."""
+    bounds = list(bounds)
     while len(bounds) > 2:
         parts = [xs[a:b] for a, b in zip(bounds, bounds[1:])]
         ratio, i = min((shift(parts[i - 1], parts[i]), i) for i in range(1, len(parts)))

@@ -41,8 +41,8 @@ MAX_ITER = 30
 def backward_error_tolerance(n: int) -> dict[str, float]:
     """The band of the mixed solve's final backward error at order ``n``: 10 % of it, the target of a
     derived figure. The matrices and right-hand sides are the same bits on every host (``conditioned``), and
-    so is the solve's arithmetic on a GPU: unchanged runs on many machines of two card models read the same
-    residue, bit for bit (``tests/test_precision_quant_runs.py`` reads it off the shipped baselines), so a
+    so is the solve's arithmetic on a GPU: unchanged runs on many H100 machines read the same residue, bit for
+    bit, and the H200 reads it too (``tests/test_precision_quant_runs.py`` reads it off the shipped baselines), so a
     wider band — up to the stopping rule's √n·ε₆₄, tens of times the value — would pass a solve that lost
     most of its accuracy."""
     return {"rel": 0.1}

@@ -45,7 +45,9 @@ smaller and reads back as the same document; every reader gets the whole documen
 ``aa-1.json.xz``, a baseline's or a study's first run) as its difference from the device's anchor
 (``../gatecheck-<commit>/aa-1.json.xz``): the whole gate-check first run with the most metrics (the first by name among
 equals; a short early run would save a tenth of what a full one does), where that is smaller and reads back as the
-same document. The anchor stays whole. An earlier anchor that other folders' runs name is freed where that saves
+same document, and each whole run of the device's own folder as its difference from the anchor
+(``gatecheck-<commit>/aa-1.json.xz``) likewise: copied out of the device's folder alone, such a run names the folder
+to copy with it. The anchor stays whole. An earlier anchor that other folders' runs name is freed where that saves
 bytes: those runs are stored against the anchor instead, then it is stored against the anchor like any whole run.
 A folder's later runs stay the differences from its first run, now read through two deltas, the most a reader
 follows: a run whose deltas are themselves the bases of others stays as it is.
@@ -174,7 +176,7 @@ def delta_base(folder: Path) -> Path | None:
     of one set of runs below a device's (a baseline's, a study's), its whole saved results document with the most
     metrics (the first by name among equals: a plant's few metrics make a poor base for a full run), or the fullest
     run its deltas are already stored against; None where it has none. A device's own folder holds runs of unrelated
-    suites, which users copy out one by one: they stay whole."""
+    suites: stored against their set's fullest run (:func:`set_base`) or, with ``--anchor``, the device's anchor."""
     if (folder / DELTA_BASE).exists():
         return folder / DELTA_BASE
     if folder.parent.parent == ROOT:
@@ -213,10 +215,10 @@ def _fullest(paths: list[Path]) -> Path | None:
 
 
 def stored_against(parent: Path) -> dict[Path, Path]:
-    """Each run stored as a delta in the folders of ``parent`` (a device's folder), with the run it names as its
-    base: of its own folder or of a sibling one."""
+    """Each run stored as a delta in ``parent`` (a device's folder) or its folders, with the run it names as its
+    base: of its own folder, of a sibling one or (from the device's folder) the anchor."""
     named = {}
-    for path in parent.glob("*/*.json" + jsonio.XZ):
+    for path in [*parent.glob("*.json" + jsonio.XZ), *parent.glob("*/*.json" + jsonio.XZ)]:
         base = jsonio.base_of(path)
         if base is not None:
             named[path] = base
@@ -315,7 +317,6 @@ def free_earlier(device: Path, top: Path) -> list[tuple[str, int, int, str]]:
     named = stored_against(device)
     bases = set(named.values())
     anchors = {b for d, b in named.items() if b.parent != d.parent}  # the runs other folders' runs name
-    ref = f"../{top.parent.name}/{top.name}"
     done = []
     for earlier in sorted(anchors - {top}):
         inside = [d for d, b in named.items() if b == earlier and d.parent == earlier.parent]
@@ -323,14 +324,20 @@ def free_earlier(device: Path, top: Path) -> list[tuple[str, int, int, str]]:
         if jsonio.base_of(earlier) is not None or any(d in bases for d in inside) or any(d in anchors for d in others):
             continue
         moved = [*others, earlier]
-        new = {p: delta_bytes(p, top, ref) for p in moved}
+        new = {p: delta_bytes(p, top, ref_to(p, top)) for p in moved}
         old = {p: p.stat().st_size for p in moved}
         if None in new.values() or sum(len(v) for v in new.values()) >= sum(old.values()):
             continue
         for p in moved:  # its dependents first: no run is ever left naming a delta of a delta
             replace(p, new[p])
-            done.append((shown(p), old[p], len(new[p]), ref))
+            done.append((shown(p), old[p], len(new[p]), ref_to(p, top)))
     return done
+
+
+def ref_to(path: Path, base: Path) -> str:
+    """How the run ``path`` names ``base`` as its base: ``../<folder>/<file>`` from a folder of the device's,
+    ``<folder>/<file>`` from the device's folder itself."""
+    return Path(os.path.relpath(base, path.parent)).as_posix()
 
 
 def anchor(runs: list[Path]) -> Path | None:
@@ -355,6 +362,26 @@ def to_anchor(path: Path, anchor_path: Path, named: dict[Path, Path]) -> tuple[s
             any(d in named.values() for d in later):
         return shown(path), len(old), len(old), ""
     return store_against(path, old, anchor_path, f"../{anchor_path.parent.name}/{anchor_path.name}")
+
+
+def device_runs(device: Path, names: list[str]) -> list[Path]:
+    """The saved runs (``*.json.xz``) directly in the device's folder ``device`` among the tracked ``names``, by
+    name: runs of unrelated suites, which ``--anchor`` stores against the anchor where that is smaller."""
+    paths = (ROOT / n for n in names)
+    return sorted(p for p in paths if p.name.endswith(".json" + jsonio.XZ) and p.parent == device)
+
+
+def device_run_to_anchor(path: Path, anchor_path: Path, named: dict[Path, Path]) -> tuple[str, int, int, str]:
+    """Store the whole run ``path`` of the device's own folder as its difference from the device's anchor
+    (``<its folder>/aa-1.json.xz``) where the anchor is whole, the runs stored against ``path`` (its set's) are no
+    one's base, so that no chain grows past :data:`~pytest_gpuperf.util.saved_delta.MAX_DEPTH`, and
+    :func:`store_against` keeps it; (name, bytes before, bytes after, the base as named)."""
+    old = path.read_bytes()
+    later = [d for d, b in named.items() if b == path]
+    if path.parent != anchor_path.parent.parent or jsonio.base_of(anchor_path) is not None or \
+            jsonio.base_of(path) is not None or any(d in named.values() for d in later):
+        return shown(path), len(old), len(old), ""
+    return store_against(path, old, anchor_path, ref_to(path, anchor_path))
 
 
 def canonical(doc: Any) -> str:
@@ -449,8 +476,9 @@ def main(argv: list[str] | None = None) -> int:
                                                          f"difference from the folder's {DELTA_BASE}, else (below a "
                                                          f"device's folder) its first whole run by name, where smaller")
     ap.add_argument("--anchor", action="store_true", help=f"with --delta, on a device's folder: store each gate "
-                                                          f"check's {DELTA_BASE} as its difference from the device's "
-                                                          f"anchor (the fullest whole one), where smaller")
+                                                          f"check's {DELTA_BASE} and each run of the device's own "
+                                                          f"folder as its difference from the device's anchor (the "
+                                                          f"fullest whole {DELTA_BASE}), where smaller")
     ap.add_argument("--check", metavar="REV", help="compare each file with the one at git revision REV; write nothing")
     ap.add_argument("--jobs", type=int, default=1, help="files rewritten at once")
     args = ap.parse_args(argv)
@@ -484,6 +512,11 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{name}: {old} -> {new} bytes (a delta of {base}; an earlier anchor freed)", flush=True)
             store = functools.partial(to_anchor, anchor_path=top, named=stored_against(device))
             for name, old, new, base in each(store, folder_runs(device, names), jobs=args.jobs):
+                before, after = before + old, after + new
+                if new < old:
+                    print(f"{name}: {old} -> {new} bytes (a delta of {base})", flush=True)
+            store = functools.partial(device_run_to_anchor, anchor_path=top, named=stored_against(device))
+            for name, old, new, base in each(store, device_runs(device, names), jobs=args.jobs):
                 before, after = before + old, after + new
                 if new < old:
                     print(f"{name}: {old} -> {new} bytes (a delta of {base})", flush=True)

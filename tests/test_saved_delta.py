@@ -37,10 +37,12 @@ def test_a_delta_reads_back_key_for_key_in_order_and_type(tmp_path):
     assert jsonio.stored_base(tmp_path / "aa-1.json.xz", jsonio.read_stored(tmp_path / "aa-1.json.xz")) is None
 
 
-@pytest.mark.parametrize("base_name", ["../aa-1.json.xz", "/etc/passwd", "sub/aa-1.json.xz", "..", "",
+@pytest.mark.parametrize("base_name", ["../aa-1.json.xz", "/etc/passwd", "sub/sub/aa-1.json.xz", "..", "",
                                        "../../x.json.xz", "../x/../aa-1.json.xz", "..\\x\\aa-1.json.xz", "../x\\y/aa-1.json.xz",
-                                       "../../x/aa-1.json.xz", ".././aa-1.json.xz", "../x/", "./aa-1.json.xz"])
-def test_a_delta_never_names_a_file_outside_its_folder_or_a_sibling_folder(tmp_path, base_name):
+                                       "../../x/aa-1.json.xz", ".././aa-1.json.xz", "../x/", "./aa-1.json.xz",
+                                       "sub/../aa-1.json.xz", "sub/", "/sub/aa-1.json.xz", "./sub/aa-1.json.xz",
+                                       "sub/..", "sub\\aa-1.json.xz/x"])
+def test_a_delta_never_names_a_file_outside_its_folder_a_sibling_folder_or_a_folder_inside_it(tmp_path, base_name):
     jsonio.write_xz(tmp_path / "aa-2.json.xz", json.dumps({"$delta": base_name, "top": {}, "metrics": []}).encode())
     with pytest.raises(ValueError, match="not a file name of its own folder"):
         jsonio.read_json(tmp_path / "aa-2.json.xz")
@@ -162,7 +164,8 @@ def test_runs_are_stored_against_a_gate_check_s_first_run_or_a_set_s_first_and_a
     (a folder below a device's) against the one with the most metrics, the first by name among equals (a study's
     full run, not a plant of seven metrics); a device's own folder, whose runs belong to unrelated suites, has no
     base of its own: each run is stored against the fullest run of its own set (the same name but for the run
-    number), and a run of no set stays whole."""
+    number) or, with ``--anchor``, against the device's anchor (a whole gate check's first run,
+    ``gatecheck-*/aa-1.json.xz``), and reads back through two deltas at most."""
     cs = _compact_saved()
     results = ROOT / "results"
     assert cs.delta_base(results / "nvidia-h200" / "gatecheck-11e8603") == \
@@ -177,22 +180,27 @@ def test_runs_are_stored_against_a_gate_check_s_first_run_or_a_set_s_first_and_a
     assert study / "plant-compute-1.json.xz" in cs.bases(study)
     assert not saved_delta.is_delta(jsonio.unpack((study / "plant-compute-1.json.xz").read_bytes(), "plant-compute-1"))
     assert cs.delta_base(results / "nvidia-h100-80gb-hbm3") is None
-    stored = 0
+    stored = anchored = 0
     for folder in (results / "nvidia-h100-80gb-hbm3", results / "pocl-cpu-skylake-avx512-amd-epyc"):
         for path in folder.glob("*.json.xz"):
             raw = jsonio.unpack(path.read_bytes(), path)
-            base = cs.set_base(path)
             if not saved_delta.is_delta(raw):
                 continue
-            stored += 1  # a run of a device's folder is stored only against the fullest run of its own set
-            assert base is not None and json.loads(raw)["$delta"] == base.name != path.name, path
-            assert cs.RUN_NUMBER.sub("#", base.name) == cs.RUN_NUMBER.sub("#", path.name), path
-            assert not saved_delta.is_delta(jsonio.unpack(base.read_bytes(), base)), base
-    assert stored >= 10, stored
+            named = json.loads(raw)["$delta"]
+            if "/" in named:  # against the device's anchor: a whole gate check's first run
+                anchored += 1
+                assert named.startswith("gatecheck") and named.endswith("/aa-1.json.xz"), path
+                assert jsonio.base_of(folder / named) is None, path
+            else:  # against the fullest run of its own set, itself whole or stored against the anchor
+                stored += 1
+                assert named != path.name and cs.RUN_NUMBER.sub("#", named) == cs.RUN_NUMBER.sub("#", path.name), path
+                assert cs.RUN_NUMBER.search(path.name) and (folder / named).exists(), path
+            assert cs.depth(path) <= saved_delta.MAX_DEPTH, path
+            assert jsonio.read_json(path)["metrics"], path
+    assert stored >= 10 and anchored >= 10, (stored, anchored)
     pocl = results / "pocl-cpu-skylake-avx512-amd-epyc"
     assert cs.set_base(pocl / "pocl6-3-opencl.json.xz") == pocl / "pocl6-1-opencl.json.xz"
-    assert cs.set_base(results / "nvidia-h100-80gb-hbm3" / "l2c-cuda.json.xz") is None  # a run of no set: whole
-    assert not saved_delta.is_delta(jsonio.unpack((results / "nvidia-h100-80gb-hbm3" / "l2c-cuda.json.xz").read_bytes(), "l2c"))
+    assert cs.set_base(results / "nvidia-h100-80gb-hbm3" / "l2c-cuda.json.xz") is None  # a run of no set
 
 
 def test_the_check_against_a_revision_reads_a_delta_there_whole():
@@ -346,6 +354,52 @@ def test_anchor_frees_an_earlier_anchor_and_stores_a_study_s_base_against_the_an
     for path, doc in docs.items():
         assert json.dumps(jsonio.read_json(path)) == json.dumps(doc), path
         assert cs.difference(str(path.relative_to(tmp_path)), "HEAD") is None, path
+
+
+def test_anchor_stores_the_device_folders_own_runs_against_the_anchor_and_each_reads_back(tmp_path, monkeypatch,
+                                                                                         capsys):
+    """``--delta --anchor``: a whole run of the device's own folder, and the base of a set there (its later run stored
+    against it), are stored against the anchor as ``<folder>/aa-1.json.xz``; every run reads back as before, the
+    anchor stays whole and is a base no later pass stores away, an earlier anchor those runs name is freed to the new
+    one under the right name, and a run copied out alone names the folder to copy with it."""
+    cs = _compact_saved()
+    monkeypatch.setattr(cs, "ROOT", tmp_path)
+    device = tmp_path / "results" / "dev"
+    docs: dict[Path, dict] = {}
+    top, alone, set1, set2 = (_gate_run(61, 0.0, "a1"), _gate_run(60, 0.5, "u"), _gate_run(60, 0.6, "p1"),
+                              _gate_run(60, 0.7, "p2"))
+    docs[_write(device / "gatecheck-a" / "aa-1.json.xz", top)] = top
+    docs[_write(device / "upgrade-cuda.json.xz", alone)] = alone
+    docs[_write(device / "pocl6-1-opencl.json.xz", set1)] = set1
+    docs[_write(device / "pocl6-2-opencl.json.xz", saved_delta.encode(set1, set2, "pocl6-1-opencl.json.xz"))] = set2
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", "-A")
+    _git(tmp_path, "commit", "-qm", "runs")
+
+    assert cs.main(["--delta", "--anchor", "results/dev"]) == 0
+    anchor = device / "gatecheck-a" / "aa-1.json.xz"
+    assert jsonio.base_of(anchor) is None and anchor in cs.bases(anchor.parent)
+    for moved in ("upgrade-cuda.json.xz", "pocl6-1-opencl.json.xz"):
+        assert json.loads(jsonio.read_stored(device / moved))["$delta"] == "gatecheck-a/aa-1.json.xz", moved
+    assert cs.depth(device / "pocl6-2-opencl.json.xz") == 2
+    for path, doc in docs.items():
+        assert json.dumps(jsonio.read_json(path)) == json.dumps(doc), path
+        assert cs.difference(str(path.relative_to(tmp_path)), "HEAD") is None, path
+    assert cs.to_delta("results/dev/gatecheck-a/aa-1.json.xz")[1:3] == (anchor.stat().st_size,) * 2
+    # a fuller gate check's first run becomes the anchor: the device's own runs move to it, named from their folder
+    fuller = _gate_run(62, 0.1, "b1")
+    docs[_write(device / "gatecheck-b" / "aa-1.json.xz", fuller)] = fuller
+    _git(tmp_path, "add", "-A")
+    assert cs.main(["--delta", "--anchor", "results/dev"]) == 0
+    assert json.loads(jsonio.read_stored(device / "upgrade-cuda.json.xz"))["$delta"] == "gatecheck-b/aa-1.json.xz"
+    assert json.loads(jsonio.read_stored(anchor))["$delta"] == "../gatecheck-b/aa-1.json.xz"
+    for path, doc in docs.items():
+        assert json.dumps(jsonio.read_json(path)) == json.dumps(doc), path
+    # copied out alone, the run says which folder to copy with it
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "upgrade-cuda.json.xz").write_bytes((device / "upgrade-cuda.json.xz").read_bytes())
+    with pytest.raises(jsonio.MissingBaseError, match="gatecheck-b/aa-1.json.xz.*copy the device's whole folder"):
+        jsonio.read_json(tmp_path / "out" / "upgrade-cuda.json.xz")
 
 
 def test_xz_stores_a_kept_gate_checks_file_compressed_and_leaves_the_devices_own_plain(tmp_path, monkeypatch):

@@ -70,9 +70,9 @@ class UnreadableFileError(OSError):
 
 
 class MissingBaseError(UnreadableFileError):
-    """A run stored as its difference from another file of its folder or of a sibling folder (:mod:`.saved_delta`),
-    read where that file is not: copied out of the device's folder alone, say. Not a ``FileNotFoundError``: the file
-    asked for is there."""
+    """A run stored as its difference from another file of its folder, of a sibling folder or of a folder inside its
+    own (:mod:`.saved_delta`), read where that file is not: copied out of the device's folder alone, say. Not a
+    ``FileNotFoundError``: the file asked for is there."""
 
 
 def read_regular(path: str | os.PathLike[str], limit: int = MAX_BYTES) -> bytes:
@@ -199,7 +199,8 @@ def _named_at(path: str, mtime_ns: int, size: int, limit: int) -> str | None:
 
 
 def _beside(path: str | os.PathLike[str], name: str) -> Path:
-    """The saved file a delta at ``path`` names ``name``, its ``..`` collapsed: in its folder or a sibling one."""
+    """The saved file a delta at ``path`` names ``name``, its ``..`` collapsed: in its folder, a sibling one or one
+    inside it."""
     return saved(Path(os.path.normpath(Path(path).parent / name)))
 
 

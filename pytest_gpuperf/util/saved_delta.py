@@ -7,7 +7,9 @@ Every reader goes through :func:`pytest_gpuperf.util.jsonio.read_bytes`, which g
 (:func:`decode`); the writer (``scripts/compact_saved.py --delta``) keeps a delta only where it decodes to the
 document key for key, in order. The base is a file of the delta's own folder (``aa-1.json.xz``) or of a sibling
 folder under the same parent, the device's folder (``../gatecheck/aa-1.json.xz``: a gate check's first run stored
-against another gate check's, ``compact_saved.py --delta --anchor``); no delta reaches further. A base is a whole
+against another gate check's, ``compact_saved.py --delta --anchor``) or, from the device's folder, of a folder
+inside it (``gatecheck/aa-1.json.xz``: a run of the device's own folder stored against the device's anchor); no
+delta reaches further. A base is a whole
 document or the difference from one (:data:`MAX_DEPTH`), so a chain is two deltas long at most."""
 
 from __future__ import annotations
@@ -125,15 +127,17 @@ def _plain(part: str) -> bool:
 
 
 def base_name(delta: dict[str, Any], where: object) -> str:
-    """The file the delta is the difference from, as it names it: a plain file name (a file of its own folder) or
-    ``../<folder>/<file>`` (a file of a sibling folder under the same parent, the device's folder); nothing that
-    reaches further."""
+    """The file the delta is the difference from, as it names it: a plain file name (a file of its own folder),
+    ``../<folder>/<file>`` (a file of a sibling folder under the same parent, the device's folder) or
+    ``<folder>/<file>`` (a file of a folder inside its own: from the device's folder, its anchor gate check's first
+    run); nothing that reaches further."""
     name = delta.get(BASE)
     parts = name.split("/") if isinstance(name, str) else [""]
     if not ((len(parts) == 1 and _plain(parts[0])) or
+            (len(parts) == 2 and _plain(parts[0]) and _plain(parts[1])) or
             (len(parts) == 3 and parts[0] == ".." and _plain(parts[1]) and _plain(parts[2]))):
-        raise ValueError(f"{where}: its base {name!r} is not a file name of its own folder nor ../<folder>/<file> of "
-                         "a sibling folder")
+        raise ValueError(f"{where}: its base {name!r} is not a file name of its own folder, <folder>/<file> of a "
+                         "folder inside it nor ../<folder>/<file> of a sibling folder")
     return name
 
 

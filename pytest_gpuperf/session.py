@@ -240,15 +240,17 @@ class GpuPerfSession:
         return path if path.is_absolute() else self.rootdir / path
 
     def unbaselined(self) -> list[DeviceRun]:
-        """Devices that recorded metrics but have no baseline of their own (nor a reviewed one): their
-        run gates only documented bounds and, on CPU devices, their family's deterministic figures."""
+        """Devices that recorded metrics but have no baseline of their own (nor a reviewed one), or whose
+        baseline holds none of the metrics recorded (a user's own suite on a device whose reviewed baseline
+        covers the shipped suites): their run gates only documented bounds and, on CPU devices, their family's
+        deterministic figures."""
         return [r for r in self.runs.values() if self.has_no_baseline(r)]
 
     def has_no_baseline(self, run: DeviceRun) -> bool:
         """:meth:`unbaselined`'s rule for one device (a run gated against another run, or one that
         writes baselines, is never without one)."""
         return (self.reference is None and not self.options.update_baselines and bool(run.metrics)
-                and run.source.origin in ("none", "family"))
+                and (run.source.origin in ("none", "family") or not run.metrics.keys() & run.expected.keys()))
 
     def measure_config(self) -> MeasureConfig:
         return MeasureConfig(timeout_s=self.options.timeout_s, budget_s=self.options.measure_budget_s)

@@ -219,7 +219,8 @@ def test_the_family_needs_three_kernels_and_every_kernel_s_counters():
 
 def test_a_saved_run_s_dataset_refits_to_the_error_it_recorded():
     """The premise of scripts/dao_ml_offline.py (and docs/models.md's table from it): a saved run's counter-model
-    dataset, fitted again leave-one-kernel-out, gives back the mean error the run recorded, bit for bit."""
+    dataset, fitted again leave-one-kernel-out, gives back the mean error the run recorded, to within rounding (the
+    BLAS kernels a fit runs differ by CPU: on an AVX2 host the last bits differ from the run's)."""
     import importlib.util
     from pathlib import Path
 
@@ -230,5 +231,5 @@ def test_a_saved_run_s_dataset_refits_to_the_error_it_recorded():
     runs, recorded = script.dataset(root / "results" / script.RUNS[0])
     folds = dao_ml.leave_one_kernel_out(runs)
     assert len(folds) == 40 and len(runs) == 120
-    assert float(np.mean([f.error for f in folds.values()])) == recorded
+    assert float(np.mean([f.error for f in folds.values()])) == pytest.approx(recorded, rel=1e-12, abs=0)
     assert script.linear(runs) < recorded  # the linear model it corrects does better on these kernels

@@ -61,7 +61,6 @@ def test_damaged_history_is_refused_on_append_and_read_with_the_line_number(tmp_
 # ---- history input: broken files, credentials, a full disk --------------------------------------------------
 import copy  # noqa: E402
 import gzip  # noqa: E402
-import shutil  # noqa: E402
 
 from pytest_gpuperf.cli import main  # noqa: E402
 from pytest_gpuperf.history.backends import check  # noqa: E402
@@ -76,8 +75,8 @@ def _broken_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
     "fast", and a compare report of the two good files (another kind)."""
     folder = tmp_path / "results"
     folder.mkdir()
-    shutil.copyfile(GOOD, folder / GOOD.name)
-    shutil.copyfile(OTHER, folder / OTHER.name)
+    for run in (GOOD, OTHER):  # whole copies: the committed files may be stored as deltas of the device's anchor
+        jsonio.write_xz(folder / run.name, jsonio.read_bytes(run))
     (folder / "torn.json").write_text('{"schema": "pytest-gpuperf/1", "device": {"key": "x"}, "metrics": [')
     (folder / "cut.json.gz").write_bytes(gzip.compress(jsonio.read_text(GOOD).encode())[:400])
     doc = copy.deepcopy(jsonio.read_json(GOOD))

@@ -130,6 +130,26 @@ def _entry(value: float, unit: str, better: str = "lower") -> dict:
     return {"value": value, "unit": unit, "better": better, "test": "t.py::t", "tolerance": {"abs": 1e-6}}
 
 
+def test_a_baseline_that_holds_none_of_the_runs_metrics_is_no_baseline(pytester):
+    """A baseline of the device's key that holds none of the metrics the run recorded (another suite's) gates
+    nothing: the summary says NO BASELINE and whose file holds none of them, and a required baseline fails the run
+    with its own status, never a quiet run of 'new' rows; a file that holds one of them is a baseline."""
+    pytester.makepyfile(WORK)
+    key, folder = CL[0].key, baseline_folder(pytester.path)
+    _write(folder, key, {"another.suite.time_us": _entry(1.0, "us")})
+    result = pytester.runpytest(DEV, FAST, f"--gpuperf-baseline-dir={folder}")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines([f"NO BASELINE for {key}: 2 recorded, 0 of them gated by *; your baseline "
+                                 f"*{key}.json holds none of them"])
+    required = pytester.runpytest(DEV, FAST, f"--gpuperf-baseline-dir={folder}", "--gpuperf-require-baseline")
+    assert required.ret == exits.NO_BASELINE
+    _write(folder, key, {"kernel.count": {**_entry(3, "items", "exact"), "test": "test_a_baseline_that_holds_none"
+                                          "_of_the_runs_metrics_is_no_baseline.py::test_work"}})
+    held = pytester.runpytest(DEV, FAST, f"--gpuperf-baseline-dir={folder}", "--gpuperf-require-baseline")
+    assert "NO BASELINE" not in held.stdout.str() and held.ret != exits.NO_BASELINE, held.stdout.str()
+    held.stdout.fnmatch_lines(["gated against your baseline*"])
+
+
 def test_lookup_prefers_yours_then_reviewed_and_adds_only_deterministic_family_entries(tmp_path):
     yours, reviewed = tmp_path / "yours", tmp_path / "reviewed"
     _write(reviewed, "dev", {"a.time": _entry(1.0, "us")})

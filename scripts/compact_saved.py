@@ -347,21 +347,22 @@ def anchor(runs: list[Path]) -> Path | None:
 
 
 def to_anchor(path: Path, anchor_path: Path, named: dict[Path, Path]) -> tuple[str, int, int, str]:
-    """Store the whole run ``path`` of one of the device's folders (a gate check's first run, a baseline's or a
-    study's) as its difference from the device's anchor (:func:`anchor`, ``../<its folder>/aa-1.json.xz``) where it
-    is its folder's base (:func:`delta_base`) or no run's base, it and the anchor are whole, no chain would grow past
+    """Store the whole run ``path`` of the device's own folder or of one of its folders (a gate check's first run, a
+    baseline's or a study's) as its difference from the device's anchor (:func:`anchor`, named from ``path``'s
+    folder: :func:`ref_to`) where, in a folder of the device's, it is that folder's base (:func:`delta_base`) or no
+    run's base, it and the anchor are whole, no chain would grow past
     :data:`~pytest_gpuperf.util.saved_delta.MAX_DEPTH` (the deltas stored against it are no one's base), and
     :func:`store_against` keeps it; ``named``: the device folder's :func:`stored_against`, read once for all its
-    first runs (storing one first run changes no other's later runs); (name, bytes before, bytes after, the base as
-    named)."""
+    runs (storing one run changes no other's later runs); (name, bytes before, bytes after, the base as named)."""
     old = path.read_bytes()
+    device = anchor_path.parent.parent
     later = [d for d, b in named.items() if b == path]
-    if (later and path != delta_base(path.parent)) or path == anchor_path or \
-            anchor_path.parent.parent != path.parent.parent or \
+    if (later and path.parent != device and path != delta_base(path.parent)) or path == anchor_path or \
+            device not in (path.parent, path.parent.parent) or \
             jsonio.base_of(anchor_path) is not None or jsonio.base_of(path) is not None or \
             any(d in named.values() for d in later):
         return shown(path), len(old), len(old), ""
-    return store_against(path, old, anchor_path, f"../{anchor_path.parent.name}/{anchor_path.name}")
+    return store_against(path, old, anchor_path, ref_to(path, anchor_path))
 
 
 def device_runs(device: Path, names: list[str]) -> list[Path]:
@@ -369,19 +370,6 @@ def device_runs(device: Path, names: list[str]) -> list[Path]:
     name: runs of unrelated suites, which ``--anchor`` stores against the anchor where that is smaller."""
     paths = (ROOT / n for n in names)
     return sorted(p for p in paths if p.name.endswith(".json" + jsonio.XZ) and p.parent == device)
-
-
-def device_run_to_anchor(path: Path, anchor_path: Path, named: dict[Path, Path]) -> tuple[str, int, int, str]:
-    """Store the whole run ``path`` of the device's own folder as its difference from the device's anchor
-    (``<its folder>/aa-1.json.xz``) where the anchor is whole, the runs stored against ``path`` (its set's) are no
-    one's base, so that no chain grows past :data:`~pytest_gpuperf.util.saved_delta.MAX_DEPTH`, and
-    :func:`store_against` keeps it; (name, bytes before, bytes after, the base as named)."""
-    old = path.read_bytes()
-    later = [d for d, b in named.items() if b == path]
-    if path.parent != anchor_path.parent.parent or jsonio.base_of(anchor_path) is not None or \
-            jsonio.base_of(path) is not None or any(d in named.values() for d in later):
-        return shown(path), len(old), len(old), ""
-    return store_against(path, old, anchor_path, ref_to(path, anchor_path))
 
 
 def canonical(doc: Any) -> str:
@@ -511,12 +499,8 @@ def main(argv: list[str] | None = None) -> int:
                 before, after = before + old, after + new
                 print(f"{name}: {old} -> {new} bytes (a delta of {base}; an earlier anchor freed)", flush=True)
             store = functools.partial(to_anchor, anchor_path=top, named=stored_against(device))
-            for name, old, new, base in each(store, folder_runs(device, names), jobs=args.jobs):
-                before, after = before + old, after + new
-                if new < old:
-                    print(f"{name}: {old} -> {new} bytes (a delta of {base})", flush=True)
-            store = functools.partial(device_run_to_anchor, anchor_path=top, named=stored_against(device))
-            for name, old, new, base in each(store, device_runs(device, names), jobs=args.jobs):
+            for name, old, new, base in each(store, folder_runs(device, names) + device_runs(device, names),
+                                             jobs=args.jobs):
                 before, after = before + old, after + new
                 if new < old:
                     print(f"{name}: {old} -> {new} bytes (a delta of {base})", flush=True)

@@ -35,12 +35,15 @@ class Source:
     family_key: str = ""
     family_count: int = 0  # entries the family file contributed
 
+    def own_file(self) -> str:
+        """The device's own file, for the summary: ``your baseline baselines/x.json``, ``the reviewed baseline …``;
+        "" where none was found (no baseline, or only the family's)."""
+        own = {"yours": "your baseline", "reviewed": "the reviewed baseline shipped with pytest-gpuperf"}
+        return f"{own[self.origin]} {self.read[0]}" if self.origin in own else ""
+
     def describe(self) -> str:
         """One phrase for the summary: ``your baseline baselines/x.json``, ``the reviewed baseline …``."""
-        own = {"yours": "your baseline", "reviewed": "the reviewed baseline shipped with pytest-gpuperf"}
-        parts = []
-        if self.origin in own:
-            parts.append(f"{own[self.origin]} {self.read[0]}")
+        parts = [self.own_file()] if self.own_file() else []
         if self.family_count:
             parts.append(f"{self.family_count} deterministic entries of family {self.family_key} ({self.read[-1]})")
         return " + ".join(parts) or "no baseline"

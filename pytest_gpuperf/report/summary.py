@@ -209,12 +209,10 @@ def no_baseline_lines(state: Any, run: Any) -> list[str]:
     if run.source.family_count:
         what = (f"documented bounds or the {run.source.family_count} deterministic entries of family "
                 f"{run.source.family_key}")
-    if run.source.origin in ("none", "family"):
-        where = (f"no {info.key}.json in {_shown_path(state.baseline_dir)} nor among the reviewed baselines shipped "
-                 "with pytest-gpuperf")
-    else:
-        whose = "your baseline" if run.source.origin == "yours" else "the reviewed baseline shipped with pytest-gpuperf"
-        where = f"{whose} {run.source.read[0]} holds none of them"
+    own = run.source.own_file()
+    where = (f"{own} holds none of them" if own else
+             f"no {info.key}.json in {_shown_path(state.baseline_dir)} nor among the reviewed baselines shipped with "
+             "pytest-gpuperf")
     head = f"NO BASELINE for {info.key}: {n} recorded, {m} of them gated by {what}; {where}"
     return [head, f"  make one (review, then commit it): {init_command(state, run)}"]
 

@@ -83,6 +83,37 @@ def _refused(tmp_path: Path, bundle: Path, **env: str) -> subprocess.CompletedPr
                           cwd=tmp_path, env=_env(tmp_path, **env), capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.parametrize("args", [["--help"], ["-h"], ["--gatecheck", "--help"]])
+def test_help_prints_the_usage_and_touches_nothing(tmp_path, checkout_wheel, args):
+    """``run.sh --help`` (also after ``--gatecheck``) prints the script's usage and environment, exit 0, and makes
+    no folder and no venv: it is never taken for OUT."""
+    bundle = _bundle(tmp_path, checkout_wheel)
+    venv = tmp_path / "venv"
+    proc = subprocess.run(["bash", str(bundle / "run.sh"), *args], cwd=tmp_path, capture_output=True, text=True,
+                          env=_env(tmp_path, GPUPERF_VENV=str(venv)), timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "bash run.sh --gatecheck OUT" in proc.stdout and "GPUPERF_TIME_LIMIT" in proc.stdout, proc.stdout
+    assert not proc.stdout.startswith("#!") and "set -uo" not in proc.stdout, proc.stdout
+    assert not venv.exists() and not (tmp_path / args[-1]).exists()
+
+
+@pytest.mark.parametrize("args, says", [([], "OUT, the folder the results go to, is missing"),
+                                        (["--gatecheck"], "OUT, the folder the results go to, is missing"),
+                                        (["--gpuperf-device=0", "out"], "'--gpuperf-device=0' looks like an option"),
+                                        (["--gatecheck", "--aa", "3"], "'--aa' looks like an option")])
+def test_a_missing_out_or_an_option_in_its_place_is_a_usage_error(tmp_path, checkout_wheel, args, says):
+    """Without OUT, or with an option where OUT belongs, ``run.sh`` exits 2 with the usage and what was wrong,
+    before it makes a folder or a venv."""
+    bundle = _bundle(tmp_path, checkout_wheel)
+    venv = tmp_path / "venv"
+    before = set(tmp_path.iterdir())
+    proc = subprocess.run(["bash", str(bundle / "run.sh"), *args], cwd=tmp_path, capture_output=True, text=True,
+                          env=_env(tmp_path, GPUPERF_VENV=str(venv)), timeout=60)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert says in proc.stderr and "usage: bash run.sh [--gatecheck] OUT" in proc.stderr, proc.stderr
+    assert set(tmp_path.iterdir()) == before and not venv.exists()
+
+
 @pytest.mark.parametrize("how", ["world-writable", "another user's", "a link to another user's"])
 def test_a_venv_that_is_not_the_users_alone_is_refused_before_anything_in_it_runs(tmp_path, checkout_wheel, how):
     """The default venv is per user (``$TMPDIR/gpuperf-venv-<uid>``); one planted there by another user, or

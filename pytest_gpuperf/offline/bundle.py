@@ -48,10 +48,18 @@ RUN_SH = r"""#!/usr/bin/env bash
 # GPUPERF_CACHE (what a first run measures and later runs replay; default: cache/ beside this script).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+usage="usage: bash run.sh [--gatecheck] OUT [gpuperf run or gatecheck arguments]"
 mode=run
 if [ "${1:-}" = --gatecheck ]; then mode=gatecheck; shift; fi
-out=${1:?usage: bash run.sh [--gatecheck] OUT [gpuperf run or gatecheck arguments]}; shift
-mkdir -p "$out"; out=$(cd "$out" && pwd)
+# --help: the comment lines above, as this file has them; an OUT that looks like an option is a slip, never a folder
+case "${1:-}" in
+  -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
+  "") echo "gpuperf offline: OUT, the folder the results go to, is missing ($usage)" >&2; exit 2 ;;
+  -*) echo "gpuperf offline: OUT comes first, the folder the results go to: '$1' looks like an option ($usage)" >&2
+      exit 2 ;;
+esac
+out=$1; shift
+mkdir -p -- "$out"; out=$(cd -- "$out" && pwd)
 py=${GPUPERF_PYTHON:-python3}
 venv=${GPUPERF_VENV:-${TMPDIR:-/tmp}/gpuperf-venv-$(id -u)}
 # whatever sits in the venv runs as you: only a folder you own and nobody else may write to is used

@@ -5,6 +5,13 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+#: counter steps of the span of a load read for its own figures only (the device copy, the twelve tuning kernels),
+#: half of :data:`pytest_gpuperf.timing.energy.K_STEPS`: re-read over its first 10 steps, every saved span of both
+#: cards lands well inside the spread between runs that these figures' bands are set from
+#: (``scripts/energy_span_study.py``, docs/power.md). The FMA loads, which the gate check plants and the thesis' J per
+#: flop compares, keep the full count.
+SHORT_SPAN_STEPS = 10
+
 
 def records(load: str, e: Any, per: str, extra: Mapping[str, Any]) -> list[dict[str, Any]]:
     """``gpuperf_record`` arguments of ``e`` measured on ``load`` (``per``: what one op is). The energy per op

@@ -4,7 +4,7 @@ no NVML) skip every test here with the reason.
 
 * ``power.<kernel>.joules_per_op`` / ``.watts`` — steady-state energy per operation and average board
   power (``timing.energy.steady_state_energy``: launches looped until the energy counter moved ≥ 20 of
-  its own update steps, both ends aligned to an update: its error bound is saved per metric
+  its own update steps, 10 for the copy and the tuning kernels, both ends aligned to an update: its error bound is saved per metric
   as ``info["power"]["error_bound_rel"]`` beside the span's power drift ``drift_rel``) of probe kernels (fp32 and fp64 FMA chains: J per flop; a device
   copy: J per byte read + written) and the 12 tuning kernels at their default work-group (J per element
   of the problem's index space). A measurement during which the card throttled is kept, marked
@@ -91,7 +91,8 @@ def test_energy_copy(gpu_device, gpuperf_record, request):
     size = 256 << 20
     src = gpu_device.to_device(np.random.default_rng(3).integers(0, 255, size, dtype=np.uint8))
     dst = gpu_device.empty(size)
-    e = steady_state_energy(gpu_device, sensor, lambda: gpu_device.copy(dst, src, size), 2.0 * size)
+    e = steady_state_energy(gpu_device, sensor, lambda: gpu_device.copy(dst, src, size), 2.0 * size,
+                            k_steps=energy_figures.SHORT_SPAN_STEPS)
     for r in energy_figures.records("copy_256MiB", e, "byte read + written", {"bytes_per_launch": 2 * size}):
         gpuperf_record(**r)
 
@@ -106,7 +107,8 @@ def test_energy_tuning_kernel(gpu_device, gpu_kernel, gpuperf_record, bench, req
     glob = bench.ndrange(sizes, local, gpu_device)
     args = prepared.args()
     elements = float(np.prod(bench.extent(sizes)))
-    e = steady_state_energy(gpu_device, sensor, lambda: gpu_device.launch(kern, glob, local, args), elements)
+    e = steady_state_energy(gpu_device, sensor, lambda: gpu_device.launch(kern, glob, local, args), elements,
+                            k_steps=energy_figures.SHORT_SPAN_STEPS)
     for r in energy_figures.records(f"tuning.{bench.name}", e, "element of the problem",
                                     {"local": list(local), "elements": elements, "sizes": sizes}):
         gpuperf_record(**r)

@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
 import aa_bands  # noqa: E402
-from pytest_gpuperf.timing.energy import Reading, counter_resolution  # noqa: E402
+from pytest_gpuperf.timing.energy import Reading, energy_of, reached  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -45,20 +45,17 @@ class LoadStudy:
     between_runs_sigma: float
 
 
-def _watts(first: Reading, last: Reading) -> float:
-    return (last.energy_mj - first.energy_mj) / 1000.0 / (last.t - first.t)
+def _watts(readings: Sequence[Reading]) -> float:
+    """The mean power of a span, as the suite's figure computes it (:func:`energy_of`)."""
+    return energy_of(readings, 1, 1.0).watts
 
 
 def short_span(readings: Sequence[Reading], steps: int) -> int | None:
-    """The index of the reading that ends a span of ``steps`` counter steps from the first reading (None when the
-    saved span is shorter)."""
-    res = counter_resolution(readings)
-    if res is None:
-        return None
-    start = readings[0]
-    for i, r in enumerate(readings[1:], 1):
-        if (r.energy_mj - start.energy_mj) / 1000.0 >= steps * res.step_j:
-            return i
+    """The index of the reading that ends a span of ``steps`` counter steps from the first reading, by the suite's
+    own rule (:func:`pytest_gpuperf.timing.energy.reached`); None when the saved span is shorter."""
+    for i in range(2, len(readings) + 1):
+        if reached(readings[:i], steps):
+            return i - 1
     return None
 
 
@@ -79,10 +76,10 @@ def study(key: str, steps: int) -> list[LoadStudy]:
             end = short_span(rs, steps) if rs else None
             if end is None or end >= len(rs) - 1:
                 continue
-            whole, short, rest = _watts(rs[0], rs[-1]), _watts(rs[0], rs[end]), None
+            whole, short, rest = _watts(rs), _watts(rs[:end + 1]), None
             second = short_span(rs[end:], steps)
             if second is not None:
-                rest = _watts(rs[end], rs[end + second])
+                rest = _watts(rs[end:end + second + 1])
             seen.setdefault(name[len("power."):-len(".joules_per_op")], []).append((short / whole - 1.0,
                                                                                  None if rest is None else rest / short - 1.0,
                                                                                  whole))

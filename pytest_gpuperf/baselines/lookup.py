@@ -43,7 +43,8 @@ class Source:
 
     def describe(self) -> str:
         """One phrase for the summary: ``your baseline baselines/x.json``, ``the reviewed baseline …``."""
-        parts = [self.own_file()] if self.own_file() else []
+        own = self.own_file()
+        parts = [own] if own else []
         if self.family_count:
             parts.append(f"{self.family_count} deterministic entries of family {self.family_key} ({self.read[-1]})")
         return " + ".join(parts) or "no baseline"

@@ -214,6 +214,13 @@ def warm_up(run_batch: Callable[[], None], seconds: float) -> None:
         run_batch()
 
 
+def reached(readings: Sequence[Reading], k_steps: int) -> bool:
+    """Whether a span's readings so far (the first one at a counter update) show ``k_steps`` of the counter's update
+    steps, the step measured from these readings: the rule that ends :func:`steady_state_energy`'s span."""
+    res = counter_resolution(readings)
+    return res is not None and (readings[-1].energy_mj - readings[0].energy_mj) / 1000.0 >= k_steps * res.step_j
+
+
 def steady_state_energy(device: Any, sensor: Any, run_once: Callable[[], Any], ops_per_launch: float,
                         timeout_s: float = 10.0, warmup_s: float = WARMUP_S, max_span_s: float = MAX_SPAN_S,
                         k_steps: int = K_STEPS) -> Energy:
@@ -248,9 +255,7 @@ def steady_state_energy(device: Any, sensor: Any, run_once: Callable[[], Any], o
                                    f"{getattr(sensor, 'last_error', '')}")
             continue
         readings.append(r)
-        res = counter_resolution(readings)
-        moved = (r.energy_mj - start.energy_mj) / 1000.0
-        if res is not None and moved >= k_steps * res.step_j:
+        if reached(readings, k_steps):
             break
         if r.t > deadline:
             break

@@ -3,6 +3,14 @@
 pytest_plugins = ["pytester"]
 
 
+def pytest_configure(config):
+    """The marker registered here, not in pyproject.toml: a run of the shipped suites from an editable install,
+    in another folder (``gpuperf run``), loads this file without the project's ini and would warn of it."""
+    config.addinivalue_line("markers", "quiet_host: judges PoCL timings (a planted slowdown, a gate check, the shipped "
+                            "suites): scripts/run_tests.sh runs these one at a time after the others, which run side "
+                            "by side")
+
+
 def pytest_collection_modifyitems(config, items):
     """The shipped suites judge PoCL timings against their baseline: they are ``quiet_host`` tests
     (scripts/run_tests.sh runs them one at a time, after the tests that may run side by side)."""

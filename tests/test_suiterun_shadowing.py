@@ -37,3 +37,15 @@ def test_gpuperf_run_and_the_gate_check_stop_with_one_line(tmp_path):
                              timeout=120)
         assert out.returncode == 2, out.stdout[-2000:] + out.stderr[-2000:]
         assert out.stderr.count("\n") == 1 and "holds a copy of pytest_gpuperf" in out.stderr, out.stderr
+
+
+def test_a_run_of_the_suites_from_the_installed_checkout_in_another_folder_warns_of_no_marker(tmp_path):
+    """From an editable install, ``gpuperf run`` in a folder of the user's collects the suites in this checkout and
+    loads its root conftest.py without the project's ini: the marker that file adds must be registered by it."""
+    out = subprocess.run([sys.executable, "-I", "-c", "import sys; from pytest_gpuperf.cli import main; "
+                          "sys.exit(main(sys.argv[1:]))", "run", "--gpuperf-device=opencl:0", "-k",
+                          "test_accuracy_composite", "-p", "no:cacheprovider"], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=300)
+    text = out.stdout + out.stderr
+    assert out.returncode == 0 and " passed" in text, text[-3000:]
+    assert "PytestUnknownMarkWarning" not in text and "warnings summary" not in text, text[-3000:]

@@ -91,3 +91,28 @@ def test_ubuntu_22_04_s_pocl_that_builds_nothing_left_a_file_saying_why():
     doc = jsonio.read_json(ROOT / "results" / "pocl-pthread-amd-epyc" / "ubuntu2204-1-opencl.json.xz")
     assert "pocl 1.8" in doc["device"]["runtime_version"] and doc["metrics"] == []
     assert "unknown target CPU" in doc["run"]["abandoned"]
+
+
+def test_the_pocl3_family_file_gates_the_users_accuracy_composites_and_precision_counts_of_every_run_it_was_made_from():
+    """PoCL 3.1 (Debian 12, this project's CI device) shares the deterministic figures of the users' accuracy check,
+    the composite operations and the precision tuner: each entry is the value its three runs on the haswell host read,
+    those another CPU model of the same runtime did not reproduce stay out, named with what that model read, and a
+    PoCL 3.1 device asks for the file and gates them."""
+    family = "pocl-3-1-debian-llvm-15-0-6-cpu"
+    section = baseline_file.load_file(baseline_file.path_for(REVIEWED_BASELINES, family)).data["backends"]["opencl"]
+    saved = ROOT / "results" / "pocl-pthread-haswell-amd-epyc"
+    docs = [jsonio.read_json(saved / f"family31-{i}-opencl.json.xz") for i in (1, 2, 3)]
+    assert not any(d["run"]["interrupted"] for d in docs)
+    runs = [{m["name"]: m for m in d["metrics"]} for d in docs]
+    made = {n: e for n, e in section["metrics"].items() if n in runs[0]}
+    assert len(made) >= 110 and {n.split(".")[1] for n in made} >= {"pyopencl", "cmp", "tuner", "refine", "vprec"}
+    for name, entry in made.items():
+        assert {r[name]["value"] for r in runs} == {entry.get("measured", entry["value"])}, name
+        assert entry["provenance"]["commit"] == docs[0]["environment"]["commit"]
+    apart = section["provenance"]["cpu_dependent"]
+    assert {n for n in apart if n.startswith("accuracy.pyopencl.")} and not set(apart) & set(section["metrics"])
+    assert all("pocl-pthread-skylake-avx512-intel-r-xeon-r-processor" in why for why in apart.values())
+    info = _device(saved / "family31-1-opencl.json.xz")
+    assert info.family_key == family
+    src = lookup.resolve(Path("/nonexistent-user-dir"), info.key, info.backend, info.family_key)
+    assert set(made) <= set(src.file.metrics("opencl"))

@@ -218,6 +218,14 @@ def update(baseline: BaselineFile, backend: str, device: Mapping[str, Any], prov
         # ``--identity-changed``, ``--match``, ``-k``) leaves it, its entries carrying their own runs' provenance
         if "provenance" not in section or set(metrics) <= set(entries):
             section["provenance"] = dict(provenance)
+        elif "cpu_dependent" in provenance or "cpu_dependent" in section["provenance"]:
+            # a CPU family's figures another CPU model did not reproduce, whichever update found them: kept beside
+            # the section's runs, less any that an update now brings into the family
+            kept = {n: why for n, why in section["provenance"].get("cpu_dependent", {}).items() if n not in entries}
+            kept.update(provenance.get("cpu_dependent", {}))
+            section["provenance"] = {k: v for k, v in section["provenance"].items() if k != "cpu_dependent"}
+            if kept:
+                section["provenance"]["cpu_dependent"] = dict(sorted(kept.items()))
         for name, entry in entries.items():
             merged = dict(metrics.get(name, {}))
             # the measurement replaced (an entry re-made from runs without a kernel digest keeps no old one)

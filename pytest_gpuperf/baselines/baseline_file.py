@@ -193,7 +193,8 @@ def update(baseline: BaselineFile, backend: str, device: Mapping[str, Any], prov
     """Merge ``entries`` (name → entry) into the backend section and write the file atomically.
 
     Entries not named are kept untouched; so are unknown keys of updated entries (notes, citations), and the
-    section's provenance unless the update re-makes every entry the section holds.
+    section's provenance unless the update re-makes every entry the section holds (a CPU family's
+    ``cpu_dependent`` list is merged: the entries each update left out, less those it brings in).
     The merge happens under the file's lock on the file as it is *now*, not as this process loaded it
     at start-up: two runs updating one file at once (``-k copy`` and ``-k launch``) each keep the
     other's entries instead of the last writer silently dropping them. Temporary files that killed

@@ -426,3 +426,13 @@ def test_xz_stores_a_kept_gate_checks_file_compressed_and_leaves_the_devices_own
     assert (device / "gatecheck.json").read_text() == text
     _git(tmp_path, "add", "-A")
     assert cs.main(["--check", "HEAD", "results"]) == 0
+
+
+def test_saved_runs_are_xz_without_position_bits_smaller_than_the_default_and_the_same_bytes_each_time():
+    import lzma
+
+    whole = jsonio.read_bytes(ROOT / "results" / "nvidia-h100-80gb-hbm3" / "gatecheck-0322ea6" / "aa-1.json.xz")
+    stored = jsonio.xz_bytes(whole)
+    assert stored == jsonio.xz_bytes(whole) and lzma.decompress(stored) == whole
+    default = lzma.compress(whole, format=lzma.FORMAT_XZ, check=lzma.CHECK_CRC64, preset=6 | lzma.PRESET_EXTREME)
+    assert len(stored) < len(default)

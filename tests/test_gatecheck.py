@@ -190,6 +190,32 @@ def test_a_sigterm_stops_the_command_with_its_status_and_keeps_the_runs_that_end
     assert [r["run"] for r in json.loads(out.read_text())["aa"]] == [1]
 
 
+def test_a_stop_that_code_swallowed_starts_no_further_run(project, tmp_path):
+    """A Ctrl-C or SIGTERM lost where it landed (a bare ``except:``, a generator's finalizer, where Python only
+    prints "Exception ignored") is remembered by the latch: the gate check starts no run after it."""
+    from pytest_gpuperf.util.interrupt_latch import Latch
+
+    root, bl = project
+    session = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # this test session's own latch must not see it
+    latch = Latch()
+    assert latch.install()
+    try:
+        try:
+            signal.raise_signal(signal.SIGINT)
+        except KeyboardInterrupt:  # swallowed, as third-party code does
+            pass
+        with pytest.raises(KeyboardInterrupt):
+            gc.gatecheck(device=DEV, out=tmp_path / "g.json", aa=2, plant_list=[], tries=0, baseline_dir=str(bl),
+                         results_dir=tmp_path / "runs", commit="x", append=False, fresh_first=False, cwd=root,
+                         echo=lambda line: None, checkpoint=latch.check)
+    finally:
+        latch.uninstall()
+        for sig, handler in session.items():
+            signal.signal(sig, handler)
+    assert not (tmp_path / "runs" / "aa-1.json").exists() and not (tmp_path / "g.json").exists()
+
+
 def test_an_undetected_plant_fails_the_gate_check(project, tmp_path):
     """A plant the gate misses is reported: a planted 'missing' of a metric nobody records is not caught. (No
     timing is judged: no A/A run, and the ghost metric is never recorded whatever the copy reads; so it runs side

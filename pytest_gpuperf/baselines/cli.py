@@ -300,7 +300,8 @@ def cmd_gatecheck(args: argparse.Namespace) -> int:
                            curve_list=curve, not_planted=not_planted, aa_args=aa_args,
                            calibrate=None if args.no_calibrate else lambda ps, mv: families.calibrate(ps, entries, mv),
                            calibrate_from=[Path(f) for f in args.calibrate_from or []], device_key=key,
-                           calibrate_each=args.calibrate_each)
+                           calibrate_each=args.calibrate_each, checkpoint=latch.check)
+        latch.check()  # a stop swallowed after the last run began (in a finalizer, say) still ends as interrupted
     except KeyboardInterrupt:
         print(f"gatecheck: stopped by {latch.what}; {_kept(out)}. The run under way is lost; go on with the "
               "same command and --append", file=sys.stderr)

@@ -187,9 +187,14 @@ def _plugin_args() -> list[str]:
 
 
 def run_pytest(device: str, args: Sequence[str], results: Path, log: Path, *, baseline_dir: str | None,
-               env: dict[str, str] | None = None, cwd: str | Path = ".", timeout_s: float = RUN_TIMEOUT_S) -> RunOutcome:
-    """Run ``python -m pytest --gpuperf-device=DEV ARGS`` writing results to ``results`` and output to ``log``."""
+               env: dict[str, str] | None = None, cwd: str | Path = ".", timeout_s: float = RUN_TIMEOUT_S,
+               checkpoint: Callable[[], None] = lambda: None) -> RunOutcome:
+    """Run ``python -m pytest --gpuperf-device=DEV ARGS`` writing results to ``results`` and output to ``log``.
+    ``checkpoint`` is called first: it raises ``KeyboardInterrupt`` where a stop came and was swallowed since
+    (:meth:`pytest_gpuperf.util.interrupt_latch.Latch.check`), so no run starts after a Ctrl-C or SIGTERM."""
     from ..suiterun import command
+
+    checkpoint()
 
     # the same command line ``gpuperf run`` builds: ``suites/…`` names the shipped suites unless cwd has its
     # own, and the rootdir stays cwd (pytest would otherwise take the installed suites folder)
@@ -532,7 +537,8 @@ def plant_timeout(unplanted_s: float | None) -> float:
 def _tries(p: Plant, tries: int, prev: int, device: str, baseline_dir: str | None, results_dir: Path,
            cwd: str | Path, commit: str, echo: Any,
            recalibrate: Callable[[Sequence[Plant], Mapping[str, float]], list[Plant]] | None = None,
-           once: bool = False, peers: Sequence[Path] = ()) -> tuple[dict[str, Any], dict[str, Any]]:
+           once: bool = False, peers: Sequence[Path] = (),
+           checkpoint: Callable[[], None] = lambda: None) -> tuple[dict[str, Any], dict[str, Any]]:
     """``tries`` runs of one plant: its entry, and the device document its runs reported. ``recalibrate``:
     before each try (``once``: before the first, its size kept for the others), run the plant's tests unplanted
     (``calib-KIND-N``) and calibrate the try's plant to what they read — the machine of that very moment, where a
@@ -558,7 +564,7 @@ def _tries(p: Plant, tries: int, prev: int, device: str, baseline_dir: str | Non
         if recalibrate is not None and p.kind != "missing" and (t == 1 or not once):
             ctag = f"calib-{p.kind}-{_free_index(results_dir, f'calib-{p.kind}', index)}"
             c = run_pytest(device, list(p.tests), results_dir / f"{ctag}.json", results_dir / f"{ctag}.log",
-                           baseline_dir=baseline_dir, cwd=cwd)
+                           baseline_dir=baseline_dir, cwd=cwd, checkpoint=checkpoint)
             unplanted_s = c.wall_s
             pooled = [c.results, *same_card(peers, c.results)] if c.results.exists() else []
             q = recalibrate([p.at_claim()], machine_values(pooled) if pooled else {})[0]
@@ -570,7 +576,8 @@ def _tries(p: Plant, tries: int, prev: int, device: str, baseline_dir: str | Non
         calibration.append({"machine": q.machine, "baseline": q.baseline} if q.claim is not None else None)
         limit = plant_timeout(unplanted_s)
         o = run_pytest(device, [*q.tests, "--gpuperf-plant", f"{q.kind}={q.arg}"], results_dir / f"{tag}.json",
-                       results_dir / f"{tag}.log", baseline_dir=baseline_dir, cwd=cwd, timeout_s=limit)
+                       results_dir / f"{tag}.log", baseline_dir=baseline_dir, cwd=cwd, timeout_s=limit,
+                       checkpoint=checkpoint)
         if o.exit == TIMED_OUT:
             why = o.document().get("run", {}).get("abandoned")
             stopped.append(f"{tag}: stopped after {limit:.0f} s ({PLANT_TIMEOUT_FACTOR}× its unplanted run); "
@@ -621,7 +628,7 @@ def gatecheck(*, device: str, out: Path, aa: int | None, plant_list: Sequence[Pl
               aa_args: Sequence[str] = ("suites/",),
               calibrate: Callable[[Sequence[Plant], Mapping[str, float]], list[Plant]] | None = None,
               calibrate_from: Sequence[Path] = (), device_key: str | None = None,
-              calibrate_each: bool = False) -> dict[str, Any]:
+              calibrate_each: bool = False, checkpoint: Callable[[], None] = lambda: None) -> dict[str, Any]:
     """Run the A/A and planted runs (and the detection curves' plants, ``curve_list``) and write (or extend)
     ``out``; ``not_planted``: the family targets left out, with the reason; ``aa_args``: what the A/A runs run
     (the shipped suites, or the tests of your own named after ``--``). ``calibrate``: the caller's calibration of
@@ -632,7 +639,8 @@ def gatecheck(*, device: str, out: Path, aa: int | None, plant_list: Sequence[Pl
     try is calibrated to an unplanted run of its tests just before it (:func:`_tries`). A call that makes no A/A
     run and names no results calibrates each plant to an unplanted run of its tests made just before its first try,
     pooled with the file's A/A runs of this commit on the same card (:func:`same_card`): the file's other A/A runs
-    may come from an earlier call on another machine. Returns the written document."""
+    may come from an earlier call on another machine. ``checkpoint``: called before each run (see :func:`run_pytest`).
+    Returns the written document."""
     if (aa is not None and aa < 0) or tries < 0:
         raise GpuPerfError("--aa and --tries must be non-negative")
     if not append and out.exists():
@@ -679,7 +687,7 @@ def gatecheck(*, device: str, out: Path, aa: int | None, plant_list: Sequence[Pl
         n = _free_index(results_dir, "aa", offset + k)
         cache = cache_state()
         o = run_pytest(device, list(aa_args), results_dir / f"aa-{n}.json", results_dir / f"aa-{n}.log",
-                       baseline_dir=baseline_dir, env=env, cwd=cwd)
+                       baseline_dir=baseline_dir, env=env, cwd=cwd, checkpoint=checkpoint)
         entry = {**summarize_aa(n, o, fresh, cache), "commit": commit}
         device_doc = o.document().get("device", device_doc)
         runs.append(entry)
@@ -714,7 +722,8 @@ def gatecheck(*, device: str, out: Path, aa: int | None, plant_list: Sequence[Pl
             prev += sum(q["tries"] for key in sections for q in sections[key] if q["kind"] == p.kind)
             entry, dev = _tries(p, tries, prev, device, baseline_dir, results_dir, cwd, commit, echo,
                                 calibrate if (calibrate_each or first_only) and section == "planted" else None,
-                                once=first_only, peers=aa_results(old, commit, results_dir) if first_only else ())
+                                once=first_only, peers=aa_results(old, commit, results_dir) if first_only else (),
+                                checkpoint=checkpoint)
             device_doc = device_doc or dev
             sections[section].append(entry)
             save()

@@ -43,8 +43,8 @@ smaller and reads back as the same document; every reader gets the whole documen
 
 ``--delta --anchor`` on a device's folder stores instead each whole run of its folders (a gate check's
 ``aa-1.json.xz``, a baseline's or a study's first run) as its difference from the device's anchor
-(``../gatecheck-<commit>/aa-1.json.xz``): the whole gate-check first run with the most metrics (the first by name among
-equals; a short early run would save a tenth of what a full one does), where that is smaller and reads back as the
+(``../gatecheck-<commit>/aa-1.json.xz``): the whole gate-check first run with the most metrics (a short early run would
+save a tenth of what a full one does), the newest among equals, where that is smaller and reads back as the
 same document, and each whole run of the device's own folder as its difference from the anchor
 (``gatecheck-<commit>/aa-1.json.xz``) likewise: copied out of the device's folder alone, such a run names the folder
 to copy with it. The anchor stays whole. An earlier anchor that other folders' runs name is freed where that saves
@@ -342,8 +342,19 @@ def ref_to(path: Path, base: Path) -> str:
 
 def anchor(runs: list[Path]) -> Path | None:
     """Of a device's gate checks' first runs ``runs``, the one the others are stored against (``--anchor``): the
-    whole one with the most metrics, the first by name among equals; None where none is whole."""
-    return _fullest(sorted(runs))
+    whole one with the most metrics and, among equals, the newest (its run's ``finished``; the first by name where
+    that ties too): the card's newest complete run is the one kept whole, and the runs of later code differ least
+    from it. None where none is whole."""
+    best: tuple[int, str, Path] | None = None
+    for path in sorted(runs, reverse=True):  # the first by name wins a full tie: it is compared last
+        raw = jsonio.unpack(path.read_bytes(), path)
+        doc = None if saved_delta.is_delta(raw) else results_document(raw)
+        if doc is None:
+            continue
+        key = (len(doc.get("metrics") or ()), str((doc.get("run") or {}).get("finished") or ""))
+        if best is None or key >= best[:2]:
+            best = (*key, path)
+    return None if best is None else best[2]
 
 
 def to_anchor(path: Path, anchor_path: Path, named: dict[Path, Path]) -> tuple[str, int, int, str]:

@@ -311,13 +311,19 @@ def test_anchor_stores_a_devices_gate_checks_first_runs_against_its_fullest_and_
     assert json.dumps(jsonio.read_json(device / "gatecheck-a" / "aa-4.json.xz")) == json.dumps(fourth)
 
 
-def test_the_anchor_is_the_fullest_whole_first_run(tmp_path):
+def test_the_anchor_is_the_fullest_whole_first_run_the_newest_among_equals(tmp_path):
     cs = _compact_saved()
     named, full, other = (tmp_path / f / "aa-1.json.xz" for f in ("gatecheck", "gatecheck-x", "gatecheck-y"))
     _write(named, _gate_run(5, 0.0, "n"))
     _write(full, _gate_run(9, 0.0, "x"))
     _write(other, _gate_run(9, 0.1, "y"))
-    assert cs.anchor([full, named, other]) == full  # the fullest, the first by name among equals
+    assert cs.anchor([full, named, other]) == full  # the fullest, the first by name where they finished together
+    _write(other, _gate_run(9, 0.1, "y-later"))
+    assert cs.anchor([full, named, other]) == other  # the newest of the fullest
+    _write(named, _gate_run(10, 0.0, "n"))
+    assert cs.anchor([full, named, other]) == named  # more metrics outweigh a later finish
+    _write(named, _gate_run(5, 0.0, "n"))
+    _write(other, _gate_run(9, 0.1, "y"))
     _write(full, saved_delta.encode(_gate_run(9, 0.1, "y"), _gate_run(9, 0.0, "x"), "../gatecheck-y/aa-1.json.xz"))
     assert cs.anchor([full, named, other]) == other  # a delta is never the anchor
 

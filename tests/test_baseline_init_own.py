@@ -298,3 +298,48 @@ def test_impossible_values_are_never_stored_and_init_says_so(tmp_path: Path) -> 
     assert sorted(section["metrics"]) == ["my.fit.latency_ns", "my.fit.points"]
     kept = section["metrics"]["my.fit.latency_ns"]
     assert kept["differenced"] is True and min(kept["samples"]["values"]) < 0  # a declared difference keeps its pairs
+
+
+SLOW_SUITE = '''
+import time
+
+
+def test_count(gpu_device, gpuperf_record):
+    gpuperf_record("mine.count", 3.0, "count", better="exact")
+
+
+def test_slow(gpu_device):
+    time.sleep(8)
+'''
+
+
+@pytest.mark.skipif(not CL, reason="no OpenCL device (install pocl-opencl-icd)")
+def test_a_sigterm_to_init_alone_stops_the_run_under_way_which_keeps_what_it_measured(tmp_path: Path) -> None:
+    """A batch system's SIGTERM to ``gpuperf baseline init`` alone (not its inner run) during the second of three
+    runs: init passes the stop on, the inner run ends as interrupted and writes its results, no third run starts, no
+    baseline is written, and init says so and exits INTERRUPTED, never with a traceback."""
+    import signal
+    import time
+
+    (tmp_path / "test_slow_suite.py").write_text(SLOW_SUITE)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GPUPERF_", "PYTEST_"))}
+    env.update(PYTHONPATH=str(REPO), PYTHONUNBUFFERED="1")
+    cmd = [sys.executable, "-m", "pytest_gpuperf.cli", "baseline", "init", "--runs", "3", "--device", "opencl:0",
+           "--", "test_slow_suite.py"]
+    proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    folder = tmp_path / "results" / CL[0].key
+    second = folder / "init-2.log"
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and proc.poll() is None:  # run 2's first test has passed: it is in test_slow
+        if second.exists() and "test_slow_suite.py ." in second.read_text():
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=180)
+    assert proc.returncode == exits.INTERRUPTED, f"exit {proc.returncode}\n{out[-3000:]}\n{err[-3000:]}"
+    assert "stopped by SIGTERM: no baseline written" in err and "Traceback" not in err, err
+    assert not (tmp_path / "baselines" / f"{CL[0].key}.json").exists()
+    assert not (folder / "init-3.log").exists()
+    kept = ResultsDocument.load(folder / "init-2-opencl.json")
+    assert kept.run.get("interrupted") is True and [m.name for m in kept.metrics] == ["mine.count"]
+    assert ResultsDocument.load(folder / "init-1-opencl.json").run.get("interrupted") is not True

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import signal
 import subprocess
 from collections import Counter, defaultdict
 from dataclasses import dataclass
@@ -87,12 +88,36 @@ def run_line(i: int, runs: int, code: int, doc_paths: Sequence[Path], docs: Sequ
             f"results {', '.join(map(str, doc_paths)) or 'none'}; log {log}")
 
 
+#: seconds an inner run is given to end as interrupted, once the stop is passed on to it, before it is killed
+STOP_WAIT_S = 60.0
+
+
+def run_inner(cmd: Sequence[str], out: Any, cwd: Path, checkpoint: Callable[[], None] = lambda: None) -> int:
+    """One inner run's exit status. ``checkpoint`` first (it raises ``KeyboardInterrupt`` where a stop came and was
+    swallowed); a stop while it runs (``KeyboardInterrupt``: a Ctrl-C, or a SIGTERM through the caller's latch) is
+    passed on to it as SIGINT and waited for, so it ends as interrupted and writes what finished, then raised again:
+    a batch system's TERM may reach this process alone, and a killed run would lose its results."""
+    checkpoint()
+    proc = subprocess.Popen(list(cmd), stdout=out, stderr=subprocess.STDOUT, cwd=cwd)
+    try:
+        return proc.wait()
+    except KeyboardInterrupt:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)  # where it had the same Ctrl-C, its latch takes this one as the echo
+            try:
+                proc.wait(timeout=STOP_WAIT_S)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        raise
+
+
 def init(*, device: str, runs: int, baseline_dir: Path, results_dir: Path, pytest_args: Sequence[str],
          replace: bool, k: float, keep_contended: bool = False, echo: Callable[[str], Any] = print,
-         cwd: Path | None = None) -> Outcome:
+         cwd: Path | None = None, checkpoint: Callable[[], None] = lambda: None) -> Outcome:
     """Run the tests ``runs`` times and write the candidate baseline of every device they measured.
     Raises :class:`GpuPerfError` naming what stopped it (:class:`InitRefused` when the runs were too
-    disturbed to make one)."""
+    disturbed to make one); ``checkpoint``: before each run (:func:`run_inner`)."""
     from ..devices import discover, resolve
     from ..suiterun import named_tests
     from .merge import merge_runs
@@ -128,7 +153,7 @@ def init(*, device: str, runs: int, baseline_dir: Path, results_dir: Path, pytes
         with out:
             out.write("$ " + shlex.join(cmd) + "\n")
             out.flush()
-            code = subprocess.call(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=here)
+            code = run_inner(cmd, out, here, checkpoint)
         found = sorted(p for f in folders for p in f.glob(f"init-{n}-*.json"))
         if code not in TAKEN_EXITS or not found:
             raise GpuPerfError(f"run {i} of {runs} ended with exit {code} and {'partial' if found else 'no'} results; "
@@ -242,19 +267,27 @@ def main_init(args: Any) -> int:
     :mod:`pytest_gpuperf.exits` when the runs were too disturbed to write one."""
     import sys
 
+    from .. import exits
+    from ..util.interrupt_latch import Latch
+
     extra = list(args.pytest_args)
     if extra[:1] == ["--"]:
         extra = extra[1:]
+    latch = Latch()
+    latch.install()  # a batch system's SIGTERM stops init as Ctrl-C does
     try:
         done = init(device=args.device, runs=args.runs, baseline_dir=Path(args.dir), results_dir=Path(args.results_dir),
-                    pytest_args=extra, replace=args.replace, k=args.k, keep_contended=args.keep_contended)
+                    pytest_args=extra, replace=args.replace, k=args.k, keep_contended=args.keep_contended,
+                    checkpoint=latch.check)
     except InitRefused as exc:
         print(f"gpuperf baseline init: error: {exc}", file=sys.stderr)
         return exc.exit
-    except KeyboardInterrupt:  # the run in progress got the Ctrl-C too, and ended as interrupted
-        print(f"gpuperf baseline init: interrupted: no baseline written; the runs' results and logs so far stay "
-              f"under {args.results_dir}/ (a later init numbers its runs past them)", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt:  # the run under way was stopped too, and ended as interrupted
+        print(f"gpuperf baseline init: stopped by {latch.what}: no baseline written; the runs' results and logs so far "
+              f"stay under {args.results_dir}/ (a later init numbers its runs past them)", file=sys.stderr)
+        return exits.INTERRUPTED
+    finally:
+        latch.uninstall()
     return 1 if done.impossible else 0
 
 

@@ -303,8 +303,8 @@ def cmd_gatecheck(args: argparse.Namespace) -> int:
                            calibrate_each=args.calibrate_each, checkpoint=latch.check)
         latch.check()  # a stop swallowed after the last run began (in a finalizer, say) still ends as interrupted
     except KeyboardInterrupt:
-        print(f"gatecheck: stopped by {latch.what}; {_kept(out)}. The run under way is lost; go on with the "
-              "same command and --append", file=sys.stderr)
+        print(f"gatecheck: stopped by {latch.what}; {_kept(out)}. The run under way was stopped too (its results, "
+              "marked interrupted, count for nothing); go on with the same command and --append", file=sys.stderr)
         return exits.INTERRUPTED
     finally:
         latch.uninstall()

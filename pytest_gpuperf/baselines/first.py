@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import re
 import shlex
-import signal
-import subprocess
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +25,7 @@ from ..verdictwords import Gate
 from ..errors import GpuPerfError
 from ..timing.observers import CONTENDED_RUN_LIMIT
 from ..schemas.results_doc import ResultsDocument
+from ..util.child_run import run_child
 from . import baseline_file, contention, detection
 
 #: the run results and logs of init: ``init-<n>-<backend>.json``, ``init-<n>.log`` (or ``.gz``, ``.xz``)
@@ -88,36 +87,12 @@ def run_line(i: int, runs: int, code: int, doc_paths: Sequence[Path], docs: Sequ
             f"results {', '.join(map(str, doc_paths)) or 'none'}; log {log}")
 
 
-#: seconds an inner run is given to end as interrupted, once the stop is passed on to it, before it is killed
-STOP_WAIT_S = 60.0
-
-
-def run_inner(cmd: Sequence[str], out: Any, cwd: Path, checkpoint: Callable[[], None] = lambda: None) -> int:
-    """One inner run's exit status. ``checkpoint`` first (it raises ``KeyboardInterrupt`` where a stop came and was
-    swallowed); a stop while it runs (``KeyboardInterrupt``: a Ctrl-C, or a SIGTERM through the caller's latch) is
-    passed on to it as SIGINT and waited for, so it ends as interrupted and writes what finished, then raised again:
-    a batch system's TERM may reach this process alone, and a killed run would lose its results."""
-    checkpoint()
-    proc = subprocess.Popen(list(cmd), stdout=out, stderr=subprocess.STDOUT, cwd=cwd)
-    try:
-        return proc.wait()
-    except KeyboardInterrupt:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGINT)  # where it had the same Ctrl-C, its latch takes this one as the echo
-            try:
-                proc.wait(timeout=STOP_WAIT_S)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-        raise
-
-
 def init(*, device: str, runs: int, baseline_dir: Path, results_dir: Path, pytest_args: Sequence[str],
          replace: bool, k: float, keep_contended: bool = False, echo: Callable[[str], Any] = print,
          cwd: Path | None = None, checkpoint: Callable[[], None] = lambda: None) -> Outcome:
     """Run the tests ``runs`` times and write the candidate baseline of every device they measured.
     Raises :class:`GpuPerfError` naming what stopped it (:class:`InitRefused` when the runs were too
-    disturbed to make one); ``checkpoint``: before each run (:func:`run_inner`)."""
+    disturbed to make one); ``checkpoint``: before each run (:func:`~pytest_gpuperf.util.child_run.run_child`)."""
     from ..devices import discover, resolve
     from ..suiterun import named_tests
     from .merge import merge_runs
@@ -153,7 +128,7 @@ def init(*, device: str, runs: int, baseline_dir: Path, results_dir: Path, pytes
         with out:
             out.write("$ " + shlex.join(cmd) + "\n")
             out.flush()
-            code = run_inner(cmd, out, here, checkpoint)
+            code = run_child(cmd, out, here, checkpoint=checkpoint)
         found = sorted(p for f in folders for p in f.glob(f"init-{n}-*.json"))
         if code not in TAKEN_EXITS or not found:
             raise GpuPerfError(f"run {i} of {runs} ended with exit {code} and {'partial' if found else 'no'} results; "

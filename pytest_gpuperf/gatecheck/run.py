@@ -29,7 +29,6 @@ import os
 import re
 import shlex
 import statistics
-import subprocess
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -42,6 +41,7 @@ from ..schemas import results_doc
 from ..schemas.results_doc import ResultsDocument
 from ..util import jsonio, memo
 from ..util.atomic import atomic_write_json
+from ..util.child_run import run_child
 from ..util.locks import file_lock
 from . import plants
 
@@ -190,11 +190,9 @@ def run_pytest(device: str, args: Sequence[str], results: Path, log: Path, *, ba
                env: dict[str, str] | None = None, cwd: str | Path = ".", timeout_s: float = RUN_TIMEOUT_S,
                checkpoint: Callable[[], None] = lambda: None) -> RunOutcome:
     """Run ``python -m pytest --gpuperf-device=DEV ARGS`` writing results to ``results`` and output to ``log``.
-    ``checkpoint`` is called first: it raises ``KeyboardInterrupt`` where a stop came and was swallowed since
-    (:meth:`pytest_gpuperf.util.interrupt_latch.Latch.check`), so no run starts after a Ctrl-C or SIGTERM."""
+    ``checkpoint``: called first, and a stop while it runs is passed on to it
+    (:func:`~pytest_gpuperf.util.child_run.run_child`)."""
     from ..suiterun import command
-
-    checkpoint()
 
     # the same command line ``gpuperf run`` builds: ``suites/…`` names the shipped suites unless cwd has its
     # own, and the rootdir stays cwd (pytest would otherwise take the installed suites folder)
@@ -208,11 +206,8 @@ def run_pytest(device: str, args: Sequence[str], results: Path, log: Path, *, ba
     with open(log, "w", encoding="utf-8") as out:
         out.write("$ " + shlex.join(cmd) + "\n")
         out.flush()
-        try:
-            proc = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=cwd, timeout=timeout_s,
-                                  env={**os.environ, **(env or {})})
-            code = proc.returncode
-        except subprocess.TimeoutExpired:  # the child is killed; what it wrote before stays
+        code = run_child(cmd, out, cwd, env={**os.environ, **(env or {})}, timeout_s=timeout_s, checkpoint=checkpoint)
+        if code is None:  # the child is killed; what it wrote before stays
             code = TIMED_OUT
     wall = time.perf_counter() - started
     doc = ResultsDocument.load(results) if results.exists() else None

@@ -202,15 +202,19 @@ def set_base(path: Path) -> Path | None:
     return _fullest(members) if len(members) > 1 else None
 
 
-def _fullest(paths: list[Path]) -> Path | None:
-    """The whole saved results document with the most metrics among ``paths``, the first among equals (a plant's
-    few metrics make a poor base for a full run); None where there is none."""
-    best: tuple[int, Path] | None = None
+def _fullest(paths: list[Path], newest: bool = False) -> Path | None:
+    """The whole saved results document with the most metrics among ``paths`` (a plant's few metrics make a poor
+    base for a full run) — ``newest``: the newest of those (its run's ``finished``) — the first among equals; None
+    where there is none."""
+    best: tuple[tuple[Any, ...], Path] | None = None
     for path in paths:
         raw = jsonio.unpack(path.read_bytes(), path)
         doc = None if saved_delta.is_delta(raw) else results_document(raw)
-        if doc is not None and (best is None or len(doc.get("metrics") or ()) > best[0]):
-            best = (len(doc.get("metrics") or ()), path)
+        if doc is None:
+            continue
+        key = (len(doc.get("metrics") or ()), *([str((doc.get("run") or {}).get("finished") or "")] if newest else []))
+        if best is None or key > best[0]:
+            best = (key, path)
     return None if best is None else best[1]
 
 
@@ -342,19 +346,10 @@ def ref_to(path: Path, base: Path) -> str:
 
 def anchor(runs: list[Path]) -> Path | None:
     """Of a device's gate checks' first runs ``runs``, the one the others are stored against (``--anchor``): the
-    whole one with the most metrics and, among equals, the newest (its run's ``finished``; the first by name where
-    that ties too): the card's newest complete run is the one kept whole, and the runs of later code differ least
-    from it. None where none is whole."""
-    best: tuple[int, str, Path] | None = None
-    for path in sorted(runs, reverse=True):  # the first by name wins a full tie: it is compared last
-        raw = jsonio.unpack(path.read_bytes(), path)
-        doc = None if saved_delta.is_delta(raw) else results_document(raw)
-        if doc is None:
-            continue
-        key = (len(doc.get("metrics") or ()), str((doc.get("run") or {}).get("finished") or ""))
-        if best is None or key >= best[:2]:
-            best = (*key, path)
-    return None if best is None else best[2]
+    whole one with the most metrics and, among equals, the newest (the first by name where that ties too): the
+    card's newest complete run is the one kept whole, and the runs of later code differ least from it. None where
+    none is whole."""
+    return _fullest(sorted(runs), newest=True)
 
 
 def to_anchor(path: Path, anchor_path: Path, named: dict[Path, Path]) -> tuple[str, int, int, str]:

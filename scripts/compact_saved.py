@@ -11,9 +11,9 @@ while a reader that asks for ``x.log`` finds either form, :func:`pytest_gpuperf.
   (:func:`pytest_gpuperf.report.results.saved_form`, written by :func:`~pytest_gpuperf.report.results.dumps`):
   compact JSON, each metric's ``info.line`` left out where its verdict is one whose line only restates the
   stored fields (``results.RESTATED_LINE``), and each metric's ``baseline`` holding only the fields its readers
-  take (``results.SAVED_BASELINE_KEYS``: not the copy of the entry's tolerance, identity, test and citation,
-  the significance test's figures nor the detection power, and a ``delta_rel`` only where the values do not
-  give it);
+  take (``results.SAVED_BASELINE_KEYS``, the detection power among them: not the copy of the entry's tolerance,
+  identity, test and citation, nor the significance test's figures, and a ``delta_rel`` only where the values do
+  not give it);
 * any other file (logs, CSV, other JSON) with the same bytes inside, only compressed again.
 
 Compression is gzip level 9 with mtime 0, or with ``--zopfli`` Zopfli's gzip encoder (``pip install zopfli``;

@@ -88,16 +88,18 @@ def _judged(name: str, verdict: str, value: float) -> dict:
 
 
 def test_a_saved_run_keeps_what_its_readers_take_of_the_baseline_copy(tmp_path):
-    """The saved form leaves out the copy of the entry's own fields, the significance test's figures and the
-    detection power (the run's tally keeps it), and a delta the values give; the history, the fleet report's
-    noise, the gate check's delta and the schema read the same from it, and compacting it again changes nothing."""
+    """The saved form keeps each gate's detection power (what its verdict was worth) and leaves out the copy of the
+    entry's own fields, the significance test's figures and a delta the values give; the history, the fleet
+    report's noise, the gate check's delta and the schema read the same from it, and compacting it again changes
+    nothing."""
     device = {"backend": "opencl", "index": 0, "name": "CPU", "vendor": "pocl", "key": "cpu", "is_cpu": True}
     judged = [_judged("m.pass", "pass", 1.02), _judged("m.regressed", "regressed", 1.5),
               {**_judged("m.new", "new", 2.0), "baseline": None}]
     doc = {**_doc(), "device": device, "metrics": judged, "detection": sensitivity.tally(judged)}
     saved = results.saved_form(doc)
-    names = sorted(["value", "better", "band", "run_spread", "reason"])  # delta_rel: the value gives it
+    names = sorted(["value", "better", "band", "run_spread", "reason", "detect"])  # delta_rel: the value gives it
     assert [sorted(m["baseline"]) for m in saved["metrics"][:2]] == [names] * 2
+    assert saved["metrics"][0]["baseline"]["detect"] == {"mde": 0.05, "basis": "band", "class": "\u22645 %"}
     assert saved["metrics"][0]["baseline"]["run_spread"] == pytest.approx(statistics.stdev([0.98, 1.0, 1.03]) / 1.0)
     odd = {**doc["metrics"][0], "baseline": {**doc["metrics"][0]["baseline"], "delta_rel": 0.5}}
     assert results.saved_form({**doc, "metrics": [odd]})["metrics"][0]["baseline"]["delta_rel"] == 0.5  # kept
@@ -112,3 +114,22 @@ def test_a_saved_run_keeps_what_its_readers_take_of_the_baseline_copy(tmp_path):
     assert [m.delta_rel for m in kept.metrics] == [m.delta_rel for m in full.metrics] == [1.02 - 1.0, 0.5, None]
     assert pool_metrics([full]) == pool_metrics([kept])
     assert kept.detection == full.detection == sensitivity.tally(full.metrics)  # the run's tally of detect
+
+
+def test_the_newest_saved_gpu_gate_check_shows_what_each_of_its_gates_would_catch():
+    """The H100's newest complete gated run, as the repository keeps it: every judged metric keeps its detection power
+    (the smallest change its gate would read ``regressed``), and those add up to the run's own tally."""
+    import collections
+    from pathlib import Path
+
+    doc = jsonio.read_json(Path(__file__).resolve().parents[1] / "results" / "nvidia-h100-80gb-hbm3"
+                           / "gatecheck-83ee5bc" / "aa-1.json.xz")
+    assert not doc["run"].get("interrupted")
+    judged = [m for m in doc["metrics"] if m["verdict"] not in ("ungated", "new")]
+    assert len(judged) > 1800 and all(m["verdict"] in ("pass", "loose") for m in judged)
+    detects = [m["baseline"]["detect"] for m in judged]
+    for d in detects:  # a relative change, else an absolute one, else the documented bound it is judged against
+        size = d["absolute"] if d["class"] == "absolute" else d["mde"]
+        assert (isinstance(size, (int, float)) and size >= 0) if d["class"] != "bound" else size is None, d
+    assert dict(collections.Counter(d["class"] for d in detects)) == doc["detection"]
+    assert sum(d["class"] in ("≤2 %", "≤5 %") for d in detects) > 1000

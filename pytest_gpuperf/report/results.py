@@ -151,15 +151,15 @@ def _without_restated_line(metric: Any) -> Any:
 
 #: what a saved run kept in a repository (``scripts/compact_saved.py``) keeps of each metric's ``baseline``: the
 #: fields its readers take — the entry's value and direction (the history), the comparison's band, delta and
-#: reason (the history, the gate check's realized plant size), and a run-against-run comparison's ``source`` and
-#: ``compare``; of the entry's runs' values only their spread (``run_spread``, :data:`RUN_SPREAD`: the fleet
-#: report's between-run noise), since a pooled entry's copy of tens of values in every metric of every saved
-#: run was a fifth of its bytes. The rest is left out: a copy of the baseline entry's own fields (tolerance,
-#: identity, test, citation, unit, runs) that the reviewed baseline file holds, the significance test's figures
-#: (``difference``) and the detection power (``detect``: the run's ``detection`` tally keeps its classes), which
-#: only the run that wrote them used. A tool that judges a saved run again judges it against a baseline file,
-#: not this copy.
-SAVED_BASELINE_KEYS = ("value", "better", "band", "delta_rel", "reason", "source", "compare")
+#: reason (the history, the gate check's realized plant size), the detection power (``detect``: the smallest
+#: change that gate would have caught, what a saved run's ``pass`` was worth), and a run-against-run comparison's
+#: ``source`` and ``compare``; of the entry's runs' values only their spread (``run_spread``, :data:`RUN_SPREAD`:
+#: the fleet report's between-run noise), since a pooled entry's copy of tens of values in every metric of every
+#: saved run was a fifth of its bytes. The rest is left out: a copy of the baseline entry's own fields (tolerance,
+#: identity, test, citation, unit, runs) that the reviewed baseline file holds and the significance test's
+#: figures (``difference``), which only the run that wrote them used. A tool that judges a saved run again judges
+#: it against a baseline file, not this copy.
+SAVED_BASELINE_KEYS = ("value", "better", "band", "delta_rel", "reason", "detect", "source", "compare")
 #: the key a saved baseline copy keeps its runs' spread under (:func:`~pytest_gpuperf.timing.stats.run_spread`)
 RUN_SPREAD = "run_spread"
 

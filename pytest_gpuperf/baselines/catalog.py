@@ -120,7 +120,8 @@ LAUNCH_GPU_CAUSE = ("host-submitted launches, read by device events over a span 
 LAUNCH_GRAPH_CAUSE = ("launches of one device-side graph (probes.launch_overhead) read the same within a machine "
                       "(σ at most 0.03 % between its runs) but not on every machine of one card model: eleven H200 machines "
                       "read an empty graph launch at 0.501–0.502 µs, a twelfth at 0.537 µs (results/nvidia-h200/graph-d6b9582), "
-                      "a thirteenth at 0.498 µs (results/nvidia-h200/gatecheck-300af00)")
+                      "a thirteenth at 0.498 µs (results/nvidia-h200/gatecheck-300af00), a fourteenth at 0.495 µs "
+                      "(results/nvidia-h200/fresh-c984332)")
 
 
 #: fine footprints a detected cache edge is chased at between the two √2-apart sweep footprints that

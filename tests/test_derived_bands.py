@@ -208,9 +208,8 @@ def test_a_hardware_band_narrowed_below_five_percent_reaches_its_target_and_hold
     assert not _pooled(l2, metrics[l2]) and power(l2, metrics[l2]).mde > derived_bands.own_target(l2)
     if key == "nvidia-h200":  # pooled over every machine it stays short of 2 %: two machines read 282 cycles, most 286–288
         left = derived_bands.pool(key, l2, metrics[l2], runs, metrics)
-        assert left.mended is None and ("but not within its 2% target" in left.why or "not tighter than" in left.why), \
-            left.why
-        assert derived_bands.own_target(l2) < left.after, left.after
+        assert left.mended is None and "not tighter than" in left.why, left.why
+        assert derived_bands.own_target(l2) < power(l2, metrics[l2]).mde <= left.after, left.after
 
 
 def test_a_derived_figure_that_a_machine_left_out_fails_is_declared_with_what_that_machine_read(device):

@@ -255,7 +255,8 @@ def shared_latency(device: Device, kernels: dict[str, Any], clock_mhz: float, me
                    timeout_s: float = 30.0) -> list[float]:
     """Cycles per dependent shared-memory load (``gp_shared_chase`` over a 16 KiB ring, one warp): on CUDA
     from ``clock64()`` around the short and long sections (``REPEATS`` samples of one launch); elsewhere
-    from event-timed launches of the long section minus the short one, at ``clock_mhz``. One home for the
+    from alternating event-timed launches of the long and the short section, differenced pair by pair, at
+    ``clock_mhz``. One home for the
     figure the memory-hierarchy suite gates and the PTX model's ``ld.shared`` latency."""
     arr = chase_array(16 * 1024, 4)
     buf, out = device.to_device(arr), device.empty(8)
@@ -268,10 +269,13 @@ def shared_latency(device: Device, kernels: dict[str, Any], clock_mhz: float, me
             kernel, (32,), (32,), [*args, np.int32(n), np.int32(2 * n), np.int32(REPEATS), out, cyc])), timeout_s))
         c = device.to_host(cyc, np.int64, 2 * REPEATS).reshape(-1, 2)
         return [float(b - a) / (n * UNROLL) for a, b in c]
-    m1 = measurer(kernel, (32,), (32,), [*args, np.int32(16 * n), np.int32(0), np.int32(1), out, cyc])
-    m2 = measurer(kernel, (32,), (32,), [*args, np.int32(0), np.int32(32 * n), np.int32(1), out, cyc])
-    base = float(np.median(m1.samples))
-    return [(t - base) * clock_mhz * 1e6 / (16 * n * UNROLL) for t in m2.samples]
+    short = [*args, np.int32(16 * n), np.int32(0), np.int32(1), out, cyc]
+    long = [*args, np.int32(0), np.int32(32 * n), np.int32(1), out, cyc]
+    # alternating launches, differenced pair by pair (as chase_events): two separately timed blocks let
+    # the host's drift between them read as a negative latency on a CPU device
+    m1, m2 = measurer.pair(lambda: device.launch(kernel, (32,), (32,), short),
+                           lambda: device.launch(kernel, (32,), (32,), long))
+    return [(t2 - t1) * clock_mhz * 1e6 / (16 * n * UNROLL) for t1, t2 in zip(m1.samples, m2.samples)]
 
 
 def chase_events(device: Device, measurer: Callable[..., Any], kernel, footprint: int, stride: int,

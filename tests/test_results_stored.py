@@ -123,7 +123,7 @@ def test_the_newest_saved_gpu_gate_check_shows_what_each_of_its_gates_would_catc
     from pathlib import Path
 
     doc = jsonio.read_json(Path(__file__).resolve().parents[1] / "results" / "nvidia-h100-80gb-hbm3"
-                           / "gatecheck-c984332" / "aa-1.json.xz")
+                           / "gatecheck-4421eae" / "aa-1.json.xz")
     assert not doc["run"].get("interrupted")
     judged = [m for m in doc["metrics"] if m["verdict"] not in ("ungated", "new")]
     assert len(judged) > 1800 and all(m["verdict"] in ("pass", "loose") for m in judged)

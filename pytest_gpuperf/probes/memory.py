@@ -256,8 +256,8 @@ def shared_latency(device: Device, kernels: dict[str, Any], clock_mhz: float, me
     """Cycles per dependent shared-memory load (``gp_shared_chase`` over a 16 KiB ring, one warp): on CUDA
     from ``clock64()`` around the short and long sections (``REPEATS`` samples of one launch); elsewhere
     from alternating event-timed launches of the long and the short section, differenced pair by pair, at
-    ``clock_mhz``. One home for the
-    figure the memory-hierarchy suite gates and the PTX model's ``ld.shared`` latency."""
+    ``clock_mhz``. One home for the figure the memory-hierarchy suite gates and the PTX model's ``ld.shared``
+    latency."""
     arr = chase_array(16 * 1024, 4)
     buf, out = device.to_device(arr), device.empty(8)
     cyc = device.empty(16 * REPEATS)

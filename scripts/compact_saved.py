@@ -43,11 +43,11 @@ smaller and reads back as the same document; every reader gets the whole documen
 
 ``--delta --anchor`` on a device's folder stores instead each whole run of its folders (a gate check's
 ``aa-1.json.xz``, a baseline's or a study's first run) as its difference from the device's anchor
-(``../gatecheck-<commit>/aa-1.json.xz``): the whole gate-check first run with the most metrics (a short early run would
-save a tenth of what a full one does), the newest among equals, where that is smaller and reads back as the
-same document, and each whole run of the device's own folder as its difference from the anchor
-(``gatecheck-<commit>/aa-1.json.xz``) likewise: copied out of the device's folder alone, such a run names the folder
-to copy with it. The anchor stays whole. An earlier anchor that other folders' runs name is freed where that saves
+(``../<folder>/aa-1.json.xz``): the complete first run of a folder with the most metrics (a short early run would
+save a tenth of what a full one does), the newest among equals — the card's newest complete run, stored whole
+again where it had been stored as a delta — where that is smaller and reads back as the same document, and each
+whole run of the device's own folder as its difference from the anchor (``<folder>/aa-1.json.xz``) likewise:
+copied out of the device's folder alone, such a run names the folder to copy with it. The anchor stays whole. An earlier anchor that other folders' runs name is freed where that saves
 bytes: those runs are stored against the anchor instead, then it is stored against the anchor like any whole run.
 A folder's later runs stay the differences from its first run, now read through two deltas, the most a reader
 follows: a run whose deltas are themselves the bases of others stays as it is.
@@ -202,14 +202,20 @@ def set_base(path: Path) -> Path | None:
     return _fullest(members) if len(members) > 1 else None
 
 
-def _fullest(paths: list[Path], newest: bool = False) -> Path | None:
+def _fullest(paths: list[Path], newest: bool = False, decoded: bool = False) -> Path | None:
     """The whole saved results document with the most metrics among ``paths`` (a plant's few metrics make a poor
     base for a full run) — ``newest``: the newest of those (its run's ``finished``) — the first among equals; None
-    where there is none."""
+    where there is none. ``decoded``: a run stored as a delta competes too, read back whole, and an interrupted run
+    does not (the anchor: the card's newest complete run, wherever it is stored now)."""
     best: tuple[tuple[Any, ...], Path] | None = None
     for path in paths:
-        raw = jsonio.unpack(path.read_bytes(), path)
-        doc = None if saved_delta.is_delta(raw) else results_document(raw)
+        if decoded:
+            doc = jsonio.read_json(path)
+            doc = doc if isinstance(doc, dict) and doc.get("schema") == RESULTS_SCHEMA and \
+                not (doc.get("run") or {}).get("interrupted") else None
+        else:
+            raw = jsonio.unpack(path.read_bytes(), path)
+            doc = None if saved_delta.is_delta(raw) else results_document(raw)
         if doc is None:
             continue
         key = (len(doc.get("metrics") or ()), *([str((doc.get("run") or {}).get("finished") or "")] if newest else []))
@@ -281,16 +287,12 @@ def shown(path: Path) -> str:
     return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
 
 
-#: how the name of a gate check's folder begins (``gatecheck``, ``gatecheck-<commit>``)
-ANCHOR_FOLDER = "gatecheck"
-
 
 def first_runs(device: Path, names: list[str]) -> list[Path]:
-    """The first runs (:data:`DELTA_BASE`) of the gate-check folders (``gatecheck*``) of the device's folder
-    ``device`` among the tracked ``names``, by name."""
+    """The first runs (:data:`DELTA_BASE`) of the folders of the device's folder ``device`` (gate checks, fresh-machine
+    runs) among the tracked ``names``, by name."""
     paths = (ROOT / n for n in names)
-    return sorted(p for p in paths if p.name == DELTA_BASE and p.parent.name.startswith(ANCHOR_FOLDER)
-                  and p.parent.parent == device)
+    return sorted(p for p in paths if p.name == DELTA_BASE and p.parent.parent == device)
 
 
 def folder_runs(device: Path, names: list[str]) -> list[Path]:
@@ -345,11 +347,19 @@ def ref_to(path: Path, base: Path) -> str:
 
 
 def anchor(runs: list[Path]) -> Path | None:
-    """Of a device's gate checks' first runs ``runs``, the one the others are stored against (``--anchor``): the
-    whole one with the most metrics and, among equals, the newest (the first by name where that ties too): the
-    card's newest complete run is the one kept whole, and the runs of later code differ least from it. None where
-    none is whole."""
-    return _fullest(sorted(runs), newest=True)
+    """Of a device's folders' first runs ``runs``, the one the others are stored against (``--anchor``): the complete
+    one with the most metrics and, among equals, the newest (the first by name where that ties too), whether stored
+    whole or as a delta (:func:`make_whole` restores it): the card's newest complete run is the one kept whole, and
+    the runs of later code differ least from it. None where there is none."""
+    return _fullest(sorted(runs), newest=True, decoded=True)
+
+
+def make_whole(path: Path) -> tuple[str, int, int, str]:
+    """Store the run ``path``, a delta, as the whole document it reads back as (the new anchor); the runs stored
+    against it stay so, one delta deep; (name, bytes before, bytes after, "")."""
+    old = path.stat().st_size
+    replace(path, compress(results.dumps(results.saved_form(jsonio.read_json(path))).encode("utf-8"), False, xz=True))
+    return shown(path), old, path.stat().st_size, ""
 
 
 def to_anchor(path: Path, anchor_path: Path, named: dict[Path, Path]) -> tuple[str, int, int, str]:
@@ -498,9 +508,13 @@ def main(argv: list[str] | None = None) -> int:
             runs = first_runs(device, names)
             top = anchor(runs)
             if top is None:
-                print(f"{folder}: no whole gate-check first run to anchor on", file=sys.stderr)
+                print(f"{folder}: no complete first run of a folder to anchor on", file=sys.stderr)
                 continue
             print(f"{folder}: anchored on {top.relative_to(device)}", flush=True)
+            if jsonio.base_of(top) is not None:
+                name, old, new, _ = make_whole(top)
+                before, after = before + old, after + new
+                print(f"{name}: {old} -> {new} bytes (stored whole: the newest complete run)", flush=True)
             for name, old, new, base in free_earlier(device, top):
                 before, after = before + old, after + new
                 print(f"{name}: {old} -> {new} bytes (a delta of {base}; an earlier anchor freed)", flush=True)

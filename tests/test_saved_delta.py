@@ -311,7 +311,7 @@ def test_anchor_stores_a_devices_gate_checks_first_runs_against_its_fullest_and_
     assert json.dumps(jsonio.read_json(device / "gatecheck-a" / "aa-4.json.xz")) == json.dumps(fourth)
 
 
-def test_the_anchor_is_the_fullest_whole_first_run_the_newest_among_equals(tmp_path):
+def test_the_anchor_is_the_fullest_complete_first_run_the_newest_among_equals(tmp_path):
     cs = _compact_saved()
     named, full, other = (tmp_path / f / "aa-1.json.xz" for f in ("gatecheck", "gatecheck-x", "gatecheck-y"))
     _write(named, _gate_run(5, 0.0, "n"))
@@ -324,8 +324,38 @@ def test_the_anchor_is_the_fullest_whole_first_run_the_newest_among_equals(tmp_p
     assert cs.anchor([full, named, other]) == named  # more metrics outweigh a later finish
     _write(named, _gate_run(5, 0.0, "n"))
     _write(other, _gate_run(9, 0.1, "y"))
-    _write(full, saved_delta.encode(_gate_run(9, 0.1, "y"), _gate_run(9, 0.0, "x"), "../gatecheck-y/aa-1.json.xz"))
-    assert cs.anchor([full, named, other]) == other  # a delta is never the anchor
+    _write(full, saved_delta.encode(_gate_run(9, 0.1, "y"), _gate_run(9, 0.0, "x-later"), "../gatecheck-y/aa-1.json.xz"))
+    assert cs.anchor([full, named, other]) == full  # the newest, though stored as a delta: it competes as it reads back
+    interrupted = _gate_run(9, 0.0, "x-latest")
+    interrupted["run"]["interrupted"] = True
+    cut = _write(tmp_path / "gatecheck-z" / "aa-1.json.xz", interrupted)
+    assert cs.anchor([full, named, other, cut]) == full  # an interrupted run is never the anchor, newest or not
+
+
+def test_a_newer_complete_run_stored_as_a_delta_becomes_the_anchor_and_the_earlier_anchor_a_delta_of_it(
+        tmp_path, monkeypatch):
+    """``--delta --anchor``: where the card's newest complete run had been stored against an earlier anchor, it is
+    stored whole again and the earlier anchor (with the runs that named it) is stored against it; every run reads
+    back as before, no chain deeper than two deltas."""
+    cs = _compact_saved()
+    monkeypatch.setattr(cs, "ROOT", tmp_path)
+    device = tmp_path / "results" / "dev"
+    old, new = _gate_run(60, 0.0, "old"), _gate_run(60, 0.5, "newer-run")
+    second = _gate_run(60, 0.25, "old2")
+    docs = {_write(device / "gatecheck-a" / "aa-1.json.xz", old): old,
+            _write(device / "gatecheck-a" / "aa-2.json.xz", saved_delta.encode(old, second, "aa-1.json.xz")): second,
+            _write(device / "fresh-b" / "aa-1.json.xz", saved_delta.encode(old, new, "../gatecheck-a/aa-1.json.xz")): new}
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", "-A")
+    _git(tmp_path, "commit", "-qm", "runs")
+    assert cs.main(["--delta", "--anchor", "results/dev"]) == 0
+    top, earlier = device / "fresh-b" / "aa-1.json.xz", device / "gatecheck-a" / "aa-1.json.xz"
+    assert jsonio.base_of(top) is None
+    assert json.loads(jsonio.read_stored(earlier))["$delta"] == "../fresh-b/aa-1.json.xz"
+    for path, doc in docs.items():
+        assert json.dumps(jsonio.read_json(path)) == json.dumps(doc), path
+        assert cs.depth(path) <= saved_delta.MAX_DEPTH, path
+        assert cs.difference(str(path.relative_to(tmp_path)), "HEAD") is None, path
 
 
 def test_anchor_frees_an_earlier_anchor_and_stores_a_study_s_base_against_the_anchor(tmp_path, monkeypatch):

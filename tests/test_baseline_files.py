@@ -212,6 +212,36 @@ def test_baseline_diff_reads_as_a_review(tmp_path, capsys):
     assert "nope.json is not a file" in capsys.readouterr().err
 
 
+def test_baseline_diff_lists_each_band_widened_past_its_factor_with_the_cause_its_entry_records(tmp_path, capsys):
+    prov = {"driver": "580", "commit": "aaa"}
+    pooled = {**prov, "band_from": {"script": "scripts/derived_bands.py",
+                                    "causes": {"chase.cycles": "between machines: 9 runs on 3 machines spread 2 %"}}}
+    a = _v1(cuda={"provenance": prov, "metrics": {"chase.cycles": _entry(100.0, provenance=prov),
+                                                  "copy.us": _entry(50.0, provenance=prov),
+                                                  "grid.us": _entry(5.0, provenance=prov)}})
+    b = _v1(cuda={"provenance": prov, "metrics": {
+        "chase.cycles": _entry(100.0, provenance=pooled, tolerance={"rel": 0.12}),  # ×4, its cause recorded
+        "copy.us": _entry(50.0, provenance=prov, tolerance={"rel": 0.06}),  # ×2, no cause recorded
+        "grid.us": _entry(5.0, provenance=prov, tolerance={"rel": 0.04})}})  # ×1.33: under the factor
+    for name, data in (("a", a), ("b", b)):
+        (tmp_path / name).mkdir()
+        baseline_file.write(tmp_path / name / "dev.json", data)
+    fa, fb = str(tmp_path / "a" / "dev.json"), str(tmp_path / "b" / "dev.json")
+    assert gpuperf(["baseline", "diff", fa, fb]) == 1
+    out = capsys.readouterr().out
+    assert "band widened more than ×1.5, widest first, 1 of them with no measured cause stated (2):" in out, out
+    assert ("! chase.cycles: band ± 3 (3.0%) → ± 12 (12.0%) (×4.00); cause: between machines: 9 runs on 3 "
+            "machines spread 2 %") in out
+    assert "! copy.us: band ± 1.5 (3.0%) → ± 3 (6.0%) (×2.00); cause: no measured cause stated" in out
+    assert "! grid.us" not in out and "~ grid.us: band ± 0.15 (3.0%) → ± 0.2 (4.0%)" in out
+    assert out.index("! chase.cycles") < out.index("! copy.us")  # widest first
+    assert gpuperf(["baseline", "diff", fa, fb, "--widened", "3"]) == 1
+    out = capsys.readouterr().out
+    assert "0 of them with no measured cause stated (1):" in out and "! copy.us" not in out
+    assert gpuperf(["baseline", "diff", fa, fb, "--widened", "1"]) == 2
+    assert "--widened 1: give a factor above 1" in capsys.readouterr().err
+
+
 def test_migrate_gives_entries_the_catalog_s_class_band_only_when_asked(tmp_path, capsys):
     """After an upgrade whose catalog measured a class's noise anew (DRAM latency between machines), a
     user's baseline takes the new band with ``--catalog-bands``; the measured k × spread stays, an entry

@@ -225,7 +225,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
             raise GpuPerfError(f"{path} is not a file; pass two baseline files (an older version: "
                                f"git show REV:PATH > old.json)")
     a, b = (baseline_file.load_file(p) for p in (args.a, args.b))
-    changes = review.diff(a.data, b.data)
+    if not args.widened > 1:
+        raise GpuPerfError(f"--widened {args.widened:g}: give a factor above 1 (e.g. 1.5: bands that grew by half)")
+    changes = review.diff(a.data, b.data, args.widened)
     print(review.render(changes, args.a, args.b, verbose=args.all), end="")
     return 1 if changes.any() else 0
 
@@ -397,6 +399,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     d.add_argument("a", metavar="A", help="the older baseline file (e.g. from git show main:PATH > old.json)")
     d.add_argument("b", metavar="B", help="the newer baseline file")
     d.add_argument("--all", action="store_true", help="list every changed metric (default: the first 40 per kind)")
+    d.add_argument("--widened", type=float, default=review.WIDENED, metavar="FACTOR",
+                   help="also list each band that grew more than FACTOR, with the measured cause its entry records "
+                        "(default: %(default)s)")
     d.set_defaults(func=cmd_diff)
     g = bs.add_parser("gatecheck", help="run the README's main command N times (A/A) plus planted regressions")
     g.add_argument("--device", default="0", help="--gpuperf-device of the runs (default 0, as in the README)")

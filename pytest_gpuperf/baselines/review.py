@@ -4,7 +4,9 @@ A line-by-line diff of a baseline file says that numbers moved; a reviewer asks 
 moved and by how much. Per backend section this lists the header's changes (driver, toolkit, commit),
 the metrics added and removed, identities that changed (the entry now judges runs made another way),
 values and bands that moved (largest relative change first), and the other fields that changed; entries
-re-measured with the same value and band are only counted.
+re-measured with the same value and band are only counted. A band widened more than a factor (1.5 unless
+asked otherwise) is listed on its own with the measured cause its entry records, or "no measured cause
+stated": a band is widened only for a named, measured cause, and the reviewer sees at once which lack one.
 """
 
 from __future__ import annotations
@@ -12,10 +14,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from .catalog import measured_band, measured_informational
 from .verdicts import band
 
 #: changed metrics listed per kind unless every one is asked for
 SHOWN = 40
+#: a band that grew more than this factor is listed with its measured cause (``gpuperf baseline diff --widened``)
+WIDENED = 1.5
+#: what a widened band's line says where its entry records no measured cause
+NO_CAUSE = "no measured cause stated"
 
 #: entry fields the value/band/identity lines already cover, or that change with every re-measurement
 _COVERED = ("value", "tolerance", "identity", "provenance", "samples", "run_values", "runs", "measured")
@@ -31,6 +38,7 @@ class SectionChanges:
     removed: list[str] = field(default_factory=list)
     identities: list[str] = field(default_factory=list)
     moved: list[tuple[float, str]] = field(default_factory=list)  # (|relative change|, line)
+    widened: list[tuple[float, str]] = field(default_factory=list)  # (new band / old band, line with its cause)
     other: list[str] = field(default_factory=list)
     remeasured: int = 0
     counts: tuple[int, int] = (0, 0)  # metrics in A, in B
@@ -46,6 +54,7 @@ class Changes:
 
     device: list[str] = field(default_factory=list)
     sections: list[SectionChanges] = field(default_factory=list)
+    widen: float = WIDENED
 
     def any(self) -> bool:
         return bool(self.device) or any(s.any() for s in self.sections)
@@ -96,7 +105,19 @@ def _moved(name: str, a: Mapping[str, Any], b: Mapping[str, Any]) -> tuple[float
     return rel, f"{name}: " + ", ".join(parts)
 
 
-def _section(backend: str, a: Mapping[str, Any], b: Mapping[str, Any]) -> SectionChanges:
+def _widened(name: str, a: Mapping[str, Any], b: Mapping[str, Any], factor: float) -> tuple[float, str] | None:
+    """Entry ``name``'s band grown more than ``factor`` from ``a`` to ``b`` (a band from nothing counts as
+    infinitely wider), with the measured cause ``b`` records for it; else None."""
+    ba, bb = band(float(a["value"]), a.get("tolerance") or {}), band(float(b["value"]), b.get("tolerance") or {})
+    if not bb > factor * ba:
+        return None
+    ratio = bb / ba if ba else float("inf")
+    cause = measured_band(name, b) or measured_informational(name, b) or NO_CAUSE
+    times = f"×{ratio:.2f}" if ba else "from none"
+    return ratio, f"{name}: band {_band_text(a)} → {_band_text(b)} ({times}); cause: {cause}"
+
+
+def _section(backend: str, a: Mapping[str, Any], b: Mapping[str, Any], widen: float = WIDENED) -> SectionChanges:
     out = SectionChanges(backend)
     out.header = _fields(a.get("provenance") or {}, b.get("provenance") or {})
     ma, mb = a.get("metrics") or {}, b.get("metrics") or {}
@@ -115,6 +136,9 @@ def _section(backend: str, a: Mapping[str, Any], b: Mapping[str, Any]) -> Sectio
         if moved is not None:
             out.moved.append(moved)
             listed = True
+            grown = _widened(name, ea, eb, widen)
+            if grown is not None:
+                out.widened.append(grown)
         rest = _fields(ea, eb, skip=_COVERED)
         if rest:
             out.other.append(f"{name}: " + "; ".join(rest))
@@ -122,15 +146,17 @@ def _section(backend: str, a: Mapping[str, Any], b: Mapping[str, Any]) -> Sectio
         if not listed:
             out.remeasured += 1
     out.moved.sort(key=lambda m: (-m[0], m[1]))
+    out.widened.sort(key=lambda m: (-m[0], m[1]))
     return out
 
 
-def diff(a: Mapping[str, Any], b: Mapping[str, Any]) -> Changes:
-    """The changes from expanded baseline document ``a`` to ``b`` (:attr:`.baseline_file.BaselineFile.data`)."""
-    out = Changes(device=_fields(a.get("device") or {}, b.get("device") or {}))
+def diff(a: Mapping[str, Any], b: Mapping[str, Any], widen: float = WIDENED) -> Changes:
+    """The changes from expanded baseline document ``a`` to ``b`` (:attr:`.baseline_file.BaselineFile.data`);
+    ``widen``: the factor beyond which a grown band is listed with its cause."""
+    out = Changes(device=_fields(a.get("device") or {}, b.get("device") or {}), widen=widen)
     sa, sb = a.get("backends") or {}, b.get("backends") or {}
     for backend in sorted(set(sa) | set(sb)):
-        out.sections.append(_section(backend, sa.get(backend) or {}, sb.get(backend) or {}))
+        out.sections.append(_section(backend, sa.get(backend) or {}, sb.get(backend) or {}, widen))
     return out
 
 
@@ -161,6 +187,10 @@ def render(changes: Changes, name_a: str, name_b: str, verbose: bool = False) ->
         lines += _listed("added", s.added, "+", verbose)
         lines += _listed("removed", s.removed, "-", verbose)
         lines += _listed("identity changed (judges runs made another way)", s.identities, "~", verbose)
+        if s.widened:
+            bare = sum(1 for _, line in s.widened if line.endswith(f"cause: {NO_CAUSE}"))
+            lines += _listed(f"band widened more than ×{changes.widen:g}, widest first, {bare} of them with {NO_CAUSE}",
+                             [m[1] for m in s.widened], "!", verbose)
         lines += _listed("value or band moved, largest first", [m[1] for m in s.moved], "~", verbose)
         lines += _listed("other fields changed", s.other, "~", verbose)
     return "\n".join(lines) + "\n"

@@ -176,6 +176,14 @@ def test_migrate_writes_nothing_when_a_file_is_malformed(tmp_path, capsys):
     assert gpuperf(["baseline", "migrate", str(good)]) == 0 and "already lean" in capsys.readouterr().out
 
 
+def _two_files(tmp_path, a: dict, b: dict) -> tuple[str, str]:
+    """Baseline documents ``a`` and ``b`` written as files of one device key, older first."""
+    for name, data in (("a", a), ("b", b)):
+        (tmp_path / name).mkdir()
+        baseline_file.write(tmp_path / name / "dev.json", data)
+    return str(tmp_path / "a" / "dev.json"), str(tmp_path / "b" / "dev.json")
+
+
 def test_baseline_diff_reads_as_a_review(tmp_path, capsys):
     prov_a, prov_b = {"driver": "550", "commit": "aaa"}, {"driver": "580", "commit": "bbb"}
     a = _v1(cuda={"provenance": prov_a, "metrics": {
@@ -190,10 +198,7 @@ def test_baseline_diff_reads_as_a_review(tmp_path, capsys):
         "sin.ulp": _entry(1.0, provenance=prov_b, identity={"n": 8192}),
         "new.us": _entry(3.0, provenance=prov_b),
         "same.us": _entry(4.0, provenance=prov_b, samples=[4.0, 4.2, 3.8, 4.0, 4.0])}})
-    for name, data in (("a", a), ("b", b)):
-        (tmp_path / name).mkdir()
-        baseline_file.write(tmp_path / name / "dev.json", data)
-    fa, fb = str(tmp_path / "a" / "dev.json"), str(tmp_path / "b" / "dev.json")
+    fa, fb = _two_files(tmp_path, a, b)
     assert gpuperf(["baseline", "diff", fa, fb]) == 1
     out = capsys.readouterr().out
     assert "cuda: 5 → 5 metrics: 1 added, 1 removed, 1 identities changed, 2 values or bands moved, " \
@@ -223,10 +228,7 @@ def test_baseline_diff_lists_each_band_widened_past_its_factor_with_the_cause_it
         "chase.cycles": _entry(100.0, provenance=pooled, tolerance={"rel": 0.12}),  # ×4, its cause recorded
         "copy.us": _entry(50.0, provenance=prov, tolerance={"rel": 0.06}),  # ×2, no cause recorded
         "grid.us": _entry(5.0, provenance=prov, tolerance={"rel": 0.04})}})  # ×1.33: under the factor
-    for name, data in (("a", a), ("b", b)):
-        (tmp_path / name).mkdir()
-        baseline_file.write(tmp_path / name / "dev.json", data)
-    fa, fb = str(tmp_path / "a" / "dev.json"), str(tmp_path / "b" / "dev.json")
+    fa, fb = _two_files(tmp_path, a, b)
     assert gpuperf(["baseline", "diff", fa, fb]) == 1
     out = capsys.readouterr().out
     assert "band widened more than ×1.5, widest first, 1 of them with no measured cause stated (2):" in out, out

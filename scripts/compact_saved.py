@@ -47,9 +47,9 @@ smaller and reads back as the same document; every reader gets the whole documen
 save a tenth of what a full one does), the newest among equals — the card's newest complete run, stored whole
 again where it had been stored as a delta — where that is smaller and reads back as the same document, and each
 whole run of the device's own folder as its difference from the anchor (``<folder>/aa-1.json.xz``) likewise:
-copied out of the device's folder alone, such a run names the folder to copy with it. The anchor stays whole. An earlier anchor that other folders' runs name is freed where that saves
-bytes: those runs are stored against the anchor instead, then it is stored against the anchor like any whole run.
-A folder's later runs stay the differences from its first run, now read through two deltas, the most a reader
+copied out of the device's folder alone, such a run names the folder to copy with it. The anchor stays whole. An
+earlier anchor that other folders' runs name is freed where that saves bytes: those runs are stored against the
+anchor instead, then it is stored against the anchor like any whole run. A folder's later runs stay the differences from its first run, now read through two deltas, the most a reader
 follows: a run whose deltas are themselves the bases of others stays as it is.
 """
 
@@ -209,14 +209,13 @@ def _fullest(paths: list[Path], newest: bool = False, decoded: bool = False) -> 
     does not (the anchor: the card's newest complete run, wherever it is stored now)."""
     best: tuple[tuple[Any, ...], Path] | None = None
     for path in paths:
-        if decoded:
-            doc = jsonio.read_json(path)
-            doc = doc if isinstance(doc, dict) and doc.get("schema") == RESULTS_SCHEMA and \
-                not (doc.get("run") or {}).get("interrupted") else None
-        else:
-            raw = jsonio.unpack(path.read_bytes(), path)
-            doc = None if saved_delta.is_delta(raw) else results_document(raw)
-        if doc is None:
+        raw = jsonio.unpack(path.read_bytes(), path)
+        if saved_delta.is_delta(raw):
+            if not decoded:
+                continue
+            raw = json.dumps(jsonio.read_json(path)).encode("utf-8")  # read back whole through its deltas
+        doc = results_document(raw)
+        if doc is None or (decoded and (doc.get("run") or {}).get("interrupted")):
             continue
         key = (len(doc.get("metrics") or ()), *([str((doc.get("run") or {}).get("finished") or "")] if newest else []))
         if best is None or key > best[0]:
@@ -285,7 +284,6 @@ def replace(path: Path, data: bytes) -> None:
 def shown(path: Path) -> str:
     """``path`` as the repository names it, where it is in the repository."""
     return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
-
 
 
 def first_runs(device: Path, names: list[str]) -> list[Path]:

@@ -133,7 +133,7 @@ def test_the_newest_saved_gpu_gate_check_shows_what_each_of_its_gates_would_catc
     doc = jsonio.read_json(whole[0])
     assert not doc["run"].get("interrupted")
     judged = [m for m in doc["metrics"] if m["verdict"] not in ("ungated", "new")]
-    # no regression; the H200's run read 13 figures improved (twelve summation timings and the loaded latency)
+    # no regression; the H200's anchor may read figures improved on its baseline
     allowed = {"pass", "loose"} | ({"improved"} if key == "nvidia-h200" else set())
     assert len(judged) > 1800 and all(m["verdict"] in allowed for m in judged), collections.Counter(
         m["verdict"] for m in judged)

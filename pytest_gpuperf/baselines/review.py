@@ -86,9 +86,15 @@ def _describe(entry: Mapping[str, Any]) -> str:
             f"{entry.get('better', '?')} is better").replace("  ", " ")
 
 
-def _moved(name: str, a: Mapping[str, Any], b: Mapping[str, Any]) -> tuple[float, str] | None:
+def _bands(a: Mapping[str, Any], b: Mapping[str, Any]) -> tuple[float, float]:
+    """The absolute half-widths of entry ``a``'s and entry ``b``'s bands."""
+    return band(float(a["value"]), a.get("tolerance") or {}), band(float(b["value"]), b.get("tolerance") or {})
+
+
+def _moved(name: str, a: Mapping[str, Any], b: Mapping[str, Any],
+           bands: tuple[float, float]) -> tuple[float, str] | None:
     va, vb = float(a["value"]), float(b["value"])
-    ba, bb = band(va, a.get("tolerance") or {}), band(vb, b.get("tolerance") or {})
+    ba, bb = bands
     if va == vb and ba == bb:
         return None
     parts = []
@@ -105,10 +111,11 @@ def _moved(name: str, a: Mapping[str, Any], b: Mapping[str, Any]) -> tuple[float
     return rel, f"{name}: " + ", ".join(parts)
 
 
-def _widened(name: str, a: Mapping[str, Any], b: Mapping[str, Any], factor: float) -> tuple[float, str] | None:
+def _widened(name: str, a: Mapping[str, Any], b: Mapping[str, Any], bands: tuple[float, float],
+             factor: float) -> tuple[float, str] | None:
     """Entry ``name``'s band grown more than ``factor`` from ``a`` to ``b`` (a band from nothing counts as
     infinitely wider), with the measured cause ``b`` records for it; else None."""
-    ba, bb = band(float(a["value"]), a.get("tolerance") or {}), band(float(b["value"]), b.get("tolerance") or {})
+    ba, bb = bands
     if not bb > factor * ba:
         return None
     ratio = bb / ba if ba else float("inf")
@@ -132,11 +139,12 @@ def _section(backend: str, a: Mapping[str, Any], b: Mapping[str, Any], widen: fl
         if (ea.get("identity") or {}) != (eb.get("identity") or {}):
             out.identities.append(f"{name}: " + "; ".join(_fields(ea.get("identity") or {}, eb.get("identity") or {})))
             listed = True
-        moved = _moved(name, ea, eb)
+        bands = _bands(ea, eb)
+        moved = _moved(name, ea, eb, bands)
         if moved is not None:
             out.moved.append(moved)
             listed = True
-            grown = _widened(name, ea, eb, widen)
+            grown = _widened(name, ea, eb, bands, widen)
             if grown is not None:
                 out.widened.append(grown)
         rest = _fields(ea, eb, skip=_COVERED)

@@ -9,15 +9,10 @@ left out of the bound check and counted, and the maximum including them stays in
 
 from __future__ import annotations
 
-import os
-from concurrent.futures import ThreadPoolExecutor
-from functools import partial
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 
-from ..devices import usermath
-from ..errors import BackendUnavailableError
 from ..util import memo
 from . import check, expr_kernels, fp_formats, functions, inputs, search
 from .fp_formats import Format
@@ -41,48 +36,6 @@ def subnormal(a: np.ndarray, fmt: Format) -> np.ndarray:
 SEARCH_BUDGET_S = 0.25
 #: the distributions whose version is part of a stored search's key (a library's math is its build's)
 LIBRARY_DISTRIBUTIONS = ("cupy", "cupy-cuda12x", "cupy-cuda13x", "pyopencl", "numpy")
-
-
-#: the CuPy libraries :func:`compile_ahead` builds for (NVRTC compiles outside Python's lock; PyOpenCL builds
-#: each kernel once per process and keeps it in its own cache)
-AHEAD_LIBRARIES = ("cupy", "cupy_elementwise", "cupy_raw")
-#: the elements of the inputs a kernel is built ahead on: a 1-D array as the checks pass, never one CuPy would
-#: reduce to no dimension (it builds a kernel per dimension count)
-AHEAD_ELEMENTS = 64
-
-
-def compile_ahead(device: Any, cases: Iterable[tuple[str, str, str]], workers: int | None = None) -> int:
-    """Build the CuPy kernels of ``cases`` ((library, function, format) a run will check on ``device``) side
-    by side before their checks, and return how many were built.
-
-    Each check builds its library's kernel when it first calls it, one after another. NVRTC compiles without
-    Python's lock, so a first run on a machine (CuPy's kernel cache empty) builds them here over the host's
-    cores instead, and every check then loads its kernel from CuPy's cache; a warm run only loads them here.
-    The kernels are those the checks build, on inputs of their type, so no figure changes; nothing is noted
-    as a source of the running test. A case that fails here is left to its own check, which fails with the
-    reason. Other devices and libraries build nothing."""
-    if device.info.backend != "cuda":
-        return 0
-    jobs = []
-    for library, fn, fmt_name in dict.fromkeys(cases):
-        if library not in AHEAD_LIBRARIES or (fmt_name == "fp64" and not device.info.fp64):
-            continue
-        try:
-            um = usermath.user_math(device, library)
-        except BackendUnavailableError:
-            return 0  # no CuPy: each check skips with the reason
-        f, fmt = functions.FUNCTIONS[fn], fp_formats.get(fmt_name)
-        if um.spelling(fn) is None:
-            continue
-        expr = f.expr(device.info.backend, fmt_name, [f"x{k}" for k in range(f.arity)])
-        args = [np.ones(AHEAD_ELEMENTS, fmt.dtype) for _ in range(f.arity)]
-        jobs.append(partial(um.evaluate, fn, args, fmt.dtype, expr))
-    if not jobs:
-        return 0
-    workers = workers or max(1, min(len(jobs), len(os.sched_getaffinity(0))))
-    with device.unnoted(), ThreadPoolExecutor(workers) as pool:
-        futures = [pool.submit(job) for job in jobs]
-        return sum(1 for fut in futures if fut.exception() is None)
 
 
 def _search(device: Any, um: Any, fn: str, fmt: Format, f: functions.MathFunction, expr: str, metric: str,

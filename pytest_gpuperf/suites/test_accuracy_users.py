@@ -17,9 +17,6 @@ Libraries a device cannot run skip with the reason (:func:`pytest_gpuperf.device
 CuPy needs a CUDA device, PyOpenCL an OpenCL one). CuPy compiles everything with ``-ftz=true``: where a
 library flushes binary32 subnormals, inputs whose argument or correctly rounded result is subnormal are
 left out of the bound check and counted (``ftz_excluded``; the maximum including them is in ``info``).
-The first check on a CUDA device builds the CuPy kernels of every check the run selected side by side
-(:func:`~pytest_gpuperf.accuracy.usermath_check.compile_ahead`), so a first run on a machine does not compile
-them one after another.
 """
 
 from __future__ import annotations
@@ -30,26 +27,12 @@ from pytest_gpuperf.accuracy import findings, usermath_check
 from pytest_gpuperf.devices import usermath
 from pytest_gpuperf.errors import BackendUnavailableError
 
-#: the devices whose kernels this run has built ahead (by spec)
-_BUILT_AHEAD: set[str] = set()
-
-
-def _build_ahead(request: pytest.FixtureRequest, device) -> None:
-    """Once per device and run: build the CuPy kernels of the checks of this file the run selected."""
-    if device.info.spec in _BUILT_AHEAD:
-        return
-    _BUILT_AHEAD.add(device.info.spec)
-    cases = [(it.callspec.params["library"], it.callspec.params["fn"], it.callspec.params["fmt_name"])
-             for it in request.session.items if getattr(it, "obj", None) is test_user_math]
-    usermath_check.compile_ahead(device, cases)
-
 
 @pytest.mark.parametrize("fmt_name", ["fp32", "fp64"])
 @pytest.mark.parametrize("fn", usermath_check.FNS)
 @pytest.mark.parametrize("library", list(usermath.LIBRARIES))
-def test_user_math(request, gpu_device, gpuperf_record, accuracy_seed, accuracy_rng, library, fn, fmt_name):
+def test_user_math(gpu_device, gpuperf_record, accuracy_seed, accuracy_rng, library, fn, fmt_name):
     info = gpu_device.info
-    _build_ahead(request, gpu_device)
     try:
         um = usermath.user_math(gpu_device, library)
     except BackendUnavailableError as exc:

@@ -33,6 +33,10 @@ SECTION = 256  # loop iterations of the short section (×UNROLL loads); the long
 EVENT_SCALE = 32  # longer sections when timed with events
 ROTATE = 8  # distinct start lines per event-timed measurement (≥ warm-up + repeats)
 REPEATS = 5  # clock-timed samples per launch (CUDA)
+#: On CPU devices a local-memory load takes a few cycles, so the event-timed shared chase's sections are this
+#: many times longer: at the GPU length their difference (~30 µs) is of the order of a CPU device's launch
+#: jitter, and on a 16-core host a run's median read negative.
+CPU_SHARED_SCALE = 32
 ALLOCATIONS = 5  # buffers a gated clock-timed chase footprint is measured on (:func:`chase_allocations`)
 
 def _timed_sections(array: str) -> str:
@@ -251,13 +255,19 @@ def starts(footprint: int, stride: int, count: int = ROTATE) -> list[int]:
     return [((k * 104_729) % lines) * step for k in range(count)]
 
 
+def shared_section(device: Device) -> int:
+    """Loop iterations (of :data:`UNROLL` loads) of the event-timed shared chase's short section; the long one
+    has twice as many."""
+    return 16 * SECTION * (CPU_SHARED_SCALE if device.info.is_cpu else 1)
+
+
 def shared_latency(device: Device, kernels: dict[str, Any], clock_mhz: float, measurer: Any,
                    timeout_s: float = 30.0) -> list[float]:
     """Cycles per dependent shared-memory load (``gp_shared_chase`` over a 16 KiB ring, one warp): on CUDA
     from ``clock64()`` around the short and long sections (``REPEATS`` samples of one launch); elsewhere
     from alternating event-timed launches of the long and the short section, differenced pair by pair, at
-    ``clock_mhz``. One home for the figure the memory-hierarchy suite gates and the PTX model's ``ld.shared``
-    latency."""
+    ``clock_mhz`` (sections of :func:`shared_section`). One home for the figure the memory-hierarchy suite
+    gates and the PTX model's ``ld.shared`` latency."""
     arr = chase_array(16 * 1024, 4)
     buf, out = device.to_device(arr), device.empty(8)
     cyc = device.empty(16 * REPEATS)
@@ -269,13 +279,14 @@ def shared_latency(device: Device, kernels: dict[str, Any], clock_mhz: float, me
             kernel, (32,), (32,), [*args, np.int32(n), np.int32(2 * n), np.int32(REPEATS), out, cyc])), timeout_s))
         c = device.to_host(cyc, np.int64, 2 * REPEATS).reshape(-1, 2)
         return [float(b - a) / (n * UNROLL) for a, b in c]
-    short = [*args, np.int32(16 * n), np.int32(0), np.int32(1), out, cyc]
-    long = [*args, np.int32(0), np.int32(32 * n), np.int32(1), out, cyc]
+    scale = shared_section(device) // n
+    short = [*args, np.int32(scale * n), np.int32(0), np.int32(1), out, cyc]
+    long = [*args, np.int32(0), np.int32(2 * scale * n), np.int32(1), out, cyc]
     # alternating launches, differenced pair by pair (as chase_events): two separately timed blocks let
     # the host's drift between them read as a negative latency on a CPU device
     m1, m2 = measurer.pair(lambda: device.launch(kernel, (32,), (32,), short),
                            lambda: device.launch(kernel, (32,), (32,), long))
-    return [(t2 - t1) * clock_mhz * 1e6 / (16 * n * UNROLL) for t1, t2 in zip(m1.samples, m2.samples)]
+    return [(t2 - t1) * clock_mhz * 1e6 / (scale * n * UNROLL) for t1, t2 in zip(m1.samples, m2.samples)]
 
 
 def chase_events(device: Device, measurer: Callable[..., Any], kernel, footprint: int, stride: int,

@@ -1,6 +1,6 @@
 """The event-timed shared (local) memory chase on a CPU device: its long and short sections differ by far
 more time than a CPU device's launches jitter, so the per-load figure is a latency, not launch noise (at the
-GPU's section length the difference was ~30 µs and a 16-core host's run read a negative median)."""
+GPU's section length the difference is ~30 µs, and the median can read negative)."""
 
 from __future__ import annotations
 

@@ -35,7 +35,7 @@ ROTATE = 8  # distinct start lines per event-timed measurement (≥ warm-up + re
 REPEATS = 5  # clock-timed samples per launch (CUDA)
 #: On CPU devices a local-memory load takes a few cycles, so the event-timed shared chase's sections are this
 #: many times longer: at the GPU length their difference (~30 µs) is of the order of a CPU device's launch
-#: jitter, and on a 16-core host a run's median read negative.
+#: jitter, so its median can read negative.
 CPU_SHARED_SCALE = 32
 ALLOCATIONS = 5  # buffers a gated clock-timed chase footprint is measured on (:func:`chase_allocations`)
 

@@ -111,9 +111,13 @@ def gatecheck_to_xz(name: str) -> tuple[str, int, int]:
 def results_document(text: bytes) -> dict[str, Any] | None:
     """The parsed document if ``text`` is a results document, else None."""
     try:
-        doc = json.loads(text)
+        return results_form(json.loads(text))
     except ValueError:
         return None
+
+
+def results_form(doc: Any) -> dict[str, Any] | None:
+    """``doc`` where it is a results document (a parsed one, or one read back through its deltas), else None."""
     if isinstance(doc, dict) and doc.get("schema") == RESULTS_SCHEMA and isinstance(doc.get("metrics"), list):
         return doc
     return None
@@ -210,11 +214,10 @@ def _fullest(paths: list[Path], newest: bool = False, decoded: bool = False) -> 
     best: tuple[tuple[Any, ...], Path] | None = None
     for path in paths:
         raw = jsonio.unpack(path.read_bytes(), path)
-        if saved_delta.is_delta(raw):
-            if not decoded:
-                continue
-            raw = json.dumps(jsonio.read_json(path)).encode("utf-8")  # read back whole through its deltas
-        doc = results_document(raw)
+        if saved_delta.is_delta(raw) and not decoded:
+            continue
+        # a delta read back whole through its deltas
+        doc = results_form(jsonio.read_json(path)) if saved_delta.is_delta(raw) else results_document(raw)
         if doc is None or (decoded and (doc.get("run") or {}).get("interrupted")):
             continue
         key = (len(doc.get("metrics") or ()), *([str((doc.get("run") or {}).get("finished") or "")] if newest else []))

@@ -38,7 +38,7 @@ class SectionChanges:
     removed: list[str] = field(default_factory=list)
     identities: list[str] = field(default_factory=list)
     moved: list[tuple[float, str]] = field(default_factory=list)  # (|relative change|, line)
-    widened: list[tuple[float, str]] = field(default_factory=list)  # (new band / old band, line with its cause)
+    widened: list[tuple[float, str, bool]] = field(default_factory=list)  # (new / old band, line, a cause recorded)
     other: list[str] = field(default_factory=list)
     remeasured: int = 0
     counts: tuple[int, int] = (0, 0)  # metrics in A, in B
@@ -112,16 +112,17 @@ def _moved(name: str, a: Mapping[str, Any], b: Mapping[str, Any],
 
 
 def _widened(name: str, a: Mapping[str, Any], b: Mapping[str, Any], bands: tuple[float, float],
-             factor: float) -> tuple[float, str] | None:
+             factor: float) -> tuple[float, str, bool] | None:
     """Entry ``name``'s band grown more than ``factor`` from ``a`` to ``b`` (a band from nothing counts as
-    infinitely wider), with the measured cause ``b`` records for it; else None."""
+    infinitely wider): the ratio, a line with the measured cause ``b`` records for it, and whether it records one;
+    else None."""
     ba, bb = bands
     if not bb > factor * ba:
         return None
     ratio = bb / ba if ba else float("inf")
-    cause = measured_band(name, b) or measured_informational(name, b) or NO_CAUSE
+    cause = measured_band(name, b) or measured_informational(name, b)
     times = f"×{ratio:.2f}" if ba else "from none"
-    return ratio, f"{name}: band {_band_text(a)} → {_band_text(b)} ({times}); cause: {cause}"
+    return ratio, f"{name}: band {_band_text(a)} → {_band_text(b)} ({times}); cause: {cause or NO_CAUSE}", bool(cause)
 
 
 def _section(backend: str, a: Mapping[str, Any], b: Mapping[str, Any], widen: float = WIDENED) -> SectionChanges:
@@ -196,7 +197,7 @@ def render(changes: Changes, name_a: str, name_b: str, verbose: bool = False) ->
         lines += _listed("removed", s.removed, "-", verbose)
         lines += _listed("identity changed (judges runs made another way)", s.identities, "~", verbose)
         if s.widened:
-            bare = sum(1 for _, line in s.widened if line.endswith(f"cause: {NO_CAUSE}"))
+            bare = sum(1 for *_, caused in s.widened if not caused)
             lines += _listed(f"band widened more than ×{changes.widen:g}, widest first, {bare} of them with {NO_CAUSE}",
                              [m[1] for m in s.widened], "!", verbose)
         lines += _listed("value or band moved, largest first", [m[1] for m in s.moved], "~", verbose)

@@ -279,14 +279,14 @@ def shared_latency(device: Device, kernels: dict[str, Any], clock_mhz: float, me
             kernel, (32,), (32,), [*args, np.int32(n), np.int32(2 * n), np.int32(REPEATS), out, cyc])), timeout_s))
         c = device.to_host(cyc, np.int64, 2 * REPEATS).reshape(-1, 2)
         return [float(b - a) / (n * UNROLL) for a, b in c]
-    scale = shared_section(device) // n
-    short = [*args, np.int32(scale * n), np.int32(0), np.int32(1), out, cyc]
-    long = [*args, np.int32(0), np.int32(2 * scale * n), np.int32(1), out, cyc]
+    iters = shared_section(device)
+    short = [*args, np.int32(iters), np.int32(0), np.int32(1), out, cyc]
+    long = [*args, np.int32(0), np.int32(2 * iters), np.int32(1), out, cyc]
     # alternating launches, differenced pair by pair (as chase_events): two separately timed blocks let
     # the host's drift between them read as a negative latency on a CPU device
     m1, m2 = measurer.pair(lambda: device.launch(kernel, (32,), (32,), short),
                            lambda: device.launch(kernel, (32,), (32,), long))
-    return [(t2 - t1) * clock_mhz * 1e6 / (scale * n * UNROLL) for t1, t2 in zip(m1.samples, m2.samples)]
+    return [(t2 - t1) * clock_mhz * 1e6 / (iters * UNROLL) for t1, t2 in zip(m1.samples, m2.samples)]
 
 
 def chase_events(device: Device, measurer: Callable[..., Any], kernel, footprint: int, stride: int,

@@ -50,7 +50,10 @@ whole run of the device's own folder as its difference from the anchor (``<folde
 copied out of the device's folder alone, such a run names the folder to copy with it. The anchor stays whole. An
 earlier anchor that other folders' runs name is freed where that saves bytes: those runs are stored against the
 anchor instead, then it is stored against the anchor like any whole run. A folder's later runs stay the differences from its first run, now read through two deltas, the most a reader
-follows: a run whose deltas are themselves the bases of others stays as it is.
+follows: a run whose deltas are themselves the bases of others stays as it is. A device with no gate check (a CPU
+device's folder of unrelated suites) is anchored on the newest of the complete runs of its own folder with the most
+metrics, and each set's first run is stored against it (``pocl6-1-opencl`` against ``ubuntu2604-1-opencl``): the
+same suites on the same device differ in their readings only.
 """
 
 from __future__ import annotations
@@ -198,12 +201,13 @@ RUN_NUMBER = re.compile(r"\d+(?=-[a-z0-9]+\.json\.xz$)")
 def set_base(path: Path) -> Path | None:
     """In a device's own folder (runs of unrelated suites), the run ``path`` is stored against: the run with the
     most metrics of its own set, the runs named as it is but for the run number (``pocl6-1-opencl.json.xz``,
-    ``pocl6-2-…``); None for a run of no set, which stays whole."""
+    ``pocl6-2-…``), read back whole where it is itself stored against the folder's anchor; None for a run of no set,
+    which stays whole."""
     if RUN_NUMBER.search(path.name) is None:
         return None
     stem = RUN_NUMBER.sub("#", path.name)
     members = sorted(p for p in path.parent.glob("*.json" + jsonio.XZ) if RUN_NUMBER.sub("#", p.name) == stem)
-    return _fullest(members) if len(members) > 1 else None
+    return _fullest(members, decoded=True) if len(members) > 1 else None
 
 
 def _fullest(paths: list[Path], newest: bool = False, decoded: bool = False) -> Path | None:
@@ -355,6 +359,14 @@ def anchor(runs: list[Path]) -> Path | None:
     return _fullest(sorted(runs), newest=True, decoded=True)
 
 
+def own_anchor(runs: list[Path]) -> Path | None:
+    """Of the runs of a device's own folder ``runs`` (a device with no gate check), the one the others are stored
+    against: the complete whole one with the most metrics and, among equals, the newest. A run stored as a delta of
+    its set's first run is not made whole for it: that would add its bytes to save others'."""
+    whole = [p for p in runs if not saved_delta.is_delta(jsonio.unpack(p.read_bytes(), p))]
+    return _fullest(sorted(whole), newest=True, decoded=True)
+
+
 def make_whole(path: Path) -> tuple[str, int, int, str]:
     """Store the run ``path``, a delta, as the whole document it reads back as (the new anchor); the runs stored
     against it stay so, one delta deep; (name, bytes before, bytes after, "")."""
@@ -363,19 +375,20 @@ def make_whole(path: Path) -> tuple[str, int, int, str]:
     return shown(path), old, path.stat().st_size, ""
 
 
-def to_anchor(path: Path, anchor_path: Path, named: dict[Path, Path]) -> tuple[str, int, int, str]:
+def to_anchor(path: Path, anchor_path: Path, named: dict[Path, Path], device: Path) -> tuple[str, int, int, str]:
     """Store the whole run ``path`` of the device's own folder or of one of its folders (a gate check's first run, a
     baseline's or a study's) as its difference from the device's anchor (:func:`anchor`, named from ``path``'s
     folder: :func:`ref_to`) where, in a folder of the device's, it is that folder's base (:func:`delta_base`) or no
     run's base, it and the anchor are whole, no chain would grow past
     :data:`~pytest_gpuperf.util.saved_delta.MAX_DEPTH` (the deltas stored against it are no one's base), and
     :func:`store_against` keeps it; ``named``: the device folder's :func:`stored_against`, read once for all its
-    runs (storing one run changes no other's later runs); (name, bytes before, bytes after, the base as named)."""
+    runs (storing one run changes no other's later runs); ``device``: the device's folder, where the anchor is in a
+    folder of it or (a device with no gate check) in it, where only the runs beside it can name it; (name, bytes
+    before, bytes after, the base as named)."""
     old = path.read_bytes()
-    device = anchor_path.parent.parent
     later = [d for d, b in named.items() if b == path]
     if (later and path.parent != device and path != delta_base(path.parent)) or path == anchor_path or \
-            device not in (path.parent, path.parent.parent) or \
+            device not in (path.parent, path.parent.parent) or anchor_path.parent == device != path.parent or \
             jsonio.base_of(anchor_path) is not None or jsonio.base_of(path) is not None or \
             any(d in named.values() for d in later):
         return shown(path), len(old), len(old), ""
@@ -483,7 +496,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--anchor", action="store_true", help=f"with --delta, on a device's folder: store each gate "
                                                           f"check's {DELTA_BASE} and each run of the device's own "
                                                           f"folder as its difference from the device's anchor (the "
-                                                          f"fullest whole {DELTA_BASE}), where smaller")
+                                                          f"fullest whole {DELTA_BASE}; with no gate check, the "
+                                                          f"fullest run of its own folder), where smaller")
     ap.add_argument("--check", metavar="REV", help="compare each file with the one at git revision REV; write nothing")
     ap.add_argument("--jobs", type=int, default=1, help="files rewritten at once")
     args = ap.parse_args(argv)
@@ -507,9 +521,9 @@ def main(argv: list[str] | None = None) -> int:
         for folder in args.folders:
             device = Path(os.path.normpath(ROOT / folder))
             runs = first_runs(device, names)
-            top = anchor(runs)
+            top = anchor(runs) or own_anchor(device_runs(device, names))
             if top is None:
-                print(f"{folder}: no complete first run of a folder to anchor on", file=sys.stderr)
+                print(f"{folder}: no complete run to anchor on", file=sys.stderr)
                 continue
             print(f"{folder}: anchored on {top.relative_to(device)}", flush=True)
             if jsonio.base_of(top) is not None:
@@ -519,7 +533,7 @@ def main(argv: list[str] | None = None) -> int:
             for name, old, new, base in free_earlier(device, top):
                 before, after = before + old, after + new
                 print(f"{name}: {old} -> {new} bytes (a delta of {base}; an earlier anchor freed)", flush=True)
-            store = functools.partial(to_anchor, anchor_path=top, named=stored_against(device))
+            store = functools.partial(to_anchor, anchor_path=top, named=stored_against(device), device=device)
             for name, old, new, base in each(store, folder_runs(device, names) + device_runs(device, names),
                                              jobs=args.jobs):
                 before, after = before + old, after + new

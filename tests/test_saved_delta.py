@@ -165,7 +165,8 @@ def test_runs_are_stored_against_a_gate_check_s_first_run_or_a_set_s_first_and_a
     full run, not a plant of seven metrics); a device's own folder, whose runs belong to unrelated suites, has no
     base of its own: each run is stored against the fullest run of its own set (the same name but for the run
     number) or, with ``--anchor``, against the device's anchor (a whole gate check's first run,
-    ``gatecheck-*/aa-1.json.xz``), and reads back through two deltas at most."""
+    ``gatecheck-*/aa-1.json.xz``; for a device with no gate check, the fullest complete run of its own folder), and
+    reads back through two deltas at most."""
     cs = _compact_saved()
     results = ROOT / "results"
     assert cs.delta_base(results / "nvidia-h200" / "gatecheck-11e8603") == \
@@ -182,6 +183,7 @@ def test_runs_are_stored_against_a_gate_check_s_first_run_or_a_set_s_first_and_a
     assert cs.delta_base(results / "nvidia-h100-80gb-hbm3") is None
     stored = anchored = 0
     for folder in (results / "nvidia-h100-80gb-hbm3", results / "pocl-cpu-skylake-avx512-amd-epyc"):
+        own_anchor = cs.own_anchor(sorted(folder.glob("*.json.xz")))
         for path in folder.glob("*.json.xz"):
             raw = jsonio.unpack(path.read_bytes(), path)
             if not saved_delta.is_delta(raw):
@@ -190,6 +192,9 @@ def test_runs_are_stored_against_a_gate_check_s_first_run_or_a_set_s_first_and_a
             if "/" in named:  # against the device's anchor: a whole gate check's first run
                 anchored += 1
                 assert named.startswith("gatecheck") and named.endswith("/aa-1.json.xz"), path
+                assert jsonio.base_of(folder / named) is None, path
+            elif not any(folder.glob("gatecheck*/aa-1.json.xz")) and folder / named == own_anchor:
+                anchored += 1  # a device with no gate check: against the fullest complete run of its own folder
                 assert jsonio.base_of(folder / named) is None, path
             else:  # against the fullest run of its own set, itself whole or stored against the anchor
                 stored += 1
@@ -436,6 +441,47 @@ def test_anchor_stores_the_device_folders_own_runs_against_the_anchor_and_each_r
     (tmp_path / "out" / "upgrade-cuda.json.xz").write_bytes((device / "upgrade-cuda.json.xz").read_bytes())
     with pytest.raises(jsonio.MissingBaseError, match="gatecheck-b/aa-1.json.xz.*copy the device's whole folder"):
         jsonio.read_json(tmp_path / "out" / "upgrade-cuda.json.xz")
+
+
+def test_anchor_on_a_device_with_no_gate_check_is_its_own_folders_fullest_complete_run(tmp_path, monkeypatch):
+    """``--delta --anchor`` on a device with no gate check (a CPU device's folder of unrelated suites): the newest
+    complete whole run with the most metrics of its own folder is the anchor; each other set's first run is stored
+    against it by its file name (its later runs then read through two deltas), a run of a folder inside it is not
+    (it could not name a file of its parent folder), a set's later run stored as a delta is not made whole for it,
+    and every run reads back as before."""
+    cs = _compact_saved()
+    monkeypatch.setattr(cs, "ROOT", tmp_path)
+    device = tmp_path / "results" / "cpu"
+    docs: dict[Path, dict] = {}
+    old, new1, new2 = _gate_run(60, 0.4, "old"), _gate_run(60, 0.5, "new-1"), _gate_run(60, 0.55, "new-2-later")
+    other1, other2, inside = _gate_run(60, 0.6, "o1"), _gate_run(60, 0.7, "o2"), _gate_run(60, 0.8, "x")
+    broken = _gate_run(70, 0.9, "z-cut-short")
+    broken["run"]["interrupted"] = True  # the most metrics, but incomplete: never the anchor
+    docs[_write(device / "old-opencl.json.xz", old)] = old
+    docs[_write(device / "new-1-opencl.json.xz", new1)] = new1
+    docs[_write(device / "new-2-opencl.json.xz", saved_delta.encode(new1, new2, "new-1-opencl.json.xz"))] = new2
+    docs[_write(device / "other-1-opencl.json.xz", other1)] = other1
+    docs[_write(device / "other-2-opencl.json.xz", saved_delta.encode(other1, other2, "other-1-opencl.json.xz"))] = other2
+    docs[_write(device / "cut-opencl.json.xz", broken)] = broken
+    docs[_write(device / "before-after" / "after-opencl.json.xz", inside)] = inside
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", "-A")
+    _git(tmp_path, "commit", "-qm", "runs")
+
+    assert cs.main(["--delta", "--anchor", "results/cpu"]) == 0
+    anchor = device / "new-1-opencl.json.xz"  # newer than old-opencl's; new-2 is newer still but a delta
+    assert jsonio.base_of(anchor) is None
+    for moved in ("old-opencl.json.xz", "other-1-opencl.json.xz", "cut-opencl.json.xz"):
+        assert json.loads(jsonio.read_stored(device / moved))["$delta"] == "new-1-opencl.json.xz", moved
+    assert cs.depth(device / "other-2-opencl.json.xz") == 2
+    assert jsonio.base_of(device / "before-after" / "after-opencl.json.xz") is None
+    assert cs.set_base(device / "other-2-opencl.json.xz") == device / "other-1-opencl.json.xz"  # read back whole
+    for path, doc in docs.items():
+        assert json.dumps(jsonio.read_json(path)) == json.dumps(doc), path
+        assert cs.difference(str(path.relative_to(tmp_path)), "HEAD") is None, path
+    sizes = {p: p.stat().st_size for p in docs}
+    assert cs.main(["--delta", "--anchor", "results/cpu"]) == 0  # once more: nothing left to store
+    assert {p: p.stat().st_size for p in docs} == sizes
 
 
 def test_xz_stores_a_kept_gate_checks_file_compressed_and_leaves_the_devices_own_plain(tmp_path, monkeypatch):

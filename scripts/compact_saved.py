@@ -53,7 +53,9 @@ anchor instead, then it is stored against the anchor like any whole run. A folde
 follows: a run whose deltas are themselves the bases of others stays as it is. A device with no gate check (a CPU
 device's folder of unrelated suites) is anchored on the newest of the complete runs of its own folder with the most
 metrics, and each set's first run is stored against it (``pocl6-1-opencl`` against ``ubuntu2604-1-opencl``): the
-same suites on the same device differ in their readings only.
+same suites on the same device differ in their readings only. A card measured through a second backend (NVIDIA's
+OpenCL beside CUDA) has an anchor for each: the other backend's runs are stored against its own fullest complete gate
+check's first run (else its own folder's), made whole for them only where the runs moved save more than that costs.
 """
 
 from __future__ import annotations
@@ -319,17 +321,17 @@ def delta_bytes(path: Path, base_path: Path, ref: str) -> bytes | None:
     return jsonio.xz_bytes(text)
 
 
-def free_earlier(device: Path, top: Path) -> list[tuple[str, int, int, str]]:
+def free_earlier(device: Path, top: Path, keep: set[Path] = frozenset()) -> list[tuple[str, int, int, str]]:
     """Free each earlier anchor of ``device`` (a whole run that runs of other folders name, not ``top``): store those
     runs against ``top`` instead, then the earlier anchor itself, where that takes fewer bytes than before and every
     chain stays :data:`~pytest_gpuperf.util.saved_delta.MAX_DEPTH` deep (the earlier anchor's own folder's runs are
-    no one's bases, and the runs of other folders stored against it are no other folder's anchor); (name, bytes
-    before, bytes after, base) of each run rewritten."""
+    no one's bases, and the runs of other folders stored against it are no other folder's anchor), but those of
+    ``keep`` (another backend's anchors); (name, bytes before, bytes after, base) of each run rewritten."""
     named = stored_against(device)
     bases = set(named.values())
     anchors = {b for d, b in named.items() if b.parent != d.parent}  # the runs other folders' runs name
     done = []
-    for earlier in sorted(anchors - {top}):
+    for earlier in sorted(anchors - {top} - keep):
         inside = [d for d, b in named.items() if b == earlier and d.parent == earlier.parent]
         others = sorted(d for d, b in named.items() if b == earlier and d.parent != earlier.parent)
         if jsonio.base_of(earlier) is not None or any(d in bases for d in inside) or any(d in anchors for d in others):
@@ -365,6 +367,58 @@ def own_anchor(runs: list[Path]) -> Path | None:
     its set's first run is not made whole for it: that would add its bytes to save others'."""
     whole = [p for p in runs if not saved_delta.is_delta(jsonio.unpack(p.read_bytes(), p))]
     return _fullest(sorted(whole), newest=True, decoded=True)
+
+
+def backend(path: Path) -> str:
+    """The backend a saved run measured (its device's ``backend``: ``cuda``, ``opencl``)."""
+    device = jsonio.read_json(path).get("device")
+    return str(device.get("backend") or "") if isinstance(device, dict) else ""
+
+
+def other_anchors(device: Path, names: list[str], top: Path) -> list[Path]:
+    """For each backend of the device's runs but the anchor's, that backend's own anchor: of its gate checks' first
+    runs, else of the runs of the device's own folder, the complete one with the most metrics, the newest among equals
+    (:func:`anchor`). A run of NVIDIA's OpenCL differs less from another OpenCL run of the card than from a CUDA run:
+    its metrics, identities and notes are its backend's."""
+    ours, by = backend(top), {}
+    for kind, paths in (("first", first_runs(device, names)), ("own", device_runs(device, names))):
+        for p in paths:
+            if (b := backend(p)) and b != ours:
+                by.setdefault(b, {}).setdefault(kind, []).append(p)
+    found = [anchor(sorted(runs.get("first") or runs.get("own") or [])) for _, runs in sorted(by.items())]
+    return [a for a in found if a is not None]
+
+
+def onto(device: Path, names: list[str], other: Path) -> list[tuple[str, int, int, str]]:
+    """Store each run of ``other``'s backend that is whole or stored against a run of another backend as its
+    difference from ``other`` (a backend's own anchor, :func:`other_anchors`), where that is smaller, it can name
+    ``other`` (a run of a folder inside the device's cannot name one of the device's own folder) and no chain would
+    pass :data:`~pytest_gpuperf.util.saved_delta.MAX_DEPTH` (the runs stored against it are no one's base); ``other``
+    is stored whole first where it is a delta, and only where the runs moved save more than that costs; (name, bytes
+    before, bytes after, base) of each run rewritten."""
+    ob, named = backend(other), stored_against(device)
+    plan: dict[Path, bytes] = {}
+    for p in folder_runs(device, names) + device_runs(device, names):
+        base, later = jsonio.base_of(p), [d for d, b in named.items() if b == p]
+        if p == other or other.parent == device != p.parent or backend(p) != ob or \
+                (base is not None and (base == other or backend(base) == ob)) or any(d in named.values() for d in later):
+            continue
+        new = delta_bytes(p, other, ref_to(p, other))
+        if new is not None and len(new) < p.stat().st_size:
+            plan[p] = new
+    whole = compress(results.dumps(results.saved_form(jsonio.read_json(other))).encode("utf-8"), False, xz=True) \
+        if jsonio.base_of(other) is not None else None
+    cost = len(whole) - other.stat().st_size if whole is not None else 0
+    if sum(p.stat().st_size - len(new) for p, new in plan.items()) <= cost:
+        return []
+    done = []
+    if whole is not None:
+        done.append((shown(other), other.stat().st_size, len(whole), ""))
+        replace(other, whole)
+    for p, new in sorted(plan.items()):
+        done.append((shown(p), p.stat().st_size, len(new), ref_to(p, other)))
+        replace(p, new)
+    return done
 
 
 def make_whole(path: Path) -> tuple[str, int, int, str]:
@@ -526,19 +580,26 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{folder}: no complete run to anchor on", file=sys.stderr)
                 continue
             print(f"{folder}: anchored on {top.relative_to(device)}", flush=True)
+            others = other_anchors(device, names, top)  # each other backend's runs: against its own anchor
             if jsonio.base_of(top) is not None:
                 name, old, new, _ = make_whole(top)
                 before, after = before + old, after + new
                 print(f"{name}: {old} -> {new} bytes (stored whole: the newest complete run)", flush=True)
-            for name, old, new, base in free_earlier(device, top):
+            for name, old, new, base in free_earlier(device, top, keep=set(others)):
                 before, after = before + old, after + new
                 print(f"{name}: {old} -> {new} bytes (a delta of {base}; an earlier anchor freed)", flush=True)
             store = functools.partial(to_anchor, anchor_path=top, named=stored_against(device), device=device)
-            for name, old, new, base in each(store, folder_runs(device, names) + device_runs(device, names),
-                                             jobs=args.jobs):
+            for name, old, new, base in each(store, [p for p in folder_runs(device, names) + device_runs(device, names)
+                                                     if p not in others], jobs=args.jobs):
                 before, after = before + old, after + new
                 if new < old:
                     print(f"{name}: {old} -> {new} bytes (a delta of {base})", flush=True)
+            for other in others:
+                print(f"{folder}: its {backend(other)} runs anchored on {other.relative_to(device)}", flush=True)
+                for name, old, new, base in onto(device, names, other):
+                    before, after = before + old, after + new
+                    print(f"{name}: {old} -> {new} bytes" + (f" (a delta of {base})" if base else " (stored whole)"),
+                          flush=True)
         print(f"the folders' whole runs: {before} -> {after} bytes ({(before - after) / 2**20:.2f} MiB saved)")
         return 0
     if args.delta:

@@ -119,14 +119,18 @@ def test_a_saved_run_keeps_what_its_readers_take_of_the_baseline_copy(tmp_path):
 @pytest.mark.parametrize("key", ["nvidia-h100-80gb-hbm3", "nvidia-h200"])
 def test_the_newest_saved_gpu_gate_check_shows_what_each_of_its_gates_would_catch(key):
     """Each card's newest complete gated run, as the repository keeps it: stored whole (the anchor the card's other
-    saved runs are stored against), and every judged metric keeps its detection power (the smallest change its gate
+    saved CUDA runs are stored against; its OpenCL runs have their own), and every judged metric keeps its detection power (the smallest change its gate
     would read ``regressed``), which add up to the run's own tally."""
     import collections
     from pathlib import Path
 
     firsts = sorted((Path(__file__).resolve().parents[1] / "results" / key).glob("*/aa-1.json.xz"))
+    backend = {p: jsonio.read_json(p)["device"]["backend"] for p in firsts}
     whole = [p for p in firsts if jsonio.base_of(p) is None]
-    assert len(whole) == 1, whole  # the anchor (scripts/compact_saved.py --delta --anchor)
+    assert len({backend[p] for p in whole}) == len(whole), whole  # one anchor per backend (compact_saved --anchor)
+    firsts = [p for p in firsts if backend[p] == "cuda"]
+    whole = [p for p in whole if backend[p] == "cuda"]
+    assert len(whole) == 1, whole  # the CUDA anchor
     runs = {p: jsonio.read_json(p)["run"] for p in firsts}
     newest = max((p for p, r in runs.items() if not r.get("interrupted")), key=lambda p: str(runs[p].get("finished")))
     assert whole == [newest], (whole, newest)

@@ -184,6 +184,9 @@ def test_runs_are_stored_against_a_gate_check_s_first_run_or_a_set_s_first_and_a
     stored = anchored = 0
     for folder in (results / "nvidia-h100-80gb-hbm3", results / "pocl-cpu-skylake-avx512-amd-epyc"):
         own_anchor = cs.own_anchor(sorted(folder.glob("*.json.xz")))
+        names = cs.tracked([str(folder.relative_to(ROOT))])
+        top = cs.anchor(cs.first_runs(folder, names)) or own_anchor
+        others = set(cs.other_anchors(folder, names, top))  # the H100's OpenCL runs: against its fullest OpenCL run
         for path in folder.glob("*.json.xz"):
             raw = jsonio.unpack(path.read_bytes(), path)
             if not saved_delta.is_delta(raw):
@@ -193,9 +196,9 @@ def test_runs_are_stored_against_a_gate_check_s_first_run_or_a_set_s_first_and_a
                 anchored += 1
                 assert named.startswith("gatecheck") and named.endswith("/aa-1.json.xz"), path
                 assert jsonio.base_of(folder / named) is None, path
-            elif not any(folder.glob("gatecheck*/aa-1.json.xz")) and folder / named == own_anchor:
-                anchored += 1  # a device with no gate check: against the fullest complete run of its own folder
-                assert jsonio.base_of(folder / named) is None, path
+            elif folder / named in others or not any(folder.glob("gatecheck*/aa-1.json.xz")) and folder / named == own_anchor:
+                anchored += 1  # another backend's anchor, or (no gate check) the fullest complete run of its own folder
+                assert jsonio.base_of(folder / named) is None and cs.backend(folder / named) == cs.backend(path), path
             else:  # against the fullest run of its own set, itself whole or stored against the anchor
                 stored += 1
                 assert named != path.name and cs.RUN_NUMBER.sub("#", named) == cs.RUN_NUMBER.sub("#", path.name), path
@@ -481,6 +484,58 @@ def test_anchor_on_a_device_with_no_gate_check_is_its_own_folders_fullest_comple
         assert cs.difference(str(path.relative_to(tmp_path)), "HEAD") is None, path
     sizes = {p: p.stat().st_size for p in docs}
     assert cs.main(["--delta", "--anchor", "results/cpu"]) == 0  # once more: nothing left to store
+    assert {p: p.stat().st_size for p in docs} == sizes
+
+
+def _backend_run(backend: str, values: int, shift: float, run_id: str) -> dict:
+    """A gate-check-like run of ``backend``: its own metric names and notes, as a card's OpenCL run has beside its
+    CUDA ones."""
+    doc = _gate_run(values, shift, run_id)
+    doc["device"] = {"backend": backend}
+    for m in doc["metrics"]:
+        m["name"], m["info"]["note"] = f"{backend}.{m['name']}", f"{backend}: {m['info']['note']}, queue {m['value']}"
+    return doc
+
+
+def test_anchor_stores_another_backends_runs_against_that_backends_own_anchor(tmp_path, monkeypatch):
+    """``--delta --anchor`` on a card measured through two backends: the CUDA anchor stays the fullest run, and the
+    OpenCL runs stored against it (or whole) are stored against the OpenCL gate check's first run instead, made whole
+    for them where that saves bytes overall — from the device's folder, a sibling folder and its own folder — while an
+    OpenCL run stored against another OpenCL run stays so (its chain now two deltas deep); every run reads back as
+    before, and a second pass changes nothing."""
+    cs = _compact_saved()
+    monkeypatch.setattr(cs, "ROOT", tmp_path)
+    device = tmp_path / "results" / "card"
+    docs: dict[Path, dict] = {}
+    cuda = _backend_run("cuda", 80, 0.0, "c1")
+    ocl, ocl2, own1, own2, beside = (_backend_run("opencl", 60, x, f"o{x}") for x in (0.1, 0.2, 0.3, 0.4, 0.5))
+    docs[_write(device / "gatecheck-a" / "aa-1.json.xz", cuda)] = cuda
+    docs[_write(device / "gatecheck-a" / "aa-opencl-2.json.xz", saved_delta.encode(cuda, beside, "aa-1.json.xz"))] = beside
+    docs[_write(device / "gatecheck-b-opencl" / "aa-1.json.xz",
+                saved_delta.encode(cuda, ocl, "../gatecheck-a/aa-1.json.xz"))] = ocl
+    docs[_write(device / "gatecheck-b-opencl" / "aa-2.json.xz", saved_delta.encode(ocl, ocl2, "aa-1.json.xz"))] = ocl2
+    docs[_write(device / "nvocl-1-opencl.json.xz", saved_delta.encode(cuda, own1, "gatecheck-a/aa-1.json.xz"))] = own1
+    docs[_write(device / "nvocl-2-opencl.json.xz", saved_delta.encode(own1, own2, "nvocl-1-opencl.json.xz"))] = own2
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", "-A")
+    _git(tmp_path, "commit", "-qm", "runs")
+    sizes = {p: p.stat().st_size for p in docs}
+
+    assert cs.main(["--delta", "--anchor", "results/card"]) == 0
+    other = device / "gatecheck-b-opencl" / "aa-1.json.xz"
+    assert cs.other_anchors(device, cs.tracked(["results/card"]), device / "gatecheck-a" / "aa-1.json.xz") == [other]
+    assert jsonio.base_of(device / "gatecheck-a" / "aa-1.json.xz") is None and jsonio.base_of(other) is None
+    assert json.loads(jsonio.read_stored(device / "nvocl-1-opencl.json.xz"))["$delta"] == "gatecheck-b-opencl/aa-1.json.xz"
+    assert json.loads(jsonio.read_stored(device / "gatecheck-a" / "aa-opencl-2.json.xz"))["$delta"] == \
+        "../gatecheck-b-opencl/aa-1.json.xz"
+    assert jsonio.base_of(device / "nvocl-2-opencl.json.xz") == device / "nvocl-1-opencl.json.xz"
+    assert cs.depth(device / "nvocl-2-opencl.json.xz") == 2
+    assert sum(p.stat().st_size for p in docs) < sum(sizes.values())
+    for path, doc in docs.items():
+        assert json.dumps(jsonio.read_json(path)) == json.dumps(doc), path
+        assert cs.difference(str(path.relative_to(tmp_path)), "HEAD") is None, path
+    sizes = {p: p.stat().st_size for p in docs}
+    assert cs.main(["--delta", "--anchor", "results/card"]) == 0  # once more: the OpenCL anchor stays whole
     assert {p: p.stat().st_size for p in docs} == sizes
 
 

@@ -268,6 +268,13 @@ def _git(root: Path, *args: str) -> None:
                    cwd=root, check=True, capture_output=True)
 
 
+def _commit_runs(root: Path) -> None:
+    """A repository at ``root`` whose one commit holds the runs written there (what ``--check HEAD`` compares with)."""
+    _git(root, "init", "-q")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "runs")
+
+
 def test_anchor_stores_a_devices_gate_checks_first_runs_against_its_fullest_and_every_run_reads_back(tmp_path,
                                                                                                      monkeypatch):
     """``compact_saved.py --delta --anchor DEVICE``: each gate check's whole first run is stored against the device's
@@ -287,9 +294,7 @@ def test_anchor_stores_a_devices_gate_checks_first_runs_against_its_fullest_and_
     third = _gate_run(60, 0.8, "c3")  # c's third run stored against its second: c's first run must stay whole
     docs[_write(device / "gatecheck-c" / "aa-3.json.xz",
                 saved_delta.encode(docs[device / "gatecheck-c" / "aa-2.json.xz"], third, "aa-2.json.xz"))] = third
-    _git(tmp_path, "init", "-q")
-    _git(tmp_path, "add", "-A")
-    _git(tmp_path, "commit", "-qm", "runs")
+    _commit_runs(tmp_path)
     sizes = {p: p.stat().st_size for p in docs}
 
     assert cs.main(["--delta", "--anchor", "results/dev"]) == 0
@@ -353,9 +358,7 @@ def test_a_newer_complete_run_stored_as_a_delta_becomes_the_anchor_and_the_earli
     docs = {_write(device / "gatecheck-a" / "aa-1.json.xz", old): old,
             _write(device / "gatecheck-a" / "aa-2.json.xz", saved_delta.encode(old, second, "aa-1.json.xz")): second,
             _write(device / "fresh-b" / "aa-1.json.xz", saved_delta.encode(old, new, "../gatecheck-a/aa-1.json.xz")): new}
-    _git(tmp_path, "init", "-q")
-    _git(tmp_path, "add", "-A")
-    _git(tmp_path, "commit", "-qm", "runs")
+    _commit_runs(tmp_path)
     assert cs.main(["--delta", "--anchor", "results/dev"]) == 0
     top, earlier = device / "fresh-b" / "aa-1.json.xz", device / "gatecheck-a" / "aa-1.json.xz"
     assert jsonio.base_of(top) is None
@@ -384,9 +387,7 @@ def test_anchor_frees_an_earlier_anchor_and_stores_a_study_s_base_against_the_an
     s1, s2 = _gate_run(60, 0.6, "s1"), _gate_run(60, 0.7, "s2")
     docs[_write(device / "study-x" / "s1-cuda.json.xz", s1)] = s1
     docs[_write(device / "study-x" / "s2-cuda.json.xz", saved_delta.encode(s1, s2, "s1-cuda.json.xz"))] = s2
-    _git(tmp_path, "init", "-q")
-    _git(tmp_path, "add", "-A")
-    _git(tmp_path, "commit", "-qm", "runs")
+    _commit_runs(tmp_path)
 
     assert cs.main(["--delta", "--anchor", "results/dev"]) == 0
     assert jsonio.base_of(device / "gatecheck-a" / "aa-1.json.xz") is None
@@ -416,9 +417,7 @@ def test_anchor_stores_the_device_folders_own_runs_against_the_anchor_and_each_r
     docs[_write(device / "upgrade-cuda.json.xz", alone)] = alone
     docs[_write(device / "pocl6-1-opencl.json.xz", set1)] = set1
     docs[_write(device / "pocl6-2-opencl.json.xz", saved_delta.encode(set1, set2, "pocl6-1-opencl.json.xz"))] = set2
-    _git(tmp_path, "init", "-q")
-    _git(tmp_path, "add", "-A")
-    _git(tmp_path, "commit", "-qm", "runs")
+    _commit_runs(tmp_path)
 
     assert cs.main(["--delta", "--anchor", "results/dev"]) == 0
     anchor = device / "gatecheck-a" / "aa-1.json.xz"
@@ -467,9 +466,7 @@ def test_anchor_on_a_device_with_no_gate_check_is_its_own_folders_fullest_comple
     docs[_write(device / "other-2-opencl.json.xz", saved_delta.encode(other1, other2, "other-1-opencl.json.xz"))] = other2
     docs[_write(device / "cut-opencl.json.xz", broken)] = broken
     docs[_write(device / "before-after" / "after-opencl.json.xz", inside)] = inside
-    _git(tmp_path, "init", "-q")
-    _git(tmp_path, "add", "-A")
-    _git(tmp_path, "commit", "-qm", "runs")
+    _commit_runs(tmp_path)
 
     assert cs.main(["--delta", "--anchor", "results/cpu"]) == 0
     anchor = device / "new-1-opencl.json.xz"  # newer than old-opencl's; new-2 is newer still but a delta
@@ -516,9 +513,7 @@ def test_anchor_stores_another_backends_runs_against_that_backends_own_anchor(tm
     docs[_write(device / "gatecheck-b-opencl" / "aa-2.json.xz", saved_delta.encode(ocl, ocl2, "aa-1.json.xz"))] = ocl2
     docs[_write(device / "nvocl-1-opencl.json.xz", saved_delta.encode(cuda, own1, "gatecheck-a/aa-1.json.xz"))] = own1
     docs[_write(device / "nvocl-2-opencl.json.xz", saved_delta.encode(own1, own2, "nvocl-1-opencl.json.xz"))] = own2
-    _git(tmp_path, "init", "-q")
-    _git(tmp_path, "add", "-A")
-    _git(tmp_path, "commit", "-qm", "runs")
+    _commit_runs(tmp_path)
     sizes = {p: p.stat().st_size for p in docs}
 
     assert cs.main(["--delta", "--anchor", "results/card"]) == 0
@@ -552,9 +547,7 @@ def test_xz_stores_a_kept_gate_checks_file_compressed_and_leaves_the_devices_own
         where.mkdir(parents=True, exist_ok=True)
         (where / "gatecheck.json").write_text(text)
     _write(device / "gatecheck-a" / "aa-1.json.xz", _gate_run(5, 0.0, "a1"))
-    _git(tmp_path, "init", "-q")
-    _git(tmp_path, "add", "-A")
-    _git(tmp_path, "commit", "-qm", "runs")
+    _commit_runs(tmp_path)
 
     assert cs.main(["--xz", "results"]) == 0
     kept = device / "gatecheck-a" / "gatecheck.json"

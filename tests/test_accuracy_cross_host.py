@@ -7,7 +7,6 @@ any of them; the family file itself holds the exact band."""
 from __future__ import annotations
 
 import json
-import lzma
 import re
 from pathlib import Path
 
@@ -15,6 +14,7 @@ import pytest
 
 from pytest_gpuperf import baselines as bl
 from pytest_gpuperf.baselines import lookup
+from pytest_gpuperf.util import jsonio
 from pytest_gpuperf.verdictwords import Gate
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -39,7 +39,7 @@ def test_the_family_file_itself_holds_the_exact_band():
 
 
 def _run(host: str) -> dict:
-    return {m["name"]: m for m in json.load(lzma.open(ROOT / "results" / RUNS[host]))["metrics"]}
+    return {m["name"]: m for m in jsonio.read_json(ROOT / "results" / RUNS[host])["metrics"]}  # a delta read whole
 
 
 @pytest.mark.parametrize("host", sorted(RUNS))

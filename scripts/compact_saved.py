@@ -369,8 +369,10 @@ def own_anchor(runs: list[Path]) -> Path | None:
     return _fullest(sorted(whole), newest=True, decoded=True)
 
 
+@functools.lru_cache(maxsize=None)
 def backend(path: Path) -> str:
-    """The backend a saved run measured (its device's ``backend``: ``cuda``, ``opencl``)."""
+    """The backend a saved run measured (its device's ``backend``: ``cuda``, ``opencl``), read once per run: storing
+    a run in other bytes never changes what it reads back as."""
     device = jsonio.read_json(path).get("device")
     return str(device.get("backend") or "") if isinstance(device, dict) else ""
 
@@ -406,6 +408,8 @@ def onto(device: Path, names: list[str], other: Path) -> list[tuple[str, int, in
         new = delta_bytes(p, other, ref_to(p, other))
         if new is not None and len(new) < p.stat().st_size:
             plan[p] = new
+    if not plan:
+        return []
     whole = compress(results.dumps(results.saved_form(jsonio.read_json(other))).encode("utf-8"), False, xz=True) \
         if jsonio.base_of(other) is not None else None
     cost = len(whole) - other.stat().st_size if whole is not None else 0
